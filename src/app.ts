@@ -1,0 +1,105 @@
+import { Scalar } from "@scalar/hono-api-reference";
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { createDb } from "./db/client";
+import type { AppEnv } from "./env";
+import { ApiError, ERROR_STATUS, type ErrorCode, problemResponse } from "./errors";
+import { adminAuth, apiKeyAuth } from "./middleware/auth";
+import { bodyGuard } from "./middleware/body-guard";
+import { requestId } from "./middleware/request-id";
+import { adminRoutes } from "./routes/admin/admin.index";
+import { createRouter } from "./routes/router";
+import { sandboxRoutes } from "./routes/sandbox/sandbox.index";
+import { sessionRoutes } from "./routes/sessions/sessions.index";
+
+const CODE_BY_STATUS = new Map<number, ErrorCode>();
+for (const [code, status] of Object.entries(ERROR_STATUS) as [ErrorCode, number][]) {
+  if (!CODE_BY_STATUS.has(status)) CODE_BY_STATUS.set(status, code);
+}
+
+function handleError(err: Error, c: Context<AppEnv>): Response {
+  if (err instanceof ApiError) return problemResponse(c, err);
+  if (err instanceof HTTPException && err.status < 500) {
+    const code = CODE_BY_STATUS.get(err.status) ?? "validation_failed";
+    return problemResponse(c, new ApiError(code, err.message || "The request was refused."));
+  }
+  console.error(
+    JSON.stringify({
+      level: "error",
+      request_id: c.get("requestId"),
+      method: c.req.method,
+      path: c.req.path,
+      error: err.message,
+      stack: err.stack,
+    }),
+  );
+  return problemResponse(
+    c,
+    new ApiError("internal_error", "An unexpected error occurred. Quote the request id when you report it."),
+  );
+}
+
+/** Builds the Worker's HTTP application: middleware, error model, routes and API reference. */
+export function createApp() {
+  const app = createRouter();
+
+  app.use("*", requestId);
+  app.use("*", async (c, next) => {
+    c.set("db", createDb(c.env.DB));
+    await next();
+  });
+  app.use("/v1/*", apiKeyAuth);
+  app.use("/sandbox/sessions/*", apiKeyAuth);
+  app.use("/admin/*", adminAuth);
+  app.use("*", bodyGuard);
+
+  app.onError(handleError);
+  app.notFound((c) => {
+    const allowed = allowedMethods(app.routes, c.req.path);
+    if (allowed.length > 0) {
+      throw new ApiError("method_not_allowed", `${c.req.method} is not allowed here.`, {
+        headers: { Allow: allowed.join(", ") },
+      });
+    }
+    throw new ApiError("not_found", "No such resource.");
+  });
+
+  app.get("/health", (c) => c.json({ status: "ok" }));
+  app.route("/admin", adminRoutes);
+  app.route("/v1/chatapp/sessions", sessionRoutes);
+  app.route("/sandbox", sandboxRoutes);
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "ApiKey", {
+    type: "http",
+    scheme: "bearer",
+    description: "An API key issued by the admin API: `Authorization: Bearer sk_…`.",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "AdminToken", {
+    type: "http",
+    scheme: "bearer",
+    description: "The ADMIN_TOKEN secret.",
+  });
+  app.doc31("/openapi.json", (c) => ({
+    openapi: "3.1.0",
+    info: {
+      title: "Chat messaging and one-time-code API",
+      version: "1.0.0",
+      description:
+        "Link chat-application accounts as sessions, send paced messages, and send and verify one-time codes. " +
+        "Every error is RFC 9457 `application/problem+json` with a stable `code`.",
+    },
+    servers: [{ url: new URL(c.req.url).origin }],
+  }));
+  app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: "API reference" }));
+  return app;
+}
+
+function allowedMethods(routes: { method: string; path: string }[], path: string): string[] {
+  const methods = new Set<string>();
+  for (const route of routes) {
+    if (route.method === "ALL" || route.path.includes("*")) continue;
+    const pattern = new RegExp(`^${route.path.replace(/:[^/]+/g, "[^/]+")}/?$`);
+    if (pattern.test(path)) methods.add(route.method);
+  }
+  return [...methods];
+}

@@ -1,0 +1,22 @@
+import { and, desc, eq } from "drizzle-orm";
+import type { Db } from "../client";
+import { sessions } from "../schema";
+
+/** The account's session with this uuid, or null (also for another account's session). */
+export async function findSession(db: Db, accountId: string, id: string) {
+  const [row] = await db
+    .select()
+    .from(sessions)
+    .where(and(eq(sessions.id, id), eq(sessions.accountId, accountId)))
+    .limit(1);
+  return row ?? null;
+}
+
+/** All of the account's sessions, newest first. */
+export function listSessions(db: Db, accountId: string) {
+  return db
+    .select()
+    .from(sessions)
+    .where(eq(sessions.accountId, accountId))
+    .orderBy(desc(sessions.createdAt), desc(sessions.id));
+}

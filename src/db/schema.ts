@@ -1,0 +1,147 @@
+import { sql } from "drizzle-orm";
+import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+// Conventions: ids are uuid strings; times are integer milliseconds since the epoch (UTC) and become
+// ISO 8601 strings only in responses (lib/time.ts); money is integer minor units (lib/money.ts).
+
+export const accounts = sqliteTable(
+  "accounts",
+  {
+    id: text().primaryKey(),
+    name: text().notNull(),
+    balance: integer().notNull().default(0),
+    createdAt: integer().notNull(),
+    updatedAt: integer().notNull(),
+  },
+  // The database itself refuses a negative balance, so concurrent charges can never overdraw:
+  // a charge that would cross zero aborts its whole batch (see db/queries/ledger.ts).
+  (t) => [check("accounts_balance_non_negative", sql`${t.balance} >= 0`)],
+);
+
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    id: text().primaryKey(),
+    accountId: text()
+      .notNull()
+      .references(() => accounts.id),
+    prefix: text().notNull(),
+    keyHash: text().notNull(),
+    name: text(),
+    createdAt: integer().notNull(),
+    lastUsedAt: integer(),
+    revokedAt: integer(),
+  },
+  (t) => [uniqueIndex("api_keys_key_hash").on(t.keyHash), index("api_keys_account").on(t.accountId)],
+);
+
+/** Every change of an account's balance, with the balance after it. */
+export const ledgerEntries = sqliteTable(
+  "ledger_entries",
+  {
+    id: text().primaryKey(),
+    accountId: text()
+      .notNull()
+      .references(() => accounts.id),
+    kind: text({ enum: ["credit", "charge", "refund"] }).notNull(),
+    /** Signed minor units: positive for credits and refunds, negative for charges. */
+    amount: integer().notNull(),
+    balanceAfter: integer().notNull(),
+    /** How many messages a charge or refund covers (0 for credits). */
+    messageCount: integer().notNull().default(0),
+    createdAt: integer().notNull(),
+  },
+  (t) => [index("ledger_entries_account").on(t.accountId, t.createdAt)],
+);
+
+/** Read model of the session Durable Objects: only the session's own object writes a row here. */
+export const sessions = sqliteTable(
+  "sessions",
+  {
+    id: text().primaryKey(),
+    accountId: text()
+      .notNull()
+      .references(() => accounts.id),
+    sessionId: text().notNull(),
+    phoneNumber: text(),
+    displayName: text().notNull(),
+    status: text({ enum: ["pending", "connected", "disconnected", "banned", "failed"] }).notNull(),
+    reason: text(),
+    lastSeenAt: integer(),
+    createdAt: integer().notNull(),
+    updatedAt: integer().notNull(),
+  },
+  (t) => [
+    uniqueIndex("sessions_session_id").on(t.sessionId),
+    index("sessions_account").on(t.accountId, t.createdAt),
+  ],
+);
+
+export const messages = sqliteTable(
+  "messages",
+  {
+    id: text().primaryKey(),
+    accountId: text()
+      .notNull()
+      .references(() => accounts.id),
+    // No foreign key: a message outlives the deletion of its session.
+    chatappSessionId: text(),
+    campaignId: text(),
+    otpId: text(),
+    providerMessageId: text(),
+    fromNumber: text(),
+    toNumber: text().notNull(),
+    type: text({ enum: ["text", "image", "video", "audio", "document"] }).notNull(),
+    content: text(),
+    mediaUrl: text(),
+    status: text({ enum: ["queued", "sent", "delivered", "read", "failed", "scheduled"] }).notNull(),
+    direction: text({ enum: ["incoming", "outgoing"] }).notNull(),
+    reason: text(),
+    /** Minor units. */
+    cost: integer().notNull().default(0),
+    /** Milliseconds the session waits after its previous gateway call before this one. */
+    delayBetween: integer().notNull().default(0),
+    /** Order of acceptance within one send request (0-based); pacing follows it. */
+    sendIndex: integer().notNull().default(0),
+    scheduledAt: integer(),
+    sentAt: integer(),
+    deliveredAt: integer(),
+    readAt: integer(),
+    /** JSON object: `{ attempts, last_error, events: [...] }`. */
+    metadata: text().notNull().default("{}"),
+    chargeId: text(),
+    refundId: text(),
+    createdAt: integer().notNull(),
+    updatedAt: integer().notNull(),
+  },
+  // One index per list filter, each ending in the (created_at, id) keyset so that a page reads
+  // about as many rows as it returns (issue 3, "Reading").
+  (t) => [
+    index("messages_account_created").on(t.accountId, t.createdAt, t.id),
+    index("messages_account_status").on(t.accountId, t.status, t.createdAt, t.id),
+    index("messages_account_direction").on(t.accountId, t.direction, t.createdAt, t.id),
+    index("messages_account_type").on(t.accountId, t.type, t.createdAt, t.id),
+    index("messages_account_to").on(t.accountId, t.toNumber, t.createdAt, t.id),
+    index("messages_account_from").on(t.accountId, t.fromNumber, t.createdAt, t.id),
+    index("messages_session_created").on(t.chatappSessionId, t.createdAt, t.id),
+    index("messages_provider_id").on(t.providerMessageId),
+    index("messages_refund").on(t.refundId),
+  ],
+);
+
+/** Stored first responses of requests sent with an `Idempotency-Key` header, kept 24 hours. */
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    accountId: text().notNull(),
+    key: text().notNull(),
+    /** SHA-256 (hex) of method, path and body: a reused key with another request is refused. */
+    requestHash: text().notNull(),
+    status: text({ enum: ["in_progress", "done"] }).notNull(),
+    responseStatus: integer(),
+    responseBody: text(),
+    createdAt: integer().notNull(),
+    expiresAt: integer().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.key] }), index("idempotency_keys_expires").on(t.expiresAt)],
+);

@@ -1,0 +1,32 @@
+import type { Db } from "./db/client";
+import type { ChatSession } from "./sessions/chat-session";
+
+// Secrets are not in wrangler.toml, so `wrangler types` cannot see them; declare them here.
+// Both are optional at the type level: an absent ADMIN_TOKEN turns the admin API off (404).
+declare global {
+  interface Env {
+    /** Bearer token for `/admin`. Secret (`wrangler secret put ADMIN_TOKEN`). */
+    ADMIN_TOKEN?: string;
+    /** HMAC key for OTP codes. Secret (`wrangler secret put OTP_SECRET`). */
+    OTP_SECRET?: string;
+  }
+}
+
+/** The authenticated caller of a `/v1` request. */
+export interface Principal {
+  accountId: string;
+  apiKeyId: string;
+}
+
+/** Hono environment: Worker bindings plus the per-request variables set by middleware. */
+export type AppEnv = {
+  Bindings: Env;
+  Variables: {
+    requestId: string;
+    db: Db;
+    principal: Principal;
+  };
+};
+
+/** Typed stub of the session Durable Object namespace. */
+export type ChatSessionNamespace = DurableObjectNamespace<ChatSession>;

@@ -1,0 +1,113 @@
+import type { Context } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+/**
+ * Stable error codes and the HTTP status each one answers with. Clients branch on `code`, never on
+ * `title` or `detail`. Adding a code is backwards compatible; renaming one is not.
+ */
+export const ERROR_STATUS = {
+  invalid_json: 400,
+  unauthenticated: 401,
+  insufficient_balance: 402,
+  not_found: 404,
+  method_not_allowed: 405,
+  session_not_pending: 409,
+  session_not_connected: 409,
+  session_not_disconnected: 409,
+  session_not_linked: 409,
+  idempotency_key_in_use: 409,
+  otp_already_verified: 409,
+  otp_expired: 410,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  validation_failed: 422,
+  idempotency_key_reused: 422,
+  app_has_no_channel: 422,
+  otp_invalid: 422,
+  rate_limited: 429,
+  otp_attempts_exceeded: 429,
+  internal_error: 500,
+  gateway_unavailable: 502,
+} as const satisfies Record<string, ContentfulStatusCode>;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+const TITLES: Record<ErrorCode, string> = {
+  invalid_json: "Invalid JSON",
+  unauthenticated: "Unauthenticated",
+  insufficient_balance: "Insufficient balance",
+  not_found: "Not found",
+  method_not_allowed: "Method not allowed",
+  session_not_pending: "Session is not pending",
+  session_not_connected: "Session is not connected",
+  session_not_disconnected: "Session is not disconnected",
+  session_not_linked: "Session is not linked",
+  idempotency_key_in_use: "Idempotency key in use",
+  otp_already_verified: "OTP already verified",
+  otp_expired: "OTP expired",
+  payload_too_large: "Payload too large",
+  unsupported_media_type: "Unsupported media type",
+  validation_failed: "Validation failed",
+  idempotency_key_reused: "Idempotency key reused",
+  app_has_no_channel: "App has no channel",
+  otp_invalid: "Invalid code",
+  rate_limited: "Too many requests",
+  otp_attempts_exceeded: "Too many attempts",
+  internal_error: "Internal error",
+  gateway_unavailable: "Gateway unavailable",
+};
+
+/** Field path (dot-joined, e.g. `to_number.2`) → human-readable messages. */
+export type FieldErrors = Record<string, string[]>;
+
+export interface ApiErrorOptions {
+  /** Per-field messages, rendered as the problem's `errors` member (validation failures). */
+  fields?: FieldErrors;
+  /** Extra problem members (RFC 9457 §3.2 extension members), e.g. `attempts_remaining`. */
+  extra?: Record<string, unknown>;
+  /** Response headers, e.g. `Retry-After` or `Allow`. */
+  headers?: Record<string, string>;
+}
+
+/**
+ * The one way a request fails. Throw it anywhere below a handler; `onError` renders it as
+ * RFC 9457 problem details with the status from {@link ERROR_STATUS}.
+ */
+export class ApiError extends Error {
+  readonly status: ContentfulStatusCode;
+
+  constructor(
+    readonly code: ErrorCode,
+    readonly detail: string,
+    readonly options: ApiErrorOptions = {},
+  ) {
+    super(detail);
+    this.name = "ApiError";
+    this.status = ERROR_STATUS[code];
+  }
+}
+
+/**
+ * The problem `type` URI for a code. RFC 9457 §3.1.1 allows non-resolvable type URIs and suggests
+ * the `tag:` scheme (RFC 4151) for them; every code is documented in the OpenAPI reference.
+ */
+export function problemType(code: ErrorCode): string {
+  return `tag:chatapp-otp-api,2026:problems/${code}`;
+}
+
+/** Renders an {@link ApiError} as an `application/problem+json` response (RFC 9457). */
+export function problemResponse(c: Context, error: ApiError): Response {
+  const body: Record<string, unknown> = {
+    type: problemType(error.code),
+    title: TITLES[error.code],
+    status: error.status,
+    detail: error.detail,
+    code: error.code,
+    request_id: c.get("requestId") ?? null,
+    success: false,
+    ...error.options.extra,
+  };
+  if (error.options.fields) body.errors = error.options.fields;
+  const headers = { "Content-Type": "application/problem+json", ...error.options.headers };
+  return c.body(JSON.stringify(body), error.status, headers);
+}

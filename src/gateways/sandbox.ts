@@ -1,0 +1,107 @@
+import { randomToken, timingSafeEqual } from "../lib/crypto";
+import type { ChatGateway, LinkState } from "./gateway";
+
+/**
+ * The embedded sandbox gateway: a stand-in for the chat network that runs inside the session's
+ * Durable Object and keeps its state (the current pairing token, the linked phone) in that
+ * object's SQLite storage. Its QR payload is a URL, `<origin>/sandbox/pair/<token>`, whose page
+ * links the session as a phone's scan would; the `/sandbox` routes drive it from scripts.
+ */
+export class SandboxGateway implements ChatGateway {
+  readonly name = "sandbox";
+
+  constructor(
+    private readonly sql: SqlStorage,
+    /** Origin the pairing URL points at, e.g. `http://localhost:8787`. */
+    private readonly origin: string,
+    /** The session's uuid, embedded in pairing tokens so the pair route can find the session. */
+    private readonly sessionUuid: string,
+  ) {
+    sql.exec("CREATE TABLE IF NOT EXISTS sandbox_link (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+  }
+
+  async start(): Promise<LinkState> {
+    const phoneNumber = this.get("phone_number");
+    if (phoneNumber) return { status: "connected", phoneNumber, displayName: this.get("display_name") };
+    return { status: "pending", qr: this.rotate() };
+  }
+
+  async currentQr(): Promise<string> {
+    return this.rotate();
+  }
+
+  async disconnect(): Promise<void> {}
+
+  async remove(): Promise<void> {
+    this.sql.exec("DELETE FROM sandbox_link");
+  }
+
+  /** The payload currently shown as QR, or null when none was issued. */
+  qrPayload(): string | null {
+    const token = this.get("pair_token");
+    return token ? pairUrl(this.origin, token) : null;
+  }
+
+  /** True when `token` is the token of the QR currently shown (constant-time comparison). */
+  acceptsToken(token: string): boolean {
+    const current = this.get("pair_token");
+    return current !== null && timingSafeEqual(current, token);
+  }
+
+  /** A phone scanned the QR: the link is now held until the phone logs out or is banned. */
+  link(phoneNumber: string, displayName: string): void {
+    this.set("phone_number", phoneNumber);
+    this.set("display_name", displayName);
+    this.sql.exec("DELETE FROM sandbox_link WHERE key = 'pair_token'");
+  }
+
+  /** The phone removed the linked device: the next start needs a new QR. */
+  unlink(): void {
+    this.sql.exec("DELETE FROM sandbox_link WHERE key IN ('phone_number', 'display_name')");
+  }
+
+  private rotate(): string {
+    const token = `${this.sessionUuid}.${randomToken(16)}`;
+    this.set("pair_token", token);
+    return pairUrl(this.origin, token);
+  }
+
+  private get(key: string): string | null {
+    const row = this.sql
+      .exec<{ value: string }>("SELECT value FROM sandbox_link WHERE key = ?", key)
+      .toArray()[0];
+    return row?.value ?? null;
+  }
+
+  private set(key: string, value: string): void {
+    this.sql.exec(
+      "INSERT INTO sandbox_link (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+      key,
+      value,
+    );
+  }
+}
+
+/** `<origin>/sandbox/pair/<token>`: the sandbox's QR payload. */
+export function pairUrl(origin: string, token: string): string {
+  return `${origin}/sandbox/pair/${token}`;
+}
+
+/** The session uuid inside a pairing token (`<uuid>.<random>`), or null for a malformed token. */
+export function sessionOfPairToken(token: string): string | null {
+  const match = token.match(
+    /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.[A-Za-z0-9_-]{22}$/,
+  );
+  return match?.[1] ?? null;
+}
+
+/**
+ * The sandbox's stand-in phone number for a session linked without one: a stable number in the
+ * range NANPA keeps for fiction (555-0100 to 555-0199, here in area code 202), derived from the
+ * session id.
+ */
+export function sandboxPhoneNumber(sessionUuid: string): string {
+  let hash = 0;
+  for (const char of sessionUuid) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
+  return `+120255501${String(hash % 100).padStart(2, "0")}`;
+}

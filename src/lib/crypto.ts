@@ -1,0 +1,43 @@
+const encoder = new TextEncoder();
+
+/** Lower-case hex SHA-256 of a UTF-8 string (Web Crypto). */
+export async function sha256Hex(input: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", encoder.encode(input));
+  return toHex(new Uint8Array(digest));
+}
+
+/** Lower-case hex HMAC-SHA256 of `message` keyed with `secret` (RFC 2104, Web Crypto). */
+export async function hmacSha256Hex(secret: string, message: string): Promise<string> {
+  const key = await crypto.subtle.importKey(
+    "raw",
+    encoder.encode(secret),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  return toHex(new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(message))));
+}
+
+/**
+ * Compares two strings without an early exit, so the time taken does not reveal where they first
+ * differ (`crypto.subtle.timingSafeEqual`, a Workers extension of Web Crypto).
+ */
+export function timingSafeEqual(a: string, b: string): boolean {
+  const left = encoder.encode(a);
+  const right = encoder.encode(b);
+  if (left.byteLength !== right.byteLength) return false;
+  return crypto.subtle.timingSafeEqual(left, right);
+}
+
+/** `bytes` random bytes from the platform CSPRNG, base64url without padding (RFC 4648 §5). */
+export function randomToken(bytes: number): string {
+  const raw = crypto.getRandomValues(new Uint8Array(bytes));
+  return btoa(String.fromCharCode(...raw))
+    .replaceAll("+", "-")
+    .replaceAll("/", "_")
+    .replaceAll("=", "");
+}
+
+function toHex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}

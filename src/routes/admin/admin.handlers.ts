@@ -1,0 +1,71 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import {
+  type AccountRow,
+  creditAccount,
+  findAccount,
+  createAccount as insertAccount,
+} from "../../db/queries/accounts";
+import { mintApiKey, revokeKey as revoke } from "../../db/queries/api-keys";
+import { apiKeys } from "../../db/schema";
+import type { AppEnv } from "../../env";
+import { ApiError } from "../../errors";
+import { fromMinor, toMinor } from "../../lib/money";
+import { formatTimestamp } from "../../lib/time";
+import type * as routes from "./admin.routes";
+
+function toAccountRecord(row: AccountRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    balance: fromMinor(row.balance),
+    created_at: formatTimestamp(row.createdAt),
+    updated_at: formatTimestamp(row.updatedAt),
+  };
+}
+
+const noAccount = () => new ApiError("not_found", "No such account.");
+
+export const createAccount: RouteHandler<typeof routes.createAccount, AppEnv> = async (c) => {
+  const body = c.req.valid("json");
+  const { account, apiKey } = await insertAccount(
+    c.var.db,
+    { name: body.name, balance: toMinor(body.balance ?? 0) },
+    Date.now(),
+  );
+  return c.json(
+    { success: true as const, data: { account: toAccountRecord(account), api_key: apiKey } },
+    201,
+  );
+};
+
+export const createKey: RouteHandler<typeof routes.createKey, AppEnv> = async (c) => {
+  const { id } = c.req.valid("param");
+  if (!(await findAccount(c.var.db, id))) throw noAccount();
+  const { row, plaintext } = await mintApiKey(id, c.req.valid("json").name ?? null, Date.now());
+  await c.var.db.insert(apiKeys).values(row);
+  const key = { id: row.id, prefix: row.prefix, name: row.name, created_at: formatTimestamp(row.createdAt) };
+  return c.json({ success: true as const, data: { key, api_key: plaintext } }, 201);
+};
+
+export const revokeKey: RouteHandler<typeof routes.revokeKey, AppEnv> = async (c) => {
+  if (!(await revoke(c.var.db, c.req.valid("param").id, Date.now())))
+    throw new ApiError("not_found", "No such live API key.");
+  return c.body(null, 204);
+};
+
+export const credit: RouteHandler<typeof routes.credit, AppEnv> = async (c) => {
+  const account = await creditAccount(
+    c.var.db,
+    c.req.valid("param").id,
+    toMinor(c.req.valid("json").amount),
+    Date.now(),
+  );
+  if (!account) throw noAccount();
+  return c.json({ success: true as const, data: { account: toAccountRecord(account) } }, 200);
+};
+
+export const showAccount: RouteHandler<typeof routes.showAccount, AppEnv> = async (c) => {
+  const account = await findAccount(c.var.db, c.req.valid("param").id);
+  if (!account) throw noAccount();
+  return c.json({ success: true as const, data: { account: toAccountRecord(account) } }, 200);
+};

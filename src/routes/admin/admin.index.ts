@@ -1,0 +1,11 @@
+import { createRouter } from "../router";
+import * as handlers from "./admin.handlers";
+import * as routes from "./admin.routes";
+
+/** `/admin`: accounts, API keys and credits, authorized by ADMIN_TOKEN (issue 2). */
+export const adminRoutes = createRouter()
+  .openapi(routes.createAccount, handlers.createAccount)
+  .openapi(routes.createKey, handlers.createKey)
+  .openapi(routes.revokeKey, handlers.revokeKey)
+  .openapi(routes.credit, handlers.credit)
+  .openapi(routes.showAccount, handlers.showAccount);

@@ -1,0 +1,61 @@
+import { createRoute } from "@hono/zod-openapi";
+import { IdParam, json, jsonBody, problems } from "../openapi";
+import {
+  AccountEnvelopeSchema,
+  CreateAccountBody,
+  CreatedAccountSchema,
+  CreatedKeySchema,
+  CreateKeyBody,
+  CreditBody,
+} from "./admin.schemas";
+
+const common = { tags: ["Admin"], security: [{ AdminToken: [] }] };
+const adminProblems = problems("unauthenticated", "not_found", "validation_failed");
+
+export const createAccount = createRoute({
+  ...common,
+  method: "post",
+  path: "/accounts",
+  summary: "Create an account and its first API key",
+  request: { body: jsonBody(CreateAccountBody) },
+  responses: {
+    201: json(CreatedAccountSchema, "The account and its API key (shown once)"),
+    ...adminProblems,
+  },
+});
+
+export const createKey = createRoute({
+  ...common,
+  method: "post",
+  path: "/accounts/{id}/keys",
+  summary: "Issue another API key for an account",
+  request: { params: IdParam, body: { ...jsonBody(CreateKeyBody), required: false } },
+  responses: { 201: json(CreatedKeySchema, "The key (shown once)"), ...adminProblems },
+});
+
+export const revokeKey = createRoute({
+  ...common,
+  method: "delete",
+  path: "/keys/{id}",
+  summary: "Revoke an API key (it stops working at once)",
+  request: { params: IdParam },
+  responses: { 204: { description: "Revoked" }, ...adminProblems },
+});
+
+export const credit = createRoute({
+  ...common,
+  method: "post",
+  path: "/accounts/{id}/credits",
+  summary: "Add credit to an account's balance",
+  request: { params: IdParam, body: jsonBody(CreditBody) },
+  responses: { 200: json(AccountEnvelopeSchema, "The account after the credit"), ...adminProblems },
+});
+
+export const showAccount = createRoute({
+  ...common,
+  method: "get",
+  path: "/accounts/{id}",
+  summary: "Show an account",
+  request: { params: IdParam },
+  responses: { 200: json(AccountEnvelopeSchema, "The account"), ...adminProblems },
+});

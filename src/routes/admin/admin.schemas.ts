@@ -1,0 +1,55 @@
+import { z } from "@hono/zod-openapi";
+
+/** A decimal amount in major units with at most 2 decimals (stored as integer minor units). */
+const amount = (min: number) =>
+  z
+    .number()
+    .min(min)
+    .max(1_000_000_000)
+    .refine((n) => Math.abs(Math.round(n * 100) - n * 100) < 1e-6, "at most 2 decimal places")
+    .openapi({ example: 50 });
+
+export const AccountSchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    balance: z.number().openapi({ description: "Balance in major units.", example: 50 }),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi("Account");
+
+export const KeySchema = z
+  .object({
+    id: z.uuid(),
+    prefix: z
+      .string()
+      .openapi({ description: "The key's first characters, for recognising it.", example: "sk_AbCdEfGh" }),
+    name: z.string().nullable(),
+    created_at: z.string(),
+  })
+  .openapi("ApiKey");
+
+const ApiKeyPlaintext = z
+  .string()
+  .openapi({ description: "The key in plaintext. Shown only here, once.", example: "sk_…" });
+
+export const CreateAccountBody = z.strictObject({
+  name: z.string().trim().min(1).max(100),
+  balance: amount(0).optional(),
+});
+export const CreateKeyBody = z.strictObject({ name: z.string().trim().min(1).max(100).optional() });
+export const CreditBody = z.strictObject({ amount: amount(0.01) });
+
+export const CreatedAccountSchema = z.object({
+  success: z.literal(true),
+  data: z.object({ account: AccountSchema, api_key: ApiKeyPlaintext }),
+});
+export const CreatedKeySchema = z.object({
+  success: z.literal(true),
+  data: z.object({ key: KeySchema, api_key: ApiKeyPlaintext }),
+});
+export const AccountEnvelopeSchema = z.object({
+  success: z.literal(true),
+  data: z.object({ account: AccountSchema }),
+});

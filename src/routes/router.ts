@@ -1,0 +1,41 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { z } from "zod";
+import type { AppEnv } from "../env";
+import { ApiError, type FieldErrors } from "../errors";
+
+type ValidationResult = { success: true } | { success: false; error: z.ZodError; target: string };
+
+/**
+ * Turns a failed request validation into our error: a malformed path parameter cannot name an
+ * existing resource, so it is 404 `not_found`; anything else is 422 `validation_failed` with
+ * `errors` keyed by field path (`to_number.2`).
+ */
+function validationHook(result: ValidationResult): void {
+  if (result.success) return;
+  if (result.target === "param") throw new ApiError("not_found", "No such resource.");
+  throw new ApiError("validation_failed", "The request has invalid fields.", {
+    fields: fieldErrors(result.error),
+  });
+}
+
+/** Zod issues → `{ "field.path": [messages] }`; unknown keys are reported under their own path. */
+export function fieldErrors(error: z.ZodError): FieldErrors {
+  const fields: FieldErrors = {};
+  const add = (path: string, message: string) => {
+    fields[path || "body"] = [...(fields[path || "body"] ?? []), message];
+  };
+  for (const issue of error.issues) {
+    const path = issue.path.map(String).join(".");
+    if (issue.code === "unrecognized_keys") {
+      for (const key of issue.keys) add(path ? `${path}.${key}` : key, "unknown field");
+    } else {
+      add(path, issue.message);
+    }
+  }
+  return fields;
+}
+
+/** A router whose request validation renders our problem details. Every resource uses one. */
+export function createRouter() {
+  return new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+}

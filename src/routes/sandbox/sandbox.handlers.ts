@@ -1,0 +1,86 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { findSession } from "../../db/queries/sessions";
+import type { AppEnv } from "../../env";
+import { ApiError } from "../../errors";
+import { sessionOfPairToken } from "../../gateways/sandbox";
+import { unwrap } from "../../sessions/result";
+import { sessionStub } from "../sessions/sessions.handlers";
+import type * as routes from "./sandbox.routes";
+
+async function ownedSession(c: Context<AppEnv>, id: string) {
+  if (!(await findSession(c.var.db, c.var.principal.accountId, id)))
+    throw new ApiError("not_found", "No such session.");
+  return sessionStub(c.env, id);
+}
+
+export const scan: RouteHandler<typeof routes.scan, AppEnv> = async (c) => {
+  const stub = await ownedSession(c, c.req.valid("param").id);
+  const body = c.req.valid("json");
+  const session = unwrap(
+    await stub.sandboxScan({ phoneNumber: body.phone_number, displayName: body.display_name }),
+  );
+  return c.json({ success: true as const, session }, 200);
+};
+
+export const drop: RouteHandler<typeof routes.drop, AppEnv> = async (c) => {
+  const stub = await ownedSession(c, c.req.valid("param").id);
+  const body = c.req.valid("json");
+  const session = unwrap(
+    await stub.sandboxDrop({ reason: body.reason ?? "connection_lost", loggedOut: body.logged_out ?? false }),
+  );
+  return c.json({ success: true as const, session }, 200);
+};
+
+export const ban: RouteHandler<typeof routes.ban, AppEnv> = async (c) => {
+  const stub = await ownedSession(c, c.req.valid("param").id);
+  const session = unwrap(await stub.sandboxBan({ reason: c.req.valid("json").reason ?? "banned" }));
+  return c.json({ success: true as const, session }, 200);
+};
+
+function page(title: string, body: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${title}</title><style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;text-align:center}button{font-size:1.2rem;padding:.8rem 1.6rem}</style></head><body><h1>${title}</h1>${body}</body></html>`;
+}
+
+async function pairedSession(c: Context<AppEnv>, token: string) {
+  const id = sessionOfPairToken(token);
+  if (!id) return null;
+  const row = await c.var.db.query.sessions.findFirst({ where: (s, { eq }) => eq(s.id, id) });
+  return row ? { row, stub: sessionStub(c.env, id) } : null;
+}
+
+const expired = page(
+  "QR code expired",
+  "<p>This QR code is unknown or has expired. Scan the current one.</p>",
+);
+
+export const pairPage: RouteHandler<typeof routes.pairPage, AppEnv> = async (c) => {
+  const { token } = c.req.valid("param");
+  const found = await pairedSession(c, token);
+  if (found?.row.status !== "pending") return c.html(expired, 404);
+  return c.html(
+    page(
+      "Link device",
+      `<p>Link <strong>${found.row.sessionId}</strong> to this sandbox phone?</p><form method="post"><button type="submit">Link</button></form>`,
+    ),
+    200,
+  );
+};
+
+export const pair: RouteHandler<typeof routes.pair, AppEnv> = async (c) => {
+  const { token } = c.req.valid("param");
+  const found = await pairedSession(c, token);
+  if (!found) return c.html(expired, 404);
+  const result = await found.stub.sandboxScan({ token });
+  if (!result.ok) {
+    const status = result.code === "session_not_pending" ? 409 : 404;
+    return c.html(
+      status === 409 ? page("Already linked", "<p>This session is not waiting for a scan.</p>") : expired,
+      status,
+    );
+  }
+  return c.html(
+    page("Linked", `<p>${result.value.session_id} is connected as ${result.value.phone_number}.</p>`),
+    200,
+  );
+};

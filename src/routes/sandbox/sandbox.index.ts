@@ -1,0 +1,18 @@
+import { readConfig } from "../../config";
+import { ApiError } from "../../errors";
+import { createRouter } from "../router";
+import * as handlers from "./sandbox.handlers";
+import * as routes from "./sandbox.routes";
+
+/** `/sandbox`: drives the embedded sandbox gateway. Absent (404) when another gateway is active. */
+export const sandboxRoutes = createRouter();
+sandboxRoutes.use("*", async (c, next) => {
+  if (readConfig(c.env).CHATAPP_GATEWAY !== "sandbox") throw new ApiError("not_found", "No such resource.");
+  await next();
+});
+sandboxRoutes
+  .openapi(routes.scan, handlers.scan)
+  .openapi(routes.drop, handlers.drop)
+  .openapi(routes.ban, handlers.ban)
+  .openapi(routes.pairPage, handlers.pairPage)
+  .openapi(routes.pair, handlers.pair);

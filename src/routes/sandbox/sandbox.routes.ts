@@ -1,0 +1,78 @@
+import { createRoute } from "@hono/zod-openapi";
+import { bearerSecurity, IdParam, json, jsonBody, problems } from "../openapi";
+import { SessionEnvelopeSchema } from "../sessions/sessions.schemas";
+import { BanBody, DropBody, PairParam, ScanBody } from "./sandbox.schemas";
+
+const common = { tags: ["Sandbox"], security: bearerSecurity };
+const sandboxNote = " Exists only while the embedded sandbox gateway is active (`CHATAPP_GATEWAY=sandbox`).";
+const optionalBody = <T extends Parameters<typeof jsonBody>[0]>(schema: T) => ({
+  ...jsonBody(schema),
+  required: false,
+});
+
+export const scan = createRoute({
+  ...common,
+  method: "post",
+  path: "/sessions/{id}/scan",
+  summary: "Link a pending session as a phone scanning its QR would",
+  description: `Moves a pending session to \`connected\`.${sandboxNote}`,
+  request: { params: IdParam, body: optionalBody(ScanBody) },
+  responses: {
+    200: json(SessionEnvelopeSchema, "The connected session"),
+    ...problems("not_found", "session_not_pending", "validation_failed"),
+  },
+});
+
+export const drop = createRoute({
+  ...common,
+  method: "post",
+  path: "/sessions/{id}/drop",
+  summary: "Simulate the network dropping a connected session",
+  description: `Moves a connected session to \`disconnected\` with the reason given.${sandboxNote}`,
+  request: { params: IdParam, body: optionalBody(DropBody) },
+  responses: {
+    200: json(SessionEnvelopeSchema, "The disconnected session"),
+    ...problems("not_found", "session_not_connected", "validation_failed"),
+  },
+});
+
+export const ban = createRoute({
+  ...common,
+  method: "post",
+  path: "/sessions/{id}/ban",
+  summary: "Simulate the network banning the linked account",
+  description: `Moves a connected or disconnected session to \`banned\`.${sandboxNote}`,
+  request: { params: IdParam, body: optionalBody(BanBody) },
+  responses: {
+    200: json(SessionEnvelopeSchema, "The banned session"),
+    ...problems("not_found", "session_not_linked", "validation_failed"),
+  },
+});
+
+const html = (description: string) => ({
+  content: { "text/html": { schema: { type: "string" as const } } },
+  description,
+});
+
+export const pairPage = createRoute({
+  tags: ["Sandbox"],
+  method: "get",
+  path: "/pair/{token}",
+  summary: "Pairing page a sandbox QR code points at",
+  description: `Open the QR's URL (e.g. with a phone's camera) and tap the button to link the session.${sandboxNote}`,
+  request: { params: PairParam },
+  responses: { 200: html("The pairing page"), 404: html("Unknown or expired QR code") },
+});
+
+export const pair = createRoute({
+  tags: ["Sandbox"],
+  method: "post",
+  path: "/pair/{token}",
+  summary: "Link the session of a sandbox QR code",
+  request: { params: PairParam },
+  responses: {
+    200: html("Linked"),
+    404: html("Unknown or expired QR code"),
+    409: html("Session not pending"),
+  },
+});

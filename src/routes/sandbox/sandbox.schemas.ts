@@ -1,0 +1,43 @@
+import { z } from "@hono/zod-openapi";
+import { toE164 } from "../../lib/phone";
+
+/** A phone number in international format, normalised to E.164. */
+export const PhoneNumber = z
+  .string()
+  .max(32)
+  .transform((value, ctx) => {
+    const e164 = toE164(value);
+    if (!e164) {
+      ctx.addIssue({
+        code: "custom",
+        message: "invalid phone number (use international format, e.g. +14155552671)",
+      });
+      return z.NEVER;
+    }
+    return e164;
+  })
+  .openapi({ type: "string", example: "+14155552671" });
+
+export const ScanBody = z.strictObject({
+  phone_number: PhoneNumber.optional().openapi({
+    description:
+      "The linking phone's number. Default: a stable fictional number derived from the session id.",
+  }),
+  display_name: z.string().trim().min(1).max(100).optional(),
+});
+
+export const DropBody = z.strictObject({
+  reason: z.string().trim().min(1).max(200).default("connection_lost"),
+  logged_out: z.boolean().default(false).openapi({
+    description: "The phone removed the linked device: reconnecting then needs a new QR scan.",
+  }),
+});
+
+export const BanBody = z.strictObject({ reason: z.string().trim().min(1).max(200).default("banned") });
+
+export const PairParam = z.object({
+  token: z
+    .string()
+    .max(200)
+    .openapi({ param: { name: "token", in: "path" } }),
+});

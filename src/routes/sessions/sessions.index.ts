@@ -1,0 +1,13 @@
+import { createRouter } from "../router";
+import * as handlers from "./sessions.handlers";
+import * as routes from "./sessions.routes";
+
+/** `/v1/chatapp/sessions` (interface document §4.1). */
+export const sessionRoutes = createRouter()
+  .openapi(routes.list, handlers.list)
+  .openapi(routes.create, handlers.create)
+  .openapi(routes.show, handlers.show)
+  .openapi(routes.qrCode, handlers.qrCode)
+  .openapi(routes.disconnect, handlers.disconnect)
+  .openapi(routes.reconnect, handlers.reconnect)
+  .openapi(routes.remove, handlers.remove);

@@ -1,0 +1,40 @@
+import type { sessions } from "../db/schema";
+import { formatNullableTimestamp, formatTimestamp } from "../lib/time";
+
+export type SessionRow = typeof sessions.$inferSelect;
+export type SessionStatus = SessionRow["status"];
+
+/** A session as the API shows it (interface document §2.1). */
+export interface SessionRecord {
+  id: string;
+  account_id: string;
+  session_id: string;
+  phone_number: string | null;
+  display_name: string;
+  status: SessionStatus;
+  reason: string | null;
+  last_seen_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The `session_<id>` name a session has at the gateway (interface document §2.1). */
+export function gatewaySessionName(id: string): string {
+  return `session_${id}`;
+}
+
+/** Row (epoch-ms times) → API record (ISO 8601 times). */
+export function toSessionRecord(row: SessionRow): SessionRecord {
+  return {
+    id: row.id,
+    account_id: row.accountId,
+    session_id: row.sessionId,
+    phone_number: row.phoneNumber,
+    display_name: row.displayName,
+    status: row.status,
+    reason: row.reason,
+    last_seen_at: formatNullableTimestamp(row.lastSeenAt),
+    created_at: formatTimestamp(row.createdAt),
+    updated_at: formatTimestamp(row.updatedAt),
+  };
+}

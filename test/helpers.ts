@@ -1,0 +1,73 @@
+import { env, exports } from "cloudflare:workers";
+import { expect } from "vitest";
+
+export const ADMIN_TOKEN = "test-admin-token";
+
+export interface ApiResponse<T = Record<string, unknown>> {
+  status: number;
+  headers: Headers;
+  /** Parsed JSON body (null for an empty body). */
+  body: T;
+  text: string;
+}
+
+export interface CallOptions {
+  /** Bearer token; defaults to none. */
+  key?: string;
+  /** JSON-encoded unless it is a string. */
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/** Calls the Worker's fetch handler as an HTTP client would. */
+export async function call<T = Record<string, unknown>>(
+  method: string,
+  path: string,
+  options: CallOptions = {},
+): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = { Accept: "application/json", ...options.headers };
+  if (options.key) headers.Authorization = `Bearer ${options.key}`;
+  let body: string | undefined;
+  if (options.body !== undefined) {
+    body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
+    headers["Content-Type"] ??= "application/json";
+  }
+  const response = await exports.default.fetch(
+    new Request(`http://localhost${path}`, { method, headers, body }),
+  );
+  const text = await response.text();
+  let parsed: unknown = null;
+  if (text && /json/.test(response.headers.get("content-type") ?? "")) parsed = JSON.parse(text);
+  return { status: response.status, headers: response.headers, body: parsed as T, text };
+}
+
+/** Creates an account through the admin API; returns its id and API key. */
+export async function createAccount(balance = 100): Promise<{ accountId: string; key: string }> {
+  const res = await call<{ data: { account: { id: string }; api_key: string } }>("POST", "/admin/accounts", {
+    key: ADMIN_TOKEN,
+    body: { name: "Test account", balance },
+  });
+  expect(res.status).toBe(201);
+  return { accountId: res.body.data.account.id, key: res.body.data.api_key };
+}
+
+/** Asserts an RFC 9457 problem response with the given status and code; returns its body. */
+export function expectProblem(res: ApiResponse, status: number, code: string): Record<string, unknown> {
+  expect(res.headers.get("content-type")).toBe("application/problem+json");
+  expect(res.status).toBe(status);
+  expect(res.body).toMatchObject({
+    status,
+    code,
+    success: false,
+    type: `tag:chatapp-otp-api,2026:problems/${code}`,
+  });
+  expect(typeof res.body.title).toBe("string");
+  expect(typeof res.body.detail).toBe("string");
+  expect(res.body.request_id).toBe(res.headers.get("x-request-id"));
+  return res.body;
+}
+
+/** The session Durable Object stub for a session uuid. */
+export function sessionStub(id: string) {
+  return env.CHAT_SESSION.get(env.CHAT_SESSION.idFromName(id));
+}
