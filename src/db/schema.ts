@@ -145,3 +145,25 @@ export const idempotencyKeys = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.accountId, t.key] }), index("idempotency_keys_expires").on(t.expiresAt)],
 );
+
+/** One-time-code settings (interface document §2.3). Deleting sets `deleted_at` (soft delete). */
+export const apps = sqliteTable(
+  "apps",
+  {
+    id: text().primaryKey(),
+    accountId: text()
+      .notNull()
+      .references(() => accounts.id),
+    name: text().notNull(),
+    senderId: text().notNull(),
+    messageTemplate: text().notNull(),
+    codeSize: integer().notNull().default(6),
+    /** Seconds an OTP stays valid (60–3,600; default 600). */
+    expirySeconds: integer().notNull().default(600),
+    chatappSessionId: text(),
+    createdAt: integer().notNull(),
+    updatedAt: integer().notNull(),
+    deletedAt: integer(),
+  },
+  (t) => [index("apps_account_live").on(t.accountId, t.deletedAt, t.createdAt, t.id)],
+);
