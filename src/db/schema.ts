@@ -123,7 +123,7 @@ export const messages = sqliteTable(
     index("messages_account_type").on(t.accountId, t.type, t.createdAt, t.id),
     index("messages_account_to").on(t.accountId, t.toNumber, t.createdAt, t.id),
     index("messages_account_from").on(t.accountId, t.fromNumber, t.createdAt, t.id),
-    index("messages_session_created").on(t.chatappSessionId, t.createdAt, t.id),
+    index("messages_account_session").on(t.accountId, t.chatappSessionId, t.createdAt, t.id),
     index("messages_provider_id").on(t.providerMessageId),
     index("messages_refund").on(t.refundId),
   ],

@@ -1,11 +1,18 @@
 import { randomToken, timingSafeEqual } from "../lib/crypto";
-import type { ChatGateway, LinkState } from "./gateway";
+import type { ChatGateway, LinkState, OutboundMessage, SendOutcome } from "./gateway";
 
 /**
  * The embedded sandbox gateway: a stand-in for the chat network that runs inside the session's
  * Durable Object and keeps its state (the current pairing token, the linked phone) in that
  * object's SQLite storage. Its QR payload is a URL, `<origin>/sandbox/pair/<token>`, whose page
  * links the session as a phone's scan would; the `/sandbox` routes drive it from scripts.
+ *
+ * Sending follows the recipient's last digits, so every path can be tried (issue 3):
+ * - `…0000`: fails permanently with reason `recipient_not_on_chatapp`;
+ * - `…0001`: fails transiently on the first two attempts, then is accepted;
+ * - `…0002`: fails transiently on every attempt (retries run out);
+ * - anything else: accepted; the session object then acks it `delivered` after
+ *   `SANDBOX_DELIVERED_MS` and `read` after `SANDBOX_READ_MS`.
  */
 export class SandboxGateway implements ChatGateway {
   readonly name = "sandbox";
@@ -36,6 +43,15 @@ export class SandboxGateway implements ChatGateway {
     this.sql.exec("DELETE FROM sandbox_link");
   }
 
+  async send(_sessionId: string, message: OutboundMessage): Promise<SendOutcome> {
+    if (message.to.endsWith("0000")) return { ok: false, permanent: true, reason: "recipient_not_on_chatapp" };
+    const transient = { ok: false, permanent: false, reason: "sandbox_transient_failure" } as const;
+    if (message.to.endsWith("0002")) return transient;
+    if (message.to.endsWith("0001") && this.countAttempt(message.id) <= 2) return transient;
+    // Derived from our id, so a repeated call for the same message yields the same message.
+    return { ok: true, providerMessageId: `sandbox.${message.id}` };
+  }
+
   /** The payload currently shown as QR, or null when none was issued. */
   qrPayload(): string | null {
     const token = this.get("pair_token");
@@ -58,6 +74,13 @@ export class SandboxGateway implements ChatGateway {
   /** The phone removed the linked device: the next start needs a new QR. */
   unlink(): void {
     this.sql.exec("DELETE FROM sandbox_link WHERE key IN ('phone_number', 'display_name')");
+  }
+
+  private countAttempt(messageId: string): number {
+    const key = `attempts:${messageId}`;
+    const attempt = Number(this.get(key) ?? "0") + 1;
+    this.set(key, String(attempt));
+    return attempt;
   }
 
   private rotate(): string {

@@ -1,0 +1,185 @@
+import { and, eq, sql } from "drizzle-orm";
+import { ApiError } from "../../errors";
+import type { AckKind } from "../../gateways/gateway";
+import type { MessageRow, MessageType } from "../../messages/message-record";
+import type { Db } from "../client";
+import { messages } from "../schema";
+
+/** One outgoing message to create: its id and its E.164 recipient. */
+export interface NewRecipient {
+  id: string;
+  to: string;
+}
+
+export interface NewSend {
+  accountId: string;
+  sessionId: string;
+  type: MessageType;
+  content: string | null;
+  mediaUrl: string | null;
+  /** Milliseconds between this session's gateway calls. */
+  delayBetween: number;
+  /** Epoch ms, or null to send now. */
+  scheduledAt: number | null;
+  /** Price of one message, minor units. */
+  price: number;
+  otpId: string | null;
+  recipients: NewRecipient[];
+}
+
+/**
+ * Charges the account for the whole send and creates its message rows, atomically: one D1 batch
+ * (a transaction) that lowers the balance, writes the `charge` ledger entry with the balance
+ * after it, and inserts every message (from a JSON array, one statement however many
+ * recipients). The `accounts_balance_non_negative` CHECK constraint aborts the batch when the
+ * balance does not cover it, so concurrent sends can never overdraw.
+ *
+ * @returns the new balance (minor units) and the created rows.
+ * @throws ApiError `insufficient_balance` (402) when the balance is short; nothing is written.
+ */
+export async function chargeAndCreate(db: Db, send: NewSend, now: number): Promise<{ balance: number; rows: MessageRow[] }> {
+  const count = send.recipients.length;
+  const total = send.price * count;
+  const chargeId = crypto.randomUUID();
+  const status = send.scheduledAt === null ? "queued" : "scheduled";
+  try {
+    const [charged] = await db.batch([
+      db.run(sql`UPDATE accounts SET balance = balance - ${total}, updated_at = ${now} WHERE id = ${send.accountId} RETURNING balance`),
+      db.run(sql`INSERT INTO ledger_entries (id, account_id, kind, amount, balance_after, message_count, created_at)
+        SELECT ${chargeId}, id, 'charge', ${-total}, balance, ${count}, ${now} FROM accounts WHERE id = ${send.accountId}`),
+      db.run(sql`INSERT INTO messages (id, account_id, chatapp_session_id, otp_id, to_number, type, content, media_url,
+          status, direction, cost, delay_between, send_index, scheduled_at, metadata, charge_id, created_at, updated_at)
+        SELECT json_extract(value, '$.id'), ${send.accountId}, ${send.sessionId}, ${send.otpId}, json_extract(value, '$.to'),
+          ${send.type}, ${send.content}, ${send.mediaUrl}, ${status}, 'outgoing', ${send.price}, ${send.delayBetween},
+          key, ${send.scheduledAt}, '{}', ${chargeId}, ${now}, ${now}
+        FROM json_each(${JSON.stringify(send.recipients)})`),
+    ]);
+    const balance = (charged.results[0] as { balance: number } | undefined)?.balance;
+    if (balance === undefined) throw new ApiError("not_found", "No such account.");
+    const rows: MessageRow[] = send.recipients.map((r, index) => ({
+      id: r.id,
+      accountId: send.accountId,
+      chatappSessionId: send.sessionId,
+      campaignId: null,
+      otpId: send.otpId,
+      providerMessageId: null,
+      fromNumber: null,
+      toNumber: r.to,
+      type: send.type,
+      content: send.content,
+      mediaUrl: send.mediaUrl,
+      status,
+      direction: "outgoing",
+      reason: null,
+      cost: send.price,
+      delayBetween: send.delayBetween,
+      sendIndex: index,
+      scheduledAt: send.scheduledAt,
+      sentAt: null,
+      deliveredAt: null,
+      readAt: null,
+      metadata: "{}",
+      chargeId,
+      refundId: null,
+      createdAt: now,
+      updatedAt: now,
+    }));
+    return { balance, rows };
+  } catch (error) {
+    if (error instanceof Error && /CHECK constraint failed/.test(`${error.message} ${String(error.cause ?? "")}`)) {
+      throw new ApiError("insufficient_balance", `This send costs ${total} minor units, more than the balance.`);
+    }
+    throw error;
+  }
+}
+
+/**
+ * Fails the given messages of one account that are still before `delivered` (queued, scheduled
+ * or sent) with `reason`, and refunds their cost, in one D1 batch: the messages are tagged with
+ * the id of the refund's ledger entry, the balance rises by their summed cost, and the ledger
+ * entry records it with the balance after. Messages already failed, delivered or read are left
+ * as they are, so calling it twice refunds once.
+ *
+ * @returns how many messages it failed.
+ */
+export async function failAndRefund(db: Db, accountId: string, ids: string[], reason: string, now: number): Promise<number> {
+  if (ids.length === 0) return 0;
+  const refundId = crypto.randomUUID();
+  const [failed] = await db.batch([
+    db.run(sql`UPDATE messages SET status = 'failed', reason = ${reason}, refund_id = ${refundId}, updated_at = ${now},
+        metadata = json_set(metadata, '$.failed_at', ${now})
+      WHERE account_id = ${accountId} AND id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))
+        AND status IN ('queued', 'scheduled', 'sent')`),
+    db.run(sql`UPDATE accounts SET balance = balance + (SELECT COALESCE(SUM(cost), 0) FROM messages WHERE refund_id = ${refundId}),
+        updated_at = ${now} WHERE id = ${accountId}`),
+    db.run(sql`INSERT INTO ledger_entries (id, account_id, kind, amount, balance_after, message_count, created_at)
+      SELECT ${refundId}, ${accountId}, 'refund', SUM(cost), (SELECT balance FROM accounts WHERE id = ${accountId}), COUNT(*), ${now}
+      FROM messages WHERE refund_id = ${refundId} HAVING COUNT(*) > 0`),
+  ]);
+  return failed.meta.changes ?? 0;
+}
+
+/**
+ * Records the gateway's acceptance: `sent` with `sent_at`, the gateway's message id and the
+ * session's number. Only a queued or scheduled message moves; a redelivered send changes nothing.
+ */
+export async function markSent(
+  db: Db,
+  id: string,
+  sent: { at: number; providerMessageId: string; fromNumber: string | null; attempts: number; gateway: string },
+): Promise<void> {
+  await db.run(sql`UPDATE messages SET status = 'sent', sent_at = ${sent.at}, provider_message_id = ${sent.providerMessageId},
+      from_number = ${sent.fromNumber}, updated_at = ${sent.at},
+      metadata = json_set(metadata, '$.attempts', ${sent.attempts}, '$.gateway', ${sent.gateway})
+    WHERE id = ${id} AND status IN ('queued', 'scheduled')`);
+}
+
+/** Records a failed attempt that will be retried: attempts, last error, next attempt time. */
+export async function recordRetry(db: Db, id: string, retry: { attempts: number; error: string; nextAttemptAt: number; at: number }) {
+  await db.run(sql`UPDATE messages SET updated_at = ${retry.at},
+      metadata = json_set(metadata, '$.attempts', ${retry.attempts}, '$.last_error', ${retry.error},
+        '$.next_attempt_at', ${retry.nextAttemptAt})
+    WHERE id = ${id} AND status IN ('queued', 'scheduled')`);
+}
+
+/** scheduled → queued for messages whose time has come (they now enter the fan-out). */
+export async function markDue(db: Db, ids: string[], now: number): Promise<void> {
+  if (ids.length === 0) return;
+  await db.run(sql`UPDATE messages SET status = 'queued', updated_at = ${now}
+    WHERE id IN (SELECT value FROM json_each(${JSON.stringify(ids)})) AND status = 'scheduled'`);
+}
+
+/**
+ * Applies delivery receipts. Status only moves forward (issue 3, "Status lifecycle"): `delivered`
+ * applies to a sent message; `read` applies to a sent or delivered one and also fills a missing
+ * `delivered_at`. A late or repeated ack changes nothing but the event log in `metadata.events`.
+ */
+export async function applyAcks(db: Db, acks: { messageId: string; kind: AckKind; at: number }[]): Promise<void> {
+  if (acks.length === 0) return;
+  const statements = acks.map((ack) => {
+    const event = JSON.stringify({ type: ack.kind, at: new Date(ack.at).toISOString() });
+    const setEvent = sql`metadata = json_insert(metadata, '$.events[#]', json(${event})), updated_at = ${ack.at}`;
+    return ack.kind === "delivered"
+      ? db.run(sql`UPDATE messages SET ${setEvent},
+          status = CASE WHEN status = 'sent' THEN 'delivered' ELSE status END,
+          delivered_at = CASE WHEN status IN ('sent', 'delivered', 'read') THEN COALESCE(delivered_at, ${ack.at}) ELSE delivered_at END
+          WHERE id = ${ack.messageId} AND direction = 'outgoing' AND status <> 'failed'`)
+      : db.run(sql`UPDATE messages SET ${setEvent},
+          status = CASE WHEN status IN ('sent', 'delivered') THEN 'read' ELSE status END,
+          delivered_at = COALESCE(delivered_at, ${ack.at}),
+          read_at = COALESCE(read_at, ${ack.at})
+          WHERE id = ${ack.messageId} AND direction = 'outgoing' AND status IN ('sent', 'delivered', 'read')`);
+  });
+  const [first, ...rest] = statements;
+  if (first) await db.batch([first, ...rest]);
+}
+
+/** The account's message with this id, or null. */
+export async function findMessage(db: Db, accountId: string, id: string): Promise<MessageRow | null> {
+  const [row] = await db
+    .select()
+    .from(messages)
+    .where(and(eq(messages.id, id), eq(messages.accountId, accountId)))
+    .limit(1);
+  return row ?? null;
+}

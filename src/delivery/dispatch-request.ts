@@ -1,0 +1,66 @@
+import type { MessageRow, MessageType } from "../messages/message-record";
+
+/**
+ * One recipient's message on the outbound Queue: everything the session object needs to send
+ * it, so the fan-out reads nothing back from D1.
+ */
+export interface DispatchRequest {
+  id: string;
+  accountId: string;
+  sessionId: string;
+  to: string;
+  type: MessageType;
+  content: string | null;
+  mediaUrl: string | null;
+  /** Milliseconds the session waits after its previous gateway call before sending this one. */
+  delayBetween: number;
+  /** Creation time (epoch ms), then `sendRef`, then `sendIndex`: the order of acceptance. */
+  acceptedAt: number;
+  /** Identifies the send request (its charge's ledger id): keeps concurrent sends apart. */
+  sendRef: string;
+  sendIndex: number;
+  /** Epoch ms before which it must not be sent (`scheduled_at`), or null. */
+  notBefore: number | null;
+  /** Dispatch lane: 0 for one-time codes, 1 for bulk. Lower goes first (issue 4). */
+  priority: 0 | 1;
+}
+
+/** Largest batch `Queue.sendBatch` takes (Cloudflare Queues limit: 100 messages). */
+const QUEUE_BATCH = 100;
+
+/** Builds the queue message of a created message row. */
+export function dispatchRequestOf(row: MessageRow, priority: 0 | 1): DispatchRequest {
+  return {
+    id: row.id,
+    accountId: row.accountId,
+    sessionId: row.chatappSessionId ?? "",
+    to: row.toNumber,
+    type: row.type,
+    content: row.content,
+    mediaUrl: row.mediaUrl,
+    delayBetween: row.delayBetween,
+    acceptedAt: row.createdAt,
+    sendRef: row.chargeId ?? row.id,
+    sendIndex: row.sendIndex,
+    notBefore: row.scheduledAt,
+    priority,
+  };
+}
+
+/**
+ * Puts the messages on the outbound Queue in batches of at most 100.
+ * @returns how many were enqueued before a failure (all of them when it resolves normally).
+ */
+export async function enqueueDispatch(queue: Queue, requests: DispatchRequest[]): Promise<{ enqueued: number; error?: unknown }> {
+  let enqueued = 0;
+  try {
+    for (let i = 0; i < requests.length; i += QUEUE_BATCH) {
+      const chunk = requests.slice(i, i + QUEUE_BATCH);
+      await queue.sendBatch(chunk.map((body) => ({ body, contentType: "json" as const })));
+      enqueued += chunk.length;
+    }
+    return { enqueued };
+  } catch (error) {
+    return { enqueued, error };
+  }
+}

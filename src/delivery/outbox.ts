@@ -1,0 +1,157 @@
+import type { DispatchRequest } from "./dispatch-request";
+
+/** A message waiting in (or done with) a session's outbox. */
+export type OutboxItem = {
+  id: string;
+  account_id: string;
+  to_number: string;
+  type: DispatchRequest["type"];
+  content: string | null;
+  media_url: string | null;
+  delay_between: number;
+  priority: number;
+  accepted_at: number;
+  send_ref: string;
+  send_index: number;
+  not_before: number;
+  /** 1 while the message is still `scheduled` in D1. */
+  scheduled: number;
+  state: "pending" | "sending" | "sent" | "failed";
+  attempts: number;
+  next_attempt_at: number;
+  expires_at: number;
+  done_at: number | null;
+};
+
+/** How long sent and failed entries are kept, so a redelivered queue message is recognised. */
+export const OUTBOX_RETENTION_MS = 7 * 24 * 3600 * 1000;
+
+/**
+ * The session object's queue of messages to send, in its SQLite storage. Entries are keyed by
+ * message id and kept after sending, so a queue message delivered twice is ignored (issue 3:
+ * at-least-once delivery must never send twice).
+ */
+export class Outbox {
+  constructor(private readonly sql: SqlStorage) {
+    sql.exec(`
+      CREATE TABLE IF NOT EXISTS outbox (
+        id TEXT PRIMARY KEY, account_id TEXT NOT NULL, to_number TEXT NOT NULL, type TEXT NOT NULL,
+        content TEXT, media_url TEXT, delay_between INTEGER NOT NULL, priority INTEGER NOT NULL,
+        accepted_at INTEGER NOT NULL, send_ref TEXT NOT NULL, send_index INTEGER NOT NULL,
+        not_before INTEGER NOT NULL, scheduled INTEGER NOT NULL, state TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0, next_attempt_at INTEGER NOT NULL DEFAULT 0,
+        expires_at INTEGER NOT NULL, done_at INTEGER);
+      CREATE INDEX IF NOT EXISTS outbox_order ON outbox (state, priority, accepted_at, send_ref, send_index);
+      CREATE TABLE IF NOT EXISTS outbox_pacing (id INTEGER PRIMARY KEY CHECK (id = 1), last_call_at INTEGER NOT NULL);
+    `);
+    // An entry left `sending` means the object stopped during a gateway call: try it again
+    // (gateways are asked to deduplicate by our message id, see ChatGateway.send).
+    sql.exec("UPDATE outbox SET state = 'pending' WHERE state = 'sending'");
+  }
+
+  /** Adds new entries; ids already present (redeliveries) are ignored. Returns how many were new. */
+  add(requests: DispatchRequest[], ttlMs: number): number {
+    let added = 0;
+    for (const r of requests) {
+      const notBefore = r.notBefore ?? 0;
+      const cursor = this.sql.exec(
+        `INSERT INTO outbox (id, account_id, to_number, type, content, media_url, delay_between, priority, accepted_at,
+           send_ref, send_index, not_before, scheduled, state, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?) ON CONFLICT (id) DO NOTHING`,
+        r.id,
+        r.accountId,
+        r.to,
+        r.type,
+        r.content,
+        r.mediaUrl,
+        r.delayBetween,
+        r.priority,
+        r.acceptedAt,
+        r.sendRef,
+        r.sendIndex,
+        notBefore,
+        r.notBefore === null ? 0 : 1,
+        Math.max(r.acceptedAt, notBefore) + ttlMs,
+      );
+      added += cursor.rowsWritten > 0 ? 1 : 0;
+    }
+    return added;
+  }
+
+  get(id: string): OutboxItem | null {
+    return this.sql.exec<OutboxItem>("SELECT * FROM outbox WHERE id = ?", id).toArray()[0] ?? null;
+  }
+
+  /** The next entry to send at `now`: one-time codes first, then in order of acceptance. */
+  next(now: number): OutboxItem | null {
+    return (
+      this.sql
+        .exec<OutboxItem>(
+          `SELECT * FROM outbox WHERE state = 'pending' AND not_before <= ? AND next_attempt_at <= ?
+           ORDER BY priority, accepted_at, send_ref, send_index LIMIT 1`,
+          now,
+          now,
+        )
+        .toArray()[0] ?? null
+    );
+  }
+
+  /** The earliest time a pending entry becomes sendable (scheduled time or retry backoff). */
+  nextDueAt(): number | null {
+    const row = this.sql
+      .exec<{ due: number | null }>("SELECT MIN(MAX(not_before, next_attempt_at)) AS due FROM outbox WHERE state = 'pending'")
+      .toArray()[0];
+    return row?.due ?? null;
+  }
+
+  /** Scheduled entries whose time has come; they are marked no longer scheduled. */
+  takeDueScheduled(now: number): string[] {
+    const ids = this.sql
+      .exec<{ id: string }>("SELECT id FROM outbox WHERE state = 'pending' AND scheduled = 1 AND not_before <= ?", now)
+      .toArray()
+      .map((r) => r.id);
+    if (ids.length > 0) this.sql.exec("UPDATE outbox SET scheduled = 0 WHERE scheduled = 1 AND not_before <= ?", now);
+    return ids;
+  }
+
+  /** Pending entries past their time to live at `now`. */
+  expired(now: number): OutboxItem[] {
+    return this.sql.exec<OutboxItem>("SELECT * FROM outbox WHERE state = 'pending' AND expires_at <= ?", now).toArray();
+  }
+
+  /** The earliest expiry among pending entries. */
+  nextExpiryAt(): number | null {
+    return this.sql.exec<{ at: number | null }>("SELECT MIN(expires_at) AS at FROM outbox WHERE state = 'pending'").toArray()[0]?.at ?? null;
+  }
+
+  /** Every pending entry (to fail them when the session is banned or deleted). */
+  pending(): OutboxItem[] {
+    return this.sql.exec<OutboxItem>("SELECT * FROM outbox WHERE state IN ('pending', 'sending')").toArray();
+  }
+
+  markSending(id: string): void {
+    this.sql.exec("UPDATE outbox SET state = 'sending', attempts = attempts + 1 WHERE id = ?", id);
+  }
+
+  markRetry(id: string, nextAttemptAt: number): void {
+    this.sql.exec("UPDATE outbox SET state = 'pending', next_attempt_at = ? WHERE id = ?", nextAttemptAt, id);
+  }
+
+  markDone(ids: string[], state: "sent" | "failed", at: number): void {
+    for (const id of ids) this.sql.exec("UPDATE outbox SET state = ?, done_at = ? WHERE id = ?", state, at, id);
+  }
+
+  /** When the session last called the gateway (epoch ms; 0 if never): the pacing reference. */
+  lastCallAt(): number {
+    return this.sql.exec<{ last_call_at: number }>("SELECT last_call_at FROM outbox_pacing").toArray()[0]?.last_call_at ?? 0;
+  }
+
+  recordCall(at: number): void {
+    this.sql.exec("INSERT OR REPLACE INTO outbox_pacing (id, last_call_at) VALUES (1, ?)", at);
+  }
+
+  /** Forgets finished entries older than {@link OUTBOX_RETENTION_MS}. */
+  purge(now: number): void {
+    this.sql.exec("DELETE FROM outbox WHERE state IN ('sent', 'failed') AND done_at < ?", now - OUTBOX_RETENTION_MS);
+  }
+}

@@ -1,0 +1,68 @@
+import type { messages } from "../db/schema";
+import { fromMinor } from "../lib/money";
+import { formatNullableTimestamp, formatTimestamp } from "../lib/time";
+
+export type MessageRow = typeof messages.$inferSelect;
+export type MessageType = MessageRow["type"];
+export type MessageStatus = MessageRow["status"];
+
+export const MESSAGE_TYPES = ["text", "image", "video", "audio", "document"] as const satisfies readonly MessageType[];
+export const MESSAGE_STATUSES = [
+  "queued",
+  "sent",
+  "delivered",
+  "read",
+  "failed",
+  "scheduled",
+] as const satisfies readonly MessageStatus[];
+
+/** A message as the API shows it (interface document §2.2): every field, `to_number` one string. */
+export function toMessageRecord(row: MessageRow) {
+  return {
+    id: row.id,
+    chatapp_session_id: row.chatappSessionId,
+    campaign_id: row.campaignId,
+    otp_id: row.otpId,
+    provider_message_id: row.providerMessageId,
+    from_number: row.fromNumber,
+    to_number: row.toNumber,
+    type: row.type,
+    content: row.content,
+    media_url: row.mediaUrl,
+    status: row.status,
+    direction: row.direction,
+    reason: row.reason,
+    cost: fromMinor(row.cost),
+    sent_at: formatNullableTimestamp(row.sentAt),
+    delivered_at: formatNullableTimestamp(row.deliveredAt),
+    read_at: formatNullableTimestamp(row.readAt),
+    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    created_at: formatTimestamp(row.createdAt),
+    updated_at: formatTimestamp(row.updatedAt),
+  };
+}
+
+export type MessageRecord = ReturnType<typeof toMessageRecord>;
+
+/** The fields of a record in the send response (interface document §4.2, "Response 201"). */
+export function toSentRecord(row: MessageRow) {
+  const r = toMessageRecord(row);
+  return {
+    id: r.id,
+    chatapp_session_id: r.chatapp_session_id,
+    campaign_id: r.campaign_id,
+    from_number: r.from_number,
+    to_number: r.to_number,
+    type: r.type,
+    content: r.content,
+    media_url: r.media_url,
+    status: r.status,
+    direction: r.direction,
+    cost: r.cost,
+    sent_at: r.sent_at,
+    delivered_at: r.delivered_at,
+    read_at: r.read_at,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
+}
