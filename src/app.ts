@@ -8,6 +8,7 @@ import { adminAuth, apiKeyAuth } from "./middleware/auth";
 import { bodyGuard } from "./middleware/body-guard";
 import { requestId } from "./middleware/request-id";
 import { adminRoutes } from "./routes/admin/admin.index";
+import { appRoutes } from "./routes/apps/apps.index";
 import { createRouter } from "./routes/router";
 import { sandboxRoutes } from "./routes/sandbox/sandbox.index";
 import { sessionRoutes } from "./routes/sessions/sessions.index";
@@ -67,6 +68,7 @@ export function createApp() {
   app.get("/health", (c) => c.json({ status: "ok" }));
   app.route("/admin", adminRoutes);
   app.route("/v1/chatapp/sessions", sessionRoutes);
+  app.route("/v1/apps", appRoutes);
   app.route("/sandbox", sandboxRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKey", {

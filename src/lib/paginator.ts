@@ -1,0 +1,109 @@
+/**
+ * Laravel's length-aware paginator as an API resource collection renders it (issue 4: the app
+ * listing answers "in Laravel's length-aware paginator shape, exactly"). The rules below follow
+ * `Illuminate\Pagination\LengthAwarePaginator::toArray()`, `AbstractPaginator::url()`,
+ * `UrlWindow` and `Illuminate\Http\Resources\Json\PaginatedResourceResponse`.
+ */
+
+/** One entry of `meta.links`: a page number, `...`, or the previous/next link. */
+export interface PageLink {
+  url: string | null;
+  label: string;
+  active: boolean;
+}
+
+/** The body of a paginated listing: `{ data, links, meta }`. */
+export interface LengthAwarePage<T> {
+  data: T[];
+  links: { first: string; last: string; prev: string | null; next: string | null };
+  meta: {
+    current_page: number;
+    from: number | null;
+    last_page: number;
+    links: PageLink[];
+    path: string;
+    per_page: number;
+    to: number | null;
+    total: number;
+  };
+}
+
+export interface PageInput<T> {
+  /** The items of the requested page (at most `perPage`). */
+  items: T[];
+  /** Number of items on all pages. */
+  total: number;
+  /** Requested page, 1-based; may lie beyond the last page (then `items` is empty). */
+  page: number;
+  perPage: number;
+  /** Absolute URL of the listing without query string, e.g. `https://api.example/v1/apps`. */
+  path: string;
+  /**
+   * Query parameters carried into every page URL ahead of `page` (Laravel's `appends()`), e.g.
+   * `{ per_page: "25" }` so that following a link keeps the page size.
+   */
+  appends?: Record<string, string>;
+}
+
+// Laravel's `UrlWindow` default: pages on each side of the current one before eliding with `...`.
+const ON_EACH_SIDE = 3;
+
+/**
+ * Builds the paginated body. As in Laravel: `last_page` is at least 1; `from`/`to` are 1-based
+ * item positions, null on an empty page; `prev` is null on page 1 and `next` null from the last
+ * page on; `first`/`last` are always URLs; page URLs are `path?page=N` (after any `appends`).
+ * `meta.links` is `« Previous`, the page numbers, `Next »`: every page up to 13 pages, beyond
+ * that Laravel's sliding window (first 2, `...`, 7 around the current page, `...`, last 2).
+ */
+export function lengthAwarePage<T>(input: PageInput<T>): LengthAwarePage<T> {
+  const { items, total, page, perPage, path } = input;
+  const lastPage = Math.max(Math.ceil(total / perPage), 1);
+  const query = new URLSearchParams(input.appends);
+  const url = (n: number) => {
+    query.set("page", String(Math.max(n, 1)));
+    return `${path}?${query.toString()}`;
+  };
+  const prev = page > 1 ? url(page - 1) : null;
+  const next = page < lastPage ? url(page + 1) : null;
+  const from = items.length > 0 ? (page - 1) * perPage + 1 : null;
+  const to = from === null ? null : from + items.length - 1;
+
+  const links: PageLink[] = [{ url: prev, label: "&laquo; Previous", active: false }];
+  for (const element of pageWindow(page, lastPage)) {
+    links.push(
+      element === "..."
+        ? { url: null, label: "...", active: false }
+        : { url: url(element), label: String(element), active: element === page },
+    );
+  }
+  links.push({ url: next, label: "Next &raquo;", active: false });
+
+  return {
+    data: items,
+    links: { first: url(1), last: url(lastPage), prev, next },
+    meta: {
+      current_page: page,
+      from,
+      last_page: lastPage,
+      links,
+      path,
+      per_page: perPage,
+      to,
+      total,
+    },
+  };
+}
+
+/** Page numbers and `...` gaps shown around `page`, as Laravel's `UrlWindow::get()` chooses them. */
+function pageWindow(page: number, lastPage: number): (number | "...")[] {
+  const range = (start: number, end: number) => Array.from({ length: end - start + 1 }, (_, i) => start + i);
+  if (lastPage < ON_EACH_SIDE * 2 + 8) return range(1, lastPage);
+  const window = ON_EACH_SIDE + 4;
+  const start = range(1, 2);
+  const finish = range(lastPage - 1, lastPage);
+  if (page <= window) return [...range(1, window + ON_EACH_SIDE), "...", ...finish];
+  if (page > lastPage - window) {
+    return [...start, "...", ...range(lastPage - (window + (ON_EACH_SIDE - 1)), lastPage)];
+  }
+  return [...start, "...", ...range(page - ON_EACH_SIDE, page + ON_EACH_SIDE), "...", ...finish];
+}

@@ -1,0 +1,90 @@
+/**
+ * The OTP message template engine (issue 4, "Templates"; interface document §2.3).
+ *
+ * The document's examples use two placeholder syntaxes, so both are accepted: `{{code}}` and
+ * `{code}`, likewise `{{app_name}}` and `{app_name}`, with optional spaces inside the braces
+ * (`{{ code }}`, `{ code }`). Braces are reserved for placeholders: any other brace-delimited
+ * name, and any brace that closes or opens nothing, is a problem reported by
+ * {@link templateProblems}, so that a template is refused when an app is written (422) rather
+ * than sending a surprise at OTP time.
+ */
+
+/** The names a template may use, and what each stands for. */
+export const PLACEHOLDERS = ["code", "app_name"] as const;
+
+export type PlaceholderName = (typeof PLACEHOLDERS)[number];
+
+/** The values substituted when a template is rendered. */
+export type TemplateValues = Record<PlaceholderName, string>;
+
+/** Longest template accepted (characters, UTF-16 code units): issue 4 bound, 1–1,000. */
+export const MAX_TEMPLATE_LENGTH = 1_000;
+
+// `{{ name }}` or `{ name }`; the name is everything between the braces (no braces inside),
+// trimmed. The double form is tried first so that `{{code}}` is one placeholder, not `{` + `{code}` + `}`.
+const PLACEHOLDER = /\{\{([^{}]*)\}\}|\{([^{}]*)\}/g;
+
+function isPlaceholderName(name: string): name is PlaceholderName {
+  return (PLACEHOLDERS as readonly string[]).includes(name);
+}
+
+/**
+ * Every problem with a template, as human-readable messages; an empty array means the template
+ * is valid. Problems: a placeholder with an unknown name (`{{ otp }}`), a stray `{` or `}`
+ * (e.g. the malformed `{{code}`), and a template without a code placeholder (issue 4: "must
+ * contain the code placeholder"; "an unknown placeholder is a 422 at create and update time").
+ * Length bounds are checked by the request schema, not here.
+ */
+export function templateProblems(template: string): string[] {
+  const problems: string[] = [];
+  let hasCode = false;
+  const rest = template.replace(
+    PLACEHOLDER,
+    (match, double: string | undefined, single: string | undefined) => {
+      const name = (double ?? single ?? "").trim();
+      if (name === "code") hasCode = true;
+      else if (!isPlaceholderName(name)) {
+        problems.push(`unknown placeholder ${match}: use {{code}} or {{app_name}}`);
+      }
+      // Keep the string's length so that stray-brace positions below refer to the original.
+      return " ".repeat(match.length);
+    },
+  );
+  for (let i = 0; i < rest.length; i++) {
+    const ch = rest[i];
+    if (ch === "{" || ch === "}") {
+      problems.push(`unmatched "${ch}" at position ${i}: braces are reserved for placeholders`);
+    }
+  }
+  if (!hasCode) problems.push("must contain the code placeholder {{code}}");
+  return problems;
+}
+
+/**
+ * Substitutes `values` into a template: every `{{code}}`/`{code}` becomes `values.code` and
+ * every `{{app_name}}`/`{app_name}` becomes `values.app_name` (spaces inside the braces allowed).
+ * Substitution is one pass, so braces inside a value never form new placeholders. Anything that
+ * is not a known placeholder is left as written; a template that passed
+ * {@link templateProblems} has none.
+ */
+export function renderTemplate(template: string, values: TemplateValues): string {
+  return template.replace(PLACEHOLDER, (match, double: string | undefined, single: string | undefined) => {
+    const name = (double ?? single ?? "").trim();
+    return isPlaceholderName(name) ? values[name] : match;
+  });
+}
+
+/**
+ * The template an app gets when it is created without `message_template` (issue 4; interface
+ * document §2.3 "a generated template built from the app name"): the name is written into the
+ * text literally, next to the `{{code}}` placeholder, e.g.
+ * `{{code}} is your Acme verification code. Do not share it.` Braces are removed from the name
+ * so that it cannot form placeholders; the result always passes {@link templateProblems}. The
+ * text names no expiry, since that is an app setting that can change afterwards.
+ */
+export function defaultTemplate(appName: string): string {
+  const name = appName.replace(/[{}]/g, "").replace(/\s+/g, " ").trim();
+  return name
+    ? `{{code}} is your ${name} verification code. Do not share it.`
+    : "{{code}} is your verification code. Do not share it.";
+}
