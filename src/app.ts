@@ -10,6 +10,7 @@ import { requestId } from "./middleware/request-id";
 import { adminRoutes } from "./routes/admin/admin.index";
 import { appRoutes } from "./routes/apps/apps.index";
 import { createRouter } from "./routes/router";
+import { messageRoutes } from "./routes/messages/messages.index";
 import { sandboxRoutes } from "./routes/sandbox/sandbox.index";
 import { sessionRoutes } from "./routes/sessions/sessions.index";
 
@@ -68,6 +69,7 @@ export function createApp() {
   app.get("/health", (c) => c.json({ status: "ok" }));
   app.route("/admin", adminRoutes);
   app.route("/v1/chatapp/sessions", sessionRoutes);
+  app.route("/v1/chatapp/messages", messageRoutes);
   app.route("/v1/apps", appRoutes);
   app.route("/sandbox", sandboxRoutes);
 

@@ -1,4 +1,6 @@
+import type { SQL } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
+import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import * as schema from "./schema";
 
 /** Drizzle over the D1 binding, mapping camelCase fields to snake_case columns. */
@@ -7,3 +9,23 @@ export function createDb(d1: D1Database) {
 }
 
 export type Db = ReturnType<typeof createDb>;
+
+const dialect = new SQLiteAsyncDialect({ casing: "snake_case" });
+
+/**
+ * Runs drizzle `sql` statements as one D1 batch: one transaction, all or nothing, in order.
+ * drizzle-orm 0.45's own `db.batch` cannot bind the parameters of raw `sql` items (its raw
+ * query has no prepared statement), so this compiles them with drizzle's dialect and hands the
+ * statements to D1 directly.
+ *
+ * @returns one D1 result per statement (`results` holds RETURNING rows).
+ */
+export function batchSql<T = Record<string, unknown>>(db: Db, statements: SQL[]): Promise<D1Result<T>[]> {
+  const d1 = db.$client;
+  return d1.batch<T>(
+    statements.map((statement) => {
+      const query = dialect.sqlToQuery(statement);
+      return d1.prepare(query.sql).bind(...query.params);
+    }),
+  );
+}

@@ -2,8 +2,12 @@ import { DurableObject } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { readConfig } from "../config";
 import { createDb } from "../db/client";
+import { applyAcks, failAndRefund, markDue, markSent, recordRetry } from "../db/queries/messages";
 import { sessions } from "../db/schema";
-import type { ChatGateway, GatewayEvent, LinkState } from "../gateways/gateway";
+import type { DispatchRequest } from "../delivery/dispatch-request";
+import { Outbox, type OutboxItem } from "../delivery/outbox";
+import { retryDelayMs, MAX_SEND_ATTEMPTS } from "../delivery/retry";
+import type { AckKind, ChatGateway, GatewayEvent, LinkState, SendOutcome } from "../gateways/gateway";
 import { SandboxGateway, sandboxPhoneNumber } from "../gateways/sandbox";
 import { type Failure, fail, ok, type SessionResult } from "./result";
 import {
@@ -15,8 +19,17 @@ import {
 } from "./session-record";
 import { conflictOf, type SessionCommand } from "./transitions";
 
-/** Kinds of deadline the alarm runs. */
-type DeadlineKind = "qr_rotate" | "qr_timeout";
+/**
+ * Kinds of deadline the alarm runs: QR rotation and timeout, a wake-up for the dispatcher
+ * (pacing gaps, scheduled sends, retry backoff), the expiry of waiting messages, and the sandbox's
+ * delivery receipts (`ref` is the message id).
+ */
+type DeadlineKind = "qr_rotate" | "qr_timeout" | "dispatch" | "expire" | "ack_delivered" | "ack_read";
+
+/** Longest pacing gap the dispatcher waits out in-line; longer gaps go through the alarm. */
+const INLINE_WAIT_MS = 5_000;
+/** How long one dispatcher run may last before it hands over to a fresh alarm. */
+const DISPATCH_RUN_MS = 60_000;
 
 type StoredSession = {
   id: string;
@@ -43,6 +56,9 @@ type StoredSession = {
  */
 export class ChatSession extends DurableObject<Env> {
   private readonly sql: SqlStorage;
+  private readonly outbox: Outbox;
+  /** True while a dispatcher run is in progress (one at a time per object). */
+  private dispatching = false;
   /** Tail of the chain that runs state changes one at a time (gateway calls and D1 writes await). */
   private tail: Promise<unknown> = Promise.resolve();
 
@@ -59,6 +75,7 @@ export class ChatSession extends DurableObject<Env> {
         kind TEXT NOT NULL, ref TEXT NOT NULL, due_at INTEGER NOT NULL, PRIMARY KEY (kind, ref));
       CREATE TABLE IF NOT EXISTS alarm_state (id INTEGER PRIMARY KEY CHECK (id = 1), armed_for INTEGER);
     `);
+    this.outbox = new Outbox(this.sql);
   }
 
   // ---- RPC: lifecycle commands -------------------------------------------------------------
@@ -136,6 +153,7 @@ export class ChatSession extends DurableObject<Env> {
     return this.exclusive(async () => {
       const state = this.state();
       if (!state) return;
+      await this.failPending("session_deleted");
       await this.gateway().remove(state.session_id);
       await createDb(this.env.DB).delete(sessions).where(eq(sessions.id, state.id));
       await this.ctx.storage.deleteAlarm();
@@ -146,6 +164,35 @@ export class ChatSession extends DurableObject<Env> {
   /** Applies an event reported by the chat network (real gateways' webhooks, the sandbox). */
   async applyEvent(event: GatewayEvent): Promise<SessionResult<SessionRecord>> {
     return this.exclusive(() => this.handleEvent(event));
+  }
+
+  // ---- RPC: message fan-out ----------------------------------------------------------------
+
+  /**
+   * Takes messages from the outbound Queue into the outbox and wakes the dispatcher. Messages
+   * already known (a redelivered queue message) are ignored. A deleted or banned session fails
+   * them at once, with a refund.
+   * @returns how many were new.
+   */
+  async enqueue(requests: DispatchRequest[]): Promise<number> {
+    return this.exclusive(async () => {
+      const state = this.state();
+      const now = Date.now();
+      if (!state || state.status === "banned") {
+        const reason = state ? "session_banned" : "session_deleted";
+        await this.refundGrouped(requests.map((r) => ({ id: r.id, account_id: r.accountId })), reason, now);
+        // A deleted session's object keeps nothing (its storage was cleared on delete).
+        if (!state) await this.ctx.storage.deleteAll();
+        return 0;
+      }
+      const added = this.outbox.add(requests, readConfig(this.env).MESSAGE_TTL_SECONDS * 1000);
+      if (added > 0) {
+        this.schedule("dispatch", "", now);
+        this.scheduleExpiry();
+        await this.rearm();
+      }
+      return added;
+    });
   }
 
   // ---- RPC: sandbox phone ------------------------------------------------------------------
@@ -202,15 +249,14 @@ export class ChatSession extends DurableObject<Env> {
   // ---- alarm -------------------------------------------------------------------------------
 
   /**
-   * Runs every deadline due by the time the alarm was armed for, then re-arms for the earliest
-   * remaining one. Using the armed-for time (not only the clock) makes an alarm that runs early,
-   * as `runDurableObjectAlarm` does in tests, behave as if it ran on time.
+   * Runs every deadline due by the time the alarm was armed for, then the dispatcher, then
+   * re-arms for the earliest remaining deadline. Using the armed-for time (not only the clock)
+   * makes an alarm that runs early, as `runDurableObjectAlarm` does in tests, behave as if it ran
+   * on time; pacing gaps are still measured on the real clock.
    */
   async alarm(): Promise<void> {
-    await this.exclusive(async () => {
-      const armed = this.sql
-        .exec<{ armed_for: number | null }>("SELECT armed_for FROM alarm_state WHERE id = 1")
-        .toArray()[0];
+    const horizon = await this.exclusive(async () => {
+      const armed = this.sql.exec<{ armed_for: number | null }>("SELECT armed_for FROM alarm_state WHERE id = 1").toArray()[0];
       const horizon = Math.max(Date.now(), armed?.armed_for ?? 0);
       const due = this.sql
         .exec<{ kind: DeadlineKind; ref: string; due_at: number }>(
@@ -218,15 +264,26 @@ export class ChatSession extends DurableObject<Env> {
           horizon,
         )
         .toArray();
+      const acks: { messageId: string; kind: AckKind; at: number }[] = [];
       for (const deadline of due) {
         this.sql.exec("DELETE FROM deadlines WHERE kind = ? AND ref = ?", deadline.kind, deadline.ref);
-        await this.runDeadline(deadline.kind, deadline.due_at);
+        if (deadline.kind === "ack_delivered" || deadline.kind === "ack_read") {
+          acks.push({ messageId: deadline.ref, kind: deadline.kind === "ack_read" ? "read" : "delivered", at: Date.now() });
+        } else if (deadline.kind === "expire") {
+          await this.expireWaiting(horizon);
+        } else if (deadline.kind !== "dispatch") {
+          await this.runQrDeadline(deadline.kind, deadline.due_at);
+        }
       }
-      await this.rearm();
+      await applyAcks(createDb(this.env.DB), acks);
+      this.outbox.purge(Date.now());
+      return horizon;
     });
+    await this.dispatch(horizon);
+    await this.exclusive(() => this.rearm());
   }
 
-  private async runDeadline(kind: DeadlineKind, dueAt: number): Promise<void> {
+  private async runQrDeadline(kind: "qr_rotate" | "qr_timeout", dueAt: number): Promise<void> {
     const state = this.state();
     if (state?.status !== "pending") return;
     const config = readConfig(this.env);
@@ -239,6 +296,121 @@ export class ChatSession extends DurableObject<Env> {
       this.clearQrDeadlines();
       await this.writeThrough();
     }
+  }
+
+  // ---- dispatcher --------------------------------------------------------------------------
+
+  /**
+   * Sends due outbox entries one by one while the session is connected, pacing the gateway calls:
+   * each call starts at least the message's `delay_between` after the previous call finished
+   * (issue 3, "Fan-out and pacing"). Short gaps are waited out here, long ones via the alarm.
+   * `horizon` is the logical now for scheduled times and retry backoff (see {@link alarm}).
+   */
+  private async dispatch(horizon: number): Promise<void> {
+    if (this.dispatching) return;
+    this.dispatching = true;
+    const startedAt = Date.now();
+    try {
+      for (;;) {
+        if (this.state()?.status !== "connected") return;
+        const now = Math.max(Date.now(), horizon);
+        const due = this.outbox.takeDueScheduled(now);
+        if (due.length > 0) await markDue(createDb(this.env.DB), due, Date.now());
+        const item = this.outbox.next(now);
+        if (!item) {
+          const wake = this.outbox.nextDueAt();
+          if (wake !== null) this.schedule("dispatch", "", wake);
+          return;
+        }
+        const readyAt = this.outbox.lastCallAt() + item.delay_between;
+        const wait = readyAt - Date.now();
+        if (wait > 0) {
+          if (wait > INLINE_WAIT_MS || Date.now() - startedAt > DISPATCH_RUN_MS) {
+            this.schedule("dispatch", "", readyAt);
+            return;
+          }
+          await scheduler.wait(wait);
+          continue;
+        }
+        await this.exclusive(() => this.sendOne(item.id));
+        if (Date.now() - startedAt > DISPATCH_RUN_MS) {
+          this.schedule("dispatch", "", Date.now());
+          return;
+        }
+      }
+    } finally {
+      this.dispatching = false;
+    }
+  }
+
+  /** One gateway call for one outbox entry, and its outcome written to the outbox and to D1. */
+  private async sendOne(id: string): Promise<void> {
+    const state = this.state();
+    const item = this.outbox.get(id);
+    if (state?.status !== "connected" || item?.state !== "pending") return;
+    this.outbox.markSending(id);
+    const attempts = item.attempts + 1;
+    const gateway = this.gateway();
+    let outcome: SendOutcome;
+    try {
+      outcome = await gateway.send(state.session_id, {
+        id,
+        to: item.to_number,
+        type: item.type,
+        content: item.content,
+        mediaUrl: item.media_url,
+      });
+    } catch (error) {
+      outcome = { ok: false, permanent: false, reason: error instanceof Error ? error.message : String(error) };
+    }
+    const at = Date.now();
+    this.outbox.recordCall(at);
+    const db = createDb(this.env.DB);
+    if (outcome.ok) {
+      this.outbox.markDone([id], "sent", at);
+      await markSent(db, id, { at, providerMessageId: outcome.providerMessageId, fromNumber: state.phone_number, attempts, gateway: gateway.name });
+      if (gateway.name === "sandbox") {
+        const config = readConfig(this.env);
+        this.schedule("ack_delivered", id, at + config.SANDBOX_DELIVERED_MS);
+        this.schedule("ack_read", id, at + config.SANDBOX_READ_MS);
+      }
+    } else if (outcome.permanent || attempts >= MAX_SEND_ATTEMPTS) {
+      this.outbox.markDone([id], "failed", at);
+      await recordRetry(db, id, { attempts, error: outcome.reason, nextAttemptAt: null, at });
+      await failAndRefund(db, item.account_id, [id], outcome.permanent ? outcome.reason : "retries_exhausted", at);
+    } else {
+      const nextAttemptAt = at + retryDelayMs(attempts);
+      this.outbox.markRetry(id, nextAttemptAt);
+      await recordRetry(db, id, { attempts, error: outcome.reason, nextAttemptAt, at });
+    }
+  }
+
+  /** Fails waiting messages whose time to live ran out while the session was unavailable. */
+  private async expireWaiting(now: number): Promise<void> {
+    const expired = this.outbox.expired(now);
+    this.outbox.markDone(expired.map((e) => e.id), "failed", Date.now());
+    await this.refundGrouped(expired, "message_expired", Date.now());
+    this.scheduleExpiry();
+  }
+
+  /** Fails every message still waiting in the outbox (session banned or deleted), with refunds. */
+  private async failPending(reason: string): Promise<void> {
+    const pending = this.outbox.pending();
+    this.outbox.markDone(pending.map((p) => p.id), "failed", Date.now());
+    await this.refundGrouped(pending, reason, Date.now());
+  }
+
+  private async refundGrouped(items: Pick<OutboxItem, "id" | "account_id">[], reason: string, now: number): Promise<void> {
+    const byAccount = new Map<string, string[]>();
+    for (const item of items) byAccount.set(item.account_id, [...(byAccount.get(item.account_id) ?? []), item.id]);
+    const db = createDb(this.env.DB);
+    for (const [accountId, ids] of byAccount) await failAndRefund(db, accountId, ids, reason, now);
+  }
+
+  private scheduleExpiry(): void {
+    const at = this.outbox.nextExpiryAt();
+    if (at === null) this.sql.exec("DELETE FROM deadlines WHERE kind = 'expire'");
+    else this.schedule("expire", "", at);
   }
 
   // ---- internals ---------------------------------------------------------------------------
@@ -265,6 +437,7 @@ export class ChatSession extends DurableObject<Env> {
         const guard = this.guard("ban");
         if (guard) return guard;
         this.update({ status: "banned", reason: event.reason });
+        await this.failPending("session_banned");
         break;
       }
     }
@@ -284,6 +457,8 @@ export class ChatSession extends DurableObject<Env> {
         qr: null,
       });
       this.clearQrDeadlines();
+      // Messages that waited while the session was away can go now.
+      if (this.outbox.nextDueAt() !== null) this.schedule("dispatch", "", now);
       await this.rearm();
       return null;
     }

@@ -2,7 +2,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { ApiError } from "../../errors";
 import type { AckKind } from "../../gateways/gateway";
 import type { MessageRow, MessageType } from "../../messages/message-record";
-import type { Db } from "../client";
+import { batchSql, type Db } from "../client";
 import { messages } from "../schema";
 
 /** One outgoing message to create: its id and its E.164 recipient. */
@@ -43,18 +43,18 @@ export async function chargeAndCreate(db: Db, send: NewSend, now: number): Promi
   const chargeId = crypto.randomUUID();
   const status = send.scheduledAt === null ? "queued" : "scheduled";
   try {
-    const [charged] = await db.batch([
-      db.run(sql`UPDATE accounts SET balance = balance - ${total}, updated_at = ${now} WHERE id = ${send.accountId} RETURNING balance`),
-      db.run(sql`INSERT INTO ledger_entries (id, account_id, kind, amount, balance_after, message_count, created_at)
-        SELECT ${chargeId}, id, 'charge', ${-total}, balance, ${count}, ${now} FROM accounts WHERE id = ${send.accountId}`),
-      db.run(sql`INSERT INTO messages (id, account_id, chatapp_session_id, otp_id, to_number, type, content, media_url,
+    const [charged] = await batchSql<{ balance: number }>(db, [
+      sql`UPDATE accounts SET balance = balance - ${total}, updated_at = ${now} WHERE id = ${send.accountId} RETURNING balance`,
+      sql`INSERT INTO ledger_entries (id, account_id, kind, amount, balance_after, message_count, created_at)
+        SELECT ${chargeId}, id, 'charge', ${-total}, balance, ${count}, ${now} FROM accounts WHERE id = ${send.accountId}`,
+      sql`INSERT INTO messages (id, account_id, chatapp_session_id, otp_id, to_number, type, content, media_url,
           status, direction, cost, delay_between, send_index, scheduled_at, metadata, charge_id, created_at, updated_at)
         SELECT json_extract(value, '$.id'), ${send.accountId}, ${send.sessionId}, ${send.otpId}, json_extract(value, '$.to'),
           ${send.type}, ${send.content}, ${send.mediaUrl}, ${status}, 'outgoing', ${send.price}, ${send.delayBetween},
           key, ${send.scheduledAt}, '{}', ${chargeId}, ${now}, ${now}
-        FROM json_each(${JSON.stringify(send.recipients)})`),
+        FROM json_each(${JSON.stringify(send.recipients)})`,
     ]);
-    const balance = (charged.results[0] as { balance: number } | undefined)?.balance;
+    const balance = charged?.results[0]?.balance;
     if (balance === undefined) throw new ApiError("not_found", "No such account.");
     const rows: MessageRow[] = send.recipients.map((r, index) => ({
       id: r.id,
@@ -105,18 +105,18 @@ export async function chargeAndCreate(db: Db, send: NewSend, now: number): Promi
 export async function failAndRefund(db: Db, accountId: string, ids: string[], reason: string, now: number): Promise<number> {
   if (ids.length === 0) return 0;
   const refundId = crypto.randomUUID();
-  const [failed] = await db.batch([
-    db.run(sql`UPDATE messages SET status = 'failed', reason = ${reason}, refund_id = ${refundId}, updated_at = ${now},
+  const [failed] = await batchSql(db, [
+    sql`UPDATE messages SET status = 'failed', reason = ${reason}, refund_id = ${refundId}, updated_at = ${now},
         metadata = json_set(metadata, '$.failed_at', ${now})
       WHERE account_id = ${accountId} AND id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))
-        AND status IN ('queued', 'scheduled', 'sent')`),
-    db.run(sql`UPDATE accounts SET balance = balance + (SELECT COALESCE(SUM(cost), 0) FROM messages WHERE refund_id = ${refundId}),
-        updated_at = ${now} WHERE id = ${accountId}`),
-    db.run(sql`INSERT INTO ledger_entries (id, account_id, kind, amount, balance_after, message_count, created_at)
+        AND status IN ('queued', 'scheduled', 'sent')`,
+    sql`UPDATE accounts SET balance = balance + (SELECT COALESCE(SUM(cost), 0) FROM messages WHERE refund_id = ${refundId}),
+        updated_at = ${now} WHERE id = ${accountId}`,
+    sql`INSERT INTO ledger_entries (id, account_id, kind, amount, balance_after, message_count, created_at)
       SELECT ${refundId}, ${accountId}, 'refund', SUM(cost), (SELECT balance FROM accounts WHERE id = ${accountId}), COUNT(*), ${now}
-      FROM messages WHERE refund_id = ${refundId} HAVING COUNT(*) > 0`),
+      FROM messages WHERE refund_id = ${refundId} HAVING COUNT(*) > 0`,
   ]);
-  return failed.meta.changes ?? 0;
+  return failed?.meta.changes ?? 0;
 }
 
 /**
@@ -135,7 +135,11 @@ export async function markSent(
 }
 
 /** Records a failed attempt that will be retried: attempts, last error, next attempt time. */
-export async function recordRetry(db: Db, id: string, retry: { attempts: number; error: string; nextAttemptAt: number; at: number }) {
+export async function recordRetry(
+  db: Db,
+  id: string,
+  retry: { attempts: number; error: string; nextAttemptAt: number | null; at: number },
+) {
   await db.run(sql`UPDATE messages SET updated_at = ${retry.at},
       metadata = json_set(metadata, '$.attempts', ${retry.attempts}, '$.last_error', ${retry.error},
         '$.next_attempt_at', ${retry.nextAttemptAt})
@@ -160,18 +164,17 @@ export async function applyAcks(db: Db, acks: { messageId: string; kind: AckKind
     const event = JSON.stringify({ type: ack.kind, at: new Date(ack.at).toISOString() });
     const setEvent = sql`metadata = json_insert(metadata, '$.events[#]', json(${event})), updated_at = ${ack.at}`;
     return ack.kind === "delivered"
-      ? db.run(sql`UPDATE messages SET ${setEvent},
+      ? sql`UPDATE messages SET ${setEvent},
           status = CASE WHEN status = 'sent' THEN 'delivered' ELSE status END,
           delivered_at = CASE WHEN status IN ('sent', 'delivered', 'read') THEN COALESCE(delivered_at, ${ack.at}) ELSE delivered_at END
-          WHERE id = ${ack.messageId} AND direction = 'outgoing' AND status <> 'failed'`)
-      : db.run(sql`UPDATE messages SET ${setEvent},
+          WHERE id = ${ack.messageId} AND direction = 'outgoing' AND status <> 'failed'`
+      : sql`UPDATE messages SET ${setEvent},
           status = CASE WHEN status IN ('sent', 'delivered') THEN 'read' ELSE status END,
           delivered_at = COALESCE(delivered_at, ${ack.at}),
           read_at = COALESCE(read_at, ${ack.at})
-          WHERE id = ${ack.messageId} AND direction = 'outgoing' AND status IN ('sent', 'delivered', 'read')`);
+          WHERE id = ${ack.messageId} AND direction = 'outgoing' AND status IN ('sent', 'delivered', 'read')`;
   });
-  const [first, ...rest] = statements;
-  if (first) await db.batch([first, ...rest]);
+  await batchSql(db, statements);
 }
 
 /** The account's message with this id, or null. */
@@ -182,4 +185,41 @@ export async function findMessage(db: Db, accountId: string, id: string): Promis
     .where(and(eq(messages.id, id), eq(messages.accountId, accountId)))
     .limit(1);
   return row ?? null;
+}
+
+/** Stores a message received on a session: `incoming`, status `delivered`, cost 0. */
+export async function insertIncoming(
+  db: Db,
+  input: {
+    accountId: string;
+    sessionId: string;
+    fromNumber: string;
+    toNumber: string;
+    type: MessageType;
+    content: string | null;
+    mediaUrl: string | null;
+    at: number;
+  },
+): Promise<MessageRow> {
+  const [row] = await db
+    .insert(messages)
+    .values({
+      id: crypto.randomUUID(),
+      accountId: input.accountId,
+      chatappSessionId: input.sessionId,
+      fromNumber: input.fromNumber,
+      toNumber: input.toNumber,
+      type: input.type,
+      content: input.content,
+      mediaUrl: input.mediaUrl,
+      status: "delivered",
+      direction: "incoming",
+      cost: 0,
+      deliveredAt: input.at,
+      createdAt: input.at,
+      updatedAt: input.at,
+    })
+    .returning();
+  if (!row) throw new Error("insert returned no row");
+  return row;
 }

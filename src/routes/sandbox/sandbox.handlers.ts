@@ -1,9 +1,11 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { insertIncoming } from "../../db/queries/messages";
 import { findSession } from "../../db/queries/sessions";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { sessionOfPairToken } from "../../gateways/sandbox";
+import { toMessageRecord } from "../../messages/message-record";
 import { unwrap } from "../../sessions/result";
 import { sessionStub } from "../sessions/sessions.handlers";
 import type * as routes from "./sandbox.routes";
@@ -38,6 +40,24 @@ export const ban: RouteHandler<typeof routes.ban, AppEnv> = async (c) => {
   return c.json({ success: true as const, session }, 200);
 };
 
+export const inbound: RouteHandler<typeof routes.inbound, AppEnv> = async (c) => {
+  const session = await findSession(c.var.db, c.var.principal.accountId, c.req.valid("param").id);
+  if (!session) throw new ApiError("not_found", "No such session.");
+  if (session.status !== "connected") throw new ApiError("session_not_connected", `The session is ${session.status}.`);
+  const body = c.req.valid("json");
+  const row = await insertIncoming(c.var.db, {
+    accountId: session.accountId,
+    sessionId: session.id,
+    fromNumber: body.from_number,
+    toNumber: session.phoneNumber ?? session.sessionId,
+    type: body.type,
+    content: body.content ?? null,
+    mediaUrl: body.media_url ?? null,
+    at: Date.now(),
+  });
+  return c.json({ success: true as const, data: toMessageRecord(row) }, 201);
+};
+
 function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${title}</title><style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;text-align:center}button{font-size:1.2rem;padding:.8rem 1.6rem}</style></head><body><h1>${title}</h1>${body}</body></html>`;
 }
@@ -58,6 +78,9 @@ export const pairPage: RouteHandler<typeof routes.pairPage, AppEnv> = async (c) 
   const { token } = c.req.valid("param");
   const found = await pairedSession(c, token);
   if (found?.row.status !== "pending") return c.html(expired, 404);
+  // Only the QR currently shown links (POST checks the same); a rotated one is expired.
+  const current = await found.stub.qrPayload();
+  if (!current.ok || !current.value.endsWith(`/sandbox/pair/${token}`)) return c.html(expired, 404);
   return c.html(
     page(
       "Link device",

@@ -14,5 +14,6 @@ sandboxRoutes
   .openapi(routes.scan, handlers.scan)
   .openapi(routes.drop, handlers.drop)
   .openapi(routes.ban, handlers.ban)
+  .openapi(routes.inbound, handlers.inbound)
   .openapi(routes.pairPage, handlers.pairPage)
   .openapi(routes.pair, handlers.pair);

@@ -1,7 +1,8 @@
 import { createRoute } from "@hono/zod-openapi";
 import { bearerSecurity, IdParam, json, jsonBody, problems } from "../openapi";
 import { SessionEnvelopeSchema } from "../sessions/sessions.schemas";
-import { BanBody, DropBody, PairParam, ScanBody } from "./sandbox.schemas";
+import { MessageEnvelopeSchema } from "../messages/messages.schemas";
+import { BanBody, DropBody, InboundBody, PairParam, ScanBody } from "./sandbox.schemas";
 
 const common = { tags: ["Sandbox"], security: bearerSecurity };
 const sandboxNote = " Exists only while the embedded sandbox gateway is active (`CHATAPP_GATEWAY=sandbox`).";
@@ -46,6 +47,19 @@ export const ban = createRoute({
   responses: {
     200: json(SessionEnvelopeSchema, "The banned session"),
     ...problems("not_found", "session_not_linked", "validation_failed"),
+  },
+});
+
+export const inbound = createRoute({
+  ...common,
+  method: "post",
+  path: "/sessions/{id}/inbound",
+  summary: "Simulate a contact sending a message to the session's phone",
+  description: `Stores an \`incoming\` message (status \`delivered\`, cost 0) on a connected session.${sandboxNote}`,
+  request: { params: IdParam, body: jsonBody(InboundBody) },
+  responses: {
+    201: json(MessageEnvelopeSchema, "The stored incoming message"),
+    ...problems("not_found", "session_not_connected", "validation_failed"),
   },
 });
 

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { toE164 } from "../../lib/phone";
+import { MESSAGE_TYPES } from "../../messages/message-record";
 
 /** A phone number in international format, normalised to E.164. */
 export const PhoneNumber = z
@@ -41,3 +42,18 @@ export const PairParam = z.object({
     .max(200)
     .openapi({ param: { name: "token", in: "path" } }),
 });
+
+/** A message from a contact to the session's phone (issue 3, "Incoming messages"). */
+export const InboundBody = z
+  .strictObject({
+    from_number: PhoneNumber,
+    type: z.enum(MESSAGE_TYPES),
+    content: z.string().min(1).max(4096).nullish(),
+    media_url: z.url({ protocol: /^https?$/ }).max(2048).nullish(),
+  })
+  .superRefine((body, ctx) => {
+    if (body.type === "text" && body.content == null) ctx.addIssue({ code: "custom", path: ["content"], message: "required for text" });
+    if (body.type !== "text" && body.media_url == null) {
+      ctx.addIssue({ code: "custom", path: ["media_url"], message: `required for ${body.type}` });
+    }
+  });

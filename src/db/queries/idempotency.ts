@@ -1,0 +1,56 @@
+import { and, eq, lt, sql } from "drizzle-orm";
+import type { Db } from "../client";
+import { idempotencyKeys } from "../schema";
+
+/** Stored responses are kept (and keys reserved) for 24 hours (issue 3). */
+export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+
+export type IdempotencyRow = typeof idempotencyKeys.$inferSelect;
+
+/**
+ * Reserves `key` for a request, atomically: inserts an `in_progress` row unless a live one
+ * exists (an expired row is replaced). Returns null when the key was free and is now ours,
+ * otherwise the existing row.
+ */
+export async function reserveKey(db: Db, accountId: string, key: string, requestHash: string, now: number): Promise<IdempotencyRow | null> {
+  const [inserted] = await db
+    .insert(idempotencyKeys)
+    .values({ accountId, key, requestHash, status: "in_progress", createdAt: now, expiresAt: now + IDEMPOTENCY_TTL_MS })
+    .onConflictDoUpdate({
+      target: [idempotencyKeys.accountId, idempotencyKeys.key],
+      set: {
+        requestHash,
+        status: "in_progress",
+        responseStatus: null,
+        responseBody: null,
+        createdAt: now,
+        expiresAt: now + IDEMPOTENCY_TTL_MS,
+      },
+      setWhere: lt(idempotencyKeys.expiresAt, now),
+    })
+    .returning({ key: idempotencyKeys.key });
+  if (inserted) return null;
+  const [existing] = await db
+    .select()
+    .from(idempotencyKeys)
+    .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key)));
+  return existing ?? null;
+}
+
+/** Stores the first response of a request made with `key`. */
+export async function completeKey(db: Db, accountId: string, key: string, status: number, body: string): Promise<void> {
+  await db
+    .update(idempotencyKeys)
+    .set({ status: "done", responseStatus: status, responseBody: body })
+    .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key)));
+}
+
+/** Frees `key` after a request that failed without a result worth replaying (a 5xx). */
+export async function releaseKey(db: Db, accountId: string, key: string): Promise<void> {
+  await db.delete(idempotencyKeys).where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key)));
+}
+
+/** Deletes expired keys (hourly cron). */
+export async function purgeExpiredIdempotencyKeys(db: Db, now: number): Promise<void> {
+  await db.delete(idempotencyKeys).where(sql`${idempotencyKeys.expiresAt} < ${now}`);
+}

@@ -1,0 +1,94 @@
+import { readConfig, type Config } from "../config";
+import type { Db } from "../db/client";
+import { findAccount } from "../db/queries/accounts";
+import { chargeAndCreate, failAndRefund } from "../db/queries/messages";
+import { findSession } from "../db/queries/sessions";
+import { dispatchRequestOf, enqueueDispatch } from "../delivery/dispatch-request";
+import { ApiError } from "../errors";
+import type { MessageRow, MessageType } from "./message-record";
+
+export interface SendRequest {
+  accountId: string;
+  sessionId: string;
+  /** E.164 numbers, already deduplicated. */
+  toNumbers: string[];
+  type: MessageType;
+  content: string | null;
+  mediaUrl: string | null;
+  delayBetween: number;
+  /** Epoch ms, or null to send now. */
+  scheduledAt: number | null;
+  /** Set for one-time codes: the message carries it and goes ahead of bulk fan-out. */
+  otpId?: string;
+}
+
+export interface SendResult {
+  rows: MessageRow[];
+  /** Minor units. */
+  price: number;
+  /** Balance after the send (and after refunds of messages that could not be enqueued). */
+  balance: number;
+}
+
+/** The configured price of one message of `type`, in minor units. */
+export function priceOf(config: Config, type: MessageType): number {
+  const prices: Record<MessageType, number> = {
+    text: config.PRICE_TEXT,
+    image: config.PRICE_IMAGE,
+    video: config.PRICE_VIDEO,
+    audio: config.PRICE_AUDIO,
+    document: config.PRICE_DOCUMENT,
+  };
+  return prices[type];
+}
+
+/**
+ * Sends a message to one or many recipients (interface document §4.2, issue 3): checks that the
+ * session is the account's and connected, charges the account and creates the rows atomically,
+ * then puts one queue message per recipient on the outbound Queue for the paced fan-out.
+ * Messages the Queue refuses are failed with reason `enqueue_failed` and refunded.
+ *
+ * @throws ApiError `not_found` (404) for a session not the account's, `session_not_connected`
+ *   (409), `insufficient_balance` (402).
+ */
+export async function sendMessages(env: Env, db: Db, request: SendRequest): Promise<SendResult> {
+  const session = await findSession(db, request.accountId, request.sessionId);
+  if (!session) throw new ApiError("not_found", "No such session.");
+  if (session.status !== "connected") {
+    throw new ApiError("session_not_connected", `The session is ${session.status}; it must be connected to send.`);
+  }
+  const price = priceOf(readConfig(env), request.type);
+  const now = Date.now();
+  const created = await chargeAndCreate(
+    db,
+    {
+      accountId: request.accountId,
+      sessionId: request.sessionId,
+      type: request.type,
+      content: request.content,
+      mediaUrl: request.mediaUrl,
+      delayBetween: request.delayBetween,
+      scheduledAt: request.scheduledAt,
+      price,
+      otpId: request.otpId ?? null,
+      recipients: request.toNumbers.map((to) => ({ id: crypto.randomUUID(), to })),
+    },
+    now,
+  );
+  const priority = request.otpId ? 0 : 1;
+  const { enqueued, error } = await enqueueDispatch(
+    env.OUTBOUND_QUEUE,
+    created.rows.map((row) => dispatchRequestOf(row, priority)),
+  );
+  if (!error) return { rows: created.rows, price, balance: created.balance };
+
+  console.error(JSON.stringify({ level: "error", event: "enqueue_failed", account_id: request.accountId, error: String(error) }));
+  const stranded = created.rows.slice(enqueued);
+  await failAndRefund(db, request.accountId, stranded.map((row) => row.id), "enqueue_failed", Date.now());
+  const strandedIds = new Set(stranded.map((row) => row.id));
+  const rows = created.rows.map((row) =>
+    strandedIds.has(row.id) ? { ...row, status: "failed" as const, reason: "enqueue_failed" } : row,
+  );
+  const account = await findAccount(db, request.accountId);
+  return { rows, price, balance: account?.balance ?? created.balance };
+}

@@ -1,0 +1,84 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { listMessages } from "../../db/queries/message-list";
+import { findMessage } from "../../db/queries/messages";
+import type { AppEnv } from "../../env";
+import { ApiError } from "../../errors";
+import { toE164 } from "../../lib/phone";
+import { fromMinor } from "../../lib/money";
+import { encodeCursor, parseListQuery } from "../../messages/list-query";
+import { toMessageRecord, toSentRecord } from "../../messages/message-record";
+import { sendMessages } from "../../messages/send";
+import type * as routes from "./messages.routes";
+
+export const send: RouteHandler<typeof routes.send, AppEnv> = async (c) => {
+  const body = c.req.valid("json");
+  const toNumbers = [...new Set(body.to_number.map((n) => toE164(n) ?? n))];
+  const { rows, price, balance } = await sendMessages(c.env, c.var.db, {
+    accountId: c.var.principal.accountId,
+    sessionId: body.chatapp_session_id,
+    toNumbers,
+    type: body.type,
+    content: body.content ?? null,
+    mediaUrl: body.media_url ?? null,
+    delayBetween: body.delay_between,
+    scheduledAt: body.scheduled_at ? Date.parse(body.scheduled_at) : null,
+  });
+  const charged = rows.filter((row) => row.status !== "failed").length;
+  return c.json(
+    {
+      success: true as const,
+      message: body.scheduled_at ? "Message scheduled for sending." : "Message queued for sending.",
+      data: {
+        messages: rows.map(toSentRecord),
+        count: rows.length,
+        total_cost: fromMinor(price * charged),
+        new_balance: fromMinor(balance),
+        remaining_messages: Math.floor(balance / price),
+      },
+    },
+    201,
+  );
+};
+
+export const show: RouteHandler<typeof routes.show, AppEnv> = async (c) => {
+  const row = await findMessage(c.var.db, c.var.principal.accountId, c.req.valid("param").id);
+  if (!row) throw new ApiError("not_found", "No such message.");
+  return c.json({ success: true as const, data: toMessageRecord(row) }, 200);
+};
+
+export const list: RouteHandler<typeof routes.list, AppEnv> = (c) => page(c);
+
+export const listBySession: RouteHandler<typeof routes.listBySession, AppEnv> = (c) =>
+  page(c, c.req.valid("param").session_id);
+
+/** A page in Laravel's cursor-paginator resource shape (`links` and `meta`, issue 3). */
+async function page(c: Context<AppEnv>, pathSessionId?: string) {
+  const url = new URL(c.req.url);
+  const query = parseListQuery(url, pathSessionId);
+  const { rows, more } = await listMessages(c.var.db, c.var.principal.accountId, query);
+  const backwards = query.cursor?.direction === "prev";
+  const first = rows[0];
+  const last = rows.at(-1);
+  const next = last && (backwards || more) ? encodeCursor({ createdAt: last.createdAt, id: last.id, direction: "next" }) : null;
+  const prev =
+    first && query.cursor && (!backwards || more)
+      ? encodeCursor({ createdAt: first.createdAt, id: first.id, direction: "prev" })
+      : null;
+  const path = `${url.origin}${url.pathname}`;
+  const linkTo = (cursor: string | null) => {
+    if (!cursor) return null;
+    const params = new URLSearchParams(url.search);
+    params.set("cursor", cursor);
+    return `${path}?${params}`;
+  };
+  return c.json(
+    {
+      success: true as const,
+      data: rows.map(toMessageRecord),
+      links: { first: null, last: null, prev: linkTo(prev), next: linkTo(next) },
+      meta: { path, per_page: query.limit, next_cursor: next, prev_cursor: prev },
+    },
+    200,
+  );
+}

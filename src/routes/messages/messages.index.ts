@@ -1,0 +1,10 @@
+import { createRouter } from "../router";
+import * as handlers from "./messages.handlers";
+import * as routes from "./messages.routes";
+
+/** `/v1/chatapp/messages` (interface document §4.2). */
+export const messageRoutes = createRouter()
+  .openapi(routes.send, handlers.send)
+  .openapi(routes.list, handlers.list)
+  .openapi(routes.listBySession, handlers.listBySession)
+  .openapi(routes.show, handlers.show);

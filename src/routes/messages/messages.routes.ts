@@ -1,0 +1,64 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { idempotency } from "../../middleware/idempotency";
+import { bearerSecurity, IdParam, json, jsonBody, problems } from "../openapi";
+import { MessageEnvelopeSchema, MessageListQuery, MessageListSchema, SendBody, SendResponseSchema } from "./messages.schemas";
+
+const common = { tags: ["Messages"], security: bearerSecurity };
+
+export const send = createRoute({
+  ...common,
+  method: "post",
+  path: "/",
+  summary: "Send a message to one or many recipients",
+  description:
+    "Charges the whole send at once (402 `insufficient_balance` creates nothing), then fans the messages out through the session, " +
+    "`delay_between` milliseconds apart. Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.",
+  middleware: [idempotency] as const,
+  request: {
+    headers: z.object({ "idempotency-key": z.string().optional() }),
+    body: jsonBody(SendBody),
+  },
+  responses: {
+    201: json(SendResponseSchema, "The messages, queued (or scheduled)"),
+    ...problems(
+      "validation_failed",
+      "not_found",
+      "session_not_connected",
+      "insufficient_balance",
+      "idempotency_key_in_use",
+      "idempotency_key_reused",
+    ),
+  },
+});
+
+export const list = createRoute({
+  ...common,
+  method: "get",
+  path: "/",
+  summary: "List the account's messages, newest first, with filters and cursor paging",
+  request: { query: MessageListQuery },
+  responses: { 200: json(MessageListSchema, "A page of messages"), ...problems("validation_failed") },
+});
+
+export const listBySession = createRoute({
+  ...common,
+  method: "get",
+  path: "/{session_id}/session",
+  summary: "List one session's messages (same filters and paging)",
+  request: {
+    params: z.object({
+      session_id: z.string().max(100).openapi({ param: { name: "session_id", in: "path" }, description: "Session uuid or `session_<uuid>`." }),
+    }),
+    query: MessageListQuery.omit({ session_id: true }),
+  },
+  responses: { 200: json(MessageListSchema, "A page of messages"), ...problems("validation_failed") },
+});
+
+export const show = createRoute({
+  ...common,
+  method: "get",
+  path: "/{id}",
+  summary: "Show a message",
+  request: { params: IdParam },
+  responses: { 200: json(MessageEnvelopeSchema, "The message"), ...problems("not_found") },
+});

@@ -1,0 +1,157 @@
+import { z } from "@hono/zod-openapi";
+import { mediaUrlProblem } from "../../lib/media-url";
+import { toE164 } from "../../lib/phone";
+import { MESSAGE_STATUSES, MESSAGE_TYPES } from "../../messages/message-record";
+
+/** Most recipients of one send (issue 3). */
+export const MAX_RECIPIENTS = 1000;
+/** Furthest `scheduled_at` may lie ahead: 30 days (issue 3). */
+export const MAX_SCHEDULE_AHEAD_MS = 30 * 24 * 3600 * 1000;
+
+const timestamp = z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" });
+
+/**
+ * The send body (interface document §4.2) with issue 3's rules: numbers normalised to E.164
+ * (an invalid one named by its index, duplicates sent once), `content` required for text
+ * (1–4,096) and an optional caption (≤ 1,024) for image, video and document but not audio,
+ * `media_url` required for media (https, public host), `delay_between` 0–60,000 ms (default
+ * 500), `scheduled_at` in the future and at most 30 days ahead.
+ */
+export const SendBody = z
+  .strictObject({
+    chatapp_session_id: z.uuid().openapi({ description: "Session to send from; it must be `connected`." }),
+    to_number: z
+      .array(z.string().max(32))
+      .min(1)
+      .max(MAX_RECIPIENTS)
+      .openapi({ description: "Recipients in international format; 1 to 1,000.", example: ["+14155552671"] }),
+    type: z.enum(MESSAGE_TYPES),
+    content: z.string().nullish().openapi({
+      description: "Text body (1–4,096 characters) for `text`; optional caption (≤ 1,024) for image, video, document; not allowed for audio.",
+    }),
+    media_url: z.string().nullish().openapi({
+      description: "Public https URL of the media (≤ 2,048 characters); required for image, video, audio, document.",
+    }),
+    delay_between: z.int().min(0).max(60_000).default(500).openapi({
+      description: "Milliseconds between this session's gateway calls for these messages.",
+    }),
+    scheduled_at: z.iso.datetime({ offset: true }).nullish().openapi({
+      description: "Send later: ISO 8601 time in the future, at most 30 days ahead. Messages are `scheduled` until then.",
+    }),
+  })
+  .superRefine((body, ctx) => {
+    body.to_number.forEach((number, index) => {
+      if (!toE164(number)) ctx.addIssue({ code: "custom", path: ["to_number", index], message: "invalid phone number" });
+    });
+    const content = body.content ?? null;
+    if (body.type === "text") {
+      if (content === null || content.length === 0) ctx.addIssue({ code: "custom", path: ["content"], message: "required for text" });
+      else if (content.length > 4096) ctx.addIssue({ code: "custom", path: ["content"], message: "at most 4096 characters" });
+      if (body.media_url != null) ctx.addIssue({ code: "custom", path: ["media_url"], message: "not allowed for text" });
+    } else {
+      if (body.type === "audio" && content !== null) {
+        ctx.addIssue({ code: "custom", path: ["content"], message: "audio carries no caption" });
+      } else if (content !== null && content.length > 1024) {
+        ctx.addIssue({ code: "custom", path: ["content"], message: "captions are at most 1024 characters" });
+      }
+      const problem = body.media_url == null ? `required for ${body.type}` : mediaUrlProblem(body.media_url);
+      if (problem) ctx.addIssue({ code: "custom", path: ["media_url"], message: problem });
+    }
+    if (body.scheduled_at != null) {
+      const at = Date.parse(body.scheduled_at);
+      const now = Date.now();
+      if (at <= now) ctx.addIssue({ code: "custom", path: ["scheduled_at"], message: "must be in the future" });
+      else if (at > now + MAX_SCHEDULE_AHEAD_MS) ctx.addIssue({ code: "custom", path: ["scheduled_at"], message: "at most 30 days ahead" });
+    }
+  });
+
+export const MessageSchema = z
+  .object({
+    id: z.uuid(),
+    chatapp_session_id: z.uuid().nullable(),
+    campaign_id: z.string().nullable(),
+    otp_id: z.uuid().nullable(),
+    provider_message_id: z.string().nullable(),
+    from_number: z.string().nullable(),
+    to_number: z.string(),
+    type: z.enum(MESSAGE_TYPES),
+    content: z.string().nullable(),
+    media_url: z.string().nullable(),
+    status: z.enum(MESSAGE_STATUSES),
+    direction: z.enum(["incoming", "outgoing"]),
+    reason: z.string().nullable().openapi({
+      description:
+        "Why the message failed: `recipient_not_on_chatapp`, `retries_exhausted`, `message_expired`, `session_banned`, `session_deleted`, `dispatch_failed`, `enqueue_failed`, or the gateway's reason.",
+    }),
+    cost: z.number().openapi({ description: "Cost in major units; refunded when the message fails." }),
+    sent_at: timestamp.nullable(),
+    delivered_at: timestamp.nullable(),
+    read_at: timestamp.nullable(),
+    metadata: z.record(z.string(), z.unknown()).openapi({
+      description: "Retry information (`attempts`, `last_error`, `next_attempt_at`), `gateway`, and `events` (acks received).",
+    }),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .openapi("Message");
+
+export const SentMessageSchema = MessageSchema.pick({
+  id: true,
+  chatapp_session_id: true,
+  campaign_id: true,
+  from_number: true,
+  to_number: true,
+  type: true,
+  content: true,
+  media_url: true,
+  status: true,
+  direction: true,
+  cost: true,
+  sent_at: true,
+  delivered_at: true,
+  read_at: true,
+  created_at: true,
+  updated_at: true,
+});
+
+export const SendResponseSchema = z.object({
+  success: z.literal(true),
+  message: z.string().openapi({ example: "Message queued for sending." }),
+  data: z.object({
+    messages: z.array(SentMessageSchema),
+    count: z.int(),
+    total_cost: z.number(),
+    new_balance: z.number(),
+    remaining_messages: z.int().openapi({ description: "How many more messages of this type the new balance covers." }),
+  }),
+});
+
+export const MessageEnvelopeSchema = z.object({ success: z.literal(true), data: MessageSchema });
+
+export const MessageListSchema = z.object({
+  success: z.literal(true),
+  data: z.array(MessageSchema),
+  links: z.object({ first: z.null(), last: z.null(), prev: z.string().nullable(), next: z.string().nullable() }),
+  meta: z.object({
+    path: z.string(),
+    per_page: z.int(),
+    next_cursor: z.string().nullable(),
+    prev_cursor: z.string().nullable(),
+  }),
+});
+
+/** Query parameters of the message lists, as documented (parsing: messages/list-query.ts). */
+export const MessageListQuery = z.object({
+  "filter[to_number]": z.string().optional().openapi({
+    description: "Recipient numbers: repeat `filter[to_number][]=`, index `filter[to_number][0]=`, or separate with commas.",
+  }),
+  "filter[from_number]": z.string().optional(),
+  "filter[status]": z.enum(MESSAGE_STATUSES).optional(),
+  "filter[direction]": z.enum(["incoming", "outgoing"]).optional(),
+  "filter[type]": z.enum(MESSAGE_TYPES).optional(),
+  session_id: z.string().optional().openapi({ description: "The session's uuid or its `session_<id>` name." }),
+  time_from: z.string().optional().openapi({ description: "ISO 8601; messages created at or after it." }),
+  time_to: z.string().optional().openapi({ description: "ISO 8601; messages created at or before it." }),
+  limit: z.string().optional().openapi({ description: "Page size, 1–100 (default 10)." }),
+  cursor: z.string().optional().openapi({ description: "`meta.next_cursor` or `meta.prev_cursor` of a previous page." }),
+});
