@@ -1,7 +1,6 @@
 import { createApp } from "./app";
 import { createDb } from "./db/client";
 import { purgeExpiredIdempotencyKeys } from "./db/queries/idempotency";
-import type { DispatchRequest } from "./delivery/dispatch-request";
 import { handleOutboundBatch } from "./delivery/consumer";
 
 export { ChatSession } from "./sessions/chat-session";
@@ -11,7 +10,7 @@ const app = createApp();
 /** The Worker: the HTTP API, the outbound Queue consumer, and hourly housekeeping. */
 export default {
   fetch: app.fetch,
-  queue: (batch, env) => handleOutboundBatch(batch as MessageBatch<DispatchRequest>, env),
+  queue: (batch, env) => handleOutboundBatch(batch, env),
   scheduled: async (_controller, env) => {
     await purgeExpiredIdempotencyKeys(createDb(env.DB), Date.now());
   },

@@ -1,13 +1,53 @@
+import { z } from "zod";
 import { createDb } from "../db/client";
 import { failAndRefund } from "../db/queries/messages";
+import { MESSAGE_TYPES } from "../messages/message-record";
 import type { DispatchRequest } from "./dispatch-request";
 
 /** Name of the dead-letter queue (wrangler.toml): messages that exhausted their deliveries. */
 export const DEAD_LETTER_QUEUE = "chatapp-outbound-dlq";
 
 /** Queue redelivery backoff: 2^attempts seconds, capped at 10 minutes. */
-function redeliveryDelaySeconds(attempts: number): number {
+export function redeliveryDelaySeconds(attempts: number): number {
   return Math.min(2 ** attempts, 600);
+}
+
+/** The shape every queue message must have; anything else is a poison message. */
+const DispatchRequestSchema = z.object({
+  id: z.uuid(),
+  accountId: z.uuid(),
+  sessionId: z.uuid(),
+  to: z.string(),
+  type: z.enum(MESSAGE_TYPES),
+  content: z.string().nullable(),
+  mediaUrl: z.string().nullable(),
+  delayBetween: z.int().min(0),
+  acceptedAt: z.int(),
+  sendRef: z.string(),
+  sendIndex: z.int().min(0),
+  notBefore: z.int().nullable(),
+  priority: z.union([z.literal(0), z.literal(1)]),
+}) satisfies z.ZodType<DispatchRequest>;
+
+/** Acks (drops) and logs messages that are not dispatch requests: retrying cannot mend them. */
+function dropPoison(batch: MessageBatch<unknown>): Message<DispatchRequest>[] {
+  const valid: Message<DispatchRequest>[] = [];
+  for (const message of batch.messages) {
+    if (DispatchRequestSchema.safeParse(message.body).success)
+      valid.push(message as Message<DispatchRequest>);
+    else {
+      console.error(
+        JSON.stringify({
+          level: "error",
+          event: "poison_message",
+          queue: batch.queue,
+          message_id: message.id,
+        }),
+      );
+      message.ack();
+    }
+  }
+  return valid;
 }
 
 /**
@@ -16,10 +56,11 @@ function redeliveryDelaySeconds(attempts: number): number {
  * failed hand-over retries the messages with exponential `delaySeconds`; after `max_retries`
  * they go to the dead-letter queue, whose consumer fails and refunds them, so none is lost.
  */
-export async function handleOutboundBatch(batch: MessageBatch<DispatchRequest>, env: Env): Promise<void> {
-  if (batch.queue === DEAD_LETTER_QUEUE) return handleDeadLetters(batch, env);
+export async function handleOutboundBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  const valid = dropPoison(batch);
+  if (batch.queue === DEAD_LETTER_QUEUE) return handleDeadLetters(valid, env);
   const bySession = new Map<string, Message<DispatchRequest>[]>();
-  for (const message of batch.messages) {
+  for (const message of valid) {
     bySession.set(message.body.sessionId, [...(bySession.get(message.body.sessionId) ?? []), message]);
   }
   await Promise.all(
@@ -29,7 +70,14 @@ export async function handleOutboundBatch(batch: MessageBatch<DispatchRequest>, 
         await stub.enqueue(messages.map((m) => m.body));
         for (const m of messages) m.ack();
       } catch (error) {
-        console.error(JSON.stringify({ level: "error", event: "dispatch_handover_failed", session_id: sessionId, error: String(error) }));
+        console.error(
+          JSON.stringify({
+            level: "error",
+            event: "dispatch_handover_failed",
+            session_id: sessionId,
+            error: String(error),
+          }),
+        );
         for (const m of messages) m.retry({ delaySeconds: redeliveryDelaySeconds(m.attempts) });
       }
     }),
@@ -37,11 +85,12 @@ export async function handleOutboundBatch(batch: MessageBatch<DispatchRequest>, 
 }
 
 /** Messages the queue gave up on: fail them with reason `dispatch_failed` and refund them. */
-async function handleDeadLetters(batch: MessageBatch<DispatchRequest>, env: Env): Promise<void> {
+async function handleDeadLetters(messages: Message<DispatchRequest>[], env: Env): Promise<void> {
   const db = createDb(env.DB);
   const byAccount = new Map<string, string[]>();
-  for (const m of batch.messages) byAccount.set(m.body.accountId, [...(byAccount.get(m.body.accountId) ?? []), m.body.id]);
+  for (const m of messages)
+    byAccount.set(m.body.accountId, [...(byAccount.get(m.body.accountId) ?? []), m.body.id]);
   const now = Date.now();
   for (const [accountId, ids] of byAccount) await failAndRefund(db, accountId, ids, "dispatch_failed", now);
-  batch.ackAll();
+  for (const m of messages) m.ack();
 }
