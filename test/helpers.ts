@@ -1,3 +1,4 @@
+import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 
@@ -52,22 +53,65 @@ export async function createAccount(balance = 100): Promise<{ accountId: string;
 }
 
 /** Asserts an RFC 9457 problem response with the given status and code; returns its body. */
-export function expectProblem(res: ApiResponse, status: number, code: string): Record<string, unknown> {
+export function expectProblem(
+  res: ApiResponse<unknown>,
+  status: number,
+  code: string,
+): Record<string, unknown> {
+  const body = res.body as Record<string, unknown>;
   expect(res.headers.get("content-type")).toBe("application/problem+json");
   expect(res.status).toBe(status);
-  expect(res.body).toMatchObject({
+  expect(body).toMatchObject({
     status,
     code,
     success: false,
     type: `tag:chatapp-otp-api,2026:problems/${code}`,
   });
-  expect(typeof res.body.title).toBe("string");
-  expect(typeof res.body.detail).toBe("string");
-  expect(res.body.request_id).toBe(res.headers.get("x-request-id"));
-  return res.body;
+  expect(typeof body.title).toBe("string");
+  expect(typeof body.detail).toBe("string");
+  expect(body.request_id).toBe(res.headers.get("x-request-id"));
+  return body;
 }
 
 /** The session Durable Object stub for a session uuid. */
 export function sessionStub(id: string) {
   return env.CHAT_SESSION.get(env.CHAT_SESSION.idFromName(id));
+}
+
+/** The API's timestamp shape: ISO 8601 UTC with six fractional digits. */
+export const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
+
+/** A session as the API shows it (interface document §2.1). */
+export interface SessionRecord {
+  id: string;
+  account_id: string;
+  session_id: string;
+  phone_number: string | null;
+  display_name: string;
+  status: "pending" | "connected" | "disconnected" | "banned" | "failed";
+  reason?: string | null;
+  last_seen_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface SessionEnvelope {
+  success: boolean;
+  session: SessionRecord;
+  qr_code?: string;
+}
+
+/** Creates a session with `key`; returns the created session and its QR data URI. */
+export async function createSession(key: string): Promise<{ session: SessionRecord; qr_code: string }> {
+  const res = await call<SessionEnvelope>("POST", "/v1/chatapp/sessions", { key });
+  expect(res.status).toBe(201);
+  return { session: res.body.session, qr_code: res.body.qr_code ?? "" };
+}
+
+/** The session's current QR payload, read from its Durable Object's storage. */
+export async function storedQrPayload(id: string): Promise<string | null> {
+  return runInDurableObject(sessionStub(id), async (_instance, state) => {
+    const row = state.storage.sql.exec<{ qr: string | null }>("SELECT qr FROM session").toArray()[0];
+    return row?.qr ?? null;
+  });
 }

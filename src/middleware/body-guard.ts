@@ -9,18 +9,26 @@ const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 /**
  * Checks every request body before routing: over {@link MAX_BODY_BYTES} → 413
- * `payload_too_large`; a non-empty body that is not JSON → 415 `unsupported_media_type`;
+ * `payload_too_large`; an empty (or blank) body is treated as absent; a non-empty body that is not
+ * JSON → 415 `unsupported_media_type`;
  * unparseable JSON → 400 `invalid_json`. It reads a clone, so the route validators still read
  * the original body.
  */
 export const bodyGuard = createMiddleware<AppEnv>(async (c, next) => {
-  if (c.req.method === "GET" || c.req.method === "HEAD" || c.req.method === "OPTIONS" || !c.req.raw.body) {
-    return next();
-  }
+  if (c.req.method === "GET" || c.req.method === "HEAD" || c.req.method === "OPTIONS") return next();
   const declared = Number(c.req.header("content-length") ?? "0");
   if (declared > MAX_BODY_BYTES) throw tooLarge();
   const text = await readLimited(c.req.raw.clone(), MAX_BODY_BYTES);
-  if (text.trim() === "") return next();
+  if (text.trim() === "") {
+    if (!c.req.header("content-type")) return next();
+    // An empty body is no body: without this, `Content-Type: application/json` and nothing else
+    // (curl -H … without -d) would fail the JSON parser of a route whose body is optional.
+    const headers = new Headers(c.req.raw.headers);
+    headers.delete("content-type");
+    headers.delete("content-length");
+    c.req.raw = new Request(c.req.raw.url, { method: c.req.method, headers });
+    return next();
+  }
   if (!JSON_MEDIA_TYPE.test(c.req.header("content-type") ?? "")) {
     throw new ApiError(
       "unsupported_media_type",

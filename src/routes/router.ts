@@ -20,7 +20,8 @@ function validationHook(result: ValidationResult): void {
 
 /** Zod issues → `{ "field.path": [messages] }`; unknown keys are reported under their own path. */
 export function fieldErrors(error: z.ZodError): FieldErrors {
-  const fields: FieldErrors = {};
+  // No prototype: a client's field named `__proto__` must become a key, not reach Object.prototype.
+  const fields: FieldErrors = Object.create(null);
   const add = (path: string, message: string) => {
     fields[path || "body"] = [...(fields[path || "body"] ?? []), message];
   };

@@ -59,8 +59,12 @@ export class ChatSession extends DurableObject<Env> {
   private readonly outbox: Outbox;
   /** True while a dispatcher run is in progress (one at a time per object). */
   private dispatching = false;
+  /** Set by destroy(): the storage (tables included) is gone, so this instance must not touch it. */
+  private deleted = false;
   /** Tail of the chain that runs state changes one at a time (gateway calls and D1 writes await). */
   private tail: Promise<unknown> = Promise.resolve();
+  /** Set by destroy(): storage (tables included) is gone, so calls racing the delete see no session. */
+  private destroyed = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -158,6 +162,7 @@ export class ChatSession extends DurableObject<Env> {
       await createDb(this.env.DB).delete(sessions).where(eq(sessions.id, state.id));
       await this.ctx.storage.deleteAlarm();
       await this.ctx.storage.deleteAll();
+      this.destroyed = true;
     });
   }
 
@@ -182,7 +187,7 @@ export class ChatSession extends DurableObject<Env> {
         const reason = state ? "session_banned" : "session_deleted";
         await this.refundGrouped(requests.map((r) => ({ id: r.id, account_id: r.accountId })), reason, now);
         // A deleted session's object keeps nothing (its storage was cleared on delete).
-        if (!state) await this.ctx.storage.deleteAll();
+        if (!state && !this.deleted) await this.ctx.storage.deleteAll();
         return 0;
       }
       const added = this.outbox.add(requests, readConfig(this.env).MESSAGE_TTL_SECONDS * 1000);
@@ -255,6 +260,7 @@ export class ChatSession extends DurableObject<Env> {
    * on time; pacing gaps are still measured on the real clock.
    */
   async alarm(): Promise<void> {
+    if (this.deleted) return;
     const horizon = await this.exclusive(async () => {
       const armed = this.sql.exec<{ armed_for: number | null }>("SELECT armed_for FROM alarm_state WHERE id = 1").toArray()[0];
       const horizon = Math.max(Date.now(), armed?.armed_for ?? 0);
@@ -280,7 +286,9 @@ export class ChatSession extends DurableObject<Env> {
       return horizon;
     });
     await this.dispatch(horizon);
-    await this.exclusive(() => this.rearm());
+    await this.exclusive(async () => {
+      if (!this.deleted) await this.rearm();
+    });
   }
 
   private async runQrDeadline(kind: "qr_rotate" | "qr_timeout", dueAt: number): Promise<void> {
@@ -312,7 +320,7 @@ export class ChatSession extends DurableObject<Env> {
     const startedAt = Date.now();
     try {
       for (;;) {
-        if (this.state()?.status !== "connected") return;
+        if (this.deleted || this.state()?.status !== "connected") return;
         const now = Math.max(Date.now(), horizon);
         const due = this.outbox.takeDueScheduled(now);
         if (due.length > 0) await markDue(createDb(this.env.DB), due, Date.now());
@@ -492,6 +500,7 @@ export class ChatSession extends DurableObject<Env> {
   }
 
   private state(): StoredSession | null {
+    if (this.destroyed) return null;
     return this.sql.exec<StoredSession>("SELECT * FROM session LIMIT 1").toArray()[0] ?? null;
   }
 

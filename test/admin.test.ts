@@ -1,0 +1,337 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { ADMIN_TOKEN, call, createAccount, expectProblem, TIMESTAMP } from "./helpers";
+
+interface Account {
+  id: string;
+  name: string;
+  balance: number;
+  created_at: string;
+  updated_at: string;
+}
+interface AccountEnvelope {
+  success: boolean;
+  data: { account: Account; api_key?: string };
+}
+interface KeyEnvelope {
+  success: boolean;
+  data: { key: { id: string; prefix: string; name: string | null; created_at: string }; api_key: string };
+}
+
+const KEY_SHAPE = /^sk_[A-Za-z0-9_-]{43}$/;
+const UNKNOWN_ID = "00000000-0000-4000-8000-000000000000";
+
+const admin = <T = Record<string, unknown>>(method: string, path: string, body?: unknown) =>
+  call<T>(method, path, { key: ADMIN_TOKEN, body });
+
+async function storedBalance(id: string): Promise<unknown> {
+  const row = await env.DB.prepare("SELECT balance FROM accounts WHERE id = ?")
+    .bind(id)
+    .first<{ balance: unknown }>();
+  return row?.balance;
+}
+
+async function sessionsStatus(key: string): Promise<number> {
+  return (await call("GET", "/v1/chatapp/sessions", { key })).status;
+}
+
+describe("admin authorization", () => {
+  const routes: [string, string, unknown?][] = [
+    ["POST", "/admin/accounts", { name: "x" }],
+    ["GET", `/admin/accounts/${UNKNOWN_ID}`],
+    ["POST", `/admin/accounts/${UNKNOWN_ID}/keys`, {}],
+    ["POST", `/admin/accounts/${UNKNOWN_ID}/credits`, { amount: 1 }],
+    ["DELETE", `/admin/keys/${UNKNOWN_ID}`],
+  ];
+
+  for (const [method, path, body] of routes) {
+    it(`${method} ${path} without a token is 401`, async () => {
+      const res = await call(method, path, { body });
+      expectProblem(res, 401, "unauthenticated");
+      expect(res.headers.get("www-authenticate")).toMatch(/^Bearer\b/);
+    });
+
+    it(`${method} ${path} with a wrong token is 401`, async () => {
+      const res = await call(method, path, { key: "not-the-admin-token", body });
+      expectProblem(res, 401, "unauthenticated");
+      expect(res.headers.get("www-authenticate")).toMatch(/^Bearer\b/);
+    });
+  }
+
+  it("does not accept an account's API key as the admin token", async () => {
+    const { key } = await createAccount();
+    const res = await call("POST", "/admin/accounts", { key, body: { name: "sneaky" } });
+    expectProblem(res, 401, "unauthenticated");
+  });
+
+  it("does not accept a token that only starts with the admin token", async () => {
+    const res = await call("POST", "/admin/accounts", { key: `${ADMIN_TOKEN}x`, body: { name: "x" } });
+    expectProblem(res, 401, "unauthenticated");
+  });
+});
+
+describe("POST /admin/accounts", () => {
+  it("creates an account with a decimal balance, stored as minor units, and a working key", async () => {
+    const res = await admin<AccountEnvelope>("POST", "/admin/accounts", {
+      name: "  Acme Ltd  ",
+      balance: 12.5,
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.success).toBe(true);
+    const { account, api_key } = res.body.data;
+    expect(account).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      name: "Acme Ltd",
+      balance: 12.5,
+      created_at: expect.stringMatching(TIMESTAMP),
+      updated_at: account.created_at,
+    });
+    expect(api_key).toMatch(KEY_SHAPE);
+    expect(await storedBalance(account.id)).toBe(1250);
+    expect(await sessionsStatus(api_key as string)).toBe(200);
+  });
+
+  it("defaults the balance to 0", async () => {
+    const res = await admin<AccountEnvelope>("POST", "/admin/accounts", { name: "Zero" });
+    expect(res.status).toBe(201);
+    expect(res.body.data.account.balance).toBe(0);
+    expect(await storedBalance(res.body.data.account.id)).toBe(0);
+  });
+
+  it("keeps only the key's hash, never the plaintext", async () => {
+    const res = await admin<AccountEnvelope>("POST", "/admin/accounts", { name: "Hashing" });
+    const plaintext = res.body.data.api_key as string;
+    const rows = await env.DB.prepare("SELECT * FROM api_keys WHERE account_id = ?")
+      .bind(res.body.data.account.id)
+      .all<Record<string, unknown>>();
+    expect(rows.results).toHaveLength(1);
+    const row = rows.results[0] as Record<string, unknown>;
+    expect(Object.values(row)).not.toContain(plaintext);
+    const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(plaintext));
+    const hex = Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+    expect(row.key_hash).toBe(hex);
+    expect(plaintext.startsWith(row.prefix as string)).toBe(true);
+  });
+
+  const invalid: [string, unknown, string][] = [
+    ["a missing name", { balance: 1 }, "name"],
+    ["an empty name", { name: "   " }, "name"],
+    ["a name of the wrong type", { name: 42 }, "name"],
+    ["a name over 100 characters", { name: "x".repeat(101) }, "name"],
+    ["a negative balance", { name: "x", balance: -1 }, "balance"],
+    ["a balance with 3 decimals", { name: "x", balance: 1.005 }, "balance"],
+    ["a balance given as a string", { name: "x", balance: "10" }, "balance"],
+    ["an unknown field", { name: "x", admin: true }, "admin"],
+  ];
+  for (const [what, body, field] of invalid) {
+    it(`refuses ${what} with 422 and errors.${field}`, async () => {
+      const res = await admin("POST", "/admin/accounts", body);
+      const problem = expectProblem(res, 422, "validation_failed");
+      expect(problem.errors).toMatchObject({ [field]: [expect.any(String)] });
+    });
+  }
+
+  it("refuses a body that is not an object", async () => {
+    const res = await admin("POST", "/admin/accounts", [{ name: "x" }]);
+    const problem = expectProblem(res, 422, "validation_failed");
+    expect(Object.keys(problem.errors as object).length).toBeGreaterThan(0);
+  });
+});
+
+describe("GET /admin/accounts/{id}", () => {
+  it("shows the account with its decimal balance and no key", async () => {
+    const created = await admin<AccountEnvelope>("POST", "/admin/accounts", { name: "Shown", balance: 0.3 });
+    const res = await admin<AccountEnvelope>("GET", `/admin/accounts/${created.body.data.account.id}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ success: true, data: { account: created.body.data.account } });
+    expect(res.text).not.toContain(created.body.data.api_key as string);
+    expect(res.text).not.toContain("api_key");
+  });
+
+  it("is 404 for an unknown account", async () => {
+    expectProblem(await admin("GET", `/admin/accounts/${UNKNOWN_ID}`), 404, "not_found");
+  });
+
+  it("is 404 for a malformed id", async () => {
+    expectProblem(await admin("GET", "/admin/accounts/not-a-uuid"), 404, "not_found");
+  });
+});
+
+describe("POST /admin/accounts/{id}/credits", () => {
+  it("adds the amount to the balance, in responses and in storage", async () => {
+    const { accountId } = await createAccount(12.5);
+    const first = await admin<AccountEnvelope>("POST", `/admin/accounts/${accountId}/credits`, {
+      amount: 10.25,
+    });
+    expect(first.status).toBe(200);
+    expect(first.body.success).toBe(true);
+    expect(first.body.data.account).toMatchObject({ id: accountId, balance: 22.75 });
+    const second = await admin<AccountEnvelope>("POST", `/admin/accounts/${accountId}/credits`, {
+      amount: 0.05,
+    });
+    expect(second.body.data.account.balance).toBe(22.8);
+    expect(second.body.data.account.updated_at).toMatch(TIMESTAMP);
+    expect(await storedBalance(accountId)).toBe(2280);
+    const shown = await admin<AccountEnvelope>("GET", `/admin/accounts/${accountId}`);
+    expect(shown.body.data.account.balance).toBe(22.8);
+  });
+
+  it("records each credit in the ledger with the balance after it", async () => {
+    const { accountId } = await createAccount(1);
+    await admin("POST", `/admin/accounts/${accountId}/credits`, { amount: 2 });
+    const ledger = await env.DB.prepare(
+      "SELECT kind, amount, balance_after FROM ledger_entries WHERE account_id = ? ORDER BY balance_after",
+    )
+      .bind(accountId)
+      .all();
+    expect(ledger.results).toEqual([
+      { kind: "credit", amount: 100, balance_after: 100 },
+      { kind: "credit", amount: 200, balance_after: 300 },
+    ]);
+  });
+
+  it("is 404 for an unknown account and writes nothing", async () => {
+    expectProblem(
+      await admin("POST", `/admin/accounts/${UNKNOWN_ID}/credits`, { amount: 5 }),
+      404,
+      "not_found",
+    );
+    const ledger = await env.DB.prepare("SELECT COUNT(*) AS n FROM ledger_entries WHERE account_id = ?")
+      .bind(UNKNOWN_ID)
+      .first<{ n: number }>();
+    expect(ledger?.n).toBe(0);
+  });
+
+  it("is 404 for a malformed id", async () => {
+    expectProblem(await admin("POST", "/admin/accounts/123/credits", { amount: 5 }), 404, "not_found");
+  });
+
+  const invalid: [string, unknown][] = [
+    ["a missing amount", {}],
+    ["a zero amount", { amount: 0 }],
+    ["a negative amount", { amount: -5 }],
+    ["an amount with 3 decimals", { amount: 1.005 }],
+    ["an amount given as a string", { amount: "5" }],
+    ["an absurdly large amount", { amount: 1e12 }],
+  ];
+  for (const [what, body] of invalid) {
+    it(`refuses ${what} with 422 and leaves the balance alone`, async () => {
+      const { accountId } = await createAccount(3);
+      const res = await admin("POST", `/admin/accounts/${accountId}/credits`, body);
+      const problem = expectProblem(res, 422, "validation_failed");
+      expect(problem.errors).toMatchObject({ amount: [expect.any(String)] });
+      expect(await storedBalance(accountId)).toBe(300);
+    });
+  }
+
+  it("refuses unknown fields", async () => {
+    const { accountId } = await createAccount();
+    const res = await admin("POST", `/admin/accounts/${accountId}/credits`, { amount: 1, balance: 1e6 });
+    const problem = expectProblem(res, 422, "validation_failed");
+    expect(problem.errors).toEqual({ balance: ["unknown field"] });
+  });
+});
+
+describe("POST /admin/accounts/{id}/keys", () => {
+  it("issues a named key whose prefix starts its plaintext and which works at once", async () => {
+    const { accountId } = await createAccount();
+    const res = await admin<KeyEnvelope>("POST", `/admin/accounts/${accountId}/keys`, { name: "ci" });
+    expect(res.status).toBe(201);
+    expect(res.body.success).toBe(true);
+    const { key, api_key } = res.body.data;
+    expect(key).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      prefix: expect.stringMatching(/^sk_/),
+      name: "ci",
+      created_at: expect.stringMatching(TIMESTAMP),
+    });
+    expect(api_key).toMatch(KEY_SHAPE);
+    expect(api_key.startsWith(key.prefix)).toBe(true);
+    expect(key.prefix.length).toBeLessThan(api_key.length);
+    expect(await sessionsStatus(api_key)).toBe(200);
+  });
+
+  it("issues an unnamed key without a body", async () => {
+    const { accountId } = await createAccount();
+    const res = await admin<KeyEnvelope>("POST", `/admin/accounts/${accountId}/keys`);
+    expect(res.status).toBe(201);
+    expect(res.body.data.key.name).toBeNull();
+    expect(await sessionsStatus(res.body.data.api_key)).toBe(200);
+  });
+
+  it("issues a different key each time, and never shows a key again", async () => {
+    const { accountId, key: first } = await createAccount();
+    const a = await admin<KeyEnvelope>("POST", `/admin/accounts/${accountId}/keys`, {});
+    const b = await admin<KeyEnvelope>("POST", `/admin/accounts/${accountId}/keys`, {});
+    expect(new Set([first, a.body.data.api_key, b.body.data.api_key]).size).toBe(3);
+    expect(b.text).not.toContain(a.body.data.api_key);
+    const shown = await admin("GET", `/admin/accounts/${accountId}`);
+    for (const plaintext of [first, a.body.data.api_key, b.body.data.api_key])
+      expect(shown.text).not.toContain(plaintext);
+  });
+
+  it("lets a key act on its own account only", async () => {
+    const { accountId } = await createAccount();
+    const issued = await admin<KeyEnvelope>("POST", `/admin/accounts/${accountId}/keys`, {});
+    const created = await call<{ session: { account_id: string } }>("POST", "/v1/chatapp/sessions", {
+      key: issued.body.data.api_key,
+    });
+    expect(created.body.session.account_id).toBe(accountId);
+  });
+
+  it("is 404 for an unknown account", async () => {
+    expectProblem(await admin("POST", `/admin/accounts/${UNKNOWN_ID}/keys`, {}), 404, "not_found");
+  });
+
+  it("is 404 for a malformed id", async () => {
+    expectProblem(await admin("POST", "/admin/accounts/xyz/keys", {}), 404, "not_found");
+  });
+
+  it("refuses an empty name, a wrong type and unknown fields with 422", async () => {
+    const { accountId } = await createAccount();
+    const empty = await admin("POST", `/admin/accounts/${accountId}/keys`, { name: "" });
+    expect(expectProblem(empty, 422, "validation_failed").errors).toMatchObject({
+      name: [expect.any(String)],
+    });
+    const wrongType = await admin("POST", `/admin/accounts/${accountId}/keys`, { name: ["a"] });
+    expect(expectProblem(wrongType, 422, "validation_failed").errors).toMatchObject({
+      name: [expect.any(String)],
+    });
+    const unknown = await admin("POST", `/admin/accounts/${accountId}/keys`, { scopes: ["all"] });
+    expect(expectProblem(unknown, 422, "validation_failed").errors).toEqual({ scopes: ["unknown field"] });
+  });
+});
+
+describe("DELETE /admin/keys/{id}", () => {
+  it("revokes a key: 204, and the key stops working at once while others still work", async () => {
+    const { accountId, key: other } = await createAccount();
+    const issued = await admin<KeyEnvelope>("POST", `/admin/accounts/${accountId}/keys`, {});
+    const { key, api_key } = issued.body.data;
+    expect(await sessionsStatus(api_key)).toBe(200);
+
+    const res = await admin("DELETE", `/admin/keys/${key.id}`);
+    expect(res.status).toBe(204);
+    expect(res.text).toBe("");
+
+    const refused = await call("GET", "/v1/chatapp/sessions", { key: api_key });
+    expectProblem(refused, 401, "unauthenticated");
+    expect(refused.headers.get("www-authenticate")).toMatch(/^Bearer\b/);
+    expect(await sessionsStatus(other)).toBe(200);
+    const row = await env.DB.prepare("SELECT revoked_at FROM api_keys WHERE id = ?")
+      .bind(key.id)
+      .first<{ revoked_at: number | null }>();
+    expect(row?.revoked_at).toEqual(expect.any(Number));
+  });
+
+  it("is 404 when the key is already revoked", async () => {
+    const { accountId } = await createAccount();
+    const issued = await admin<KeyEnvelope>("POST", `/admin/accounts/${accountId}/keys`, {});
+    expect((await admin("DELETE", `/admin/keys/${issued.body.data.key.id}`)).status).toBe(204);
+    expectProblem(await admin("DELETE", `/admin/keys/${issued.body.data.key.id}`), 404, "not_found");
+  });
+
+  it("is 404 for an unknown or malformed key id", async () => {
+    expectProblem(await admin("DELETE", `/admin/keys/${UNKNOWN_ID}`), 404, "not_found");
+    expectProblem(await admin("DELETE", "/admin/keys/sk_not-an-id"), 404, "not_found");
+  });
+});

@@ -1,0 +1,302 @@
+import { exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { ADMIN_TOKEN, type ApiResponse, call, createAccount, createSession, expectProblem } from "./helpers";
+
+const UNKNOWN_ID = "00000000-0000-4000-8000-000000000000";
+const PROBLEM_KEYS = ["code", "detail", "request_id", "status", "success", "title", "type"];
+
+/** Asserts the full problem shape: exactly the RFC 9457 members we promise (plus `errors` when given). */
+function expectShape(res: ApiResponse, status: number, code: string, withErrors = false) {
+  const problem = expectProblem(res, status, code);
+  expect(Object.keys(problem).sort()).toEqual(withErrors ? [...PROBLEM_KEYS, "errors"].sort() : PROBLEM_KEYS);
+  expect(res.text).not.toMatch(/\bat .+:\d+:\d+/); // no stack trace
+  return problem;
+}
+
+const adminPost = (body: unknown, headers: Record<string, string> = {}) =>
+  call("POST", "/admin/accounts", { key: ADMIN_TOKEN, body, headers });
+
+describe("X-Request-Id", () => {
+  it("echoes a well-formed incoming id on success and on error", async () => {
+    const ok = await call("GET", "/health", { headers: { "X-Request-Id": "req-123.abc:XYZ_9" } });
+    expect(ok.headers.get("x-request-id")).toBe("req-123.abc:XYZ_9");
+    const problem = await call("GET", "/nowhere", { headers: { "X-Request-Id": "trace-42" } });
+    expect(problem.headers.get("x-request-id")).toBe("trace-42");
+    expect(expectShape(problem, 404, "not_found").request_id).toBe("trace-42");
+  });
+
+  const bad: [string, string][] = [
+    ["spaces", "has spaces"],
+    ["markup", "<script>alert(1)</script>"],
+    ["more than 128 characters", "a".repeat(129)],
+    ["quotes", '"quoted"'],
+  ];
+  for (const [what, value] of bad) {
+    it(`replaces an incoming id with ${what} by a new uuid`, async () => {
+      const res = await call("GET", "/nowhere", { headers: { "X-Request-Id": value } });
+      const id = res.headers.get("x-request-id");
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(expectShape(res, 404, "not_found").request_id).toBe(id);
+    });
+  }
+
+  it("gives each request its own id", async () => {
+    const a = await call("GET", "/health");
+    const b = await call("GET", "/health");
+    expect(a.headers.get("x-request-id")).not.toBe(b.headers.get("x-request-id"));
+  });
+});
+
+describe("routing errors", () => {
+  it("is 404 not_found for an unknown route", async () => {
+    expectShape(await call("GET", "/nowhere"), 404, "not_found");
+    expectShape(await call("POST", "/v2/chatapp/sessions", { body: {} }), 404, "not_found");
+  });
+
+  it("is 404 not_found for an unknown /v1 route with a valid key", async () => {
+    const { key } = await createAccount();
+    expectShape(await call("GET", "/v1/chatapp/nothing", { key }), 404, "not_found");
+  });
+
+  it("is 405 method_not_allowed with Allow for a known path and a wrong method", async () => {
+    const { key } = await createAccount();
+    const res = await call("PUT", "/v1/chatapp/sessions", { key, body: {} });
+    expectShape(res, 405, "method_not_allowed");
+    expect(res.headers.get("allow")?.split(/,\s*/).sort()).toEqual(["GET", "POST"]);
+  });
+
+  it("lists the methods of a parameterised path in Allow", async () => {
+    const { key } = await createAccount();
+    const res = await call("POST", `/v1/chatapp/sessions/${UNKNOWN_ID}/disconnect`, { key });
+    expectShape(res, 405, "method_not_allowed");
+    expect(res.headers.get("allow")).toBe("PATCH");
+    const item = await call("PATCH", `/v1/chatapp/sessions/${UNKNOWN_ID}`, { key });
+    expectShape(item, 405, "method_not_allowed");
+    expect(item.headers.get("allow")?.split(/,\s*/).sort()).toEqual(["DELETE", "GET"]);
+  });
+
+  it("is 405 on an admin path too", async () => {
+    const res = await call("GET", "/admin/accounts", { key: ADMIN_TOKEN });
+    expectShape(res, 405, "method_not_allowed");
+    expect(res.headers.get("allow")).toBe("POST");
+  });
+
+  it("is 404 not_found for a malformed uuid in a path, never 422 or 500", async () => {
+    const { key } = await createAccount();
+    for (const id of [
+      "not-a-uuid",
+      "1",
+      "00000000-0000-4000-8000-00000000000g",
+      "%27%20OR%201%3D1",
+      "x".repeat(5000),
+    ]) {
+      expectShape(await call("GET", `/v1/chatapp/sessions/${id}`, { key }), 404, "not_found");
+      expectShape(await call("GET", `/v1/chatapp/sessions/${id}/qr-code`, { key }), 404, "not_found");
+      expectShape(await call("DELETE", `/v1/chatapp/sessions/${id}`, { key }), 404, "not_found");
+    }
+  });
+});
+
+describe("request bodies", () => {
+  it("is 415 unsupported_media_type for a body that is not JSON", async () => {
+    const res = await adminPost("name=Acme", { "Content-Type": "application/x-www-form-urlencoded" });
+    expectShape(res, 415, "unsupported_media_type");
+    const text = await adminPost('{"name":"Acme"}', { "Content-Type": "text/plain" });
+    expectShape(text, 415, "unsupported_media_type");
+  });
+
+  it("is 415 for a body without a Content-Type", async () => {
+    const res = await exports.default.fetch(
+      new Request("http://localhost/admin/accounts", {
+        method: "POST",
+        headers: { Authorization: `Bearer ${ADMIN_TOKEN}` },
+        body: new TextEncoder().encode('{"name":"Acme"}'),
+      }),
+    );
+    const text = await res.text();
+    expect(res.status).toBe(415);
+    expect(res.headers.get("content-type")).toBe("application/problem+json");
+    expect(JSON.parse(text)).toMatchObject({ code: "unsupported_media_type", success: false });
+  });
+
+  it("accepts a JSON Content-Type with parameters or a +json suffix", async () => {
+    const res = await adminPost('{"name":"Acme"}', { "Content-Type": "application/json; charset=utf-8" });
+    expect(res.status).toBe(201);
+  });
+
+  for (const body of ['{"name":', "{name: 'x'}", "undefined", '{"name":"x"}}']) {
+    it(`is 400 invalid_json for ${JSON.stringify(body)}`, async () => {
+      expectShape(await adminPost(body), 400, "invalid_json");
+    });
+  }
+
+  it("is 400 invalid_json on /v1 routes too", async () => {
+    const { key } = await createAccount();
+    const { session } = await createSession(key);
+    const res = await call("POST", `/sandbox/sessions/${session.id}/scan`, { key, body: "{oops" });
+    expectShape(res, 400, "invalid_json");
+  });
+
+  it("is 413 payload_too_large for a body over 1 MiB", async () => {
+    const big = JSON.stringify({ name: "x".repeat(1024 * 1024) });
+    expectShape(await adminPost(big), 413, "payload_too_large");
+  });
+
+  it("is 413 for an oversized body streamed without Content-Length", async () => {
+    const chunk = new TextEncoder().encode(`"${"y".repeat(64 * 1024)}`);
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent >= 20) return controller.close();
+        sent++;
+        controller.enqueue(chunk);
+      },
+    });
+    const res = await exports.default.fetch(
+      new Request("http://localhost/admin/accounts", {
+        method: "POST",
+        headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, "Content-Type": "application/json" },
+        body: stream,
+      }),
+    );
+    expect(res.status).toBe(413);
+    expect(await res.json()).toMatchObject({ code: "payload_too_large", success: false });
+  });
+
+  it("accepts a body just under 1 MiB (then validates it)", async () => {
+    const res = await adminPost({ name: "x".repeat(1000 * 1000) });
+    const problem = expectShape(res, 422, "validation_failed", true);
+    expect(problem.errors).toMatchObject({ name: [expect.any(String)] });
+  });
+
+  it("is 422 validation_failed with errors for unknown fields and wrong types", async () => {
+    const res = await adminPost({ name: 7, balance: "lots", owner: "me", nested: { a: 1 } });
+    const problem = expectShape(res, 422, "validation_failed", true);
+    expect(problem.errors).toEqual({
+      name: [expect.any(String)],
+      balance: [expect.any(String)],
+      owner: ["unknown field"],
+      nested: ["unknown field"],
+    });
+  });
+
+  it("is 422 for JSON that is not an object, reported under `body`", async () => {
+    for (const body of ["null", "[]", "42", '"text"', "true"]) {
+      const problem = expectShape(await adminPost(body), 422, "validation_failed", true);
+      expect(problem.errors).toMatchObject({ body: [expect.any(String)] });
+    }
+  });
+
+  it("is 422 for a required body that is missing, with or without a JSON Content-Type", async () => {
+    for (const res of [
+      await call("POST", "/admin/accounts", { key: ADMIN_TOKEN }),
+      await adminPost(""),
+      await adminPost("  \n"),
+    ]) {
+      const problem = expectShape(res, 422, "validation_failed", true);
+      expect(problem.errors).toMatchObject({ name: [expect.any(String)] });
+    }
+  });
+
+  it("reports a `__proto__` field as an unknown field, not a 500", async () => {
+    const res = await adminPost('{"name":"x","__proto__":{"admin":true}}');
+    const problem = expectShape(res, 422, "validation_failed", true);
+    const errors = problem.errors as Record<string, unknown>;
+    expect(Object.keys(errors)).toEqual(["__proto__"]);
+    expect(Object.getOwnPropertyDescriptor(errors, "__proto__")?.value).toEqual(["unknown field"]);
+    expect(({} as Record<string, unknown>).admin).toBeUndefined();
+  });
+});
+
+describe("odd input never yields a 500 or a non-JSON body", () => {
+  it("answers odd query strings normally", async () => {
+    const { key } = await createAccount();
+    for (const query of [
+      "?%zz=1",
+      "?a=%E0%A4%A",
+      "?filter[status][]=x&&&=&",
+      "?limit=-1&limit=abc",
+      `?q=${"z".repeat(8000)}`,
+      "?%00=%00",
+    ]) {
+      const res = await call<{ success: boolean; sessions: unknown[] }>(
+        "GET",
+        `/v1/chatapp/sessions${query}`,
+        { key },
+      );
+      expect(res.status, query).toBe(200);
+      expect(res.body).toEqual({ success: true, sessions: [] });
+    }
+  });
+
+  it("answers odd paths with problem+json", async () => {
+    const { key } = await createAccount();
+    for (const path of [
+      "/v1/chatapp/sessions/%zz",
+      "/v1/chatapp/sessions//qr-code",
+      "/v1/%00",
+      "/admin/%ff%fe",
+    ]) {
+      const res = await call("GET", path, { key: path.startsWith("/admin") ? ADMIN_TOKEN : key });
+      expect(res.status, path).toBeGreaterThanOrEqual(400);
+      expect(res.status, path).toBeLessThan(500);
+      expect(res.headers.get("content-type"), path).toBe("application/problem+json");
+      expect(res.body, path).toMatchObject({ success: false, status: res.status });
+    }
+  });
+
+  it("survives huge strings and deep nesting in a body", async () => {
+    const deep = `${"[".repeat(5000)}${"]".repeat(5000)}`;
+    for (const body of [
+      { name: "x".repeat(500_000) },
+      `{"name":"x","balance":${deep}}`,
+      { name: "x", balance: 1e308 },
+      { name: "\u0000\uffff\ud800" },
+    ]) {
+      const res = await adminPost(body);
+      expect(res.status).toBeLessThan(500);
+      expect(res.headers.get("content-type")).toMatch(/json/);
+    }
+  });
+});
+
+describe("API reference", () => {
+  it("serves an OpenAPI 3.1 document listing every public route", async () => {
+    const res = await call<{
+      openapi: string;
+      info: { title: string };
+      paths: Record<string, Record<string, unknown>>;
+      components: { securitySchemes: Record<string, unknown>; schemas: Record<string, unknown> };
+    }>("GET", "/openapi.json");
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toBe("3.1.0");
+    expect(res.body.info.title).toEqual(expect.any(String));
+    const paths = res.body.paths;
+    const methods = (path: string) => Object.keys(paths[path] ?? {}).sort();
+    expect(methods("/v1/chatapp/sessions")).toEqual(["get", "post"]);
+    expect(methods("/v1/chatapp/sessions/{id}")).toEqual(["delete", "get"]);
+    expect(methods("/v1/chatapp/sessions/{id}/qr-code")).toEqual(["get"]);
+    expect(methods("/v1/chatapp/sessions/{id}/disconnect")).toEqual(["patch"]);
+    expect(methods("/v1/chatapp/sessions/{id}/reconnect")).toEqual(["patch"]);
+    expect(methods("/admin/accounts")).toEqual(["post"]);
+    expect(methods("/admin/accounts/{id}")).toEqual(["get"]);
+    expect(methods("/admin/accounts/{id}/keys")).toEqual(["post"]);
+    expect(methods("/admin/accounts/{id}/credits")).toEqual(["post"]);
+    expect(methods("/admin/keys/{id}")).toEqual(["delete"]);
+    expect(methods("/sandbox/sessions/{id}/scan")).toEqual(["post"]);
+    expect(methods("/sandbox/sessions/{id}/drop")).toEqual(["post"]);
+    expect(methods("/sandbox/sessions/{id}/ban")).toEqual(["post"]);
+    expect(methods("/sandbox/pair/{token}")).toEqual(["get", "post"]);
+    expect(Object.keys(res.body.components.securitySchemes).sort()).toEqual(["AdminToken", "ApiKey"]);
+    expect(res.body.components.schemas).toHaveProperty("Session");
+    expect(res.body.components.schemas).toHaveProperty("Problem");
+  });
+
+  it("serves an HTML reference at /docs", async () => {
+    const res = await call("GET", "/docs", { headers: { Accept: "text/html" } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(res.text).toMatch(/<html/i);
+    expect(res.text).toContain("/openapi.json");
+  });
+});
