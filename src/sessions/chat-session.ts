@@ -63,8 +63,6 @@ export class ChatSession extends DurableObject<Env> {
   private deleted = false;
   /** Tail of the chain that runs state changes one at a time (gateway calls and D1 writes await). */
   private tail: Promise<unknown> = Promise.resolve();
-  /** Set by destroy(): storage (tables included) is gone, so calls racing the delete see no session. */
-  private destroyed = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -162,7 +160,7 @@ export class ChatSession extends DurableObject<Env> {
       await createDb(this.env.DB).delete(sessions).where(eq(sessions.id, state.id));
       await this.ctx.storage.deleteAlarm();
       await this.ctx.storage.deleteAll();
-      this.destroyed = true;
+      this.deleted = true;
     });
   }
 
@@ -500,7 +498,7 @@ export class ChatSession extends DurableObject<Env> {
   }
 
   private state(): StoredSession | null {
-    if (this.destroyed) return null;
+    if (this.deleted) return null;
     return this.sql.exec<StoredSession>("SELECT * FROM session LIMIT 1").toArray()[0] ?? null;
   }
 
