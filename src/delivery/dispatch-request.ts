@@ -51,7 +51,10 @@ export function dispatchRequestOf(row: MessageRow, priority: 0 | 1): DispatchReq
  * Puts the messages on the outbound Queue in batches of at most 100.
  * @returns how many were enqueued before a failure (all of them when it resolves normally).
  */
-export async function enqueueDispatch(queue: Queue, requests: DispatchRequest[]): Promise<{ enqueued: number; error?: unknown }> {
+export async function enqueueDispatch(
+  queue: Queue,
+  requests: DispatchRequest[],
+): Promise<{ enqueued: number; error?: unknown }> {
   let enqueued = 0;
   try {
     for (let i = 0; i < requests.length; i += QUEUE_BATCH) {

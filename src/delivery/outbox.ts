@@ -99,7 +99,9 @@ export class Outbox {
   /** The earliest time a pending entry becomes sendable (scheduled time or retry backoff). */
   nextDueAt(): number | null {
     const row = this.sql
-      .exec<{ due: number | null }>("SELECT MIN(MAX(not_before, next_attempt_at)) AS due FROM outbox WHERE state = 'pending'")
+      .exec<{ due: number | null }>(
+        "SELECT MIN(MAX(not_before, next_attempt_at)) AS due FROM outbox WHERE state = 'pending'",
+      )
       .toArray()[0];
     return row?.due ?? null;
   }
@@ -107,21 +109,31 @@ export class Outbox {
   /** Scheduled entries whose time has come; they are marked no longer scheduled. */
   takeDueScheduled(now: number): string[] {
     const ids = this.sql
-      .exec<{ id: string }>("SELECT id FROM outbox WHERE state = 'pending' AND scheduled = 1 AND not_before <= ?", now)
+      .exec<{ id: string }>(
+        "SELECT id FROM outbox WHERE state = 'pending' AND scheduled = 1 AND not_before <= ?",
+        now,
+      )
       .toArray()
       .map((r) => r.id);
-    if (ids.length > 0) this.sql.exec("UPDATE outbox SET scheduled = 0 WHERE scheduled = 1 AND not_before <= ?", now);
+    if (ids.length > 0)
+      this.sql.exec("UPDATE outbox SET scheduled = 0 WHERE scheduled = 1 AND not_before <= ?", now);
     return ids;
   }
 
   /** Pending entries past their time to live at `now`. */
   expired(now: number): OutboxItem[] {
-    return this.sql.exec<OutboxItem>("SELECT * FROM outbox WHERE state = 'pending' AND expires_at <= ?", now).toArray();
+    return this.sql
+      .exec<OutboxItem>("SELECT * FROM outbox WHERE state = 'pending' AND expires_at <= ?", now)
+      .toArray();
   }
 
   /** The earliest expiry among pending entries. */
   nextExpiryAt(): number | null {
-    return this.sql.exec<{ at: number | null }>("SELECT MIN(expires_at) AS at FROM outbox WHERE state = 'pending'").toArray()[0]?.at ?? null;
+    return (
+      this.sql
+        .exec<{ at: number | null }>("SELECT MIN(expires_at) AS at FROM outbox WHERE state = 'pending'")
+        .toArray()[0]?.at ?? null
+    );
   }
 
   /** Every pending entry (to fail them when the session is banned or deleted). */
@@ -138,12 +150,16 @@ export class Outbox {
   }
 
   markDone(ids: string[], state: "sent" | "failed", at: number): void {
-    for (const id of ids) this.sql.exec("UPDATE outbox SET state = ?, done_at = ? WHERE id = ?", state, at, id);
+    for (const id of ids)
+      this.sql.exec("UPDATE outbox SET state = ?, done_at = ? WHERE id = ?", state, at, id);
   }
 
   /** When the session last called the gateway (epoch ms; 0 if never): the pacing reference. */
   lastCallAt(): number {
-    return this.sql.exec<{ last_call_at: number }>("SELECT last_call_at FROM outbox_pacing").toArray()[0]?.last_call_at ?? 0;
+    return (
+      this.sql.exec<{ last_call_at: number }>("SELECT last_call_at FROM outbox_pacing").toArray()[0]
+        ?.last_call_at ?? 0
+    );
   }
 
   recordCall(at: number): void {
@@ -152,6 +168,9 @@ export class Outbox {
 
   /** Forgets finished entries older than {@link OUTBOX_RETENTION_MS}. */
   purge(now: number): void {
-    this.sql.exec("DELETE FROM outbox WHERE state IN ('sent', 'failed') AND done_at < ?", now - OUTBOX_RETENTION_MS);
+    this.sql.exec(
+      "DELETE FROM outbox WHERE state IN ('sent', 'failed') AND done_at < ?",
+      now - OUTBOX_RETENTION_MS,
+    );
   }
 }

@@ -44,7 +44,8 @@ export class SandboxGateway implements ChatGateway {
   }
 
   async send(_sessionId: string, message: OutboundMessage): Promise<SendOutcome> {
-    if (message.to.endsWith("0000")) return { ok: false, permanent: true, reason: "recipient_not_on_chatapp" };
+    if (message.to.endsWith("0000"))
+      return { ok: false, permanent: true, reason: "recipient_not_on_chatapp" };
     const transient = { ok: false, permanent: false, reason: "sandbox_transient_failure" } as const;
     if (message.to.endsWith("0002")) return transient;
     if (message.to.endsWith("0001") && this.countAttempt(message.id) <= 2) return transient;

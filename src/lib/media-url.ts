@@ -4,7 +4,13 @@ import ipaddr from "ipaddr.js";
 export const MAX_MEDIA_URL_LENGTH = 2048;
 
 /** Host names that reach the machine itself or a cloud metadata service. */
-const BLOCKED_HOSTS = new Set(["localhost", "metadata", "metadata.google.internal", "instance-data", "metadata.azure.com"]);
+const BLOCKED_HOSTS = new Set([
+  "localhost",
+  "metadata",
+  "metadata.google.internal",
+  "instance-data",
+  "metadata.azure.com",
+]);
 /** Host name suffixes of the same kind (RFC 6761 `.localhost`, internal-only zones). */
 const BLOCKED_SUFFIXES = [".localhost", ".local", ".internal", ".home.arpa"];
 

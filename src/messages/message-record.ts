@@ -6,7 +6,13 @@ export type MessageRow = typeof messages.$inferSelect;
 export type MessageType = MessageRow["type"];
 export type MessageStatus = MessageRow["status"];
 
-export const MESSAGE_TYPES = ["text", "image", "video", "audio", "document"] as const satisfies readonly MessageType[];
+export const MESSAGE_TYPES = [
+  "text",
+  "image",
+  "video",
+  "audio",
+  "document",
+] as const satisfies readonly MessageType[];
 export const MESSAGE_STATUSES = [
   "queued",
   "sent",

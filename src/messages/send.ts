@@ -1,4 +1,4 @@
-import { readConfig, type Config } from "../config";
+import { type Config, readConfig } from "../config";
 import type { Db } from "../db/client";
 import { findAccount } from "../db/queries/accounts";
 import { chargeAndCreate, failAndRefund } from "../db/queries/messages";
@@ -55,7 +55,10 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
   const session = await findSession(db, request.accountId, request.sessionId);
   if (!session) throw new ApiError("not_found", "No such session.");
   if (session.status !== "connected") {
-    throw new ApiError("session_not_connected", `The session is ${session.status}; it must be connected to send.`);
+    throw new ApiError(
+      "session_not_connected",
+      `The session is ${session.status}; it must be connected to send.`,
+    );
   }
   const price = priceOf(readConfig(env), request.type);
   const now = Date.now();
@@ -82,9 +85,22 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
   );
   if (!error) return { rows: created.rows, price, balance: created.balance };
 
-  console.error(JSON.stringify({ level: "error", event: "enqueue_failed", account_id: request.accountId, error: String(error) }));
+  console.error(
+    JSON.stringify({
+      level: "error",
+      event: "enqueue_failed",
+      account_id: request.accountId,
+      error: String(error),
+    }),
+  );
   const stranded = created.rows.slice(enqueued);
-  await failAndRefund(db, request.accountId, stranded.map((row) => row.id), "enqueue_failed", Date.now());
+  await failAndRefund(
+    db,
+    request.accountId,
+    stranded.map((row) => row.id),
+    "enqueue_failed",
+    Date.now(),
+  );
   const strandedIds = new Set(stranded.map((row) => row.id));
   const rows = created.rows.map((row) =>
     strandedIds.has(row.id) ? { ...row, status: "failed" as const, reason: "enqueue_failed" } : row,

@@ -19,9 +19,13 @@ export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
   const key = c.req.header("idempotency-key");
   if (key === undefined) return next();
   if (!KEY_PATTERN.test(key)) {
-    throw new ApiError("validation_failed", "The Idempotency-Key header must be 1–255 visible ASCII characters.", {
-      fields: { "Idempotency-Key": ["must be 1–255 visible ASCII characters"] },
-    });
+    throw new ApiError(
+      "validation_failed",
+      "The Idempotency-Key header must be 1–255 visible ASCII characters.",
+      {
+        fields: { "Idempotency-Key": ["must be 1–255 visible ASCII characters"] },
+      },
+    );
   }
   const { accountId } = c.var.principal;
   const db = c.var.db;
@@ -32,9 +36,13 @@ export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
       throw new ApiError("idempotency_key_reused", "This Idempotency-Key was used with a different request.");
     }
     if (existing.status === "in_progress" || existing.responseStatus === null) {
-      throw new ApiError("idempotency_key_in_use", "A request with this Idempotency-Key is still being processed.", {
-        headers: { "Retry-After": "1" },
-      });
+      throw new ApiError(
+        "idempotency_key_in_use",
+        "A request with this Idempotency-Key is still being processed.",
+        {
+          headers: { "Retry-After": "1" },
+        },
+      );
     }
     return new Response(existing.responseBody, {
       status: existing.responseStatus,

@@ -6,7 +6,7 @@ import { applyAcks, failAndRefund, markDue, markSent, recordRetry } from "../db/
 import { sessions } from "../db/schema";
 import type { DispatchRequest } from "../delivery/dispatch-request";
 import { Outbox, type OutboxItem } from "../delivery/outbox";
-import { retryDelayMs, MAX_SEND_ATTEMPTS } from "../delivery/retry";
+import { MAX_SEND_ATTEMPTS, retryDelayMs } from "../delivery/retry";
 import type { AckKind, ChatGateway, GatewayEvent, LinkState, SendOutcome } from "../gateways/gateway";
 import { SandboxGateway, sandboxPhoneNumber } from "../gateways/sandbox";
 import { type Failure, fail, ok, type SessionResult } from "./result";
@@ -56,7 +56,7 @@ type StoredSession = {
  */
 export class ChatSession extends DurableObject<Env> {
   private readonly sql: SqlStorage;
-  private readonly outbox: Outbox;
+  private outbox: Outbox;
   /** True while a dispatcher run is in progress (one at a time per object). */
   private dispatching = false;
   /** Set by destroy(): the storage (tables included) is gone, so this instance must not touch it. */
@@ -67,7 +67,11 @@ export class ChatSession extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
-    // Idempotent schema set-up on every wake.
+    this.outbox = this.setUpStorage();
+  }
+
+  /** Idempotent schema set-up, on every wake and again after destroy() wiped the storage. */
+  private setUpStorage(): Outbox {
     this.sql.exec(`
       CREATE TABLE IF NOT EXISTS session (
         id TEXT PRIMARY KEY, account_id TEXT NOT NULL, session_id TEXT NOT NULL, phone_number TEXT,
@@ -77,7 +81,7 @@ export class ChatSession extends DurableObject<Env> {
         kind TEXT NOT NULL, ref TEXT NOT NULL, due_at INTEGER NOT NULL, PRIMARY KEY (kind, ref));
       CREATE TABLE IF NOT EXISTS alarm_state (id INTEGER PRIMARY KEY CHECK (id = 1), armed_for INTEGER);
     `);
-    this.outbox = new Outbox(this.sql);
+    return new Outbox(this.sql);
   }
 
   // ---- RPC: lifecycle commands -------------------------------------------------------------
@@ -160,6 +164,9 @@ export class ChatSession extends DurableObject<Env> {
       await createDb(this.env.DB).delete(sessions).where(eq(sessions.id, state.id));
       await this.ctx.storage.deleteAlarm();
       await this.ctx.storage.deleteAll();
+      // Work already under way in this instance (a dispatcher run, an alarm) still finds empty
+      // tables and stops for want of a session, instead of failing on missing ones.
+      this.outbox = this.setUpStorage();
       this.deleted = true;
     });
   }
@@ -183,7 +190,11 @@ export class ChatSession extends DurableObject<Env> {
       const now = Date.now();
       if (!state || state.status === "banned") {
         const reason = state ? "session_banned" : "session_deleted";
-        await this.refundGrouped(requests.map((r) => ({ id: r.id, account_id: r.accountId })), reason, now);
+        await this.refundGrouped(
+          requests.map((r) => ({ id: r.id, account_id: r.accountId })),
+          reason,
+          now,
+        );
         // A deleted session's object keeps nothing (its storage was cleared on delete).
         if (!state && !this.deleted) await this.ctx.storage.deleteAll();
         return 0;
@@ -260,7 +271,9 @@ export class ChatSession extends DurableObject<Env> {
   async alarm(): Promise<void> {
     if (this.deleted) return;
     const horizon = await this.exclusive(async () => {
-      const armed = this.sql.exec<{ armed_for: number | null }>("SELECT armed_for FROM alarm_state WHERE id = 1").toArray()[0];
+      const armed = this.sql
+        .exec<{ armed_for: number | null }>("SELECT armed_for FROM alarm_state WHERE id = 1")
+        .toArray()[0];
       const horizon = Math.max(Date.now(), armed?.armed_for ?? 0);
       const due = this.sql
         .exec<{ kind: DeadlineKind; ref: string; due_at: number }>(
@@ -272,7 +285,11 @@ export class ChatSession extends DurableObject<Env> {
       for (const deadline of due) {
         this.sql.exec("DELETE FROM deadlines WHERE kind = ? AND ref = ?", deadline.kind, deadline.ref);
         if (deadline.kind === "ack_delivered" || deadline.kind === "ack_read") {
-          acks.push({ messageId: deadline.ref, kind: deadline.kind === "ack_read" ? "read" : "delivered", at: Date.now() });
+          acks.push({
+            messageId: deadline.ref,
+            kind: deadline.kind === "ack_read" ? "read" : "delivered",
+            at: Date.now(),
+          });
         } else if (deadline.kind === "expire") {
           await this.expireWaiting(horizon);
         } else if (deadline.kind !== "dispatch") {
@@ -367,14 +384,24 @@ export class ChatSession extends DurableObject<Env> {
         mediaUrl: item.media_url,
       });
     } catch (error) {
-      outcome = { ok: false, permanent: false, reason: error instanceof Error ? error.message : String(error) };
+      outcome = {
+        ok: false,
+        permanent: false,
+        reason: error instanceof Error ? error.message : String(error),
+      };
     }
     const at = Date.now();
     this.outbox.recordCall(at);
     const db = createDb(this.env.DB);
     if (outcome.ok) {
       this.outbox.markDone([id], "sent", at);
-      await markSent(db, id, { at, providerMessageId: outcome.providerMessageId, fromNumber: state.phone_number, attempts, gateway: gateway.name });
+      await markSent(db, id, {
+        at,
+        providerMessageId: outcome.providerMessageId,
+        fromNumber: state.phone_number,
+        attempts,
+        gateway: gateway.name,
+      });
       if (gateway.name === "sandbox") {
         const config = readConfig(this.env);
         this.schedule("ack_delivered", id, at + config.SANDBOX_DELIVERED_MS);
@@ -383,7 +410,13 @@ export class ChatSession extends DurableObject<Env> {
     } else if (outcome.permanent || attempts >= MAX_SEND_ATTEMPTS) {
       this.outbox.markDone([id], "failed", at);
       await recordRetry(db, id, { attempts, error: outcome.reason, nextAttemptAt: null, at });
-      await failAndRefund(db, item.account_id, [id], outcome.permanent ? outcome.reason : "retries_exhausted", at);
+      await failAndRefund(
+        db,
+        item.account_id,
+        [id],
+        outcome.permanent ? outcome.reason : "retries_exhausted",
+        at,
+      );
     } else {
       const nextAttemptAt = at + retryDelayMs(attempts);
       this.outbox.markRetry(id, nextAttemptAt);
@@ -394,7 +427,11 @@ export class ChatSession extends DurableObject<Env> {
   /** Fails waiting messages whose time to live ran out while the session was unavailable. */
   private async expireWaiting(now: number): Promise<void> {
     const expired = this.outbox.expired(now);
-    this.outbox.markDone(expired.map((e) => e.id), "failed", Date.now());
+    this.outbox.markDone(
+      expired.map((e) => e.id),
+      "failed",
+      Date.now(),
+    );
     await this.refundGrouped(expired, "message_expired", Date.now());
     this.scheduleExpiry();
   }
@@ -402,13 +439,22 @@ export class ChatSession extends DurableObject<Env> {
   /** Fails every message still waiting in the outbox (session banned or deleted), with refunds. */
   private async failPending(reason: string): Promise<void> {
     const pending = this.outbox.pending();
-    this.outbox.markDone(pending.map((p) => p.id), "failed", Date.now());
+    this.outbox.markDone(
+      pending.map((p) => p.id),
+      "failed",
+      Date.now(),
+    );
     await this.refundGrouped(pending, reason, Date.now());
   }
 
-  private async refundGrouped(items: Pick<OutboxItem, "id" | "account_id">[], reason: string, now: number): Promise<void> {
+  private async refundGrouped(
+    items: Pick<OutboxItem, "id" | "account_id">[],
+    reason: string,
+    now: number,
+  ): Promise<void> {
     const byAccount = new Map<string, string[]>();
-    for (const item of items) byAccount.set(item.account_id, [...(byAccount.get(item.account_id) ?? []), item.id]);
+    for (const item of items)
+      byAccount.set(item.account_id, [...(byAccount.get(item.account_id) ?? []), item.id]);
     const db = createDb(this.env.DB);
     for (const [accountId, ids] of byAccount) await failAndRefund(db, accountId, ids, reason, now);
   }

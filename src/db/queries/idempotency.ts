@@ -12,10 +12,23 @@ export type IdempotencyRow = typeof idempotencyKeys.$inferSelect;
  * exists (an expired row is replaced). Returns null when the key was free and is now ours,
  * otherwise the existing row.
  */
-export async function reserveKey(db: Db, accountId: string, key: string, requestHash: string, now: number): Promise<IdempotencyRow | null> {
+export async function reserveKey(
+  db: Db,
+  accountId: string,
+  key: string,
+  requestHash: string,
+  now: number,
+): Promise<IdempotencyRow | null> {
   const [inserted] = await db
     .insert(idempotencyKeys)
-    .values({ accountId, key, requestHash, status: "in_progress", createdAt: now, expiresAt: now + IDEMPOTENCY_TTL_MS })
+    .values({
+      accountId,
+      key,
+      requestHash,
+      status: "in_progress",
+      createdAt: now,
+      expiresAt: now + IDEMPOTENCY_TTL_MS,
+    })
     .onConflictDoUpdate({
       target: [idempotencyKeys.accountId, idempotencyKeys.key],
       set: {
@@ -38,7 +51,13 @@ export async function reserveKey(db: Db, accountId: string, key: string, request
 }
 
 /** Stores the first response of a request made with `key`. */
-export async function completeKey(db: Db, accountId: string, key: string, status: number, body: string): Promise<void> {
+export async function completeKey(
+  db: Db,
+  accountId: string,
+  key: string,
+  status: number,
+  body: string,
+): Promise<void> {
   await db
     .update(idempotencyKeys)
     .set({ status: "done", responseStatus: status, responseBody: body })
@@ -47,7 +66,9 @@ export async function completeKey(db: Db, accountId: string, key: string, status
 
 /** Frees `key` after a request that failed without a result worth replaying (a 5xx). */
 export async function releaseKey(db: Db, accountId: string, key: string): Promise<void> {
-  await db.delete(idempotencyKeys).where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key)));
+  await db
+    .delete(idempotencyKeys)
+    .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key)));
 }
 
 /** Deletes expired keys (hourly cron). */

@@ -37,7 +37,11 @@ export interface NewSend {
  * @returns the new balance (minor units) and the created rows.
  * @throws ApiError `insufficient_balance` (402) when the balance is short; nothing is written.
  */
-export async function chargeAndCreate(db: Db, send: NewSend, now: number): Promise<{ balance: number; rows: MessageRow[] }> {
+export async function chargeAndCreate(
+  db: Db,
+  send: NewSend,
+  now: number,
+): Promise<{ balance: number; rows: MessageRow[] }> {
   const count = send.recipients.length;
   const total = send.price * count;
   const chargeId = crypto.randomUUID();
@@ -86,8 +90,14 @@ export async function chargeAndCreate(db: Db, send: NewSend, now: number): Promi
     }));
     return { balance, rows };
   } catch (error) {
-    if (error instanceof Error && /CHECK constraint failed/.test(`${error.message} ${String(error.cause ?? "")}`)) {
-      throw new ApiError("insufficient_balance", `This send costs ${total} minor units, more than the balance.`);
+    if (
+      error instanceof Error &&
+      /CHECK constraint failed/.test(`${error.message} ${String(error.cause ?? "")}`)
+    ) {
+      throw new ApiError(
+        "insufficient_balance",
+        `This send costs ${total} minor units, more than the balance.`,
+      );
     }
     throw error;
   }
@@ -102,7 +112,13 @@ export async function chargeAndCreate(db: Db, send: NewSend, now: number): Promi
  *
  * @returns how many messages it failed.
  */
-export async function failAndRefund(db: Db, accountId: string, ids: string[], reason: string, now: number): Promise<number> {
+export async function failAndRefund(
+  db: Db,
+  accountId: string,
+  ids: string[],
+  reason: string,
+  now: number,
+): Promise<number> {
   if (ids.length === 0) return 0;
   const refundId = crypto.randomUUID();
   const [failed] = await batchSql(db, [
@@ -126,7 +142,13 @@ export async function failAndRefund(db: Db, accountId: string, ids: string[], re
 export async function markSent(
   db: Db,
   id: string,
-  sent: { at: number; providerMessageId: string; fromNumber: string | null; attempts: number; gateway: string },
+  sent: {
+    at: number;
+    providerMessageId: string;
+    fromNumber: string | null;
+    attempts: number;
+    gateway: string;
+  },
 ): Promise<void> {
   await db.run(sql`UPDATE messages SET status = 'sent', sent_at = ${sent.at}, provider_message_id = ${sent.providerMessageId},
       from_number = ${sent.fromNumber}, updated_at = ${sent.at},
@@ -158,7 +180,10 @@ export async function markDue(db: Db, ids: string[], now: number): Promise<void>
  * applies to a sent message; `read` applies to a sent or delivered one and also fills a missing
  * `delivered_at`. A late or repeated ack changes nothing but the event log in `metadata.events`.
  */
-export async function applyAcks(db: Db, acks: { messageId: string; kind: AckKind; at: number }[]): Promise<void> {
+export async function applyAcks(
+  db: Db,
+  acks: { messageId: string; kind: AckKind; at: number }[],
+): Promise<void> {
   if (acks.length === 0) return;
   const statements = acks.map((ack) => {
     const event = JSON.stringify({ type: ack.kind, at: new Date(ack.at).toISOString() });
