@@ -41,7 +41,8 @@ const KNOWN_FILTERS = new Set(["to_number", "from_number", "status", "direction"
  * comma-separated; `session_id` as a uuid or `session_<uuid>`; `time_from`/`time_to` ISO 8601;
  * `limit` 1–100; `cursor` from a previous page. Unknown `filter[…]` names are refused.
  *
- * @throws ApiError `validation_failed` (422) naming every bad parameter.
+ * @throws ApiError `validation_failed` (422) naming every bad parameter by its query name
+ *   (`filter[status]`, `limit`), as the route's own query validation does.
  */
 export function parseListQuery(url: URL, pathSessionId?: string): ListQuery {
   const errors: FieldErrors = {};
@@ -65,33 +66,35 @@ export function parseListQuery(url: URL, pathSessionId?: string): ListQuery {
       for (const part of value.split(",")) {
         const e164 = toE164(part);
         if (e164) toNumbers.push(e164);
-        else fail("filter.to_number", `invalid phone number: ${part.slice(0, 40)}`);
+        else fail("filter[to_number]", `invalid phone number: ${part.slice(0, 40)}`);
       }
-    } else if (name !== "to_number" && rest !== "") fail(key, "this filter takes one value");
+    } else if (rest !== "") {
+      fail(key, name === "to_number" ? "use filter[to_number][]= or filter[to_number][0]=" : "this filter takes one value");
+    }
   }
-  if (toNumbers.length > 100) fail("filter.to_number", "at most 100 numbers");
+  if (toNumbers.length > 100) fail("filter[to_number]", "at most 100 numbers");
   if (toNumbers.length > 0) filters.toNumbers = [...new Set(toNumbers)];
 
   const from = single("filter[from_number]");
   if (from !== undefined) {
     const e164 = toE164(from);
     if (e164) filters.fromNumber = e164;
-    else fail("filter.from_number", "invalid phone number");
+    else fail("filter[from_number]", "invalid phone number");
   }
   const status = single("filter[status]");
   if (status !== undefined) {
     if ((MESSAGE_STATUSES as readonly string[]).includes(status)) filters.status = status as MessageStatus;
-    else fail("filter.status", `one of ${MESSAGE_STATUSES.join(", ")}`);
+    else fail("filter[status]", `one of ${MESSAGE_STATUSES.join(", ")}`);
   }
   const direction = single("filter[direction]");
   if (direction !== undefined) {
     if (direction === "incoming" || direction === "outgoing") filters.direction = direction;
-    else fail("filter.direction", "one of incoming, outgoing");
+    else fail("filter[direction]", "one of incoming, outgoing");
   }
   const type = single("filter[type]");
   if (type !== undefined) {
     if ((MESSAGE_TYPES as readonly string[]).includes(type)) filters.type = type as MessageType;
-    else fail("filter.type", `one of ${MESSAGE_TYPES.join(", ")}`);
+    else fail("filter[type]", `one of ${MESSAGE_TYPES.join(", ")}`);
   }
 
   const session = pathSessionId ?? single("session_id");
@@ -106,8 +109,8 @@ export function parseListQuery(url: URL, pathSessionId?: string): ListQuery {
   ] as const) {
     const value = single(name);
     if (value === undefined) continue;
-    const ms = /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value) ? Date.parse(value) : Number.NaN;
-    if (Number.isNaN(ms)) fail(name, "an ISO 8601 date-time");
+    const ms = parseDateTime(value);
+    if (ms === null) fail(name, "an ISO 8601 date-time");
     else filters[key] = ms;
   }
 
@@ -123,6 +126,17 @@ export function parseListQuery(url: URL, pathSessionId?: string): ListQuery {
 
   if (Object.keys(errors).length > 0) throw new ApiError("validation_failed", "The query has invalid parameters.", { fields: errors });
   return { filters, limit, cursor };
+}
+
+/** Epoch ms of an ISO 8601 date or date-time (UTC unless it has an offset), or null. */
+function parseDateTime(value: string): number | null {
+  const match = /^(\d{4})-(\d{2})-(\d{2})([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.exec(value);
+  if (!match) return null;
+  // Date.parse rolls a day the month lacks over into the next month (2026-02-30 → March 2).
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  if (new Date(Date.UTC(year, month - 1, day)).getUTCDate() !== day) return null;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? null : ms;
 }
 
 /** Opaque cursor: base64url of `{"t":createdAt,"i":id,"d":"n"|"p"}` (Laravel-style `cursor`). */

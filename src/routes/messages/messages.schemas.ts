@@ -10,6 +10,9 @@ export const MAX_SCHEDULE_AHEAD_MS = 30 * 24 * 3600 * 1000;
 
 const timestamp = z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" });
 
+/** Length in characters (Unicode code points), not UTF-16 code units: an emoji counts once. */
+const characters = (value: string) => [...value].length;
+
 /**
  * The send body (interface document §4.2) with issue 3's rules: numbers normalised to E.164
  * (an invalid one named by its index, duplicates sent once), `content` required for text
@@ -44,14 +47,15 @@ export const SendBody = z
       if (!toE164(number)) ctx.addIssue({ code: "custom", path: ["to_number", index], message: "invalid phone number" });
     });
     const content = body.content ?? null;
+    const length = content === null ? 0 : characters(content);
     if (body.type === "text") {
       if (content === null || content.length === 0) ctx.addIssue({ code: "custom", path: ["content"], message: "required for text" });
-      else if (content.length > 4096) ctx.addIssue({ code: "custom", path: ["content"], message: "at most 4096 characters" });
+      else if (length > 4096) ctx.addIssue({ code: "custom", path: ["content"], message: "at most 4096 characters" });
       if (body.media_url != null) ctx.addIssue({ code: "custom", path: ["media_url"], message: "not allowed for text" });
     } else {
       if (body.type === "audio" && content !== null) {
         ctx.addIssue({ code: "custom", path: ["content"], message: "audio carries no caption" });
-      } else if (content !== null && content.length > 1024) {
+      } else if (length > 1024) {
         ctx.addIssue({ code: "custom", path: ["content"], message: "captions are at most 1024 characters" });
       }
       const problem = body.media_url == null ? `required for ${body.type}` : mediaUrlProblem(body.media_url);

@@ -1,4 +1,5 @@
-import { createRoute } from "@hono/zod-openapi";
+import { createRoute, z } from "@hono/zod-openapi";
+import { idempotency } from "../../middleware/idempotency";
 import { bearerSecurity, IdParam, json, problems } from "../openapi";
 import {
   CreatedSessionSchema,
@@ -26,10 +27,13 @@ export const create = createRoute({
   path: "/",
   summary: "Create a session and get its first QR code",
   description:
-    "The session starts `pending`. Scan the QR code with the phone that holds the chat account; the QR rotates every `QR_ROTATE_SECONDS` and the session fails with reason `qr_timeout` after `QR_TIMEOUT_SECONDS` without a scan.",
+    "The session starts `pending`. Scan the QR code with the phone that holds the chat account; the QR rotates every `QR_ROTATE_SECONDS` and the session fails with reason `qr_timeout` after `QR_TIMEOUT_SECONDS` without a scan. " +
+    "Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.",
+  middleware: [idempotency] as const,
+  request: { headers: z.object({ "idempotency-key": z.string().optional() }) },
   responses: {
     201: json(CreatedSessionSchema, "The new session and its QR code"),
-    ...problems("unauthenticated"),
+    ...problems("unauthenticated", "validation_failed", "idempotency_key_in_use", "idempotency_key_reused"),
   },
 });
 

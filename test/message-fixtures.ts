@@ -1,0 +1,112 @@
+import { env } from "cloudflare:workers";
+import { expect } from "vitest";
+import { ADMIN_TOKEN, call } from "./helpers";
+
+// Shared set-up of the message tests: real sessions through the API, and rows seeded straight
+// into the real D1 database when a test needs many messages at once (the API would charge,
+// queue and dispatch each of them, which is what other tests are about).
+
+/** Creates a session for `key`'s account and links it through the sandbox. */
+export async function connectedSession(
+  key: string,
+): Promise<{ id: string; sessionId: string; phone: string }> {
+  const created = await call<{ session: { id: string; session_id: string } }>(
+    "POST",
+    "/v1/chatapp/sessions",
+    { key },
+  );
+  expect(created.status).toBe(201);
+  const { id, session_id } = created.body.session;
+  const scanned = await call<{ session: { status: string; phone_number: string } }>(
+    "POST",
+    `/sandbox/sessions/${id}/scan`,
+    {
+      key,
+      body: {},
+    },
+  );
+  expect(scanned.status).toBe(200);
+  expect(scanned.body.session.status).toBe("connected");
+  return { id, sessionId: session_id, phone: scanned.body.session.phone_number };
+}
+
+/** The account's balance in major units, read through the admin API. */
+export async function balanceOf(accountId: string): Promise<number> {
+  const res = await call<{ data: { account: { balance: number } } }>("GET", `/admin/accounts/${accountId}`, {
+    key: ADMIN_TOKEN,
+  });
+  expect(res.status).toBe(200);
+  return res.body.data.account.balance;
+}
+
+/** Messages stored for the account, straight from D1 (what a send created, whatever its state). */
+export async function storedMessageCount(accountId: string): Promise<number> {
+  const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM messages WHERE account_id = ?")
+    .bind(accountId)
+    .first<{ n: number }>();
+  return row?.n ?? 0;
+}
+
+/** Ledger entries of the account, oldest first. */
+export async function ledgerOf(
+  accountId: string,
+): Promise<{ kind: string; amount: number; balance_after: number; message_count: number }[]> {
+  const { results } = await env.DB.prepare(
+    "SELECT kind, amount, balance_after, message_count FROM ledger_entries WHERE account_id = ? ORDER BY created_at, rowid",
+  )
+    .bind(accountId)
+    .all<{ kind: string; amount: number; balance_after: number; message_count: number }>();
+  return results;
+}
+
+/** A message row to seed; unset fields get the defaults of {@link seedMessages}. */
+export interface SeedRow {
+  id?: string;
+  accountId: string;
+  sessionId: string | null;
+  toNumber: string;
+  fromNumber?: string | null;
+  type?: "text" | "image" | "video" | "audio" | "document";
+  status?: "queued" | "sent" | "delivered" | "read" | "failed" | "scheduled";
+  direction?: "incoming" | "outgoing";
+  content?: string | null;
+  mediaUrl?: string | null;
+  /** Epoch ms. */
+  createdAt: number;
+}
+
+/**
+ * Inserts message rows into D1 in one statement per 500 rows (a JSON array expanded by
+ * `json_each`, as `chargeAndCreate` does). Returns the ids in input order.
+ */
+export async function seedMessages(rows: SeedRow[]): Promise<string[]> {
+  const full = rows.map((r) => ({
+    id: r.id ?? crypto.randomUUID(),
+    account_id: r.accountId,
+    session_id: r.sessionId,
+    to: r.toNumber,
+    from: r.fromNumber ?? null,
+    type: r.type ?? "text",
+    status: r.status ?? "queued",
+    direction: r.direction ?? "outgoing",
+    content: r.content === undefined ? "seeded" : r.content,
+    media_url: r.mediaUrl ?? null,
+    at: r.createdAt,
+  }));
+  const statements: D1PreparedStatement[] = [];
+  for (let i = 0; i < full.length; i += 500) {
+    statements.push(
+      env.DB.prepare(
+        `INSERT INTO messages (id, account_id, chatapp_session_id, to_number, from_number, type, content, media_url,
+           status, direction, cost, metadata, created_at, updated_at)
+         SELECT json_extract(value, '$.id'), json_extract(value, '$.account_id'), json_extract(value, '$.session_id'),
+           json_extract(value, '$.to'), json_extract(value, '$.from'), json_extract(value, '$.type'),
+           json_extract(value, '$.content'), json_extract(value, '$.media_url'), json_extract(value, '$.status'),
+           json_extract(value, '$.direction'), 1, '{}', json_extract(value, '$.at'), json_extract(value, '$.at')
+         FROM json_each(?)`,
+      ).bind(JSON.stringify(full.slice(i, i + 500))),
+    );
+  }
+  await env.DB.batch(statements);
+  return full.map((r) => r.id);
+}

@@ -1,0 +1,143 @@
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { createDb } from "../src/db/client";
+import { buildListQuery, listMessages } from "../src/db/queries/message-list";
+import { toE164 } from "../src/lib/phone";
+import { type ListQuery, parseListQuery } from "../src/messages/list-query";
+import { createAccount } from "./helpers";
+import { connectedSession, type SeedRow, seedMessages } from "./message-fixtures";
+
+// Issue 3, "Reading": with 10,000 messages stored, every filter of the list reads about as many
+// rows as a page returns — D1's `meta.rows_read` stays within `limit + 5` — on the first page
+// and on a deep one. The test builds the query exactly as the API does (parseListQuery, then
+// buildListQuery, which listMessages runs) and executes its SQL on D1 to read the meta.
+
+const TOTAL = 10_000;
+const STATUSES = ["queued", "sent", "delivered", "read", "failed", "scheduled"] as const;
+const TYPES = ["text", "image", "video", "audio", "document"] as const;
+const BASE = Date.UTC(2026, 0, 1);
+
+/** Deterministic pseudo-random numbers (mulberry32), so every run seeds the same table. */
+function random(seed: number) {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const numbers = Array.from({ length: 200 }, (_, i) => `+1415555${String(2600 + i).padStart(4, "0")}`);
+
+let accountA = "";
+let sessionsA: { id: string; sessionId: string; phone: string }[] = [];
+
+beforeAll(async () => {
+  for (const n of numbers) expect(toE164(n)).toBe(n);
+  const a = await createAccount(10);
+  const b = await createAccount(10);
+  accountA = a.accountId;
+  sessionsA = [await connectedSession(a.key), await connectedSession(a.key)];
+  const sessionB = await connectedSession(b.key);
+  const next = random(42);
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)] as T;
+  const rows: SeedRow[] = [];
+  for (let i = 0; i < TOTAL; i++) {
+    const inA = next() < 0.5;
+    const session = inA ? pick(sessionsA) : sessionB;
+    const direction = next() < 0.2 ? "incoming" : "outgoing";
+    // A few numbers take 40% of the traffic, so that one number has pages to walk through.
+    const contact = next() < 0.4 ? pick(numbers.slice(0, 4)) : pick(numbers);
+    rows.push({
+      accountId: inA ? a.accountId : b.accountId,
+      sessionId: session.id,
+      direction,
+      status: direction === "incoming" ? "delivered" : pick(STATUSES),
+      type: pick(TYPES),
+      toNumber: direction === "incoming" ? session.phone : contact,
+      fromNumber: direction === "incoming" ? contact : session.phone,
+      createdAt: BASE + i * 1000,
+    });
+  }
+  await seedMessages(rows);
+  const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM messages").first<{ n: number }>();
+  expect(count?.n).toBeGreaterThanOrEqual(TOTAL);
+}, 120_000);
+
+/** Runs the list query's SQL on D1; returns the ids read and D1's rows_read. */
+async function measure(query: ListQuery): Promise<{ ids: string[]; rowsRead: number }> {
+  const db = createDb(env.DB);
+  const { sql, params } = buildListQuery(db, accountA, query).toSQL();
+  const result = await env.DB.prepare(sql)
+    .bind(...params)
+    .all<{ id: string }>();
+  // The same query through the function the API calls returns the same rows.
+  const page = await listMessages(db, accountA, query);
+  const ids = result.results.map((r) => r.id).slice(0, query.limit);
+  expect(query.cursor?.direction === "prev" ? [...ids].reverse() : ids).toEqual(page.rows.map((r) => r.id));
+  return { ids, rowsRead: result.meta.rows_read };
+}
+
+/** A cursor at the row `offset` rows into the filter's newest-first result. */
+async function deepCursor(query: ListQuery, offset: number, direction: "next" | "prev"): Promise<ListQuery> {
+  const db = createDb(env.DB);
+  const rows = await buildListQuery(db, accountA, { ...query, limit: offset + 1 });
+  const at = rows[offset];
+  if (!at) throw new Error(`the filter matches fewer than ${offset + 1} rows`);
+  return { ...query, cursor: { createdAt: at.createdAt, id: at.id, direction } };
+}
+
+const filters: [string, () => string][] = [
+  ["no filter", () => ""],
+  ["filter[to_number] (one number)", () => `filter[to_number]=${encodeURIComponent(numbers[1] ?? "")}`],
+  ["filter[from_number]", () => `filter[from_number]=${encodeURIComponent(sessionsA[0]?.phone ?? "")}`],
+  ["filter[status]", () => "filter[status]=failed"],
+  ["filter[direction]", () => "filter[direction]=incoming"],
+  ["filter[type]", () => "filter[type]=video"],
+  ["session_id (uuid)", () => `session_id=${sessionsA[1]?.id}`],
+  ["session_id (session_<uuid>)", () => `session_id=${sessionsA[0]?.sessionId}`],
+  [
+    "time_from and time_to",
+    () =>
+      `time_from=${new Date(BASE + 2000 * 1000).toISOString()}&time_to=${new Date(BASE + 6000 * 1000).toISOString()}`,
+  ],
+];
+
+const measured: Record<string, Record<string, number>> = {};
+
+describe.each(filters)("%s", (name, search) => {
+  for (const limit of [10, 100]) {
+    it(`reads at most limit + 5 rows per page (limit ${limit}): first page, deep page forward and back`, async () => {
+      const query = parseListQuery(
+        new URL(`http://localhost/v1/chatapp/messages?${search()}&limit=${limit}`),
+      );
+      const matching = await buildListQuery(createDb(env.DB), accountA, { ...query, limit: TOTAL });
+      // Enough rows for a deep page, so the bound is not met trivially.
+      expect(matching.length).toBeGreaterThan(limit * 2 + 10);
+
+      const first = await measure(query);
+      expect(first.ids).toHaveLength(limit);
+      const deepOffset = Math.floor(matching.length / 2);
+      const forward = await measure(await deepCursor(query, deepOffset, "next"));
+      expect(forward.ids).toEqual(matching.slice(deepOffset + 1, deepOffset + 1 + limit).map((r) => r.id));
+      const back = await measure(await deepCursor(query, deepOffset, "prev"));
+      expect([...back.ids].reverse()).toEqual(
+        matching.slice(deepOffset - limit, deepOffset).map((r) => r.id),
+      );
+
+      measured[`${name} @${limit}`] = {
+        first: first.rowsRead,
+        deep_next: forward.rowsRead,
+        deep_prev: back.rowsRead,
+      };
+      expect(first.rowsRead).toBeLessThanOrEqual(limit + 5);
+      expect(forward.rowsRead).toBeLessThanOrEqual(limit + 5);
+      expect(back.rowsRead).toBeLessThanOrEqual(limit + 5);
+    });
+  }
+});
+
+it("reports the measurements", () => {
+  console.log(JSON.stringify(measured, null, 1));
+});
