@@ -2,13 +2,14 @@ import { DurableObject } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { readConfig } from "../config";
 import { createDb } from "../db/client";
-import { applyAcks, failAndRefund, markDue, markSent, recordRetry } from "../db/queries/messages";
+import { applyAcks } from "../db/queries/messages";
 import { sessions } from "../db/schema";
 import type { DispatchRequest } from "../delivery/dispatch-request";
-import { Outbox, type OutboxItem } from "../delivery/outbox";
-import { MAX_SEND_ATTEMPTS, retryDelayMs } from "../delivery/retry";
-import type { AckKind, ChatGateway, GatewayEvent, LinkState, SendOutcome } from "../gateways/gateway";
+import { Dispatcher } from "../delivery/dispatcher";
+import { Outbox } from "../delivery/outbox";
+import type { ChatGateway, GatewayEvent, LinkState } from "../gateways/gateway";
 import { SandboxGateway, sandboxPhoneNumber } from "../gateways/sandbox";
+import { Deadlines } from "./deadlines";
 import { type Failure, fail, ok, type SessionResult } from "./result";
 import {
   gatewaySessionName,
@@ -18,18 +19,6 @@ import {
   toSessionRecord,
 } from "./session-record";
 import { conflictOf, type SessionCommand } from "./transitions";
-
-/**
- * Kinds of deadline the alarm runs: QR rotation and timeout, a wake-up for the dispatcher
- * (pacing gaps, scheduled sends, retry backoff), the expiry of waiting messages, and the sandbox's
- * delivery receipts (`ref` is the message id).
- */
-type DeadlineKind = "qr_rotate" | "qr_timeout" | "dispatch" | "expire" | "ack_delivered" | "ack_read";
-
-/** Longest pacing gap the dispatcher waits out in-line; longer gaps go through the alarm. */
-const INLINE_WAIT_MS = 5_000;
-/** How long one dispatcher run may last before it hands over to a fresh alarm. */
-const DISPATCH_RUN_MS = 60_000;
 
 type StoredSession = {
   id: string;
@@ -47,19 +36,19 @@ type StoredSession = {
 };
 
 /**
- * One chat session: the single owner and writer of its status, its QR lifecycle and its gateway
- * connection. State lives in the object's SQLite storage and every change is written through to
- * the D1 `sessions` row that the list and show endpoints read.
+ * One chat session: the single owner and writer of its status, its QR lifecycle, its gateway
+ * connection and its outbound messages. State lives in the object's SQLite storage; every status
+ * change is written through to the D1 `sessions` row that the list and show endpoints read.
  *
- * Deadlines (QR rotation, QR timeout) sit in a `deadlines` table; the one alarm runs whatever is
- * due and re-arms for the earliest remaining deadline (the cloudflare/agents pattern).
+ * One alarm serves every deadline (QR rotation and timeout, pacing wake-ups, message expiry,
+ * sandbox acks): see {@link Deadlines}. Sending is the {@link Dispatcher}'s job.
  */
 export class ChatSession extends DurableObject<Env> {
   private readonly sql: SqlStorage;
-  private outbox: Outbox;
-  /** True while a dispatcher run is in progress (one at a time per object). */
-  private dispatching = false;
-  /** Set by destroy(): the storage (tables included) is gone, so this instance must not touch it. */
+  readonly outbox: Outbox;
+  readonly deadlines: Deadlines;
+  private readonly dispatcher: Dispatcher;
+  /** Set by destroy(): this instance then behaves as a session that does not exist. */
   private deleted = false;
   /** Tail of the chain that runs state changes one at a time (gateway calls and D1 writes await). */
   private tail: Promise<unknown> = Promise.resolve();
@@ -67,21 +56,16 @@ export class ChatSession extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
-    this.outbox = this.setUpStorage();
-  }
-
-  /** Idempotent schema set-up, on every wake and again after destroy() wiped the storage. */
-  private setUpStorage(): Outbox {
+    // Idempotent schema set-up on every wake.
     this.sql.exec(`
       CREATE TABLE IF NOT EXISTS session (
         id TEXT PRIMARY KEY, account_id TEXT NOT NULL, session_id TEXT NOT NULL, phone_number TEXT,
         display_name TEXT NOT NULL, status TEXT NOT NULL, reason TEXT, last_seen_at INTEGER,
         created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, origin TEXT NOT NULL, qr TEXT);
-      CREATE TABLE IF NOT EXISTS deadlines (
-        kind TEXT NOT NULL, ref TEXT NOT NULL, due_at INTEGER NOT NULL, PRIMARY KEY (kind, ref));
-      CREATE TABLE IF NOT EXISTS alarm_state (id INTEGER PRIMARY KEY CHECK (id = 1), armed_for INTEGER);
     `);
-    return new Outbox(this.sql);
+    this.outbox = new Outbox(this.sql);
+    this.deadlines = new Deadlines(this.sql, ctx.storage);
+    this.dispatcher = new Dispatcher(this, env);
   }
 
   // ---- RPC: lifecycle commands -------------------------------------------------------------
@@ -111,8 +95,7 @@ export class ChatSession extends DurableObject<Env> {
         now,
         input.origin,
       );
-      const link = await this.gateway().start(sessionId);
-      const qr = await this.applyLink(link, now);
+      const qr = await this.applyLink(await this.gateway().start(sessionId), now);
       await this.writeThrough(true);
       return { session: this.record(), qr: qr ?? "" };
     });
@@ -122,8 +105,9 @@ export class ChatSession extends DurableObject<Env> {
   async qrPayload(): Promise<SessionResult<string>> {
     const state = this.state();
     if (!state) return fail("not_found", "No such session.");
-    if (state.status !== "pending" || !state.qr)
+    if (state.status !== "pending" || !state.qr) {
       return fail("session_not_pending", "The QR code is only served while the session is pending.");
+    }
     return ok(state.qr);
   }
 
@@ -147,26 +131,27 @@ export class ChatSession extends DurableObject<Env> {
     return this.exclusive(async () => {
       const guard = this.guard("reconnect");
       if (guard) return guard;
-      const link = await this.gateway().start(this.current().session_id);
-      const qr = await this.applyLink(link, Date.now());
+      const qr = await this.applyLink(await this.gateway().start(this.current().session_id), Date.now());
       await this.writeThrough();
       return ok({ session: this.record(), qr });
     });
   }
 
-  /** Unlinks at the gateway, removes the D1 row and clears this object's storage. */
+  /**
+   * Fails and refunds the messages still waiting, unlinks at the gateway, removes the D1 row and
+   * clears this object's storage.
+   */
   async destroy(): Promise<void> {
     return this.exclusive(async () => {
       const state = this.state();
       if (!state) return;
-      await this.failPending("session_deleted");
+      await this.dispatcher.failPending("session_deleted");
       await this.gateway().remove(state.session_id);
       await createDb(this.env.DB).delete(sessions).where(eq(sessions.id, state.id));
       await this.ctx.storage.deleteAlarm();
       await this.ctx.storage.deleteAll();
-      // Work already under way in this instance (a dispatcher run, an alarm) still finds empty
-      // tables and stops for want of a session, instead of failing on missing ones.
-      this.outbox = this.setUpStorage();
+      // The tables are gone too: work still under way in this instance (a dispatcher run, an
+      // alarm) sees no session from now on and stops before touching storage.
       this.deleted = true;
     });
   }
@@ -187,24 +172,15 @@ export class ChatSession extends DurableObject<Env> {
   async enqueue(requests: DispatchRequest[]): Promise<number> {
     return this.exclusive(async () => {
       const state = this.state();
-      const now = Date.now();
       if (!state || state.status === "banned") {
-        const reason = state ? "session_banned" : "session_deleted";
-        await this.refundGrouped(
-          requests.map((r) => ({ id: r.id, account_id: r.accountId })),
-          reason,
-          now,
-        );
-        // A deleted session's object keeps nothing (its storage was cleared on delete).
+        const items = requests.map((r) => ({ id: r.id, account_id: r.accountId }));
+        await this.dispatcher.refund(items, state ? "session_banned" : "session_deleted");
+        // The object of a deleted session keeps nothing.
         if (!state && !this.deleted) await this.ctx.storage.deleteAll();
         return 0;
       }
-      const added = this.outbox.add(requests, readConfig(this.env).MESSAGE_TTL_SECONDS * 1000);
-      if (added > 0) {
-        this.schedule("dispatch", "", now);
-        this.scheduleExpiry();
-        await this.rearm();
-      }
+      const added = this.dispatcher.accept(requests, Date.now());
+      if (added > 0) await this.deadlines.rearm();
       return added;
     });
   }
@@ -262,221 +238,81 @@ export class ChatSession extends DurableObject<Env> {
 
   // ---- alarm -------------------------------------------------------------------------------
 
-  /**
-   * Runs every deadline due by the time the alarm was armed for, then the dispatcher, then
-   * re-arms for the earliest remaining deadline. Using the armed-for time (not only the clock)
-   * makes an alarm that runs early, as `runDurableObjectAlarm` does in tests, behave as if it ran
-   * on time; pacing gaps are still measured on the real clock.
-   */
+  /** Runs the due deadlines, then the dispatcher, then re-arms for the earliest deadline left. */
   async alarm(): Promise<void> {
-    if (this.deleted) return;
     const horizon = await this.exclusive(async () => {
-      const armed = this.sql
-        .exec<{ armed_for: number | null }>("SELECT armed_for FROM alarm_state WHERE id = 1")
-        .toArray()[0];
-      const horizon = Math.max(Date.now(), armed?.armed_for ?? 0);
-      const due = this.sql
-        .exec<{ kind: DeadlineKind; ref: string; due_at: number }>(
-          "SELECT kind, ref, due_at FROM deadlines WHERE due_at <= ? ORDER BY due_at",
-          horizon,
-        )
-        .toArray();
-      const acks: { messageId: string; kind: AckKind; at: number }[] = [];
+      if (this.deleted) return null;
+      const { horizon, due } = this.deadlines.takeDue();
+      const acks = [];
       for (const deadline of due) {
-        this.sql.exec("DELETE FROM deadlines WHERE kind = ? AND ref = ?", deadline.kind, deadline.ref);
         if (deadline.kind === "ack_delivered" || deadline.kind === "ack_read") {
-          acks.push({
-            messageId: deadline.ref,
-            kind: deadline.kind === "ack_read" ? "read" : "delivered",
-            at: Date.now(),
-          });
+          const kind = deadline.kind === "ack_read" ? ("read" as const) : ("delivered" as const);
+          acks.push({ messageId: deadline.ref, kind, at: Date.now() });
         } else if (deadline.kind === "expire") {
-          await this.expireWaiting(horizon);
-        } else if (deadline.kind !== "dispatch") {
-          await this.runQrDeadline(deadline.kind, deadline.due_at);
+          await this.dispatcher.expire(horizon);
+        } else if (deadline.kind === "qr_rotate" || deadline.kind === "qr_timeout") {
+          await this.runQrDeadline(deadline.kind, deadline.dueAt);
         }
       }
       await applyAcks(createDb(this.env.DB), acks);
       this.outbox.purge(Date.now());
       return horizon;
     });
-    await this.dispatch(horizon);
+    if (horizon === null) return;
+    await this.dispatcher.run(horizon);
     await this.exclusive(async () => {
-      if (!this.deleted) await this.rearm();
+      if (!this.deleted) await this.deadlines.rearm();
     });
   }
 
   private async runQrDeadline(kind: "qr_rotate" | "qr_timeout", dueAt: number): Promise<void> {
     const state = this.state();
     if (state?.status !== "pending") return;
-    const config = readConfig(this.env);
     if (kind === "qr_rotate") {
       const qr = await this.gateway().currentQr(state.session_id);
       this.sql.exec("UPDATE session SET qr = ?", qr);
-      this.schedule("qr_rotate", "", dueAt + config.QR_ROTATE_SECONDS * 1000);
+      this.deadlines.schedule("qr_rotate", "", dueAt + readConfig(this.env).QR_ROTATE_SECONDS * 1000);
     } else {
       this.update({ status: "failed", reason: "qr_timeout", qr: null });
-      this.clearQrDeadlines();
+      this.deadlines.clear("qr_rotate", "qr_timeout");
       await this.writeThrough();
     }
   }
 
-  // ---- dispatcher --------------------------------------------------------------------------
+  // ---- for the dispatcher (DispatchHost) -----------------------------------------------------
 
-  /**
-   * Sends due outbox entries one by one while the session is connected, pacing the gateway calls:
-   * each call starts at least the message's `delay_between` after the previous call finished
-   * (issue 3, "Fan-out and pacing"). Short gaps are waited out here, long ones via the alarm.
-   * `horizon` is the logical now for scheduled times and retry backoff (see {@link alarm}).
-   */
-  private async dispatch(horizon: number): Promise<void> {
-    if (this.dispatching) return;
-    this.dispatching = true;
-    const startedAt = Date.now();
-    try {
-      for (;;) {
-        if (this.deleted || this.state()?.status !== "connected") return;
-        const now = Math.max(Date.now(), horizon);
-        const due = this.outbox.takeDueScheduled(now);
-        if (due.length > 0) await markDue(createDb(this.env.DB), due, Date.now());
-        const item = this.outbox.next(now);
-        if (!item) {
-          const wake = this.outbox.nextDueAt();
-          if (wake !== null) this.schedule("dispatch", "", wake);
-          return;
-        }
-        const readyAt = this.outbox.lastCallAt() + item.delay_between;
-        const wait = readyAt - Date.now();
-        if (wait > 0) {
-          if (wait > INLINE_WAIT_MS || Date.now() - startedAt > DISPATCH_RUN_MS) {
-            this.schedule("dispatch", "", readyAt);
-            return;
-          }
-          await scheduler.wait(wait);
-          continue;
-        }
-        await this.exclusive(() => this.sendOne(item.id));
-        if (Date.now() - startedAt > DISPATCH_RUN_MS) {
-          this.schedule("dispatch", "", Date.now());
-          return;
-        }
-      }
-    } finally {
-      this.dispatching = false;
-    }
-  }
-
-  /** One gateway call for one outbox entry, and its outcome written to the outbox and to D1. */
-  private async sendOne(id: string): Promise<void> {
+  /** The session's status and numbers, or null once it is gone. */
+  session(): { status: SessionStatus; sessionId: string; phoneNumber: string | null } | null {
     const state = this.state();
-    const item = this.outbox.get(id);
-    if (state?.status !== "connected" || item?.state !== "pending") return;
-    this.outbox.markSending(id);
-    const attempts = item.attempts + 1;
-    const gateway = this.gateway();
-    let outcome: SendOutcome;
-    try {
-      outcome = await gateway.send(state.session_id, {
-        id,
-        to: item.to_number,
-        type: item.type,
-        content: item.content,
-        mediaUrl: item.media_url,
-      });
-    } catch (error) {
-      outcome = {
-        ok: false,
-        permanent: false,
-        reason: error instanceof Error ? error.message : String(error),
-      };
-    }
-    const at = Date.now();
-    this.outbox.recordCall(at);
-    const db = createDb(this.env.DB);
-    if (outcome.ok) {
-      this.outbox.markDone([id], "sent", at);
-      await markSent(db, id, {
-        at,
-        providerMessageId: outcome.providerMessageId,
-        fromNumber: state.phone_number,
-        attempts,
-        gateway: gateway.name,
-      });
-      if (gateway.name === "sandbox") {
-        const config = readConfig(this.env);
-        this.schedule("ack_delivered", id, at + config.SANDBOX_DELIVERED_MS);
-        this.schedule("ack_read", id, at + config.SANDBOX_READ_MS);
-      }
-    } else if (outcome.permanent || attempts >= MAX_SEND_ATTEMPTS) {
-      this.outbox.markDone([id], "failed", at);
-      await recordRetry(db, id, { attempts, error: outcome.reason, nextAttemptAt: null, at });
-      await failAndRefund(
-        db,
-        item.account_id,
-        [id],
-        outcome.permanent ? outcome.reason : "retries_exhausted",
-        at,
-      );
-    } else {
-      const nextAttemptAt = at + retryDelayMs(attempts);
-      this.outbox.markRetry(id, nextAttemptAt);
-      await recordRetry(db, id, { attempts, error: outcome.reason, nextAttemptAt, at });
-    }
+    return state && { status: state.status, sessionId: state.session_id, phoneNumber: state.phone_number };
   }
 
-  /** Fails waiting messages whose time to live ran out while the session was unavailable. */
-  private async expireWaiting(now: number): Promise<void> {
-    const expired = this.outbox.expired(now);
-    this.outbox.markDone(
-      expired.map((e) => e.id),
-      "failed",
-      Date.now(),
-    );
-    await this.refundGrouped(expired, "message_expired", Date.now());
-    this.scheduleExpiry();
+  gateway(): ChatGateway {
+    const gateway = this.sandbox();
+    if (!gateway) throw new Error("session object has no session");
+    return gateway;
   }
 
-  /** Fails every message still waiting in the outbox (session banned or deleted), with refunds. */
-  private async failPending(reason: string): Promise<void> {
-    const pending = this.outbox.pending();
-    this.outbox.markDone(
-      pending.map((p) => p.id),
-      "failed",
-      Date.now(),
-    );
-    await this.refundGrouped(pending, reason, Date.now());
-  }
-
-  private async refundGrouped(
-    items: Pick<OutboxItem, "id" | "account_id">[],
-    reason: string,
-    now: number,
-  ): Promise<void> {
-    const byAccount = new Map<string, string[]>();
-    for (const item of items)
-      byAccount.set(item.account_id, [...(byAccount.get(item.account_id) ?? []), item.id]);
-    const db = createDb(this.env.DB);
-    for (const [accountId, ids] of byAccount) await failAndRefund(db, accountId, ids, reason, now);
-  }
-
-  private scheduleExpiry(): void {
-    const at = this.outbox.nextExpiryAt();
-    if (at === null) this.sql.exec("DELETE FROM deadlines WHERE kind = 'expire'");
-    else this.schedule("expire", "", at);
+  /** Runs state changes one at a time: each waits for the previous one to settle. */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.tail.then(fn, fn);
+    this.tail = run.catch(() => undefined);
+    return run;
   }
 
   // ---- internals ---------------------------------------------------------------------------
 
   private async handleEvent(event: GatewayEvent): Promise<SessionResult<SessionRecord>> {
-    const now = Date.now();
     switch (event.type) {
       case "linked": {
         const guard = this.guard("scan");
         if (guard) return guard;
-        await this.applyLink(
-          { status: "connected", phoneNumber: event.phoneNumber, displayName: event.displayName },
-          now,
-        );
+        const link = {
+          status: "connected" as const,
+          phoneNumber: event.phoneNumber,
+          displayName: event.displayName,
+        };
+        await this.applyLink(link, Date.now());
         break;
       }
       case "dropped": {
@@ -489,7 +325,7 @@ export class ChatSession extends DurableObject<Env> {
         const guard = this.guard("ban");
         if (guard) return guard;
         this.update({ status: "banned", reason: event.reason });
-        await this.failPending("session_banned");
+        await this.dispatcher.failPending("session_banned");
         break;
       }
     }
@@ -497,7 +333,10 @@ export class ChatSession extends DurableObject<Env> {
     return ok(this.record());
   }
 
-  /** Moves to what the gateway reports: connected, or pending with a QR and fresh deadlines. */
+  /**
+   * Moves to what the gateway reports: connected (waiting messages go), or pending with a QR,
+   * fresh QR deadlines and no phone until one links.
+   */
   private async applyLink(link: LinkState, now: number): Promise<string | null> {
     if (link.status === "connected") {
       this.update({
@@ -508,17 +347,23 @@ export class ChatSession extends DurableObject<Env> {
         last_seen_at: now,
         qr: null,
       });
-      this.clearQrDeadlines();
-      // Messages that waited while the session was away can go now.
-      if (this.outbox.nextDueAt() !== null) this.schedule("dispatch", "", now);
-      await this.rearm();
+      this.deadlines.clear("qr_rotate", "qr_timeout");
+      this.dispatcher.wake(now);
+      await this.deadlines.rearm();
       return null;
     }
     const config = readConfig(this.env);
-    this.update({ status: "pending", reason: null, qr: link.qr });
-    this.schedule("qr_rotate", "", now + config.QR_ROTATE_SECONDS * 1000);
-    this.schedule("qr_timeout", "", now + config.QR_TIMEOUT_SECONDS * 1000);
-    await this.rearm();
+    const state = this.current();
+    this.update({
+      status: "pending",
+      reason: null,
+      qr: link.qr,
+      phone_number: null,
+      display_name: state.session_id,
+    });
+    this.deadlines.schedule("qr_rotate", "", now + config.QR_ROTATE_SECONDS * 1000);
+    this.deadlines.schedule("qr_timeout", "", now + config.QR_TIMEOUT_SECONDS * 1000);
+    await this.deadlines.rearm();
     return link.qr;
   }
 
@@ -529,12 +374,6 @@ export class ChatSession extends DurableObject<Env> {
     return conflict
       ? fail(conflict, `The session is ${state.status}; ${command} is not possible now.`)
       : null;
-  }
-
-  private gateway(): ChatGateway {
-    const gateway = this.sandbox();
-    if (!gateway) throw new Error("session object has no session");
-    return gateway;
   }
 
   private sandbox(): SandboxGateway | null {
@@ -590,33 +429,5 @@ export class ChatSession extends DurableObject<Env> {
     const db = createDb(this.env.DB);
     if (insert) await db.insert(sessions).values(row);
     else await db.update(sessions).set(row).where(eq(sessions.id, row.id));
-  }
-
-  private schedule(kind: DeadlineKind, ref: string, dueAt: number): void {
-    this.sql.exec(
-      "INSERT INTO deadlines (kind, ref, due_at) VALUES (?, ?, ?) ON CONFLICT (kind, ref) DO UPDATE SET due_at = excluded.due_at",
-      kind,
-      ref,
-      dueAt,
-    );
-  }
-
-  private clearQrDeadlines(): void {
-    this.sql.exec("DELETE FROM deadlines WHERE kind IN ('qr_rotate', 'qr_timeout')");
-  }
-
-  private async rearm(): Promise<void> {
-    const next =
-      this.sql.exec<{ due: number | null }>("SELECT MIN(due_at) AS due FROM deadlines").toArray()[0]?.due ??
-      null;
-    this.sql.exec("INSERT OR REPLACE INTO alarm_state (id, armed_for) VALUES (1, ?)", next);
-    if (next === null) await this.ctx.storage.deleteAlarm();
-    else await this.ctx.storage.setAlarm(next);
-  }
-
-  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.tail.then(fn, fn);
-    this.tail = run.catch(() => undefined);
-    return run;
   }
 }

@@ -1,0 +1,189 @@
+import { readConfig } from "../config";
+import { createDb } from "../db/client";
+import { failAndRefund, markDue, markSent, recordRetry } from "../db/queries/messages";
+import type { ChatGateway, SendOutcome } from "../gateways/gateway";
+import type { Deadlines } from "../sessions/deadlines";
+import type { DispatchRequest } from "./dispatch-request";
+import type { Outbox, OutboxItem } from "./outbox";
+import { MAX_SEND_ATTEMPTS, retryDelayMs } from "./retry";
+
+/** Longest pacing gap a run waits out in-line; longer gaps go through the alarm. */
+const INLINE_WAIT_MS = 5_000;
+/** How long one run may last before it hands over to a fresh alarm. */
+const RUN_MS = 60_000;
+
+/** What the dispatcher needs from the session object that hosts it. */
+export interface DispatchHost {
+  readonly outbox: Outbox;
+  readonly deadlines: Deadlines;
+  /** The session's status and numbers, or null once it is gone. */
+  session(): { status: string; sessionId: string; phoneNumber: string | null } | null;
+  gateway(): ChatGateway;
+  /** Runs `fn` when no other state change of the session is under way. */
+  exclusive<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+/**
+ * The fan-out end of a session: takes messages into the outbox and sends them through the
+ * gateway one at a time, paced, retried and, when they cannot be sent, failed and refunded
+ * (issue 3, "Fan-out and pacing").
+ */
+export class Dispatcher {
+  /** True while a run is in progress (one at a time per object). */
+  private running = false;
+
+  constructor(
+    private readonly host: DispatchHost,
+    private readonly env: Env,
+  ) {}
+
+  /**
+   * Adds queue messages to the outbox (known ids are ignored) and schedules a run and their
+   * expiry. Call `deadlines.rearm()` after. @returns how many were new.
+   */
+  accept(requests: DispatchRequest[], now: number): number {
+    const added = this.host.outbox.add(requests, readConfig(this.env).MESSAGE_TTL_SECONDS * 1000);
+    if (added > 0) {
+      this.host.deadlines.schedule("dispatch", "", now);
+      this.scheduleExpiry();
+    }
+    return added;
+  }
+
+  /** Schedules a run when messages wait (the session just became connected). */
+  wake(now: number): void {
+    if (this.host.outbox.nextDueAt() !== null) this.host.deadlines.schedule("dispatch", "", now);
+  }
+
+  /**
+   * Sends due outbox entries while the session is connected, in the outbox's order (one-time
+   * codes first, then by acceptance), each gateway call starting at least the message's
+   * `delay_between` after the previous call ended. `horizon` is the logical now for scheduled
+   * times and retry backoff (see Deadlines); the gaps are measured on the real clock.
+   */
+  async run(horizon: number): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    const { outbox, deadlines } = this.host;
+    const startedAt = Date.now();
+    try {
+      // Every pass starts by checking the session: it may have gone while the last pass awaited.
+      for (;;) {
+        if (this.host.session()?.status !== "connected") return;
+        const now = Math.max(Date.now(), horizon);
+        const due = outbox.takeDueScheduled(now);
+        if (due.length > 0) {
+          await markDue(createDb(this.env.DB), due, Date.now());
+          continue;
+        }
+        const item = outbox.next(now);
+        if (!item) {
+          const wake = outbox.nextDueAt();
+          if (wake !== null) deadlines.schedule("dispatch", "", wake);
+          return;
+        }
+        const readyAt = outbox.lastCallAt() + item.delay_between;
+        const wait = readyAt - Date.now();
+        if (wait > INLINE_WAIT_MS || Date.now() - startedAt > RUN_MS) {
+          deadlines.schedule("dispatch", "", Math.max(readyAt, Date.now()));
+          return;
+        }
+        if (wait > 0) await scheduler.wait(wait);
+        else await this.host.exclusive(() => this.sendOne(item.id));
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** Fails waiting messages whose time to live ran out while the session was unavailable. */
+  async expire(now: number): Promise<void> {
+    const expired = this.host.outbox.expired(now);
+    await this.fail(expired, "message_expired");
+    this.scheduleExpiry();
+  }
+
+  /** Fails every message still waiting (session banned or deleted), with refunds. */
+  async failPending(reason: string): Promise<void> {
+    await this.fail(this.host.outbox.pending(), reason);
+  }
+
+  /** Marks outbox entries failed, then fails and refunds their messages. */
+  async fail(items: Pick<OutboxItem, "id" | "account_id">[], reason: string): Promise<void> {
+    this.host.outbox.markDone(
+      items.map((item) => item.id),
+      "failed",
+      Date.now(),
+    );
+    await this.refund(items, reason);
+  }
+
+  /** Fails and refunds messages in D1, grouped per account (one D1 batch each). */
+  async refund(items: { id: string; account_id: string }[], reason: string): Promise<void> {
+    const now = Date.now();
+    const byAccount = new Map<string, string[]>();
+    for (const item of items)
+      byAccount.set(item.account_id, [...(byAccount.get(item.account_id) ?? []), item.id]);
+    const db = createDb(this.env.DB);
+    for (const [accountId, ids] of byAccount) await failAndRefund(db, accountId, ids, reason, now);
+  }
+
+  /** One gateway call for one outbox entry, and its outcome written to the outbox and to D1. */
+  private async sendOne(id: string): Promise<void> {
+    const { outbox, deadlines } = this.host;
+    const env = this.env;
+    const session = this.host.session();
+    const item = outbox.get(id);
+    if (session?.status !== "connected" || item?.state !== "pending") return;
+    outbox.markSending(id);
+    const attempts = item.attempts + 1;
+    const gateway = this.host.gateway();
+    let outcome: SendOutcome;
+    try {
+      outcome = await gateway.send(session.sessionId, {
+        id,
+        to: item.to_number,
+        type: item.type,
+        content: item.content,
+        mediaUrl: item.media_url,
+      });
+    } catch (error) {
+      outcome = {
+        ok: false,
+        permanent: false,
+        reason: error instanceof Error ? error.message : String(error),
+      };
+    }
+    const at = Date.now();
+    outbox.recordCall(at);
+    const db = createDb(env.DB);
+    if (outcome.ok) {
+      outbox.markDone([id], "sent", at);
+      await markSent(db, id, {
+        at,
+        providerMessageId: outcome.providerMessageId,
+        fromNumber: session.phoneNumber,
+        attempts,
+        gateway: gateway.name,
+      });
+      if (gateway.name === "sandbox") {
+        const config = readConfig(env);
+        deadlines.schedule("ack_delivered", id, at + config.SANDBOX_DELIVERED_MS);
+        deadlines.schedule("ack_read", id, at + config.SANDBOX_READ_MS);
+      }
+    } else if (outcome.permanent || attempts >= MAX_SEND_ATTEMPTS) {
+      await recordRetry(db, id, { attempts, error: outcome.reason, nextAttemptAt: null, at });
+      await this.fail([item], outcome.permanent ? outcome.reason : "retries_exhausted");
+    } else {
+      const nextAttemptAt = at + retryDelayMs(attempts);
+      outbox.markRetry(id, nextAttemptAt);
+      await recordRetry(db, id, { attempts, error: outcome.reason, nextAttemptAt, at });
+    }
+  }
+
+  private scheduleExpiry(): void {
+    const at = this.host.outbox.nextExpiryAt();
+    if (at === null) this.host.deadlines.clear("expire");
+    else this.host.deadlines.schedule("expire", "", at);
+  }
+}

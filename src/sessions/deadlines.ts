@@ -1,0 +1,76 @@
+/**
+ * Kinds of deadline a session object's alarm runs: QR rotation and timeout, a wake-up for the
+ * dispatcher (pacing gaps, scheduled sends, retry backoff), the expiry of waiting messages, and
+ * the sandbox's delivery receipts (`ref` is then the message id).
+ */
+export type DeadlineKind = "qr_rotate" | "qr_timeout" | "dispatch" | "expire" | "ack_delivered" | "ack_read";
+
+export interface Deadline {
+  kind: DeadlineKind;
+  ref: string;
+  dueAt: number;
+}
+
+/**
+ * A session object's table of deadlines behind its single alarm (the cloudflare/agents
+ * pattern): work is scheduled as rows, the alarm takes what is due, and {@link rearm} points the
+ * alarm at the earliest row left. The time the alarm was armed for is kept too, so an alarm that
+ * runs early (as `runDurableObjectAlarm` makes it in tests) still takes what it was set for.
+ */
+export class Deadlines {
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly storage: DurableObjectStorage,
+  ) {
+    sql.exec(`
+      CREATE TABLE IF NOT EXISTS deadlines (
+        kind TEXT NOT NULL, ref TEXT NOT NULL, due_at INTEGER NOT NULL, PRIMARY KEY (kind, ref));
+      CREATE TABLE IF NOT EXISTS alarm_state (id INTEGER PRIMARY KEY CHECK (id = 1), armed_for INTEGER);
+    `);
+  }
+
+  /** Sets (or moves) the deadline `kind`/`ref` to `dueAt` (epoch ms). Call {@link rearm} after. */
+  schedule(kind: DeadlineKind, ref: string, dueAt: number): void {
+    this.sql.exec(
+      `INSERT INTO deadlines (kind, ref, due_at) VALUES (?, ?, ?)
+       ON CONFLICT (kind, ref) DO UPDATE SET due_at = excluded.due_at`,
+      kind,
+      ref,
+      dueAt,
+    );
+  }
+
+  clear(...kinds: DeadlineKind[]): void {
+    for (const kind of kinds) this.sql.exec("DELETE FROM deadlines WHERE kind = ?", kind);
+  }
+
+  /**
+   * Removes and returns the deadlines due by `horizon`, the later of now and the time the alarm
+   * was armed for, in due order.
+   */
+  takeDue(): { horizon: number; due: Deadline[] } {
+    const armed = this.sql
+      .exec<{ armed_for: number | null }>("SELECT armed_for FROM alarm_state")
+      .toArray()[0];
+    const horizon = Math.max(Date.now(), armed?.armed_for ?? 0);
+    const due = this.sql
+      .exec<{ kind: DeadlineKind; ref: string; due_at: number }>(
+        "DELETE FROM deadlines WHERE due_at <= ? RETURNING kind, ref, due_at",
+        horizon,
+      )
+      .toArray()
+      .map((d) => ({ kind: d.kind, ref: d.ref, dueAt: d.due_at }))
+      .sort((a, b) => a.dueAt - b.dueAt);
+    return { horizon, due };
+  }
+
+  /** Points the alarm at the earliest deadline, or clears it when there is none. */
+  async rearm(): Promise<void> {
+    const next =
+      this.sql.exec<{ due: number | null }>("SELECT MIN(due_at) AS due FROM deadlines").toArray()[0]?.due ??
+      null;
+    this.sql.exec("INSERT OR REPLACE INTO alarm_state (id, armed_for) VALUES (1, ?)", next);
+    if (next === null) await this.storage.deleteAlarm();
+    else await this.storage.setAlarm(next);
+  }
+}
