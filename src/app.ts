@@ -9,8 +9,9 @@ import { bodyGuard } from "./middleware/body-guard";
 import { requestId } from "./middleware/request-id";
 import { adminRoutes } from "./routes/admin/admin.index";
 import { appRoutes } from "./routes/apps/apps.index";
-import { createRouter } from "./routes/router";
 import { messageRoutes } from "./routes/messages/messages.index";
+import { otpRoutes } from "./routes/otp/otp.index";
+import { createRouter } from "./routes/router";
 import { sandboxRoutes } from "./routes/sandbox/sandbox.index";
 import { sessionRoutes } from "./routes/sessions/sessions.index";
 
@@ -71,6 +72,7 @@ export function createApp() {
   app.route("/v1/chatapp/sessions", sessionRoutes);
   app.route("/v1/chatapp/messages", messageRoutes);
   app.route("/v1/apps", appRoutes);
+  app.route("/v1", otpRoutes);
   app.route("/sandbox", sandboxRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKey", {

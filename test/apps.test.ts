@@ -221,6 +221,21 @@ describe("POST /v1/apps", () => {
     expect(list.body.meta.total).toBe(0);
   });
 
+  it("replays the first response to a retry with the same Idempotency-Key, and creates one app", async () => {
+    const headers = { "Idempotency-Key": `app-${crypto.randomUUID()}` };
+    const body = { name: "Acme", sender_id: SENDER };
+    const first = await call<{ data: App }>("POST", "/v1/apps", { key, body, headers });
+    const retry = await call<{ data: App }>("POST", "/v1/apps", { key, body, headers });
+    expect(first.status).toBe(201);
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(retry.body).toEqual(first.body);
+    const other = await call("POST", "/v1/apps", { key, body: { ...body, name: "Other" }, headers });
+    expectProblem(other, 422, "idempotency_key_reused");
+    const list = await call<AppList>("GET", "/v1/apps", { key });
+    expect(list.body.data.map((app) => app.id)).toEqual([first.body.data.id]);
+  });
+
   it("requires an API key", async () => {
     expectProblem(
       await call("POST", "/v1/apps", { body: { name: "Acme", sender_id: SENDER } }),
@@ -561,19 +576,20 @@ describe("GET /v1/apps", () => {
     ]);
   });
 
-  it("elides pages beyond 13 with Laravel's window", async () => {
+  it("lists every page number beyond 13 pages, with no `...` gaps", async () => {
     for (let i = 0; i < 15; i++) await createApp({ name: `App ${i}` });
-    const res = await call<AppList>("GET", "/v1/apps?per_page=1&page=1", { key });
+    const res = await call<AppList>("GET", "/v1/apps?per_page=1&page=8", { key });
+    const url = (n: number) => `${BASE}?per_page=1&page=${n}`;
     expect(res.body.meta.last_page).toBe(15);
-    expect(res.body.meta.links.map((l) => l.label)).toEqual([
-      "&laquo; Previous",
-      ..."1 2 3 4 5 6 7 8 9 10".split(" "),
-      "...",
-      "14",
-      "15",
-      "Next &raquo;",
+    expect(res.body.meta.links).toEqual([
+      { url: url(7), label: "&laquo; Previous", active: false },
+      ...Array.from({ length: 15 }, (_, i) => ({
+        url: url(i + 1),
+        label: String(i + 1),
+        active: i + 1 === 8,
+      })),
+      { url: url(9), label: "Next &raquo;", active: false },
     ]);
-    expect(res.body.meta.links[11]).toEqual({ url: null, label: "...", active: false });
   });
 
   it("accepts per_page up to 100", async () => {

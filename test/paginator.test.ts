@@ -18,30 +18,27 @@ function pageLabels(total: number, page: number, perPage = 1): string[] {
 const range = (a: number, b: number) => Array.from({ length: b - a + 1 }, (_, i) => String(a + i));
 
 describe("lengthAwarePage", () => {
-  it("lists every page up to 13 pages", () => {
+  it("lists every page, one entry per page number", () => {
     expect(pageLabels(13, 1)).toEqual(range(1, 13));
     expect(pageLabels(13, 13)).toEqual(range(1, 13));
     expect(pageLabels(0, 1)).toEqual(["1"]);
   });
 
-  it("slides a window like Laravel's UrlWindow beyond 13 pages", () => {
-    expect(pageLabels(14, 1)).toEqual([...range(1, 10), "...", "13", "14"]);
-    expect(pageLabels(20, 7)).toEqual([...range(1, 10), "...", "19", "20"]);
-    expect(pageLabels(20, 8)).toEqual(["1", "2", "...", ...range(5, 11), "...", "19", "20"]);
-    expect(pageLabels(20, 13)).toEqual(["1", "2", "...", ...range(10, 16), "...", "19", "20"]);
-    expect(pageLabels(20, 14)).toEqual(["1", "2", "...", ...range(11, 20)]);
-    expect(pageLabels(20, 20)).toEqual(["1", "2", "...", ...range(11, 20)]);
+  it("lists every page beyond 13 pages too, with no `...` gaps (issue 4)", () => {
+    expect(pageLabels(14, 1)).toEqual(range(1, 14));
+    expect(pageLabels(20, 10)).toEqual(range(1, 20));
+    expect(pageLabels(250, 125, 1)).toEqual(range(1, 250));
+    expect(pageLabels(45, 3, 10)).toEqual(range(1, 5));
   });
 
-  it("renders gaps without a URL and marks only the current page active", () => {
+  it("gives every page its URL and marks only the current page active", () => {
     const { meta } = lengthAwarePage({ items: ["x"], total: 20, page: 10, perPage: 1, path });
-    expect(meta.links.filter((l) => l.label === "...")).toEqual([
-      { url: null, label: "...", active: false },
-      { url: null, label: "...", active: false },
-    ]);
-    expect(meta.links.filter((l) => l.active)).toEqual([
-      { url: `${path}?page=10`, label: "10", active: true },
-    ]);
+    expect(meta.links).toHaveLength(22);
+    expect(meta.links.slice(1, -1)).toEqual(
+      range(1, 20).map((n) => ({ url: `${path}?page=${n}`, label: n, active: n === "10" })),
+    );
+    expect(meta.links[0]).toEqual({ url: `${path}?page=9`, label: "&laquo; Previous", active: false });
+    expect(meta.links[21]).toEqual({ url: `${path}?page=11`, label: "Next &raquo;", active: false });
   });
 
   it("puts appended parameters ahead of page, as Laravel's url() does", () => {

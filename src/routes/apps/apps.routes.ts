@@ -1,4 +1,5 @@
-import { createRoute } from "@hono/zod-openapi";
+import { createRoute, z } from "@hono/zod-openapi";
+import { idempotency } from "../../middleware/idempotency";
 import { bearerSecurity, IdParam, json, jsonBody, problems } from "../openapi";
 import {
   AppEnvelopeSchema,
@@ -34,11 +35,15 @@ export const create = createRoute({
   method: "post",
   path: "/",
   summary: "Create an app",
-  description: `Without \`message_template\` the app gets a template with its name written in; without \`code_size\`, 6 digits. ${sessionRule} The response has no \`deleted_at\`.`,
-  request: { body: jsonBody(CreateAppBody) },
+  description: `Without \`message_template\` the app gets a template with its name written in; without \`code_size\`, 6 digits. ${sessionRule} The response has no \`deleted_at\`. Send an \`Idempotency-Key\` header to make retries safe: the first response is replayed for 24 hours.`,
+  middleware: [idempotency] as const,
+  request: {
+    headers: z.object({ "idempotency-key": z.string().optional() }),
+    body: jsonBody(CreateAppBody),
+  },
   responses: {
     201: json(CreatedAppEnvelopeSchema, "The new app"),
-    ...problems("unauthenticated", "validation_failed"),
+    ...problems("unauthenticated", "validation_failed", "idempotency_key_in_use", "idempotency_key_reused"),
   },
 });
 

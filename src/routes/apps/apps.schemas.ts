@@ -158,7 +158,7 @@ export const AppListSchema = z
       last_page: z.number().int().openapi({ description: "At least 1." }),
       links: z.array(z.object({ url: pageUrl.nullable(), label: z.string(), active: z.boolean() })).openapi({
         description:
-          "`&laquo; Previous`, the page numbers (beyond 13 pages a window around the current page, gaps shown as `...`), `Next &raquo;`.",
+          "`&laquo; Previous`, one entry per page number (every page, 1 to `last_page`), `Next &raquo;`.",
       }),
       path: z.string().openapi({ example: "https://api.example.com/v1/apps" }),
       per_page: z.number().int(),

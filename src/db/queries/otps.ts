@@ -1,0 +1,256 @@
+import { and, eq, sql } from "drizzle-orm";
+import { OTP_RULES } from "../../otp/code";
+import { batchSql, type Db } from "../client";
+import { otps } from "../schema";
+
+// Every state change below is one conditional statement (or one D1 batch, a transaction): the
+// WHERE clause re-checks the rule it enforces, so two concurrent requests cannot both pass a
+// check that only one of them may pass (two right codes, a sixth wrong code, a resend inside
+// 30 seconds, a sixth code to one number in an hour). D1 runs statements one at a time.
+
+export type OtpRow = typeof otps.$inferSelect;
+
+/** The row as D1 returns it from raw SQL (snake_case columns). */
+type RawOtpRow = {
+  id: string;
+  account_id: string;
+  app_id: string;
+  message_id: string | null;
+  to_number: string;
+  code_hmac: string;
+  status: OtpRow["status"];
+  failed_attempts: number;
+  sends: number;
+  last_sent_at: number;
+  expires_at: number;
+  verified_at: number | null;
+  created_at: number;
+  updated_at: number;
+};
+
+function fromRaw(row: RawOtpRow): OtpRow {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    appId: row.app_id,
+    messageId: row.message_id,
+    toNumber: row.to_number,
+    codeHmac: row.code_hmac,
+    status: row.status,
+    failedAttempts: row.failed_attempts,
+    sends: row.sends,
+    lastSentAt: row.last_sent_at,
+    expiresAt: row.expires_at,
+    verifiedAt: row.verified_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** SQL: codes sent to `toNumber` by `appId` within the rolling window ending at `now` (epoch ms). */
+function sendsInWindow(appId: string, toNumber: string, now: number) {
+  return sql`(SELECT COUNT(*) FROM otp_sends WHERE app_id = ${appId} AND to_number = ${toNumber}
+    AND sent_at > ${now - OTP_RULES.perNumberWindowMs})`;
+}
+
+/** The account's OTP with this uuid, or null (also for another account's OTP). */
+export async function findOtp(db: Db, accountId: string, id: string): Promise<OtpRow | null> {
+  const [row] = await db
+    .select()
+    .from(otps)
+    .where(and(eq(otps.id, id), eq(otps.accountId, accountId)))
+    .limit(1);
+  return row ?? null;
+}
+
+export interface NewOtp {
+  id: string;
+  accountId: string;
+  appId: string;
+  /** E.164. */
+  toNumber: string;
+  codeHmac: string;
+  /** Epoch ms. */
+  expiresAt: number;
+}
+
+/**
+ * Creates a `pending` OTP and logs its first send, atomically and only while `toNumber` has had
+ * fewer than `perNumberLimit` codes from the app in the last hour (issue 4, per-number limit):
+ * one D1 batch whose first statement inserts the OTP only under the limit and whose second logs
+ * the send only if the first did. The message is not part of it; see {@link deleteOtp}.
+ *
+ * @returns the new row, or null when the per-number limit is reached (nothing written).
+ */
+export async function insertOtp(
+  db: Db,
+  otp: NewOtp,
+  perNumberLimit: number,
+  now: number,
+): Promise<OtpRow | null> {
+  const [inserted] = await batchSql<RawOtpRow>(db, [
+    sql`INSERT INTO otps (id, account_id, app_id, message_id, to_number, code_hmac, status, failed_attempts, sends,
+        last_sent_at, expires_at, verified_at, created_at, updated_at)
+      SELECT ${otp.id}, ${otp.accountId}, ${otp.appId}, NULL, ${otp.toNumber}, ${otp.codeHmac}, 'pending', 0, 1,
+        ${now}, ${otp.expiresAt}, NULL, ${now}, ${now}
+      WHERE ${sendsInWindow(otp.appId, otp.toNumber, now)} < ${perNumberLimit}
+      RETURNING *`,
+    sql`INSERT INTO otp_sends (otp_id, seq, app_id, to_number, sent_at)
+      SELECT id, 1, app_id, to_number, ${now} FROM otps WHERE id = ${otp.id}`,
+  ]);
+  const row = inserted?.results[0];
+  return row ? fromRaw(row) : null;
+}
+
+/**
+ * Deletes an OTP and its send log: the undo of {@link insertOtp} when its message could not be
+ * created (402, 409, session gone), so that a refused send leaves no OTP behind and does not
+ * count toward the per-number limit.
+ */
+export async function deleteOtp(db: Db, accountId: string, id: string): Promise<void> {
+  await batchSql(db, [
+    sql`DELETE FROM otp_sends WHERE otp_id = (SELECT id FROM otps WHERE id = ${id} AND account_id = ${accountId})`,
+    sql`DELETE FROM otps WHERE id = ${id} AND account_id = ${accountId}`,
+  ]);
+}
+
+/**
+ * Records the message that carries send number `seq` of the OTP. A later resend that already
+ * replaced the code (a higher `sends`) keeps its own message id.
+ */
+export async function setOtpMessage(
+  db: Db,
+  accountId: string,
+  id: string,
+  seq: number,
+  messageId: string,
+): Promise<void> {
+  await db.run(sql`UPDATE otps SET message_id = ${messageId}
+    WHERE id = ${id} AND account_id = ${accountId} AND sends = ${seq}`);
+}
+
+/**
+ * Replaces the code of a resend (issue 4: "sends a new code and invalidates the old one") and
+ * logs the send, in one D1 batch, only if all of these still hold at `now`: the OTP is the
+ * account's, `pending`, unexpired, has sent exactly `current.sends` codes (fewer than 5), its
+ * last send is at least 30 s old, and its number has had fewer than `perNumberLimit` codes from
+ * the app in the last hour. The new expiry is `expiresAt`; failed attempts are kept (a resend
+ * does not buy more guesses). The message id is cleared until {@link setOtpMessage}.
+ *
+ * @returns the updated row, or null when any condition failed (nothing written).
+ */
+export async function claimResend(
+  db: Db,
+  current: OtpRow,
+  change: { codeHmac: string; expiresAt: number },
+  perNumberLimit: number,
+  now: number,
+): Promise<OtpRow | null> {
+  const seq = current.sends + 1;
+  const [, updated] = await batchSql<RawOtpRow>(db, [
+    sql`INSERT INTO otp_sends (otp_id, seq, app_id, to_number, sent_at)
+      SELECT id, ${seq}, app_id, to_number, ${now} FROM otps
+      WHERE id = ${current.id} AND account_id = ${current.accountId} AND status = 'pending' AND expires_at > ${now}
+        AND sends = ${current.sends} AND sends < ${OTP_RULES.maxSends}
+        AND last_sent_at <= ${now - OTP_RULES.resendIntervalMs}
+        AND ${sendsInWindow(current.appId, current.toNumber, now)} < ${perNumberLimit}
+      ON CONFLICT DO NOTHING`,
+    sql`UPDATE otps SET code_hmac = ${change.codeHmac}, sends = ${seq}, last_sent_at = ${now},
+        expires_at = ${change.expiresAt}, message_id = NULL, updated_at = ${now}
+      WHERE id = ${current.id} AND sends = ${current.sends}
+        AND EXISTS (SELECT 1 FROM otp_sends WHERE otp_id = ${current.id} AND seq = ${seq} AND sent_at = ${now})
+      RETURNING *`,
+  ]);
+  const row = updated?.results[0];
+  return row ? fromRaw(row) : null;
+}
+
+/**
+ * The undo of {@link claimResend} when the new code's message could not be created: the
+ * previous code, counters and expiry come back (the code already delivered stays valid) and the
+ * send leaves the log. Applies only while the OTP still holds the claimed code.
+ */
+export async function undoResend(
+  db: Db,
+  previous: OtpRow,
+  claimedCodeHmac: string,
+  now: number,
+): Promise<void> {
+  await batchSql(db, [
+    sql`DELETE FROM otp_sends WHERE otp_id = ${previous.id} AND seq = ${previous.sends + 1}`,
+    sql`UPDATE otps SET code_hmac = ${previous.codeHmac}, sends = ${previous.sends}, last_sent_at = ${previous.lastSentAt},
+        expires_at = ${previous.expiresAt}, message_id = ${previous.messageId}, updated_at = ${now}
+      WHERE id = ${previous.id} AND sends = ${previous.sends + 1} AND code_hmac = ${claimedCodeHmac}`,
+  ]);
+}
+
+/**
+ * When `toNumber` may receive another code from the app: epoch ms at which the send that keeps
+ * it at `perNumberLimit` codes leaves the rolling hour. Null when it is under the limit now.
+ */
+export async function perNumberFreeAt(
+  db: Db,
+  appId: string,
+  toNumber: string,
+  perNumberLimit: number,
+  now: number,
+): Promise<number | null> {
+  // The limit-th newest send in the window: once it is an hour old, limit - 1 remain.
+  const row = await db.get<{ sent_at: number } | undefined>(sql`SELECT sent_at FROM otp_sends
+    WHERE app_id = ${appId} AND to_number = ${toNumber} AND sent_at > ${now - OTP_RULES.perNumberWindowMs}
+    ORDER BY sent_at DESC LIMIT 1 OFFSET ${perNumberLimit - 1}`);
+  return row ? row.sent_at + OTP_RULES.perNumberWindowMs : null;
+}
+
+/**
+ * Accepts the code `codeHmac` (the caller has compared it in constant time): `pending` →
+ * `verified`, only if the OTP still holds that code, is unexpired at `now` and has attempts
+ * left. Two concurrent verifies of the right code cannot both get the row (accept once only).
+ *
+ * @returns the verified row, or null when a condition no longer holds.
+ */
+export async function markVerified(
+  db: Db,
+  accountId: string,
+  id: string,
+  codeHmac: string,
+  now: number,
+): Promise<OtpRow | null> {
+  const row = await db.get<
+    RawOtpRow | undefined
+  >(sql`UPDATE otps SET status = 'verified', verified_at = ${now},
+      updated_at = ${now}
+    WHERE id = ${id} AND account_id = ${accountId} AND status = 'pending' AND code_hmac = ${codeHmac}
+      AND expires_at > ${now} AND failed_attempts < ${OTP_RULES.maxFailedAttempts}
+    RETURNING *`);
+  return row ? fromRaw(row) : null;
+}
+
+/**
+ * Counts a wrong code against a `pending`, unexpired OTP that still holds the code `codeHmac`
+ * it was compared with; the fifth turns it `failed`. The increment and the limit are one
+ * statement, so concurrent wrong codes cannot exceed 5 attempts.
+ *
+ * @returns the updated row, or null when a condition no longer holds (nothing counted).
+ */
+export async function recordWrongCode(
+  db: Db,
+  accountId: string,
+  id: string,
+  codeHmac: string,
+  now: number,
+): Promise<OtpRow | null> {
+  const max = OTP_RULES.maxFailedAttempts;
+  const row = await db.get<RawOtpRow | undefined>(sql`UPDATE otps SET failed_attempts = failed_attempts + 1,
+      status = CASE WHEN failed_attempts + 1 >= ${max} THEN 'failed' ELSE status END, updated_at = ${now}
+    WHERE id = ${id} AND account_id = ${accountId} AND status = 'pending' AND code_hmac = ${codeHmac}
+      AND expires_at > ${now} AND failed_attempts < ${max}
+    RETURNING *`);
+  return row ? fromRaw(row) : null;
+}
+
+/** Stores `expired` on a `pending` OTP whose `expires_at` has passed at `now`. */
+export async function markExpired(db: Db, accountId: string, id: string, now: number): Promise<void> {
+  await db.run(sql`UPDATE otps SET status = 'expired', updated_at = ${now}
+    WHERE id = ${id} AND account_id = ${accountId} AND status = 'pending' AND expires_at <= ${now}`);
+}

@@ -1,0 +1,73 @@
+import { hmacSha256Hex } from "../lib/crypto";
+
+/**
+ * The rules of one-time codes (issue 4, "One-time codes"), in one place. Sources: issue 4 for the
+ * numbers; OWASP's Multifactor Authentication and Forgot Password cheat sheets and NIST SP
+ * 800-63B §5.1.3 / §5.2.2 for single-use codes, short lifetimes and attempt limits.
+ */
+export const OTP_RULES = {
+  /** Wrong codes an OTP accepts; the last one turns it `failed` (issue 4: "after 5 wrong codes"). */
+  maxFailedAttempts: 5,
+  /** Codes sent per OTP, the first one included (issue 4: "at most 5 sends per OTP"). */
+  maxSends: 5,
+  /** Shortest gap between two sends of one OTP, ms (issue 4: "at least 30 seconds apart"). */
+  resendIntervalMs: 30_000,
+  /** Window of the per-number limit `OTP_MAX_PER_NUMBER_PER_HOUR`, ms (a rolling hour). */
+  perNumberWindowMs: 3_600_000,
+} as const;
+
+/**
+ * Shortest accepted `OTP_SECRET`, in characters: RFC 2104 §3 strongly discourages HMAC keys
+ * shorter than the hash output (32 bytes for SHA-256).
+ */
+export const MIN_SECRET_LENGTH = 32;
+
+/**
+ * A code of `size` decimal digits from the platform CSPRNG (`crypto.getRandomValues`). Each digit
+ * comes from one random byte by rejection sampling: bytes 250–255 are drawn again, so that
+ * `byte % 10` is uniform (a plain modulo of 0–255 would favour 0–5). The result may start with 0.
+ *
+ * @param size number of digits, 1–64 (apps allow 4–10).
+ * @throws RangeError for a size outside 1–64.
+ */
+export function generateCode(size: number): string {
+  if (!Number.isInteger(size) || size < 1 || size > 64) throw new RangeError(`code size ${size} is not 1–64`);
+  let code = "";
+  while (code.length < size) {
+    // Twice the digits still needed: 250/256 of bytes are kept, so one round almost always suffices.
+    for (const byte of crypto.getRandomValues(new Uint8Array(2 * (size - code.length)))) {
+      if (byte < 250 && code.length < size) code += String(byte % 10);
+    }
+  }
+  return code;
+}
+
+/**
+ * The stored form of a code: lower-case hex HMAC-SHA256 (RFC 2104) of `${otpId}:${code}` keyed
+ * with `secret`. Binding the OTP id means a hash copied to another OTP row matches nothing, and
+ * without the key a leaked row does not give the code away (a 6-digit code's hash alone could
+ * be brute-forced in microseconds). Compare results with `timingSafeEqual` (lib/crypto.ts).
+ */
+export function codeHmac(secret: string, otpId: string, code: string): Promise<string> {
+  return hmacSha256Hex(secret, `${otpId}:${code}`);
+}
+
+/**
+ * The `OTP_SECRET` secret. Absent or shorter than {@link MIN_SECRET_LENGTH}, it is a deployment
+ * error: this throws a plain Error, which `onError` logs and answers as 500 `internal_error`.
+ * There is deliberately no fallback key, which would make every code forgeable by anyone who
+ * reads the source.
+ *
+ * @throws Error when the secret is missing or too short.
+ */
+export function otpSecret(env: Env): string {
+  const secret = env.OTP_SECRET;
+  if (!secret)
+    throw new Error("OTP_SECRET is not set: one-time codes are unavailable (wrangler secret put OTP_SECRET)");
+  if (secret.length < MIN_SECRET_LENGTH) {
+    throw new Error(
+      `OTP_SECRET is shorter than ${MIN_SECRET_LENGTH} characters: one-time codes are unavailable`,
+    );
+  }
+  return secret;
+}

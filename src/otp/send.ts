@@ -1,0 +1,282 @@
+import { readConfig } from "../config";
+import type { Db } from "../db/client";
+import { type AppRow, findApp } from "../db/queries/apps";
+import {
+  claimResend,
+  deleteOtp,
+  findOtp,
+  insertOtp,
+  type OtpRow,
+  perNumberFreeAt,
+  setOtpMessage,
+  undoResend,
+} from "../db/queries/otps";
+import { findSession } from "../db/queries/sessions";
+import { ApiError } from "../errors";
+import { renderTemplate } from "../lib/template";
+import { sendMessages } from "../messages/send";
+import { codeHmac, generateCode, OTP_RULES, otpSecret } from "./code";
+import { otpStatusAt } from "./otp-record";
+
+// Atomicity: the OTP row (with its send-log entry) is written first, under the per-number limit,
+// in one D1 batch; then the message is charged and created by sendMessages (its own batch). When
+// the message cannot be created (402, 409, session gone, queue refused), the OTP write is undone,
+// so a refused send leaves no OTP and no count behind. Writing the OTP first means a message is
+// never sent with a code that has no OTP to verify it. A Worker killed between the two batches
+// leaves a pending OTP without a message: it expires unused and counts once toward the limit.
+
+/** Seconds for a `Retry-After` header until `at` (epoch ms), at least 1. */
+function retryAfterSeconds(at: number, now: number): string {
+  return String(Math.max(Math.ceil((at - now) / 1000), 1));
+}
+
+/** The session an app sends through: 422 without one (or when it was deleted), 409 unless connected. */
+async function channelOf(db: Db, app: AppRow): Promise<string> {
+  if (!app.chatappSessionId) {
+    throw new ApiError("app_has_no_channel", "The app has no chatapp_session_id to send codes through.");
+  }
+  const session = await findSession(db, app.accountId, app.chatappSessionId);
+  if (!session)
+    throw new ApiError(
+      "app_has_no_channel",
+      "The app's session was deleted; set another chatapp_session_id.",
+    );
+  if (session.status !== "connected") {
+    throw new ApiError(
+      "session_not_connected",
+      `The app's session is ${session.status}; it must be connected to send.`,
+    );
+  }
+  return session.id;
+}
+
+/** 429 `rate_limited` for the per-number limit, with `Retry-After` until a code may be sent again. */
+async function perNumberLimited(
+  db: Db,
+  otp: { appId: string; toNumber: string },
+  limit: number,
+  now: number,
+) {
+  const freeAt = await perNumberFreeAt(db, otp.appId, otp.toNumber, limit, now);
+  return new ApiError("rate_limited", `This number has had ${limit} codes from this app in the last hour.`, {
+    headers: { "Retry-After": retryAfterSeconds(freeAt ?? now, now) },
+  });
+}
+
+/**
+ * Sends `text` to one number as an OTP message through `sessionId` (priority lane, charged like
+ * any message). A session deleted since {@link channelOf} is `app_has_no_channel`.
+ * @returns the message id.
+ */
+async function deliver(
+  env: Env,
+  db: Db,
+  send: { accountId: string; sessionId: string; toNumber: string; text: string; otpId: string },
+): Promise<string> {
+  let result: Awaited<ReturnType<typeof sendMessages>>;
+  try {
+    result = await sendMessages(env, db, {
+      accountId: send.accountId,
+      sessionId: send.sessionId,
+      toNumbers: [send.toNumber],
+      type: "text",
+      content: send.text,
+      mediaUrl: null,
+      delayBetween: 0,
+      scheduledAt: null,
+      otpId: send.otpId,
+    });
+  } catch (error) {
+    if (error instanceof ApiError && error.code === "not_found") {
+      throw new ApiError(
+        "app_has_no_channel",
+        "The app's session was deleted; set another chatapp_session_id.",
+      );
+    }
+    throw error;
+  }
+  const [message] = result.rows;
+  if (!message || message.status === "failed") {
+    // sendMessages has failed and refunded the message (logged as enqueue_failed); 5xx, so a
+    // retry with the same Idempotency-Key runs again.
+    throw new ApiError(
+      "internal_error",
+      "The code could not be queued for sending; nothing was charged. Try again.",
+    );
+  }
+  return message.id;
+}
+
+/** Runs an undo after a failed send; an undo that fails too is logged, and the send's error wins. */
+async function undo(action: () => Promise<void>, otpId: string): Promise<void> {
+  try {
+    await action();
+  } catch (error) {
+    console.error(
+      JSON.stringify({ level: "error", event: "otp_undo_failed", otp_id: otpId, error: String(error) }),
+    );
+  }
+}
+
+/**
+ * Starts an OTP (issue 4, `POST /v1/apps/{id}/otp`): a `code_size`-digit code, rendered into
+ * the app's template and sent as a text message through the app's session, ahead of bulk sends.
+ * The code is returned to nobody: only its HMAC is stored.
+ *
+ * @param input.toNumber E.164.
+ * @returns the new OTP row, with its message id.
+ * @throws ApiError `not_found` (no such live app), `app_has_no_channel` (422),
+ *   `session_not_connected` (409), `rate_limited` (429, `Retry-After`; per-number limit),
+ *   `insufficient_balance` (402). Error when `OTP_SECRET` is missing (→ 500).
+ */
+export async function sendOtp(
+  env: Env,
+  db: Db,
+  input: { accountId: string; appId: string; toNumber: string },
+): Promise<OtpRow> {
+  const secret = otpSecret(env);
+  const limit = readConfig(env).OTP_MAX_PER_NUMBER_PER_HOUR;
+  const app = await findApp(db, input.accountId, input.appId);
+  if (!app) throw new ApiError("not_found", "No such app.");
+  const sessionId = await channelOf(db, app);
+
+  const id = crypto.randomUUID();
+  const code = generateCode(app.codeSize);
+  const now = Date.now();
+  const otp = await insertOtp(
+    db,
+    {
+      id,
+      accountId: input.accountId,
+      appId: app.id,
+      toNumber: input.toNumber,
+      codeHmac: await codeHmac(secret, id, code),
+      expiresAt: now + app.expirySeconds * 1000,
+    },
+    limit,
+    now,
+  );
+  if (!otp) throw await perNumberLimited(db, { appId: app.id, toNumber: input.toNumber }, limit, now);
+
+  let messageId: string;
+  try {
+    const text = renderTemplate(app.messageTemplate, { code, app_name: app.name });
+    messageId = await deliver(env, db, {
+      accountId: input.accountId,
+      sessionId,
+      toNumber: otp.toNumber,
+      text,
+      otpId: id,
+    });
+  } catch (error) {
+    await undo(() => deleteOtp(db, input.accountId, id), id);
+    throw error;
+  }
+  await setOtpMessage(db, input.accountId, id, otp.sends, messageId);
+  return { ...otp, messageId };
+}
+
+/**
+ * Why an OTP cannot have another code at `now`, as the error to answer; null when it can. Order:
+ * verified (409), failed (429 `otp_attempts_exceeded`), expired (410: an expired OTP is over, a
+ * new one must be started), 5 codes sent (429 `rate_limited`, no `Retry-After`: waiting does not
+ * help), last code under 30 s old (429 `rate_limited`, `Retry-After` until the 30 s are up).
+ */
+function resendRefusal(otp: OtpRow, now: number): ApiError | null {
+  switch (otpStatusAt(otp, now)) {
+    case "verified":
+      return new ApiError("otp_already_verified", "This OTP is already verified.");
+    case "failed":
+      return new ApiError(
+        "otp_attempts_exceeded",
+        "This OTP has failed after too many wrong codes; start a new one.",
+        {
+          extra: { attempts_remaining: 0 },
+        },
+      );
+    case "expired":
+      return new ApiError("otp_expired", "This OTP has expired; start a new one.");
+    case "pending":
+      break;
+  }
+  if (otp.sends >= OTP_RULES.maxSends) {
+    return new ApiError("rate_limited", `This OTP has had ${OTP_RULES.maxSends} codes; start a new one.`, {
+      extra: { sends_remaining: 0 },
+    });
+  }
+  const allowedAt = otp.lastSentAt + OTP_RULES.resendIntervalMs;
+  if (now < allowedAt) {
+    return new ApiError(
+      "rate_limited",
+      `Codes of one OTP are sent at least ${OTP_RULES.resendIntervalMs / 1000} seconds apart.`,
+      {
+        headers: { "Retry-After": retryAfterSeconds(allowedAt, now) },
+      },
+    );
+  }
+  return null;
+}
+
+/**
+ * Sends an OTP a new code (issue 4, `POST /v1/otp/{id}/resend`): the old code stops working, the
+ * expiry restarts from now with the app's current `expiry_seconds`, and the code goes through
+ * the app's current session and template. Failed attempts carry over. When the message cannot
+ * be created, the OTP is put back as it was (its previous code still works).
+ *
+ * @returns the updated OTP row, with its new message id.
+ * @throws ApiError `not_found` (no such OTP of the account, or its app was deleted), the
+ *   refusals of {@link resendRefusal}, `rate_limited` (per-number limit), `app_has_no_channel`,
+ *   `session_not_connected`, `insufficient_balance`. Error when `OTP_SECRET` is missing (→ 500).
+ */
+export async function resendOtp(
+  env: Env,
+  db: Db,
+  input: { accountId: string; otpId: string },
+): Promise<OtpRow> {
+  const secret = otpSecret(env);
+  const limit = readConfig(env).OTP_MAX_PER_NUMBER_PER_HOUR;
+  const current = await findOtp(db, input.accountId, input.otpId);
+  if (!current) throw new ApiError("not_found", "No such OTP.");
+  const refusal = resendRefusal(current, Date.now());
+  if (refusal) throw refusal;
+  const app = await findApp(db, input.accountId, current.appId);
+  if (!app) throw new ApiError("not_found", "The OTP's app was deleted.");
+  const sessionId = await channelOf(db, app);
+
+  const code = generateCode(app.codeSize);
+  const hmac = await codeHmac(secret, current.id, code);
+  const now = Date.now();
+  const claimed = await claimResend(
+    db,
+    current,
+    { codeHmac: hmac, expiresAt: now + app.expirySeconds * 1000 },
+    limit,
+    now,
+  );
+  if (!claimed) {
+    // Either the OTP changed since it was read (a concurrent resend or verify) or the number is
+    // at its limit: the fresh row tells which.
+    const fresh = await findOtp(db, input.accountId, input.otpId);
+    if (!fresh) throw new ApiError("not_found", "No such OTP.");
+    const changed = resendRefusal(fresh, now);
+    if (changed) throw changed;
+    throw await perNumberLimited(db, current, limit, now);
+  }
+
+  let messageId: string;
+  try {
+    const text = renderTemplate(app.messageTemplate, { code, app_name: app.name });
+    messageId = await deliver(env, db, {
+      accountId: input.accountId,
+      sessionId,
+      toNumber: current.toNumber,
+      text,
+      otpId: current.id,
+    });
+  } catch (error) {
+    await undo(() => undoResend(db, current, hmac, Date.now()), current.id);
+    throw error;
+  }
+  await setOtpMessage(db, input.accountId, current.id, claimed.sends, messageId);
+  return { ...claimed, messageId };
+}

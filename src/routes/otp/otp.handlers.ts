@@ -1,0 +1,43 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import { findOtp } from "../../db/queries/otps";
+import type { AppEnv } from "../../env";
+import { ApiError } from "../../errors";
+import { otpSecret } from "../../otp/code";
+import { toOtpRecord } from "../../otp/otp-record";
+import { resendOtp, sendOtp } from "../../otp/send";
+import { verifyOtp } from "../../otp/verify";
+import type * as routes from "./otp.routes";
+
+export const send: RouteHandler<typeof routes.send, AppEnv> = async (c) => {
+  const otp = await sendOtp(c.env, c.var.db, {
+    accountId: c.var.principal.accountId,
+    appId: c.req.valid("param").id,
+    toNumber: c.req.valid("json").to_number,
+  });
+  return c.json({ success: true as const, data: toOtpRecord(otp) }, 201);
+};
+
+export const show: RouteHandler<typeof routes.show, AppEnv> = async (c) => {
+  // Not needed to read an OTP, but a missing secret is reported on every OTP endpoint alike.
+  otpSecret(c.env);
+  const otp = await findOtp(c.var.db, c.var.principal.accountId, c.req.valid("param").id);
+  if (!otp) throw new ApiError("not_found", "No such OTP.");
+  return c.json({ success: true as const, data: toOtpRecord(otp) }, 200);
+};
+
+export const verify: RouteHandler<typeof routes.verify, AppEnv> = async (c) => {
+  const otp = await verifyOtp(c.env, c.var.db, {
+    accountId: c.var.principal.accountId,
+    otpId: c.req.valid("param").id,
+    code: c.req.valid("json").code,
+  });
+  return c.json({ success: true as const, data: toOtpRecord(otp) }, 200);
+};
+
+export const resend: RouteHandler<typeof routes.resend, AppEnv> = async (c) => {
+  const otp = await resendOtp(c.env, c.var.db, {
+    accountId: c.var.principal.accountId,
+    otpId: c.req.valid("param").id,
+  });
+  return c.json({ success: true as const, data: toOtpRecord(otp) }, 200);
+};

@@ -1,0 +1,71 @@
+import { z } from "@hono/zod-openapi";
+import { toE164 } from "../../lib/phone";
+import { OTP_RULES } from "../../otp/code";
+import { OTP_STATUSES } from "../../otp/otp-record";
+import { CODE_SIZE } from "../apps/apps.schemas";
+
+const timestamp = z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" });
+
+export const OtpSchema = z
+  .object({
+    id: z.uuid(),
+    app_id: z.uuid(),
+    to_number: z.string().openapi({ description: "The recipient, E.164.", example: "+14155552671" }),
+    channel: z
+      .literal("chatapp")
+      .openapi({ description: "How the code is sent: through the app's chat session." }),
+    status: z.enum(OTP_STATUSES).openapi({
+      description:
+        "`pending` until a right code (`verified`), the last allowed wrong code (`failed`) or `expires_at` (`expired`).",
+    }),
+    expires_at: timestamp.openapi({
+      description: "End of the current code's validity; a resend restarts it.",
+    }),
+    attempts_remaining: z
+      .number()
+      .int()
+      .openapi({ description: `Wrong codes still accepted, of ${OTP_RULES.maxFailedAttempts}.`, example: 5 }),
+    sends_remaining: z
+      .number()
+      .int()
+      .openapi({
+        description: `Resends still allowed: ${OTP_RULES.maxSends} codes per OTP, the first included.`,
+        example: 4,
+      }),
+    message_id: z.uuid().nullable().openapi({
+      description:
+        "The chat message carrying the latest code (its content is the rendered template). Null only while a resend is being queued.",
+    }),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .openapi("Otp", { description: "A one-time code sent to one number. The code itself is never shown." });
+
+export const OtpEnvelopeSchema = z.object({ success: z.literal(true), data: OtpSchema });
+
+export const SendOtpBody = z.strictObject({
+  to_number: z
+    .string()
+    .max(32)
+    .transform((value, ctx) => {
+      const e164 = toE164(value);
+      if (e164) return e164;
+      ctx.addIssue({ code: "custom", message: "invalid phone number" });
+      return z.NEVER;
+    })
+    .openapi({
+      description: "The recipient, international format; stored as E.164.",
+      example: "+14155552671",
+    }),
+});
+
+export const VerifyOtpBody = z.strictObject({
+  code: z
+    .string()
+    .trim()
+    .regex(
+      new RegExp(`^[0-9]{${CODE_SIZE.min},${CODE_SIZE.max}}$`),
+      `must be ${CODE_SIZE.min}–${CODE_SIZE.max} digits`,
+    )
+    .openapi({ description: "The code the user received.", example: "482913" }),
+});
