@@ -152,6 +152,23 @@ describe("POST /v1/chatapp/messages", () => {
     expect(await storedMessageCount(accountId)).toBe(count);
   });
 
+  it("lets a retry take over a key whose request died in flight (reserved over 2 minutes ago)", async () => {
+    const body = text(session, ["+14155552681"]);
+    const requestHash = await sha256Hex(`POST /v1/chatapp/messages\n${JSON.stringify(body)}`);
+    const longAgo = Date.now() - 121_000;
+    await env.DB.prepare(
+      "INSERT INTO idempotency_keys (account_id, key, request_hash, status, created_at, expires_at) VALUES (?, ?, ?, 'in_progress', ?, ?)",
+    )
+      .bind(accountId, "died-1", requestHash, longAgo, longAgo + 24 * 3600_000)
+      .run();
+    const retry = await send(key, body, "died-1");
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("idempotent-replayed")).toBeNull();
+    const replay = await send(key, body, "died-1");
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect(replay.text).toBe(retry.text);
+  });
+
   it("keys belong to one account: another account can use the same key", async () => {
     const first = await send(key, text(session, ["+14155552675"]), "shared-key");
     expect(first.status).toBe(201);

@@ -32,8 +32,15 @@ export const OUTBOX_RETENTION_MS = 7 * 24 * 3600 * 1000;
  * at-least-once delivery must never send twice).
  */
 export class Outbox {
-  constructor(private readonly sql: SqlStorage) {
-    sql.exec(`
+  constructor(private readonly sql: SqlStorage) {}
+
+  /**
+   * Creates the tables (idempotent) and recovers from a stop: an entry left `sending` means the
+   * object stopped during a gateway call, so it is tried again (gateways are asked to deduplicate
+   * by our message id, see ChatGateway.send).
+   */
+  setUp(): void {
+    this.sql.exec(`
       CREATE TABLE IF NOT EXISTS outbox (
         id TEXT PRIMARY KEY, account_id TEXT NOT NULL, to_number TEXT NOT NULL, type TEXT NOT NULL,
         content TEXT, media_url TEXT, delay_between INTEGER NOT NULL, priority INTEGER NOT NULL,
@@ -44,9 +51,7 @@ export class Outbox {
       CREATE INDEX IF NOT EXISTS outbox_order ON outbox (state, priority, accepted_at, send_ref, send_index);
       CREATE TABLE IF NOT EXISTS outbox_pacing (id INTEGER PRIMARY KEY CHECK (id = 1), last_call_at INTEGER NOT NULL);
     `);
-    // An entry left `sending` means the object stopped during a gateway call: try it again
-    // (gateways are asked to deduplicate by our message id, see ChatGateway.send).
-    sql.exec("UPDATE outbox SET state = 'pending' WHERE state = 'sending'");
+    this.sql.exec("UPDATE outbox SET state = 'pending' WHERE state = 'sending'");
   }
 
   /** Adds new entries; ids already present (redeliveries) are ignored. Returns how many were new. */

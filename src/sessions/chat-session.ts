@@ -48,24 +48,38 @@ export class ChatSession extends DurableObject<Env> {
   readonly outbox: Outbox;
   readonly deadlines: Deadlines;
   private readonly dispatcher: Dispatcher;
-  /** Set by destroy(): this instance then behaves as a session that does not exist. */
-  private deleted = false;
+  /**
+   * Whether this object holds a session. Its tables are created with the session and dropped with
+   * it, so the object of a deleted (or never created) session keeps no storage however it is
+   * called, and every path checks this before touching storage.
+   */
+  private stored: boolean;
   /** Tail of the chain that runs state changes one at a time (gateway calls and D1 writes await). */
   private tail: Promise<unknown> = Promise.resolve();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
-    // Idempotent schema set-up on every wake.
+    this.outbox = new Outbox(this.sql);
+    this.deadlines = new Deadlines(this.sql, ctx.storage);
+    this.dispatcher = new Dispatcher(this, env);
+    this.stored =
+      this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'session'").toArray()
+        .length > 0;
+    // Idempotent schema set-up on every wake of a stored session (new tables of a newer version).
+    if (this.stored) this.setUpStorage();
+  }
+
+  private setUpStorage(): void {
     this.sql.exec(`
       CREATE TABLE IF NOT EXISTS session (
         id TEXT PRIMARY KEY, account_id TEXT NOT NULL, session_id TEXT NOT NULL, phone_number TEXT,
         display_name TEXT NOT NULL, status TEXT NOT NULL, reason TEXT, last_seen_at INTEGER,
         created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, origin TEXT NOT NULL, qr TEXT);
     `);
-    this.outbox = new Outbox(this.sql);
-    this.deadlines = new Deadlines(this.sql, ctx.storage);
-    this.dispatcher = new Dispatcher(this, env);
+    this.outbox.setUp();
+    this.deadlines.setUp();
+    this.stored = true;
   }
 
   // ---- RPC: lifecycle commands -------------------------------------------------------------
@@ -82,6 +96,7 @@ export class ChatSession extends DurableObject<Env> {
     return this.exclusive(async () => {
       const now = Date.now();
       const sessionId = gatewaySessionName(input.id);
+      this.setUpStorage();
       this.sql.exec(
         `INSERT INTO session (id, account_id, session_id, phone_number, display_name, status, reason,
            last_seen_at, created_at, updated_at, origin, qr)
@@ -152,7 +167,7 @@ export class ChatSession extends DurableObject<Env> {
       await this.ctx.storage.deleteAll();
       // The tables are gone too: work still under way in this instance (a dispatcher run, an
       // alarm) sees no session from now on and stops before touching storage.
-      this.deleted = true;
+      this.stored = false;
     });
   }
 
@@ -175,8 +190,6 @@ export class ChatSession extends DurableObject<Env> {
       if (!state || state.status === "banned") {
         const items = requests.map((r) => ({ id: r.id, account_id: r.accountId }));
         await this.dispatcher.refund(items, state ? "session_banned" : "session_deleted");
-        // The object of a deleted session keeps nothing.
-        if (!state && !this.deleted) await this.ctx.storage.deleteAll();
         return 0;
       }
       const added = this.dispatcher.accept(requests, Date.now());
@@ -241,7 +254,7 @@ export class ChatSession extends DurableObject<Env> {
   /** Runs the due deadlines, then the dispatcher, then re-arms for the earliest deadline left. */
   async alarm(): Promise<void> {
     const horizon = await this.exclusive(async () => {
-      if (this.deleted) return null;
+      if (!this.stored) return null;
       const { horizon, due } = this.deadlines.takeDue();
       const acks = [];
       for (const deadline of due) {
@@ -261,7 +274,7 @@ export class ChatSession extends DurableObject<Env> {
     if (horizon === null) return;
     await this.dispatcher.run(horizon);
     await this.exclusive(async () => {
-      if (!this.deleted) await this.deadlines.rearm();
+      if (this.stored) await this.deadlines.rearm();
     });
   }
 
@@ -383,7 +396,7 @@ export class ChatSession extends DurableObject<Env> {
   }
 
   private state(): StoredSession | null {
-    if (this.deleted) return null;
+    if (!this.stored) return null;
     return this.sql.exec<StoredSession>("SELECT * FROM session LIMIT 1").toArray()[0] ?? null;
   }
 

@@ -21,8 +21,11 @@ export class Deadlines {
   constructor(
     private readonly sql: SqlStorage,
     private readonly storage: DurableObjectStorage,
-  ) {
-    sql.exec(`
+  ) {}
+
+  /** Creates the tables (idempotent). */
+  setUp(): void {
+    this.sql.exec(`
       CREATE TABLE IF NOT EXISTS deadlines (
         kind TEXT NOT NULL, ref TEXT NOT NULL, due_at INTEGER NOT NULL, PRIMARY KEY (kind, ref));
       CREATE TABLE IF NOT EXISTS alarm_state (id INTEGER PRIMARY KEY CHECK (id = 1), armed_for INTEGER);

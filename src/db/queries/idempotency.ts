@@ -1,15 +1,22 @@
-import { and, eq, lt, sql } from "drizzle-orm";
+import { and, eq, lt, or, sql } from "drizzle-orm";
 import type { Db } from "../client";
 import { idempotencyKeys } from "../schema";
 
 /** Stored responses are kept (and keys reserved) for 24 hours (issue 3). */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
+/**
+ * A key held `in_progress` longer than this belongs to a request that died (a Worker cannot run
+ * a request that long), so a retry may take it over instead of waiting 24 hours.
+ */
+export const IN_PROGRESS_TIMEOUT_MS = 120_000;
+
 export type IdempotencyRow = typeof idempotencyKeys.$inferSelect;
 
 /**
  * Reserves `key` for a request, atomically: inserts an `in_progress` row unless a live one
- * exists (an expired row is replaced). Returns null when the key was free and is now ours,
+ * exists (an expired row, or one stuck `in_progress` past {@link IN_PROGRESS_TIMEOUT_MS}, is
+ * replaced). Returns null when the key was free and is now ours,
  * otherwise the existing row.
  */
 export async function reserveKey(
@@ -39,7 +46,13 @@ export async function reserveKey(
         createdAt: now,
         expiresAt: now + IDEMPOTENCY_TTL_MS,
       },
-      setWhere: lt(idempotencyKeys.expiresAt, now),
+      setWhere: or(
+        lt(idempotencyKeys.expiresAt, now),
+        and(
+          eq(idempotencyKeys.status, "in_progress"),
+          lt(idempotencyKeys.createdAt, now - IN_PROGRESS_TIMEOUT_MS),
+        ),
+      ),
     })
     .returning({ key: idempotencyKeys.key });
   if (inserted) return null;
