@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
-import { buildListQuery, listMessages } from "../src/db/queries/message-list";
+import { buildListQueries, buildListQuery, listMessages } from "../src/db/queries/message-list";
 import { toE164 } from "../src/lib/phone";
 import { type ListQuery, parseListQuery } from "../src/messages/list-query";
 import { createAccount } from "./helpers";
@@ -134,6 +134,39 @@ describe.each(filters)("%s", (name, search) => {
       expect(first.rowsRead).toBeLessThanOrEqual(limit + 5);
       expect(forward.rowsRead).toBeLessThanOrEqual(limit + 5);
       expect(back.rowsRead).toBeLessThanOrEqual(limit + 5);
+    });
+  }
+});
+
+describe("filter[to_number] with several numbers", () => {
+  for (const limit of [10, 100]) {
+    it(`reads at most limit + 1 rows per number and page (limit ${limit})`, async () => {
+      const search = numbers
+        .slice(0, 3)
+        .map((n) => `filter[to_number][]=${encodeURIComponent(n)}`)
+        .join("&");
+      const query = parseListQuery(new URL(`http://localhost/v1/chatapp/messages?${search}&limit=${limit}`));
+      const db = createDb(env.DB);
+      let rowsRead = 0;
+      for (const statement of buildListQueries(db, accountA, query)) {
+        const { sql, params } = statement.toSQL();
+        const result = await env.DB.prepare(sql)
+          .bind(...params)
+          .all();
+        rowsRead += result.meta.rows_read;
+      }
+      measured[`filter[to_number] (three numbers) @${limit}`] = { first: rowsRead };
+      expect(rowsRead).toBeLessThanOrEqual(3 * (limit + 1) + 5);
+      // The merged page is the newest `limit` of the three numbers' messages, in order.
+      const page = await listMessages(db, accountA, query);
+      const all = await buildListQuery(db, accountA, { ...query, limit: TOTAL });
+      expect(page.rows.map((r) => r.id)).toEqual(all.slice(0, limit).map((r) => r.id));
+      expect(page.more).toBe(true);
+      const deep = await listMessages(db, accountA, {
+        ...query,
+        cursor: { createdAt: all[limit * 2]!.createdAt, id: all[limit * 2]!.id, direction: "prev" },
+      });
+      expect(deep.rows.map((r) => r.id)).toEqual(all.slice(limit, limit * 2).map((r) => r.id));
     });
   }
 });

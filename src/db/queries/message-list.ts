@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, gte, inArray, lte, type SQL, sql } from "drizzle-orm";
-import type { MessageRow } from "../../messages/message-record";
 import type { ListQuery } from "../../messages/list-query";
+import type { MessageRow } from "../../messages/message-record";
 import type { Db } from "../client";
 import { messages } from "../schema";
 
@@ -40,7 +40,9 @@ export function buildListQuery(db: Db, accountId: string, query: ListQuery) {
   }
   if (timeFrom !== undefined) where.push(gte(messages.createdAt, timeFrom));
   if (timeTo !== undefined) where.push(lte(messages.createdAt, timeTo));
-  const order = backwards ? [asc(messages.createdAt), asc(messages.id)] : [desc(messages.createdAt), desc(messages.id)];
+  const order = backwards
+    ? [asc(messages.createdAt), asc(messages.id)]
+    : [desc(messages.createdAt), desc(messages.id)];
   return db
     .select()
     .from(messages)
@@ -50,13 +52,44 @@ export function buildListQuery(db: Db, accountId: string, query: ListQuery) {
 }
 
 /**
- * One page of the account's messages (see {@link buildListQuery}).
+ * The queries that read one page: one, or with several `to_number` values one per number. An
+ * `IN` list on the index's second column would make SQLite read every row of those numbers to
+ * sort them; one keyset query per number reads at most `limit + 1` rows each.
+ */
+export function buildListQueries(db: Db, accountId: string, query: ListQuery) {
+  const numbers = query.filters.toNumbers ?? [];
+  if (numbers.length <= 1) return [buildListQuery(db, accountId, query)];
+  return numbers.map((n) =>
+    buildListQuery(db, accountId, { ...query, filters: { ...query.filters, toNumbers: [n] } }),
+  );
+}
+
+/**
+ * One page of the account's messages (see {@link buildListQueries}): the queries run as one D1
+ * batch and their rows are merged in keyset order.
  *
  * @returns the page in newest-first order, and whether more rows lie beyond it in the direction read.
  */
-export async function listMessages(db: Db, accountId: string, query: ListQuery): Promise<{ rows: MessageRow[]; more: boolean }> {
-  const rows = await buildListQuery(db, accountId, query);
+export async function listMessages(
+  db: Db,
+  accountId: string,
+  query: ListQuery,
+): Promise<{ rows: MessageRow[]; more: boolean }> {
+  const [first, ...rest] = buildListQueries(db, accountId, query);
+  const backwards = query.cursor?.direction === "prev";
+  const rows =
+    rest.length === 0 || !first
+      ? await (first ?? [])
+      : (await db.batch([first, ...rest]))
+          .flat()
+          .sort((a, b) => (backwards ? keysetOrder(a, b) : keysetOrder(b, a)))
+          .slice(0, query.limit + 1);
   const more = rows.length > query.limit;
   const page = rows.slice(0, query.limit);
   return { rows: query.cursor?.direction === "prev" ? page.reverse() : page, more };
+}
+
+/** Ascending `(created_at, id)` order. */
+function keysetOrder(a: MessageRow, b: MessageRow): number {
+  return a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
