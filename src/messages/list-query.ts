@@ -69,7 +69,12 @@ export function parseListQuery(url: URL, pathSessionId?: string): ListQuery {
         else fail("filter[to_number]", `invalid phone number: ${part.slice(0, 40)}`);
       }
     } else if (rest !== "") {
-      fail(key, name === "to_number" ? "use filter[to_number][]= or filter[to_number][0]=" : "this filter takes one value");
+      fail(
+        key,
+        name === "to_number"
+          ? "use filter[to_number][]= or filter[to_number][0]="
+          : "this filter takes one value",
+      );
     }
   }
   if (toNumbers.length > 100) fail("filter[to_number]", "at most 100 numbers");
@@ -124,7 +129,8 @@ export function parseListQuery(url: URL, pathSessionId?: string): ListQuery {
   const cursor = rawCursor === undefined ? null : decodeCursor(rawCursor);
   if (rawCursor !== undefined && !cursor) fail("cursor", "not a cursor from this API");
 
-  if (Object.keys(errors).length > 0) throw new ApiError("validation_failed", "The query has invalid parameters.", { fields: errors });
+  if (Object.keys(errors).length > 0)
+    throw new ApiError("validation_failed", "The query has invalid parameters.", { fields: errors });
   return { filters, limit, cursor };
 }
 
@@ -141,7 +147,11 @@ function parseDateTime(value: string): number | null {
 
 /** Opaque cursor: base64url of `{"t":createdAt,"i":id,"d":"n"|"p"}` (Laravel-style `cursor`). */
 export function encodeCursor(cursor: Cursor): string {
-  const json = JSON.stringify({ t: cursor.createdAt, i: cursor.id, d: cursor.direction === "next" ? "n" : "p" });
+  const json = JSON.stringify({
+    t: cursor.createdAt,
+    i: cursor.id,
+    d: cursor.direction === "next" ? "n" : "p",
+  });
   return btoa(json).replaceAll("+", "-").replaceAll("/", "_").replaceAll("=", "");
 }
 
@@ -151,7 +161,13 @@ function decodeCursor(value: string): Cursor | null {
     const parsed: unknown = JSON.parse(atob(value.replaceAll("-", "+").replaceAll("_", "/")));
     if (typeof parsed !== "object" || parsed === null) return null;
     const { t, i, d } = parsed as Record<string, unknown>;
-    if (typeof t !== "number" || !Number.isSafeInteger(t) || typeof i !== "string" || !UUID.test(i) || (d !== "n" && d !== "p")) {
+    if (
+      typeof t !== "number" ||
+      !Number.isSafeInteger(t) ||
+      typeof i !== "string" ||
+      !UUID.test(i) ||
+      (d !== "n" && d !== "p")
+    ) {
       return null;
     }
     return { createdAt: t, id: i, direction: d === "n" ? "next" : "prev" };

@@ -4,8 +4,8 @@ import { listMessages } from "../../db/queries/message-list";
 import { findMessage } from "../../db/queries/messages";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
-import { toE164 } from "../../lib/phone";
 import { fromMinor } from "../../lib/money";
+import { toE164 } from "../../lib/phone";
 import { encodeCursor, parseListQuery } from "../../messages/list-query";
 import { toMessageRecord, toSentRecord } from "../../messages/message-record";
 import { sendMessages } from "../../messages/send";
@@ -60,7 +60,10 @@ async function page(c: Context<AppEnv>, pathSessionId?: string) {
   const backwards = query.cursor?.direction === "prev";
   const first = rows[0];
   const last = rows.at(-1);
-  const next = last && (backwards || more) ? encodeCursor({ createdAt: last.createdAt, id: last.id, direction: "next" }) : null;
+  const next =
+    last && (backwards || more)
+      ? encodeCursor({ createdAt: last.createdAt, id: last.id, direction: "next" })
+      : null;
   const prev =
     first && query.cursor && (!backwards || more)
       ? encodeCursor({ createdAt: first.createdAt, id: first.id, direction: "prev" })

@@ -1,7 +1,13 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { idempotency } from "../../middleware/idempotency";
 import { bearerSecurity, IdParam, json, jsonBody, problems } from "../openapi";
-import { MessageEnvelopeSchema, MessageListQuery, MessageListSchema, SendBody, SendResponseSchema } from "./messages.schemas";
+import {
+  MessageEnvelopeSchema,
+  MessageListQuery,
+  MessageListSchema,
+  SendBody,
+  SendResponseSchema,
+} from "./messages.schemas";
 
 const common = { tags: ["Messages"], security: bearerSecurity };
 
@@ -47,7 +53,13 @@ export const listBySession = createRoute({
   summary: "List one session's messages (same filters and paging)",
   request: {
     params: z.object({
-      session_id: z.string().max(100).openapi({ param: { name: "session_id", in: "path" }, description: "Session uuid or `session_<uuid>`." }),
+      session_id: z
+        .string()
+        .max(100)
+        .openapi({
+          param: { name: "session_id", in: "path" },
+          description: "Session uuid or `session_<uuid>`.",
+        }),
     }),
     query: MessageListQuery.omit({ session_id: true }),
   },

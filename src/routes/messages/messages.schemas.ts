@@ -30,28 +30,35 @@ export const SendBody = z
       .openapi({ description: "Recipients in international format; 1 to 1,000.", example: ["+14155552671"] }),
     type: z.enum(MESSAGE_TYPES),
     content: z.string().nullish().openapi({
-      description: "Text body (1–4,096 characters) for `text`; optional caption (≤ 1,024) for image, video, document; not allowed for audio.",
+      description:
+        "Text body (1–4,096 characters) for `text`; optional caption (≤ 1,024) for image, video, document; not allowed for audio.",
     }),
     media_url: z.string().nullish().openapi({
-      description: "Public https URL of the media (≤ 2,048 characters); required for image, video, audio, document.",
+      description:
+        "Public https URL of the media (≤ 2,048 characters); required for image, video, audio, document.",
     }),
     delay_between: z.int().min(0).max(60_000).default(500).openapi({
       description: "Milliseconds between this session's gateway calls for these messages.",
     }),
     scheduled_at: z.iso.datetime({ offset: true }).nullish().openapi({
-      description: "Send later: ISO 8601 time in the future, at most 30 days ahead. Messages are `scheduled` until then.",
+      description:
+        "Send later: ISO 8601 time in the future, at most 30 days ahead. Messages are `scheduled` until then.",
     }),
   })
   .superRefine((body, ctx) => {
     body.to_number.forEach((number, index) => {
-      if (!toE164(number)) ctx.addIssue({ code: "custom", path: ["to_number", index], message: "invalid phone number" });
+      if (!toE164(number))
+        ctx.addIssue({ code: "custom", path: ["to_number", index], message: "invalid phone number" });
     });
     const content = body.content ?? null;
     const length = content === null ? 0 : characters(content);
     if (body.type === "text") {
-      if (content === null || content.length === 0) ctx.addIssue({ code: "custom", path: ["content"], message: "required for text" });
-      else if (length > 4096) ctx.addIssue({ code: "custom", path: ["content"], message: "at most 4096 characters" });
-      if (body.media_url != null) ctx.addIssue({ code: "custom", path: ["media_url"], message: "not allowed for text" });
+      if (content === null || content.length === 0)
+        ctx.addIssue({ code: "custom", path: ["content"], message: "required for text" });
+      else if (length > 4096)
+        ctx.addIssue({ code: "custom", path: ["content"], message: "at most 4096 characters" });
+      if (body.media_url != null)
+        ctx.addIssue({ code: "custom", path: ["media_url"], message: "not allowed for text" });
     } else {
       if (body.type === "audio" && content !== null) {
         ctx.addIssue({ code: "custom", path: ["content"], message: "audio carries no caption" });
@@ -64,8 +71,10 @@ export const SendBody = z
     if (body.scheduled_at != null) {
       const at = Date.parse(body.scheduled_at);
       const now = Date.now();
-      if (at <= now) ctx.addIssue({ code: "custom", path: ["scheduled_at"], message: "must be in the future" });
-      else if (at > now + MAX_SCHEDULE_AHEAD_MS) ctx.addIssue({ code: "custom", path: ["scheduled_at"], message: "at most 30 days ahead" });
+      if (at <= now)
+        ctx.addIssue({ code: "custom", path: ["scheduled_at"], message: "must be in the future" });
+      else if (at > now + MAX_SCHEDULE_AHEAD_MS)
+        ctx.addIssue({ code: "custom", path: ["scheduled_at"], message: "at most 30 days ahead" });
     }
   });
 
@@ -92,7 +101,8 @@ export const MessageSchema = z
     delivered_at: timestamp.nullable(),
     read_at: timestamp.nullable(),
     metadata: z.record(z.string(), z.unknown()).openapi({
-      description: "Retry information (`attempts`, `last_error`, `next_attempt_at`), `gateway`, and `events` (acks received).",
+      description:
+        "Retry information (`attempts`, `last_error`, `next_attempt_at`), `gateway`, and `events` (acks received).",
     }),
     created_at: timestamp,
     updated_at: timestamp,
@@ -126,7 +136,9 @@ export const SendResponseSchema = z.object({
     count: z.int(),
     total_cost: z.number(),
     new_balance: z.number(),
-    remaining_messages: z.int().openapi({ description: "How many more messages of this type the new balance covers." }),
+    remaining_messages: z
+      .int()
+      .openapi({ description: "How many more messages of this type the new balance covers." }),
   }),
 });
 
@@ -135,7 +147,12 @@ export const MessageEnvelopeSchema = z.object({ success: z.literal(true), data: 
 export const MessageListSchema = z.object({
   success: z.literal(true),
   data: z.array(MessageSchema),
-  links: z.object({ first: z.null(), last: z.null(), prev: z.string().nullable(), next: z.string().nullable() }),
+  links: z.object({
+    first: z.null(),
+    last: z.null(),
+    prev: z.string().nullable(),
+    next: z.string().nullable(),
+  }),
   meta: z.object({
     path: z.string(),
     per_page: z.int(),
@@ -147,15 +164,22 @@ export const MessageListSchema = z.object({
 /** Query parameters of the message lists, as documented (parsing: messages/list-query.ts). */
 export const MessageListQuery = z.object({
   "filter[to_number]": z.string().optional().openapi({
-    description: "Recipient numbers: repeat `filter[to_number][]=`, index `filter[to_number][0]=`, or separate with commas.",
+    description:
+      "Recipient numbers: repeat `filter[to_number][]=`, index `filter[to_number][0]=`, or separate with commas.",
   }),
   "filter[from_number]": z.string().optional(),
   "filter[status]": z.enum(MESSAGE_STATUSES).optional(),
   "filter[direction]": z.enum(["incoming", "outgoing"]).optional(),
   "filter[type]": z.enum(MESSAGE_TYPES).optional(),
-  session_id: z.string().optional().openapi({ description: "The session's uuid or its `session_<id>` name." }),
+  session_id: z
+    .string()
+    .optional()
+    .openapi({ description: "The session's uuid or its `session_<id>` name." }),
   time_from: z.string().optional().openapi({ description: "ISO 8601; messages created at or after it." }),
   time_to: z.string().optional().openapi({ description: "ISO 8601; messages created at or before it." }),
   limit: z.string().optional().openapi({ description: "Page size, 1–100 (default 10)." }),
-  cursor: z.string().optional().openapi({ description: "`meta.next_cursor` or `meta.prev_cursor` of a previous page." }),
+  cursor: z
+    .string()
+    .optional()
+    .openapi({ description: "`meta.next_cursor` or `meta.prev_cursor` of a previous page." }),
 });

@@ -43,7 +43,8 @@ export const ban: RouteHandler<typeof routes.ban, AppEnv> = async (c) => {
 export const inbound: RouteHandler<typeof routes.inbound, AppEnv> = async (c) => {
   const session = await findSession(c.var.db, c.var.principal.accountId, c.req.valid("param").id);
   if (!session) throw new ApiError("not_found", "No such session.");
-  if (session.status !== "connected") throw new ApiError("session_not_connected", `The session is ${session.status}.`);
+  if (session.status !== "connected")
+    throw new ApiError("session_not_connected", `The session is ${session.status}.`);
   const body = c.req.valid("json");
   const row = await insertIncoming(c.var.db, {
     accountId: session.accountId,

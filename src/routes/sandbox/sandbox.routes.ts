@@ -1,7 +1,7 @@
 import { createRoute } from "@hono/zod-openapi";
+import { MessageEnvelopeSchema } from "../messages/messages.schemas";
 import { bearerSecurity, IdParam, json, jsonBody, problems } from "../openapi";
 import { SessionEnvelopeSchema } from "../sessions/sessions.schemas";
-import { MessageEnvelopeSchema } from "../messages/messages.schemas";
 import { BanBody, DropBody, InboundBody, PairParam, ScanBody } from "./sandbox.schemas";
 
 const common = { tags: ["Sandbox"], security: bearerSecurity };

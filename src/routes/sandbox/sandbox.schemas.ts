@@ -49,10 +49,14 @@ export const InboundBody = z
     from_number: PhoneNumber,
     type: z.enum(MESSAGE_TYPES),
     content: z.string().min(1).max(4096).nullish(),
-    media_url: z.url({ protocol: /^https?$/ }).max(2048).nullish(),
+    media_url: z
+      .url({ protocol: /^https?$/ })
+      .max(2048)
+      .nullish(),
   })
   .superRefine((body, ctx) => {
-    if (body.type === "text" && body.content == null) ctx.addIssue({ code: "custom", path: ["content"], message: "required for text" });
+    if (body.type === "text" && body.content == null)
+      ctx.addIssue({ code: "custom", path: ["content"], message: "required for text" });
     if (body.type !== "text" && body.media_url == null) {
       ctx.addIssue({ code: "custom", path: ["media_url"], message: `required for ${body.type}` });
     }
