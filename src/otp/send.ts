@@ -64,29 +64,33 @@ async function perNumberLimited(
 }
 
 /**
- * Sends `text` to one number as an OTP message through `sessionId` (priority lane, charged like
- * any message). A session deleted since {@link channelOf} is `app_has_no_channel`.
+ * Renders `code` into the app's template and sends it to one number as an OTP message through
+ * `sessionId` (priority lane, charged like any message). When the message cannot be created,
+ * `rollback` undoes the OTP write first. A session deleted since {@link channelOf} is
+ * `app_has_no_channel`.
  * @returns the message id.
  */
-async function deliver(
+async function deliverCode(
   env: Env,
   db: Db,
-  send: { accountId: string; sessionId: string; toNumber: string; text: string; otpId: string },
+  send: { app: AppRow; sessionId: string; toNumber: string; code: string; otpId: string },
+  rollback: () => Promise<void>,
 ): Promise<string> {
   let result: Awaited<ReturnType<typeof sendMessages>>;
   try {
     result = await sendMessages(env, db, {
-      accountId: send.accountId,
+      accountId: send.app.accountId,
       sessionId: send.sessionId,
       toNumbers: [send.toNumber],
       type: "text",
-      content: send.text,
+      content: renderTemplate(send.app.messageTemplate, { code: send.code, app_name: send.app.name }),
       mediaUrl: null,
       delayBetween: 0,
       scheduledAt: null,
       otpId: send.otpId,
     });
   } catch (error) {
+    await undo(rollback, send.otpId);
     if (error instanceof ApiError && error.code === "not_found") {
       throw new ApiError(
         "app_has_no_channel",
@@ -99,6 +103,7 @@ async function deliver(
   if (!message || message.status === "failed") {
     // sendMessages has failed and refunded the message (logged as enqueue_failed); 5xx, so a
     // retry with the same Idempotency-Key runs again.
+    await undo(rollback, send.otpId);
     throw new ApiError(
       "internal_error",
       "The code could not be queued for sending; nothing was charged. Try again.",
@@ -158,20 +163,12 @@ export async function sendOtp(
   );
   if (!otp) throw await perNumberLimited(db, { appId: app.id, toNumber: input.toNumber }, limit, now);
 
-  let messageId: string;
-  try {
-    const text = renderTemplate(app.messageTemplate, { code, app_name: app.name });
-    messageId = await deliver(env, db, {
-      accountId: input.accountId,
-      sessionId,
-      toNumber: otp.toNumber,
-      text,
-      otpId: id,
-    });
-  } catch (error) {
-    await undo(() => deleteOtp(db, input.accountId, id), id);
-    throw error;
-  }
+  const messageId = await deliverCode(
+    env,
+    db,
+    { app, sessionId, toNumber: otp.toNumber, code, otpId: id },
+    () => deleteOtp(db, input.accountId, id),
+  );
   await setOtpMessage(db, input.accountId, id, otp.sends, messageId);
   return { ...otp, messageId };
 }
@@ -263,20 +260,12 @@ export async function resendOtp(
     throw await perNumberLimited(db, current, limit, now);
   }
 
-  let messageId: string;
-  try {
-    const text = renderTemplate(app.messageTemplate, { code, app_name: app.name });
-    messageId = await deliver(env, db, {
-      accountId: input.accountId,
-      sessionId,
-      toNumber: current.toNumber,
-      text,
-      otpId: current.id,
-    });
-  } catch (error) {
-    await undo(() => undoResend(db, current, hmac, Date.now()), current.id);
-    throw error;
-  }
+  const messageId = await deliverCode(
+    env,
+    db,
+    { app, sessionId, toNumber: current.toNumber, code, otpId: current.id },
+    () => undoResend(db, current, hmac, Date.now()),
+  );
   await setOtpMessage(db, input.accountId, current.id, claimed.sends, messageId);
   return { ...claimed, messageId };
 }

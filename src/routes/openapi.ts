@@ -11,6 +11,14 @@ export const ProblemSchema = z
     code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]),
     request_id: z.string(),
     success: z.literal(false),
+    attempts_remaining: z
+      .int()
+      .optional()
+      .openapi({ description: "`otp_invalid`: wrong codes still allowed." }),
+    sends_remaining: z
+      .int()
+      .optional()
+      .openapi({ description: "`rate_limited` on an OTP resend: codes it may still send." }),
     errors: z
       .record(z.string(), z.array(z.string()))
       .optional()
