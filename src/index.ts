@@ -2,16 +2,22 @@ import { createApp } from "./app";
 import { createDb } from "./db/client";
 import { purgeExpiredIdempotencyKeys } from "./db/queries/idempotency";
 import { handleOutboundBatch } from "./delivery/consumer";
+import { requeueStale } from "./delivery/reconcile";
 
 export { ChatSession } from "./sessions/chat-session";
 
 const app = createApp();
 
-/** The Worker: the HTTP API, the outbound Queue consumer, and hourly housekeeping. */
+/**
+ * The Worker: the HTTP API, the outbound Queue consumer, and hourly housekeeping (expired
+ * idempotency keys; the reconciliation sweep of messages that lost their queue message).
+ */
 export default {
   fetch: app.fetch,
   queue: (batch, env) => handleOutboundBatch(batch, env),
   scheduled: async (_controller, env) => {
-    await purgeExpiredIdempotencyKeys(createDb(env.DB), Date.now());
+    const db = createDb(env.DB);
+    await purgeExpiredIdempotencyKeys(db, Date.now());
+    await requeueStale(env, db, Date.now());
   },
 } satisfies ExportedHandler<Env>;

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { call, createAccount, expectProblem } from "./helpers";
-import { balanceOf, connectedSession, ledgerOf, sendText } from "./messaging";
+import { balanceOf, connectedSession, ledgerOf, sendText } from "./message-fixtures";
 
 describe("charging", () => {
   it("charges the whole send in one ledger entry and reports cost, balance and remaining messages", async () => {
     const { key, accountId } = await createAccount(1);
-    const session = await connectedSession(key);
+    const session = (await connectedSession(key)).id;
     const res = await call<{ data: Record<string, unknown> }>("POST", "/v1/chatapp/messages", {
       key,
       body: {
@@ -31,7 +31,7 @@ describe("charging", () => {
 
   it("refuses a send the balance does not cover with 402 and creates nothing", async () => {
     const { key, accountId } = await createAccount(0.02);
-    const session = await connectedSession(key);
+    const session = (await connectedSession(key)).id;
     const res = await sendText(key, session, ["+14155552671", "+14155552672", "+14155552673"]);
     expectProblem(res, 402, "insufficient_balance");
     expect(await balanceOf(accountId)).toBe(0.02);
@@ -42,7 +42,7 @@ describe("charging", () => {
 
   it("never takes the balance below zero under concurrent sends", async () => {
     const { key, accountId } = await createAccount(0.05);
-    const session = await connectedSession(key);
+    const session = (await connectedSession(key)).id;
     const results = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
         sendText(key, session, [`+1415555${2700 + i}`], { delay_between: 0 }),

@@ -15,7 +15,7 @@ import { type DispatchRequest, dispatchRequestOf } from "../src/delivery/dispatc
 import worker from "../src/index";
 import type { ChatSession } from "../src/sessions/chat-session";
 import { createAccount, sessionStub } from "./helpers";
-import { balanceOf, connectedSession, ledgerOf, ms, sendText, waitForMessages } from "./messaging";
+import { balanceOf, connectedSession, ledgerOf, ms, sendText, waitForMessages } from "./message-fixtures";
 
 const numbers = (count: number, base = 4155552100) =>
   Array.from({ length: count }, (_, i) => `+1${base + i}`);
@@ -45,7 +45,7 @@ async function forceAlarms(sessionId: string, done: () => Promise<boolean>, time
 describe("pacing", () => {
   it("sends one session's messages in acceptance order, each at least delay_between after the previous", async () => {
     const { key } = await createAccount(10);
-    const session = await connectedSession(key);
+    const session = (await connectedSession(key)).id;
     const to = numbers(6);
     const res = await sendText(key, session, to, { delay_between: 250 });
     expect(res.status).toBe(201);
@@ -65,7 +65,7 @@ describe("pacing", () => {
 
   it("keeps the spacing when two sends run at once on the same session", async () => {
     const { key } = await createAccount(10);
-    const session = await connectedSession(key);
+    const session = (await connectedSession(key)).id;
     const [a, b] = await Promise.all([
       sendText(key, session, numbers(4, 4155552200), { delay_between: 150 }),
       sendText(key, session, numbers(4, 4155552300), { delay_between: 150 }),
@@ -86,7 +86,7 @@ describe("pacing", () => {
 
   it("records from_number, provider_message_id and attempts when the gateway accepts", async () => {
     const { key } = await createAccount(10);
-    const session = await connectedSession(key);
+    const session = (await connectedSession(key)).id;
     const res = await sendText(key, session, ["+14155552671"]);
     const [message] = await waitForMessages(key, [res.body.data.messages[0]!.id]);
     expect(message).toMatchObject({
@@ -102,7 +102,7 @@ describe("pacing", () => {
 describe("at-least-once delivery never sends twice", () => {
   it("ignores a redelivered queue message for a message already sent", async () => {
     const { key, accountId } = await createAccount(10);
-    const session = await connectedSession(key);
+    const session = (await connectedSession(key)).id;
     const res = await sendText(key, session, numbers(2, 4155552400), { delay_between: 0 });
     const ids = res.body.data.messages.map((m) => m.id);
     const first = await waitForMessages(key, ids);
@@ -132,7 +132,7 @@ describe("at-least-once delivery never sends twice", () => {
 
   it("sends every message once across an object restart", async () => {
     const { key } = await createAccount(10);
-    const session = await connectedSession(key);
+    const session = (await connectedSession(key)).id;
     const res = await sendText(key, session, numbers(5, 4155552500), { delay_between: 200 });
     const ids = res.body.data.messages.map((m) => m.id);
     await waitForMessages(key, ids.slice(0, 1));
@@ -148,7 +148,7 @@ describe("at-least-once delivery never sends twice", () => {
 describe("gateway failures", () => {
   it("fails a permanent failure at once with its reason and refunds it", async () => {
     const { key, accountId } = await createAccount(1);
-    const session = await connectedSession(key);
+    const session = (await connectedSession(key)).id;
     const res = await sendText(key, session, ["+14155550000", "+14155552671"], { delay_between: 0 });
     expect(res.body.data.new_balance).toBe(0.98);
     const [failed, sent] = await waitForMessages(
@@ -168,7 +168,7 @@ describe("gateway failures", () => {
 
   it("retries a transient failure with backoff until the gateway accepts", async () => {
     const { key, accountId } = await createAccount(1);
-    const session = await connectedSession(key);
+    const session = (await connectedSession(key)).id;
     const res = await sendText(key, session, ["+14155550001"]);
     const id = res.body.data.messages[0]!.id;
     await waitForMessages(key, [id], (m) => m.metadata.attempts === 1);
@@ -188,7 +188,7 @@ describe("gateway failures", () => {
 
   it("fails with retries_exhausted after the last attempt, and refunds", async () => {
     const { key, accountId } = await createAccount(1);
-    const session = await connectedSession(key);
+    const session = (await connectedSession(key)).id;
     const res = await sendText(key, session, ["+14155550002"]);
     const id = res.body.data.messages[0]!.id;
     await forceAlarms(
@@ -223,7 +223,7 @@ describe("queue consumer", () => {
 
   it("fails and refunds messages that reach the dead-letter queue", async () => {
     const { key, accountId } = await createAccount(1);
-    const session = await connectedSession(key);
+    const session = (await connectedSession(key)).id;
     const later = new Date(Date.now() + 3600_000).toISOString();
     const res = await sendText(key, session, numbers(2, 4155552600), { scheduled_at: later });
     const db = createDb(env.DB);

@@ -12,7 +12,7 @@ import {
   ms,
   sendText,
   waitForMessages,
-} from "./messaging";
+} from "./message-fixtures";
 
 async function forceUntil(sessionId: string, done: () => Promise<boolean>, timeoutMs = 8_000) {
   const deadline = Date.now() + timeoutMs;
@@ -26,7 +26,7 @@ async function forceUntil(sessionId: string, done: () => Promise<boolean>, timeo
 describe("status lifecycle", () => {
   it("moves sent → delivered → read on the sandbox's acks, with their timestamps and events", async () => {
     const { key } = await createAccount(1);
-    const session = await connectedSession(key);
+    const session = (await connectedSession(key)).id;
     const res = await sendText(key, session, ["+14155552671"]);
     const id = res.body.data.messages[0]!.id;
     await waitForMessages(key, [id]);
@@ -39,7 +39,7 @@ describe("status lifecycle", () => {
 
   it("never moves backwards: read before delivered fills delivered_at, a late delivered changes nothing", async () => {
     const { key } = await createAccount(1);
-    const session = await connectedSession(key);
+    const session = (await connectedSession(key)).id;
     const res = await sendText(key, session, ["+14155552671"]);
     const id = res.body.data.messages[0]!.id;
     await waitForMessages(key, [id]);
@@ -61,7 +61,7 @@ describe("status lifecycle", () => {
 
   it("ignores acks for a failed message", async () => {
     const { key } = await createAccount(1);
-    const session = await connectedSession(key);
+    const session = (await connectedSession(key)).id;
     const res = await sendText(key, session, ["+14155550000"]);
     const id = res.body.data.messages[0]!.id;
     await waitForMessages(key, [id]);
@@ -74,7 +74,7 @@ describe("status lifecycle", () => {
 
   it("holds scheduled messages until their time, then sends them", async () => {
     const { key } = await createAccount(1);
-    const session = await connectedSession(key);
+    const session = (await connectedSession(key)).id;
     const at = new Date(Date.now() + 3600_000);
     const res = await sendText(key, session, ["+14155552671", "+14155552672"], {
       scheduled_at: at.toISOString(),
@@ -96,7 +96,7 @@ describe("status lifecycle", () => {
 
   it("keeps messages waiting while the session is disconnected and sends them after it reconnects", async () => {
     const { key } = await createAccount(1);
-    const session = await connectedSession(key);
+    const session = (await connectedSession(key)).id;
     const res = await sendText(key, session, ["+14155552671", "+14155552672", "+14155552673"], {
       delay_between: 400,
     });
@@ -122,7 +122,7 @@ describe("status lifecycle", () => {
   ] as const) {
     it(`fails and refunds waiting messages when the session is ${action === "ban" ? "banned" : "deleted"}`, async () => {
       const { key, accountId } = await createAccount(1);
-      const session = await connectedSession(key);
+      const session = (await connectedSession(key)).id;
       const res = await sendText(key, session, ["+14155552671", "+14155552672", "+14155552673"], {
         delay_between: 1500,
       });
@@ -148,7 +148,7 @@ describe("status lifecycle", () => {
 
   it("fails and refunds messages that wait longer than MESSAGE_TTL_SECONDS for their session", async () => {
     const { key, accountId } = await createAccount(1);
-    const session = await connectedSession(key);
+    const session = (await connectedSession(key)).id;
     await call("POST", `/sandbox/sessions/${session}/drop`, { key, body: {} });
     // Queue the message straight into the session object as the consumer would, while it is away.
     const later = await sendText(key, session, ["+14155552671"]);
@@ -167,7 +167,7 @@ describe("status lifecycle", () => {
 describe("incoming messages", () => {
   it("stores a sandbox inbound message as incoming and delivered, at no cost", async () => {
     const { key, accountId } = await createAccount(1);
-    const session = await connectedSession(key);
+    const session = (await connectedSession(key)).id;
     const res = await call<{ data: Record<string, unknown> }>(
       "POST",
       `/sandbox/sessions/${session}/inbound`,
@@ -191,7 +191,7 @@ describe("incoming messages", () => {
 
   it("refuses inbound messages on a session that is not connected, and bad bodies", async () => {
     const { key } = await createAccount(1);
-    const session = await connectedSession(key);
+    const session = (await connectedSession(key)).id;
     const bad = await call("POST", `/sandbox/sessions/${session}/inbound`, {
       key,
       body: { from_number: "nope", type: "image" },

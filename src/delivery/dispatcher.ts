@@ -9,8 +9,17 @@ import { MAX_SEND_ATTEMPTS, retryDelayMs } from "./retry";
 
 /** Longest pacing gap a run waits out in-line; longer gaps go through the alarm. */
 const INLINE_WAIT_MS = 5_000;
-/** How long one run may last before it hands over to a fresh alarm. */
-const RUN_MS = 60_000;
+/**
+ * How long one run may last before it hands over to a fresh alarm, which first runs the deadlines
+ * that fell due meanwhile (acks, QR, expiry): an alarm handler does not overlap the next one.
+ */
+const RUN_MS = 5_000;
+/**
+ * Sent outcomes written to D1 per batch. Writing each one at once would hold the next gateway
+ * call for a D1 round trip and fill D1's single writer with small writes; instead they are written
+ * in batches, during pacing gaps, and before the run ends or any ack is applied.
+ */
+const FLUSH_BATCH = 50;
 
 /** What the dispatcher needs from the session object that hosts it. */
 export interface DispatchHost {
@@ -84,15 +93,49 @@ export class Dispatcher {
         }
         const readyAt = outbox.lastCallAt() + item.delay_between;
         const wait = readyAt - Date.now();
+        if (wait > 0 && outbox.unsyncedCount() > 0) {
+          await this.flush(); // in the pacing gap, then look again
+          continue;
+        }
         if (wait > INLINE_WAIT_MS || Date.now() - startedAt > RUN_MS) {
           deadlines.schedule("dispatch", "", Math.max(readyAt, Date.now()));
           return;
         }
         if (wait > 0) await scheduler.wait(wait);
-        else await this.host.exclusive(() => this.sendOne(item.id));
+        else {
+          await this.host.exclusive(() => this.sendOne(item.id));
+          if (outbox.unsyncedCount() >= FLUSH_BATCH) await this.flush();
+        }
       }
     } finally {
       this.running = false;
+      await this.flush();
+    }
+  }
+
+  /**
+   * Writes sent outcomes that are not yet in D1 (see {@link FLUSH_BATCH}). They wait in the
+   * outbox flagged unsynced, so outcomes of an object that stopped are written after its restart.
+   */
+  async flush(): Promise<void> {
+    const { outbox } = this.host;
+    const session = this.host.session();
+    if (!session) return;
+    for (;;) {
+      const rows = outbox.unsynced(100);
+      if (rows.length === 0) return;
+      await markSent(
+        createDb(this.env.DB),
+        rows.map((row) => ({
+          id: row.id,
+          at: row.done_at ?? Date.now(),
+          providerMessageId: row.provider_message_id ?? "",
+          fromNumber: session.phoneNumber,
+          attempts: row.attempts,
+          gateway: this.host.gateway().name,
+        })),
+      );
+      outbox.markSynced(rows.map((row) => row.id));
     }
   }
 
@@ -110,9 +153,8 @@ export class Dispatcher {
 
   /** Marks outbox entries failed, then fails and refunds their messages. */
   async fail(items: Pick<OutboxItem, "id" | "account_id">[], reason: string): Promise<void> {
-    this.host.outbox.markDone(
+    this.host.outbox.markFailed(
       items.map((item) => item.id),
-      "failed",
       Date.now(),
     );
     await this.refund(items, reason);
@@ -158,14 +200,7 @@ export class Dispatcher {
     outbox.recordCall(at);
     const db = createDb(env.DB);
     if (outcome.ok) {
-      outbox.markDone([id], "sent", at);
-      await markSent(db, id, {
-        at,
-        providerMessageId: outcome.providerMessageId,
-        fromNumber: session.phoneNumber,
-        attempts,
-        gateway: gateway.name,
-      });
+      outbox.markSent(id, at, outcome.providerMessageId);
       if (gateway.name === "sandbox") {
         const config = readConfig(env);
         deadlines.schedule("ack_delivered", id, at + config.SANDBOX_DELIVERED_MS);

@@ -21,6 +21,9 @@ export type OutboxItem = {
   next_attempt_at: number;
   expires_at: number;
   done_at: number | null;
+  provider_message_id: string | null;
+  /** 0 while a `sent` outcome is not yet written through to D1 (see Dispatcher.flush). */
+  synced: number;
 };
 
 /** How long sent and failed entries are kept, so a redelivered queue message is recognised. */
@@ -47,7 +50,9 @@ export class Outbox {
         accepted_at INTEGER NOT NULL, send_ref TEXT NOT NULL, send_index INTEGER NOT NULL,
         not_before INTEGER NOT NULL, scheduled INTEGER NOT NULL, state TEXT NOT NULL,
         attempts INTEGER NOT NULL DEFAULT 0, next_attempt_at INTEGER NOT NULL DEFAULT 0,
-        expires_at INTEGER NOT NULL, done_at INTEGER);
+        expires_at INTEGER NOT NULL, done_at INTEGER, provider_message_id TEXT,
+        synced INTEGER NOT NULL DEFAULT 1);
+      CREATE INDEX IF NOT EXISTS outbox_unsynced ON outbox (synced) WHERE synced = 0;
       CREATE INDEX IF NOT EXISTS outbox_order ON outbox (state, priority, accepted_at, send_ref, send_index);
       CREATE TABLE IF NOT EXISTS outbox_pacing (id INTEGER PRIMARY KEY CHECK (id = 1), last_call_at INTEGER NOT NULL);
     `);
@@ -154,9 +159,36 @@ export class Outbox {
     this.sql.exec("UPDATE outbox SET state = 'pending', next_attempt_at = ? WHERE id = ?", nextAttemptAt, id);
   }
 
-  markDone(ids: string[], state: "sent" | "failed", at: number): void {
+  /** The gateway accepted the entry at `at`; D1 learns it at the next flush. */
+  markSent(id: string, at: number, providerMessageId: string): void {
+    this.sql.exec(
+      "UPDATE outbox SET state = 'sent', done_at = ?, provider_message_id = ?, synced = 0 WHERE id = ?",
+      at,
+      providerMessageId,
+      id,
+    );
+  }
+
+  markFailed(ids: string[], at: number): void {
     for (const id of ids)
-      this.sql.exec("UPDATE outbox SET state = ?, done_at = ? WHERE id = ?", state, at, id);
+      this.sql.exec("UPDATE outbox SET state = 'failed', done_at = ? WHERE id = ?", at, id);
+  }
+
+  /** Sent entries not yet written through to D1, oldest first. */
+  unsynced(limit: number): OutboxItem[] {
+    return this.sql
+      .exec<OutboxItem>("SELECT * FROM outbox WHERE synced = 0 ORDER BY done_at LIMIT ?", limit)
+      .toArray();
+  }
+
+  unsyncedCount(): number {
+    return (
+      this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM outbox WHERE synced = 0").toArray()[0]?.n ?? 0
+    );
+  }
+
+  markSynced(ids: string[]): void {
+    for (const id of ids) this.sql.exec("UPDATE outbox SET synced = 1 WHERE id = ?", id);
   }
 
   /** When the session last called the gateway (epoch ms; 0 if never): the pacing reference. */

@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { readConfig } from "../config";
 import { createDb } from "../db/client";
-import { applyAcks } from "../db/queries/messages";
+import { applyAcks, failWaitingOfSession } from "../db/queries/messages";
 import { sessions } from "../db/schema";
 import type { DispatchRequest } from "../delivery/dispatch-request";
 import { Dispatcher } from "../delivery/dispatcher";
@@ -67,7 +67,14 @@ export class ChatSession extends DurableObject<Env> {
       this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'session'").toArray()
         .length > 0;
     // Idempotent schema set-up on every wake of a stored session (new tables of a newer version).
-    if (this.stored) this.setUpStorage();
+    if (this.stored) {
+      this.setUpStorage();
+      // Work left by a stop (entries to send, outcomes not yet in D1) resumes at once.
+      if (this.outbox.nextDueAt() !== null || this.outbox.unsyncedCount() > 0) {
+        this.deadlines.schedule("dispatch", "", Date.now());
+        void ctx.blockConcurrencyWhile(() => this.deadlines.rearm());
+      }
+    }
   }
 
   private setUpStorage(): void {
@@ -160,9 +167,13 @@ export class ChatSession extends DurableObject<Env> {
     return this.exclusive(async () => {
       const state = this.state();
       if (!state) return;
+      await this.dispatcher.flush();
       await this.dispatcher.failPending("session_deleted");
       await this.gateway().remove(state.session_id);
-      await createDb(this.env.DB).delete(sessions).where(eq(sessions.id, state.id));
+      const db = createDb(this.env.DB);
+      // Also messages whose queue message has not reached this object yet.
+      await failWaitingOfSession(db, state.account_id, state.id, "session_deleted", Date.now());
+      await db.delete(sessions).where(eq(sessions.id, state.id));
       await this.ctx.storage.deleteAlarm();
       await this.ctx.storage.deleteAll();
       // The tables are gone too: work still under way in this instance (a dispatcher run, an
@@ -267,6 +278,8 @@ export class ChatSession extends DurableObject<Env> {
           await this.runQrDeadline(deadline.kind, deadline.dueAt);
         }
       }
+      // Acks only move messages D1 already knows as sent.
+      await this.dispatcher.flush();
       await applyAcks(createDb(this.env.DB), acks);
       this.outbox.purge(Date.now());
       return horizon;

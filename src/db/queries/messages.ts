@@ -1,4 +1,4 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, type SQL, sql } from "drizzle-orm";
 import { ApiError } from "../../errors";
 import type { AckKind } from "../../gateways/gateway";
 import type { MessageRow, MessageType } from "../../messages/message-record";
@@ -120,12 +120,38 @@ export async function failAndRefund(
   now: number,
 ): Promise<number> {
   if (ids.length === 0) return 0;
+  const target = sql`id IN (SELECT value FROM json_each(${JSON.stringify(ids)})) AND status IN ('queued', 'scheduled', 'sent')`;
+  return failAndRefundWhere(db, accountId, target, reason, now);
+}
+
+/**
+ * {@link failAndRefund} for every message of a session that has not left yet (queued or
+ * scheduled), wherever it waits: used when the session is deleted, so that messages whose queue
+ * message never reached the session object are refunded too.
+ */
+export function failWaitingOfSession(
+  db: Db,
+  accountId: string,
+  sessionId: string,
+  reason: string,
+  now: number,
+) {
+  const target = sql`chatapp_session_id = ${sessionId} AND direction = 'outgoing' AND status IN ('queued', 'scheduled')`;
+  return failAndRefundWhere(db, accountId, target, reason, now);
+}
+
+async function failAndRefundWhere(
+  db: Db,
+  accountId: string,
+  target: SQL,
+  reason: string,
+  now: number,
+): Promise<number> {
   const refundId = crypto.randomUUID();
   const [failed] = await batchSql(db, [
     sql`UPDATE messages SET status = 'failed', reason = ${reason}, refund_id = ${refundId}, updated_at = ${now},
         metadata = json_set(metadata, '$.failed_at', ${now})
-      WHERE account_id = ${accountId} AND id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))
-        AND status IN ('queued', 'scheduled', 'sent')`,
+      WHERE account_id = ${accountId} AND ${target}`,
     sql`UPDATE accounts SET balance = balance + (SELECT COALESCE(SUM(cost), 0) FROM messages WHERE refund_id = ${refundId}),
         updated_at = ${now} WHERE id = ${accountId}`,
     sql`INSERT INTO ledger_entries (id, account_id, kind, amount, balance_after, message_count, created_at)
@@ -136,24 +162,33 @@ export async function failAndRefund(
 }
 
 /**
- * Records the gateway's acceptance: `sent` with `sent_at`, the gateway's message id and the
- * session's number. Only a queued or scheduled message moves; a redelivered send changes nothing.
+ * Records the gateway's acceptance of messages, in one D1 batch: `sent` with `sent_at`, the
+ * gateway's message id and the session's number. Only a queued or scheduled message moves, so
+ * writing the same outcome twice changes nothing.
  */
 export async function markSent(
   db: Db,
-  id: string,
   sent: {
+    id: string;
     at: number;
     providerMessageId: string;
     fromNumber: string | null;
     attempts: number;
     gateway: string;
-  },
+  }[],
 ): Promise<void> {
-  await db.run(sql`UPDATE messages SET status = 'sent', sent_at = ${sent.at}, provider_message_id = ${sent.providerMessageId},
-      from_number = ${sent.fromNumber}, updated_at = ${sent.at},
-      metadata = json_set(metadata, '$.attempts', ${sent.attempts}, '$.gateway', ${sent.gateway})
-    WHERE id = ${id} AND status IN ('queued', 'scheduled')`);
+  if (sent.length === 0) return;
+  await batchSql(
+    db,
+    sent.map(
+      (
+        m,
+      ) => sql`UPDATE messages SET status = 'sent', sent_at = ${m.at}, provider_message_id = ${m.providerMessageId},
+          from_number = ${m.fromNumber}, updated_at = ${m.at},
+          metadata = json_set(metadata, '$.attempts', ${m.attempts}, '$.gateway', ${m.gateway})
+        WHERE id = ${m.id} AND status IN ('queued', 'scheduled')`,
+    ),
+  );
 }
 
 /** Records a failed attempt that will be retried: attempts, last error, next attempt time. */

@@ -1,0 +1,1 @@
+CREATE INDEX `messages_waiting` ON `messages` (`updated_at`) WHERE "messages"."status" IN ('queued', 'scheduled');
