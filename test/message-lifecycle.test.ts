@@ -37,6 +37,22 @@ describe("status lifecycle", () => {
     expect(read.metadata.events?.map((e) => e.type)).toEqual(["delivered", "read"]);
   });
 
+  it("applies acks while a long paced send is still going, not only when it ends", async () => {
+    const { key } = await createAccount(1);
+    const session = (await connectedSession(key)).id;
+    const to = ["+14155552671", "+14155552672", "+14155552673", "+14155552674"];
+    const res = await sendText(key, session, to, { delay_between: 1500 });
+    const ids = res.body.data.messages.map((m) => m.id);
+    const [first] = await waitForMessages(
+      key,
+      ids.slice(0, 1),
+      (m) => m.status === "delivered" || m.status === "read",
+    );
+    expect(first!.delivered_at).not.toBeNull();
+    expect((await getMessage(key, ids[3]!)).status).toBe("queued");
+    await waitForMessages(key, ids);
+  });
+
   it("never moves backwards: read before delivered fills delivered_at, a late delivered changes nothing", async () => {
     const { key } = await createAccount(1);
     const session = (await connectedSession(key)).id;

@@ -10,10 +10,10 @@ import { MAX_SEND_ATTEMPTS, retryDelayMs } from "./retry";
 /** Longest pacing gap a run waits out in-line; longer gaps go through the alarm. */
 const INLINE_WAIT_MS = 5_000;
 /**
- * How long one run may last before it hands over to a fresh alarm, which first runs the deadlines
- * that fell due meanwhile (acks, QR, expiry): an alarm handler does not overlap the next one.
+ * How long one run may last before it hands over to a fresh alarm. Deadlines that fall due
+ * meanwhile (acks, QR, expiry) run in the pacing gaps and after each flush, not only between runs.
  */
-const RUN_MS = 5_000;
+const RUN_MS = 30_000;
 /**
  * Sent outcomes written to D1 per batch. Writing each one at once would hold the next gateway
  * call for a D1 round trip and fill D1's single writer with small writes; instead they are written
@@ -30,6 +30,8 @@ export interface DispatchHost {
   gateway(): ChatGateway;
   /** Runs `fn` when no other state change of the session is under way. */
   exclusive<T>(fn: () => Promise<T>): Promise<T>;
+  /** Runs the session's deadlines that are due (acks, QR, expiry). */
+  runDueDeadlines(): Promise<unknown>;
 }
 
 /**
@@ -93,8 +95,13 @@ export class Dispatcher {
         }
         const readyAt = outbox.lastCallAt() + item.delay_between;
         const wait = readyAt - Date.now();
+        // Pacing gaps are for bookkeeping: write outcomes, run due deadlines, then look again.
         if (wait > 0 && outbox.unsyncedCount() > 0) {
-          await this.flush(); // in the pacing gap, then look again
+          await this.flush();
+          continue;
+        }
+        if (wait > 0 && deadlines.anyDue(Date.now())) {
+          await this.host.runDueDeadlines();
           continue;
         }
         if (wait > INLINE_WAIT_MS || Date.now() - startedAt > RUN_MS) {
@@ -104,7 +111,10 @@ export class Dispatcher {
         if (wait > 0) await scheduler.wait(wait);
         else {
           await this.host.exclusive(() => this.sendOne(item.id));
-          if (outbox.unsyncedCount() >= FLUSH_BATCH) await this.flush();
+          if (outbox.unsyncedCount() >= FLUSH_BATCH) {
+            await this.flush();
+            if (deadlines.anyDue(Date.now())) await this.host.runDueDeadlines();
+          }
         }
       }
     } finally {

@@ -264,7 +264,21 @@ export class ChatSession extends DurableObject<Env> {
 
   /** Runs the due deadlines, then the dispatcher, then re-arms for the earliest deadline left. */
   async alarm(): Promise<void> {
-    const horizon = await this.exclusive(async () => {
+    const horizon = await this.runDueDeadlines();
+    if (horizon === null) return;
+    await this.dispatcher.run(horizon);
+    await this.exclusive(async () => {
+      if (this.stored) await this.deadlines.rearm();
+    });
+  }
+
+  /**
+   * Runs the deadlines due by now, or by the time the alarm was armed for (see Deadlines): for
+   * the alarm, and for the dispatcher in its pacing gaps, so acks and QR deadlines need not wait
+   * for a long fan-out run to end. @returns that horizon, or null when there is no session.
+   */
+  runDueDeadlines(): Promise<number | null> {
+    return this.exclusive(async () => {
       if (!this.stored) return null;
       const { horizon, due } = this.deadlines.takeDue();
       const acks = [];
@@ -283,11 +297,6 @@ export class ChatSession extends DurableObject<Env> {
       await applyAcks(createDb(this.env.DB), acks);
       this.outbox.purge(Date.now());
       return horizon;
-    });
-    if (horizon === null) return;
-    await this.dispatcher.run(horizon);
-    await this.exclusive(async () => {
-      if (this.stored) await this.deadlines.rearm();
     });
   }
 

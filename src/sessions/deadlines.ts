@@ -47,6 +47,14 @@ export class Deadlines {
     for (const kind of kinds) this.sql.exec("DELETE FROM deadlines WHERE kind = ?", kind);
   }
 
+  /** Whether work other than a dispatcher wake-up is due at `now`. */
+  anyDue(now: number): boolean {
+    return (
+      this.sql.exec("SELECT 1 FROM deadlines WHERE due_at <= ? AND kind <> 'dispatch' LIMIT 1", now).toArray()
+        .length > 0
+    );
+  }
+
   /**
    * Removes and returns the deadlines due by `horizon`, the later of now and the time the alarm
    * was armed for, in due order.
