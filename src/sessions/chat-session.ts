@@ -45,8 +45,8 @@ type StoredSession = {
  */
 export class ChatSession extends DurableObject<Env> {
   private readonly sql: SqlStorage;
-  readonly outbox: Outbox;
-  readonly deadlines: Deadlines;
+  private readonly outbox: Outbox;
+  private readonly deadlines: Deadlines;
   private readonly dispatcher: Dispatcher;
   /**
    * Whether this object holds a session. Its tables are created with the session and dropped with
@@ -62,7 +62,18 @@ export class ChatSession extends DurableObject<Env> {
     this.sql = ctx.storage.sql;
     this.outbox = new Outbox(this.sql);
     this.deadlines = new Deadlines(this.sql, ctx.storage);
-    this.dispatcher = new Dispatcher(this, env);
+    // The dispatcher gets closures, not `this`: every public method of this class is RPC API.
+    this.dispatcher = new Dispatcher(
+      {
+        outbox: this.outbox,
+        deadlines: this.deadlines,
+        session: () => this.session(),
+        gateway: () => this.gateway(),
+        exclusive: (fn) => this.exclusive(fn),
+        runDueDeadlines: () => this.runDueDeadlines(),
+      },
+      env,
+    );
     this.stored =
       this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'session'").toArray()
         .length > 0;
@@ -277,7 +288,7 @@ export class ChatSession extends DurableObject<Env> {
    * the alarm, and for the dispatcher in its pacing gaps, so acks and QR deadlines need not wait
    * for a long fan-out run to end. @returns that horizon, or null when there is no session.
    */
-  runDueDeadlines(): Promise<number | null> {
+  private runDueDeadlines(): Promise<number | null> {
     return this.exclusive(async () => {
       if (!this.stored) return null;
       const { horizon, due } = this.deadlines.takeDue();
@@ -317,19 +328,19 @@ export class ChatSession extends DurableObject<Env> {
   // ---- for the dispatcher (DispatchHost) -----------------------------------------------------
 
   /** The session's status and numbers, or null once it is gone. */
-  session(): { status: SessionStatus; sessionId: string; phoneNumber: string | null } | null {
+  private session(): { status: SessionStatus; sessionId: string; phoneNumber: string | null } | null {
     const state = this.state();
     return state && { status: state.status, sessionId: state.session_id, phoneNumber: state.phone_number };
   }
 
-  gateway(): ChatGateway {
+  private gateway(): ChatGateway {
     const gateway = this.sandbox();
     if (!gateway) throw new Error("session object has no session");
     return gateway;
   }
 
   /** Runs state changes one at a time: each waits for the previous one to settle. */
-  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.tail.then(fn, fn);
     this.tail = run.catch(() => undefined);
     return run;
