@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
+import type { LengthAwarePage } from "../src/lib/paginator";
 import { type ApiResponse, call, createAccount, expectProblem } from "./helpers";
 
 const SENDER = "6ba7b810-9dad-11d1-80b4-00c04fd430c8";
@@ -20,26 +21,7 @@ interface App {
   updated_at: string;
 }
 
-interface PageLink {
-  url: string | null;
-  label: string;
-  active: boolean;
-}
-
-interface AppList {
-  data: App[];
-  links: { first: string; last: string; prev: string | null; next: string | null };
-  meta: {
-    current_page: number;
-    from: number | null;
-    last_page: number;
-    links: PageLink[];
-    path: string;
-    per_page: number;
-    to: number | null;
-    total: number;
-  };
-}
+type AppList = LengthAwarePage<App>;
 
 let key: string;
 let accountId: string;
