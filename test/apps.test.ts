@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
-import type { LengthAwarePage } from "../src/lib/paginator";
+import type { LengthAwarePage, PageLink } from "../src/lib/paginator";
 import { type ApiResponse, call, createAccount, expectProblem } from "./helpers";
 
 const SENDER = "6ba7b810-9dad-11d1-80b4-00c04fd430c8";
