@@ -27,7 +27,6 @@ export const ERROR_STATUS = {
   rate_limited: 429,
   otp_attempts_exceeded: 429,
   internal_error: 500,
-  gateway_unavailable: 502,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -54,7 +53,6 @@ const TITLES: Record<ErrorCode, string> = {
   rate_limited: "Too many requests",
   otp_attempts_exceeded: "Too many attempts",
   internal_error: "Internal error",
-  gateway_unavailable: "Gateway unavailable",
 };
 
 /** Field path (dot-joined, e.g. `to_number.2`) → human-readable messages. */

@@ -193,11 +193,6 @@ export class ChatSession extends DurableObject<Env> {
     });
   }
 
-  /** Applies an event reported by the chat network (real gateways' webhooks, the sandbox). */
-  async applyEvent(event: GatewayEvent): Promise<SessionResult<SessionRecord>> {
-    return this.exclusive(() => this.handleEvent(event));
-  }
-
   // ---- RPC: message fan-out ----------------------------------------------------------------
 
   /**
