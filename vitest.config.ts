@@ -1,11 +1,18 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import * as gateways from "./test/gateway-config";
 
 // Tests run inside workerd with the bindings of wrangler.toml: real D1 (migrations applied by
 // test/setup.ts), real Durable Objects and alarms, real Queues. Only secrets are set here.
+//
+// The gateway is a per-deployment setting, so each gateway gets its own project (its own
+// runtime): the sandbox runs everything outside test/waha and test/evolution; those two folders
+// run with CHATAPP_GATEWAY set to their gateway, which tests fake at the HTTP boundary
+// (test/network.ts) on the origins of test/gateway-config.ts.
+
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
-  return {
+  const project = (name: string, include: string[], exclude: string[], bindings = {}) => ({
     plugins: [
       cloudflareTest({
         wrangler: { configPath: "./wrangler.toml" },
@@ -14,14 +21,40 @@ export default defineConfig(async () => {
             TEST_MIGRATIONS: migrations,
             ADMIN_TOKEN: "test-admin-token",
             OTP_SECRET: "test-otp-secret-0123456789abcdef",
+            ...bindings,
           },
         },
       }),
     ],
     test: {
+      name,
+      include,
+      exclude,
       setupFiles: ["./test/setup.ts"],
       testTimeout: 30_000,
       hookTimeout: 30_000,
+    },
+  });
+  return {
+    test: {
+      projects: [
+        project("sandbox", ["test/**/*.test.ts"], ["test/waha/**", "test/evolution/**"]),
+        project("waha", ["test/waha/**/*.test.ts"], [], {
+          CHATAPP_GATEWAY: "waha",
+          WAHA_URL: gateways.WAHA_URL,
+          WAHA_API_KEY: gateways.WAHA_API_KEY,
+          WAHA_WEBHOOK_HMAC_KEY: gateways.WAHA_WEBHOOK_HMAC_KEY,
+          PUBLIC_URL: gateways.PUBLIC_URL,
+          GATEWAY_TIMEOUT_MS: String(gateways.GATEWAY_TIMEOUT_MS),
+        }),
+        project("evolution", ["test/evolution/**/*.test.ts"], [], {
+          CHATAPP_GATEWAY: "evolution",
+          EVOLUTION_URL: gateways.EVOLUTION_URL,
+          EVOLUTION_API_KEY: gateways.EVOLUTION_API_KEY,
+          PUBLIC_URL: gateways.PUBLIC_URL,
+          GATEWAY_TIMEOUT_MS: String(gateways.GATEWAY_TIMEOUT_MS),
+        }),
+      ],
     },
   };
 });

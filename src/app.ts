@@ -1,6 +1,7 @@
 import { Scalar } from "@scalar/hono-api-reference";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
+import { ConfigError, readConfig } from "./config";
 import { createDb } from "./db/client";
 import type { AppEnv } from "./env";
 import { ApiError, ERROR_STATUS, type ErrorCode, problemResponse } from "./errors";
@@ -9,6 +10,7 @@ import { bodyGuard } from "./middleware/body-guard";
 import { requestId } from "./middleware/request-id";
 import { adminRoutes } from "./routes/admin/admin.index";
 import { appRoutes } from "./routes/apps/apps.index";
+import { gatewayEventRoutes } from "./routes/gateway-events/gateway-events.index";
 import { messageRoutes } from "./routes/messages/messages.index";
 import { otpRoutes } from "./routes/otp/otp.index";
 import { createRouter } from "./routes/router";
@@ -22,6 +24,7 @@ for (const [code, status] of Object.entries(ERROR_STATUS) as [ErrorCode, number]
 
 function handleError(err: Error, c: Context<AppEnv>): Response {
   if (err instanceof ApiError) return problemResponse(c, err);
+  if (err instanceof ConfigError) return problemResponse(c, configProblem(err));
   if (err instanceof HTTPException && err.status < 500) {
     const code = CODE_BY_STATUS.get(err.status) ?? "validation_failed";
     return problemResponse(c, new ApiError(code, err.message || "The request was refused."));
@@ -51,6 +54,13 @@ export function createApp() {
     c.set("db", createDb(c.env.DB));
     await next();
   });
+  // A deployment whose configuration is broken says so at its first request (issue 5).
+  for (const path of ["/v1/*", "/sandbox/*", "/gateway/*", "/admin/*"]) {
+    app.use(path, async (c, next) => {
+      readConfig(c.env);
+      await next();
+    });
+  }
   app.use("/v1/*", apiKeyAuth);
   app.use("/sandbox/sessions/*", apiKeyAuth);
   app.use("/admin/*", adminAuth);
@@ -67,13 +77,22 @@ export function createApp() {
     throw new ApiError("not_found", "No such resource.");
   });
 
-  app.get("/health", (c) => c.json({ status: "ok" }));
+  app.get("/health", (c) => {
+    try {
+      return c.json({ status: "ok", gateway: readConfig(c.env).gateway.kind });
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      const problem = configProblem(error);
+      return c.json({ status: "unavailable", code: problem.code, reason: problem.detail }, 503);
+    }
+  });
   app.route("/admin", adminRoutes);
   app.route("/v1/chatapp/sessions", sessionRoutes);
   app.route("/v1/chatapp/messages", messageRoutes);
   app.route("/v1/apps", appRoutes);
   app.route("/v1", otpRoutes);
   app.route("/sandbox", sandboxRoutes);
+  app.route("/gateway", gatewayEventRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKey", {
     type: "http",
@@ -98,6 +117,15 @@ export function createApp() {
   }));
   app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: "API reference" }));
   return app;
+}
+
+/** A configuration error as the 500 problem it is rendered as; logged, since only operators can fix it. */
+function configProblem(error: ConfigError): ApiError {
+  console.error(JSON.stringify({ level: "error", config: error.message }));
+  return new ApiError(
+    error.gateway ? "gateway_misconfigured" : "service_misconfigured",
+    `The service is misconfigured: ${error.message}.`,
+  );
 }
 
 function allowedMethods(routes: { method: string; path: string }[], path: string): string[] {

@@ -5,16 +5,33 @@ const seconds = (fallback: number) => z.coerce.number().int().min(1).default(fal
 const millis = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
 const price = (fallback: number) =>
   z.coerce.number().min(0.01).multipleOf(0.01).default(fallback).transform(toMinor);
+/** An http(s) origin or base URL; a trailing slash is dropped. */
+const BaseUrl = z.url({ protocol: /^https?$/ }).transform((url) => url.replace(/\/+$/, ""));
+/** A gateway setting: only the chosen gateway's settings are checked (see {@link readConfig}). */
+const setting = z.string().optional();
 
 /**
- * Runtime configuration from Worker variables (wrangler.toml `[vars]`, `.dev.vars`, `--var`).
- * Every variable is optional and has the default shown; the README's configuration table lists
- * them. A variable that is set to a bad value makes requests fail with a logged error rather than
- * run with a silent fallback.
+ * Runtime configuration from Worker variables (wrangler.toml `[vars]`, `.dev.vars`, `--var`,
+ * secrets). Every variable is optional and has the default shown; the README's configuration
+ * table lists them. A variable set to a bad value fails requests with a problem naming it
+ * ({@link ConfigError}) rather than running with a silent fallback.
  */
 const ConfigSchema = z.object({
-  /** Which gateway reaches the chat network. Only the embedded `sandbox` exists so far; WAHA and Evolution API come next. */
-  CHATAPP_GATEWAY: z.enum(["sandbox"]).default("sandbox"),
+  /** Which gateway reaches the chat network: the embedded `sandbox`, `waha` or `evolution`. */
+  CHATAPP_GATEWAY: z.enum(["sandbox", "waha", "evolution"]).default("sandbox"),
+  /** The service's public origin; real gateways post their events to `<PUBLIC_URL>/gateway/…`. */
+  PUBLIC_URL: setting,
+  /** WAHA: base URL of the WAHA server, its API key (`X-Api-Key`) and the webhook HMAC key. */
+  WAHA_URL: setting,
+  WAHA_API_KEY: setting,
+  WAHA_WEBHOOK_HMAC_KEY: setting,
+  /** Evolution API: base URL of the server and its global API key (`apikey`). */
+  EVOLUTION_URL: setting,
+  EVOLUTION_API_KEY: setting,
+  /** Milliseconds a gateway call may take before it counts as a transient failure. */
+  GATEWAY_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** Seconds between checks of a connected session against the gateway's own view. */
+  GATEWAY_CHECK_SECONDS: seconds(60),
   /** Seconds between QR rotations of a pending session. */
   QR_ROTATE_SECONDS: seconds(20),
   /** Seconds a session may stay pending without a scan before it fails with `qr_timeout`. */
@@ -35,18 +52,126 @@ const ConfigSchema = z.object({
   OTP_MAX_PER_NUMBER_PER_HOUR: z.coerce.number().int().min(1).default(5),
 });
 
-export type Config = z.output<typeof ConfigSchema>;
+type RawConfig = z.output<typeof ConfigSchema>;
+
+/** How to reach the configured gateway; real gateways need every setting named here. */
+export type GatewaySettings =
+  | { kind: "sandbox" }
+  | {
+      kind: "waha";
+      url: string;
+      apiKey: string;
+      hmacKey: string;
+      publicUrl: string;
+      timeoutMs: number;
+    }
+  | { kind: "evolution"; url: string; apiKey: string; publicUrl: string; timeoutMs: number };
+
+/** The configuration: every variable but the gateway settings, which are in `gateway`. */
+export type Config = Omit<RawConfig, keyof typeof GATEWAY_SETTINGS> & { gateway: GatewaySettings };
+
+const GATEWAY_SETTINGS = {
+  PUBLIC_URL: true,
+  WAHA_URL: true,
+  WAHA_API_KEY: true,
+  WAHA_WEBHOOK_HMAC_KEY: true,
+  EVOLUTION_URL: true,
+  EVOLUTION_API_KEY: true,
+} as const;
+
+/** Variables that configure the gateway: a problem with one is `gateway_misconfigured`. */
+const GATEWAY_VARIABLES = new Set([
+  "CHATAPP_GATEWAY",
+  "PUBLIC_URL",
+  "WAHA_URL",
+  "WAHA_API_KEY",
+  "WAHA_WEBHOOK_HMAC_KEY",
+  "EVOLUTION_URL",
+  "EVOLUTION_API_KEY",
+  "GATEWAY_TIMEOUT_MS",
+  "GATEWAY_CHECK_SECONDS",
+]);
+
+/** A variable that is missing or malformed. `gateway` when it configures the gateway. */
+export class ConfigError extends Error {
+  readonly gateway: boolean;
+
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`${variable} ${problem}`);
+    this.name = "ConfigError";
+    this.gateway = GATEWAY_VARIABLES.has(variable);
+  }
+}
 
 const cache = new WeakMap<object, Config>();
 
-/** Parses (once per `env` object) the configuration. Throws on a malformed variable. */
+/**
+ * Parses (once per `env` object) the configuration. Empty strings count as unset.
+ * @throws ConfigError for the first variable that is malformed, or that the chosen gateway needs
+ *   and is missing (WAHA: `WAHA_URL`, `WAHA_API_KEY`, `WAHA_WEBHOOK_HMAC_KEY`, `PUBLIC_URL`;
+ *   Evolution API: `EVOLUTION_URL`, `EVOLUTION_API_KEY`, `PUBLIC_URL`).
+ */
 export function readConfig(env: Env): Config {
-  let config = cache.get(env);
-  if (!config) {
-    const parsed = ConfigSchema.safeParse(env);
-    if (!parsed.success) throw new Error(`invalid configuration: ${z.prettifyError(parsed.error)}`);
-    config = parsed.data;
-    cache.set(env, config);
+  const cached = cache.get(env);
+  if (cached) return cached;
+  const vars = Object.fromEntries(
+    Object.entries(env).filter(([, value]) => value !== "" && typeof value !== "object"),
+  );
+  const parsed = ConfigSchema.safeParse(vars);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ConfigError(String(issue?.path[0] ?? "configuration"), `is invalid: ${issue?.message}`);
   }
+  const {
+    PUBLIC_URL,
+    WAHA_URL,
+    WAHA_API_KEY,
+    WAHA_WEBHOOK_HMAC_KEY,
+    EVOLUTION_URL,
+    EVOLUTION_API_KEY,
+    ...raw
+  } = parsed.data;
+  const need = (variable: string, value: string | undefined): string => {
+    if (value === undefined) {
+      throw new ConfigError(variable, `is required when CHATAPP_GATEWAY is ${raw.CHATAPP_GATEWAY}`);
+    }
+    return value;
+  };
+  const url = (variable: string, value: string | undefined): string => {
+    const parsedUrl = BaseUrl.safeParse(need(variable, value));
+    if (!parsedUrl.success) throw new ConfigError(variable, "is invalid: not an http(s) URL");
+    return parsedUrl.data;
+  };
+  const timeoutMs = raw.GATEWAY_TIMEOUT_MS;
+  let gateway: GatewaySettings;
+  switch (raw.CHATAPP_GATEWAY) {
+    case "sandbox":
+      gateway = { kind: "sandbox" };
+      break;
+    case "waha":
+      gateway = {
+        kind: "waha",
+        url: url("WAHA_URL", WAHA_URL),
+        apiKey: need("WAHA_API_KEY", WAHA_API_KEY),
+        hmacKey: need("WAHA_WEBHOOK_HMAC_KEY", WAHA_WEBHOOK_HMAC_KEY),
+        publicUrl: url("PUBLIC_URL", PUBLIC_URL),
+        timeoutMs,
+      };
+      break;
+    case "evolution":
+      gateway = {
+        kind: "evolution",
+        url: url("EVOLUTION_URL", EVOLUTION_URL),
+        apiKey: need("EVOLUTION_API_KEY", EVOLUTION_API_KEY),
+        publicUrl: url("PUBLIC_URL", PUBLIC_URL),
+        timeoutMs,
+      };
+      break;
+  }
+  const config = { ...raw, gateway };
+  cache.set(env, config);
   return config;
 }

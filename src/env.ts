@@ -2,13 +2,22 @@ import type { Db } from "./db/client";
 import type { ChatSession } from "./sessions/chat-session";
 
 // Secrets are not in wrangler.toml, so `wrangler types` cannot see them; declare them here.
-// Both are optional at the type level: an absent ADMIN_TOKEN turns the admin API off (404).
+// All are optional at the type level: an absent ADMIN_TOKEN turns the admin API off (404).
 declare global {
   interface Env {
     /** Bearer token for `/admin`. Secret (`wrangler secret put ADMIN_TOKEN`). */
     ADMIN_TOKEN?: string;
     /** HMAC key for OTP codes. Secret (`wrangler secret put OTP_SECRET`). */
     OTP_SECRET?: string;
+    /** Gateway settings (see config.ts); the keys are secrets, the URLs plain variables. */
+    PUBLIC_URL?: string;
+    WAHA_URL?: string;
+    WAHA_API_KEY?: string;
+    WAHA_WEBHOOK_HMAC_KEY?: string;
+    EVOLUTION_URL?: string;
+    EVOLUTION_API_KEY?: string;
+    GATEWAY_TIMEOUT_MS?: string;
+    GATEWAY_CHECK_SECONDS?: string;
   }
 }
 

@@ -8,6 +8,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 export const ERROR_STATUS = {
   invalid_json: 400,
   unauthenticated: 401,
+  invalid_signature: 401,
   insufficient_balance: 402,
   not_found: 404,
   method_not_allowed: 405,
@@ -24,9 +25,14 @@ export const ERROR_STATUS = {
   idempotency_key_reused: 422,
   app_has_no_channel: 422,
   otp_invalid: 422,
+  pairing_code_invalid: 422,
   rate_limited: 429,
   otp_attempts_exceeded: 429,
   internal_error: 500,
+  gateway_misconfigured: 500,
+  service_misconfigured: 500,
+  gateway_rejected: 502,
+  gateway_unavailable: 503,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -34,6 +40,7 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
 const TITLES: Record<ErrorCode, string> = {
   invalid_json: "Invalid JSON",
   unauthenticated: "Unauthenticated",
+  invalid_signature: "Invalid signature",
   insufficient_balance: "Insufficient balance",
   not_found: "Not found",
   method_not_allowed: "Method not allowed",
@@ -50,9 +57,14 @@ const TITLES: Record<ErrorCode, string> = {
   idempotency_key_reused: "Idempotency key reused",
   app_has_no_channel: "App has no channel",
   otp_invalid: "Invalid code",
+  pairing_code_invalid: "Invalid pairing code",
   rate_limited: "Too many requests",
   otp_attempts_exceeded: "Too many attempts",
   internal_error: "Internal error",
+  gateway_misconfigured: "Gateway misconfigured",
+  service_misconfigured: "Service misconfigured",
+  gateway_rejected: "Gateway refused the request",
+  gateway_unavailable: "Gateway unavailable",
 };
 
 /** Field path (dot-joined, e.g. `to_number.2`) → human-readable messages. */

@@ -125,6 +125,10 @@ export const messages = sqliteTable(
     index("messages_account_from").on(t.accountId, t.fromNumber, t.createdAt, t.id),
     index("messages_account_session").on(t.accountId, t.chatappSessionId, t.createdAt, t.id),
     index("messages_provider_id").on(t.providerMessageId),
+    // A gateway may deliver the same incoming message twice; it is stored once.
+    uniqueIndex("messages_incoming_provider_id")
+      .on(t.chatappSessionId, t.providerMessageId)
+      .where(sql`${t.direction} = 'incoming'`),
     // Small: only messages not yet handed to the gateway, for the reconciliation sweep.
     index("messages_waiting").on(t.updatedAt).where(sql`${t.status} IN ('queued', 'scheduled')`),
     index("messages_refund").on(t.refundId),

@@ -1,40 +1,50 @@
 /**
  * The boundary between a session's Durable Object and the chat network. One implementation per
- * gateway: the embedded sandbox (default), WAHA and Evolution API. The session object is the only
- * caller, and it calls one session's methods one at a time.
+ * gateway: the embedded sandbox (default), WAHA (`waha.ts`) and Evolution API (`evolution.ts`).
+ * The session object is the only caller, and it calls one session's methods one at a time.
  *
- * The operations map onto the real gateways' session APIs:
- * - `start`: WAHA `POST /api/sessions/{session}/start`, Evolution `GET /instance/connect/{instance}`;
- * - `currentQr`: WAHA `GET /api/{session}/auth/qr?format=raw`, Evolution `GET /instance/connect/{instance}`;
- * - `disconnect`: WAHA `POST /api/sessions/{session}/stop` (the link is kept);
- * - `remove`: WAHA `POST /api/sessions/{session}/logout` then `DELETE /api/sessions/{session}`,
- *   Evolution `DELETE /instance/logout/{instance}` then `DELETE /instance/delete/{instance}`;
- * - `send`: WAHA `POST /api/sendText` / `sendImage` / `sendVideo` / `sendVoice` / `sendFile`,
- *   Evolution `POST /message/sendText/{instance}` and `/message/sendMedia/{instance}`.
+ * Lifecycle methods throw {@link GatewayError} when the gateway cannot do what was asked; `send`
+ * never throws for a gateway failure, it answers a {@link SendOutcome}.
  */
 export interface ChatGateway {
-  /** Name shown in logs and in message metadata. */
-  readonly name: string;
+  /** Which gateway this is; shown in message metadata. */
+  readonly name: GatewayName;
   /**
-   * Starts (or restarts) the connection of `sessionId` (the `session_<id>` name). Answers
-   * `connected` when the gateway still holds a link to a phone, otherwise `pending` with the
-   * payload of a QR code to scan.
+   * Creates the gateway's session `sessionId` (the `session_<id>` name), with its event webhook,
+   * and starts it. Answers `pending` with the payload of the first QR code to scan, or
+   * `connected` when the gateway already holds a link to a phone.
    */
+  create(sessionId: string): Promise<LinkState>;
+  /** Starts an existing session again (reconnect); answers as {@link create}. */
   start(sessionId: string): Promise<LinkState>;
   /** A fresh QR payload for a pending session (gateways rotate them every ~20 s). */
   currentQr(sessionId: string): Promise<string>;
+  /**
+   * Asks for a pairing code that links `phoneNumber` (E.164) without a QR scan: the phone enters
+   * it under "Link with phone number". Answers the code as the phone shows it (e.g. `ABCD-EFGH`).
+   */
+  requestPairingCode(sessionId: string, phoneNumber: string): Promise<string>;
   /** Closes the connection but keeps the link, so a later `start` reconnects without a QR. */
   disconnect(sessionId: string): Promise<void>;
-  /** Unlinks the phone and forgets the session. Idempotent. */
+  /** Unlinks the phone and forgets the session. Idempotent: a session already gone is fine. */
   remove(sessionId: string): Promise<void>;
   /**
    * Hands one message to the chat network. Resolves with the gateway's message id once the
-   * gateway accepted it, or with a failure that says whether retrying can help. Sending the same
-   * `message.id` again after an interrupted call must not reach the recipient twice where the
-   * gateway can prevent it (the sandbox derives its id from ours).
+   * gateway accepted it, or with a failure that says whether retrying can help: 5xx, timeouts and
+   * unexpected shapes are transient; a recipient the network does not know is permanent
+   * (`recipient_not_on_chatapp`).
    */
   send(sessionId: string, message: OutboundMessage): Promise<SendOutcome>;
+  /**
+   * The gateway's own view of the session, as the event it would have sent (`linked`, `qr`,
+   * `dropped`, `failed`), or null when the gateway is between states (starting). A session the
+   * gateway does not know is `dropped` with `loggedOut: true`.
+   */
+  check(sessionId: string): Promise<GatewayEvent | null>;
 }
+
+/** The gateways `CHATAPP_GATEWAY` can name. */
+export type GatewayName = "sandbox" | "waha" | "evolution";
 
 /** A message as the gateway needs it. `to` is E.164; `mediaUrl` is an https URL. */
 export interface OutboundMessage {
@@ -56,16 +66,70 @@ export type SendOutcome =
 /** Delivery receipts the chat network reports for a sent message (WAHA `message.ack`). */
 export type AckKind = "delivered" | "read";
 
-/** The link as the gateway reports it. */
+/** The link as the gateway reports it after a create or start. */
 export type LinkState =
   | { status: "pending"; qr: string }
   | { status: "connected"; phoneNumber: string; displayName: string | null };
 
 /**
- * Something the chat network tells a session: the phone linked, the link dropped, the account was
- * banned. Real gateways deliver these as webhooks; the sandbox produces them itself.
+ * Something the chat network tells a session, normalised from each gateway's webhook (or produced
+ * by the sandbox itself). `at` is when the gateway says it happened, in epoch milliseconds by the
+ * gateway's clock: webhook status events older than the last one applied are ignored, so
+ * out-of-order delivery cannot move a session back.
+ *
+ * - `qr`: the session waits for a scan of this QR payload, or of one to fetch with `currentQr`
+ *   when the event carries none (WAHA's `SCAN_QR_CODE`) (→ pending);
+ * - `linked`: a phone is linked and the connection works (→ connected);
+ * - `dropped`: the connection closed; `loggedOut` when the phone removed the link (→ disconnected);
+ * - `failed`: the gateway gave up on the session (→ failed);
+ * - `banned`: the network banned the linked account (→ banned);
+ * - `ack`: a receipt for a message we sent, by the gateway's message id (never moves backwards);
+ * - `incoming`: a contact wrote to the session's phone (stored once per gateway message id).
  */
 export type GatewayEvent =
-  | { type: "linked"; phoneNumber: string; displayName: string | null }
-  | { type: "dropped"; reason: string; loggedOut: boolean }
-  | { type: "banned"; reason: string };
+  | { type: "qr"; qr: string | null; at: number }
+  | { type: "linked"; phoneNumber: string; displayName: string | null; at: number }
+  | { type: "dropped"; reason: string; loggedOut: boolean; at: number }
+  | { type: "failed"; reason: string; at: number }
+  | { type: "banned"; reason: string; at: number }
+  | { type: "ack"; providerMessageId: string; status: AckStatus; reason: string | null; at: number }
+  | {
+      type: "incoming";
+      providerMessageId: string;
+      /** E.164 number of the contact. */
+      from: string;
+      messageType: OutboundMessage["type"];
+      content: string | null;
+      mediaUrl: string | null;
+      at: number;
+    };
+
+/** The events that speak of the session's link (all but `ack` and `incoming`). */
+export type StatusEvent = Exclude<GatewayEvent, { type: "ack" | "incoming" }>;
+
+/** The status an `ack` event reports for a sent message. */
+export type AckStatus = "sent" | "delivered" | "read" | "failed";
+
+/** Events of one webhook call, for the session the gateway names (`session_<id>`). */
+export interface GatewayEventBatch {
+  sessionId: string;
+  events: GatewayEvent[];
+}
+
+/**
+ * A gateway call that did not do what was asked. `permanent` when repeating it cannot help (the
+ * gateway refused the request with a 4xx); otherwise the gateway was unreachable, timed out,
+ * answered 5xx or answered a shape we do not understand. `status` is the HTTP status, if any.
+ */
+export class GatewayError extends Error {
+  constructor(
+    /** Short machine-readable cause, e.g. `gateway_timeout`, `gateway_http_503`. */
+    readonly reason: string,
+    readonly permanent: boolean,
+    readonly status: number | null = null,
+    detail?: string,
+  ) {
+    super(detail ? `${reason}: ${detail}` : reason);
+    this.name = "GatewayError";
+  }
+}

@@ -1,11 +1,14 @@
 import { randomToken, timingSafeEqual } from "../lib/crypto";
-import type { ChatGateway, LinkState, OutboundMessage, SendOutcome } from "./gateway";
+import type { ChatGateway, GatewayEvent, LinkState, OutboundMessage, SendOutcome } from "./gateway";
 
 /**
  * The embedded sandbox gateway: a stand-in for the chat network that runs inside the session's
  * Durable Object and keeps its state (the current pairing token, the linked phone) in that
  * object's SQLite storage. Its QR payload is a URL, `<origin>/sandbox/pair/<token>`, whose page
  * links the session as a phone's scan would; the `/sandbox` routes drive it from scripts.
+ *
+ * A pairing code (`requestPairingCode`) links the session too: `POST /sandbox/sessions/{id}/scan`
+ * with that code in the body stands in for the phone entering it.
  *
  * Sending follows the recipient's last digits, so every path can be tried (issue 3):
  * - `…0000`: fails permanently with reason `recipient_not_on_chatapp`;
@@ -27,6 +30,10 @@ export class SandboxGateway implements ChatGateway {
     sql.exec("CREATE TABLE IF NOT EXISTS sandbox_link (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
   }
 
+  async create(): Promise<LinkState> {
+    return this.start();
+  }
+
   async start(): Promise<LinkState> {
     const phoneNumber = this.get("phone_number");
     if (phoneNumber) return { status: "connected", phoneNumber, displayName: this.get("display_name") };
@@ -37,7 +44,28 @@ export class SandboxGateway implements ChatGateway {
     return this.rotate();
   }
 
+  /** A code in WhatsApp's shape (8 characters, `XXXX-XXXX`), valid for `phoneNumber` only. */
+  async requestPairingCode(_sessionId: string, phoneNumber: string): Promise<string> {
+    const alphabet = "ABCDEFGHJKLMNPQRSTVWXYZ23456789";
+    const raw = Array.from(
+      crypto.getRandomValues(new Uint8Array(8)),
+      (b) => alphabet[b % alphabet.length],
+    ).join("");
+    const code = `${raw.slice(0, 4)}-${raw.slice(4)}`;
+    this.set("pairing_code", code);
+    this.set("pairing_phone", phoneNumber);
+    return code;
+  }
+
   async disconnect(): Promise<void> {}
+
+  /** The sandbox is its own truth: linked or waiting for a scan. */
+  async check(): Promise<GatewayEvent | null> {
+    const phoneNumber = this.get("phone_number");
+    const at = Date.now();
+    if (phoneNumber) return { type: "linked", phoneNumber, displayName: this.get("display_name"), at };
+    return { type: "qr", qr: this.qrPayload(), at };
+  }
 
   async remove(): Promise<void> {
     this.sql.exec("DELETE FROM sandbox_link");
@@ -65,11 +93,22 @@ export class SandboxGateway implements ChatGateway {
     return current !== null && timingSafeEqual(current, token);
   }
 
+  /**
+   * The phone that asked for pairing code `code`, when it is the code last issued (constant-time
+   * comparison, case-insensitive), else null.
+   */
+  phoneOfPairingCode(code: string): string | null {
+    const current = this.get("pairing_code");
+    return current !== null && timingSafeEqual(current, code.toUpperCase())
+      ? this.get("pairing_phone")
+      : null;
+  }
+
   /** A phone scanned the QR: the link is now held until the phone logs out or is banned. */
   link(phoneNumber: string, displayName: string): void {
     this.set("phone_number", phoneNumber);
     this.set("display_name", displayName);
-    this.sql.exec("DELETE FROM sandbox_link WHERE key = 'pair_token'");
+    this.sql.exec("DELETE FROM sandbox_link WHERE key IN ('pair_token', 'pairing_code', 'pairing_phone')");
   }
 
   /** The phone removed the linked device: the next start needs a new QR. */

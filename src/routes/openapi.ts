@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { ERROR_STATUS, type ErrorCode } from "../errors";
+import { toE164 } from "../lib/phone";
 
 /** RFC 9457 problem details, as every error response renders them (errors.ts). */
 export const ProblemSchema = z
@@ -69,3 +70,20 @@ export const IdParam = z.object({
 
 /** Security requirement for `/v1` routes. */
 export const bearerSecurity = [{ ApiKey: [] }];
+
+/** A phone number in international format, normalised to E.164. */
+export const PhoneNumber = z
+  .string()
+  .max(32)
+  .transform((value, ctx) => {
+    const e164 = toE164(value);
+    if (!e164) {
+      ctx.addIssue({
+        code: "custom",
+        message: "invalid phone number (use international format, e.g. +14155552671)",
+      });
+      return z.NEVER;
+    }
+    return e164;
+  })
+  .openapi({ type: "string", example: "+14155552671" });

@@ -2,14 +2,23 @@ import { DurableObject } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { readConfig } from "../config";
 import { createDb } from "../db/client";
-import { applyAcks, failWaitingOfSession } from "../db/queries/messages";
+import { applyAcks, applyGatewayAcks, failWaitingOfSession, insertIncoming } from "../db/queries/messages";
 import { sessions } from "../db/schema";
 import type { DispatchRequest } from "../delivery/dispatch-request";
 import { Dispatcher } from "../delivery/dispatcher";
 import { Outbox } from "../delivery/outbox";
-import type { ChatGateway, GatewayEvent, LinkState } from "../gateways/gateway";
+import { EvolutionGateway } from "../gateways/evolution";
+import {
+  type ChatGateway,
+  GatewayError,
+  type GatewayEvent,
+  type LinkState,
+  type StatusEvent,
+} from "../gateways/gateway";
 import { SandboxGateway, sandboxPhoneNumber } from "../gateways/sandbox";
+import { WahaGateway } from "../gateways/waha";
 import { Deadlines } from "./deadlines";
+import { GatewayHealth, type GatewayHealthView, UNREACHABLE_AFTER_FAILURES } from "./gateway-health";
 import { type Failure, fail, ok, type SessionResult } from "./result";
 import {
   gatewaySessionName,
@@ -41,13 +50,17 @@ type StoredSession = {
  * change is written through to the D1 `sessions` row that the list and show endpoints read.
  *
  * One alarm serves every deadline (QR rotation and timeout, pacing wake-ups, message expiry,
- * sandbox acks): see {@link Deadlines}. Sending is the {@link Dispatcher}'s job.
+ * sandbox acks, gateway checks): see {@link Deadlines}. Sending is the {@link Dispatcher}'s job.
+ *
+ * The gateway's word on the session's link (its webhook events and its answers to checks) moves
+ * the status; webhook status events older than the newest one applied are ignored.
  */
 export class ChatSession extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   private readonly outbox: Outbox;
   private readonly deadlines: Deadlines;
   private readonly dispatcher: Dispatcher;
+  private readonly health: GatewayHealth;
   /**
    * Whether this object holds a session. Its tables are created with the session and dropped with
    * it, so the object of a deleted (or never created) session keeps no storage however it is
@@ -62,6 +75,7 @@ export class ChatSession extends DurableObject<Env> {
     this.sql = ctx.storage.sql;
     this.outbox = new Outbox(this.sql);
     this.deadlines = new Deadlines(this.sql, ctx.storage);
+    this.health = new GatewayHealth(this.sql);
     // The dispatcher gets closures, not `this`: every public method of this class is RPC API.
     this.dispatcher = new Dispatcher(
       {
@@ -97,20 +111,22 @@ export class ChatSession extends DurableObject<Env> {
     `);
     this.outbox.setUp();
     this.deadlines.setUp();
+    this.health.setUp();
     this.stored = true;
   }
 
   // ---- RPC: lifecycle commands -------------------------------------------------------------
 
   /**
-   * Creates the session as `pending` and starts linking. `origin` is where sandbox pairing URLs
-   * point. Returns the record and the first QR payload.
+   * Creates the session as `pending` and creates it at the gateway. `origin` is where sandbox
+   * pairing URLs point. Returns the record and the first QR payload; when the gateway fails, the
+   * object keeps nothing and answers `gateway_unavailable` or `gateway_rejected`.
    */
   async create(input: {
     id: string;
     accountId: string;
     origin: string;
-  }): Promise<{ session: SessionRecord; qr: string }> {
+  }): Promise<SessionResult<{ session: SessionRecord; qr: string }>> {
     return this.exclusive(async () => {
       const now = Date.now();
       const sessionId = gatewaySessionName(input.id);
@@ -128,9 +144,16 @@ export class ChatSession extends DurableObject<Env> {
         now,
         input.origin,
       );
-      const qr = await this.applyLink(await this.gateway().start(sessionId), now);
+      let link: LinkState;
+      try {
+        link = await this.gateway().create(sessionId);
+      } catch (error) {
+        await this.forget();
+        return gatewayFailure(error);
+      }
+      const qr = await this.applyLink(link, now);
       await this.writeThrough(true);
-      return { session: this.record(), qr: qr ?? "" };
+      return ok({ session: this.record(), qr: qr ?? "" });
     });
   }
 
@@ -149,7 +172,11 @@ export class ChatSession extends DurableObject<Env> {
     return this.exclusive(async () => {
       const guard = this.guard("disconnect");
       if (guard) return guard;
-      await this.gateway().disconnect(this.current().session_id);
+      try {
+        await this.gateway().disconnect(this.current().session_id);
+      } catch (error) {
+        return gatewayFailure(error);
+      }
       this.update({ status: "disconnected", reason: "disconnected_by_user" });
       await this.writeThrough();
       return ok(this.record());
@@ -164,32 +191,69 @@ export class ChatSession extends DurableObject<Env> {
     return this.exclusive(async () => {
       const guard = this.guard("reconnect");
       if (guard) return guard;
-      const qr = await this.applyLink(await this.gateway().start(this.current().session_id), Date.now());
+      let link: LinkState;
+      try {
+        link = await this.gateway().start(this.current().session_id);
+      } catch (error) {
+        return gatewayFailure(error);
+      }
+      const qr = await this.applyLink(link, Date.now());
       await this.writeThrough();
       return ok({ session: this.record(), qr });
     });
   }
 
   /**
-   * Fails and refunds the messages still waiting, unlinks at the gateway, removes the D1 row and
-   * clears this object's storage.
+   * Unlinks at the gateway, fails and refunds the messages still waiting, removes the D1 row and
+   * clears this object's storage. A gateway that cannot be reached keeps the session
+   * (`gateway_unavailable`, retry later); one that refuses (it no longer knows the session) does not.
    */
-  async destroy(): Promise<void> {
+  async destroy(): Promise<SessionResult<null>> {
     return this.exclusive(async () => {
       const state = this.state();
-      if (!state) return;
+      if (!state) return ok(null);
+      try {
+        await this.gateway().remove(state.session_id);
+      } catch (error) {
+        if (!(error instanceof GatewayError) || !error.permanent) return gatewayFailure(error);
+        console.warn(JSON.stringify({ level: "warn", session: state.id, remove: error.message }));
+      }
       await this.dispatcher.flush();
       await this.dispatcher.failPending("session_deleted");
-      await this.gateway().remove(state.session_id);
       const db = createDb(this.env.DB);
       // Also messages whose queue message has not reached this object yet.
       await failWaitingOfSession(db, state.account_id, state.id, "session_deleted", Date.now());
       await db.delete(sessions).where(eq(sessions.id, state.id));
-      await this.ctx.storage.deleteAlarm();
-      await this.ctx.storage.deleteAll();
-      // The tables are gone too: work still under way in this instance (a dispatcher run, an
-      // alarm) sees no session from now on and stops before touching storage.
-      this.stored = false;
+      await this.forget();
+      return ok(null);
+    });
+  }
+
+  /**
+   * Asks the gateway for a code that links `phoneNumber` (E.164) without a QR scan; only while
+   * pending (409 `session_not_pending`).
+   */
+  async pairingCode(phoneNumber: string): Promise<SessionResult<string>> {
+    return this.exclusive(async () => {
+      const guard = this.guard("scan");
+      if (guard) return guard;
+      try {
+        return ok(await this.gateway().requestPairingCode(this.current().session_id, phoneNumber));
+      } catch (error) {
+        return gatewayFailure(error);
+      }
+    });
+  }
+
+  /**
+   * Checks the gateway's view of the session now (correcting the status if it differs) and
+   * returns the health record.
+   */
+  async gatewayHealth(): Promise<SessionResult<GatewayHealthView>> {
+    return this.exclusive(async () => {
+      if (!this.state()) return fail("not_found", "No such session.");
+      await this.checkGateway();
+      return ok(this.health.view(this.gateway().name));
     });
   }
 
@@ -215,6 +279,48 @@ export class ChatSession extends DurableObject<Env> {
     });
   }
 
+  // ---- RPC: gateway events ----------------------------------------------------------------
+
+  /**
+   * Applies events a gateway reported for this session (its webhook), in order. Status events
+   * older than the newest applied are ignored; acks never move a message backwards; an incoming
+   * message is stored once. Applying the same events twice changes nothing the second time.
+   * @returns false when this object holds no session (the event is then ignored).
+   */
+  async gatewayEvents(events: GatewayEvent[]): Promise<boolean> {
+    return this.exclusive(async () => {
+      const state = this.state();
+      if (!state) return false;
+      const db = createDb(this.env.DB);
+      for (const event of events) {
+        if (event.type === "ack") {
+          // The gateway's message id reaches D1 with the sent outcome; write pending ones first.
+          await this.dispatcher.flush();
+          await applyGatewayAcks(db, state.id, [event]);
+        } else if (event.type === "incoming") {
+          const current = this.current();
+          await insertIncoming(db, {
+            accountId: current.account_id,
+            sessionId: current.id,
+            providerMessageId: event.providerMessageId,
+            fromNumber: event.from,
+            toNumber: current.phone_number ?? current.session_id,
+            type: event.messageType,
+            content: event.content,
+            mediaUrl: event.mediaUrl,
+            at: event.at,
+          });
+        } else if (event.at >= this.health.eventAt()) {
+          // Webhook events are ordered by the gateway's own clock, against each other only: a
+          // command or a check is not compared with them, so clock skew cannot hide an event.
+          this.health.noteEvent(event.at);
+          await this.applyStatusEvent(event);
+        }
+      }
+      return true;
+    });
+  }
+
   // ---- RPC: sandbox phone ------------------------------------------------------------------
 
   /**
@@ -226,6 +332,7 @@ export class ChatSession extends DurableObject<Env> {
     phoneNumber?: string;
     displayName?: string;
     token?: string;
+    pairingCode?: string;
   }): Promise<SessionResult<SessionRecord>> {
     return this.exclusive(async () => {
       const sandbox = this.sandbox();
@@ -235,10 +342,15 @@ export class ChatSession extends DurableObject<Env> {
       if (input.token !== undefined && !sandbox.acceptsToken(input.token)) {
         return fail("not_found", "This QR code has expired; scan the current one.");
       }
-      const phoneNumber = input.phoneNumber ?? sandboxPhoneNumber(this.current().id);
+      let phoneNumber = input.phoneNumber ?? sandboxPhoneNumber(this.current().id);
+      if (input.pairingCode !== undefined) {
+        const paired = sandbox.phoneOfPairingCode(input.pairingCode);
+        if (!paired) return fail("pairing_code_invalid", "This is not the pairing code last issued.");
+        phoneNumber = paired;
+      }
       const displayName = input.displayName ?? `Sandbox ${phoneNumber}`;
       sandbox.link(phoneNumber, displayName);
-      return this.handleEvent({ type: "linked", phoneNumber, displayName });
+      return this.handleEvent({ type: "linked", phoneNumber, displayName, at: Date.now() });
     });
   }
 
@@ -250,7 +362,12 @@ export class ChatSession extends DurableObject<Env> {
       const guard = this.guard("drop");
       if (guard) return guard;
       if (input.loggedOut) sandbox.unlink();
-      return this.handleEvent({ type: "dropped", reason: input.reason, loggedOut: input.loggedOut });
+      return this.handleEvent({
+        type: "dropped",
+        reason: input.reason,
+        loggedOut: input.loggedOut,
+        at: Date.now(),
+      });
     });
   }
 
@@ -262,7 +379,7 @@ export class ChatSession extends DurableObject<Env> {
       const guard = this.guard("ban");
       if (guard) return guard;
       sandbox.unlink();
-      return this.handleEvent({ type: "banned", reason: input.reason });
+      return this.handleEvent({ type: "banned", reason: input.reason, at: Date.now() });
     });
   }
 
@@ -296,6 +413,8 @@ export class ChatSession extends DurableObject<Env> {
           await this.dispatcher.expire(horizon);
         } else if (deadline.kind === "qr_rotate" || deadline.kind === "qr_timeout") {
           await this.runQrDeadline(deadline.kind, deadline.dueAt);
+        } else if (deadline.kind === "gateway_check") {
+          await this.runGatewayCheck();
         }
       }
       // Acks only move messages D1 already knows as sent.
@@ -310,13 +429,23 @@ export class ChatSession extends DurableObject<Env> {
     const state = this.state();
     if (state?.status !== "pending") return;
     if (kind === "qr_rotate") {
-      const qr = await this.gateway().currentQr(state.session_id);
-      this.sql.exec("UPDATE session SET qr = ?", qr);
+      try {
+        this.sql.exec("UPDATE session SET qr = ?", await this.gateway().currentQr(state.session_id));
+      } catch (error) {
+        // The QR shown stays until the next rotation reaches the gateway.
+        if (!(error instanceof GatewayError)) throw error;
+      }
       this.deadlines.schedule("qr_rotate", "", dueAt + readConfig(this.env).QR_ROTATE_SECONDS * 1000);
     } else {
-      this.update({ status: "failed", reason: "qr_timeout", qr: null });
-      this.deadlines.clear("qr_rotate", "qr_timeout");
+      this.leavePending();
+      this.update({ status: "failed", reason: "qr_timeout" });
       await this.writeThrough();
+      // Nobody scanned: the gateway need not keep its session waiting for one.
+      await this.gateway()
+        .disconnect(state.session_id)
+        .catch((error: unknown) => {
+          if (!(error instanceof GatewayError)) throw error;
+        });
     }
   }
 
@@ -328,10 +457,29 @@ export class ChatSession extends DurableObject<Env> {
     return state && { status: state.status, sessionId: state.session_id, phoneNumber: state.phone_number };
   }
 
+  /** The configured gateway (config.ts `CHATAPP_GATEWAY`). */
   private gateway(): ChatGateway {
-    const gateway = this.sandbox();
-    if (!gateway) throw new Error("session object has no session");
-    return gateway;
+    const settings = readConfig(this.env).gateway;
+    switch (settings.kind) {
+      case "waha":
+        return new WahaGateway(settings);
+      case "evolution":
+        return new EvolutionGateway(settings);
+      case "sandbox": {
+        const gateway = this.sandbox();
+        if (!gateway) throw new Error("session object has no session");
+        return gateway;
+      }
+    }
+  }
+
+  /** Drops everything this object stores (its tables too) and its alarm. */
+  private async forget(): Promise<void> {
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    // Work still under way in this instance (a dispatcher run, an alarm) sees no session from now
+    // on and stops before touching storage.
+    this.stored = false;
   }
 
   /** Runs state changes one at a time: each waits for the previous one to settle. */
@@ -343,35 +491,116 @@ export class ChatSession extends DurableObject<Env> {
 
   // ---- internals ---------------------------------------------------------------------------
 
-  private async handleEvent(event: GatewayEvent): Promise<SessionResult<SessionRecord>> {
+  /** A sandbox phone's action, already checked against the status: applied, then the record. */
+  private async handleEvent(event: StatusEvent): Promise<SessionResult<SessionRecord>> {
+    await this.applyStatusEvent(event);
+    return ok(this.record());
+  }
+
+  /**
+   * Moves the session to what a gateway status event says, unless the session is banned or
+   * already there (so a repeated event changes nothing). A `qr` event while pending only replaces
+   * the QR.
+   */
+  private async applyStatusEvent(event: StatusEvent): Promise<void> {
+    const state = this.current();
+    if (state.status === "banned") return;
+    const now = Date.now();
     switch (event.type) {
-      case "linked": {
-        const guard = this.guard("scan");
-        if (guard) return guard;
-        const link = {
-          status: "connected" as const,
-          phoneNumber: event.phoneNumber,
-          displayName: event.displayName,
-        };
-        await this.applyLink(link, Date.now());
+      case "linked":
+        if (state.status === "connected" && state.phone_number === event.phoneNumber) return;
+        await this.applyLink(
+          { status: "connected", phoneNumber: event.phoneNumber, displayName: event.displayName },
+          now,
+        );
+        break;
+      case "qr": {
+        let qr = event.qr;
+        if (qr === null) {
+          try {
+            qr = await this.gateway().currentQr(state.session_id);
+          } catch (error) {
+            if (!(error instanceof GatewayError)) throw error;
+            // The QR rotation (or the next event) fetches it again.
+            qr = state.qr;
+          }
+        }
+        if (state.status === "pending") {
+          if (qr !== null && qr !== state.qr) this.sql.exec("UPDATE session SET qr = ?", qr);
+          return;
+        }
+        if (qr === null) return;
+        await this.applyLink({ status: "pending", qr }, now);
         break;
       }
-      case "dropped": {
-        const guard = this.guard("drop");
-        if (guard) return guard;
+      case "dropped":
+        if (state.status !== "connected" && state.status !== "pending") return;
+        this.leavePending();
         this.update({ status: "disconnected", reason: event.reason });
         break;
-      }
-      case "banned": {
-        const guard = this.guard("ban");
-        if (guard) return guard;
+      case "failed":
+        if (state.status === "failed") return;
+        this.leavePending();
+        this.update({ status: "failed", reason: event.reason });
+        break;
+      case "banned":
+        this.leavePending();
         this.update({ status: "banned", reason: event.reason });
         await this.dispatcher.failPending("session_banned");
         break;
-      }
     }
     await this.writeThrough();
-    return ok(this.record());
+  }
+
+  /** Clears what only a pending session has: its QR and QR deadlines. */
+  private leavePending(): void {
+    this.sql.exec("UPDATE session SET qr = NULL");
+    this.deadlines.clear("qr_rotate", "qr_timeout");
+  }
+
+  /**
+   * Asks the gateway for its view of the session and applies it as an event. A gateway that
+   * cannot be reached is recorded; after {@link UNREACHABLE_AFTER_FAILURES} checks in a row a
+   * connected session becomes `disconnected` with reason `gateway_unreachable`, and comes back
+   * when a check reaches the gateway again.
+   */
+  private async checkGateway(): Promise<void> {
+    const state = this.current();
+    const now = Date.now();
+    let event: GatewayEvent | null;
+    try {
+      event = await this.gateway().check(state.session_id);
+    } catch (error) {
+      if (!(error instanceof GatewayError)) throw error;
+      const failures = this.health.recordFailure(error.message, now);
+      if (failures >= UNREACHABLE_AFTER_FAILURES && state.status === "connected") {
+        this.update({ status: "disconnected", reason: "gateway_unreachable" });
+        await this.writeThrough();
+      }
+      return;
+    }
+    this.health.recordCheck(event?.type ?? "starting", now);
+    if (event && event.type !== "ack" && event.type !== "incoming") await this.applyStatusEvent(event);
+  }
+
+  /** The scheduled check: only while connected, or disconnected because the gateway was unreachable. */
+  private async runGatewayCheck(): Promise<void> {
+    const watched = () => {
+      const state = this.state();
+      return (
+        state?.status === "connected" ||
+        (state?.status === "disconnected" && state.reason === "gateway_unreachable")
+      );
+    };
+    if (!watched()) return;
+    await this.checkGateway();
+    if (watched()) this.scheduleGatewayCheck(Date.now());
+  }
+
+  /** Real gateways only: the sandbox is its own truth. */
+  private scheduleGatewayCheck(now: number): void {
+    if (readConfig(this.env).gateway.kind === "sandbox") return;
+    this.deadlines.schedule("gateway_check", "", now + readConfig(this.env).GATEWAY_CHECK_SECONDS * 1000);
   }
 
   /**
@@ -389,6 +618,7 @@ export class ChatSession extends DurableObject<Env> {
         qr: null,
       });
       this.deadlines.clear("qr_rotate", "qr_timeout");
+      this.scheduleGatewayCheck(now);
       this.dispatcher.wake(now);
       await this.deadlines.rearm();
       return null;
@@ -419,7 +649,7 @@ export class ChatSession extends DurableObject<Env> {
 
   private sandbox(): SandboxGateway | null {
     const state = this.state();
-    if (!state || readConfig(this.env).CHATAPP_GATEWAY !== "sandbox") return null;
+    if (!state || readConfig(this.env).gateway.kind !== "sandbox") return null;
     return new SandboxGateway(this.sql, state.origin, state.id);
   }
 
@@ -471,4 +701,12 @@ export class ChatSession extends DurableObject<Env> {
     if (insert) await db.insert(sessions).values(row);
     else await db.update(sessions).set(row).where(eq(sessions.id, row.id));
   }
+}
+
+/** A failed gateway call as the failure an RPC answers; anything but a GatewayError is rethrown. */
+function gatewayFailure(error: unknown): Failure {
+  if (!(error instanceof GatewayError)) throw error;
+  return error.permanent
+    ? fail("gateway_rejected", `The gateway refused the request (${error.message}).`)
+    : fail("gateway_unavailable", `The gateway could not be reached (${error.message}). Try again later.`);
 }

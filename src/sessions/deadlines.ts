@@ -1,9 +1,17 @@
 /**
  * Kinds of deadline a session object's alarm runs: QR rotation and timeout, a wake-up for the
- * dispatcher (pacing gaps, scheduled sends, retry backoff), the expiry of waiting messages, and
- * the sandbox's delivery receipts (`ref` is then the message id).
+ * dispatcher (pacing gaps, scheduled sends, retry backoff), the expiry of waiting messages, the
+ * sandbox's delivery receipts (`ref` is then the message id) and the check of a real gateway's
+ * view of the session.
  */
-export type DeadlineKind = "qr_rotate" | "qr_timeout" | "dispatch" | "expire" | "ack_delivered" | "ack_read";
+export type DeadlineKind =
+  | "qr_rotate"
+  | "qr_timeout"
+  | "dispatch"
+  | "expire"
+  | "ack_delivered"
+  | "ack_read"
+  | "gateway_check";
 
 export interface Deadline {
   kind: DeadlineKind;

@@ -38,3 +38,9 @@ export function toSessionRecord(row: SessionRow): SessionRecord {
     updated_at: formatTimestamp(row.updatedAt),
   };
 }
+
+/** The session uuid in a gateway session name (`session_<uuid>`), or null for other names. */
+export function sessionUuidOf(name: string): string | null {
+  const match = name.match(/^session_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/);
+  return match?.[1] ?? null;
+}

@@ -1,6 +1,6 @@
-import { and, eq, type SQL, sql } from "drizzle-orm";
+import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
 import { ApiError } from "../../errors";
-import type { AckKind } from "../../gateways/gateway";
+import type { AckKind, AckStatus } from "../../gateways/gateway";
 import type { MessageRow, MessageType } from "../../messages/message-record";
 import { batchSql, type Db } from "../client";
 import { messages } from "../schema";
@@ -247,12 +247,17 @@ export async function findMessage(db: Db, accountId: string, id: string): Promis
   return row ?? null;
 }
 
-/** Stores a message received on a session: `incoming`, status `delivered`, cost 0. */
+/**
+ * Stores a message received on a session: `incoming`, status `delivered`, cost 0. With a
+ * `providerMessageId`, a message the gateway already delivered is not stored again
+ * (`messages_incoming_provider_id`). @returns the stored row, or null for such a duplicate.
+ */
 export async function insertIncoming(
   db: Db,
   input: {
     accountId: string;
     sessionId: string;
+    providerMessageId?: string | null;
     fromNumber: string;
     toNumber: string;
     type: MessageType;
@@ -260,13 +265,14 @@ export async function insertIncoming(
     mediaUrl: string | null;
     at: number;
   },
-): Promise<MessageRow> {
+): Promise<MessageRow | null> {
   const [row] = await db
     .insert(messages)
     .values({
       id: crypto.randomUUID(),
       accountId: input.accountId,
       chatappSessionId: input.sessionId,
+      providerMessageId: input.providerMessageId ?? null,
       fromNumber: input.fromNumber,
       toNumber: input.toNumber,
       type: input.type,
@@ -279,7 +285,45 @@ export async function insertIncoming(
       createdAt: input.at,
       updatedAt: input.at,
     })
+    .onConflictDoNothing()
     .returning();
-  if (!row) throw new Error("insert returned no row");
-  return row;
+  return row ?? null;
+}
+
+/**
+ * Applies a gateway's receipts for messages sent from session `sessionId` (uuid), found by the
+ * gateway's message id: `delivered` and `read` as {@link applyAcks}; `failed` fails and refunds a
+ * message that was not yet delivered; `sent` changes nothing (a message is `sent` as soon as the
+ * gateway accepts it). Receipts for unknown ids are ignored. None moves a message backwards.
+ */
+export async function applyGatewayAcks(
+  db: Db,
+  sessionId: string,
+  acks: { providerMessageId: string; status: AckStatus; reason: string | null; at: number }[],
+): Promise<void> {
+  const relevant = acks.filter((ack) => ack.status !== "sent");
+  if (relevant.length === 0) return;
+  const ids = [...new Set(relevant.map((ack) => ack.providerMessageId))];
+  const rows = await db
+    .select({ id: messages.id, accountId: messages.accountId, providerMessageId: messages.providerMessageId })
+    .from(messages)
+    .where(
+      and(
+        inArray(messages.providerMessageId, ids),
+        eq(messages.chatappSessionId, sessionId),
+        eq(messages.direction, "outgoing"),
+      ),
+    );
+  const byProviderId = new Map(rows.map((row) => [row.providerMessageId, row]));
+  const receipts: { messageId: string; kind: AckKind; at: number }[] = [];
+  for (const ack of relevant) {
+    const row = byProviderId.get(ack.providerMessageId);
+    if (!row) continue;
+    if (ack.status === "failed") {
+      await failAndRefund(db, row.accountId, [row.id], ack.reason ?? "gateway_ack_error", ack.at);
+    } else if (ack.status !== "sent") {
+      receipts.push({ messageId: row.id, kind: ack.status, at: ack.at });
+    }
+  }
+  await applyAcks(db, receipts);
 }

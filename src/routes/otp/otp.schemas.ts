@@ -1,8 +1,8 @@
 import { z } from "@hono/zod-openapi";
-import { toE164 } from "../../lib/phone";
 import { OTP_RULES } from "../../otp/code";
 import { OTP_STATUSES } from "../../otp/otp-record";
 import { CODE_SIZE } from "../apps/apps.schemas";
+import { PhoneNumber } from "../openapi";
 
 const timestamp = z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" });
 
@@ -44,19 +44,10 @@ export const OtpSchema = z
 export const OtpEnvelopeSchema = z.object({ success: z.literal(true), data: OtpSchema });
 
 export const SendOtpBody = z.strictObject({
-  to_number: z
-    .string()
-    .max(32)
-    .transform((value, ctx) => {
-      const e164 = toE164(value);
-      if (e164) return e164;
-      ctx.addIssue({ code: "custom", message: "invalid phone number" });
-      return z.NEVER;
-    })
-    .openapi({
-      description: "The recipient, international format; stored as E.164.",
-      example: "+14155552671",
-    }),
+  to_number: PhoneNumber.openapi({
+    description: "The recipient, international format; stored as E.164.",
+    example: "+14155552671",
+  }),
 });
 
 export const VerifyOtpBody = z.strictObject({

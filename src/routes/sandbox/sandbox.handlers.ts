@@ -20,7 +20,11 @@ export const scan: RouteHandler<typeof routes.scan, AppEnv> = async (c) => {
   const stub = await ownedSession(c, c.req.valid("param").id);
   const body = c.req.valid("json");
   const session = unwrap(
-    await stub.sandboxScan({ phoneNumber: body.phone_number, displayName: body.display_name }),
+    await stub.sandboxScan({
+      phoneNumber: body.phone_number,
+      displayName: body.display_name,
+      pairingCode: body.pairing_code,
+    }),
   );
   return c.json({ success: true as const, session }, 200);
 };
@@ -56,6 +60,7 @@ export const inbound: RouteHandler<typeof routes.inbound, AppEnv> = async (c) =>
     mediaUrl: body.media_url ?? null,
     at: Date.now(),
   });
+  if (!row) throw new Error("insert of an incoming message without provider id stored nothing");
   return c.json({ success: true as const, data: toMessageRecord(row) }, 201);
 };
 

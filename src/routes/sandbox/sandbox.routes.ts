@@ -16,11 +16,11 @@ export const scan = createRoute({
   method: "post",
   path: "/sessions/{id}/scan",
   summary: "Link a pending session as a phone scanning its QR would",
-  description: `Moves a pending session to \`connected\`.${sandboxNote}`,
+  description: `Moves a pending session to \`connected\`, as a scan of its QR code would; with \`pairing_code\`, as the phone entering that code would (the phone it was issued for links).${sandboxNote}`,
   request: { params: IdParam, body: optionalBody(ScanBody) },
   responses: {
     200: json(SessionEnvelopeSchema, "The connected session"),
-    ...problems("not_found", "session_not_pending", "validation_failed"),
+    ...problems("not_found", "session_not_pending", "validation_failed", "pairing_code_invalid"),
   },
 });
 

@@ -1,23 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { toE164 } from "../../lib/phone";
 import { MESSAGE_TYPES } from "../../messages/message-record";
-
-/** A phone number in international format, normalised to E.164. */
-export const PhoneNumber = z
-  .string()
-  .max(32)
-  .transform((value, ctx) => {
-    const e164 = toE164(value);
-    if (!e164) {
-      ctx.addIssue({
-        code: "custom",
-        message: "invalid phone number (use international format, e.g. +14155552671)",
-      });
-      return z.NEVER;
-    }
-    return e164;
-  })
-  .openapi({ type: "string", example: "+14155552671" });
+import { PhoneNumber } from "../openapi";
 
 export const ScanBody = z.strictObject({
   phone_number: PhoneNumber.optional().openapi({
@@ -25,6 +8,11 @@ export const ScanBody = z.strictObject({
       "The linking phone's number. Default: a stable fictional number derived from the session id.",
   }),
   display_name: z.string().trim().min(1).max(100).optional(),
+  pairing_code: z.string().trim().max(20).optional().openapi({
+    description:
+      "The code from `POST /v1/chatapp/sessions/{id}/pairing-code`, as the phone would enter it; links the phone it was issued for.",
+    example: "K7QW-3MZP",
+  }),
 });
 
 export const DropBody = z.strictObject({

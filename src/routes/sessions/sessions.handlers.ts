@@ -27,11 +27,13 @@ export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
 
 export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
   const id = crypto.randomUUID();
-  const { session, qr } = await sessionStub(c.env, id).create({
-    id,
-    accountId: c.var.principal.accountId,
-    origin: new URL(c.req.url).origin,
-  });
+  const { session, qr } = unwrap(
+    await sessionStub(c.env, id).create({
+      id,
+      accountId: c.var.principal.accountId,
+      origin: new URL(c.req.url).origin,
+    }),
+  );
   const { reason: _reason, ...withoutReason } = session;
   return c.json({ success: true as const, session: withoutReason, qr_code: qrPngDataUri(qr) }, 201);
 };
@@ -62,6 +64,18 @@ export const reconnect: RouteHandler<typeof routes.reconnect, AppEnv> = async (c
 
 export const remove: RouteHandler<typeof routes.remove, AppEnv> = async (c) => {
   const stub = await ownedSession(c, c.req.valid("param").id);
-  await stub.destroy();
+  unwrap(await stub.destroy());
   return c.json({ success: true as const, message: "Session deleted." }, 200);
+};
+
+export const pairingCode: RouteHandler<typeof routes.pairingCode, AppEnv> = async (c) => {
+  const stub = await ownedSession(c, c.req.valid("param").id);
+  const code = unwrap(await stub.pairingCode(c.req.valid("json").phone_number));
+  return c.json({ success: true as const, pairing_code: code }, 200);
+};
+
+export const gatewayHealth: RouteHandler<typeof routes.gatewayHealth, AppEnv> = async (c) => {
+  const stub = await ownedSession(c, c.req.valid("param").id);
+  const health = unwrap(await stub.gatewayHealth());
+  return c.json({ success: true as const, health }, 200);
 };

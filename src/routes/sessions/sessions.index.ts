@@ -10,4 +10,6 @@ export const sessionRoutes = createRouter()
   .openapi(routes.qrCode, handlers.qrCode)
   .openapi(routes.disconnect, handlers.disconnect)
   .openapi(routes.reconnect, handlers.reconnect)
-  .openapi(routes.remove, handlers.remove);
+  .openapi(routes.remove, handlers.remove)
+  .openapi(routes.pairingCode, handlers.pairingCode)
+  .openapi(routes.gatewayHealth, handlers.gatewayHealth);

@@ -1,9 +1,12 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { idempotency } from "../../middleware/idempotency";
-import { bearerSecurity, IdParam, json, problems } from "../openapi";
+import { bearerSecurity, IdParam, json, jsonBody, problems } from "../openapi";
 import {
   CreatedSessionSchema,
   DeletedSchema,
+  GatewayHealthSchema,
+  PairingCodeBody,
+  PairingCodeSchema,
   QrCodeSchema,
   ReconnectedSessionSchema,
   SessionEnvelopeSchema,
@@ -33,7 +36,14 @@ export const create = createRoute({
   request: { headers: z.object({ "idempotency-key": z.string().optional() }) },
   responses: {
     201: json(CreatedSessionSchema, "The new session and its QR code"),
-    ...problems("unauthenticated", "validation_failed", "idempotency_key_in_use", "idempotency_key_reused"),
+    ...problems(
+      "unauthenticated",
+      "validation_failed",
+      "idempotency_key_in_use",
+      "idempotency_key_reused",
+      "gateway_rejected",
+      "gateway_unavailable",
+    ),
   },
 });
 
@@ -63,7 +73,7 @@ export const disconnect = createRoute({
   request: { params: IdParam },
   responses: {
     200: json(SessionEnvelopeSchema, "The disconnected session"),
-    ...problems("not_found", "session_not_connected"),
+    ...problems("not_found", "session_not_connected", "gateway_rejected", "gateway_unavailable"),
   },
 });
 
@@ -77,7 +87,7 @@ export const reconnect = createRoute({
   request: { params: IdParam },
   responses: {
     200: json(ReconnectedSessionSchema, "The reconnected or pending session"),
-    ...problems("not_found", "session_not_disconnected"),
+    ...problems("not_found", "session_not_disconnected", "gateway_rejected", "gateway_unavailable"),
   },
 });
 
@@ -86,6 +96,40 @@ export const remove = createRoute({
   method: "delete",
   path: "/{id}",
   summary: "Delete a session permanently",
+  description:
+    "Unlinks the phone at the gateway, fails and refunds the session's messages that have not been sent, and deletes the session. When the gateway cannot be reached the session is kept (503 `gateway_unavailable`): try again later.",
   request: { params: IdParam },
-  responses: { 200: json(DeletedSchema, "Deleted"), ...problems("not_found") },
+  responses: { 200: json(DeletedSchema, "Deleted"), ...problems("not_found", "gateway_unavailable") },
+});
+
+export const pairingCode = createRoute({
+  ...common,
+  method: "post",
+  path: "/{id}/pairing-code",
+  summary: "Get a pairing code: link a phone by number instead of scanning the QR code",
+  description:
+    "For a pending session. On the phone: Linked devices → Link a device → Link with phone number instead, then enter the code. " +
+    "In the sandbox, `POST /sandbox/sessions/{id}/scan` with `pairing_code` stands in for the phone.",
+  request: { params: IdParam, body: jsonBody(PairingCodeBody) },
+  responses: {
+    200: json(PairingCodeSchema, "The pairing code"),
+    ...problems(
+      "not_found",
+      "validation_failed",
+      "session_not_pending",
+      "gateway_rejected",
+      "gateway_unavailable",
+    ),
+  },
+});
+
+export const gatewayHealth = createRoute({
+  ...common,
+  method: "get",
+  path: "/{id}/gateway",
+  summary: "Check the session against the gateway's own view of it",
+  description:
+    "Asks the gateway now how it sees the session, corrects the session's status if they differ (the same check runs every `GATEWAY_CHECK_SECONDS` while a session is connected), and shows the result.",
+  request: { params: IdParam },
+  responses: { 200: json(GatewayHealthSchema, "The gateway's view"), ...problems("not_found") },
 });

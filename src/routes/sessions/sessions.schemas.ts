@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { PhoneNumber } from "../openapi";
 
 const timestamp = z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" });
 
@@ -40,3 +41,40 @@ export const DeletedSchema = z.object({
   success: z.literal(true),
   message: z.string().openapi({ example: "Session deleted." }),
 });
+
+export const PairingCodeBody = z.strictObject({
+  phone_number: PhoneNumber.openapi({
+    description: "The number of the phone to link, international format.",
+    example: "+14155552671",
+  }),
+});
+export const PairingCodeSchema = z.object({
+  success: z.literal(true),
+  pairing_code: z.string().openapi({
+    description:
+      "Enter it on the phone under Linked devices → Link with phone number. Valid while the session is pending; a new request replaces it.",
+    example: "K7QW-3MZP",
+  }),
+});
+export const GatewayHealthSchema = z
+  .object({
+    success: z.literal(true),
+    health: z.object({
+      gateway: z.enum(["sandbox", "waha", "evolution"]),
+      gateway_state: z.string().nullable().openapi({
+        description:
+          "The gateway's own view of the session at the last check: `linked`, `qr`, `dropped`, `failed`, or `starting`; null before the first check that reached it.",
+      }),
+      checked_at: timestamp.nullable(),
+      last_event_at: timestamp.nullable().openapi({
+        description:
+          "When the newest status event the gateway posted happened (by the gateway's clock); null for the sandbox.",
+      }),
+      consecutive_failures: z.int().openapi({
+        description:
+          "Checks in a row that could not reach the gateway; at 3 a connected session becomes `disconnected` with reason `gateway_unreachable`.",
+      }),
+      last_error: z.string().nullable(),
+    }),
+  })
+  .openapi("GatewayHealth");

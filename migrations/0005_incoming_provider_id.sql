@@ -1,0 +1,1 @@
+CREATE UNIQUE INDEX `messages_incoming_provider_id` ON `messages` (`chatapp_session_id`,`provider_message_id`) WHERE "messages"."direction" = 'incoming';

@@ -1,0 +1,84 @@
+import type { z } from "zod";
+import { GatewayError } from "./gateway";
+
+/** Where and how to reach a gateway's HTTP API. */
+export interface GatewayHttp {
+  /** Base URL without a trailing slash, e.g. `http://waha:3000`. */
+  baseUrl: string;
+  /** Headers sent with every call (the API key). */
+  headers: Record<string, string>;
+  /** Milliseconds a call may take before it counts as a transient failure. */
+  timeoutMs: number;
+}
+
+/** One call: method, path (with its query string) and an optional JSON body. */
+export interface GatewayCall<S extends z.ZodType | undefined> {
+  method: "GET" | "POST" | "PUT" | "DELETE";
+  path: string;
+  body?: unknown;
+  /** Shape the 2xx response must have; without it the response body is discarded. */
+  schema?: S;
+}
+
+/**
+ * Calls a gateway's HTTP API and returns the parsed 2xx response.
+ * @throws GatewayError transient (`permanent: false`) when the gateway is unreachable
+ *   (`gateway_unreachable`), does not answer within `timeoutMs` (`gateway_timeout`), answers
+ *   408, 429 or 5xx (`gateway_http_<status>`) or answers a shape other than `schema`
+ *   (`gateway_bad_response`); permanent for any other 4xx (`gateway_http_<status>`, the
+ *   response text in the message).
+ */
+export async function gatewayRequest<S extends z.ZodType | undefined = undefined>(
+  http: GatewayHttp,
+  call: GatewayCall<S>,
+): Promise<S extends z.ZodType ? z.output<S> : undefined> {
+  let response: Response;
+  try {
+    response = await fetch(`${http.baseUrl}${call.path}`, {
+      method: call.method,
+      headers: {
+        Accept: "application/json",
+        ...(call.body === undefined ? {} : { "Content-Type": "application/json" }),
+        ...http.headers,
+      },
+      body: call.body === undefined ? undefined : JSON.stringify(call.body),
+      signal: AbortSignal.timeout(http.timeoutMs),
+    });
+  } catch (error) {
+    const timedOut = error instanceof DOMException && error.name === "TimeoutError";
+    throw new GatewayError(
+      timedOut ? "gateway_timeout" : "gateway_unreachable",
+      false,
+      null,
+      `${call.method} ${call.path}${timedOut ? "" : `: ${String(error)}`}`,
+    );
+  }
+  if (!response.ok) {
+    const text = (await response.text().catch(() => "")).slice(0, 300);
+    const transient = response.status >= 500 || response.status === 408 || response.status === 429;
+    throw new GatewayError(
+      `gateway_http_${response.status}`,
+      !transient,
+      response.status,
+      `${call.method} ${call.path}${text ? `: ${text}` : ""}`,
+    );
+  }
+  if (!call.schema) {
+    await response.body?.cancel();
+    return undefined as S extends z.ZodType ? z.output<S> : undefined;
+  }
+  const parsed = call.schema.safeParse(await response.json().catch(() => undefined));
+  if (!parsed.success) {
+    throw new GatewayError("gateway_bad_response", false, response.status, `${call.method} ${call.path}`);
+  }
+  return parsed.data as S extends z.ZodType ? z.output<S> : undefined;
+}
+
+/**
+ * The outcome of a send that threw: a {@link GatewayError} keeps its permanence (4xx permanent,
+ * the rest transient); anything else is transient.
+ */
+export function sendFailure(error: unknown): { ok: false; permanent: boolean; reason: string } {
+  if (error instanceof GatewayError) return { ok: false, permanent: error.permanent, reason: error.message };
+  return { ok: false, permanent: false, reason: String(error) };
+}

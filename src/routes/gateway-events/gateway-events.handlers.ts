@@ -1,0 +1,56 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import { readConfig } from "../../config";
+import type { AppEnv } from "../../env";
+import { ApiError } from "../../errors";
+import { parseEvolutionEvent, verifyEvolutionEvent } from "../../gateways/evolution";
+import type { GatewayEventBatch } from "../../gateways/gateway";
+import { parseWahaEvent, verifyWahaSignature } from "../../gateways/waha";
+import { sessionUuidOf } from "../../sessions/session-record";
+import { sessionStub } from "../sessions/sessions.handlers";
+import type * as routes from "./gateway-events.routes";
+
+export const waha: RouteHandler<typeof routes.waha, AppEnv> = async (c) => {
+  const settings = readConfig(c.env).gateway;
+  if (settings.kind !== "waha") throw new ApiError("not_found", "No such resource.");
+  const raw = await c.req.text();
+  if (!(await verifyWahaSignature(raw, c.req.header("x-webhook-hmac"), settings.hmacKey))) {
+    throw new ApiError(
+      "invalid_signature",
+      "X-Webhook-Hmac is missing or is not the HMAC-SHA512 of the body under WAHA_WEBHOOK_HMAC_KEY.",
+    );
+  }
+  return c.json(
+    { success: true as const, ignored: !(await deliver(c.env, parseWahaEvent(parse(raw)))) },
+    200,
+  );
+};
+
+export const evolution: RouteHandler<typeof routes.evolution, AppEnv> = async (c) => {
+  const settings = readConfig(c.env).gateway;
+  if (settings.kind !== "evolution") throw new ApiError("not_found", "No such resource.");
+  const body = parse(await c.req.text());
+  if (!(await verifyEvolutionEvent(body, settings.apiKey))) {
+    throw new ApiError("invalid_signature", "The event's apikey is missing or is not its instance's token.");
+  }
+  return c.json({ success: true as const, ignored: !(await deliver(c.env, parseEvolutionEvent(body))) }, 200);
+};
+
+function parse(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw new ApiError("invalid_json", "The request body is not valid JSON.");
+  }
+}
+
+/**
+ * Hands a batch to the session object it names. @returns false when there was nothing to apply:
+ * no events, a name that is not one of ours, or a session that no longer exists (the gateway gets
+ * a 200 all the same, so it does not retry an event nobody can use).
+ */
+async function deliver(env: Env, batch: GatewayEventBatch | null): Promise<boolean> {
+  if (!batch || batch.events.length === 0) return false;
+  const id = sessionUuidOf(batch.sessionId);
+  if (!id) return false;
+  return sessionStub(env, id).gatewayEvents(batch.events);
+}

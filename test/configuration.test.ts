@@ -1,0 +1,104 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { createApp } from "../src/app";
+import { ConfigError, readConfig } from "../src/config";
+import { EVOLUTION_URL, PUBLIC_URL, WAHA_URL } from "./gateway-config";
+import { ADMIN_TOKEN, expectProblem } from "./helpers";
+
+/** The Worker's app on a copy of the test bindings with `vars` changed (a fresh configuration). */
+async function callWith(vars: Record<string, string>, path: string) {
+  const response = await createApp().fetch(
+    new Request(`http://localhost${path}`, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } }),
+    { ...env, ...vars },
+  );
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: JSON.parse(text), text };
+}
+
+const WAHA = { CHATAPP_GATEWAY: "waha", WAHA_URL, WAHA_API_KEY: "k", WAHA_WEBHOOK_HMAC_KEY: "h", PUBLIC_URL };
+
+describe("gateway configuration", () => {
+  it("defaults to the sandbox", () => {
+    expect(readConfig({ ...env }).gateway).toEqual({ kind: "sandbox" });
+  });
+
+  it("reads complete WAHA and Evolution settings, without trailing slashes", () => {
+    expect(
+      readConfig({ ...env, ...WAHA, WAHA_URL: `${WAHA_URL}/`, GATEWAY_TIMEOUT_MS: "2500" }).gateway,
+    ).toEqual({
+      kind: "waha",
+      url: WAHA_URL,
+      apiKey: "k",
+      hmacKey: "h",
+      publicUrl: PUBLIC_URL,
+      timeoutMs: 2500,
+    });
+    const evolution = { CHATAPP_GATEWAY: "evolution", EVOLUTION_URL, EVOLUTION_API_KEY: "e", PUBLIC_URL };
+    expect(readConfig({ ...env, ...evolution }).gateway).toEqual({
+      kind: "evolution",
+      url: EVOLUTION_URL,
+      apiKey: "e",
+      publicUrl: PUBLIC_URL,
+      timeoutMs: 10_000,
+    });
+  });
+
+  it.each([
+    ["WAHA_URL", { ...WAHA, WAHA_URL: "" }, "is required when CHATAPP_GATEWAY is waha"],
+    ["WAHA_API_KEY", { ...WAHA, WAHA_API_KEY: "" }, "is required"],
+    ["WAHA_WEBHOOK_HMAC_KEY", { ...WAHA, WAHA_WEBHOOK_HMAC_KEY: "" }, "is required"],
+    ["PUBLIC_URL", { ...WAHA, PUBLIC_URL: "" }, "is required"],
+    ["WAHA_URL", { ...WAHA, WAHA_URL: "waha:3000" }, "is invalid"],
+    ["EVOLUTION_API_KEY", { CHATAPP_GATEWAY: "evolution", EVOLUTION_URL, PUBLIC_URL }, "is required"],
+    ["CHATAPP_GATEWAY", { CHATAPP_GATEWAY: "twilio" }, "is invalid"],
+    ["GATEWAY_TIMEOUT_MS", { GATEWAY_TIMEOUT_MS: "soon" }, "is invalid"],
+  ])("names %s when it is missing or malformed", (variable, vars, problem) => {
+    let error: unknown;
+    try {
+      readConfig({ ...env, ...vars });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).variable).toBe(variable);
+    expect((error as ConfigError).gateway).toBe(true);
+    expect((error as ConfigError).message).toContain(`${variable} ${problem}`);
+  });
+
+  it("ignores settings of the gateways not chosen", () => {
+    expect(readConfig({ ...env, WAHA_URL: "not a url", EVOLUTION_API_KEY: "" }).gateway).toEqual({
+      kind: "sandbox",
+    });
+  });
+
+  it("answers the first request with a 500 gateway_misconfigured problem naming the variable", async () => {
+    const res = await callWith({ ...WAHA, WAHA_WEBHOOK_HMAC_KEY: "" }, "/v1/chatapp/sessions");
+    const problem = expectProblem(res, 500, "gateway_misconfigured");
+    expect(problem.detail).toContain("WAHA_WEBHOOK_HMAC_KEY is required when CHATAPP_GATEWAY is waha");
+  });
+
+  it("answers a malformed non-gateway variable with service_misconfigured", async () => {
+    const res = await callWith({ PRICE_TEXT: "free" }, "/admin/accounts");
+    const problem = expectProblem(res, 500, "service_misconfigured");
+    expect(problem.detail).toContain("PRICE_TEXT is invalid");
+  });
+
+  it("reports the reason on GET /health with 503", async () => {
+    const res = await callWith(
+      { CHATAPP_GATEWAY: "evolution", EVOLUTION_API_KEY: "e", PUBLIC_URL },
+      "/health",
+    );
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual({
+      status: "unavailable",
+      code: "gateway_misconfigured",
+      reason: "The service is misconfigured: EVOLUTION_URL is required when CHATAPP_GATEWAY is evolution.",
+    });
+  });
+
+  it("reports the chosen gateway on GET /health when the configuration is complete", async () => {
+    const res = await callWith(WAHA, "/health");
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: "ok", gateway: "waha" });
+  });
+});

@@ -1,0 +1,12 @@
+/**
+ * Origins of the faked gateways and the public URL the gateway projects run with (see
+ * vitest.config.ts). Plain constants, shared by the Vitest config (Node) and the tests (workerd).
+ */
+export const WAHA_URL = "http://waha.test:3000";
+export const WAHA_API_KEY = "test-waha-api-key";
+export const WAHA_WEBHOOK_HMAC_KEY = "test-waha-hmac-key";
+export const EVOLUTION_URL = "http://evolution.test:8080";
+export const EVOLUTION_API_KEY = "test-evolution-api-key";
+export const PUBLIC_URL = "https://api.example.test";
+/** Gateway calls time out after this many milliseconds in the gateway projects. */
+export const GATEWAY_TIMEOUT_MS = 500;

@@ -1,0 +1,189 @@
+import { HttpResponse, http } from "msw";
+import { WAHA_URL, WAHA_WEBHOOK_HMAC_KEY } from "../gateway-config";
+import { call } from "../helpers";
+import { network } from "../network";
+
+type Status = "STOPPED" | "STARTING" | "SCAN_QR_CODE" | "WORKING" | "FAILED";
+
+interface FakeSession {
+  status: Status;
+  /** The linked phone, as WAHA's `me` (`{ id: "<digits>@c.us", pushName }`), once a phone linked. */
+  me: { id: string; pushName: string } | null;
+  qrCount: number;
+  webhooks: unknown;
+}
+
+/**
+ * A stand-in for one WAHA server at its HTTP boundary (shapes from WAHA's documented API, as in
+ * src/gateways/waha.ts): sessions with their status and linked account, QR and pairing codes,
+ * the contacts lookup and the send endpoints. `down` makes every call answer 503. Every request
+ * is recorded as `METHOD path` in `calls`, with its JSON body in `bodies`.
+ */
+export class FakeWaha {
+  readonly sessions = new Map<string, FakeSession>();
+  readonly calls: string[] = [];
+  readonly bodies: { call: string; body: unknown }[] = [];
+  readonly sent: { id: string; path: string; chatId: string; body: Record<string, unknown> }[] = [];
+  down = false;
+  private counter = 0;
+
+  /** Registers the fake's handlers on the test network. */
+  install(): this {
+    const route = (
+      method: "get" | "post" | "delete",
+      path: string,
+      answer: (params: Record<string, string>, body: Record<string, unknown>, url: URL) => Response,
+    ) =>
+      http[method](`${WAHA_URL}${path}`, async ({ request, params }) => {
+        const url = new URL(request.url);
+        const label = `${request.method} ${url.pathname}`;
+        this.calls.push(label);
+        const text = request.method === "GET" || request.method === "DELETE" ? "" : await request.text();
+        const body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+        this.bodies.push({ call: label, body });
+        if (this.down) return HttpResponse.json({ error: "unavailable" }, { status: 503 });
+        return answer(params as Record<string, string>, body, url);
+      });
+    network.use(
+      route("post", "/api/sessions", (_p, body) => {
+        const name = String(body.name);
+        const config = body.config as { webhooks?: unknown } | undefined;
+        this.sessions.set(name, { status: "SCAN_QR_CODE", me: null, qrCount: 0, webhooks: config?.webhooks });
+        return HttpResponse.json({ name, status: "STARTING" }, { status: 201 });
+      }),
+      route("get", "/api/sessions/:name", ({ name = "" }) => {
+        const found = this.sessions.get(name);
+        if (!found) return HttpResponse.json({ message: "Session not found" }, { status: 404 });
+        return HttpResponse.json({ name, status: found.status, me: found.me, engine: { engine: "NOWEB" } });
+      }),
+      route("post", "/api/sessions/:name/start", ({ name = "" }) =>
+        this.withSession(name, (s) => {
+          s.status = s.me ? "WORKING" : "SCAN_QR_CODE";
+          return HttpResponse.json({ name, status: "STARTING" }, { status: 201 });
+        }),
+      ),
+      route("post", "/api/sessions/:name/stop", ({ name = "" }) =>
+        this.withSession(name, (s) => {
+          s.status = "STOPPED";
+          return HttpResponse.json({ name, status: "STOPPED" }, { status: 201 });
+        }),
+      ),
+      route("post", "/api/sessions/:name/logout", ({ name = "" }) =>
+        this.withSession(name, (s) => {
+          s.me = null;
+          return HttpResponse.json({ name, status: s.status }, { status: 201 });
+        }),
+      ),
+      route("delete", "/api/sessions/:name", ({ name = "" }) =>
+        this.withSession(name, () => {
+          this.sessions.delete(name);
+          return new HttpResponse(null, { status: 200 });
+        }),
+      ),
+      route("get", "/api/:name/auth/qr", ({ name = "" }) =>
+        this.withSession(name, (s) => {
+          if (s.status !== "SCAN_QR_CODE") {
+            return HttpResponse.json(
+              { message: "Can get QR code only in SCAN_QR_CODE status" },
+              { status: 422 },
+            );
+          }
+          s.qrCount += 1;
+          return HttpResponse.json({ value: this.qrOf(name, s.qrCount) });
+        }),
+      ),
+      route("post", "/api/:name/auth/request-code", ({ name = "" }) =>
+        this.withSession(name, () => HttpResponse.json({ code: "WAHA-C0DE" }, { status: 201 })),
+      ),
+      route("get", "/api/contacts/check-exists", (_p, _b, url) => {
+        const phone = url.searchParams.get("phone") ?? "";
+        const exists = !phone.endsWith("0000");
+        return HttpResponse.json({ numberExists: exists, chatId: exists ? `${phone}@c.us` : null });
+      }),
+      ...["sendText", "sendImage", "sendVideo", "sendVoice", "sendFile"].map((endpoint) =>
+        route("post", `/api/${endpoint}`, (_p, body) => {
+          this.counter += 1;
+          const chatId = String(body.chatId);
+          const id = `true_${chatId}_3EB0${String(this.counter).padStart(16, "0")}`;
+          this.sent.push({ id, path: `/api/${endpoint}`, chatId, body });
+          return HttpResponse.json(
+            {
+              id,
+              timestamp: Math.floor(Date.now() / 1000),
+              fromMe: true,
+              to: chatId,
+              body: body.text ?? null,
+            },
+            { status: 201 },
+          );
+        }),
+      ),
+    );
+    return this;
+  }
+
+  /** The QR payload the fake shows the `n`th time session `name` is asked for one. */
+  qrOf(name: string, n: number): string {
+    return `2@fake-qr-${name}-${n}`;
+  }
+
+  /** A phone links session `name` (the state changes; WAHA's webhook is sent separately). */
+  link(name: string, phone: string, pushName = "Fake Phone"): void {
+    const found = this.sessions.get(name);
+    if (!found) throw new Error(`fake WAHA has no session ${name}`);
+    found.status = "WORKING";
+    found.me = { id: `${phone.replace("+", "")}@c.us`, pushName };
+  }
+
+  private withSession(name: string, answer: (session: FakeSession) => Response): Response {
+    const found = this.sessions.get(name);
+    return found ? answer(found) : HttpResponse.json({ message: "Session not found" }, { status: 404 });
+  }
+}
+
+/** Lower-case hex HMAC-SHA512 of `body` under `key`, as WAHA signs webhook calls. */
+export async function wahaSignature(body: string, key = WAHA_WEBHOOK_HMAC_KEY): Promise<string> {
+  const encoder = new TextEncoder();
+  const cryptoKey = await crypto.subtle.importKey(
+    "raw",
+    encoder.encode(key),
+    { name: "HMAC", hash: "SHA-512" },
+    false,
+    ["sign"],
+  );
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", cryptoKey, encoder.encode(body)));
+  return Array.from(mac, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+let eventCounter = 0;
+
+/**
+ * Posts a WAHA webhook event (the documented envelope) for `session` to our events endpoint,
+ * signed unless `signature` is given (null sends none).
+ */
+export async function postWahaEvent(
+  session: string,
+  event: string,
+  payload: unknown,
+  options: { timestamp?: number; me?: unknown; signature?: string | null } = {},
+) {
+  eventCounter += 1;
+  const body = JSON.stringify({
+    id: `evt_${String(eventCounter).padStart(26, "0")}`,
+    timestamp: options.timestamp ?? Date.now(),
+    session,
+    metadata: {},
+    engine: "NOWEB",
+    event,
+    payload,
+    me: options.me ?? null,
+    environment: { tier: "PLUS", version: "2026.11.1", engine: "NOWEB", browser: null },
+  });
+  const signature = options.signature === undefined ? await wahaSignature(body) : options.signature;
+  const headers: Record<string, string> = { "X-Webhook-Request-Id": `req_${eventCounter}` };
+  if (signature !== null) {
+    headers["X-Webhook-Hmac"] = signature;
+    headers["X-Webhook-Hmac-Algorithm"] = "sha512";
+  }
+  return call<{ success: boolean; ignored: boolean }>("POST", "/gateway/waha/events", { body, headers });
+}
