@@ -16,8 +16,6 @@ declare global {
     WAHA_WEBHOOK_HMAC_KEY?: string;
     EVOLUTION_URL?: string;
     EVOLUTION_API_KEY?: string;
-    GATEWAY_TIMEOUT_MS?: string;
-    GATEWAY_CHECK_SECONDS?: string;
   }
 }
 
