@@ -35,6 +35,7 @@ export class SandboxGateway implements ChatGateway {
   }
 
   async start(): Promise<LinkState> {
+    this.sql.exec("DELETE FROM sandbox_link WHERE key = 'stopped'");
     const phoneNumber = this.get("phone_number");
     if (phoneNumber) return { status: "connected", phoneNumber, displayName: this.get("display_name") };
     return { status: "pending", qr: this.rotate() };
@@ -57,14 +58,17 @@ export class SandboxGateway implements ChatGateway {
     return code;
   }
 
-  async disconnect(): Promise<void> {}
+  async disconnect(): Promise<void> {
+    this.set("stopped", "1");
+  }
 
-  /** The sandbox is its own truth: linked or waiting for a scan. */
+  /** Linked and running, stopped (the link kept), or waiting for a scan. */
   async check(): Promise<GatewayEvent | null> {
     const phoneNumber = this.get("phone_number");
     const at = Date.now();
-    if (phoneNumber) return { type: "linked", phoneNumber, displayName: this.get("display_name"), at };
-    return { type: "qr", qr: this.qrPayload(), at };
+    if (!phoneNumber) return { type: "qr", qr: this.qrPayload(), at };
+    if (this.get("stopped")) return { type: "dropped", reason: "gateway_stopped", loggedOut: false, at };
+    return { type: "linked", phoneNumber, displayName: this.get("display_name"), at };
   }
 
   async remove(): Promise<void> {
