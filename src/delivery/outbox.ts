@@ -39,8 +39,9 @@ export class Outbox {
 
   /**
    * Creates the tables (idempotent) and recovers from a stop: an entry left `sending` means the
-   * object stopped during a gateway call, so it is tried again (gateways are asked to deduplicate
-   * by our message id, see ChatGateway.send).
+   * object stopped during a gateway call whose outcome is unknown, so it is tried again, as after
+   * a timeout (at least once: the sandbox deduplicates by our message id, WAHA and Evolution API
+   * offer no way to, see ChatGateway.send).
    */
   setUp(): void {
     this.sql.exec(`

@@ -32,7 +32,9 @@ export interface ChatGateway {
    * Hands one message to the chat network. Resolves with the gateway's message id once the
    * gateway accepted it, or with a failure that says whether retrying can help: 5xx, timeouts and
    * unexpected shapes are transient; a recipient the network does not know is permanent
-   * (`recipient_not_on_chatapp`).
+   * (`recipient_not_on_chatapp`). A call whose outcome is unknown (a timeout, or the object
+   * stopping during it) is tried again: delivery is at least once. The sandbox derives its message
+   * id from ours and so never sends twice; WAHA and Evolution API take no idempotency key.
    */
   send(sessionId: string, message: OutboundMessage): Promise<SendOutcome>;
   /**
