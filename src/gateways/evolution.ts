@@ -135,7 +135,8 @@ export class EvolutionGateway implements ChatGateway {
    * number and requests a code with each QR); a `connecting` instance started without it answers
    * its QR with `pairingCode: null`. Baileys answers the code as 8 characters; the phone shows it
    * as two groups of four, so that is how it is returned (`ABCD-EFGH`).
-   * @throws GatewayError transient `gateway_pairing_code_unavailable` when the answer has no code.
+   * @throws GatewayError permanent `gateway_pairing_code_unavailable` when the answer has no code
+   *   (asking again cannot help while the instance waits for a QR scan).
    */
   async requestPairingCode(sessionId: string, phoneNumber: string): Promise<string> {
     const answer = await this.request({
@@ -144,7 +145,7 @@ export class EvolutionGateway implements ChatGateway {
       schema: ConnectAnswer,
     });
     const code = answer.pairingCode;
-    if (!code) throw new GatewayError("gateway_pairing_code_unavailable", false, null, sessionId);
+    if (!code) throw new GatewayError("gateway_pairing_code_unavailable", true, null, sessionId);
     return /^[A-Z0-9]{8}$/i.test(code) ? `${code.slice(0, 4)}-${code.slice(4)}` : code;
   }
 

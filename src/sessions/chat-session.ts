@@ -534,7 +534,14 @@ export class ChatSession extends DurableObject<Env> {
         break;
       }
       case "dropped":
-        if (state.status !== "connected" && state.status !== "pending") return;
+        // A session the user disconnected keeps that reason; one the service disconnected for
+        // want of an answer takes the gateway's, now that it answers.
+        if (
+          state.status === "disconnected"
+            ? state.reason !== "gateway_unreachable"
+            : state.status !== "connected" && state.status !== "pending"
+        )
+          return;
         this.leavePending();
         this.update({ status: "disconnected", reason: event.reason });
         break;

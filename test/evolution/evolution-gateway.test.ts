@@ -264,12 +264,12 @@ describe("Evolution gateway: lifecycle", () => {
     expect(log).toEqual([seen("GET", `/instance/connect/${SESSION}`, { number: "447911123456" })]);
   });
 
-  it("requestPairingCode without a code in the answer fails transiently", async () => {
+  it("requestPairingCode without a code in the answer fails permanently", async () => {
     fake("get", `/instance/connect/${SESSION}`, json(qrCode(QR, null)));
 
     const error = await gatewayError(gateway.requestPairingCode(SESSION, "+447911123456"));
     expect(error.reason).toBe("gateway_pairing_code_unavailable");
-    expect(error.permanent).toBe(false);
+    expect(error.permanent).toBe(true);
   });
 
   it("disconnect logs the instance out", async () => {

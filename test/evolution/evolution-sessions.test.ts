@@ -374,14 +374,14 @@ describe("sessions on Evolution API", () => {
     expect((await show(key, session.id)).status).toBe("pending");
   });
 
-  it("answers 503 gateway_unavailable for a pairing code when the connecting instance answers pairingCode null", async () => {
+  it("answers 502 gateway_rejected for a pairing code when the connecting instance answers pairingCode null", async () => {
     const { key } = await createAccount();
     const { session, name } = await createEvolutionSession(key);
     const res = await call("POST", `/v1/chatapp/sessions/${session.id}/pairing-code`, {
       key,
       body: { phone_number: PHONE },
     });
-    const problem = expectProblem(res, 503, "gateway_unavailable");
+    const problem = expectProblem(res, 502, "gateway_rejected");
     expect(problem.detail).toContain("gateway_pairing_code_unavailable");
     expect(evolution.calls.at(-1)).toBe(`GET /instance/connect/${name}?number=14155552671`);
     expect(await show(key, session.id)).toMatchObject({ status: "pending" });
@@ -588,12 +588,7 @@ describe("checks against Evolution's view", () => {
     return session;
   }
 
-  // BUG (src/sessions/chat-session.ts, applyStatusEvent, `case "dropped"`): a drop only applies to
-  // a connected or pending session, so a session disconnected as `gateway_unreachable` keeps that
-  // reason once Evolution answers again and reports the instance closed, and runGatewayCheck keeps
-  // re-checking it every GATEWAY_CHECK_SECONDS because the reason still is `gateway_unreachable`.
-  // Marked `it.fails` while the bug stands: drop `.fails` once it is fixed.
-  it.fails("after gateway_unreachable, a check that finds the instance closed says gateway_closed and stops checking", async () => {
+  it("after gateway_unreachable, a check that finds the instance closed says gateway_closed and stops checking", async () => {
     const { key } = await createAccount();
     const { id, name } = await unreachableSession(key);
     evolution.instance(name).state = "close";
@@ -604,7 +599,7 @@ describe("checks against Evolution's view", () => {
   });
 
   // The same bug, through the webhook: Evolution's own logged-out event is dropped.
-  it.fails("after gateway_unreachable, Evolution's logged-out event (close 401) is applied", async () => {
+  it("after gateway_unreachable, Evolution's logged-out event (close 401) is applied", async () => {
     const { key } = await createAccount();
     const { id, name } = await unreachableSession(key);
     const res = await postEvolutionEvent(name, "connection.update", evolution.close(name, 401));
