@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { GatewaySettings } from "../config";
-import { timingSafeEqual } from "../lib/crypto";
+import { hmacHex, timingSafeEqual } from "../lib/crypto";
 import {
   type ChatGateway,
   GatewayError,
@@ -305,17 +305,7 @@ export async function verifyWahaSignature(
   key: string,
 ): Promise<boolean> {
   if (!signature) return false;
-  const encoder = new TextEncoder();
-  const hmacKey = await crypto.subtle.importKey(
-    "raw",
-    encoder.encode(key),
-    { name: "HMAC", hash: "SHA-512" },
-    false,
-    ["sign"],
-  );
-  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", hmacKey, encoder.encode(rawBody)));
-  const expected = Array.from(mac, (byte) => byte.toString(16).padStart(2, "0")).join("");
-  return timingSafeEqual(expected, signature.toLowerCase());
+  return timingSafeEqual(await hmacHex("SHA-512", key, rawBody), signature.toLowerCase());
 }
 
 /**

@@ -6,16 +6,17 @@ export async function sha256Hex(input: string): Promise<string> {
   return toHex(new Uint8Array(digest));
 }
 
-/** Lower-case hex HMAC-SHA256 of `message` keyed with `secret` (RFC 2104, Web Crypto). */
-export async function hmacSha256Hex(secret: string, message: string): Promise<string> {
-  const key = await crypto.subtle.importKey(
-    "raw",
-    encoder.encode(secret),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
+/** Lower-case hex HMAC of `message` keyed with `secret` (RFC 2104, Web Crypto), with `hash`. */
+export async function hmacHex(hash: "SHA-256" | "SHA-512", secret: string, message: string): Promise<string> {
+  const key = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash }, false, [
+    "sign",
+  ]);
   return toHex(new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(message))));
+}
+
+/** Lower-case hex HMAC-SHA256 of `message` keyed with `secret` (RFC 2104, Web Crypto). */
+export function hmacSha256Hex(secret: string, message: string): Promise<string> {
+  return hmacHex("SHA-256", secret, message);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import { HttpResponse, http } from "msw";
 import { WAHA_URL, WAHA_WEBHOOK_HMAC_KEY } from "../gateway-config";
 import { call } from "../helpers";
@@ -141,18 +142,12 @@ export class FakeWaha {
   }
 }
 
-/** Lower-case hex HMAC-SHA512 of `body` under `key`, as WAHA signs webhook calls. */
-export async function wahaSignature(body: string, key = WAHA_WEBHOOK_HMAC_KEY): Promise<string> {
-  const encoder = new TextEncoder();
-  const cryptoKey = await crypto.subtle.importKey(
-    "raw",
-    encoder.encode(key),
-    { name: "HMAC", hash: "SHA-512" },
-    false,
-    ["sign"],
-  );
-  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", cryptoKey, encoder.encode(body)));
-  return Array.from(mac, (b) => b.toString(16).padStart(2, "0")).join("");
+/**
+ * Lower-case hex HMAC-SHA512 of `body` under `key`, as WAHA signs webhook calls; computed with
+ * node:crypto, independently of the service's own code.
+ */
+export function wahaSignature(body: string, key = WAHA_WEBHOOK_HMAC_KEY): string {
+  return createHmac("sha512", key).update(body).digest("hex");
 }
 
 let eventCounter = 0;
@@ -179,7 +174,7 @@ export async function postWahaEvent(
     me: options.me ?? null,
     environment: { tier: "PLUS", version: "2026.11.1", engine: "NOWEB", browser: null },
   });
-  const signature = options.signature === undefined ? await wahaSignature(body) : options.signature;
+  const signature = options.signature === undefined ? wahaSignature(body) : options.signature;
   const headers: Record<string, string> = { "X-Webhook-Request-Id": `req_${eventCounter}` };
   if (signature !== null) {
     headers["X-Webhook-Hmac"] = signature;

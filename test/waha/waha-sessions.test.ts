@@ -138,9 +138,7 @@ describe("sessions on WAHA", () => {
     waha.link(name, PHONE);
     const body = { status: "WORKING" };
     const sig =
-      signature === "sign-with-other-key"
-        ? await wahaSignature(JSON.stringify(body), "other-key")
-        : signature;
+      signature === "sign-with-other-key" ? wahaSignature(JSON.stringify(body), "other-key") : signature;
     const res = await postWahaEvent(name, "session.status", body, { me: ME, signature: sig });
     expectProblem(res, 401, "invalid_signature");
     expect((await show(key, session.id)).status).toBe("pending");
