@@ -278,6 +278,10 @@ describe("API reference", () => {
     expect(methods("/v1/chatapp/sessions/{id}/qr-code")).toEqual(["get"]);
     expect(methods("/v1/chatapp/sessions/{id}/disconnect")).toEqual(["patch"]);
     expect(methods("/v1/chatapp/sessions/{id}/reconnect")).toEqual(["patch"]);
+    expect(methods("/v1/chatapp/sessions/{id}/pairing-code")).toEqual(["post"]);
+    expect(methods("/v1/chatapp/sessions/{id}/gateway")).toEqual(["get"]);
+    expect(methods("/gateway/waha/events")).toEqual(["post"]);
+    expect(methods("/gateway/evolution/events")).toEqual(["post"]);
     expect(methods("/admin/accounts")).toEqual(["post"]);
     expect(methods("/admin/accounts/{id}")).toEqual(["get"]);
     expect(methods("/admin/accounts/{id}/keys")).toEqual(["post"]);

@@ -57,10 +57,12 @@ export class GatewayHealth {
     return failures;
   }
 
+  /** Checks in a row that could not reach the gateway. */
   failures(): number {
     return Number(this.get("failures") ?? 0);
   }
 
+  /** The record as the API shows it, for a session on `gateway`. */
   view(gateway: GatewayName): GatewayHealthView {
     const checkedAt = this.get("checked_at");
     const eventAt = this.eventAt();

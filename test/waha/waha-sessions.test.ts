@@ -271,6 +271,22 @@ describe("messages on WAHA", () => {
     expect(JSON.stringify(res.body)).toContain("recipient_not_on_chatapp");
   });
 
+  it("acknowledges and ignores an ack for a message it does not know", async () => {
+    const { key } = await createAccount();
+    const { id, name } = await connectedWahaSession(key);
+    const sent = await sendText(key, id, ["+14155550123"]);
+    const messageId = sent.body.data.messages[0]?.id ?? "";
+    await waitForMessages(key, [messageId]);
+    const res = await postWahaEvent(name, "message.ack", {
+      id: "true_14155550123@c.us_UNKNOWN",
+      ack: 3,
+      ackName: "READ",
+      fromMe: true,
+    });
+    expect(res.status).toBe(200);
+    expect((await getMessage(key, messageId)).status).toBe("sent");
+  });
+
   it("stores an incoming message once, however often WAHA delivers it", async () => {
     const { key } = await createAccount();
     const { id, name } = await connectedWahaSession(key);
