@@ -1,4 +1,4 @@
-import { runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 
@@ -106,6 +106,26 @@ export async function createSession(key: string): Promise<{ session: SessionReco
   const res = await call<SessionEnvelope>("POST", "/v1/chatapp/sessions", { key });
   expect(res.status).toBe(201);
   return { session: res.body.session, qr_code: res.body.qr_code ?? "" };
+}
+
+/** GET /v1/chatapp/sessions/{id}: the session as the API shows it (asserts 200). */
+export async function showSession(key: string, id: string): Promise<SessionRecord> {
+  const res = await call<SessionEnvelope>("GET", `/v1/chatapp/sessions/${id}`, { key });
+  expect(res.status).toBe(200);
+  return res.body.session;
+}
+
+/**
+ * Runs session `id`'s alarm until `done()` holds (at most 20 tries, 10 ms apart: an alarm
+ * already running makes `runDurableObjectAlarm` a no-op, so one call may not be enough).
+ */
+export async function runAlarmUntil(id: string, done: () => boolean): Promise<void> {
+  for (let i = 0; i < 20; i++) {
+    await runDurableObjectAlarm(sessionStub(id));
+    if (done()) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error("the alarm did not bring the expected change");
 }
 
 /** The session's current QR payload, read from its Durable Object's storage. */

@@ -9,6 +9,7 @@ import {
   type SessionEnvelope,
   type SessionRecord,
   sessionStub,
+  showSession,
   storedQrPayload,
   TIMESTAMP,
 } from "./helpers";
@@ -22,11 +23,6 @@ const v1 = (key: string, method: string, id: string, suffix = "") =>
   call<SessionEnvelope>(method, `/v1/chatapp/sessions/${id}${suffix}`, { key });
 const sandbox = (key: string, id: string, action: "scan" | "drop" | "ban", body?: unknown) =>
   call<SessionEnvelope>("POST", `/sandbox/sessions/${id}/${action}`, { key, body });
-const show = async (key: string, id: string): Promise<SessionRecord> => {
-  const res = await v1(key, "GET", id);
-  expect(res.status).toBe(200);
-  return res.body.session;
-};
 
 async function qrPayload(id: string): Promise<string> {
   const payload = await storedQrPayload(id);
@@ -69,7 +65,7 @@ describe("scan: pending → connected", () => {
     expect(res.body.session.last_seen_at).toMatch(TIMESTAMP);
     expect((res.body.session.last_seen_at as string) >= session.created_at).toBe(true);
     // Written through to D1: the show endpoint reads it.
-    expect(await show(key, session.id)).toEqual(res.body.session);
+    expect(await showSession(key, session.id)).toEqual(res.body.session);
     // Linking clears the QR and its deadlines.
     expect(await storedQrPayload(session.id)).toBeNull();
     expect(await deadlines(session.id)).toEqual([]);
@@ -107,7 +103,7 @@ describe("scan: pending → connected", () => {
       const problem = expectProblem(await sandbox(key, session.id, "scan", body), 422, "validation_failed");
       expect(problem.errors).toMatchObject({ [field]: [expect.any(String)] });
     }
-    expect((await show(key, session.id)).status).toBe("pending");
+    expect((await showSession(key, session.id)).status).toBe("pending");
   });
 
   it("is 409 session_not_pending when already connected", async () => {
@@ -135,7 +131,7 @@ describe("drop, ban, disconnect and reconnect", () => {
       phone_number: "+14155552671",
       display_name: "Ops",
     });
-    expect(await show(key, linked.id)).toEqual(dropped.body.session);
+    expect(await showSession(key, linked.id)).toEqual(dropped.body.session);
 
     const res = await v1(key, "PATCH", linked.id, "/reconnect");
     expect(res.status).toBe(200);
@@ -147,7 +143,7 @@ describe("drop, ban, disconnect and reconnect", () => {
       display_name: "Ops",
     });
     expect(res.body.session.last_seen_at).toMatch(TIMESTAMP);
-    expect(await show(key, linked.id)).toEqual(res.body.session);
+    expect(await showSession(key, linked.id)).toEqual(res.body.session);
   });
 
   it("drop without a body uses the reason `connection_lost`", async () => {
@@ -167,7 +163,7 @@ describe("drop, ban, disconnect and reconnect", () => {
     expect(res.status).toBe(200);
     expect(res.body.session).toMatchObject({ status: "pending", reason: null });
     expect(res.body.qr_code).toMatch(/^data:image\/png;base64,/);
-    expect(await show(key, linked.id)).toEqual(res.body.session);
+    expect(await showSession(key, linked.id)).toEqual(res.body.session);
     const qr = await call<{ qr_code: string }>("GET", `/v1/chatapp/sessions/${linked.id}/qr-code`, { key });
     expect(qr.body.qr_code).toBe(res.body.qr_code);
     expect((await deadlines(linked.id)).map((d) => d.kind)).toEqual(["qr_rotate", "qr_timeout"]);
@@ -187,7 +183,7 @@ describe("drop, ban, disconnect and reconnect", () => {
       logged_out: [expect.any(String)],
       reason: [expect.any(String)],
     });
-    expect((await show(key, linked.id)).status).toBe("connected");
+    expect((await showSession(key, linked.id)).status).toBe("connected");
   });
 
   it("ban: connected → banned, terminal except for delete", async () => {
@@ -196,7 +192,7 @@ describe("drop, ban, disconnect and reconnect", () => {
     const res = await sandbox(key, linked.id, "ban", { reason: "spam_reports" });
     expect(res.status).toBe(200);
     expect(res.body.session).toMatchObject({ status: "banned", reason: "spam_reports" });
-    expect(await show(key, linked.id)).toEqual(res.body.session);
+    expect(await showSession(key, linked.id)).toEqual(res.body.session);
     expectProblem(await v1(key, "PATCH", linked.id, "/reconnect"), 409, "session_not_disconnected");
     expectProblem(await v1(key, "PATCH", linked.id, "/disconnect"), 409, "session_not_connected");
     expectProblem(await v1(key, "GET", linked.id, "/qr-code"), 409, "session_not_pending");
@@ -216,7 +212,7 @@ describe("drop, ban, disconnect and reconnect", () => {
     const { key } = await createAccount();
     const { session } = await createSession(key);
     expectProblem(await sandbox(key, session.id, "ban"), 409, "session_not_linked");
-    expect((await show(key, session.id)).status).toBe("pending");
+    expect((await showSession(key, session.id)).status).toBe("pending");
   });
 
   it("disconnect → reconnect → connected, then disconnect again", async () => {
@@ -263,7 +259,7 @@ describe("QR rotation and timeout (alarm)", () => {
       key,
     });
     expect(served.body.qr_code).not.toBe(qr_code);
-    expect((await show(key, session.id)).status).toBe("pending");
+    expect((await showSession(key, session.id)).status).toBe("pending");
 
     expect(await runDurableObjectAlarm(sessionStub(session.id))).toBe(true);
     expect(await qrPayload(session.id)).not.toBe(second);
@@ -275,11 +271,11 @@ describe("QR rotation and timeout (alarm)", () => {
     const runs = QR_TIMEOUT_SECONDS / QR_ROTATE_SECONDS;
     for (let i = 1; i < runs; i++) {
       expect(await runDurableObjectAlarm(sessionStub(session.id))).toBe(true);
-      expect((await show(key, session.id)).status, `after ${i} rotations`).toBe("pending");
+      expect((await showSession(key, session.id)).status, `after ${i} rotations`).toBe("pending");
     }
     expect(await runDurableObjectAlarm(sessionStub(session.id))).toBe(true);
 
-    const failed = await show(key, session.id);
+    const failed = await showSession(key, session.id);
     expect(failed).toMatchObject({ status: "failed", reason: "qr_timeout", phone_number: null });
     expectProblem(await v1(key, "GET", session.id, "/qr-code"), 409, "session_not_pending");
     expectProblem(await sandbox(key, session.id, "scan"), 409, "session_not_pending");
@@ -292,7 +288,7 @@ describe("QR rotation and timeout (alarm)", () => {
     expect(res.status).toBe(200);
     expect(res.body.session).toMatchObject({ status: "pending", reason: null });
     expect(res.body.qr_code).toMatch(/^data:image\/png;base64,/);
-    expect(await show(key, session.id)).toMatchObject({ status: "pending", reason: null });
+    expect(await showSession(key, session.id)).toMatchObject({ status: "pending", reason: null });
     expect((await deadlines(session.id)).map((d) => d.kind)).toEqual(["qr_rotate", "qr_timeout"]);
     const scanned = await sandbox(key, session.id, "scan");
     expect(scanned.body.session.status).toBe("connected");
@@ -302,7 +298,7 @@ describe("QR rotation and timeout (alarm)", () => {
     const { key } = await createAccount();
     const linked = await connected(key);
     expect(await runDurableObjectAlarm(sessionStub(linked.id))).toBe(false);
-    expect(await show(key, linked.id)).toEqual(linked);
+    expect(await showSession(key, linked.id)).toEqual(linked);
   });
 
   it("deleting a pending session removes its alarm and storage", async () => {
@@ -344,7 +340,7 @@ describe("sandbox pairing page", () => {
     expect(res.headers.get("content-type")).toMatch(/^text\/html/);
     expect(res.text).toContain("<form");
     expect(res.text).toContain(session.session_id);
-    expect((await show(key, session.id)).status).toBe("pending");
+    expect((await showSession(key, session.id)).status).toBe("pending");
   });
 
   it("POST links the session as a phone would", async () => {
@@ -353,7 +349,7 @@ describe("sandbox pairing page", () => {
     const res = await call("POST", pairPath(await qrPayload(session.id)));
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^text\/html/);
-    const linked = await show(key, session.id);
+    const linked = await showSession(key, session.id);
     expect(linked).toMatchObject({ status: "connected", phone_number: expect.stringMatching(/^\+\d+$/) });
     expect(res.text).toContain(linked.phone_number as string);
   });
@@ -366,7 +362,7 @@ describe("sandbox pairing page", () => {
       headers: { "Content-Type": "application/x-www-form-urlencoded" },
     });
     expect(res.status).toBe(200);
-    expect((await show(key, session.id)).status).toBe("connected");
+    expect((await showSession(key, session.id)).status).toBe("connected");
   });
 
   it("an old, rotated token is 404 HTML for GET and POST, and does not link", async () => {
@@ -382,7 +378,7 @@ describe("sandbox pairing page", () => {
     const post = await call("POST", pairPath(old));
     expect(post.status).toBe(404);
     expect(post.headers.get("content-type")).toMatch(/^text\/html/);
-    expect((await show(key, session.id)).status).toBe("pending");
+    expect((await showSession(key, session.id)).status).toBe("pending");
 
     // The current token still works.
     expect((await call("POST", pairPath(await qrPayload(session.id)))).status).toBe(200);

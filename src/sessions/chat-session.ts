@@ -292,11 +292,11 @@ export class ChatSession extends DurableObject<Env> {
       const state = this.state();
       if (!state) return false;
       const db = createDb(this.env.DB);
+      // The gateway's message id reaches D1 with the sent outcome: write pending ones first.
+      if (events.some((event) => event.type === "ack")) await this.dispatcher.flush();
       for (const event of events) {
         if (event.type === "ack") {
-          // The gateway's message id reaches D1 with the sent outcome; write pending ones first.
-          await this.dispatcher.flush();
-          await applyGatewayAcks(db, state.id, [event]);
+          await applyGatewayAcks(db, { id: state.id, accountId: state.account_id }, [event]);
         } else if (event.type === "incoming") {
           const current = this.current();
           await insertIncoming(db, {
@@ -606,8 +606,9 @@ export class ChatSession extends DurableObject<Env> {
 
   /** Real gateways only: the sandbox is its own truth. */
   private scheduleGatewayCheck(now: number): void {
-    if (readConfig(this.env).gateway.kind === "sandbox") return;
-    this.deadlines.schedule("gateway_check", "", now + readConfig(this.env).GATEWAY_CHECK_SECONDS * 1000);
+    const config = readConfig(this.env);
+    if (config.gateway.kind === "sandbox") return;
+    this.deadlines.schedule("gateway_check", "", now + config.GATEWAY_CHECK_SECONDS * 1000);
   }
 
   /**

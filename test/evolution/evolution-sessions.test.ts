@@ -5,10 +5,12 @@ import { EVOLUTION_API_KEY, PUBLIC_URL } from "../gateway-config";
 import {
   call,
   createAccount,
+  createSession,
   expectProblem,
+  runAlarmUntil,
   type SessionEnvelope,
-  type SessionRecord,
   sessionStub,
+  showSession,
   storedQrPayload,
 } from "../helpers";
 import { balanceOf, getMessage, sendText, waitForMessages } from "../message-fixtures";
@@ -26,19 +28,12 @@ beforeEach(() => {
   evolution = new FakeEvolution().install();
 });
 
-const show = async (key: string, id: string): Promise<SessionRecord> => {
-  const res = await call<SessionEnvelope>("GET", `/v1/chatapp/sessions/${id}`, { key });
-  expect(res.status).toBe(200);
-  return res.body.session;
-};
-
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Creates a session through the API against the fake Evolution. */
+/** Creates a session through the API against the fake gateway; `name` is its gateway name. */
 async function createEvolutionSession(key: string) {
-  const res = await call<SessionEnvelope>("POST", "/v1/chatapp/sessions", { key });
-  expect(res.status).toBe(201);
-  return { session: res.body.session, qrCode: res.body.qr_code ?? "", name: res.body.session.session_id };
+  const { session, qr_code } = await createSession(key);
+  return { session, qrCode: qr_code, name: session.session_id };
 }
 
 /** A session linked the way Evolution links one: the phone scans, then `connection.update` open arrives. */
@@ -92,7 +87,7 @@ describe("sessions on Evolution API", () => {
   it("follows connection.update open → connected with the phone of wuid and the profile name", async () => {
     const { key } = await createAccount();
     const { id, name } = await connectedEvolutionSession(key);
-    const session = await show(key, id);
+    const session = await showSession(key, id);
     expect(session).toMatchObject({
       status: "connected",
       phone_number: PHONE,
@@ -108,17 +103,17 @@ describe("sessions on Evolution API", () => {
   it("follows qrcode.updated: while pending only the QR changes; a connected session goes back to pending with it", async () => {
     const { key } = await createAccount();
     const { session, name } = await createEvolutionSession(key);
-    const before = await show(key, session.id);
+    const before = await showSession(key, session.id);
     await pause(5);
     const res = await postEvolutionEvent(name, "qrcode.updated", evolution.rotateQr(name));
     expect(res.body).toEqual({ success: true, ignored: false });
     expect(await storedQrPayload(session.id)).toBe(evolution.qrOf(name, 2));
-    expect(await show(key, session.id)).toEqual(before);
+    expect(await showSession(key, session.id)).toEqual(before);
 
     const linked = await connectedEvolutionSession(key);
     evolution.close(linked.name, 401);
     await postEvolutionEvent(linked.name, "qrcode.updated", evolution.rotateQr(linked.name));
-    expect(await show(key, linked.id)).toMatchObject({
+    expect(await showSession(key, linked.id)).toMatchObject({
       status: "pending",
       phone_number: null,
       display_name: linked.name,
@@ -141,7 +136,11 @@ describe("sessions on Evolution API", () => {
       const { key } = await createAccount();
       const { id, name } = await connectedEvolutionSession(key);
       await postEvolutionEvent(name, "connection.update", evolution.close(name, statusReason));
-      expect(await show(key, id)).toMatchObject({ status: "disconnected", reason, phone_number: PHONE });
+      expect(await showSession(key, id)).toMatchObject({
+        status: "disconnected",
+        reason,
+        phone_number: PHONE,
+      });
     },
   );
 
@@ -155,7 +154,7 @@ describe("sessions on Evolution API", () => {
     expect(await balanceOf(accountId)).toBeCloseTo(9.99, 2);
 
     await postEvolutionEvent(name, "connection.update", evolution.close(name, 403));
-    expect(await show(key, id)).toMatchObject({ status: "banned", reason: "account_banned" });
+    expect(await showSession(key, id)).toMatchObject({ status: "banned", reason: "account_banned" });
     const [message] = await waitForMessages(key, [messageId], (m) => m.status === "failed");
     expect(message?.reason).toBe("session_banned");
     expect(await balanceOf(accountId)).toBe(10);
@@ -163,48 +162,48 @@ describe("sessions on Evolution API", () => {
 
     // Banned is final: a later link changes nothing, and nothing more can be sent.
     await postEvolutionEvent(name, "connection.update", evolution.link(name, PHONE, "Ada"));
-    expect(await show(key, id)).toMatchObject({ status: "banned", reason: "account_banned" });
+    expect(await showSession(key, id)).toMatchObject({ status: "banned", reason: "account_banned" });
     expectProblem(await sendText(key, id, [CONTACT]), 409, "session_not_connected");
   });
 
   it("applies a repeated event once: the second changes nothing", async () => {
     const { key } = await createAccount();
     const { id, name } = await connectedEvolutionSession(key);
-    const connected = await show(key, id);
+    const connected = await showSession(key, id);
     await pause(5);
     const again = await postEvolutionEvent(name, "connection.update", evolution.connectionUpdate(name, 200), {
       sender: OWNER_JID,
     });
     expect(again.body).toEqual({ success: true, ignored: false });
-    expect(await show(key, id)).toEqual(connected);
+    expect(await showSession(key, id)).toEqual(connected);
 
     const closed = evolution.close(name, 408);
     await postEvolutionEvent(name, "connection.update", closed);
-    const disconnected = await show(key, id);
+    const disconnected = await showSession(key, id);
     expect(disconnected.updated_at).not.toBe(connected.updated_at);
     await pause(5);
     await postEvolutionEvent(name, "connection.update", closed);
-    expect(await show(key, id)).toEqual(disconnected);
+    expect(await showSession(key, id)).toEqual(disconnected);
   });
 
   it("ignores a connection event older (by date_time) than the newest one applied", async () => {
     const { key } = await createAccount();
     const { id, name } = await connectedEvolutionSession(key);
-    const before = await show(key, id);
+    const before = await showSession(key, id);
     const res = await postEvolutionEvent(name, "connection.update", evolution.close(name, 401), {
       at: Date.now() - 60_000,
     });
     expect(res.status).toBe(200);
-    expect(await show(key, id)).toEqual(before);
+    expect(await showSession(key, id)).toEqual(before);
 
     // And the other way round: a close applied, then an open stamped earlier.
     await postEvolutionEvent(name, "connection.update", evolution.connectionUpdate(name, 408));
-    const closed = await show(key, id);
+    const closed = await showSession(key, id);
     expect(closed).toMatchObject({ status: "disconnected", reason: "connection_closed" });
     await postEvolutionEvent(name, "connection.update", evolution.link(name, PHONE, "Ada"), {
       at: Date.now() - 30_000,
     });
-    expect(await show(key, id)).toEqual(closed);
+    expect(await showSession(key, id)).toEqual(closed);
   });
 
   it.each([
@@ -218,11 +217,11 @@ describe("sessions on Evolution API", () => {
   ])("rejects an event whose apikey is %s (401) and applies nothing", async (_label, apikey) => {
     const { key } = await createAccount();
     const { session, name } = await createEvolutionSession(key);
-    const before = await show(key, session.id);
+    const before = await showSession(key, session.id);
     const data = evolution.link(name, PHONE, "Ada");
     const res = await postEvolutionEvent(name, "connection.update", data, { apikey: await apikey() });
     expectProblem(res, 401, "invalid_signature");
-    expect(await show(key, session.id)).toEqual(before);
+    expect(await showSession(key, session.id)).toEqual(before);
   });
 
   it("rejects an event without apikey (401) and applies nothing", async () => {
@@ -234,7 +233,7 @@ describe("sessions on Evolution API", () => {
       evolution.link(name, PHONE, "Ada"),
     );
     expectProblem(await postEvolutionBody(body), 401, "invalid_signature");
-    expect((await show(key, session.id)).status).toBe("pending");
+    expect((await showSession(key, session.id)).status).toBe("pending");
     expect(await storedQrPayload(session.id)).toBe(evolution.qrOf(name, 1));
   });
 
@@ -260,12 +259,12 @@ describe("sessions on Evolution API", () => {
   it("acknowledges and ignores events it does not use", async () => {
     const { key } = await createAccount();
     const { session, name } = await createEvolutionSession(key);
-    const before = await show(key, session.id);
+    const before = await showSession(key, session.id);
     const res = await postEvolutionEvent(name, "contacts.update", [
       { remoteJid: OWNER_JID, pushName: "Ada" },
     ]);
     expect(res.body).toEqual({ success: true, ignored: true });
-    expect(await show(key, session.id)).toEqual(before);
+    expect(await showSession(key, session.id)).toEqual(before);
   });
 
   it("logs out on disconnect, connects again (a fresh QR) on reconnect, and logs out and deletes on delete", async () => {
@@ -283,7 +282,10 @@ describe("sessions on Evolution API", () => {
     expect(evolution.instance(name)).toMatchObject({ state: "close", ownerJid: null });
     // Evolution then reports the logout: the session already is disconnected, nothing changes.
     await postEvolutionEvent(name, "connection.update", evolution.connectionUpdate(name, 401));
-    expect(await show(key, id)).toMatchObject({ status: "disconnected", reason: "disconnected_by_user" });
+    expect(await showSession(key, id)).toMatchObject({
+      status: "disconnected",
+      reason: "disconnected_by_user",
+    });
 
     const reconnected = await call<SessionEnvelope>("PATCH", `/v1/chatapp/sessions/${id}/reconnect`, { key });
     expect(reconnected.status).toBe(200);
@@ -297,7 +299,7 @@ describe("sessions on Evolution API", () => {
     expect(await storedQrPayload(id)).toBe(evolution.qrOf(name, 2));
     // The phone scans the new QR.
     await postEvolutionEvent(name, "connection.update", evolution.link(name, PHONE, "Ada"));
-    expect(await show(key, id)).toMatchObject({ status: "connected", phone_number: PHONE });
+    expect(await showSession(key, id)).toMatchObject({ status: "connected", phone_number: PHONE });
 
     const deleted = await call("DELETE", `/v1/chatapp/sessions/${id}`, { key });
     expect(deleted.status).toBe(200);
@@ -325,7 +327,7 @@ describe("sessions on Evolution API", () => {
       ...evolution.connectionUpdate(name, 408),
       state: "close",
     });
-    expect((await show(key, id)).status).toBe("disconnected");
+    expect((await showSession(key, id)).status).toBe("disconnected");
     // Baileys reconnected on its own; Evolution's instance is open again.
     const reconnected = await call<SessionEnvelope>("PATCH", `/v1/chatapp/sessions/${id}/reconnect`, { key });
     expect(reconnected.body.session).toMatchObject({
@@ -350,7 +352,7 @@ describe("sessions on Evolution API", () => {
       "gateway_unavailable",
     );
     expect(problem.detail).toContain("gateway_http_503");
-    expect(await show(key, id)).toMatchObject({ status: "connected", phone_number: PHONE });
+    expect(await showSession(key, id)).toMatchObject({ status: "connected", phone_number: PHONE });
     expect(evolution.instances.has(name)).toBe(true);
     evolution.down = false;
     expect((await call("DELETE", `/v1/chatapp/sessions/${id}`, { key })).status).toBe(200);
@@ -371,7 +373,7 @@ describe("sessions on Evolution API", () => {
     const code = evolution.pairingCodeOf("14155552671");
     expect(res.body).toEqual({ success: true, pairing_code: `${code.slice(0, 4)}-${code.slice(4)}` });
     expect(evolution.calls.at(-1)).toBe(`GET /instance/connect/${name}?number=14155552671`);
-    expect((await show(key, session.id)).status).toBe("pending");
+    expect((await showSession(key, session.id)).status).toBe("pending");
   });
 
   it("answers 502 gateway_rejected for a pairing code when the connecting instance answers pairingCode null", async () => {
@@ -384,7 +386,7 @@ describe("sessions on Evolution API", () => {
     const problem = expectProblem(res, 502, "gateway_rejected");
     expect(problem.detail).toContain("gateway_pairing_code_unavailable");
     expect(evolution.calls.at(-1)).toBe(`GET /instance/connect/${name}?number=14155552671`);
-    expect(await show(key, session.id)).toMatchObject({ status: "pending" });
+    expect(await showSession(key, session.id)).toMatchObject({ status: "pending" });
     expect(await storedQrPayload(session.id)).toBe(evolution.qrOf(name, 1));
   });
 
@@ -495,12 +497,7 @@ describe("checks against Evolution's view", () => {
   /** Runs the session's alarm until its gateway check has run once more. */
   async function runCheck(id: string) {
     const before = stateChecks();
-    for (let i = 0; i < 20; i++) {
-      await runDurableObjectAlarm(sessionStub(id));
-      if (stateChecks() > before) return;
-      await pause(10);
-    }
-    throw new Error("the gateway check did not run");
+    await runAlarmUntil(id, () => stateChecks() > before);
   }
 
   const health = async (key: string, id: string) => {
@@ -516,7 +513,7 @@ describe("checks against Evolution's view", () => {
     const { id, name } = await connectedEvolutionSession(key);
     evolution.instance(name).state = "close";
     await runCheck(id);
-    expect(await show(key, id)).toMatchObject({ status: "disconnected", reason: "gateway_closed" });
+    expect(await showSession(key, id)).toMatchObject({ status: "disconnected", reason: "gateway_closed" });
     expect(await health(key, id)).toMatchObject({
       gateway: "evolution",
       gateway_state: "dropped",
@@ -530,16 +527,19 @@ describe("checks against Evolution's view", () => {
     const { id, name } = await connectedEvolutionSession(key);
     evolution.instances.delete(name);
     await runCheck(id);
-    expect(await show(key, id)).toMatchObject({ status: "disconnected", reason: "gateway_session_missing" });
+    expect(await showSession(key, id)).toMatchObject({
+      status: "disconnected",
+      reason: "gateway_session_missing",
+    });
   });
 
   it("keeps a connected session connected while Evolution reports it open, with the owner of fetchInstances", async () => {
     const { key } = await createAccount();
     const { id, name } = await connectedEvolutionSession(key);
-    const before = await show(key, id);
+    const before = await showSession(key, id);
     await runCheck(id);
     expect(evolution.calls.at(-1)).toBe(`GET /instance/fetchInstances?instanceName=${name}`);
-    expect(await show(key, id)).toEqual(before);
+    expect(await showSession(key, id)).toEqual(before);
     expect(await health(key, id)).toMatchObject({ gateway_state: "linked", consecutive_failures: 0 });
   });
 
@@ -549,9 +549,12 @@ describe("checks against Evolution's view", () => {
     evolution.down = true;
     await runCheck(id);
     await runCheck(id);
-    expect((await show(key, id)).status).toBe("connected");
+    expect((await showSession(key, id)).status).toBe("connected");
     await runCheck(id);
-    expect(await show(key, id)).toMatchObject({ status: "disconnected", reason: "gateway_unreachable" });
+    expect(await showSession(key, id)).toMatchObject({
+      status: "disconnected",
+      reason: "gateway_unreachable",
+    });
     // The health view checks once more itself.
     expect(await health(key, id)).toMatchObject({
       gateway: "evolution",
@@ -561,7 +564,7 @@ describe("checks against Evolution's view", () => {
 
     evolution.down = false;
     await runCheck(id);
-    expect(await show(key, id)).toMatchObject({
+    expect(await showSession(key, id)).toMatchObject({
       status: "connected",
       reason: null,
       phone_number: PHONE,
@@ -580,7 +583,7 @@ describe("checks against Evolution's view", () => {
     const session = await connectedEvolutionSession(key);
     evolution.down = true;
     for (let i = 0; i < 3; i++) await runCheck(session.id);
-    expect(await show(key, session.id)).toMatchObject({
+    expect(await showSession(key, session.id)).toMatchObject({
       status: "disconnected",
       reason: "gateway_unreachable",
     });
@@ -594,7 +597,7 @@ describe("checks against Evolution's view", () => {
     evolution.instance(name).state = "close";
     await runCheck(id);
     expect(await health(key, id)).toMatchObject({ gateway_state: "dropped", consecutive_failures: 0 });
-    expect(await show(key, id)).toMatchObject({ status: "disconnected", reason: "gateway_closed" });
+    expect(await showSession(key, id)).toMatchObject({ status: "disconnected", reason: "gateway_closed" });
     expect(await runDurableObjectAlarm(sessionStub(id))).toBe(false);
   });
 
@@ -604,6 +607,6 @@ describe("checks against Evolution's view", () => {
     const { id, name } = await unreachableSession(key);
     const res = await postEvolutionEvent(name, "connection.update", evolution.close(name, 401));
     expect(res.body).toEqual({ success: true, ignored: false });
-    expect(await show(key, id)).toMatchObject({ status: "disconnected", reason: "logged_out" });
+    expect(await showSession(key, id)).toMatchObject({ status: "disconnected", reason: "logged_out" });
   });
 });

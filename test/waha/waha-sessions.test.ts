@@ -1,13 +1,13 @@
-import { runDurableObjectAlarm } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { PUBLIC_URL, WAHA_WEBHOOK_HMAC_KEY } from "../gateway-config";
 import {
   call,
   createAccount,
+  createSession,
   expectProblem,
+  runAlarmUntil,
   type SessionEnvelope,
-  type SessionRecord,
-  sessionStub,
+  showSession,
   storedQrPayload,
 } from "../helpers";
 import { balanceOf, getMessage, sendText, waitForMessages } from "../message-fixtures";
@@ -24,17 +24,10 @@ beforeEach(() => {
   waha = new FakeWaha().install();
 });
 
-const show = async (key: string, id: string): Promise<SessionRecord> => {
-  const res = await call<SessionEnvelope>("GET", `/v1/chatapp/sessions/${id}`, { key });
-  expect(res.status).toBe(200);
-  return res.body.session;
-};
-
-/** Creates a session through the API against the fake WAHA. */
+/** Creates a session through the API against the fake gateway; `name` is its gateway name. */
 async function createWahaSession(key: string) {
-  const res = await call<SessionEnvelope>("POST", "/v1/chatapp/sessions", { key });
-  expect(res.status).toBe(201);
-  return { session: res.body.session, qrCode: res.body.qr_code ?? "", name: res.body.session.session_id };
+  const { session, qr_code } = await createSession(key);
+  return { session, qrCode: qr_code, name: session.session_id };
 }
 
 /** A session linked the way WAHA links one: the phone scans, then `session.status` WORKING arrives. */
@@ -87,7 +80,7 @@ describe("sessions on WAHA", () => {
   it("follows session.status: WORKING → connected with the phone from `me`", async () => {
     const { key } = await createAccount();
     const { id } = await connectedWahaSession(key);
-    expect(await show(key, id)).toMatchObject({
+    expect(await showSession(key, id)).toMatchObject({
       status: "connected",
       phone_number: PHONE,
       display_name: "Ada",
@@ -100,32 +93,35 @@ describe("sessions on WAHA", () => {
     const { id, name } = await connectedWahaSession(key);
     waha.sessions.set(name, { status: "SCAN_QR_CODE", me: null, qrCount: 5, webhooks: [] });
     await postWahaEvent(name, "session.status", { status: "SCAN_QR_CODE" });
-    expect(await show(key, id)).toMatchObject({ status: "pending", phone_number: null });
+    expect(await showSession(key, id)).toMatchObject({ status: "pending", phone_number: null });
     expect(await storedQrPayload(id)).toBe(waha.qrOf(name, 6));
 
     await postWahaEvent(name, "session.status", { status: "FAILED" });
-    expect(await show(key, id)).toMatchObject({ status: "failed", reason: "gateway_failed" });
+    expect(await showSession(key, id)).toMatchObject({ status: "failed", reason: "gateway_failed" });
 
     const second = await connectedWahaSession(key);
     await postWahaEvent(second.name, "session.status", { status: "STOPPED" });
-    expect(await show(key, second.id)).toMatchObject({ status: "disconnected", reason: "gateway_stopped" });
+    expect(await showSession(key, second.id)).toMatchObject({
+      status: "disconnected",
+      reason: "gateway_stopped",
+    });
   });
 
   it("applies a repeated event once: the second changes nothing", async () => {
     const { key } = await createAccount();
     const { id, name } = await connectedWahaSession(key);
-    const before = await show(key, id);
+    const before = await showSession(key, id);
     await new Promise((resolve) => setTimeout(resolve, 5));
     const again = await postWahaEvent(name, "session.status", { status: "WORKING" }, { me: ME });
     expect(again.status).toBe(200);
-    expect(await show(key, id)).toEqual(before);
+    expect(await showSession(key, id)).toEqual(before);
   });
 
   it("ignores a status event older than the newest one applied", async () => {
     const { key } = await createAccount();
     const { id, name } = await connectedWahaSession(key);
     await postWahaEvent(name, "session.status", { status: "STOPPED" }, { timestamp: Date.now() - 60_000 });
-    expect(await show(key, id)).toMatchObject({ status: "connected" });
+    expect(await showSession(key, id)).toMatchObject({ status: "connected" });
   });
 
   it.each([
@@ -141,7 +137,7 @@ describe("sessions on WAHA", () => {
       signature === "sign-with-other-key" ? wahaSignature(JSON.stringify(body), "other-key") : signature;
     const res = await postWahaEvent(name, "session.status", body, { me: ME, signature: sig });
     expectProblem(res, 401, "invalid_signature");
-    expect((await show(key, session.id)).status).toBe("pending");
+    expect((await showSession(key, session.id)).status).toBe("pending");
   });
 
   it("acknowledges and ignores events for unknown sessions and foreign names", async () => {
@@ -170,7 +166,10 @@ describe("sessions on WAHA", () => {
     expect(waha.calls).toContain(`POST /api/sessions/${name}/stop`);
     // WAHA then reports STOPPED: the session already is disconnected, nothing changes.
     await postWahaEvent(name, "session.status", { status: "STOPPED" });
-    expect(await show(key, id)).toMatchObject({ status: "disconnected", reason: "disconnected_by_user" });
+    expect(await showSession(key, id)).toMatchObject({
+      status: "disconnected",
+      reason: "disconnected_by_user",
+    });
 
     const reconnected = await call<SessionEnvelope>("PATCH", `/v1/chatapp/sessions/${id}/reconnect`, { key });
     expect(reconnected.body.session).toMatchObject({ status: "connected", phone_number: PHONE });
@@ -191,7 +190,7 @@ describe("sessions on WAHA", () => {
     const { id } = await connectedWahaSession(key);
     waha.down = true;
     expectProblem(await call("DELETE", `/v1/chatapp/sessions/${id}`, { key }), 503, "gateway_unavailable");
-    expect((await show(key, id)).status).toBe("connected");
+    expect((await showSession(key, id)).status).toBe("connected");
     waha.down = false;
     expect((await call("DELETE", `/v1/chatapp/sessions/${id}`, { key })).status).toBe(200);
   });
@@ -317,13 +316,9 @@ describe("messages on WAHA", () => {
 describe("checks against WAHA's view", () => {
   /** Runs the session's alarm until its gateway check has run once more. */
   async function runCheck(id: string) {
-    const before = waha.calls.filter((c) => c.startsWith("GET /api/sessions/")).length;
-    for (let i = 0; i < 20; i++) {
-      await runDurableObjectAlarm(sessionStub(id));
-      if (waha.calls.filter((c) => c.startsWith("GET /api/sessions/")).length > before) return;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    throw new Error("the gateway check did not run");
+    const checks = () => waha.calls.filter((c) => c.startsWith("GET /api/sessions/")).length;
+    const before = checks();
+    await runAlarmUntil(id, () => checks() > before);
   }
 
   it("corrects a connected session that WAHA reports STOPPED without an event", async () => {
@@ -332,7 +327,7 @@ describe("checks against WAHA's view", () => {
     const found = waha.sessions.get(name);
     if (found) found.status = "STOPPED";
     await runCheck(id);
-    expect(await show(key, id)).toMatchObject({ status: "disconnected", reason: "gateway_stopped" });
+    expect(await showSession(key, id)).toMatchObject({ status: "disconnected", reason: "gateway_stopped" });
   });
 
   it("marks a session gateway_unreachable after three failed checks, and connected again when WAHA answers", async () => {
@@ -341,9 +336,12 @@ describe("checks against WAHA's view", () => {
     waha.down = true;
     await runCheck(id);
     await runCheck(id);
-    expect((await show(key, id)).status).toBe("connected");
+    expect((await showSession(key, id)).status).toBe("connected");
     await runCheck(id);
-    expect(await show(key, id)).toMatchObject({ status: "disconnected", reason: "gateway_unreachable" });
+    expect(await showSession(key, id)).toMatchObject({
+      status: "disconnected",
+      reason: "gateway_unreachable",
+    });
     const health = await call<{ health: Record<string, unknown> }>(
       "GET",
       `/v1/chatapp/sessions/${id}/gateway`,
@@ -357,7 +355,11 @@ describe("checks against WAHA's view", () => {
 
     waha.down = false;
     await runCheck(id);
-    expect(await show(key, id)).toMatchObject({ status: "connected", reason: null, phone_number: PHONE });
+    expect(await showSession(key, id)).toMatchObject({
+      status: "connected",
+      reason: null,
+      phone_number: PHONE,
+    });
     const healthy = await call<{ health: Record<string, unknown> }>(
       "GET",
       `/v1/chatapp/sessions/${id}/gateway`,

@@ -1,4 +1,4 @@
-import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
+import { and, eq, type SQL, sql } from "drizzle-orm";
 import { ApiError } from "../../errors";
 import type { AckKind, AckStatus } from "../../gateways/gateway";
 import type { MessageRow, MessageType } from "../../messages/message-record";
@@ -220,21 +220,26 @@ export async function applyAcks(
   acks: { messageId: string; kind: AckKind; at: number }[],
 ): Promise<void> {
   if (acks.length === 0) return;
-  const statements = acks.map((ack) => {
-    const event = JSON.stringify({ type: ack.kind, at: new Date(ack.at).toISOString() });
-    const setEvent = sql`metadata = json_insert(metadata, '$.events[#]', json(${event})), updated_at = ${ack.at}`;
-    return ack.kind === "delivered"
-      ? sql`UPDATE messages SET ${setEvent},
-          status = CASE WHEN status = 'sent' THEN 'delivered' ELSE status END,
-          delivered_at = CASE WHEN status IN ('sent', 'delivered', 'read') THEN COALESCE(delivered_at, ${ack.at}) ELSE delivered_at END
-          WHERE id = ${ack.messageId} AND direction = 'outgoing' AND status <> 'failed'`
-      : sql`UPDATE messages SET ${setEvent},
-          status = CASE WHEN status IN ('sent', 'delivered') THEN 'read' ELSE status END,
-          delivered_at = COALESCE(delivered_at, ${ack.at}),
-          read_at = COALESCE(read_at, ${ack.at})
-          WHERE id = ${ack.messageId} AND direction = 'outgoing' AND status IN ('sent', 'delivered', 'read')`;
-  });
-  await batchSql(db, statements);
+  await batchSql(
+    db,
+    acks.map((ack) => ackStatement(sql`id = ${ack.messageId}`, ack.kind, ack.at)),
+  );
+}
+
+/** The UPDATE that applies one receipt to the outgoing message `target` selects. */
+function ackStatement(target: SQL, kind: AckKind, at: number): SQL {
+  const event = JSON.stringify({ type: kind, at: new Date(at).toISOString() });
+  const setEvent = sql`metadata = json_insert(metadata, '$.events[#]', json(${event})), updated_at = ${at}`;
+  return kind === "delivered"
+    ? sql`UPDATE messages SET ${setEvent},
+        status = CASE WHEN status = 'sent' THEN 'delivered' ELSE status END,
+        delivered_at = CASE WHEN status IN ('sent', 'delivered', 'read') THEN COALESCE(delivered_at, ${at}) ELSE delivered_at END
+        WHERE ${target} AND direction = 'outgoing' AND status <> 'failed'`
+    : sql`UPDATE messages SET ${setEvent},
+        status = CASE WHEN status IN ('sent', 'delivered') THEN 'read' ELSE status END,
+        delivered_at = COALESCE(delivered_at, ${at}),
+        read_at = COALESCE(read_at, ${at})
+        WHERE ${target} AND direction = 'outgoing' AND status IN ('sent', 'delivered', 'read')`;
 }
 
 /** The account's message with this id, or null. */
@@ -291,39 +296,34 @@ export async function insertIncoming(
 }
 
 /**
- * Applies a gateway's receipts for messages sent from session `sessionId` (uuid), found by the
- * gateway's message id: `delivered` and `read` as {@link applyAcks}; `failed` fails and refunds a
- * message that was not yet delivered; `sent` changes nothing (a message is `sent` as soon as the
- * gateway accepts it). Receipts for unknown ids are ignored. None moves a message backwards.
+ * Applies a gateway's receipts for messages sent from `session`, found by the gateway's message
+ * id (index `messages_provider_id`), in order: `delivered` and `read` as {@link applyAcks};
+ * `failed` fails and refunds a message that was not yet delivered; `sent` changes nothing (a
+ * message is `sent` as soon as the gateway accepts it). Receipts for unknown ids match no row.
+ * None moves a message backwards.
  */
 export async function applyGatewayAcks(
   db: Db,
-  sessionId: string,
+  session: { id: string; accountId: string },
   acks: { providerMessageId: string; status: AckStatus; reason: string | null; at: number }[],
 ): Promise<void> {
-  const relevant = acks.filter((ack) => ack.status !== "sent");
-  if (relevant.length === 0) return;
-  const ids = [...new Set(relevant.map((ack) => ack.providerMessageId))];
-  const rows = await db
-    .select({ id: messages.id, accountId: messages.accountId, providerMessageId: messages.providerMessageId })
-    .from(messages)
-    .where(
-      and(
-        inArray(messages.providerMessageId, ids),
-        eq(messages.chatappSessionId, sessionId),
-        eq(messages.direction, "outgoing"),
-      ),
-    );
-  const byProviderId = new Map(rows.map((row) => [row.providerMessageId, row]));
-  const receipts: { messageId: string; kind: AckKind; at: number }[] = [];
-  for (const ack of relevant) {
-    const row = byProviderId.get(ack.providerMessageId);
-    if (!row) continue;
-    if (ack.status === "failed") {
-      await failAndRefund(db, row.accountId, [row.id], ack.reason ?? "gateway_ack_error", ack.at);
-    } else if (ack.status !== "sent") {
-      receipts.push({ messageId: row.id, kind: ack.status, at: ack.at });
+  let receipts: SQL[] = [];
+  for (const ack of acks) {
+    const target = sql`chatapp_session_id = ${session.id} AND provider_message_id = ${ack.providerMessageId}`;
+    if (ack.status === "delivered" || ack.status === "read") {
+      receipts.push(ackStatement(target, ack.status, ack.at));
+    } else if (ack.status === "failed") {
+      if (receipts.length > 0) await batchSql(db, receipts);
+      receipts = [];
+      const notDelivered = sql`${target} AND direction = 'outgoing' AND status IN ('queued', 'scheduled', 'sent')`;
+      await failAndRefundWhere(
+        db,
+        session.accountId,
+        notDelivered,
+        ack.reason ?? "gateway_ack_error",
+        ack.at,
+      );
     }
   }
-  await applyAcks(db, receipts);
+  if (receipts.length > 0) await batchSql(db, receipts);
 }
