@@ -33,6 +33,7 @@ export const ERROR_STATUS = {
   service_misconfigured: 500,
   gateway_rejected: 502,
   gateway_unavailable: 503,
+  service_unavailable: 503,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -65,6 +66,7 @@ const TITLES: Record<ErrorCode, string> = {
   service_misconfigured: "Service misconfigured",
   gateway_rejected: "Gateway refused the request",
   gateway_unavailable: "Gateway unavailable",
+  service_unavailable: "Service unavailable",
 };
 
 /** Field path (dot-joined, e.g. `to_number.2`) → human-readable messages. */

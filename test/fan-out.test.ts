@@ -15,7 +15,15 @@ import { type DispatchRequest, dispatchRequestOf } from "../src/delivery/dispatc
 import worker from "../src/index";
 import type { ChatSession } from "../src/sessions/chat-session";
 import { createAccount, sessionStub } from "./helpers";
-import { balanceOf, connectedSession, ledgerOf, ms, sendText, waitForMessages } from "./message-fixtures";
+import {
+  balanceOf,
+  connectedSession,
+  ledgerOf,
+  ms,
+  seedMessages,
+  sendText,
+  waitForMessages,
+} from "./message-fixtures";
 
 const numbers = (count: number, base = 4155552100) =>
   Array.from({ length: count }, (_, i) => `+1${base + i}`);
@@ -221,13 +229,14 @@ describe("queue consumer", () => {
     expect([1, 2, 3, 9, 10, 20].map(redeliveryDelaySeconds)).toEqual([2, 4, 8, 512, 600, 600]);
   });
 
-  it("fails and refunds messages that reach the dead-letter queue", async () => {
+  it("fails and refunds messages that reach the dead-letter queue without reaching their session", async () => {
     const { key, accountId } = await createAccount(1);
     const session = (await connectedSession(key)).id;
-    const later = new Date(Date.now() + 3600_000).toISOString();
-    const res = await sendText(key, session, numbers(2, 4155552600), { scheduled_at: later });
+    // Charged and stored, but their queue messages never reached the session object.
+    const ids = await seedMessages(
+      numbers(2, 4155552600).map((toNumber) => ({ accountId, sessionId: session, toNumber, createdAt: 1 })),
+    );
     const db = createDb(env.DB);
-    const ids = res.body.data.messages.map((m) => m.id);
     const bodies: DispatchRequest[] = [];
     for (const id of ids) bodies.push(dispatchRequestOf((await findMessage(db, accountId, id))!, 1));
     const batch = createMessageBatch<DispatchRequest>(
@@ -242,6 +251,7 @@ describe("queue consumer", () => {
       ["failed", "dispatch_failed"],
       ["failed", "dispatch_failed"],
     ]);
-    expect(await balanceOf(accountId)).toBe(1);
+    // Seeded messages cost 0.01 each and were never charged: the refunds add them.
+    expect(await balanceOf(accountId)).toBe(1.02);
   });
 });

@@ -2,7 +2,7 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
-import { applyAcks } from "../src/db/queries/messages";
+import { applyMoves } from "../src/messages/status";
 import { call, createAccount, sessionStub } from "./helpers";
 import {
   balanceOf,
@@ -61,12 +61,12 @@ describe("status lifecycle", () => {
     await waitForMessages(key, [id]);
     const db = createDb(env.DB);
     const t = Date.now();
-    await applyAcks(db, [{ messageId: id, kind: "read", at: t }]);
+    await applyMoves(db, [{ kind: "read", target: { ids: [id] }, at: t, gatewayAt: t }]);
     const afterRead = await getMessage(key, id);
     expect(afterRead).toMatchObject({ status: "read" });
     expect(ms(afterRead.read_at)).toBe(t);
     expect(ms(afterRead.delivered_at)).toBe(t);
-    await applyAcks(db, [{ messageId: id, kind: "delivered", at: t + 500 }]);
+    await applyMoves(db, [{ kind: "delivered", target: { ids: [id] }, at: t + 500, gatewayAt: t + 500 }]);
     const afterLate = await getMessage(key, id);
     expect(afterLate).toMatchObject({
       status: "read",
@@ -81,9 +81,10 @@ describe("status lifecycle", () => {
     const res = await sendText(key, session, ["+14155550000"]);
     const id = res.body.data.messages[0]!.id;
     await waitForMessages(key, [id]);
-    await applyAcks(createDb(env.DB), [
-      { messageId: id, kind: "delivered", at: Date.now() },
-      { messageId: id, kind: "read", at: Date.now() },
+    const now = Date.now();
+    await applyMoves(createDb(env.DB), [
+      { kind: "delivered", target: { ids: [id] }, at: now, gatewayAt: now },
+      { kind: "read", target: { ids: [id] }, at: now, gatewayAt: now },
     ]);
     expect(await getMessage(key, id)).toMatchObject({ status: "failed", delivered_at: null, read_at: null });
   });

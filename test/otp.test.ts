@@ -1,13 +1,14 @@
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createApp } from "../src/app";
 import { hmacSha256Hex } from "../src/lib/crypto";
-import { type ApiResponse, call, createAccount, expectProblem } from "./helpers";
+import { type ApiResponse, call, createAccount, expectProblem, sessionStub } from "./helpers";
 
-// The whole one-time-code flow through the sandbox gateway (issue 4, "One-time codes"). The code
-// is read where a user would read it: the content of the chat message that carried it. Time is
-// simulated by moving the OTP's stored times (expires_at, last_sent_at, the send log) into the past.
+// The whole one-time-code flow through the sandbox gateway. The code is read where a user would
+// read it: on the recipient's phone (the sandbox's received messages); the API itself only ever
+// shows it masked. Time is simulated by moving the OTP's stored times (expires_at, last_sent_at,
+// the send log) into the past.
 
 const SENDER = "6ba7b810-9dad-11d1-80b4-00c04fd430c8";
 const TEMPLATE = "Your {{app_name}} code is {{code}}.";
@@ -128,11 +129,27 @@ async function message(key: string, id: string): Promise<Message> {
   return res.body.data;
 }
 
-/** The code an OTP message carries, read from the message's content. */
-async function codeIn(key: string, messageId: string | null): Promise<string> {
+/** What the recipient's phone received for message `messageId`, once the session sent it. */
+async function received(f: Fixture, messageId: string | null, to = TO): Promise<string> {
   expect(messageId).not.toBeNull();
-  const content = (await message(key, messageId ?? "")).content;
-  const match = /^Your Acme code is (\d+)\.$/.exec(content);
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const res = await call<{ data: { message_id: string; content: string }[] }>(
+      "GET",
+      `/sandbox/sessions/${f.sessionId}/received?to_number=${encodeURIComponent(to)}`,
+      { key: f.key },
+    );
+    expect(res.status).toBe(200);
+    const found = res.body.data.find((m) => m.message_id === messageId);
+    if (found) return found.content;
+    if (Date.now() > deadline) throw new Error(`message ${messageId} never reached ${to}`);
+    await pause(50);
+  }
+}
+
+/** The code an OTP message carries, read on the recipient's phone. */
+async function codeIn(f: Fixture, messageId: string | null): Promise<string> {
+  const match = /^Your Acme code is (\d+)\.$/.exec(await received(f, messageId));
   expect(match).not.toBeNull();
   return match?.[1] ?? "";
 }
@@ -203,7 +220,7 @@ describe("POST /v1/apps/{id}/otp → read the code → POST /v1/otp/{id}/verify"
     const carried = await waitForMessage(f.key, otp.message_id ?? "", ["sent", "delivered", "read"]);
     expect(["sent", "delivered", "read"]).toContain(carried.status);
     expect(carried).toMatchObject({ type: "text", otp_id: otp.id, to_number: TO, cost: 0.01 });
-    const code = await codeIn(f.key, otp.message_id);
+    const code = await codeIn(f, otp.message_id);
     expect(code).toMatch(/^\d{6}$/);
     const account = await env.DB.prepare("SELECT balance FROM accounts WHERE id = ?")
       .bind(f.accountId)
@@ -255,7 +272,7 @@ describe("POST /v1/apps/{id}/otp → read the code → POST /v1/otp/{id}/verify"
         },
       });
       const otp = await sent(f);
-      expect(await codeIn(f.key, otp.message_id)).toMatch(new RegExp(`^\\d{${codeSize}}$`));
+      expect(await codeIn(f, otp.message_id)).toMatch(new RegExp(`^\\d{${codeSize}}$`));
       expect(ms(otp.expires_at) - ms(otp.created_at)).toBe(60_000);
     }
   });
@@ -263,8 +280,12 @@ describe("POST /v1/apps/{id}/otp → read the code → POST /v1/otp/{id}/verify"
   it("renders the generated default template with the app's name", async () => {
     const f = await otpApp({ app: { message_template: undefined } });
     const otp = await sent(f);
-    const content = (await message(f.key, otp.message_id ?? "")).content;
-    expect(content).toMatch(/^\d{6} is your Acme verification code\. Do not share it\.$/);
+    expect(await received(f, otp.message_id)).toMatch(
+      /^\d{6} is your Acme verification code\. Do not share it\.$/,
+    );
+    expect((await message(f.key, otp.message_id ?? "")).content).toBe(
+      "•••••• is your Acme verification code. Do not share it.",
+    );
   });
 
   it("replays a retried send with the same Idempotency-Key: one OTP, one message, one charge", async () => {
@@ -279,6 +300,69 @@ describe("POST /v1/apps/{id}/otp → read the code → POST /v1/otp/{id}/verify"
     expect(await count("SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(1);
     expect(await count("SELECT COUNT(*) AS n FROM messages WHERE otp_id = ?", first.body.data.id)).toBe(1);
     problem(await send(f, "+14155552672", headers), 422, "idempotency_key_reused");
+  });
+});
+
+describe("the code is readable only on the recipient's phone", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it("appears in no API response, D1 row, session-object row (but the phone's) or log line", async () => {
+    const logged: string[] = [];
+    for (const level of ["log", "info", "warn", "error", "debug"] as const) {
+      vi.spyOn(console, level).mockImplementation((...args: unknown[]) => {
+        logged.push(args.map(String).join(" "));
+      });
+    }
+    const f = await otpApp({ app: { code_size: 10 } });
+    const res = await send(f, TO, { "Idempotency-Key": `otp-${crypto.randomUUID()}` });
+    expect(res.status).toBe(201);
+    const otp = res.body.data;
+    const code = await codeIn(f, otp.message_id);
+    expect(code).toMatch(/^\d{10}$/);
+    const delivered = await waitForMessage(f.key, otp.message_id ?? "", ["delivered", "read"]);
+    expect(delivered.content).toBe("Your Acme code is ••••••••••.");
+
+    const responses = [
+      res,
+      await call("GET", `/v1/chatapp/messages/${otp.message_id}`, { key: f.key }),
+      await call("GET", "/v1/chatapp/messages?limit=100", { key: f.key }),
+      await show(f, otp.id),
+      await verify(f, otp.id, code),
+    ];
+    for (const response of responses) expectNoCode(response.text, code);
+
+    const tables = await env.DB.prepare(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name <> 'd1_migrations'",
+    ).all<{ name: string }>();
+    expect(tables.results.map((t) => t.name)).toEqual(
+      expect.arrayContaining(["messages", "otps", "idempotency_keys"]),
+    );
+    for (const { name } of tables.results) {
+      const rows = await env.DB.prepare(`SELECT * FROM "${name}"`).all();
+      expectNoCode(JSON.stringify(rows.results), code);
+    }
+
+    const objectRows = await runInDurableObject(sessionStub(f.sessionId), (_instance, state) => {
+      const sql = state.storage.sql;
+      const names = sql
+        .exec<{ name: string }>(
+          "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '_cf_%'",
+        )
+        .toArray()
+        .map((t) => t.name);
+      return names.map((name) => ({ name, rows: sql.exec(`SELECT * FROM "${name}"`).toArray() }));
+    });
+    expect(objectRows.map((t) => t.name)).toEqual(expect.arrayContaining(["outbox", "sandbox_received"]));
+    for (const { name, rows } of objectRows) {
+      // The sandbox's stand-in for the recipient's phone is the one place the code may be.
+      if (name === "sandbox_received") expect(JSON.stringify(rows)).toContain(code);
+      else expectNoCode(JSON.stringify(rows), code);
+    }
+    const outbox = objectRows.find((t) => t.name === "outbox")?.rows ?? [];
+    expect(outbox).toEqual([expect.objectContaining({ id: otp.message_id, state: "sent", content: null })]);
+    for (const line of logged) expectNoCode(line, code);
   });
 });
 
@@ -356,7 +440,7 @@ describe("verifying: limits", () => {
   it("fails the OTP on the 5th wrong code; later tries, even the right code, get 429", async () => {
     const f = await otpApp();
     const otp = await sent(f);
-    const code = await codeIn(f.key, otp.message_id);
+    const code = await codeIn(f, otp.message_id);
     for (const remaining of [4, 3, 2, 1]) {
       expect(problem(await verify(f, otp.id, wrong(code)), 422, "otp_invalid").attempts_remaining).toBe(
         remaining,
@@ -375,7 +459,7 @@ describe("verifying: limits", () => {
   it("is 410 otp_expired after expires_at, for the right code too, and stores the status", async () => {
     const f = await otpApp({ app: { expiry_seconds: 60 } });
     const otp = await sent(f);
-    const code = await codeIn(f.key, otp.message_id);
+    const code = await codeIn(f, otp.message_id);
     await env.DB.prepare("UPDATE otps SET expires_at = ? WHERE id = ?")
       .bind(Date.now() - 1, otp.id)
       .run();
@@ -400,7 +484,7 @@ describe("verifying: limits", () => {
     const f = await otpApp();
     const mallory = await otpApp();
     const otp = await sent(f);
-    const code = await codeIn(f.key, otp.message_id);
+    const code = await codeIn(f, otp.message_id);
     const asMallory = { ...mallory, appId: f.appId };
     problem(await show(asMallory, otp.id), 404, "not_found");
     problem(await verify(asMallory, otp.id, code), 404, "not_found");
@@ -416,7 +500,7 @@ describe("verifying: limits", () => {
   it("keeps verifying an OTP sent before its app was deleted, but sends it no new code", async () => {
     const f = await otpApp();
     const otp = await sent(f);
-    const code = await codeIn(f.key, otp.message_id);
+    const code = await codeIn(f, otp.message_id);
     await call("DELETE", `/v1/apps/${f.appId}`, { key: f.key });
     await allowResend(otp.id);
     problem(await resend(f, otp.id), 404, "not_found");
@@ -428,7 +512,7 @@ describe("POST /v1/otp/{id}/resend", () => {
   it("sends a new code that replaces the old one and restarts the expiry; attempts carry over", async () => {
     const f = await otpApp();
     const otp = await sent(f);
-    const oldCode = await codeIn(f.key, otp.message_id);
+    const oldCode = await codeIn(f, otp.message_id);
     problem(await verify(f, otp.id, wrong(oldCode)), 422, "otp_invalid");
 
     const early = await resend(f, otp.id);
@@ -445,7 +529,7 @@ describe("POST /v1/otp/{id}/resend", () => {
     expect(again.message_id).not.toBe(otp.message_id);
     expect(ms(again.expires_at)).toBeGreaterThan(ms(otp.expires_at));
     expect(ms(again.expires_at) - ms(again.updated_at)).toBe(600_000);
-    const newCode = await codeIn(f.key, again.message_id);
+    const newCode = await codeIn(f, again.message_id);
     expectNoCode(res.text, newCode);
     expect((await message(f.key, again.message_id ?? "")).otp_id).toBe(otp.id);
 
@@ -470,14 +554,14 @@ describe("POST /v1/otp/{id}/resend", () => {
     expect(sixth.headers.get("retry-after")).toBeNull();
     expect(await count("SELECT COUNT(*) AS n FROM messages WHERE otp_id = ?", otp.id)).toBe(5);
     // The latest code works.
-    const latest = await codeIn(f.key, (await show(f, otp.id)).body.data.message_id);
+    const latest = await codeIn(f, (await show(f, otp.id)).body.data.message_id);
     expect((await verify(f, otp.id, latest)).status).toBe(200);
   });
 
   it("leaves the OTP as it was when the new code cannot be paid for (402): the old code still works", async () => {
     const f = await otpApp({ balance: 0.01 });
     const otp = await sent(f);
-    const code = await codeIn(f.key, otp.message_id);
+    const code = await codeIn(f, otp.message_id);
     await allowResend(otp.id);
     const before = await otpRow(otp.id);
     problem(await resend(f, otp.id), 402, "insufficient_balance");
@@ -548,7 +632,7 @@ describe("concurrency", () => {
   it("verifies once when the right code arrives several times at once", async () => {
     const f = await otpApp();
     const otp = await sent(f);
-    const code = await codeIn(f.key, otp.message_id);
+    const code = await codeIn(f, otp.message_id);
     const results = await Promise.all(Array.from({ length: 6 }, () => verify(f, otp.id, code)));
     const statuses = results.map((r) => r.status).sort();
     expect(statuses).toEqual([200, 409, 409, 409, 409, 409]);
@@ -559,7 +643,7 @@ describe("concurrency", () => {
   it("counts at most 5 wrong codes when 12 arrive at once", async () => {
     const f = await otpApp();
     const otp = await sent(f);
-    const code = await codeIn(f.key, otp.message_id);
+    const code = await codeIn(f, otp.message_id);
     const results = await Promise.all(Array.from({ length: 12 }, () => verify(f, otp.id, wrong(code))));
     const invalid = results.filter((r) => r.status === 422);
     const exceeded = results.filter((r) => r.status === 429);

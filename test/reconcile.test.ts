@@ -44,6 +44,62 @@ describe("reconciliation sweep (hourly cron)", () => {
     expect(outbox).toEqual([{ id: id!, attempts: 1 }]);
   });
 
+  it("sweeps only messages no session object accepted, so waiting ones cannot crowd out a lost one", async () => {
+    const { key, accountId } = await createAccount(1);
+    const session = await connectedSession(key);
+    // A real send, scheduled for later: the object accepts it and records that in D1.
+    const later = new Date(Date.now() + 3600_000).toISOString();
+    const res = await sendText(key, session.id, ["+14155552676"], { scheduled_at: later });
+    const waiting = res.body.data.messages[0]!.id;
+    for (let i = 0; i < 200; i++) {
+      const row = await env.DB.prepare("SELECT accepted_at FROM messages WHERE id = ?").bind(waiting).first();
+      if (row?.accepted_at) break;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    const old = Date.now() - STALE_AFTER_MS - 3600_000;
+    // 1,000 more messages the object holds, older than the one that was really lost.
+    const held = await seedMessages(
+      Array.from({ length: 1000 }, (_, i) => ({
+        accountId,
+        sessionId: session.id,
+        toNumber: `+1415555${String(3000 + i)}`,
+        createdAt: old + i,
+      })),
+    );
+    await env.DB.prepare(
+      `UPDATE messages SET accepted_at = created_at, updated_at = ${old} WHERE id IN (SELECT value FROM json_each(?)) OR id = ?`,
+    )
+      .bind(JSON.stringify(held), waiting)
+      .run();
+    const [lost] = await seedMessages([
+      { accountId, sessionId: session.id, toNumber: "+14155552677", createdAt: old + 60_000 },
+    ]);
+    expect((await staleQuery(createDb(env.DB), Date.now())).map((row) => row.id)).toEqual([lost]);
+  });
+
+  it("fails and refunds a lost one-time code instead of re-sending it (only its queue message held the code)", async () => {
+    const { key, accountId } = await createAccount(1);
+    const session = await connectedSession(key);
+    const [lost] = await seedMessages([
+      {
+        accountId,
+        sessionId: session.id,
+        toNumber: "+14155552678",
+        createdAt: Date.now() - STALE_AFTER_MS - 60_000,
+      },
+    ]);
+    await env.DB.prepare("UPDATE messages SET otp_id = ?, content = '•••••• is your code' WHERE id = ?")
+      .bind(crypto.randomUUID(), lost)
+      .run();
+    await runCron();
+    expect(await getMessage(key, lost!)).toMatchObject({ status: "failed", reason: "dispatch_failed" });
+    expect(await balanceOf(accountId)).toBe(1.01);
+    const outbox = await runInDurableObject(sessionStub(session.id), (_i: ChatSession, state) =>
+      state.storage.sql.exec("SELECT id FROM outbox").toArray(),
+    );
+    expect(outbox).toEqual([]);
+  });
+
   it("leaves recent and future-scheduled messages alone", async () => {
     const { key, accountId } = await createAccount(1);
     const session = await connectedSession(key);
@@ -74,7 +130,7 @@ describe("reconciliation sweep (hourly cron)", () => {
     const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
       .bind(...params)
       .all<{ detail: string }>();
-    expect(plan.results.map((r) => r.detail).join("\n")).toMatch(/USING INDEX messages_waiting/);
+    expect(plan.results.map((r) => r.detail).join("\n")).toMatch(/USING INDEX messages_unaccepted/);
   });
 });
 

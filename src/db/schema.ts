@@ -14,7 +14,7 @@ export const accounts = sqliteTable(
     updatedAt: integer().notNull(),
   },
   // The database itself refuses a negative balance, so concurrent charges can never overdraw:
-  // a charge that would cross zero aborts its whole batch (see db/queries/ledger.ts).
+  // a charge that would cross zero aborts its whole batch (src/billing/ledger.ts checks first).
   (t) => [check("accounts_balance_non_negative", sql`${t.balance} >= 0`)],
 );
 
@@ -104,10 +104,18 @@ export const messages = sqliteTable(
     /** Order of acceptance within one send request (0-based); pacing follows it. */
     sendIndex: integer().notNull().default(0),
     scheduledAt: integer(),
+    /**
+     * When the session object took the message into its outbox (epoch ms), or null while its
+     * queue message has not reached it: the reconciliation sweep re-enqueues only those.
+     */
+    acceptedAt: integer(),
     sentAt: integer(),
     deliveredAt: integer(),
     readAt: integer(),
-    /** JSON object: `{ attempts, last_error, events: [...] }`. */
+    /**
+     * JSON object: `{ attempts, gateway, last_error, next_attempt_at, failed_at, events: [{ type,
+     * at, gateway_at }] }`; every time in it is an API timestamp string (lib/time.ts).
+     */
     metadata: text().notNull().default("{}"),
     chargeId: text(),
     refundId: text(),
@@ -129,8 +137,10 @@ export const messages = sqliteTable(
     uniqueIndex("messages_incoming_provider_id")
       .on(t.chatappSessionId, t.providerMessageId)
       .where(sql`${t.direction} = 'incoming'`),
-    // Small: only messages not yet handed to the gateway, for the reconciliation sweep.
-    index("messages_waiting").on(t.updatedAt).where(sql`${t.status} IN ('queued', 'scheduled')`),
+    // Small: only messages no session object has accepted yet, for the reconciliation sweep.
+    index("messages_unaccepted")
+      .on(t.updatedAt)
+      .where(sql`${t.status} IN ('queued', 'scheduled') AND ${t.acceptedAt} IS NULL`),
     index("messages_refund").on(t.refundId),
   ],
 );
@@ -229,3 +239,7 @@ export const otpSends = sqliteTable(
     index("otp_sends_app_number").on(t.appId, t.toNumber, t.sentAt),
   ],
 );
+
+export type MessageRow = typeof messages.$inferSelect;
+export type MessageType = MessageRow["type"];
+export type MessageStatus = MessageRow["status"];

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { createDb } from "../db/client";
-import { failAndRefund } from "../db/queries/messages";
 import { MESSAGE_TYPES } from "../messages/message-record";
+import { applyMoves, failMoves } from "../messages/status";
 import type { DispatchRequest } from "./dispatch-request";
 
 /** Name of the dead-letter queue (wrangler.toml): messages that exhausted their deliveries. */
@@ -84,13 +84,17 @@ export async function handleOutboundBatch(batch: MessageBatch<unknown>, env: Env
   );
 }
 
-/** Messages the queue gave up on: fail them with reason `dispatch_failed` and refund them. */
+/**
+ * Messages the queue gave up on: those that never reached their session object fail with reason
+ * `dispatch_failed` and are refunded. A message an object accepted is the object's to send or
+ * fail (the hand-over may have failed after it was accepted), so it is left alone, as is one
+ * already sent.
+ */
 async function handleDeadLetters(messages: Message<DispatchRequest>[], env: Env): Promise<void> {
-  const db = createDb(env.DB);
-  const byAccount = new Map<string, string[]>();
-  for (const m of messages)
-    byAccount.set(m.body.accountId, [...(byAccount.get(m.body.accountId) ?? []), m.body.id]);
-  const now = Date.now();
-  for (const [accountId, ids] of byAccount) await failAndRefund(db, accountId, ids, "dispatch_failed", now);
+  const failed = messages.map((m) => ({ id: m.body.id, accountId: m.body.accountId }));
+  await applyMoves(
+    createDb(env.DB),
+    failMoves(failed, "dispatch_failed", Date.now(), { unacceptedOnly: true }),
+  );
   for (const m of messages) m.ack();
 }

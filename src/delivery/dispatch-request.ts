@@ -28,15 +28,18 @@ export interface DispatchRequest {
 /** Largest batch `Queue.sendBatch` takes (Cloudflare Queues limit: 100 messages). */
 const QUEUE_BATCH = 100;
 
-/** Builds the queue message of a created message row. */
-export function dispatchRequestOf(row: MessageRow, priority: 0 | 1): DispatchRequest {
+/**
+ * Builds the queue message of a created message row. `content` replaces the row's (a one-time
+ * code's message carries its code here only; the row holds it masked).
+ */
+export function dispatchRequestOf(row: MessageRow, priority: 0 | 1, content = row.content): DispatchRequest {
   return {
     id: row.id,
     accountId: row.accountId,
     sessionId: row.chatappSessionId ?? "",
     to: row.toNumber,
     type: row.type,
-    content: row.content,
+    content,
     mediaUrl: row.mediaUrl,
     delayBetween: row.delayBetween,
     acceptedAt: row.createdAt,

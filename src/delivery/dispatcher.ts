@@ -1,7 +1,8 @@
 import { readConfig } from "../config";
-import { createDb } from "../db/client";
-import { failAndRefund, markDue, markSent, recordRetry } from "../db/queries/messages";
+import { createDb, type Db } from "../db/client";
+import { recordRetry } from "../db/queries/messages";
 import type { ChatGateway, SendOutcome } from "../gateways/gateway";
+import { applyMoves, failMoves, type MessageMove } from "../messages/status";
 import type { Deadlines } from "../sessions/deadlines";
 import type { DispatchRequest } from "./dispatch-request";
 import type { Outbox, OutboxItem } from "./outbox";
@@ -20,6 +21,8 @@ const RUN_MS = 30_000;
  * in batches, during pacing gaps, and before the run ends or any ack is applied.
  */
 const FLUSH_BATCH = 50;
+/** How soon the alarm tries again to write outcomes D1 refused (an outage, a failed batch). */
+export const SYNC_RETRY_MS = 15_000;
 
 /** What the dispatcher needs from the session object that hosts it. */
 export interface DispatchHost {
@@ -36,8 +39,9 @@ export interface DispatchHost {
 
 /**
  * The fan-out end of a session: takes messages into the outbox and sends them through the
- * gateway one at a time, paced, retried and, when they cannot be sent, failed and refunded
- * (issue 3, "Fan-out and pacing").
+ * gateway one at a time, paced, retried and, when they cannot be sent, failed and refunded.
+ * Every outcome is recorded in the outbox first and then written to D1 ({@link flush}), so none
+ * is lost when D1 refuses a write or the object stops.
  */
 export class Dispatcher {
   /** True while a run is in progress (one at a time per object). */
@@ -84,7 +88,7 @@ export class Dispatcher {
         const now = Math.max(Date.now(), horizon);
         const due = outbox.takeDueScheduled(now);
         if (due.length > 0) {
-          await markDue(createDb(this.env.DB), due, Date.now());
+          await applyMoves(createDb(this.env.DB), [{ kind: "due", target: { ids: due }, at: Date.now() }]);
           continue;
         }
         const item = outbox.next(now);
@@ -97,7 +101,8 @@ export class Dispatcher {
         const wait = readyAt - Date.now();
         // Pacing gaps are for bookkeeping: write outcomes, run due deadlines, then look again.
         if (wait > 0 && outbox.unsyncedCount() > 0) {
-          await this.flush();
+          // D1 refusing writes ends the run; the `sync` deadline's alarm starts the next one.
+          if (!(await this.flush())) return;
           continue;
         }
         if (wait > 0 && deadlines.anyDue(Date.now())) {
@@ -112,7 +117,7 @@ export class Dispatcher {
         else {
           await this.host.exclusive(() => this.sendOne(item.id));
           if (outbox.unsyncedCount() >= FLUSH_BATCH) {
-            await this.flush();
+            if (!(await this.flush())) return;
             if (deadlines.anyDue(Date.now())) await this.host.runDueDeadlines();
           }
         }
@@ -124,29 +129,57 @@ export class Dispatcher {
   }
 
   /**
-   * Writes sent outcomes that are not yet in D1 (see {@link FLUSH_BATCH}). They wait in the
-   * outbox flagged unsynced, so outcomes of an object that stopped are written after its restart.
+   * Writes the outcomes not yet in D1 (see {@link FLUSH_BATCH}): sent messages, and failed ones
+   * with their refunds, through the message transitions. They wait in the outbox flagged unsynced,
+   * so outcomes of an object that stopped are written after its restart; when D1 refuses the
+   * write, a `sync` deadline tries again after {@link SYNC_RETRY_MS}, until D1 has them.
+   * @returns whether D1 now holds every outcome.
    */
-  async flush(): Promise<void> {
+  async flush(): Promise<boolean> {
     const { outbox } = this.host;
     const session = this.host.session();
-    if (!session) return;
-    for (;;) {
-      const rows = outbox.unsynced(100);
-      if (rows.length === 0) return;
-      await markSent(
-        createDb(this.env.DB),
-        rows.map((row) => ({
+    if (!session) return true;
+    try {
+      for (;;) {
+        const rows = outbox.unsynced(100);
+        if (rows.length === 0) return true;
+        await applyMoves(createDb(this.env.DB), this.movesOf(rows, session.phoneNumber));
+        outbox.markSynced(rows.map((row) => row.id));
+      }
+    } catch (error) {
+      console.error(JSON.stringify({ level: "error", event: "outcome_write_failed", error: String(error) }));
+      this.host.deadlines.schedule("sync", "", Date.now() + SYNC_RETRY_MS);
+      await this.host.deadlines.rearm();
+      return false;
+    }
+  }
+
+  /** Outbox outcomes as message moves: one per sent message, one per failure reason and account. */
+  private movesOf(rows: OutboxItem[], fromNumber: string | null): MessageMove[] {
+    const gateway = this.host.gateway().name;
+    const moves: MessageMove[] = [];
+    const failedByReason = new Map<string, { id: string; accountId: string }[]>();
+    for (const row of rows) {
+      if (row.state === "sent") {
+        moves.push({
+          kind: "sent",
           id: row.id,
           at: row.done_at ?? Date.now(),
           providerMessageId: row.provider_message_id ?? "",
-          fromNumber: session.phoneNumber,
+          fromNumber,
           attempts: row.attempts,
-          gateway: this.host.gateway().name,
-        })),
-      );
-      outbox.markSynced(rows.map((row) => row.id));
+          gateway,
+        });
+      } else {
+        const reason = row.reason ?? "failed";
+        failedByReason.set(reason, [
+          ...(failedByReason.get(reason) ?? []),
+          { id: row.id, accountId: row.account_id },
+        ]);
+      }
     }
+    for (const [reason, failed] of failedByReason) moves.push(...failMoves(failed, reason, Date.now()));
+    return moves;
   }
 
   /** Fails waiting messages whose time to live ran out while the session was unavailable. */
@@ -161,23 +194,14 @@ export class Dispatcher {
     await this.fail(this.host.outbox.pending(), reason);
   }
 
-  /** Marks outbox entries failed, then fails and refunds their messages. */
-  async fail(items: Pick<OutboxItem, "id" | "account_id">[], reason: string): Promise<void> {
+  /** Fails outbox entries that will not be sent, then writes them (failed, refunded) to D1. */
+  async fail(items: Pick<OutboxItem, "id">[], reason: string): Promise<void> {
     this.host.outbox.markFailed(
       items.map((item) => item.id),
       Date.now(),
+      reason,
     );
-    await this.refund(items, reason);
-  }
-
-  /** Fails and refunds messages in D1, grouped per account (one D1 batch each). */
-  async refund(items: { id: string; account_id: string }[], reason: string): Promise<void> {
-    const now = Date.now();
-    const byAccount = new Map<string, string[]>();
-    for (const item of items)
-      byAccount.set(item.account_id, [...(byAccount.get(item.account_id) ?? []), item.id]);
-    const db = createDb(this.env.DB);
-    for (const [accountId, ids] of byAccount) await failAndRefund(db, accountId, ids, reason, now);
+    await this.flush();
   }
 
   /** One gateway call for one outbox entry, and its outcome written to the outbox and to D1. */
@@ -217,12 +241,12 @@ export class Dispatcher {
         deadlines.schedule("ack_read", id, at + config.SANDBOX_READ_MS);
       }
     } else if (outcome.permanent || attempts >= MAX_SEND_ATTEMPTS) {
-      await recordRetry(db, id, { attempts, error: outcome.reason, nextAttemptAt: null, at });
+      await noteAttempt(db, id, { attempts, error: outcome.reason, nextAttemptAt: null, at });
       await this.fail([item], outcome.permanent ? outcome.reason : "retries_exhausted");
     } else {
       const nextAttemptAt = at + retryDelayMs(attempts);
       outbox.markRetry(id, nextAttemptAt);
-      await recordRetry(db, id, { attempts, error: outcome.reason, nextAttemptAt, at });
+      await noteAttempt(db, id, { attempts, error: outcome.reason, nextAttemptAt, at });
     }
   }
 
@@ -230,5 +254,19 @@ export class Dispatcher {
     const at = this.host.outbox.nextExpiryAt();
     if (at === null) this.host.deadlines.clear("expire");
     else this.host.deadlines.schedule("expire", "", at);
+  }
+}
+
+/**
+ * Shows a failed attempt in the message's metadata. Only informative (the outbox holds the
+ * attempt), so a D1 write that fails is logged, not retried.
+ */
+async function noteAttempt(db: Db, id: string, attempt: Parameters<typeof recordRetry>[2]): Promise<void> {
+  try {
+    await recordRetry(db, id, attempt);
+  } catch (error) {
+    console.error(
+      JSON.stringify({ level: "error", event: "attempt_note_failed", message_id: id, error: String(error) }),
+    );
   }
 }

@@ -22,7 +22,9 @@ export type OutboxItem = {
   expires_at: number;
   done_at: number | null;
   provider_message_id: string | null;
-  /** 0 while a `sent` outcome is not yet written through to D1 (see Dispatcher.flush). */
+  /** Why a `failed` entry failed (the message's `reason`). */
+  reason: string | null;
+  /** 0 while a `sent` or `failed` outcome is not yet written through to D1 (see Dispatcher.flush). */
   synced: number;
 };
 
@@ -31,8 +33,12 @@ export const OUTBOX_RETENTION_MS = 7 * 24 * 3600 * 1000;
 
 /**
  * The session object's queue of messages to send, in its SQLite storage. Entries are keyed by
- * message id and kept after sending, so a queue message delivered twice is ignored (issue 3:
- * at-least-once delivery must never send twice).
+ * message id and kept after sending, so a queue message delivered twice is ignored (at-least-once
+ * delivery must never send twice). An entry's content is dropped once its outcome is known: a
+ * one-time code's text is held only while the message waits for the gateway.
+ *
+ * Outcomes (sent, failed) are owed to D1 until written there: `synced = 0` marks them, and the
+ * dispatcher's flush writes them, retried from the alarm until D1 has them.
  */
 export class Outbox {
   constructor(private readonly sql: SqlStorage) {}
@@ -52,11 +58,15 @@ export class Outbox {
         not_before INTEGER NOT NULL, scheduled INTEGER NOT NULL, state TEXT NOT NULL,
         attempts INTEGER NOT NULL DEFAULT 0, next_attempt_at INTEGER NOT NULL DEFAULT 0,
         expires_at INTEGER NOT NULL, done_at INTEGER, provider_message_id TEXT,
-        synced INTEGER NOT NULL DEFAULT 1);
+        synced INTEGER NOT NULL DEFAULT 1, reason TEXT);
       CREATE INDEX IF NOT EXISTS outbox_unsynced ON outbox (synced) WHERE synced = 0;
       CREATE INDEX IF NOT EXISTS outbox_order ON outbox (state, priority, accepted_at, send_ref, send_index);
       CREATE TABLE IF NOT EXISTS outbox_pacing (id INTEGER PRIMARY KEY CHECK (id = 1), last_call_at INTEGER NOT NULL);
     `);
+    // Objects created before the column existed.
+    const columns = this.sql.exec<{ name: string }>("SELECT name FROM pragma_table_info('outbox')").toArray();
+    if (!columns.some((column) => column.name === "reason"))
+      this.sql.exec("ALTER TABLE outbox ADD COLUMN reason TEXT");
     this.sql.exec("UPDATE outbox SET state = 'pending' WHERE state = 'sending'");
   }
 
@@ -163,19 +173,27 @@ export class Outbox {
   /** The gateway accepted the entry at `at`; D1 learns it at the next flush. */
   markSent(id: string, at: number, providerMessageId: string): void {
     this.sql.exec(
-      "UPDATE outbox SET state = 'sent', done_at = ?, provider_message_id = ?, synced = 0 WHERE id = ?",
+      `UPDATE outbox SET state = 'sent', done_at = ?, provider_message_id = ?, synced = 0, content = NULL
+       WHERE id = ?`,
       at,
       providerMessageId,
       id,
     );
   }
 
-  markFailed(ids: string[], at: number): void {
+  /** Entries that will not be sent, with the reason; D1 learns it (and refunds) at the next flush. */
+  markFailed(ids: string[], at: number, reason: string): void {
     for (const id of ids)
-      this.sql.exec("UPDATE outbox SET state = 'failed', done_at = ? WHERE id = ?", at, id);
+      this.sql.exec(
+        `UPDATE outbox SET state = 'failed', done_at = ?, reason = ?, synced = 0, content = NULL
+         WHERE id = ? AND state IN ('pending', 'sending')`,
+        at,
+        reason,
+        id,
+      );
   }
 
-  /** Sent entries not yet written through to D1, oldest first. */
+  /** Sent and failed entries not yet written through to D1, oldest first. */
   unsynced(limit: number): OutboxItem[] {
     return this.sql
       .exec<OutboxItem>("SELECT * FROM outbox WHERE synced = 0 ORDER BY done_at LIMIT ?", limit)

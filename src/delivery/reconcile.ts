@@ -1,6 +1,7 @@
 import { and, asc, eq, lt, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { messages } from "../db/schema";
+import { applyMoves, failMoves } from "../messages/status";
 import { dispatchRequestOf, enqueueDispatch } from "./dispatch-request";
 
 /** A message still waiting this long after its last change may have lost its queue message. */
@@ -9,19 +10,27 @@ export const STALE_AFTER_MS = 15 * 60_000;
 const SWEEP_LIMIT = 1000;
 
 /**
- * The reconciliation sweep (hourly cron): puts outgoing messages that have waited `queued` (or
- * past their `scheduled_at`) for over {@link STALE_AFTER_MS} back on the outbound Queue. Nothing
- * is lost if a queue message never reached its session object (a lost delivery, a local
- * `wrangler dev` reload); one that did is ignored there, as the object keys entries by message
- * id, so the sweep can never send a message twice.
+ * The reconciliation sweep (hourly cron): puts outgoing messages that no session object has
+ * accepted (`accepted_at` null) {@link STALE_AFTER_MS} after their last change (or their
+ * `scheduled_at`) back on the outbound Queue. Nothing is lost if a queue message never reached its
+ * session object (a lost delivery, a local `wrangler dev` reload). Messages an object holds,
+ * however long they wait for a disconnected session, are not swept, so they cannot crowd out a
+ * lost one. Were a message swept that an object does hold, the object would ignore it (entries
+ * are keyed by message id), so the sweep never sends twice.
+ *
+ * A lost one-time code is not re-sent: only its queue message held the code (the row holds it
+ * masked), so it fails with reason `dispatch_failed` and is refunded; the caller resends the OTP.
  *
  * @returns how many messages it re-enqueued.
  */
 export async function requeueStale(env: Env, db: Db, now: number): Promise<number> {
   const stale = await staleQuery(db, now);
+  const codes = stale.filter((row) => row.otpId !== null);
+  const moves = failMoves(codes, "dispatch_failed", now, { unacceptedOnly: true });
+  await applyMoves(db, moves);
   const { enqueued } = await enqueueDispatch(
     env.OUTBOUND_QUEUE,
-    stale.map((row) => dispatchRequestOf(row, row.otpId ? 0 : 1)),
+    stale.filter((row) => row.otpId === null).map((row) => dispatchRequestOf(row, 1)),
   );
   return enqueued;
 }
@@ -34,9 +43,9 @@ export function staleQuery(db: Db, now: number) {
     .from(messages)
     .where(
       and(
-        // Literal, not bound: SQLite uses the partial index messages_waiting only when the query
-        // states its condition as written.
-        sql`${messages.status} IN ('queued', 'scheduled')`,
+        // Literal, not bound: SQLite uses the partial index messages_unaccepted only when the
+        // query states its condition as written.
+        sql`${messages.status} IN ('queued', 'scheduled') AND ${messages.acceptedAt} IS NULL`,
         lt(messages.updatedAt, before),
         eq(messages.direction, "outgoing"),
         sql`COALESCE(${messages.scheduledAt}, 0) < ${before}`,

@@ -14,8 +14,9 @@ import type { ChatGateway, GatewayEvent, LinkState, OutboundMessage, SendOutcome
  * - `…0000`: fails permanently with reason `recipient_not_on_chatapp`;
  * - `…0001`: fails transiently on the first two attempts, then is accepted;
  * - `…0002`: fails transiently on every attempt (retries run out);
- * - anything else: accepted; the session object then acks it `delivered` after
- *   `SANDBOX_DELIVERED_MS` and `read` after `SANDBOX_READ_MS`.
+ * - anything else: accepted, and kept as what the recipient's phone received (the last
+ *   {@link PHONE_KEEPS} per recipient, {@link receivedBy}); the session object then acks it
+ *   `delivered` after `SANDBOX_DELIVERED_MS` and `read` after `SANDBOX_READ_MS`.
  */
 export class SandboxGateway implements ChatGateway {
   readonly name = "sandbox";
@@ -27,7 +28,13 @@ export class SandboxGateway implements ChatGateway {
     /** The session's uuid, embedded in pairing tokens so the pair route can find the session. */
     private readonly sessionUuid: string,
   ) {
-    sql.exec("CREATE TABLE IF NOT EXISTS sandbox_link (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+    sql.exec(`
+      CREATE TABLE IF NOT EXISTS sandbox_link (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS sandbox_received (
+        message_id TEXT PRIMARY KEY, to_number TEXT NOT NULL, type TEXT NOT NULL, content TEXT,
+        media_url TEXT, received_at INTEGER NOT NULL);
+      CREATE INDEX IF NOT EXISTS sandbox_received_to ON sandbox_received (to_number, received_at);
+    `);
   }
 
   async create(): Promise<LinkState> {
@@ -82,7 +89,38 @@ export class SandboxGateway implements ChatGateway {
     if (message.to.endsWith("0002")) return transient;
     if (message.to.endsWith("0001") && this.countAttempt(message.id) <= 2) return transient;
     // Derived from our id, so a repeated call for the same message yields the same message.
+    this.sql.exec(
+      `INSERT INTO sandbox_received (message_id, to_number, type, content, media_url, received_at)
+       VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (message_id) DO NOTHING`,
+      message.id,
+      message.to,
+      message.type,
+      message.content,
+      message.mediaUrl,
+      Date.now(),
+    );
+    this.sql.exec(
+      `DELETE FROM sandbox_received WHERE to_number = ? AND message_id NOT IN (
+         SELECT message_id FROM sandbox_received WHERE to_number = ? ORDER BY received_at DESC, rowid DESC LIMIT ?)`,
+      message.to,
+      message.to,
+      PHONE_KEEPS,
+    );
     return { ok: true, providerMessageId: `sandbox.${message.id}` };
+  }
+
+  /**
+   * What the phone of `toNumber` (E.164) received from this session, newest first: the messages
+   * as the recipient reads them, one-time codes in clear (the API itself shows them masked).
+   */
+  receivedBy(toNumber: string): SandboxReceived[] {
+    return this.sql
+      .exec<SandboxReceived>(
+        `SELECT message_id, to_number, type, content, media_url, received_at FROM sandbox_received
+         WHERE to_number = ? ORDER BY received_at DESC, rowid DESC`,
+        toNumber,
+      )
+      .toArray();
   }
 
   /** The payload currently shown as QR, or null when none was issued. */
@@ -148,6 +186,19 @@ export class SandboxGateway implements ChatGateway {
     );
   }
 }
+
+/** How many received messages the sandbox keeps per recipient phone. */
+export const PHONE_KEEPS = 50;
+
+/** A message as a sandbox recipient's phone received it; `received_at` is epoch ms. */
+export type SandboxReceived = {
+  message_id: string;
+  to_number: string;
+  type: OutboundMessage["type"];
+  content: string | null;
+  media_url: string | null;
+  received_at: number;
+};
 
 /** `<origin>/sandbox/pair/<token>`: the sandbox's QR payload. */
 export function pairUrl(origin: string, token: string): string {

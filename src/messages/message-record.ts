@@ -1,10 +1,8 @@
-import type { messages } from "../db/schema";
+import type { MessageRow, MessageStatus, MessageType } from "../db/schema";
 import { fromMinor } from "../lib/money";
 import { formatNullableTimestamp, formatTimestamp } from "../lib/time";
 
-export type MessageRow = typeof messages.$inferSelect;
-export type MessageType = MessageRow["type"];
-export type MessageStatus = MessageRow["status"];
+export type { MessageRow, MessageStatus, MessageType };
 
 export const MESSAGE_TYPES = [
   "text",

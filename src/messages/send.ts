@@ -1,11 +1,13 @@
+import { charge } from "../billing/ledger";
 import { type Config, readConfig } from "../config";
 import type { Db } from "../db/client";
 import { findAccount } from "../db/queries/accounts";
-import { chargeAndCreate, failAndRefund } from "../db/queries/messages";
+import { insertOutgoingStatement, type NewMessages, outgoingRows } from "../db/queries/messages";
 import { findSession } from "../db/queries/sessions";
 import { dispatchRequestOf, enqueueDispatch } from "../delivery/dispatch-request";
 import { ApiError } from "../errors";
 import type { MessageRow, MessageType } from "./message-record";
+import { applyMoves } from "./status";
 
 export interface SendRequest {
   accountId: string;
@@ -18,8 +20,13 @@ export interface SendRequest {
   delayBetween: number;
   /** Epoch ms, or null to send now. */
   scheduledAt: number | null;
-  /** Set for one-time codes: the message carries it and goes ahead of bulk fan-out. */
-  otpId?: string;
+  /**
+   * Set for one-time codes: the message carries the OTP's id and goes ahead of bulk fan-out, and
+   * `content` is what is stored and shown (the code masked) while `secretContent` (the code in
+   * clear) travels only in the queue message to the session object, which drops it once the
+   * gateway accepted the message.
+   */
+  otp?: { id: string; secretContent: string };
 }
 
 export interface SendResult {
@@ -61,29 +68,46 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
     );
   }
   const price = priceOf(readConfig(env), request.type);
-  const now = Date.now();
-  const created = await chargeAndCreate(
+  const toSend: NewMessages = {
+    accountId: request.accountId,
+    sessionId: request.sessionId,
+    type: request.type,
+    content: request.content,
+    mediaUrl: request.mediaUrl,
+    delayBetween: request.delayBetween,
+    scheduledAt: request.scheduledAt,
+    price,
+    otpId: request.otp?.id ?? null,
+    recipients: request.toNumbers.map((to) => ({ id: crypto.randomUUID(), to })),
+    chargeId: crypto.randomUUID(),
+    now: Date.now(),
+  };
+  const count = toSend.recipients.length;
+  const charged = await charge(
     db,
     {
+      id: toSend.chargeId,
       accountId: request.accountId,
-      sessionId: request.sessionId,
-      type: request.type,
-      content: request.content,
-      mediaUrl: request.mediaUrl,
-      delayBetween: request.delayBetween,
-      scheduledAt: request.scheduledAt,
-      price,
-      otpId: request.otpId ?? null,
-      recipients: request.toNumbers.map((to) => ({ id: crypto.randomUUID(), to })),
+      amount: price * count,
+      messageCount: count,
+      now: toSend.now,
     },
-    now,
+    (condition) => [insertOutgoingStatement(toSend, condition)],
   );
-  const priority = request.otpId ? 0 : 1;
+  if (!charged.ok) {
+    if (charged.reason === "no_account") throw new ApiError("not_found", "No such account.");
+    throw new ApiError(
+      "insufficient_balance",
+      `This send costs ${price * count} minor units, more than the balance (${charged.balance}).`,
+    );
+  }
+  const created = outgoingRows(toSend);
+  const priority = request.otp ? 0 : 1;
   const { enqueued, error } = await enqueueDispatch(
     env.OUTBOUND_QUEUE,
-    created.rows.map((row) => dispatchRequestOf(row, priority)),
+    created.map((row) => dispatchRequestOf(row, priority, request.otp?.secretContent)),
   );
-  if (!error) return { rows: created.rows, price, balance: created.balance };
+  if (!error) return { rows: created, price, balance: charged.balance };
 
   console.error(
     JSON.stringify({
@@ -93,18 +117,20 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
       error: String(error),
     }),
   );
-  const stranded = created.rows.slice(enqueued);
-  await failAndRefund(
-    db,
-    request.accountId,
-    stranded.map((row) => row.id),
-    "enqueue_failed",
-    Date.now(),
-  );
+  const stranded = created.slice(enqueued);
+  await applyMoves(db, [
+    {
+      kind: "fail",
+      accountId: request.accountId,
+      target: { ids: stranded.map((row) => row.id) },
+      reason: "enqueue_failed",
+      at: Date.now(),
+    },
+  ]);
   const strandedIds = new Set(stranded.map((row) => row.id));
-  const rows = created.rows.map((row) =>
+  const rows = created.map((row) =>
     strandedIds.has(row.id) ? { ...row, status: "failed" as const, reason: "enqueue_failed" } : row,
   );
   const account = await findAccount(db, request.accountId);
-  return { rows, price, balance: account?.balance ?? created.balance };
+  return { rows, price, balance: account?.balance ?? charged.balance };
 }

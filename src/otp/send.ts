@@ -25,6 +25,13 @@ import { otpStatusAt } from "./otp-record";
 // never sent with a code that has no OTP to verify it. A Worker killed between the two batches
 // leaves a pending OTP without a message: it expires unused and counts once toward the limit.
 
+/**
+ * What stands for each digit of a code in the stored message: the code itself is readable only on
+ * the recipient's phone (it travels in the queue message and the session's outbox until the
+ * gateway accepts it, then is dropped).
+ */
+const CODE_MASK = "•";
+
 /** Seconds for a `Retry-After` header until `at` (epoch ms), at least 1. */
 function retryAfterSeconds(at: number, now: number): string {
   return String(Math.max(Math.ceil((at - now) / 1000), 1));
@@ -83,11 +90,17 @@ async function deliverCode(
       sessionId: send.sessionId,
       toNumbers: [send.toNumber],
       type: "text",
-      content: renderTemplate(send.app.messageTemplate, { code: send.code, app_name: send.app.name }),
+      content: renderTemplate(send.app.messageTemplate, {
+        code: CODE_MASK.repeat(send.code.length),
+        app_name: send.app.name,
+      }),
       mediaUrl: null,
       delayBetween: 0,
       scheduledAt: null,
-      otpId: send.otpId,
+      otp: {
+        id: send.otpId,
+        secretContent: renderTemplate(send.app.messageTemplate, { code: send.code, app_name: send.app.name }),
+      },
     });
   } catch (error) {
     await undo(rollback, send.otpId);

@@ -2,10 +2,10 @@ import { DurableObject } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { readConfig } from "../config";
 import { createDb } from "../db/client";
-import { applyAcks, applyGatewayAcks, failWaitingOfSession, insertIncoming } from "../db/queries/messages";
+import { insertIncoming, markAccepted } from "../db/queries/messages";
 import { sessions } from "../db/schema";
 import type { DispatchRequest } from "../delivery/dispatch-request";
-import { Dispatcher } from "../delivery/dispatcher";
+import { Dispatcher, SYNC_RETRY_MS } from "../delivery/dispatcher";
 import { Outbox } from "../delivery/outbox";
 import { EvolutionGateway } from "../gateways/evolution";
 import {
@@ -15,9 +15,10 @@ import {
   type LinkState,
   type StatusEvent,
 } from "../gateways/gateway";
-import { SandboxGateway, sandboxPhoneNumber } from "../gateways/sandbox";
+import { SandboxGateway, type SandboxReceived, sandboxPhoneNumber } from "../gateways/sandbox";
 import { WahaGateway } from "../gateways/waha";
-import { Deadlines } from "./deadlines";
+import { applyMoves, failMoves, type MessageMove } from "../messages/status";
+import { type Deadline, Deadlines } from "./deadlines";
 import { GatewayHealth, type GatewayHealthView, UNREACHABLE_AFTER_FAILURES } from "./gateway-health";
 import { type Failure, fail, ok, type SessionResult } from "./result";
 import {
@@ -94,11 +95,11 @@ export class ChatSession extends DurableObject<Env> {
     // Idempotent schema set-up on every wake of a stored session (new tables of a newer version).
     if (this.stored) {
       this.setUpStorage();
-      // Work left by a stop (entries to send, outcomes not yet in D1) resumes at once.
+      // Work left by a stop (entries to send, outcomes not yet in D1, a write owed to D1) resumes.
       if (this.outbox.nextDueAt() !== null || this.outbox.unsyncedCount() > 0) {
         this.deadlines.schedule("dispatch", "", Date.now());
-        void ctx.blockConcurrencyWhile(() => this.deadlines.rearm());
       }
+      if (this.deadlines.stale()) void ctx.blockConcurrencyWhile(() => this.deadlines.rearm());
     }
   }
 
@@ -152,7 +153,7 @@ export class ChatSession extends DurableObject<Env> {
         return gatewayFailure(error);
       }
       const qr = await this.applyLink(link, now);
-      await this.writeThrough(true);
+      await this.writeThrough();
       return ok({ session: this.record(), qr: qr ?? "" });
     });
   }
@@ -218,11 +219,23 @@ export class ChatSession extends DurableObject<Env> {
         if (!(error instanceof GatewayError) || !error.permanent) return gatewayFailure(error);
         console.warn(JSON.stringify({ level: "warn", session: state.id, remove: error.message }));
       }
-      await this.dispatcher.flush();
       await this.dispatcher.failPending("session_deleted");
+      // The storage goes next: every outcome it holds must be in D1 first.
+      if (!(await this.dispatcher.flush())) {
+        return fail("service_unavailable", "The session's messages could not be recorded; try again later.");
+      }
       const db = createDb(this.env.DB);
       // Also messages whose queue message has not reached this object yet.
-      await failWaitingOfSession(db, state.account_id, state.id, "session_deleted", Date.now());
+      const now = Date.now();
+      await applyMoves(db, [
+        {
+          kind: "fail",
+          accountId: state.account_id,
+          target: { sessionId: state.id },
+          reason: "session_deleted",
+          at: now,
+        },
+      ]);
       await db.delete(sessions).where(eq(sessions.id, state.id));
       await this.forget();
       return ok(null);
@@ -260,20 +273,31 @@ export class ChatSession extends DurableObject<Env> {
   // ---- RPC: message fan-out ----------------------------------------------------------------
 
   /**
-   * Takes messages from the outbound Queue into the outbox and wakes the dispatcher. Messages
-   * already known (a redelivered queue message) are ignored. A deleted or banned session fails
-   * them at once, with a refund.
+   * Takes messages from the outbound Queue into the outbox, records in D1 that they were accepted
+   * (so the reconciliation sweep leaves them alone) and wakes the dispatcher. Messages already
+   * known (a redelivered queue message) are ignored, whatever became of them. A banned session
+   * fails the new ones at once, with a refund; a deleted one fails those that never left.
    * @returns how many were new.
    */
   async enqueue(requests: DispatchRequest[]): Promise<number> {
     return this.exclusive(async () => {
       const state = this.state();
-      if (!state || state.status === "banned") {
-        const items = requests.map((r) => ({ id: r.id, account_id: r.accountId }));
-        await this.dispatcher.refund(items, state ? "session_banned" : "session_deleted");
+      const db = createDb(this.env.DB);
+      const now = Date.now();
+      if (!state) {
+        // Deleted: D1 got every outcome before the storage went, so only a message that never
+        // reached this object can still be waiting.
+        const waiting = requests.map((r) => ({ id: r.id, accountId: r.accountId }));
+        await applyMoves(db, failMoves(waiting, "session_deleted", now));
         return 0;
       }
-      const added = this.dispatcher.accept(requests, Date.now());
+      const added = this.dispatcher.accept(requests, now);
+      await markAccepted(
+        db,
+        requests.map((r) => r.id),
+        now,
+      );
+      if (state.status === "banned") await this.dispatcher.failPending("session_banned");
       if (added > 0) await this.deadlines.rearm();
       return added;
     });
@@ -292,11 +316,15 @@ export class ChatSession extends DurableObject<Env> {
       const state = this.state();
       if (!state) return false;
       const db = createDb(this.env.DB);
-      // The gateway's message id reaches D1 with the sent outcome: write pending ones first.
-      if (events.some((event) => event.type === "ack")) await this.dispatcher.flush();
+      // The gateway's message id reaches D1 with the sent outcome: write pending ones first. When
+      // D1 refuses, the call fails and the gateway delivers the events again.
+      if (events.some((event) => event.type === "ack") && !(await this.dispatcher.flush())) {
+        throw new Error("sent outcomes could not be written to D1; the receipts wait for a retry");
+      }
+      const receipts: MessageMove[] = [];
       for (const event of events) {
         if (event.type === "ack") {
-          await applyGatewayAcks(db, { id: state.id, accountId: state.account_id }, [event]);
+          receipts.push(...receiptMoves(state, event));
         } else if (event.type === "incoming") {
           const current = this.current();
           await insertIncoming(db, {
@@ -317,6 +345,7 @@ export class ChatSession extends DurableObject<Env> {
           await this.applyStatusEvent(event);
         }
       }
+      await applyMoves(db, receipts);
       return true;
     });
   }
@@ -383,6 +412,13 @@ export class ChatSession extends DurableObject<Env> {
     });
   }
 
+  /** Sandbox only: what the phone of `toNumber` received from this session, newest first. */
+  async sandboxReceived(toNumber: string): Promise<SessionResult<SandboxReceived[]>> {
+    const sandbox = this.sandbox();
+    if (!sandbox) return fail("not_found", "No such session.");
+    return ok(sandbox.receivedBy(toNumber));
+  }
+
   // ---- alarm -------------------------------------------------------------------------------
 
   /** Runs the due deadlines, then the dispatcher, then re-arms for the earliest deadline left. */
@@ -404,11 +440,13 @@ export class ChatSession extends DurableObject<Env> {
     return this.exclusive(async () => {
       if (!this.stored) return null;
       const { horizon, due } = this.deadlines.takeDue();
-      const acks = [];
+      const acks: Deadline[] = [];
       for (const deadline of due) {
         if (deadline.kind === "ack_delivered" || deadline.kind === "ack_read") {
-          const kind = deadline.kind === "ack_read" ? ("read" as const) : ("delivered" as const);
-          acks.push({ messageId: deadline.ref, kind, at: Date.now() });
+          acks.push(deadline);
+        } else if (deadline.kind === "sync") {
+          // Outcomes are flushed below; the session row is written here.
+          if (deadline.ref === "session") await this.writeThrough();
         } else if (deadline.kind === "expire") {
           await this.dispatcher.expire(horizon);
         } else if (deadline.kind === "qr_rotate" || deadline.kind === "qr_timeout") {
@@ -418,11 +456,35 @@ export class ChatSession extends DurableObject<Env> {
         }
       }
       // Acks only move messages D1 already knows as sent.
-      await this.dispatcher.flush();
-      await applyAcks(createDb(this.env.DB), acks);
+      await this.applySandboxAcks(acks);
       this.outbox.purge(Date.now());
       return horizon;
     });
+  }
+
+  /**
+   * The sandbox's receipts, once D1 holds every sent outcome; while D1 refuses writes they wait
+   * for the next `sync` retry.
+   */
+  private async applySandboxAcks(acks: Deadline[]): Promise<void> {
+    const synced = await this.dispatcher.flush();
+    if (acks.length === 0) return;
+    try {
+      if (!synced) throw new Error("sent outcomes are not in D1 yet");
+      const now = Date.now();
+      await applyMoves(
+        createDb(this.env.DB),
+        acks.map((ack) => ({
+          kind: ack.kind === "ack_read" ? "read" : "delivered",
+          target: { ids: [ack.ref] },
+          at: now,
+          gatewayAt: now,
+        })),
+      );
+    } catch (error) {
+      console.error(JSON.stringify({ level: "error", event: "receipts_deferred", error: String(error) }));
+      for (const ack of acks) this.deadlines.schedule(ack.kind, ack.ref, Date.now() + SYNC_RETRY_MS);
+    }
   }
 
   private async runQrDeadline(kind: "qr_rotate" | "qr_timeout", dueAt: number): Promise<void> {
@@ -702,12 +764,31 @@ export class ChatSession extends DurableObject<Env> {
     };
   }
 
-  /** Writes the session's current state to its D1 row (the read model). */
-  private async writeThrough(insert = false): Promise<void> {
+  /**
+   * Writes the session's current state to its D1 row (the read model). The write is owed until
+   * D1 has it: a `sync` deadline is set before it and cleared after it, so a write D1 refuses (or
+   * one cut short by a stop) is made again from the alarm, with the state of that time.
+   */
+  private async writeThrough(): Promise<void> {
     const row = this.row();
-    const db = createDb(this.env.DB);
-    if (insert) await db.insert(sessions).values(row);
-    else await db.update(sessions).set(row).where(eq(sessions.id, row.id));
+    this.deadlines.schedule("sync", "session", Date.now() + SYNC_RETRY_MS);
+    try {
+      await createDb(this.env.DB)
+        .insert(sessions)
+        .values(row)
+        .onConflictDoUpdate({ target: sessions.id, set: row });
+      this.deadlines.cancel("sync", "session");
+    } catch (error) {
+      console.error(
+        JSON.stringify({
+          level: "error",
+          event: "session_write_failed",
+          session: row.id,
+          error: causeOf(error),
+        }),
+      );
+      await this.deadlines.rearm();
+    }
   }
 }
 
@@ -717,4 +798,40 @@ function gatewayFailure(error: unknown): Failure {
   return error.permanent
     ? fail("gateway_rejected", `The gateway refused the request (${error.message}).`)
     : fail("gateway_unavailable", `The gateway could not be reached (${error.message}). Try again later.`);
+}
+
+/**
+ * A gateway's receipt for a message this session sent, as message moves (by the gateway's message
+ * id): `delivered` and `read` as such, `failed` fails and refunds a sent message, `sent` changes
+ * nothing (a message is sent once the gateway accepted it).
+ */
+function receiptMoves(
+  session: { id: string; account_id: string },
+  ack: Extract<GatewayEvent, { type: "ack" }>,
+): MessageMove[] {
+  const target = { sessionId: session.id, providerMessageId: ack.providerMessageId };
+  const at = Date.now();
+  switch (ack.status) {
+    case "delivered":
+    case "read":
+      return [{ kind: ack.status, target, at, gatewayAt: ack.at }];
+    case "failed":
+      return [
+        {
+          kind: "gateway_failed",
+          accountId: session.account_id,
+          target,
+          reason: ack.reason ?? "gateway_ack_error",
+          at,
+          gatewayAt: ack.at,
+        },
+      ];
+    case "sent":
+      return [];
+  }
+}
+
+/** A failed D1 write's own message (drizzle wraps it with the query and its parameters). */
+function causeOf(error: unknown): string {
+  return String(error instanceof Error && error.cause ? error.cause : error);
 }

@@ -1,8 +1,9 @@
 /**
  * Kinds of deadline a session object's alarm runs: QR rotation and timeout, a wake-up for the
  * dispatcher (pacing gaps, scheduled sends, retry backoff), the expiry of waiting messages, the
- * sandbox's delivery receipts (`ref` is then the message id) and the check of a real gateway's
- * view of the session.
+ * sandbox's delivery receipts (`ref` is then the message id), the check of a real gateway's
+ * view of the session, and `sync`: a write the object owes D1 (its session row, `ref`
+ * `session`, or the outbox's outcomes, `ref` empty) that D1 refused, tried again until D1 has it.
  */
 export type DeadlineKind =
   | "qr_rotate"
@@ -11,7 +12,8 @@ export type DeadlineKind =
   | "expire"
   | "ack_delivered"
   | "ack_read"
-  | "gateway_check";
+  | "gateway_check"
+  | "sync";
 
 export interface Deadline {
   kind: DeadlineKind;
@@ -49,6 +51,24 @@ export class Deadlines {
       ref,
       dueAt,
     );
+  }
+
+  /** Removes the deadline `kind`/`ref`, if any. */
+  cancel(kind: DeadlineKind, ref: string): void {
+    this.sql.exec("DELETE FROM deadlines WHERE kind = ? AND ref = ?", kind, ref);
+  }
+
+  /**
+   * Whether the alarm may not point at the earliest deadline: a deadline was written and the
+   * object stopped before {@link rearm} (call rearm then).
+   */
+  stale(): boolean {
+    const row = this.sql
+      .exec<{ due: number | null; armed: number | null }>(
+        "SELECT (SELECT MIN(due_at) FROM deadlines) AS due, (SELECT armed_for FROM alarm_state) AS armed",
+      )
+      .toArray()[0];
+    return (row?.due ?? null) !== (row?.armed ?? null);
   }
 
   clear(...kinds: DeadlineKind[]): void {

@@ -1,10 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import {
-  type AccountRow,
-  creditAccount,
-  findAccount,
-  createAccount as insertAccount,
-} from "../../db/queries/accounts";
+import { credit as creditBalance, creditStatements } from "../../billing/ledger";
+import { type AccountRow, findAccount, createAccount as insertAccount } from "../../db/queries/accounts";
 import { mintApiKey, revokeKey as revoke } from "../../db/queries/api-keys";
 import { apiKeys } from "../../db/schema";
 import type { AppEnv } from "../../env";
@@ -27,13 +23,13 @@ const noAccount = () => new ApiError("not_found", "No such account.");
 
 export const createAccount: RouteHandler<typeof routes.createAccount, AppEnv> = async (c) => {
   const body = c.req.valid("json");
-  const { account, apiKey } = await insertAccount(
-    c.var.db,
-    { name: body.name, balance: toMinor(body.balance ?? 0) },
-    Date.now(),
+  const balance = toMinor(body.balance ?? 0);
+  const now = Date.now();
+  const { account, apiKey } = await insertAccount(c.var.db, { name: body.name }, now, (id) =>
+    balance > 0 ? creditStatements(id, balance, now) : [],
   );
   return c.json(
-    { success: true as const, data: { account: toAccountRecord(account), api_key: apiKey } },
+    { success: true as const, data: { account: toAccountRecord({ ...account, balance }), api_key: apiKey } },
     201,
   );
 };
@@ -54,12 +50,9 @@ export const revokeKey: RouteHandler<typeof routes.revokeKey, AppEnv> = async (c
 };
 
 export const credit: RouteHandler<typeof routes.credit, AppEnv> = async (c) => {
-  const account = await creditAccount(
-    c.var.db,
-    c.req.valid("param").id,
-    toMinor(c.req.valid("json").amount),
-    Date.now(),
-  );
+  const { id } = c.req.valid("param");
+  const balance = await creditBalance(c.var.db, id, toMinor(c.req.valid("json").amount), Date.now());
+  const account = balance === null ? null : await findAccount(c.var.db, id);
   if (!account) throw noAccount();
   return c.json({ success: true as const, data: { account: toAccountRecord(account) } }, 200);
 };

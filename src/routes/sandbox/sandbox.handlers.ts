@@ -5,6 +5,7 @@ import { findSession } from "../../db/queries/sessions";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { sessionOfPairToken } from "../../gateways/sandbox";
+import { formatTimestamp } from "../../lib/time";
 import { toMessageRecord } from "../../messages/message-record";
 import { unwrap } from "../../sessions/result";
 import { sessionStub } from "../sessions/sessions.handlers";
@@ -62,6 +63,18 @@ export const inbound: RouteHandler<typeof routes.inbound, AppEnv> = async (c) =>
   });
   if (!row) throw new Error("insert of an incoming message without provider id stored nothing");
   return c.json({ success: true as const, data: toMessageRecord(row) }, 201);
+};
+
+export const received: RouteHandler<typeof routes.received, AppEnv> = async (c) => {
+  const stub = await ownedSession(c, c.req.valid("param").id);
+  const messages = unwrap(await stub.sandboxReceived(c.req.valid("query").to_number));
+  return c.json(
+    {
+      success: true as const,
+      data: messages.map((m) => ({ ...m, received_at: formatTimestamp(m.received_at) })),
+    },
+    200,
+  );
 };
 
 function page(title: string, body: string): string {

@@ -15,5 +15,6 @@ sandboxRoutes
   .openapi(routes.drop, handlers.drop)
   .openapi(routes.ban, handlers.ban)
   .openapi(routes.inbound, handlers.inbound)
+  .openapi(routes.received, handlers.received)
   .openapi(routes.pairPage, handlers.pairPage)
   .openapi(routes.pair, handlers.pair);

@@ -2,7 +2,15 @@ import { createRoute } from "@hono/zod-openapi";
 import { MessageEnvelopeSchema } from "../messages/messages.schemas";
 import { bearerSecurity, IdParam, json, jsonBody, problems } from "../openapi";
 import { SessionEnvelopeSchema } from "../sessions/sessions.schemas";
-import { BanBody, DropBody, InboundBody, PairParam, ScanBody } from "./sandbox.schemas";
+import {
+  BanBody,
+  DropBody,
+  InboundBody,
+  PairParam,
+  ReceivedEnvelope,
+  ReceivedQuery,
+  ScanBody,
+} from "./sandbox.schemas";
 
 const common = { tags: ["Sandbox"], security: bearerSecurity };
 const sandboxNote = " Exists only while the embedded sandbox gateway is active (`CHATAPP_GATEWAY=sandbox`).";
@@ -60,6 +68,19 @@ export const inbound = createRoute({
   responses: {
     201: json(MessageEnvelopeSchema, "The stored incoming message"),
     ...problems("not_found", "session_not_connected", "validation_failed"),
+  },
+});
+
+export const received = createRoute({
+  ...common,
+  method: "get",
+  path: "/sessions/{id}/received",
+  summary: "Read what a recipient's phone received from the session",
+  description: `The messages the session sent to \`to_number\` as that phone shows them, newest first (the last 50). One-time codes appear here in clear: the API stores and shows them masked.${sandboxNote}`,
+  request: { params: IdParam, query: ReceivedQuery },
+  responses: {
+    200: json(ReceivedEnvelope, "The received messages"),
+    ...problems("not_found", "validation_failed"),
   },
 });
 

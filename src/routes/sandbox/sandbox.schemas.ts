@@ -49,3 +49,24 @@ export const InboundBody = z
       ctx.addIssue({ code: "custom", path: ["media_url"], message: `required for ${body.type}` });
     }
   });
+
+export const ReceivedQuery = z.object({
+  to_number: PhoneNumber.openapi({
+    param: { name: "to_number", in: "query" },
+    description: "The recipient whose phone to read.",
+  }),
+});
+
+/** A message as a sandbox recipient's phone received it (one-time codes in clear). */
+export const ReceivedSchema = z
+  .object({
+    message_id: z.uuid(),
+    to_number: z.string(),
+    type: z.enum(MESSAGE_TYPES),
+    content: z.string().nullable(),
+    media_url: z.string().nullable(),
+    received_at: z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" }),
+  })
+  .openapi("SandboxReceivedMessage");
+
+export const ReceivedEnvelope = z.object({ success: z.literal(true), data: z.array(ReceivedSchema) });

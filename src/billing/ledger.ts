@@ -1,0 +1,85 @@
+import { type SQL, sql } from "drizzle-orm";
+import { batchSql, type Db } from "../db/client";
+
+// The only writer of balances and ledger entries. Every change of a balance goes with a ledger
+// entry holding the balance after it, in the same D1 batch (one transaction), so the ledger always
+// adds up to the balance. Amounts are integer minor units (lib/money.ts). The accounts table's
+// CHECK constraint `accounts_balance_non_negative` stays as a backstop: a charge checks the
+// balance itself, so it never relies on that constraint's error.
+
+/** What {@link charge} did: charged (with the balance after) or refused, writing nothing. */
+export type ChargeResult =
+  | { ok: true; balance: number }
+  | { ok: false; reason: "insufficient_balance"; balance: number }
+  | { ok: false; reason: "no_account" };
+
+/**
+ * Charges `amount` minor units for `messageCount` messages, as ledger entry `id`, and, in the same
+ * D1 batch, runs the statements `effects` builds (the message rows the charge pays for). `effects`
+ * receives a condition that holds only once the charge is made; every effect must
+ * state that condition in its WHERE clause, so a refused charge writes nothing at all. D1 runs a
+ * batch as one serialized transaction, so concurrent charges can never overdraw.
+ */
+export async function charge(
+  db: Db,
+  input: { id: string; accountId: string; amount: number; messageCount: number; now: number },
+  effects: (charged: SQL) => SQL[],
+): Promise<ChargeResult> {
+  const { id: chargeId, accountId, amount, messageCount, now } = input;
+  const charged = sql`EXISTS (SELECT 1 FROM ledger_entries WHERE id = ${chargeId})`;
+  const results = await batchSql<{ balance: number }>(db, [
+    sql`INSERT INTO ledger_entries (id, account_id, kind, amount, balance_after, message_count, created_at)
+      SELECT ${chargeId}, id, 'charge', ${-amount}, balance - ${amount}, ${messageCount}, ${now}
+      FROM accounts WHERE id = ${accountId} AND balance >= ${amount}`,
+    sql`UPDATE accounts SET balance = balance - ${amount}, updated_at = ${now}
+      WHERE id = ${accountId} AND ${charged}`,
+    ...effects(charged),
+    sql`SELECT balance FROM accounts WHERE id = ${accountId}`,
+  ]);
+  const balance = results.at(-1)?.results[0]?.balance;
+  if (balance === undefined) return { ok: false, reason: "no_account" };
+  if ((results[0]?.meta.changes ?? 0) === 0) return { ok: false, reason: "insufficient_balance", balance };
+  return { ok: true, balance };
+}
+
+/**
+ * The statements that refund the messages tagged with `refundId` (their `refund_id` column, set by
+ * a statement placed before these in the same batch): the balance rises by their summed cost and a
+ * `refund` ledger entry records it. When no message carries the tag, nothing is written, so a
+ * message is refunded at most once: whatever tags it must match only messages not yet refunded.
+ */
+export function refundTaggedStatements(accountId: string, refundId: string, now: number): SQL[] {
+  return [
+    sql`UPDATE accounts SET balance = balance + (SELECT COALESCE(SUM(cost), 0) FROM messages WHERE refund_id = ${refundId}),
+        updated_at = ${now} WHERE id = ${accountId}`,
+    sql`INSERT INTO ledger_entries (id, account_id, kind, amount, balance_after, message_count, created_at)
+      SELECT ${refundId}, ${accountId}, 'refund', SUM(cost), (SELECT balance FROM accounts WHERE id = ${accountId}), COUNT(*), ${now}
+      FROM messages WHERE refund_id = ${refundId} HAVING COUNT(*) > 0`,
+  ];
+}
+
+/**
+ * The statements that credit `amount` minor units to an account, with its `credit` ledger entry;
+ * nothing is written for an unknown account. Run them in a batch of their own or after the
+ * account's INSERT.
+ */
+export function creditStatements(accountId: string, amount: number, now: number): SQL[] {
+  return [
+    sql`INSERT INTO ledger_entries (id, account_id, kind, amount, balance_after, message_count, created_at)
+      SELECT ${crypto.randomUUID()}, id, 'credit', ${amount}, balance + ${amount}, 0, ${now}
+      FROM accounts WHERE id = ${accountId}`,
+    sql`UPDATE accounts SET balance = balance + ${amount}, updated_at = ${now} WHERE id = ${accountId}`,
+  ];
+}
+
+/**
+ * Credits `amount` minor units (an operator's top-up) in one D1 batch.
+ * @returns the balance after it, or null for an unknown account (nothing written).
+ */
+export async function credit(db: Db, accountId: string, amount: number, now: number): Promise<number | null> {
+  const results = await batchSql<{ balance: number }>(db, [
+    ...creditStatements(accountId, amount, now),
+    sql`SELECT balance FROM accounts WHERE id = ${accountId}`,
+  ]);
+  return results.at(-1)?.results[0]?.balance ?? null;
+}

@@ -1,0 +1,197 @@
+import { type SQL, sql } from "drizzle-orm";
+import { refundTaggedStatements } from "../billing/ledger";
+import { batchSql, type Db } from "../db/client";
+import { formatTimestamp } from "../lib/time";
+import type { MessageStatus } from "./message-record";
+
+/**
+ * Every move an outgoing message's status may make, and the only place that moves it (interface
+ * document §2.2 lists the statuses; the order `queued|scheduled → sent → delivered → read` is
+ * the one every gateway's acks follow):
+ *
+ * - `due`: a scheduled message's time came; it joins the fan-out.
+ * - `sent`: the gateway accepted it.
+ * - `delivered` / `read`: the gateway's receipts. Status only moves forward, so a late or repeated
+ *   receipt changes nothing.
+ * - `fail`: it never left (expired, retries exhausted, refused, session banned or deleted, queue
+ *   gave up): failed and refunded. A message already sent cannot be failed this way.
+ * - `gateway_failed`: the gateway's own failure receipt for a sent message: failed and refunded.
+ */
+export const MESSAGE_TRANSITIONS = {
+  due: { from: ["scheduled"], to: "queued", refund: false },
+  sent: { from: ["queued", "scheduled"], to: "sent", refund: false },
+  delivered: { from: ["sent"], to: "delivered", refund: false },
+  read: { from: ["sent", "delivered"], to: "read", refund: false },
+  fail: { from: ["queued", "scheduled"], to: "failed", refund: true },
+  gateway_failed: { from: ["sent"], to: "failed", refund: true },
+} as const satisfies Record<string, { from: readonly MessageStatus[]; to: MessageStatus; refund: boolean }>;
+
+export type MoveKind = keyof typeof MESSAGE_TRANSITIONS;
+
+/** The status a message in `status` has after move `kind`, or null when the move is not allowed. */
+export function nextStatus(kind: MoveKind, status: MessageStatus): MessageStatus | null {
+  const rule = MESSAGE_TRANSITIONS[kind];
+  return (rule.from as readonly MessageStatus[]).includes(status) ? rule.to : null;
+}
+
+/**
+ * Which outgoing messages a move applies to: by our ids; by the gateway's message id on a session
+ * (a receipt); or every message of a session (the session is deleted).
+ */
+export type MessageTarget =
+  | { ids: string[] }
+  | { sessionId: string; providerMessageId: string }
+  | { sessionId: string };
+
+/** One move of {@link MESSAGE_TRANSITIONS}, with what it records. Times are epoch ms. */
+export type MessageMove =
+  | { kind: "due"; target: MessageTarget; at: number }
+  | {
+      kind: "sent";
+      id: string;
+      at: number;
+      providerMessageId: string;
+      /** The session's E.164 number, when known. */
+      fromNumber: string | null;
+      attempts: number;
+      gateway: string;
+    }
+  | {
+      kind: "delivered" | "read";
+      target: MessageTarget;
+      /** When we learnt it. */
+      at: number;
+      /** When the gateway says it happened, by the gateway's clock (kept in `metadata.events`). */
+      gatewayAt: number;
+    }
+  | {
+      kind: "fail";
+      /** Ownership: only this account's messages move. */
+      accountId: string;
+      target: MessageTarget;
+      reason: string;
+      at: number;
+      /** Only messages no session object has accepted (the dead-letter queue's failures). */
+      unacceptedOnly?: boolean;
+    }
+  | {
+      kind: "gateway_failed";
+      accountId: string;
+      target: MessageTarget;
+      reason: string;
+      at: number;
+      gatewayAt: number;
+    };
+
+/**
+ * `fail` moves for messages of possibly several accounts: one per account (each with its own
+ * refund ledger entry), since a move's ownership is one account.
+ */
+export function failMoves(
+  messages: { id: string; accountId: string }[],
+  reason: string,
+  at: number,
+  options: { unacceptedOnly?: boolean } = {},
+): MessageMove[] {
+  const byAccount = new Map<string, string[]>();
+  for (const m of messages) byAccount.set(m.accountId, [...(byAccount.get(m.accountId) ?? []), m.id]);
+  return [...byAccount].map(([accountId, ids]) => ({
+    kind: "fail",
+    accountId,
+    target: { ids },
+    reason,
+    at,
+    ...options,
+  }));
+}
+
+/**
+ * Applies moves in one D1 batch (one transaction), in order. Each UPDATE matches only messages in
+ * a status its move may start from, so applying the same moves twice changes nothing the second
+ * time, and a refund covers exactly the messages its move failed (each failure gets its own
+ * ledger entry, see billing/ledger.ts).
+ *
+ * Stage times never run backwards whatever the gateway's clock says: `delivered_at` is at least
+ * `sent_at`, and `read_at` at least `delivered_at`; the gateway's own time is kept in the
+ * receipt's `metadata.events` entry.
+ *
+ * @returns per move, how many messages it moved.
+ */
+export async function applyMoves(db: Db, moves: MessageMove[]): Promise<number[]> {
+  if (moves.length === 0) return [];
+  const statements: SQL[] = [];
+  const firstOf: number[] = [];
+  for (const move of moves) {
+    firstOf.push(statements.length);
+    statements.push(...statementsOf(move));
+  }
+  const results = await batchSql(db, statements);
+  return firstOf.map((index) => results[index]?.meta.changes ?? 0);
+}
+
+function statementsOf(move: MessageMove): SQL[] {
+  const from = sql.raw(
+    `status IN (${MESSAGE_TRANSITIONS[move.kind].from.map((status) => `'${status}'`).join(", ")})`,
+  );
+  switch (move.kind) {
+    case "due":
+      return [
+        sql`UPDATE messages SET status = 'queued', updated_at = ${move.at}
+          WHERE ${targetOf(move.target)} AND direction = 'outgoing' AND ${from}`,
+      ];
+    case "sent":
+      return [
+        sql`UPDATE messages SET status = 'sent', sent_at = ${move.at}, provider_message_id = ${move.providerMessageId},
+            from_number = ${move.fromNumber}, updated_at = ${move.at},
+            metadata = json_set(metadata, '$.attempts', ${move.attempts}, '$.gateway', ${move.gateway})
+          WHERE id = ${move.id} AND direction = 'outgoing' AND ${from}`,
+      ];
+    case "delivered":
+      return [
+        sql`UPDATE messages SET status = 'delivered', updated_at = ${move.at},
+            metadata = ${withReceipt(sql`metadata`, move)},
+            delivered_at = MAX(${move.gatewayAt}, COALESCE(sent_at, 0))
+          WHERE ${targetOf(move.target)} AND direction = 'outgoing' AND ${from}`,
+      ];
+    case "read":
+      // In an UPDATE, columns on the right are the row's values before it.
+      return [
+        sql`UPDATE messages SET status = 'read', updated_at = ${move.at},
+            metadata = ${withReceipt(sql`metadata`, move)},
+            delivered_at = COALESCE(delivered_at, MAX(${move.gatewayAt}, COALESCE(sent_at, 0))),
+            read_at = MAX(${move.gatewayAt}, COALESCE(delivered_at, 0), COALESCE(sent_at, 0))
+          WHERE ${targetOf(move.target)} AND direction = 'outgoing' AND ${from}`,
+      ];
+    case "fail":
+    case "gateway_failed": {
+      const refundId = crypto.randomUUID();
+      const unaccepted = move.kind === "fail" && move.unacceptedOnly ? sql` AND accepted_at IS NULL` : sql``;
+      const failedAt = sql`json_set(metadata, '$.failed_at', ${formatTimestamp(move.at)})`;
+      return [
+        sql`UPDATE messages SET status = 'failed', reason = ${move.reason}, refund_id = ${refundId}, updated_at = ${move.at},
+            metadata = ${move.kind === "gateway_failed" ? withReceipt(failedAt, move) : failedAt}
+          WHERE account_id = ${move.accountId} AND ${targetOf(move.target)} AND direction = 'outgoing'
+            AND ${from}${unaccepted}`,
+        ...refundTaggedStatements(move.accountId, refundId, move.at),
+      ];
+    }
+  }
+}
+
+function targetOf(target: MessageTarget): SQL {
+  if ("ids" in target) return sql`id IN (SELECT value FROM json_each(${JSON.stringify(target.ids)}))`;
+  if ("providerMessageId" in target)
+    return sql`chatapp_session_id = ${target.sessionId} AND provider_message_id = ${target.providerMessageId}`;
+  return sql`chatapp_session_id = ${target.sessionId}`;
+}
+
+/** `metadata` with a receipt appended to its `events`: `{ type, at, gateway_at }`, API timestamps. */
+function withReceipt(metadata: SQL, move: { kind: string; at: number; gatewayAt: number }): SQL {
+  const type = move.kind === "gateway_failed" ? "failed" : move.kind;
+  const event = JSON.stringify({
+    type,
+    at: formatTimestamp(move.at),
+    gateway_at: formatTimestamp(move.gatewayAt),
+  });
+  return sql`json_insert(${metadata}, '$.events[#]', json(${event}))`;
+}

@@ -1,0 +1,146 @@
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { afterEach, describe, expect, it } from "vitest";
+import type { ChatSession } from "../src/sessions/chat-session";
+import { call, createAccount, createSession, sessionStub } from "./helpers";
+import {
+  balanceOf,
+  connectedSession,
+  getMessage,
+  ledgerOf,
+  sendText,
+  waitForMessages,
+} from "./message-fixtures";
+
+// Every write a session object owes D1 (sent and failed outcomes with their refunds, its session
+// row) is kept in the object until D1 has it, and retried from the alarm. D1 is made to refuse a
+// write for real: a trigger that aborts it, dropped again to end the "outage".
+
+const triggers: string[] = [];
+
+/** Makes D1 refuse `statement` writes on `table` for `accountId` until {@link restoreD1}. */
+async function refuse(
+  table: string,
+  statement: "INSERT" | "UPDATE",
+  accountId: string,
+  when = "1",
+): Promise<void> {
+  const name = `refuse_${table}_${statement}_${triggers.length}`.toLowerCase();
+  await env.DB.prepare(
+    `CREATE TRIGGER ${name} BEFORE ${statement} ON ${table}
+     WHEN NEW.account_id = '${accountId}' AND (${when})
+     BEGIN SELECT RAISE(ABORT, 'injected outage'); END`,
+  ).run();
+  triggers.push(name);
+}
+
+async function restoreD1(): Promise<void> {
+  for (const name of triggers.splice(0)) await env.DB.prepare(`DROP TRIGGER IF EXISTS ${name}`).run();
+}
+
+afterEach(restoreD1);
+
+/** Runs the session's alarm as if its `sync` retry were due now. */
+async function runSyncRetry(id: string): Promise<void> {
+  await runInDurableObject(sessionStub(id), (_i: ChatSession, state) => {
+    state.storage.sql.exec("UPDATE deadlines SET due_at = 0 WHERE kind = 'sync'");
+  });
+  await runDurableObjectAlarm(sessionStub(id));
+}
+
+async function deadlinesOf(id: string): Promise<{ kind: string; ref: string }[]> {
+  return runInDurableObject(sessionStub(id), (_i: ChatSession, state) =>
+    state.storage.sql
+      .exec<{ kind: string; ref: string }>("SELECT kind, ref FROM deadlines ORDER BY kind, ref")
+      .toArray(),
+  );
+}
+
+describe("a refund D1 refuses", () => {
+  it("is retried from the alarm until the message is failed and refunded once", async () => {
+    const { key, accountId } = await createAccount(1);
+    const session = (await connectedSession(key)).id;
+    await refuse("ledger_entries", "INSERT", accountId, "NEW.kind = 'refund'");
+    // …0000 is refused by the sandbox at once: the message fails and must be refunded.
+    const res = await sendText(key, session, ["+14155550000"]);
+    const id = res.body.data.messages[0]!.id;
+    for (let i = 0; i < 100 && !(await deadlinesOf(session)).some((d) => d.kind === "sync"); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect(await deadlinesOf(session)).toContainEqual({ kind: "sync", ref: "" });
+    expect(await getMessage(key, id)).toMatchObject({ status: "queued" });
+    expect(await balanceOf(accountId)).toBe(0.99);
+
+    // Still refused: the retry fails and is scheduled again.
+    await runSyncRetry(session);
+    expect(await deadlinesOf(session)).toContainEqual({ kind: "sync", ref: "" });
+
+    await restoreD1();
+    await runSyncRetry(session);
+    const [failed] = await waitForMessages(key, [id]);
+    expect(failed).toMatchObject({ status: "failed", reason: "recipient_not_on_chatapp" });
+    expect(await balanceOf(accountId)).toBe(1);
+    expect((await ledgerOf(accountId)).map((entry) => entry.kind)).toEqual(["credit", "charge", "refund"]);
+    expect((await deadlinesOf(session)).filter((d) => d.kind === "sync")).toEqual([]);
+
+    // The sweep's re-enqueue of the same message changes nothing now.
+    expect(await sessionStub(session).enqueue([])).toBe(0);
+    await runSyncRetry(session);
+    expect((await ledgerOf(accountId)).map((entry) => entry.kind)).toEqual(["credit", "charge", "refund"]);
+  });
+});
+
+describe("a session row D1 refuses", () => {
+  it("is written from the alarm once D1 takes it: the created session becomes visible", async () => {
+    const { key, accountId } = await createAccount(1);
+    await refuse("sessions", "INSERT", accountId);
+    const { session } = await createSession(key);
+    expect(session.status).toBe("pending");
+    expect((await call("GET", `/v1/chatapp/sessions/${session.id}`, { key })).status).toBe(404);
+    expect(await deadlinesOf(session.id)).toContainEqual({ kind: "sync", ref: "session" });
+
+    await runSyncRetry(session.id);
+    expect((await call("GET", `/v1/chatapp/sessions/${session.id}`, { key })).status).toBe(404);
+
+    await restoreD1();
+    await runSyncRetry(session.id);
+    const shown = await call<{ session: { id: string; status: string } }>(
+      "GET",
+      `/v1/chatapp/sessions/${session.id}`,
+      {
+        key,
+      },
+    );
+    expect(shown.status).toBe(200);
+    expect(shown.body.session).toMatchObject({ id: session.id, status: "pending" });
+    expect((await deadlinesOf(session.id)).filter((d) => d.kind === "sync")).toEqual([]);
+  });
+
+  it("catches up with the latest state when a status change was refused", async () => {
+    const { key, accountId } = await createAccount(1);
+    const session = (await connectedSession(key)).id;
+    await refuse("sessions", "UPDATE", accountId);
+    const res = await call<{ session: { status: string } }>(
+      "PATCH",
+      `/v1/chatapp/sessions/${session}/disconnect`,
+      {
+        key,
+      },
+    );
+    expect(res.body.session.status).toBe("disconnected");
+    const stale = await call<{ session: { status: string } }>("GET", `/v1/chatapp/sessions/${session}`, {
+      key,
+    });
+    expect(stale.body.session.status).toBe("connected");
+    await restoreD1();
+    await runSyncRetry(session);
+    const shown = await call<{ session: { status: string; reason: string } }>(
+      "GET",
+      `/v1/chatapp/sessions/${session}`,
+      {
+        key,
+      },
+    );
+    expect(shown.body.session).toMatchObject({ status: "disconnected", reason: "disconnected_by_user" });
+  });
+});
