@@ -1,12 +1,13 @@
 import { Scalar } from "@scalar/hono-api-reference";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
+import { methodNotAllowed } from "hono/method-not-allowed";
 import { ConfigError, readConfig } from "./config";
 import { createDb } from "./db/client";
 import type { AppEnv } from "./env";
 import { ApiError, ERROR_STATUS, type ErrorCode, problemResponse } from "./errors";
 import { adminAuth, apiKeyAuth } from "./middleware/auth";
-import { bodyGuard } from "./middleware/body-guard";
+import { bodyGuard, bodyLimit } from "./middleware/body-guard";
 import { requestId } from "./middleware/request-id";
 import { adminRoutes } from "./routes/admin/admin.index";
 import { appRoutes } from "./routes/apps/apps.index";
@@ -50,6 +51,20 @@ export function createApp() {
   const app = createRouter();
 
   app.use("*", requestId);
+  // A path that exists with other methods: 405 with `Allow` (RFC 9110 §15.5.6). Hono's middleware
+  // acts on the 404 of `notFound` below, which is why that one is returned, not thrown: a thrown
+  // error would mark the request as failed and Hono would leave it alone.
+  app.use(
+    "*",
+    methodNotAllowed({
+      app,
+      onMethodNotAllowed: (c, methods) => {
+        throw new ApiError("method_not_allowed", `${c.req.method} is not allowed here.`, {
+          headers: { Allow: methods.join(", ") },
+        });
+      },
+    }),
+  );
   app.use("*", async (c, next) => {
     c.set("db", createDb(c.env.DB));
     await next();
@@ -64,18 +79,11 @@ export function createApp() {
   app.use("/v1/*", apiKeyAuth);
   app.use("/sandbox/sessions/*", apiKeyAuth);
   app.use("/admin/*", adminAuth);
+  app.use("*", bodyLimit);
   app.use("*", bodyGuard);
 
   app.onError(handleError);
-  app.notFound((c) => {
-    const allowed = allowedMethods(app.routes, c.req.path);
-    if (allowed.length > 0) {
-      throw new ApiError("method_not_allowed", `${c.req.method} is not allowed here.`, {
-        headers: { Allow: allowed.join(", ") },
-      });
-    }
-    throw new ApiError("not_found", "No such resource.");
-  });
+  app.notFound((c) => problemResponse(c, new ApiError("not_found", "No such resource.")));
 
   app.get("/health", (c) => {
     try {
@@ -126,14 +134,4 @@ function configProblem(error: ConfigError): ApiError {
     error.gateway ? "gateway_misconfigured" : "service_misconfigured",
     `The service is misconfigured: ${error.message}.`,
   );
-}
-
-function allowedMethods(routes: { method: string; path: string }[], path: string): string[] {
-  const methods = new Set<string>();
-  for (const route of routes) {
-    if (route.method === "ALL" || route.path.includes("*")) continue;
-    const pattern = new RegExp(`^${route.path.replace(/:[^/]+/g, "[^/]+")}/?$`);
-    if (pattern.test(path)) methods.add(route.method);
-  }
-  return [...methods];
 }

@@ -1,3 +1,4 @@
+import type { RequestIdVariables } from "hono/request-id";
 import type { Db } from "./db/client";
 import type { ChatSession } from "./sessions/chat-session";
 
@@ -25,11 +26,13 @@ export interface Principal {
   apiKeyId: string;
 }
 
-/** Hono environment: Worker bindings plus the per-request variables set by middleware. */
+/**
+ * Hono environment: Worker bindings plus the per-request variables set by middleware.
+ * `requestId` comes from `hono/request-id` (middleware/request-id.ts), under Hono's own name.
+ */
 export type AppEnv = {
   Bindings: Env;
-  Variables: {
-    requestId: string;
+  Variables: RequestIdVariables & {
     db: Db;
     principal: Principal;
   };

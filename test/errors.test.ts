@@ -30,6 +30,8 @@ describe("X-Request-Id", () => {
     ["markup", "<script>alert(1)</script>"],
     ["more than 128 characters", "a".repeat(129)],
     ["quotes", '"quoted"'],
+    ["an equals sign", "abc=="],
+    ["nothing but a blank", " "],
   ];
   for (const [what, value] of bad) {
     it(`replaces an incoming id with ${what} by a new uuid`, async () => {
@@ -39,6 +41,13 @@ describe("X-Request-Id", () => {
       expect(expectShape(res, 404, "not_found").request_id).toBe(id);
     });
   }
+
+  it("echoes an id of exactly 128 characters", async () => {
+    const id = `${"a".repeat(64)}.${"B".repeat(62)}:`;
+    expect(id).toHaveLength(128);
+    const res = await call("GET", "/health", { headers: { "X-Request-Id": id } });
+    expect(res.headers.get("x-request-id")).toBe(id);
+  });
 
   it("gives each request its own id", async () => {
     const a = await call("GET", "/health");
@@ -58,11 +67,21 @@ describe("routing errors", () => {
     expectShape(await call("GET", "/v1/chatapp/nothing", { key }), 404, "not_found");
   });
 
+  // Allow lists HEAD wherever GET is routed: Hono answers HEAD with the GET route, headers only.
   it("is 405 method_not_allowed with Allow for a known path and a wrong method", async () => {
     const { key } = await createAccount();
     const res = await call("PUT", "/v1/chatapp/sessions", { key, body: {} });
-    expectShape(res, 405, "method_not_allowed");
-    expect(res.headers.get("allow")?.split(/,\s*/).sort()).toEqual(["GET", "POST"]);
+    const problem = expectShape(res, 405, "method_not_allowed");
+    expect(problem.detail).toBe("PUT is not allowed here.");
+    expect(res.headers.get("allow")?.split(/,\s*/).sort()).toEqual(["GET", "HEAD", "POST"]);
+  });
+
+  it("answers HEAD where GET is routed, as Allow says", async () => {
+    const { key } = await createAccount();
+    const res = await call("HEAD", "/v1/chatapp/sessions", { key });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(res.text).toBe("");
   });
 
   it("lists the methods of a parameterised path in Allow", async () => {
@@ -72,13 +91,32 @@ describe("routing errors", () => {
     expect(res.headers.get("allow")).toBe("PATCH");
     const item = await call("PATCH", `/v1/chatapp/sessions/${UNKNOWN_ID}`, { key });
     expectShape(item, 405, "method_not_allowed");
-    expect(item.headers.get("allow")?.split(/,\s*/).sort()).toEqual(["DELETE", "GET"]);
+    expect(item.headers.get("allow")?.split(/,\s*/).sort()).toEqual(["DELETE", "GET", "HEAD"]);
   });
 
-  it("is 405 on an admin path too", async () => {
+  it("keeps a route's own 404 a 404, never a 405", async () => {
+    const { key } = await createAccount();
+    for (const method of ["GET", "DELETE"]) {
+      const res = await call(method, `/v1/chatapp/sessions/${UNKNOWN_ID}`, { key });
+      expectShape(res, 404, "not_found");
+      expect(res.headers.get("allow")).toBeNull();
+    }
+  });
+
+  it("is 404, without Allow, for a path that no method serves", async () => {
+    const res = await call("DELETE", "/nowhere");
+    expectShape(res, 404, "not_found");
+    expect(res.headers.get("allow")).toBeNull();
+  });
+
+  it("is 405 on an admin path too, for HEAD as for GET", async () => {
     const res = await call("GET", "/admin/accounts", { key: ADMIN_TOKEN });
     expectShape(res, 405, "method_not_allowed");
     expect(res.headers.get("allow")).toBe("POST");
+    const head = await call("HEAD", "/admin/accounts", { key: ADMIN_TOKEN });
+    expect(head.status).toBe(405);
+    expect(head.headers.get("allow")).toBe("POST");
+    expect(head.headers.get("content-type")).toBe("application/problem+json");
   });
 
   it("is 404 not_found for a malformed uuid in a path, never 422 or 500", async () => {
@@ -161,6 +199,33 @@ describe("request bodies", () => {
     );
     expect(res.status).toBe(413);
     expect(await res.json()).toMatchObject({ code: "payload_too_large", success: false });
+  });
+
+  it("passes a streamed body under 1 MiB to the route intact", async () => {
+    const name = `Streamed ${"z".repeat(90)}`;
+    const bytes = new TextEncoder().encode(JSON.stringify({ name, balance: 3 }));
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        // Several chunks, so the limit counts across them.
+        for (let i = 0; i < bytes.length; i += 16) controller.enqueue(bytes.slice(i, i + 16));
+        controller.close();
+      },
+    });
+    const res = await exports.default.fetch(
+      new Request("http://localhost/admin/accounts", {
+        method: "POST",
+        headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, "Content-Type": "application/json" },
+        body: stream,
+      }),
+    );
+    expect(res.status).toBe(201);
+    expect(await res.json()).toMatchObject({ data: { account: { name, balance: 3 } } });
+  });
+
+  it("is 413 before it is 415: an oversized body of another type", async () => {
+    const res = await adminPost("x".repeat(1024 * 1024 + 1), { "Content-Type": "text/plain" });
+    const problem = expectShape(res, 413, "payload_too_large");
+    expect(problem.detail).toBe("Request bodies are limited to 1048576 bytes.");
   });
 
   it("accepts a body just under 1 MiB (then validates it)", async () => {

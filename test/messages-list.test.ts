@@ -316,6 +316,16 @@ describe("listing", () => {
         [CONTACTS[1], CONTACTS[2]].includes(r.to),
       );
     });
+    it("filter[to_number] repeated without brackets, and its forms mixed", async () => {
+      await expectListed(
+        `filter[to_number]=${q(CONTACTS[0] ?? "")}&filter[to_number]=${q(CONTACTS[1] ?? "")}`,
+        (r) => [CONTACTS[0], CONTACTS[1]].includes(r.to),
+      );
+      await expectListed(
+        `filter[to_number]=${q(CONTACTS[0] ?? "")}&filter[to_number][]=${q(CONTACTS[1] ?? "")}&filter[to_number][5]=${q(`${CONTACTS[2]},${CONTACTS[0]}`)}`,
+        (r) => [CONTACTS[0], CONTACTS[1], CONTACTS[2]].includes(r.to),
+      );
+    });
     it("filter[to_number] normalises each number (and an unencoded + that arrives as a space)", async () => {
       await expectListed(`filter[to_number]=${q("1 (415) 555-2604")}`, (r) => r.to === CONTACTS[3]);
       await expectListed(`filter[to_number]=${CONTACTS[3]}`, (r) => r.to === CONTACTS[3]);
@@ -349,6 +359,8 @@ describe("listing", () => {
       );
       await expectListed(`time_from=${iso(50)}`, (r) => r.createdAt >= BASE + 50 * 60_000);
       await expectListed(`time_to=${iso(9)}`, (r) => r.createdAt <= BASE + 9 * 60_000);
+      // A date-time without an offset is UTC.
+      await expectListed(`time_to=${iso(9).slice(0, -1)}`, (r) => r.createdAt <= BASE + 9 * 60_000);
       // The API's own timestamp format (microseconds) works as a bound.
       const shown = await call<Page>("GET", `/v1/chatapp/messages?time_to=${iso(30)}&limit=1`, { key });
       const stamp = shown.body.data[0]?.created_at ?? "";
@@ -422,7 +434,7 @@ describe("listing", () => {
         422,
         "validation_failed",
       );
-      expect(Object.keys(problem.errors as object)).toEqual(["session_id"]);
+      expect(problem.errors).toEqual({ session_id: ["a session uuid or session_<uuid>"] });
     });
   });
 
@@ -493,6 +505,59 @@ describe("listing", () => {
       const res = await call("GET", `/v1/chatapp/messages?${search}`, { key });
       const problem = expectProblem(res, 422, "validation_failed");
       expect(Object.keys(problem.errors as object)).toEqual([field]);
+    });
+    it("says what is wrong with each parameter", async () => {
+      const cases: [string, Record<string, string[]>][] = [
+        ["limit=5&limit=6", { limit: ["give this parameter once"] }],
+        ["limit=1e2", { limit: ["an integer from 1 to 100"] }],
+        [
+          "filter[status]=lost",
+          { "filter[status]": ["one of queued, sent, delivered, read, failed, scheduled"] },
+        ],
+        [
+          "filter[direction]=up&filter[direction]=down",
+          { "filter[direction]": ["give this parameter once"] },
+        ],
+        ["filter[colour]=red", { "filter[colour]": ["unknown parameter"] }],
+        [
+          "filter[to_number]=123,abc",
+          { "filter[to_number]": ["invalid phone number: 123", "invalid phone number: abc"] },
+        ],
+        ["time_to=2026-02-30", { time_to: ["an ISO 8601 date-time, e.g. 2026-06-01T10:30:00Z"] }],
+        ["cursor=abc", { cursor: ["not a cursor from this API"] }],
+        ["session_id=session_1", { session_id: ["a session uuid or session_<uuid>"] }],
+      ];
+      for (const [search, errors] of cases) {
+        const res = await call("GET", `/v1/chatapp/messages?${search}`, { key });
+        const problem = expectProblem(res, 422, "validation_failed");
+        expect(problem.errors, search).toEqual(errors);
+        expect(problem.detail).toBe("The query has invalid parameters.");
+      }
+    });
+    it("refuses more than 100 numbers in filter[to_number], however they are given", async () => {
+      const numbers = Array.from({ length: 101 }, (_, i) => `+1415555${String(3000 + i)}`);
+      for (const search of [
+        `filter[to_number]=${q(numbers.join(","))}`,
+        numbers.map((n) => `filter[to_number][]=${q(n)}`).join("&"),
+        `${numbers
+          .slice(0, 60)
+          .map((n, i) => `filter[to_number][${i}]=${q(n)}`)
+          .join("&")}&filter[to_number]=${q(numbers.slice(60).join(","))}`,
+      ]) {
+        const problem = expectProblem(
+          await call("GET", `/v1/chatapp/messages?${search}`, { key }),
+          422,
+          "validation_failed",
+        );
+        expect(problem.errors).toEqual({ "filter[to_number]": ["at most 100 numbers"] });
+      }
+      const hundred = await call<Page>(
+        "GET",
+        `/v1/chatapp/messages?filter[to_number]=${q(numbers.slice(0, 100).join(","))}`,
+        { key },
+      );
+      expect(hundred.status).toBe(200);
+      expect(hundred.body.data).toEqual([]);
     });
     it("names every bad parameter at once", async () => {
       const res = await call(
@@ -622,5 +687,54 @@ describe("listing", () => {
         meta: { path: `${ORIGIN}/v1/chatapp/messages`, per_page: 10, next_cursor: null, prev_cursor: null },
       });
     });
+  });
+});
+
+describe("the list's query in the OpenAPI document", () => {
+  interface Parameter {
+    name: string;
+    in: string;
+    required: boolean;
+    schema: Record<string, unknown>;
+  }
+  type Doc = { paths: Record<string, Record<string, { parameters: Parameter[] }>> };
+
+  it("types every parameter as the validator parses it", async () => {
+    const doc = await call<Doc>("GET", "/openapi.json");
+    const query = (path: string) =>
+      Object.fromEntries(
+        (doc.body.paths[path]?.get?.parameters ?? [])
+          .filter((p) => p.in === "query")
+          .map((p) => {
+            const { description: _, ...schema } = p.schema;
+            return [p.name, { required: p.required, ...schema }];
+          }),
+      );
+    const dateTime = {
+      required: false,
+      anyOf: [
+        { type: "string", format: "date-time" },
+        { type: "string", format: "date" },
+      ],
+    };
+    const expected = {
+      "filter[to_number]": { required: false, type: "array", items: { type: "string" } },
+      "filter[from_number]": { required: false, type: "string" },
+      "filter[status]": { required: false, type: "string", enum: [...STATUSES] },
+      "filter[direction]": { required: false, type: "string", enum: ["incoming", "outgoing"] },
+      "filter[type]": { required: false, type: "string", enum: [...TYPES] },
+      session_id: {
+        required: false,
+        type: "string",
+        pattern: "^(?:session_)?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+      },
+      time_from: dateTime,
+      time_to: dateTime,
+      limit: { required: false, type: "integer", minimum: 1, maximum: 100, default: 10 },
+      cursor: { required: false, type: "string", maxLength: 200 },
+    };
+    expect(query("/v1/chatapp/messages")).toEqual(expected);
+    const { session_id: _, ...bySession } = expected;
+    expect(query("/v1/chatapp/messages/{session_id}/session")).toEqual(bySession);
   });
 });

@@ -1,11 +1,12 @@
-import { ApiError, type FieldErrors } from "../errors";
-import { toE164 } from "../lib/phone";
-import { MESSAGE_STATUSES, MESSAGE_TYPES, type MessageStatus, type MessageType } from "./message-record";
+import type { MessageStatus, MessageType } from "./message-record";
 
-/** Default and largest page sizes (interface document §8; issue 3). */
+/** Default page size (interface document §8) and the largest one this API allows. */
 export const DEFAULT_LIMIT = 10;
 export const MAX_LIMIT = 100;
+/** Longest cursor accepted; the API's own cursors are about 110 characters. */
+export const MAX_CURSOR_LENGTH = 200;
 
+/** The list's filters, normalised: E.164 numbers, a lower-case session uuid, epoch ms bounds. */
 export interface MessageFilters {
   toNumbers?: string[];
   fromNumber?: string;
@@ -26,6 +27,7 @@ export interface Cursor {
   direction: "next" | "prev";
 }
 
+/** One page request of the message list, as the query of `db/queries/message-list.ts` takes it. */
 export interface ListQuery {
   filters: MessageFilters;
   limit: number;
@@ -33,119 +35,12 @@ export interface ListQuery {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const KNOWN_FILTERS = new Set(["to_number", "from_number", "status", "direction", "type"]);
 
 /**
- * Parses the message-list query string (interface document §4.2's table, issue 3's forms):
- * `filter[to_number]` as repeated `filter[to_number][]=`, indexed `filter[to_number][0]=` or
- * comma-separated; `session_id` as a uuid or `session_<uuid>`; `time_from`/`time_to` ISO 8601;
- * `limit` 1–100; `cursor` from a previous page. Unknown `filter[…]` names are refused.
- *
- * @throws ApiError `validation_failed` (422) naming every bad parameter by its query name
- *   (`filter[status]`, `limit`), as the route's own query validation does.
+ * Encodes a cursor as the opaque string of `meta.next_cursor`/`meta.prev_cursor`: base64url
+ * (RFC 4648 §5, no padding) of `{"t":createdAt,"i":id,"d":"n"|"p"}`, `t` in epoch ms. Laravel's
+ * cursor paginator is the model for the name and the shape of the page around it.
  */
-export function parseListQuery(url: URL, pathSessionId?: string): ListQuery {
-  const errors: FieldErrors = {};
-  const fail = (field: string, message: string) => {
-    errors[field] = [...(errors[field] ?? []), message];
-  };
-  const filters: MessageFilters = {};
-  const single = (name: string): string | undefined => {
-    const values = url.searchParams.getAll(name);
-    if (values.length > 1) fail(name, "give this parameter once");
-    return values[0];
-  };
-
-  const toNumbers: string[] = [];
-  for (const [key, value] of url.searchParams) {
-    const filter = key.match(/^filter\[([^\]]*)\](.*)$/);
-    if (!filter) continue;
-    const [, name = "", rest = ""] = filter;
-    if (!KNOWN_FILTERS.has(name)) fail(key, "unknown filter");
-    else if (name === "to_number" && /^(\[\d*\])?$/.test(rest)) {
-      for (const part of value.split(",")) {
-        const e164 = toE164(part);
-        if (e164) toNumbers.push(e164);
-        else fail("filter[to_number]", `invalid phone number: ${part.slice(0, 40)}`);
-      }
-    } else if (rest !== "") {
-      fail(
-        key,
-        name === "to_number"
-          ? "use filter[to_number][]= or filter[to_number][0]="
-          : "this filter takes one value",
-      );
-    }
-  }
-  if (toNumbers.length > 100) fail("filter[to_number]", "at most 100 numbers");
-  if (toNumbers.length > 0) filters.toNumbers = [...new Set(toNumbers)];
-
-  const from = single("filter[from_number]");
-  if (from !== undefined) {
-    const e164 = toE164(from);
-    if (e164) filters.fromNumber = e164;
-    else fail("filter[from_number]", "invalid phone number");
-  }
-  const status = single("filter[status]");
-  if (status !== undefined) {
-    if ((MESSAGE_STATUSES as readonly string[]).includes(status)) filters.status = status as MessageStatus;
-    else fail("filter[status]", `one of ${MESSAGE_STATUSES.join(", ")}`);
-  }
-  const direction = single("filter[direction]");
-  if (direction !== undefined) {
-    if (direction === "incoming" || direction === "outgoing") filters.direction = direction;
-    else fail("filter[direction]", "one of incoming, outgoing");
-  }
-  const type = single("filter[type]");
-  if (type !== undefined) {
-    if ((MESSAGE_TYPES as readonly string[]).includes(type)) filters.type = type as MessageType;
-    else fail("filter[type]", `one of ${MESSAGE_TYPES.join(", ")}`);
-  }
-
-  const session = pathSessionId ?? single("session_id");
-  if (session !== undefined) {
-    const id = session.startsWith("session_") ? session.slice("session_".length) : session;
-    if (UUID.test(id)) filters.sessionId = id.toLowerCase();
-    else fail("session_id", "a session uuid or session_<uuid>");
-  }
-  for (const [name, key] of [
-    ["time_from", "timeFrom"],
-    ["time_to", "timeTo"],
-  ] as const) {
-    const value = single(name);
-    if (value === undefined) continue;
-    const ms = parseDateTime(value);
-    if (ms === null) fail(name, "an ISO 8601 date-time");
-    else filters[key] = ms;
-  }
-
-  let limit = DEFAULT_LIMIT;
-  const rawLimit = single("limit");
-  if (rawLimit !== undefined) {
-    limit = /^\d{1,4}$/.test(rawLimit) ? Number(rawLimit) : Number.NaN;
-    if (!(limit >= 1 && limit <= MAX_LIMIT)) fail("limit", `an integer from 1 to ${MAX_LIMIT}`);
-  }
-  const rawCursor = single("cursor");
-  const cursor = rawCursor === undefined ? null : decodeCursor(rawCursor);
-  if (rawCursor !== undefined && !cursor) fail("cursor", "not a cursor from this API");
-
-  if (Object.keys(errors).length > 0)
-    throw new ApiError("validation_failed", "The query has invalid parameters.", { fields: errors });
-  return { filters, limit, cursor };
-}
-
-/** Epoch ms of an ISO 8601 date or date-time (UTC unless it has an offset), or null. */
-function parseDateTime(value: string): number | null {
-  const match = /^(\d{4})-(\d{2})-(\d{2})([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.exec(value);
-  if (!match) return null;
-  // Date.parse rolls a day the month lacks over into the next month (2026-02-30 → March 2).
-  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
-  if (new Date(Date.UTC(year, month - 1, day)).getUTCDate() !== day) return null;
-  const ms = Date.parse(value);
-  return Number.isNaN(ms) ? null : ms;
-}
-
-/** Opaque cursor: base64url of `{"t":createdAt,"i":id,"d":"n"|"p"}` (Laravel-style `cursor`). */
 export function encodeCursor(cursor: Cursor): string {
   const json = JSON.stringify({
     t: cursor.createdAt,
@@ -155,8 +50,14 @@ export function encodeCursor(cursor: Cursor): string {
   return btoa(json).replaceAll("+", "-").replaceAll("/", "_").replaceAll("=", "");
 }
 
-function decodeCursor(value: string): Cursor | null {
-  if (value.length > 200 || !/^[A-Za-z0-9_-]+$/.test(value)) return null;
+/**
+ * Decodes a string made by {@link encodeCursor}.
+ *
+ * @returns the cursor, or null when the value is longer than {@link MAX_CURSOR_LENGTH}, is not
+ *   base64url, or does not hold an integer time, a uuid and a direction. Never throws.
+ */
+export function decodeCursor(value: string): Cursor | null {
+  if (value.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(value)) return null;
   try {
     const parsed: unknown = JSON.parse(atob(value.replaceAll("-", "+").replaceAll("_", "/")));
     if (typeof parsed !== "object" || parsed === null) return null;

@@ -1,3 +1,4 @@
+import { bodyLimit as honoBodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
@@ -8,17 +9,27 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 /**
- * Checks every request body before routing: over {@link MAX_BODY_BYTES} → 413
- * `payload_too_large`; an empty (or blank) body is treated as absent; a non-empty body that is not
- * JSON → 415 `unsupported_media_type`;
- * unparseable JSON → 400 `invalid_json`. It reads a clone, so the route validators still read
- * the original body.
+ * Hono's body-limit middleware at {@link MAX_BODY_BYTES}: a declared `Content-Length` over it, or
+ * a streamed body that grows past it, is 413 `payload_too_large` (thrown, so `onError` renders the
+ * problem). Hono buffers a streamed body as it counts it, so what runs after reads the bytes it
+ * counted.
+ */
+export const bodyLimit = honoBodyLimit({
+  maxSize: MAX_BODY_BYTES,
+  onError: () => {
+    throw new ApiError("payload_too_large", `Request bodies are limited to ${MAX_BODY_BYTES} bytes.`);
+  },
+});
+
+/**
+ * Checks every request body before routing (after {@link bodyLimit}, which bounds what it reads):
+ * an empty (or blank) body is treated as absent; a non-empty body that is not JSON → 415
+ * `unsupported_media_type`; unparseable JSON → 400 `invalid_json`. It reads a clone, so the route
+ * validators still read the original body.
  */
 export const bodyGuard = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.method === "GET" || c.req.method === "HEAD" || c.req.method === "OPTIONS") return next();
-  const declared = Number(c.req.header("content-length") ?? "0");
-  if (declared > MAX_BODY_BYTES) throw tooLarge();
-  const text = await readLimited(c.req.raw.clone(), MAX_BODY_BYTES);
+  const text = await c.req.raw.clone().text();
   if (text.trim() === "") {
     if (!c.req.header("content-type")) return next();
     // An empty body is no body: without this, `Content-Type: application/json` and nothing else
@@ -42,31 +53,3 @@ export const bodyGuard = createMiddleware<AppEnv>(async (c, next) => {
   }
   return next();
 });
-
-function tooLarge(): ApiError {
-  return new ApiError("payload_too_large", `Request bodies are limited to ${MAX_BODY_BYTES} bytes.`);
-}
-
-async function readLimited(request: Request, limit: number): Promise<string> {
-  if (!request.body) return "";
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > limit) {
-      await reader.cancel();
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  const joined = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    joined.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return new TextDecoder().decode(joined);
-}

@@ -1,14 +1,20 @@
-import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../env";
+import type { Context } from "hono";
+import { requestId as honoRequestId } from "hono/request-id";
 
-/** An incoming `X-Request-Id` is echoed only when it looks like an id (1–128 of `A-Za-z0-9._:-`). */
+/** An incoming `X-Request-Id` is echoed only when it looks like an id: 1–128 of `A-Za-z0-9._:-`. */
 const WELL_FORMED = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Sets `c.var.requestId` (echoed or a new uuid) and the `X-Request-Id` response header. */
-export const requestId = createMiddleware<AppEnv>(async (c, next) => {
+/** The incoming `X-Request-Id` when it is {@link WELL_FORMED}, otherwise a new random (v4) uuid. */
+function echoOrNew(c: Context): string {
   const incoming = c.req.header("x-request-id");
-  const id = incoming && WELL_FORMED.test(incoming) ? incoming : crypto.randomUUID();
-  c.set("requestId", id);
-  c.header("X-Request-Id", id);
-  await next();
-});
+  return incoming && WELL_FORMED.test(incoming) ? incoming : crypto.randomUUID();
+}
+
+/**
+ * Hono's request-id middleware: sets `c.var.requestId` and the `X-Request-Id` response header,
+ * on errors too (the problem's `request_id` reads the same variable). Hono echoes an incoming id
+ * of `[A-Za-z0-9_=-]` up to `limitLength`; ours must allow `.` and `:` (trace and vendor ids use
+ * them) and not `=`, so `limitLength: 0` turns Hono's own check off and every id comes from
+ * {@link echoOrNew}.
+ */
+export const requestId = honoRequestId({ limitLength: 0, generator: echoOrNew });

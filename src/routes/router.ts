@@ -8,18 +8,26 @@ type ValidationResult = { success: true } | { success: false; error: z.ZodError;
 /**
  * Turns a failed request validation into our error: a malformed path parameter cannot name an
  * existing resource, so it is 404 `not_found`; anything else is 422 `validation_failed` with
- * `errors` keyed by field path (`to_number.2`).
+ * `errors` keyed by field path (`to_number.2`), or for the query by parameter name (`filter[status]`).
  */
 function validationHook(result: ValidationResult): void {
   if (result.success) return;
   if (result.target === "param") throw new ApiError("not_found", "No such resource.");
+  if (result.target === "query") {
+    throw new ApiError("validation_failed", "The query has invalid parameters.", {
+      fields: fieldErrors(result.error, "unknown parameter"),
+    });
+  }
   throw new ApiError("validation_failed", "The request has invalid fields.", {
     fields: fieldErrors(result.error),
   });
 }
 
-/** Zod issues → `{ "field.path": [messages] }`; unknown keys are reported under their own path. */
-export function fieldErrors(error: z.ZodError): FieldErrors {
+/**
+ * Zod issues → `{ "field.path": [messages] }` (the problem's `errors`); unknown keys are reported
+ * under their own path with the `unknown` message.
+ */
+export function fieldErrors(error: z.ZodError, unknown = "unknown field"): FieldErrors {
   // No prototype: a client's field named `__proto__` must become a key, not reach Object.prototype.
   const fields: FieldErrors = Object.create(null);
   const add = (path: string, message: string) => {
@@ -28,7 +36,7 @@ export function fieldErrors(error: z.ZodError): FieldErrors {
   for (const issue of error.issues) {
     const path = issue.path.map(String).join(".");
     if (issue.code === "unrecognized_keys") {
-      for (const key of issue.keys) add(path ? `${path}.${key}` : key, "unknown field");
+      for (const key of issue.keys) add(path ? `${path}.${key}` : key, unknown);
     } else {
       add(path, issue.message);
     }

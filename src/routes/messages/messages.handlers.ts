@@ -6,10 +6,11 @@ import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { fromMinor } from "../../lib/money";
 import { toE164 } from "../../lib/phone";
-import { encodeCursor, parseListQuery } from "../../messages/list-query";
+import { encodeCursor, type ListQuery } from "../../messages/list-query";
 import { toMessageRecord, toSentRecord } from "../../messages/message-record";
 import { sendMessages } from "../../messages/send";
 import type * as routes from "./messages.routes";
+import { SessionRef, toListQuery } from "./messages.schemas";
 
 export const send: RouteHandler<typeof routes.send, AppEnv> = async (c) => {
   const body = c.req.valid("json");
@@ -47,15 +48,22 @@ export const show: RouteHandler<typeof routes.show, AppEnv> = async (c) => {
   return c.json({ success: true as const, data: toMessageRecord(row) }, 200);
 };
 
-export const list: RouteHandler<typeof routes.list, AppEnv> = (c) => page(c);
+export const list: RouteHandler<typeof routes.list, AppEnv> = (c) =>
+  page(c, toListQuery(c.req.valid("query")));
 
-export const listBySession: RouteHandler<typeof routes.listBySession, AppEnv> = (c) =>
-  page(c, c.req.valid("param").session_id);
+export const listBySession: RouteHandler<typeof routes.listBySession, AppEnv> = (c) => {
+  // The path names the session; a malformed one is a bad filter (422), as `session_id` would be.
+  const session = SessionRef.safeParse(c.req.valid("param").session_id);
+  if (!session.success) {
+    throw new ApiError("validation_failed", "The request has invalid fields.", {
+      fields: { session_id: session.error.issues.map((issue) => issue.message) },
+    });
+  }
+  return page(c, toListQuery(c.req.valid("query"), session.data));
+};
 
-/** A page in Laravel's cursor-paginator resource shape (`links` and `meta`, issue 3). */
-async function page(c: Context<AppEnv>, pathSessionId?: string) {
-  const url = new URL(c.req.url);
-  const query = parseListQuery(url, pathSessionId);
+/** A page in the shape of Laravel's cursor paginator resource (`links` and `meta`). */
+async function page(c: Context<AppEnv>, query: ListQuery) {
   const { rows, more } = await listMessages(c.var.db, c.var.principal.accountId, query);
   const backwards = query.cursor?.direction === "prev";
   const first = rows[0];
@@ -68,6 +76,8 @@ async function page(c: Context<AppEnv>, pathSessionId?: string) {
     first && query.cursor && (!backwards || more)
       ? encodeCursor({ createdAt: first.createdAt, id: first.id, direction: "prev" })
       : null;
+  // The links repeat the request's own query (filters included) with the new cursor.
+  const url = new URL(c.req.url);
   const path = `${url.origin}${url.pathname}`;
   const linkTo = (cursor: string | null) => {
     if (!cursor) return null;

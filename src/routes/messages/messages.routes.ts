@@ -7,6 +7,7 @@ import {
   MessageListSchema,
   SendBody,
   SendResponseSchema,
+  SessionMessageListQuery,
 } from "./messages.schemas";
 
 const common = { tags: ["Messages"], security: bearerSecurity };
@@ -61,7 +62,7 @@ export const listBySession = createRoute({
           description: "Session uuid or `session_<uuid>`.",
         }),
     }),
-    query: MessageListQuery.omit({ session_id: true }),
+    query: SessionMessageListQuery,
   },
   responses: { 200: json(MessageListSchema, "A page of messages"), ...problems("validation_failed") },
 });

@@ -1,6 +1,14 @@
 import { z } from "@hono/zod-openapi";
 import { mediaUrlProblem } from "../../lib/media-url";
 import { toE164 } from "../../lib/phone";
+import {
+  type Cursor,
+  DEFAULT_LIMIT,
+  decodeCursor,
+  type ListQuery,
+  MAX_CURSOR_LENGTH,
+  MAX_LIMIT,
+} from "../../messages/list-query";
 import { MESSAGE_STATUSES, MESSAGE_TYPES } from "../../messages/message-record";
 
 /** Most recipients of one send (issue 3). */
@@ -161,25 +169,177 @@ export const MessageListSchema = z.object({
   }),
 });
 
-/** Query parameters of the message lists, as documented (parsing: messages/list-query.ts). */
-export const MessageListQuery = z.object({
-  "filter[to_number]": z.string().optional().openapi({
-    description:
-      "Recipient numbers: repeat `filter[to_number][]=`, index `filter[to_number][0]=`, or separate with commas.",
-  }),
-  "filter[from_number]": z.string().optional(),
-  "filter[status]": z.enum(MESSAGE_STATUSES).optional(),
-  "filter[direction]": z.enum(["incoming", "outgoing"]).optional(),
-  "filter[type]": z.enum(MESSAGE_TYPES).optional(),
-  session_id: z
-    .string()
-    .optional()
-    .openapi({ description: "The session's uuid or its `session_<id>` name." }),
-  time_from: z.string().optional().openapi({ description: "ISO 8601; messages created at or after it." }),
-  time_to: z.string().optional().openapi({ description: "ISO 8601; messages created at or before it." }),
-  limit: z.string().optional().openapi({ description: "Page size, 1–100 (default 10)." }),
-  cursor: z
-    .string()
-    .optional()
-    .openapi({ description: "`meta.next_cursor` or `meta.prev_cursor` of a previous page." }),
+/** An error message for a query parameter; a parameter given more than once gets its own. */
+const once =
+  (text: string) =>
+  (issue: { input?: unknown }): string =>
+    Array.isArray(issue.input) ? "give this parameter once" : text;
+
+/** Most numbers in `filter[to_number]`, counting each comma-separated one. */
+export const MAX_FILTER_NUMBERS = 100;
+
+const SESSION_REF =
+  /^(?:session_)?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/**
+ * A session named by its uuid, in any case, or by its `session_<uuid>` name (interface document
+ * §4.2, `session_id`); parses to the lower-case uuid.
+ */
+export const SessionRef = z
+  .string({ error: once("a session uuid or session_<uuid>") })
+  .regex(SESSION_REF, "a session uuid or session_<uuid>")
+  .transform((value) => value.replace(/^session_/, "").toLowerCase());
+
+/** A phone number in international format; parses to E.164. */
+const PhoneFilter = z.string({ error: once("invalid phone number") }).transform((value, ctx) => {
+  const e164 = toE164(value);
+  if (!e164) ctx.addIssue({ code: "custom", message: "invalid phone number", input: value });
+  return e164 ?? value;
 });
+
+/**
+ * `filter[to_number]`, gathered from all of its forms (see {@link listQuerySchema}) into a list of
+ * values, each of which may hold several comma-separated numbers; parses to distinct E.164
+ * numbers. Every bad number is reported under `filter[to_number]`, not under an index.
+ */
+const ToNumbersFilter = z
+  .array(z.string())
+  .transform((values, ctx) => {
+    const parts = values.flatMap((value) => value.split(","));
+    if (parts.length > MAX_FILTER_NUMBERS) {
+      ctx.addIssue({ code: "custom", message: `at most ${MAX_FILTER_NUMBERS} numbers`, input: values });
+      return [];
+    }
+    const numbers: string[] = [];
+    for (const part of parts) {
+      const e164 = toE164(part);
+      if (e164) numbers.push(e164);
+      else
+        ctx.addIssue({ code: "custom", message: `invalid phone number: ${part.slice(0, 40)}`, input: part });
+    }
+    return [...new Set(numbers)];
+  })
+  .openapi({
+    description:
+      "Recipient numbers in international format, at most 100: repeat `filter[to_number][]=`, index " +
+      "`filter[to_number][0]=`, or separate them with commas.",
+  });
+
+/**
+ * A bound on `created_at`: an RFC 3339 date-time (`Z`, an offset, or neither for UTC; any
+ * fractional digits, so the API's own timestamps work) or a date alone (midnight UTC). Days a month
+ * lacks (2026-02-30) are refused, not rolled over. Parses to epoch ms.
+ */
+const TimeBound = z
+  .union([z.iso.datetime({ offset: true, local: true }), z.iso.date()], {
+    error: once("an ISO 8601 date-time, e.g. 2026-06-01T10:30:00Z"),
+  })
+  .transform((value) => {
+    const zoned = !value.includes("T") || /(?:Z|[+-]\d{2}:\d{2})$/i.test(value);
+    return Date.parse(zoned ? value : `${value}Z`);
+  });
+
+/**
+ * `limit`: decimal digits only (`z.coerce.number()` would take `1e2`, ` 5` and `0x10`), then an
+ * integer from 1 to {@link MAX_LIMIT}; {@link DEFAULT_LIMIT} when absent.
+ */
+const Limit = z
+  .preprocess(
+    (value) => (typeof value === "string" && /^\d{1,4}$/.test(value) ? Number(value) : value),
+    z
+      .int({ error: once(`an integer from 1 to ${MAX_LIMIT}`) })
+      .min(1, `an integer from 1 to ${MAX_LIMIT}`)
+      .max(MAX_LIMIT, `an integer from 1 to ${MAX_LIMIT}`),
+  )
+  .default(DEFAULT_LIMIT)
+  .openapi({ description: `Page size, 1–${MAX_LIMIT}.` });
+
+/** `cursor`: a `meta.next_cursor` or `meta.prev_cursor` of a previous page; parses to a {@link Cursor}. */
+const CursorParam = z
+  .string({ error: once("not a cursor from this API") })
+  .max(MAX_CURSOR_LENGTH, "not a cursor from this API")
+  .transform((value, ctx): Cursor => {
+    const cursor = decodeCursor(value);
+    if (cursor) return cursor;
+    ctx.addIssue({ code: "custom", message: "not a cursor from this API", input: value });
+    return z.NEVER;
+  })
+  .openapi({ description: "`meta.next_cursor` or `meta.prev_cursor` of a previous page." });
+
+const listQueryShape = {
+  "filter[to_number]": ToNumbersFilter.optional(),
+  "filter[from_number]": PhoneFilter.optional().openapi({ description: "Sender number." }),
+  "filter[status]": z
+    .enum(MESSAGE_STATUSES, { error: once(`one of ${MESSAGE_STATUSES.join(", ")}`) })
+    .optional(),
+  "filter[direction]": z
+    .enum(["incoming", "outgoing"], { error: once("one of incoming, outgoing") })
+    .optional(),
+  "filter[type]": z.enum(MESSAGE_TYPES, { error: once(`one of ${MESSAGE_TYPES.join(", ")}`) }).optional(),
+  session_id: SessionRef.optional().openapi({
+    description: "The session's uuid or its `session_<id>` name.",
+  }),
+  time_from: TimeBound.optional().openapi({ description: "Messages created at or after this time." }),
+  time_to: TimeBound.optional().openapi({ description: "Messages created at or before this time." }),
+  limit: Limit,
+  cursor: CursorParam.optional(),
+};
+
+const TO_NUMBER_KEY = /^filter\[to_number\](?:\[\d*\])?$/;
+
+/**
+ * The message-list query (interface document §4.2's table) as one schema that parses it, validates
+ * it and documents it. It reads the object Hono's query validator builds (`c.req.queries()`: a
+ * string per parameter, an array for a repeated one) and first gathers `filter[to_number]`,
+ * `filter[to_number][]` and `filter[to_number][<n>]` into one list under `filter[to_number]` and
+ * drops parameters that are neither known nor filters. The object is strict, so any other
+ * `filter[…]` (`filter[colour]`, `filter[status][]`) is refused under its own name, and a
+ * parameter given twice fails its string schema. Errors are keyed by the query parameter name.
+ */
+function listQuerySchema<Shape extends Partial<typeof listQueryShape>>(shape: Shape) {
+  const known = new Set(Object.keys(shape));
+  return z
+    .transform((raw: unknown) => {
+      if (typeof raw !== "object" || raw === null) return raw;
+      const query: Record<string, unknown> = {};
+      const toNumbers: unknown[] = [];
+      for (const [key, value] of Object.entries(raw)) {
+        if (TO_NUMBER_KEY.test(key)) toNumbers.push(...(Array.isArray(value) ? value : [value]));
+        else if (known.has(key) || key.startsWith("filter[")) query[key] = value;
+      }
+      if (toNumbers.length > 0) query["filter[to_number]"] = toNumbers;
+      return query;
+    })
+    .pipe(z.strictObject(shape));
+}
+
+/** Query of `GET /v1/chatapp/messages`. */
+export const MessageListQuery = listQuerySchema(listQueryShape);
+
+/** Query of `GET /v1/chatapp/messages/{session_id}/session`: the path names the session. */
+const { session_id: _, ...sessionListShape } = listQueryShape;
+export const SessionMessageListQuery = listQuerySchema(sessionListShape);
+
+/** A parsed message-list query, as `c.req.valid("query")` gives it. */
+export type MessageListParams = z.output<typeof MessageListQuery>;
+
+/**
+ * The parsed query as the list's database query takes it; `sessionId` (a parsed
+ * {@link SessionRef}) replaces the query's `session_id` when the path names the session.
+ */
+export function toListQuery(params: MessageListParams, sessionId = params.session_id): ListQuery {
+  return {
+    filters: {
+      toNumbers: params["filter[to_number]"],
+      fromNumber: params["filter[from_number]"],
+      status: params["filter[status]"],
+      direction: params["filter[direction]"],
+      type: params["filter[type]"],
+      sessionId,
+      timeFrom: params.time_from,
+      timeTo: params.time_to,
+    },
+    limit: params.limit,
+    cursor: params.cursor ?? null,
+  };
+}
