@@ -1,38 +1,12 @@
-import type { MessageStatus, MessageType } from "./message-record";
+import type { Cursor } from "../db/queries/message-list";
+
+export type { Cursor, ListQuery, MessageFilters } from "../db/queries/message-list";
 
 /** Default page size (interface document §8) and the largest one this API allows. */
 export const DEFAULT_LIMIT = 10;
 export const MAX_LIMIT = 100;
 /** Longest cursor accepted; the API's own cursors are about 110 characters. */
 export const MAX_CURSOR_LENGTH = 200;
-
-/** The list's filters, normalised: E.164 numbers, a lower-case session uuid, epoch ms bounds. */
-export interface MessageFilters {
-  toNumbers?: string[];
-  fromNumber?: string;
-  status?: MessageStatus;
-  direction?: "incoming" | "outgoing";
-  type?: MessageType;
-  /** Session uuid. */
-  sessionId?: string;
-  /** Epoch ms bounds on `created_at`, inclusive. */
-  timeFrom?: number;
-  timeTo?: number;
-}
-
-/** A position in the newest-first order, and the direction to read from it. */
-export interface Cursor {
-  createdAt: number;
-  id: string;
-  direction: "next" | "prev";
-}
-
-/** One page request of the message list, as the query of `db/queries/message-list.ts` takes it. */
-export interface ListQuery {
-  filters: MessageFilters;
-  limit: number;
-  cursor: Cursor | null;
-}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -1,6 +1,12 @@
 import { readConfig } from "../config";
 import type { Db } from "../db/client";
 import { type AppRow, findApp } from "../db/queries/apps";
+import { findSession } from "../db/queries/sessions";
+import { ApiError } from "../errors";
+import { renderTemplate } from "../lib/template";
+import { sendMessages } from "../messages/send";
+import { codeHmac, generateCode, OTP_RULES, otpSecret } from "./code";
+import { otpStatusAt } from "./otp-record";
 import {
   claimResend,
   deleteOtp,
@@ -10,13 +16,7 @@ import {
   perNumberFreeAt,
   setOtpMessage,
   undoResend,
-} from "../db/queries/otps";
-import { findSession } from "../db/queries/sessions";
-import { ApiError } from "../errors";
-import { renderTemplate } from "../lib/template";
-import { sendMessages } from "../messages/send";
-import { codeHmac, generateCode, OTP_RULES, otpSecret } from "./code";
-import { otpStatusAt } from "./otp-record";
+} from "./store";
 
 // Atomicity: the OTP row (with its send-log entry) is written first, under the per-number limit,
 // in one D1 batch; then the message is charged and created by sendMessages (its own batch). When

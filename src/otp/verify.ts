@@ -1,9 +1,9 @@
 import type { Db } from "../db/client";
-import { findOtp, markExpired, markVerified, type OtpRow, recordWrongCode } from "../db/queries/otps";
 import { ApiError } from "../errors";
 import { timingSafeEqual } from "../lib/crypto";
 import { codeHmac, OTP_RULES, otpSecret } from "./code";
 import { otpStatusAt } from "./otp-record";
+import { findOtp, markExpired, markVerified, type OtpRow, recordWrongCode } from "./store";
 
 /**
  * Rounds of read-compare-write before giving up. A round is repeated only when the OTP changed

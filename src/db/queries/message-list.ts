@@ -1,8 +1,34 @@
 import { and, asc, desc, eq, gte, inArray, lte, type SQL, sql } from "drizzle-orm";
-import type { ListQuery } from "../../messages/list-query";
-import type { MessageRow } from "../../messages/message-record";
 import type { Db } from "../client";
-import { messages } from "../schema";
+import { type MessageRow, type MessageStatus, type MessageType, messages } from "../schema";
+
+/** The list's filters, normalised: E.164 numbers, a lower-case session uuid, epoch ms bounds. */
+export interface MessageFilters {
+  toNumbers?: string[];
+  fromNumber?: string;
+  status?: MessageStatus;
+  direction?: "incoming" | "outgoing";
+  type?: MessageType;
+  /** Session uuid. */
+  sessionId?: string;
+  /** Epoch ms bounds on `created_at`, inclusive. */
+  timeFrom?: number;
+  timeTo?: number;
+}
+
+/** A position in the newest-first order, and the direction to read from it. */
+export interface Cursor {
+  createdAt: number;
+  id: string;
+  direction: "next" | "prev";
+}
+
+/** One page request of the message list, as {@link listMessages} takes it. */
+export interface ListQuery {
+  filters: MessageFilters;
+  limit: number;
+  cursor: Cursor | null;
+}
 
 /**
  * The query of one page of the account's messages, newest first, by keyset on `(created_at, id)`:

@@ -1,7 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
-import { OTP_RULES } from "../../otp/code";
-import { batchSql, type Db } from "../client";
-import { otps } from "../schema";
+import { batchSql, type Db } from "../db/client";
+import { otps } from "../db/schema";
+import { OTP_RULES } from "./code";
 
 // Every state change below is one conditional statement (or one D1 batch, a transaction): the
 // WHERE clause re-checks the rule it enforces, so two concurrent requests cannot both pass a
