@@ -7,7 +7,7 @@ import { sessions } from "../db/schema";
 import type { DispatchRequest } from "../delivery/dispatch-request";
 import { Dispatcher } from "../delivery/dispatcher";
 import { Outbox } from "../delivery/outbox";
-import { EvolutionGateway } from "../gateways/evolution";
+import { createGateway } from "../gateways";
 import {
   type ChatGateway,
   GatewayError,
@@ -16,7 +16,6 @@ import {
   type StatusEvent,
 } from "../gateways/gateway";
 import { SandboxGateway, sandboxPhoneNumber } from "../gateways/sandbox";
-import { WahaGateway } from "../gateways/waha";
 import { Deadlines } from "./deadlines";
 import { GatewayHealth, type GatewayHealthView, UNREACHABLE_AFTER_FAILURES } from "./gateway-health";
 import { type Failure, fail, ok, type SessionResult } from "./result";
@@ -457,20 +456,12 @@ export class ChatSession extends DurableObject<Env> {
     return state && { status: state.status, sessionId: state.session_id, phoneNumber: state.phone_number };
   }
 
-  /** The configured gateway (config.ts `CHATAPP_GATEWAY`). */
+  /** The configured gateway (config.ts `CHATAPP_GATEWAY`); the sandbox one lives in this object. */
   private gateway(): ChatGateway {
-    const settings = readConfig(this.env).gateway;
-    switch (settings.kind) {
-      case "waha":
-        return new WahaGateway(settings);
-      case "evolution":
-        return new EvolutionGateway(settings);
-      case "sandbox": {
-        const gateway = this.sandbox();
-        if (!gateway) throw new Error("session object has no session");
-        return gateway;
-      }
-    }
+    return createGateway(readConfig(this.env).gateway, () => {
+      const state = this.current();
+      return new SandboxGateway(this.sql, state.origin, state.id);
+    });
   }
 
   /** Drops everything this object stores (its tables too) and its alarm. */
