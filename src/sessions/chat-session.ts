@@ -7,43 +7,30 @@ import { sessions } from "../db/schema";
 import type { DispatchRequest } from "../delivery/dispatch-request";
 import { Dispatcher, SYNC_RETRY_MS } from "../delivery/dispatcher";
 import { Outbox } from "../delivery/outbox";
-import { EvolutionGateway } from "../gateways/evolution";
-import {
-  type ChatGateway,
-  GatewayError,
-  type GatewayEvent,
-  type LinkState,
-  type StatusEvent,
-} from "../gateways/gateway";
-import { SandboxGateway, type SandboxReceived, sandboxPhoneNumber } from "../gateways/sandbox";
-import { WahaGateway } from "../gateways/waha";
+import { createGateway } from "../gateways";
+import { type ChatGateway, GatewayError, type GatewayEvent, type LinkState } from "../gateways/gateway";
+import { SandboxGateway, type SandboxReceived } from "../gateways/sandbox";
 import { applyMoves, failMoves, type MessageMove } from "../messages/status";
 import { type Deadline, Deadlines } from "./deadlines";
-import { GatewayHealth, type GatewayHealthView, UNREACHABLE_AFTER_FAILURES } from "./gateway-health";
+import { GatewayChecks, GatewayHealth, type GatewayHealthView } from "./gateway-health";
 import { type Failure, fail, ok, type SessionResult } from "./result";
+import { networkBans, networkDrops, phoneScans, type ScanRequest, sandboxOf } from "./sandbox-phone";
 import {
   gatewaySessionName,
   type SessionRecord,
   type SessionRow,
   type SessionStatus,
-  toSessionRecord,
 } from "./session-record";
-import { conflictOf, type SessionCommand } from "./transitions";
-
-type StoredSession = {
-  id: string;
-  account_id: string;
-  session_id: string;
-  phone_number: string | null;
-  display_name: string;
-  status: SessionStatus;
-  reason: string | null;
-  last_seen_at: number | null;
-  created_at: number;
-  updated_at: number;
-  origin: string;
-  qr: string | null;
-};
+import { SessionStore, type StoredSession } from "./session-store";
+import {
+  conflictOf,
+  initial,
+  next,
+  type SessionChange,
+  type SessionCommand,
+  type SessionInput,
+  type Transition,
+} from "./transitions";
 
 /**
  * One chat session: the single owner and writer of its status, its QR lifecycle, its gateway
@@ -54,29 +41,40 @@ type StoredSession = {
  * sandbox acks, gateway checks): see {@link Deadlines}. Sending is the {@link Dispatcher}'s job.
  *
  * The gateway's word on the session's link (its webhook events and its answers to checks) moves
- * the status; webhook status events older than the newest one applied are ignored.
+ * the status; webhook status events older than the newest one applied are ignored. Every status
+ * move is decided by transitions.ts `next` and applied in one place, {@link ChatSession.apply}.
+ *
+ * This class keeps the RPC surface; the session's own record is a {@link SessionStore}, the
+ * sandbox's phone and network are in sandbox-phone.ts, gateway checks are {@link GatewayChecks}.
  */
 export class ChatSession extends DurableObject<Env> {
   private readonly sql: SqlStorage;
+  private readonly store: SessionStore;
   private readonly outbox: Outbox;
   private readonly deadlines: Deadlines;
   private readonly dispatcher: Dispatcher;
   private readonly health: GatewayHealth;
-  /**
-   * Whether this object holds a session. Its tables are created with the session and dropped with
-   * it, so the object of a deleted (or never created) session keeps no storage however it is
-   * called, and every path checks this before touching storage.
-   */
-  private stored: boolean;
+  private readonly checks: GatewayChecks;
   /** Tail of the chain that runs state changes one at a time (gateway calls and D1 writes await). */
   private tail: Promise<unknown> = Promise.resolve();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
+    this.store = new SessionStore(this.sql);
     this.outbox = new Outbox(this.sql);
     this.deadlines = new Deadlines(this.sql, ctx.storage);
     this.health = new GatewayHealth(this.sql);
+    this.checks = new GatewayChecks(
+      {
+        health: this.health,
+        deadlines: this.deadlines,
+        state: () => this.state(),
+        gateway: () => this.gateway(),
+        move: (input) => this.move(input),
+      },
+      env,
+    );
     // The dispatcher gets closures, not `this`: every public method of this class is RPC API.
     this.dispatcher = new Dispatcher(
       {
@@ -89,9 +87,6 @@ export class ChatSession extends DurableObject<Env> {
       },
       env,
     );
-    this.stored =
-      this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'session'").toArray()
-        .length > 0;
     // Idempotent schema set-up on every wake of a stored session (new tables of a newer version).
     if (this.stored) {
       this.setUpStorage();
@@ -103,17 +98,20 @@ export class ChatSession extends DurableObject<Env> {
     }
   }
 
+  /**
+   * Whether this object holds a session. Its tables are created with the session and dropped with
+   * it, so the object of a deleted (or never created) session keeps no storage however it is
+   * called, and every path checks this before touching storage.
+   */
+  private get stored(): boolean {
+    return this.store.held;
+  }
+
   private setUpStorage(): void {
-    this.sql.exec(`
-      CREATE TABLE IF NOT EXISTS session (
-        id TEXT PRIMARY KEY, account_id TEXT NOT NULL, session_id TEXT NOT NULL, phone_number TEXT,
-        display_name TEXT NOT NULL, status TEXT NOT NULL, reason TEXT, last_seen_at INTEGER,
-        created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, origin TEXT NOT NULL, qr TEXT);
-    `);
+    this.store.setUp();
     this.outbox.setUp();
     this.deadlines.setUp();
     this.health.setUp();
-    this.stored = true;
   }
 
   // ---- RPC: lifecycle commands -------------------------------------------------------------
@@ -132,19 +130,7 @@ export class ChatSession extends DurableObject<Env> {
       const now = Date.now();
       const sessionId = gatewaySessionName(input.id);
       this.setUpStorage();
-      this.sql.exec(
-        `INSERT INTO session (id, account_id, session_id, phone_number, display_name, status, reason,
-           last_seen_at, created_at, updated_at, origin, qr)
-         VALUES (?, ?, ?, NULL, ?, 'pending', NULL, ?, ?, ?, ?, NULL)`,
-        input.id,
-        input.accountId,
-        sessionId,
-        sessionId,
-        now,
-        now,
-        now,
-        input.origin,
-      );
+      this.store.insert({ id: input.id, accountId: input.accountId, sessionId, origin: input.origin, now });
       let link: LinkState;
       try {
         link = await this.gateway().create(sessionId);
@@ -152,9 +138,9 @@ export class ChatSession extends DurableObject<Env> {
         await this.forget();
         return gatewayFailure(error);
       }
-      const qr = await this.applyLink(link, now);
-      await this.writeThrough();
-      return ok({ session: this.record(), qr: qr ?? "" });
+      const change = initial(link);
+      await this.apply(change, now);
+      return ok({ session: this.store.record(), qr: change.status === "pending" ? change.qr : "" });
     });
   }
 
@@ -178,9 +164,7 @@ export class ChatSession extends DurableObject<Env> {
       } catch (error) {
         return gatewayFailure(error);
       }
-      this.update({ status: "disconnected", reason: "disconnected_by_user" });
-      await this.writeThrough();
-      return ok(this.record());
+      return this.command({ type: "disconnect" });
     });
   }
 
@@ -198,9 +182,9 @@ export class ChatSession extends DurableObject<Env> {
       } catch (error) {
         return gatewayFailure(error);
       }
-      const qr = await this.applyLink(link, Date.now());
-      await this.writeThrough();
-      return ok({ session: this.record(), qr });
+      const moved = await this.command({ type: "reconnect", link });
+      if (!moved.ok) return moved;
+      return ok({ session: moved.value, qr: link.status === "pending" ? link.qr : null });
     });
   }
 
@@ -265,7 +249,7 @@ export class ChatSession extends DurableObject<Env> {
   async gatewayHealth(): Promise<SessionResult<GatewayHealthView>> {
     return this.exclusive(async () => {
       if (!this.state()) return fail("not_found", "No such session.");
-      await this.checkGateway();
+      await this.checks.check();
       return ok(this.health.view(this.gateway().name));
     });
   }
@@ -342,7 +326,7 @@ export class ChatSession extends DurableObject<Env> {
           // Webhook events are ordered by the gateway's own clock, against each other only: a
           // command or a check is not compared with them, so clock skew cannot hide an event.
           this.health.noteEvent(event.at);
-          await this.applyStatusEvent(event);
+          await this.move(event);
         }
       }
       await applyMoves(db, receipts);
@@ -355,31 +339,16 @@ export class ChatSession extends DurableObject<Env> {
   /**
    * Sandbox only: a phone scans the current QR. With `token`, it must be the token of the QR
    * currently shown (the pairing page); without one, the script-facing scan endpoint links
-   * whatever QR is shown.
+   * whatever QR is shown. See sandbox-phone.ts `phoneScans`.
    */
-  async sandboxScan(input: {
-    phoneNumber?: string;
-    displayName?: string;
-    token?: string;
-    pairingCode?: string;
-  }): Promise<SessionResult<SessionRecord>> {
+  async sandboxScan(input: ScanRequest): Promise<SessionResult<SessionRecord>> {
     return this.exclusive(async () => {
       const sandbox = this.sandbox();
       if (!sandbox) return fail("not_found", "No such session.");
       const guard = this.guard("scan");
       if (guard) return guard;
-      if (input.token !== undefined && !sandbox.acceptsToken(input.token)) {
-        return fail("not_found", "This QR code has expired; scan the current one.");
-      }
-      let phoneNumber = input.phoneNumber ?? sandboxPhoneNumber(this.current().id);
-      if (input.pairingCode !== undefined) {
-        const paired = sandbox.phoneOfPairingCode(input.pairingCode);
-        if (!paired) return fail("pairing_code_invalid", "This is not the pairing code last issued.");
-        phoneNumber = paired;
-      }
-      const displayName = input.displayName ?? `Sandbox ${phoneNumber}`;
-      sandbox.link(phoneNumber, displayName);
-      return this.handleEvent({ type: "linked", phoneNumber, displayName, at: Date.now() });
+      const scan = phoneScans(sandbox, this.current().id, input);
+      return scan.ok ? this.command(scan.value) : scan;
     });
   }
 
@@ -390,13 +359,7 @@ export class ChatSession extends DurableObject<Env> {
       if (!sandbox) return fail("not_found", "No such session.");
       const guard = this.guard("drop");
       if (guard) return guard;
-      if (input.loggedOut) sandbox.unlink();
-      return this.handleEvent({
-        type: "dropped",
-        reason: input.reason,
-        loggedOut: input.loggedOut,
-        at: Date.now(),
-      });
+      return this.command(networkDrops(sandbox, input));
     });
   }
 
@@ -407,8 +370,7 @@ export class ChatSession extends DurableObject<Env> {
       if (!sandbox) return fail("not_found", "No such session.");
       const guard = this.guard("ban");
       if (guard) return guard;
-      sandbox.unlink();
-      return this.handleEvent({ type: "banned", reason: input.reason, at: Date.now() });
+      return this.command(networkBans(sandbox, input));
     });
   }
 
@@ -452,7 +414,7 @@ export class ChatSession extends DurableObject<Env> {
         } else if (deadline.kind === "qr_rotate" || deadline.kind === "qr_timeout") {
           await this.runQrDeadline(deadline.kind, deadline.dueAt);
         } else if (deadline.kind === "gateway_check") {
-          await this.runGatewayCheck();
+          await this.checks.run();
         }
       }
       // Acks only move messages D1 already knows as sent.
@@ -492,16 +454,13 @@ export class ChatSession extends DurableObject<Env> {
     if (state?.status !== "pending") return;
     if (kind === "qr_rotate") {
       try {
-        this.sql.exec("UPDATE session SET qr = ?", await this.gateway().currentQr(state.session_id));
+        this.store.setQr(await this.gateway().currentQr(state.session_id));
       } catch (error) {
         // The QR shown stays until the next rotation reaches the gateway.
         if (!(error instanceof GatewayError)) throw error;
       }
       this.deadlines.schedule("qr_rotate", "", dueAt + readConfig(this.env).QR_ROTATE_SECONDS * 1000);
-    } else {
-      this.leavePending();
-      this.update({ status: "failed", reason: "qr_timeout" });
-      await this.writeThrough();
+    } else if ((await this.move({ type: "qr_timeout" })).type === "move") {
       // Nobody scanned: the gateway need not keep its session waiting for one.
       await this.gateway()
         .disconnect(state.session_id)
@@ -519,20 +478,12 @@ export class ChatSession extends DurableObject<Env> {
     return state && { status: state.status, sessionId: state.session_id, phoneNumber: state.phone_number };
   }
 
-  /** The configured gateway (config.ts `CHATAPP_GATEWAY`). */
+  /** The configured gateway (config.ts `CHATAPP_GATEWAY`); the sandbox one lives in this object. */
   private gateway(): ChatGateway {
-    const settings = readConfig(this.env).gateway;
-    switch (settings.kind) {
-      case "waha":
-        return new WahaGateway(settings);
-      case "evolution":
-        return new EvolutionGateway(settings);
-      case "sandbox": {
-        const gateway = this.sandbox();
-        if (!gateway) throw new Error("session object has no session");
-        return gateway;
-      }
-    }
+    return createGateway(readConfig(this.env).gateway, () => {
+      const state = this.current();
+      return new SandboxGateway(this.sql, state.origin, state.id);
+    });
   }
 
   /** Drops everything this object stores (its tables too) and its alarm. */
@@ -541,7 +492,7 @@ export class ChatSession extends DurableObject<Env> {
     await this.ctx.storage.deleteAll();
     // Work still under way in this instance (a dispatcher run, an alarm) sees no session from now
     // on and stops before touching storage.
-    this.stored = false;
+    this.store.forget();
   }
 
   /** Runs state changes one at a time: each waits for the previous one to settle. */
@@ -551,217 +502,118 @@ export class ChatSession extends DurableObject<Env> {
     return run;
   }
 
-  // ---- internals ---------------------------------------------------------------------------
+  // ---- status: the one place it moves ----------------------------------------------------
 
-  /** A sandbox phone's action, already checked against the status: applied, then the record. */
-  private async handleEvent(event: StatusEvent): Promise<SessionResult<SessionRecord>> {
-    await this.applyStatusEvent(event);
-    return ok(this.record());
+  /**
+   * Moves the session as `input` says: asks transitions.ts `next`, fetches the QR a `qr` event
+   * came without (a gateway that cannot be reached leaves the QR shown as it is), and applies the
+   * answer. A conflict changes nothing; `now` (epoch ms) is the time of a link.
+   * @returns the transition applied.
+   */
+  private async move(input: SessionInput, now = Date.now()): Promise<Transition> {
+    const state = this.current();
+    let transition = next(state, input);
+    if (transition.type === "needs_qr" && input.type === "qr") {
+      const qr = (await this.freshQr(state.session_id)) ?? state.qr;
+      transition = qr === null ? { type: "unchanged" } : next(state, { ...input, qr });
+    }
+    if (transition.type === "move") await this.apply(transition.to, now);
+    else if (transition.type === "replace_qr") this.store.setQr(transition.qr);
+    return transition;
+  }
+
+  /** {@link move} for a command: the record after it, or the command's 409. */
+  private async command(
+    input: SessionInput & { type: SessionCommand },
+  ): Promise<SessionResult<SessionRecord>> {
+    const { status } = this.current();
+    const transition = await this.move(input);
+    if (transition.type === "conflict") return refused(transition.code, status, input.type);
+    return ok(this.store.record());
   }
 
   /**
-   * Moves the session to what a gateway status event says, unless the session is banned or
-   * already there (so a repeated event changes nothing). A `qr` event while pending only replaces
-   * the QR.
+   * Applies a move decided by transitions.ts: stores the new status and reason with what goes
+   * with them, clears what only a pending session has (the QR and its deadlines) or starts it
+   * again, starts gateway checks and waiting messages on a link, fails the waiting messages on a
+   * ban, and writes the session through to D1. `now` is
+   * the link's time (epoch ms), `last_seen_at` of a connected session.
    */
-  private async applyStatusEvent(event: StatusEvent): Promise<void> {
-    const state = this.current();
-    if (state.status === "banned") return;
-    const now = Date.now();
-    switch (event.type) {
-      case "linked":
-        if (state.status === "connected" && state.phone_number === event.phoneNumber) return;
-        await this.applyLink(
-          { status: "connected", phoneNumber: event.phoneNumber, displayName: event.displayName },
-          now,
-        );
+  private async apply(change: SessionChange, now: number): Promise<void> {
+    switch (change.status) {
+      case "connected":
+        this.store.update({
+          status: "connected",
+          reason: null,
+          phone_number: change.phoneNumber,
+          display_name: change.displayName ?? this.current().display_name,
+          last_seen_at: now,
+          qr: null,
+        });
+        this.deadlines.clear("qr_rotate", "qr_timeout");
+        this.checks.schedule(now);
+        this.dispatcher.wake(now);
+        await this.deadlines.rearm();
         break;
-      case "qr": {
-        let qr = event.qr;
-        if (qr === null) {
-          try {
-            qr = await this.gateway().currentQr(state.session_id);
-          } catch (error) {
-            if (!(error instanceof GatewayError)) throw error;
-            // The QR rotation (or the next event) fetches it again.
-            qr = state.qr;
-          }
-        }
-        if (state.status === "pending") {
-          if (qr !== null && qr !== state.qr) this.sql.exec("UPDATE session SET qr = ?", qr);
-          return;
-        }
-        if (qr === null) return;
-        await this.applyLink({ status: "pending", qr }, now);
+      case "pending": {
+        const config = readConfig(this.env);
+        this.store.update({
+          status: "pending",
+          reason: null,
+          qr: change.qr,
+          phone_number: null,
+          display_name: this.current().session_id,
+        });
+        this.deadlines.schedule("qr_rotate", "", now + config.QR_ROTATE_SECONDS * 1000);
+        this.deadlines.schedule("qr_timeout", "", now + config.QR_TIMEOUT_SECONDS * 1000);
+        await this.deadlines.rearm();
         break;
       }
-      case "dropped":
-        // A session the user disconnected keeps that reason; one the service disconnected for
-        // want of an answer takes the gateway's, now that it answers.
-        if (
-          state.status === "disconnected"
-            ? state.reason !== "gateway_unreachable"
-            : state.status !== "connected" && state.status !== "pending"
-        )
-          return;
-        this.leavePending();
-        this.update({ status: "disconnected", reason: event.reason });
-        break;
-      case "failed":
-        if (state.status === "failed") return;
-        this.leavePending();
-        this.update({ status: "failed", reason: event.reason });
-        break;
-      case "banned":
-        this.leavePending();
-        this.update({ status: "banned", reason: event.reason });
-        await this.dispatcher.failPending("session_banned");
-        break;
+      default:
+        this.store.update({ status: change.status, reason: change.reason, qr: null });
+        this.deadlines.clear("qr_rotate", "qr_timeout");
+        if (change.failPending) await this.dispatcher.failPending("session_banned");
     }
     await this.writeThrough();
   }
 
-  /** Clears what only a pending session has: its QR and QR deadlines. */
-  private leavePending(): void {
-    this.sql.exec("UPDATE session SET qr = NULL");
-    this.deadlines.clear("qr_rotate", "qr_timeout");
-  }
-
-  /**
-   * Asks the gateway for its view of the session and applies it as an event. A gateway that
-   * cannot be reached is recorded; after {@link UNREACHABLE_AFTER_FAILURES} checks in a row a
-   * connected session becomes `disconnected` with reason `gateway_unreachable`, and comes back
-   * when a check reaches the gateway again.
-   */
-  private async checkGateway(): Promise<void> {
-    const state = this.current();
-    const now = Date.now();
-    let event: GatewayEvent | null;
+  /** The gateway's current QR payload, or null when it cannot be reached now. */
+  private async freshQr(sessionId: string): Promise<string | null> {
     try {
-      event = await this.gateway().check(state.session_id);
+      return await this.gateway().currentQr(sessionId);
     } catch (error) {
+      // The QR rotation (or the next event) fetches it again.
       if (!(error instanceof GatewayError)) throw error;
-      const failures = this.health.recordFailure(error.message, now);
-      if (failures >= UNREACHABLE_AFTER_FAILURES && state.status === "connected") {
-        this.update({ status: "disconnected", reason: "gateway_unreachable" });
-        await this.writeThrough();
-      }
-      return;
-    }
-    this.health.recordCheck(event?.type ?? "starting", now);
-    if (event && event.type !== "ack" && event.type !== "incoming") await this.applyStatusEvent(event);
-  }
-
-  /** The scheduled check: only while connected, or disconnected because the gateway was unreachable. */
-  private async runGatewayCheck(): Promise<void> {
-    const watched = () => {
-      const state = this.state();
-      return (
-        state?.status === "connected" ||
-        (state?.status === "disconnected" && state.reason === "gateway_unreachable")
-      );
-    };
-    if (!watched()) return;
-    await this.checkGateway();
-    if (watched()) this.scheduleGatewayCheck(Date.now());
-  }
-
-  /** Real gateways only: the sandbox is its own truth. */
-  private scheduleGatewayCheck(now: number): void {
-    const config = readConfig(this.env);
-    if (config.gateway.kind === "sandbox") return;
-    this.deadlines.schedule("gateway_check", "", now + config.GATEWAY_CHECK_SECONDS * 1000);
-  }
-
-  /**
-   * Moves to what the gateway reports: connected (waiting messages go), or pending with a QR,
-   * fresh QR deadlines and no phone until one links.
-   */
-  private async applyLink(link: LinkState, now: number): Promise<string | null> {
-    if (link.status === "connected") {
-      this.update({
-        status: "connected",
-        reason: null,
-        phone_number: link.phoneNumber,
-        display_name: link.displayName ?? this.current().display_name,
-        last_seen_at: now,
-        qr: null,
-      });
-      this.deadlines.clear("qr_rotate", "qr_timeout");
-      this.scheduleGatewayCheck(now);
-      this.dispatcher.wake(now);
-      await this.deadlines.rearm();
       return null;
     }
-    const config = readConfig(this.env);
-    const state = this.current();
-    this.update({
-      status: "pending",
-      reason: null,
-      qr: link.qr,
-      phone_number: null,
-      display_name: state.session_id,
-    });
-    this.deadlines.schedule("qr_rotate", "", now + config.QR_ROTATE_SECONDS * 1000);
-    this.deadlines.schedule("qr_timeout", "", now + config.QR_TIMEOUT_SECONDS * 1000);
-    await this.deadlines.rearm();
-    return link.qr;
   }
 
+  /** The 409 of `command` when the status does not allow it, checked before its gateway call. */
   private guard(command: SessionCommand): Failure | null {
     const state = this.state();
     if (!state) return fail("not_found", "No such session.");
     const conflict = conflictOf(command, state.status);
-    return conflict
-      ? fail(conflict, `The session is ${state.status}; ${command} is not possible now.`)
-      : null;
+    return conflict ? refused(conflict, state.status, command) : null;
   }
 
+  /** The sandbox gateway, or null when this object holds no session or another gateway is configured. */
   private sandbox(): SandboxGateway | null {
-    const state = this.state();
-    if (!state || readConfig(this.env).gateway.kind !== "sandbox") return null;
-    return new SandboxGateway(this.sql, state.origin, state.id);
+    return sandboxOf(this.sql, readConfig(this.env).gateway, this.state());
   }
 
+  // ---- storage -------------------------------------------------------------------------------
+
+  /** Shorthands for the {@link SessionStore} (the message paths read the session through them). */
   private state(): StoredSession | null {
-    if (!this.stored) return null;
-    return this.sql.exec<StoredSession>("SELECT * FROM session LIMIT 1").toArray()[0] ?? null;
+    return this.store.state();
   }
 
   private current(): StoredSession {
-    const state = this.state();
-    if (!state) throw new Error("session object has no session");
-    return state;
-  }
-
-  private update(
-    changes: Partial<Omit<StoredSession, "id" | "account_id" | "session_id" | "created_at">>,
-  ): void {
-    const entries = Object.entries({ ...changes, updated_at: Date.now() });
-    this.sql.exec(
-      `UPDATE session SET ${entries.map(([column]) => `${column} = ?`).join(", ")}`,
-      ...entries.map(([, v]) => v),
-    );
-  }
-
-  private record(): SessionRecord {
-    return toSessionRecord(this.row());
+    return this.store.current();
   }
 
   private row(): SessionRow {
-    const s = this.current();
-    return {
-      id: s.id,
-      accountId: s.account_id,
-      sessionId: s.session_id,
-      phoneNumber: s.phone_number,
-      displayName: s.display_name,
-      status: s.status,
-      reason: s.reason,
-      lastSeenAt: s.last_seen_at,
-      createdAt: s.created_at,
-      updatedAt: s.updated_at,
-    };
+    return this.store.row();
   }
 
   /**
@@ -790,6 +642,11 @@ export class ChatSession extends DurableObject<Env> {
       await this.deadlines.rearm();
     }
   }
+}
+
+/** The 409 answered when `command` is not allowed while the session is `status`. */
+function refused(code: Failure["code"], status: SessionStatus, command: SessionCommand): Failure {
+  return fail(code, `The session is ${status}; ${command} is not possible now.`);
 }
 
 /** A failed gateway call as the failure an RPC answers; anything but a GatewayError is rethrown. */

@@ -1,5 +1,9 @@
-import type { GatewayName } from "../gateways/gateway";
+import { readConfig } from "../config";
+import { type ChatGateway, GatewayError, type GatewayEvent, type GatewayName } from "../gateways/gateway";
 import { formatNullableTimestamp } from "../lib/time";
+import type { Deadlines } from "./deadlines";
+import type { StoredSession } from "./session-store";
+import type { SessionInput } from "./transitions";
 
 /**
  * A session's view of its gateway, as `GET /v1/chatapp/sessions/{id}/gateway` shows it: when the
@@ -90,4 +94,74 @@ export class GatewayHealth {
       value,
     );
   }
+}
+
+/** What the gateway checks need from the session object that hosts them. */
+export interface CheckHost {
+  readonly health: GatewayHealth;
+  readonly deadlines: Deadlines;
+  /** The session, or null once it is gone. */
+  state(): StoredSession | null;
+  gateway(): ChatGateway;
+  /** Moves the session as `input` says, through its transition function (transitions.ts `next`). */
+  move(input: SessionInput): Promise<unknown>;
+}
+
+/**
+ * Checks of a real gateway's own view of a session, against webhook events that never came: on
+ * demand (`GET /v1/chatapp/sessions/{id}/gateway`) and every `GATEWAY_CHECK_SECONDS` (the
+ * `gateway_check` deadline) while the session is connected, or disconnected because the gateway
+ * could not be reached. The sandbox is its own truth and is checked only on demand.
+ */
+export class GatewayChecks {
+  constructor(
+    private readonly host: CheckHost,
+    private readonly env: Env,
+  ) {}
+
+  /**
+   * Asks the gateway for its view of the session and applies it as a status event (not ordered
+   * against webhook events). A gateway that cannot be reached is recorded; after
+   * {@link UNREACHABLE_AFTER_FAILURES} checks in a row the session takes the `gateway_unreachable`
+   * input (a connected session becomes disconnected), and comes back when a check reaches the
+   * gateway again. @throws Error when the object holds no session.
+   */
+  async check(): Promise<void> {
+    const state = this.host.state();
+    if (!state) throw new Error("session object has no session");
+    const now = Date.now();
+    let event: GatewayEvent | null;
+    try {
+      event = await this.host.gateway().check(state.session_id);
+    } catch (error) {
+      if (!(error instanceof GatewayError)) throw error;
+      const failures = this.host.health.recordFailure(error.message, now);
+      if (failures >= UNREACHABLE_AFTER_FAILURES) await this.host.move({ type: "gateway_unreachable" });
+      return;
+    }
+    this.host.health.recordCheck(event?.type ?? "starting", now);
+    if (event && event.type !== "ack" && event.type !== "incoming") await this.host.move(event);
+  }
+
+  /** The scheduled check (the `gateway_check` deadline): runs and re-schedules while watched. */
+  async run(): Promise<void> {
+    if (!watched(this.host.state())) return;
+    await this.check();
+    if (watched(this.host.state())) this.schedule(Date.now());
+  }
+
+  /** Schedules the next check `GATEWAY_CHECK_SECONDS` after `now` (epoch ms); real gateways only. */
+  schedule(now: number): void {
+    const config = readConfig(this.env);
+    if (config.gateway.kind === "sandbox") return;
+    this.host.deadlines.schedule("gateway_check", "", now + config.GATEWAY_CHECK_SECONDS * 1000);
+  }
+}
+
+/** Scheduled checks watch a connected session, or one disconnected as `gateway_unreachable`. */
+function watched(state: StoredSession | null): boolean {
+  return (
+    state?.status === "connected" ||
+    (state?.status === "disconnected" && state.reason === "gateway_unreachable")
+  );
 }

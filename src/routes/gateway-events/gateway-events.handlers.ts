@@ -6,7 +6,7 @@ import { parseEvolutionEvent, verifyEvolutionEvent } from "../../gateways/evolut
 import type { GatewayEventBatch } from "../../gateways/gateway";
 import { parseWahaEvent, verifyWahaSignature } from "../../gateways/waha";
 import { sessionUuidOf } from "../../sessions/session-record";
-import { sessionStub } from "../sessions/sessions.handlers";
+import { sessionStub } from "../../sessions/stub";
 import type * as routes from "./gateway-events.routes";
 
 export const waha: RouteHandler<typeof routes.waha, AppEnv> = async (c) => {

@@ -8,7 +8,7 @@ import { sessionOfPairToken } from "../../gateways/sandbox";
 import { formatTimestamp } from "../../lib/time";
 import { toMessageRecord } from "../../messages/message-record";
 import { unwrap } from "../../sessions/result";
-import { sessionStub } from "../sessions/sessions.handlers";
+import { sessionStub } from "../../sessions/stub";
 import type * as routes from "./sandbox.routes";
 
 async function ownedSession(c: Context<AppEnv>, id: string) {

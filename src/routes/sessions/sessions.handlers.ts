@@ -6,6 +6,7 @@ import { ApiError } from "../../errors";
 import { qrPngDataUri } from "../../lib/qr-png";
 import { unwrap } from "../../sessions/result";
 import { toSessionRecord } from "../../sessions/session-record";
+import { sessionStub } from "../../sessions/stub";
 import type * as routes from "./sessions.routes";
 
 /** The session object of a session the caller owns; 404 for unknown and for others' sessions. */
@@ -13,11 +14,6 @@ async function ownedSession(c: Context<AppEnv>, id: string) {
   const row = await findSession(c.var.db, c.var.principal.accountId, id);
   if (!row) throw new ApiError("not_found", "No such session.");
   return sessionStub(c.env, id);
-}
-
-/** The Durable Object stub of session `id` (one object per session, named by its uuid). */
-export function sessionStub(env: Env, id: string) {
-  return env.CHAT_SESSION.get(env.CHAT_SESSION.idFromName(id));
 }
 
 export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {

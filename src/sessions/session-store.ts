@@ -1,0 +1,132 @@
+import { type SessionRecord, type SessionRow, type SessionStatus, toSessionRecord } from "./session-record";
+
+/**
+ * The one row of a session object's `session` table: the session as the object knows it. Times
+ * are epoch milliseconds (UTC). `session_id` is the gateway's name for it (`session_<id>`),
+ * `origin` where sandbox pairing URLs point, `qr` the QR payload shown while `pending` (null in
+ * every other status).
+ */
+export type StoredSession = {
+  id: string;
+  account_id: string;
+  session_id: string;
+  phone_number: string | null;
+  display_name: string;
+  status: SessionStatus;
+  reason: string | null;
+  last_seen_at: number | null;
+  created_at: number;
+  updated_at: number;
+  origin: string;
+  qr: string | null;
+};
+
+/** Columns an update may change (the identity and creation time never change). */
+export type SessionChanges = Partial<Omit<StoredSession, "id" | "account_id" | "session_id" | "created_at">>;
+
+/**
+ * A session object's own record of its session, in the object's SQLite storage (the `session`
+ * table, one row). The table is created with the session and dropped with it, so an object that
+ * holds no session keeps no storage: {@link held} says which, and every read checks it.
+ *
+ * Only the session object writes here, and only its transition step changes `status`
+ * (see transitions.ts).
+ */
+export class SessionStore {
+  private present: boolean;
+
+  constructor(private readonly sql: SqlStorage) {
+    this.present =
+      sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'session'").toArray().length > 0;
+  }
+
+  /** Whether the object holds a session (its `session` table exists). */
+  get held(): boolean {
+    return this.present;
+  }
+
+  /** Creates the table (idempotent); from now on the object holds a session. */
+  setUp(): void {
+    this.sql.exec(`
+      CREATE TABLE IF NOT EXISTS session (
+        id TEXT PRIMARY KEY, account_id TEXT NOT NULL, session_id TEXT NOT NULL, phone_number TEXT,
+        display_name TEXT NOT NULL, status TEXT NOT NULL, reason TEXT, last_seen_at INTEGER,
+        created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, origin TEXT NOT NULL, qr TEXT);
+    `);
+    this.present = true;
+  }
+
+  /**
+   * Inserts the row of a new session: `pending`, no phone, no QR yet, the gateway name
+   * `sessionId` as display name, every time `now` (epoch ms).
+   */
+  insert(input: { id: string; accountId: string; sessionId: string; origin: string; now: number }): void {
+    this.sql.exec(
+      `INSERT INTO session (id, account_id, session_id, phone_number, display_name, status, reason,
+         last_seen_at, created_at, updated_at, origin, qr)
+       VALUES (?, ?, ?, NULL, ?, 'pending', NULL, ?, ?, ?, ?, NULL)`,
+      input.id,
+      input.accountId,
+      input.sessionId,
+      input.sessionId,
+      input.now,
+      input.now,
+      input.now,
+      input.origin,
+    );
+  }
+
+  /** The object's storage was deleted: from now on it holds no session. */
+  forget(): void {
+    this.present = false;
+  }
+
+  /** The session, or null when the object holds none. */
+  state(): StoredSession | null {
+    if (!this.present) return null;
+    return this.sql.exec<StoredSession>("SELECT * FROM session LIMIT 1").toArray()[0] ?? null;
+  }
+
+  /** The session. @throws Error when the object holds none (callers have checked {@link state}). */
+  current(): StoredSession {
+    const state = this.state();
+    if (!state) throw new Error("session object has no session");
+    return state;
+  }
+
+  /** Writes `changes`, and `updated_at` = now (epoch ms). */
+  update(changes: SessionChanges): void {
+    const entries = Object.entries({ ...changes, updated_at: Date.now() });
+    this.sql.exec(
+      `UPDATE session SET ${entries.map(([column]) => `${column} = ?`).join(", ")}`,
+      ...entries.map(([, v]) => v),
+    );
+  }
+
+  /** Replaces the QR payload shown (rotation): not a change of the session, `updated_at` stays. */
+  setQr(qr: string | null): void {
+    this.sql.exec("UPDATE session SET qr = ?", qr);
+  }
+
+  /** The session as a D1 `sessions` row (the read model the list and show endpoints read). */
+  row(): SessionRow {
+    const s = this.current();
+    return {
+      id: s.id,
+      accountId: s.account_id,
+      sessionId: s.session_id,
+      phoneNumber: s.phone_number,
+      displayName: s.display_name,
+      status: s.status,
+      reason: s.reason,
+      lastSeenAt: s.last_seen_at,
+      createdAt: s.created_at,
+      updatedAt: s.updated_at,
+    };
+  }
+
+  /** The session as the API shows it (interface document §2.1). */
+  record(): SessionRecord {
+    return toSessionRecord(this.row());
+  }
+}
