@@ -1,4 +1,4 @@
-import { type SessionRecord, type SessionRow, type SessionStatus, toSessionRecord } from "./session-record";
+import { type SessionRecord, type SessionRow, toSessionRecord } from "./session-record";
 
 /**
  * The one row of a session object's `session` table: the session as the object knows it. Times
@@ -6,14 +6,7 @@ import { type SessionRecord, type SessionRow, type SessionStatus, toSessionRecor
  * `origin` where sandbox pairing URLs point, `qr` the QR payload shown while `pending` (null in
  * every other status).
  */
-export type StoredSession = {
-  id: string;
-  account_id: string;
-  session_id: string;
-  phone_number: string | null;
-  display_name: string;
-  status: SessionStatus;
-  reason: string | null;
+export type StoredSession = Omit<SessionRecord, "last_seen_at" | "created_at" | "updated_at"> & {
   last_seen_at: number | null;
   created_at: number;
   updated_at: number;
