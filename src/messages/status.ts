@@ -5,9 +5,11 @@ import { formatTimestamp } from "../lib/time";
 import type { MessageStatus } from "./message-record";
 
 /**
- * Every move an outgoing message's status may make, and the only place that moves it (interface
- * document §2.2 lists the statuses; the order `queued|scheduled → sent → delivered → read` is
- * the one every gateway's acks follow):
+ * Every move an outgoing message's status may make, and the only place that moves it. The
+ * interface document §3.2 gives the statuses and the first move (a send creates `queued`) and
+ * leaves the later moves open; these follow the order of the chat network's receipts (WAHA's
+ * `message.ack` levels, Evolution's `messages.update` statuses): `queued|scheduled → sent →
+ * delivered → read`. Each stage's time fills its `*_at` field (§3.2).
  *
  * - `due`: a scheduled message's time came; it joins the fan-out.
  * - `sent`: the gateway accepted it.
