@@ -190,6 +190,54 @@ describe("POST /admin/accounts/{id}/credits", () => {
     ]);
   });
 
+  it("credits once when retried with the same Idempotency-Key, replaying the first response", async () => {
+    const { accountId } = await createAccount(1);
+    const key = `credit-${crypto.randomUUID()}`;
+    const credit = (amount: number, idempotencyKey = key) =>
+      call<AccountEnvelope>("POST", `/admin/accounts/${accountId}/credits`, {
+        key: ADMIN_TOKEN,
+        body: { amount },
+        headers: { "Idempotency-Key": idempotencyKey },
+      });
+    const first = await credit(5);
+    const retry = await credit(5);
+    expect(first.status).toBe(200);
+    expect(first.body.data.account.balance).toBe(6);
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(retry.text).toBe(first.text);
+    expect(await storedBalance(accountId)).toBe(600);
+    const credits = await env.DB.prepare(
+      "SELECT COUNT(*) AS n FROM ledger_entries WHERE account_id = ? AND kind = 'credit'",
+    )
+      .bind(accountId)
+      .first<{ n: number }>();
+    expect(credits?.n).toBe(2); // the opening balance and one credit
+
+    expectProblem(await credit(7), 422, "idempotency_key_reused");
+    expect(await storedBalance(accountId)).toBe(600);
+    expect((await credit(5, `${key}-other`)).body.data.account.balance).toBe(11);
+  });
+
+  it("keeps admin Idempotency-Keys apart from an account's own", async () => {
+    const { accountId, key: apiKey } = await createAccount(1);
+    const shared = `shared-${crypto.randomUUID()}`;
+    const app = await call("POST", "/v1/apps", {
+      key: apiKey,
+      body: { name: "Acme", sender_id: "6ba7b810-9dad-11d1-80b4-00c04fd430c8" },
+      headers: { "Idempotency-Key": shared },
+    });
+    expect(app.status).toBe(201);
+    const credit = await call<AccountEnvelope>("POST", `/admin/accounts/${accountId}/credits`, {
+      key: ADMIN_TOKEN,
+      body: { amount: 1 },
+      headers: { "Idempotency-Key": shared },
+    });
+    expect(credit.status).toBe(200);
+    expect(credit.headers.get("idempotent-replayed")).toBeNull();
+    expect(credit.body.data.account.balance).toBe(2);
+  });
+
   it("is 404 for an unknown account and writes nothing", async () => {
     expectProblem(
       await admin("POST", `/admin/accounts/${UNKNOWN_ID}/credits`, { amount: 5 }),

@@ -1,3 +1,4 @@
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { completeKey, releaseKey, reserveKey } from "../db/queries/idempotency";
 import type { AppEnv } from "../env";
@@ -8,54 +9,69 @@ import { sha256Hex } from "../lib/crypto";
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 /**
- * `Idempotency-Key` support for POSTs that create something (issue 3; Stripe's semantics,
- * draft-ietf-httpapi-idempotency-key-header). Per account and key, the first response is stored
+ * `Idempotency-Key` support for POSTs that create something or move money (Stripe's semantics,
+ * draft-ietf-httpapi-idempotency-key-header), with keys kept apart per `scope` (an account id,
+ * or {@link ADMIN_SCOPE} for the operator's admin API). Per account and key, the first response is stored
  * for 24 hours and replayed to a retry with the same request (header `Idempotent-Replayed:
  * true`); the same key with another method, path or body is 422 `idempotency_key_reused`; a
  * retry while the first request still runs is 409 `idempotency_key_in_use`. Responses with a 5xx
  * status are not stored, so the request can be retried.
  */
-export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
-  const key = c.req.header("idempotency-key");
-  if (key === undefined) return next();
-  if (!KEY_PATTERN.test(key)) {
-    throw new ApiError(
-      "validation_failed",
-      "The Idempotency-Key header must be 1–255 visible ASCII characters.",
-      {
-        fields: { "Idempotency-Key": ["must be 1–255 visible ASCII characters"] },
-      },
-    );
-  }
-  const { accountId } = c.var.principal;
-  const db = c.var.db;
-  const requestHash = await sha256Hex(`${c.req.method} ${c.req.path}\n${await c.req.raw.clone().text()}`);
-  const existing = await reserveKey(db, accountId, key, requestHash, Date.now());
-  if (existing) {
-    if (existing.requestHash !== requestHash) {
-      throw new ApiError("idempotency_key_reused", "This Idempotency-Key was used with a different request.");
-    }
-    if (existing.status === "in_progress" || existing.responseStatus === null) {
+export function idempotencyIn(scope: (c: Context<AppEnv>) => string) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const key = c.req.header("idempotency-key");
+    if (key === undefined) return next();
+    if (!KEY_PATTERN.test(key)) {
       throw new ApiError(
-        "idempotency_key_in_use",
-        "A request with this Idempotency-Key is still being processed.",
+        "validation_failed",
+        "The Idempotency-Key header must be 1–255 visible ASCII characters.",
         {
-          headers: { "Retry-After": "1" },
+          fields: { "Idempotency-Key": ["must be 1–255 visible ASCII characters"] },
         },
       );
     }
-    return new Response(existing.responseBody, {
-      status: existing.responseStatus,
-      headers: {
-        "Content-Type": existing.responseStatus < 400 ? "application/json" : "application/problem+json",
-        "Idempotent-Replayed": "true",
-        "X-Request-Id": c.var.requestId,
-      },
-    });
-  }
-  // Hono renders a thrown error as the response where it is thrown, so `c.res` is final here,
-  // problem details included: a retry sees the same answer.
-  await next();
-  if (c.res.status >= 500) await releaseKey(db, accountId, key);
-  else await completeKey(db, accountId, key, c.res.status, await c.res.clone().text());
-});
+    const accountId = scope(c);
+    const db = c.var.db;
+    const requestHash = await sha256Hex(`${c.req.method} ${c.req.path}\n${await c.req.raw.clone().text()}`);
+    const existing = await reserveKey(db, accountId, key, requestHash, Date.now());
+    if (existing) {
+      if (existing.requestHash !== requestHash) {
+        throw new ApiError(
+          "idempotency_key_reused",
+          "This Idempotency-Key was used with a different request.",
+        );
+      }
+      if (existing.status === "in_progress" || existing.responseStatus === null) {
+        throw new ApiError(
+          "idempotency_key_in_use",
+          "A request with this Idempotency-Key is still being processed.",
+          {
+            headers: { "Retry-After": "1" },
+          },
+        );
+      }
+      return new Response(existing.responseBody, {
+        status: existing.responseStatus,
+        headers: {
+          "Content-Type": existing.responseStatus < 400 ? "application/json" : "application/problem+json",
+          "Idempotent-Replayed": "true",
+          "X-Request-Id": c.var.requestId,
+        },
+      });
+    }
+    // Hono renders a thrown error as the response where it is thrown, so `c.res` is final here,
+    // problem details included: a retry sees the same answer.
+    await next();
+    if (c.res.status >= 500) await releaseKey(db, accountId, key);
+    else await completeKey(db, accountId, key, c.res.status, await c.res.clone().text());
+  });
+}
+
+/** Keys of the account API: per account. */
+export const idempotency = idempotencyIn((c) => c.var.principal.accountId);
+
+/** The admin API's keys live apart from every account's (account ids are uuids). */
+export const ADMIN_SCOPE = "admin";
+
+/** Keys of the admin API (a retried credit must not credit twice). */
+export const adminIdempotency = idempotencyIn(() => ADMIN_SCOPE);

@@ -1,4 +1,5 @@
-import { createRoute } from "@hono/zod-openapi";
+import { createRoute, z } from "@hono/zod-openapi";
+import { adminIdempotency } from "../../middleware/idempotency";
 import { IdParam, json, jsonBody, problems } from "../openapi";
 import {
   AccountEnvelopeSchema,
@@ -11,16 +12,24 @@ import {
 
 const common = { tags: ["Admin"], security: [{ AdminToken: [] }] };
 const adminProblems = problems("unauthenticated", "not_found", "validation_failed");
+const retrySafe =
+  "Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.";
+/** The `Idempotency-Key` header of the POSTs below (their keys live apart from every account's). */
+const idempotencyHeaders = z.object({ "idempotency-key": z.string().optional() });
+const idempotencyProblems = problems("idempotency_key_in_use", "idempotency_key_reused");
 
 export const createAccount = createRoute({
   ...common,
   method: "post",
   path: "/accounts",
   summary: "Create an account and its first API key",
-  request: { body: jsonBody(CreateAccountBody) },
+  description: retrySafe,
+  middleware: [adminIdempotency] as const,
+  request: { headers: idempotencyHeaders, body: jsonBody(CreateAccountBody) },
   responses: {
     201: json(CreatedAccountSchema, "The account and its API key (shown once)"),
     ...adminProblems,
+    ...idempotencyProblems,
   },
 });
 
@@ -29,8 +38,18 @@ export const createKey = createRoute({
   method: "post",
   path: "/accounts/{id}/keys",
   summary: "Issue another API key for an account",
-  request: { params: IdParam, body: { ...jsonBody(CreateKeyBody), required: false } },
-  responses: { 201: json(CreatedKeySchema, "The key (shown once)"), ...adminProblems },
+  description: retrySafe,
+  middleware: [adminIdempotency] as const,
+  request: {
+    params: IdParam,
+    headers: idempotencyHeaders,
+    body: { ...jsonBody(CreateKeyBody), required: false },
+  },
+  responses: {
+    201: json(CreatedKeySchema, "The key (shown once)"),
+    ...adminProblems,
+    ...idempotencyProblems,
+  },
 });
 
 export const revokeKey = createRoute({
@@ -47,8 +66,14 @@ export const credit = createRoute({
   method: "post",
   path: "/accounts/{id}/credits",
   summary: "Add credit to an account's balance",
-  request: { params: IdParam, body: jsonBody(CreditBody) },
-  responses: { 200: json(AccountEnvelopeSchema, "The account after the credit"), ...adminProblems },
+  description: `A retried credit with the same \`Idempotency-Key\` is credited once. ${retrySafe}`,
+  middleware: [adminIdempotency] as const,
+  request: { params: IdParam, headers: idempotencyHeaders, body: jsonBody(CreditBody) },
+  responses: {
+    200: json(AccountEnvelopeSchema, "The account after the credit"),
+    ...adminProblems,
+    ...idempotencyProblems,
+  },
 });
 
 export const showAccount = createRoute({
