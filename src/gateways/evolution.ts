@@ -521,7 +521,7 @@ function fileNameOf(url: string): string {
  * Closed", the channel wraps every send error in a 400) is transient; the rest as {@link sendFailure}.
  */
 function sendFailureOf(error: unknown): SendOutcome {
-  const messages = statusOf(error) === 400 ? errorMessages(String(error)) : [];
+  const messages = statusOf(error) === 400 ? errorMessages(error) : [];
   if (messages.some((item) => z.object({ exists: z.literal(false) }).safeParse(item).success)) {
     return { ok: false, permanent: true, reason: "recipient_not_on_chatapp" };
   }
@@ -531,16 +531,11 @@ function sendFailureOf(error: unknown): SendOutcome {
   return sendFailure(error);
 }
 
-/** `response.message` of the error body quoted in a GatewayError's message, or none. */
-function errorMessages(text: string): unknown[] {
-  const start = text.indexOf("{");
-  if (start < 0) return [];
-  try {
-    const parsed = ErrorBody.safeParse(JSON.parse(text.slice(start)));
-    return parsed.success ? parsed.data.response.message : [];
-  } catch {
-    return [];
-  }
+/** `response.message` of the error body a GatewayError carries, or none. */
+function errorMessages(error: unknown): unknown[] {
+  if (!(error instanceof GatewayError)) return [];
+  const parsed = ErrorBody.safeParse(error.body);
+  return parsed.success ? parsed.data.response.message : [];
 }
 
 function statusOf(error: unknown): number | null {

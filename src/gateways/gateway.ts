@@ -121,7 +121,9 @@ export interface GatewayEventBatch {
 /**
  * A gateway call that did not do what was asked. `permanent` when repeating it cannot help (the
  * gateway refused the request with a 4xx); otherwise the gateway was unreachable, timed out,
- * answered 5xx or answered a shape we do not understand. `status` is the HTTP status, if any.
+ * answered 5xx or answered a shape we do not understand. `status` is the HTTP status, if any;
+ * `body` the error response's body, parsed when it was JSON (else its text), for adapters that
+ * classify failures by it; the message quotes only its start.
  */
 export class GatewayError extends Error {
   constructor(
@@ -130,6 +132,7 @@ export class GatewayError extends Error {
     readonly permanent: boolean,
     readonly status: number | null = null,
     detail?: string,
+    readonly body: unknown = null,
   ) {
     super(detail ? `${reason}: ${detail}` : reason);
     this.name = "GatewayError";

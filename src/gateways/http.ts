@@ -54,13 +54,14 @@ export async function gatewayRequest<S extends z.ZodType | undefined = undefined
     );
   }
   if (!response.ok) {
-    const text = (await response.text().catch(() => "")).slice(0, 300);
+    const text = await readBounded(response, MAX_ERROR_BODY_BYTES);
     const transient = response.status >= 500 || response.status === 408 || response.status === 429;
     throw new GatewayError(
       `gateway_http_${response.status}`,
       !transient,
       response.status,
-      `${call.method} ${call.path}${text ? `: ${text}` : ""}`,
+      `${call.method} ${call.path}${text ? `: ${text.slice(0, 300)}` : ""}`,
+      parseOrText(text),
     );
   }
   if (!call.schema) {
@@ -72,6 +73,41 @@ export async function gatewayRequest<S extends z.ZodType | undefined = undefined
     throw new GatewayError("gateway_bad_response", false, response.status, `${call.method} ${call.path}`);
   }
   return parsed.data as S extends z.ZodType ? z.output<S> : undefined;
+}
+
+/** Most of an error body kept for classifying it (64 KiB); the rest is not read. */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
+
+/** The response's text, at most `limit` bytes of it (a failure to read gives ""). */
+async function readBounded(response: Response, limit: number): Promise<string> {
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  let read = 0;
+  try {
+    while (read < limit) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      read += value.byteLength;
+      text += decoder.decode(value.subarray(0, Math.max(0, value.byteLength - (read - limit))), {
+        stream: true,
+      });
+    }
+    await reader.cancel();
+  } catch {
+    // A body that breaks off is classified by what arrived.
+  }
+  return text + decoder.decode();
+}
+
+/** `text` as JSON when it parses, else the text itself. */
+function parseOrText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
 }
 
 /**

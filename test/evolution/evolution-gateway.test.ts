@@ -576,6 +576,43 @@ describe("Evolution gateway: send", () => {
     });
   });
 
+  it("classifies a long error body by all of it, not by the start quoted in the message", async () => {
+    // Baileys' stack lines first, the "Connection Closed" item past the first 300 characters.
+    const noise = Array.from(
+      { length: 12 },
+      (_, i) => `    at WebSocketClient.emit (node:events:${500 + i}:28)`,
+    );
+    fake(
+      "post",
+      `/message/sendText/${SESSION}`,
+      problem(400, "Bad Request", [...noise, "Error: Connection Closed"]),
+    );
+    await expect(gateway.send(SESSION, message({}))).resolves.toEqual({
+      ok: false,
+      permanent: false,
+      reason: "gateway_connection_closed",
+    });
+
+    const known = Array.from({ length: 12 }, (_, i) => ({
+      jid: `4479111234${String(i).padStart(2, "0")}@s.whatsapp.net`,
+      exists: true,
+      number: `4479111234${String(i).padStart(2, "0")}`,
+    }));
+    fake(
+      "post",
+      `/message/sendText/${SESSION}`,
+      problem(400, "Bad Request", [
+        ...known,
+        { jid: "447911123499@s.whatsapp.net", exists: false, number: "447911123499" },
+      ]),
+    );
+    await expect(gateway.send(SESSION, message({}))).resolves.toEqual({
+      ok: false,
+      permanent: true,
+      reason: "recipient_not_on_chatapp",
+    });
+  });
+
   it("a 500 fails transiently", async () => {
     fake("post", `/message/sendText/${SESSION}`, problem(500, "Internal Server Error", ["boom"]));
 
