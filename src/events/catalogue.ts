@@ -1,0 +1,33 @@
+/**
+ * Every event type the service emits, in one place. An event is
+ * `{ id: "evt_…", type, created_at, data }`, where `data` is the whole object after the change,
+ * in exactly the shape its own GET returns. The interface document §6 leaves event deliveries
+ * open; the types follow the field's names (Stripe's `noun.verb` style, as WAHA's `message.ack`
+ * and Evolution's `messages.update`).
+ *
+ * - `message.sent` / `message.delivered` / `message.read` / `message.failed`: an outgoing
+ *   message moved (src/messages/status.ts); `data` is the Message.
+ * - `message.received`: a contact wrote to a session's phone; `data` is the incoming Message.
+ * - `session.status_changed`: a session moved between `pending`, `connected`, `disconnected`,
+ *   `banned` and `failed`; `data` is the Session, with its `reason`.
+ * - `session.qr_updated`: a pending session's QR rotated; `data` is `{ session, qr_code }`.
+ * - `otp.verified` / `otp.failed`: an OTP was verified, or failed after too many wrong codes;
+ *   `data` is the OTP.
+ * - `webhook.test`: sent only by `POST /v1/webhooks/{id}/test`, never listed.
+ */
+export const EVENT_TYPES = [
+  "message.sent",
+  "message.delivered",
+  "message.read",
+  "message.failed",
+  "message.received",
+  "session.status_changed",
+  "session.qr_updated",
+  "otp.verified",
+  "otp.failed",
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The event a webhook endpoint's test sends; not stored and not listed. */
+export const TEST_EVENT_TYPE = "webhook.test";
