@@ -11,6 +11,7 @@ import { bodyGuard, bodyLimit } from "./middleware/body-guard";
 import { requestId } from "./middleware/request-id";
 import { adminRoutes } from "./routes/admin/admin.index";
 import { appRoutes } from "./routes/apps/apps.index";
+import { eventRoutes } from "./routes/events/events.index";
 import { gatewayEventRoutes } from "./routes/gateway-events/gateway-events.index";
 import { messageRoutes } from "./routes/messages/messages.index";
 import { otpRoutes } from "./routes/otp/otp.index";
@@ -98,6 +99,7 @@ export function createApp() {
   app.route("/v1/chatapp/sessions", sessionRoutes);
   app.route("/v1/chatapp/messages", messageRoutes);
   app.route("/v1/apps", appRoutes);
+  app.route("/v1/events", eventRoutes);
   app.route("/v1", otpRoutes);
   app.route("/sandbox", sandboxRoutes);
   app.route("/gateway", gatewayEventRoutes);

@@ -1,8 +1,10 @@
 import { createApp } from "./app";
 import { createDb } from "./db/client";
+import { purgeEvents } from "./db/queries/events";
 import { purgeExpiredIdempotencyKeys } from "./db/queries/idempotency";
 import { handleOutboundBatch } from "./delivery/consumer";
 import { requeueStale } from "./delivery/reconcile";
+import { EVENT_RETENTION_MS } from "./events/record";
 
 export { ChatSession } from "./sessions/chat-session";
 
@@ -10,7 +12,8 @@ const app = createApp();
 
 /**
  * The Worker: the HTTP API, the outbound Queue consumer, and hourly housekeeping (expired
- * idempotency keys; the reconciliation sweep of messages that lost their queue message).
+ * idempotency keys, events past their 30 days, and the reconciliation sweep of messages that
+ * lost their queue message).
  */
 export default {
   fetch: app.fetch,
@@ -18,6 +21,7 @@ export default {
   scheduled: async (_controller, env) => {
     const db = createDb(env.DB);
     await purgeExpiredIdempotencyKeys(db, Date.now());
+    await purgeEvents(db, Date.now() - EVENT_RETENTION_MS);
     await requeueStale(env, db, Date.now());
   },
 } satisfies ExportedHandler<Env>;

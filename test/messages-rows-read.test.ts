@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
+import type { ListQuery } from "../src/db/queries/message-list";
 import { buildListQueries, buildListQuery, listMessages } from "../src/db/queries/message-list";
 import { toE164 } from "../src/lib/phone";
-import type { ListQuery } from "../src/messages/list-query";
 import { MessageListQuery, toListQuery } from "../src/routes/messages/messages.schemas";
 import { createAccount } from "./helpers";
 import { connectedSession, type SeedRow, seedMessages } from "./message-fixtures";

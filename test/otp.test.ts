@@ -436,6 +436,46 @@ describe("sending: errors", () => {
   });
 });
 
+describe("events", () => {
+  const otpEvents = async (f: Fixture, type: string) => {
+    const res = await call<{ data: { type: string; data: Otp }[] }>(
+      "GET",
+      `/v1/events?filter[type]=${type}`,
+      {
+        key: f.key,
+      },
+    );
+    expect(res.status).toBe(200);
+    return res.body.data;
+  };
+
+  it("records otp.verified once, carrying the OTP as its GET shows it", async () => {
+    const f = await otpApp();
+    const otp = await sent(f);
+    const code = await codeIn(f, otp.message_id);
+    const good = await verify(f, otp.id, code);
+    expect(good.status).toBe(200);
+    problem(await verify(f, otp.id, code), 409, "otp_already_verified");
+    const events = await otpEvents(f, "otp.verified");
+    expect(events.map((e) => e.data)).toEqual([(await show(f, otp.id)).body.data]);
+    expect(events[0]?.data.status).toBe("verified");
+    expect(await otpEvents(f, "otp.failed")).toEqual([]);
+  });
+
+  it("records otp.failed once, at the 5th wrong code", async () => {
+    const f = await otpApp();
+    const otp = await sent(f);
+    const code = await codeIn(f, otp.message_id);
+    for (let i = 0; i < 4; i++) await verify(f, otp.id, wrong(code));
+    expect(await otpEvents(f, "otp.failed")).toEqual([]);
+    await verify(f, otp.id, wrong(code));
+    await verify(f, otp.id, wrong(code));
+    const events = await otpEvents(f, "otp.failed");
+    expect(events.map((e) => e.data)).toEqual([(await show(f, otp.id)).body.data]);
+    expect(events[0]?.data).toMatchObject({ status: "failed", attempts_remaining: 0 });
+  });
+});
+
 describe("verifying: limits", () => {
   it("fails the OTP on the 5th wrong code; later tries, even the right code, get 429", async () => {
     const f = await otpApp();

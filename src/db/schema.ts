@@ -240,6 +240,34 @@ export const otpSends = sqliteTable(
   ],
 );
 
+/**
+ * Every state change an account can be told of (src/events/catalogue.ts), written in the same D1
+ * batch as the change itself (a transactional outbox). `snapshot` is the changed row as JSON
+ * (camelCase keys, as Drizzle reads it), rendered into the resource's API shape when shown.
+ * `dedupe_key` is unique: the same change applied twice (a redelivery, a replayed ack) records
+ * one event. Kept 30 days.
+ */
+export const events = sqliteTable(
+  "events",
+  {
+    /** `evt_` and 32 hex digits. */
+    id: text().primaryKey(),
+    accountId: text().notNull(),
+    type: text().notNull(),
+    dedupeKey: text().notNull(),
+    snapshot: text().notNull(),
+    createdAt: integer().notNull(),
+  },
+  (t) => [
+    uniqueIndex("events_dedupe_key").on(t.dedupeKey),
+    index("events_account_created").on(t.accountId, t.createdAt, t.id),
+    index("events_account_type").on(t.accountId, t.type, t.createdAt, t.id),
+    index("events_created").on(t.createdAt),
+  ],
+);
+
+export type EventRow = typeof events.$inferSelect;
+
 export type MessageRow = typeof messages.$inferSelect;
 export type MessageType = MessageRow["type"];
 export type MessageStatus = MessageRow["status"];

@@ -1,6 +1,8 @@
 import { type SQL, sql } from "drizzle-orm";
 import { refundTaggedStatements } from "../billing/ledger";
 import { batchSql, type Db } from "../db/client";
+import { messages } from "../db/schema";
+import { eventsForRows } from "../events/record";
 import { formatTimestamp } from "../lib/time";
 import type { MessageStatus } from "./message-record";
 
@@ -111,7 +113,8 @@ export function failMoves(
  * Applies moves in one D1 batch (one transaction), in order. Each UPDATE matches only messages in
  * a status its move may start from, so applying the same moves twice changes nothing the second
  * time, and a refund covers exactly the messages its move failed (each failure gets its own
- * ledger entry, see billing/ledger.ts).
+ * ledger entry, see billing/ledger.ts). Each move records its event (`message.sent`, `.delivered`,
+ * `.read`, `.failed`; src/events/catalogue.ts) in the same batch, once per message.
  *
  * Stage times never run backwards whatever the gateway's clock says: `delivered_at` is at least
  * `sent_at`, and `read_at` at least `delivered_at`; the gateway's own time is kept in the
@@ -147,6 +150,7 @@ function statementsOf(move: MessageMove): SQL[] {
             from_number = ${move.fromNumber}, updated_at = ${move.at},
             metadata = json_set(metadata, '$.attempts', ${move.attempts}, '$.gateway', ${move.gateway})
           WHERE id = ${move.id} AND direction = 'outgoing' AND ${from}`,
+        eventsForRows("message.sent", messages, sql`id = ${move.id} AND status = 'sent'`, move.at),
       ];
     case "delivered":
       return [
@@ -154,6 +158,7 @@ function statementsOf(move: MessageMove): SQL[] {
             metadata = ${withReceipt(sql`metadata`, move)},
             delivered_at = MAX(${move.gatewayAt}, COALESCE(sent_at, 0))
           WHERE ${targetOf(move.target)} AND direction = 'outgoing' AND ${from}`,
+        eventsForRows("message.delivered", messages, reached(move.target, "delivered"), move.at),
       ];
     case "read":
       // In an UPDATE, columns on the right are the row's values before it.
@@ -163,6 +168,7 @@ function statementsOf(move: MessageMove): SQL[] {
             delivered_at = COALESCE(delivered_at, MAX(${move.gatewayAt}, COALESCE(sent_at, 0))),
             read_at = MAX(${move.gatewayAt}, COALESCE(delivered_at, 0), COALESCE(sent_at, 0))
           WHERE ${targetOf(move.target)} AND direction = 'outgoing' AND ${from}`,
+        eventsForRows("message.read", messages, reached(move.target, "read"), move.at),
       ];
     case "fail":
     case "gateway_failed": {
@@ -174,10 +180,16 @@ function statementsOf(move: MessageMove): SQL[] {
             metadata = ${move.kind === "gateway_failed" ? withReceipt(failedAt, move) : failedAt}
           WHERE account_id = ${move.accountId} AND ${targetOf(move.target)} AND direction = 'outgoing'
             AND ${from}${unaccepted}`,
+        eventsForRows("message.failed", messages, sql`refund_id = ${refundId}`, move.at),
         ...refundTaggedStatements(move.accountId, refundId, move.at),
       ];
     }
   }
+}
+
+/** The target's outgoing messages that are in `status` now (to record the event of a move). */
+function reached(target: MessageTarget, status: MessageStatus): SQL {
+  return sql`${targetOf(target)} AND direction = 'outgoing' AND status = ${status}`;
 }
 
 function targetOf(target: MessageTarget): SQL {

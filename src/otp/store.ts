@@ -1,6 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { batchSql, type Db } from "../db/client";
 import { otps } from "../db/schema";
+import { eventsForRows } from "../events/record";
 import { OTP_RULES } from "./code";
 
 // Every state change below is one conditional statement (or one D1 batch, a transaction): the
@@ -206,6 +207,7 @@ export async function perNumberFreeAt(
  * Accepts the code `codeHmac` (the caller has compared it in constant time): `pending` →
  * `verified`, only if the OTP still holds that code, is unexpired at `now` and has attempts
  * left. Two concurrent verifies of the right code cannot both get the row (accept once only).
+ * Records the `otp.verified` event in the same batch.
  *
  * @returns the verified row, or null when a condition no longer holds.
  */
@@ -216,20 +218,22 @@ export async function markVerified(
   codeHmac: string,
   now: number,
 ): Promise<OtpRow | null> {
-  const row = await db.get<
-    RawOtpRow | undefined
-  >(sql`UPDATE otps SET status = 'verified', verified_at = ${now},
-      updated_at = ${now}
-    WHERE id = ${id} AND account_id = ${accountId} AND status = 'pending' AND code_hmac = ${codeHmac}
-      AND expires_at > ${now} AND failed_attempts < ${OTP_RULES.maxFailedAttempts}
-    RETURNING *`);
+  const [updated] = await batchSql<RawOtpRow>(db, [
+    sql`UPDATE otps SET status = 'verified', verified_at = ${now}, updated_at = ${now}
+      WHERE id = ${id} AND account_id = ${accountId} AND status = 'pending' AND code_hmac = ${codeHmac}
+        AND expires_at > ${now} AND failed_attempts < ${OTP_RULES.maxFailedAttempts}
+      RETURNING *`,
+    eventsForRows("otp.verified", otps, sql`id = ${id} AND status = 'verified'`, now),
+  ]);
+  const row = updated?.results[0];
   return row ? fromRaw(row) : null;
 }
 
 /**
  * Counts a wrong code against a `pending`, unexpired OTP that still holds the code `codeHmac`
- * it was compared with; the fifth turns it `failed`. The increment and the limit are one
- * statement, so concurrent wrong codes cannot exceed 5 attempts.
+ * it was compared with; the fifth turns it `failed` (and records the `otp.failed` event in the
+ * same batch). The increment and the limit are one statement, so concurrent wrong codes cannot
+ * exceed 5 attempts.
  *
  * @returns the updated row, or null when a condition no longer holds (nothing counted).
  */
@@ -241,11 +245,15 @@ export async function recordWrongCode(
   now: number,
 ): Promise<OtpRow | null> {
   const max = OTP_RULES.maxFailedAttempts;
-  const row = await db.get<RawOtpRow | undefined>(sql`UPDATE otps SET failed_attempts = failed_attempts + 1,
-      status = CASE WHEN failed_attempts + 1 >= ${max} THEN 'failed' ELSE status END, updated_at = ${now}
-    WHERE id = ${id} AND account_id = ${accountId} AND status = 'pending' AND code_hmac = ${codeHmac}
-      AND expires_at > ${now} AND failed_attempts < ${max}
-    RETURNING *`);
+  const [updated] = await batchSql<RawOtpRow>(db, [
+    sql`UPDATE otps SET failed_attempts = failed_attempts + 1,
+        status = CASE WHEN failed_attempts + 1 >= ${max} THEN 'failed' ELSE status END, updated_at = ${now}
+      WHERE id = ${id} AND account_id = ${accountId} AND status = 'pending' AND code_hmac = ${codeHmac}
+        AND expires_at > ${now} AND failed_attempts < ${max}
+      RETURNING *`,
+    eventsForRows("otp.failed", otps, sql`id = ${id} AND status = 'failed'`, now),
+  ]);
+  const row = updated?.results[0];
   return row ? fromRaw(row) : null;
 }
 

@@ -1,15 +1,17 @@
 import { DurableObject } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { readConfig } from "../config";
-import { createDb } from "../db/client";
-import { insertIncoming, markAccepted } from "../db/queries/messages";
+import { batchSql, createDb } from "../db/client";
+import { markAccepted } from "../db/queries/messages";
 import { sessions } from "../db/schema";
 import type { DispatchRequest } from "../delivery/dispatch-request";
 import { Dispatcher, SYNC_RETRY_MS } from "../delivery/dispatcher";
 import { Outbox } from "../delivery/outbox";
+import { insertEventStatement } from "../events/record";
 import { createGateway } from "../gateways";
 import { type ChatGateway, GatewayError, type GatewayEvent, type LinkState } from "../gateways/gateway";
 import { SandboxGateway, type SandboxReceived } from "../gateways/sandbox";
+import { receiveMessage } from "../messages/receive";
 import { applyMoves, failMoves, type MessageMove } from "../messages/status";
 import { type Deadline, Deadlines } from "./deadlines";
 import { GatewayChecks, GatewayHealth, type GatewayHealthView } from "./gateway-health";
@@ -311,7 +313,7 @@ export class ChatSession extends DurableObject<Env> {
           receipts.push(...receiptMoves(state, event));
         } else if (event.type === "incoming") {
           const current = this.current();
-          await insertIncoming(db, {
+          await receiveMessage(db, {
             accountId: current.account_id,
             sessionId: current.id,
             providerMessageId: event.providerMessageId,
@@ -454,7 +456,7 @@ export class ChatSession extends DurableObject<Env> {
     if (state?.status !== "pending") return;
     if (kind === "qr_rotate") {
       try {
-        this.store.setQr(await this.gateway().currentQr(state.session_id));
+        await this.showQr(await this.gateway().currentQr(state.session_id));
       } catch (error) {
         // The QR shown stays until the next rotation reaches the gateway.
         if (!(error instanceof GatewayError)) throw error;
@@ -518,7 +520,7 @@ export class ChatSession extends DurableObject<Env> {
       transition = qr === null ? { type: "unchanged" } : next(state, { ...input, qr });
     }
     if (transition.type === "move") await this.apply(transition.to, now);
-    else if (transition.type === "replace_qr") this.store.setQr(transition.qr);
+    else if (transition.type === "replace_qr") await this.showQr(transition.qr);
     return transition;
   }
 
@@ -536,10 +538,12 @@ export class ChatSession extends DurableObject<Env> {
    * Applies a move decided by transitions.ts: stores the new status and reason with what goes
    * with them, clears what only a pending session has (the QR and its deadlines) or starts it
    * again, starts gateway checks and waiting messages on a link, fails the waiting messages on a
-   * ban, and writes the session through to D1. `now` is
-   * the link's time (epoch ms), `last_seen_at` of a connected session.
+   * ban, records `session.status_changed` when the status or reason changed, and writes the
+   * session (and its events) through to D1. `now` is the link's time (epoch ms), `last_seen_at`
+   * of a connected session.
    */
   private async apply(change: SessionChange, now: number): Promise<void> {
+    const before = this.current();
     switch (change.status) {
       case "connected":
         this.store.update({
@@ -574,6 +578,18 @@ export class ChatSession extends DurableObject<Env> {
         this.deadlines.clear("qr_rotate", "qr_timeout");
         if (change.failPending) await this.dispatcher.failPending("session_banned");
     }
+    const after = this.current();
+    if (after.status !== before.status || after.reason !== before.reason) {
+      this.store.recordEvent("session.status_changed", after.updated_at);
+    }
+    await this.writeThrough();
+  }
+
+  /** Shows a new QR on a pending session, with its `session.qr_updated` event. */
+  private async showQr(qr: string): Promise<void> {
+    if (qr === this.current().qr) return;
+    this.store.setQr(qr);
+    this.store.recordEvent("session.qr_updated", Date.now());
     await this.writeThrough();
   }
 
@@ -617,18 +633,22 @@ export class ChatSession extends DurableObject<Env> {
   }
 
   /**
-   * Writes the session's current state to its D1 row (the read model). The write is owed until
+   * Writes the session's current state to its D1 row (the read model), with the session's events
+   * not yet in D1, in one batch. The write is owed until
    * D1 has it: a `sync` deadline is set before it and cleared after it, so a write D1 refuses (or
    * one cut short by a stop) is made again from the alarm, with the state of that time.
    */
   private async writeThrough(): Promise<void> {
     const row = this.row();
+    const events = this.store.pendingEvents();
     this.deadlines.schedule("sync", "session", Date.now() + SYNC_RETRY_MS);
     try {
-      await createDb(this.env.DB)
-        .insert(sessions)
-        .values(row)
-        .onConflictDoUpdate({ target: sessions.id, set: row });
+      const db = createDb(this.env.DB);
+      await batchSql(db, [
+        db.insert(sessions).values(row).onConflictDoUpdate({ target: sessions.id, set: row }).getSQL(),
+        ...events.map(insertEventStatement),
+      ]);
+      this.store.clearEvents(events.map((event) => event.id));
       this.deadlines.cancel("sync", "session");
     } catch (error) {
       console.error(

@@ -5,7 +5,7 @@ export type SessionRow = typeof sessions.$inferSelect;
 export type SessionStatus = SessionRow["status"];
 
 /** A session as the API shows it (interface document §2.1). */
-export interface SessionRecord {
+export type SessionRecord = {
   id: string;
   account_id: string;
   session_id: string;
@@ -16,7 +16,7 @@ export interface SessionRecord {
   last_seen_at: string | null;
   created_at: string;
   updated_at: string;
-}
+};
 
 /** The `session_<id>` name a session has at the gateway (interface document §2.1). */
 export function gatewaySessionName(id: string): string {

@@ -1,3 +1,4 @@
+import { newEventId, type PendingEvent } from "../events/record";
 import { type SessionRecord, type SessionRow, toSessionRecord } from "./session-record";
 
 /**
@@ -45,6 +46,8 @@ export class SessionStore {
         id TEXT PRIMARY KEY, account_id TEXT NOT NULL, session_id TEXT NOT NULL, phone_number TEXT,
         display_name TEXT NOT NULL, status TEXT NOT NULL, reason TEXT, last_seen_at INTEGER,
         created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, origin TEXT NOT NULL, qr TEXT);
+      CREATE TABLE IF NOT EXISTS pending_events (
+        id TEXT PRIMARY KEY, type TEXT NOT NULL, snapshot TEXT NOT NULL, created_at INTEGER NOT NULL);
     `);
     this.present = true;
   }
@@ -121,5 +124,38 @@ export class SessionStore {
   /** The session as the API shows it (interface document §2.1). */
   record(): SessionRecord {
     return toSessionRecord(this.row());
+  }
+
+  /**
+   * Keeps an event of this session's (`session.status_changed` with the row now,
+   * `session.qr_updated` with the row and the QR payload) until it is written to D1 with the
+   * session row ({@link pendingEvents}, {@link clearEvents}).
+   */
+  recordEvent(type: "session.status_changed" | "session.qr_updated", at: number): void {
+    const row = this.row();
+    const snapshot = type === "session.qr_updated" ? { session: row, qr: this.current().qr } : row;
+    this.sql.exec(
+      "INSERT INTO pending_events (id, type, snapshot, created_at) VALUES (?, ?, ?, ?)",
+      newEventId(),
+      type,
+      JSON.stringify(snapshot),
+      at,
+    );
+  }
+
+  /** Events not yet in D1, oldest first. */
+  pendingEvents(): PendingEvent[] {
+    const accountId = this.current().account_id;
+    return this.sql
+      .exec<{ id: string; type: PendingEvent["type"]; snapshot: string; created_at: number }>(
+        "SELECT id, type, snapshot, created_at FROM pending_events ORDER BY created_at, rowid",
+      )
+      .toArray()
+      .map((e) => ({ id: e.id, accountId, type: e.type, snapshot: e.snapshot, createdAt: e.created_at }));
+  }
+
+  /** Forgets events D1 now holds. */
+  clearEvents(ids: string[]): void {
+    for (const id of ids) this.sql.exec("DELETE FROM pending_events WHERE id = ?", id);
   }
 }

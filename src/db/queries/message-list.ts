@@ -1,4 +1,5 @@
 import { and, asc, desc, eq, gte, inArray, lte, type SQL, sql } from "drizzle-orm";
+import type { Cursor } from "../../lib/cursor";
 import type { Db } from "../client";
 import { type MessageRow, type MessageStatus, type MessageType, messages } from "../schema";
 
@@ -14,13 +15,6 @@ export interface MessageFilters {
   /** Epoch ms bounds on `created_at`, inclusive. */
   timeFrom?: number;
   timeTo?: number;
-}
-
-/** A position in the newest-first order, and the direction to read from it. */
-export interface Cursor {
-  createdAt: number;
-  id: string;
-  direction: "next" | "prev";
 }
 
 /** One page request of the message list, as {@link listMessages} takes it. */

@@ -106,45 +106,57 @@ export async function findMessage(db: Db, accountId: string, id: string): Promis
   return row ?? null;
 }
 
+/** A message received on a session, to store; times in epoch ms. */
+export interface NewIncoming {
+  accountId: string;
+  sessionId: string;
+  providerMessageId?: string | null;
+  fromNumber: string;
+  toNumber: string;
+  type: MessageType;
+  content: string | null;
+  mediaUrl: string | null;
+  at: number;
+}
+
+/** The row an incoming message is stored as: `incoming`, status `delivered`, cost 0. */
+export function incomingRow(input: NewIncoming): MessageRow {
+  return {
+    id: crypto.randomUUID(),
+    accountId: input.accountId,
+    chatappSessionId: input.sessionId,
+    campaignId: null,
+    otpId: null,
+    providerMessageId: input.providerMessageId ?? null,
+    fromNumber: input.fromNumber,
+    toNumber: input.toNumber,
+    type: input.type,
+    content: input.content,
+    mediaUrl: input.mediaUrl,
+    status: "delivered",
+    direction: "incoming",
+    reason: null,
+    cost: 0,
+    delayBetween: 0,
+    sendIndex: 0,
+    scheduledAt: null,
+    acceptedAt: null,
+    sentAt: null,
+    deliveredAt: input.at,
+    readAt: null,
+    metadata: "{}",
+    chargeId: null,
+    refundId: null,
+    createdAt: input.at,
+    updatedAt: input.at,
+  };
+}
+
 /**
- * Stores a message received on a session: `incoming`, status `delivered`, cost 0. With a
- * `providerMessageId`, a message the gateway already delivered is not stored again
- * (`messages_incoming_provider_id`). @returns the stored row, or null for such a duplicate.
+ * The INSERT of an incoming message row. With a `providerMessageId`, a message the gateway
+ * already delivered is not stored again (`messages_incoming_provider_id`): the statement then
+ * changes nothing.
  */
-export async function insertIncoming(
-  db: Db,
-  input: {
-    accountId: string;
-    sessionId: string;
-    providerMessageId?: string | null;
-    fromNumber: string;
-    toNumber: string;
-    type: MessageType;
-    content: string | null;
-    mediaUrl: string | null;
-    at: number;
-  },
-): Promise<MessageRow | null> {
-  const [row] = await db
-    .insert(messages)
-    .values({
-      id: crypto.randomUUID(),
-      accountId: input.accountId,
-      chatappSessionId: input.sessionId,
-      providerMessageId: input.providerMessageId ?? null,
-      fromNumber: input.fromNumber,
-      toNumber: input.toNumber,
-      type: input.type,
-      content: input.content,
-      mediaUrl: input.mediaUrl,
-      status: "delivered",
-      direction: "incoming",
-      cost: 0,
-      deliveredAt: input.at,
-      createdAt: input.at,
-      updatedAt: input.at,
-    })
-    .onConflictDoNothing()
-    .returning();
-  return row ?? null;
+export function insertIncomingStatement(db: Db, row: MessageRow): SQL {
+  return db.insert(messages).values(row).onConflictDoNothing().getSQL();
 }

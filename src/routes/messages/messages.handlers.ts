@@ -1,14 +1,15 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import type { ListQuery } from "../../db/queries/message-list";
 import { listMessages } from "../../db/queries/message-list";
 import { findMessage } from "../../db/queries/messages";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { fromMinor } from "../../lib/money";
 import { toE164 } from "../../lib/phone";
-import { encodeCursor, type ListQuery } from "../../messages/list-query";
 import { toMessageRecord, toSentRecord } from "../../messages/message-record";
 import { sendMessages } from "../../messages/send";
+import { pageLinks } from "../paging";
 import type * as routes from "./messages.routes";
 import { SessionRef, toListQuery } from "./messages.schemas";
 
@@ -62,35 +63,14 @@ export const listBySession: RouteHandler<typeof routes.listBySession, AppEnv> = 
   return page(c, toListQuery(c.req.valid("query"), session.data));
 };
 
-/** A page in the shape of Laravel's cursor paginator resource (`links` and `meta`). */
+/** A page of the message list (see routes/paging.ts). */
 async function page(c: Context<AppEnv>, query: ListQuery) {
   const { rows, more } = await listMessages(c.var.db, c.var.principal.accountId, query);
-  const backwards = query.cursor?.direction === "prev";
-  const first = rows[0];
-  const last = rows.at(-1);
-  const next =
-    last && (backwards || more)
-      ? encodeCursor({ createdAt: last.createdAt, id: last.id, direction: "next" })
-      : null;
-  const prev =
-    first && query.cursor && (!backwards || more)
-      ? encodeCursor({ createdAt: first.createdAt, id: first.id, direction: "prev" })
-      : null;
-  // The links repeat the request's own query (filters included) with the new cursor.
-  const url = new URL(c.req.url);
-  const path = `${url.origin}${url.pathname}`;
-  const linkTo = (cursor: string | null) => {
-    if (!cursor) return null;
-    const params = new URLSearchParams(url.search);
-    params.set("cursor", cursor);
-    return `${path}?${params}`;
-  };
   return c.json(
     {
       success: true as const,
       data: rows.map(toMessageRecord),
-      links: { first: null, last: null, prev: linkTo(prev), next: linkTo(next) },
-      meta: { path, per_page: query.limit, next_cursor: next, prev_cursor: prev },
+      ...pageLinks(c, rows, { limit: query.limit, cursor: query.cursor, more }),
     },
     200,
   );

@@ -1,15 +1,9 @@
 import { z } from "@hono/zod-openapi";
+import type { ListQuery } from "../../db/queries/message-list";
 import { mediaUrlProblem } from "../../lib/media-url";
 import { toE164 } from "../../lib/phone";
-import {
-  type Cursor,
-  DEFAULT_LIMIT,
-  decodeCursor,
-  type ListQuery,
-  MAX_CURSOR_LENGTH,
-  MAX_LIMIT,
-} from "../../messages/list-query";
 import { MESSAGE_STATUSES, MESSAGE_TYPES } from "../../messages/message-record";
+import { CursorParam, Limit, once, PageLinksSchema, TimeBound } from "../paging";
 
 /** Most recipients of one send (issue 3). */
 export const MAX_RECIPIENTS = 1000;
@@ -155,25 +149,8 @@ export const MessageEnvelopeSchema = z.object({ success: z.literal(true), data: 
 export const MessageListSchema = z.object({
   success: z.literal(true),
   data: z.array(MessageSchema),
-  links: z.object({
-    first: z.null(),
-    last: z.null(),
-    prev: z.string().nullable(),
-    next: z.string().nullable(),
-  }),
-  meta: z.object({
-    path: z.string(),
-    per_page: z.int(),
-    next_cursor: z.string().nullable(),
-    prev_cursor: z.string().nullable(),
-  }),
+  ...PageLinksSchema,
 });
-
-/** An error message for a query parameter; a parameter given more than once gets its own. */
-const once =
-  (text: string) =>
-  (issue: { input?: unknown }): string =>
-    Array.isArray(issue.input) ? "give this parameter once" : text;
 
 /** Most numbers in `filter[to_number]`, counting each comma-separated one. */
 export const MAX_FILTER_NUMBERS = 100;
@@ -224,47 +201,6 @@ const ToNumbersFilter = z
       "Recipient numbers in international format, at most 100: repeat `filter[to_number][]=`, index " +
       "`filter[to_number][0]=`, or separate them with commas.",
   });
-
-/**
- * A bound on `created_at`: an RFC 3339 date-time (`Z`, an offset, or neither for UTC; any
- * fractional digits, so the API's own timestamps work) or a date alone (midnight UTC). Days a month
- * lacks (2026-02-30) are refused, not rolled over. Parses to epoch ms.
- */
-const TimeBound = z
-  .union([z.iso.datetime({ offset: true, local: true }), z.iso.date()], {
-    error: once("an ISO 8601 date-time, e.g. 2026-06-01T10:30:00Z"),
-  })
-  .transform((value) => {
-    const zoned = !value.includes("T") || /(?:Z|[+-]\d{2}:\d{2})$/i.test(value);
-    return Date.parse(zoned ? value : `${value}Z`);
-  });
-
-/**
- * `limit`: decimal digits only (`z.coerce.number()` would take `1e2`, ` 5` and `0x10`), then an
- * integer from 1 to {@link MAX_LIMIT}; {@link DEFAULT_LIMIT} when absent.
- */
-const Limit = z
-  .preprocess(
-    (value) => (typeof value === "string" && /^\d{1,4}$/.test(value) ? Number(value) : value),
-    z
-      .int({ error: once(`an integer from 1 to ${MAX_LIMIT}`) })
-      .min(1, `an integer from 1 to ${MAX_LIMIT}`)
-      .max(MAX_LIMIT, `an integer from 1 to ${MAX_LIMIT}`),
-  )
-  .default(DEFAULT_LIMIT)
-  .openapi({ description: `Page size, 1–${MAX_LIMIT}.` });
-
-/** `cursor`: a `meta.next_cursor` or `meta.prev_cursor` of a previous page; parses to a {@link Cursor}. */
-const CursorParam = z
-  .string({ error: once("not a cursor from this API") })
-  .max(MAX_CURSOR_LENGTH, "not a cursor from this API")
-  .transform((value, ctx): Cursor => {
-    const cursor = decodeCursor(value);
-    if (cursor) return cursor;
-    ctx.addIssue({ code: "custom", message: "not a cursor from this API", input: value });
-    return z.NEVER;
-  })
-  .openapi({ description: "`meta.next_cursor` or `meta.prev_cursor` of a previous page." });
 
 const listQueryShape = {
   "filter[to_number]": ToNumbersFilter.optional(),

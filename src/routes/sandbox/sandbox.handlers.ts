@@ -1,12 +1,12 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { insertIncoming } from "../../db/queries/messages";
 import { findSession } from "../../db/queries/sessions";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { sessionOfPairToken } from "../../gateways/sandbox";
 import { formatTimestamp } from "../../lib/time";
 import { toMessageRecord } from "../../messages/message-record";
+import { receiveMessage } from "../../messages/receive";
 import { unwrap } from "../../sessions/result";
 import { sessionStub } from "../../sessions/stub";
 import type * as routes from "./sandbox.routes";
@@ -51,7 +51,7 @@ export const inbound: RouteHandler<typeof routes.inbound, AppEnv> = async (c) =>
   if (session.status !== "connected")
     throw new ApiError("session_not_connected", `The session is ${session.status}.`);
   const body = c.req.valid("json");
-  const row = await insertIncoming(c.var.db, {
+  const row = await receiveMessage(c.var.db, {
     accountId: session.accountId,
     sessionId: session.id,
     fromNumber: body.from_number,

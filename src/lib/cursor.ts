@@ -1,14 +1,19 @@
-import type { Cursor } from "../db/queries/message-list";
+/**
+ * Keyset cursors of the API's lists, newest first by `(created_at, id)`: a position and the
+ * direction to read from it. Laravel's cursor paginator is the model for the name and the shape.
+ */
+export interface Cursor {
+  /** Epoch ms. */
+  createdAt: number;
+  id: string;
+  direction: "next" | "prev";
+}
 
-export type { Cursor, ListQuery, MessageFilters } from "../db/queries/message-list";
-
-/** Default page size (interface document §8) and the largest one this API allows. */
-export const DEFAULT_LIMIT = 10;
-export const MAX_LIMIT = 100;
 /** Longest cursor accepted; the API's own cursors are about 110 characters. */
 export const MAX_CURSOR_LENGTH = 200;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** The ids a cursor may hold: a uuid (messages) or an event id (`evt_` and 32 hex digits). */
+const ID = /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|evt_[0-9a-f]{32})$/i;
 
 /**
  * Encodes a cursor as the opaque string of `meta.next_cursor`/`meta.prev_cursor`: base64url
@@ -28,7 +33,7 @@ export function encodeCursor(cursor: Cursor): string {
  * Decodes a string made by {@link encodeCursor}.
  *
  * @returns the cursor, or null when the value is longer than {@link MAX_CURSOR_LENGTH}, is not
- *   base64url, or does not hold an integer time, a uuid and a direction. Never throws.
+ *   base64url, or does not hold an integer time, an id and a direction. Never throws.
  */
 export function decodeCursor(value: string): Cursor | null {
   if (value.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(value)) return null;
@@ -40,7 +45,7 @@ export function decodeCursor(value: string): Cursor | null {
       typeof t !== "number" ||
       !Number.isSafeInteger(t) ||
       typeof i !== "string" ||
-      !UUID.test(i) ||
+      !ID.test(i) ||
       (d !== "n" && d !== "p")
     ) {
       return null;

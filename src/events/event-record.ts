@@ -1,0 +1,39 @@
+import type { EventRow, MessageRow } from "../db/schema";
+import { qrPngDataUri } from "../lib/qr-png";
+import { formatTimestamp } from "../lib/time";
+import { toMessageRecord } from "../messages/message-record";
+import { toOtpRecord } from "../otp/otp-record";
+import type { OtpRow } from "../otp/store";
+import { type SessionRow, toSessionRecord } from "../sessions/session-record";
+import type { EventType } from "./catalogue";
+
+/**
+ * An event as the API shows it and webhooks deliver it: `{ id, type, created_at, data }`, where
+ * `data` is the object after the change in exactly the shape its own GET returns, rendered from
+ * the stored snapshot by the same function that GET uses (src/events/catalogue.ts lists the
+ * types and their `data`).
+ */
+export function toEventRecord(row: EventRow) {
+  return {
+    id: row.id,
+    // Only this service writes the table, with the catalogue's types.
+    type: row.type as EventType,
+    created_at: formatTimestamp(row.createdAt),
+    data: dataOf(row),
+  };
+}
+
+export type EventRecord = ReturnType<typeof toEventRecord>;
+
+function dataOf(row: EventRow): Record<string, unknown> {
+  const snapshot = JSON.parse(row.snapshot) as Record<string, unknown>;
+  if (row.type.startsWith("message.")) return toMessageRecord(snapshot as MessageRow);
+  if (row.type === "session.status_changed") return toSessionRecord(snapshot as SessionRow);
+  if (row.type === "session.qr_updated") {
+    const { session, qr } = snapshot as { session: SessionRow; qr: string };
+    return { session: toSessionRecord(session), qr_code: qrPngDataUri(qr) };
+  }
+  // An OTP's status as it was when the event happened.
+  if (row.type.startsWith("otp.")) return toOtpRecord(snapshot as OtpRow, row.createdAt);
+  return snapshot;
+}

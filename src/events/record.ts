@@ -1,0 +1,52 @@
+import { getTableColumns, type SQL, sql } from "drizzle-orm";
+import type { SQLiteTable } from "drizzle-orm/sqlite-core";
+import type { EventType } from "./catalogue";
+
+// Events are written in the same D1 batch as the change they record (a transactional outbox):
+// the statements below go into the batch of the change, after the statement that makes it.
+
+/** A fresh event id, `evt_` and 32 hex digits, made by SQLite (one per row of an INSERT…SELECT). */
+const NEW_EVENT_ID = sql`'evt_' || lower(hex(randomblob(16)))`;
+
+/** JSON of every column of `table`'s current row, camelCase keys (as Drizzle reads the row). */
+function rowJson(table: SQLiteTable): SQL {
+  const pairs = Object.entries(getTableColumns(table)).map(([key, column]) => sql`${key}, ${column}`);
+  return sql`json_object(${sql.join(pairs, sql`, `)})`;
+}
+
+/**
+ * The statement that records a `type` event for every row of `table` (messages or OTPs: tables
+ * with `id` and `account_id`) that `where` selects, with the row as it is at this point of the
+ * batch. Its dedupe key is `type:<row id>`: each of these changes happens once per row (a message
+ * is sent once, an OTP verified once), so the same change applied again records nothing.
+ */
+export function eventsForRows(type: EventType, table: SQLiteTable, where: SQL, at: number): SQL {
+  return sql`INSERT OR IGNORE INTO events (id, account_id, type, dedupe_key, snapshot, created_at)
+    SELECT ${NEW_EVENT_ID}, account_id, ${type}, ${`${type}:`} || id, ${rowJson(table)}, ${at}
+    FROM ${table} WHERE ${where}`;
+}
+
+/** An event made outside D1 (by a session object), with its own id as its dedupe key. */
+export interface PendingEvent {
+  id: string;
+  accountId: string;
+  type: EventType;
+  /** JSON, as {@link eventsForRows} stores it. */
+  snapshot: string;
+  /** Epoch ms. */
+  createdAt: number;
+}
+
+/** A new {@link PendingEvent} id: `evt_` and 32 hex digits, like the ones SQLite makes. */
+export function newEventId(): string {
+  return `evt_${crypto.randomUUID().replaceAll("-", "")}`;
+}
+
+/** The statement that records a {@link PendingEvent}; writing it again records nothing. */
+export function insertEventStatement(event: PendingEvent): SQL {
+  return sql`INSERT OR IGNORE INTO events (id, account_id, type, dedupe_key, snapshot, created_at)
+    VALUES (${event.id}, ${event.accountId}, ${event.type}, ${event.id}, ${event.snapshot}, ${event.createdAt})`;
+}
+
+/** How long events are kept (30 days); the hourly sweep deletes older ones. */
+export const EVENT_RETENTION_MS = 30 * 24 * 3600 * 1000;

@@ -1,0 +1,54 @@
+import { z } from "@hono/zod-openapi";
+import { EVENT_TYPES } from "../../events/catalogue";
+import { CursorParam, Limit, PageLinksSchema, TimeBound } from "../paging";
+
+const TYPE_LIST = EVENT_TYPES.join(", ");
+
+/** `filter[type]`: repeated (`filter[type]=a&filter[type]=b`) or comma-separated; distinct types. */
+const TypeFilter = z
+  .union([z.string(), z.array(z.string())])
+  .transform((value) => [...new Set((Array.isArray(value) ? value : [value]).flatMap((v) => v.split(",")))])
+  .pipe(z.array(z.enum(EVENT_TYPES, { error: `each one of ${TYPE_LIST}` })).max(EVENT_TYPES.length))
+  .openapi({
+    type: "array",
+    items: { type: "string", enum: [...EVENT_TYPES] },
+    description: "Event types to list (repeat the parameter, or separate with commas). Default: all.",
+  });
+
+/** Query of `GET /v1/events`. */
+export const EventListQuery = z.object({
+  "filter[type]": TypeFilter.optional(),
+  time_from: TimeBound.optional().openapi({ description: "Events created at or after this time." }),
+  time_to: TimeBound.optional().openapi({ description: "Events created at or before this time." }),
+  limit: Limit,
+  cursor: CursorParam.optional(),
+});
+
+/** `{ id }` path parameter holding an event id; a malformed one is answered 404. */
+export const EventIdParam = z.object({
+  id: z
+    .string()
+    .regex(/^evt_[0-9a-f]{32}$/, "an event id")
+    .openapi({ param: { name: "id", in: "path" }, example: "evt_3f2c9a7e1b6d4c08a5e97d2b1f04c6aa" }),
+});
+
+export const EventSchema = z
+  .object({
+    id: z.string().openapi({ example: "evt_3f2c9a7e1b6d4c08a5e97d2b1f04c6aa" }),
+    type: z.enum(EVENT_TYPES),
+    created_at: z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" }),
+    data: z.record(z.string(), z.unknown()).openapi({
+      description:
+        "The object after the change, in the shape its own GET returns: a Message (`message.*`), a Session " +
+        "(`session.status_changed`), `{session, qr_code}` (`session.qr_updated`) or an OTP (`otp.*`).",
+    }),
+  })
+  .openapi("Event");
+
+export const EventEnvelopeSchema = z.object({ success: z.literal(true), data: EventSchema });
+
+export const EventListSchema = z.object({
+  success: z.literal(true),
+  data: z.array(EventSchema),
+  ...PageLinksSchema,
+});
