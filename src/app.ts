@@ -18,6 +18,7 @@ import { otpRoutes } from "./routes/otp/otp.index";
 import { createRouter } from "./routes/router";
 import { sandboxRoutes } from "./routes/sandbox/sandbox.index";
 import { sessionRoutes } from "./routes/sessions/sessions.index";
+import { webhookRoutes } from "./routes/webhooks/webhooks.index";
 
 const CODE_BY_STATUS = new Map<number, ErrorCode>();
 for (const [code, status] of Object.entries(ERROR_STATUS) as [ErrorCode, number][]) {
@@ -100,6 +101,7 @@ export function createApp() {
   app.route("/v1/chatapp/messages", messageRoutes);
   app.route("/v1/apps", appRoutes);
   app.route("/v1/events", eventRoutes);
+  app.route("/v1/webhooks", webhookRoutes);
   app.route("/v1", otpRoutes);
   app.route("/sandbox", sandboxRoutes);
   app.route("/gateway", gatewayEventRoutes);

@@ -50,6 +50,15 @@ const ConfigSchema = z.object({
   PRICE_DOCUMENT: price(0.02),
   /** OTP codes one app may send to one number per hour. */
   OTP_MAX_PER_NUMBER_PER_HOUR: z.coerce.number().int().min(1).default(5),
+  /**
+   * `"true"` lets webhook endpoints be `http://localhost[:port]` or `http://127.0.0.1[:port]`
+   * (a receiver on the developer's machine under `wrangler dev`); `"false"` (the default) holds
+   * them to the public https rule of lib/media-url.ts.
+   */
+  WEBHOOK_ALLOW_HTTP_LOCALHOST: z
+    .enum(["true", "false"])
+    .default("false")
+    .transform((value) => value === "true"),
 });
 
 type RawConfig = z.output<typeof ConfigSchema>;

@@ -268,6 +268,34 @@ export const events = sqliteTable(
 
 export type EventRow = typeof events.$inferSelect;
 
+/**
+ * Where an account's events are pushed (Standard Webhooks). `secret` is the signing secret
+ * (`whsec_` + base64), kept in clear because signing needs it; after a rotation the old one stays
+ * in `previous_secret` and keeps signing until `previous_secret_expires_at` (epoch ms).
+ */
+export const webhookEndpoints = sqliteTable(
+  "webhook_endpoints",
+  {
+    id: text().primaryKey(),
+    accountId: text()
+      .notNull()
+      .references(() => accounts.id),
+    url: text().notNull(),
+    description: text(),
+    /** JSON array of event type names; null means every type, including types added later. */
+    events: text({ mode: "json" }).$type<string[]>(),
+    enabled: integer({ mode: "boolean" }).notNull().default(true),
+    /** Why delivery turned the endpoint off; null while enabled or when turned off through the API. */
+    disabledReason: text(),
+    secret: text().notNull(),
+    previousSecret: text(),
+    previousSecretExpiresAt: integer(),
+    createdAt: integer().notNull(),
+    updatedAt: integer().notNull(),
+  },
+  (t) => [index("webhook_endpoints_account").on(t.accountId, t.createdAt, t.id)],
+);
+
 export type MessageRow = typeof messages.$inferSelect;
 export type MessageType = MessageRow["type"];
 export type MessageStatus = MessageRow["status"];

@@ -39,6 +39,20 @@ export function randomToken(bytes: number): string {
     .replaceAll("=", "");
 }
 
+/** Random bytes in a webhook signing secret: 32, within the 24–64 the Standard Webhooks spec allows. */
+export const WEBHOOK_SECRET_BYTES = 32;
+
+/**
+ * A new webhook signing secret in the Standard Webhooks format ("Signature scheme", symmetric):
+ * `whsec_` + standard base64 (RFC 4648 §4, padded) of {@link WEBHOOK_SECRET_BYTES} bytes from the
+ * platform CSPRNG, e.g. `whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw…=` (50 characters in all). The
+ * `standardwebhooks` package takes this string as is.
+ */
+export function webhookSecret(): string {
+  const raw = crypto.getRandomValues(new Uint8Array(WEBHOOK_SECRET_BYTES));
+  return `whsec_${btoa(String.fromCharCode(...raw))}`;
+}
+
 function toHex(bytes: Uint8Array): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }

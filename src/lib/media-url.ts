@@ -1,7 +1,9 @@
 import ipaddr from "ipaddr.js";
 
-/** Longest accepted `media_url` (issue 3). */
-export const MAX_MEDIA_URL_LENGTH = 2048;
+/** Longest accepted public URL (`media_url`, a webhook endpoint's `url`), in characters. */
+export const MAX_PUBLIC_URL_LENGTH = 2048;
+/** Longest accepted `media_url`, in characters. */
+export const MAX_MEDIA_URL_LENGTH = MAX_PUBLIC_URL_LENGTH;
 
 /** Host names that reach the machine itself or a cloud metadata service. */
 const BLOCKED_HOSTS = new Set([
@@ -15,23 +17,43 @@ const BLOCKED_HOSTS = new Set([
 const BLOCKED_SUFFIXES = [".localhost", ".local", ".internal", ".home.arpa"];
 
 /**
- * Why `value` cannot be a `media_url`, or null when it can. The gateway fetches this URL, so it
- * must not point inside a network (SSRF, OWASP SSRF Prevention Cheat Sheet): it must be an
- * absolute `https` URL of at most 2,048 characters, without credentials, whose host is a public
- * name or a public (unicast) IP address — not localhost, loopback, private, link-local,
- * carrier-grade NAT, unique-local, metadata or otherwise reserved ranges (classified by
- * `ipaddr.js`). IPv4 written in decimal, octal or hex is normalised by the URL parser first.
- * Names that resolve to private addresses (DNS rebinding) must be refused by the gateway's own
- * egress policy: no DNS answer here can stay true until the gateway fetches.
+ * The only URLs {@link PublicUrlOptions.allowHttpLocalhost} lets through: `http://localhost` or
+ * `http://127.0.0.1`, written exactly so (no other spelling of the address, no credentials), with
+ * an optional port and any path.
  */
-export function mediaUrlProblem(value: string): string | null {
-  if (value.length > MAX_MEDIA_URL_LENGTH) return `must be at most ${MAX_MEDIA_URL_LENGTH} characters`;
+const HTTP_LOCALHOST = /^http:\/\/(?:localhost|127\.0\.0\.1)(?::[0-9]{1,5})?(?:[/?#]|$)/i;
+
+/** Exceptions to {@link publicHttpsUrlProblem}'s rule. */
+export interface PublicUrlOptions {
+  /**
+   * Also accept `http://localhost[:port]` and `http://127.0.0.1[:port]` URLs (a developer's
+   * local receiver under `wrangler dev`), and only those. Default false.
+   */
+  allowHttpLocalhost?: boolean;
+}
+
+/**
+ * Why `value` cannot be a URL the service fetches or posts to, or null when it can. Such a URL
+ * must not point inside a network (SSRF, OWASP Server-Side Request Forgery Prevention Cheat
+ * Sheet): it must be an absolute `https` URL of at most {@link MAX_PUBLIC_URL_LENGTH} characters,
+ * without credentials, whose host is a public name or a public (unicast) IP address — not
+ * localhost, loopback, private, link-local, carrier-grade NAT, unique-local, metadata or otherwise
+ * reserved ranges (classified by `ipaddr.js`). IPv4 written in decimal, octal or hex is
+ * normalised by the URL parser first. Names that resolve to private addresses (DNS rebinding)
+ * must be refused by the egress policy of whoever fetches: no DNS answer here can stay true until
+ * then. `options.allowHttpLocalhost` makes the one exception described on {@link PublicUrlOptions}.
+ *
+ * @returns a short message for the field's error list (e.g. `must use https`), or null.
+ */
+export function publicHttpsUrlProblem(value: string, options: PublicUrlOptions = {}): string | null {
+  if (value.length > MAX_PUBLIC_URL_LENGTH) return `must be at most ${MAX_PUBLIC_URL_LENGTH} characters`;
   let url: URL;
   try {
     url = new URL(value);
   } catch {
     return "must be an absolute URL";
   }
+  if (options.allowHttpLocalhost && HTTP_LOCALHOST.test(value)) return null;
   if (url.protocol !== "https:") return "must use https";
   if (url.username || url.password) return "must not contain credentials";
   const host = url.hostname.toLowerCase().replace(/\.$/, "");
@@ -44,4 +66,12 @@ export function mediaUrlProblem(value: string): string | null {
     return "must point at a public host";
   }
   return null;
+}
+
+/**
+ * Why `value` cannot be a `media_url`, or null when it can: the gateway fetches this URL, so it
+ * follows {@link publicHttpsUrlProblem}'s rule without exceptions.
+ */
+export function mediaUrlProblem(value: string): string | null {
+  return publicHttpsUrlProblem(value);
 }

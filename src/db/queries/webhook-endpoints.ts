@@ -1,0 +1,146 @@
+import { and, desc, eq, sql } from "drizzle-orm";
+import type { Db } from "../client";
+import { webhookEndpoints } from "../schema";
+
+export type WebhookEndpointRow = typeof webhookEndpoints.$inferSelect;
+
+/** The settings of an endpoint that its owner writes. */
+export interface WebhookEndpointFields {
+  /** Already checked against the URL rule by the caller. */
+  url: string;
+  description: string | null;
+  /** Event type names; null for every type. */
+  events: string[] | null;
+  enabled: boolean;
+}
+
+const owned = (accountId: string, id: string) =>
+  and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.accountId, accountId));
+
+/**
+ * Inserts a new endpoint for the account at `now` (epoch ms) with signing secret `secret`, unless
+ * the account already has `maxPerAccount` endpoints. The count and the insert are one statement,
+ * so concurrent creates cannot pass the limit together.
+ *
+ * @returns the new row, or null when the account is at its limit.
+ */
+export async function insertWebhookEndpoint(
+  db: Db,
+  accountId: string,
+  fields: WebhookEndpointFields,
+  secret: string,
+  maxPerAccount: number,
+  now: number,
+): Promise<WebhookEndpointRow | null> {
+  const row: WebhookEndpointRow = {
+    id: crypto.randomUUID(),
+    accountId,
+    url: fields.url,
+    description: fields.description,
+    events: fields.events,
+    enabled: fields.enabled,
+    disabledReason: null,
+    secret,
+    previousSecret: null,
+    previousSecretExpiresAt: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const result = await db.run(sql`INSERT INTO webhook_endpoints
+      (id, account_id, url, description, events, enabled, disabled_reason, secret, previous_secret,
+       previous_secret_expires_at, created_at, updated_at)
+    SELECT ${row.id}, ${accountId}, ${row.url}, ${row.description},
+      ${row.events === null ? null : JSON.stringify(row.events)}, ${row.enabled ? 1 : 0}, NULL, ${secret},
+      NULL, NULL, ${now}, ${now}
+    WHERE (SELECT COUNT(*) FROM webhook_endpoints WHERE account_id = ${accountId}) < ${maxPerAccount}`);
+  return result.meta.changes > 0 ? row : null;
+}
+
+/** The account's endpoint with this uuid, or null (also for another account's). */
+export async function findWebhookEndpoint(
+  db: Db,
+  accountId: string,
+  id: string,
+): Promise<WebhookEndpointRow | null> {
+  const [row] = await db.select().from(webhookEndpoints).where(owned(accountId, id)).limit(1);
+  return row ?? null;
+}
+
+/** Every endpoint of the account, newest first (`created_at`, then `id`, descending). */
+export function listWebhookEndpoints(db: Db, accountId: string): Promise<WebhookEndpointRow[]> {
+  return db
+    .select()
+    .from(webhookEndpoints)
+    .where(eq(webhookEndpoints.accountId, accountId))
+    .orderBy(desc(webhookEndpoints.createdAt), desc(webhookEndpoints.id));
+}
+
+/**
+ * Applies `changes` to the account's endpoint and moves `updated_at` to `now` (epoch ms), or to
+ * 1 ms past its stored value should the clock not have passed it. Fields left undefined keep
+ * their value; `events: null` means every type, `description: null` clears it. Turning the
+ * endpoint on (`enabled: true`) also clears `disabled_reason`.
+ *
+ * @returns the updated row, or null when the account has no such endpoint.
+ */
+export async function updateWebhookEndpoint(
+  db: Db,
+  accountId: string,
+  id: string,
+  changes: Partial<WebhookEndpointFields>,
+  now: number,
+): Promise<WebhookEndpointRow | null> {
+  const [row] = await db
+    .update(webhookEndpoints)
+    .set({
+      url: changes.url,
+      description: changes.description,
+      events: changes.events,
+      enabled: changes.enabled,
+      disabledReason: changes.enabled === true ? null : undefined,
+      updatedAt: sql`max(${now}, ${webhookEndpoints.updatedAt} + 1)`,
+    })
+    .where(owned(accountId, id))
+    .returning();
+  return row ?? null;
+}
+
+/**
+ * Replaces the account's endpoint's signing secret with `secret`. The old one becomes
+ * `previous_secret` until `previousExpiresAt` (epoch ms), so that receivers can switch over while
+ * both sign; with `previousExpiresAt` null it is dropped at once. A secret kept from an earlier
+ * rotation is replaced (one previous secret at most). `updated_at` moves as in
+ * {@link updateWebhookEndpoint}. One statement: two rotations cannot interleave.
+ *
+ * @returns the updated row, or null when the account has no such endpoint.
+ */
+export async function rotateWebhookSecret(
+  db: Db,
+  accountId: string,
+  id: string,
+  secret: string,
+  previousExpiresAt: number | null,
+  now: number,
+): Promise<WebhookEndpointRow | null> {
+  const [row] = await db
+    .update(webhookEndpoints)
+    .set({
+      secret,
+      // SQLite evaluates every SET expression against the row as it was: this is the old secret.
+      previousSecret: previousExpiresAt === null ? null : sql`${webhookEndpoints.secret}`,
+      previousSecretExpiresAt: previousExpiresAt,
+      updatedAt: sql`max(${now}, ${webhookEndpoints.updatedAt} + 1)`,
+    })
+    .where(owned(accountId, id))
+    .returning();
+  return row ?? null;
+}
+
+/** Deletes the account's endpoint for good. Returns false when the account has no such endpoint. */
+export async function deleteWebhookEndpoint(db: Db, accountId: string, id: string): Promise<boolean> {
+  const deleted = await db
+    .delete(webhookEndpoints)
+    .where(owned(accountId, id))
+    .returning({ id: webhookEndpoints.id });
+  return deleted.length > 0;
+}

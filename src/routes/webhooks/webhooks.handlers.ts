@@ -1,0 +1,143 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { readConfig } from "../../config";
+import {
+  deleteWebhookEndpoint,
+  findWebhookEndpoint,
+  insertWebhookEndpoint,
+  listWebhookEndpoints,
+  rotateWebhookSecret,
+  updateWebhookEndpoint,
+  type WebhookEndpointRow,
+} from "../../db/queries/webhook-endpoints";
+import type { AppEnv } from "../../env";
+import { ApiError } from "../../errors";
+import { EVENT_TYPES, type EventType } from "../../events/catalogue";
+import { webhookSecret } from "../../lib/crypto";
+import { publicHttpsUrlProblem } from "../../lib/media-url";
+import { formatNullableTimestamp, formatTimestamp } from "../../lib/time";
+import type * as routes from "./webhooks.routes";
+import { MAX_WEBHOOK_ENDPOINTS, PREVIOUS_SECRET_SECONDS } from "./webhooks.schemas";
+
+/** `whsec_` and the first 8 characters of the secret's base64, as API keys show `sk_` and 8. */
+const SECRET_PREFIX_LENGTH = 14;
+
+const KNOWN_EVENT_TYPES: ReadonlySet<string> = new Set(EVENT_TYPES);
+const isEventType = (type: string): type is EventType => KNOWN_EVENT_TYPES.has(type);
+
+/**
+ * Row → API record. Never the secrets: only `secret_prefix`, and the previous secret's expiry
+ * while it still signs. A stored type the catalogue no longer has is left out.
+ */
+function toEndpointRecord(row: WebhookEndpointRow, now: number) {
+  const previousSigns =
+    row.previousSecret !== null && row.previousSecretExpiresAt !== null && row.previousSecretExpiresAt > now;
+  return {
+    id: row.id,
+    account_id: row.accountId,
+    url: row.url,
+    description: row.description,
+    events: row.events === null ? null : row.events.filter(isEventType),
+    enabled: row.enabled,
+    disabled_reason: row.disabledReason,
+    secret_prefix: row.secret.slice(0, SECRET_PREFIX_LENGTH),
+    previous_secret_expires_at: previousSigns ? formatNullableTimestamp(row.previousSecretExpiresAt) : null,
+    created_at: formatTimestamp(row.createdAt),
+    updated_at: formatTimestamp(row.updatedAt),
+  };
+}
+
+const noEndpoint = () => new ApiError("not_found", "No such webhook endpoint.");
+
+/**
+ * 422 on `url` when it is an `http://localhost` URL and the deployment does not allow those
+ * (`WEBHOOK_ALLOW_HTTP_LOCALHOST`); the request schema has already refused every other bad URL.
+ */
+function assertUrlAllowed(c: Context<AppEnv>, url: string | undefined): void {
+  if (url === undefined || readConfig(c.env).WEBHOOK_ALLOW_HTTP_LOCALHOST) return;
+  const problem = publicHttpsUrlProblem(url);
+  if (problem) {
+    throw new ApiError("validation_failed", "The request has invalid fields.", {
+      fields: { url: [problem] },
+    });
+  }
+}
+
+export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
+  const rows = await listWebhookEndpoints(c.var.db, c.var.principal.accountId);
+  const now = Date.now();
+  return c.json({ success: true as const, data: rows.map((row) => toEndpointRecord(row, now)) }, 200);
+};
+
+export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
+  const body = c.req.valid("json");
+  assertUrlAllowed(c, body.url);
+  const now = Date.now();
+  const row = await insertWebhookEndpoint(
+    c.var.db,
+    c.var.principal.accountId,
+    {
+      url: body.url,
+      description: body.description ?? null,
+      events: body.events ?? null,
+      enabled: body.enabled ?? true,
+    },
+    webhookSecret(),
+    MAX_WEBHOOK_ENDPOINTS,
+    now,
+  );
+  if (!row) {
+    throw new ApiError(
+      "webhook_endpoint_limit",
+      `An account may have at most ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints: delete one first.`,
+    );
+  }
+  return c.json({ success: true as const, data: { ...toEndpointRecord(row, now), secret: row.secret } }, 201);
+};
+
+export const show: RouteHandler<typeof routes.show, AppEnv> = async (c) => {
+  const row = await findWebhookEndpoint(c.var.db, c.var.principal.accountId, c.req.valid("param").id);
+  if (!row) throw noEndpoint();
+  return c.json({ success: true as const, data: toEndpointRecord(row, Date.now()) }, 200);
+};
+
+export const update: RouteHandler<typeof routes.update, AppEnv> = async (c) => {
+  const { id } = c.req.valid("param");
+  const body = c.req.valid("json");
+  const { db, principal } = c.var;
+  // Not found comes before a field error about the URL.
+  if (!(await findWebhookEndpoint(db, principal.accountId, id))) throw noEndpoint();
+  assertUrlAllowed(c, body.url);
+  const now = Date.now();
+  const row = await updateWebhookEndpoint(
+    db,
+    principal.accountId,
+    id,
+    { url: body.url, description: body.description, events: body.events, enabled: body.enabled },
+    now,
+  );
+  if (!row) throw noEndpoint();
+  return c.json({ success: true as const, data: toEndpointRecord(row, now) }, 200);
+};
+
+export const remove: RouteHandler<typeof routes.remove, AppEnv> = async (c) => {
+  if (!(await deleteWebhookEndpoint(c.var.db, c.var.principal.accountId, c.req.valid("param").id)))
+    throw noEndpoint();
+  return c.body(null, 204);
+};
+
+export const rotateSecret: RouteHandler<typeof routes.rotateSecret, AppEnv> = async (c) => {
+  const { id } = c.req.valid("param");
+  const seconds = c.req.valid("json").expires_in_seconds ?? PREVIOUS_SECRET_SECONDS.default;
+  const now = Date.now();
+  const row = await rotateWebhookSecret(
+    c.var.db,
+    c.var.principal.accountId,
+    id,
+    webhookSecret(),
+    seconds === 0 ? null : now + seconds * 1000,
+    now,
+  );
+  if (!row) throw noEndpoint();
+  return c.json({ success: true as const, data: { ...toEndpointRecord(row, now), secret: row.secret } }, 200);
+};
