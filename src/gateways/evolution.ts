@@ -159,7 +159,8 @@ export class EvolutionGateway implements ChatGateway {
       await this.request({ method: "DELETE", path: `/instance/logout/${sessionId}` });
     } catch (error) {
       if (statusOf(error) === 404) return;
-      if (statusOf(error) === 400 && /not connected/i.test(String(error))) return;
+      const messages = statusOf(error) === 400 ? errorMessages(error) : [];
+      if (messages.some((item) => typeof item === "string" && /not connected/i.test(item))) return;
       throw error;
     }
   }

@@ -12,24 +12,16 @@ import {
 
 const common = { tags: ["Admin"], security: [{ AdminToken: [] }] };
 const adminProblems = problems("unauthenticated", "not_found", "validation_failed");
-const retrySafe =
-  "Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.";
-/** The `Idempotency-Key` header of the POSTs below (their keys live apart from every account's). */
-const idempotencyHeaders = z.object({ "idempotency-key": z.string().optional() });
-const idempotencyProblems = problems("idempotency_key_in_use", "idempotency_key_reused");
 
 export const createAccount = createRoute({
   ...common,
   method: "post",
   path: "/accounts",
   summary: "Create an account and its first API key",
-  description: retrySafe,
-  middleware: [adminIdempotency] as const,
-  request: { headers: idempotencyHeaders, body: jsonBody(CreateAccountBody) },
+  request: { body: jsonBody(CreateAccountBody) },
   responses: {
     201: json(CreatedAccountSchema, "The account and its API key (shown once)"),
     ...adminProblems,
-    ...idempotencyProblems,
   },
 });
 
@@ -38,18 +30,8 @@ export const createKey = createRoute({
   method: "post",
   path: "/accounts/{id}/keys",
   summary: "Issue another API key for an account",
-  description: retrySafe,
-  middleware: [adminIdempotency] as const,
-  request: {
-    params: IdParam,
-    headers: idempotencyHeaders,
-    body: { ...jsonBody(CreateKeyBody), required: false },
-  },
-  responses: {
-    201: json(CreatedKeySchema, "The key (shown once)"),
-    ...adminProblems,
-    ...idempotencyProblems,
-  },
+  request: { params: IdParam, body: { ...jsonBody(CreateKeyBody), required: false } },
+  responses: { 201: json(CreatedKeySchema, "The key (shown once)"), ...adminProblems },
 });
 
 export const revokeKey = createRoute({
@@ -66,13 +48,20 @@ export const credit = createRoute({
   method: "post",
   path: "/accounts/{id}/credits",
   summary: "Add credit to an account's balance",
-  description: `A retried credit with the same \`Idempotency-Key\` is credited once. ${retrySafe}`,
+  description:
+    "Send an `Idempotency-Key` header to make retries safe: a retried credit with the same key is credited once, and the first response is replayed for 24 hours.",
+  // Only the credit: a stored response of account or key creation would hold an API key in
+  // clear, where only its hash is ever stored.
   middleware: [adminIdempotency] as const,
-  request: { params: IdParam, headers: idempotencyHeaders, body: jsonBody(CreditBody) },
+  request: {
+    params: IdParam,
+    headers: z.object({ "idempotency-key": z.string().optional() }),
+    body: jsonBody(CreditBody),
+  },
   responses: {
     200: json(AccountEnvelopeSchema, "The account after the credit"),
     ...adminProblems,
-    ...idempotencyProblems,
+    ...problems("idempotency_key_in_use", "idempotency_key_reused"),
   },
 });
 
