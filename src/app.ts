@@ -11,7 +11,7 @@ import { bodyGuard, bodyLimit } from "./middleware/body-guard";
 import { requestId } from "./middleware/request-id";
 import { adminRoutes } from "./routes/admin/admin.index";
 import { appRoutes } from "./routes/apps/apps.index";
-import { eventRoutes } from "./routes/events/events.index";
+import { eventRoutes, registerEventWebhooks } from "./routes/events/events.index";
 import { gatewayEventRoutes } from "./routes/gateway-events/gateway-events.index";
 import { messageRoutes } from "./routes/messages/messages.index";
 import { otpRoutes } from "./routes/otp/otp.index";
@@ -116,6 +116,7 @@ export function createApp() {
     scheme: "bearer",
     description: "The ADMIN_TOKEN secret.",
   });
+  registerEventWebhooks(app.openAPIRegistry);
   app.doc31("/openapi.json", (c) => ({
     openapi: "3.1.0",
     info: {

@@ -257,3 +257,23 @@ describe("GET /v1/events", () => {
     expect((await eventsOf(key)).map((e) => e.id)).toEqual(older.map((e) => e.id));
   });
 });
+
+describe("OpenAPI document", () => {
+  it("lists every event type in its top-level webhooks, with the payload its GET shape has", async () => {
+    const res = await call<{
+      webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: unknown }> } } }>;
+      paths: Record<string, unknown>;
+    }>("GET", "/openapi.json");
+    expect(res.status).toBe(200);
+    const { EVENT_TYPES } = await import("../src/events/catalogue");
+    expect(Object.keys(res.body.webhooks).sort()).toEqual([...EVENT_TYPES].sort());
+    const payload = (type: string) =>
+      JSON.stringify(res.body.webhooks[type]?.post.requestBody.content["application/json"]?.schema);
+    expect(payload("message.read")).toContain('"$ref":"#/components/schemas/Message"');
+    expect(payload("session.status_changed")).toContain('"$ref":"#/components/schemas/Session"');
+    expect(payload("session.qr_updated")).toContain("SessionQrUpdate");
+    expect(payload("otp.failed")).toContain('"$ref":"#/components/schemas/Otp"');
+    expect(payload("otp.failed")).toContain('"const":"otp.failed"');
+    expect(Object.keys(res.body.paths)).toEqual(expect.arrayContaining(["/v1/events", "/v1/events/{id}"]));
+  });
+});

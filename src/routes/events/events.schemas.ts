@@ -1,6 +1,9 @@
 import { z } from "@hono/zod-openapi";
-import { EVENT_TYPES } from "../../events/catalogue";
+import { EVENT_TYPES, type EventType } from "../../events/catalogue";
+import { MessageSchema } from "../messages/messages.schemas";
+import { OtpSchema } from "../otp/otp.schemas";
 import { CursorParam, Limit, PageLinksSchema, TimeBound } from "../paging";
+import { SessionSchema } from "../sessions/sessions.schemas";
 
 const TYPE_LIST = EVENT_TYPES.join(", ");
 
@@ -52,3 +55,31 @@ export const EventListSchema = z.object({
   data: z.array(EventSchema),
   ...PageLinksSchema,
 });
+
+/** `data` of each event type: the object in the shape its own GET returns (catalogue.ts). */
+export const EVENT_DATA: Record<EventType, z.ZodType> = {
+  "message.sent": MessageSchema,
+  "message.delivered": MessageSchema,
+  "message.read": MessageSchema,
+  "message.failed": MessageSchema,
+  "message.received": MessageSchema,
+  "session.status_changed": SessionSchema,
+  "session.qr_updated": z
+    .object({
+      session: SessionSchema,
+      qr_code: z.string().openapi({ description: "The new QR code, a `data:image/png;base64,…` URI." }),
+    })
+    .openapi("SessionQrUpdate"),
+  "otp.verified": OtpSchema,
+  "otp.failed": OtpSchema,
+};
+
+/** The event of one type as it is listed and delivered: `{ id, type, created_at, data }`. */
+export function typedEventSchema(type: EventType) {
+  return z.object({
+    id: EventSchema.shape.id,
+    type: z.literal(type),
+    created_at: EventSchema.shape.created_at,
+    data: EVENT_DATA[type],
+  });
+}
