@@ -71,7 +71,7 @@ export function createApp() {
     c.set("db", createDb(c.env.DB));
     await next();
   });
-  // A deployment whose configuration is broken says so at its first request (issue 5).
+  // A deployment whose configuration is broken says so at its first request (README, Configuration).
   for (const path of ["/v1/*", "/sandbox/*", "/gateway/*", "/admin/*"]) {
     app.use(path, async (c, next) => {
       readConfig(c.env);

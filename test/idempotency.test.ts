@@ -5,9 +5,10 @@ import { toE164 } from "../src/lib/phone";
 import { call, createAccount, expectProblem } from "./helpers";
 import { balanceOf, connectedSession, ledgerOf, storedMessageCount } from "./message-fixtures";
 
-// `Idempotency-Key` (issue 3): per account and key, the first response is stored and replayed to
-// a retry of the same request (charging nothing again); another request under the same key is
-// 422 `idempotency_key_reused`; a retry while the first still runs is 409 `idempotency_key_in_use`.
+// `Idempotency-Key` (README, Sending messages): per account and key, the first response is stored
+// and replayed to a retry of the same request (charging nothing again); another request under the
+// same key is 422 `idempotency_key_reused`; a retry while the first still runs is 409
+// `idempotency_key_in_use`.
 
 interface SendResponse {
   data: { messages: { id: string; to_number: string }[]; count: number; new_balance: number };

@@ -8,11 +8,11 @@ import { MessageListQuery, toListQuery } from "../src/routes/messages/messages.s
 import { createAccount } from "./helpers";
 import { connectedSession, type SeedRow, seedMessages } from "./message-fixtures";
 
-// Issue 3, "Reading": with 10,000 messages stored, every filter of the list reads about as many
-// rows as a page returns — D1's `meta.rows_read` stays within `limit + 5` — on the first page
-// and on a deep one. The test builds the query exactly as the API does (the route's query schema,
-// toListQuery, then buildListQuery, which listMessages runs) and executes its SQL on D1 to read
-// the meta.
+// This API's target for reading: with 10,000 messages stored, every filter of the list reads about
+// as many rows as a page returns — D1's `meta.rows_read` stays within `limit + 5` — on the first
+// page and on a deep one. The test builds the query exactly as the API does (the route's query
+// schema, toListQuery, then buildListQuery, which listMessages runs) and executes its SQL on D1 to
+// read the meta.
 
 const TOTAL = 10_000;
 const STATUSES = ["queued", "sent", "delivered", "read", "failed", "scheduled"] as const;

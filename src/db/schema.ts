@@ -123,7 +123,7 @@ export const messages = sqliteTable(
     updatedAt: integer().notNull(),
   },
   // One index per list filter, each ending in the (created_at, id) keyset so that a page reads
-  // about as many rows as it returns (issue 3, "Reading").
+  // about as many rows as it returns (this API's target; test/messages-rows-read.test.ts holds it).
   (t) => [
     index("messages_account_created").on(t.accountId, t.createdAt, t.id),
     index("messages_account_status").on(t.accountId, t.status, t.createdAt, t.id),
@@ -185,7 +185,7 @@ export const apps = sqliteTable(
 );
 
 /**
- * One-time codes sent through an app (issue 4, "One-time codes"). The code itself is never
+ * One-time codes sent through an app (README, One-time codes). The code itself is never
  * stored: `code_hmac` is HMAC-SHA256 (hex) of `${id}:${code}` keyed with the `OTP_SECRET`
  * secret (src/otp/code.ts), so the row cannot be turned back into a code without the key.
  * `status` is stored as `expired` only once a verify finds it so; readers treat a `pending` row

@@ -21,7 +21,7 @@ export interface DispatchRequest {
   sendIndex: number;
   /** Epoch ms before which it must not be sent (`scheduled_at`), or null. */
   notBefore: number | null;
-  /** Dispatch lane: 0 for one-time codes, 1 for bulk. Lower goes first (issue 4). */
+  /** Dispatch lane: 0 for one-time codes, 1 for bulk. Lower goes first (README, One-time codes). */
   priority: 0 | 1;
 }
 

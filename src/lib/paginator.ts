@@ -1,6 +1,7 @@
 /**
- * Laravel's length-aware paginator as an API resource collection renders it (issue 4: the app
- * listing answers "in Laravel's length-aware paginator shape, exactly"). The rules below follow
+ * Laravel's length-aware paginator as an API resource collection renders it: the `data`, `links`
+ * and `meta` fields of the app listing (interface document §4.3) are that shape, exactly (Laravel
+ * docs, https://laravel.com/docs/eloquent-resources#pagination). The rules below follow
  * `Illuminate\Pagination\LengthAwarePaginator::toArray()`, `AbstractPaginator::url()`,
  * and `Illuminate\Http\Resources\Json\PaginatedResourceResponse`; `meta.links` lists every page
  * (see {@link lengthAwarePage}).
@@ -51,8 +52,8 @@ export interface PageInput<T> {
  * item positions, null on an empty page; `prev` is null on page 1 and `next` null from the last
  * page on; `first`/`last` are always URLs; page URLs are `path?page=N` (after any `appends`).
  * `meta.links` is `« Previous`, then one entry per page number from 1 to `last_page`, then
- * `Next »` (issue 4: "has one entry per page number"). This departs from Laravel's `UrlWindow`,
- * which elides long runs beyond 13 pages with `...` entries: the issue asks for every page, and
+ * `Next »` (one entry per page number: chosen here). This departs from Laravel's `UrlWindow`,
+ * which elides long runs beyond 13 pages with `...` entries: this API lists every page, and
  * `per_page` (at most 100) keeps the list proportional to the data.
  */
 export function lengthAwarePage<T>(input: PageInput<T>): LengthAwarePage<T> {

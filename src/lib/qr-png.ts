@@ -1,7 +1,7 @@
 import { encode } from "fast-png";
 import qrcode from "qrcode-generator";
 
-/** Pixels per QR module. The issue asks for at least 4; 8 keeps phone cameras comfortable. */
+/** Pixels per QR module. At least 4 is this API's floor; 8 keeps phone cameras comfortable. */
 const MODULE_PIXELS = 8;
 /** Light border around the symbol, in modules: the 4 modules ISO/IEC 18004 §5.3.8 requires. */
 const QUIET_ZONE_MODULES = 4;

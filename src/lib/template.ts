@@ -1,5 +1,6 @@
 /**
- * The OTP message template engine (issue 4, "Templates"; interface document §2.3).
+ * The OTP message template engine. Interface document §2.3 leaves the placeholder syntax open;
+ * the rules below are this API's.
  *
  * The document's examples use two placeholder syntaxes, so both are accepted: `{{code}}` and
  * `{code}`, likewise `{{app_name}}` and `{app_name}`, with optional spaces inside the braces
@@ -17,7 +18,7 @@ export type PlaceholderName = (typeof PLACEHOLDERS)[number];
 /** The values substituted when a template is rendered. */
 export type TemplateValues = Record<PlaceholderName, string>;
 
-/** Longest template accepted (characters, UTF-16 code units): issue 4 bound, 1–1,000. */
+/** Longest template accepted (characters, UTF-16 code units): this API's bound, 1–1,000. */
 export const MAX_TEMPLATE_LENGTH = 1_000;
 
 // `{{ name }}` or `{ name }`; the name is everything between the braces (no braces inside),
@@ -31,9 +32,9 @@ function isPlaceholderName(name: string): name is PlaceholderName {
 /**
  * Every problem with a template, as human-readable messages; an empty array means the template
  * is valid. Problems: a placeholder with an unknown name (`{{ otp }}`), a stray `{` or `}`
- * (e.g. the malformed `{{code}`), and a template without a code placeholder (issue 4: "must
- * contain the code placeholder"; "an unknown placeholder is a 422 at create and update time").
- * Length bounds are checked by the request schema, not here.
+ * (e.g. the malformed `{{code}`), and a template without a code placeholder. This API's rules: a
+ * template must contain the code placeholder, and an unknown placeholder is a 422 when an app is
+ * created or updated. Length bounds are checked by the request schema, not here.
  */
 export function templateProblems(template: string): string[] {
   const problems: string[] = [];
@@ -75,9 +76,9 @@ export function renderTemplate(template: string, values: TemplateValues): string
 }
 
 /**
- * The template an app gets when it is created without `message_template` (issue 4; interface
- * document §2.3 "a generated template built from the app name"): the name is written into the
- * text literally, next to the `{{code}}` placeholder, e.g.
+ * The template an app gets when it is created without `message_template` (interface document
+ * §2.3: "a generated template built from the app name"; README, One-time codes): the name is
+ * written into the text literally, next to the `{{code}}` placeholder, e.g.
  * `{{code}} is your Acme verification code. Do not share it.` Braces are removed from the name
  * so that it cannot form placeholders; the result always passes {@link templateProblems}. The
  * text names no expiry, since that is an app setting that can change afterwards.

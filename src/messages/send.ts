@@ -50,10 +50,10 @@ export function priceOf(config: Config, type: MessageType): number {
 }
 
 /**
- * Sends a message to one or many recipients (interface document §4.2, issue 3): checks that the
- * session is the account's and connected, charges the account and creates the rows atomically,
- * then puts one queue message per recipient on the outbound Queue for the paced fan-out.
- * Messages the Queue refuses are failed with reason `enqueue_failed` and refunded.
+ * Sends a message to one or many recipients (interface document §4.2; README, Sending messages):
+ * checks that the session is the account's and connected, charges the account and creates the rows
+ * atomically, then puts one queue message per recipient on the outbound Queue for the paced
+ * fan-out. Messages the Queue refuses are failed with reason `enqueue_failed` and refunded.
  *
  * @throws ApiError `not_found` (404) for a session not the account's, `session_not_connected`
  *   (409), `insufficient_balance` (402).

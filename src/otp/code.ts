@@ -1,16 +1,16 @@
 import { hmacSha256Hex } from "../lib/crypto";
 
 /**
- * The rules of one-time codes (issue 4, "One-time codes"), in one place. Sources: issue 4 for the
- * numbers; OWASP's Multifactor Authentication and Forgot Password cheat sheets and NIST SP
- * 800-63B §5.1.3 / §5.2.2 for single-use codes, short lifetimes and attempt limits.
+ * The rules of one-time codes, in one place. Sources: the numbers are this API's own, documented in
+ * the README ("One-time codes"); OWASP's Multifactor Authentication and Forgot Password cheat sheets
+ * and NIST SP 800-63B §5.1.3 / §5.2.2 for single-use codes, short lifetimes and attempt limits.
  */
 export const OTP_RULES = {
-  /** Wrong codes an OTP accepts; the last one turns it `failed` (issue 4: "after 5 wrong codes"). */
+  /** Wrong codes an OTP accepts; the last one turns it `failed` (README: "After 5 wrong codes"). */
   maxFailedAttempts: 5,
-  /** Codes sent per OTP, the first one included (issue 4: "at most 5 sends per OTP"). */
+  /** Codes sent per OTP, the first one included (README: "limited to 5 codes per OTP"). */
   maxSends: 5,
-  /** Shortest gap between two sends of one OTP, ms (issue 4: "at least 30 seconds apart"). */
+  /** Shortest gap between two sends of one OTP, ms (README: "at least 30 seconds apart"). */
   resendIntervalMs: 30_000,
   /** Window of the per-number limit `OTP_MAX_PER_NUMBER_PER_HOUR`, ms (a rolling hour). */
   perNumberWindowMs: 3_600_000,

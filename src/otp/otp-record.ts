@@ -20,9 +20,9 @@ export function otpStatusAt(row: OtpRow, now: number): OtpStatus {
 }
 
 /**
- * An OTP as the API shows it (issue 4): `{id, app_id, to_number, channel, status, expires_at,
- * attempts_remaining, sends_remaining, message_id, created_at, updated_at}`. Never the code,
- * nor its HMAC.
+ * An OTP as the API shows it (README, One-time codes): `{id, app_id, to_number, channel, status,
+ * expires_at, attempts_remaining, sends_remaining, message_id, created_at, updated_at}`. Never the
+ * code, nor its HMAC.
  */
 export function toOtpRecord(row: OtpRow, now: number = Date.now()) {
   return {

@@ -137,9 +137,9 @@ async function undo(action: () => Promise<void>, otpId: string): Promise<void> {
 }
 
 /**
- * Starts an OTP (issue 4, `POST /v1/apps/{id}/otp`): a `code_size`-digit code, rendered into
- * the app's template and sent as a text message through the app's session, ahead of bulk sends.
- * The code is returned to nobody: only its HMAC is stored.
+ * Starts an OTP (`POST /v1/apps/{id}/otp`, README, One-time codes): a `code_size`-digit code,
+ * rendered into the app's template and sent as a text message through the app's session, ahead of
+ * bulk sends. The code is returned to nobody: only its HMAC is stored.
  *
  * @param input.toNumber E.164.
  * @returns the new OTP row, with its message id.
@@ -228,10 +228,10 @@ function resendRefusal(otp: OtpRow, now: number): ApiError | null {
 }
 
 /**
- * Sends an OTP a new code (issue 4, `POST /v1/otp/{id}/resend`): the old code stops working, the
- * expiry restarts from now with the app's current `expiry_seconds`, and the code goes through
- * the app's current session and template. Failed attempts carry over. When the message cannot
- * be created, the OTP is put back as it was (its previous code still works).
+ * Sends an OTP a new code (`POST /v1/otp/{id}/resend`, README, One-time codes): the old code stops
+ * working, the expiry restarts from now with the app's current `expiry_seconds`, and the code goes
+ * through the app's current session and template. Failed attempts carry over. When the message
+ * cannot be created, the OTP is put back as it was (its previous code still works).
  *
  * @returns the updated OTP row, with its new message id.
  * @throws ApiError `not_found` (no such OTP of the account, or its app was deleted), the

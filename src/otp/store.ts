@@ -77,7 +77,7 @@ export interface NewOtp {
 
 /**
  * Creates a `pending` OTP and logs its first send, atomically and only while `toNumber` has had
- * fewer than `perNumberLimit` codes from the app in the last hour (issue 4, per-number limit):
+ * fewer than `perNumberLimit` codes from the app in the last hour (README, One-time codes):
  * one D1 batch whose first statement inserts the OTP only under the limit and whose second logs
  * the send only if the first did. The message is not part of it; see {@link deleteOtp}.
  *
@@ -131,7 +131,7 @@ export async function setOtpMessage(
 }
 
 /**
- * Replaces the code of a resend (issue 4: "sends a new code and invalidates the old one") and
+ * Replaces the code of a resend (README: "sends a new code and the old one stops working") and
  * logs the send, in one D1 batch, only if all of these still hold at `now`: the OTP is the
  * account's, `pending`, unexpired, has sent exactly `current.sends` codes (fewer than 5), its
  * last send is at least 30 s old, and its number has had fewer than `perNumberLimit` codes from

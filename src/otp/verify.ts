@@ -37,9 +37,9 @@ async function verifyRefusal(db: Db, otp: OtpRow, now: number): Promise<ApiError
 }
 
 /**
- * Checks a code against an OTP (issue 4, `POST /v1/otp/{id}/verify`; OWASP MFA cheat sheet and
- * NIST SP 800-63B §5.1.3: single use, limited attempts, short lifetime). The presented code's
- * HMAC is compared in constant time with the stored one; then one conditional UPDATE either
+ * Checks a code against an OTP (`POST /v1/otp/{id}/verify`, README, One-time codes; OWASP MFA cheat
+ * sheet and NIST SP 800-63B §5.1.3: single use, limited attempts, short lifetime). The presented
+ * code's HMAC is compared in constant time with the stored one; then one conditional UPDATE either
  * verifies the OTP or counts the wrong code, each only if the OTP still is what was compared
  * (pending, unexpired, attempts left, same code). So two concurrent right codes verify once, and
  * concurrent wrong codes count at most 5.

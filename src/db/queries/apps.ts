@@ -15,7 +15,8 @@ export interface AppFields {
   chatappSessionId: string | null;
 }
 
-// A soft-deleted app (issue 4: DELETE sets `deleted_at`) is invisible to every query below.
+// A soft-deleted app (DELETE sets `deleted_at`; interface document §2.3: null for live apps) is
+// invisible to every query below.
 const live = (accountId: string) => and(eq(apps.accountId, accountId), isNull(apps.deletedAt));
 
 /** Inserts a new app for the account at `now` (epoch ms); returns its row. */
@@ -70,11 +71,11 @@ export async function listApps(
 }
 
 /**
- * Applies `changes` to the account's live app and sets `updated_at` to `now` (epoch ms), even
- * when `changes` is empty (issue 4: an update answers "with `updated_at` changed"); should the
- * clock not have passed the stored value, to 1 ms after it, so that it always moves. Fields left
- * undefined keep their value; `chatappSessionId: null` clears the session. Returns the updated
- * row, or null when there is no such live app.
+ * Applies `changes` to the account's live app and sets `updated_at` to `now` (epoch ms), even when
+ * `changes` is empty (interface document §4.3: an update answers "with `updated_at` changed");
+ * should the clock not have passed the stored value, to 1 ms after it, so that it always moves.
+ * Fields left undefined keep their value; `chatappSessionId: null` clears the session. Returns the
+ * updated row, or null when there is no such live app.
  */
 export async function updateApp(
   db: Db,

@@ -2,7 +2,10 @@ import { and, eq, lt, or, sql } from "drizzle-orm";
 import type { Db } from "../client";
 import { idempotencyKeys } from "../schema";
 
-/** Stored responses are kept (and keys reserved) for 24 hours (issue 3). */
+/**
+ * Stored responses are kept (and keys reserved) for 24 hours (README, Sending messages), as
+ * Stripe does (https://docs.stripe.com/api/idempotent_requests).
+ */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
 /**

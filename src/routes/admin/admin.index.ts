@@ -2,7 +2,7 @@ import { createRouter } from "../router";
 import * as handlers from "./admin.handlers";
 import * as routes from "./admin.routes";
 
-/** `/admin`: accounts, API keys and credits, authorized by ADMIN_TOKEN (issue 2). */
+/** `/admin`: accounts, API keys and credits, authorized by ADMIN_TOKEN (README, API reference). */
 export const adminRoutes = createRouter()
   .openapi(routes.createAccount, handlers.createAccount)
   .openapi(routes.createKey, handlers.createKey)

@@ -32,7 +32,7 @@ function toAppRecord(row: AppRow) {
 
 const noApp = () => new ApiError("not_found", "No such app.");
 
-/** 422 unless `sessionId` is a session of the account (issue 4: "must be a session of the same account"). */
+/** 422 unless `sessionId` is a session of the account: an app sends only through its account's sessions. */
 async function assertOwnSession(db: Db, accountId: string, sessionId: string): Promise<void> {
   if (await findSession(db, accountId, sessionId)) return;
   throw new ApiError("validation_failed", "The request has invalid fields.", {

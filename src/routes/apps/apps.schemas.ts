@@ -1,15 +1,15 @@
 import { z } from "@hono/zod-openapi";
 import { MAX_TEMPLATE_LENGTH, templateProblems } from "../../lib/template";
 
-// Field bounds are ours (issue 4, "Bounds"): the interface document (§2.3) leaves them open.
+// Field bounds are this API's own: the interface document (§2.3) leaves them open.
 
 const timestamp = z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" });
 
-/** Default and bounds of `code_size` (interface document §8: default 6; issue 4: 4–10). */
+/** Default and bounds of `code_size` (interface document §8: default 6; bounds 4–10 chosen here). */
 export const CODE_SIZE = { min: 4, max: 10, default: 6 } as const;
-/** Default and bounds of `expiry_seconds` in seconds (issue 4: default 10 minutes, 60–3,600). */
+/** Default and bounds of `expiry_seconds` in seconds, chosen here: default 10 minutes, 60–3,600. */
 export const EXPIRY_SECONDS = { min: 60, max: 3_600, default: 600 } as const;
-/** Default and maximum of the listing's `per_page` (interface document §8; issue 4). */
+/** Default and maximum of the listing's `per_page` (default: interface document §8; maximum: ours). */
 export const PER_PAGE = { max: 100, default: 10 } as const;
 
 const name = z.string().trim().min(1).max(100).openapi({ example: "Acme" });

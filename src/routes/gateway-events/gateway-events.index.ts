@@ -2,7 +2,7 @@ import { createRouter } from "../router";
 import * as handlers from "./gateway-events.handlers";
 import * as routes from "./gateway-events.routes";
 
-/** `/gateway`: where real gateways post their webhook events (issue 5). */
+/** `/gateway`: where real gateways post their webhook events (README, Real gateways). */
 export const gatewayEventRoutes = createRouter()
   .openapi(routes.waha, handlers.waha)
   .openapi(routes.evolution, handlers.evolution);

@@ -5,9 +5,9 @@ import { toE164 } from "../../lib/phone";
 import { MESSAGE_STATUSES, MESSAGE_TYPES } from "../../messages/message-record";
 import { CursorParam, Limit, once, PageLinksSchema, TimeBound } from "../paging";
 
-/** Most recipients of one send (issue 3). */
+/** Most recipients of one send: this API's limit (interface document §8 leaves it open). */
 export const MAX_RECIPIENTS = 1000;
-/** Furthest `scheduled_at` may lie ahead: 30 days (issue 3). */
+/** Furthest `scheduled_at` may lie ahead: 30 days, this API's limit (README, Sending messages). */
 export const MAX_SCHEDULE_AHEAD_MS = 30 * 24 * 3600 * 1000;
 
 const timestamp = z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" });
@@ -16,11 +16,11 @@ const timestamp = z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" })
 const characters = (value: string) => [...value].length;
 
 /**
- * The send body (interface document §4.2) with issue 3's rules: numbers normalised to E.164
- * (an invalid one named by its index, duplicates sent once), `content` required for text
- * (1–4,096) and an optional caption (≤ 1,024) for image, video and document but not audio,
- * `media_url` required for media (https, public host), `delay_between` 0–60,000 ms (default
- * 500), `scheduled_at` in the future and at most 30 days ahead.
+ * The send body (interface document §4.2) with this API's rules (README, Sending messages): numbers
+ * normalised to E.164 (an invalid one named by its index, duplicates sent once), `content` required
+ * for text (1–4,096) and an optional caption (≤ 1,024) for image, video and document but not audio,
+ * `media_url` required for media (https, public host), `delay_between` 0–60,000 ms (default 500),
+ * `scheduled_at` in the future and at most 30 days ahead.
  */
 export const SendBody = z
   .strictObject({

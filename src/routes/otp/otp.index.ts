@@ -2,7 +2,10 @@ import { createRouter } from "../router";
 import * as handlers from "./otp.handlers";
 import * as routes from "./otp.routes";
 
-/** One-time codes (issue 4), mounted at `/v1`: `/v1/apps/{id}/otp` and `/v1/otp/{id}[/verify|/resend]`. */
+/**
+ * One-time codes (README, One-time codes), mounted at `/v1`: `/v1/apps/{id}/otp` and
+ * `/v1/otp/{id}[/verify|/resend]`.
+ */
 export const otpRoutes = createRouter()
   .openapi(routes.send, handlers.send)
   .openapi(routes.show, handlers.show)

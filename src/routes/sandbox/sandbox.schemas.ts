@@ -31,7 +31,7 @@ export const PairParam = z.object({
     .openapi({ param: { name: "token", in: "path" } }),
 });
 
-/** A message from a contact to the session's phone (issue 3, "Incoming messages"). */
+/** A message from a contact to the session's phone (README, Sending messages: `/inbound`). */
 export const InboundBody = z
   .strictObject({
     from_number: PhoneNumber,
