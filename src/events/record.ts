@@ -16,13 +16,14 @@ function rowJson(table: SQLiteTable): SQL {
 
 /**
  * The statement that records a `type` event for every row of `table` (messages or OTPs: tables
- * with `id` and `account_id`) that `where` selects, with the row as it is at this point of the
- * batch. Its dedupe key is `type:<row id>`: each of these changes happens once per row (a message
- * is sent once, an OTP verified once), so the same change applied again records nothing.
+ * with `id`, `account_id` and `updated_at`) that `where` selects, with the row as it is at this
+ * point of the batch; the event's time is the row's `updated_at`, which the change set. Its
+ * dedupe key is `type:<row id>`: each of these changes happens once per row (a message is sent
+ * once, an OTP verified once), so the same change applied again records nothing.
  */
-export function eventsForRows(type: EventType, table: SQLiteTable, where: SQL, at: number): SQL {
+export function eventsForRows(type: EventType, table: SQLiteTable, where: SQL): SQL {
   return sql`INSERT OR IGNORE INTO events (id, account_id, type, dedupe_key, snapshot, created_at)
-    SELECT ${NEW_EVENT_ID}, account_id, ${type}, ${`${type}:`} || id, ${rowJson(table)}, ${at}
+    SELECT ${NEW_EVENT_ID}, account_id, ${type}, ${`${type}:`} || id, ${rowJson(table)}, updated_at
     FROM ${table} WHERE ${where}`;
 }
 

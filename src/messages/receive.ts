@@ -15,7 +15,7 @@ export async function receiveMessage(db: Db, input: NewIncoming): Promise<Messag
   const row = incomingRow(input);
   const [inserted] = await batchSql(db, [
     insertIncomingStatement(db, row),
-    eventsForRows("message.received", messages, sql`id = ${row.id}`, input.at),
+    eventsForRows("message.received", messages, sql`id = ${row.id}`),
   ]);
   return (inserted?.meta.changes ?? 0) > 0 ? row : null;
 }

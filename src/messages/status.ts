@@ -114,7 +114,8 @@ export function failMoves(
  * a status its move may start from, so applying the same moves twice changes nothing the second
  * time, and a refund covers exactly the messages its move failed (each failure gets its own
  * ledger entry, see billing/ledger.ts). Each move records its event (`message.sent`, `.delivered`,
- * `.read`, `.failed`; src/events/catalogue.ts) in the same batch, once per message.
+ * `.read`, `.failed`; src/events/catalogue.ts) in the same batch, once per message (the sent
+ * events of a batch last, so a batch must not also move its sent messages further).
  *
  * Stage times never run backwards whatever the gateway's clock says: `delivered_at` is at least
  * `sent_at`, and `read_at` at least `delivered_at`; the gateway's own time is kept in the
@@ -129,6 +130,12 @@ export async function applyMoves(db: Db, moves: MessageMove[]): Promise<number[]
   for (const move of moves) {
     firstOf.push(statements.length);
     statements.push(...statementsOf(move));
+  }
+  // The `message.sent` events of a batch (an outbox flush) in one statement, not one per message.
+  const sent = moves.flatMap((move) => (move.kind === "sent" ? [move.id] : []));
+  if (sent.length > 0) {
+    const ids = sql`id IN (SELECT value FROM json_each(${JSON.stringify(sent)}))`;
+    statements.push(eventsForRows("message.sent", messages, sql`${ids} AND status = 'sent'`));
   }
   const results = await batchSql(db, statements);
   return firstOf.map((index) => results[index]?.meta.changes ?? 0);
@@ -150,7 +157,6 @@ function statementsOf(move: MessageMove): SQL[] {
             from_number = ${move.fromNumber}, updated_at = ${move.at},
             metadata = json_set(metadata, '$.attempts', ${move.attempts}, '$.gateway', ${move.gateway})
           WHERE id = ${move.id} AND direction = 'outgoing' AND ${from}`,
-        eventsForRows("message.sent", messages, sql`id = ${move.id} AND status = 'sent'`, move.at),
       ];
     case "delivered":
       return [
@@ -158,7 +164,7 @@ function statementsOf(move: MessageMove): SQL[] {
             metadata = ${withReceipt(sql`metadata`, move)},
             delivered_at = MAX(${move.gatewayAt}, COALESCE(sent_at, 0))
           WHERE ${targetOf(move.target)} AND direction = 'outgoing' AND ${from}`,
-        eventsForRows("message.delivered", messages, reached(move.target, "delivered"), move.at),
+        eventsForRows("message.delivered", messages, reached(move.target, "delivered")),
       ];
     case "read":
       // In an UPDATE, columns on the right are the row's values before it.
@@ -168,7 +174,7 @@ function statementsOf(move: MessageMove): SQL[] {
             delivered_at = COALESCE(delivered_at, MAX(${move.gatewayAt}, COALESCE(sent_at, 0))),
             read_at = MAX(${move.gatewayAt}, COALESCE(delivered_at, 0), COALESCE(sent_at, 0))
           WHERE ${targetOf(move.target)} AND direction = 'outgoing' AND ${from}`,
-        eventsForRows("message.read", messages, reached(move.target, "read"), move.at),
+        eventsForRows("message.read", messages, reached(move.target, "read")),
       ];
     case "fail":
     case "gateway_failed": {
@@ -180,7 +186,7 @@ function statementsOf(move: MessageMove): SQL[] {
             metadata = ${move.kind === "gateway_failed" ? withReceipt(failedAt, move) : failedAt}
           WHERE account_id = ${move.accountId} AND ${targetOf(move.target)} AND direction = 'outgoing'
             AND ${from}${unaccepted}`,
-        eventsForRows("message.failed", messages, sql`refund_id = ${refundId}`, move.at),
+        eventsForRows("message.failed", messages, sql`refund_id = ${refundId}`),
         ...refundTaggedStatements(move.accountId, refundId, move.at),
       ];
     }

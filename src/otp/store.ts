@@ -223,7 +223,7 @@ export async function markVerified(
       WHERE id = ${id} AND account_id = ${accountId} AND status = 'pending' AND code_hmac = ${codeHmac}
         AND expires_at > ${now} AND failed_attempts < ${OTP_RULES.maxFailedAttempts}
       RETURNING *`,
-    eventsForRows("otp.verified", otps, sql`id = ${id} AND status = 'verified'`, now),
+    eventsForRows("otp.verified", otps, sql`id = ${id} AND status = 'verified'`),
   ]);
   const row = updated?.results[0];
   return row ? fromRaw(row) : null;
@@ -251,7 +251,7 @@ export async function recordWrongCode(
       WHERE id = ${id} AND account_id = ${accountId} AND status = 'pending' AND code_hmac = ${codeHmac}
         AND expires_at > ${now} AND failed_attempts < ${max}
       RETURNING *`,
-    eventsForRows("otp.failed", otps, sql`id = ${id} AND status = 'failed'`, now),
+    eventsForRows("otp.failed", otps, sql`id = ${id} AND status = 'failed'`),
   ]);
   const row = updated?.results[0];
   return row ? fromRaw(row) : null;
