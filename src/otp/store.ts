@@ -48,6 +48,12 @@ function fromRaw(row: RawOtpRow): OtpRow {
   };
 }
 
+/** The OTP a statement's `RETURNING *` gave (its first row), or null when it matched none. */
+function returned(result: D1Result<RawOtpRow> | undefined): OtpRow | null {
+  const row = result?.results[0];
+  return row ? fromRaw(row) : null;
+}
+
 /** SQL: codes sent to `toNumber` by `appId` within the rolling window ending at `now` (epoch ms). */
 function sendsInWindow(appId: string, toNumber: string, now: number) {
   return sql`(SELECT COUNT(*) FROM otp_sends WHERE app_id = ${appId} AND to_number = ${toNumber}
@@ -99,8 +105,7 @@ export async function insertOtp(
     sql`INSERT INTO otp_sends (otp_id, seq, app_id, to_number, sent_at)
       SELECT id, 1, app_id, to_number, ${now} FROM otps WHERE id = ${otp.id}`,
   ]);
-  const row = inserted?.results[0];
-  return row ? fromRaw(row) : null;
+  return returned(inserted);
 }
 
 /**
@@ -162,8 +167,7 @@ export async function claimResend(
         AND EXISTS (SELECT 1 FROM otp_sends WHERE otp_id = ${current.id} AND seq = ${seq} AND sent_at = ${now})
       RETURNING *`,
   ]);
-  const row = updated?.results[0];
-  return row ? fromRaw(row) : null;
+  return returned(updated);
 }
 
 /**
@@ -225,8 +229,7 @@ export async function markVerified(
       RETURNING *`,
     eventsForRows("otp.verified", otps, sql`id = ${id} AND status = 'verified'`),
   ]);
-  const row = updated?.results[0];
-  return row ? fromRaw(row) : null;
+  return returned(updated);
 }
 
 /**
@@ -253,8 +256,7 @@ export async function recordWrongCode(
       RETURNING *`,
     eventsForRows("otp.failed", otps, sql`id = ${id} AND status = 'failed'`),
   ]);
-  const row = updated?.results[0];
-  return row ? fromRaw(row) : null;
+  return returned(updated);
 }
 
 /** Stores `expired` on a `pending` OTP whose `expires_at` has passed at `now`. */

@@ -1,7 +1,8 @@
-import { and, asc, desc, eq, gte, lt, lte, type SQL, sql } from "drizzle-orm";
+import { and, eq, gte, lt, lte, type SQL } from "drizzle-orm";
 import type { Cursor } from "../../lib/cursor";
 import type { Db } from "../client";
 import { type EventRow, events } from "../schema";
+import { beyond, pageOf, readOrder } from "./keyset";
 
 /** One page request of the event list: types (none: all), epoch-ms bounds, size and cursor. */
 export interface EventListQuery {
@@ -23,46 +24,23 @@ export async function listEvents(
   accountId: string,
   query: EventListQuery,
 ): Promise<{ rows: EventRow[]; more: boolean }> {
-  const backwards = query.cursor?.direction === "prev";
   const build = (type: string | null) => {
     const where: (SQL | undefined)[] = [eq(events.accountId, accountId)];
     if (type !== null) where.push(eq(events.type, type));
-    if (query.cursor) {
-      const { createdAt, id } = query.cursor;
-      where.push(
-        backwards
-          ? sql`(${events.createdAt}, ${events.id}) > (${createdAt}, ${id})`
-          : sql`(${events.createdAt}, ${events.id}) < (${createdAt}, ${id})`,
-      );
-    }
+    if (query.cursor) where.push(beyond(events, query.cursor));
     if (query.timeFrom !== undefined) where.push(gte(events.createdAt, query.timeFrom));
     if (query.timeTo !== undefined) where.push(lte(events.createdAt, query.timeTo));
-    const order = backwards
-      ? [asc(events.createdAt), asc(events.id)]
-      : [desc(events.createdAt), desc(events.id)];
     return db
       .select()
       .from(events)
       .where(and(...where))
-      .orderBy(...order)
+      .orderBy(...readOrder(events, query.cursor))
       .limit(query.limit + 1);
   };
   const [first, ...rest] = query.types.length === 0 ? [build(null)] : query.types.map(build);
-  const rows = !first
-    ? []
-    : rest.length === 0
-      ? await first
-      : (await db.batch([first, ...rest]))
-          .flat()
-          .sort((a, b) => (backwards ? keyset(a, b) : keyset(b, a)))
-          .slice(0, query.limit + 1);
-  const page = rows.slice(0, query.limit);
-  return { rows: backwards ? page.reverse() : page, more: rows.length > query.limit };
-}
-
-/** Ascending `(created_at, id)` order. */
-function keyset(a: EventRow, b: EventRow): number {
-  return a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  if (!first) return { rows: [], more: false };
+  const results = rest.length === 0 ? [await first] : await db.batch([first, ...rest]);
+  return pageOf(results, query.limit, query.cursor);
 }
 
 /** The account's event with this id, or null. */

@@ -1,7 +1,8 @@
-import { and, asc, desc, eq, gte, inArray, lte, type SQL, sql } from "drizzle-orm";
+import { and, eq, gte, inArray, lte, type SQL } from "drizzle-orm";
 import type { Cursor } from "../../lib/cursor";
 import type { Db } from "../client";
 import { type MessageRow, type MessageStatus, type MessageType, messages } from "../schema";
+import { beyond, pageOf, readOrder } from "./keyset";
 
 /** The list's filters, normalised: E.164 numbers, a lower-case session uuid, epoch ms bounds. */
 export interface MessageFilters {
@@ -50,24 +51,19 @@ export function buildListQuery(db: Db, accountId: string, query: ListQuery) {
     const keysetIsTighter = backwards
       ? timeFrom === undefined || cursor.createdAt >= timeFrom
       : timeTo === undefined || cursor.createdAt <= timeTo;
-    if (keysetIsTighter && backwards) {
-      timeFrom = undefined;
-      where.push(sql`(${messages.createdAt}, ${messages.id}) > (${cursor.createdAt}, ${cursor.id})`);
-    } else if (keysetIsTighter) {
-      timeTo = undefined;
-      where.push(sql`(${messages.createdAt}, ${messages.id}) < (${cursor.createdAt}, ${cursor.id})`);
+    if (keysetIsTighter) {
+      if (backwards) timeFrom = undefined;
+      else timeTo = undefined;
+      where.push(beyond(messages, cursor));
     }
   }
   if (timeFrom !== undefined) where.push(gte(messages.createdAt, timeFrom));
   if (timeTo !== undefined) where.push(lte(messages.createdAt, timeTo));
-  const order = backwards
-    ? [asc(messages.createdAt), asc(messages.id)]
-    : [desc(messages.createdAt), desc(messages.id)];
   return db
     .select()
     .from(messages)
     .where(and(...where))
-    .orderBy(...order)
+    .orderBy(...readOrder(messages, cursor))
     .limit(limit + 1);
 }
 
@@ -96,20 +92,7 @@ export async function listMessages(
   query: ListQuery,
 ): Promise<{ rows: MessageRow[]; more: boolean }> {
   const [first, ...rest] = buildListQueries(db, accountId, query);
-  const backwards = query.cursor?.direction === "prev";
-  const rows =
-    rest.length === 0 || !first
-      ? await (first ?? [])
-      : (await db.batch([first, ...rest]))
-          .flat()
-          .sort((a, b) => (backwards ? keysetOrder(a, b) : keysetOrder(b, a)))
-          .slice(0, query.limit + 1);
-  const more = rows.length > query.limit;
-  const page = rows.slice(0, query.limit);
-  return { rows: query.cursor?.direction === "prev" ? page.reverse() : page, more };
-}
-
-/** Ascending `(created_at, id)` order. */
-function keysetOrder(a: MessageRow, b: MessageRow): number {
-  return a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  if (!first) return { rows: [], more: false };
+  const results = rest.length === 0 ? [await first] : await db.batch([first, ...rest]);
+  return pageOf(results, query.limit, query.cursor);
 }
