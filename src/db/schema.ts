@@ -296,6 +296,54 @@ export const webhookEndpoints = sqliteTable(
   (t) => [index("webhook_endpoints_account").on(t.accountId, t.createdAt, t.id)],
 );
 
+/**
+ * One event's delivery to one webhook endpoint: `pending` until an attempt gets a 2xx
+ * (`succeeded`) or the retries run out or the endpoint answers 410 (`failed`). `attempts` counts
+ * the attempts made; `next_attempt_at` (epoch ms) is when the next one is due while pending.
+ */
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    endpointId: text().notNull(),
+    eventId: text().notNull(),
+    accountId: text().notNull(),
+    status: text({ enum: ["pending", "succeeded", "failed"] }).notNull(),
+    attempts: integer().notNull().default(0),
+    nextAttemptAt: integer(),
+    lastStatusCode: integer(),
+    createdAt: integer().notNull(),
+    updatedAt: integer().notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.endpointId, t.eventId] }),
+    index("webhook_deliveries_endpoint").on(t.endpointId, t.status, t.createdAt),
+    index("webhook_deliveries_pending").on(t.nextAttemptAt).where(sql`${t.status} = 'pending'`),
+  ],
+);
+
+/** Every delivery attempt: when, the HTTP status (null without an answer), duration, and the start of the answer. */
+export const webhookAttempts = sqliteTable(
+  "webhook_attempts",
+  {
+    id: text().primaryKey(),
+    endpointId: text().notNull(),
+    eventId: text().notNull(),
+    /** 1 for the first attempt. */
+    attempt: integer().notNull(),
+    attemptedAt: integer().notNull(),
+    statusCode: integer(),
+    durationMs: integer().notNull(),
+    /** The first 1 KiB of the response body. */
+    responseExcerpt: text(),
+    /** Why there was no answer (timeout, unreachable), else null. */
+    error: text(),
+  },
+  (t) => [
+    index("webhook_attempts_delivery").on(t.endpointId, t.eventId, t.attempt),
+    index("webhook_attempts_time").on(t.attemptedAt),
+  ],
+);
+
 export type MessageRow = typeof messages.$inferSelect;
 export type MessageType = MessageRow["type"];
 export type MessageStatus = MessageRow["status"];
