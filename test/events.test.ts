@@ -62,7 +62,7 @@ describe("message events", () => {
     const row = await findMessage(createDb(env.DB), accountId, id);
     expect(await sessionStub(session).enqueue([dispatchRequestOf(row!, 1)])).toBe(0);
     const now = Date.now();
-    await applyMoves(createDb(env.DB), [
+    await applyMoves(env, [
       { kind: "delivered", target: { ids: [id] }, at: now, gatewayAt: now },
       { kind: "read", target: { ids: [id] }, at: now, gatewayAt: now },
     ]);

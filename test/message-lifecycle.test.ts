@@ -1,7 +1,6 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createDb } from "../src/db/client";
 import { applyMoves } from "../src/messages/status";
 import { call, createAccount, sessionStub } from "./helpers";
 import {
@@ -59,14 +58,13 @@ describe("status lifecycle", () => {
     const res = await sendText(key, session, ["+14155552671"]);
     const id = res.body.data.messages[0]!.id;
     await waitForMessages(key, [id]);
-    const db = createDb(env.DB);
     const t = Date.now();
-    await applyMoves(db, [{ kind: "read", target: { ids: [id] }, at: t, gatewayAt: t }]);
+    await applyMoves(env, [{ kind: "read", target: { ids: [id] }, at: t, gatewayAt: t }]);
     const afterRead = await getMessage(key, id);
     expect(afterRead).toMatchObject({ status: "read" });
     expect(ms(afterRead.read_at)).toBe(t);
     expect(ms(afterRead.delivered_at)).toBe(t);
-    await applyMoves(db, [{ kind: "delivered", target: { ids: [id] }, at: t + 500, gatewayAt: t + 500 }]);
+    await applyMoves(env, [{ kind: "delivered", target: { ids: [id] }, at: t + 500, gatewayAt: t + 500 }]);
     const afterLate = await getMessage(key, id);
     expect(afterLate).toMatchObject({
       status: "read",
@@ -82,7 +80,7 @@ describe("status lifecycle", () => {
     const id = res.body.data.messages[0]!.id;
     await waitForMessages(key, [id]);
     const now = Date.now();
-    await applyMoves(createDb(env.DB), [
+    await applyMoves(env, [
       { kind: "delivered", target: { ids: [id] }, at: now, gatewayAt: now },
       { kind: "read", target: { ids: [id] }, at: now, gatewayAt: now },
     ]);

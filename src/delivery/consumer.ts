@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { createDb } from "../db/client";
 import { MESSAGE_TYPES } from "../messages/message-record";
 import { applyMoves, failMoves } from "../messages/status";
 import type { DispatchRequest } from "./dispatch-request";
@@ -92,9 +91,6 @@ export async function handleOutboundBatch(batch: MessageBatch<unknown>, env: Env
  */
 async function handleDeadLetters(messages: Message<DispatchRequest>[], env: Env): Promise<void> {
   const failed = messages.map((m) => ({ id: m.body.id, accountId: m.body.accountId }));
-  await applyMoves(
-    createDb(env.DB),
-    failMoves(failed, "dispatch_failed", Date.now(), { unacceptedOnly: true }),
-  );
+  await applyMoves(env, failMoves(failed, "dispatch_failed", Date.now(), { unacceptedOnly: true }));
   for (const m of messages) m.ack();
 }

@@ -88,7 +88,7 @@ export class Dispatcher {
         const now = Math.max(Date.now(), horizon);
         const due = outbox.takeDueScheduled(now);
         if (due.length > 0) {
-          await applyMoves(createDb(this.env.DB), [{ kind: "due", target: { ids: due }, at: Date.now() }]);
+          await applyMoves(this.env, [{ kind: "due", target: { ids: due }, at: Date.now() }]);
           continue;
         }
         const item = outbox.next(now);
@@ -143,7 +143,7 @@ export class Dispatcher {
       for (;;) {
         const rows = outbox.unsynced(100);
         if (rows.length === 0) return true;
-        await applyMoves(createDb(this.env.DB), this.movesOf(rows, session.phoneNumber));
+        await applyMoves(this.env, this.movesOf(rows, session.phoneNumber));
         outbox.markSynced(rows.map((row) => row.id));
       }
     } catch (error) {

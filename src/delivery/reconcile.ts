@@ -27,7 +27,7 @@ export async function requeueStale(env: Env, db: Db, now: number): Promise<numbe
   const stale = await staleQuery(db, now);
   const codes = stale.filter((row) => row.otpId !== null);
   const moves = failMoves(codes, "dispatch_failed", now, { unacceptedOnly: true });
-  await applyMoves(db, moves);
+  await applyMoves(env, moves);
   const { enqueued } = await enqueueDispatch(
     env.OUTBOUND_QUEUE,
     stale.filter((row) => row.otpId === null).map((row) => dispatchRequestOf(row, 1)),

@@ -24,7 +24,8 @@ function rowJson(table: SQLiteTable): SQL {
 export function eventsForRows(type: EventType, table: SQLiteTable, where: SQL): SQL {
   return sql`INSERT OR IGNORE INTO events (id, account_id, type, dedupe_key, snapshot, created_at)
     SELECT ${NEW_EVENT_ID}, account_id, ${type}, ${`${type}:`} || id, ${rowJson(table)}, updated_at
-    FROM ${table} WHERE ${where}`;
+    FROM ${table} WHERE ${where}
+    RETURNING id, account_id AS accountId`;
 }
 
 /** An event made outside D1 (by a session object), with its own id as its dedupe key. */
@@ -46,7 +47,22 @@ export function newEventId(): string {
 /** The statement that records a {@link PendingEvent}; writing it again records nothing. */
 export function insertEventStatement(event: PendingEvent): SQL {
   return sql`INSERT OR IGNORE INTO events (id, account_id, type, dedupe_key, snapshot, created_at)
-    VALUES (${event.id}, ${event.accountId}, ${event.type}, ${event.id}, ${event.snapshot}, ${event.createdAt})`;
+    VALUES (${event.id}, ${event.accountId}, ${event.type}, ${event.id}, ${event.snapshot}, ${event.createdAt})
+    RETURNING id, account_id AS accountId`;
+}
+
+/**
+ * An event a batch recorded, as its event statement's `RETURNING` gives it (the statements
+ * above return the events they wrote, none for a change already recorded).
+ */
+export interface RecordedEvent {
+  id: string;
+  accountId: string;
+}
+
+/** The events a D1 batch recorded: the `RETURNING` rows of its event statements at `indexes`. */
+export function recordedIn(results: D1Result[], indexes: number[]): RecordedEvent[] {
+  return indexes.flatMap((index) => (results[index]?.results ?? []) as RecordedEvent[]);
 }
 
 /** How long events are kept (30 days); the hourly sweep deletes older ones. */

@@ -118,7 +118,7 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
     }),
   );
   const stranded = created.slice(enqueued);
-  await applyMoves(db, [
+  await applyMoves(env, [
     {
       kind: "fail",
       accountId: request.accountId,

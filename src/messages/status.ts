@@ -1,8 +1,9 @@
 import { type SQL, sql } from "drizzle-orm";
 import { refundTaggedStatements } from "../billing/ledger";
-import { batchSql, type Db } from "../db/client";
+import { batchSql, createDb } from "../db/client";
 import { messages } from "../db/schema";
-import { eventsForRows } from "../events/record";
+import { publishEvents } from "../events/publish";
+import { eventsForRows, recordedIn } from "../events/record";
 import { formatTimestamp } from "../lib/time";
 import type { MessageStatus } from "./message-record";
 
@@ -121,9 +122,14 @@ export function failMoves(
  * `sent_at`, and `read_at` at least `delivered_at`; the gateway's own time is kept in the
  * receipt's `metadata.events` entry.
  *
+ * Once the batch has committed, its new events are published for webhook delivery.
+ *
  * @returns per move, how many messages it moved.
  */
-export async function applyMoves(db: Db, moves: MessageMove[]): Promise<number[]> {
+export async function applyMoves(
+  env: { DB: D1Database; WEBHOOK_QUEUE: Queue },
+  moves: MessageMove[],
+): Promise<number[]> {
   if (moves.length === 0) return [];
   const statements: SQL[] = [];
   const firstOf: number[] = [];
@@ -137,7 +143,9 @@ export async function applyMoves(db: Db, moves: MessageMove[]): Promise<number[]
     const ids = sql`id IN (SELECT value FROM json_each(${JSON.stringify(sent)}))`;
     statements.push(eventsForRows("message.sent", messages, sql`${ids} AND status = 'sent'`));
   }
-  const results = await batchSql(db, statements);
+  const results = await batchSql(createDb(env.DB), statements);
+  // Only the event statements of a moves batch return rows.
+  await publishEvents(env, recordedIn(results, [...results.keys()]));
   return firstOf.map((index) => results[index]?.meta.changes ?? 0);
 }
 

@@ -1,7 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { batchSql, type Db } from "../db/client";
 import { otps } from "../db/schema";
-import { eventsForRows } from "../events/record";
+import { eventsForRows, type RecordedEvent, recordedIn } from "../events/record";
 import { OTP_RULES } from "./code";
 
 // Every state change below is one conditional statement (or one D1 batch, a transaction): the
@@ -46,6 +46,15 @@ function fromRaw(row: RawOtpRow): OtpRow {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
+}
+
+/**
+ * A change of an OTP with its event: the row its UPDATE returned (null when the UPDATE matched
+ * none) and the event the batch's second statement recorded, if any.
+ */
+function withEvents(results: D1Result<RawOtpRow>[]): { otp: OtpRow; events: RecordedEvent[] } | null {
+  const otp = returned(results[0]);
+  return otp && { otp, events: recordedIn(results, [1]) };
 }
 
 /** The OTP a statement's `RETURNING *` gave (its first row), or null when it matched none. */
@@ -213,7 +222,7 @@ export async function perNumberFreeAt(
  * left. Two concurrent verifies of the right code cannot both get the row (accept once only).
  * Records the `otp.verified` event in the same batch.
  *
- * @returns the verified row, or null when a condition no longer holds.
+ * @returns the verified row and its event, or null when a condition no longer holds.
  */
 export async function markVerified(
   db: Db,
@@ -221,15 +230,15 @@ export async function markVerified(
   id: string,
   codeHmac: string,
   now: number,
-): Promise<OtpRow | null> {
-  const [updated] = await batchSql<RawOtpRow>(db, [
+): Promise<{ otp: OtpRow; events: RecordedEvent[] } | null> {
+  const results = await batchSql<RawOtpRow>(db, [
     sql`UPDATE otps SET status = 'verified', verified_at = ${now}, updated_at = ${now}
       WHERE id = ${id} AND account_id = ${accountId} AND status = 'pending' AND code_hmac = ${codeHmac}
         AND expires_at > ${now} AND failed_attempts < ${OTP_RULES.maxFailedAttempts}
       RETURNING *`,
     eventsForRows("otp.verified", otps, sql`id = ${id} AND status = 'verified'`),
   ]);
-  return returned(updated);
+  return withEvents(results);
 }
 
 /**
@@ -238,7 +247,8 @@ export async function markVerified(
  * same batch). The increment and the limit are one statement, so concurrent wrong codes cannot
  * exceed 5 attempts.
  *
- * @returns the updated row, or null when a condition no longer holds (nothing counted).
+ * @returns the updated row and its event (on the 5th wrong code), or null when a condition no
+ *   longer holds (nothing counted).
  */
 export async function recordWrongCode(
   db: Db,
@@ -246,9 +256,9 @@ export async function recordWrongCode(
   id: string,
   codeHmac: string,
   now: number,
-): Promise<OtpRow | null> {
+): Promise<{ otp: OtpRow; events: RecordedEvent[] } | null> {
   const max = OTP_RULES.maxFailedAttempts;
-  const [updated] = await batchSql<RawOtpRow>(db, [
+  const results = await batchSql<RawOtpRow>(db, [
     sql`UPDATE otps SET failed_attempts = failed_attempts + 1,
         status = CASE WHEN failed_attempts + 1 >= ${max} THEN 'failed' ELSE status END, updated_at = ${now}
       WHERE id = ${id} AND account_id = ${accountId} AND status = 'pending' AND code_hmac = ${codeHmac}
@@ -256,7 +266,7 @@ export async function recordWrongCode(
       RETURNING *`,
     eventsForRows("otp.failed", otps, sql`id = ${id} AND status = 'failed'`),
   ]);
-  return returned(updated);
+  return withEvents(results);
 }
 
 /** Stores `expired` on a `pending` OTP whose `expires_at` has passed at `now`. */

@@ -1,5 +1,6 @@
 import type { Db } from "../db/client";
 import { ApiError } from "../errors";
+import { publishEvents } from "../events/publish";
 import { timingSafeEqual } from "../lib/crypto";
 import { codeHmac, OTP_RULES, otpSecret } from "./code";
 import { otpStatusAt } from "./otp-record";
@@ -66,11 +67,15 @@ export async function verifyOtp(
     const presented = await codeHmac(secret, otp.id, input.code);
     if (timingSafeEqual(presented, otp.codeHmac)) {
       const verified = await markVerified(db, input.accountId, otp.id, otp.codeHmac, now);
-      if (verified) return verified;
+      if (verified) {
+        await publishEvents(env, verified.events);
+        return verified.otp;
+      }
     } else {
       const counted = await recordWrongCode(db, input.accountId, otp.id, otp.codeHmac, now);
       if (counted) {
-        const remaining = Math.max(OTP_RULES.maxFailedAttempts - counted.failedAttempts, 0);
+        await publishEvents(env, counted.events);
+        const remaining = Math.max(OTP_RULES.maxFailedAttempts - counted.otp.failedAttempts, 0);
         throw new ApiError(
           "otp_invalid",
           remaining > 0

@@ -7,7 +7,8 @@ import { sessions } from "../db/schema";
 import type { DispatchRequest } from "../delivery/dispatch-request";
 import { Dispatcher, SYNC_RETRY_MS } from "../delivery/dispatcher";
 import { Outbox } from "../delivery/outbox";
-import { insertEventStatement } from "../events/record";
+import { publishEvents } from "../events/publish";
+import { insertEventStatement, recordedIn } from "../events/record";
 import { createGateway } from "../gateways";
 import { type ChatGateway, GatewayError, type GatewayEvent, type LinkState } from "../gateways/gateway";
 import { SandboxGateway, type SandboxReceived } from "../gateways/sandbox";
@@ -213,7 +214,7 @@ export class ChatSession extends DurableObject<Env> {
       const db = createDb(this.env.DB);
       // Also messages whose queue message has not reached this object yet.
       const now = Date.now();
-      await applyMoves(db, [
+      await applyMoves(this.env, [
         {
           kind: "fail",
           accountId: state.account_id,
@@ -274,7 +275,7 @@ export class ChatSession extends DurableObject<Env> {
         // Deleted: D1 got every outcome before the storage went, so only a message that never
         // reached this object can still be waiting.
         const waiting = requests.map((r) => ({ id: r.id, accountId: r.accountId }));
-        await applyMoves(db, failMoves(waiting, "session_deleted", now));
+        await applyMoves(this.env, failMoves(waiting, "session_deleted", now));
         return 0;
       }
       const added = this.dispatcher.accept(requests, now);
@@ -301,7 +302,6 @@ export class ChatSession extends DurableObject<Env> {
     return this.exclusive(async () => {
       const state = this.state();
       if (!state) return false;
-      const db = createDb(this.env.DB);
       // The gateway's message id reaches D1 with the sent outcome: write pending ones first. When
       // D1 refuses, the call fails and the gateway delivers the events again.
       if (events.some((event) => event.type === "ack") && !(await this.dispatcher.flush())) {
@@ -313,7 +313,7 @@ export class ChatSession extends DurableObject<Env> {
           receipts.push(...receiptMoves(state, event));
         } else if (event.type === "incoming") {
           const current = this.current();
-          await receiveMessage(db, {
+          await receiveMessage(this.env, {
             accountId: current.account_id,
             sessionId: current.id,
             providerMessageId: event.providerMessageId,
@@ -331,7 +331,7 @@ export class ChatSession extends DurableObject<Env> {
           await this.move(event);
         }
       }
-      await applyMoves(db, receipts);
+      await applyMoves(this.env, receipts);
       return true;
     });
   }
@@ -437,7 +437,7 @@ export class ChatSession extends DurableObject<Env> {
       if (!synced) throw new Error("sent outcomes are not in D1 yet");
       const now = Date.now();
       await applyMoves(
-        createDb(this.env.DB),
+        this.env,
         acks.map((ack) => ({
           kind: ack.kind === "ack_read" ? "read" : "delivered",
           target: { ids: [ack.ref] },
@@ -644,12 +644,19 @@ export class ChatSession extends DurableObject<Env> {
     this.deadlines.schedule("sync", "session", Date.now() + SYNC_RETRY_MS);
     try {
       const db = createDb(this.env.DB);
-      await batchSql(db, [
+      const results = await batchSql(db, [
         db.insert(sessions).values(row).onConflictDoUpdate({ target: sessions.id, set: row }).getSQL(),
         ...events.map(insertEventStatement),
       ]);
       this.store.clearEvents(events.map((event) => event.id));
       this.deadlines.cancel("sync", "session");
+      await publishEvents(
+        this.env,
+        recordedIn(
+          results,
+          events.map((_, i) => i + 1),
+        ),
+      );
     } catch (error) {
       console.error(
         JSON.stringify({

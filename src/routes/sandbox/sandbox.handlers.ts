@@ -51,7 +51,7 @@ export const inbound: RouteHandler<typeof routes.inbound, AppEnv> = async (c) =>
   if (session.status !== "connected")
     throw new ApiError("session_not_connected", `The session is ${session.status}.`);
   const body = c.req.valid("json");
-  const row = await receiveMessage(c.var.db, {
+  const row = await receiveMessage(c.env, {
     accountId: session.accountId,
     sessionId: session.id,
     fromNumber: body.from_number,
