@@ -5,6 +5,7 @@ import { purgeExpiredIdempotencyKeys } from "./db/queries/idempotency";
 import { handleOutboundBatch } from "./delivery/consumer";
 import { requeueStale } from "./delivery/reconcile";
 import { EVENT_RETENTION_MS } from "./events/record";
+import { republishUndelivered } from "./events/sweep";
 
 export { ChatSession } from "./sessions/chat-session";
 
@@ -23,5 +24,6 @@ export default {
     await purgeExpiredIdempotencyKeys(db, Date.now());
     await purgeEvents(db, Date.now() - EVENT_RETENTION_MS);
     await requeueStale(env, db, Date.now());
+    await republishUndelivered(env, db, Date.now());
   },
 } satisfies ExportedHandler<Env>;

@@ -57,3 +57,28 @@ export async function findEvent(db: Db, accountId: string, id: string): Promise<
 export async function purgeEvents(db: Db, before: number): Promise<void> {
   await db.delete(events).where(lt(events.createdAt, before));
 }
+
+/**
+ * Events that should have reached an endpoint but have no delivery row: recorded between
+ * `from` and `to` (epoch ms), for an enabled endpoint of their account that existed then and is
+ * subscribed to their type. These are events whose publication failed after their change
+ * committed (see src/events/publish.ts); at most `limit`, oldest first.
+ */
+export async function undeliveredEvents(
+  db: Db,
+  range: { from: number; to: number },
+  limit: number,
+): Promise<{ id: string; accountId: string }[]> {
+  const { results } = await db.$client
+    .prepare(
+      `SELECT DISTINCT e.id AS id, e.account_id AS accountId, e.created_at FROM events e
+       JOIN webhook_endpoints w ON w.account_id = e.account_id AND w.enabled = 1 AND w.created_at <= e.created_at
+         AND (w.events IS NULL OR e.type IN (SELECT value FROM json_each(w.events)))
+       WHERE e.created_at BETWEEN ? AND ?
+         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.event_id = e.id)
+       ORDER BY e.created_at LIMIT ?`,
+    )
+    .bind(range.from, range.to, limit)
+    .all<{ id: string; accountId: string }>();
+  return results.map(({ id, accountId }) => ({ id, accountId }));
+}
