@@ -5,19 +5,22 @@ import { purgeExpiredIdempotencyKeys } from "./db/queries/idempotency";
 import { handleOutboundBatch } from "./delivery/consumer";
 import { requeueStale } from "./delivery/reconcile";
 import { EVENT_RETENTION_MS } from "./events/record";
+import { handleWebhookBatch, isWebhookQueue } from "./webhooks/consumer";
 
 export { ChatSession } from "./sessions/chat-session";
 
 const app = createApp();
 
 /**
- * The Worker: the HTTP API, the outbound Queue consumer, and hourly housekeeping (expired
+ * The Worker: the HTTP API, the Queue consumers (outbound messages; webhook fan-out and
+ * deliveries, routed by queue name), and hourly housekeeping (expired
  * idempotency keys, events past their 30 days, and the reconciliation sweep of messages that
  * lost their queue message).
  */
 export default {
   fetch: app.fetch,
-  queue: (batch, env) => handleOutboundBatch(batch, env),
+  queue: (batch, env) =>
+    isWebhookQueue(batch.queue) ? handleWebhookBatch(batch, env) : handleOutboundBatch(batch, env),
   scheduled: async (_controller, env) => {
     const db = createDb(env.DB);
     await purgeExpiredIdempotencyKeys(db, Date.now());
