@@ -6,19 +6,22 @@ import { handleOutboundBatch } from "./delivery/consumer";
 import { requeueStale } from "./delivery/reconcile";
 import { EVENT_RETENTION_MS } from "./events/record";
 import { republishUndelivered } from "./events/sweep";
+import { handleWebhookBatch, isWebhookQueue } from "./webhooks/consumer";
 
 export { ChatSession } from "./sessions/chat-session";
 
 const app = createApp();
 
 /**
- * The Worker: the HTTP API, the outbound Queue consumer, and hourly housekeeping (expired
- * idempotency keys, events past their 30 days, and the reconciliation sweep of messages that
- * lost their queue message).
+ * The Worker: the HTTP API, the Queue consumers (outbound messages; webhook fan-out and
+ * deliveries, routed by queue name), and hourly housekeeping (expired idempotency keys, events
+ * past their 30 days, the reconciliation sweep of messages that lost their queue message, and
+ * events whose webhook fan-out never happened).
  */
 export default {
   fetch: app.fetch,
-  queue: (batch, env) => handleOutboundBatch(batch, env),
+  queue: (batch, env) =>
+    isWebhookQueue(batch.queue) ? handleWebhookBatch(batch, env) : handleOutboundBatch(batch, env),
   scheduled: async (_controller, env) => {
     const db = createDb(env.DB);
     await purgeExpiredIdempotencyKeys(db, Date.now());

@@ -1,0 +1,214 @@
+import { and, eq, sql } from "drizzle-orm";
+import { batchSql, type Db } from "../client";
+import { type EventRow, events, webhookAttempts, webhookDeliveries, webhookEndpoints } from "../schema";
+import type { WebhookEndpointRow } from "./webhook-endpoints";
+
+export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
+export type WebhookAttemptRow = typeof webhookAttempts.$inferSelect;
+
+/** One event's delivery to one endpoint: the table's primary key. */
+export interface DeliveryKey {
+  endpointId: string;
+  eventId: string;
+}
+
+/**
+ * Inserts a `pending` delivery of the account's event `eventId` (of type `type`) for every
+ * endpoint of the account that is enabled and subscribed to the type (`events` null, or a JSON
+ * array holding it), at `now` (epoch ms). A delivery that exists already is left as it is, so
+ * running this again for the same event adds nothing.
+ *
+ * @returns the endpoint ids of the event's deliveries still `pending` with no attempt made: the
+ *   new ones, and those of an earlier run whose queue messages may never have been sent.
+ */
+export async function createDeliveries(
+  db: Db,
+  accountId: string,
+  eventId: string,
+  type: string,
+  now: number,
+): Promise<string[]> {
+  const [, waiting] = await batchSql<{ endpoint_id: string }>(db, [
+    sql`INSERT OR IGNORE INTO webhook_deliveries
+        (endpoint_id, event_id, account_id, status, attempts, next_attempt_at, last_status_code, created_at, updated_at)
+      SELECT id, ${eventId}, ${accountId}, 'pending', 0, ${now}, NULL, ${now}, ${now}
+      FROM webhook_endpoints
+      WHERE account_id = ${accountId} AND enabled = 1
+        AND (events IS NULL OR EXISTS (SELECT 1 FROM json_each(webhook_endpoints.events) WHERE value = ${type}))`,
+    sql`SELECT d.endpoint_id FROM webhook_endpoints e
+      JOIN webhook_deliveries d ON d.endpoint_id = e.id AND d.event_id = ${eventId}
+      WHERE e.account_id = ${accountId} AND d.status = 'pending' AND d.attempts = 0`,
+  ]);
+  return (waiting?.results ?? []).map((row) => row.endpoint_id);
+}
+
+/** A delivery with its endpoint and event (each null when gone), all of the delivery's account. */
+export interface DeliveryContext {
+  delivery: WebhookDeliveryRow;
+  endpoint: WebhookEndpointRow | null;
+  event: EventRow | null;
+}
+
+/** The delivery `key` with its endpoint and event, in one query; null when there is no such delivery. */
+export async function findDeliveryContext(db: Db, key: DeliveryKey): Promise<DeliveryContext | null> {
+  const [row] = await db
+    .select()
+    .from(webhookDeliveries)
+    .leftJoin(
+      webhookEndpoints,
+      and(
+        eq(webhookEndpoints.id, webhookDeliveries.endpointId),
+        eq(webhookEndpoints.accountId, webhookDeliveries.accountId),
+      ),
+    )
+    .leftJoin(
+      events,
+      and(eq(events.id, webhookDeliveries.eventId), eq(events.accountId, webhookDeliveries.accountId)),
+    )
+    .where(and(eq(webhookDeliveries.endpointId, key.endpointId), eq(webhookDeliveries.eventId, key.eventId)))
+    .limit(1);
+  if (!row) return null;
+  return { delivery: row.webhook_deliveries, endpoint: row.webhook_endpoints, event: row.events };
+}
+
+/**
+ * Claims the next attempt of a `pending` delivery that had made `seenAttempts` attempts when it
+ * was read, if that attempt is due: `next_attempt_at` is null or at most `now + earlyMs` (epoch
+ * ms). One conditional UPDATE moves `attempts` to `seenAttempts + 1` and `next_attempt_at` to
+ * `leaseUntil`, so of two copies of a queue message only one can claim an attempt, and a copy
+ * that arrives while that attempt is under way finds it not due.
+ *
+ * @returns whether this caller holds the attempt.
+ */
+export async function claimAttempt(
+  db: Db,
+  key: DeliveryKey,
+  seenAttempts: number,
+  now: number,
+  earlyMs: number,
+  leaseUntil: number,
+): Promise<boolean> {
+  const result = await db
+    .update(webhookDeliveries)
+    .set({ attempts: seenAttempts + 1, nextAttemptAt: leaseUntil, updatedAt: now })
+    .where(
+      and(
+        eq(webhookDeliveries.endpointId, key.endpointId),
+        eq(webhookDeliveries.eventId, key.eventId),
+        eq(webhookDeliveries.attempts, seenAttempts),
+        eq(webhookDeliveries.status, "pending"),
+        sql`coalesce(${webhookDeliveries.nextAttemptAt}, 0) <= ${now + earlyMs}`,
+      ),
+    );
+  return result.meta.changes > 0;
+}
+
+/** What an attempt left a delivery as. */
+export interface DeliveryOutcome {
+  status: WebhookDeliveryRow["status"];
+  /** Epoch ms of the next attempt while `pending`, else null. */
+  nextAttemptAt: number | null;
+}
+
+/**
+ * Records attempt `attempt.attempt` of a delivery and moves the delivery to `outcome`, with the
+ * attempt's HTTP status as its `last_status_code`, in one D1 batch. The delivery changes only
+ * while it is still at that attempt and `pending` (a dead-letter mark that came first stands).
+ */
+export async function recordAttempt(
+  db: Db,
+  attempt: Omit<WebhookAttemptRow, "id">,
+  outcome: DeliveryOutcome,
+): Promise<void> {
+  await db.batch([
+    db.insert(webhookAttempts).values({ id: crypto.randomUUID(), ...attempt }),
+    db
+      .update(webhookDeliveries)
+      .set({
+        status: outcome.status,
+        nextAttemptAt: outcome.nextAttemptAt,
+        lastStatusCode: attempt.statusCode,
+        updatedAt: attempt.attemptedAt,
+      })
+      .where(
+        and(
+          eq(webhookDeliveries.endpointId, attempt.endpointId),
+          eq(webhookDeliveries.eventId, attempt.eventId),
+          eq(webhookDeliveries.attempts, attempt.attempt),
+          eq(webhookDeliveries.status, "pending"),
+        ),
+      ),
+  ]);
+}
+
+/** The delivery's attempts, first first. */
+export function listAttempts(db: Db, key: DeliveryKey): Promise<WebhookAttemptRow[]> {
+  return db
+    .select()
+    .from(webhookAttempts)
+    .where(and(eq(webhookAttempts.endpointId, key.endpointId), eq(webhookAttempts.eventId, key.eventId)))
+    .orderBy(webhookAttempts.attempt);
+}
+
+/** Moves the given deliveries that are still `pending` to `failed` at `now` (epoch ms), in one batch. */
+export async function failPendingDeliveries(db: Db, keys: DeliveryKey[], now: number): Promise<void> {
+  if (keys.length === 0) return;
+  await batchSql(
+    db,
+    keys.map(
+      (
+        key,
+      ) => sql`UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, updated_at = ${now}
+        WHERE endpoint_id = ${key.endpointId} AND event_id = ${key.eventId} AND status = 'pending'`,
+    ),
+  );
+}
+
+/**
+ * Turns the enabled endpoint `endpointId` off with `disabled_reason` `reason` at `now` (epoch ms);
+ * `PATCH {enabled: true}` turns it back on. Returns false when it was off already or is gone.
+ */
+export async function disableEndpoint(
+  db: Db,
+  endpointId: string,
+  reason: string,
+  now: number,
+): Promise<boolean> {
+  const result = await db
+    .update(webhookEndpoints)
+    .set({
+      enabled: false,
+      disabledReason: reason,
+      updatedAt: sql`max(${now}, ${webhookEndpoints.updatedAt} + 1)`,
+    })
+    .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.enabled, true)));
+  return result.meta.changes > 0;
+}
+
+/**
+ * Turns the enabled endpoint `endpointId` off with `disabled_reason` `reason` when it has been
+ * failing for `windowMs` up to `now` (epoch ms): no delivery of it succeeded in that window, and
+ * a delivery made after its latest success (or ever, without one) that is `pending` or `failed`
+ * is at least `windowMs` old. One statement, so it decides on one view of the table.
+ *
+ * @returns whether the endpoint was turned off.
+ */
+export async function disableEndpointIfFailing(
+  db: Db,
+  endpointId: string,
+  reason: string,
+  windowMs: number,
+  now: number,
+): Promise<boolean> {
+  const since = now - windowMs;
+  const result = await db.run(sql`UPDATE webhook_endpoints
+    SET enabled = 0, disabled_reason = ${reason}, updated_at = max(${now}, updated_at + 1)
+    WHERE id = ${endpointId} AND enabled = 1
+      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries
+        WHERE endpoint_id = ${endpointId} AND status = 'succeeded' AND updated_at >= ${since})
+      AND EXISTS (SELECT 1 FROM webhook_deliveries
+        WHERE endpoint_id = ${endpointId} AND status IN ('pending', 'failed') AND created_at <= ${since}
+          AND created_at > coalesce((SELECT max(updated_at) FROM webhook_deliveries
+            WHERE endpoint_id = ${endpointId} AND status = 'succeeded'), -1))`);
+  return result.meta.changes > 0;
+}

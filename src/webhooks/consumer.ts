@@ -1,0 +1,101 @@
+import { createDb } from "../db/client";
+import { failPendingDeliveries } from "../db/queries/webhook-deliveries";
+import { redeliveryDelaySeconds } from "../delivery/consumer";
+import { type DeliveryOptions, deliverOnce } from "./deliver";
+import { fanOutEvent } from "./fan-out";
+import {
+  type DeliverMessage,
+  WEBHOOK_DEAD_LETTER_QUEUE,
+  WEBHOOK_QUEUE_NAME,
+  type WebhookQueueMessage,
+  WebhookQueueMessageSchema,
+} from "./queue-messages";
+
+/** Whether `queue` is one of the webhook queues that {@link handleWebhookBatch} consumes. */
+export function isWebhookQueue(queue: string): boolean {
+  return queue === WEBHOOK_QUEUE_NAME || queue === WEBHOOK_DEAD_LETTER_QUEUE;
+}
+
+/** Acks (drops) and logs messages of neither webhook shape: retrying cannot mend them. */
+function dropPoison(batch: MessageBatch<unknown>): Message<WebhookQueueMessage>[] {
+  const valid: Message<WebhookQueueMessage>[] = [];
+  for (const message of batch.messages) {
+    if (WebhookQueueMessageSchema.safeParse(message.body).success)
+      valid.push(message as Message<WebhookQueueMessage>);
+    else {
+      console.error(
+        JSON.stringify({
+          level: "error",
+          event: "poison_message",
+          queue: batch.queue,
+          message_id: message.id,
+        }),
+      );
+      message.ack();
+    }
+  }
+  return valid;
+}
+
+/**
+ * Webhook Queue consumer, one message at a time and all of a batch's messages concurrently, so a
+ * slow endpoint holds back only its own messages:
+ * - `{ kind: "event", eventId, accountId }` → {@link fanOutEvent}, then ack;
+ * - `{ kind: "deliver", eventId, endpointId }` → one attempt ({@link deliverOnce}), then ack, or
+ *   `retry({ delaySeconds })` with the wait of the Standard Webhooks schedule
+ *   (https://developers.cloudflare.com/queues/configuration/batching-retries/#delay-messages).
+ * A message whose handling throws (D1 or the Queue unavailable) is retried with the outbound
+ * consumer's exponential backoff; after `max_retries` the queue moves it to the dead-letter queue,
+ * whose messages mark their deliveries `failed` (an event message there is logged: the hourly
+ * sweep finds its undelivered endpoints). Poison messages are acked and logged.
+ * `options` stand in for the clock, the jitter and the 15 s timeout in tests.
+ */
+export async function handleWebhookBatch(
+  batch: MessageBatch<unknown>,
+  env: Env,
+  options: DeliveryOptions = {},
+): Promise<void> {
+  const valid = dropPoison(batch);
+  const db = createDb(env.DB);
+  if (batch.queue === WEBHOOK_DEAD_LETTER_QUEUE) {
+    const deliveries = valid
+      .map((m) => m.body)
+      .filter((body): body is DeliverMessage => body.kind === "deliver")
+      .map((body) => ({ endpointId: body.endpointId, eventId: body.eventId }));
+    await failPendingDeliveries(db, deliveries, (options.now ?? Date.now)());
+    for (const m of valid) {
+      if (m.body.kind === "event")
+        console.error(
+          JSON.stringify({ level: "error", event: "webhook_fan_out_dead", event_id: m.body.eventId }),
+        );
+      m.ack();
+    }
+    return;
+  }
+  await Promise.all(
+    valid.map(async (m) => {
+      try {
+        const body = m.body;
+        if (body.kind === "event") {
+          await fanOutEvent(db, env.WEBHOOK_QUEUE, body, (options.now ?? Date.now)());
+          m.ack();
+          return;
+        }
+        const result = await deliverOnce(db, body, options);
+        if (result === null) m.ack();
+        else m.retry({ delaySeconds: result.retryDelaySeconds });
+      } catch (error) {
+        console.error(
+          JSON.stringify({
+            level: "error",
+            event: "webhook_message_failed",
+            message_id: m.id,
+            kind: m.body.kind,
+            error: String(error),
+          }),
+        );
+        m.retry({ delaySeconds: redeliveryDelaySeconds(m.attempts) });
+      }
+    }),
+  );
+}

@@ -1,0 +1,200 @@
+import type { Db } from "../db/client";
+import {
+  claimAttempt,
+  type DeliveryOutcome,
+  disableEndpoint,
+  disableEndpointIfFailing,
+  failPendingDeliveries,
+  findDeliveryContext,
+  recordAttempt,
+} from "../db/queries/webhook-deliveries";
+import { toEventRecord } from "../events/event-record";
+import type { DeliverMessage } from "./queue-messages";
+import { parseRetryAfter, retryDelaySeconds } from "./schedule";
+import { signedHeaders } from "./sign";
+
+/** A receiver has this long (15 s) to answer with a 2xx; anything later is a failed attempt. */
+export const DELIVERY_TIMEOUT_MS = 15_000;
+/** Bytes of a response body kept with its attempt (1 KiB). */
+export const RESPONSE_EXCERPT_BYTES = 1024;
+/** An endpoint whose deliveries have all failed this long (5 days) is turned off as `failing`. */
+export const FAILING_WINDOW_MS = 5 * 24 * 3_600_000;
+
+/**
+ * How early (60 s) a retry may arrive before its `next_attempt_at` and still run: Queues start a
+ * delay after the batch returns, so a retry comes late, but the clocks of two machines may differ.
+ */
+export const EARLY_TOLERANCE_MS = 60_000;
+/**
+ * How long (2 min) a claimed attempt holds its delivery: a copy of the queue message arriving
+ * meanwhile finds the attempt not due and is acked. Longer than a timeout plus the tolerance.
+ */
+export const CLAIM_LEASE_MS = 120_000;
+
+/** What the caller injects; the defaults are the real ones. */
+export interface DeliveryOptions {
+  /** Epoch ms. */
+  now?: () => number;
+  /** In [0, 1), for the retry jitter. */
+  random?: () => number;
+  timeoutMs?: number;
+}
+
+/** What the queue should do with the message after an attempt: ack it, or retry it after a wait. */
+export type DeliveryResult = { retryDelaySeconds: number } | null;
+
+interface Answer {
+  statusCode: number | null;
+  excerpt: string | null;
+  error: string | null;
+  retryAfter: string | null;
+}
+
+/**
+ * Makes one attempt of the delivery `message` names: POSTs the event as
+ * `{ id, type, created_at, data }` (src/events/event-record.ts) to the endpoint, signed by
+ * {@link signedHeaders} with `webhook-id` = the event id on every attempt, so receivers can
+ * dedupe on it (Standard Webhooks spec, "Idempotency").
+ *
+ * - Nothing is sent unless the delivery is `pending` and its endpoint exists and is enabled (a
+ *   delivery whose endpoint is off or gone, or whose event was purged, becomes `failed`), and
+ *   unless this call claims the attempt ({@link claimAttempt}) when it is due (at most
+ *   {@link EARLY_TOLERANCE_MS} early): two copies of one queue message never send at once, a copy
+ *   that arrives after a 2xx sends nothing, and one that comes before the scheduled retry is
+ *   acked, as the retried message itself will come.
+ * - A 2xx within {@link DELIVERY_TIMEOUT_MS} → `succeeded`. 410 Gone → the endpoint is turned off
+ *   (`disabled_reason` `gone`) and the delivery `failed` (Standard Webhooks spec, "Disabling
+ *   failing endpoints"). Anything else (another status, a timeout, no answer) is retried after
+ *   {@link retryDelaySeconds} (the spec's schedule, honouring `Retry-After` on 429 and 503), or
+ *   `failed` after the last attempt; the endpoint is then turned off as `failing` when
+ *   {@link disableEndpointIfFailing} finds it failing for {@link FAILING_WINDOW_MS}.
+ * - Every attempt is recorded (status or null, duration in ms, the first
+ *   {@link RESPONSE_EXCERPT_BYTES} of the body, the error), with the delivery's new state.
+ *
+ * @returns null to ack the queue message, or the delay before the next attempt (whole seconds).
+ * @throws on D1 errors (the caller retries the message; the claim keeps attempts in order).
+ */
+export async function deliverOnce(
+  db: Db,
+  message: DeliverMessage,
+  options: DeliveryOptions = {},
+): Promise<DeliveryResult> {
+  const now = options.now ?? Date.now;
+  const key = { endpointId: message.endpointId, eventId: message.eventId };
+  const context = await findDeliveryContext(db, key);
+  if (context?.delivery.status !== "pending") return null;
+  const { delivery, endpoint, event } = context;
+  if (!endpoint?.enabled || !event) {
+    await failPendingDeliveries(db, [key], now());
+    return null;
+  }
+  const startedAt = now();
+  const claimed = await claimAttempt(
+    db,
+    key,
+    delivery.attempts,
+    startedAt,
+    EARLY_TOLERANCE_MS,
+    startedAt + CLAIM_LEASE_MS,
+  );
+  if (!claimed) return null;
+  const attempt = delivery.attempts + 1;
+
+  const payload = JSON.stringify(toEventRecord(event));
+  const answer = await post(
+    endpoint.url,
+    signedHeaders(endpoint, event.id, payload, startedAt),
+    payload,
+    options.timeoutMs ?? DELIVERY_TIMEOUT_MS,
+  );
+  const finishedAt = now();
+  const code = answer.statusCode;
+
+  let outcome: DeliveryOutcome;
+  let delay: number | null = null;
+  if (code !== null && code >= 200 && code < 300) outcome = { status: "succeeded", nextAttemptAt: null };
+  else if (code === 410) outcome = { status: "failed", nextAttemptAt: null };
+  else {
+    const retryAfter = code === 429 || code === 503 ? parseRetryAfter(answer.retryAfter, finishedAt) : null;
+    delay = retryDelaySeconds(attempt, options.random ?? Math.random, retryAfter);
+    outcome =
+      delay === null
+        ? { status: "failed", nextAttemptAt: null }
+        : { status: "pending", nextAttemptAt: finishedAt + delay * 1000 };
+  }
+  await recordAttempt(
+    db,
+    {
+      endpointId: key.endpointId,
+      eventId: key.eventId,
+      attempt,
+      attemptedAt: startedAt,
+      statusCode: code,
+      durationMs: finishedAt - startedAt,
+      responseExcerpt: answer.excerpt,
+      error: answer.error,
+    },
+    outcome,
+  );
+  if (code === 410) await disableEndpoint(db, endpoint.id, "gone", finishedAt);
+  else if (outcome.status !== "succeeded")
+    await disableEndpointIfFailing(db, endpoint.id, "failing", FAILING_WINDOW_MS, finishedAt);
+  return delay === null ? null : { retryDelaySeconds: delay };
+}
+
+/** POSTs `body` and reads the answer's status and first bytes; never throws. */
+async function post(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs: number,
+): Promise<Answer> {
+  try {
+    const response = await fetch(url, {
+      method: "POST",
+      headers,
+      body,
+      redirect: "manual",
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    let excerpt: string | null = null;
+    let error: string | null = null;
+    try {
+      excerpt = await readExcerpt(response);
+    } catch (cause) {
+      error = describe(cause, timeoutMs);
+    }
+    return { statusCode: response.status, excerpt, error, retryAfter: response.headers.get("Retry-After") };
+  } catch (cause) {
+    return { statusCode: null, excerpt: null, error: describe(cause, timeoutMs), retryAfter: null };
+  }
+}
+
+/** The first {@link RESPONSE_EXCERPT_BYTES} of the body as text (null when empty); the rest is not read. */
+async function readExcerpt(response: Response): Promise<string | null> {
+  if (!response.body) return null;
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  while (size < RESPONSE_EXCERPT_BYTES) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.byteLength;
+  }
+  if (size >= RESPONSE_EXCERPT_BYTES) await reader.cancel();
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  const text = new TextDecoder().decode(bytes.subarray(0, RESPONSE_EXCERPT_BYTES));
+  return text === "" ? null : text;
+}
+
+function describe(cause: unknown, timeoutMs: number): string {
+  if (cause instanceof Error && (cause.name === "TimeoutError" || cause.name === "AbortError"))
+    return `timeout: no answer within ${timeoutMs} ms`;
+  return cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
+}

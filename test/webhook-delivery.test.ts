@@ -1,0 +1,620 @@
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { delay, HttpResponse, http } from "msw";
+import { Webhook } from "standardwebhooks";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { newEventId } from "../src/events/record";
+import worker from "../src/index";
+import { handleWebhookBatch } from "../src/webhooks/consumer";
+import { MAX_ATTEMPTS, parseRetryAfter, retryDelaySeconds } from "../src/webhooks/schedule";
+import { call, createAccount } from "./helpers";
+import { connectedSession, sendText, waitForMessages } from "./message-fixtures";
+import { network, useNetwork } from "./network";
+
+useNetwork();
+
+const RECEIVER = "https://receiver.example";
+const DAY_MS = 24 * 3_600_000;
+
+interface Received {
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+  /** Whether `standardwebhooks`' `verify` accepted it with the endpoint's current secret. */
+  verified: boolean;
+}
+
+type Answer = (n: number) => Response | Promise<Response>;
+
+/**
+ * The fake receiver at the HTTP boundary: one endpoint per path, each answering with its
+ * `answer` (given the 1-based number of the request to that path; 204 by default) and checking
+ * every request's signature with `standardwebhooks`' own `verify` and the secret it was given.
+ */
+class Receiver {
+  readonly received: Received[] = [];
+  readonly secrets = new Map<string, string>();
+  readonly answers = new Map<string, Answer>();
+
+  install(): this {
+    network.use(
+      http.post(`${RECEIVER}/:path`, async ({ request, params }) => {
+        const path = String(params.path);
+        const body = await request.text();
+        const headers = Object.fromEntries(request.headers);
+        let verified = false;
+        try {
+          new Webhook(this.secrets.get(path) ?? "").verify(body, headers);
+          verified = true;
+        } catch {}
+        this.received.push({ path, headers, body, verified });
+        const answer = this.answers.get(path) ?? (() => new HttpResponse(null, { status: 204 }));
+        return answer(this.received.filter((r) => r.path === path).length);
+      }),
+    );
+    return this;
+  }
+
+  to(path: string): Received[] {
+    return this.received.filter((r) => r.path === path);
+  }
+}
+
+/** Messages the fan-out put on WEBHOOK_QUEUE, read from a stand-in for the binding. */
+function recordingEnv(): { env: Env; sent: unknown[] } {
+  const sent: unknown[] = [];
+  const queue = {
+    send: async (body: unknown) => {
+      sent.push(body);
+    },
+    sendBatch: async (messages: Iterable<MessageSendRequest>) => {
+      for (const m of messages) sent.push(m.body);
+    },
+  };
+  return { env: { ...env, WEBHOOK_QUEUE: queue as unknown as Queue }, sent };
+}
+
+let batchCounter = 0;
+
+/**
+ * Runs `handle` on `bodies` as one batch of `queue`; returns the acks and the retries with their
+ * `delaySeconds` (`getQueueResult` lists retried message ids only, so the options are caught on
+ * each message's `retry`).
+ */
+async function runBatch(
+  queue: string,
+  bodies: unknown[],
+  handle: (batch: MessageBatch<unknown>) => Promise<void>,
+  attempts = 1,
+) {
+  const batch = createMessageBatch(
+    queue,
+    bodies.map((body) => ({ id: `m-${++batchCounter}`, timestamp: new Date(), attempts, body })),
+  );
+  const delays = new Map<string, number | undefined>();
+  for (const message of batch.messages) {
+    const retry = message.retry.bind(message);
+    message.retry = (options?: QueueRetryOptions) => {
+      delays.set(message.id, options?.delaySeconds);
+      retry(options);
+    };
+  }
+  const ctx = createExecutionContext();
+  await handle(batch);
+  const result = await getQueueResult(batch, ctx);
+  return {
+    explicitAcks: result.explicitAcks,
+    retryMessages: result.retryMessages.map((r) => ({ msgId: r.msgId, delaySeconds: delays.get(r.msgId) })),
+  };
+}
+
+/** Runs the Worker's queue handler on `bodies` as one batch of `queue`. */
+function runQueue(queue: string, bodies: unknown[], workerEnv: Env = env, attempts = 1) {
+  return runBatch(queue, bodies, (batch) => worker.queue(batch, workerEnv), attempts);
+}
+
+async function createEndpoint(
+  key: string,
+  path: string,
+  receiver: Receiver,
+  events: string[] | null = null,
+): Promise<{ id: string; secret: string }> {
+  const res = await call<{ data: { id: string; secret: string } }>("POST", "/v1/webhooks", {
+    key,
+    body: { url: `${RECEIVER}/${path}`, events },
+  });
+  expect(res.status).toBe(201);
+  receiver.secrets.set(path, res.body.data.secret);
+  return res.body.data;
+}
+
+interface DeliveryRow {
+  endpoint_id: string;
+  event_id: string;
+  status: string;
+  attempts: number;
+  last_status_code: number | null;
+  next_attempt_at: number | null;
+}
+
+async function deliveriesOf(endpointId: string): Promise<DeliveryRow[]> {
+  const { results } = await env.DB.prepare(
+    "SELECT endpoint_id, event_id, status, attempts, last_status_code, next_attempt_at FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY created_at, event_id",
+  )
+    .bind(endpointId)
+    .all<DeliveryRow>();
+  return results;
+}
+
+async function attemptsOf(endpointId: string, eventId: string) {
+  const { results } = await env.DB.prepare(
+    "SELECT attempt, status_code, duration_ms, response_excerpt, error FROM webhook_attempts WHERE endpoint_id = ? AND event_id = ? ORDER BY attempt",
+  )
+    .bind(endpointId, eventId)
+    .all<{
+      attempt: number;
+      status_code: number | null;
+      duration_ms: number;
+      response_excerpt: string | null;
+      error: string | null;
+    }>();
+  return results;
+}
+
+async function endpointRow(id: string) {
+  return env.DB.prepare("SELECT enabled, disabled_reason FROM webhook_endpoints WHERE id = ?")
+    .bind(id)
+    .first<{ enabled: number; disabled_reason: string | null }>();
+}
+
+/** The wait before a scheduled retry has passed (tests own the clock). */
+async function makeDue(endpointId: string, eventId: string): Promise<void> {
+  await env.DB.prepare(
+    "UPDATE webhook_deliveries SET next_attempt_at = 0 WHERE endpoint_id = ? AND event_id = ?",
+  )
+    .bind(endpointId, eventId)
+    .run();
+}
+
+/** A real event of the sandbox (a message's `message.sent`), copied as a fresh event of `accountId`. */
+let template: { type: string; snapshot: string };
+
+async function seedEvent(accountId: string, createdAt = Date.now()): Promise<string> {
+  const id = newEventId();
+  await env.DB.prepare(
+    "INSERT INTO events (id, account_id, type, dedupe_key, snapshot, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+  )
+    .bind(id, accountId, template.type, id, template.snapshot, createdAt)
+    .run();
+  return id;
+}
+
+interface EventRecord {
+  id: string;
+  type: string;
+  created_at: string;
+  data: Record<string, unknown>;
+}
+
+let receiver: Receiver;
+
+beforeAll(async () => {
+  const { key } = await createAccount(10);
+  const session = await connectedSession(key);
+  const res = await sendText(key, session.id, ["+14155552671"], { delay_between: 0 });
+  await waitForMessages(key, [res.body.data.messages[0]!.id]);
+  const row = await env.DB.prepare(
+    "SELECT type, snapshot FROM events WHERE type = 'message.sent' LIMIT 1",
+  ).first<{
+    type: string;
+    snapshot: string;
+  }>();
+  template = row!;
+});
+
+beforeEach(() => {
+  receiver = new Receiver().install();
+});
+
+/** Creates an account with one endpoint and one event, fanned out; returns what the deliver needs. */
+async function oneDelivery(path: string) {
+  const { key, accountId } = await createAccount();
+  const endpoint = await createEndpoint(key, path, receiver);
+  const eventId = await seedEvent(accountId);
+  const recording = recordingEnv();
+  const fanned = await runQueue("chatapp-webhooks", [{ kind: "event", eventId, accountId }], recording.env);
+  expect(fanned.explicitAcks).toHaveLength(1);
+  expect(recording.sent).toEqual([{ kind: "deliver", eventId, endpointId: endpoint.id }]);
+  return { key, accountId, endpoint, eventId, message: recording.sent[0] };
+}
+
+describe("fan-out and delivery of real events", () => {
+  it("delivers each event once to each subscribed endpoint, signed, with the body GET /v1/events shows", async () => {
+    const { key, accountId } = await createAccount(10);
+    const all = await createEndpoint(key, "all", receiver);
+    const reads = await createEndpoint(key, "reads", receiver, ["message.read"]);
+    const session = await connectedSession(key);
+    const sent = await sendText(key, session.id, ["+14155552672"], { delay_between: 0 });
+    await waitForMessages(key, [sent.body.data.messages[0]!.id], (m) => m.status === "read");
+
+    const { results: events } = await env.DB.prepare(
+      "SELECT id, type FROM events WHERE account_id = ? ORDER BY created_at, id",
+    )
+      .bind(accountId)
+      .all<{ id: string; type: string }>();
+    expect(events.map((e) => e.type).sort()).toEqual([
+      "message.delivered",
+      "message.read",
+      "message.sent",
+      "session.status_changed",
+    ]);
+    const eventMessages = events.map((e) => ({ kind: "event", eventId: e.id, accountId }));
+    const recording = recordingEnv();
+    const fanned = await runQueue("chatapp-webhooks", eventMessages, recording.env);
+    expect(fanned.explicitAcks).toHaveLength(4);
+    expect(fanned.retryMessages).toEqual([]);
+    expect(recording.sent).toHaveLength(5);
+
+    // The filter holds: the endpoint subscribed to message.read has that delivery only.
+    const readEvent = events.find((e) => e.type === "message.read")!;
+    expect((await deliveriesOf(reads.id)).map((d) => d.event_id)).toEqual([readEvent.id]);
+    expect(await deliveriesOf(all.id)).toHaveLength(4);
+
+    const delivered = await runQueue("chatapp-webhooks", recording.sent);
+    expect(delivered.explicitAcks).toHaveLength(5);
+    expect(delivered.retryMessages).toEqual([]);
+
+    expect(receiver.received).toHaveLength(5);
+    for (const request of receiver.received) {
+      expect(request.verified).toBe(true);
+      expect(request.headers["content-type"]).toBe("application/json");
+      expect(request.headers["user-agent"]).toBe("chatapp-otp-api-webhooks/0.1.0");
+      expect(request.headers["webhook-timestamp"]).toMatch(/^\d{10}$/);
+      const body = JSON.parse(request.body) as EventRecord;
+      expect(request.headers["webhook-id"]).toBe(body.id);
+      const shown = await call<{ data: EventRecord }>("GET", `/v1/events/${body.id}`, { key });
+      expect(shown.status).toBe(200);
+      expect(body).toEqual(shown.body.data);
+    }
+    expect(
+      receiver
+        .to("all")
+        .map((r) => r.headers["webhook-id"])
+        .sort(),
+    ).toEqual(events.map((e) => e.id).sort());
+    expect(receiver.to("reads").map((r) => r.headers["webhook-id"])).toEqual([readEvent.id]);
+    for (const row of [...(await deliveriesOf(all.id)), ...(await deliveriesOf(reads.id))])
+      expect(row).toMatchObject({
+        status: "succeeded",
+        attempts: 1,
+        last_status_code: 204,
+        next_attempt_at: null,
+      });
+
+    // A redelivered fan-out message creates nothing and sends nothing more.
+    const again = recordingEnv();
+    expect((await runQueue("chatapp-webhooks", eventMessages, again.env)).explicitAcks).toHaveLength(4);
+    expect(again.sent).toEqual([]);
+    expect(await deliveriesOf(all.id)).toHaveLength(4);
+  });
+
+  it("fans out to no endpoint that is disabled, and not at all for an unknown event", async () => {
+    const { key, accountId } = await createAccount();
+    const endpoint = await createEndpoint(key, "off", receiver);
+    expect(
+      (await call("PATCH", `/v1/webhooks/${endpoint.id}`, { key, body: { enabled: false } })).status,
+    ).toBe(200);
+    const eventId = await seedEvent(accountId);
+    const recording = recordingEnv();
+    const result = await runQueue(
+      "chatapp-webhooks",
+      [
+        { kind: "event", eventId, accountId },
+        { kind: "event", eventId: newEventId(), accountId },
+      ],
+      recording.env,
+    );
+    expect(result.explicitAcks).toHaveLength(2);
+    expect(recording.sent).toEqual([]);
+    expect(await deliveriesOf(endpoint.id)).toEqual([]);
+  });
+});
+
+describe("at-least-once queue messages never send twice", () => {
+  it("sends nothing for a deliver message redelivered after a 2xx", async () => {
+    const { endpoint, eventId, message } = await oneDelivery("once");
+    expect((await runQueue("chatapp-webhooks", [message])).explicitAcks).toHaveLength(1);
+    const redelivered = await runQueue("chatapp-webhooks", [message], env, 2);
+    expect(redelivered.explicitAcks).toHaveLength(1);
+    expect(redelivered.retryMessages).toEqual([]);
+    expect(receiver.to("once")).toHaveLength(1);
+    expect(await attemptsOf(endpoint.id, eventId)).toHaveLength(1);
+  });
+
+  it("sends once for two copies of a deliver message handled at the same time", async () => {
+    const { eventId, endpoint, message } = await oneDelivery("twins");
+    receiver.answers.set("twins", async () => {
+      await delay(50);
+      return new HttpResponse("ok", { status: 200 });
+    });
+    const result = await runQueue("chatapp-webhooks", [message, message]);
+    expect(result.explicitAcks).toHaveLength(2);
+    expect(receiver.to("twins")).toHaveLength(1);
+    expect(await deliveriesOf(endpoint.id)).toMatchObject([
+      { event_id: eventId, status: "succeeded", attempts: 1 },
+    ]);
+  });
+});
+
+describe("failed attempts", () => {
+  it("retries a 500 after about 5 s, then about 5 min, and records every attempt", async () => {
+    const { endpoint, eventId, message } = await oneDelivery("fails");
+    receiver.answers.set("fails", () => HttpResponse.json({ error: "boom" }, { status: 500 }));
+
+    const first = await runQueue("chatapp-webhooks", [message]);
+    expect(first.explicitAcks).toEqual([]);
+    expect(first.retryMessages).toEqual([{ msgId: expect.any(String), delaySeconds: 5 }]);
+    expect(await deliveriesOf(endpoint.id)).toMatchObject([
+      { status: "pending", attempts: 1, last_status_code: 500, next_attempt_at: expect.any(Number) },
+    ]);
+
+    // The retry comes after its 5 s (within the minute a retry may come early).
+    const second = await runQueue("chatapp-webhooks", [message], env, 2);
+    const wait = second.retryMessages[0]?.delaySeconds ?? 0;
+    expect(wait).toBeGreaterThanOrEqual(270);
+    expect(wait).toBeLessThanOrEqual(330);
+    // A copy arriving minutes before its retry is due is acked without sending.
+    const early = await runQueue("chatapp-webhooks", [message], env, 2);
+    expect(early.explicitAcks).toHaveLength(1);
+    expect(early.retryMessages).toEqual([]);
+
+    const attempts = await attemptsOf(endpoint.id, eventId);
+    expect(attempts).toMatchObject([
+      { attempt: 1, status_code: 500, response_excerpt: '{"error":"boom"}', error: null },
+      { attempt: 2, status_code: 500, response_excerpt: '{"error":"boom"}', error: null },
+    ]);
+    for (const a of attempts) expect(a.duration_ms).toBeGreaterThanOrEqual(0);
+    expect(receiver.to("fails")).toHaveLength(2);
+    expect(receiver.to("fails").every((r) => r.verified && r.headers["webhook-id"] === eventId)).toBe(true);
+  });
+
+  it("keeps only the first 1 KiB of a response body", async () => {
+    const { endpoint, eventId, message } = await oneDelivery("long");
+    receiver.answers.set("long", () => new HttpResponse("x".repeat(5000), { status: 200 }));
+    await runQueue("chatapp-webhooks", [message]);
+    const [attempt] = await attemptsOf(endpoint.id, eventId);
+    expect(attempt?.response_excerpt).toBe("x".repeat(1024));
+    expect(attempt?.status_code).toBe(200);
+  });
+
+  it("retries an attempt that timed out, recording the timeout", async () => {
+    const { endpoint, eventId, message } = await oneDelivery("slow");
+    receiver.answers.set("slow", async () => {
+      await delay(2_000);
+      return new HttpResponse(null, { status: 204 });
+    });
+    // The 15 s timeout, shortened for the test.
+    const result = await runBatch("chatapp-webhooks", [message], (batch) =>
+      handleWebhookBatch(batch, env, { timeoutMs: 100 }),
+    );
+    expect(result.retryMessages).toEqual([{ msgId: expect.any(String), delaySeconds: 5 }]);
+    expect(await attemptsOf(endpoint.id, eventId)).toMatchObject([
+      { attempt: 1, status_code: null, response_excerpt: null, error: "timeout: no answer within 100 ms" },
+    ]);
+    expect(await deliveriesOf(endpoint.id)).toMatchObject([{ status: "pending", last_status_code: null }]);
+  });
+
+  it("retries when the receiver cannot be reached", async () => {
+    const { endpoint, eventId, message } = await oneDelivery("down");
+    receiver.answers.set("down", () => HttpResponse.error());
+    const result = await runQueue("chatapp-webhooks", [message]);
+    expect(result.retryMessages).toEqual([{ msgId: expect.any(String), delaySeconds: 5 }]);
+    const [attempt] = await attemptsOf(endpoint.id, eventId);
+    expect(attempt).toMatchObject({ status_code: null });
+    expect(attempt?.error).toEqual(expect.any(String));
+  });
+
+  it("waits at least as long as a 429's Retry-After", async () => {
+    const { message } = await oneDelivery("busy");
+    receiver.answers.set(
+      "busy",
+      () => new HttpResponse("slow down", { status: 429, headers: { "Retry-After": "120" } }),
+    );
+    const result = await runQueue("chatapp-webhooks", [message]);
+    expect(result.retryMessages[0]?.delaySeconds).toBeGreaterThanOrEqual(120);
+    expect(result.retryMessages[0]?.delaySeconds).toBeLessThanOrEqual(132);
+  });
+
+  it("disables the endpoint at once on 410 Gone, without a retry", async () => {
+    const { key, endpoint, eventId, message } = await oneDelivery("gone");
+    receiver.answers.set("gone", () => new HttpResponse("gone", { status: 410 }));
+    const result = await runQueue("chatapp-webhooks", [message]);
+    expect(result.explicitAcks).toHaveLength(1);
+    expect(result.retryMessages).toEqual([]);
+    expect(await deliveriesOf(endpoint.id)).toMatchObject([
+      { event_id: eventId, status: "failed", attempts: 1, last_status_code: 410, next_attempt_at: null },
+    ]);
+    const shown = await call<{ data: { enabled: boolean; disabled_reason: string | null } }>(
+      "GET",
+      `/v1/webhooks/${endpoint.id}`,
+      { key },
+    );
+    expect(shown.body.data).toMatchObject({ enabled: false, disabled_reason: "gone" });
+  });
+
+  it("fails the delivery after 8 attempts, without a further retry", async () => {
+    const { endpoint, eventId, message } = await oneDelivery("never");
+    receiver.answers.set("never", () => new HttpResponse("no", { status: 503 }));
+    const waits: number[] = [];
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+      await makeDue(endpoint.id, eventId);
+      const result = await runQueue("chatapp-webhooks", [message], env, attempt);
+      if (attempt < MAX_ATTEMPTS) waits.push(result.retryMessages[0]?.delaySeconds ?? 0);
+      else {
+        expect(result.retryMessages).toEqual([]);
+        expect(result.explicitAcks).toHaveLength(1);
+      }
+    }
+    expect(waits).toHaveLength(7);
+    expect(await deliveriesOf(endpoint.id)).toMatchObject([
+      { status: "failed", attempts: 8, last_status_code: 503, next_attempt_at: null },
+    ]);
+    expect(await attemptsOf(endpoint.id, eventId)).toHaveLength(8);
+    expect(receiver.to("never")).toHaveLength(8);
+    // A redelivered copy of a failed delivery sends nothing.
+    await runQueue("chatapp-webhooks", [message], env, 9);
+    expect(receiver.to("never")).toHaveLength(8);
+  });
+
+  it("disables an endpoint whose deliveries have all failed for 5 days", async () => {
+    const { accountId, endpoint, eventId, message } = await oneDelivery("failing");
+    // An older delivery of the same run that failed 6 days ago.
+    const old = await seedEvent(accountId, Date.now() - 6 * DAY_MS);
+    await env.DB.prepare(
+      "INSERT INTO webhook_deliveries (endpoint_id, event_id, account_id, status, attempts, created_at, updated_at) VALUES (?, ?, ?, 'failed', 8, ?, ?)",
+    )
+      .bind(endpoint.id, old, accountId, Date.now() - 6 * DAY_MS, Date.now() - DAY_MS)
+      .run();
+    receiver.answers.set("failing", () => new HttpResponse(null, { status: 500 }));
+    await runQueue("chatapp-webhooks", [message]);
+    expect(await endpointRow(endpoint.id)).toEqual({ enabled: 0, disabled_reason: "failing" });
+    // Its pending delivery is not sent again while the endpoint is off.
+    await makeDue(endpoint.id, eventId);
+    expect((await runQueue("chatapp-webhooks", [message], env, 2)).explicitAcks).toHaveLength(1);
+    expect(receiver.to("failing")).toHaveLength(1);
+  });
+
+  it("keeps an endpoint that succeeded within 5 days on", async () => {
+    const { accountId, endpoint, message } = await oneDelivery("flaky");
+    const old = await seedEvent(accountId, Date.now() - 6 * DAY_MS);
+    const recent = await seedEvent(accountId, Date.now() - DAY_MS);
+    await env.DB.batch(
+      [
+        [old, "failed", 6 * DAY_MS],
+        [recent, "succeeded", DAY_MS],
+      ].map(([id, status, age]) =>
+        env.DB.prepare(
+          "INSERT INTO webhook_deliveries (endpoint_id, event_id, account_id, status, attempts, created_at, updated_at) VALUES (?, ?, ?, ?, 1, ?, ?)",
+        ).bind(endpoint.id, id, accountId, status, Date.now() - Number(age), Date.now() - Number(age)),
+      ),
+    );
+    receiver.answers.set("flaky", () => new HttpResponse(null, { status: 500 }));
+    await runQueue("chatapp-webhooks", [message]);
+    expect(await endpointRow(endpoint.id)).toEqual({ enabled: 1, disabled_reason: null });
+  });
+});
+
+describe("secret rotation", () => {
+  it("signs with both the new and the previous secret while the previous one lasts", async () => {
+    const { key, endpoint, message } = await oneDelivery("rotated");
+    const rotated = await call<{ data: { secret: string } }>(
+      "POST",
+      `/v1/webhooks/${endpoint.id}/rotate-secret`,
+      {
+        key,
+        body: { expires_in_seconds: 3600 },
+      },
+    );
+    expect(rotated.status).toBe(200);
+    const secret = rotated.body.data.secret;
+    receiver.secrets.set("rotated", secret);
+    await runQueue("chatapp-webhooks", [message]);
+
+    const [request] = receiver.to("rotated");
+    expect(request?.verified).toBe(true);
+    const signatures = request!.headers["webhook-signature"]!.split(" ");
+    expect(signatures).toHaveLength(2);
+    for (const [i, s] of [secret, endpoint.secret].entries()) {
+      const only = { ...request!.headers, "webhook-signature": signatures[i]! };
+      expect(() => new Webhook(s).verify(request!.body, only)).not.toThrow();
+    }
+    expect(() =>
+      new Webhook(endpoint.secret).verify(request!.body, {
+        ...request!.headers,
+        "webhook-signature": signatures[0]!,
+      }),
+    ).toThrow();
+  });
+
+  it("signs with the new secret only once the previous one expired", async () => {
+    const { key, endpoint, message } = await oneDelivery("expired");
+    const rotated = await call<{ data: { secret: string } }>(
+      "POST",
+      `/v1/webhooks/${endpoint.id}/rotate-secret`,
+      {
+        key,
+        body: { expires_in_seconds: 0 },
+      },
+    );
+    receiver.secrets.set("expired", rotated.body.data.secret);
+    await runQueue("chatapp-webhooks", [message]);
+    const [request] = receiver.to("expired");
+    expect(request?.verified).toBe(true);
+    expect(request!.headers["webhook-signature"]!.split(" ")).toHaveLength(1);
+  });
+});
+
+describe("dead letters and poison messages", () => {
+  it("marks the deliveries of dead-lettered messages failed", async () => {
+    const { endpoint, eventId, message, accountId } = await oneDelivery("dead");
+    const result = await runQueue(
+      "chatapp-webhooks-dlq",
+      [message, { kind: "event", eventId, accountId }],
+      env,
+      11,
+    );
+    expect(result.explicitAcks).toHaveLength(2);
+    expect(await deliveriesOf(endpoint.id)).toMatchObject([
+      { event_id: eventId, status: "failed", attempts: 0 },
+    ]);
+    expect(receiver.received).toEqual([]);
+  });
+
+  it("acks poison messages instead of retrying them forever", async () => {
+    for (const queue of ["chatapp-webhooks", "chatapp-webhooks-dlq"]) {
+      const result = await runQueue(queue, [
+        { kind: "deliver", eventId: "nope" },
+        { kind: "event", eventId: newEventId() },
+        "text",
+      ]);
+      expect(result.explicitAcks).toHaveLength(3);
+      expect(result.retryMessages).toEqual([]);
+    }
+  });
+});
+
+describe("retry schedule", () => {
+  it("follows the Standard Webhooks schedule, ±10%, for 8 attempts", () => {
+    const mid = () => 0.5;
+    expect([1, 2, 3, 4, 5, 6, 7, 8].map((n) => retryDelaySeconds(n, mid))).toEqual([
+      5,
+      300,
+      1_800,
+      7_200,
+      18_000,
+      36_000,
+      36_000,
+      null,
+    ]);
+    expect(retryDelaySeconds(2, () => 0)).toBe(270);
+    expect(retryDelaySeconds(2, () => 0.999_999)).toBe(330);
+    expect(retryDelaySeconds(9, mid)).toBeNull();
+  });
+
+  it("honours a longer Retry-After, capped at 12 hours", () => {
+    const mid = () => 0.5;
+    expect(retryDelaySeconds(1, mid, 120)).toBe(120);
+    expect(retryDelaySeconds(3, mid, 120)).toBe(1_800);
+    expect(retryDelaySeconds(1, mid, 100_000)).toBe(43_200);
+    expect(retryDelaySeconds(8, mid, 120)).toBeNull();
+  });
+
+  it("reads Retry-After as seconds or an HTTP date", () => {
+    const now = Date.parse("2026-11-23T10:00:00Z");
+    expect(parseRetryAfter("120", now)).toBe(120);
+    expect(parseRetryAfter("Mon, 23 Nov 2026 10:02:00 GMT", now)).toBe(120);
+    expect(parseRetryAfter("Mon, 23 Nov 2026 09:00:00 GMT", now)).toBe(0);
+    expect(parseRetryAfter("soon", now)).toBeNull();
+    expect(parseRetryAfter(null, now)).toBeNull();
+  });
+});
