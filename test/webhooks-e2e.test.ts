@@ -1,0 +1,114 @@
+import { createScheduledController } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { HttpResponse, http } from "msw";
+import { Webhook } from "standardwebhooks";
+import { describe, expect, it } from "vitest";
+import worker from "../src/index";
+import { call, createAccount } from "./helpers";
+import { connectedSession, sendText, waitForMessages } from "./message-fixtures";
+import { network, useNetwork } from "./network";
+
+// The whole path with the real queues: a message's change commits with its event, the event is
+// published, fanned out to the endpoint and delivered, signed; a receiver at the HTTP boundary
+// checks every signature with the `standardwebhooks` package's own `verify`.
+
+useNetwork();
+
+const RECEIVER = "https://receiver.example/e2e";
+
+interface Delivered {
+  id: string;
+  type: string;
+  verified: boolean;
+  data: { id: string; status: string };
+}
+
+/** A receiver answering 204, keeping what it got and whether the signature verified. */
+function receiver(secret: () => string): Delivered[] {
+  const got: Delivered[] = [];
+  network.use(
+    http.post(RECEIVER, async ({ request }) => {
+      const body = await request.text();
+      let verified = false;
+      try {
+        new Webhook(secret()).verify(body, Object.fromEntries(request.headers));
+        verified = true;
+      } catch {}
+      const event = JSON.parse(body) as Omit<Delivered, "verified">;
+      got.push({ ...event, verified });
+      expect(request.headers.get("webhook-id")).toBe(event.id);
+      return new HttpResponse(null, { status: 204 });
+    }),
+  );
+  return got;
+}
+
+async function until(done: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 300 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+  if (!done()) throw new Error(`timed out waiting for ${what}`);
+}
+
+async function endpointFor(key: string) {
+  const res = await call<{ data: { id: string; secret: string } }>("POST", "/v1/webhooks", {
+    key,
+    body: { url: RECEIVER, events: ["message.sent", "message.delivered", "message.read"] },
+  });
+  expect(res.status).toBe(201);
+  return res.body.data;
+}
+
+describe("webhooks, end to end", () => {
+  it("delivers message.sent, .delivered and .read once each, signed, with the events' ids", async () => {
+    const { key } = await createAccount(1);
+    let secret = "";
+    const got = receiver(() => secret);
+    const session = (await connectedSession(key)).id;
+    secret = (await endpointFor(key)).secret;
+    const id = (await sendText(key, session, ["+14155552671"])).body.data.messages[0]!.id;
+    await waitForMessages(key, [id], (m) => m.status === "read");
+    await until(() => got.filter((e) => e.data.id === id).length >= 3, "three deliveries");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
+    const mine = got.filter((e) => e.data.id === id);
+    expect(mine.map((e) => [e.type, e.data.status, e.verified])).toEqual([
+      ["message.sent", "sent", true],
+      ["message.delivered", "delivered", true],
+      ["message.read", "read", true],
+    ]);
+    const listed = await call<{ data: { id: string; type: string }[] }>("GET", "/v1/events?limit=100", {
+      key,
+    });
+    const ids = listed.body.data.filter((e) => e.type.startsWith("message.")).map((e) => e.id);
+    expect(mine.map((e) => e.id).sort()).toEqual([...ids].sort());
+  });
+
+  it("publishes again, from the hourly sweep, an event whose fan-out never happened", async () => {
+    const { key } = await createAccount(1);
+    let secret = "";
+    const got = receiver(() => secret);
+    const session = (await connectedSession(key)).id;
+    const endpoint = await endpointFor(key);
+    secret = endpoint.secret;
+    const id = (await sendText(key, session, ["+14155552672"])).body.data.messages[0]!.id;
+    await waitForMessages(key, [id], (m) => m.status === "read");
+    await until(() => got.filter((e) => e.data.id === id).length >= 3, "three deliveries");
+
+    // As if the sent event's queue message had been lost: no delivery, and old enough to sweep.
+    const sent = got.find((e) => e.data.id === id && e.type === "message.sent");
+    const tenMinutesAgo = Date.now() - 10 * 60_000;
+    await env.DB.batch([
+      env.DB.prepare("DELETE FROM webhook_deliveries WHERE event_id = ?").bind(sent?.id),
+      env.DB.prepare("UPDATE events SET created_at = ? WHERE id = ?").bind(tenMinutesAgo, sent?.id),
+      env.DB.prepare("UPDATE webhook_endpoints SET created_at = ? WHERE id = ?").bind(
+        tenMinutesAgo - 1,
+        endpoint.id,
+      ),
+    ]);
+    await worker.scheduled(createScheduledController({ cron: "17 * * * *" }), env);
+    await until(() => got.filter((e) => e.id === sent?.id).length === 2, "the swept event");
+    const delivery = await env.DB.prepare("SELECT status FROM webhook_deliveries WHERE event_id = ?")
+      .bind(sent?.id)
+      .first<{ status: string }>();
+    expect(delivery?.status).toBe("succeeded");
+  });
+});
