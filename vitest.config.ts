@@ -21,6 +21,8 @@ export default defineConfig(async () => {
             TEST_MIGRATIONS: migrations,
             ADMIN_TOKEN: "test-admin-token",
             OTP_SECRET: "test-otp-secret-0123456789abcdef",
+            // The wrangler.toml default, whatever a local .dev.vars (made by `npm run dev`) says.
+            WEBHOOK_ALLOW_HTTP_LOCALHOST: "false",
             ...bindings,
           },
         },
