@@ -5,6 +5,13 @@ import type { EventType } from "./catalogue";
 // Events are written in the same D1 batch as the change they record (a transactional outbox):
 // the statements below go into the batch of the change, after the statement that makes it.
 
+/**
+ * What an event statement returns of each event it wrote: its id, its account, and whether the
+ * account has an enabled webhook endpoint at all (only then is the event worth publishing).
+ */
+const RETURNING_RECORDED = sql.raw(`RETURNING id, account_id AS accountId,
+  EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.account_id = events.account_id AND w.enabled = 1) AS hooked`);
+
 /** A fresh event id, `evt_` and 32 hex digits, made by SQLite (one per row of an INSERT…SELECT). */
 const NEW_EVENT_ID = sql`'evt_' || lower(hex(randomblob(16)))`;
 
@@ -25,7 +32,7 @@ export function eventsForRows(type: EventType, table: SQLiteTable, where: SQL): 
   return sql`INSERT OR IGNORE INTO events (id, account_id, type, dedupe_key, snapshot, created_at)
     SELECT ${NEW_EVENT_ID}, account_id, ${type}, ${`${type}:`} || id, ${rowJson(table)}, updated_at
     FROM ${table} WHERE ${where}
-    RETURNING id, account_id AS accountId`;
+    ${RETURNING_RECORDED}`;
 }
 
 /** An event made outside D1 (by a session object), with its own id as its dedupe key. */
@@ -48,7 +55,7 @@ export function newEventId(): string {
 export function insertEventStatement(event: PendingEvent): SQL {
   return sql`INSERT OR IGNORE INTO events (id, account_id, type, dedupe_key, snapshot, created_at)
     VALUES (${event.id}, ${event.accountId}, ${event.type}, ${event.id}, ${event.snapshot}, ${event.createdAt})
-    RETURNING id, account_id AS accountId`;
+    ${RETURNING_RECORDED}`;
 }
 
 /**
@@ -60,9 +67,17 @@ export interface RecordedEvent {
   accountId: string;
 }
 
-/** The events a D1 batch recorded: the `RETURNING` rows of its event statements at `indexes`. */
+/**
+ * The events a D1 batch recorded that have somewhere to go: the `RETURNING` rows of its event
+ * statements at `indexes`, for accounts with an enabled webhook endpoint. (An endpoint enabled
+ * later receives only events recorded after it, see src/events/sweep.ts.)
+ */
 export function recordedIn(results: D1Result[], indexes: number[]): RecordedEvent[] {
-  return indexes.flatMap((index) => (results[index]?.results ?? []) as RecordedEvent[]);
+  return indexes.flatMap((index) =>
+    ((results[index]?.results ?? []) as (RecordedEvent & { hooked: number })[])
+      .filter((row) => row.hooked === 1)
+      .map(({ id, accountId }) => ({ id, accountId })),
+  );
 }
 
 /** How long events are kept (30 days); the hourly sweep deletes older ones. */
