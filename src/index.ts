@@ -2,6 +2,7 @@ import { createApp } from "./app";
 import { createDb } from "./db/client";
 import { purgeEvents } from "./db/queries/events";
 import { purgeExpiredIdempotencyKeys } from "./db/queries/idempotency";
+import { purgeDeliveryHistory } from "./db/queries/webhook-deliveries";
 import { handleOutboundBatch } from "./delivery/consumer";
 import { requeueStale } from "./delivery/reconcile";
 import { EVENT_RETENTION_MS } from "./events/record";
@@ -14,9 +15,9 @@ const app = createApp();
 
 /**
  * The Worker: the HTTP API, the Queue consumers (outbound messages; webhook fan-out and
- * deliveries, routed by queue name), and hourly housekeeping (expired idempotency keys, events
- * past their 30 days, the reconciliation sweep of messages that lost their queue message, and
- * events whose webhook fan-out never happened).
+ * deliveries, routed by queue name), and hourly housekeeping (expired idempotency keys; events
+ * and delivery history past their 30 days; the reconciliation sweep of messages that lost their
+ * queue message; events whose webhook fan-out never happened).
  */
 export default {
   fetch: app.fetch,
@@ -26,6 +27,7 @@ export default {
     const db = createDb(env.DB);
     await purgeExpiredIdempotencyKeys(db, Date.now());
     await purgeEvents(db, Date.now() - EVENT_RETENTION_MS);
+    await purgeDeliveryHistory(db, Date.now() - EVENT_RETENTION_MS);
     await requeueStale(env, db, Date.now());
     await republishUndelivered(env, db, Date.now());
   },

@@ -112,3 +112,34 @@ describe("webhooks, end to end", () => {
     expect(delivery?.status).toBe("succeeded");
   });
 });
+
+describe("delivery history", () => {
+  it("keeps attempts and finished deliveries 30 days: the hourly sweep deletes older ones", async () => {
+    const { key } = await createAccount(1);
+    let secret = "";
+    const got = receiver(() => secret);
+    const session = (await connectedSession(key)).id;
+    const endpoint = await endpointFor(key);
+    secret = endpoint.secret;
+    const id = (await sendText(key, session, ["+14155552673"])).body.data.messages[0]!.id;
+    await waitForMessages(key, [id], (m) => m.status === "read");
+    await until(() => got.filter((e) => e.data.id === id).length >= 3, "three deliveries");
+    const count = async (table: string) =>
+      (
+        await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE endpoint_id = ?`)
+          .bind(endpoint.id)
+          .first<{ n: number }>()
+      )?.n;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect([await count("webhook_deliveries"), await count("webhook_attempts")]).toEqual([3, 3]);
+
+    const old = Date.now() - 31 * 24 * 3600_000;
+    const [first] = got.filter((e) => e.data.id === id);
+    await env.DB.batch([
+      env.DB.prepare("UPDATE webhook_attempts SET attempted_at = ? WHERE event_id = ?").bind(old, first?.id),
+      env.DB.prepare("UPDATE webhook_deliveries SET updated_at = ? WHERE event_id = ?").bind(old, first?.id),
+    ]);
+    await worker.scheduled(createScheduledController({ cron: "17 * * * *" }), env);
+    expect([await count("webhook_deliveries"), await count("webhook_attempts")]).toEqual([2, 2]);
+  });
+});

@@ -1,4 +1,4 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, lt, ne, sql } from "drizzle-orm";
 import { batchSql, type Db } from "../client";
 import { type EventRow, events, webhookAttempts, webhookDeliveries, webhookEndpoints } from "../schema";
 import type { WebhookEndpointRow } from "./webhook-endpoints";
@@ -211,4 +211,17 @@ export async function disableEndpointIfFailing(
           AND created_at > coalesce((SELECT max(updated_at) FROM webhook_deliveries
             WHERE endpoint_id = ${endpointId} AND status = 'succeeded'), -1))`);
   return result.meta.changes > 0;
+}
+
+/**
+ * Deletes attempt records and finished deliveries older than `before` (epoch ms): the hourly
+ * sweep keeps 30 days of delivery history, as long as the events they delivered.
+ */
+export async function purgeDeliveryHistory(db: Db, before: number): Promise<void> {
+  await db.batch([
+    db.delete(webhookAttempts).where(lt(webhookAttempts.attemptedAt, before)),
+    db
+      .delete(webhookDeliveries)
+      .where(and(ne(webhookDeliveries.status, "pending"), lt(webhookDeliveries.updatedAt, before))),
+  ]);
 }
