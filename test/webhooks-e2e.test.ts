@@ -57,16 +57,26 @@ async function endpointFor(key: string) {
   return res.body.data;
 }
 
+/**
+ * An account with a session and an endpoint on the receiver, and one text message to `to`
+ * delivered as far as its three webhook deliveries (sent, delivered, read).
+ */
+async function deliveredMessage(to: string) {
+  const { key } = await createAccount(1);
+  let secret = "";
+  const got = receiver(() => secret);
+  const session = (await connectedSession(key)).id;
+  const endpoint = await endpointFor(key);
+  secret = endpoint.secret;
+  const id = (await sendText(key, session, [to])).body.data.messages[0]!.id;
+  await waitForMessages(key, [id], (m) => m.status === "read");
+  await until(() => got.filter((e) => e.data.id === id).length >= 3, "three deliveries");
+  return { key, endpoint, got, id };
+}
+
 describe("webhooks, end to end", () => {
   it("delivers message.sent, .delivered and .read once each, signed, with the events' ids", async () => {
-    const { key } = await createAccount(1);
-    let secret = "";
-    const got = receiver(() => secret);
-    const session = (await connectedSession(key)).id;
-    secret = (await endpointFor(key)).secret;
-    const id = (await sendText(key, session, ["+14155552671"])).body.data.messages[0]!.id;
-    await waitForMessages(key, [id], (m) => m.status === "read");
-    await until(() => got.filter((e) => e.data.id === id).length >= 3, "three deliveries");
+    const { key, got, id } = await deliveredMessage("+14155552671");
     await new Promise((resolve) => setTimeout(resolve, 300));
 
     const mine = got.filter((e) => e.data.id === id);
@@ -83,15 +93,7 @@ describe("webhooks, end to end", () => {
   });
 
   it("publishes again, from the hourly sweep, an event whose fan-out never happened", async () => {
-    const { key } = await createAccount(1);
-    let secret = "";
-    const got = receiver(() => secret);
-    const session = (await connectedSession(key)).id;
-    const endpoint = await endpointFor(key);
-    secret = endpoint.secret;
-    const id = (await sendText(key, session, ["+14155552672"])).body.data.messages[0]!.id;
-    await waitForMessages(key, [id], (m) => m.status === "read");
-    await until(() => got.filter((e) => e.data.id === id).length >= 3, "three deliveries");
+    const { endpoint, got, id } = await deliveredMessage("+14155552672");
 
     // As if the sent event's queue message had been lost: no delivery, and old enough to sweep.
     const sent = got.find((e) => e.data.id === id && e.type === "message.sent");
@@ -115,15 +117,7 @@ describe("webhooks, end to end", () => {
 
 describe("delivery history", () => {
   it("keeps attempts and finished deliveries 30 days: the hourly sweep deletes older ones", async () => {
-    const { key } = await createAccount(1);
-    let secret = "";
-    const got = receiver(() => secret);
-    const session = (await connectedSession(key)).id;
-    const endpoint = await endpointFor(key);
-    secret = endpoint.secret;
-    const id = (await sendText(key, session, ["+14155552673"])).body.data.messages[0]!.id;
-    await waitForMessages(key, [id], (m) => m.status === "read");
-    await until(() => got.filter((e) => e.data.id === id).length >= 3, "three deliveries");
+    const { endpoint, got, id } = await deliveredMessage("+14155552673");
     const count = async (table: string) =>
       (
         await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE endpoint_id = ?`)

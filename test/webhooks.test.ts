@@ -194,7 +194,7 @@ describe("POST /v1/webhooks", () => {
       expect(errors["events.1"]?.[0]).toMatch(/message\.sent/);
     });
 
-    it("refuses webhook.test, which is sent only by a test", async () => {
+    it("refuses webhook.test, which is not an event of the catalogue", async () => {
       expectFieldErrors(await post({ url: "https://example.com/h", events: ["webhook.test"] }), ["events.0"]);
     });
 

@@ -1,15 +1,11 @@
 import { z } from "zod";
+import { dropPoison, redeliveryDelaySeconds } from "../lib/queue";
 import { MESSAGE_TYPES } from "../messages/message-record";
 import { applyMoves, failMoves } from "../messages/status";
 import type { DispatchRequest } from "./dispatch-request";
 
 /** Name of the dead-letter queue (wrangler.toml): messages that exhausted their deliveries. */
 export const DEAD_LETTER_QUEUE = "chatapp-outbound-dlq";
-
-/** Queue redelivery backoff: 2^attempts seconds, capped at 10 minutes. */
-export function redeliveryDelaySeconds(attempts: number): number {
-  return Math.min(2 ** attempts, 600);
-}
 
 /** The shape every queue message must have; anything else is a poison message. */
 const DispatchRequestSchema = z.object({
@@ -28,27 +24,6 @@ const DispatchRequestSchema = z.object({
   priority: z.union([z.literal(0), z.literal(1)]),
 }) satisfies z.ZodType<DispatchRequest>;
 
-/** Acks (drops) and logs messages that are not dispatch requests: retrying cannot mend them. */
-function dropPoison(batch: MessageBatch<unknown>): Message<DispatchRequest>[] {
-  const valid: Message<DispatchRequest>[] = [];
-  for (const message of batch.messages) {
-    if (DispatchRequestSchema.safeParse(message.body).success)
-      valid.push(message as Message<DispatchRequest>);
-    else {
-      console.error(
-        JSON.stringify({
-          level: "error",
-          event: "poison_message",
-          queue: batch.queue,
-          message_id: message.id,
-        }),
-      );
-      message.ack();
-    }
-  }
-  return valid;
-}
-
 /**
  * Outbound Queue consumer: hands each session's messages to that session's Durable Object in one
  * call and acks them; the object keys them by message id, so a redelivered batch is harmless. A
@@ -56,7 +31,7 @@ function dropPoison(batch: MessageBatch<unknown>): Message<DispatchRequest>[] {
  * they go to the dead-letter queue, whose consumer fails and refunds them, so none is lost.
  */
 export async function handleOutboundBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  const valid = dropPoison(batch);
+  const valid = dropPoison(batch, DispatchRequestSchema);
   if (batch.queue === DEAD_LETTER_QUEUE) return handleDeadLetters(valid, env);
   const bySession = new Map<string, Message<DispatchRequest>[]>();
   for (const message of valid) {

@@ -25,9 +25,6 @@ export interface DispatchRequest {
   priority: 0 | 1;
 }
 
-/** Largest batch `Queue.sendBatch` takes (Cloudflare Queues limit: 100 messages). */
-const QUEUE_BATCH = 100;
-
 /**
  * Builds the queue message of a created message row. `content` replaces the row's (a one-time
  * code's message carries its code here only; the row holds it masked).
@@ -48,25 +45,4 @@ export function dispatchRequestOf(row: MessageRow, priority: 0 | 1, content = ro
     notBefore: row.scheduledAt,
     priority,
   };
-}
-
-/**
- * Puts the messages on the outbound Queue in batches of at most 100.
- * @returns how many were enqueued before a failure (all of them when it resolves normally).
- */
-export async function enqueueDispatch(
-  queue: Queue,
-  requests: DispatchRequest[],
-): Promise<{ enqueued: number; error?: unknown }> {
-  let enqueued = 0;
-  try {
-    for (let i = 0; i < requests.length; i += QUEUE_BATCH) {
-      const chunk = requests.slice(i, i + QUEUE_BATCH);
-      await queue.sendBatch(chunk.map((body) => ({ body, contentType: "json" as const })));
-      enqueued += chunk.length;
-    }
-    return { enqueued };
-  } catch (error) {
-    return { enqueued, error };
-  }
 }

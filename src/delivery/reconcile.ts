@@ -1,8 +1,9 @@
 import { and, asc, eq, lt, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { messages } from "../db/schema";
+import { sendInBatches } from "../lib/queue";
 import { applyMoves, failMoves } from "../messages/status";
-import { dispatchRequestOf, enqueueDispatch } from "./dispatch-request";
+import { dispatchRequestOf } from "./dispatch-request";
 
 /** A message still waiting this long after its last change may have lost its queue message. */
 export const STALE_AFTER_MS = 15 * 60_000;
@@ -28,11 +29,11 @@ export async function requeueStale(env: Env, db: Db, now: number): Promise<numbe
   const codes = stale.filter((row) => row.otpId !== null);
   const moves = failMoves(codes, "dispatch_failed", now, { unacceptedOnly: true });
   await applyMoves(env, moves);
-  const { enqueued } = await enqueueDispatch(
+  const { sent } = await sendInBatches(
     env.OUTBOUND_QUEUE,
     stale.filter((row) => row.otpId === null).map((row) => dispatchRequestOf(row, 1)),
   );
-  return enqueued;
+  return sent;
 }
 
 /** The sweep's query (exported so a test can check its plan). */

@@ -13,7 +13,6 @@
  * - `session.qr_updated`: a pending session's QR rotated; `data` is `{ session, qr_code }`.
  * - `otp.verified` / `otp.failed`: an OTP was verified, or failed after too many wrong codes;
  *   `data` is the OTP.
- * - `webhook.test`: sent only by `POST /v1/webhooks/{id}/test`, never listed.
  */
 export const EVENT_TYPES = [
   "message.sent",
@@ -28,6 +27,3 @@ export const EVENT_TYPES = [
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
-
-/** The event a webhook endpoint's test sends; not stored and not listed. */
-export const TEST_EVENT_TYPE = "webhook.test";

@@ -65,9 +65,6 @@ export type SendOutcome =
   | { ok: true; providerMessageId: string }
   | { ok: false; permanent: boolean; reason: string };
 
-/** Delivery receipts the chat network reports for a sent message (WAHA `message.ack`). */
-export type AckKind = "delivered" | "read";
-
 /** The link as the gateway reports it after a create or start. */
 export type LinkState =
   | { status: "pending"; qr: string }

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { readTextPrefix } from "../lib/body";
 import { GatewayError } from "./gateway";
 
 /** Where and how to reach a gateway's HTTP API. */
@@ -54,7 +55,7 @@ export async function gatewayRequest<S extends z.ZodType | undefined = undefined
     );
   }
   if (!response.ok) {
-    const text = await readBounded(response, MAX_ERROR_BODY_BYTES);
+    const text = await readTextPrefix(response, MAX_ERROR_BODY_BYTES);
     const transient = response.status >= 500 || response.status === 408 || response.status === 429;
     throw new GatewayError(
       `gateway_http_${response.status}`,
@@ -77,29 +78,6 @@ export async function gatewayRequest<S extends z.ZodType | undefined = undefined
 
 /** Most of an error body kept for classifying it (64 KiB); the rest is not read. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
-
-/** The response's text, at most `limit` bytes of it (a failure to read gives ""). */
-async function readBounded(response: Response, limit: number): Promise<string> {
-  if (!response.body) return "";
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  let read = 0;
-  try {
-    while (read < limit) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      read += value.byteLength;
-      text += decoder.decode(value.subarray(0, Math.max(0, value.byteLength - (read - limit))), {
-        stream: true,
-      });
-    }
-    await reader.cancel();
-  } catch {
-    // A body that breaks off is classified by what arrived.
-  }
-  return text + decoder.decode();
-}
 
 /** `text` as JSON when it parses, else the text itself. */
 function parseOrText(text: string): unknown {

@@ -4,8 +4,9 @@ import type { Db } from "../db/client";
 import { findAccount } from "../db/queries/accounts";
 import { insertOutgoingStatement, type NewMessages, outgoingRows } from "../db/queries/messages";
 import { findSession } from "../db/queries/sessions";
-import { dispatchRequestOf, enqueueDispatch } from "../delivery/dispatch-request";
+import { dispatchRequestOf } from "../delivery/dispatch-request";
 import { ApiError } from "../errors";
+import { sendInBatches } from "../lib/queue";
 import type { MessageRow, MessageType } from "./message-record";
 import { applyMoves } from "./status";
 
@@ -103,7 +104,7 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
   }
   const created = outgoingRows(toSend);
   const priority = request.otp ? 0 : 1;
-  const { enqueued, error } = await enqueueDispatch(
+  const { sent, error } = await sendInBatches(
     env.OUTBOUND_QUEUE,
     created.map((row) => dispatchRequestOf(row, priority, request.otp?.secretContent)),
   );
@@ -117,7 +118,7 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
       error: String(error),
     }),
   );
-  const stranded = created.slice(enqueued);
+  const stranded = created.slice(sent);
   await applyMoves(env, [
     {
       kind: "fail",

@@ -1,40 +1,18 @@
 import { createDb } from "../db/client";
-import { failPendingDeliveries } from "../db/queries/webhook-deliveries";
-import { redeliveryDelaySeconds } from "../delivery/consumer";
+import { dropPoison, redeliveryDelaySeconds } from "../lib/queue";
 import { type DeliveryOptions, deliverOnce } from "./deliver";
 import { fanOutEvent } from "./fan-out";
 import {
   type DeliverMessage,
   WEBHOOK_DEAD_LETTER_QUEUE,
   WEBHOOK_QUEUE_NAME,
-  type WebhookQueueMessage,
   WebhookQueueMessageSchema,
 } from "./queue-messages";
+import { failPendingDeliveries } from "./store";
 
 /** Whether `queue` is one of the webhook queues that {@link handleWebhookBatch} consumes. */
 export function isWebhookQueue(queue: string): boolean {
   return queue === WEBHOOK_QUEUE_NAME || queue === WEBHOOK_DEAD_LETTER_QUEUE;
-}
-
-/** Acks (drops) and logs messages of neither webhook shape: retrying cannot mend them. */
-function dropPoison(batch: MessageBatch<unknown>): Message<WebhookQueueMessage>[] {
-  const valid: Message<WebhookQueueMessage>[] = [];
-  for (const message of batch.messages) {
-    if (WebhookQueueMessageSchema.safeParse(message.body).success)
-      valid.push(message as Message<WebhookQueueMessage>);
-    else {
-      console.error(
-        JSON.stringify({
-          level: "error",
-          event: "poison_message",
-          queue: batch.queue,
-          message_id: message.id,
-        }),
-      );
-      message.ack();
-    }
-  }
-  return valid;
 }
 
 /**
@@ -55,7 +33,7 @@ export async function handleWebhookBatch(
   env: Env,
   options: DeliveryOptions = {},
 ): Promise<void> {
-  const valid = dropPoison(batch);
+  const valid = dropPoison(batch, WebhookQueueMessageSchema);
   const db = createDb(env.DB);
   if (batch.queue === WEBHOOK_DEAD_LETTER_QUEUE) {
     const deliveries = valid

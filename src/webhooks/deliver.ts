@@ -1,4 +1,9 @@
 import type { Db } from "../db/client";
+import { toEventRecord } from "../events/event-record";
+import { readTextPrefix } from "../lib/body";
+import type { DeliverMessage } from "./queue-messages";
+import { parseRetryAfter, retryDelaySeconds } from "./schedule";
+import { signedHeaders } from "./sign";
 import {
   claimAttempt,
   type DeliveryOutcome,
@@ -7,11 +12,7 @@ import {
   failPendingDeliveries,
   findDeliveryContext,
   recordAttempt,
-} from "../db/queries/webhook-deliveries";
-import { toEventRecord } from "../events/event-record";
-import type { DeliverMessage } from "./queue-messages";
-import { parseRetryAfter, retryDelaySeconds } from "./schedule";
-import { signedHeaders } from "./sign";
+} from "./store";
 
 /** A receiver has this long (15 s) to answer with a 2xx; anything later is a failed attempt. */
 export const DELIVERY_TIMEOUT_MS = 15_000;
@@ -157,40 +158,16 @@ async function post(
       redirect: "manual",
       signal: AbortSignal.timeout(timeoutMs),
     });
-    let excerpt: string | null = null;
-    let error: string | null = null;
-    try {
-      excerpt = await readExcerpt(response);
-    } catch (cause) {
-      error = describe(cause, timeoutMs);
-    }
-    return { statusCode: response.status, excerpt, error, retryAfter: response.headers.get("Retry-After") };
+    const excerpt = (await readTextPrefix(response, RESPONSE_EXCERPT_BYTES)) || null;
+    return {
+      statusCode: response.status,
+      excerpt,
+      error: null,
+      retryAfter: response.headers.get("Retry-After"),
+    };
   } catch (cause) {
     return { statusCode: null, excerpt: null, error: describe(cause, timeoutMs), retryAfter: null };
   }
-}
-
-/** The first {@link RESPONSE_EXCERPT_BYTES} of the body as text (null when empty); the rest is not read. */
-async function readExcerpt(response: Response): Promise<string | null> {
-  if (!response.body) return null;
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  while (size < RESPONSE_EXCERPT_BYTES) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    size += value.byteLength;
-  }
-  if (size >= RESPONSE_EXCERPT_BYTES) await reader.cancel();
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  const text = new TextDecoder().decode(bytes.subarray(0, RESPONSE_EXCERPT_BYTES));
-  return text === "" ? null : text;
 }
 
 function describe(cause: unknown, timeoutMs: number): string {

@@ -1,7 +1,11 @@
 import { and, eq, lt, ne, sql } from "drizzle-orm";
-import { batchSql, type Db } from "../client";
-import { type EventRow, events, webhookAttempts, webhookDeliveries, webhookEndpoints } from "../schema";
-import type { WebhookEndpointRow } from "./webhook-endpoints";
+import { batchSql, type Db } from "../db/client";
+import type { WebhookEndpointRow } from "../db/queries/webhook-endpoints";
+import { type EventRow, events, webhookAttempts, webhookDeliveries, webhookEndpoints } from "../db/schema";
+
+// A delivery's status (`pending` → `succeeded` | `failed`) moves only here, each move one
+// conditional statement that re-checks the state it starts from, so two copies of a queue
+// message, or a retry and the dead-letter queue, cannot both move it.
 
 export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
 export type WebhookAttemptRow = typeof webhookAttempts.$inferSelect;
@@ -139,15 +143,6 @@ export async function recordAttempt(
         ),
       ),
   ]);
-}
-
-/** The delivery's attempts, first first. */
-export function listAttempts(db: Db, key: DeliveryKey): Promise<WebhookAttemptRow[]> {
-  return db
-    .select()
-    .from(webhookAttempts)
-    .where(and(eq(webhookAttempts.endpointId, key.endpointId), eq(webhookAttempts.eventId, key.eventId)))
-    .orderBy(webhookAttempts.attempt);
 }
 
 /** Moves the given deliveries that are still `pending` to `failed` at `now` (epoch ms), in one batch. */
