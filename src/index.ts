@@ -8,6 +8,7 @@ import { EVENT_RETENTION_MS } from "./events/record";
 import { republishUndelivered } from "./events/sweep";
 import { handleWebhookBatch, isWebhookQueue } from "./webhooks/consumer";
 import { purgeDeliveryHistory } from "./webhooks/store";
+import { requeueOverdueDeliveries } from "./webhooks/sweep";
 
 export { ChatSession } from "./sessions/chat-session";
 
@@ -17,7 +18,8 @@ const app = createApp();
  * The Worker: the HTTP API, the Queue consumers (outbound messages; webhook fan-out and
  * deliveries, routed by queue name), and hourly housekeeping (expired idempotency keys; events
  * and delivery history past their 30 days; the reconciliation sweep of messages that lost their
- * queue message; events whose webhook fan-out never happened).
+ * queue message; events whose webhook fan-out never happened; deliveries whose retry message was
+ * lost).
  */
 export default {
   fetch: app.fetch,
@@ -30,5 +32,6 @@ export default {
     await purgeDeliveryHistory(db, Date.now() - EVENT_RETENTION_MS);
     await requeueStale(env, db, Date.now());
     await republishUndelivered(env, db, Date.now());
+    await requeueOverdueDeliveries(env, db, Date.now());
   },
 } satisfies ExportedHandler<Env>;

@@ -265,8 +265,8 @@ describe("OpenAPI document", () => {
       paths: Record<string, unknown>;
     }>("GET", "/openapi.json");
     expect(res.status).toBe(200);
-    const { EVENT_TYPES } = await import("../src/events/catalogue");
-    expect(Object.keys(res.body.webhooks).sort()).toEqual([...EVENT_TYPES].sort());
+    const { EVENT_TYPES, TEST_EVENT_TYPE } = await import("../src/events/catalogue");
+    expect(Object.keys(res.body.webhooks).sort()).toEqual([...EVENT_TYPES, TEST_EVENT_TYPE].sort());
     const payload = (type: string) =>
       JSON.stringify(res.body.webhooks[type]?.post.requestBody.content["application/json"]?.schema);
     expect(payload("message.read")).toContain('"$ref":"#/components/schemas/Message"');

@@ -1,232 +1,41 @@
-import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { delay, HttpResponse, http } from "msw";
+import { delay, HttpResponse } from "msw";
 import { Webhook } from "standardwebhooks";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { newEventId } from "../src/events/record";
-import worker from "../src/index";
 import { handleWebhookBatch } from "../src/webhooks/consumer";
 import { MAX_ATTEMPTS, parseRetryAfter, retryDelaySeconds } from "../src/webhooks/schedule";
 import { call, createAccount } from "./helpers";
 import { connectedSession, sendText, waitForMessages } from "./message-fixtures";
-import { network, useNetwork } from "./network";
+import { useNetwork } from "./network";
+import {
+  attemptsOf,
+  createEndpoint,
+  DAY_MS,
+  deliveriesOf,
+  oneDelivery as deliveryTo,
+  type EventRecord,
+  endpointRow,
+  loadEventTemplate,
+  makeDue,
+  Receiver,
+  recordingEnv,
+  runBatch,
+  runQueue,
+  seedEvent,
+} from "./webhook-fixtures";
 
 useNetwork();
 
-const RECEIVER = "https://receiver.example";
-const DAY_MS = 24 * 3_600_000;
-
-interface Received {
-  path: string;
-  headers: Record<string, string>;
-  body: string;
-  /** Whether `standardwebhooks`' `verify` accepted it with the endpoint's current secret. */
-  verified: boolean;
-}
-
-type Answer = (n: number) => Response | Promise<Response>;
-
-/**
- * The fake receiver at the HTTP boundary: one endpoint per path, each answering with its
- * `answer` (given the 1-based number of the request to that path; 204 by default) and checking
- * every request's signature with `standardwebhooks`' own `verify` and the secret it was given.
- */
-class Receiver {
-  readonly received: Received[] = [];
-  readonly secrets = new Map<string, string>();
-  readonly answers = new Map<string, Answer>();
-
-  install(): this {
-    network.use(
-      http.post(`${RECEIVER}/:path`, async ({ request, params }) => {
-        const path = String(params.path);
-        const body = await request.text();
-        const headers = Object.fromEntries(request.headers);
-        let verified = false;
-        try {
-          new Webhook(this.secrets.get(path) ?? "").verify(body, headers);
-          verified = true;
-        } catch {}
-        this.received.push({ path, headers, body, verified });
-        const answer = this.answers.get(path) ?? (() => new HttpResponse(null, { status: 204 }));
-        return answer(this.received.filter((r) => r.path === path).length);
-      }),
-    );
-    return this;
-  }
-
-  to(path: string): Received[] {
-    return this.received.filter((r) => r.path === path);
-  }
-}
-
-/** Messages the fan-out put on WEBHOOK_QUEUE, read from a stand-in for the binding. */
-function recordingEnv(): { env: Env; sent: unknown[] } {
-  const sent: unknown[] = [];
-  const queue = {
-    send: async (body: unknown) => {
-      sent.push(body);
-    },
-    sendBatch: async (messages: Iterable<MessageSendRequest>) => {
-      for (const m of messages) sent.push(m.body);
-    },
-  };
-  return { env: { ...env, WEBHOOK_QUEUE: queue as unknown as Queue }, sent };
-}
-
-let batchCounter = 0;
-
-/**
- * Runs `handle` on `bodies` as one batch of `queue`; returns the acks and the retries with their
- * `delaySeconds` (`getQueueResult` lists retried message ids only, so the options are caught on
- * each message's `retry`).
- */
-async function runBatch(
-  queue: string,
-  bodies: unknown[],
-  handle: (batch: MessageBatch<unknown>) => Promise<void>,
-  attempts = 1,
-) {
-  const batch = createMessageBatch(
-    queue,
-    bodies.map((body) => ({ id: `m-${++batchCounter}`, timestamp: new Date(), attempts, body })),
-  );
-  const delays = new Map<string, number | undefined>();
-  for (const message of batch.messages) {
-    const retry = message.retry.bind(message);
-    message.retry = (options?: QueueRetryOptions) => {
-      delays.set(message.id, options?.delaySeconds);
-      retry(options);
-    };
-  }
-  const ctx = createExecutionContext();
-  await handle(batch);
-  const result = await getQueueResult(batch, ctx);
-  return {
-    explicitAcks: result.explicitAcks,
-    retryMessages: result.retryMessages.map((r) => ({ msgId: r.msgId, delaySeconds: delays.get(r.msgId) })),
-  };
-}
-
-/** Runs the Worker's queue handler on `bodies` as one batch of `queue`. */
-function runQueue(queue: string, bodies: unknown[], workerEnv: Env = env, attempts = 1) {
-  return runBatch(queue, bodies, (batch) => worker.queue(batch, workerEnv), attempts);
-}
-
-async function createEndpoint(
-  key: string,
-  path: string,
-  receiver: Receiver,
-  events: string[] | null = null,
-): Promise<{ id: string; secret: string }> {
-  const res = await call<{ data: { id: string; secret: string } }>("POST", "/v1/webhooks", {
-    key,
-    body: { url: `${RECEIVER}/${path}`, events },
-  });
-  expect(res.status).toBe(201);
-  receiver.secrets.set(path, res.body.data.secret);
-  return res.body.data;
-}
-
-interface DeliveryRow {
-  endpoint_id: string;
-  event_id: string;
-  status: string;
-  attempts: number;
-  last_status_code: number | null;
-  next_attempt_at: number | null;
-}
-
-async function deliveriesOf(endpointId: string): Promise<DeliveryRow[]> {
-  const { results } = await env.DB.prepare(
-    "SELECT endpoint_id, event_id, status, attempts, last_status_code, next_attempt_at FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY created_at, event_id",
-  )
-    .bind(endpointId)
-    .all<DeliveryRow>();
-  return results;
-}
-
-async function attemptsOf(endpointId: string, eventId: string) {
-  const { results } = await env.DB.prepare(
-    "SELECT attempt, status_code, duration_ms, response_excerpt, error FROM webhook_attempts WHERE endpoint_id = ? AND event_id = ? ORDER BY attempt",
-  )
-    .bind(endpointId, eventId)
-    .all<{
-      attempt: number;
-      status_code: number | null;
-      duration_ms: number;
-      response_excerpt: string | null;
-      error: string | null;
-    }>();
-  return results;
-}
-
-async function endpointRow(id: string) {
-  return env.DB.prepare("SELECT enabled, disabled_reason FROM webhook_endpoints WHERE id = ?")
-    .bind(id)
-    .first<{ enabled: number; disabled_reason: string | null }>();
-}
-
-/** The wait before a scheduled retry has passed (tests own the clock). */
-async function makeDue(endpointId: string, eventId: string): Promise<void> {
-  await env.DB.prepare(
-    "UPDATE webhook_deliveries SET next_attempt_at = 0 WHERE endpoint_id = ? AND event_id = ?",
-  )
-    .bind(endpointId, eventId)
-    .run();
-}
-
-/** A real event of the sandbox (a message's `message.sent`), copied as a fresh event of `accountId`. */
-let template: { type: string; snapshot: string };
-
-async function seedEvent(accountId: string, createdAt = Date.now()): Promise<string> {
-  const id = newEventId();
-  await env.DB.prepare(
-    "INSERT INTO events (id, account_id, type, dedupe_key, snapshot, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-  )
-    .bind(id, accountId, template.type, id, template.snapshot, createdAt)
-    .run();
-  return id;
-}
-
-interface EventRecord {
-  id: string;
-  type: string;
-  created_at: string;
-  data: Record<string, unknown>;
-}
-
 let receiver: Receiver;
 
-beforeAll(async () => {
-  const { key } = await createAccount(10);
-  const session = await connectedSession(key);
-  const res = await sendText(key, session.id, ["+14155552671"], { delay_between: 0 });
-  await waitForMessages(key, [res.body.data.messages[0]!.id]);
-  const row = await env.DB.prepare(
-    "SELECT type, snapshot FROM events WHERE type = 'message.sent' LIMIT 1",
-  ).first<{
-    type: string;
-    snapshot: string;
-  }>();
-  template = row!;
-});
+beforeAll(loadEventTemplate);
 
 beforeEach(() => {
   receiver = new Receiver().install();
 });
 
-/** Creates an account with one endpoint and one event, fanned out; returns what the deliver needs. */
-async function oneDelivery(path: string) {
-  const { key, accountId } = await createAccount();
-  const endpoint = await createEndpoint(key, path, receiver);
-  const eventId = await seedEvent(accountId);
-  const recording = recordingEnv();
-  const fanned = await runQueue("chatapp-webhooks", [{ kind: "event", eventId, accountId }], recording.env);
-  expect(fanned.explicitAcks).toHaveLength(1);
-  expect(recording.sent).toEqual([{ kind: "deliver", eventId, endpointId: endpoint.id }]);
-  return { key, accountId, endpoint, eventId, message: recording.sent[0] };
-}
+const oneDelivery = (path: string) => deliveryTo(receiver, path);
 
 describe("fan-out and delivery of real events", () => {
   it("delivers each event once to each subscribed endpoint, signed, with the body GET /v1/events shows", async () => {

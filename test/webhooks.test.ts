@@ -703,11 +703,27 @@ describe("ownership and authentication, for every webhook route", () => {
     "POST /": { url: "https://example.com/hooks" },
     "PATCH /:id": { enabled: false },
     "POST /:id/rotate-secret": {},
+    "POST /:id/recover": { since: "2026-01-01T00:00:00Z" },
   };
+  /** A path of the route table with its parameters filled in: the endpoint `id`, any event id. */
+  const pathOf = (path: string, id: string) =>
+    `/v1/webhooks${path.replace(":id", id).replace(":event_id", "evt_00000000000000000000000000000000")}`;
 
   it("covers the routes of the resource", () => {
     expect(routes.map(([method, path]) => `${method} ${path}`).sort()).toEqual(
-      ["DELETE /:id", "GET /", "GET /:id", "PATCH /:id", "POST /", "POST /:id/rotate-secret"].sort(),
+      [
+        "DELETE /:id",
+        "GET /",
+        "GET /:id",
+        "PATCH /:id",
+        "POST /",
+        "POST /:id/rotate-secret",
+        "GET /:id/deliveries",
+        "GET /:id/deliveries/:event_id",
+        "POST /:id/deliveries/:event_id/retry",
+        "POST /:id/recover",
+        "POST /:id/test",
+      ].sort(),
     );
   });
 
@@ -716,7 +732,7 @@ describe("ownership and authentication, for every webhook route", () => {
       const theirs = await createAccount();
       const endpoint = await create({ events: ["message.sent"] }, theirs.key);
       const stored = await row(endpoint.id);
-      const res = await call(method, `/v1/webhooks${path.replace(":id", endpoint.id)}`, {
+      const res = await call(method, pathOf(path, endpoint.id), {
         key,
         body: bodies[`${method} ${path}`],
       });
@@ -726,7 +742,7 @@ describe("ownership and authentication, for every webhook route", () => {
     });
 
     it(`${method} /v1/webhooks${path}: a malformed id is 404`, async () => {
-      const res = await call(method, `/v1/webhooks${path.replace(":id", "not-a-uuid")}`, {
+      const res = await call(method, pathOf(path, "not-a-uuid"), {
         key,
         body: bodies[`${method} ${path}`],
       });
@@ -736,7 +752,7 @@ describe("ownership and authentication, for every webhook route", () => {
 
   for (const [method, path] of routes) {
     it(`${method} /v1/webhooks${path} without a key is 401`, async () => {
-      const res = await call(method, `/v1/webhooks${path.replace(":id", UNKNOWN_ID)}`, {
+      const res = await call(method, pathOf(path, UNKNOWN_ID), {
         body: bodies[`${method} ${path}`],
       });
       expectProblem(res, 401, "unauthenticated");

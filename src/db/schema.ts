@@ -307,6 +307,8 @@ export const webhookDeliveries = sqliteTable(
     endpointId: text().notNull(),
     eventId: text().notNull(),
     accountId: text().notNull(),
+    /** The event's type, kept so the delivery history reads without the event (purged first). */
+    eventType: text().notNull(),
     status: text({ enum: ["pending", "succeeded", "failed"] }).notNull(),
     attempts: integer().notNull().default(0),
     nextAttemptAt: integer(),
@@ -316,7 +318,9 @@ export const webhookDeliveries = sqliteTable(
   },
   (t) => [
     primaryKey({ columns: [t.endpointId, t.eventId] }),
-    index("webhook_deliveries_endpoint").on(t.endpointId, t.status, t.createdAt),
+    // Keyset paging of an endpoint's deliveries, all of them or by status (newest first).
+    index("webhook_deliveries_endpoint_created").on(t.endpointId, t.createdAt, t.eventId),
+    index("webhook_deliveries_endpoint_status").on(t.endpointId, t.status, t.createdAt, t.eventId),
     index("webhook_deliveries_pending").on(t.nextAttemptAt).where(sql`${t.status} = 'pending'`),
   ],
 );

@@ -27,3 +27,9 @@ export const EVENT_TYPES = [
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/**
+ * The event `POST /v1/webhooks/{id}/test` sends to check a receiver: `data` is the endpoint as its
+ * GET shows it. It is not one of {@link EVENT_TYPES}: never stored, listed or subscribed to.
+ */
+export const TEST_EVENT_TYPE = "webhook.test";

@@ -1,9 +1,8 @@
 import type { Db } from "../db/client";
 import { toEventRecord } from "../events/event-record";
-import { readTextPrefix } from "../lib/body";
+import { acknowledged, DELIVERY_TIMEOUT_MS, postEvent, RESPONSE_EXCERPT_BYTES } from "./post";
 import type { DeliverMessage } from "./queue-messages";
 import { parseRetryAfter, retryDelaySeconds } from "./schedule";
-import { signedHeaders } from "./sign";
 import {
   claimAttempt,
   type DeliveryOutcome,
@@ -14,10 +13,6 @@ import {
   recordAttempt,
 } from "./store";
 
-/** A receiver has this long (15 s) to answer with a 2xx; anything later is a failed attempt. */
-export const DELIVERY_TIMEOUT_MS = 15_000;
-/** Bytes of a response body kept with its attempt (1 KiB). */
-export const RESPONSE_EXCERPT_BYTES = 1024;
 /** An endpoint whose deliveries have all failed this long (5 days) is turned off as `failing`. */
 export const FAILING_WINDOW_MS = 5 * 24 * 3_600_000;
 
@@ -43,13 +38,6 @@ export interface DeliveryOptions {
 
 /** What the queue should do with the message after an attempt: ack it, or retry it after a wait. */
 export type DeliveryResult = { retryDelaySeconds: number } | null;
-
-interface Answer {
-  statusCode: number | null;
-  excerpt: string | null;
-  error: string | null;
-  retryAfter: string | null;
-}
 
 /**
  * Makes one attempt of the delivery `message` names: POSTs the event as
@@ -101,19 +89,16 @@ export async function deliverOnce(
   if (!claimed) return null;
   const attempt = delivery.attempts + 1;
 
-  const payload = JSON.stringify(toEventRecord(event));
-  const answer = await post(
-    endpoint.url,
-    signedHeaders(endpoint, event.id, payload, startedAt),
-    payload,
-    options.timeoutMs ?? DELIVERY_TIMEOUT_MS,
-  );
-  const finishedAt = now();
+  const answer = await postEvent(endpoint, event.id, JSON.stringify(toEventRecord(event)), startedAt, {
+    now,
+    timeoutMs: options.timeoutMs ?? DELIVERY_TIMEOUT_MS,
+  });
+  const finishedAt = startedAt + answer.durationMs;
   const code = answer.statusCode;
 
   let outcome: DeliveryOutcome;
   let delay: number | null = null;
-  if (code !== null && code >= 200 && code < 300) outcome = { status: "succeeded", nextAttemptAt: null };
+  if (acknowledged(answer)) outcome = { status: "succeeded", nextAttemptAt: null };
   else if (code === 410) outcome = { status: "failed", nextAttemptAt: null };
   else {
     const retryAfter = code === 429 || code === 503 ? parseRetryAfter(answer.retryAfter, finishedAt) : null;
@@ -131,7 +116,7 @@ export async function deliverOnce(
       attempt,
       attemptedAt: startedAt,
       statusCode: code,
-      durationMs: finishedAt - startedAt,
+      durationMs: answer.durationMs,
       responseExcerpt: answer.excerpt,
       error: answer.error,
     },
@@ -141,37 +126,4 @@ export async function deliverOnce(
   else if (outcome.status !== "succeeded")
     await disableEndpointIfFailing(db, endpoint.id, "failing", FAILING_WINDOW_MS, finishedAt);
   return delay === null ? null : { retryDelaySeconds: delay };
-}
-
-/** POSTs `body` and reads the answer's status and first bytes; never throws. */
-async function post(
-  url: string,
-  headers: Record<string, string>,
-  body: string,
-  timeoutMs: number,
-): Promise<Answer> {
-  try {
-    const response = await fetch(url, {
-      method: "POST",
-      headers,
-      body,
-      redirect: "manual",
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    const excerpt = (await readTextPrefix(response, RESPONSE_EXCERPT_BYTES)) || null;
-    return {
-      statusCode: response.status,
-      excerpt,
-      error: null,
-      retryAfter: response.headers.get("Retry-After"),
-    };
-  } catch (cause) {
-    return { statusCode: null, excerpt: null, error: describe(cause, timeoutMs), retryAfter: null };
-  }
-}
-
-function describe(cause: unknown, timeoutMs: number): string {
-  if (cause instanceof Error && (cause.name === "TimeoutError" || cause.name === "AbortError"))
-    return `timeout: no answer within ${timeoutMs} ms`;
-  return cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
 }

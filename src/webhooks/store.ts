@@ -1,14 +1,12 @@
-import { and, eq, lt, ne, sql } from "drizzle-orm";
+import { and, asc, eq, gte, lt, ne, sql } from "drizzle-orm";
 import { batchSql, type Db } from "../db/client";
+import type { WebhookAttemptRow, WebhookDeliveryRow } from "../db/queries/webhook-deliveries";
 import type { WebhookEndpointRow } from "../db/queries/webhook-endpoints";
 import { type EventRow, events, webhookAttempts, webhookDeliveries, webhookEndpoints } from "../db/schema";
 
 // A delivery's status (`pending` → `succeeded` | `failed`) moves only here, each move one
 // conditional statement that re-checks the state it starts from, so two copies of a queue
 // message, or a retry and the dead-letter queue, cannot both move it.
-
-export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
-export type WebhookAttemptRow = typeof webhookAttempts.$inferSelect;
 
 /** One event's delivery to one endpoint: the table's primary key. */
 export interface DeliveryKey {
@@ -34,8 +32,8 @@ export async function createDeliveries(
 ): Promise<string[]> {
   const [, waiting] = await batchSql<{ endpoint_id: string }>(db, [
     sql`INSERT OR IGNORE INTO webhook_deliveries
-        (endpoint_id, event_id, account_id, status, attempts, next_attempt_at, last_status_code, created_at, updated_at)
-      SELECT id, ${eventId}, ${accountId}, 'pending', 0, ${now}, NULL, ${now}, ${now}
+        (endpoint_id, event_id, account_id, event_type, status, attempts, next_attempt_at, last_status_code, created_at, updated_at)
+      SELECT id, ${eventId}, ${accountId}, ${type}, 'pending', 0, ${now}, NULL, ${now}, ${now}
       FROM webhook_endpoints
       WHERE account_id = ${accountId} AND enabled = 1
         AND (events IS NULL OR EXISTS (SELECT 1 FROM json_each(webhook_endpoints.events) WHERE value = ${type}))`,
@@ -143,6 +141,75 @@ export async function recordAttempt(
         ),
       ),
   ]);
+}
+
+/**
+ * Makes the account's delivery `key` due now (`now`, epoch ms), whatever its status: a `failed`
+ * or `succeeded` one is `pending` again, a `pending` one waits no longer for its scheduled retry.
+ * Its attempt count stands, so the attempt it gets next follows the retry schedule from where the
+ * delivery stood (one whose retries had run out gets that one attempt).
+ *
+ * @returns whether the delivery exists (in that account).
+ */
+export async function reopenDelivery(
+  db: Db,
+  accountId: string,
+  key: DeliveryKey,
+  now: number,
+): Promise<boolean> {
+  const result = await db
+    .update(webhookDeliveries)
+    .set({ status: "pending", nextAttemptAt: now, updatedAt: now })
+    .where(
+      and(
+        eq(webhookDeliveries.endpointId, key.endpointId),
+        eq(webhookDeliveries.eventId, key.eventId),
+        eq(webhookDeliveries.accountId, accountId),
+      ),
+    );
+  return result.meta.changes > 0;
+}
+
+/**
+ * Makes every `failed` delivery of the account's endpoint `endpointId` whose event came at or
+ * after `since` (epoch ms) `pending` and due at `now`, as {@link reopenDelivery} does one.
+ *
+ * @returns the event ids of the deliveries reopened.
+ */
+export async function reopenFailedDeliveries(
+  db: Db,
+  accountId: string,
+  endpointId: string,
+  since: number,
+  now: number,
+): Promise<string[]> {
+  const rows = await db
+    .update(webhookDeliveries)
+    .set({ status: "pending", nextAttemptAt: now, updatedAt: now })
+    .where(
+      and(
+        eq(webhookDeliveries.endpointId, endpointId),
+        eq(webhookDeliveries.accountId, accountId),
+        eq(webhookDeliveries.status, "failed"),
+        gte(webhookDeliveries.createdAt, since),
+      ),
+    )
+    .returning({ eventId: webhookDeliveries.eventId });
+  return rows.map((row) => row.eventId);
+}
+
+/**
+ * `pending` deliveries whose next attempt was due before `before` (epoch ms), oldest first, at
+ * most `limit`: those whose queue message was lost (a retry or a reopen whose message was never
+ * sent). Index `webhook_deliveries_pending`.
+ */
+export async function overdueDeliveries(db: Db, before: number, limit: number): Promise<DeliveryKey[]> {
+  return db
+    .select({ endpointId: webhookDeliveries.endpointId, eventId: webhookDeliveries.eventId })
+    .from(webhookDeliveries)
+    .where(and(sql`${webhookDeliveries.status} = 'pending'`, lt(webhookDeliveries.nextAttemptAt, before)))
+    .orderBy(asc(webhookDeliveries.nextAttemptAt))
+    .limit(limit);
 }
 
 /** Moves the given deliveries that are still `pending` to `failed` at `now` (epoch ms), in one batch. */

@@ -27,13 +27,15 @@ export const EventListQuery = z.object({
   cursor: CursorParam.optional(),
 });
 
-/** `{ id }` path parameter holding an event id; a malformed one is answered 404. */
-export const EventIdParam = z.object({
-  id: z
+/** An event id, `evt_` and 32 hex digits, as a path parameter named `name`; a malformed one is answered 404. */
+export const eventIdPathParam = (name: string) =>
+  z
     .string()
     .regex(/^evt_[0-9a-f]{32}$/, "an event id")
-    .openapi({ param: { name: "id", in: "path" }, example: "evt_3f2c9a7e1b6d4c08a5e97d2b1f04c6aa" }),
-});
+    .openapi({ param: { name, in: "path" }, example: "evt_3f2c9a7e1b6d4c08a5e97d2b1f04c6aa" });
+
+/** `{ id }` path parameter holding an event id. */
+export const EventIdParam = z.object({ id: eventIdPathParam("id") });
 
 export const EventSchema = z
   .object({

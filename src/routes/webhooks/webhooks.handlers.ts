@@ -8,46 +8,17 @@ import {
   listWebhookEndpoints,
   rotateWebhookSecret,
   updateWebhookEndpoint,
-  type WebhookEndpointRow,
 } from "../../db/queries/webhook-endpoints";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
-import { EVENT_TYPES, type EventType } from "../../events/catalogue";
 import { webhookSecret } from "../../lib/crypto";
 import { publicHttpsUrlProblem } from "../../lib/media-url";
-import { formatNullableTimestamp, formatTimestamp } from "../../lib/time";
+import { toEndpointRecord } from "../../webhooks/endpoint-record";
 import type * as routes from "./webhooks.routes";
 import { MAX_WEBHOOK_ENDPOINTS, PREVIOUS_SECRET_SECONDS } from "./webhooks.schemas";
 
-/** `whsec_` and the first 8 characters of the secret's base64, as API keys show `sk_` and 8. */
-const SECRET_PREFIX_LENGTH = 14;
-
-const KNOWN_EVENT_TYPES: ReadonlySet<string> = new Set(EVENT_TYPES);
-const isEventType = (type: string): type is EventType => KNOWN_EVENT_TYPES.has(type);
-
-/**
- * Row → API record. Never the secrets: only `secret_prefix`, and the previous secret's expiry
- * while it still signs. A stored type the catalogue no longer has is left out.
- */
-function toEndpointRecord(row: WebhookEndpointRow, now: number) {
-  const previousSigns =
-    row.previousSecret !== null && row.previousSecretExpiresAt !== null && row.previousSecretExpiresAt > now;
-  return {
-    id: row.id,
-    account_id: row.accountId,
-    url: row.url,
-    description: row.description,
-    events: row.events === null ? null : row.events.filter(isEventType),
-    enabled: row.enabled,
-    disabled_reason: row.disabledReason,
-    secret_prefix: row.secret.slice(0, SECRET_PREFIX_LENGTH),
-    previous_secret_expires_at: previousSigns ? formatNullableTimestamp(row.previousSecretExpiresAt) : null,
-    created_at: formatTimestamp(row.createdAt),
-    updated_at: formatTimestamp(row.updatedAt),
-  };
-}
-
-const noEndpoint = () => new ApiError("not_found", "No such webhook endpoint.");
+/** 404 for an endpoint id the account does not have. */
+export const noEndpoint = () => new ApiError("not_found", "No such webhook endpoint.");
 
 /**
  * 422 on `url` when it is an `http://localhost` URL and the deployment does not allow those

@@ -1,0 +1,65 @@
+import type { Db } from "../db/client";
+import { sendInBatches } from "../lib/queue";
+import { type DeliveryOptions, deliverOnce } from "./deliver";
+import type { DeliverMessage } from "./queue-messages";
+import { type DeliveryKey, reopenDelivery, reopenFailedDeliveries } from "./store";
+
+/**
+ * Re-sends the account's delivery `key` now, in the caller's request: the delivery is reopened
+ * ({@link reopenDelivery}) and one attempt is made at once ({@link deliverOnce}, with its claim, so
+ * an attempt already under way is not doubled by a queue copy). When that attempt fails and the
+ * schedule has a retry left, the retry's message goes on `queue` with its wait; if that send fails,
+ * the hourly sweep (src/webhooks/sweep.ts) sends it once it is overdue.
+ * The caller has checked that the endpoint is the account's and enabled.
+ *
+ * @returns false when the account has no such delivery.
+ * @throws on D1 errors.
+ */
+export async function resendNow(
+  db: Db,
+  queue: Queue,
+  accountId: string,
+  key: DeliveryKey,
+  options: DeliveryOptions = {},
+): Promise<boolean> {
+  const now = options.now ?? Date.now;
+  if (!(await reopenDelivery(db, accountId, key, now()))) return false;
+  const message: DeliverMessage = { kind: "deliver", ...key };
+  const result = await deliverOnce(db, message, options);
+  if (result !== null) {
+    // If this send fails, the delivery is pending with its next attempt set: the sweep sends it.
+    await queue
+      .send(message, { contentType: "json", delaySeconds: result.retryDelaySeconds })
+      .catch((error: unknown) =>
+        console.error(
+          JSON.stringify({ level: "error", event: "webhook_retry_not_queued", ...key, error: String(error) }),
+        ),
+      );
+  }
+  return true;
+}
+
+/**
+ * Re-sends every `failed` delivery of the account's endpoint `endpointId` whose event came at or
+ * after `since` (epoch ms): each is reopened ({@link reopenFailedDeliveries}) and its deliver
+ * message put on `queue`, to be attempted as soon as the consumer takes it. Messages that could
+ * not be sent are picked up by the hourly sweep once overdue.
+ *
+ * @returns how many deliveries were reopened.
+ * @throws on D1 errors.
+ */
+export async function recoverFailed(
+  db: Db,
+  queue: Queue,
+  accountId: string,
+  endpointId: string,
+  since: number,
+  now: number,
+): Promise<number> {
+  const eventIds = await reopenFailedDeliveries(db, accountId, endpointId, since, now);
+  await sendInBatches(
+    queue,
+    eventIds.map((eventId): DeliverMessage => ({ kind: "deliver", eventId, endpointId })),
+  );
+  return eventIds.length;
+}
