@@ -9,7 +9,6 @@ import {
   disableEndpoint,
   disableEndpointIfFailing,
   failPendingDeliveries,
-  findDeliveryContext,
   recordAttempt,
 } from "./store";
 
@@ -70,24 +69,22 @@ export async function deliverOnce(
 ): Promise<DeliveryResult> {
   const now = options.now ?? Date.now;
   const key = { endpointId: message.endpointId, eventId: message.eventId };
-  const context = await findDeliveryContext(db, key);
-  if (context?.delivery.status !== "pending") return null;
-  const { delivery, endpoint, event } = context;
-  if (!endpoint?.enabled || !event) {
-    await failPendingDeliveries(db, [key], now());
-    return null;
-  }
   const startedAt = now();
-  const claimed = await claimAttempt(
+  const { attempt, context } = await claimAttempt(
     db,
     key,
-    delivery.attempts,
     startedAt,
     EARLY_TOLERANCE_MS,
     startedAt + CLAIM_LEASE_MS,
   );
-  if (!claimed) return null;
-  const attempt = delivery.attempts + 1;
+  if (attempt === null || !context?.endpoint || !context.event) {
+    // Not claimed: sent already, not due, or a delivery whose endpoint is off or gone or whose
+    // event was purged, which cannot succeed.
+    if (context?.delivery.status === "pending" && (!context.endpoint?.enabled || !context.event))
+      await failPendingDeliveries(db, [key], now());
+    return null;
+  }
+  const { endpoint, event } = context;
 
   const answer = await postEvent(endpoint, event.id, JSON.stringify(toEventRecord(event)), startedAt, {
     now,

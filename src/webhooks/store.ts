@@ -51,58 +51,61 @@ export interface DeliveryContext {
   event: EventRow | null;
 }
 
-/** The delivery `key` with its endpoint and event, in one query; null when there is no such delivery. */
-export async function findDeliveryContext(db: Db, key: DeliveryKey): Promise<DeliveryContext | null> {
-  const [row] = await db
-    .select()
-    .from(webhookDeliveries)
-    .leftJoin(
-      webhookEndpoints,
-      and(
-        eq(webhookEndpoints.id, webhookDeliveries.endpointId),
-        eq(webhookEndpoints.accountId, webhookDeliveries.accountId),
-      ),
-    )
-    .leftJoin(
-      events,
-      and(eq(events.id, webhookDeliveries.eventId), eq(events.accountId, webhookDeliveries.accountId)),
-    )
-    .where(and(eq(webhookDeliveries.endpointId, key.endpointId), eq(webhookDeliveries.eventId, key.eventId)))
-    .limit(1);
-  if (!row) return null;
-  return { delivery: row.webhook_deliveries, endpoint: row.webhook_endpoints, event: row.events };
-}
-
 /**
- * Claims the next attempt of a `pending` delivery that had made `seenAttempts` attempts when it
- * was read, if that attempt is due: `next_attempt_at` is null or at most `now + earlyMs` (epoch
- * ms). One conditional UPDATE moves `attempts` to `seenAttempts + 1` and `next_attempt_at` to
- * `leaseUntil`, so of two copies of a queue message only one can claim an attempt, and a copy
- * that arrives while that attempt is under way finds it not due.
+ * Claims the next attempt of the delivery `key` if it may be made now, and reads the delivery with
+ * its endpoint and event, in one D1 batch (one round trip). The claim is one conditional UPDATE:
+ * the delivery is `pending`, its attempt is due (`next_attempt_at` null or at most `now + earlyMs`,
+ * epoch ms), its endpoint is enabled and its event exists; it then adds one to `attempts` and
+ * moves `next_attempt_at` to `leaseUntil`. So of two copies of a queue message only one claims an
+ * attempt, and a copy that arrives while that attempt is under way finds it not due.
  *
- * @returns whether this caller holds the attempt.
+ * @returns the number of the claimed attempt (1-based), or null when nothing was claimed; and the
+ *   delivery as it stands after the claim (null when there is none).
  */
 export async function claimAttempt(
   db: Db,
   key: DeliveryKey,
-  seenAttempts: number,
   now: number,
   earlyMs: number,
   leaseUntil: number,
-): Promise<boolean> {
-  const result = await db
-    .update(webhookDeliveries)
-    .set({ attempts: seenAttempts + 1, nextAttemptAt: leaseUntil, updatedAt: now })
-    .where(
-      and(
-        eq(webhookDeliveries.endpointId, key.endpointId),
-        eq(webhookDeliveries.eventId, key.eventId),
-        eq(webhookDeliveries.attempts, seenAttempts),
-        eq(webhookDeliveries.status, "pending"),
-        sql`coalesce(${webhookDeliveries.nextAttemptAt}, 0) <= ${now + earlyMs}`,
-      ),
-    );
-  return result.meta.changes > 0;
+): Promise<{ attempt: number | null; context: DeliveryContext | null }> {
+  const sameKey = and(
+    eq(webhookDeliveries.endpointId, key.endpointId),
+    eq(webhookDeliveries.eventId, key.eventId),
+  );
+  const accountOfKey = sql`(SELECT account_id FROM webhook_deliveries WHERE endpoint_id = ${key.endpointId} AND event_id = ${key.eventId})`;
+  const [claimed, [delivery], [endpoint], [event]] = await db.batch([
+    db
+      .update(webhookDeliveries)
+      .set({ attempts: sql`${webhookDeliveries.attempts} + 1`, nextAttemptAt: leaseUntil, updatedAt: now })
+      .where(
+        and(
+          sameKey,
+          eq(webhookDeliveries.status, "pending"),
+          sql`coalesce(${webhookDeliveries.nextAttemptAt}, 0) <= ${now + earlyMs}`,
+          sql`EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = ${webhookDeliveries.endpointId}
+            AND e.account_id = ${webhookDeliveries.accountId} AND e.enabled = 1)`,
+          sql`EXISTS (SELECT 1 FROM events v WHERE v.id = ${webhookDeliveries.eventId}
+            AND v.account_id = ${webhookDeliveries.accountId})`,
+        ),
+      )
+      .returning({ attempts: webhookDeliveries.attempts }),
+    db.select().from(webhookDeliveries).where(sameKey).limit(1),
+    // Separate reads, not joins: drizzle maps the rows of a batched join by column name, and
+    // the three tables share names (`id`, `created_at`).
+    db
+      .select()
+      .from(webhookEndpoints)
+      .where(and(eq(webhookEndpoints.id, key.endpointId), eq(webhookEndpoints.accountId, accountOfKey)))
+      .limit(1),
+    db
+      .select()
+      .from(events)
+      .where(and(eq(events.id, key.eventId), eq(events.accountId, accountOfKey)))
+      .limit(1),
+  ]);
+  const context = delivery ? { delivery, endpoint: endpoint ?? null, event: event ?? null } : null;
+  return { attempt: claimed[0]?.attempts ?? null, context };
 }
 
 /** What an attempt left a delivery as. */
