@@ -6,13 +6,14 @@ import { ConfigError, readConfig } from "./config";
 import { createDb } from "./db/client";
 import type { AppEnv } from "./env";
 import { ApiError, ERROR_STATUS, type ErrorCode, problemResponse } from "./errors";
-import { adminAuth, apiKeyAuth } from "./middleware/auth";
+import { adminAuth, apiKeyAuth, v1Auth } from "./middleware/auth";
 import { bodyGuard, bodyLimit } from "./middleware/body-guard";
 import { requestId } from "./middleware/request-id";
 import { adminRoutes } from "./routes/admin/admin.index";
 import { appRoutes } from "./routes/apps/apps.index";
 import { eventRoutes, registerEventWebhooks } from "./routes/events/events.index";
 import { gatewayEventRoutes } from "./routes/gateway-events/gateway-events.index";
+import { linkRoutes } from "./routes/link/link.index";
 import { messageRoutes } from "./routes/messages/messages.index";
 import { otpRoutes } from "./routes/otp/otp.index";
 import { createRouter } from "./routes/router";
@@ -72,13 +73,14 @@ export function createApp() {
     await next();
   });
   // A deployment whose configuration is broken says so at its first request (README, Configuration).
-  for (const path of ["/v1/*", "/sandbox/*", "/gateway/*", "/admin/*"]) {
+  for (const path of ["/v1/*", "/sandbox/*", "/gateway/*", "/admin/*", "/link/*"]) {
     app.use(path, async (c, next) => {
       readConfig(c.env);
       await next();
     });
   }
-  app.use("/v1/*", apiKeyAuth);
+  // The API key, or on the live route a link token (browsers); `/link/*` takes link tokens only.
+  app.use("/v1/*", v1Auth);
   app.use("/sandbox/sessions/*", apiKeyAuth);
   app.use("/admin/*", adminAuth);
   app.use("*", bodyLimit);
@@ -105,11 +107,19 @@ export function createApp() {
   app.route("/v1", otpRoutes);
   app.route("/sandbox", sandboxRoutes);
   app.route("/gateway", gatewayEventRoutes);
+  app.route("/link", linkRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKey", {
     type: "http",
     scheme: "bearer",
     description: "An API key issued by the admin API: `Authorization: Bearer sk_…`.",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "LinkToken", {
+    type: "apiKey",
+    in: "query",
+    name: "token",
+    description:
+      "A link token (`POST /v1/chatapp/sessions/{id}/link-url`): in the path of `/link/{token}/…`, or as `?token=` on the live route. It reaches one session only.",
   });
   app.openAPIRegistry.registerComponent("securitySchemes", "AdminToken", {
     type: "http",

@@ -76,8 +76,15 @@ export type GatewaySettings =
     }
   | { kind: "evolution"; url: string; apiKey: string; publicUrl: string; timeoutMs: number };
 
-/** The configuration: every variable but the gateway settings, which are in `gateway`. */
-export type Config = Omit<RawConfig, keyof typeof GATEWAY_SETTINGS> & { gateway: GatewaySettings };
+/**
+ * The configuration: every variable but the gateway settings, which are in `gateway`, and
+ * `publicUrl`: `PUBLIC_URL` without a trailing slash, or null when unset (links made by the API
+ * then point at the request's origin).
+ */
+export type Config = Omit<RawConfig, keyof typeof GATEWAY_SETTINGS> & {
+  gateway: GatewaySettings;
+  publicUrl: string | null;
+};
 
 const GATEWAY_SETTINGS = {
   PUBLIC_URL: true,
@@ -180,7 +187,8 @@ export function readConfig(env: Env): Config {
       };
       break;
   }
-  const config = { ...raw, gateway };
+  const publicUrl = PUBLIC_URL === undefined ? null : url("PUBLIC_URL", PUBLIC_URL);
+  const config = { ...raw, gateway, publicUrl };
   cache.set(env, config);
   return config;
 }

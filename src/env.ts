@@ -1,5 +1,6 @@
 import type { RequestIdVariables } from "hono/request-id";
 import type { Db } from "./db/client";
+import type { LinkGrant } from "./db/queries/link-tokens";
 import type { ChatSession } from "./sessions/chat-session";
 
 // Secrets are not in wrangler.toml, so `wrangler types` cannot see them; declare them here.
@@ -35,6 +36,11 @@ export type AppEnv = {
   Variables: RequestIdVariables & {
     db: Db;
     principal: Principal;
+    /**
+     * Set instead of `principal` on routes a link token opens (`/link/{token}/…`, and `/live`
+     * with `?token=`): the one session the token grants.
+     */
+    linkGrant?: LinkGrant;
   };
 };
 

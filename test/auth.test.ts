@@ -1,6 +1,15 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, type ApiResponse, call, createAccount, createSession, expectProblem } from "./helpers";
+import { createApp } from "../src/app";
+import {
+  ADMIN_TOKEN,
+  type ApiResponse,
+  call,
+  createAccount,
+  createSession,
+  expectProblem,
+  showSession,
+} from "./helpers";
 
 const UNKNOWN_ID = "00000000-0000-4000-8000-000000000000";
 /** Well formed (`sk_` + 43 base64url characters) but never issued. */
@@ -104,4 +113,84 @@ describe("bearer API keys", () => {
     }
     expect(lastUsed).toEqual(expect.any(Number));
   });
+});
+
+/** Every documented route, from the app's OpenAPI registry: `[METHOD, path, security schemes]`. */
+const documented: [string, string, string[]][] = createApp().openAPIRegistry.definitions.flatMap(
+  (definition) =>
+    definition.type === "route"
+      ? [
+          [
+            definition.route.method.toUpperCase(),
+            definition.route.path,
+            (definition.route.security ?? []).flatMap((requirement) => Object.keys(requirement)),
+          ] as [string, string, string[]],
+        ]
+      : [],
+);
+const byKey = documented.filter(([, , security]) => security.includes("ApiKey"));
+// `/link/{token}/…` routes take a link token in the path and no API key: they are left out of the
+// key cases below on purpose and get their own token cases instead.
+const byTokenOnly = documented.filter(
+  ([, , security]) => security.length > 0 && !security.includes("ApiKey") && security.includes("LinkToken"),
+);
+const fill = (path: string) => path.replace("{id}", UNKNOWN_ID).replace("{token}", "A".repeat(43));
+
+describe("security cases generated from the route table", () => {
+  it("covers the session routes, the live route and the link routes", () => {
+    const keyed = byKey.map(([method, path]) => `${method} ${path}`);
+    expect(keyed).toEqual(
+      expect.arrayContaining([
+        "GET /v1/chatapp/sessions/{id}/live",
+        "POST /v1/chatapp/sessions/{id}/link-url",
+        "DELETE /v1/chatapp/sessions/{id}/link-url",
+        "POST /sandbox/sessions/{id}/scan",
+      ]),
+    );
+    expect(byTokenOnly.map(([method, path]) => `${method} ${path}`).sort()).toEqual(
+      ["GET /link/{token}/session", "POST /link/{token}/pairing-code", "POST /link/{token}/reconnect"].sort(),
+    );
+  });
+
+  for (const [method, path] of byKey) {
+    it(`${method} ${path} without a key is 401`, async () => {
+      expectUnauthenticated(await call(method, fill(path)));
+    });
+  }
+
+  for (const [method, path] of byTokenOnly) {
+    it(`${method} ${path} with an unknown token is 404 link_not_found, an API key instead too`, async () => {
+      const { key } = await createAccount();
+      expectProblem(await call(method, fill(path)), 404, "link_not_found");
+      expectProblem(await call(method, fill(path), { key }), 404, "link_not_found");
+    });
+  }
+
+  /** Valid requests for the session routes that need a body or query, so that only ownership fails. */
+  const requests: Record<string, { body?: unknown; query?: string }> = {
+    "POST /v1/chatapp/sessions/{id}/pairing-code": { body: { phone_number: "+14155552671" } },
+    "POST /sandbox/sessions/{id}/inbound": {
+      body: { from_number: "+14155552672", type: "text", content: "Hi" },
+    },
+    "GET /sandbox/sessions/{id}/received": { query: "?to_number=%2B14155552672" },
+  };
+  for (const [method, path] of byKey.filter(([, path]) => path.includes("/sessions/{id}"))) {
+    it(`${method} ${path}: another account's session is 404 and stays unchanged`, async () => {
+      const { key } = await createAccount();
+      const theirs = await createAccount();
+      const { session } = await createSession(theirs.key);
+      const before = await showSession(theirs.key, session.id);
+      const request = requests[`${method} ${path}`] ?? {};
+      const res = await call(method, `${path.replace("{id}", session.id)}${request.query ?? ""}`, {
+        key,
+        body: request.body,
+      });
+      expectProblem(res, 404, "not_found");
+      expect(await showSession(theirs.key, session.id)).toEqual(before);
+      const tokens = await env.DB.prepare("SELECT COUNT(*) AS n FROM link_tokens WHERE session_id = ?")
+        .bind(session.id)
+        .first<{ n: number }>();
+      expect(tokens?.n).toBe(0);
+    });
+  }
 });

@@ -356,7 +356,16 @@ describe("API reference", () => {
     expect(methods("/sandbox/sessions/{id}/drop")).toEqual(["post"]);
     expect(methods("/sandbox/sessions/{id}/ban")).toEqual(["post"]);
     expect(methods("/sandbox/pair/{token}")).toEqual(["get", "post"]);
-    expect(Object.keys(res.body.components.securitySchemes).sort()).toEqual(["AdminToken", "ApiKey"]);
+    expect(methods("/v1/chatapp/sessions/{id}/live")).toEqual(["get"]);
+    expect(methods("/v1/chatapp/sessions/{id}/link-url")).toEqual(["delete", "post"]);
+    expect(methods("/link/{token}/session")).toEqual(["get"]);
+    expect(methods("/link/{token}/pairing-code")).toEqual(["post"]);
+    expect(methods("/link/{token}/reconnect")).toEqual(["post"]);
+    expect(Object.keys(res.body.components.securitySchemes).sort()).toEqual([
+      "AdminToken",
+      "ApiKey",
+      "LinkToken",
+    ]);
     expect(res.body.components.schemas).toHaveProperty("Session");
     expect(res.body.components.schemas).toHaveProperty("Problem");
   });

@@ -77,6 +77,35 @@ export const sessions = sqliteTable(
   ],
 );
 
+/**
+ * Link tokens: bearer capabilities in a link URL (`<origin>/link/<token>`) that let whoever holds
+ * one watch and link one session of one account without an API key (src/links/tokens.ts). Only
+ * the token's SHA-256 (hex) is stored, as for API keys. A token is live until `expires_at` (epoch
+ * ms) or `revoked_at`; it goes with its session (`ON DELETE CASCADE`).
+ */
+export const linkTokens = sqliteTable(
+  "link_tokens",
+  {
+    id: text().primaryKey(),
+    accountId: text()
+      .notNull()
+      .references(() => accounts.id),
+    sessionId: text()
+      .notNull()
+      .references(() => sessions.id, { onDelete: "cascade" }),
+    tokenHash: text().notNull(),
+    /** Where the hosted page sends the user back to once linked (an https URL), or null. */
+    returnUrl: text(),
+    expiresAt: integer().notNull(),
+    createdAt: integer().notNull(),
+    revokedAt: integer(),
+  },
+  (t) => [
+    uniqueIndex("link_tokens_token_hash").on(t.tokenHash),
+    index("link_tokens_session").on(t.sessionId, t.revokedAt),
+  ],
+);
+
 export const messages = sqliteTable(
   "messages",
   {

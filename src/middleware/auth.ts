@@ -1,8 +1,10 @@
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { API_KEY_PATTERN, findLiveKey, touchKey } from "../db/queries/api-keys";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { timingSafeEqual } from "../lib/crypto";
+import { resolveLinkToken } from "../links/tokens";
 
 /** `last_used_at` is rewritten at most once a minute per key, to keep reads free of writes. */
 const TOUCH_INTERVAL_MS = 60_000;
@@ -45,4 +47,34 @@ export const adminAuth = createMiddleware<AppEnv>(async (c, next) => {
   const token = bearerToken(c.req.header("authorization"));
   if (!token || !timingSafeEqual(token, expected)) throw unauthenticated("A valid admin token is required.");
   await next();
+});
+
+/**
+ * Authenticates with a link token (src/links/tokens.ts) that `tokenOf` reads from the request,
+ * and sets `c.var.linkGrant` to the one session it grants. A malformed or unknown token (or one
+ * whose session is gone) is 404 `link_not_found`; an expired or revoked one is 410 `link_expired`.
+ */
+export function linkTokenAuth(tokenOf: (c: Context<AppEnv>) => string | undefined) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    c.set("linkGrant", await resolveLinkToken(c.var.db, tokenOf(c) ?? "", Date.now()));
+    await next();
+  });
+}
+
+const LIVE_PATH = /^\/v1\/chatapp\/sessions\/[^/]+\/live$/;
+const liveTokenAuth = linkTokenAuth((c) => c.req.query("token"));
+
+/**
+ * Authentication of `/v1`: {@link apiKeyAuth}, except for a live watch
+ * (`GET /v1/chatapp/sessions/{id}/live`) sent without `Authorization` and with `?token=`: browsers
+ * cannot set headers on a WebSocket, so that one route also takes a link token in its query
+ * ({@link linkTokenAuth}); its handler holds the token to its own session.
+ */
+export const v1Auth = createMiddleware<AppEnv>(async (c, next) => {
+  const linkWatch =
+    c.req.method === "GET" &&
+    !c.req.header("authorization") &&
+    LIVE_PATH.test(c.req.path) &&
+    c.req.query("token") !== undefined;
+  return linkWatch ? liveTokenAuth(c, next) : apiKeyAuth(c, next);
 });

@@ -16,6 +16,17 @@ import { receiveMessage } from "../messages/receive";
 import { applyMoves, failMoves, type MessageMove } from "../messages/status";
 import { type Deadline, Deadlines } from "./deadlines";
 import { GatewayChecks, GatewayHealth, type GatewayHealthView } from "./gateway-health";
+import {
+  AUDIENCE_HEADER,
+  type Audience,
+  answerClose,
+  CLOSE_LINK_REVOKED,
+  CLOSE_LINK_REVOKED_REASON,
+  CLOSE_SESSION_DELETED,
+  CLOSE_SESSION_DELETED_REASON,
+  LiveWatchers,
+  type ShownQr,
+} from "./live";
 import { type Failure, fail, ok, type SessionResult } from "./result";
 import { networkBans, networkDrops, phoneScans, type ScanRequest, sandboxOf } from "./sandbox-phone";
 import {
@@ -49,6 +60,10 @@ import {
  *
  * This class keeps the RPC surface; the session's own record is a {@link SessionStore}, the
  * sandbox's phone and network are in sandbox-phone.ts, gateway checks are {@link GatewayChecks}.
+ *
+ * Live watchers (`GET /v1/chatapp/sessions/{id}/live`) are hibernatable WebSockets accepted by
+ * {@link ChatSession.fetch}; they get a frame for every change {@link ChatSession.commit}
+ * records (see live.ts for the frames).
  */
 export class ChatSession extends DurableObject<Env> {
   private readonly sql: SqlStorage;
@@ -58,6 +73,7 @@ export class ChatSession extends DurableObject<Env> {
   private readonly dispatcher: Dispatcher;
   private readonly health: GatewayHealth;
   private readonly checks: GatewayChecks;
+  private readonly live: LiveWatchers;
   /** Tail of the chain that runs state changes one at a time (gateway calls and D1 writes await). */
   private tail: Promise<unknown> = Promise.resolve();
 
@@ -68,6 +84,9 @@ export class ChatSession extends DurableObject<Env> {
     this.outbox = new Outbox(this.sql);
     this.deadlines = new Deadlines(this.sql, ctx.storage);
     this.health = new GatewayHealth(this.sql);
+    this.live = new LiveWatchers(ctx);
+    // Answered by the runtime without waking the object: a watcher's keep-alive costs nothing.
+    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
     this.checks = new GatewayChecks(
       {
         health: this.health,
@@ -157,6 +176,57 @@ export class ChatSession extends DurableObject<Env> {
     return ok(state.qr);
   }
 
+  /**
+   * The session as the object holds it now, with the QR shown while pending (its payload and
+   * when the next one replaces it, epoch ms): what a live watcher's first frame and the link
+   * page show. `not_found` when the object holds no session.
+   */
+  async snapshot(): Promise<SessionResult<{ session: SessionRecord; qr: ShownQr | null }>> {
+    if (!this.state()) return fail("not_found", "No such session.");
+    return ok({ session: this.store.record(), qr: this.shownQr() });
+  }
+
+  /**
+   * Accepts a live watcher: a WebSocket upgrade forwarded by the Worker's `/live` route (RPC
+   * cannot return a WebSocket, so this is the object's `fetch`). The route has authenticated the
+   * caller and checked the session is theirs; {@link AUDIENCE_HEADER} says whether an API key
+   * (`account`) or a link token (`link`) opened it. Answers 101 with the socket, whose first
+   * frame is `session.snapshot`; 426 without `Upgrade: websocket`; 404 when the object holds no
+   * session (deleted since the route checked).
+   */
+  async fetch(request: Request): Promise<Response> {
+    if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket") {
+      return new Response("Expected a WebSocket upgrade.", { status: 426 });
+    }
+    const audience: Audience = request.headers.get(AUDIENCE_HEADER) === "link" ? "link" : "account";
+    // In the chain of changes, so that no frame of a change under way can precede the snapshot.
+    return this.exclusive(async () => {
+      if (!this.state()) return new Response("No such session.", { status: 404 });
+      const client = this.live.watch(audience, {
+        type: "session.snapshot",
+        session: this.store.record(),
+        qr: this.shownQr(),
+      });
+      return new Response(null, { status: 101, webSocket: client });
+    });
+  }
+
+  /**
+   * The session's link tokens were revoked: closes the live sockets opened with one (code 4403,
+   * `link revoked`); those opened with an API key stay.
+   */
+  async closeLinkWatchers(): Promise<void> {
+    this.live.close("link", CLOSE_LINK_REVOKED, CLOSE_LINK_REVOKED_REASON);
+  }
+
+  /** Watchers have nothing to say: `ping` is answered by the auto-response, anything else is ignored. */
+  async webSocketMessage(): Promise<void> {}
+
+  /** A watcher closed its socket: complete the close handshake (see live.ts `answerClose`). */
+  async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
+    answerClose(ws, code, reason);
+  }
+
   /** connected → disconnected, keeping the link (interface document §4.1). */
   async disconnect(): Promise<SessionResult<SessionRecord>> {
     return this.exclusive(async () => {
@@ -225,6 +295,11 @@ export class ChatSession extends DurableObject<Env> {
       ]);
       await db.delete(sessions).where(eq(sessions.id, state.id));
       await this.forget();
+      this.live.closeAll(
+        { type: "session.deleted", id: state.id },
+        CLOSE_SESSION_DELETED,
+        CLOSE_SESSION_DELETED_REASON,
+      );
       return ok(null);
     });
   }
@@ -237,11 +312,14 @@ export class ChatSession extends DurableObject<Env> {
     return this.exclusive(async () => {
       const guard = this.guard("scan");
       if (guard) return guard;
+      let code: string;
       try {
-        return ok(await this.gateway().requestPairingCode(this.current().session_id, phoneNumber));
+        code = await this.gateway().requestPairingCode(this.current().session_id, phoneNumber);
       } catch (error) {
         return gatewayFailure(error);
       }
+      this.live.broadcast({ type: "session.pairing_code", pairingCode: code, phoneNumber, at: Date.now() });
+      return ok(code);
     });
   }
 
@@ -455,13 +533,14 @@ export class ChatSession extends DurableObject<Env> {
     const state = this.state();
     if (state?.status !== "pending") return;
     if (kind === "qr_rotate") {
+      // Scheduled first: the new QR's `expires_at` in its live frame is this next rotation.
+      this.deadlines.schedule("qr_rotate", "", dueAt + readConfig(this.env).QR_ROTATE_SECONDS * 1000);
       try {
         await this.showQr(await this.gateway().currentQr(state.session_id));
       } catch (error) {
         // The QR shown stays until the next rotation reaches the gateway.
         if (!(error instanceof GatewayError)) throw error;
       }
-      this.deadlines.schedule("qr_rotate", "", dueAt + readConfig(this.env).QR_ROTATE_SECONDS * 1000);
     } else if ((await this.move({ type: "qr_timeout" })).type === "move") {
       // Nobody scanned: the gateway need not keep its session waiting for one.
       await this.gateway()
@@ -538,9 +617,8 @@ export class ChatSession extends DurableObject<Env> {
    * Applies a move decided by transitions.ts: stores the new status and reason with what goes
    * with them, clears what only a pending session has (the QR and its deadlines) or starts it
    * again, starts gateway checks and waiting messages on a link, fails the waiting messages on a
-   * ban, records `session.status_changed` when the status or reason changed, and writes the
-   * session (and its events) through to D1. `now` is the link's time (epoch ms), `last_seen_at`
-   * of a connected session.
+   * ban, and commits: `session.status_changed` when the status or reason changed (see
+   * {@link commit}). `now` is the link's time (epoch ms), `last_seen_at` of a connected session.
    */
   private async apply(change: SessionChange, now: number): Promise<void> {
     const before = this.current();
@@ -579,18 +657,41 @@ export class ChatSession extends DurableObject<Env> {
         if (change.failPending) await this.dispatcher.failPending("session_banned");
     }
     const after = this.current();
-    if (after.status !== before.status || after.reason !== before.reason) {
-      this.store.recordEvent("session.status_changed", after.updated_at);
-    }
-    await this.writeThrough();
+    const moved = after.status !== before.status || after.reason !== before.reason;
+    await this.commit(moved ? "session.status_changed" : null, after.updated_at);
   }
 
   /** Shows a new QR on a pending session, with its `session.qr_updated` event. */
   private async showQr(qr: string): Promise<void> {
     if (qr === this.current().qr) return;
     this.store.setQr(qr);
-    this.store.recordEvent("session.qr_updated", Date.now());
+    await this.commit("session.qr_updated", Date.now());
+  }
+
+  /**
+   * The one place a change of the session is recorded, once the object's storage holds it:
+   * keeps its event (`type`, at `at` epoch ms; none for a change that is not one, such as a new
+   * phone name), writes the session and its events through to D1, then sends the change's live
+   * frame to every watcher. Events and frames hang off here, and nowhere else.
+   */
+  private async commit(
+    type: "session.status_changed" | "session.qr_updated" | null,
+    at: number,
+  ): Promise<void> {
+    if (type) this.store.recordEvent(type, at);
     await this.writeThrough();
+    if (!type || !this.live.watched) return;
+    const session = this.store.record();
+    const qr = this.shownQr();
+    if (type === "session.status_changed") this.live.broadcast({ type, session, qr });
+    else if (qr) this.live.broadcast({ type, session, qr });
+  }
+
+  /** The QR a pending session shows and when the next rotation replaces it; null in other states. */
+  private shownQr(): ShownQr | null {
+    const state = this.current();
+    if (state.status !== "pending" || !state.qr) return null;
+    return { payload: state.qr, expiresAt: this.deadlines.dueAt("qr_rotate", "") };
   }
 
   /** The gateway's current QR payload, or null when it cannot be reached now. */

@@ -71,6 +71,14 @@ export class Deadlines {
     return (row?.due ?? null) !== (row?.armed ?? null);
   }
 
+  /** When the deadline `kind`/`ref` is due (epoch ms), or null when none is set. */
+  dueAt(kind: DeadlineKind, ref: string): number | null {
+    const row = this.sql
+      .exec<{ due_at: number }>("SELECT due_at FROM deadlines WHERE kind = ? AND ref = ?", kind, ref)
+      .toArray()[0];
+    return row?.due_at ?? null;
+  }
+
   clear(...kinds: DeadlineKind[]): void {
     for (const kind of kinds) this.sql.exec("DELETE FROM deadlines WHERE kind = ?", kind);
   }

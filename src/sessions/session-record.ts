@@ -44,3 +44,27 @@ export function sessionUuidOf(name: string): string | null {
   const match = name.match(/^session_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/);
   return match?.[1] ?? null;
 }
+
+/**
+ * A session as a link token's holder sees it (the hosted link page, live frames of a socket
+ * opened with a token): its id, status and reason, the linked phone only while `connected`, and
+ * when it last changed. Nothing of the account: no account id, gateway name or display name.
+ */
+export type PublicSession = {
+  id: string;
+  status: SessionStatus;
+  reason: string | null;
+  phone_number: string | null;
+  updated_at: string;
+};
+
+/** The {@link PublicSession} view of a session record. */
+export function toPublicSession(record: SessionRecord): PublicSession {
+  return {
+    id: record.id,
+    status: record.status,
+    reason: record.reason,
+    phone_number: record.status === "connected" ? record.phone_number : null,
+    updated_at: record.updated_at,
+  };
+}

@@ -1,9 +1,14 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { readConfig } from "../../config";
+import { insertLinkToken, revokeLinkTokens } from "../../db/queries/link-tokens";
 import { findSession, listSessions } from "../../db/queries/sessions";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { qrPngDataUri } from "../../lib/qr-png";
+import { formatTimestamp } from "../../lib/time";
+import { LINK_EXPIRES_IN, linkUrl, mintLinkToken } from "../../links/tokens";
+import { AUDIENCE_HEADER } from "../../sessions/live";
 import { unwrap } from "../../sessions/result";
 import { toSessionRecord } from "../../sessions/session-record";
 import { sessionStub } from "../../sessions/stub";
@@ -74,4 +79,60 @@ export const gatewayHealth: RouteHandler<typeof routes.gatewayHealth, AppEnv> = 
   const stub = await ownedSession(c, c.req.valid("param").id);
   const health = unwrap(await stub.gatewayHealth());
   return c.json({ success: true as const, health }, 200);
+};
+
+export const live: RouteHandler<typeof routes.live, AppEnv> = async (c) => {
+  const { id } = c.req.valid("param");
+  const grant = c.var.linkGrant;
+  // A token reaches its own session only; another session is unknown to it, as to a key.
+  const mine = grant
+    ? grant.sessionId === id
+    : (await findSession(c.var.db, c.var.principal.accountId, id)) !== null;
+  if (!mine) throw new ApiError("not_found", "No such session.");
+  if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
+    throw new ApiError("upgrade_required", "This route is a WebSocket: send `Upgrade: websocket`.", {
+      headers: { Upgrade: "websocket" },
+    });
+  }
+  const upgraded = await sessionStub(c.env, id).fetch("https://session.internal/live", {
+    headers: { Upgrade: "websocket", [AUDIENCE_HEADER]: grant ? "link" : "account" },
+  });
+  // Deleted between the check above and the object's answer.
+  if (upgraded.status !== 101) throw new ApiError("not_found", "No such session.");
+  return upgraded;
+};
+
+export const createLinkUrl: RouteHandler<typeof routes.createLinkUrl, AppEnv> = async (c) => {
+  const { id } = c.req.valid("param");
+  const accountId = c.var.principal.accountId;
+  if (!(await findSession(c.var.db, accountId, id))) throw new ApiError("not_found", "No such session.");
+  const body = c.req.valid("json");
+  const { row, token } = await mintLinkToken({
+    accountId,
+    sessionId: id,
+    returnUrl: body.return_url ?? null,
+    expiresInSeconds: body.expires_in ?? LINK_EXPIRES_IN.default,
+    now: Date.now(),
+  });
+  await insertLinkToken(c.var.db, row);
+  const origin = readConfig(c.env).publicUrl ?? new URL(c.req.url).origin;
+  return c.json(
+    {
+      success: true as const,
+      url: linkUrl(origin, token),
+      expires_at: formatTimestamp(row.expiresAt),
+      return_url: row.returnUrl,
+      created_at: formatTimestamp(row.createdAt),
+    },
+    201,
+  );
+};
+
+export const revokeLinkUrls: RouteHandler<typeof routes.revokeLinkUrls, AppEnv> = async (c) => {
+  const { id } = c.req.valid("param");
+  const accountId = c.var.principal.accountId;
+  if (!(await findSession(c.var.db, accountId, id))) throw new ApiError("not_found", "No such session.");
+  await revokeLinkTokens(c.var.db, accountId, id, Date.now());
+  await sessionStub(c.env, id).closeLinkWatchers();
+  return c.body(null, 204);
 };

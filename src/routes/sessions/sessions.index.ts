@@ -12,4 +12,7 @@ export const sessionRoutes = createRouter()
   .openapi(routes.reconnect, handlers.reconnect)
   .openapi(routes.remove, handlers.remove)
   .openapi(routes.pairingCode, handlers.pairingCode)
-  .openapi(routes.gatewayHealth, handlers.gatewayHealth);
+  .openapi(routes.gatewayHealth, handlers.gatewayHealth)
+  .openapi(routes.live, handlers.live)
+  .openapi(routes.createLinkUrl, handlers.createLinkUrl)
+  .openapi(routes.revokeLinkUrls, handlers.revokeLinkUrls);

@@ -5,6 +5,9 @@ import {
   CreatedSessionSchema,
   DeletedSchema,
   GatewayHealthSchema,
+  LinkUrlBody,
+  LinkUrlSchema,
+  LiveQuery,
   PairingCodeBody,
   PairingCodeSchema,
   QrCodeSchema,
@@ -132,4 +135,54 @@ export const gatewayHealth = createRoute({
     "Asks the gateway now how it sees the session, corrects the session's status if they differ (the same check runs every `GATEWAY_CHECK_SECONDS` while a session is connected), and shows the result.",
   request: { params: IdParam },
   responses: { 200: json(GatewayHealthSchema, "The gateway's view"), ...problems("not_found") },
+});
+
+export const live = createRoute({
+  ...common,
+  security: [...bearerSecurity, { LinkToken: [] }],
+  method: "get",
+  path: "/{id}/live",
+  summary: "Watch a session's changes live over a WebSocket",
+  description: [
+    "Upgrades to a WebSocket (`Upgrade: websocket`) that receives one JSON text frame per change of the session. Authenticate with the API key (`Authorization: Bearer …`) or, from a browser, with a link token as `?token=…` (see `POST …/link-url`); a token reaches only its own session.",
+    "",
+    "Frames:",
+    '- `{type: "session.snapshot", session, qr_code?, expires_at?}`: first, the state now.',
+    '- `{type: "session.status_changed", session, qr_code?, expires_at?}`: every status move (`qr_code` and `expires_at` when it moved to `pending`).',
+    "- `{type: \"session.qr_updated\", session, qr_code, expires_at}`: a pending session's QR rotated (the `session.qr_updated` event's data, with `expires_at`).",
+    '- `{type: "session.pairing_code", pairing_code, phone_number, issued_at}`: a pairing code was issued.',
+    '- `{type: "session.deleted", id}`: the session was deleted; the socket then closes with code **4404**, reason `session deleted`.',
+    "",
+    "`session` is the Session as `GET /v1/chatapp/sessions/{id}` shows it; on a socket opened with a link token it is the public view (`id`, `status`, `reason`, `phone_number` while connected, `updated_at`). `qr_code` is a PNG data URI; `expires_at` is when the next QR replaces it. A frame is sent once the change is stored. Send the text `ping` to get `pong` (answered without waking the session); anything else the client sends is ignored.",
+  ].join("\n"),
+  request: { params: IdParam, query: LiveQuery },
+  responses: {
+    101: { description: "Switching Protocols: the WebSocket of live frames" },
+    ...problems("unauthenticated", "not_found", "link_not_found", "link_expired", "upgrade_required"),
+  },
+});
+
+export const createLinkUrl = createRoute({
+  ...common,
+  method: "post",
+  path: "/{id}/link-url",
+  summary: "Make a link URL: a hosted page where the phone's owner links the session",
+  description:
+    "Makes a link token for this session and returns its page URL. The token is random (256 bits), stored only as its SHA-256, and valid for `expires_in` seconds; `DELETE` revokes every token of the session. With the token, `GET /link/{token}/session` shows the session's status and QR code, `POST /link/{token}/pairing-code` and `POST /link/{token}/reconnect` act on it, and `GET /v1/chatapp/sessions/{id}/live?token=…` watches it, all without an API key.",
+  request: { params: IdParam, body: { ...jsonBody(LinkUrlBody), required: false } },
+  responses: {
+    201: json(LinkUrlSchema, "The link URL"),
+    ...problems("not_found", "validation_failed"),
+  },
+});
+
+export const revokeLinkUrls = createRoute({
+  ...common,
+  method: "delete",
+  path: "/{id}/link-url",
+  summary: "Revoke every link URL of the session",
+  description:
+    "Every token of the session stops working at once: its page and live route answer 410 `link_expired`, and live sockets opened with a token are closed with code **4403**, reason `link revoked`.",
+  request: { params: IdParam },
+  responses: { 204: { description: "Revoked (also when there was none)" }, ...problems("not_found") },
 });

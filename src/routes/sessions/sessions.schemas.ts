@@ -1,4 +1,6 @@
 import { z } from "@hono/zod-openapi";
+import { publicHttpsUrlProblem } from "../../lib/media-url";
+import { LINK_EXPIRES_IN } from "../../links/tokens";
 import { PhoneNumber } from "../openapi";
 
 const timestamp = z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" });
@@ -78,3 +80,53 @@ export const GatewayHealthSchema = z
     }),
   })
   .openapi("GatewayHealth");
+
+export const LiveQuery = z.object({
+  token: z
+    .string()
+    .max(200)
+    .optional()
+    .openapi({
+      param: { name: "token", in: "query" },
+      description:
+        "A link token (the last segment of a `POST …/link-url` URL), for browsers, which cannot send `Authorization` on a WebSocket. Used only when the request has no `Authorization` header.",
+    }),
+});
+
+export const LinkUrlBody = z.strictObject({
+  expires_in: z
+    .int()
+    .min(LINK_EXPIRES_IN.min)
+    .max(LINK_EXPIRES_IN.max)
+    .optional()
+    .openapi({
+      description: `Seconds the link stays valid: ${LINK_EXPIRES_IN.min}–${LINK_EXPIRES_IN.max.toLocaleString("en")}, default ${LINK_EXPIRES_IN.default}.`,
+      example: 900,
+    }),
+  return_url: z
+    .string()
+    .superRefine((value, ctx) => {
+      const problem = publicHttpsUrlProblem(value);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    })
+    .optional()
+    .openapi({
+      description:
+        "Where the link page sends the user once the phone is linked: an absolute `https` URL on a public host, without credentials, at most 2,048 characters (the `media_url` rule).",
+      example: "https://app.example.com/settings/chat",
+    }),
+});
+
+export const LinkUrlSchema = z
+  .object({
+    success: z.literal(true),
+    url: z.string().openapi({
+      description:
+        "The hosted link page: `<PUBLIC_URL or the request's origin>/link/<token>`. Whoever holds it can see the session's status and QR code and link a phone, until it expires or is revoked: hand it only to the phone's owner.",
+      example: "https://api.example.com/link/3q2-7wJfP0T1lqkT6Yq0kQm3E1JX3W5aC3f7h0qWm6Q",
+    }),
+    expires_at: timestamp,
+    return_url: z.string().nullable(),
+    created_at: timestamp,
+  })
+  .openapi("LinkUrl");

@@ -1,0 +1,69 @@
+import type { Db } from "../db/client";
+import { findLinkToken, type LinkGrant, type LinkTokenRow } from "../db/queries/link-tokens";
+import { ApiError } from "../errors";
+import { randomToken, sha256Hex } from "../lib/crypto";
+
+/**
+ * Link tokens: what the hosted link page (`/link/<token>`) and browsers watching a session's
+ * live events hold instead of an API key. A token is a bearer capability for one session of one
+ * account, so it is made like an API key: 32 bytes (256 bits) from the platform CSPRNG,
+ * base64url (43 characters), stored only as its SHA-256 (OWASP Session Management Cheat Sheet:
+ * at least 64 bits of entropy; hashed at rest like a password-equivalent secret).
+ */
+
+/** Random bytes in a link token. */
+export const LINK_TOKEN_BYTES = 32;
+/** A token's shape: 43 base64url characters (32 bytes, no padding). */
+export const LINK_TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+/** Bounds and default of `expires_in` (seconds) on `POST …/link-url`. */
+export const LINK_EXPIRES_IN = { min: 60, max: 86_400, default: 900 } as const;
+
+/**
+ * Mints a token for the account's session, valid `expiresInSeconds` from `now` (epoch ms):
+ * the row to store (holding only the SHA-256 hex of the token) and the plaintext, which is
+ * shown once, in the link URL, and never stored.
+ */
+export async function mintLinkToken(input: {
+  accountId: string;
+  sessionId: string;
+  returnUrl: string | null;
+  expiresInSeconds: number;
+  now: number;
+}): Promise<{ row: LinkTokenRow; token: string }> {
+  const token = randomToken(LINK_TOKEN_BYTES);
+  return {
+    token,
+    row: {
+      id: crypto.randomUUID(),
+      accountId: input.accountId,
+      sessionId: input.sessionId,
+      tokenHash: await sha256Hex(token),
+      returnUrl: input.returnUrl,
+      expiresAt: input.now + input.expiresInSeconds * 1000,
+      createdAt: input.now,
+      revokedAt: null,
+    },
+  };
+}
+
+/** The link page's URL for `token`: `<origin>/link/<token>`; `origin` has no trailing slash. */
+export function linkUrl(origin: string, token: string): string {
+  return `${origin}/link/${token}`;
+}
+
+/**
+ * The grant of a live `token` at `now` (epoch ms).
+ * @throws ApiError `link_not_found` (404) for a malformed or unknown token, or one whose session
+ *   was deleted; `link_expired` (410) for an expired or revoked one.
+ */
+export async function resolveLinkToken(db: Db, token: string, now: number): Promise<LinkGrant> {
+  const found = LINK_TOKEN_PATTERN.test(token) ? await findLinkToken(db, token, now) : null;
+  if (!found) throw new ApiError("link_not_found", "No such link.");
+  if (found.state === "lapsed") {
+    throw new ApiError(
+      "link_expired",
+      `The link has ${found.why === "revoked" ? "been revoked" : "expired"}.`,
+    );
+  }
+  return found.grant;
+}
