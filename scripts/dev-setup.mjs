@@ -7,4 +7,7 @@ if (!existsSync(".dev.vars")) {
   copyFileSync(".dev.vars.example", ".dev.vars");
   console.log("created .dev.vars from .dev.vars.example");
 }
-execFileSync("wrangler", ["d1", "migrations", "apply", "DB", "--local"], { stdio: "inherit" });
+// DEV_PERSIST_TO: the state folder a `npm run dev -- --persist-to <dir>` will use (the browser
+// tests keep theirs apart from the developer's).
+const persist = process.env.DEV_PERSIST_TO ? ["--persist-to", process.env.DEV_PERSIST_TO] : [];
+execFileSync("wrangler", ["d1", "migrations", "apply", "DB", "--local", ...persist], { stdio: "inherit" });
