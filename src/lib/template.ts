@@ -1,6 +1,6 @@
 /**
- * The OTP message template engine. Interface document §2.3 leaves the placeholder syntax open;
- * the rules below are this API's.
+ * The message template engine of OTP apps and campaigns. Interface document §2.3 leaves the
+ * placeholder syntax open; the rules below are this API's.
  *
  * The document's examples use two placeholder syntaxes, so both are accepted: `{{code}}` and
  * `{code}`, likewise `{{app_name}}` and `{app_name}`, with optional spaces inside the braces
@@ -29,50 +29,74 @@ function isPlaceholderName(name: string): name is PlaceholderName {
   return (PLACEHOLDERS as readonly string[]).includes(name);
 }
 
+/** What a template holds: its placeholders (in order, repeats kept) and its stray braces. */
+export interface TemplateScan {
+  /** Each placeholder's trimmed name and its text as written (`{{ name }}`). */
+  placeholders: { name: string; written: string }[];
+  /** One message per `{` or `}` that opens or closes no placeholder, naming its position. */
+  strayBraces: string[];
+}
+
 /**
- * Every problem with a template, as human-readable messages; an empty array means the template
- * is valid. Problems: a placeholder with an unknown name (`{{ otp }}`), a stray `{` or `}`
+ * Reads a template's placeholders (`{{ name }}` or `{ name }`, the name trimmed) and finds the
+ * braces that belong to none. Whether a name is allowed is the caller's rule: OTP templates allow
+ * {@link PLACEHOLDERS}, campaign templates the recipients' variable names.
+ */
+export function scanTemplate(template: string): TemplateScan {
+  const placeholders: TemplateScan["placeholders"] = [];
+  const rest = template.replace(
+    PLACEHOLDER,
+    (match, double: string | undefined, single: string | undefined) => {
+      placeholders.push({ name: (double ?? single ?? "").trim(), written: match });
+      // Keep the string's length so that stray-brace positions below refer to the original.
+      return " ".repeat(match.length);
+    },
+  );
+  const strayBraces: string[] = [];
+  for (let i = 0; i < rest.length; i++) {
+    const ch = rest[i];
+    if (ch === "{" || ch === "}")
+      strayBraces.push(`unmatched "${ch}" at position ${i}: braces are reserved for placeholders`);
+  }
+  return { placeholders, strayBraces };
+}
+
+/**
+ * Substitutes `values` into a template in one pass, so braces inside a value never form new
+ * placeholders: every placeholder whose name `values` has becomes that value; any other is left as
+ * written.
+ */
+export function fillTemplate(template: string, values: Readonly<Record<string, string>>): string {
+  return template.replace(PLACEHOLDER, (match, double: string | undefined, single: string | undefined) => {
+    const name = (double ?? single ?? "").trim();
+    return Object.hasOwn(values, name) ? (values[name] ?? match) : match;
+  });
+}
+
+/**
+ * Every problem with an OTP template, as human-readable messages; an empty array means the
+ * template is valid. Problems: a placeholder with an unknown name (`{{ otp }}`), a stray `{` or `}`
  * (e.g. the malformed `{{code}`), and a template without a code placeholder. This API's rules: a
  * template must contain the code placeholder, and an unknown placeholder is a 422 when an app is
  * created or updated. Length bounds are checked by the request schema, not here.
  */
 export function templateProblems(template: string): string[] {
-  const problems: string[] = [];
-  let hasCode = false;
-  const rest = template.replace(
-    PLACEHOLDER,
-    (match, double: string | undefined, single: string | undefined) => {
-      const name = (double ?? single ?? "").trim();
-      if (name === "code") hasCode = true;
-      else if (!isPlaceholderName(name)) {
-        problems.push(`unknown placeholder ${match}: use {{code}} or {{app_name}}`);
-      }
-      // Keep the string's length so that stray-brace positions below refer to the original.
-      return " ".repeat(match.length);
-    },
-  );
-  for (let i = 0; i < rest.length; i++) {
-    const ch = rest[i];
-    if (ch === "{" || ch === "}") {
-      problems.push(`unmatched "${ch}" at position ${i}: braces are reserved for placeholders`);
-    }
-  }
-  if (!hasCode) problems.push("must contain the code placeholder {{code}}");
+  const { placeholders, strayBraces } = scanTemplate(template);
+  const problems = placeholders
+    .filter(({ name }) => !isPlaceholderName(name))
+    .map(({ written }) => `unknown placeholder ${written}: use {{code}} or {{app_name}}`);
+  problems.push(...strayBraces);
+  if (!placeholders.some(({ name }) => name === "code"))
+    problems.push("must contain the code placeholder {{code}}");
   return problems;
 }
 
 /**
- * Substitutes `values` into a template: every `{{code}}`/`{code}` becomes `values.code` and
- * every `{{app_name}}`/`{app_name}` becomes `values.app_name` (spaces inside the braces allowed).
- * Substitution is one pass, so braces inside a value never form new placeholders. Anything that
- * is not a known placeholder is left as written; a template that passed
- * {@link templateProblems} has none.
+ * Substitutes an OTP's `values` into its template: `{{code}}`/`{code}` and
+ * `{{app_name}}`/`{app_name}` (spaces inside the braces allowed), by {@link fillTemplate}.
  */
 export function renderTemplate(template: string, values: TemplateValues): string {
-  return template.replace(PLACEHOLDER, (match, double: string | undefined, single: string | undefined) => {
-    const name = (double ?? single ?? "").trim();
-    return isPlaceholderName(name) ? values[name] : match;
-  });
+  return fillTemplate(template, values);
 }
 
 /**
