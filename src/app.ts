@@ -11,6 +11,7 @@ import { bodyGuard, bodyLimit } from "./middleware/body-guard";
 import { requestId } from "./middleware/request-id";
 import { adminRoutes } from "./routes/admin/admin.index";
 import { appRoutes } from "./routes/apps/apps.index";
+import { campaignRoutes } from "./routes/campaigns/campaigns.index";
 import { eventRoutes, registerEventWebhooks } from "./routes/events/events.index";
 import { gatewayEventRoutes } from "./routes/gateway-events/gateway-events.index";
 import { linkRoutes } from "./routes/link/link.index";
@@ -101,6 +102,7 @@ export function createApp() {
   app.route("/admin", adminRoutes);
   app.route("/v1/chatapp/sessions", sessionRoutes);
   app.route("/v1/chatapp/messages", messageRoutes);
+  app.route("/v1/chatapp/campaigns", campaignRoutes);
   app.route("/v1/apps", appRoutes);
   app.route("/v1/events", eventRoutes);
   app.route("/v1/webhooks", webhookRoutes);

@@ -1,4 +1,4 @@
-import { and, desc, eq } from "drizzle-orm";
+import { and, desc, eq, inArray } from "drizzle-orm";
 import type { Db } from "../client";
 import { sessions } from "../schema";
 
@@ -19,4 +19,12 @@ export function listSessions(db: Db, accountId: string) {
     .from(sessions)
     .where(eq(sessions.accountId, accountId))
     .orderBy(desc(sessions.createdAt), desc(sessions.id));
+}
+
+/** The account's sessions among `ids` (at most 100), in no particular order; others are left out. */
+export function findSessions(db: Db, accountId: string, ids: string[]) {
+  return db
+    .select()
+    .from(sessions)
+    .where(and(eq(sessions.accountId, accountId), inArray(sessions.id, ids)));
 }

@@ -15,6 +15,50 @@ const timestamp = z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" })
 /** Length in characters (Unicode code points), not UTF-16 code units: an emoji counts once. */
 const characters = (value: string) => [...value].length;
 
+/** The refinement context of a zod `superRefine`. */
+type RefineContext = z.core.$RefinementCtx;
+
+/**
+ * The content rules of a send (README, Sending messages), shared by sends and campaigns: `content`
+ * required for text (1–4,096 characters) and an optional caption (≤ 1,024) for image, video and
+ * document but not audio; `media_url` required for media (https, public host) and refused for text.
+ * Adds an issue on `content` or `media_url` for each rule broken.
+ */
+export function checkContent(
+  body: { type: (typeof MESSAGE_TYPES)[number]; content?: string | null; media_url?: string | null },
+  ctx: RefineContext,
+): void {
+  const content = body.content ?? null;
+  const length = content === null ? 0 : characters(content);
+  if (body.type === "text") {
+    if (content === null || content.length === 0)
+      ctx.addIssue({ code: "custom", path: ["content"], message: "required for text" });
+    else if (length > 4096)
+      ctx.addIssue({ code: "custom", path: ["content"], message: "at most 4096 characters" });
+    if (body.media_url != null)
+      ctx.addIssue({ code: "custom", path: ["media_url"], message: "not allowed for text" });
+  } else {
+    if (body.type === "audio" && content !== null) {
+      ctx.addIssue({ code: "custom", path: ["content"], message: "audio carries no caption" });
+    } else if (length > 1024) {
+      ctx.addIssue({ code: "custom", path: ["content"], message: "captions are at most 1024 characters" });
+    }
+    const problem = body.media_url == null ? `required for ${body.type}` : mediaUrlProblem(body.media_url);
+    if (problem) ctx.addIssue({ code: "custom", path: ["media_url"], message: problem });
+  }
+}
+
+/** `scheduled_at`, when given, must lie in the future and at most 30 days ahead. */
+export function checkScheduledAt(value: string | null | undefined, ctx: RefineContext): void {
+  if (value != null) {
+    const at = Date.parse(value);
+    const now = Date.now();
+    if (at <= now) ctx.addIssue({ code: "custom", path: ["scheduled_at"], message: "must be in the future" });
+    else if (at > now + MAX_SCHEDULE_AHEAD_MS)
+      ctx.addIssue({ code: "custom", path: ["scheduled_at"], message: "at most 30 days ahead" });
+  }
+}
+
 /**
  * The send body (interface document §4.2) with this API's rules (README, Sending messages): numbers
  * normalised to E.164 (an invalid one named by its index, duplicates sent once), `content` required
@@ -52,32 +96,8 @@ export const SendBody = z
       if (!toE164(number))
         ctx.addIssue({ code: "custom", path: ["to_number", index], message: "invalid phone number" });
     });
-    const content = body.content ?? null;
-    const length = content === null ? 0 : characters(content);
-    if (body.type === "text") {
-      if (content === null || content.length === 0)
-        ctx.addIssue({ code: "custom", path: ["content"], message: "required for text" });
-      else if (length > 4096)
-        ctx.addIssue({ code: "custom", path: ["content"], message: "at most 4096 characters" });
-      if (body.media_url != null)
-        ctx.addIssue({ code: "custom", path: ["media_url"], message: "not allowed for text" });
-    } else {
-      if (body.type === "audio" && content !== null) {
-        ctx.addIssue({ code: "custom", path: ["content"], message: "audio carries no caption" });
-      } else if (length > 1024) {
-        ctx.addIssue({ code: "custom", path: ["content"], message: "captions are at most 1024 characters" });
-      }
-      const problem = body.media_url == null ? `required for ${body.type}` : mediaUrlProblem(body.media_url);
-      if (problem) ctx.addIssue({ code: "custom", path: ["media_url"], message: problem });
-    }
-    if (body.scheduled_at != null) {
-      const at = Date.parse(body.scheduled_at);
-      const now = Date.now();
-      if (at <= now)
-        ctx.addIssue({ code: "custom", path: ["scheduled_at"], message: "must be in the future" });
-      else if (at > now + MAX_SCHEDULE_AHEAD_MS)
-        ctx.addIssue({ code: "custom", path: ["scheduled_at"], message: "at most 30 days ahead" });
-    }
+    checkContent(body, ctx);
+    checkScheduledAt(body.scheduled_at, ctx);
   });
 
 export const MessageSchema = z

@@ -1,0 +1,157 @@
+import { and, eq, type SQL, sql } from "drizzle-orm";
+import type { Cursor } from "../../lib/cursor";
+import { batchSql, type Db } from "../client";
+import { type CampaignRecipientRow, type CampaignRow, campaignRecipients, campaigns } from "../schema";
+import { beyond, pageOf, readOrder } from "./keyset";
+
+/** A recipient to add: an E.164 number and the values of the campaign template's placeholders. */
+export interface NewRecipient {
+  toNumber: string;
+  variables: Record<string, string> | null;
+}
+
+/** How an add of recipients went: new recipients, repeats of a number already there, the total after. */
+export interface AddedRecipients {
+  added: number;
+  duplicates: number;
+  total: number;
+}
+
+/**
+ * The statements that add `recipients` to the account's campaign `campaignId` while it is a
+ * `draft`, in the order given: each number once per campaign (a repeat, in the list or of a
+ * recipient already there, is ignored), `seq` continuing after the last, then `total` recounted.
+ * The list travels as one JSON parameter (D1 binds at most 100 per statement), so one add of
+ * 10,000 recipients is three statements.
+ */
+function addRecipientStatements(
+  accountId: string,
+  campaignId: string,
+  recipients: NewRecipient[],
+  now: number,
+): SQL[] {
+  const list = JSON.stringify(recipients.map((r) => ({ n: r.toNumber, v: r.variables })));
+  return [
+    sql`INSERT OR IGNORE INTO campaign_recipients (campaign_id, seq, to_number, variables, status)
+      SELECT ${campaignId},
+        (SELECT coalesce(max(seq), 0) FROM campaign_recipients WHERE campaign_id = ${campaignId}) + j.key + 1,
+        json_extract(j.value, '$.n'), json_extract(j.value, '$.v'), 'pending'
+      FROM json_each(${list}) j
+      WHERE EXISTS (SELECT 1 FROM campaigns WHERE id = ${campaignId} AND account_id = ${accountId} AND status = 'draft')`,
+    sql`UPDATE campaigns SET total = (SELECT count(*) FROM campaign_recipients WHERE campaign_id = ${campaignId}),
+        updated_at = max(${now}, updated_at)
+      WHERE id = ${campaignId} AND account_id = ${accountId} AND status = 'draft'
+      RETURNING total`,
+  ];
+}
+
+/**
+ * Inserts a `draft` campaign with its first `recipients`, in one D1 batch.
+ * @returns the campaign as stored, and how the recipients went.
+ */
+export async function insertCampaign(
+  db: Db,
+  row: CampaignRow,
+  recipients: NewRecipient[],
+): Promise<{ campaign: CampaignRow; recipients: AddedRecipients }> {
+  await batchSql(db, [
+    db.insert(campaigns).values(row).getSQL(),
+    ...addRecipientStatements(row.accountId, row.id, recipients, row.createdAt),
+  ]);
+  const campaign = await findCampaign(db, row.accountId, row.id);
+  if (!campaign) throw new Error(`campaign ${row.id} not found after insert`);
+  return {
+    campaign,
+    recipients: {
+      added: campaign.total,
+      duplicates: recipients.length - campaign.total,
+      total: campaign.total,
+    },
+  };
+}
+
+/**
+ * Adds `recipients` to the account's draft campaign (see addRecipientStatements).
+ * @returns how they went, or null when the campaign is not the account's or not a `draft`.
+ */
+export async function addRecipients(
+  db: Db,
+  accountId: string,
+  campaignId: string,
+  recipients: NewRecipient[],
+  now: number,
+): Promise<AddedRecipients | null> {
+  const before = await findCampaign(db, accountId, campaignId);
+  if (before?.status !== "draft") return null;
+  const [, updated] = await batchSql<{ total: number }>(
+    db,
+    addRecipientStatements(accountId, campaignId, recipients, now),
+  );
+  const total = updated?.results[0]?.total;
+  if (total === undefined) return null;
+  const added = total - before.total;
+  return { added, duplicates: recipients.length - added, total };
+}
+
+/** The account's campaign with this id, or null. */
+export async function findCampaign(db: Db, accountId: string, id: string): Promise<CampaignRow | null> {
+  const [row] = await db
+    .select()
+    .from(campaigns)
+    .where(and(eq(campaigns.id, id), eq(campaigns.accountId, accountId)))
+    .limit(1);
+  return row ?? null;
+}
+
+/** One page of the account's campaigns, newest first, by keyset on `(created_at, id)`. */
+export async function listCampaigns(
+  db: Db,
+  accountId: string,
+  page: { limit: number; cursor: Cursor | null },
+): Promise<{ rows: CampaignRow[]; more: boolean }> {
+  const where: (SQL | undefined)[] = [eq(campaigns.accountId, accountId)];
+  if (page.cursor) where.push(beyond(campaigns, page.cursor));
+  const rows = await db
+    .select()
+    .from(campaigns)
+    .where(and(...where))
+    .orderBy(...readOrder(campaigns, page.cursor))
+    .limit(page.limit + 1);
+  return pageOf([rows], page.limit, page.cursor);
+}
+
+/** Deletes the account's campaign `id` with its recipients if it is a `draft`; returns whether it did. */
+export async function deleteDraftCampaign(db: Db, accountId: string, id: string): Promise<boolean> {
+  const result = await db
+    .delete(campaigns)
+    .where(and(eq(campaigns.id, id), eq(campaigns.accountId, accountId), eq(campaigns.status, "draft")));
+  return result.meta.changes > 0;
+}
+
+// Recipients page by `seq`; the keyset's second column is the campaign id, the same on every row.
+const recipientKeyset = { createdAt: campaignRecipients.seq, id: campaignRecipients.campaignId };
+
+/**
+ * One page of a campaign's recipients, the most recently added first, by keyset on `seq`. The
+ * caller has checked that the campaign is the account's.
+ * @returns rows with `createdAt` = `seq` and `id` = the campaign id, for the page's cursors.
+ */
+export async function listRecipients(
+  db: Db,
+  campaignId: string,
+  page: { limit: number; cursor: Cursor | null },
+): Promise<{ rows: (CampaignRecipientRow & { createdAt: number; id: string })[]; more: boolean }> {
+  const where: (SQL | undefined)[] = [eq(campaignRecipients.campaignId, campaignId)];
+  if (page.cursor) where.push(beyond(recipientKeyset, page.cursor));
+  const rows = await db
+    .select()
+    .from(campaignRecipients)
+    .where(and(...where))
+    .orderBy(...readOrder(recipientKeyset, page.cursor))
+    .limit(page.limit + 1);
+  return pageOf(
+    [rows.map((row) => ({ ...row, createdAt: row.seq, id: row.campaignId }))],
+    page.limit,
+    page.cursor,
+  );
+}

@@ -1,0 +1,140 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import { toCampaignRecord, toRecipientRecord } from "../../campaigns/campaign-record";
+import { checkRecipients, type FieldProblem } from "../../campaigns/recipients";
+import {
+  addRecipients as addTo,
+  deleteDraftCampaign,
+  findCampaign,
+  insertCampaign,
+  listCampaigns,
+  listRecipients as listRecipientPage,
+} from "../../db/queries/campaigns";
+import { findSessions } from "../../db/queries/sessions";
+import type { AppEnv } from "../../env";
+import { ApiError } from "../../errors";
+import { pageLinks } from "../paging";
+import type * as routes from "./campaigns.routes";
+import { DEFAULT_DELAY_MS } from "./campaigns.schemas";
+
+const noCampaign = () => new ApiError("not_found", "No such campaign.");
+const notDraft = (status: string) =>
+  new ApiError(
+    "campaign_not_draft",
+    `The campaign is ${status}; only a draft can change its recipients or be deleted.`,
+  );
+
+/** 422 with each problem under its field path, as request validation reports them. */
+function invalid(problems: FieldProblem[]): ApiError {
+  const fields: Record<string, string[]> = Object.create(null);
+  for (const { path, message } of problems) {
+    const key = path.join(".");
+    fields[key] = [...(fields[key] ?? []), message];
+  }
+  return new ApiError("validation_failed", "The request has invalid fields.", { fields });
+}
+
+export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
+  const body = c.req.valid("json");
+  const { db, principal } = c.var;
+  const found = new Map(
+    (await findSessions(db, principal.accountId, body.chatapp_session_ids)).map((s) => [s.id, s]),
+  );
+  for (const id of body.chatapp_session_ids) {
+    const session = found.get(id);
+    if (!session) throw new ApiError("not_found", `No such session: ${id}.`);
+    if (session.status !== "connected")
+      throw new ApiError(
+        "session_not_connected",
+        `Session ${id} is ${session.status}; every session of a campaign must be connected.`,
+      );
+  }
+  const delay = body.delay_range ?? {
+    min_ms: body.delay_between ?? DEFAULT_DELAY_MS,
+    max_ms: body.delay_between ?? DEFAULT_DELAY_MS,
+  };
+  const recipients = checkRecipients(body.content ?? null, body.type, body.recipients ?? []).rows;
+  const now = Date.now();
+  const { campaign, recipients: added } = await insertCampaign(
+    db,
+    {
+      id: crypto.randomUUID(),
+      accountId: principal.accountId,
+      name: body.name,
+      status: "draft",
+      sessionIds: body.chatapp_session_ids,
+      type: body.type,
+      content: body.content ?? null,
+      mediaUrl: body.media_url ?? null,
+      delayMinMs: delay.min_ms,
+      delayMaxMs: delay.max_ms,
+      scheduledAt: body.scheduled_at ? Date.parse(body.scheduled_at) : null,
+      sendWindow: body.send_window ?? null,
+      total: 0,
+      queued: 0,
+      sent: 0,
+      delivered: 0,
+      read: 0,
+      failed: 0,
+      replied: 0,
+      skipped: 0,
+      cost: 0,
+      refunded: 0,
+      startedAt: null,
+      completedAt: null,
+      createdAt: now,
+      updatedAt: now,
+    },
+    recipients,
+  );
+  return c.json({ success: true as const, data: toCampaignRecord(campaign), recipients: added }, 201);
+};
+
+export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
+  const { limit, cursor } = c.req.valid("query");
+  const page = { limit, cursor: cursor ?? null };
+  const { rows, more } = await listCampaigns(c.var.db, c.var.principal.accountId, page);
+  return c.json(
+    { success: true as const, data: rows.map(toCampaignRecord), ...pageLinks(c, rows, { ...page, more }) },
+    200,
+  );
+};
+
+export const show: RouteHandler<typeof routes.show, AppEnv> = async (c) => {
+  const campaign = await findCampaign(c.var.db, c.var.principal.accountId, c.req.valid("param").id);
+  if (!campaign) throw noCampaign();
+  return c.json({ success: true as const, data: toCampaignRecord(campaign) }, 200);
+};
+
+export const remove: RouteHandler<typeof routes.remove, AppEnv> = async (c) => {
+  const { db, principal } = c.var;
+  const { id } = c.req.valid("param");
+  if (await deleteDraftCampaign(db, principal.accountId, id)) return c.body(null, 204);
+  const campaign = await findCampaign(db, principal.accountId, id);
+  if (!campaign) throw noCampaign();
+  throw notDraft(campaign.status);
+};
+
+export const addRecipients: RouteHandler<typeof routes.addRecipients, AppEnv> = async (c) => {
+  const { db, principal } = c.var;
+  const { id } = c.req.valid("param");
+  const campaign = await findCampaign(db, principal.accountId, id);
+  if (!campaign) throw noCampaign();
+  if (campaign.status !== "draft") throw notDraft(campaign.status);
+  const { rows, problems } = checkRecipients(campaign.content, campaign.type, c.req.valid("json").recipients);
+  if (problems.length > 0) throw invalid(problems);
+  const added = await addTo(db, principal.accountId, id, rows, Date.now());
+  if (!added) throw notDraft("no longer a draft");
+  return c.json({ success: true as const, data: added }, 200);
+};
+
+export const listRecipients: RouteHandler<typeof routes.listRecipients, AppEnv> = async (c) => {
+  const { id } = c.req.valid("param");
+  const { limit, cursor } = c.req.valid("query");
+  if (!(await findCampaign(c.var.db, c.var.principal.accountId, id))) throw noCampaign();
+  const page = { limit, cursor: cursor ?? null };
+  const { rows, more } = await listRecipientPage(c.var.db, id, page);
+  return c.json(
+    { success: true as const, data: rows.map(toRecipientRecord), ...pageLinks(c, rows, { ...page, more }) },
+    200,
+  );
+};

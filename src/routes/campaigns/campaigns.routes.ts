@@ -1,0 +1,110 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { idempotency } from "../../middleware/idempotency";
+import { bearerSecurity, IdParam, json, jsonBody, problems } from "../openapi";
+import {
+  AddedRecipientsSchema,
+  AddRecipientsBody,
+  CampaignEnvelopeSchema,
+  CampaignListSchema,
+  CreateCampaignBody,
+  CreatedCampaignSchema,
+  PageQuery,
+  RecipientListSchema,
+} from "./campaigns.schemas";
+
+const common = { tags: ["Campaigns"], security: bearerSecurity };
+
+export const create = createRoute({
+  ...common,
+  method: "post",
+  path: "/",
+  summary: "Create a campaign (a draft)",
+  description:
+    "A bulk send across 1–20 connected sessions, created as a `draft` with up to 10,000 recipients; add more with " +
+    "`POST …/recipients`. `content` is a template: each `{{name}}` takes the recipient's `variables.name`, and a " +
+    "recipient missing one is 422 naming its index. Numbers are normalised as for sends, each kept once. " +
+    "Send an `Idempotency-Key` header to make retries safe.",
+  middleware: [idempotency] as const,
+  request: {
+    headers: z.object({ "idempotency-key": z.string().optional() }),
+    body: jsonBody(CreateCampaignBody),
+  },
+  responses: {
+    201: json(CreatedCampaignSchema, "The draft, and how its recipients went"),
+    ...problems(
+      "unauthenticated",
+      "not_found",
+      "session_not_connected",
+      "validation_failed",
+      "idempotency_key_in_use",
+      "idempotency_key_reused",
+    ),
+  },
+});
+
+export const list = createRoute({
+  ...common,
+  method: "get",
+  path: "/",
+  summary: "List the account's campaigns, newest first",
+  request: { query: PageQuery },
+  responses: {
+    200: json(CampaignListSchema, "A page of campaigns"),
+    ...problems("unauthenticated", "validation_failed"),
+  },
+});
+
+export const show = createRoute({
+  ...common,
+  method: "get",
+  path: "/{id}",
+  summary: "Show a campaign with its statistics",
+  request: { params: IdParam },
+  responses: {
+    200: json(CampaignEnvelopeSchema, "The campaign"),
+    ...problems("unauthenticated", "not_found"),
+  },
+});
+
+export const remove = createRoute({
+  ...common,
+  method: "delete",
+  path: "/{id}",
+  summary: "Delete a draft campaign",
+  description:
+    "Only a `draft` can be deleted (409 `campaign_not_draft` otherwise); its recipients go with it.",
+  request: { params: IdParam },
+  responses: {
+    204: { description: "Deleted" },
+    ...problems("unauthenticated", "not_found", "campaign_not_draft"),
+  },
+});
+
+export const addRecipients = createRoute({
+  ...common,
+  method: "post",
+  path: "/{id}/recipients",
+  summary: "Add recipients to a draft campaign",
+  description:
+    "Up to 10,000 per request, so a campaign reaches 100,000 without a body over 1 MiB. A number already in the " +
+    "campaign is ignored (counted in `duplicates`). Only a `draft` takes recipients (409 `campaign_not_draft`).",
+  request: { params: IdParam, body: jsonBody(AddRecipientsBody) },
+  responses: {
+    200: json(AddedRecipientsSchema, "How the recipients went"),
+    ...problems("unauthenticated", "not_found", "validation_failed", "campaign_not_draft"),
+  },
+});
+
+export const listRecipients = createRoute({
+  ...common,
+  method: "get",
+  path: "/{id}/recipients",
+  summary: "List a campaign's recipients, the most recently added first",
+  description:
+    "Cursor-paged like the message list. Once the campaign starts, each shows its message id and status.",
+  request: { params: IdParam, query: PageQuery },
+  responses: {
+    200: json(RecipientListSchema, "A page of recipients"),
+    ...problems("unauthenticated", "not_found", "validation_failed"),
+  },
+});

@@ -1,0 +1,205 @@
+import { z } from "@hono/zod-openapi";
+import {
+  campaignTemplateProblems,
+  checkRecipients,
+  MAX_RECIPIENTS_PER_REQUEST,
+  VARIABLE_NAME,
+} from "../../campaigns/recipients";
+import { MESSAGE_TYPES } from "../../messages/message-record";
+import { checkContent, checkScheduledAt } from "../messages/messages.schemas";
+import { CursorParam, Limit, PageLinksSchema } from "../paging";
+
+/** Sessions one campaign may spread over (README, Campaigns). */
+export const MAX_CAMPAIGN_SESSIONS = 20;
+/** Longest gap between two of a session's campaign messages: 10 minutes, in ms. */
+export const MAX_DELAY_MS = 600_000;
+/** The gap when neither `delay_between` nor `delay_range` is given, as for sends (ms). */
+export const DEFAULT_DELAY_MS = 500;
+
+const timestamp = z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" });
+
+const Variables = z
+  .record(z.string().regex(VARIABLE_NAME, "a variable name: letters, digits and _"), z.string().max(1_000))
+  .refine((v) => Object.keys(v).length <= 50, "at most 50 variables")
+  .openapi({
+    description: "Values of the template's placeholders for this recipient (names: letters, digits, `_`).",
+    example: { name: "Ada", order: "A-1042" },
+  });
+
+const Recipient = z.strictObject({
+  to_number: z.string().max(32).openapi({ example: "+14155552671" }),
+  variables: Variables.optional(),
+});
+
+const Recipients = z
+  .array(Recipient)
+  .max(MAX_RECIPIENTS_PER_REQUEST)
+  .openapi({
+    description: `Up to ${MAX_RECIPIENTS_PER_REQUEST.toLocaleString("en")} recipients per request; a number is kept once per campaign.`,
+  });
+
+const DelayMs = z.int().min(0).max(MAX_DELAY_MS);
+const ClockTime = z.string().regex(/^(?:[01]\d|2[0-3]):[0-5]\d$/, "a time HH:MM (00:00–23:59)");
+
+/** Whether `zone` is an IANA time zone this runtime knows. */
+function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const SendWindowSchema = z
+  .strictObject({
+    start: ClockTime.openapi({ example: "09:00" }),
+    end: ClockTime.openapi({ example: "18:00" }),
+    time_zone: z.string().max(64).refine(isTimeZone, "an IANA time zone, e.g. Europe/Berlin").openapi({
+      example: "America/New_York",
+    }),
+  })
+  .refine((w) => w.start !== w.end, { message: "start and end must differ", path: ["end"] })
+  .openapi({
+    description:
+      "Campaign messages are handed to the gateway only between `start` and `end` (local time in `time_zone`); an `end` before `start` spans midnight.",
+  });
+
+const DelayRange = z
+  .strictObject({ min_ms: DelayMs, max_ms: DelayMs })
+  .refine((r) => r.min_ms <= r.max_ms, { message: "min_ms must not exceed max_ms", path: ["max_ms"] })
+  .openapi({
+    description: `A random gap, uniform in [min_ms, max_ms], before each of a session's campaign messages (0–${MAX_DELAY_MS.toLocaleString("en")} ms).`,
+  });
+
+export const CreateCampaignBody = z
+  .strictObject({
+    name: z.string().min(1).max(200).openapi({ example: "November newsletter" }),
+    chatapp_session_ids: z
+      .array(z.uuid())
+      .min(1)
+      .max(MAX_CAMPAIGN_SESSIONS)
+      .refine((ids) => new Set(ids).size === ids.length, "must not repeat a session")
+      .openapi({
+        description: `1–${MAX_CAMPAIGN_SESSIONS} of the account's sessions, all \`connected\`; recipients are spread over them in turn.`,
+      }),
+    type: z.enum(MESSAGE_TYPES),
+    content: z.string().nullish().openapi({
+      description:
+        "The message text (or caption) as a template: `{{name}}` placeholders take each recipient's `variables`. Same rules as a send.",
+      example: "Hi {{name}}, your order {{order}} has shipped.",
+    }),
+    media_url: z.string().nullish(),
+    recipients: Recipients.optional(),
+    delay_between: DelayMs.optional().openapi({
+      description: `A fixed gap in ms between a session's campaign messages, 0–${MAX_DELAY_MS.toLocaleString("en")}; default ${DEFAULT_DELAY_MS}.`,
+    }),
+    delay_range: DelayRange.optional(),
+    scheduled_at: z.iso.datetime({ offset: true }).nullish().openapi({
+      description:
+        "Start no earlier than this (ISO 8601, at most 30 days ahead); the campaign is `scheduled` until then.",
+    }),
+    send_window: SendWindowSchema.nullish(),
+  })
+  .superRefine((body, ctx) => {
+    checkContent(body, ctx);
+    checkScheduledAt(body.scheduled_at, ctx);
+    for (const message of campaignTemplateProblems(body.content ?? null))
+      ctx.addIssue({ code: "custom", path: ["content"], message });
+    if (body.delay_between !== undefined && body.delay_range !== undefined)
+      ctx.addIssue({
+        code: "custom",
+        path: ["delay_range"],
+        message: "give delay_between or delay_range, not both",
+      });
+    for (const problem of checkRecipients(body.content ?? null, body.type, body.recipients ?? []).problems)
+      ctx.addIssue({ code: "custom", path: problem.path, message: problem.message });
+  });
+
+export const AddRecipientsBody = z.strictObject({ recipients: Recipients.min(1) });
+
+export const CampaignStatsSchema = z
+  .object({
+    total: z.int().openapi({ description: "Distinct recipients." }),
+    queued: z.int(),
+    sent: z.int(),
+    delivered: z.int(),
+    read: z.int(),
+    failed: z.int(),
+    replied: z
+      .int()
+      .openapi({ description: "Recipients who wrote back after their campaign message was sent." }),
+    skipped: z.int().openapi({ description: "Recipients not sent to (opted out)." }),
+  })
+  .openapi("CampaignStats");
+
+export const CampaignSchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    status: z.enum(["draft", "scheduled", "running", "paused", "completed", "cancelled"]),
+    chatapp_session_ids: z.array(z.uuid()),
+    type: z.enum(MESSAGE_TYPES),
+    content: z.string().nullable(),
+    media_url: z.string().nullable(),
+    delay_range: z.object({ min_ms: z.int(), max_ms: z.int() }).openapi({
+      description: "The gap before each of a session's messages; equal ends for a fixed `delay_between`.",
+    }),
+    scheduled_at: timestamp.nullable(),
+    send_window: SendWindowSchema.nullable(),
+    stats: CampaignStatsSchema,
+    cost: z.number().openapi({ description: "Charged for the campaign, in the account's currency units." }),
+    refunded: z.number().openapi({ description: "Refunded (failed or cancelled messages)." }),
+    started_at: timestamp.nullable(),
+    completed_at: timestamp.nullable(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .openapi("Campaign");
+
+export const CampaignEnvelopeSchema = z.object({ success: z.literal(true), data: CampaignSchema });
+
+export const CreatedCampaignSchema = z.object({
+  success: z.literal(true),
+  data: CampaignSchema,
+  recipients: z.object({ added: z.int(), duplicates: z.int(), total: z.int() }),
+});
+
+export const AddedRecipientsSchema = z
+  .object({
+    success: z.literal(true),
+    data: z.object({
+      added: z.int().openapi({ description: "New recipients." }),
+      duplicates: z.int().openapi({ description: "Numbers already in the campaign (or repeated), ignored." }),
+      total: z.int().openapi({ description: "Recipients of the campaign now." }),
+    }),
+  })
+  .openapi("AddedRecipients");
+
+export const CampaignRecipientSchema = z
+  .object({
+    seq: z.int().openapi({ description: "Order of addition, from 1." }),
+    to_number: z.string(),
+    variables: z.record(z.string(), z.string()).nullable(),
+    status: z.string().openapi({
+      description:
+        "`pending` until the campaign starts; then `skipped` (see `reason`) or its message's status.",
+    }),
+    reason: z.string().nullable(),
+    message_id: z.uuid().nullable(),
+  })
+  .openapi("CampaignRecipient");
+
+export const PageQuery = z.object({ limit: Limit, cursor: CursorParam.optional() });
+
+export const CampaignListSchema = z.object({
+  success: z.literal(true),
+  data: z.array(CampaignSchema),
+  ...PageLinksSchema,
+});
+
+export const RecipientListSchema = z.object({
+  success: z.literal(true),
+  data: z.array(CampaignRecipientSchema),
+  ...PageLinksSchema,
+});
