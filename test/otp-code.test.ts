@@ -61,7 +61,7 @@ describe("codeHmac", () => {
   });
 });
 
-it("keeps issue 4's numbers", () => {
+it("keeps the OTP limits the README documents (5 wrong codes, 5 sends, 30 s apart, per number per hour)", () => {
   expect(OTP_RULES).toEqual({
     maxFailedAttempts: 5,
     maxSends: 5,
