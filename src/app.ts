@@ -16,6 +16,7 @@ import { eventRoutes, registerEventWebhooks } from "./routes/events/events.index
 import { gatewayEventRoutes } from "./routes/gateway-events/gateway-events.index";
 import { linkRoutes } from "./routes/link/link.index";
 import { messageRoutes } from "./routes/messages/messages.index";
+import { optOutRoutes } from "./routes/opt-outs/opt-outs.index";
 import { otpRoutes } from "./routes/otp/otp.index";
 import { createRouter } from "./routes/router";
 import { sandboxRoutes } from "./routes/sandbox/sandbox.index";
@@ -106,6 +107,7 @@ export function createApp() {
   app.route("/v1/apps", appRoutes);
   app.route("/v1/events", eventRoutes);
   app.route("/v1/webhooks", webhookRoutes);
+  app.route("/v1/opt-outs", optOutRoutes);
   app.route("/v1", otpRoutes);
   app.route("/sandbox", sandboxRoutes);
   app.route("/gateway", gatewayEventRoutes);

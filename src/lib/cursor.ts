@@ -12,8 +12,13 @@ export interface Cursor {
 /** Longest cursor accepted; the API's own cursors are about 110 characters. */
 export const MAX_CURSOR_LENGTH = 200;
 
-/** The ids a cursor may hold: a uuid (messages) or an event id (`evt_` and 32 hex digits). */
-const ID = /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|evt_[0-9a-f]{32})$/i;
+/**
+ * The ids a cursor may hold: a uuid (messages), an event id (`evt_` and 32 hex digits), or an
+ * E.164 number (opt-outs, keyed by the number: `+`, a non-zero digit, at most 15 digits in all,
+ * ITU-T E.164 §6.1).
+ */
+const ID =
+  /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|evt_[0-9a-f]{32}|\+[1-9][0-9]{1,14})$/i;
 
 /**
  * Encodes a cursor as the opaque string of `meta.next_cursor`/`meta.prev_cursor`: base64url

@@ -1,15 +1,23 @@
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import { batchSql, createDb } from "../db/client";
 import { incomingRow, insertIncomingStatement, type NewIncoming } from "../db/queries/messages";
+import { optOutByKeywordStatement } from "../db/queries/opt-outs";
 import { messages } from "../db/schema";
 import { publishEvents } from "../events/publish";
 import { eventsForRows, recordedIn } from "../events/record";
+import { toE164 } from "../lib/phone";
+import { optOutKeyword } from "../opt-outs/keywords";
 import type { MessageRow } from "./message-record";
 
 /**
  * Stores a message a contact sent to a session's phone, with its `message.received` event, in one
- * D1 batch, then publishes the event. A message the gateway already delivered (same `providerMessageId`) is stored once and
- * has one event.
+ * D1 batch, then publishes the event. A message the gateway already delivered (same
+ * `providerMessageId`) is stored once and has one event.
+ *
+ * A message whose whole text is an opt-out keyword (src/opt-outs/keywords.ts) also puts its sender
+ * on the account's suppression list (source `keyword`) in the same batch, and only when the
+ * message itself is stored: a replayed message adds nothing, and a number already listed keeps
+ * its row.
  * @returns the stored row, or null for such a duplicate.
  */
 export async function receiveMessage(
@@ -18,10 +26,24 @@ export async function receiveMessage(
 ): Promise<MessageRow | null> {
   const db = createDb(env.DB);
   const row = incomingRow(input);
-  const results = await batchSql(db, [
+  const statements: SQL[] = [
     insertIncomingStatement(db, row),
     eventsForRows("message.received", messages, sql`id = ${row.id}`),
-  ]);
+  ];
+  const keyword = optOutKeyword(row.content);
+  const sender = keyword === null ? null : toE164(row.fromNumber ?? "");
+  if (keyword !== null && sender !== null) {
+    statements.push(
+      optOutByKeywordStatement({
+        accountId: row.accountId,
+        fromNumber: sender,
+        keyword,
+        messageId: row.id,
+        at: row.createdAt,
+      }),
+    );
+  }
+  const results = await batchSql(db, statements);
   await publishEvents(env, recordedIn(results, [1]));
   return (results[0]?.meta.changes ?? 0) > 0 ? row : null;
 }

@@ -1,0 +1,115 @@
+import { and, eq, type SQL, sql } from "drizzle-orm";
+import type { Cursor } from "../../lib/cursor";
+import type { Db } from "../client";
+import { type OptOutRow, optOuts } from "../schema";
+import { beyond, type KeysetColumns, pageOf, readOrder } from "./keyset";
+
+export type { OptOutRow };
+
+/** The list's keyset columns: `(created_at, to_number)`, the number standing in for an id. */
+const KEYSET: KeysetColumns = { createdAt: optOuts.createdAt, id: optOuts.toNumber };
+
+const owned = (accountId: string, toNumber: string) =>
+  and(eq(optOuts.accountId, accountId), eq(optOuts.toNumber, toNumber));
+
+/**
+ * Adds `toNumber` (E.164) to the account's list through the API at `now` (epoch ms), unless it
+ * is there already. The insert and the read are one D1 batch, so the answer is the row as stored.
+ * @returns the row, and whether this call created it (false: it was there, whatever its source).
+ */
+export async function addOptOut(
+  db: Db,
+  accountId: string,
+  toNumber: string,
+  now: number,
+): Promise<{ row: OptOutRow; created: boolean }> {
+  const [inserted, found] = await db.batch([
+    db
+      .insert(optOuts)
+      .values({ accountId, toNumber, source: "api", keyword: null, createdAt: now })
+      .onConflictDoNothing()
+      .returning({ toNumber: optOuts.toNumber }),
+    db.select().from(optOuts).where(owned(accountId, toNumber)).limit(1),
+  ]);
+  const row = found[0];
+  if (!row) throw new Error("an opt-out inserted or found in one batch was not read back");
+  return { row, created: inserted.length > 0 };
+}
+
+/**
+ * The statement that adds a contact who texted an opt-out keyword, for a D1 batch: `fromNumber`
+ * (E.164) with source `keyword` and `keyword` (as matched), at `at` (epoch ms), only if the
+ * incoming message `messageId` is stored at this point of the batch. A message the gateway
+ * delivers again is not stored again, so its replay adds nothing; a number already on the list
+ * keeps its row (`INSERT OR IGNORE` on the primary key).
+ */
+export function optOutByKeywordStatement(input: {
+  accountId: string;
+  fromNumber: string;
+  keyword: string;
+  messageId: string;
+  at: number;
+}): SQL {
+  return sql`INSERT OR IGNORE INTO opt_outs (account_id, to_number, source, keyword, created_at)
+    SELECT ${input.accountId}, ${input.fromNumber}, 'keyword', ${input.keyword}, ${input.at}
+    WHERE EXISTS (SELECT 1 FROM messages WHERE id = ${input.messageId})`;
+}
+
+/** The account's opt-out of `toNumber` (E.164), or null. */
+export async function findOptOut(db: Db, accountId: string, toNumber: string): Promise<OptOutRow | null> {
+  const [row] = await db.select().from(optOuts).where(owned(accountId, toNumber)).limit(1);
+  return row ?? null;
+}
+
+/**
+ * Removes `toNumber` (E.164) from the account's list: campaigns may message it again.
+ * @returns false when it was not on the list.
+ */
+export async function deleteOptOut(db: Db, accountId: string, toNumber: string): Promise<boolean> {
+  const result = await db.delete(optOuts).where(owned(accountId, toNumber));
+  return result.meta.changes > 0;
+}
+
+/**
+ * One page of the account's list, newest first, by keyset on `(created_at, to_number)` (index
+ * `opt_outs_account_created`), reading at most `limit + 1` rows.
+ * @returns the page newest first, and whether more rows lie beyond it in the direction read.
+ */
+export async function listOptOuts(
+  db: Db,
+  accountId: string,
+  page: { limit: number; cursor: Cursor | null },
+): Promise<{ rows: OptOutRow[]; more: boolean }> {
+  const where = [eq(optOuts.accountId, accountId)];
+  if (page.cursor) where.push(beyond(KEYSET, page.cursor));
+  const rows = await db
+    .select()
+    .from(optOuts)
+    .where(and(...where))
+    .orderBy(...readOrder(KEYSET, page.cursor))
+    .limit(page.limit + 1);
+  const keyed = rows.map((row) => ({ ...row, id: row.toNumber }));
+  const { rows: pageRows, more } = pageOf([keyed], page.limit, page.cursor);
+  return { rows: pageRows.map(({ id: _id, ...row }) => row), more };
+}
+
+/** Most numbers {@link optedOutAmong} takes in one call. */
+export const MAX_OPT_OUT_LOOKUP = 10_000;
+
+/**
+ * Which of `numbers` (E.164, as stored; duplicates allowed) are on the account's suppression
+ * list: what a bulk campaign must skip. One statement whatever the count: D1 binds at most 100
+ * parameters per statement, so the numbers travel as one JSON array expanded by `json_each`, and
+ * each is looked up by the primary key (account, number).
+ * @returns the opted-out numbers among them; empty for an empty list.
+ * @throws RangeError for more than {@link MAX_OPT_OUT_LOOKUP} numbers (call again per chunk).
+ */
+export async function optedOutAmong(db: Db, accountId: string, numbers: string[]): Promise<Set<string>> {
+  if (numbers.length > MAX_OPT_OUT_LOOKUP) {
+    throw new RangeError(`optedOutAmong takes at most ${MAX_OPT_OUT_LOOKUP} numbers, got ${numbers.length}`);
+  }
+  if (numbers.length === 0) return new Set();
+  const rows = await db.all<{ to_number: string }>(sql`SELECT to_number FROM opt_outs
+    WHERE account_id = ${accountId} AND to_number IN (SELECT value FROM json_each(${JSON.stringify(numbers)}))`);
+  return new Set(rows.map((row) => row.to_number));
+}

@@ -1,0 +1,57 @@
+import { z } from "@hono/zod-openapi";
+import { DEFAULT_OPT_OUT_KEYWORDS } from "../../opt-outs/keywords";
+import { PhoneNumber } from "../openapi";
+import { CursorParam, Limit, PageLinksSchema } from "../paging";
+
+const KEYWORDS = DEFAULT_OPT_OUT_KEYWORDS.map((k) => `\`${k}\``).join(", ");
+
+export const OptOutSchema = z
+  .object({
+    to_number: z.string().openapi({ description: "The number, in E.164.", example: "+14155552671" }),
+    source: z.enum(["api", "keyword"]).openapi({
+      description: `How it was added: \`api\` (\`POST /v1/opt-outs\`) or \`keyword\` (the contact texted ${KEYWORDS} to one of the account's sessions).`,
+      example: "keyword",
+    }),
+    keyword: z.string().nullable().openapi({
+      description: "The keyword the contact sent, upper case; null for `api`.",
+      example: "STOP",
+    }),
+    created_at: z
+      .string()
+      .openapi({ description: "When the number was added.", example: "2026-11-21T09:30:12.345000Z" }),
+  })
+  .openapi("OptOut");
+
+export const OptOutEnvelopeSchema = z.object({ success: z.literal(true), data: OptOutSchema });
+
+export const OptOutListSchema = z
+  .object({
+    success: z.literal(true),
+    data: z.array(OptOutSchema).openapi({ description: "The page, newest first." }),
+    ...PageLinksSchema,
+  })
+  .openapi("OptOutList");
+
+/** Query of `GET /v1/opt-outs`. */
+export const OptOutListQuery = z.object({ limit: Limit, cursor: CursorParam.optional() });
+
+/** Body of `POST /v1/opt-outs`. */
+export const CreateOptOutBody = z.strictObject({
+  to_number: PhoneNumber.openapi({
+    description:
+      "The number to suppress, in international format (spaces, dashes and brackets allowed; a missing `+` is assumed). Stored as E.164.",
+    example: "+14155552671",
+  }),
+});
+
+/**
+ * `{ to_number }` path parameter: a number in international format, normalised to E.164. Encode
+ * the `+` as `%2B` or leave it out; a number that is not valid is answered 404, like an unlisted one.
+ */
+export const ToNumberParam = z.object({
+  to_number: PhoneNumber.openapi({
+    param: { name: "to_number", in: "path" },
+    description: "The number, with its `+` URL-encoded (`%2B14155552671`) or left out (`14155552671`).",
+    example: "+14155552671",
+  }),
+});
