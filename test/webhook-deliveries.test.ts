@@ -284,7 +284,7 @@ describe("POST /v1/webhooks/{id}/recover", () => {
       Date.parse(since),
       now,
     );
-    expect(count).toBe(2);
+    expect(count).toEqual({ count: 2, more: false });
     expect(recording.sent).toEqual(
       expect.arrayContaining(
         recent.map((eventId) => ({ kind: "deliver", eventId, endpointId: endpoint.id })),
@@ -320,12 +320,27 @@ describe("POST /v1/webhooks/{id}/recover", () => {
       { key, body: { since: "2026-01-01" } },
     );
     expect(res.status).toBe(202);
-    expect(res.body.data).toEqual({ since: "2026-01-01T00:00:00.000000Z", deliveries: 1 });
+    expect(res.body.data).toEqual({ since: "2026-01-01T00:00:00.000000Z", deliveries: 1, more: false });
     for (let i = 0; i < 200 && receiver.to("queued").length === 0; i++)
       await new Promise((resolve) => setTimeout(resolve, 25));
     expect(receiver.to("queued").map((r) => [r.headers["webhook-id"], r.verified])).toEqual([
       [eventId, true],
     ]);
+  });
+
+  it("reopens at most the limit a call, oldest first, and says there is more", async () => {
+    const { key, accountId } = await createAccount();
+    const endpoint = await createEndpoint(key, "many", receiver);
+    const now = Date.now();
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++)
+      ids.push(await seedDelivery(accountId, endpoint.id, "failed", now - 3000 + i * 1000));
+    const recording = recordingEnv();
+    const recover = () =>
+      recoverFailed(createDb(env.DB), recording.env.WEBHOOK_QUEUE, accountId, endpoint.id, 0, now, 2);
+    expect(await recover()).toEqual({ count: 2, more: true });
+    expect(await recover()).toEqual({ count: 1, more: false });
+    expect(recording.sent.map((m) => (m as { eventId: string }).eventId)).toEqual(ids);
   });
 
   it("refuses a missing or unreadable since, and a disabled endpoint", async () => {

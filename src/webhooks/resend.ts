@@ -39,13 +39,17 @@ export async function resendNow(
   return true;
 }
 
+/** Most failed deliveries one recover call reopens (10,000); a call that reopens this many may be repeated. */
+export const RECOVER_LIMIT = 10_000;
+
 /**
- * Re-sends every `failed` delivery of the account's endpoint `endpointId` whose event came at or
- * after `since` (epoch ms): each is reopened ({@link reopenFailedDeliveries}) and its deliver
- * message put on `queue`, to be attempted as soon as the consumer takes it. Messages that could
- * not be sent are picked up by the hourly sweep once overdue.
+ * Re-sends the `failed` deliveries of the account's endpoint `endpointId` whose event came at or
+ * after `since` (epoch ms), at most {@link RECOVER_LIMIT} (`limit` in tests), oldest first: each
+ * is reopened ({@link reopenFailedDeliveries}) and its deliver message put on `queue`, to be
+ * attempted as soon as the consumer takes it. Messages that could not be sent are picked up by the
+ * hourly sweep once overdue.
  *
- * @returns how many deliveries were reopened.
+ * @returns how many deliveries were reopened, and whether failed ones may remain (the limit was hit).
  * @throws on D1 errors.
  */
 export async function recoverFailed(
@@ -55,11 +59,12 @@ export async function recoverFailed(
   endpointId: string,
   since: number,
   now: number,
-): Promise<number> {
-  const eventIds = await reopenFailedDeliveries(db, accountId, endpointId, since, now);
+  limit = RECOVER_LIMIT,
+): Promise<{ count: number; more: boolean }> {
+  const eventIds = await reopenFailedDeliveries(db, accountId, endpointId, since, now, limit);
   await sendInBatches(
     queue,
     eventIds.map((eventId): DeliverMessage => ({ kind: "deliver", eventId, endpointId })),
   );
-  return eventIds.length;
+  return { count: eventIds.length, more: eventIds.length === limit };
 }

@@ -1,4 +1,4 @@
-import { and, asc, eq, gte, lt, ne, sql } from "drizzle-orm";
+import { and, asc, eq, lt, ne, sql } from "drizzle-orm";
 import { batchSql, type Db } from "../db/client";
 import type { WebhookAttemptRow, WebhookDeliveryRow } from "../db/queries/webhook-deliveries";
 import type { WebhookEndpointRow } from "../db/queries/webhook-endpoints";
@@ -174,8 +174,9 @@ export async function reopenDelivery(
 }
 
 /**
- * Makes every `failed` delivery of the account's endpoint `endpointId` whose event came at or
- * after `since` (epoch ms) `pending` and due at `now`, as {@link reopenDelivery} does one.
+ * Makes up to `limit` `failed` deliveries of the account's endpoint `endpointId` whose event came at
+ * or after `since` (epoch ms) `pending` and due at `now`, as {@link reopenDelivery} does one: the
+ * oldest first, so repeating the call goes on where the last one stopped.
  *
  * @returns the event ids of the deliveries reopened.
  */
@@ -185,20 +186,20 @@ export async function reopenFailedDeliveries(
   endpointId: string,
   since: number,
   now: number,
+  limit: number,
 ): Promise<string[]> {
-  const rows = await db
-    .update(webhookDeliveries)
-    .set({ status: "pending", nextAttemptAt: now, updatedAt: now })
-    .where(
-      and(
-        eq(webhookDeliveries.endpointId, endpointId),
-        eq(webhookDeliveries.accountId, accountId),
-        eq(webhookDeliveries.status, "failed"),
-        gte(webhookDeliveries.createdAt, since),
-      ),
+  const { results } = await db.$client
+    .prepare(
+      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?1, updated_at = ?1
+       WHERE endpoint_id = ?2 AND event_id IN (
+         SELECT event_id FROM webhook_deliveries
+         WHERE endpoint_id = ?2 AND account_id = ?3 AND status = 'failed' AND created_at >= ?4
+         ORDER BY created_at, event_id LIMIT ?5)
+       RETURNING event_id AS eventId`,
     )
-    .returning({ eventId: webhookDeliveries.eventId });
-  return rows.map((row) => row.eventId);
+    .bind(now, endpointId, accountId, since, limit)
+    .all<{ eventId: string }>();
+  return results.map((row) => row.eventId);
 }
 
 /**

@@ -76,7 +76,7 @@ export const recover: RouteHandler<typeof routes.recover, AppEnv> = async (c) =>
   const { id } = c.req.valid("param");
   const { since } = c.req.valid("json");
   await enabledEndpointOf(c, id);
-  const count = await recoverFailed(
+  const { count, more } = await recoverFailed(
     c.var.db,
     c.env.WEBHOOK_QUEUE,
     c.var.principal.accountId,
@@ -84,7 +84,10 @@ export const recover: RouteHandler<typeof routes.recover, AppEnv> = async (c) =>
     since,
     Date.now(),
   );
-  return c.json({ success: true as const, data: { since: formatTimestamp(since), deliveries: count } }, 202);
+  return c.json(
+    { success: true as const, data: { since: formatTimestamp(since), deliveries: count, more } },
+    202,
+  );
 };
 
 export const test: RouteHandler<typeof routes.test, AppEnv> = async (c) => {

@@ -62,8 +62,8 @@ export const recover = createRoute({
   path: "/{id}/recover",
   summary: "Re-send every failed delivery since a time",
   description:
-    "Every `failed` delivery of an event created at or after `since` becomes `pending` and is sent again in the " +
-    "background, in the order the queue takes them; follow them with `GET …/deliveries?filter[status]=pending`. " +
+    "Every `failed` delivery of an event created at or after `since` (the oldest 10,000 a call; `more` says whether " +
+    "to call again) becomes `pending` and is sent again in the background, in the order the queue takes them; follow them with `GET …/deliveries?filter[status]=pending`. " +
     "Useful after an outage of the receiver. An endpoint that is turned off is 409 `webhook_endpoint_disabled`.",
   request: { params: IdParam, body: jsonBody(RecoverBody) },
   responses: {

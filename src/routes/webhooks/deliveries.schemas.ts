@@ -108,8 +108,13 @@ export const RecoverySchema = z
   .object({
     since: timestamp.openapi({ description: "The `since` asked for." }),
     deliveries: z.int().min(0).openapi({
-      description: "How many failed deliveries are now `pending` again and queued to be sent.",
+      description:
+        "How many failed deliveries are now `pending` again and queued to be sent (at most 10,000 a call).",
       example: 12,
+    }),
+    more: z.boolean().openapi({
+      description: "True when the call reached its 10,000: call again with the same `since` for the rest.",
+      example: false,
     }),
   })
   .openapi("WebhookRecovery");
