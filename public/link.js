@@ -5,6 +5,7 @@
  * QR code while `pending`, the linked number once `connected` (then `return_url`, if any), a
  * "Try again" button after a timeout or a disconnection. When the socket drops it reconnects
  * with exponential backoff and, until it is back, polls `GET /link/{token}/session`.
+ * `<main data-live="open|closed">` tells whether the socket is open (for people and tests alike).
  * Plain JavaScript for current browsers: no build step, nothing fetched from elsewhere.
  */
 (() => {
@@ -136,6 +137,7 @@
     );
     socket = ws;
     ws.addEventListener("open", () => {
+      main.dataset.live = "open";
       attempts = 0;
       stopPolling();
       setLiveStatus("");
@@ -150,6 +152,7 @@
     });
     ws.addEventListener("close", (event) => {
       if (socket === ws) socket = null;
+      main.dataset.live = "closed";
       if (ended) return;
       // 4403: the link was revoked; 4404: the session was deleted (src/sessions/live.ts).
       if (event.code === 4403 || event.code === 4404) {
