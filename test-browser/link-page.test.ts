@@ -47,6 +47,39 @@ async function openLinkPage(url: string): Promise<{ page: Page; errors: string[]
   return { page, errors, navigations };
 }
 
+/**
+ * The visible text on the page whose contrast with its background is under WCAG 2.1 AA's 4.5:1
+ * (success criterion 1.4.3; relative luminance and contrast ratio as WCAG 2.1 defines them), as
+ * `text (ratio)`. The background is the nearest ancestor's opaque one, else white.
+ */
+function lowContrast(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const rgb = (css: string) => (css.match(/[\d.]+/g) ?? []).map(Number);
+    const channel = (c: number) =>
+      c / 255 <= 0.04045 ? c / 255 / 12.92 : ((c / 255 + 0.055) / 1.055) ** 2.4;
+    const luminance = ([r = 0, g = 0, b = 0]: number[]) =>
+      0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b);
+    const background = (element: Element | null): number[] => {
+      for (let e = element; e; e = e.parentElement) {
+        const [r, g, b, a = 1] = rgb(getComputedStyle(e).backgroundColor);
+        if (a > 0.99 && r !== undefined) return [r, g ?? 0, b ?? 0];
+      }
+      return [255, 255, 255];
+    };
+    const failures: string[] = [];
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const element = node.parentElement;
+      if (!element || !node.textContent?.trim() || element.getClientRects().length === 0) continue;
+      if (element.closest("[hidden], noscript")) continue;
+      const [l1, l2] = [luminance(rgb(getComputedStyle(element).color)), luminance(background(element))];
+      const ratio = (Math.max(l1, l2) + 0.05) / (Math.min(l1, l2) + 0.05);
+      if (ratio < 4.5) failures.push(`${node.textContent.trim()} (${ratio.toFixed(2)})`);
+    }
+    return failures;
+  });
+}
+
 /** An element's text as read aloud: whitespace collapsed, trimmed. */
 const text = async (locator: Locator) => ((await locator.textContent()) ?? "").replace(/\s+/g, " ").trim();
 
@@ -71,6 +104,7 @@ describe("the hosted link page (/link/{token}) on a phone", () => {
     expect(size.shown).toBeLessThanOrEqual(390);
     expect(await text(page.locator("ol.steps"))).toContain("Linked devices, then Link a device");
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    expect(await lowContrast(page)).toEqual([]);
     await page.evaluate(() => Object.assign(window, { __marker: "before" }));
     await screenshot(page, "link-page-qr");
 
@@ -117,6 +151,7 @@ describe("the hosted link page (/link/{token}) on a phone", () => {
     expect(await page.evaluate(() => (window as unknown as { __marker?: string }).__marker)).toBe("before");
     expect(navigations).toHaveLength(1);
     expect(errors).toEqual([]);
+    expect(await lowContrast(page)).toEqual([]);
     await screenshot(page, "link-page-linked");
 
     // About 2 s later the page follows return_url.
@@ -140,6 +175,7 @@ describe("the hosted link page (/link/{token}) on a phone", () => {
     expect(shown).toMatch(/^[A-Z0-9]{4}-[A-Z0-9]{4}$/);
     const fontSize = await code.evaluate((el) => Number.parseFloat(getComputedStyle(el).fontSize));
     expect(fontSize).toBeGreaterThanOrEqual(28);
+    expect(await lowContrast(page)).toEqual([]);
     await screenshot(page, "link-page-pairing-code");
 
     // A bad number is refused on the page, next to the form.
@@ -172,6 +208,7 @@ describe("the hosted link page (/link/{token}) on a phone", () => {
     expect(disconnected.status).toBe(200);
     await page.waitForSelector("#view-stopped", { state: "visible", timeout: 5_000 });
     expect(await text(page.locator("#stopped-reason"))).toBe("The link to your phone was ended.");
+    expect(await lowContrast(page)).toEqual([]);
     await screenshot(page, "link-page-try-again");
     await page.getByRole("button", { name: "Try again" }).click();
     // The sandbox kept the link, so the session is connected again at once.
@@ -207,6 +244,7 @@ describe("the hosted link page (/link/{token}) on a phone", () => {
     expect(response?.status()).toBe(410);
     expect(response?.headers()["content-type"]).toBe("text/html; charset=UTF-8");
     expect(await text(page.locator("h1"))).toBe("This link has expired");
+    expect(await lowContrast(page)).toEqual([]);
     await screenshot(page, "link-page-expired");
 
     const unknown = await page.goto(`${baseUrl()}/link/${"A".repeat(43)}`);
