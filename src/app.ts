@@ -22,6 +22,7 @@ import { createRouter } from "./routes/router";
 import { sandboxRoutes } from "./routes/sandbox/sandbox.index";
 import { sessionRoutes } from "./routes/sessions/sessions.index";
 import { webhookRoutes } from "./routes/webhooks/webhooks.index";
+import { linkPageGuard } from "./web/link/page-guard";
 
 const CODE_BY_STATUS = new Map<number, ErrorCode>();
 for (const [code, status] of Object.entries(ERROR_STATUS) as [ErrorCode, number][]) {
@@ -74,6 +75,9 @@ export function createApp() {
     c.set("db", createDb(c.env.DB));
     await next();
   });
+  // The hosted link page's headers and HTML error pages, registered before the middleware below
+  // so that their failures (a bad token, a broken configuration) are pages too, never JSON.
+  app.use("/link/:token", ...linkPageGuard);
   // A deployment whose configuration is broken says so at its first request (README, Configuration).
   for (const path of ["/v1/*", "/sandbox/*", "/gateway/*", "/admin/*", "/link/*"]) {
     app.use(path, async (c, next) => {

@@ -115,8 +115,16 @@ describe("bearer API keys", () => {
   });
 });
 
-/** Every documented route, from the app's OpenAPI registry: `[METHOD, path, security schemes]`. */
-const documented: [string, string, string[]][] = createApp().openAPIRegistry.definitions.flatMap(
+/** Whether a documented 404 response is an HTML page (`text/html`) rather than problem JSON. */
+function isPage(notFound: object | undefined): boolean {
+  return notFound !== undefined && "content" in notFound && "text/html" in (notFound.content as object);
+}
+
+/**
+ * Every documented route, from the app's OpenAPI registry: `[METHOD, path, security schemes,
+ * whether it is an HTML page (its 404 is documented as text/html)]`.
+ */
+const documented: [string, string, string[], boolean][] = createApp().openAPIRegistry.definitions.flatMap(
   (definition) =>
     definition.type === "route"
       ? [
@@ -124,7 +132,8 @@ const documented: [string, string, string[]][] = createApp().openAPIRegistry.def
             definition.route.method.toUpperCase(),
             definition.route.path,
             (definition.route.security ?? []).flatMap((requirement) => Object.keys(requirement)),
-          ] as [string, string, string[]],
+            isPage(definition.route.responses[404]),
+          ] as [string, string, string[], boolean],
         ]
       : [],
 );
@@ -148,7 +157,12 @@ describe("security cases generated from the route table", () => {
       ]),
     );
     expect(byTokenOnly.map(([method, path]) => `${method} ${path}`).sort()).toEqual(
-      ["GET /link/{token}/session", "POST /link/{token}/pairing-code", "POST /link/{token}/reconnect"].sort(),
+      [
+        "GET /link/{token}",
+        "GET /link/{token}/session",
+        "POST /link/{token}/pairing-code",
+        "POST /link/{token}/reconnect",
+      ].sort(),
     );
   });
 
@@ -158,11 +172,22 @@ describe("security cases generated from the route table", () => {
     });
   }
 
-  for (const [method, path] of byTokenOnly) {
+  for (const [method, path] of byTokenOnly.filter(([, , , page]) => !page)) {
     it(`${method} ${path} with an unknown token is 404 link_not_found, an API key instead too`, async () => {
       const { key } = await createAccount();
       expectProblem(await call(method, fill(path)), 404, "link_not_found");
       expectProblem(await call(method, fill(path), { key }), 404, "link_not_found");
+    });
+  }
+
+  for (const [method, path] of byTokenOnly.filter(([, , , page]) => page)) {
+    it(`${method} ${path} (a page) with an unknown token is a 404 HTML page, an API key instead too`, async () => {
+      const { key } = await createAccount();
+      for (const res of [await call(method, fill(path)), await call(method, fill(path), { key })]) {
+        expect(res.status).toBe(404);
+        expect(res.headers.get("content-type")).toBe("text/html; charset=UTF-8");
+        expect(res.text).toContain("This link is not valid");
+      }
     });
   }
 

@@ -358,6 +358,7 @@ describe("API reference", () => {
     expect(methods("/sandbox/pair/{token}")).toEqual(["get", "post"]);
     expect(methods("/v1/chatapp/sessions/{id}/live")).toEqual(["get"]);
     expect(methods("/v1/chatapp/sessions/{id}/link-url")).toEqual(["delete", "post"]);
+    expect(methods("/link/{token}")).toEqual(["get"]);
     expect(methods("/link/{token}/session")).toEqual(["get"]);
     expect(methods("/link/{token}/pairing-code")).toEqual(["post"]);
     expect(methods("/link/{token}/reconnect")).toEqual(["post"]);

@@ -7,6 +7,26 @@ const common = { tags: ["Link"], security: [{ LinkToken: [] }] };
 const tokenNote =
   " Authenticated by the link token in the path, without an API key: an unknown token is 404 `link_not_found`, an expired or revoked one 410 `link_expired`.";
 
+const html = (description: string) => ({
+  content: { "text/html": { schema: { type: "string" as const } } },
+  description,
+});
+
+export const page = createRoute({
+  ...common,
+  method: "get",
+  path: "/{token}",
+  summary: "The hosted link page",
+  description:
+    "The page a link URL opens, for the phone's owner: the live QR code and the steps to scan it, linking by pairing code instead, then the linked number (and a redirect to the link's `return_url`). An unknown token is a 404 page, an expired or revoked one a 410 page: HTML, not problem JSON.",
+  request: { params: LinkTokenParam },
+  responses: {
+    200: html("The link page"),
+    404: html("This link is not valid"),
+    410: html("This link has expired"),
+  },
+});
+
 export const view = createRoute({
   ...common,
   method: "get",
