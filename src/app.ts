@@ -9,6 +9,7 @@ import { ApiError, ERROR_STATUS, type ErrorCode, problemResponse } from "./error
 import { adminAuth, apiKeyAuth, v1Auth } from "./middleware/auth";
 import { bodyGuard, bodyLimit } from "./middleware/body-guard";
 import { requestId } from "./middleware/request-id";
+import { accountRoutes } from "./routes/account/account.index";
 import { adminRoutes } from "./routes/admin/admin.index";
 import { appRoutes } from "./routes/apps/apps.index";
 import { eventRoutes, registerEventWebhooks } from "./routes/events/events.index";
@@ -99,6 +100,7 @@ export function createApp() {
     }
   });
   app.route("/admin", adminRoutes);
+  app.route("/v1/account", accountRoutes);
   app.route("/v1/chatapp/sessions", sessionRoutes);
   app.route("/v1/chatapp/messages", messageRoutes);
   app.route("/v1/apps", appRoutes);
