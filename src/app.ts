@@ -21,6 +21,7 @@ import { createRouter } from "./routes/router";
 import { sandboxRoutes } from "./routes/sandbox/sandbox.index";
 import { sessionRoutes } from "./routes/sessions/sessions.index";
 import { webhookRoutes } from "./routes/webhooks/webhooks.index";
+import { consoleRoutes } from "./web/console/console.index";
 
 const CODE_BY_STATUS = new Map<number, ErrorCode>();
 for (const [code, status] of Object.entries(ERROR_STATUS) as [ErrorCode, number][]) {
@@ -110,6 +111,7 @@ export function createApp() {
   app.route("/sandbox", sandboxRoutes);
   app.route("/gateway", gatewayEventRoutes);
   app.route("/link", linkRoutes);
+  app.route("/console", consoleRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKey", {
     type: "http",
