@@ -160,6 +160,40 @@ describe("the web console", () => {
     expect(errors).toEqual([]);
   });
 
+  it("disconnects, reconnects, shows the hosted link URL and deletes a session", async () => {
+    const { apiKey } = await createAccount(10);
+    const id = await connectedSession(apiKey);
+    const page = await newPage(browser);
+    const errors = watchErrors(page);
+    page.on("dialog", (dialog) => dialog.accept());
+    await signIn(page, apiKey);
+    const row = page.locator("tbody tr").filter({ hasText: id });
+    await row.filter({ hasText: "connected" }).waitFor();
+
+    await row.locator("button", { hasText: "Disconnect" }).click();
+    await row.filter({ hasText: "disconnected_by_user" }).waitFor();
+    await row.locator("button", { hasText: "Reconnect" }).click();
+    await row.locator("button", { hasText: "Disconnect" }).waitFor();
+    expect(await row.locator(".badge").textContent()).toBe("connected");
+
+    await row.locator("button", { hasText: "Copy hosted link URL" }).click();
+    const url = await until(
+      async () =>
+        (await page
+          .locator("#hosted-link-url")
+          .inputValue()
+          .catch(() => "")) || undefined,
+    );
+    expect(url).toMatch(new RegExp(`^${baseUrl()}/link/[A-Za-z0-9_-]{43}$`));
+    const linked = await api<{ session: { id: string } }>("GET", `/link/${url.split("/link/")[1]}/session`);
+    expect(linked.body.session.id).toBe(id);
+
+    await row.locator("button", { hasText: "Delete" }).click();
+    await page.locator("text=No sessions yet.").waitFor();
+    expect((await api("GET", `/v1/chatapp/sessions/${id}`, { token: apiKey })).status).toBe(404);
+    expect(errors).toEqual([]);
+  });
+
   it("pages through messages with the API's cursors", async () => {
     const { apiKey } = await createAccount(10);
     const session = await connectedSession(apiKey);
