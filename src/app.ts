@@ -9,6 +9,7 @@ import { ApiError, ERROR_STATUS, type ErrorCode, problemResponse } from "./error
 import { adminAuth, apiKeyAuth, v1Auth } from "./middleware/auth";
 import { bodyGuard, bodyLimit } from "./middleware/body-guard";
 import { requestId } from "./middleware/request-id";
+import { accountRoutes } from "./routes/account/account.index";
 import { adminRoutes } from "./routes/admin/admin.index";
 import { appRoutes } from "./routes/apps/apps.index";
 import { campaignRoutes } from "./routes/campaigns/campaigns.index";
@@ -22,6 +23,7 @@ import { createRouter } from "./routes/router";
 import { sandboxRoutes } from "./routes/sandbox/sandbox.index";
 import { sessionRoutes } from "./routes/sessions/sessions.index";
 import { webhookRoutes } from "./routes/webhooks/webhooks.index";
+import { consoleRoutes } from "./web/console/console.index";
 import { linkPageGuard } from "./web/link/page-guard";
 
 const CODE_BY_STATUS = new Map<number, ErrorCode>();
@@ -105,6 +107,7 @@ export function createApp() {
     }
   });
   app.route("/admin", adminRoutes);
+  app.route("/v1/account", accountRoutes);
   app.route("/v1/chatapp/sessions", sessionRoutes);
   app.route("/v1/chatapp/messages", messageRoutes);
   app.route("/v1/chatapp/campaigns", campaignRoutes);
@@ -116,6 +119,7 @@ export function createApp() {
   app.route("/sandbox", sandboxRoutes);
   app.route("/gateway", gatewayEventRoutes);
   app.route("/link", linkRoutes);
+  app.route("/console", consoleRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKey", {
     type: "http",

@@ -1,0 +1,337 @@
+// Apps and one-time codes: list (page-numbered, as the API pages apps), create and edit an app,
+// send a code to a number and verify it.
+
+import { api, problemBox, withButton } from "./api.js";
+import { badge, details, field, fill, h, select, table, timeElement, truncate } from "./dom.js";
+
+/**
+ * The app form's fields; `app` fills them for an edit. `prefix` keeps ids unique on the page.
+ * @returns {HTMLElement[]}
+ */
+function appFields(prefix, sessions, app) {
+  const sessionOptions = [
+    ["", "None"],
+    ...sessions.map((s) => [s.id, `${s.phone_number ?? s.id.slice(0, 8)} (${s.status})`]),
+  ];
+  return [
+    h(
+      "div",
+      { class: "grid" },
+      field(
+        "Name",
+        h("input", {
+          id: `${prefix}-name`,
+          name: "name",
+          required: true,
+          maxlength: 100,
+          value: app?.name ?? "",
+        }),
+      ),
+      field(
+        "Sender id",
+        h("input", {
+          id: `${prefix}-sender`,
+          name: "sender_id",
+          required: true,
+          value: app?.sender_id ?? crypto.randomUUID(),
+        }),
+        "A uuid of your choice that names the sender.",
+      ),
+      field(
+        "Session",
+        select(
+          { id: `${prefix}-session`, name: "chatapp_session_id" },
+          sessionOptions,
+          app?.chatapp_session_id ?? "",
+        ),
+      ),
+      field(
+        "Code size",
+        h("input", {
+          id: `${prefix}-code-size`,
+          name: "code_size",
+          type: "number",
+          min: 4,
+          max: 10,
+          value: app?.code_size ?? "",
+          placeholder: "6",
+        }),
+      ),
+      field(
+        "Expiry (seconds)",
+        h("input", {
+          id: `${prefix}-expiry`,
+          name: "expiry_seconds",
+          type: "number",
+          min: 60,
+          max: 3600,
+          value: app?.expiry_seconds ?? "",
+          placeholder: "600",
+        }),
+      ),
+    ),
+    field(
+      "Message template",
+      h(
+        "textarea",
+        { id: `${prefix}-template`, name: "message_template", rows: 2, maxlength: 1000 },
+        app?.message_template ?? "",
+      ),
+      "Use {{code}} and optionally {{app_name}}. Leave empty for the default.",
+    ),
+  ];
+}
+
+/** The form's values as an API body: empty fields left out (or, for an edit, a cleared session as null). */
+function appBody(form, editing) {
+  const data = new FormData(form);
+  const body = {};
+  for (const name of ["name", "sender_id", "message_template"]) {
+    const value = String(data.get(name) ?? "").trim();
+    if (value) body[name] = value;
+  }
+  for (const name of ["code_size", "expiry_seconds"]) {
+    const value = String(data.get(name) ?? "").trim();
+    if (value) body[name] = Number(value);
+  }
+  const session = String(data.get("chatapp_session_id") ?? "");
+  if (session) body.chatapp_session_id = session;
+  else if (editing) body.chatapp_session_id = null;
+  return body;
+}
+
+/** Draws the apps page. */
+export function render(view, context) {
+  const page = Number(context.params.get("page") ?? "1") || 1;
+  const out = h("div", { "aria-live": "polite" });
+  const list = h("div", {}, h("p", { class: "muted" }, "Loading…"));
+  const editor = h("div");
+  const otpArea = h("div");
+  let sessions = [];
+  let apps = [];
+
+  async function load() {
+    try {
+      const [result, sessionList] = await Promise.all([
+        api("GET", "/v1/apps", { query: { page } }),
+        api("GET", "/v1/chatapp/sessions"),
+      ]);
+      apps = result.data;
+      sessions = sessionList.sessions;
+      fill(list, appTable(result), pagerLinks(result.meta));
+      fill(otpArea, otpPanel());
+      if (!createForm.dataset.ready) {
+        createForm.dataset.ready = "1";
+        createForm.prepend(...appFields("create", sessions, null));
+      }
+    } catch (error) {
+      fill(list, problemBox(error));
+    }
+  }
+
+  function pagerLinks(meta) {
+    if (meta.last_page <= 1) return null;
+    return h(
+      "p",
+      { class: "toolbar" },
+      page > 1 ? h("a", { href: `#/apps?page=${page - 1}` }, "← Previous") : null,
+      h("span", { class: "muted" }, `Page ${meta.current_page} of ${meta.last_page}`),
+      page < meta.last_page ? h("a", { href: `#/apps?page=${page + 1}` }, "Next →") : null,
+    );
+  }
+
+  function appTable(result) {
+    if (result.data.length === 0) return h("p", { class: "muted" }, "No apps yet.");
+    return table(
+      ["Name", "Template", "Code size", "Session", "Expiry", ""],
+      result.data.map((app) => {
+        const edit = h("button", { type: "button", class: "secondary" }, "Edit");
+        edit.addEventListener("click", () => openEditor(app));
+        return [
+          app.name,
+          truncate(app.message_template, 50),
+          String(app.code_size),
+          app.chatapp_session_id
+            ? h("span", { class: "mono small" }, app.chatapp_session_id.slice(0, 8))
+            : h("span", { class: "muted" }, "none"),
+          `${app.expiry_seconds} s`,
+          edit,
+        ];
+      }),
+      "Apps",
+    );
+  }
+
+  function openEditor(app) {
+    const editOut = h("div");
+    const form = h(
+      "form",
+      { class: "panel", id: "edit-app-form", "aria-labelledby": "edit-app-title" },
+      h("h2", { id: "edit-app-title" }, `Edit ${app.name}`),
+      appFields("edit", sessions, app),
+      h(
+        "p",
+        { class: "toolbar" },
+        h("button", { type: "submit" }, "Save"),
+        h(
+          "button",
+          { type: "button", class: "secondary", onclick: () => editor.replaceChildren() },
+          "Cancel",
+        ),
+      ),
+      editOut,
+    );
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      withButton(form.querySelector("button[type=submit]"), editOut, async () => {
+        await api("PATCH", `/v1/apps/${encodeURIComponent(app.id)}`, { body: appBody(form, true) });
+        editor.replaceChildren();
+        fill(out, h("p", { class: "success", role: "status" }, "App saved."));
+        await load();
+      });
+    });
+    fill(editor, form);
+    form.querySelector("input").focus();
+  }
+
+  function otpPanel() {
+    if (apps.length === 0) return null;
+    const sendOut = h("div", { "aria-live": "polite" });
+    const state = h("div", { id: "otp-state" });
+    const form = h(
+      "form",
+      { class: "panel", id: "otp-form", "aria-labelledby": "otp-title" },
+      h("h2", { id: "otp-title" }, "Send a one-time code"),
+      h(
+        "div",
+        { class: "grid" },
+        field(
+          "App",
+          select(
+            { id: "otp-app", name: "app" },
+            apps.map((app) => [app.id, app.name]),
+          ),
+        ),
+        field(
+          "To",
+          h("input", {
+            id: "otp-to",
+            name: "to_number",
+            required: true,
+            placeholder: "+14155550123",
+            autocomplete: "off",
+          }),
+        ),
+      ),
+      h("p", {}, h("button", { type: "submit" }, "Send code")),
+      sendOut,
+      state,
+    );
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const data = new FormData(form);
+      withButton(form.querySelector("button[type=submit]"), sendOut, async () => {
+        const { data: otp } = await api(
+          "POST",
+          `/v1/apps/${encodeURIComponent(String(data.get("app")))}/otp`,
+          {
+            body: { to_number: String(data.get("to_number")).trim() },
+          },
+        );
+        context.refreshAccount();
+        fill(state, verifyPanel(otp));
+      });
+    });
+    return form;
+  }
+
+  function verifyPanel(initial) {
+    const summary = h("div");
+    const verifyOut = h("div", { "aria-live": "polite" });
+    const show = (otp) =>
+      fill(
+        summary,
+        details([
+          ["OTP", h("span", { class: "mono" }, otp.id)],
+          ["Status", badge(otp.status)],
+          ["To", otp.to_number],
+          ["Expires", timeElement(otp.expires_at)],
+          ["Attempts remaining", String(otp.attempts_remaining)],
+          ["Sends remaining", String(otp.sends_remaining)],
+          [
+            "Message",
+            otp.message_id
+              ? h("a", { href: `#/messages/${encodeURIComponent(otp.message_id)}` }, "Show the message")
+              : null,
+          ],
+        ]),
+      );
+    show(initial);
+    const code = h("input", {
+      id: "otp-code",
+      name: "code",
+      required: true,
+      inputmode: "numeric",
+      autocomplete: "one-time-code",
+    });
+    const verify = h("button", { type: "button", id: "otp-verify" }, "Verify");
+    const resend = h("button", { type: "button", class: "secondary" }, "Resend");
+    verify.addEventListener("click", () =>
+      withButton(verify, verifyOut, async () => {
+        const { data } = await api("POST", `/v1/otp/${encodeURIComponent(initial.id)}/verify`, {
+          body: { code: code.value.trim() },
+        });
+        show(data);
+        fill(verifyOut, h("p", { class: "success", role: "status" }, `Code ${data.status}.`));
+      }),
+    );
+    resend.addEventListener("click", () =>
+      withButton(resend, verifyOut, async () => {
+        const { data } = await api("POST", `/v1/otp/${encodeURIComponent(initial.id)}/resend`);
+        show(data);
+        fill(
+          verifyOut,
+          h("p", { class: "success", role: "status" }, "A new code was sent; the old one no longer works."),
+        );
+      }),
+    );
+    return h(
+      "div",
+      {},
+      summary,
+      field("Code received", code),
+      h("p", { class: "toolbar" }, verify, resend),
+      verifyOut,
+    );
+  }
+
+  const createOut = h("div", { "aria-live": "polite" });
+  const createForm = h(
+    "form",
+    { class: "panel", id: "create-app-form" },
+    h("p", {}, h("button", { type: "submit" }, "Create app")),
+    createOut,
+  );
+  createForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    withButton(createForm.querySelector("button[type=submit]"), createOut, async () => {
+      const { data: app } = await api("POST", "/v1/apps", { body: appBody(createForm, false) });
+      createForm.reset();
+      createForm.querySelector("[name=sender_id]").value = crypto.randomUUID();
+      fill(createOut, h("p", { class: "success", role: "status" }, `App ${app.name} created.`));
+      await load();
+    });
+  });
+
+  fill(
+    view,
+    h("h1", {}, "Apps and one-time codes"),
+    out,
+    list,
+    editor,
+    otpArea,
+    h("h2", {}, "Create an app"),
+    createForm,
+  );
+  load();
+}
