@@ -32,8 +32,7 @@ async function openLinkPage(url: string): Promise<{ page: Page; errors: string[]
   const errors: string[] = [];
   const navigations: string[] = [];
   page.on("console", (message) => {
-    // The browser's own favicon request is no part of the page.
-    if (message.type() === "error" && !message.location().url.endsWith("/favicon.ico")) {
+    if (message.type() === "error") {
       errors.push(`${message.text()} ${message.location().url}`);
     }
   });

@@ -7,11 +7,7 @@ import { Layout } from "../layout";
  */
 export function ConsolePage() {
   return (
-    <Layout title="Console">
-      <link rel="stylesheet" href="/console.css" />
-      {/* No favicon: an empty one stops the browser asking for /favicon.ico. */}
-      <link rel="icon" href="data:," />
-      <script type="module" src="/console.js" />
+    <Layout title="Console" styles={["/console.css"]} modules={["/console.js"]}>
       <header class="console-header">
         <div class="console-bar">
           <strong class="console-brand">Console</strong>
