@@ -194,6 +194,20 @@ describe("the web console", () => {
     expect(errors).toEqual([]);
   });
 
+  it("keeps the session list live: a ban made elsewhere shows without a click", async () => {
+    const { apiKey } = await createAccount(10);
+    const id = await connectedSession(apiKey);
+    const page = await newPage(browser);
+    const errors = watchErrors(page);
+    await signIn(page, apiKey);
+    const row = page.locator("tbody tr").filter({ hasText: id });
+    await row.filter({ hasText: "connected" }).waitFor();
+    const ban = await api("POST", `/sandbox/sessions/${id}/ban`, { token: apiKey, body: {} });
+    expect(ban.status).toBe(200);
+    await row.locator(".badge", { hasText: "banned" }).waitFor({ timeout: 10_000 });
+    expect(errors).toEqual([]);
+  });
+
   it("pages through messages with the API's cursors", async () => {
     const { apiKey } = await createAccount(10);
     const session = await connectedSession(apiKey);

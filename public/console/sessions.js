@@ -14,9 +14,14 @@ function isQrImage(value) {
   return typeof value === "string" && value.startsWith("data:image/png;base64,");
 }
 
+/** How often the list is read again while the page is open, so statuses stay live (ms). */
+const LIST_REFRESH_MS = 5_000;
+
 /**
- * Draws the sessions page into `view`.
- * @returns {() => void} closes the live socket, if one is open
+ * Draws the sessions page into `view`; the list is read again every {@link LIST_REFRESH_MS} and
+ * redrawn only when a session's status, reason or phone changed (so a button under the pointer
+ * stays put).
+ * @returns {() => void} stops the refresh and closes the live socket, if one is open
  */
 export function render(view, context) {
   const out = h("div", { "aria-live": "polite" });
@@ -24,6 +29,7 @@ export function render(view, context) {
   const list = h("div", {}, h("p", { class: "muted" }, "Loading…"));
   let socket = null;
   let pinger = null;
+  let shown = null;
 
   function closeLive() {
     if (pinger) clearInterval(pinger);
@@ -35,8 +41,12 @@ export function render(view, context) {
   async function load() {
     try {
       const { sessions } = await api("GET", "/v1/chatapp/sessions");
+      const state = JSON.stringify(sessions.map((s) => [s.id, s.status, s.reason, s.phone_number]));
+      if (state === shown) return;
+      shown = state;
       fill(list, sessionTable(sessions));
     } catch (error) {
+      shown = null;
       fill(list, problemBox(error));
     }
   }
@@ -230,5 +240,9 @@ export function render(view, context) {
 
   fill(view, h("h1", {}, "Sessions"), h("p", { class: "toolbar" }, create, refresh), out, live, list);
   load();
-  return closeLive;
+  const refresher = setInterval(load, LIST_REFRESH_MS);
+  return () => {
+    clearInterval(refresher);
+    closeLive();
+  };
 }
