@@ -1,3 +1,4 @@
+import { createRoute, z } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
@@ -15,11 +16,37 @@ import { eventRoutes, registerEventWebhooks } from "./routes/events/events.index
 import { gatewayEventRoutes } from "./routes/gateway-events/gateway-events.index";
 import { linkRoutes } from "./routes/link/link.index";
 import { messageRoutes } from "./routes/messages/messages.index";
+import { json } from "./routes/openapi";
 import { otpRoutes } from "./routes/otp/otp.index";
 import { createRouter } from "./routes/router";
 import { sandboxRoutes } from "./routes/sandbox/sandbox.index";
 import { sessionRoutes } from "./routes/sessions/sessions.index";
 import { webhookRoutes } from "./routes/webhooks/webhooks.index";
+
+const healthRoute = createRoute({
+  operationId: "getHealth",
+  tags: ["Health"],
+  method: "get",
+  path: "/health",
+  summary: "Whether the service runs and its configuration is sound (no authentication)",
+  responses: {
+    200: json(
+      z.object({
+        status: z.literal("ok"),
+        gateway: z.enum(["sandbox", "waha", "evolution"]).openapi({ description: "`CHATAPP_GATEWAY`" }),
+      }),
+      "Up",
+    ),
+    503: json(
+      z.object({
+        status: z.literal("unavailable"),
+        code: z.enum(["gateway_misconfigured", "service_misconfigured"]),
+        reason: z.string().openapi({ description: "The setting that is missing or malformed." }),
+      }),
+      "The configuration is broken",
+    ),
+  },
+});
 
 const CODE_BY_STATUS = new Map<number, ErrorCode>();
 for (const [code, status] of Object.entries(ERROR_STATUS) as [ErrorCode, number][]) {
@@ -89,13 +116,14 @@ export function createApp() {
   app.onError(handleError);
   app.notFound((c) => problemResponse(c, new ApiError("not_found", "No such resource.")));
 
-  app.get("/health", (c) => {
+  app.openapi(healthRoute, (c) => {
     try {
-      return c.json({ status: "ok", gateway: readConfig(c.env).gateway.kind });
+      return c.json({ status: "ok" as const, gateway: readConfig(c.env).gateway.kind }, 200);
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       const problem = configProblem(error);
-      return c.json({ status: "unavailable", code: problem.code, reason: problem.detail }, 503);
+      const code = error.gateway ? ("gateway_misconfigured" as const) : ("service_misconfigured" as const);
+      return c.json({ status: "unavailable" as const, code, reason: problem.detail }, 503);
     }
   });
   app.route("/admin", adminRoutes);

@@ -8,6 +8,7 @@ const tokenNote =
   " Authenticated by the link token in the path, without an API key: an unknown token is 404 `link_not_found`, an expired or revoked one 410 `link_expired`.";
 
 export const view = createRoute({
+  operationId: "getLinkedSession",
   ...common,
   method: "get",
   path: "/{token}/session",
@@ -18,6 +19,7 @@ export const view = createRoute({
 });
 
 export const pairingCode = createRoute({
+  operationId: "requestLinkedPairingCode",
   ...common,
   method: "post",
   path: "/{token}/pairing-code",
@@ -38,6 +40,7 @@ export const pairingCode = createRoute({
 });
 
 export const reconnect = createRoute({
+  operationId: "reconnectLinkedSession",
   ...common,
   method: "post",
   path: "/{token}/reconnect",
