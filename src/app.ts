@@ -16,7 +16,7 @@ import { eventRoutes, registerEventWebhooks } from "./routes/events/events.index
 import { gatewayEventRoutes } from "./routes/gateway-events/gateway-events.index";
 import { linkRoutes } from "./routes/link/link.index";
 import { messageRoutes } from "./routes/messages/messages.index";
-import { json } from "./routes/openapi";
+import { json, withSharedProblems } from "./routes/openapi";
 import { otpRoutes } from "./routes/otp/otp.index";
 import { createRouter } from "./routes/router";
 import { sandboxRoutes } from "./routes/sandbox/sandbox.index";
@@ -155,17 +155,23 @@ export function createApp() {
     description: "The ADMIN_TOKEN secret.",
   });
   registerEventWebhooks(app.openAPIRegistry);
-  app.doc31("/openapi.json", (c) => ({
-    openapi: "3.1.0",
-    info: {
-      title: "Chat messaging and one-time-code API",
-      version: "1.0.0",
-      description:
-        "Link chat-application accounts as sessions, send paced messages, and send and verify one-time codes. " +
-        "Every error is RFC 9457 `application/problem+json` with a stable `code`.",
-    },
-    servers: [{ url: new URL(c.req.url).origin }],
-  }));
+  app.get("/openapi.json", (c) =>
+    c.json(
+      withSharedProblems(
+        app.getOpenAPI31Document({
+          openapi: "3.1.0",
+          info: {
+            title: "Chat messaging and one-time-code API",
+            version: "1.0.0",
+            description:
+              "Link chat-application accounts as sessions, send paced messages, and send and verify one-time codes. " +
+              "Every error is RFC 9457 `application/problem+json` with a stable `code`.",
+          },
+          servers: [{ url: new URL(c.req.url).origin }],
+        }),
+      ),
+    ),
+  );
   app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: "API reference" }));
   return app;
 }
