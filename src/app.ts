@@ -48,6 +48,15 @@ const healthRoute = createRoute({
   },
 });
 
+/**
+ * The API reference's script, served from `public/` (a static asset, before the Worker) so /docs
+ * works without reaching a CDN: `dist/browser/standalone.js` of `@scalar/api-reference` 1.71.0,
+ * the release `@scalar/hono-api-reference` 0.12.4 was published with (both on `@scalar/types`
+ * 0.21.0). It is committed rather than installed: one file of a 250-package tree. To upgrade, take
+ * the file from `npm pack @scalar/api-reference@<version>` and rename it.
+ */
+const SCALAR_SCRIPT = "/vendor/scalar/api-reference-1.71.0.js";
+
 const CODE_BY_STATUS = new Map<number, ErrorCode>();
 for (const [code, status] of Object.entries(ERROR_STATUS) as [ErrorCode, number][]) {
   if (!CODE_BY_STATUS.has(status)) CODE_BY_STATUS.set(status, code);
@@ -172,7 +181,17 @@ export function createApp() {
       ),
     ),
   );
-  app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: "API reference" }));
+  app.get(
+    "/docs",
+    Scalar({
+      url: "/openapi.json",
+      pageTitle: "API reference",
+      cdn: SCALAR_SCRIPT,
+      // Nothing from another host: no web fonts (the page uses system fonts), no telemetry.
+      withDefaultFonts: false,
+      telemetry: false,
+    }),
+  );
   return app;
 }
 

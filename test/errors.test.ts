@@ -422,4 +422,15 @@ describe("API reference", () => {
     expect(res.text).toMatch(/<html/i);
     expect(res.text).toContain("/openapi.json");
   });
+
+  it("loads the reference's script from this service, and nothing from another host", async () => {
+    const res = await call("GET", "/docs", { headers: { Accept: "text/html" } });
+    const scripts = [...res.text.matchAll(/<script\b[^>]*\bsrc="([^"]*)"/g)].map((m) => m[1]);
+    expect(scripts).toEqual([expect.stringMatching(/^\/vendor\/scalar\/api-reference-[\d.]+\.js$/)]);
+    // No absolute or protocol-relative URL anywhere in the page: a CDN, a font host, an import.
+    expect(res.text).not.toMatch(/(?:https?:)?\/\/[a-z0-9.-]+\.[a-z]{2,}/i);
+    expect(res.text).not.toMatch(/\bimport\b/);
+    expect(res.text).toContain('"withDefaultFonts": false');
+    expect(res.text).toContain('"telemetry": false');
+  });
 });
