@@ -1,3 +1,4 @@
+import { createRoute, z } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
@@ -17,6 +18,7 @@ import { eventRoutes, registerEventWebhooks } from "./routes/events/events.index
 import { gatewayEventRoutes } from "./routes/gateway-events/gateway-events.index";
 import { linkRoutes } from "./routes/link/link.index";
 import { messageRoutes } from "./routes/messages/messages.index";
+import { json, withSharedProblems } from "./routes/openapi";
 import { optOutRoutes } from "./routes/opt-outs/opt-outs.index";
 import { otpRoutes } from "./routes/otp/otp.index";
 import { createRouter } from "./routes/router";
@@ -25,6 +27,40 @@ import { sessionRoutes } from "./routes/sessions/sessions.index";
 import { webhookRoutes } from "./routes/webhooks/webhooks.index";
 import { consoleRoutes } from "./web/console/console.index";
 import { linkPageGuard } from "./web/link/page-guard";
+
+const healthRoute = createRoute({
+  operationId: "getHealth",
+  tags: ["Health"],
+  method: "get",
+  path: "/health",
+  summary: "Whether the service runs and its configuration is sound (no authentication)",
+  responses: {
+    200: json(
+      z.object({
+        status: z.literal("ok"),
+        gateway: z.enum(["sandbox", "waha", "evolution"]).openapi({ description: "`CHATAPP_GATEWAY`" }),
+      }),
+      "Up",
+    ),
+    503: json(
+      z.object({
+        status: z.literal("unavailable"),
+        code: z.enum(["gateway_misconfigured", "service_misconfigured"]),
+        reason: z.string().openapi({ description: "The setting that is missing or malformed." }),
+      }),
+      "The configuration is broken",
+    ),
+  },
+});
+
+/**
+ * The API reference's script, served from `public/` (a static asset, before the Worker) so /docs
+ * works without reaching a CDN: `dist/browser/standalone.js` of `@scalar/api-reference` 1.71.0,
+ * the release `@scalar/hono-api-reference` 0.12.4 was published with (both on `@scalar/types`
+ * 0.21.0). It is committed rather than installed: one file of a 250-package tree. To upgrade, take
+ * the file from `npm pack @scalar/api-reference@<version>` and rename it.
+ */
+const SCALAR_SCRIPT = "/vendor/scalar/api-reference-1.71.0.js";
 
 const CODE_BY_STATUS = new Map<number, ErrorCode>();
 for (const [code, status] of Object.entries(ERROR_STATUS) as [ErrorCode, number][]) {
@@ -97,13 +133,14 @@ export function createApp() {
   app.onError(handleError);
   app.notFound((c) => problemResponse(c, new ApiError("not_found", "No such resource.")));
 
-  app.get("/health", (c) => {
+  app.openapi(healthRoute, (c) => {
     try {
-      return c.json({ status: "ok", gateway: readConfig(c.env).gateway.kind });
+      return c.json({ status: "ok" as const, gateway: readConfig(c.env).gateway.kind }, 200);
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       const problem = configProblem(error);
-      return c.json({ status: "unavailable", code: problem.code, reason: problem.detail }, 503);
+      const code = error.gateway ? ("gateway_misconfigured" as const) : ("service_misconfigured" as const);
+      return c.json({ status: "unavailable" as const, code, reason: problem.detail }, 503);
     }
   });
   app.route("/admin", adminRoutes);
@@ -139,18 +176,34 @@ export function createApp() {
     description: "The ADMIN_TOKEN secret.",
   });
   registerEventWebhooks(app.openAPIRegistry);
-  app.doc31("/openapi.json", (c) => ({
-    openapi: "3.1.0",
-    info: {
-      title: "Chat messaging and one-time-code API",
-      version: "1.0.0",
-      description:
-        "Link chat-application accounts as sessions, send paced messages, and send and verify one-time codes. " +
-        "Every error is RFC 9457 `application/problem+json` with a stable `code`.",
-    },
-    servers: [{ url: new URL(c.req.url).origin }],
-  }));
-  app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: "API reference" }));
+  app.get("/openapi.json", (c) =>
+    c.json(
+      withSharedProblems(
+        app.getOpenAPI31Document({
+          openapi: "3.1.0",
+          info: {
+            title: "Chat messaging and one-time-code API",
+            version: "1.0.0",
+            description:
+              "Link chat-application accounts as sessions, send paced messages, and send and verify one-time codes. " +
+              "Every error is RFC 9457 `application/problem+json` with a stable `code`.",
+          },
+          servers: [{ url: new URL(c.req.url).origin }],
+        }),
+      ),
+    ),
+  );
+  app.get(
+    "/docs",
+    Scalar({
+      url: "/openapi.json",
+      pageTitle: "API reference",
+      cdn: SCALAR_SCRIPT,
+      // Nothing from another host: no web fonts (the page uses system fonts), no telemetry.
+      withDefaultFonts: false,
+      telemetry: false,
+    }),
+  );
   return app;
 }
 

@@ -119,6 +119,51 @@ describe("routing errors", () => {
     expect(head.headers.get("content-type")).toBe("application/problem+json");
   });
 
+  // A trailing slash names the same resource as the path without it (routes/router.ts): never a
+  // 405 whose Allow lists the method that was used.
+  it("routes a path with a trailing slash as the path without it", async () => {
+    const { key } = await createAccount();
+    const created = await call<{ session: { id: string } }>("POST", "/v1/chatapp/sessions/", { key });
+    expect(created.status).toBe(201);
+    const id = created.body.session.id;
+    const listed = await call<{ sessions: { id: string }[] }>("GET", "/v1/chatapp/sessions/", { key });
+    expect(listed.status).toBe(200);
+    expect(listed.body.sessions.map((s) => s.id)).toEqual([id]);
+    const shown = await call<{ session: { id: string } }>("GET", `/v1/chatapp/sessions/${id}/`, { key });
+    expect(shown.body.session.id).toBe(id);
+    const qr = await call<{ qr_code: string }>("GET", `/v1/chatapp/sessions/${id}/qr-code/`, { key });
+    expect(qr.body.qr_code).toMatch(/^data:image\/png;base64,/);
+    const health = await call("GET", "/health/");
+    expect(health.body).toEqual({ status: "ok", gateway: "sandbox" });
+    const account = await call("POST", "/admin/accounts/", { key: ADMIN_TOKEN, body: { name: "Slash" } });
+    expect(account.status).toBe(201);
+  });
+
+  it("answers a wrong method on a trailing-slash path as on the path without it", async () => {
+    const { key } = await createAccount();
+    for (const path of ["/v1/chatapp/sessions/", `/v1/chatapp/sessions/${UNKNOWN_ID}/disconnect/`]) {
+      const res = await call("PUT", path, { key, body: {} });
+      expectShape(res, 405, "method_not_allowed");
+      expect(res.headers.get("allow")?.split(/,\s*/), path).not.toContain("PUT");
+    }
+    expectShape(await call("GET", "/admin/accounts/", { key: ADMIN_TOKEN }), 405, "method_not_allowed");
+  });
+
+  it("never answers 405 with an Allow that lists the method used", async () => {
+    const { key } = await createAccount();
+    for (const [method, path] of [
+      ["GET", "/v1/chatapp/sessions//"],
+      ["POST", "/v1/chatapp/sessions//"],
+      ["GET", "/v1/events//"],
+      ["GET", `/v1/chatapp/sessions/${UNKNOWN_ID}//`],
+    ] as const) {
+      const res = await call(method, path, { key, body: method === "POST" ? {} : undefined });
+      const allow = res.headers.get("allow")?.split(/,\s*/) ?? [];
+      expect(allow, `${method} ${path}`).not.toContain(method);
+      expect(res.status, `${method} ${path}`).not.toBe(405);
+    }
+  });
+
   it("is 404 not_found for a malformed uuid in a path, never 422 or 500", async () => {
     const { key } = await createAccount();
     for (const id of [
@@ -377,5 +422,16 @@ describe("API reference", () => {
     expect(res.headers.get("content-type")).toMatch(/^text\/html/);
     expect(res.text).toMatch(/<html/i);
     expect(res.text).toContain("/openapi.json");
+  });
+
+  it("loads the reference's script from this service, and nothing from another host", async () => {
+    const res = await call("GET", "/docs", { headers: { Accept: "text/html" } });
+    const scripts = [...res.text.matchAll(/<script\b[^>]*\bsrc="([^"]*)"/g)].map((m) => m[1]);
+    expect(scripts).toEqual([expect.stringMatching(/^\/vendor\/scalar\/api-reference-[\d.]+\.js$/)]);
+    // No absolute or protocol-relative URL anywhere in the page: a CDN, a font host, an import.
+    expect(res.text).not.toMatch(/(?:https?:)?\/\/[a-z0-9.-]+\.[a-z]{2,}/i);
+    expect(res.text).not.toMatch(/\bimport\b/);
+    expect(res.text).toContain('"withDefaultFonts": false');
+    expect(res.text).toContain('"telemetry": false');
   });
 });

@@ -61,7 +61,8 @@ export function linkTokenAuth(tokenOf: (c: Context<AppEnv>) => string | undefine
   });
 }
 
-const LIVE_PATH = /^\/v1\/chatapp\/sessions\/[^/]+\/live$/;
+// With or without a trailing slash, as the router takes it (src/routes/router.ts).
+const LIVE_PATH = /^\/v1\/chatapp\/sessions\/[^/]+\/live\/?$/;
 const liveTokenAuth = linkTokenAuth((c) => c.req.query("token"));
 
 /**

@@ -32,7 +32,8 @@ export const ProblemSchema = z
 
 /**
  * OpenAPI `responses` entries for the given error codes, grouped by status, each documented as
- * `application/problem+json`. Every route also implicitly answers 401, 413, 415 and 500.
+ * `application/problem+json`. The problems every route shares (401, 400/413/415 for bodies, 404 for
+ * path ids, 500) are added to the document by {@link withSharedProblems}.
  */
 export function problems(...codes: ErrorCode[]) {
   const byStatus = new Map<number, ErrorCode[]>();
@@ -87,3 +88,110 @@ export const PhoneNumber = z
     return e164;
   })
   .openapi({ type: "string", example: "+14155552671" });
+
+/**
+ * Problem responses shared by every operation that can produce them (`components.responses`):
+ * each names the codes behind its status, which comes from {@link ERROR_STATUS}.
+ */
+const SHARED_PROBLEMS = {
+  InvalidJson: ["invalid_json"],
+  Unauthenticated: ["unauthenticated"],
+  NotFound: ["not_found"],
+  PayloadTooLarge: ["payload_too_large"],
+  UnsupportedMediaType: ["unsupported_media_type"],
+  ValidationFailed: ["validation_failed"],
+  InternalError: ["internal_error", "gateway_misconfigured", "service_misconfigured"],
+} as const satisfies Record<string, readonly [ErrorCode, ...ErrorCode[]]>;
+
+type SharedProblem = keyof typeof SHARED_PROBLEMS;
+
+/** The methods whose bodies `bodyGuard` and `bodyLimit` check (src/middleware/body-guard.ts). */
+const BODY_METHODS = new Set(["post", "put", "patch", "delete"]);
+
+const HTTP_METHODS = new Set(["get", "put", "post", "delete", "patch", "head", "options", "trace"]);
+
+/** The parts of an OpenAPI 3.1 document that {@link withSharedProblems} reads and writes. */
+export interface OpenApiDocumentLike {
+  info: { description?: string };
+  paths?: Record<string, object>;
+  components?: { securitySchemes?: Record<string, unknown>; responses?: Record<string, unknown> };
+}
+
+interface OperationLike {
+  security?: Record<string, unknown>[];
+  parameters?: { in?: string }[];
+  requestBody?: unknown;
+  responses?: Record<string, unknown>;
+}
+
+/**
+ * The shared problems the error model can answer an operation with, from facts of its definition:
+ * - an HTTP (bearer) security scheme: 401 `unauthenticated` (src/middleware/auth.ts); the admin
+ *   token also 404, since `/admin` does not exist without ADMIN_TOKEN;
+ * - a method that carries a body: 400 `invalid_json`, 413, 415 (src/middleware/body-guard.ts);
+ * - a request body, query or header parameters: 422 `validation_failed` (src/routes/router.ts);
+ * - path parameters: 404 `not_found` (a malformed one too, src/routes/router.ts);
+ * - every operation: 500 (a bug, or a misconfigured service: src/config.ts).
+ */
+function sharedProblemsOf(
+  method: string,
+  operation: OperationLike,
+  httpSchemes: Set<string>,
+): SharedProblem[] {
+  const problems: SharedProblem[] = [];
+  const schemes = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
+  if (schemes.some((scheme) => httpSchemes.has(scheme))) problems.push("Unauthenticated");
+  if (BODY_METHODS.has(method)) problems.push("InvalidJson", "PayloadTooLarge", "UnsupportedMediaType");
+  const parameters = operation.parameters ?? [];
+  if (operation.requestBody || parameters.some((p) => p.in === "query" || p.in === "header")) {
+    problems.push("ValidationFailed");
+  }
+  if (parameters.some((p) => p.in === "path") || schemes.includes("AdminToken")) problems.push("NotFound");
+  problems.push("InternalError");
+  return problems;
+}
+
+/**
+ * Adds the problems every route shares to a generated document, in one place rather than in each
+ * route: `components.responses` gets one response per {@link SHARED_PROBLEMS} entry, and each
+ * operation refers to those it can produce (see `sharedProblemsOf`) unless it documents that
+ * status itself. A listed path called with another method answers 405 `method_not_allowed` with
+ * `Allow`; no operation of the document can produce it, so `info.description` says so. Mutates
+ * and returns `document`.
+ */
+export function withSharedProblems<D extends OpenApiDocumentLike>(document: D): D {
+  document.components ??= {};
+  const components = document.components;
+  components.responses ??= {};
+  const responses = components.responses;
+  for (const [name, codes] of Object.entries(SHARED_PROBLEMS)) {
+    responses[name] = {
+      description: `Problem: ${codes.map((code) => `\`${code}\``).join(", ")}`,
+      content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
+    };
+  }
+  const httpSchemes = new Set(
+    Object.entries(components.securitySchemes ?? {})
+      .filter(([, scheme]) => (scheme as { type?: string }).type === "http")
+      .map(([name]) => name),
+  );
+  for (const item of Object.values(document.paths ?? {})) {
+    for (const [method, value] of Object.entries(item as Record<string, unknown>)) {
+      if (!HTTP_METHODS.has(method)) continue;
+      const operation = value as OperationLike;
+      operation.responses ??= {};
+      const own = operation.responses;
+      for (const name of sharedProblemsOf(method, operation, httpSchemes)) {
+        const status = String(ERROR_STATUS[SHARED_PROBLEMS[name][0]]);
+        own[status] ??= { $ref: `#/components/responses/${name}` };
+      }
+    }
+  }
+  document.info.description = [
+    document.info.description,
+    "A listed path called with a method it does not list answers 405 `method_not_allowed`, with `Allow` naming the methods it has.",
+  ]
+    .filter(Boolean)
+    .join("\n\n");
+  return document;
+}

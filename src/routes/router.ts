@@ -44,7 +44,12 @@ export function fieldErrors(error: z.ZodError, unknown = "unknown field"): Field
   return fields;
 }
 
-/** A router whose request validation renders our problem details. Every resource uses one. */
+/**
+ * A router whose request validation renders our problem details. Every resource uses one, and so
+ * does the app that mounts them. `strict: false`: a path with a trailing slash is routed as the
+ * same path without it (`/v1/chatapp/sessions/` is `/v1/chatapp/sessions`), so routing and the
+ * 405 middleware (which matches paths with or without it) never disagree about a path.
+ */
 export function createRouter() {
-  return new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  return new OpenAPIHono<AppEnv>({ defaultHook: validationHook, strict: false });
 }

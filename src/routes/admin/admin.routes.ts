@@ -14,6 +14,7 @@ const common = { tags: ["Admin"], security: [{ AdminToken: [] }] };
 const adminProblems = problems("unauthenticated", "not_found", "validation_failed");
 
 export const createAccount = createRoute({
+  operationId: "createAccount",
   ...common,
   method: "post",
   path: "/accounts",
@@ -26,6 +27,7 @@ export const createAccount = createRoute({
 });
 
 export const createKey = createRoute({
+  operationId: "createApiKey",
   ...common,
   method: "post",
   path: "/accounts/{id}/keys",
@@ -35,6 +37,7 @@ export const createKey = createRoute({
 });
 
 export const revokeKey = createRoute({
+  operationId: "revokeApiKey",
   ...common,
   method: "delete",
   path: "/keys/{id}",
@@ -44,6 +47,7 @@ export const revokeKey = createRoute({
 });
 
 export const credit = createRoute({
+  operationId: "creditAccount",
   ...common,
   method: "post",
   path: "/accounts/{id}/credits",
@@ -66,6 +70,7 @@ export const credit = createRoute({
 });
 
 export const showAccount = createRoute({
+  operationId: "getAccount",
   ...common,
   method: "get",
   path: "/accounts/{id}",

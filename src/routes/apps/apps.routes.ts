@@ -17,6 +17,7 @@ const sessionRule =
   "`chatapp_session_id` must name a session of the same account (422 `validation_failed` with a `chatapp_session_id` field error otherwise).";
 
 export const list = createRoute({
+  operationId: "listApps",
   ...common,
   method: "get",
   path: "/",
@@ -31,6 +32,7 @@ export const list = createRoute({
 });
 
 export const create = createRoute({
+  operationId: "createApp",
   ...common,
   method: "post",
   path: "/",
@@ -48,6 +50,7 @@ export const create = createRoute({
 });
 
 export const show = createRoute({
+  operationId: "getApp",
   ...common,
   method: "get",
   path: "/{id}",
@@ -59,6 +62,7 @@ export const show = createRoute({
 const updateRoute = (method: "put" | "patch") =>
   createRoute({
     ...common,
+    operationId: method === "put" ? "replaceApp" : "updateApp",
     method,
     path: "/{id}",
     summary: `Update an app (${method.toUpperCase()}: any subset of the fields)`,
@@ -74,6 +78,7 @@ export const replace = updateRoute("put");
 export const update = updateRoute("patch");
 
 export const remove = createRoute({
+  operationId: "deleteApp",
   ...common,
   method: "delete",
   path: "/{id}",

@@ -12,6 +12,14 @@ export const eventRoutes = createRouter()
   .openapi(routes.list, handlers.list)
   .openapi(routes.show, handlers.show);
 
+/** `message.read` → `onMessageRead`: the operation id of an event's entry in `webhooks`. */
+function eventOperationId(type: string): string {
+  return `on${type
+    .split(/[._]/)
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join("")}`;
+}
+
 /**
  * Lists every event type with its payload in the document's top-level `webhooks` (OpenAPI 3.1
  * §4.8.1), from the same schemas the event list uses: what a webhook endpoint receives. The
@@ -20,6 +28,7 @@ export const eventRoutes = createRouter()
 export function registerEventWebhooks(registry: OpenAPIHono["openAPIRegistry"]): void {
   for (const type of EVENT_TYPES) {
     registry.registerWebhook({
+      operationId: eventOperationId(type),
       method: "post",
       path: type,
       tags: ["Events"],
@@ -31,6 +40,7 @@ export function registerEventWebhooks(registry: OpenAPIHono["openAPIRegistry"]):
     });
   }
   registry.registerWebhook({
+    operationId: eventOperationId(TEST_EVENT_TYPE),
     method: "post",
     path: TEST_EVENT_TYPE,
     tags: ["Events"],

@@ -5,6 +5,7 @@ import { EventEnvelopeSchema, EventIdParam, EventListQuery, EventListSchema } fr
 const common = { tags: ["Events"], security: bearerSecurity };
 
 export const list = createRoute({
+  operationId: "listEvents",
   ...common,
   method: "get",
   path: "/",
@@ -20,6 +21,7 @@ export const list = createRoute({
 });
 
 export const show = createRoute({
+  operationId: "getEvent",
   ...common,
   method: "get",
   path: "/{id}",

@@ -14,6 +14,7 @@ export const EventReceiptSchema = z
   .openapi("GatewayEventReceipt");
 
 export const waha = createRoute({
+  operationId: "receiveWahaEvent",
   tags,
   method: "post",
   path: "/waha/events",
@@ -28,6 +29,7 @@ export const waha = createRoute({
 });
 
 export const evolution = createRoute({
+  operationId: "receiveEvolutionEvent",
   tags,
   method: "post",
   path: "/evolution/events",

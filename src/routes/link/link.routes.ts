@@ -28,6 +28,7 @@ export const page = createRoute({
 });
 
 export const view = createRoute({
+  operationId: "getLinkedSession",
   ...common,
   method: "get",
   path: "/{token}/session",
@@ -38,6 +39,7 @@ export const view = createRoute({
 });
 
 export const pairingCode = createRoute({
+  operationId: "requestLinkedPairingCode",
   ...common,
   method: "post",
   path: "/{token}/pairing-code",
@@ -58,6 +60,7 @@ export const pairingCode = createRoute({
 });
 
 export const reconnect = createRoute({
+  operationId: "reconnectLinkedSession",
   ...common,
   method: "post",
   path: "/{token}/reconnect",

@@ -13,6 +13,7 @@ import {
 const common = { tags: ["Messages"], security: bearerSecurity };
 
 export const send = createRoute({
+  operationId: "sendMessage",
   ...common,
   method: "post",
   path: "/",
@@ -39,6 +40,7 @@ export const send = createRoute({
 });
 
 export const list = createRoute({
+  operationId: "listMessages",
   ...common,
   method: "get",
   path: "/",
@@ -48,6 +50,7 @@ export const list = createRoute({
 });
 
 export const listBySession = createRoute({
+  operationId: "listSessionMessages",
   ...common,
   method: "get",
   path: "/{session_id}/session",
@@ -68,6 +71,7 @@ export const listBySession = createRoute({
 });
 
 export const show = createRoute({
+  operationId: "getMessage",
   ...common,
   method: "get",
   path: "/{id}",

@@ -8,6 +8,7 @@ const common = { tags: ["One-time codes"], security: bearerSecurity };
 const idempotencyHeader = z.object({ "idempotency-key": z.string().optional() });
 
 export const send = createRoute({
+  operationId: "sendOtp",
   ...common,
   method: "post",
   path: "/apps/{id}/otp",
@@ -36,6 +37,7 @@ export const send = createRoute({
 });
 
 export const show = createRoute({
+  operationId: "getOtp",
   ...common,
   method: "get",
   path: "/otp/{id}",
@@ -45,6 +47,7 @@ export const show = createRoute({
 });
 
 export const verify = createRoute({
+  operationId: "verifyOtp",
   ...common,
   method: "post",
   path: "/otp/{id}/verify",
@@ -68,6 +71,7 @@ export const verify = createRoute({
 });
 
 export const resend = createRoute({
+  operationId: "resendOtp",
   ...common,
   method: "post",
   path: "/otp/{id}/resend",

@@ -20,6 +20,7 @@ const optionalBody = <T extends Parameters<typeof jsonBody>[0]>(schema: T) => ({
 });
 
 export const scan = createRoute({
+  operationId: "sandboxScan",
   ...common,
   method: "post",
   path: "/sessions/{id}/scan",
@@ -33,6 +34,7 @@ export const scan = createRoute({
 });
 
 export const drop = createRoute({
+  operationId: "sandboxDrop",
   ...common,
   method: "post",
   path: "/sessions/{id}/drop",
@@ -46,6 +48,7 @@ export const drop = createRoute({
 });
 
 export const ban = createRoute({
+  operationId: "sandboxBan",
   ...common,
   method: "post",
   path: "/sessions/{id}/ban",
@@ -59,6 +62,7 @@ export const ban = createRoute({
 });
 
 export const inbound = createRoute({
+  operationId: "sandboxInbound",
   ...common,
   method: "post",
   path: "/sessions/{id}/inbound",
@@ -72,6 +76,7 @@ export const inbound = createRoute({
 });
 
 export const received = createRoute({
+  operationId: "sandboxListReceived",
   ...common,
   method: "get",
   path: "/sessions/{id}/received",
@@ -90,6 +95,7 @@ const html = (description: string) => ({
 });
 
 export const pairPage = createRoute({
+  operationId: "sandboxShowPairPage",
   tags: ["Sandbox"],
   method: "get",
   path: "/pair/{token}",
@@ -100,6 +106,7 @@ export const pairPage = createRoute({
 });
 
 export const pair = createRoute({
+  operationId: "sandboxPair",
   tags: ["Sandbox"],
   method: "post",
   path: "/pair/{token}",

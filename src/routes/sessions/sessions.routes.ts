@@ -20,6 +20,7 @@ const tags = ["Sessions"];
 const common = { tags, security: bearerSecurity };
 
 export const list = createRoute({
+  operationId: "listSessions",
   ...common,
   method: "get",
   path: "/",
@@ -28,6 +29,7 @@ export const list = createRoute({
 });
 
 export const create = createRoute({
+  operationId: "createSession",
   ...common,
   method: "post",
   path: "/",
@@ -51,6 +53,7 @@ export const create = createRoute({
 });
 
 export const show = createRoute({
+  operationId: "getSession",
   ...common,
   method: "get",
   path: "/{id}",
@@ -60,6 +63,7 @@ export const show = createRoute({
 });
 
 export const qrCode = createRoute({
+  operationId: "getSessionQrCode",
   ...common,
   method: "get",
   path: "/{id}/qr-code",
@@ -69,6 +73,7 @@ export const qrCode = createRoute({
 });
 
 export const disconnect = createRoute({
+  operationId: "disconnectSession",
   ...common,
   method: "patch",
   path: "/{id}/disconnect",
@@ -81,6 +86,7 @@ export const disconnect = createRoute({
 });
 
 export const reconnect = createRoute({
+  operationId: "reconnectSession",
   ...common,
   method: "patch",
   path: "/{id}/reconnect",
@@ -95,6 +101,7 @@ export const reconnect = createRoute({
 });
 
 export const remove = createRoute({
+  operationId: "deleteSession",
   ...common,
   method: "delete",
   path: "/{id}",
@@ -106,6 +113,7 @@ export const remove = createRoute({
 });
 
 export const pairingCode = createRoute({
+  operationId: "requestPairingCode",
   ...common,
   method: "post",
   path: "/{id}/pairing-code",
@@ -127,6 +135,7 @@ export const pairingCode = createRoute({
 });
 
 export const gatewayHealth = createRoute({
+  operationId: "checkSessionGateway",
   ...common,
   method: "get",
   path: "/{id}/gateway",
@@ -138,6 +147,7 @@ export const gatewayHealth = createRoute({
 });
 
 export const live = createRoute({
+  operationId: "watchSession",
   ...common,
   security: [...bearerSecurity, { LinkToken: [] }],
   method: "get",
@@ -163,6 +173,7 @@ export const live = createRoute({
 });
 
 export const createLinkUrl = createRoute({
+  operationId: "createLinkUrl",
   ...common,
   method: "post",
   path: "/{id}/link-url",
@@ -177,6 +188,7 @@ export const createLinkUrl = createRoute({
 });
 
 export const revokeLinkUrls = createRoute({
+  operationId: "revokeLinkUrls",
   ...common,
   method: "delete",
   path: "/{id}/link-url",

@@ -13,6 +13,7 @@ import {
 const common = { tags: ["Webhooks"], security: bearerSecurity };
 
 export const listDeliveries = createRoute({
+  operationId: "listWebhookDeliveries",
   ...common,
   method: "get",
   path: "/{id}/deliveries",
@@ -28,6 +29,7 @@ export const listDeliveries = createRoute({
 });
 
 export const showDelivery = createRoute({
+  operationId: "getWebhookDelivery",
   ...common,
   method: "get",
   path: "/{id}/deliveries/{event_id}",
@@ -40,6 +42,7 @@ export const showDelivery = createRoute({
 });
 
 export const retryDelivery = createRoute({
+  operationId: "retryWebhookDelivery",
   ...common,
   method: "post",
   path: "/{id}/deliveries/{event_id}/retry",
@@ -57,6 +60,7 @@ export const retryDelivery = createRoute({
 });
 
 export const recover = createRoute({
+  operationId: "recoverWebhookDeliveries",
   ...common,
   method: "post",
   path: "/{id}/recover",
@@ -73,6 +77,7 @@ export const recover = createRoute({
 });
 
 export const test = createRoute({
+  operationId: "testWebhook",
   ...common,
   method: "post",
   path: "/{id}/test",

@@ -18,6 +18,7 @@ const secretNote =
   "The response holds the signing secret in full (`secret`, Standard Webhooks format `whsec_…`); no other response shows it, only its `secret_prefix`.";
 
 export const list = createRoute({
+  operationId: "listWebhooks",
   ...common,
   method: "get",
   path: "/",
@@ -30,6 +31,7 @@ export const list = createRoute({
 });
 
 export const create = createRoute({
+  operationId: "createWebhook",
   ...common,
   method: "post",
   path: "/",
@@ -56,6 +58,7 @@ export const create = createRoute({
 });
 
 export const show = createRoute({
+  operationId: "getWebhook",
   ...common,
   method: "get",
   path: "/{id}",
@@ -65,6 +68,7 @@ export const show = createRoute({
 });
 
 export const update = createRoute({
+  operationId: "updateWebhook",
   ...common,
   method: "patch",
   path: "/{id}",
@@ -81,6 +85,7 @@ export const update = createRoute({
 });
 
 export const remove = createRoute({
+  operationId: "deleteWebhook",
   ...common,
   method: "delete",
   path: "/{id}",
@@ -91,6 +96,7 @@ export const remove = createRoute({
 });
 
 export const rotateSecret = createRoute({
+  operationId: "rotateWebhookSecret",
   ...common,
   method: "post",
   path: "/{id}/rotate-secret",
