@@ -3,6 +3,7 @@ import { bearerSecurity, json, problems } from "../openapi";
 import { AccountEnvelopeSchema } from "./account.schemas";
 
 export const show = createRoute({
+  operationId: "getOwnAccount",
   tags: ["Account"],
   security: bearerSecurity,
   method: "get",

@@ -15,6 +15,7 @@ import {
 const common = { tags: ["Campaigns"], security: bearerSecurity };
 
 export const create = createRoute({
+  operationId: "createCampaign",
   ...common,
   method: "post",
   path: "/",
@@ -43,6 +44,7 @@ export const create = createRoute({
 });
 
 export const list = createRoute({
+  operationId: "listCampaigns",
   ...common,
   method: "get",
   path: "/",
@@ -55,6 +57,7 @@ export const list = createRoute({
 });
 
 export const show = createRoute({
+  operationId: "getCampaign",
   ...common,
   method: "get",
   path: "/{id}",
@@ -67,6 +70,7 @@ export const show = createRoute({
 });
 
 export const remove = createRoute({
+  operationId: "deleteCampaign",
   ...common,
   method: "delete",
   path: "/{id}",
@@ -81,6 +85,7 @@ export const remove = createRoute({
 });
 
 export const addRecipients = createRoute({
+  operationId: "addCampaignRecipients",
   ...common,
   method: "post",
   path: "/{id}/recipients",
@@ -96,6 +101,7 @@ export const addRecipients = createRoute({
 });
 
 export const listRecipients = createRoute({
+  operationId: "listCampaignRecipients",
   ...common,
   method: "get",
   path: "/{id}/recipients",

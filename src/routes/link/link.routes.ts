@@ -13,6 +13,7 @@ const html = (description: string) => ({
 });
 
 export const page = createRoute({
+  operationId: "getLinkPage",
   ...common,
   method: "get",
   path: "/{token}",

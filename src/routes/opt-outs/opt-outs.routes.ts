@@ -15,6 +15,7 @@ const scope =
   "they are transactional, sent because the recipient asked for them.";
 
 export const list = createRoute({
+  operationId: "listOptOuts",
   ...common,
   method: "get",
   path: "/",
@@ -28,6 +29,7 @@ export const list = createRoute({
 });
 
 export const create = createRoute({
+  operationId: "createOptOut",
   ...common,
   method: "post",
   path: "/",
@@ -44,6 +46,7 @@ export const create = createRoute({
 });
 
 export const show = createRoute({
+  operationId: "getOptOut",
   ...common,
   method: "get",
   path: "/{to_number}",
@@ -57,6 +60,7 @@ export const show = createRoute({
 });
 
 export const remove = createRoute({
+  operationId: "deleteOptOut",
   ...common,
   method: "delete",
   path: "/{to_number}",
