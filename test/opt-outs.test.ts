@@ -414,8 +414,12 @@ describe("OpenAPI document", () => {
     expect(Object.keys(paths["/v1/opt-outs"]?.post?.responses ?? {}).sort()).toEqual([
       "200",
       "201",
+      "400",
       "401",
+      "413",
+      "415",
       "422",
+      "500",
     ]);
     const record = res.body.components.schemas.OptOut?.properties ?? {};
     expect(Object.keys(record).sort()).toEqual(["created_at", "keyword", "source", "to_number"]);

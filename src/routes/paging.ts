@@ -57,6 +57,9 @@ export const CursorParam = z
   })
   .openapi({ description: "`meta.next_cursor` or `meta.prev_cursor` of a previous page." });
 
+/** The query of a list with no filters: `limit` and `cursor`. */
+export const PageQuery = z.object({ limit: Limit, cursor: CursorParam.optional() });
+
 /** `links` and `meta` of a cursor page (Laravel's cursor paginator resource). */
 export const PageLinksSchema = {
   links: z.object({

@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { idempotency } from "../../middleware/idempotency";
 import { bearerSecurity, IdParam, json, jsonBody, problems } from "../openapi";
+import { PageQuery } from "../paging";
 import {
   AddedRecipientsSchema,
   AddRecipientsBody,
@@ -8,7 +9,6 @@ import {
   CampaignListSchema,
   CreateCampaignBody,
   CreatedCampaignSchema,
-  PageQuery,
   RecipientListSchema,
 } from "./campaigns.schemas";
 

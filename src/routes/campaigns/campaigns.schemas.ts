@@ -7,7 +7,7 @@ import {
 } from "../../campaigns/recipients";
 import { MESSAGE_TYPES } from "../../messages/message-record";
 import { checkContent, checkScheduledAt } from "../messages/messages.schemas";
-import { CursorParam, Limit, PageLinksSchema } from "../paging";
+import { PageLinksSchema } from "../paging";
 
 /** Sessions one campaign may spread over (README, Campaigns). */
 export const MAX_CAMPAIGN_SESSIONS = 20;
@@ -189,8 +189,6 @@ export const CampaignRecipientSchema = z
     message_id: z.uuid().nullable(),
   })
   .openapi("CampaignRecipient");
-
-export const PageQuery = z.object({ limit: Limit, cursor: CursorParam.optional() });
 
 export const CampaignListSchema = z.object({
   success: z.literal(true),

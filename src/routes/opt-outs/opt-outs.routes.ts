@@ -1,12 +1,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import { bearerSecurity, json, jsonBody, problems } from "../openapi";
-import {
-  CreateOptOutBody,
-  OptOutEnvelopeSchema,
-  OptOutListQuery,
-  OptOutListSchema,
-  ToNumberParam,
-} from "./opt-outs.schemas";
+import { PageQuery } from "../paging";
+import { CreateOptOutBody, OptOutEnvelopeSchema, OptOutListSchema, ToNumberParam } from "./opt-outs.schemas";
 
 const common = { tags: ["Opt-outs"], security: bearerSecurity };
 
@@ -21,7 +16,7 @@ export const list = createRoute({
   path: "/",
   summary: "List the account's opt-outs, newest first",
   description: `The account's suppression list. ${scope} Cursor-paged like the message list.`,
-  request: { query: OptOutListQuery },
+  request: { query: PageQuery },
   responses: {
     200: json(OptOutListSchema, "A page of opt-outs"),
     ...problems("unauthenticated", "validation_failed"),

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { DEFAULT_OPT_OUT_KEYWORDS } from "../../opt-outs/keywords";
 import { PhoneNumber } from "../openapi";
-import { CursorParam, Limit, PageLinksSchema } from "../paging";
+import { PageLinksSchema } from "../paging";
 
 const KEYWORDS = DEFAULT_OPT_OUT_KEYWORDS.map((k) => `\`${k}\``).join(", ");
 
@@ -33,7 +33,6 @@ export const OptOutListSchema = z
   .openapi("OptOutList");
 
 /** Query of `GET /v1/opt-outs`. */
-export const OptOutListQuery = z.object({ limit: Limit, cursor: CursorParam.optional() });
 
 /** Body of `POST /v1/opt-outs`. */
 export const CreateOptOutBody = z.strictObject({
