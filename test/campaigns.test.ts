@@ -318,6 +318,20 @@ describe("list, show and delete", () => {
   });
 });
 
+describe("OpenAPI document", () => {
+  it("documents the create body's fields, recipients included", async () => {
+    const doc = await call<{
+      paths: Record<string, { post?: { requestBody: { content: Record<string, { schema: unknown }> } } }>;
+    }>("GET", "/openapi.json");
+    const body = JSON.stringify(
+      doc.body.paths["/v1/chatapp/campaigns"]?.post?.requestBody.content["application/json"]?.schema,
+    );
+    for (const field of ["name", "chatapp_session_ids", "recipients", "delay_range", "send_window"])
+      expect(body).toContain(`"${field}"`);
+    expect(body).not.toContain("recipientRows");
+  });
+});
+
 describe("ownership and authentication, for every campaign route", () => {
   // Generated from the router, so that a new route cannot ship without these cases.
   const routes = [

@@ -1,11 +1,11 @@
 import { env } from "cloudflare:workers";
 import { HttpResponse, http } from "msw";
-import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
 import { recoverFailed, resendNow } from "../src/webhooks/resend";
 import { OVERDUE_AFTER_MS, requeueOverdueDeliveries } from "../src/webhooks/sweep";
 import { call, createAccount, expectProblem, TIMESTAMP } from "./helpers";
-import { network, useNetwork } from "./network";
+import { network } from "./network";
 import {
   attemptsOf,
   createEndpoint,
@@ -13,27 +13,18 @@ import {
   deliveriesOf,
   oneDelivery as deliveryTo,
   endpointRow,
-  loadEventTemplate,
   makeDue,
   RECEIVER,
-  Receiver,
   recordingEnv,
   runQueue,
   seedEvent,
+  useWebhookReceiver,
 } from "./webhook-fixtures";
 
 // The delivery history of an endpoint and what an account can do with it: list and show
 // deliveries with their attempts, retry one now, recover failed ones since a time, send a test.
 
-useNetwork();
-
-let receiver: Receiver;
-
-beforeAll(loadEventTemplate);
-
-beforeEach(() => {
-  receiver = new Receiver().install();
-});
+const receiver = useWebhookReceiver();
 
 const oneDelivery = (path: string) => deliveryTo(receiver, path);
 

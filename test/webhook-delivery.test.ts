@@ -1,13 +1,12 @@
 import { env } from "cloudflare:workers";
 import { delay, HttpResponse } from "msw";
 import { Webhook } from "standardwebhooks";
-import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { newEventId } from "../src/events/record";
 import { handleWebhookBatch } from "../src/webhooks/consumer";
 import { MAX_ATTEMPTS, parseRetryAfter, retryDelaySeconds } from "../src/webhooks/schedule";
 import { call, createAccount } from "./helpers";
 import { connectedSession, sendText, waitForMessages } from "./message-fixtures";
-import { useNetwork } from "./network";
 import {
   attemptsOf,
   createEndpoint,
@@ -16,24 +15,15 @@ import {
   oneDelivery as deliveryTo,
   type EventRecord,
   endpointRow,
-  loadEventTemplate,
   makeDue,
-  Receiver,
   recordingEnv,
   runBatch,
   runQueue,
   seedEvent,
+  useWebhookReceiver,
 } from "./webhook-fixtures";
 
-useNetwork();
-
-let receiver: Receiver;
-
-beforeAll(loadEventTemplate);
-
-beforeEach(() => {
-  receiver = new Receiver().install();
-});
+const receiver = useWebhookReceiver();
 
 const oneDelivery = (path: string) => deliveryTo(receiver, path);
 

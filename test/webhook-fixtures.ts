@@ -2,16 +2,16 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from "clou
 import { env } from "cloudflare:workers";
 import { HttpResponse, http } from "msw";
 import { Webhook } from "standardwebhooks";
-import { expect } from "vitest";
+import { beforeAll, beforeEach, expect } from "vitest";
 import { newEventId } from "../src/events/record";
 import worker from "../src/index";
 import { call, createAccount } from "./helpers";
 import { connectedSession, sendText, waitForMessages } from "./message-fixtures";
-import { network } from "./network";
+import { network, useNetwork } from "./network";
 
 // The webhook tests' parts: a fake receiver at the HTTP boundary that verifies every signature
 // with `standardwebhooks`' own `verify`, queue batches run through the real Worker handler, and
-// seeded events and deliveries. A test file calls `useNetwork()` and `loadEventTemplate()` first.
+// seeded events and deliveries. A test file sets them up with `useWebhookReceiver()`.
 
 export const RECEIVER = "https://receiver.example";
 export const DAY_MS = 24 * 3_600_000;
@@ -35,6 +35,14 @@ export class Receiver {
   readonly received: Received[] = [];
   readonly secrets = new Map<string, string>();
   readonly answers = new Map<string, Answer>();
+
+  /** Forgets what it received and was told, and answers again on the (reset) test network. */
+  reset(): this {
+    this.received.length = 0;
+    this.secrets.clear();
+    this.answers.clear();
+    return this.install();
+  }
 
   install(): this {
     network.use(
@@ -221,4 +229,18 @@ export async function oneDelivery(receiver: Receiver, path: string) {
   expect(fanned.explicitAcks).toHaveLength(1);
   expect(recording.sent).toEqual([{ kind: "deliver", eventId, endpointId: endpoint.id }]);
   return { key, accountId, endpoint, eventId, message: recording.sent[0] };
+}
+
+/**
+ * Sets up a webhook test file: the fake network, the event template {@link seedEvent} copies,
+ * and one {@link Receiver}, emptied and installed again before each test.
+ */
+export function useWebhookReceiver(): Receiver {
+  useNetwork();
+  const receiver = new Receiver();
+  beforeAll(loadEventTemplate);
+  beforeEach(() => {
+    receiver.reset();
+  });
+  return receiver;
 }

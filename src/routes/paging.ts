@@ -57,6 +57,24 @@ export const CursorParam = z
   })
   .openapi({ description: "`meta.next_cursor` or `meta.prev_cursor` of a previous page." });
 
+/**
+ * A `filter[…]` of a list that takes some of `values`: the parameter repeated
+ * (`filter[x]=a&filter[x]=b`) or comma-separated (`a,b`), parsed to the distinct values given.
+ * Anything else is refused with the list of allowed values. `what` names them in the document
+ * ("Event types").
+ */
+export function enumListFilter<const T extends readonly [string, ...string[]]>(values: T, what: string) {
+  return z
+    .union([z.string(), z.array(z.string())])
+    .transform((value) => [...new Set((Array.isArray(value) ? value : [value]).flatMap((v) => v.split(",")))])
+    .pipe(z.array(z.enum(values, { error: `each one of ${values.join(", ")}` })).max(values.length))
+    .openapi({
+      type: "array",
+      items: { type: "string", enum: [...values] },
+      description: `${what} to list (repeat the parameter, or separate with commas). Default: all.`,
+    });
+}
+
 /** The query of a list with no filters: `limit` and `cursor`. */
 export const PageQuery = z.object({ limit: Limit, cursor: CursorParam.optional() });
 

@@ -40,8 +40,8 @@ export type DeliveryResult = { retryDelaySeconds: number } | null;
 
 /**
  * Makes one attempt of the delivery `message` names: POSTs the event as
- * `{ id, type, created_at, data }` (src/events/event-record.ts) to the endpoint, signed by
- * {@link signedHeaders} with `webhook-id` = the event id on every attempt, so receivers can
+ * `{ id, type, created_at, data }` (src/events/event-record.ts) to the endpoint with
+ * {@link postEvent}, signed with `webhook-id` = the event id on every attempt, so receivers can
  * dedupe on it (Standard Webhooks spec, "Idempotency").
  *
  * - Nothing is sent unless the delivery is `pending` and its endpoint exists and is enabled (a

@@ -62,9 +62,20 @@ export async function recoverFailed(
   limit = RECOVER_LIMIT,
 ): Promise<{ count: number; more: boolean }> {
   const eventIds = await reopenFailedDeliveries(db, accountId, endpointId, since, now, limit);
-  await sendInBatches(
+  const { sent, error } = await sendInBatches(
     queue,
     eventIds.map((eventId): DeliverMessage => ({ kind: "deliver", eventId, endpointId })),
   );
+  // The rest are pending with their attempt due: the sweep sends them once overdue.
+  if (error !== undefined)
+    console.error(
+      JSON.stringify({
+        level: "error",
+        event: "webhook_recover_not_queued",
+        endpoint_id: endpointId,
+        unsent: eventIds.length - sent,
+        error: String(error),
+      }),
+    );
   return { count: eventIds.length, more: eventIds.length === limit };
 }

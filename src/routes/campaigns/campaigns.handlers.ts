@@ -52,7 +52,6 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
     min_ms: body.delay_between ?? DEFAULT_DELAY_MS,
     max_ms: body.delay_between ?? DEFAULT_DELAY_MS,
   };
-  const recipients = checkRecipients(body.content ?? null, body.type, body.recipients ?? []).rows;
   const now = Date.now();
   const { campaign, recipients: added } = await insertCampaign(
     db,
@@ -84,7 +83,7 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
       createdAt: now,
       updatedAt: now,
     },
-    recipients,
+    body.recipientRows,
   );
   return c.json({ success: true as const, data: toCampaignRecord(campaign), recipients: added }, 201);
 };

@@ -112,8 +112,14 @@ export const CreateCampaignBody = z
         path: ["delay_range"],
         message: "give delay_between or delay_range, not both",
       });
-    for (const problem of checkRecipients(body.content ?? null, body.type, body.recipients ?? []).problems)
+  })
+  // Once the rest is valid, the recipients are checked against the template and their numbers
+  // normalised, in one pass: the handler gets the rows to store.
+  .transform((body, ctx) => {
+    const { rows, problems } = checkRecipients(body.content ?? null, body.type, body.recipients ?? []);
+    for (const problem of problems)
       ctx.addIssue({ code: "custom", path: problem.path, message: problem.message });
+    return { ...body, recipientRows: rows };
   });
 
 export const AddRecipientsBody = z.strictObject({ recipients: Recipients.min(1) });

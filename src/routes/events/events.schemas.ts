@@ -2,25 +2,12 @@ import { z } from "@hono/zod-openapi";
 import { EVENT_TYPES, type EventType } from "../../events/catalogue";
 import { MessageSchema } from "../messages/messages.schemas";
 import { OtpSchema } from "../otp/otp.schemas";
-import { CursorParam, Limit, PageLinksSchema, TimeBound } from "../paging";
+import { CursorParam, enumListFilter, Limit, PageLinksSchema, TimeBound } from "../paging";
 import { SessionSchema } from "../sessions/sessions.schemas";
-
-const TYPE_LIST = EVENT_TYPES.join(", ");
-
-/** `filter[type]`: repeated (`filter[type]=a&filter[type]=b`) or comma-separated; distinct types. */
-const TypeFilter = z
-  .union([z.string(), z.array(z.string())])
-  .transform((value) => [...new Set((Array.isArray(value) ? value : [value]).flatMap((v) => v.split(",")))])
-  .pipe(z.array(z.enum(EVENT_TYPES, { error: `each one of ${TYPE_LIST}` })).max(EVENT_TYPES.length))
-  .openapi({
-    type: "array",
-    items: { type: "string", enum: [...EVENT_TYPES] },
-    description: "Event types to list (repeat the parameter, or separate with commas). Default: all.",
-  });
 
 /** Query of `GET /v1/events`. */
 export const EventListQuery = z.object({
-  "filter[type]": TypeFilter.optional(),
+  "filter[type]": enumListFilter(EVENT_TYPES, "Event types").optional(),
   time_from: TimeBound.optional().openapi({ description: "Events created at or after this time." }),
   time_to: TimeBound.optional().openapi({ description: "Events created at or before this time." }),
   limit: Limit,

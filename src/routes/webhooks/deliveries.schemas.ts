@@ -2,34 +2,19 @@ import { z } from "@hono/zod-openapi";
 import { EVENT_TYPES, TEST_EVENT_TYPE } from "../../events/catalogue";
 import { MAX_ATTEMPTS } from "../../webhooks/schedule";
 import { eventIdPathParam } from "../events/events.schemas";
-import { CursorParam, Limit, PageLinksSchema, TimeBound } from "../paging";
+import { IdParam } from "../openapi";
+import { CursorParam, enumListFilter, Limit, PageLinksSchema, TimeBound } from "../paging";
 import { WebhookEndpointSchema } from "./webhooks.schemas";
 
 const STATUSES = ["pending", "succeeded", "failed"] as const;
 const timestamp = z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" });
 
 /** `{ id, event_id }`: an endpoint and one of its deliveries; malformed ids are answered 404. */
-export const DeliveryParams = z.object({
-  id: z
-    .uuid()
-    .openapi({ param: { name: "id", in: "path" }, example: "0f8fad5b-d9cb-469f-a165-70867728950e" }),
-  event_id: eventIdPathParam("event_id"),
-});
-
-/** `filter[status]`: repeated or comma-separated; distinct statuses. */
-const StatusFilter = z
-  .union([z.string(), z.array(z.string())])
-  .transform((value) => [...new Set((Array.isArray(value) ? value : [value]).flatMap((v) => v.split(",")))])
-  .pipe(z.array(z.enum(STATUSES, { error: `each one of ${STATUSES.join(", ")}` })))
-  .openapi({
-    type: "array",
-    items: { type: "string", enum: [...STATUSES] },
-    description: "Delivery statuses to list (repeat the parameter, or separate with commas). Default: all.",
-  });
+export const DeliveryParams = IdParam.extend({ event_id: eventIdPathParam("event_id") });
 
 /** Query of `GET /v1/webhooks/{id}/deliveries`. */
 export const DeliveryListQuery = z.object({
-  "filter[status]": StatusFilter.optional(),
+  "filter[status]": enumListFilter(STATUSES, "Delivery statuses").optional(),
   limit: Limit,
   cursor: CursorParam.optional(),
 });
