@@ -1,4 +1,6 @@
 import { createApp } from "./app";
+import { completeFinishedCampaigns } from "./campaigns/lifecycle";
+import { CAMPAIGN_QUEUE_NAME, handleCampaignBatch, resumeStalledCampaigns } from "./campaigns/materialise";
 import { createDb } from "./db/client";
 import { purgeEvents } from "./db/queries/events";
 import { purgeExpiredIdempotencyKeys } from "./db/queries/idempotency";
@@ -19,12 +21,15 @@ const app = createApp();
  * deliveries, routed by queue name), and hourly housekeeping (expired idempotency keys; events
  * and delivery history past their 30 days; the reconciliation sweep of messages that lost their
  * queue message; events whose webhook fan-out never happened; deliveries whose retry message was
- * lost).
+ * lost; campaigns whose next step or completion was lost).
  */
 export default {
   fetch: app.fetch,
-  queue: (batch, env) =>
-    isWebhookQueue(batch.queue) ? handleWebhookBatch(batch, env) : handleOutboundBatch(batch, env),
+  queue: (batch, env) => {
+    if (isWebhookQueue(batch.queue)) return handleWebhookBatch(batch, env);
+    if (batch.queue === CAMPAIGN_QUEUE_NAME) return handleCampaignBatch(batch, env);
+    return handleOutboundBatch(batch, env);
+  },
   scheduled: async (_controller, env) => {
     const db = createDb(env.DB);
     await purgeExpiredIdempotencyKeys(db, Date.now());
@@ -33,5 +38,7 @@ export default {
     await requeueStale(env, db, Date.now());
     await republishUndelivered(env, db, Date.now());
     await requeueOverdueDeliveries(env, db, Date.now());
+    await resumeStalledCampaigns(env, db, Date.now());
+    await completeFinishedCampaigns(env);
   },
 } satisfies ExportedHandler<Env>;

@@ -7,9 +7,12 @@ import { batchSql, type Db } from "../db/client";
 // CHECK constraint `accounts_balance_non_negative` stays as a backstop: a charge checks the
 // balance itself, so it never relies on that constraint's error.
 
-/** What {@link charge} did: charged (with the balance after) or refused, writing nothing. */
+/**
+ * What {@link charge} did: charged (with the balance after, and the D1 results of its effects in
+ * order) or refused, writing nothing.
+ */
 export type ChargeResult =
-  | { ok: true; balance: number }
+  | { ok: true; balance: number; results: D1Result[] }
   | { ok: false; reason: "insufficient_balance"; balance: number }
   | { ok: false; reason: "no_account" };
 
@@ -19,10 +22,15 @@ export type ChargeResult =
  * receives a condition that holds only once the charge is made; every effect must
  * state that condition in its WHERE clause, so a refused charge writes nothing at all. D1 runs a
  * batch as one serialized transaction, so concurrent charges can never overdraw.
+ *
+ * `guard`, when given, is a further condition the charge needs (what it pays for is still as the
+ * caller priced it, e.g. a campaign still a draft with the same recipients); when it does not
+ * hold, nothing is written and the result is `insufficient_balance` with the balance as it is, so
+ * a caller with a guard tells the two apart by comparing that balance with `amount`.
  */
 export async function charge(
   db: Db,
-  input: { id: string; accountId: string; amount: number; messageCount: number; now: number },
+  input: { id: string; accountId: string; amount: number; messageCount: number; now: number; guard?: SQL },
   effects: (charged: SQL) => SQL[],
 ): Promise<ChargeResult> {
   const { id: chargeId, accountId, amount, messageCount, now } = input;
@@ -30,7 +38,7 @@ export async function charge(
   const results = await batchSql<{ balance: number }>(db, [
     sql`INSERT INTO ledger_entries (id, account_id, kind, amount, balance_after, message_count, created_at)
       SELECT ${chargeId}, id, 'charge', ${-amount}, balance - ${amount}, ${messageCount}, ${now}
-      FROM accounts WHERE id = ${accountId} AND balance >= ${amount}`,
+      FROM accounts WHERE id = ${accountId} AND balance >= ${amount} AND ${input.guard ?? sql`1`}`,
     sql`UPDATE accounts SET balance = balance - ${amount}, updated_at = ${now}
       WHERE id = ${accountId} AND ${charged}`,
     ...effects(charged),
@@ -39,7 +47,7 @@ export async function charge(
   const balance = results.at(-1)?.results[0]?.balance;
   if (balance === undefined) return { ok: false, reason: "no_account" };
   if ((results[0]?.meta.changes ?? 0) === 0) return { ok: false, reason: "insufficient_balance", balance };
-  return { ok: true, balance };
+  return { ok: true, balance, results: results.slice(2, -1) };
 }
 
 /**
@@ -56,6 +64,37 @@ export function refundTaggedStatements(accountId: string, refundId: string, now:
       SELECT ${refundId}, ${accountId}, 'refund', SUM(cost), (SELECT balance FROM accounts WHERE id = ${accountId}), COUNT(*), ${now}
       FROM messages WHERE refund_id = ${refundId} HAVING COUNT(*) > 0`,
   ];
+}
+
+/**
+ * The statements that refund `count` paid items that never became messages (a campaign's
+ * recipients not yet sent when it was cancelled), for `amount` minor units in all, as ledger entry
+ * `refundId`. `amount` and `count` are SQL expressions evaluated once, when the entry is written;
+ * nothing is written when `count` is 0. The balance then rises by the entry's amount, so later
+ * statements of the batch may change what `count` counted (mark those items refunded), and the
+ * entry is the record of what was refunded: read it back with {@link refundedBy}.
+ */
+export function refundCountStatements(
+  accountId: string,
+  refundId: string,
+  refund: { amount: SQL; count: SQL },
+  now: number,
+): SQL[] {
+  return [
+    sql`INSERT INTO ledger_entries (id, account_id, kind, amount, balance_after, message_count, created_at)
+      SELECT ${refundId}, id, 'refund', ${refund.amount}, balance + ${refund.amount}, ${refund.count}, ${now}
+      FROM accounts WHERE id = ${accountId} AND ${refund.count} > 0`,
+    sql`UPDATE accounts SET balance = balance + ${refundedBy(refundId).amount}, updated_at = ${now}
+      WHERE id = ${accountId} AND EXISTS (SELECT 1 FROM ledger_entries WHERE id = ${refundId})`,
+  ];
+}
+
+/** SQL reading back what ledger entry `refundId` refunded (0 and 0 when it was not written). */
+export function refundedBy(refundId: string): { amount: SQL; count: SQL } {
+  return {
+    amount: sql`COALESCE((SELECT amount FROM ledger_entries WHERE id = ${refundId}), 0)`,
+    count: sql`COALESCE((SELECT message_count FROM ledger_entries WHERE id = ${refundId}), 0)`,
+  };
 }
 
 /**

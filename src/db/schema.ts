@@ -171,6 +171,7 @@ export const messages = sqliteTable(
       .on(t.updatedAt)
       .where(sql`${t.status} IN ('queued', 'scheduled') AND ${t.acceptedAt} IS NULL`),
     index("messages_refund").on(t.refundId),
+    index("messages_campaign").on(t.campaignId, t.status),
   ],
 );
 
@@ -414,14 +415,28 @@ export const campaigns = sqliteTable(
     failed: integer().notNull().default(0),
     replied: integer().notNull().default(0),
     skipped: integer().notNull().default(0),
+    /** Minor units charged at start: (total − skipped) × {@link price}. */
     cost: integer().notNull().default(0),
+    /** Minor units refunded since (failed messages, and the unsent remainder of a cancel). */
     refunded: integer().notNull().default(0),
+    /** Price of one message at start, minor units (0 in a draft). */
+    price: integer().notNull().default(0),
+    /** The start's charge (its ledger entry id), or null in a draft. */
+    chargeId: text(),
+    /**
+     * Recipients up to this `seq` have their message (or were skipped); the rest wait for the
+     * campaign queue's next step (src/campaigns/materialise.ts).
+     */
+    materialisedSeq: integer().notNull().default(0),
     startedAt: integer(),
     completedAt: integer(),
     createdAt: integer().notNull(),
     updatedAt: integer().notNull(),
   },
-  (t) => [index("campaigns_account").on(t.accountId, t.createdAt, t.id)],
+  (t) => [
+    index("campaigns_account").on(t.accountId, t.createdAt, t.id),
+    index("campaigns_active").on(t.status).where(sql`${t.status} IN ('scheduled', 'running', 'paused')`),
+  ],
 );
 
 /**
@@ -442,10 +457,13 @@ export const campaignRecipients = sqliteTable(
     status: text().notNull(),
     reason: text(),
     messageId: text(),
+    /** When the recipient first wrote back after their message was sent (epoch ms), or null. */
+    repliedAt: integer(),
   },
   (t) => [
     primaryKey({ columns: [t.campaignId, t.seq] }),
     uniqueIndex("campaign_recipients_number").on(t.campaignId, t.toNumber),
+    index("campaign_recipients_message").on(t.messageId),
   ],
 );
 

@@ -21,8 +21,14 @@ const DispatchRequestSchema = z.object({
   sendRef: z.string(),
   sendIndex: z.int().min(0),
   notBefore: z.int().nullable(),
-  priority: z.union([z.literal(0), z.literal(1)]),
-}) satisfies z.ZodType<DispatchRequest>;
+  priority: z.union([z.literal(0), z.literal(1), z.literal(2)]),
+  // Absent from queue messages sent before campaigns existed.
+  campaignId: z.uuid().nullable().default(null),
+  sendWindow: z
+    .object({ start: z.string(), end: z.string(), time_zone: z.string() })
+    .nullable()
+    .default(null),
+}) satisfies z.ZodType<DispatchRequest, unknown>;
 
 /**
  * Outbound Queue consumer: hands each session's messages to that session's Durable Object in one

@@ -1,4 +1,12 @@
+import type { SendWindow } from "../campaigns/send-window";
 import type { MessageRow, MessageType } from "../messages/message-record";
+
+/**
+ * Dispatch lanes, lower first (README, One-time codes; Campaigns): one-time codes, then single
+ * sends, then bulk campaign traffic, so a campaign never holds up a transactional message.
+ */
+export const LANE = { otp: 0, send: 1, campaign: 2 } as const;
+export type Lane = (typeof LANE)[keyof typeof LANE];
 
 /**
  * One recipient's message on the outbound Queue: everything the session object needs to send
@@ -21,22 +29,31 @@ export interface DispatchRequest {
   sendIndex: number;
   /** Epoch ms before which it must not be sent (`scheduled_at`), or null. */
   notBefore: number | null;
-  /** Dispatch lane: 0 for one-time codes, 1 for bulk. Lower goes first (README, One-time codes). */
-  priority: 0 | 1;
+  /** Dispatch lane ({@link LANE}); lower goes first. */
+  priority: Lane;
+  /** The campaign it belongs to (it can be paused, cancelled or moved with it), or null. */
+  campaignId: string | null;
+  /** The campaign's send window: outside it the message waits. Null for any time. */
+  sendWindow: SendWindow | null;
 }
 
 /**
- * Builds the queue message of a created message row. `content` replaces the row's (a one-time
- * code's message carries its code here only; the row holds it masked).
+ * Builds the queue message of a created message row, in lane `priority`. `content` replaces the
+ * row's (a one-time code's message carries its code here only; the row holds it masked); a
+ * campaign's message carries its campaign's `sendWindow`.
  */
-export function dispatchRequestOf(row: MessageRow, priority: 0 | 1, content = row.content): DispatchRequest {
+export function dispatchRequestOf(
+  row: MessageRow,
+  priority: Lane,
+  options: { content?: string | null; sendWindow?: SendWindow | null } = {},
+): DispatchRequest {
   return {
     id: row.id,
     accountId: row.accountId,
     sessionId: row.chatappSessionId ?? "",
     to: row.toNumber,
     type: row.type,
-    content,
+    content: options.content === undefined ? row.content : options.content,
     mediaUrl: row.mediaUrl,
     delayBetween: row.delayBetween,
     acceptedAt: row.createdAt,
@@ -44,5 +61,7 @@ export function dispatchRequestOf(row: MessageRow, priority: 0 | 1, content = ro
     sendIndex: row.sendIndex,
     notBefore: row.scheduledAt,
     priority,
+    campaignId: row.campaignId,
+    sendWindow: options.sendWindow ?? null,
   };
 }

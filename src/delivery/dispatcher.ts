@@ -1,3 +1,5 @@
+import { failover } from "../campaigns/failover";
+import { windowOpensAt } from "../campaigns/send-window";
 import { readConfig } from "../config";
 import { createDb, type Db } from "../db/client";
 import { recordRetry } from "../db/queries/messages";
@@ -97,6 +99,12 @@ export class Dispatcher {
           if (wake !== null) deadlines.schedule("dispatch", "", wake);
           return;
         }
+        // A campaign's send window is shut: its entries wait for the window's next start.
+        const opensAt = item.send_window ? windowOpensAt(JSON.parse(item.send_window), now) : now;
+        if (item.campaign_id && opensAt > now) {
+          outbox.deferCampaign(item.campaign_id, opensAt);
+          continue;
+        }
         const readyAt = outbox.lastCallAt() + item.delay_between;
         const wait = readyAt - Date.now();
         // Pacing gaps are for bookkeeping: write outcomes, run due deadlines, then look again.
@@ -143,7 +151,11 @@ export class Dispatcher {
       for (;;) {
         const rows = outbox.unsynced(100);
         if (rows.length === 0) return true;
-        await applyMoves(this.env, this.movesOf(rows, session.phoneNumber));
+        // Campaigns these outcomes may have finished; a cancel's failures finish none (it cancels).
+        const campaignIds = rows.flatMap((row) =>
+          row.campaign_id && row.reason !== "campaign_cancelled" ? [row.campaign_id] : [],
+        );
+        await applyMoves(this.env, this.movesOf(rows, session.phoneNumber), { campaignIds });
         outbox.markSynced(rows.map((row) => row.id));
       }
     } catch (error) {
@@ -194,6 +206,37 @@ export class Dispatcher {
     await this.fail(this.host.outbox.pending(), reason);
   }
 
+  /** Fails the waiting entries of cancelled campaigns (reason `campaign_cancelled`), with refunds. */
+  async failCancelled(): Promise<void> {
+    const cancelled = this.host.outbox.cancelledPending();
+    if (cancelled.length > 0) await this.fail(cancelled, "campaign_cancelled");
+  }
+
+  /**
+   * The session can no longer send (banned, failed, deleted, as `reason` says): its waiting
+   * campaign entries move to their campaigns' other connected sessions (src/campaigns/failover.ts);
+   * those with nowhere to go fail with `reason` and are refunded. When D1 cannot be reached, they
+   * stay here and the caller's own handling (failing the waiting messages, or keeping them) applies.
+   */
+  async handOver(from: { id: string; accountId: string }, reason: string): Promise<void> {
+    const entries = this.host.outbox.campaignPending();
+    if (entries.length === 0) return;
+    let unmoved: string[];
+    try {
+      const moved = await failover(this.env, from, entries, reason);
+      this.host.outbox.markMoved(moved);
+      const movedIds = new Set(moved);
+      unmoved = entries.filter((entry) => !movedIds.has(entry.id)).map((entry) => entry.id);
+    } catch (error) {
+      console.error(JSON.stringify({ level: "error", event: "failover_failed", error: String(error) }));
+      return;
+    }
+    await this.fail(
+      unmoved.map((id) => ({ id })),
+      reason,
+    );
+  }
+
   /** Fails outbox entries that will not be sent, then writes them (failed, refunded) to D1. */
   async fail(items: Pick<OutboxItem, "id">[], reason: string): Promise<void> {
     this.host.outbox.markFailed(
@@ -210,7 +253,7 @@ export class Dispatcher {
     const env = this.env;
     const session = this.host.session();
     const item = outbox.get(id);
-    if (session?.status !== "connected" || item?.state !== "pending") return;
+    if (session?.status !== "connected" || item?.state !== "pending" || !outbox.unheld(id)) return;
     outbox.markSending(id);
     const attempts = item.attempts + 1;
     const gateway = this.host.gateway();

@@ -16,7 +16,7 @@ export type OutboxItem = {
   not_before: number;
   /** 1 while the message is still `scheduled` in D1. */
   scheduled: number;
-  state: "pending" | "sending" | "sent" | "failed";
+  state: "pending" | "sending" | "sent" | "failed" | "moved";
   attempts: number;
   next_attempt_at: number;
   expires_at: number;
@@ -26,7 +26,17 @@ export type OutboxItem = {
   reason: string | null;
   /** 0 while a `sent` or `failed` outcome is not yet written through to D1 (see Dispatcher.flush). */
   synced: number;
+  /** The campaign it belongs to, or null. */
+  campaign_id: string | null;
+  /** JSON of the campaign's send window (SendWindow), or null. */
+  send_window: string | null;
 };
+
+/** Why a campaign's entries are held: paused (they wait) or cancelled (they fail on arrival). */
+export type CampaignHold = "paused" | "cancelled";
+
+/** Entries no hold keeps back: not of a campaign, or of one that is neither paused nor cancelled. */
+const NOT_HELD = "(campaign_id IS NULL OR campaign_id NOT IN (SELECT campaign_id FROM campaign_holds))";
 
 /** How long sent and failed entries are kept, so a redelivered queue message is recognised. */
 export const OUTBOX_RETENTION_MS = 7 * 24 * 3600 * 1000;
@@ -39,6 +49,10 @@ export const OUTBOX_RETENTION_MS = 7 * 24 * 3600 * 1000;
  *
  * Outcomes (sent, failed) are owed to D1 until written there: `synced = 0` marks them, and the
  * dispatcher's flush writes them, retried from the alarm until D1 has them.
+ *
+ * A campaign's entries can be held (`campaign_holds`): a paused campaign's wait, a cancelled
+ * one's fail. They never expire (a campaign ends by completing, being cancelled, or moving its
+ * messages to another session, src/campaigns/failover.ts); a `moved` entry went to another session.
  */
 export class Outbox {
   constructor(private readonly sql: SqlStorage) {}
@@ -58,15 +72,19 @@ export class Outbox {
         not_before INTEGER NOT NULL, scheduled INTEGER NOT NULL, state TEXT NOT NULL,
         attempts INTEGER NOT NULL DEFAULT 0, next_attempt_at INTEGER NOT NULL DEFAULT 0,
         expires_at INTEGER NOT NULL, done_at INTEGER, provider_message_id TEXT,
-        synced INTEGER NOT NULL DEFAULT 1, reason TEXT);
+        synced INTEGER NOT NULL DEFAULT 1, reason TEXT, campaign_id TEXT, send_window TEXT);
+      CREATE TABLE IF NOT EXISTS campaign_holds (campaign_id TEXT PRIMARY KEY, hold TEXT NOT NULL);
+      CREATE INDEX IF NOT EXISTS outbox_campaign ON outbox (campaign_id, state) WHERE campaign_id IS NOT NULL;
       CREATE INDEX IF NOT EXISTS outbox_unsynced ON outbox (synced) WHERE synced = 0;
       CREATE INDEX IF NOT EXISTS outbox_order ON outbox (state, priority, accepted_at, send_ref, send_index);
       CREATE TABLE IF NOT EXISTS outbox_pacing (id INTEGER PRIMARY KEY CHECK (id = 1), last_call_at INTEGER NOT NULL);
     `);
-    // Objects created before the column existed.
+    // Objects created before the columns existed.
     const columns = this.sql.exec<{ name: string }>("SELECT name FROM pragma_table_info('outbox')").toArray();
-    if (!columns.some((column) => column.name === "reason"))
-      this.sql.exec("ALTER TABLE outbox ADD COLUMN reason TEXT");
+    for (const column of ["reason", "campaign_id", "send_window"]) {
+      if (!columns.some((c) => c.name === column))
+        this.sql.exec(`ALTER TABLE outbox ADD COLUMN ${column} TEXT`);
+    }
     this.sql.exec("UPDATE outbox SET state = 'pending' WHERE state = 'sending'");
   }
 
@@ -77,8 +95,8 @@ export class Outbox {
       const notBefore = r.notBefore ?? 0;
       const cursor = this.sql.exec(
         `INSERT INTO outbox (id, account_id, to_number, type, content, media_url, delay_between, priority, accepted_at,
-           send_ref, send_index, not_before, scheduled, state, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?) ON CONFLICT (id) DO NOTHING`,
+           send_ref, send_index, not_before, scheduled, state, expires_at, campaign_id, send_window)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
         r.id,
         r.accountId,
         r.to,
@@ -93,6 +111,8 @@ export class Outbox {
         notBefore,
         r.notBefore === null ? 0 : 1,
         Math.max(r.acceptedAt, notBefore) + ttlMs,
+        r.campaignId ?? null,
+        r.sendWindow ? JSON.stringify(r.sendWindow) : null,
       );
       added += cursor.rowsWritten > 0 ? 1 : 0;
     }
@@ -103,12 +123,12 @@ export class Outbox {
     return this.sql.exec<OutboxItem>("SELECT * FROM outbox WHERE id = ?", id).toArray()[0] ?? null;
   }
 
-  /** The next entry to send at `now`: one-time codes first, then in order of acceptance. */
+  /** The next entry to send at `now`: by lane (DispatchRequest `priority`), then in order of acceptance. */
   next(now: number): OutboxItem | null {
     return (
       this.sql
         .exec<OutboxItem>(
-          `SELECT * FROM outbox WHERE state = 'pending' AND not_before <= ? AND next_attempt_at <= ?
+          `SELECT * FROM outbox WHERE state = 'pending' AND not_before <= ? AND next_attempt_at <= ? AND ${NOT_HELD}
            ORDER BY priority, accepted_at, send_ref, send_index LIMIT 1`,
           now,
           now,
@@ -121,7 +141,7 @@ export class Outbox {
   nextDueAt(): number | null {
     const row = this.sql
       .exec<{ due: number | null }>(
-        "SELECT MIN(MAX(not_before, next_attempt_at)) AS due FROM outbox WHERE state = 'pending'",
+        `SELECT MIN(MAX(not_before, next_attempt_at)) AS due FROM outbox WHERE state = 'pending' AND ${NOT_HELD}`,
       )
       .toArray()[0];
     return row?.due ?? null;
@@ -141,10 +161,13 @@ export class Outbox {
     return ids;
   }
 
-  /** Pending entries past their time to live at `now`. */
+  /** Pending entries past their time to live at `now` (campaign entries never expire, see the class). */
   expired(now: number): OutboxItem[] {
     return this.sql
-      .exec<OutboxItem>("SELECT * FROM outbox WHERE state = 'pending' AND expires_at <= ?", now)
+      .exec<OutboxItem>(
+        "SELECT * FROM outbox WHERE state = 'pending' AND campaign_id IS NULL AND expires_at <= ?",
+        now,
+      )
       .toArray();
   }
 
@@ -152,7 +175,9 @@ export class Outbox {
   nextExpiryAt(): number | null {
     return (
       this.sql
-        .exec<{ at: number | null }>("SELECT MIN(expires_at) AS at FROM outbox WHERE state = 'pending'")
+        .exec<{ at: number | null }>(
+          "SELECT MIN(expires_at) AS at FROM outbox WHERE state = 'pending' AND campaign_id IS NULL",
+        )
         .toArray()[0]?.at ?? null
     );
   }
@@ -160,6 +185,63 @@ export class Outbox {
   /** Every pending entry (to fail them when the session is banned or deleted). */
   pending(): OutboxItem[] {
     return this.sql.exec<OutboxItem>("SELECT * FROM outbox WHERE state IN ('pending', 'sending')").toArray();
+  }
+
+  /** Holds campaign `campaignId`'s entries (see {@link CampaignHold}); holding again replaces the hold. */
+  hold(campaignId: string, hold: CampaignHold): void {
+    this.sql.exec(
+      "INSERT OR REPLACE INTO campaign_holds (campaign_id, hold) VALUES (?, ?)",
+      campaignId,
+      hold,
+    );
+  }
+
+  /** Lifts a pause: the campaign's entries may be sent again. A cancel is never lifted. */
+  release(campaignId: string): void {
+    this.sql.exec("DELETE FROM campaign_holds WHERE campaign_id = ? AND hold = 'paused'", campaignId);
+  }
+
+  /** Whether entry `id` may be sent now as far as holds go (its campaign is neither paused nor cancelled). */
+  unheld(id: string): boolean {
+    return this.sql.exec(`SELECT 1 FROM outbox WHERE id = ? AND ${NOT_HELD}`, id).toArray().length > 0;
+  }
+
+  /** Pending entries of cancelled campaigns (they fail). */
+  cancelledPending(): OutboxItem[] {
+    return this.sql
+      .exec<OutboxItem>(
+        `SELECT * FROM outbox WHERE state IN ('pending', 'sending') AND campaign_id IN
+           (SELECT campaign_id FROM campaign_holds WHERE hold = 'cancelled')`,
+      )
+      .toArray();
+  }
+
+  /** Pending campaign entries, whatever their hold (to move them to another session). */
+  campaignPending(): OutboxItem[] {
+    return this.sql
+      .exec<OutboxItem>(
+        "SELECT * FROM outbox WHERE state IN ('pending', 'sending') AND campaign_id IS NOT NULL",
+      )
+      .toArray();
+  }
+
+  /** Keeps campaign `campaignId`'s pending entries back until `until` (epoch ms): its send window is shut. */
+  deferCampaign(campaignId: string, until: number): void {
+    this.sql.exec(
+      "UPDATE outbox SET not_before = MAX(not_before, ?) WHERE campaign_id = ? AND state = 'pending'",
+      until,
+      campaignId,
+    );
+  }
+
+  /** Entries now another session's to send (campaign failover): done here, nothing owed to D1. */
+  markMoved(ids: string[]): void {
+    for (const id of ids)
+      this.sql.exec(
+        "UPDATE outbox SET state = 'moved', done_at = ?, content = NULL WHERE id = ? AND state IN ('pending', 'sending')",
+        Date.now(),
+        id,
+      );
   }
 
   markSending(id: string): void {
@@ -225,7 +307,7 @@ export class Outbox {
   /** Forgets finished entries older than {@link OUTBOX_RETENTION_MS}. */
   purge(now: number): void {
     this.sql.exec(
-      "DELETE FROM outbox WHERE state IN ('sent', 'failed') AND done_at < ?",
+      "DELETE FROM outbox WHERE state IN ('sent', 'failed', 'moved') AND done_at < ?",
       now - OUTBOX_RETENTION_MS,
     );
   }

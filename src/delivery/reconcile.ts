@@ -1,9 +1,10 @@
 import { and, asc, eq, lt, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { sendWindowsOf } from "../db/queries/campaigns";
 import { messages } from "../db/schema";
 import { sendInBatches } from "../lib/queue";
 import { applyMoves, failMoves } from "../messages/status";
-import { dispatchRequestOf } from "./dispatch-request";
+import { dispatchRequestOf, LANE } from "./dispatch-request";
 
 /** A message still waiting this long after its last change may have lost its queue message. */
 export const STALE_AFTER_MS = 15 * 60_000;
@@ -29,9 +30,18 @@ export async function requeueStale(env: Env, db: Db, now: number): Promise<numbe
   const codes = stale.filter((row) => row.otpId !== null);
   const moves = failMoves(codes, "dispatch_failed", now, { unacceptedOnly: true });
   await applyMoves(env, moves);
+  const resent = stale.filter((row) => row.otpId === null);
+  const windows = await sendWindowsOf(
+    db,
+    resent.flatMap((row) => (row.campaignId ? [row.campaignId] : [])),
+  );
   const { sent } = await sendInBatches(
     env.OUTBOUND_QUEUE,
-    stale.filter((row) => row.otpId === null).map((row) => dispatchRequestOf(row, 1)),
+    resent.map((row) =>
+      row.campaignId
+        ? dispatchRequestOf(row, LANE.campaign, { sendWindow: windows.get(row.campaignId) ?? null })
+        : dispatchRequestOf(row, LANE.send),
+    ),
   );
   return sent;
 }

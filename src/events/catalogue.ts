@@ -13,6 +13,9 @@
  * - `session.qr_updated`: a pending session's QR rotated; `data` is `{ session, qr_code }`.
  * - `otp.verified` / `otp.failed`: an OTP was verified, or failed after too many wrong codes;
  *   `data` is the OTP.
+ * - `campaign.started` / `campaign.completed` / `campaign.cancelled`: a campaign began sending
+ *   (at start, or when a scheduled one's time came), has nothing left to send, or was cancelled
+ *   (src/campaigns/lifecycle.ts); `data` is the Campaign with its statistics at that moment.
  */
 export const EVENT_TYPES = [
   "message.sent",
@@ -24,6 +27,9 @@ export const EVENT_TYPES = [
   "session.qr_updated",
   "otp.verified",
   "otp.failed",
+  "campaign.started",
+  "campaign.completed",
+  "campaign.cancelled",
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

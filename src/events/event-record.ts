@@ -1,3 +1,4 @@
+import { campaignRowOfSnapshot, toCampaignRecord } from "../campaigns/campaign-record";
 import type { EventRow, MessageRow } from "../db/schema";
 import { qrPngDataUri } from "../lib/qr-png";
 import { formatTimestamp } from "../lib/time";
@@ -35,5 +36,7 @@ function dataOf(row: EventRow): Record<string, unknown> {
   }
   // An OTP's status as it was when the event happened.
   if (row.type.startsWith("otp.")) return toOtpRecord(snapshot as OtpRow, row.createdAt);
+  if (row.type.startsWith("campaign."))
+    return toCampaignRecord(campaignRowOfSnapshot(snapshot), row.createdAt);
   return snapshot;
 }

@@ -17,7 +17,7 @@ import type { MessageRow } from "./message-record";
  * A message whose whole text is an opt-out keyword (src/opt-outs/keywords.ts) also puts its sender
  * on the account's suppression list (source `keyword`) in the same batch, and only when the
  * message itself is stored: a replayed message adds nothing, and a number already listed keeps
- * its row.
+ * its row. A reply from a campaign's recipient counts in the campaign's `replied`, once.
  * @returns the stored row, or null for such a duplicate.
  */
 export async function receiveMessage(
@@ -31,7 +31,7 @@ export async function receiveMessage(
     eventsForRows("message.received", messages, sql`id = ${row.id}`),
   ];
   const keyword = optOutKeyword(row.content);
-  const sender = keyword === null ? null : toE164(row.fromNumber ?? "");
+  const sender = toE164(row.fromNumber ?? "");
   if (keyword !== null && sender !== null) {
     statements.push(
       optOutByKeywordStatement({
@@ -42,6 +42,14 @@ export async function receiveMessage(
         at: row.createdAt,
       }),
     );
+  }
+  // A campaign recipient writing back after their message was sent counts as `replied`, once
+  // (the `campaign_recipients_replied` trigger keeps the campaign's counter).
+  if (sender !== null) {
+    statements.push(sql`UPDATE campaign_recipients SET replied_at = ${row.createdAt}
+      WHERE replied_at IS NULL AND message_id IN (SELECT id FROM messages WHERE account_id = ${row.accountId}
+        AND to_number = ${sender} AND campaign_id IS NOT NULL AND direction = 'outgoing'
+        AND status IN ('sent', 'delivered', 'read') AND sent_at <= ${row.createdAt})`);
   }
   const results = await batchSql(db, statements);
   await publishEvents(env, recordedIn(results, [1]));

@@ -4,7 +4,7 @@ import type { Db } from "../db/client";
 import { findAccount } from "../db/queries/accounts";
 import { insertOutgoingStatement, type NewMessages, outgoingRows } from "../db/queries/messages";
 import { findSession } from "../db/queries/sessions";
-import { dispatchRequestOf } from "../delivery/dispatch-request";
+import { dispatchRequestOf, LANE } from "../delivery/dispatch-request";
 import { ApiError } from "../errors";
 import { sendInBatches } from "../lib/queue";
 import type { MessageRow, MessageType } from "./message-record";
@@ -103,10 +103,13 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
     );
   }
   const created = outgoingRows(toSend);
-  const priority = request.otp ? 0 : 1;
   const { sent, error } = await sendInBatches(
     env.OUTBOUND_QUEUE,
-    created.map((row) => dispatchRequestOf(row, priority, request.otp?.secretContent)),
+    created.map((row) =>
+      request.otp
+        ? dispatchRequestOf(row, LANE.otp, { content: request.otp.secretContent })
+        : dispatchRequestOf(row, LANE.send),
+    ),
   );
   if (!error) return { rows: created, price, balance: charged.balance };
 

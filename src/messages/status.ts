@@ -1,5 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
 import { refundTaggedStatements } from "../billing/ledger";
+import { beginCampaignStatements, completeCampaignStatements } from "../campaigns/lifecycle";
 import { batchSql, createDb } from "../db/client";
 import { messages } from "../db/schema";
 import { publishEvents } from "../events/publish";
@@ -46,7 +47,8 @@ export function nextStatus(kind: MoveKind, status: MessageStatus): MessageStatus
 export type MessageTarget =
   | { ids: string[] }
   | { sessionId: string; providerMessageId: string }
-  | { sessionId: string };
+  | { sessionId: string }
+  | { campaignId: string };
 
 /** One move of {@link MESSAGE_TRANSITIONS}, with what it records. Times are epoch ms. */
 export type MessageMove =
@@ -122,49 +124,86 @@ export function failMoves(
  * `sent_at`, and `read_at` at least `delivered_at`; the gateway's own time is kept in the
  * receipt's `metadata.events` entry.
  *
+ * D1 is one writer for the whole deployment, so a batch costs few statements whatever its size:
+ * all `sent` moves of a batch are one UPDATE (and one event statement), and a move by ids is one
+ * statement however many ids it holds.
+ *
+ * Campaign statistics follow the status in the same statements (the `messages_campaign_stats`
+ * trigger, migrations/0013). `campaignIds` names the campaigns the moves may have finished: they
+ * complete in the same batch when nothing of theirs is left to send (src/campaigns/lifecycle.ts).
+ *
  * Once the batch has committed, its new events are published for webhook delivery.
  *
- * @returns per move, how many messages it moved.
+ * @returns per move, how many messages it moved (every `sent` move gives the count of their
+ *   shared statement).
  */
 export async function applyMoves(
   env: { DB: D1Database; WEBHOOK_QUEUE: Queue },
   moves: MessageMove[],
+  options: { campaignIds?: string[] } = {},
 ): Promise<number[]> {
   if (moves.length === 0) return [];
   const statements: SQL[] = [];
   const firstOf: number[] = [];
+  const sent = moves.filter((move) => move.kind === "sent");
+  const sentAt = sent.length > 0 ? 0 : -1;
+  if (sent.length > 0) statements.push(sentStatement(sent));
   for (const move of moves) {
-    firstOf.push(statements.length);
-    statements.push(...statementsOf(move));
+    firstOf.push(move.kind === "sent" ? sentAt : statements.length);
+    if (move.kind !== "sent") statements.push(...statementsOf(move));
   }
   // The `message.sent` events of a batch (an outbox flush) in one statement, not one per message.
-  const sent = moves.flatMap((move) => (move.kind === "sent" ? [move.id] : []));
   if (sent.length > 0) {
-    const ids = sql`id IN (SELECT value FROM json_each(${JSON.stringify(sent)}))`;
+    const ids = sql`id IN (SELECT value FROM json_each(${JSON.stringify(sent.map((move) => move.id))}))`;
     statements.push(eventsForRows("message.sent", messages, sql`${ids} AND status = 'sent'`));
   }
+  const campaignIds = [...new Set(options.campaignIds ?? [])];
+  if (campaignIds.length > 0) statements.push(...completeCampaignStatements(campaignIds, Date.now()));
   const results = await batchSql(createDb(env.DB), statements);
   // Only the event statements of a moves batch return rows.
   await publishEvents(env, recordedIn(results, [...results.keys()]));
   return firstOf.map((index) => results[index]?.meta.changes ?? 0);
 }
 
-function statementsOf(move: MessageMove): SQL[] {
-  const from = sql.raw(
-    `status IN (${MESSAGE_TRANSITIONS[move.kind].from.map((status) => `'${status}'`).join(", ")})`,
+type SentMove = Extract<MessageMove, { kind: "sent" }>;
+
+/** `status IN (…)`: the statuses move `kind` may start from. */
+function fromOf(kind: MoveKind): SQL {
+  return sql.raw(`status IN (${MESSAGE_TRANSITIONS[kind].from.map((status) => `'${status}'`).join(", ")})`);
+}
+
+/** Every `sent` move of a batch as one UPDATE, each message's values read from one JSON array. */
+function sentStatement(moves: SentMove[]): SQL {
+  const rows = JSON.stringify(
+    moves.map((m) => ({
+      id: m.id,
+      at: m.at,
+      p: m.providerMessageId,
+      f: m.fromNumber,
+      n: m.attempts,
+      g: m.gateway,
+    })),
   );
+  return sql`UPDATE messages SET status = 'sent', sent_at = s.at, provider_message_id = s.p, from_number = s.f,
+      updated_at = s.at, metadata = json_set(metadata, '$.attempts', s.n, '$.gateway', s.g)
+    FROM (SELECT json_extract(value, '$.id') AS mid, json_extract(value, '$.at') AS at, json_extract(value, '$.p') AS p,
+            json_extract(value, '$.f') AS f, json_extract(value, '$.n') AS n, json_extract(value, '$.g') AS g
+          FROM json_each(${rows})) AS s
+    WHERE messages.id = s.mid AND direction = 'outgoing' AND ${fromOf("sent")}`;
+}
+
+function statementsOf(move: Exclude<MessageMove, SentMove>): SQL[] {
+  const from = fromOf(move.kind);
   switch (move.kind) {
     case "due":
       return [
         sql`UPDATE messages SET status = 'queued', updated_at = ${move.at}
           WHERE ${targetOf(move.target)} AND direction = 'outgoing' AND ${from}`,
-      ];
-    case "sent":
-      return [
-        sql`UPDATE messages SET status = 'sent', sent_at = ${move.at}, provider_message_id = ${move.providerMessageId},
-            from_number = ${move.fromNumber}, updated_at = ${move.at},
-            metadata = json_set(metadata, '$.attempts', ${move.attempts}, '$.gateway', ${move.gateway})
-          WHERE id = ${move.id} AND direction = 'outgoing' AND ${from}`,
+        // A scheduled campaign runs once its first message is due.
+        ...beginCampaignStatements(
+          sql`SELECT campaign_id FROM messages WHERE ${targetOf(move.target)} AND campaign_id IS NOT NULL`,
+          move.at,
+        ),
       ];
     case "delivered":
       return [
@@ -210,6 +249,7 @@ function targetOf(target: MessageTarget): SQL {
   if ("ids" in target) return sql`id IN (SELECT value FROM json_each(${JSON.stringify(target.ids)}))`;
   if ("providerMessageId" in target)
     return sql`chatapp_session_id = ${target.sessionId} AND provider_message_id = ${target.providerMessageId}`;
+  if ("campaignId" in target) return sql`campaign_id = ${target.campaignId}`;
   return sql`chatapp_session_id = ${target.sessionId}`;
 }
 

@@ -1,12 +1,13 @@
 import { DurableObject } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
+import { failover } from "../campaigns/failover";
 import { readConfig } from "../config";
 import { batchSql, createDb } from "../db/client";
 import { markAccepted } from "../db/queries/messages";
 import { sessions } from "../db/schema";
 import type { DispatchRequest } from "../delivery/dispatch-request";
 import { Dispatcher, SYNC_RETRY_MS } from "../delivery/dispatcher";
-import { Outbox } from "../delivery/outbox";
+import { type CampaignHold, Outbox } from "../delivery/outbox";
 import { publishEvents } from "../events/publish";
 import { insertEventStatement, recordedIn } from "../events/record";
 import { createGateway } from "../gateways";
@@ -276,6 +277,7 @@ export class ChatSession extends DurableObject<Env> {
         if (!(error instanceof GatewayError) || !error.permanent) return gatewayFailure(error);
         console.warn(JSON.stringify({ level: "warn", session: state.id, remove: error.message }));
       }
+      await this.dispatcher.handOver({ id: state.id, accountId: state.account_id }, "session_deleted");
       await this.dispatcher.failPending("session_deleted");
       // The storage goes next: every outcome it holds must be in D1 first.
       if (!(await this.dispatcher.flush())) {
@@ -351,8 +353,11 @@ export class ChatSession extends DurableObject<Env> {
       const now = Date.now();
       if (!state) {
         // Deleted: D1 got every outcome before the storage went, so only a message that never
-        // reached this object can still be waiting.
-        const waiting = requests.map((r) => ({ id: r.id, accountId: r.accountId }));
+        // reached this object can still be waiting. A campaign's move to its other sessions.
+        const moved = new Set(await this.strandedFailover(requests));
+        const waiting = requests
+          .filter((r) => !moved.has(r.id))
+          .map((r) => ({ id: r.id, accountId: r.accountId }));
         await applyMoves(this.env, failMoves(waiting, "session_deleted", now));
         return 0;
       }
@@ -362,10 +367,57 @@ export class ChatSession extends DurableObject<Env> {
         requests.map((r) => r.id),
         now,
       );
+      await this.dispatcher.failCancelled();
+      if (state.status === "banned" || state.status === "failed") {
+        await this.dispatcher.handOver(
+          { id: state.id, accountId: state.account_id },
+          `session_${state.status}`,
+        );
+      }
       if (state.status === "banned") await this.dispatcher.failPending("session_banned");
       if (added > 0) await this.deadlines.rearm();
       return added;
     });
+  }
+
+  /**
+   * Holds campaign `campaignId`'s messages here: `paused`, they wait (a message being handed to
+   * the gateway now finishes first: this runs between two sends); `cancelled`, those waiting fail
+   * with reason `campaign_cancelled` and are refunded, and so do any that arrive later. Holding
+   * again is harmless. @returns false when this object holds no session.
+   */
+  async holdCampaign(campaignId: string, hold: CampaignHold): Promise<boolean> {
+    return this.exclusive(async () => {
+      if (!this.stored) return false;
+      this.outbox.hold(campaignId, hold);
+      await this.dispatcher.failCancelled();
+      return true;
+    });
+  }
+
+  /** Lifts a pause of campaign `campaignId` (see {@link holdCampaign}) and wakes the dispatcher. */
+  async releaseCampaign(campaignId: string): Promise<boolean> {
+    return this.exclusive(async () => {
+      if (!this.stored) return false;
+      this.outbox.release(campaignId);
+      this.dispatcher.wake(Date.now());
+      await this.deadlines.rearm();
+      return true;
+    });
+  }
+
+  /** Campaign messages that reached this object after its session was deleted: moved if they can be. */
+  private async strandedFailover(requests: DispatchRequest[]): Promise<string[]> {
+    const stranded = requests.filter((r) => r.campaignId);
+    const first = stranded[0];
+    if (!first) return [];
+    const from = { id: first.sessionId, accountId: first.accountId };
+    return failover(
+      this.env,
+      from,
+      stranded.map((r) => ({ id: r.id, campaign_id: r.campaignId })),
+      "session_deleted",
+    );
   }
 
   // ---- RPC: gateway events ----------------------------------------------------------------
@@ -513,16 +565,13 @@ export class ChatSession extends DurableObject<Env> {
     if (acks.length === 0) return;
     try {
       if (!synced) throw new Error("sent outcomes are not in D1 yet");
+      // One move per kind (two statements each, whatever the number of acks).
       const now = Date.now();
-      await applyMoves(
-        this.env,
-        acks.map((ack) => ({
-          kind: ack.kind === "ack_read" ? "read" : "delivered",
-          target: { ids: [ack.ref] },
-          at: now,
-          gatewayAt: now,
-        })),
-      );
+      const moves = (["delivered", "read"] as const).flatMap((kind): MessageMove[] => {
+        const ids = acks.filter((ack) => ack.kind === `ack_${kind}`).map((ack) => ack.ref);
+        return ids.length > 0 ? [{ kind, target: { ids }, at: now, gatewayAt: now }] : [];
+      });
+      await applyMoves(this.env, moves);
     } catch (error) {
       console.error(JSON.stringify({ level: "error", event: "receipts_deferred", error: String(error) }));
       for (const ack of acks) this.deadlines.schedule(ack.kind, ack.ref, Date.now() + SYNC_RETRY_MS);
@@ -654,6 +703,13 @@ export class ChatSession extends DurableObject<Env> {
       default:
         this.store.update({ status: change.status, reason: change.reason, qr: null });
         this.deadlines.clear("qr_rotate", "qr_timeout");
+        // Campaign messages go on from the campaign's other sessions (src/campaigns/failover.ts).
+        if (change.status === "banned" || change.status === "failed") {
+          await this.dispatcher.handOver(
+            { id: before.id, accountId: before.account_id },
+            `session_${change.status}`,
+          );
+        }
         if (change.failPending) await this.dispatcher.failPending("session_banned");
     }
     const after = this.current();

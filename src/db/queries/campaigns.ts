@@ -1,7 +1,13 @@
-import { and, eq, type SQL, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
 import type { Cursor } from "../../lib/cursor";
 import { batchSql, type Db } from "../client";
-import { type CampaignRecipientRow, type CampaignRow, campaignRecipients, campaigns } from "../schema";
+import {
+  type CampaignRecipientRow,
+  type CampaignRow,
+  campaignRecipients,
+  campaigns,
+  messages,
+} from "../schema";
 import { beyond, pageOf, readOrder } from "./keyset";
 
 /** A recipient to add: an E.164 number and the values of the campaign template's placeholders. */
@@ -131,21 +137,32 @@ export async function deleteDraftCampaign(db: Db, accountId: string, id: string)
 // Recipients page by `seq`; the keyset's second column is the campaign id, the same on every row.
 const recipientKeyset = { createdAt: campaignRecipients.seq, id: campaignRecipients.campaignId };
 
+/** A recipient with its message's status and reason (null before it has a message). */
+export type RecipientWithMessage = CampaignRecipientRow & {
+  messageStatus: string | null;
+  messageReason: string | null;
+};
+
 /**
- * One page of a campaign's recipients, the most recently added first, by keyset on `seq`. The
- * caller has checked that the campaign is the account's.
+ * One page of a campaign's recipients, the most recently added first, by keyset on `seq`, each
+ * with its message's current status. The caller has checked that the campaign is the account's.
  * @returns rows with `createdAt` = `seq` and `id` = the campaign id, for the page's cursors.
  */
 export async function listRecipients(
   db: Db,
   campaignId: string,
   page: { limit: number; cursor: Cursor | null },
-): Promise<{ rows: (CampaignRecipientRow & { createdAt: number; id: string })[]; more: boolean }> {
+): Promise<{ rows: (RecipientWithMessage & { createdAt: number; id: string })[]; more: boolean }> {
   const where: (SQL | undefined)[] = [eq(campaignRecipients.campaignId, campaignId)];
   if (page.cursor) where.push(beyond(recipientKeyset, page.cursor));
   const rows = await db
-    .select()
+    .select({
+      ...getTableColumns(campaignRecipients),
+      messageStatus: messages.status,
+      messageReason: messages.reason,
+    })
     .from(campaignRecipients)
+    .leftJoin(messages, eq(messages.id, campaignRecipients.messageId))
     .where(and(...where))
     .orderBy(...readOrder(recipientKeyset, page.cursor))
     .limit(page.limit + 1);
@@ -154,4 +171,14 @@ export async function listRecipients(
     page.limit,
     page.cursor,
   );
+}
+
+/** The send windows of campaigns `ids` (any account: the caller holds their messages), by id. */
+export async function sendWindowsOf(db: Db, ids: string[]): Promise<Map<string, CampaignRow["sendWindow"]>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .select({ id: campaigns.id, sendWindow: campaigns.sendWindow })
+    .from(campaigns)
+    .where(sql`${campaigns.id} IN (SELECT value FROM json_each(${JSON.stringify([...new Set(ids)])}))`);
+  return new Map(rows.map((row) => [row.id, row.sendWindow]));
 }

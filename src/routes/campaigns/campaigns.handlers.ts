@@ -1,6 +1,8 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { toCampaignRecord, toRecipientRecord } from "../../campaigns/campaign-record";
+import { cancelCampaign, pauseCampaign, resumeCampaign } from "../../campaigns/control";
 import { checkRecipients, type FieldProblem } from "../../campaigns/recipients";
+import { startCampaign } from "../../campaigns/start";
 import {
   addRecipients as addTo,
   deleteDraftCampaign,
@@ -10,6 +12,7 @@ import {
   listRecipients as listRecipientPage,
 } from "../../db/queries/campaigns";
 import { findSessions } from "../../db/queries/sessions";
+import type { CampaignRow } from "../../db/schema";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { pageLinks } from "../paging";
@@ -78,6 +81,9 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
       skipped: 0,
       cost: 0,
       refunded: 0,
+      price: 0,
+      chargeId: null,
+      materialisedSeq: 0,
       startedAt: null,
       completedAt: null,
       createdAt: now,
@@ -137,3 +143,18 @@ export const listRecipients: RouteHandler<typeof routes.listRecipients, AppEnv> 
     200,
   );
 };
+
+/** The four commands that move a campaign: each answers the campaign after it. */
+function commandHandler(
+  run: (env: Env, db: AppEnv["Variables"]["db"], accountId: string, id: string) => Promise<CampaignRow>,
+): RouteHandler<typeof routes.pause, AppEnv> {
+  return async (c) => {
+    const campaign = await run(c.env, c.var.db, c.var.principal.accountId, c.req.valid("param").id);
+    return c.json({ success: true as const, data: toCampaignRecord(campaign) }, 200);
+  };
+}
+
+export const start = commandHandler(startCampaign);
+export const pause = commandHandler(pauseCampaign);
+export const resume = commandHandler(resumeCampaign);
+export const cancel = commandHandler(cancelCampaign);

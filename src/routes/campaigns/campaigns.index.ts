@@ -9,4 +9,8 @@ export const campaignRoutes = createRouter()
   .openapi(routes.show, handlers.show)
   .openapi(routes.remove, handlers.remove)
   .openapi(routes.addRecipients, handlers.addRecipients)
-  .openapi(routes.listRecipients, handlers.listRecipients);
+  .openapi(routes.listRecipients, handlers.listRecipients)
+  .openapi(routes.start, handlers.start)
+  .openapi(routes.pause, handlers.pause)
+  .openapi(routes.resume, handlers.resume)
+  .openapi(routes.cancel, handlers.cancel);

@@ -114,3 +114,76 @@ export const listRecipients = createRoute({
     ...problems("unauthenticated", "not_found", "validation_failed"),
   },
 });
+
+/** One of the commands that move a started campaign: `POST /{id}/<command>`, answering the campaign. */
+function command(
+  operationId: string,
+  path: string,
+  summary: string,
+  description: string,
+  codes: Parameters<typeof problems>,
+  withIdempotency = false,
+) {
+  return createRoute({
+    operationId,
+    ...common,
+    method: "post",
+    path,
+    summary,
+    description,
+    ...(withIdempotency ? { middleware: [idempotency] as const } : {}),
+    request: {
+      params: IdParam,
+      ...(withIdempotency ? { headers: z.object({ "idempotency-key": z.string().optional() }) } : {}),
+    },
+    responses: {
+      200: json(CampaignEnvelopeSchema, "The campaign after the command"),
+      ...problems("unauthenticated", "not_found", ...codes),
+    },
+  });
+}
+
+export const start = command(
+  "startCampaign",
+  "/{id}/start",
+  "Start a draft campaign",
+  "Charges the whole campaign at once (402 `insufficient_balance`, and nothing changes, if the balance does not " +
+    "cover it), skips recipients on the opt-out list (`skipped`, reason `recipient_opted_out`, not charged), and " +
+    "moves it to `running`, or `scheduled` until its `scheduled_at`. Its messages are then created in steps and " +
+    "spread over its sessions in turn, paced per session by `delay_range`, behind one-time codes and single sends. " +
+    "Send an `Idempotency-Key` header to make retries safe.",
+  [
+    "campaign_not_draft",
+    "campaign_empty",
+    "session_not_connected",
+    "insufficient_balance",
+    "service_unavailable",
+  ],
+  true,
+);
+
+export const pause = command(
+  "pauseCampaign",
+  "/{id}/pause",
+  "Pause a running campaign",
+  "No more of its messages are handed to the gateway (one under way finishes); they stay `queued`. 503 " +
+    "`service_unavailable` when a session could not be told: send the command again.",
+  ["campaign_not_running", "service_unavailable"],
+);
+
+export const resume = command(
+  "resumeCampaign",
+  "/{id}/resume",
+  "Resume a paused campaign",
+  "Its sessions send its messages again, in order, paced as before.",
+  ["campaign_not_paused", "service_unavailable"],
+);
+
+export const cancel = command(
+  "cancelCampaign",
+  "/{id}/cancel",
+  "Cancel a campaign",
+  "Any status before `completed`. Every message not yet sent becomes `failed` with reason `campaign_cancelled` and " +
+    "is refunded, as is every recipient whose message was not created yet (`failed`, same reason).",
+  ["campaign_finished", "service_unavailable"],
+);

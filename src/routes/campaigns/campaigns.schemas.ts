@@ -127,17 +127,23 @@ export const AddRecipientsBody = z.strictObject({ recipients: Recipients.min(1) 
 export const CampaignStatsSchema = z
   .object({
     total: z.int().openapi({ description: "Distinct recipients." }),
-    queued: z.int(),
-    sent: z.int(),
-    delivered: z.int(),
-    read: z.int(),
-    failed: z.int(),
+    queued: z
+      .int()
+      .openapi({ description: "Recipients whose message is not sent yet (queued or scheduled)." }),
+    sent: z.int().openapi({ description: "Messages sent, with no receipt yet." }),
+    delivered: z.int().openapi({ description: "Messages delivered, not read yet." }),
+    read: z.int().openapi({ description: "Messages read." }),
+    failed: z.int().openapi({ description: "Recipients whose message failed or was cancelled (refunded)." }),
     replied: z
       .int()
       .openapi({ description: "Recipients who wrote back after their campaign message was sent." }),
-    skipped: z.int().openapi({ description: "Recipients not sent to (opted out)." }),
+    skipped: z.int().openapi({ description: "Recipients not sent to (opted out), not charged." }),
   })
-  .openapi("CampaignStats");
+  .openapi("CampaignStats", {
+    description:
+      "Kept current as messages move. `queued`, `sent`, `delivered`, `read`, `failed` and `skipped` count each recipient " +
+      "once, by where its message stands now, so they add up to `total` once the campaign has started.",
+  });
 
 export const CampaignSchema = z
   .object({
@@ -158,6 +164,10 @@ export const CampaignSchema = z
     refunded: z.number().openapi({ description: "Refunded (failed or cancelled messages)." }),
     started_at: timestamp.nullable(),
     completed_at: timestamp.nullable(),
+    eta: timestamp.nullable().openapi({
+      description:
+        "When the last queued message should be sent, from the rate so far (or the pacing, before the first); null when nothing waits or the campaign is paused.",
+    }),
     created_at: timestamp,
     updated_at: timestamp,
   })
@@ -189,7 +199,7 @@ export const CampaignRecipientSchema = z
     variables: z.record(z.string(), z.string()).nullable(),
     status: z.string().openapi({
       description:
-        "`pending` until the campaign starts; then `skipped` (see `reason`) or its message's status.",
+        "`pending` until its message is created; then its message's status (`queued`, `scheduled`, `sent`, `delivered`, `read`, `failed`), or `skipped` or `failed` without a message (see `reason`).",
     }),
     reason: z.string().nullable(),
     message_id: z.uuid().nullable(),

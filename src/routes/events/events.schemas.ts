@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { EVENT_TYPES, type EventType } from "../../events/catalogue";
+import { CampaignSchema } from "../campaigns/campaigns.schemas";
 import { MessageSchema } from "../messages/messages.schemas";
 import { OtpSchema } from "../otp/otp.schemas";
 import { CursorParam, enumListFilter, Limit, PageLinksSchema, TimeBound } from "../paging";
@@ -61,6 +62,9 @@ export const EVENT_DATA: Record<EventType, z.ZodType> = {
     .openapi("SessionQrUpdate"),
   "otp.verified": OtpSchema,
   "otp.failed": OtpSchema,
+  "campaign.started": CampaignSchema,
+  "campaign.completed": CampaignSchema,
+  "campaign.cancelled": CampaignSchema,
 };
 
 /** The event of one type as it is listed and delivered: `{ id, type, created_at, data }`. */

@@ -1,0 +1,107 @@
+import { and, eq, sql } from "drizzle-orm";
+import { batchSql, type Db } from "../db/client";
+import { findCampaign } from "../db/queries/campaigns";
+import { type CampaignRow, campaigns } from "../db/schema";
+import type { CampaignHold } from "../delivery/outbox";
+import { ApiError } from "../errors";
+import { publishEvents } from "../events/publish";
+import { eventsForRows, recordedIn } from "../events/record";
+import { applyMoves } from "../messages/status";
+import { sessionStub } from "../sessions/stub";
+import { CAMPAIGN_TRANSITIONS, type CampaignMove, campaignFrom, mayMove } from "./lifecycle";
+import { failRemainderStatements } from "./remainder";
+
+// Pause, resume and cancel (README, Campaigns). A campaign's messages wait in its sessions'
+// objects, so each command first tells every one of them (an RPC each, in parallel), then moves the
+// campaign's status in D1. When an object cannot be reached the command answers 503 and the status
+// stays: the command may simply be sent again (holding and releasing twice is harmless).
+
+/** The account's campaign, if it may make move `kind`. @throws ApiError 404, or the move's 409. */
+async function movable(db: Db, accountId: string, id: string, kind: CampaignMove): Promise<CampaignRow> {
+  const campaign = await findCampaign(db, accountId, id);
+  if (!campaign) throw new ApiError("not_found", "No such campaign.");
+  const conflict = CAMPAIGN_TRANSITIONS[kind].conflict;
+  if (!mayMove(kind, campaign.status) && conflict) {
+    throw new ApiError(conflict, `The campaign is ${campaign.status}; it cannot ${kind} now.`);
+  }
+  return campaign;
+}
+
+/** Runs `call` on every session object of the campaign. @throws ApiError 503 if any fails. */
+async function tellSessions(
+  env: Env,
+  campaign: CampaignRow,
+  call: (stub: ReturnType<typeof sessionStub>) => Promise<unknown>,
+): Promise<void> {
+  const results = await Promise.allSettled(campaign.sessionIds.map((id) => call(sessionStub(env, id))));
+  if (results.some((result) => result.status === "rejected")) {
+    throw new ApiError("service_unavailable", "A session of the campaign could not be reached; try again.");
+  }
+}
+
+/** Moves the campaign's status to `to` if it may still make move `kind`; else the move's 409. */
+async function moveStatus(db: Db, campaign: CampaignRow, kind: CampaignMove, to: CampaignRow["status"]) {
+  const now = Date.now();
+  const moved = await db
+    .update(campaigns)
+    .set({ status: to, updatedAt: now })
+    .where(
+      and(eq(campaigns.id, campaign.id), eq(campaigns.accountId, campaign.accountId), campaignFrom(kind)),
+    )
+    .returning();
+  const row = moved[0];
+  if (row) return row;
+  return movable(db, campaign.accountId, campaign.id, kind);
+}
+
+/**
+ * running → paused: no more of its messages are handed to the gateway (one under way finishes);
+ * they stay `queued`. @throws ApiError 404, 409 `campaign_not_running`, 503.
+ */
+export async function pauseCampaign(env: Env, db: Db, accountId: string, id: string): Promise<CampaignRow> {
+  const campaign = await movable(db, accountId, id, "pause");
+  await tellSessions(env, campaign, (stub) => stub.holdCampaign(id, "paused" satisfies CampaignHold));
+  return moveStatus(db, campaign, "pause", "paused");
+}
+
+/**
+ * paused → running: its sessions send its messages again, in order, paced as before.
+ * @throws ApiError 404, 409 `campaign_not_paused`, 503.
+ */
+export async function resumeCampaign(env: Env, db: Db, accountId: string, id: string): Promise<CampaignRow> {
+  const campaign = await movable(db, accountId, id, "resume");
+  const resumed = await moveStatus(db, campaign, "resume", "running");
+  await tellSessions(env, campaign, (stub) => stub.releaseCampaign(id));
+  return resumed;
+}
+
+/**
+ * Anything before the end → cancelled: every message not yet sent fails with reason
+ * `campaign_cancelled` and is refunded (those waiting in sessions by the sessions, the rest here),
+ * and so is every recipient whose message was not made yet, by count at the campaign's price, in
+ * the batch that moves the status. `campaign.cancelled` records it.
+ * @throws ApiError 404, 409 `campaign_finished`, 503.
+ */
+export async function cancelCampaign(env: Env, db: Db, accountId: string, id: string): Promise<CampaignRow> {
+  const campaign = await movable(db, accountId, id, "cancel");
+  if (campaign.status !== "draft") {
+    await tellSessions(env, campaign, (stub) => stub.holdCampaign(id, "cancelled" satisfies CampaignHold));
+  }
+  // Messages on their way to a session (on the queue), or whose failure a session has yet to
+  // write, fail here; one that reaches a session later is failed there again, to no effect.
+  await applyMoves(env, [
+    { kind: "fail", accountId, target: { campaignId: id }, reason: "campaign_cancelled", at: Date.now() },
+  ]);
+  const now = Date.now();
+  const owned = sql`id = ${id} AND account_id = ${accountId}`;
+  const results = await batchSql(db, [
+    ...failRemainderStatements(campaign, "campaign_cancelled", campaignFrom("cancel"), now),
+    sql`UPDATE campaigns SET status = 'cancelled', updated_at = ${now} WHERE ${owned} AND ${campaignFrom("cancel")}`,
+    eventsForRows("campaign.cancelled", campaigns, sql`${owned} AND status = 'cancelled'`),
+  ]);
+  if ((results.at(-2)?.meta.changes ?? 0) === 0) return movable(db, accountId, id, "cancel");
+  await publishEvents(env, recordedIn(results, [results.length - 1]));
+  const cancelled = await findCampaign(db, accountId, id);
+  if (!cancelled) throw new Error(`campaign ${id} not found after its cancel`);
+  return cancelled;
+}

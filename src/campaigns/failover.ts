@@ -1,0 +1,71 @@
+import { sql } from "drizzle-orm";
+import { createDb } from "../db/client";
+import { findCampaign } from "../db/queries/campaigns";
+import { findSessions } from "../db/queries/sessions";
+import type { MessageRow } from "../db/schema";
+import { dispatchRequestOf, LANE } from "../delivery/dispatch-request";
+import { sendInBatches } from "../lib/queue";
+import { formatTimestamp } from "../lib/time";
+
+/** A waiting campaign message of the session that can no longer send. */
+export interface StrandedMessage {
+  id: string;
+  campaign_id: string | null;
+}
+
+/**
+ * Campaign failover (README, Campaigns): a session of a running campaign became `banned` or
+ * `failed`, or was deleted (`reason`), so its waiting campaign messages move to the campaign's
+ * other `connected` sessions, spread round-robin, and go on the outbound Queue for them. Each
+ * moved message's `metadata.failover` records the move (`from_session_id`, `to_session_id`,
+ * `reason`, `at`). Only messages still `queued` or `scheduled` on `from` move, so running it twice
+ * moves nothing twice; a queue message lost after the move is caught by the reconciliation sweep
+ * (the move clears `accepted_at`).
+ *
+ * @returns the ids that moved; the others (no campaign, or no connected session left) are the
+ *   caller's to fail and refund.
+ */
+export async function failover(
+  env: Env,
+  from: { id: string; accountId: string },
+  stranded: StrandedMessage[],
+  reason: string,
+): Promise<string[]> {
+  const db = createDb(env.DB);
+  const byCampaign = new Map<string, string[]>();
+  for (const m of stranded) {
+    if (m.campaign_id) byCampaign.set(m.campaign_id, [...(byCampaign.get(m.campaign_id) ?? []), m.id]);
+  }
+  const moved: string[] = [];
+  for (const [campaignId, ids] of byCampaign) {
+    const campaign = await findCampaign(db, from.accountId, campaignId);
+    if (!campaign) continue;
+    const others = campaign.sessionIds.filter((id) => id !== from.id);
+    const connected = new Set(
+      (await findSessions(db, from.accountId, others))
+        .filter((s) => s.status === "connected")
+        .map((s) => s.id),
+    );
+    const targets = others.filter((id) => connected.has(id));
+    if (targets.length === 0) continue;
+    const now = Date.now();
+    const plan = JSON.stringify(ids.map((id, i) => ({ id, to: targets[i % targets.length] })));
+    const rows =
+      await db.all<MessageRow>(sql`UPDATE messages SET chatapp_session_id = p.to_id, accepted_at = NULL,
+        updated_at = ${now},
+        metadata = json_insert(metadata, '$.failover[#]', json_object('from_session_id', ${from.id},
+          'to_session_id', p.to_id, 'reason', ${reason}, 'at', ${formatTimestamp(now)}))
+      FROM (SELECT json_extract(value, '$.id') AS mid, json_extract(value, '$.to') AS to_id FROM json_each(${plan})) AS p
+      WHERE messages.id = p.mid AND account_id = ${from.accountId} AND chatapp_session_id = ${from.id}
+        AND status IN ('queued', 'scheduled')
+      RETURNING id, account_id AS accountId, chatapp_session_id AS chatappSessionId, campaign_id AS campaignId,
+        to_number AS toNumber, type, content, media_url AS mediaUrl, delay_between AS delayBetween,
+        created_at AS createdAt, charge_id AS chargeId, send_index AS sendIndex, scheduled_at AS scheduledAt`);
+    await sendInBatches(
+      env.OUTBOUND_QUEUE,
+      rows.map((row) => dispatchRequestOf(row, LANE.campaign, { sendWindow: campaign.sendWindow })),
+    );
+    moved.push(...rows.map((row) => row.id));
+  }
+  return moved;
+}

@@ -1,0 +1,240 @@
+import { and, eq, sql } from "drizzle-orm";
+import { z } from "zod";
+import { batchSql, createDb, type Db } from "../db/client";
+import { findSessions } from "../db/queries/sessions";
+import { campaignRecipients, campaigns, type MessageRow } from "../db/schema";
+import { dispatchRequestOf, LANE } from "../delivery/dispatch-request";
+import { publishEvents } from "../events/publish";
+import { recordedIn } from "../events/record";
+import { dropPoison, redeliveryDelaySeconds, sendInBatches } from "../lib/queue";
+import { fillTemplate } from "../lib/template";
+import { campaignFrom, completeCampaignStatements } from "./lifecycle";
+import { failRemainderStatements } from "./remainder";
+
+/** Recipients made into messages per step: one D1 batch of three statements, five queue sends. */
+export const STEP_SIZE = 500;
+/** Steps one queue message runs before it hands over to the next (a Worker invocation stays short). */
+const STEPS_PER_JOB = 20;
+/** Session statuses that can still send a campaign's messages (a disconnected one later). */
+const USABLE = new Set(["connected", "disconnected", "pending"]);
+
+/** Name of the campaign queue (wrangler.toml). */
+export const CAMPAIGN_QUEUE_NAME = "chatapp-campaigns";
+/** A campaign with recipients waiting and no step for this long may have lost its job. */
+const STALLED_AFTER_MS = 15 * 60_000;
+
+/** A campaign queue message: make the next messages of this campaign. */
+export interface MaterialiseJob {
+  campaignId: string;
+}
+
+const JobSchema = z.object({ campaignId: z.uuid() }) satisfies z.ZodType<MaterialiseJob>;
+
+/** Puts a job for campaign `campaignId` on the campaign queue (see {@link handleCampaignBatch}). */
+export async function queueMaterialise(env: Env, campaignId: string): Promise<void> {
+  await env.CAMPAIGN_QUEUE.send({ campaignId } satisfies MaterialiseJob);
+}
+
+/**
+ * Campaign queue consumer: runs up to {@link STEPS_PER_JOB} steps of each campaign's job, then
+ * queues the next job while recipients wait. A step that fails is retried with backoff; a job
+ * queued twice is harmless (see {@link materialiseStep}).
+ */
+export async function handleCampaignBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  for (const message of dropPoison(batch, JobSchema)) {
+    try {
+      if (await materialise(env, message.body.campaignId))
+        await queueMaterialise(env, message.body.campaignId);
+      message.ack();
+    } catch (error) {
+      console.error(JSON.stringify({ level: "error", event: "materialise_failed", error: String(error) }));
+      message.retry({ delaySeconds: redeliveryDelaySeconds(message.attempts) });
+    }
+  }
+}
+
+/**
+ * Part of the hourly sweep: queues a job again for every started campaign with recipients still
+ * waiting for their message and no step for {@link STALLED_AFTER_MS} (a job lost, or dead after
+ * its retries). A campaign whose job is merely slow gets a second one, which is harmless.
+ * @returns how many it queued.
+ */
+export async function resumeStalledCampaigns(env: Env, db: Db, now: number): Promise<number> {
+  const stalled = await db.all<{ id: string }>(sql`SELECT id FROM campaigns c
+    WHERE ${campaignFrom("complete")} AND updated_at < ${now - STALLED_AFTER_MS}
+      AND EXISTS (SELECT 1 FROM campaign_recipients r WHERE r.campaign_id = c.id AND r.seq > c.materialised_seq
+        AND r.status = 'pending')`);
+  for (const { id } of stalled) await queueMaterialise(env, id);
+  return stalled.length;
+}
+
+/** Runs steps of campaign `campaignId` until it is done or `steps` ran. @returns whether more wait. */
+export async function materialise(env: Env, campaignId: string, steps = STEPS_PER_JOB): Promise<boolean> {
+  for (let i = 0; i < steps; i++) {
+    if (!(await materialiseStep(env, campaignId))) return false;
+  }
+  return true;
+}
+
+/**
+ * One step of a started campaign: the next {@link STEP_SIZE} recipients (by `seq`) become
+ * messages, in one D1 batch, then go on the outbound Queue.
+ *
+ * - Content: the template filled with the recipient's `variables` (src/lib/template.ts).
+ * - Session: the campaign's sessions in turn by `seq` (round-robin), among those that can still
+ *   send; with none left, every waiting recipient fails (`no_session_available`) and is refunded.
+ * - Pacing: `delay_between` drawn uniformly from the campaign's `delay_range`, per message.
+ * - Lane: campaign traffic ({@link LANE}), behind one-time codes and single sends.
+ * - A scheduled campaign's messages are `scheduled` for its `scheduled_at`.
+ *
+ * The batch is guarded by `materialised_seq` (a concurrent step of the same campaign makes
+ * nothing) and message ids are derived from (campaign, seq), so no recipient gets two messages.
+ * Money was charged at start; the trigger-kept statistics count the message from there.
+ *
+ * @returns whether more may wait (false once every recipient has its message or the campaign
+ *   ended).
+ */
+export async function materialiseStep(env: Env, campaignId: string): Promise<boolean> {
+  const db = createDb(env.DB);
+  const [campaign] = await db
+    .select()
+    .from(campaigns)
+    .where(and(eq(campaigns.id, campaignId), campaignFrom("complete")));
+  if (!campaign) return false;
+  const { sessionIds, sendWindow } = campaign;
+  const recipients = await db.all<{
+    seq: number;
+    to_number: string;
+    variables: string | null;
+    status: string;
+  }>(
+    sql`SELECT seq, to_number, variables, status FROM ${campaignRecipients}
+      WHERE campaign_id = ${campaignId} AND seq > ${campaign.materialisedSeq} ORDER BY seq LIMIT ${STEP_SIZE}`,
+  );
+  const now = Date.now();
+  const last = recipients.at(-1);
+  if (!last) {
+    await finish(env, db, campaignId, []);
+    return false;
+  }
+  const usable = new Set(
+    (await findSessions(db, campaign.accountId, sessionIds))
+      .filter((s) => USABLE.has(s.status))
+      .map((s) => s.id),
+  );
+  const senders = sessionIds.filter((id) => usable.has(id));
+  if (senders.length === 0) {
+    await finish(
+      env,
+      db,
+      campaignId,
+      failRemainderStatements(campaign, "no_session_available", campaignFrom("complete"), now),
+    );
+    return false;
+  }
+  const scheduledAt =
+    campaign.scheduledAt !== null && campaign.scheduledAt > now ? campaign.scheduledAt : null;
+  const rows: MessageRow[] = await Promise.all(
+    recipients
+      .filter((r) => r.status === "pending")
+      .map(async (r) => ({
+        id: await campaignMessageId(campaignId, r.seq),
+        accountId: campaign.accountId,
+        chatappSessionId: senders[(r.seq - 1) % senders.length] ?? null,
+        campaignId,
+        otpId: null,
+        providerMessageId: null,
+        fromNumber: null,
+        toNumber: r.to_number,
+        type: campaign.type,
+        content:
+          campaign.content === null ? null : fillTemplate(campaign.content, JSON.parse(r.variables ?? "{}")),
+        mediaUrl: campaign.mediaUrl,
+        status: scheduledAt === null ? "queued" : "scheduled",
+        direction: "outgoing",
+        reason: null,
+        cost: campaign.price,
+        delayBetween: randomGap(campaign.delayMinMs, campaign.delayMaxMs),
+        sendIndex: r.seq,
+        scheduledAt,
+        acceptedAt: null,
+        sentAt: null,
+        deliveredAt: null,
+        readAt: null,
+        metadata: "{}",
+        chargeId: campaign.chargeId,
+        refundId: null,
+        createdAt: now,
+        updatedAt: now,
+      })),
+  );
+  const plan = JSON.stringify(
+    rows.map((m) => ({
+      id: m.id,
+      seq: m.sendIndex,
+      s: m.chatappSessionId,
+      to: m.toNumber,
+      c: m.content,
+      d: m.delayBetween,
+    })),
+  );
+  const advanced = sql`EXISTS (SELECT 1 FROM campaigns WHERE id = ${campaignId} AND materialised_seq >= ${last.seq})`;
+  const [moved] = await batchSql(db, [
+    sql`UPDATE campaigns SET materialised_seq = ${last.seq}, updated_at = MAX(updated_at, ${now})
+      WHERE id = ${campaignId} AND materialised_seq = ${campaign.materialisedSeq} AND ${campaignFrom("complete")}`,
+    sql`INSERT OR IGNORE INTO messages (id, account_id, chatapp_session_id, campaign_id, to_number, type, content, media_url,
+        status, direction, cost, delay_between, send_index, scheduled_at, metadata, charge_id, created_at, updated_at)
+      SELECT json_extract(value, '$.id'), ${campaign.accountId}, json_extract(value, '$.s'), ${campaignId},
+        json_extract(value, '$.to'), ${campaign.type}, json_extract(value, '$.c'), ${campaign.mediaUrl},
+        ${scheduledAt === null ? "queued" : "scheduled"}, 'outgoing', ${campaign.price}, json_extract(value, '$.d'),
+        json_extract(value, '$.seq'), ${scheduledAt}, '{}', ${campaign.chargeId}, ${now}, ${now}
+      FROM json_each(${plan}) WHERE ${advanced}`,
+    sql`UPDATE campaign_recipients SET status = 'queued', message_id = p.mid
+      FROM (SELECT json_extract(value, '$.seq') AS pseq, json_extract(value, '$.id') AS mid FROM json_each(${plan})) AS p
+      WHERE campaign_id = ${campaignId} AND seq = p.pseq AND status = 'pending' AND ${advanced}`,
+  ]);
+  // Another step of this campaign made these: look again from where it got to.
+  if ((moved?.meta.changes ?? 0) === 0) return true;
+  const { error } = await sendInBatches(
+    env.OUTBOUND_QUEUE,
+    rows.map((row) => dispatchRequestOf(row, LANE.campaign, { sendWindow })),
+  );
+  // Messages not queued wait for the reconciliation sweep (`accepted_at` is null).
+  if (error)
+    console.error(JSON.stringify({ level: "error", event: "enqueue_failed", campaign_id: campaignId }));
+  return true;
+}
+
+/** Runs `statements` and completes the campaign if nothing is left to send, publishing its events. */
+async function finish(
+  env: Env,
+  db: Db,
+  campaignId: string,
+  statements: ReturnType<typeof failRemainderStatements>,
+) {
+  const results = await batchSql(db, [
+    ...statements,
+    ...completeCampaignStatements([campaignId], Date.now()),
+  ]);
+  await publishEvents(env, recordedIn(results, [results.length - 1]));
+}
+
+/** A gap drawn uniformly from [min, max] ms (whole ms). */
+export function randomGap(min: number, max: number): number {
+  return min + Math.floor(Math.random() * (max - min + 1));
+}
+
+/**
+ * The id of campaign `campaignId`'s message to recipient `seq`: a name-based UUID (RFC 9562
+ * version 8, from SHA-256 of the pair), so making the same recipient's message again yields the
+ * same id and inserts nothing.
+ */
+export async function campaignMessageId(campaignId: string, seq: number): Promise<string> {
+  const digest = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${campaignId}:${seq}`)),
+  ).slice(0, 16);
+  digest[6] = ((digest[6] ?? 0) & 0x0f) | 0x80;
+  digest[8] = ((digest[8] ?? 0) & 0x3f) | 0x80;
+  const hex = [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

@@ -1,0 +1,95 @@
+import { sql } from "drizzle-orm";
+import { charge } from "../billing/ledger";
+import { readConfig } from "../config";
+import type { Db } from "../db/client";
+import { findCampaign } from "../db/queries/campaigns";
+import { findSessions } from "../db/queries/sessions";
+import { type CampaignRow, campaigns } from "../db/schema";
+import { ApiError } from "../errors";
+import { publishEvents } from "../events/publish";
+import { eventsForRows, recordedIn } from "../events/record";
+import { priceOf } from "../messages/send";
+import { campaignFrom, mayMove } from "./lifecycle";
+import { queueMaterialise } from "./materialise";
+
+/** How often a start is tried again when the draft changed under it (recipients, opt-outs). */
+const START_ATTEMPTS = 3;
+
+/**
+ * Starts a draft campaign (README, Campaigns): in one D1 batch, charges the whole campaign, marks
+ * the recipients on the account's opt-out list `skipped` (reason `recipient_opted_out`, not
+ * charged), and moves it to `running`, or to `scheduled` while its `scheduled_at` is ahead (with
+ * `campaign.started` when it runs; a campaign whose every recipient is skipped completes at once).
+ * The charge is guarded by the draft as priced: a recipient or opt-out added meanwhile refuses it,
+ * and the start is priced again. Then the campaign queue makes the messages
+ * (src/campaigns/materialise.ts).
+ *
+ * @returns the campaign after the start.
+ * @throws ApiError `not_found` (404), `campaign_not_draft` (409), `campaign_empty` (409, no
+ *   recipients), `session_not_connected` (409, none of its sessions is), `insufficient_balance` (402).
+ */
+export async function startCampaign(env: Env, db: Db, accountId: string, id: string): Promise<CampaignRow> {
+  for (let attempt = 1; ; attempt++) {
+    const campaign = await findCampaign(db, accountId, id);
+    if (!campaign) throw new ApiError("not_found", "No such campaign.");
+    if (!mayMove("start", campaign.status)) {
+      throw new ApiError("campaign_not_draft", `The campaign is ${campaign.status}; only a draft can start.`);
+    }
+    if (campaign.total === 0)
+      throw new ApiError("campaign_empty", "Add recipients before starting the campaign.");
+    const sessions = await findSessions(db, accountId, campaign.sessionIds);
+    if (!sessions.some((session) => session.status === "connected")) {
+      throw new ApiError("session_not_connected", "None of the campaign's sessions is connected.");
+    }
+    const optedOut = sql`(SELECT count(*) FROM campaign_recipients r WHERE r.campaign_id = ${id}
+      AND r.to_number IN (SELECT to_number FROM opt_outs WHERE account_id = ${accountId}))`;
+    const [counted] = await db.all<{ n: number }>(sql`SELECT ${optedOut} AS n`);
+    const skipped = counted?.n ?? 0;
+    const billable = campaign.total - skipped;
+    const price = priceOf(readConfig(env), campaign.type);
+    const amount = billable * price;
+    const now = Date.now();
+    const scheduled = campaign.scheduledAt !== null && campaign.scheduledAt > now;
+    const status = billable === 0 ? "completed" : scheduled ? "scheduled" : "running";
+    const chargeId = crypto.randomUUID();
+    const charged = await charge(
+      db,
+      {
+        id: chargeId,
+        accountId,
+        amount,
+        messageCount: billable,
+        now,
+        guard: sql`EXISTS (SELECT 1 FROM campaigns WHERE id = ${id} AND account_id = ${accountId}
+          AND ${campaignFrom("start")} AND total = ${campaign.total}) AND ${optedOut} = ${skipped}`,
+      },
+      (made) => [
+        sql`UPDATE campaign_recipients SET status = 'skipped', reason = 'recipient_opted_out'
+          WHERE campaign_id = ${id} AND to_number IN (SELECT to_number FROM opt_outs WHERE account_id = ${accountId})
+            AND ${made}`,
+        sql`UPDATE campaigns SET status = ${status}, price = ${price}, charge_id = ${chargeId}, cost = ${amount},
+            skipped = ${skipped}, queued = ${billable}, started_at = ${scheduled ? null : now},
+            completed_at = ${status === "completed" ? now : null}, updated_at = ${now}
+          WHERE id = ${id} AND ${made}`,
+        eventsForRows("campaign.started", campaigns, sql`id = ${id} AND started_at = ${now} AND ${made}`),
+        eventsForRows("campaign.completed", campaigns, sql`id = ${id} AND status = 'completed' AND ${made}`),
+      ],
+    );
+    if (!charged.ok) {
+      if (charged.reason === "no_account") throw new ApiError("not_found", "No such account.");
+      if (charged.balance >= amount && attempt < START_ATTEMPTS) continue;
+      if (charged.balance >= amount) {
+        throw new ApiError("service_unavailable", "The campaign kept changing while it started; try again.");
+      }
+      throw new ApiError(
+        "insufficient_balance",
+        `This campaign costs ${amount} minor units (${billable} messages), more than the balance (${charged.balance}).`,
+      );
+    }
+    await publishEvents(env, recordedIn(charged.results, [2, 3]));
+    if (status !== "completed") await queueMaterialise(env, id);
+    const started = await findCampaign(db, accountId, id);
+    if (!started) throw new Error(`campaign ${id} not found after its start`);
+    return started;
+  }
+}
