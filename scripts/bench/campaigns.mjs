@@ -137,15 +137,30 @@ async function createCampaign(apiKey, sessionIds, list, delayBetween, name) {
   return { id, createMs, addMs };
 }
 
+/**
+ * How long a campaign command may take to answer. Longer than other requests: `wrangler dev` runs
+ * the Worker, D1 and the queues on one thread, so a command waits out any long D1 statement of
+ * the campaign queue (a step of a large campaign), and its answer is the row's measurement.
+ */
+const COMMAND_TIMEOUT_MS = 120_000;
+
 /** POST …/{id}/{command}; returns the campaign after it and the request's duration. */
 async function command(apiKey, id, name) {
-  const { json, ms } = await api("POST", `/v1/chatapp/campaigns/${id}/${name}`, { token: apiKey });
+  const { json, ms } = await api("POST", `/v1/chatapp/campaigns/${id}/${name}`, {
+    token: apiKey,
+    timeoutMs: COMMAND_TIMEOUT_MS,
+  });
   return { campaign: json.data, ms };
 }
 
 /** Cancels a campaign; tried again if the server is slow to answer (a second cancel is a 409). */
 async function cancel(apiKey, id) {
-  await api("POST", `/v1/chatapp/campaigns/${id}/cancel`, { token: apiKey, retry: true, accept: [409] });
+  await api("POST", `/v1/chatapp/campaigns/${id}/cancel`, {
+    token: apiKey,
+    retry: true,
+    accept: [409],
+    timeoutMs: COMMAND_TIMEOUT_MS,
+  });
 }
 
 /** Messages that left (sent, delivered, read) or failed. */

@@ -53,12 +53,20 @@ export const retriedRequestCount = () => retriedRequests;
  * than `expect` (or any non-2xx without it) throws, unless listed in `accept`. `wrangler dev`
  * drops connections, or answers 503 "restarted mid-request", when it reloads after a source
  * change: GETs and requests marked `retry` (safe to repeat) are then tried twice more; a retried
- * request's `ms` covers the last try only.
+ * request's `ms` covers the last try only. `timeoutMs` bounds each try.
  */
 export async function api(
   method,
   path,
-  { token, body, expect, accept = [], idempotencyKey, retry = method === "GET" } = {},
+  {
+    token,
+    body,
+    expect,
+    accept = [],
+    idempotencyKey,
+    retry = method === "GET",
+    timeoutMs = REQUEST_TIMEOUT_MS,
+  } = {},
 ) {
   const headers = { accept: "application/json" };
   if (token) headers.authorization = `Bearer ${token}`;
@@ -72,7 +80,7 @@ export async function api(
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        signal: AbortSignal.timeout(timeoutMs),
       });
       const text = await response.text();
       const ms = performance.now() - started;
