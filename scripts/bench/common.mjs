@@ -32,9 +32,10 @@ const POLL_MS = 100;
 export const STALL_MS = 20_000;
 const STALL_CHECK_MS = 5_000;
 
-// The whole run is bounded: past the limit, give up with a message.
+// The whole run is bounded: past the limit, give up with a message and the rows measured so far.
 setTimeout(() => {
   console.error(`\nbench: gave up after ${RUN_LIMIT_MS / 1000} s (BENCH_TIMEOUT_S).`);
+  if (rows.length > 0) printTable();
   process.exit(1);
 }, RUN_LIMIT_MS).unref();
 
