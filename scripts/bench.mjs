@@ -1,15 +1,19 @@
-// `npm run bench`: measures the messaging and webhook paths against a running local server and
-// prints one table. Start the server first with `npm run dev`.
+// `npm run bench`: measures the messaging, webhook and campaign paths against a running local
+// server and prints one table. Start the server first with `npm run dev`.
 //
 //   npm run bench                      # http://localhost:8787, admin token dev-admin-token
 //   npm run bench -- --url http://localhost:8787
-//   BENCH_URL=… ADMIN_TOKEN=… npm run bench
+//   npm run bench -- --campaign-full   # also runs a 100,000-message campaign to completion
+//   BENCH_URL=… ADMIN_TOKEN=… BENCH_CAMPAIGN_FULL=1 npm run bench
 //
 // It creates one account (balance 100,000) and a few sandbox sessions, sends 16,020 text messages
 // through the sandbox gateway (and 550 more from two accounts of the webhook rows, each with an
-// endpoint on a local receiver) and deletes its sessions and endpoints at the end (messages it parked unsent are
-// failed and refunded). It stops by itself: every request has a timeout, every wait is bounded,
-// and the whole run is capped (BENCH_TIMEOUT_S, default 600 s).
+// endpoint on a local receiver), then runs campaigns: 17,000 messages over 1, 10 and 20 sessions,
+// one of 5,000 paused while it sends, and one of 100,000 (an account of its own) that is started
+// and cancelled, or with --campaign-full sent to the end. It deletes its sessions and endpoints at
+// the end (messages it parked unsent are failed and refunded). It stops by itself: every request
+// has a timeout, every wait is bounded, and the whole run is capped (BENCH_TIMEOUT_S, default
+// 600 s, 2,400 s with --campaign-full).
 //
 // Rows:
 //  1. time to accept a send to 1,000 recipients (POST latency): 5 runs on fresh sessions of an
@@ -24,9 +28,16 @@
 //     on one session: that session's list, the whole account's, and a status filter.
 //  5.–6. webhooks: read ack → `message.read` webhook latency, and deliveries per second to one
 //     endpoint with nothing missing or duplicated (scripts/bench/webhooks.mjs).
+//  7.–10. campaigns (scripts/bench/campaigns.mjs): messages/s with delay_between 0 across 1, 10
+//     and 20 sessions; D1 statements per message from the start until every message is `read`
+//     (GET /admin/metrics); pause latency, from the pause request to the last gateway call; the
+//     time to create a 100,000-recipient campaign (one create and 9 adds of 10,000) and start it,
+//     and with --campaign-full its run to the end, with balance, statistics and message rows
+//     agreeing exactly.
 // Progress goes to stderr, the table to stdout.
 
 import { performance } from "node:perf_hooks";
+import { benchCampaignLarge, benchCampaignPause, benchCampaignScaling } from "./bench/campaigns.mjs";
 import {
   api,
   BASE,
@@ -64,6 +75,11 @@ async function main() {
   await benchListPages(apiKey);
   await cleanUp();
   await benchWebhookThroughput();
+  await cleanUp();
+  // Campaigns last: the 100,000-recipient one leaves the largest tables behind.
+  await benchCampaignScaling(apiKey);
+  await benchCampaignPause(apiKey);
+  await benchCampaignLarge();
   await cleanUp();
   log(`done in ${fmt((performance.now() - startedAt) / 1000, 1)} s`);
   if (retriedRequestCount() > 0)

@@ -42,6 +42,7 @@ describe("admin authorization", () => {
     ["POST", `/admin/accounts/${UNKNOWN_ID}/keys`, {}],
     ["POST", `/admin/accounts/${UNKNOWN_ID}/credits`, { amount: 1 }],
     ["DELETE", `/admin/keys/${UNKNOWN_ID}`],
+    ["GET", "/admin/metrics"],
   ];
 
   for (const [method, path, body] of routes) {

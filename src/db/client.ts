@@ -1,11 +1,16 @@
 import type { SQL } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
+import { countingD1 } from "./d1-counter";
 import * as schema from "./schema";
 
-/** Drizzle over the D1 binding, mapping camelCase fields to snake_case columns. */
+/**
+ * Drizzle over the D1 binding, mapping camelCase fields to snake_case columns. Every statement
+ * it runs (and {@link batchSql}, through `$client`) is counted for `GET /admin/metrics`
+ * (src/db/d1-counter.ts).
+ */
 export function createDb(d1: D1Database) {
-  return drizzle(d1, { schema, casing: "snake_case" });
+  return drizzle(countingD1(d1), { schema, casing: "snake_case" });
 }
 
 export type Db = ReturnType<typeof createDb>;

@@ -1,5 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { credit as creditBalance, creditStatements } from "../../billing/ledger";
+import { d1Counts } from "../../db/d1-counter";
 import { type AccountRow, findAccount, createAccount as insertAccount } from "../../db/queries/accounts";
 import { mintApiKey, revokeKey as revoke } from "../../db/queries/api-keys";
 import { apiKeys } from "../../db/schema";
@@ -61,4 +62,15 @@ export const showAccount: RouteHandler<typeof routes.showAccount, AppEnv> = asyn
   const account = await findAccount(c.var.db, c.req.valid("param").id);
   if (!account) throw noAccount();
   return c.json({ success: true as const, data: { account: toAccountRecord(account) } }, 200);
+};
+
+export const metrics: RouteHandler<typeof routes.metrics, AppEnv> = (c) => {
+  const { isolate, statements, batches, rowsRead, rowsWritten } = d1Counts();
+  return c.json(
+    {
+      success: true as const,
+      data: { isolate, d1: { statements, batches, rows_read: rowsRead, rows_written: rowsWritten } },
+    },
+    200,
+  );
 };

@@ -2,10 +2,14 @@ import { createRouter } from "../router";
 import * as handlers from "./admin.handlers";
 import * as routes from "./admin.routes";
 
-/** `/admin`: accounts, API keys and credits, authorized by ADMIN_TOKEN (README, API reference). */
+/**
+ * `/admin`: accounts, API keys and credits, and the D1 counters, authorized by ADMIN_TOKEN
+ * (README, API reference).
+ */
 export const adminRoutes = createRouter()
   .openapi(routes.createAccount, handlers.createAccount)
   .openapi(routes.createKey, handlers.createKey)
   .openapi(routes.revokeKey, handlers.revokeKey)
   .openapi(routes.credit, handlers.credit)
-  .openapi(routes.showAccount, handlers.showAccount);
+  .openapi(routes.showAccount, handlers.showAccount)
+  .openapi(routes.metrics, handlers.metrics);

@@ -8,6 +8,7 @@ import {
   CreatedKeySchema,
   CreateKeyBody,
   CreditBody,
+  MetricsSchema,
 } from "./admin.schemas";
 
 const common = { tags: ["Admin"], security: [{ AdminToken: [] }] };
@@ -77,4 +78,19 @@ export const showAccount = createRoute({
   summary: "Show an account",
   request: { params: IdParam },
   responses: { 200: json(AccountEnvelopeSchema, "The account"), ...adminProblems },
+});
+
+export const metrics = createRoute({
+  operationId: "getMetrics",
+  ...common,
+  method: "get",
+  path: "/metrics",
+  summary: "D1 statements and rows counted by the isolate that answers",
+  description:
+    "Counters since the answering isolate started, for benchmarks: every D1 statement the service ran (each " +
+    "result D1 returned, whether of a batch or a single query), its round trips, and the rows D1 reports read " +
+    "and written. Under `wrangler dev` the Worker, its queue consumers and its Durable Objects share one " +
+    "isolate, so this covers them all; deployed, it covers only the isolate that answered. Reading it runs no " +
+    "statement.",
+  responses: { 200: json(MetricsSchema, "The counters"), ...problems("unauthenticated") },
 });

@@ -53,3 +53,25 @@ export const AccountEnvelopeSchema = z.object({
   success: z.literal(true),
   data: z.object({ account: AccountSchema }),
 });
+
+export const MetricsSchema = z
+  .object({
+    success: z.literal(true),
+    data: z.object({
+      isolate: z.string().openapi({
+        description:
+          "Random id of the isolate that answered; a new id means its counts started again from zero.",
+      }),
+      d1: z
+        .object({
+          statements: z.int().openapi({
+            description: "Statements D1 ran: one per statement of a batch, one per single query.",
+          }),
+          batches: z.int().openapi({ description: "Round trips to D1 (a batch or a single query)." }),
+          rows_read: z.int().openapi({ description: "Sum of `meta.rows_read` D1 returned." }),
+          rows_written: z.int().openapi({ description: "Sum of `meta.rows_written` D1 returned." }),
+        })
+        .openapi({ description: "D1 work of this isolate since it started (src/db/d1-counter.ts)." }),
+    }),
+  })
+  .openapi("Metrics");
