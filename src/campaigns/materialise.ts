@@ -189,8 +189,12 @@ export async function materialiseStep(env: Env, campaignId: string): Promise<boo
         ${scheduledAt === null ? "queued" : "scheduled"}, 'outgoing', ${campaign.price}, json_extract(value, '$.d'),
         json_extract(value, '$.seq'), ${scheduledAt}, '{}', ${campaign.chargeId}, ${now}, ${now}
       FROM json_each(${plan}) WHERE ${advanced}`,
-    sql`UPDATE campaign_recipients SET status = 'queued', message_id = p.mid
-      FROM (SELECT json_extract(value, '$.seq') AS pseq, json_extract(value, '$.id') AS mid FROM json_each(${plan})) AS p
+    // MATERIALIZED: the step's list drives the join, one primary-key lookup per recipient.
+    // Without it SQLite walks every recipient of the campaign and scans the list for each
+    // (quadratic: some 23 s per step at 100,000 recipients).
+    sql`WITH p AS MATERIALIZED (SELECT json_extract(value, '$.seq') AS pseq, json_extract(value, '$.id') AS mid
+        FROM json_each(${plan}))
+      UPDATE campaign_recipients SET status = 'queued', message_id = p.mid FROM p
       WHERE campaign_id = ${campaignId} AND seq = p.pseq AND status = 'pending' AND ${advanced}`,
   ]);
   // Another step of this campaign made these: look again from where it got to.
