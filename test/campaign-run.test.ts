@@ -122,6 +122,39 @@ describe("starting and running a campaign", () => {
     expect(await campaignMessages(draft.id)).toEqual([]);
   });
 
+  it("charges once when two starts race, and answers the loser 409", async () => {
+    const { key, accountId, sessionIds } = await account(10);
+    const draft = await createCampaign(key, { chatapp_session_ids: sessionIds, recipients: recipients(4) });
+    const results = await Promise.all([command(key, draft.id, "start"), command(key, draft.id, "start")]);
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
+    expect((await ledgerOf(accountId)).filter((e) => e.kind === "charge")).toEqual([
+      { kind: "charge", amount: -4, balance_after: 996, message_count: 4 },
+    ]);
+    expect(await balanceOf(accountId)).toBe(9.96);
+  });
+
+  it("makes each recipient's message once when two steps of the same campaign race", async () => {
+    const { key, accountId, sessionIds } = await account(10);
+    const draft = await createCampaign(key, { chatapp_session_ids: sessionIds, recipients: recipients(5) });
+    const jobs: unknown[] = [];
+    const held = {
+      ...env,
+      CAMPAIGN_QUEUE: { send: async (body: unknown) => void jobs.push(body) } as unknown as Queue,
+    };
+    await startCampaign(held, createDb(env.DB), accountId, draft.id);
+    const { materialiseStep } = await import("../src/campaigns/materialise");
+    await Promise.all([
+      materialiseStep(env, draft.id),
+      materialiseStep(env, draft.id),
+      materialiseStep(env, draft.id),
+    ]);
+    const messages = await campaignMessages(draft.id);
+    expect(messages.map((m) => m.send_index)).toEqual([1, 2, 3, 4, 5]);
+    const done = await waitForCampaign(key, draft.id, (c) => c.status === "completed");
+    expect(done.stats).toEqual(await recount(draft.id));
+    expect(await balanceOf(accountId)).toBe(9.95);
+  });
+
   it("charges nothing and completes at once when every recipient opted out", async () => {
     const { key, accountId, sessionIds } = await account();
     await call("POST", "/v1/opt-outs", { key, body: { to_number: number(0) } });

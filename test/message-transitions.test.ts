@@ -1,5 +1,6 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
 import { findMessage } from "../src/db/queries/messages";
@@ -12,6 +13,7 @@ import {
   type MessageMove,
   type MoveKind,
   nextStatus,
+  sentStatement,
 } from "../src/messages/status";
 import { call, createAccount, sessionStub } from "./helpers";
 import {
@@ -223,3 +225,27 @@ async function waitForAccepted(id: string): Promise<void> {
   }
   throw new Error(`message ${id} was never accepted`);
 }
+
+describe("the plan of a batch's sent moves", () => {
+  it("looks each message up by its primary key, driven by the batch's list", async () => {
+    const query = new SQLiteAsyncDialect({ casing: "snake_case" }).sqlToQuery(
+      sentStatement([
+        {
+          kind: "sent",
+          id: SESSION,
+          at: 1,
+          providerMessageId: "p",
+          fromNumber: null,
+          attempts: 1,
+          gateway: "sandbox",
+        },
+      ]),
+    );
+    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${query.sql}`)
+      .bind(...query.params)
+      .all<{ detail: string }>();
+    const details = plan.results.map((r) => r.detail).join("\n");
+    expect(details).toMatch(/SEARCH messages USING INDEX sqlite_autoindex_messages_1 \(id=\?\)/);
+    expect(details).not.toMatch(/SCAN messages/);
+  });
+});

@@ -50,12 +50,14 @@ export async function failover(
     if (targets.length === 0) continue;
     const now = Date.now();
     const plan = JSON.stringify(ids.map((id, i) => ({ id, to: targets[i % targets.length] })));
+    // MATERIALIZED: the list drives the join, one primary-key lookup per message.
     const rows =
-      await db.all<MessageRow>(sql`UPDATE messages SET chatapp_session_id = p.to_id, accepted_at = NULL,
-        updated_at = ${now},
+      await db.all<MessageRow>(sql`WITH p AS MATERIALIZED (SELECT json_extract(value, '$.id') AS mid,
+          json_extract(value, '$.to') AS to_id FROM json_each(${plan}))
+      UPDATE messages SET chatapp_session_id = p.to_id, accepted_at = NULL, updated_at = ${now},
         metadata = json_insert(metadata, '$.failover[#]', json_object('from_session_id', ${from.id},
           'to_session_id', p.to_id, 'reason', ${reason}, 'at', ${formatTimestamp(now)}))
-      FROM (SELECT json_extract(value, '$.id') AS mid, json_extract(value, '$.to') AS to_id FROM json_each(${plan})) AS p
+      FROM p
       WHERE messages.id = p.mid AND account_id = ${from.accountId} AND chatapp_session_id = ${from.id}
         AND status IN ('queued', 'scheduled')
       RETURNING id, account_id AS accountId, chatapp_session_id AS chatappSessionId, campaign_id AS campaignId,

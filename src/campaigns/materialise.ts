@@ -195,9 +195,14 @@ export async function materialiseStep(env: Env, campaignId: string): Promise<boo
   ]);
   // Another step of this campaign made these: look again from where it got to.
   if ((moved?.meta.changes ?? 0) === 0) return true;
+  // Grouped by session (in order within each), so that a queue batch hands each session object
+  // many messages in one call rather than a few to each of twenty.
+  const bySession = [...rows].sort(
+    (a, b) => (a.chatappSessionId ?? "").localeCompare(b.chatappSessionId ?? "") || a.sendIndex - b.sendIndex,
+  );
   const { error } = await sendInBatches(
     env.OUTBOUND_QUEUE,
-    rows.map((row) => dispatchRequestOf(row, LANE.campaign, { sendWindow })),
+    bySession.map((row) => dispatchRequestOf(row, LANE.campaign, { sendWindow })),
   );
   // Messages not queued wait for the reconciliation sweep (`accepted_at` is null).
   if (error)

@@ -25,6 +25,17 @@ const RUN_MS = 30_000;
 const FLUSH_BATCH = 50;
 /** How soon the alarm tries again to write outcomes D1 refused (an outage, a failed batch). */
 export const SYNC_RETRY_MS = 15_000;
+/**
+ * How long outcomes left when a run ends may wait to be written with the next ones: a session fed
+ * a few messages at a time by the queue writes them in one batch, not one per hand-over (D1 is one
+ * writer for the deployment: its statements are the fan-out's scarce resource).
+ */
+const FLUSH_COALESCE_MS = 500;
+/**
+ * The sandbox's receipts fall due on this grid (ms), so that one batch applies all of a second's
+ * receipts of a session rather than one batch per message.
+ */
+const RECEIPT_GRID_MS = 1_000;
 
 /** What the dispatcher needs from the session object that hosts it. */
 export interface DispatchHost {
@@ -132,7 +143,9 @@ export class Dispatcher {
       }
     } finally {
       this.running = false;
-      await this.flush();
+      // A full batch goes at once; fewer outcomes wait a moment for more (the `sync` deadline).
+      if (outbox.unsyncedCount() >= FLUSH_BATCH) await this.flush();
+      else if (outbox.unsyncedCount() > 0) deadlines.schedule("sync", "", Date.now() + FLUSH_COALESCE_MS);
     }
   }
 
@@ -151,10 +164,15 @@ export class Dispatcher {
       for (;;) {
         const rows = outbox.unsynced(100);
         if (rows.length === 0) return true;
-        // Campaigns these outcomes may have finished; a cancel's failures finish none (it cancels).
-        const campaignIds = rows.flatMap((row) =>
-          row.campaign_id && row.reason !== "campaign_cancelled" ? [row.campaign_id] : [],
-        );
+        // Campaigns these outcomes may have finished: those with nothing left waiting here (a
+        // cancel's failures finish none: it cancels).
+        const campaignIds = [
+          ...new Set(
+            rows.flatMap((row) =>
+              row.campaign_id && row.reason !== "campaign_cancelled" ? [row.campaign_id] : [],
+            ),
+          ),
+        ].filter((id) => !outbox.holdsPending(id));
         await applyMoves(this.env, this.movesOf(rows, session.phoneNumber), { campaignIds });
         outbox.markSynced(rows.map((row) => row.id));
       }
@@ -280,8 +298,9 @@ export class Dispatcher {
       outbox.markSent(id, at, outcome.providerMessageId);
       if (gateway.name === "sandbox") {
         const config = readConfig(env);
-        deadlines.schedule("ack_delivered", id, at + config.SANDBOX_DELIVERED_MS);
-        deadlines.schedule("ack_read", id, at + config.SANDBOX_READ_MS);
+        const onGrid = (ms: number) => Math.ceil((at + ms) / RECEIPT_GRID_MS) * RECEIPT_GRID_MS;
+        deadlines.schedule("ack_delivered", id, onGrid(config.SANDBOX_DELIVERED_MS));
+        deadlines.schedule("ack_read", id, onGrid(config.SANDBOX_READ_MS));
       }
     } else if (outcome.permanent || attempts >= MAX_SEND_ATTEMPTS) {
       await noteAttempt(db, id, { attempts, error: outcome.reason, nextAttemptAt: null, at });

@@ -216,6 +216,18 @@ export class Outbox {
       .toArray();
   }
 
+  /** Whether campaign `campaignId` still has entries waiting here. */
+  holdsPending(campaignId: string): boolean {
+    return (
+      this.sql
+        .exec(
+          "SELECT 1 FROM outbox WHERE campaign_id = ? AND state IN ('pending', 'sending') LIMIT 1",
+          campaignId,
+        )
+        .toArray().length > 0
+    );
+  }
+
   /** Pending campaign entries, whatever their hold (to move them to another session). */
   campaignPending(): OutboxItem[] {
     return this.sql

@@ -165,15 +165,18 @@ export async function applyMoves(
   return firstOf.map((index) => results[index]?.meta.changes ?? 0);
 }
 
-type SentMove = Extract<MessageMove, { kind: "sent" }>;
+export type SentMove = Extract<MessageMove, { kind: "sent" }>;
 
 /** `status IN (…)`: the statuses move `kind` may start from. */
 function fromOf(kind: MoveKind): SQL {
   return sql.raw(`status IN (${MESSAGE_TRANSITIONS[kind].from.map((status) => `'${status}'`).join(", ")})`);
 }
 
-/** Every `sent` move of a batch as one UPDATE, each message's values read from one JSON array. */
-function sentStatement(moves: SentMove[]): SQL {
+/**
+ * Every `sent` move of a batch as one UPDATE, each message's values read from one JSON array
+ * (exported so a test can check its plan).
+ */
+export function sentStatement(moves: SentMove[]): SQL {
   const rows = JSON.stringify(
     moves.map((m) => ({
       id: m.id,
@@ -184,12 +187,13 @@ function sentStatement(moves: SentMove[]): SQL {
       g: m.gateway,
     })),
   );
-  return sql`UPDATE messages SET status = 'sent', sent_at = s.at, provider_message_id = s.p, from_number = s.f,
+  // MATERIALIZED: the list drives the join, one primary-key lookup per message (see the plan test).
+  return sql`WITH s AS MATERIALIZED (SELECT json_extract(value, '$.id') AS mid, json_extract(value, '$.at') AS at,
+        json_extract(value, '$.p') AS p, json_extract(value, '$.f') AS f, json_extract(value, '$.n') AS n,
+        json_extract(value, '$.g') AS g FROM json_each(${rows}))
+    UPDATE messages SET status = 'sent', sent_at = s.at, provider_message_id = s.p, from_number = s.f,
       updated_at = s.at, metadata = json_set(metadata, '$.attempts', s.n, '$.gateway', s.g)
-    FROM (SELECT json_extract(value, '$.id') AS mid, json_extract(value, '$.at') AS at, json_extract(value, '$.p') AS p,
-            json_extract(value, '$.f') AS f, json_extract(value, '$.n') AS n, json_extract(value, '$.g') AS g
-          FROM json_each(${rows})) AS s
-    WHERE messages.id = s.mid AND direction = 'outgoing' AND ${fromOf("sent")}`;
+    FROM s WHERE messages.id = s.mid AND direction = 'outgoing' AND ${fromOf("sent")}`;
 }
 
 function statementsOf(move: Exclude<MessageMove, SentMove>): SQL[] {
