@@ -411,7 +411,11 @@ export async function benchCampaignLarge() {
   } catch (error) {
     if (!(error instanceof HttpError)) throw error;
     // The row says so; the cancel then stops whatever the start set going.
-    row("campaign 100,000 rcpts: create + adds + start", `start failed: ${error.message}`, "< 10 s", false);
+    const why = error.message
+      .split(" → ")
+      .at(-1)
+      .replace(/ \(did the dev server.*$/, "");
+    row("campaign 100,000 rcpts: create + adds + start", `start failed: ${why}`, "< 10 s", false);
     await cancel(apiKey, id);
     await cleanUp();
     return;
