@@ -1,7 +1,10 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
+import { completeFinishedCampaigns } from "../src/campaigns/lifecycle";
+import { materialise, materialiseStep, resumeStalledCampaigns } from "../src/campaigns/materialise";
 import { startCampaign } from "../src/campaigns/start";
 import { createDb } from "../src/db/client";
+import { applyMoves, failMoves } from "../src/messages/status";
 import {
   campaignMessages,
   command,
@@ -142,7 +145,6 @@ describe("starting and running a campaign", () => {
       CAMPAIGN_QUEUE: { send: async (body: unknown) => void jobs.push(body) } as unknown as Queue,
     };
     await startCampaign(held, createDb(env.DB), accountId, draft.id);
-    const { materialiseStep } = await import("../src/campaigns/materialise");
     await Promise.all([
       materialiseStep(env, draft.id),
       materialiseStep(env, draft.id),
@@ -374,8 +376,39 @@ describe("pause, resume and cancel", () => {
       true,
     );
     // The job the queue kept, run now, makes nothing.
-    const { materialise } = await import("../src/campaigns/materialise");
     expect(await materialise(env, draft.id)).toBe(false);
     expect(await campaignMessages(draft.id)).toEqual([]);
+  });
+});
+
+describe("the hourly sweep's campaign safety nets", () => {
+  it("queues a stalled campaign's next step again, and completes a campaign left with nothing to send", async () => {
+    const { key, accountId, sessionIds } = await account(10);
+    const draft = await createCampaign(key, { chatapp_session_ids: sessionIds, recipients: recipients(3) });
+    const jobs: unknown[] = [];
+    const held = {
+      ...env,
+      CAMPAIGN_QUEUE: { send: async (body: unknown) => void jobs.push(body) } as unknown as Queue,
+    };
+    await startCampaign(held, createDb(env.DB), accountId, draft.id);
+    expect(jobs).toHaveLength(1);
+    // Just started: not stalled.
+    expect(await resumeStalledCampaigns(held, createDb(env.DB), Date.now())).toBe(0);
+    expect(
+      await resumeStalledCampaigns(held, createDb(env.DB), Date.now() + 16 * 60_000),
+    ).toBeGreaterThanOrEqual(1);
+    expect(jobs).toContainEqual({ campaignId: draft.id });
+
+    // Its messages made, then failed by a path that names no campaign (the dead-letter queue's).
+    const quiet = { ...env, OUTBOUND_QUEUE: { sendBatch: async () => undefined } as unknown as Queue };
+    expect(await materialise(quiet, draft.id)).toBe(false);
+    const ids = (await campaignMessages(draft.id)).map((m) => ({ id: m.id, accountId }));
+    await applyMoves(env, failMoves(ids, "dispatch_failed", Date.now()));
+    expect((await showCampaign(key, draft.id)).status).toBe("running");
+    expect(await completeFinishedCampaigns(env)).toBeGreaterThanOrEqual(1);
+    const done = await showCampaign(key, draft.id);
+    expect(done).toMatchObject({ status: "completed", refunded: 0.03, stats: { failed: 3, queued: 0 } });
+    expect(done.stats).toEqual(await recount(draft.id));
+    expect(await balanceOf(accountId)).toBe(10);
   });
 });
