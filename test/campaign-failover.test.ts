@@ -6,6 +6,7 @@ import {
   createCampaign,
   number,
   outboxStates,
+  recipients,
   recount,
   showCampaign,
 } from "./campaign-fixtures";
@@ -15,9 +16,6 @@ import { balanceOf, connectedSession, sendText } from "./message-fixtures";
 // A campaign's messages outlive the session they were given to: a ban, a failure or a delete
 // moves them to the campaign's other connected sessions; only with none left do they fail, with
 // a refund. And a campaign never holds up a single send on its sessions.
-
-const recipients = (count: number) =>
-  Array.from({ length: count }, (_, i) => ({ to_number: number(i), variables: { name: `R${i + 1}` } }));
 
 /** Waits until the session's object holds `pending` entries waiting to be sent. */
 async function waitForPending(sessionId: string, pending: number) {

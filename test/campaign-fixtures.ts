@@ -23,6 +23,23 @@ export interface Campaign {
 /** A US number +1415555XXXX (the sandbox fails numbers ending 0000–0002, so they are skipped). */
 export const number = (n: number) => `+1415555${String(3 + (n % 9_997)).padStart(4, "0")}`;
 
+/** `count` recipients from `number(from)` on, each with `name` R1, R2, … for the template. */
+export const recipients = (count: number, from = 0) =>
+  Array.from({ length: count }, (_, i) => ({
+    to_number: number(from + i),
+    variables: { name: `R${i + 1}` },
+  }));
+
+/**
+ * The Worker's env with a campaign queue that keeps its jobs in `jobs` instead of running them:
+ * a test then decides when (or whether) a started campaign's messages are made.
+ */
+export function heldCampaignQueue(): { env: Env; jobs: unknown[] } {
+  const jobs: unknown[] = [];
+  const queue = { send: async (body: unknown) => void jobs.push(body) } as unknown as Queue;
+  return { env: { ...env, CAMPAIGN_QUEUE: queue }, jobs };
+}
+
 /** Creates a draft; asserts 201. */
 export async function createCampaign(key: string, body: Record<string, unknown>): Promise<Campaign> {
   const res = await call<{ data: Campaign }>("POST", "/v1/chatapp/campaigns", {

@@ -9,8 +9,10 @@ import {
   campaignMessages,
   command,
   createCampaign,
+  heldCampaignQueue,
   number,
   outboxStates,
+  recipients,
   recount,
   showCampaign,
   waitForCampaign,
@@ -28,12 +30,6 @@ async function account(balance = 1_000, sessions = 1) {
   for (let i = 0; i < sessions; i++) ids.push((await connectedSession(key)).id);
   return { key, accountId, sessionIds: ids };
 }
-
-const recipients = (count: number, from = 0) =>
-  Array.from({ length: count }, (_, i) => ({
-    to_number: number(from + i),
-    variables: { name: `R${i + 1}` },
-  }));
 
 describe("starting and running a campaign", () => {
   it("charges once, skips opted-out recipients, spreads the rest round-robin with delays in range, and completes with statistics equal to a recount", async () => {
@@ -139,11 +135,7 @@ describe("starting and running a campaign", () => {
   it("makes each recipient's message once when two steps of the same campaign race", async () => {
     const { key, accountId, sessionIds } = await account(10);
     const draft = await createCampaign(key, { chatapp_session_ids: sessionIds, recipients: recipients(5) });
-    const jobs: unknown[] = [];
-    const held = {
-      ...env,
-      CAMPAIGN_QUEUE: { send: async (body: unknown) => void jobs.push(body) } as unknown as Queue,
-    };
+    const { env: held } = heldCampaignQueue();
     await startCampaign(held, createDb(env.DB), accountId, draft.id);
     await Promise.all([
       materialiseStep(env, draft.id),
@@ -342,11 +334,7 @@ describe("pause, resume and cancel", () => {
     const { key, accountId, sessionIds } = await account(10);
     const draft = await createCampaign(key, { chatapp_session_ids: sessionIds, recipients: recipients(7) });
     // Started with a campaign queue that keeps its jobs: no message is made before the cancel.
-    const jobs: unknown[] = [];
-    const held = {
-      ...env,
-      CAMPAIGN_QUEUE: { send: async (body: unknown) => void jobs.push(body) } as unknown as Queue,
-    };
+    const { env: held, jobs } = heldCampaignQueue();
     await startCampaign(held, createDb(env.DB), accountId, draft.id);
     expect(jobs).toEqual([{ campaignId: draft.id }]);
     expect(await balanceOf(accountId)).toBe(9.93);
@@ -385,11 +373,7 @@ describe("the hourly sweep's campaign safety nets", () => {
   it("queues a stalled campaign's next step again, and completes a campaign left with nothing to send", async () => {
     const { key, accountId, sessionIds } = await account(10);
     const draft = await createCampaign(key, { chatapp_session_ids: sessionIds, recipients: recipients(3) });
-    const jobs: unknown[] = [];
-    const held = {
-      ...env,
-      CAMPAIGN_QUEUE: { send: async (body: unknown) => void jobs.push(body) } as unknown as Queue,
-    };
+    const { env: held, jobs } = heldCampaignQueue();
     await startCampaign(held, createDb(env.DB), accountId, draft.id);
     expect(jobs).toHaveLength(1);
     // Just started: not stalled.

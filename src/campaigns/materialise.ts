@@ -1,8 +1,9 @@
 import { and, eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import { batchSql, createDb, type Db } from "../db/client";
+import { insertOutgoingStatement, type NewMessages, outgoingRows } from "../db/queries/messages";
 import { findSessions } from "../db/queries/sessions";
-import { campaignRecipients, campaigns, type MessageRow } from "../db/schema";
+import { campaignRecipients, campaigns } from "../db/schema";
 import { dispatchRequestOf, LANE } from "../delivery/dispatch-request";
 import { publishEvents } from "../events/publish";
 import { recordedIn } from "../events/record";
@@ -134,61 +135,41 @@ export async function materialiseStep(env: Env, campaignId: string): Promise<boo
   }
   const scheduledAt =
     campaign.scheduledAt !== null && campaign.scheduledAt > now ? campaign.scheduledAt : null;
-  const rows: MessageRow[] = await Promise.all(
-    recipients
-      .filter((r) => r.status === "pending")
-      .map(async (r) => ({
-        id: await campaignMessageId(campaignId, r.seq),
-        accountId: campaign.accountId,
-        chatappSessionId: senders[(r.seq - 1) % senders.length] ?? null,
-        campaignId,
-        otpId: null,
-        providerMessageId: null,
-        fromNumber: null,
-        toNumber: r.to_number,
-        type: campaign.type,
-        content:
-          campaign.content === null ? null : fillTemplate(campaign.content, JSON.parse(r.variables ?? "{}")),
-        mediaUrl: campaign.mediaUrl,
-        status: scheduledAt === null ? "queued" : "scheduled",
-        direction: "outgoing",
-        reason: null,
-        cost: campaign.price,
-        delayBetween: randomGap(campaign.delayMinMs, campaign.delayMaxMs),
-        sendIndex: r.seq,
-        scheduledAt,
-        acceptedAt: null,
-        sentAt: null,
-        deliveredAt: null,
-        readAt: null,
-        metadata: "{}",
-        chargeId: campaign.chargeId,
-        refundId: null,
-        createdAt: now,
-        updatedAt: now,
-      })),
-  );
-  const plan = JSON.stringify(
-    rows.map((m) => ({
-      id: m.id,
-      seq: m.sendIndex,
-      s: m.chatappSessionId,
-      to: m.toNumber,
-      c: m.content,
-      d: m.delayBetween,
-    })),
-  );
+  const toSend: NewMessages = {
+    accountId: campaign.accountId,
+    sessionId: senders[0] ?? "",
+    type: campaign.type,
+    content: null,
+    mediaUrl: campaign.mediaUrl,
+    delayBetween: campaign.delayMinMs,
+    scheduledAt,
+    price: campaign.price,
+    otpId: null,
+    chargeId: campaign.chargeId ?? campaignId,
+    campaignId,
+    now,
+    recipients: await Promise.all(
+      recipients
+        .filter((r) => r.status === "pending")
+        .map(async (r) => ({
+          id: await campaignMessageId(campaignId, r.seq),
+          to: r.to_number,
+          sessionId: senders[(r.seq - 1) % senders.length] ?? "",
+          content:
+            campaign.content === null
+              ? null
+              : fillTemplate(campaign.content, JSON.parse(r.variables ?? "{}")),
+          delayBetween: randomGap(campaign.delayMinMs, campaign.delayMaxMs),
+          sendIndex: r.seq,
+        })),
+    ),
+  };
+  const plan = JSON.stringify(toSend.recipients.map((r) => ({ seq: r.sendIndex, id: r.id })));
   const advanced = sql`EXISTS (SELECT 1 FROM campaigns WHERE id = ${campaignId} AND materialised_seq >= ${last.seq})`;
   const [moved] = await batchSql(db, [
     sql`UPDATE campaigns SET materialised_seq = ${last.seq}, updated_at = MAX(updated_at, ${now})
       WHERE id = ${campaignId} AND materialised_seq = ${campaign.materialisedSeq} AND ${campaignFrom("complete")}`,
-    sql`INSERT OR IGNORE INTO messages (id, account_id, chatapp_session_id, campaign_id, to_number, type, content, media_url,
-        status, direction, cost, delay_between, send_index, scheduled_at, metadata, charge_id, created_at, updated_at)
-      SELECT json_extract(value, '$.id'), ${campaign.accountId}, json_extract(value, '$.s'), ${campaignId},
-        json_extract(value, '$.to'), ${campaign.type}, json_extract(value, '$.c'), ${campaign.mediaUrl},
-        ${scheduledAt === null ? "queued" : "scheduled"}, 'outgoing', ${campaign.price}, json_extract(value, '$.d'),
-        json_extract(value, '$.seq'), ${scheduledAt}, '{}', ${campaign.chargeId}, ${now}, ${now}
-      FROM json_each(${plan}) WHERE ${advanced}`,
+    insertOutgoingStatement(toSend, advanced),
     // MATERIALIZED: the step's list drives the join, one primary-key lookup per recipient.
     // Without it SQLite walks every recipient of the campaign and scans the list for each
     // (quadratic: some 23 s per step at 100,000 recipients).
@@ -201,7 +182,7 @@ export async function materialiseStep(env: Env, campaignId: string): Promise<boo
   if ((moved?.meta.changes ?? 0) === 0) return true;
   // Grouped by session (in order within each), so that a queue batch hands each session object
   // many messages in one call rather than a few to each of twenty.
-  const bySession = [...rows].sort(
+  const bySession = outgoingRows(toSend).sort(
     (a, b) => (a.chatappSessionId ?? "").localeCompare(b.chatappSessionId ?? "") || a.sendIndex - b.sendIndex,
   );
   const { error } = await sendInBatches(

@@ -41,8 +41,8 @@ export async function startCampaign(env: Env, db: Db, accountId: string, id: str
     if (!sessions.some((session) => session.status === "connected")) {
       throw new ApiError("session_not_connected", "None of the campaign's sessions is connected.");
     }
-    const optedOut = sql`(SELECT count(*) FROM campaign_recipients r WHERE r.campaign_id = ${id}
-      AND r.to_number IN (SELECT to_number FROM opt_outs WHERE account_id = ${accountId}))`;
+    const onOptOutList = sql`to_number IN (SELECT to_number FROM opt_outs WHERE account_id = ${accountId})`;
+    const optedOut = sql`(SELECT count(*) FROM campaign_recipients WHERE campaign_id = ${id} AND ${onOptOutList})`;
     const [counted] = await db.all<{ n: number }>(sql`SELECT ${optedOut} AS n`);
     const skipped = counted?.n ?? 0;
     const billable = campaign.total - skipped;
@@ -65,8 +65,7 @@ export async function startCampaign(env: Env, db: Db, accountId: string, id: str
       },
       (made) => [
         sql`UPDATE campaign_recipients SET status = 'skipped', reason = 'recipient_opted_out'
-          WHERE campaign_id = ${id} AND to_number IN (SELECT to_number FROM opt_outs WHERE account_id = ${accountId})
-            AND ${made}`,
+          WHERE campaign_id = ${id} AND ${onOptOutList} AND ${made}`,
         sql`UPDATE campaigns SET status = ${status}, price = ${price}, charge_id = ${chargeId}, cost = ${amount},
             skipped = ${skipped}, queued = ${billable}, started_at = ${scheduled ? null : now},
             completed_at = ${status === "completed" ? now : null}, updated_at = ${now}

@@ -20,10 +20,26 @@ export interface NewMessages {
   otpId: string | null;
   /** The charge that pays for them (its ledger entry id). */
   chargeId: string;
-  /** Ids and E.164 recipients, in the order of the request. */
-  recipients: { id: string; to: string }[];
+  /** Ids and E.164 recipients, in the order of the request; a campaign's carry their own values. */
+  recipients: NewRecipientMessage[];
+  /** The campaign they belong to, or null. */
+  campaignId?: string | null;
   /** Epoch ms. */
   now: number;
+}
+
+/**
+ * One recipient's message. A campaign's also carries what differs per recipient (its session in
+ * the round-robin, its filled-in template, its random gap, its `seq` as send index); absent
+ * fields take the send's value, and the send index defaults to the position in the list.
+ */
+export interface NewRecipientMessage {
+  id: string;
+  to: string;
+  sessionId?: string;
+  content?: string | null;
+  delayBetween?: number;
+  sendIndex?: number;
 }
 
 /**
@@ -32,11 +48,17 @@ export interface NewMessages {
  */
 export function insertOutgoingStatement(send: NewMessages, condition: SQL): SQL {
   const status = send.scheduledAt === null ? "queued" : "scheduled";
-  return sql`INSERT INTO messages (id, account_id, chatapp_session_id, otp_id, to_number, type, content, media_url,
-      status, direction, cost, delay_between, send_index, scheduled_at, metadata, charge_id, created_at, updated_at)
-    SELECT json_extract(value, '$.id'), ${send.accountId}, ${send.sessionId}, ${send.otpId}, json_extract(value, '$.to'),
-      ${send.type}, ${send.content}, ${send.mediaUrl}, ${status}, 'outgoing', ${send.price}, ${send.delayBetween},
-      key, ${send.scheduledAt}, '{}', ${send.chargeId}, ${send.now}, ${send.now}
+  const own = (field: keyof NewRecipientMessage, otherwise: SQL) =>
+    sql`CASE WHEN json_type(value, ${`$.${field}`}) IS NULL THEN ${otherwise} ELSE json_extract(value, ${`$.${field}`}) END`;
+  // OR IGNORE: a campaign's message ids are derived from (campaign, seq), so making one twice is a no-op.
+  return sql`INSERT OR IGNORE INTO messages (id, account_id, chatapp_session_id, campaign_id, otp_id, to_number, type,
+      content, media_url, status, direction, cost, delay_between, send_index, scheduled_at, metadata, charge_id,
+      created_at, updated_at)
+    SELECT json_extract(value, '$.id'), ${send.accountId}, ${own("sessionId", sql`${send.sessionId}`)},
+      ${send.campaignId ?? null}, ${send.otpId}, json_extract(value, '$.to'), ${send.type},
+      ${own("content", sql`${send.content}`)}, ${send.mediaUrl}, ${status}, 'outgoing', ${send.price},
+      ${own("delayBetween", sql`${send.delayBetween}`)}, ${own("sendIndex", sql`key`)}, ${send.scheduledAt}, '{}',
+      ${send.chargeId}, ${send.now}, ${send.now}
     FROM json_each(${JSON.stringify(send.recipients)}) WHERE ${condition}`;
 }
 
@@ -46,21 +68,21 @@ export function outgoingRows(send: NewMessages): MessageRow[] {
   return send.recipients.map((r, index) => ({
     id: r.id,
     accountId: send.accountId,
-    chatappSessionId: send.sessionId,
-    campaignId: null,
+    chatappSessionId: r.sessionId ?? send.sessionId,
+    campaignId: send.campaignId ?? null,
     otpId: send.otpId,
     providerMessageId: null,
     fromNumber: null,
     toNumber: r.to,
     type: send.type,
-    content: send.content,
+    content: r.content === undefined ? send.content : r.content,
     mediaUrl: send.mediaUrl,
     status,
     direction: "outgoing",
     reason: null,
     cost: send.price,
-    delayBetween: send.delayBetween,
-    sendIndex: index,
+    delayBetween: r.delayBetween ?? send.delayBetween,
+    sendIndex: r.sendIndex ?? index,
     scheduledAt: send.scheduledAt,
     acceptedAt: null,
     sentAt: null,
