@@ -146,7 +146,10 @@ describe("at-least-once delivery never sends twice", () => {
     await waitForMessages(key, ids.slice(0, 1));
     await evictDurableObject(sessionStub(session));
     const sent = await waitForMessages(key, ids);
-    expect(sent.every((m) => m.status === "sent" && m.metadata.attempts === 1)).toBe(true);
+    // Sent once each; the first may have had its delivery receipt meanwhile on a slow machine.
+    expect(sent.map((m) => [["sent", "delivered", "read"].includes(m.status), m.metadata.attempts])).toEqual(
+      ids.map(() => [true, 1]),
+    );
     const outbox = await outboxOf(session);
     expect(outbox.every((row) => row.state === "sent" && row.attempts === 1)).toBe(true);
     expect(outbox).toHaveLength(5);

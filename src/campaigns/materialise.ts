@@ -12,8 +12,20 @@ import { fillTemplate } from "../lib/template";
 import { campaignFrom, completeCampaignStatements } from "./lifecycle";
 import { failRemainderStatements } from "./remainder";
 
-/** Recipients made into messages per step: one D1 batch of three statements, five queue sends. */
-export const STEP_SIZE = 500;
+/**
+ * Recipients of each session per step. The step's messages reach the queue grouped by session, so
+ * a session object takes this many in one hand-over and writes their outcomes in one flush: D1's
+ * statements per message stay as low with twenty sessions as with one.
+ */
+export const STEP_PER_SESSION = 100;
+/** Fewest and most recipients one step makes into messages (one D1 batch of three statements). */
+export const STEP_MIN = 500;
+export const STEP_MAX = 2_000;
+/**
+ * Most bytes of message JSON one step writes: D1 takes a bound string of up to 2 MB, so a step of
+ * long personalised contents is cut short and the next step goes on from there.
+ */
+export const STEP_BYTES = 1_000_000;
 /** Steps one queue message runs before it hands over to the next (a Worker invocation stays short). */
 const STEPS_PER_JOB = 20;
 /** Session statuses that can still send a campaign's messages (a disconnected one later). */
@@ -78,8 +90,9 @@ export async function materialise(env: Env, campaignId: string, steps = STEPS_PE
 }
 
 /**
- * One step of a started campaign: the next {@link STEP_SIZE} recipients (by `seq`) become
- * messages, in one D1 batch, then go on the outbound Queue.
+ * One step of a started campaign: the next {@link stepSize} recipients (by `seq`; fewer when
+ * their messages pass {@link STEP_BYTES}) become messages, in one D1 batch, then go on the
+ * outbound Queue.
  *
  * - Content: the template filled with the recipient's `variables` (src/lib/template.ts).
  * - Session: the campaign's sessions in turn by `seq` (round-robin), among those that can still
@@ -103,27 +116,27 @@ export async function materialiseStep(env: Env, campaignId: string): Promise<boo
     .where(and(eq(campaigns.id, campaignId), campaignFrom("complete")));
   if (!campaign) return false;
   const { sessionIds, sendWindow } = campaign;
-  const recipients = await db.all<{
-    seq: number;
-    to_number: string;
-    variables: string | null;
-    status: string;
-  }>(
-    sql`SELECT seq, to_number, variables, status FROM ${campaignRecipients}
-      WHERE campaign_id = ${campaignId} AND seq > ${campaign.materialisedSeq} ORDER BY seq LIMIT ${STEP_SIZE}`,
-  );
-  const now = Date.now();
-  const last = recipients.at(-1);
-  if (!last) {
-    await finish(env, db, campaignId, []);
-    return false;
-  }
   const usable = new Set(
     (await findSessions(db, campaign.accountId, sessionIds))
       .filter((s) => USABLE.has(s.status))
       .map((s) => s.id),
   );
   const senders = sessionIds.filter((id) => usable.has(id));
+  const step = await db.all<{
+    seq: number;
+    to_number: string;
+    variables: string | null;
+    status: string;
+  }>(
+    sql`SELECT seq, to_number, variables, status FROM ${campaignRecipients}
+      WHERE campaign_id = ${campaignId} AND seq > ${campaign.materialisedSeq} ORDER BY seq
+      LIMIT ${stepSize(senders.length)}`,
+  );
+  const now = Date.now();
+  if (step.length === 0) {
+    await finish(env, db, campaignId, []);
+    return false;
+  }
   if (senders.length === 0) {
     await finish(
       env,
@@ -135,6 +148,28 @@ export async function materialiseStep(env: Env, campaignId: string): Promise<boo
   }
   const scheduledAt =
     campaign.scheduledAt !== null && campaign.scheduledAt > now ? campaign.scheduledAt : null;
+  const made = await Promise.all(
+    step.map(async (r) =>
+      r.status !== "pending"
+        ? { seq: r.seq, message: null }
+        : {
+            seq: r.seq,
+            message: {
+              id: await campaignMessageId(campaignId, r.seq),
+              to: r.to_number,
+              sessionId: senders[(r.seq - 1) % senders.length] ?? "",
+              content:
+                campaign.content === null
+                  ? null
+                  : fillTemplate(campaign.content, JSON.parse(r.variables ?? "{}")),
+              delayBetween: randomGap(campaign.delayMinMs, campaign.delayMaxMs),
+              sendIndex: r.seq,
+            },
+          },
+    ),
+  );
+  const kept = withinBytes(made, STEP_BYTES);
+  const last = kept.at(-1) ?? { seq: campaign.materialisedSeq };
   const toSend: NewMessages = {
     accountId: campaign.accountId,
     sessionId: senders[0] ?? "",
@@ -148,21 +183,7 @@ export async function materialiseStep(env: Env, campaignId: string): Promise<boo
     chargeId: campaign.chargeId ?? campaignId,
     campaignId,
     now,
-    recipients: await Promise.all(
-      recipients
-        .filter((r) => r.status === "pending")
-        .map(async (r) => ({
-          id: await campaignMessageId(campaignId, r.seq),
-          to: r.to_number,
-          sessionId: senders[(r.seq - 1) % senders.length] ?? "",
-          content:
-            campaign.content === null
-              ? null
-              : fillTemplate(campaign.content, JSON.parse(r.variables ?? "{}")),
-          delayBetween: randomGap(campaign.delayMinMs, campaign.delayMaxMs),
-          sendIndex: r.seq,
-        })),
-    ),
+    recipients: kept.flatMap((r) => (r.message ? [r.message] : [])),
   };
   const plan = JSON.stringify(toSend.recipients.map((r) => ({ seq: r.sendIndex, id: r.id })));
   const advanced = sql`EXISTS (SELECT 1 FROM campaigns WHERE id = ${campaignId} AND materialised_seq >= ${last.seq})`;
@@ -207,6 +228,28 @@ async function finish(
     ...completeCampaignStatements([campaignId], Date.now()),
   ]);
   await publishEvents(env, recordedIn(results, [results.length - 1]));
+}
+
+/**
+ * Recipients per step for a campaign sending through `senders` sessions:
+ * {@link STEP_PER_SESSION} each, within [{@link STEP_MIN}, {@link STEP_MAX}].
+ */
+export function stepSize(senders: number): number {
+  return Math.min(STEP_MAX, Math.max(STEP_MIN, STEP_PER_SESSION * senders));
+}
+
+/**
+ * The longest head of a step whose messages take at most `budget` bytes of JSON, and never less
+ * than its first entry (one recipient's message is far below D1's limit).
+ */
+function withinBytes<T extends { message: unknown }>(made: T[], budget: number): T[] {
+  const encoder = new TextEncoder();
+  let bytes = 0;
+  for (const [index, entry] of made.entries()) {
+    bytes += entry.message ? encoder.encode(JSON.stringify(entry.message)).length : 0;
+    if (bytes > budget && index > 0) return made.slice(0, index);
+  }
+  return made;
 }
 
 /** A gap drawn uniformly from [min, max] ms (whole ms). */

@@ -20,9 +20,10 @@ const RUN_MS = 30_000;
 /**
  * Sent outcomes written to D1 per batch. Writing each one at once would hold the next gateway
  * call for a D1 round trip and fill D1's single writer with small writes; instead they are written
- * in batches, during pacing gaps, and before the run ends or any ack is applied.
+ * in batches, during pacing gaps, and before the run ends or any ack is applied. A campaign step
+ * hands each session this many at once (src/campaigns/materialise.ts, STEP_PER_SESSION).
  */
-const FLUSH_BATCH = 50;
+const FLUSH_BATCH = 100;
 /** How soon the alarm tries again to write outcomes D1 refused (an outage, a failed batch). */
 export const SYNC_RETRY_MS = 15_000;
 /**
@@ -162,7 +163,7 @@ export class Dispatcher {
     if (!session) return true;
     try {
       for (;;) {
-        const rows = outbox.unsynced(100);
+        const rows = outbox.unsynced(FLUSH_BATCH);
         if (rows.length === 0) return true;
         // Campaigns these outcomes may have finished: those with nothing left waiting here (a
         // cancel's failures finish none: it cancels).
