@@ -16,6 +16,7 @@ interface App {
   code_size: number;
   chatapp_session_id?: string;
   expiry_seconds: number;
+  allowed_countries: string[] | null;
   deleted_at?: string | null;
   created_at: string;
   updated_at: string;
@@ -71,6 +72,7 @@ describe("POST /v1/apps", () => {
       sender_id: SENDER,
       code_size: 6,
       expiry_seconds: 600,
+      allowed_countries: null,
       created_at: expect.stringMatching(TIMESTAMP),
       updated_at: expect.stringMatching(TIMESTAMP),
     });

@@ -207,6 +207,11 @@ export const apps = sqliteTable(
     /** Seconds an OTP stays valid (60–3,600; default 600). */
     expirySeconds: integer().notNull().default(600),
     chatappSessionId: text(),
+    /**
+     * JSON array of upper-case ISO 3166-1 alpha-2 codes: the countries whose numbers may be sent
+     * codes (src/otp/countries.ts). Null means every country.
+     */
+    allowedCountries: text({ mode: "json" }).$type<string[]>(),
     createdAt: integer().notNull(),
     updatedAt: integer().notNull(),
     deletedAt: integer(),

@@ -6,6 +6,7 @@ import { ApiError } from "../errors";
 import { renderTemplate } from "../lib/template";
 import { sendMessages } from "../messages/send";
 import { codeHmac, generateCode, OTP_RULES, otpSecret } from "./code";
+import { assertCountryAllowed } from "./countries";
 import { otpStatusAt } from "./otp-record";
 import {
   claimResend,
@@ -143,7 +144,8 @@ async function undo(action: () => Promise<void>, otpId: string): Promise<void> {
  *
  * @param input.toNumber E.164.
  * @returns the new OTP row, with its message id.
- * @throws ApiError `not_found` (no such live app), `app_has_no_channel` (422),
+ * @throws ApiError `not_found` (no such live app), `otp_country_not_allowed` (422; the app's
+ *   `allowed_countries`, checked before anything is written), `app_has_no_channel` (422),
  *   `session_not_connected` (409), `rate_limited` (429, `Retry-After`; per-number limit),
  *   `insufficient_balance` (402). Error when `OTP_SECRET` is missing (→ 500).
  */
@@ -156,6 +158,7 @@ export async function sendOtp(
   const limit = readConfig(env).OTP_MAX_PER_NUMBER_PER_HOUR;
   const app = await findApp(db, input.accountId, input.appId);
   if (!app) throw new ApiError("not_found", "No such app.");
+  assertCountryAllowed(app.allowedCountries, input.toNumber);
   const sessionId = await channelOf(db, app);
 
   const id = crypto.randomUUID();
@@ -230,12 +233,14 @@ function resendRefusal(otp: OtpRow, now: number): ApiError | null {
 /**
  * Sends an OTP a new code (`POST /v1/otp/{id}/resend`, README, One-time codes): the old code stops
  * working, the expiry restarts from now with the app's current `expiry_seconds`, and the code goes
- * through the app's current session and template. Failed attempts carry over. When the message
- * cannot be created, the OTP is put back as it was (its previous code still works).
+ * through the app's current session and template, within its current `allowed_countries`. Failed
+ * attempts carry over. When the message cannot be created, the OTP is put back as it was (its
+ * previous code still works).
  *
  * @returns the updated OTP row, with its new message id.
  * @throws ApiError `not_found` (no such OTP of the account, or its app was deleted), the
- *   refusals of {@link resendRefusal}, `rate_limited` (per-number limit), `app_has_no_channel`,
+ *   refusals of {@link resendRefusal}, `otp_country_not_allowed` (the number's country left the
+ *   app's `allowed_countries`), `rate_limited` (per-number limit), `app_has_no_channel`,
  *   `session_not_connected`, `insufficient_balance`. Error when `OTP_SECRET` is missing (→ 500).
  */
 export async function resendOtp(
@@ -251,6 +256,7 @@ export async function resendOtp(
   if (refusal) throw refusal;
   const app = await findApp(db, input.accountId, current.appId);
   if (!app) throw new ApiError("not_found", "The OTP's app was deleted.");
+  assertCountryAllowed(app.allowedCountries, current.toNumber);
   const sessionId = await channelOf(db, app);
 
   const code = generateCode(app.codeSize);

@@ -13,6 +13,8 @@ export interface AppFields {
   /** Seconds an OTP stays valid. */
   expirySeconds: number;
   chatappSessionId: string | null;
+  /** Upper-case ISO 3166-1 alpha-2 codes the app may send codes to; null for every country. */
+  allowedCountries: string[] | null;
 }
 
 // A soft-deleted app (DELETE sets `deleted_at`; interface document §2.3: null for live apps) is
@@ -30,6 +32,7 @@ export async function insertApp(db: Db, accountId: string, fields: AppFields, no
     codeSize: fields.codeSize,
     expirySeconds: fields.expirySeconds,
     chatappSessionId: fields.chatappSessionId,
+    allowedCountries: fields.allowedCountries,
     createdAt: now,
     updatedAt: now,
     deletedAt: null,
@@ -74,8 +77,9 @@ export async function listApps(
  * Applies `changes` to the account's live app and sets `updated_at` to `now` (epoch ms), even when
  * `changes` is empty (interface document §4.3: an update answers "with `updated_at` changed");
  * should the clock not have passed the stored value, to 1 ms after it, so that it always moves.
- * Fields left undefined keep their value; `chatappSessionId: null` clears the session. Returns the
- * updated row, or null when there is no such live app.
+ * Fields left undefined keep their value; `chatappSessionId: null` clears the session and
+ * `allowedCountries: null` the country rule. Returns the updated row, or null when there is no
+ * such live app.
  */
 export async function updateApp(
   db: Db,
@@ -93,6 +97,7 @@ export async function updateApp(
       codeSize: changes.codeSize,
       expirySeconds: changes.expirySeconds,
       chatappSessionId: changes.chatappSessionId,
+      allowedCountries: changes.allowedCountries,
       updatedAt: sql`max(${now}, ${apps.updatedAt} + 1)`,
     })
     .where(and(eq(apps.id, id), live(accountId)))

@@ -12,7 +12,8 @@ import { CODE_SIZE, EXPIRY_SECONDS } from "./apps.schemas";
 
 /**
  * Row → API record (interface document §2.3): `chatapp_session_id` only when the app has one,
- * `deleted_at` always (null for live apps; the create handler drops it).
+ * `allowed_countries` always (null: every country), `deleted_at` always (null for live apps; the
+ * create handler drops it).
  */
 function toAppRecord(row: AppRow) {
   return {
@@ -24,6 +25,7 @@ function toAppRecord(row: AppRow) {
     code_size: row.codeSize,
     ...(row.chatappSessionId ? { chatapp_session_id: row.chatappSessionId } : {}),
     expiry_seconds: row.expirySeconds,
+    allowed_countries: row.allowedCountries,
     deleted_at: formatNullableTimestamp(row.deletedAt),
     created_at: formatTimestamp(row.createdAt),
     updated_at: formatTimestamp(row.updatedAt),
@@ -73,6 +75,7 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
       codeSize: body.code_size ?? CODE_SIZE.default,
       expirySeconds: body.expiry_seconds ?? EXPIRY_SECONDS.default,
       chatappSessionId: body.chatapp_session_id ?? null,
+      allowedCountries: body.allowed_countries ?? null,
     },
     Date.now(),
   );
@@ -105,6 +108,7 @@ export const update: RouteHandler<typeof routes.update, AppEnv> = async (c) => {
       codeSize: body.code_size,
       expirySeconds: body.expiry_seconds,
       chatappSessionId: body.chatapp_session_id,
+      allowedCountries: body.allowed_countries,
     },
     Date.now(),
   );

@@ -66,7 +66,7 @@ const updateRoute = (method: "put" | "patch") =>
     method,
     path: "/{id}",
     summary: `Update an app (${method.toUpperCase()}: any subset of the fields)`,
-    description: `PUT and PATCH behave alike: fields left out keep their value; \`chatapp_session_id: null\` removes the session. ${sessionRule} \`updated_at\` always changes.`,
+    description: `PUT and PATCH behave alike: fields left out keep their value; \`chatapp_session_id: null\` removes the session and \`allowed_countries: null\` allows every country again. ${sessionRule} \`updated_at\` always changes.`,
     request: { params: IdParam, body: jsonBody(UpdateAppBody) },
     responses: {
       200: json(AppEnvelopeSchema, "The updated app"),

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { isPhoneCountry } from "../../lib/phone";
 import { MAX_TEMPLATE_LENGTH, templateProblems } from "../../lib/template";
 
 // Field bounds are this API's own: the interface document (§2.3) leaves them open.
@@ -11,6 +12,11 @@ export const CODE_SIZE = { min: 4, max: 10, default: 6 } as const;
 export const EXPIRY_SECONDS = { min: 60, max: 3_600, default: 600 } as const;
 /** Default and maximum of the listing's `per_page` (default: interface document §8; maximum: ours). */
 export const PER_PAGE = { max: 100, default: 10 } as const;
+/**
+ * Bounds of `allowed_countries`, chosen here: at least one code (null, not `[]`, means every
+ * country), at most 250 (ISO 3166-1 assigns 249 alpha-2 codes).
+ */
+export const ALLOWED_COUNTRIES = { min: 1, max: 250 } as const;
 
 const name = z.string().trim().min(1).max(100).openapi({ example: "Acme" });
 
@@ -59,6 +65,57 @@ const expirySeconds = z
     example: 600,
   });
 
+const COUNTRY_FORMAT = "must be an ISO 3166-1 alpha-2 code: two upper-case letters, e.g. GB";
+
+/**
+ * Why a two-character `code` is not a country `allowed_countries` takes, or null when it is one.
+ * Upper case only, as Stripe's `allowed_countries` (an enum of upper-case codes) takes them: `gb`
+ * is refused with a hint rather than changed, so what is stored is what the client sent.
+ */
+function countryCodeProblem(code: string): string | null {
+  if (isPhoneCountry(code)) return null;
+  const upper = code.toUpperCase();
+  if (code !== upper && isPhoneCountry(upper)) return `must be upper case: ${upper}`;
+  if (!/^[A-Z]{2}$/.test(code)) return COUNTRY_FORMAT;
+  return `${code} is not an ISO 3166-1 alpha-2 code of a country with phone numbers`;
+}
+
+const countryCode = z
+  .string()
+  .length(2, COUNTRY_FORMAT)
+  .superRefine((code, ctx) => {
+    const problem = code.length === 2 ? countryCodeProblem(code) : null;
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  })
+  .openapi({ pattern: "^[A-Z]{2}$", example: "GB" });
+
+const allowedCountriesDescription =
+  "The countries whose numbers may be sent codes: upper-case ISO 3166-1 alpha-2 codes (`US`, `GB`), " +
+  `${ALLOWED_COUNTRIES.min}–${ALLOWED_COUNTRIES.max} of them, each once; lower-case codes are refused. A code must ` +
+  "belong to a country with phone numbers in libphonenumber's metadata (`XK`, Kosovo, included). A send or " +
+  "resend to a number of another country, or to a number of no country (`+800…`), answers 422 " +
+  "`otp_country_not_allowed` before anything is charged or sent: like Twilio Verify's geo permissions, it stops " +
+  "SMS pumping to premium ranges. Null or absent: every country.";
+
+const allowedCountries = z
+  .array(countryCode)
+  .min(ALLOWED_COUNTRIES.min, "must name at least one country (null allows every country)")
+  // `abort`: an over-long list gets this one message, not also one about its repeats.
+  .max(ALLOWED_COUNTRIES.max, {
+    message: `must name at most ${ALLOWED_COUNTRIES.max} countries`,
+    abort: true,
+  })
+  .superRefine((codes, ctx) => {
+    const seen = new Set<string>();
+    const repeated = new Set<string>();
+    for (const code of codes) (seen.has(code) ? repeated : seen).add(code);
+    if (repeated.size > 0) {
+      ctx.addIssue({ code: "custom", message: `lists ${[...repeated].join(", ")} more than once` });
+    }
+  })
+  .nullable()
+  .optional();
+
 const sessionDescription =
   "A session of the same account, used to send the codes through the chat application (required for chat-application OTP).";
 
@@ -75,6 +132,14 @@ export const AppSchema = z
       .optional()
       .openapi({ description: `${sessionDescription} Absent when the app has none.` }),
     expiry_seconds: z.number().int().openapi({ example: 600 }),
+    allowed_countries: z
+      .array(z.string())
+      .nullable()
+      .openapi({
+        description:
+          "The countries (ISO 3166-1 alpha-2) whose numbers may be sent codes, in the order given; null: every country.",
+        example: ["US", "CA"],
+      }),
     deleted_at: timestamp.nullable().openapi({ description: "Always null: deleted apps are not shown." }),
     created_at: timestamp,
     updated_at: timestamp,
@@ -91,6 +156,11 @@ export const CreateAppBody = z.strictObject({
   code_size: codeSize.optional(),
   expiry_seconds: expirySeconds.optional(),
   chatapp_session_id: z.uuid().optional().openapi({ description: sessionDescription }),
+  allowed_countries: allowedCountries.openapi({
+    description: allowedCountriesDescription,
+    uniqueItems: true,
+    example: ["US", "CA"],
+  }),
 });
 
 export const UpdateAppBody = z.strictObject({
@@ -104,6 +174,11 @@ export const UpdateAppBody = z.strictObject({
     .nullable()
     .optional()
     .openapi({ description: `${sessionDescription} \`null\` removes the session.` }),
+  allowed_countries: allowedCountries.openapi({
+    description: `${allowedCountriesDescription} \`null\` removes the rule.`,
+    uniqueItems: true,
+    example: ["US", "CA"],
+  }),
 });
 
 /** A whole-number query parameter written in decimal digits, within bounds, with a default. */

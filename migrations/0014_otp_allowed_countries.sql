@@ -1,0 +1,1 @@
+ALTER TABLE `apps` ADD `allowed_countries` text;
