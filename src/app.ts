@@ -12,6 +12,7 @@ import { bodyGuard, bodyLimit } from "./middleware/body-guard";
 import { requestId } from "./middleware/request-id";
 import { accountRoutes } from "./routes/account/account.index";
 import { adminRoutes } from "./routes/admin/admin.index";
+import { apiKeyRoutes } from "./routes/api-keys/api-keys.index";
 import { appRoutes } from "./routes/apps/apps.index";
 import { campaignRoutes } from "./routes/campaigns/campaigns.index";
 import { eventRoutes, registerEventWebhooks } from "./routes/events/events.index";
@@ -145,6 +146,7 @@ export function createApp() {
   });
   app.route("/admin", adminRoutes);
   app.route("/v1/account", accountRoutes);
+  app.route("/v1/api-keys", apiKeyRoutes);
   app.route("/v1/chatapp/sessions", sessionRoutes);
   app.route("/v1/chatapp/messages", messageRoutes);
   app.route("/v1/chatapp/campaigns", campaignRoutes);

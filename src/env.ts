@@ -1,6 +1,7 @@
 import type { RequestIdVariables } from "hono/request-id";
 import type { Db } from "./db/client";
 import type { LinkGrant } from "./db/queries/link-tokens";
+import type { Scope } from "./keys/scopes";
 import type { ChatSession } from "./sessions/chat-session";
 
 // Secrets are not in wrangler.toml, so `wrangler types` cannot see them; declare them here.
@@ -25,6 +26,10 @@ declare global {
 export interface Principal {
   accountId: string;
   apiKeyId: string;
+  /** What the key may do (src/keys/scopes.ts). */
+  scopes: Scope[];
+  /** When the key expires (epoch ms), or null. */
+  expiresAt: number | null;
 }
 
 /**

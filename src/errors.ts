@@ -10,6 +10,7 @@ export const ERROR_STATUS = {
   unauthenticated: 401,
   invalid_signature: 401,
   insufficient_balance: 402,
+  insufficient_scope: 403,
   not_found: 404,
   link_not_found: 404,
   method_not_allowed: 405,
@@ -52,6 +53,7 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
 const TITLES: Record<ErrorCode, string> = {
   invalid_json: "Invalid JSON",
   unauthenticated: "Unauthenticated",
+  insufficient_scope: "Insufficient scope",
   invalid_signature: "Invalid signature",
   insufficient_balance: "Insufficient balance",
   not_found: "Not found",

@@ -292,7 +292,10 @@ describe("POST /admin/accounts/{id}/keys", () => {
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       prefix: expect.stringMatching(/^sk_/),
       name: "ci",
+      scopes: ["*"],
       created_at: expect.stringMatching(TIMESTAMP),
+      expires_at: null,
+      last_used_at: null,
     });
     expect(api_key).toMatch(KEY_SHAPE);
     expect(api_key.startsWith(key.prefix)).toBe(true);
@@ -346,8 +349,8 @@ describe("POST /admin/accounts/{id}/keys", () => {
     expect(expectProblem(wrongType, 422, "validation_failed").errors).toMatchObject({
       name: [expect.any(String)],
     });
-    const unknown = await admin("POST", `/admin/accounts/${accountId}/keys`, { scopes: ["all"] });
-    expect(expectProblem(unknown, 422, "validation_failed").errors).toEqual({ scopes: ["unknown field"] });
+    const unknown = await admin("POST", `/admin/accounts/${accountId}/keys`, { scope: "all" });
+    expect(expectProblem(unknown, 422, "validation_failed").errors).toEqual({ scope: ["unknown field"] });
   });
 });
 

@@ -28,9 +28,13 @@ export const apiKeys = sqliteTable(
     prefix: text().notNull(),
     keyHash: text().notNull(),
     name: text(),
+    /** JSON array of scopes (src/keys/scopes.ts); keys made before scopes existed hold `*`. */
+    scopes: text({ mode: "json" }).$type<string[]>().notNull().default(["*"]),
     createdAt: integer().notNull(),
     lastUsedAt: integer(),
     revokedAt: integer(),
+    /** Epoch ms after which the key is refused like a revoked one; null: it does not expire. */
+    expiresAt: integer(),
   },
   (t) => [uniqueIndex("api_keys_key_hash").on(t.keyHash), index("api_keys_account").on(t.accountId)],
 );

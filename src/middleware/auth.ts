@@ -3,6 +3,7 @@ import { createMiddleware } from "hono/factory";
 import { API_KEY_PATTERN, findLiveKey, touchKey } from "../db/queries/api-keys";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
+import { grants, type OperationScope, type Scope } from "../keys/scopes";
 import { timingSafeEqual } from "../lib/crypto";
 import { resolveLinkToken } from "../links/tokens";
 
@@ -27,15 +28,43 @@ export const apiKeyAuth = createMiddleware<AppEnv>(async (c, next) => {
   const token = bearerToken(c.req.header("authorization"));
   if (!token) throw unauthenticated("Send an API key as `Authorization: Bearer <key>`.");
   if (!API_KEY_PATTERN.test(token)) throw unauthenticated("The API key is malformed.");
-  const key = await findLiveKey(c.var.db, token);
-  if (!key) throw unauthenticated("The API key is unknown or revoked.");
   const now = Date.now();
+  const key = await findLiveKey(c.var.db, token, now);
+  if (!key) throw unauthenticated("The API key is unknown, revoked or expired.");
   if (key.lastUsedAt === null || now - key.lastUsedAt > TOUCH_INTERVAL_MS) {
     c.executionCtx.waitUntil(touchKey(c.var.db, key.id, now));
   }
-  c.set("principal", { accountId: key.accountId, apiKeyId: key.id });
+  c.set("principal", {
+    accountId: key.accountId,
+    apiKeyId: key.id,
+    scopes: key.scopes as Scope[],
+    expiresAt: key.expiresAt,
+  });
   await next();
 });
+
+/**
+ * Route middleware: the caller's key must hold `scope` (src/keys/scopes.ts), else 403
+ * `insufficient_scope` naming it, with `WWW-Authenticate: Bearer error="insufficient_scope"`
+ * (RFC 6750 §3.1). A request a link token opened (the live route with `?token=`) holds no key and
+ * passes: the token reaches its own session only. Declared with each route
+ * (src/routes/openapi.ts, `requires`), never on its own.
+ */
+export function requireScope(scope: OperationScope) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const principal = c.var.linkGrant ? null : c.var.principal;
+    if (principal && !grants(principal.scopes, scope))
+      throw new ApiError(
+        "insufficient_scope",
+        `This API key lacks the \`${scope}\` scope this operation needs.`,
+        {
+          headers: { "WWW-Authenticate": `Bearer realm="api", error="insufficient_scope", scope="${scope}"` },
+          extra: { scope },
+        },
+      );
+    await next();
+  });
+}
 
 /**
  * Authorizes `/admin` with `Authorization: Bearer <ADMIN_TOKEN>`. Without a configured

@@ -1,6 +1,10 @@
 import { z } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "../env";
 import { ERROR_STATUS, type ErrorCode } from "../errors";
+import type { OperationScope } from "../keys/scopes";
 import { toE164 } from "../lib/phone";
+import { requireScope } from "../middleware/auth";
 
 /** RFC 9457 problem details, as every error response renders them (errors.ts). */
 export const ProblemSchema = z
@@ -16,6 +20,10 @@ export const ProblemSchema = z
       .int()
       .optional()
       .openapi({ description: "`otp_invalid`: wrong codes still allowed." }),
+    scope: z
+      .string()
+      .optional()
+      .openapi({ description: "`insufficient_scope`: the scope the operation needs." }),
     sends_remaining: z
       .int()
       .optional()
@@ -69,8 +77,18 @@ export const IdParam = z.object({
     .openapi({ param: { name: "id", in: "path" }, example: "0f8fad5b-d9cb-469f-a165-70867728950e" }),
 });
 
-/** Security requirement for `/v1` routes. */
-export const bearerSecurity = [{ ApiKey: [] }];
+/**
+ * What a `/v1` operation needs, spread into its `createRoute`: an API key holding `scope`
+ * (src/keys/scopes.ts). The document's security requirement names the scope and the route's
+ * middleware enforces it ({@link requireScope}), so the two cannot disagree; `middleware` runs
+ * after the scope check, in order.
+ */
+export function requires(scope: OperationScope, ...middleware: MiddlewareHandler<AppEnv>[]) {
+  return {
+    security: [{ ApiKey: [scope] }],
+    middleware: [requireScope(scope), ...middleware],
+  };
+}
 
 /** A phone number in international format, normalised to E.164. */
 export const PhoneNumber = z
@@ -96,6 +114,7 @@ export const PhoneNumber = z
 const SHARED_PROBLEMS = {
   InvalidJson: ["invalid_json"],
   Unauthenticated: ["unauthenticated"],
+  InsufficientScope: ["insufficient_scope"],
   NotFound: ["not_found"],
   PayloadTooLarge: ["payload_too_large"],
   UnsupportedMediaType: ["unsupported_media_type"],
@@ -128,6 +147,8 @@ interface OperationLike {
  * The shared problems the error model can answer an operation with, from facts of its definition:
  * - an HTTP (bearer) security scheme: 401 `unauthenticated` (src/middleware/auth.ts); the admin
  *   token also 404, since `/admin` does not exist without ADMIN_TOKEN;
+ * - a security requirement naming a scope: 403 `insufficient_scope` (src/routes/openapi.ts,
+ *   `requires`);
  * - a method that carries a body: 400 `invalid_json`, 413, 415 (src/middleware/body-guard.ts);
  * - a request body, query or header parameters: 422 `validation_failed` (src/routes/router.ts);
  * - path parameters: 404 `not_found` (a malformed one too, src/routes/router.ts);
@@ -141,6 +162,10 @@ function sharedProblemsOf(
   const problems: SharedProblem[] = [];
   const schemes = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
   if (schemes.some((scheme) => httpSchemes.has(scheme))) problems.push("Unauthenticated");
+  const scoped = (operation.security ?? []).some((requirement) =>
+    Object.values(requirement).some((scopes) => Array.isArray(scopes) && scopes.length > 0),
+  );
+  if (scoped) problems.push("InsufficientScope");
   if (BODY_METHODS.has(method)) problems.push("InvalidJson", "PayloadTooLarge", "UnsupportedMediaType");
   const parameters = operation.parameters ?? [];
   if (operation.requestBody || parameters.some((p) => p.in === "query" || p.in === "header")) {

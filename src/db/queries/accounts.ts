@@ -23,7 +23,7 @@ export async function createAccount(
     createdAt: now,
     updatedAt: now,
   };
-  const key = await mintApiKey(account.id, "default", now);
+  const key = await mintApiKey(account.id, { name: "default", scopes: ["*"], expiresAt: null }, now);
   await batchSql(db, [
     db.insert(accounts).values(account).getSQL(),
     db.insert(apiKeys).values(key.row).getSQL(),

@@ -1,11 +1,11 @@
 import { createRoute } from "@hono/zod-openapi";
-import { bearerSecurity, json, problems } from "../openapi";
+import { json, problems, requires } from "../openapi";
 import { AccountEnvelopeSchema } from "./account.schemas";
 
 export const show = createRoute({
   operationId: "getOwnAccount",
+  ...requires("account:read"),
   tags: ["Account"],
-  security: bearerSecurity,
   method: "get",
   path: "/",
   summary: "Show the caller's account: its balance and what it buys",

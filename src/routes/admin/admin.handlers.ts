@@ -2,10 +2,11 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import { credit as creditBalance, creditStatements } from "../../billing/ledger";
 import { d1Counts } from "../../db/d1-counter";
 import { type AccountRow, findAccount, createAccount as insertAccount } from "../../db/queries/accounts";
-import { mintApiKey, revokeKey as revoke } from "../../db/queries/api-keys";
-import { apiKeys } from "../../db/schema";
+import { revokeKey as revoke } from "../../db/queries/api-keys";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
+import { issueKey } from "../../keys/issue";
+import { toKeyRecord } from "../../keys/key-record";
 import { fromMinor, toMinor } from "../../lib/money";
 import { formatTimestamp } from "../../lib/time";
 import type * as routes from "./admin.routes";
@@ -38,10 +39,14 @@ export const createAccount: RouteHandler<typeof routes.createAccount, AppEnv> = 
 export const createKey: RouteHandler<typeof routes.createKey, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
   if (!(await findAccount(c.var.db, id))) throw noAccount();
-  const { row, plaintext } = await mintApiKey(id, c.req.valid("json").name ?? null, Date.now());
-  await c.var.db.insert(apiKeys).values(row);
-  const key = { id: row.id, prefix: row.prefix, name: row.name, created_at: formatTimestamp(row.createdAt) };
-  return c.json({ success: true as const, data: { key, api_key: plaintext } }, 201);
+  const body = c.req.valid("json");
+  const grant = {
+    name: body.name ?? null,
+    scopes: body.scopes ?? ["*"],
+    expiresAt: body.expires_at ? Date.parse(body.expires_at) : null,
+  };
+  const { row, plaintext } = await issueKey(c.var.db, id, grant, null, Date.now());
+  return c.json({ success: true as const, data: { key: toKeyRecord(row), api_key: plaintext } }, 201);
 };
 
 export const revokeKey: RouteHandler<typeof routes.revokeKey, AppEnv> = async (c) => {

@@ -1,12 +1,11 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { adminIdempotency } from "../../middleware/idempotency";
+import { AdminCreateKeyBody, CreatedKeySchema } from "../api-keys/api-keys.schemas";
 import { IdParam, json, jsonBody, problems } from "../openapi";
 import {
   AccountEnvelopeSchema,
   CreateAccountBody,
   CreatedAccountSchema,
-  CreatedKeySchema,
-  CreateKeyBody,
   CreditBody,
   MetricsSchema,
 } from "./admin.schemas";
@@ -33,7 +32,7 @@ export const createKey = createRoute({
   method: "post",
   path: "/accounts/{id}/keys",
   summary: "Issue another API key for an account",
-  request: { params: IdParam, body: { ...jsonBody(CreateKeyBody), required: false } },
+  request: { params: IdParam, body: { ...jsonBody(AdminCreateKeyBody), required: false } },
   responses: { 201: json(CreatedKeySchema, "The key (shown once)"), ...adminProblems },
 });
 

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ApiKeyPlaintext } from "../api-keys/api-keys.schemas";
 
 /** A decimal amount in major units with at most 2 decimals (stored as integer minor units). */
 const amount = (min: number) =>
@@ -19,35 +20,15 @@ export const AccountSchema = z
   })
   .openapi("Account");
 
-export const KeySchema = z
-  .object({
-    id: z.uuid(),
-    prefix: z
-      .string()
-      .openapi({ description: "The key's first characters, for recognising it.", example: "sk_AbCdEfGh" }),
-    name: z.string().nullable(),
-    created_at: z.string(),
-  })
-  .openapi("ApiKey");
-
-const ApiKeyPlaintext = z
-  .string()
-  .openapi({ description: "The key in plaintext. Shown only here, once.", example: "sk_…" });
-
 export const CreateAccountBody = z.strictObject({
   name: z.string().trim().min(1).max(100),
   balance: amount(0).optional(),
 });
-export const CreateKeyBody = z.strictObject({ name: z.string().trim().min(1).max(100).optional() });
 export const CreditBody = z.strictObject({ amount: amount(0.01) });
 
 export const CreatedAccountSchema = z.object({
   success: z.literal(true),
   data: z.object({ account: AccountSchema, api_key: ApiKeyPlaintext }),
-});
-export const CreatedKeySchema = z.object({
-  success: z.literal(true),
-  data: z.object({ key: KeySchema, api_key: ApiKeyPlaintext }),
 });
 export const AccountEnvelopeSchema = z.object({
   success: z.literal(true),

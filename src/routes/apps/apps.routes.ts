@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { idempotency } from "../../middleware/idempotency";
-import { bearerSecurity, IdParam, json, jsonBody, problems } from "../openapi";
+import { IdParam, json, jsonBody, problems, requires } from "../openapi";
 import {
   AppEnvelopeSchema,
   AppListSchema,
@@ -11,13 +11,14 @@ import {
 } from "./apps.schemas";
 
 const tags = ["Apps"];
-const common = { tags, security: bearerSecurity };
+const common = { tags };
 
 const sessionRule =
   "`chatapp_session_id` must name a session of the same account (422 `validation_failed` with a `chatapp_session_id` field error otherwise).";
 
 export const list = createRoute({
   operationId: "listApps",
+  ...requires("apps:read"),
   ...common,
   method: "get",
   path: "/",
@@ -33,12 +34,12 @@ export const list = createRoute({
 
 export const create = createRoute({
   operationId: "createApp",
+  ...requires("apps:write", idempotency),
   ...common,
   method: "post",
   path: "/",
   summary: "Create an app",
   description: `Without \`message_template\` the app gets a template with its name written in; without \`code_size\`, 6 digits. ${sessionRule} The response has no \`deleted_at\`. Send an \`Idempotency-Key\` header to make retries safe: the first response is replayed for 24 hours.`,
-  middleware: [idempotency] as const,
   request: {
     headers: z.object({ "idempotency-key": z.string().optional() }),
     body: jsonBody(CreateAppBody),
@@ -51,6 +52,7 @@ export const create = createRoute({
 
 export const show = createRoute({
   operationId: "getApp",
+  ...requires("apps:read"),
   ...common,
   method: "get",
   path: "/{id}",
@@ -63,6 +65,7 @@ const updateRoute = (method: "put" | "patch") =>
   createRoute({
     ...common,
     operationId: method === "put" ? "replaceApp" : "updateApp",
+    ...requires("apps:write"),
     method,
     path: "/{id}",
     summary: `Update an app (${method.toUpperCase()}: any subset of the fields)`,
@@ -79,6 +82,7 @@ export const update = updateRoute("patch");
 
 export const remove = createRoute({
   operationId: "deleteApp",
+  ...requires("apps:write"),
   ...common,
   method: "delete",
   path: "/{id}",

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { idempotency } from "../../middleware/idempotency";
-import { bearerSecurity, IdParam, json, jsonBody, problems } from "../openapi";
+import { IdParam, json, jsonBody, problems, requires } from "../openapi";
 import { PageQuery } from "../paging";
 import {
   AddedRecipientsSchema,
@@ -12,10 +12,11 @@ import {
   RecipientListSchema,
 } from "./campaigns.schemas";
 
-const common = { tags: ["Campaigns"], security: bearerSecurity };
+const common = { tags: ["Campaigns"] };
 
 export const create = createRoute({
   operationId: "createCampaign",
+  ...requires("campaigns:write", idempotency),
   ...common,
   method: "post",
   path: "/",
@@ -25,7 +26,6 @@ export const create = createRoute({
     "`POST …/recipients`. `content` is a template: each `{{name}}` takes the recipient's `variables.name`, and a " +
     "recipient missing one is 422 naming its index. Numbers are normalised as for sends, each kept once. " +
     "Send an `Idempotency-Key` header to make retries safe.",
-  middleware: [idempotency] as const,
   request: {
     headers: z.object({ "idempotency-key": z.string().optional() }),
     body: jsonBody(CreateCampaignBody),
@@ -45,6 +45,7 @@ export const create = createRoute({
 
 export const list = createRoute({
   operationId: "listCampaigns",
+  ...requires("campaigns:read"),
   ...common,
   method: "get",
   path: "/",
@@ -58,6 +59,7 @@ export const list = createRoute({
 
 export const show = createRoute({
   operationId: "getCampaign",
+  ...requires("campaigns:read"),
   ...common,
   method: "get",
   path: "/{id}",
@@ -71,6 +73,7 @@ export const show = createRoute({
 
 export const remove = createRoute({
   operationId: "deleteCampaign",
+  ...requires("campaigns:write"),
   ...common,
   method: "delete",
   path: "/{id}",
@@ -86,6 +89,7 @@ export const remove = createRoute({
 
 export const addRecipients = createRoute({
   operationId: "addCampaignRecipients",
+  ...requires("campaigns:write"),
   ...common,
   method: "post",
   path: "/{id}/recipients",
@@ -102,6 +106,7 @@ export const addRecipients = createRoute({
 
 export const listRecipients = createRoute({
   operationId: "listCampaignRecipients",
+  ...requires("campaigns:read"),
   ...common,
   method: "get",
   path: "/{id}/recipients",
@@ -131,7 +136,7 @@ function command(
     path,
     summary,
     description,
-    ...(withIdempotency ? { middleware: [idempotency] as const } : {}),
+    ...(withIdempotency ? requires("campaigns:write", idempotency) : requires("campaigns:write")),
     request: {
       params: IdParam,
       ...(withIdempotency ? { headers: z.object({ "idempotency-key": z.string().optional() }) } : {}),

@@ -1,11 +1,12 @@
 import { createRoute } from "@hono/zod-openapi";
-import { bearerSecurity, json, problems } from "../openapi";
+import { json, problems, requires } from "../openapi";
 import { EventEnvelopeSchema, EventIdParam, EventListQuery, EventListSchema } from "./events.schemas";
 
-const common = { tags: ["Events"], security: bearerSecurity };
+const common = { tags: ["Events"] };
 
 export const list = createRoute({
   operationId: "listEvents",
+  ...requires("events:read"),
   ...common,
   method: "get",
   path: "/",
@@ -22,6 +23,7 @@ export const list = createRoute({
 
 export const show = createRoute({
   operationId: "getEvent",
+  ...requires("events:read"),
   ...common,
   method: "get",
   path: "/{id}",

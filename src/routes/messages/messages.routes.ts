@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { idempotency } from "../../middleware/idempotency";
-import { bearerSecurity, IdParam, json, jsonBody, problems } from "../openapi";
+import { IdParam, json, jsonBody, problems, requires } from "../openapi";
 import {
   MessageEnvelopeSchema,
   MessageListQuery,
@@ -10,10 +10,11 @@ import {
   SessionMessageListQuery,
 } from "./messages.schemas";
 
-const common = { tags: ["Messages"], security: bearerSecurity };
+const common = { tags: ["Messages"] };
 
 export const send = createRoute({
   operationId: "sendMessage",
+  ...requires("messages:send", idempotency),
   ...common,
   method: "post",
   path: "/",
@@ -21,7 +22,6 @@ export const send = createRoute({
   description:
     "Charges the whole send at once (402 `insufficient_balance` creates nothing), then fans the messages out through the session, " +
     "`delay_between` milliseconds apart. Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.",
-  middleware: [idempotency] as const,
   request: {
     headers: z.object({ "idempotency-key": z.string().optional() }),
     body: jsonBody(SendBody),
@@ -41,6 +41,7 @@ export const send = createRoute({
 
 export const list = createRoute({
   operationId: "listMessages",
+  ...requires("messages:read"),
   ...common,
   method: "get",
   path: "/",
@@ -51,6 +52,7 @@ export const list = createRoute({
 
 export const listBySession = createRoute({
   operationId: "listSessionMessages",
+  ...requires("messages:read"),
   ...common,
   method: "get",
   path: "/{session_id}/session",
@@ -72,6 +74,7 @@ export const listBySession = createRoute({
 
 export const show = createRoute({
   operationId: "getMessage",
+  ...requires("messages:read"),
   ...common,
   method: "get",
   path: "/{id}",

@@ -1,9 +1,9 @@
 import { createRoute } from "@hono/zod-openapi";
-import { bearerSecurity, json, jsonBody, problems } from "../openapi";
+import { json, jsonBody, problems, requires } from "../openapi";
 import { PageQuery } from "../paging";
 import { CreateOptOutBody, OptOutEnvelopeSchema, OptOutListSchema, ToNumberParam } from "./opt-outs.schemas";
 
-const common = { tags: ["Opt-outs"], security: bearerSecurity };
+const common = { tags: ["Opt-outs"] };
 
 const scope =
   "Bulk campaigns skip the numbers on this list. Single sends (`POST /v1/chatapp/messages`) and one-time codes do not: " +
@@ -11,6 +11,7 @@ const scope =
 
 export const list = createRoute({
   operationId: "listOptOuts",
+  ...requires("opt-outs:read"),
   ...common,
   method: "get",
   path: "/",
@@ -25,6 +26,7 @@ export const list = createRoute({
 
 export const create = createRoute({
   operationId: "createOptOut",
+  ...requires("opt-outs:write"),
   ...common,
   method: "post",
   path: "/",
@@ -42,6 +44,7 @@ export const create = createRoute({
 
 export const show = createRoute({
   operationId: "getOptOut",
+  ...requires("opt-outs:read"),
   ...common,
   method: "get",
   path: "/{to_number}",
@@ -56,6 +59,7 @@ export const show = createRoute({
 
 export const remove = createRoute({
   operationId: "deleteOptOut",
+  ...requires("opt-outs:write"),
   ...common,
   method: "delete",
   path: "/{to_number}",

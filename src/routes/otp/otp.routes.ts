@@ -1,14 +1,15 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { idempotency } from "../../middleware/idempotency";
 import { OTP_RULES } from "../../otp/code";
-import { bearerSecurity, IdParam, json, jsonBody, problems } from "../openapi";
+import { IdParam, json, jsonBody, problems, requires } from "../openapi";
 import { OtpEnvelopeSchema, SendOtpBody, VerifyOtpBody } from "./otp.schemas";
 
-const common = { tags: ["One-time codes"], security: bearerSecurity };
+const common = { tags: ["One-time codes"] };
 const idempotencyHeader = z.object({ "idempotency-key": z.string().optional() });
 
 export const send = createRoute({
   operationId: "sendOtp",
+  ...requires("otp:send", idempotency),
   ...common,
   method: "post",
   path: "/apps/{id}/otp",
@@ -21,7 +22,6 @@ export const send = createRoute({
     "`allowed_countries`, a number of another country, or of none (`+800…`), is refused with 422 " +
     "`otp_country_not_allowed` before anything is charged or sent. Send an `Idempotency-Key` header to make " +
     "retries safe.",
-  middleware: [idempotency] as const,
   request: { headers: idempotencyHeader, params: IdParam, body: jsonBody(SendOtpBody) },
   responses: {
     201: json(OtpEnvelopeSchema, "The OTP, pending; its code is on its way"),
@@ -41,6 +41,7 @@ export const send = createRoute({
 
 export const show = createRoute({
   operationId: "getOtp",
+  ...requires("otp:read"),
   ...common,
   method: "get",
   path: "/otp/{id}",
@@ -51,6 +52,7 @@ export const show = createRoute({
 
 export const verify = createRoute({
   operationId: "verifyOtp",
+  ...requires("otp:verify"),
   ...common,
   method: "post",
   path: "/otp/{id}/verify",
@@ -75,6 +77,7 @@ export const verify = createRoute({
 
 export const resend = createRoute({
   operationId: "resendOtp",
+  ...requires("otp:send", idempotency),
   ...common,
   method: "post",
   path: "/otp/{id}/resend",
@@ -86,7 +89,6 @@ export const resend = createRoute({
     "per-number limit and the app's current `allowed_countries` (422 `otp_country_not_allowed`). Wrong-code " +
     "attempts carry over. A verified (409), failed (429) or expired (410) OTP takes no new code. When the message " +
     "cannot be sent (402, 409, 422), the OTP is left as it was.",
-  middleware: [idempotency] as const,
   request: { headers: idempotencyHeader, params: IdParam },
   responses: {
     200: json(OtpEnvelopeSchema, "The OTP with its new code on its way"),

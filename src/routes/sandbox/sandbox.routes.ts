@@ -1,6 +1,6 @@
 import { createRoute } from "@hono/zod-openapi";
 import { MessageEnvelopeSchema } from "../messages/messages.schemas";
-import { bearerSecurity, IdParam, json, jsonBody, problems } from "../openapi";
+import { IdParam, json, jsonBody, problems, requires } from "../openapi";
 import { SessionEnvelopeSchema } from "../sessions/sessions.schemas";
 import {
   BanBody,
@@ -12,7 +12,7 @@ import {
   ScanBody,
 } from "./sandbox.schemas";
 
-const common = { tags: ["Sandbox"], security: bearerSecurity };
+const common = { tags: ["Sandbox"] };
 const sandboxNote = " Exists only while the embedded sandbox gateway is active (`CHATAPP_GATEWAY=sandbox`).";
 const optionalBody = <T extends Parameters<typeof jsonBody>[0]>(schema: T) => ({
   ...jsonBody(schema),
@@ -21,6 +21,7 @@ const optionalBody = <T extends Parameters<typeof jsonBody>[0]>(schema: T) => ({
 
 export const scan = createRoute({
   operationId: "sandboxScan",
+  ...requires("sessions:write"),
   ...common,
   method: "post",
   path: "/sessions/{id}/scan",
@@ -35,6 +36,7 @@ export const scan = createRoute({
 
 export const drop = createRoute({
   operationId: "sandboxDrop",
+  ...requires("sessions:write"),
   ...common,
   method: "post",
   path: "/sessions/{id}/drop",
@@ -49,6 +51,7 @@ export const drop = createRoute({
 
 export const ban = createRoute({
   operationId: "sandboxBan",
+  ...requires("sessions:write"),
   ...common,
   method: "post",
   path: "/sessions/{id}/ban",
@@ -63,6 +66,7 @@ export const ban = createRoute({
 
 export const inbound = createRoute({
   operationId: "sandboxInbound",
+  ...requires("sessions:write"),
   ...common,
   method: "post",
   path: "/sessions/{id}/inbound",
@@ -77,6 +81,7 @@ export const inbound = createRoute({
 
 export const received = createRoute({
   operationId: "sandboxListReceived",
+  ...requires("sessions:read"),
   ...common,
   method: "get",
   path: "/sessions/{id}/received",

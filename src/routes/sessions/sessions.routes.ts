@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { idempotency } from "../../middleware/idempotency";
-import { bearerSecurity, IdParam, json, jsonBody, problems } from "../openapi";
+import { IdParam, json, jsonBody, problems, requires } from "../openapi";
 import {
   CreatedSessionSchema,
   DeletedSchema,
@@ -17,10 +17,11 @@ import {
 } from "./sessions.schemas";
 
 const tags = ["Sessions"];
-const common = { tags, security: bearerSecurity };
+const common = { tags };
 
 export const list = createRoute({
   operationId: "listSessions",
+  ...requires("sessions:read"),
   ...common,
   method: "get",
   path: "/",
@@ -30,6 +31,7 @@ export const list = createRoute({
 
 export const create = createRoute({
   operationId: "createSession",
+  ...requires("sessions:write", idempotency),
   ...common,
   method: "post",
   path: "/",
@@ -37,7 +39,6 @@ export const create = createRoute({
   description:
     "The session starts `pending`. Scan the QR code with the phone that holds the chat account; the QR rotates every `QR_ROTATE_SECONDS` and the session fails with reason `qr_timeout` after `QR_TIMEOUT_SECONDS` without a scan. " +
     "Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.",
-  middleware: [idempotency] as const,
   request: { headers: z.object({ "idempotency-key": z.string().optional() }) },
   responses: {
     201: json(CreatedSessionSchema, "The new session and its QR code"),
@@ -54,6 +55,7 @@ export const create = createRoute({
 
 export const show = createRoute({
   operationId: "getSession",
+  ...requires("sessions:read"),
   ...common,
   method: "get",
   path: "/{id}",
@@ -64,6 +66,7 @@ export const show = createRoute({
 
 export const qrCode = createRoute({
   operationId: "getSessionQrCode",
+  ...requires("sessions:read"),
   ...common,
   method: "get",
   path: "/{id}/qr-code",
@@ -74,6 +77,7 @@ export const qrCode = createRoute({
 
 export const disconnect = createRoute({
   operationId: "disconnectSession",
+  ...requires("sessions:write"),
   ...common,
   method: "patch",
   path: "/{id}/disconnect",
@@ -87,6 +91,7 @@ export const disconnect = createRoute({
 
 export const reconnect = createRoute({
   operationId: "reconnectSession",
+  ...requires("sessions:write"),
   ...common,
   method: "patch",
   path: "/{id}/reconnect",
@@ -102,6 +107,7 @@ export const reconnect = createRoute({
 
 export const remove = createRoute({
   operationId: "deleteSession",
+  ...requires("sessions:write"),
   ...common,
   method: "delete",
   path: "/{id}",
@@ -114,6 +120,7 @@ export const remove = createRoute({
 
 export const pairingCode = createRoute({
   operationId: "requestPairingCode",
+  ...requires("sessions:write"),
   ...common,
   method: "post",
   path: "/{id}/pairing-code",
@@ -136,6 +143,7 @@ export const pairingCode = createRoute({
 
 export const gatewayHealth = createRoute({
   operationId: "checkSessionGateway",
+  ...requires("sessions:read"),
   ...common,
   method: "get",
   path: "/{id}/gateway",
@@ -148,8 +156,9 @@ export const gatewayHealth = createRoute({
 
 export const live = createRoute({
   operationId: "watchSession",
+  ...requires("sessions:read"),
   ...common,
-  security: [...bearerSecurity, { LinkToken: [] }],
+  security: [...requires("sessions:read").security, { LinkToken: [] }],
   method: "get",
   path: "/{id}/live",
   summary: "Watch a session's changes live over a WebSocket",
@@ -174,6 +183,7 @@ export const live = createRoute({
 
 export const createLinkUrl = createRoute({
   operationId: "createLinkUrl",
+  ...requires("sessions:write"),
   ...common,
   method: "post",
   path: "/{id}/link-url",
@@ -189,6 +199,7 @@ export const createLinkUrl = createRoute({
 
 export const revokeLinkUrls = createRoute({
   operationId: "revokeLinkUrls",
+  ...requires("sessions:write"),
   ...common,
   method: "delete",
   path: "/{id}/link-url",

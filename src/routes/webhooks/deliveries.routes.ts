@@ -1,5 +1,5 @@
 import { createRoute } from "@hono/zod-openapi";
-import { bearerSecurity, IdParam, json, jsonBody, problems } from "../openapi";
+import { IdParam, json, jsonBody, problems, requires } from "../openapi";
 import {
   DeliveryListQuery,
   DeliveryParams,
@@ -10,10 +10,11 @@ import {
   WebhookDeliveryListSchema,
 } from "./deliveries.schemas";
 
-const common = { tags: ["Webhooks"], security: bearerSecurity };
+const common = { tags: ["Webhooks"] };
 
 export const listDeliveries = createRoute({
   operationId: "listWebhookDeliveries",
+  ...requires("webhooks:read"),
   ...common,
   method: "get",
   path: "/{id}/deliveries",
@@ -30,6 +31,7 @@ export const listDeliveries = createRoute({
 
 export const showDelivery = createRoute({
   operationId: "getWebhookDelivery",
+  ...requires("webhooks:read"),
   ...common,
   method: "get",
   path: "/{id}/deliveries/{event_id}",
@@ -43,6 +45,7 @@ export const showDelivery = createRoute({
 
 export const retryDelivery = createRoute({
   operationId: "retryWebhookDelivery",
+  ...requires("webhooks:write"),
   ...common,
   method: "post",
   path: "/{id}/deliveries/{event_id}/retry",
@@ -61,6 +64,7 @@ export const retryDelivery = createRoute({
 
 export const recover = createRoute({
   operationId: "recoverWebhookDeliveries",
+  ...requires("webhooks:write"),
   ...common,
   method: "post",
   path: "/{id}/recover",
@@ -78,6 +82,7 @@ export const recover = createRoute({
 
 export const test = createRoute({
   operationId: "testWebhook",
+  ...requires("webhooks:write"),
   ...common,
   method: "post",
   path: "/{id}/test",

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { idempotency } from "../../middleware/idempotency";
-import { bearerSecurity, IdParam, json, jsonBody, problems } from "../openapi";
+import { IdParam, json, jsonBody, problems, requires } from "../openapi";
 import {
   CreateWebhookEndpointBody,
   MAX_WEBHOOK_ENDPOINTS,
@@ -12,13 +12,14 @@ import {
 } from "./webhooks.schemas";
 
 const tags = ["Webhooks"];
-const common = { tags, security: bearerSecurity };
+const common = { tags };
 
 const secretNote =
   "The response holds the signing secret in full (`secret`, Standard Webhooks format `whsec_…`); no other response shows it, only its `secret_prefix`.";
 
 export const list = createRoute({
   operationId: "listWebhooks",
+  ...requires("webhooks:read"),
   ...common,
   method: "get",
   path: "/",
@@ -32,6 +33,7 @@ export const list = createRoute({
 
 export const create = createRoute({
   operationId: "createWebhook",
+  ...requires("webhooks:write", idempotency),
   ...common,
   method: "post",
   path: "/",
@@ -40,7 +42,6 @@ export const create = createRoute({
     `Events of the chosen types (all by default) are posted to \`url\`, signed per Standard Webhooks. ${secretNote} ` +
     `An account has at most ${MAX_WEBHOOK_ENDPOINTS} endpoints: one more is 409 \`webhook_endpoint_limit\`. ` +
     "Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.",
-  middleware: [idempotency] as const,
   request: {
     headers: z.object({ "idempotency-key": z.string().optional() }),
     body: jsonBody(CreateWebhookEndpointBody),
@@ -59,6 +60,7 @@ export const create = createRoute({
 
 export const show = createRoute({
   operationId: "getWebhook",
+  ...requires("webhooks:read"),
   ...common,
   method: "get",
   path: "/{id}",
@@ -69,6 +71,7 @@ export const show = createRoute({
 
 export const update = createRoute({
   operationId: "updateWebhook",
+  ...requires("webhooks:write"),
   ...common,
   method: "patch",
   path: "/{id}",
@@ -86,6 +89,7 @@ export const update = createRoute({
 
 export const remove = createRoute({
   operationId: "deleteWebhook",
+  ...requires("webhooks:write"),
   ...common,
   method: "delete",
   path: "/{id}",
@@ -97,6 +101,7 @@ export const remove = createRoute({
 
 export const rotateSecret = createRoute({
   operationId: "rotateWebhookSecret",
+  ...requires("webhooks:write", idempotency),
   ...common,
   method: "post",
   path: "/{id}/rotate-secret",
@@ -107,7 +112,6 @@ export const rotateSecret = createRoute({
     "so receivers can switch without missing a delivery; `previous_secret_expires_at` says until when. " +
     "A secret kept from an earlier rotation stops signing. The body is optional. " +
     "Send an `Idempotency-Key` header to make retries safe: a retry whose first response was lost gets that response (and secret) again, instead of rotating twice and pushing out the secret the receiver still holds.",
-  middleware: [idempotency] as const,
   request: {
     params: IdParam,
     headers: z.object({ "idempotency-key": z.string().optional() }),

@@ -1,0 +1,20 @@
+import type { ApiKeyRow } from "../db/queries/api-keys";
+import { formatTimestamp } from "../lib/time";
+import type { Scope } from "./scopes";
+
+/**
+ * An API key as the API shows it (never its secret):
+ * `{ id, name, prefix, scopes, created_at, expires_at, last_used_at }`, times as API timestamps
+ * (null when unset). `last_used_at` moves at most once a minute (src/middleware/auth.ts).
+ */
+export function toKeyRecord(row: ApiKeyRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    scopes: row.scopes as Scope[],
+    created_at: formatTimestamp(row.createdAt),
+    expires_at: row.expiresAt === null ? null : formatTimestamp(row.expiresAt),
+    last_used_at: row.lastUsedAt === null ? null : formatTimestamp(row.lastUsedAt),
+  };
+}

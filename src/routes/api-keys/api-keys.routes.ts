@@ -1,0 +1,47 @@
+import { createRoute } from "@hono/zod-openapi";
+import { IdParam, json, jsonBody, problems, requires } from "../openapi";
+import { PageQuery } from "../paging";
+import { CreatedKeySchema, CreateKeyBody, KeyListSchema } from "./api-keys.schemas";
+
+const common = { tags: ["API keys"] };
+
+export const list = createRoute({
+  operationId: "listApiKeys",
+  ...requires("keys:read"),
+  ...common,
+  method: "get",
+  path: "/",
+  summary: "List the account's API keys, newest first",
+  description:
+    "Live keys (expired ones included, revoked ones not), with their scopes, prefix and when each was last used; never a secret. Cursor-paged like the message list.",
+  request: { query: PageQuery },
+  responses: { 200: json(KeyListSchema, "A page of keys"), ...problems("validation_failed") },
+});
+
+export const create = createRoute({
+  operationId: "createOwnApiKey",
+  ...requires("keys:write"),
+  ...common,
+  method: "post",
+  path: "/",
+  summary: "Create an API key with some scopes",
+  description:
+    "The key's secret is in this response only. A key creates keys only within its own scopes, and none that outlives it: asking for more is 403 `insufficient_scope`, naming what.",
+  request: { body: jsonBody(CreateKeyBody) },
+  responses: {
+    201: json(CreatedKeySchema, "The key (its secret shown once)"),
+    ...problems("insufficient_scope", "validation_failed"),
+  },
+});
+
+export const remove = createRoute({
+  operationId: "deleteApiKey",
+  ...requires("keys:write"),
+  ...common,
+  method: "delete",
+  path: "/{id}",
+  summary: "Revoke an API key",
+  description: "The key stops working at once, the calling key included.",
+  request: { params: IdParam },
+  responses: { 204: { description: "Revoked" }, ...problems("not_found") },
+});

@@ -1,0 +1,68 @@
+import { z } from "@hono/zod-openapi";
+import { SCOPES } from "../../keys/scopes";
+import { PageLinksSchema } from "../paging";
+
+const SCOPE_LIST = SCOPES.map((s) => `\`${s}\``).join(", ");
+
+const Scopes = z
+  .array(z.enum(SCOPES))
+  .min(1)
+  .max(SCOPES.length)
+  .refine((scopes) => new Set(scopes).size === scopes.length, "must not repeat a scope")
+  .openapi({
+    description: `What the key may do: ${SCOPE_LIST}. \`*\` is everything; \`<resource>:write\` also reads the resource; \`otp:send\` and \`otp:verify\` read one-time codes; \`messages:send\` only sends. Each operation of this reference names the scope it needs.`,
+    example: ["messages:send", "otp:send"],
+  });
+
+const ExpiresAt = z.iso.datetime({ offset: true }).nullish().openapi({
+  description:
+    "When the key stops working (RFC 3339, in the future); after it the key is refused like a revoked one (401). Absent or null: it does not expire, unless the creating key expires, whose expiry it then gets.",
+  example: "2027-01-01T00:00:00Z",
+});
+
+export const KeySchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string().nullable(),
+    prefix: z
+      .string()
+      .openapi({ description: "The key's first characters, for recognising it.", example: "sk_AbCdEfGh" }),
+    scopes: z.array(z.enum(SCOPES)).openapi({ example: ["messages:send"] }),
+    created_at: z.string(),
+    expires_at: z.string().nullable(),
+    last_used_at: z
+      .string()
+      .nullable()
+      .openapi({ description: "When the key last authenticated a request, to the minute." }),
+  })
+  .openapi("ApiKey");
+
+export const ApiKeyPlaintext = z
+  .string()
+  .openapi({ description: "The key in plaintext. Shown only here, once.", example: "sk_…" });
+
+/** Body of `POST /v1/api-keys`. */
+export const CreateKeyBody = z.strictObject({
+  name: z.string().trim().min(1).max(100).openapi({ example: "checkout backend" }),
+  scopes: Scopes,
+  expires_at: ExpiresAt,
+});
+
+/** Body of the admin API's key creation: every field optional, scopes `*` by default. */
+export const AdminCreateKeyBody = z.strictObject({
+  name: z.string().trim().min(1).max(100).optional(),
+  scopes: Scopes.optional(),
+  expires_at: ExpiresAt,
+});
+
+export const CreatedKeySchema = z
+  .object({ success: z.literal(true), data: z.object({ key: KeySchema, api_key: ApiKeyPlaintext }) })
+  .openapi("CreatedApiKey");
+
+export const KeyListSchema = z
+  .object({
+    success: z.literal(true),
+    data: z.array(KeySchema).openapi({ description: "The page, newest first." }),
+    ...PageLinksSchema,
+  })
+  .openapi("ApiKeyList");

@@ -1,0 +1,144 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { call, createAccount, expectProblem } from "./helpers";
+
+// The account's own API keys: created with scopes (the secret shown once), listed without
+// secrets, refused once expired or revoked, and never more than the creating key holds.
+
+interface Key {
+  id: string;
+  name: string;
+  prefix: string;
+  scopes: string[];
+  created_at: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+}
+
+function createKey(key: string, body: Record<string, unknown>) {
+  return call<{ data: { key: Key; api_key: string } }>("POST", "/v1/api-keys", { key, body });
+}
+
+async function listKeys(key: string): Promise<Key[]> {
+  const res = await call<{ data: Key[] }>("GET", "/v1/api-keys", { key });
+  expect(res.status, res.text).toBe(200);
+  return res.body.data;
+}
+
+const inOneHour = () => new Date(Date.now() + 3_600_000).toISOString();
+
+describe("POST /v1/api-keys", () => {
+  it("creates a scoped key whose secret is shown once, and which can do only what its scopes allow", async () => {
+    const { key } = await createAccount();
+    const res = await createKey(key, { name: "sender", scopes: ["messages:send"] });
+    expect(res.status, res.text).toBe(201);
+    const { key: created, api_key } = res.body.data;
+    expect(created).toEqual({
+      id: expect.any(String),
+      name: "sender",
+      prefix: api_key.slice(0, 11),
+      scopes: ["messages:send"],
+      created_at: expect.any(String),
+      expires_at: null,
+      last_used_at: null,
+    });
+    const listed = await listKeys(key);
+    expect(listed.map((k) => k.name)).toEqual(["sender", "default"]);
+    expect(JSON.stringify(listed)).not.toContain(api_key);
+
+    const refused = await call("GET", "/v1/chatapp/sessions", { key: api_key });
+    expect(expectProblem(refused, 403, "insufficient_scope")).toMatchObject({ scope: "sessions:read" });
+    // Past the scope check: validation answers.
+    const send = await call("POST", "/v1/chatapp/messages", { key: api_key, body: {} });
+    expect(send.status).toBe(422);
+  });
+
+  it("refuses scopes beyond the creating key's own, naming them", async () => {
+    const { key } = await createAccount();
+    const limited = (await createKey(key, { name: "limited", scopes: ["keys:write", "otp:send"] })).body.data
+      .api_key;
+    const beyond = await createKey(limited, { name: "more", scopes: ["otp:send", "sessions:read", "*"] });
+    expect(expectProblem(beyond, 403, "insufficient_scope").detail).toBe(
+      "This key cannot grant `sessions:read`, `*`: a key creates keys only within its own scopes.",
+    );
+    const within = await createKey(limited, { name: "within", scopes: ["otp:read"] });
+    expect(within.status, within.text).toBe(201);
+    expect((await listKeys(key)).map((k) => k.name)).toEqual(["within", "limited", "default"]);
+  });
+
+  it("gives a key made by an expiring key that key's expiry, and refuses one that would outlive it", async () => {
+    const { key } = await createAccount();
+    const expires = inOneHour();
+    const parent = (await createKey(key, { name: "parent", scopes: ["keys:write"], expires_at: expires }))
+      .body.data.api_key;
+    const child = await createKey(parent, { name: "child", scopes: ["keys:read"] });
+    expect(child.status, child.text).toBe(201);
+    expect(Date.parse(child.body.data.key.expires_at ?? "")).toBe(Date.parse(expires));
+    const later = new Date(Date.parse(expires) + 60_000).toISOString();
+    const outliving = await createKey(parent, { name: "later", scopes: ["keys:read"], expires_at: later });
+    expectProblem(outliving, 403, "insufficient_scope");
+  });
+
+  it("refuses bad bodies with 422 naming the field", async () => {
+    const { key } = await createAccount();
+    const cases: [Record<string, unknown>, string][] = [
+      [{ scopes: ["messages:send"] }, "name"],
+      [{ name: "x", scopes: [] }, "scopes"],
+      [{ name: "x", scopes: ["messages:write"] }, "scopes.0"],
+      [{ name: "x", scopes: ["otp:send", "otp:send"] }, "scopes"],
+      [{ name: "x", scopes: ["otp:send"], expires_at: "2020-01-01T00:00:00Z" }, "expires_at"],
+      [{ name: "x", scopes: ["otp:send"], expires_at: "tomorrow" }, "expires_at"],
+    ];
+    for (const [body, field] of cases) {
+      const res = await createKey(key, body);
+      const problem = expectProblem(res, 422, "validation_failed");
+      expect(Object.keys(problem.errors as object), JSON.stringify(body)).toEqual([field]);
+    }
+    expect(await listKeys(key)).toHaveLength(1);
+  });
+});
+
+describe("a key's life", () => {
+  it("records last_used_at on first use, and not again within the minute", async () => {
+    const { key } = await createAccount();
+    const reader = (await createKey(key, { name: "reader", scopes: ["keys:read"] })).body.data.api_key;
+    expect((await listKeys(key)).find((k) => k.name === "reader")?.last_used_at).toBeNull();
+    await listKeys(reader);
+    await expect
+      .poll(async () => (await listKeys(key)).find((k) => k.name === "reader")?.last_used_at)
+      .not.toBeNull();
+    const first = (await listKeys(key)).find((k) => k.name === "reader")?.last_used_at;
+    await listKeys(reader);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await listKeys(key)).find((k) => k.name === "reader")?.last_used_at).toBe(first);
+  });
+
+  it("refuses a key whose expiry has passed with 401, like a revoked one", async () => {
+    const { key } = await createAccount();
+    const res = await createKey(key, { name: "short", scopes: ["keys:read"], expires_at: inOneHour() });
+    const short = res.body.data.api_key;
+    expect((await call("GET", "/v1/api-keys", { key: short })).status).toBe(200);
+    // The hour passes: the test moves the key's expiry into the past rather than waiting.
+    await env.DB.prepare("UPDATE api_keys SET expires_at = ? WHERE id = ?")
+      .bind(Date.now() - 1, res.body.data.key.id)
+      .run();
+    const refused = await call("GET", "/v1/api-keys", { key: short });
+    expect(expectProblem(refused, 401, "unauthenticated").detail).toBe(
+      "The API key is unknown, revoked or expired.",
+    );
+  });
+
+  it("revokes a key at once; another account's key is not found and keeps working", async () => {
+    const { key } = await createAccount();
+    const other = await createAccount();
+    const victim = (await createKey(key, { name: "victim", scopes: ["keys:read"] })).body.data;
+    const othersKey = (await listKeys(other.key))[0];
+    expect((await call("DELETE", `/v1/api-keys/${othersKey?.id}`, { key })).status).toBe(404);
+    expect((await call("GET", "/v1/api-keys", { key: other.key })).status).toBe(200);
+
+    expect((await call("DELETE", `/v1/api-keys/${victim.key.id}`, { key })).status).toBe(204);
+    expectProblem(await call("GET", "/v1/api-keys", { key: victim.api_key }), 401, "unauthenticated");
+    expectProblem(await call("DELETE", `/v1/api-keys/${victim.key.id}`, { key }), 404, "not_found");
+    expect((await listKeys(key)).map((k) => k.name)).toEqual(["default"]);
+  });
+});
