@@ -1,5 +1,6 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { unstable_readConfig } from "wrangler";
 import * as gateways from "./test/gateway-config";
 
 // Tests run inside workerd with the bindings of wrangler.toml: real D1 (migrations applied by
@@ -12,6 +13,8 @@ import * as gateways from "./test/gateway-config";
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
+  // The rate limits as wrangler.toml declares them, for the test that checks the headers' figures.
+  const { ratelimits } = unstable_readConfig({ config: "./wrangler.toml" });
   const project = (name: string, include: string[], exclude: string[], bindings = {}) => ({
     plugins: [
       cloudflareTest({
@@ -19,6 +22,7 @@ export default defineConfig(async () => {
         miniflare: {
           bindings: {
             TEST_MIGRATIONS: migrations,
+            TEST_RATE_LIMITS: ratelimits,
             ADMIN_TOKEN: "test-admin-token",
             OTP_SECRET: "test-otp-secret-0123456789abcdef",
             // The wrangler.toml default, whatever a local .dev.vars (made by `npm run dev`) says.

@@ -9,6 +9,7 @@ import type { AppEnv } from "./env";
 import { ApiError, ERROR_STATUS, type ErrorCode, problemResponse } from "./errors";
 import { adminAuth, apiKeyAuth, v1Auth } from "./middleware/auth";
 import { bodyGuard, bodyLimit } from "./middleware/body-guard";
+import { apiRateLimit, gatewayRateLimit, publicRateLimit } from "./middleware/rate-limit";
 import { requestId } from "./middleware/request-id";
 import { accountRoutes } from "./routes/account/account.index";
 import { adminRoutes } from "./routes/admin/admin.index";
@@ -124,9 +125,14 @@ export function createApp() {
       await next();
     });
   }
+  // Rate limits (src/middleware/rate-limit.ts): per client IP where no key is taken.
+  app.use("/link/*", publicRateLimit);
+  app.use("/sandbox/pair/*", publicRateLimit);
+  app.use("/gateway/*", gatewayRateLimit);
   // The API key, or on the live route a link token (browsers); `/link/*` takes link tokens only.
-  app.use("/v1/*", v1Auth);
-  app.use("/sandbox/sessions/*", apiKeyAuth);
+  // Then the per-key limit (sends add theirs with their route).
+  app.use("/v1/*", v1Auth, apiRateLimit);
+  app.use("/sandbox/sessions/*", apiKeyAuth, apiRateLimit);
   app.use("/admin/*", adminAuth);
   app.use("*", bodyLimit);
   app.use("*", bodyGuard);

@@ -115,6 +115,7 @@ const SHARED_PROBLEMS = {
   InvalidJson: ["invalid_json"],
   Unauthenticated: ["unauthenticated"],
   InsufficientScope: ["insufficient_scope"],
+  RateLimited: ["rate_limited"],
   NotFound: ["not_found"],
   PayloadTooLarge: ["payload_too_large"],
   UnsupportedMediaType: ["unsupported_media_type"],
@@ -123,6 +124,26 @@ const SHARED_PROBLEMS = {
 } as const satisfies Record<string, readonly [ErrorCode, ...ErrorCode[]]>;
 
 type SharedProblem = keyof typeof SHARED_PROBLEMS;
+
+/** Paths without an API key that are rate limited per client IP (app.ts). */
+const RATE_LIMITED_PUBLIC_PATHS = /^\/(link|sandbox\/pair|gateway)\//;
+
+/** The headers a 429 `rate_limited` answer carries (src/middleware/rate-limit.ts). */
+const RATE_LIMIT_HEADERS = {
+  "Retry-After": {
+    description: "Seconds to wait at most before trying again.",
+    schema: { type: "integer", minimum: 1 },
+  },
+  "RateLimit-Policy": {
+    description:
+      'The limits the request counts against (IETF draft-ietf-httpapi-ratelimit-headers), e.g. `"send";q=100;w=10`: `q` requests per `w` seconds. Also on every answer the limits let through.',
+    schema: { type: "string" },
+  },
+  RateLimit: {
+    description: 'The limit that was reached: `"<name>";r=0;t=<seconds>`.',
+    schema: { type: "string" },
+  },
+};
 
 /** The methods whose bodies `bodyGuard` and `bodyLimit` check (src/middleware/body-guard.ts). */
 const BODY_METHODS = new Set(["post", "put", "patch", "delete"]);
@@ -148,13 +169,15 @@ interface OperationLike {
  * - an HTTP (bearer) security scheme: 401 `unauthenticated` (src/middleware/auth.ts); the admin
  *   token also 404, since `/admin` does not exist without ADMIN_TOKEN;
  * - a security requirement naming a scope: 403 `insufficient_scope` (src/routes/openapi.ts,
- *   `requires`);
+ *   `requires`), and 429 `rate_limited` (per key); the public paths of
+ *   {@link RATE_LIMITED_PUBLIC_PATHS} 429 too (per IP; src/middleware/rate-limit.ts);
  * - a method that carries a body: 400 `invalid_json`, 413, 415 (src/middleware/body-guard.ts);
  * - a request body, query or header parameters: 422 `validation_failed` (src/routes/router.ts);
  * - path parameters: 404 `not_found` (a malformed one too, src/routes/router.ts);
  * - every operation: 500 (a bug, or a misconfigured service: src/config.ts).
  */
 function sharedProblemsOf(
+  path: string,
   method: string,
   operation: OperationLike,
   httpSchemes: Set<string>,
@@ -166,6 +189,7 @@ function sharedProblemsOf(
     Object.values(requirement).some((scopes) => Array.isArray(scopes) && scopes.length > 0),
   );
   if (scoped) problems.push("InsufficientScope");
+  if (scoped || RATE_LIMITED_PUBLIC_PATHS.test(path)) problems.push("RateLimited");
   if (BODY_METHODS.has(method)) problems.push("InvalidJson", "PayloadTooLarge", "UnsupportedMediaType");
   const parameters = operation.parameters ?? [];
   if (operation.requestBody || parameters.some((p) => p.in === "query" || p.in === "header")) {
@@ -193,6 +217,7 @@ export function withSharedProblems<D extends OpenApiDocumentLike>(document: D): 
     responses[name] = {
       description: `Problem: ${codes.map((code) => `\`${code}\``).join(", ")}`,
       content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
+      ...(name === "RateLimited" ? { headers: RATE_LIMIT_HEADERS } : {}),
     };
   }
   const httpSchemes = new Set(
@@ -200,13 +225,13 @@ export function withSharedProblems<D extends OpenApiDocumentLike>(document: D): 
       .filter(([, scheme]) => (scheme as { type?: string }).type === "http")
       .map(([name]) => name),
   );
-  for (const item of Object.values(document.paths ?? {})) {
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
     for (const [method, value] of Object.entries(item as Record<string, unknown>)) {
       if (!HTTP_METHODS.has(method)) continue;
       const operation = value as OperationLike;
       operation.responses ??= {};
       const own = operation.responses;
-      for (const name of sharedProblemsOf(method, operation, httpSchemes)) {
+      for (const name of sharedProblemsOf(path, method, operation, httpSchemes)) {
         const status = String(ERROR_STATUS[SHARED_PROBLEMS[name][0]]);
         own[status] ??= { $ref: `#/components/responses/${name}` };
       }

@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { idempotency } from "../../middleware/idempotency";
+import { sendRateLimit } from "../../middleware/rate-limit";
 import { IdParam, json, jsonBody, problems, requires } from "../openapi";
 import {
   MessageEnvelopeSchema,
@@ -14,7 +15,7 @@ const common = { tags: ["Messages"] };
 
 export const send = createRoute({
   operationId: "sendMessage",
-  ...requires("messages:send", idempotency),
+  ...requires("messages:send", sendRateLimit, idempotency),
   ...common,
   method: "post",
   path: "/",

@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { idempotency } from "../../middleware/idempotency";
+import { sendRateLimit } from "../../middleware/rate-limit";
 import { OTP_RULES } from "../../otp/code";
 import { IdParam, json, jsonBody, problems, requires } from "../openapi";
 import { OtpEnvelopeSchema, SendOtpBody, VerifyOtpBody } from "./otp.schemas";
@@ -9,7 +10,7 @@ const idempotencyHeader = z.object({ "idempotency-key": z.string().optional() })
 
 export const send = createRoute({
   operationId: "sendOtp",
-  ...requires("otp:send", idempotency),
+  ...requires("otp:send", sendRateLimit, idempotency),
   ...common,
   method: "post",
   path: "/apps/{id}/otp",
@@ -77,7 +78,7 @@ export const verify = createRoute({
 
 export const resend = createRoute({
   operationId: "resendOtp",
-  ...requires("otp:send", idempotency),
+  ...requires("otp:send", sendRateLimit, idempotency),
   ...common,
   method: "post",
   path: "/otp/{id}/resend",
