@@ -1,35 +1,36 @@
 import type { RouteHandler } from "@hono/zod-openapi";
+import { toAccountRecord } from "../../accounts/account-record";
+import { pricesOf } from "../../billing/prices";
 import { readConfig } from "../../config";
-import { findAccount } from "../../db/queries/accounts";
+import { findAccount, updateAccount } from "../../db/queries/accounts";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
-import { fromMinor } from "../../lib/money";
-import { formatTimestamp } from "../../lib/time";
-import { MESSAGE_TYPES, type MessageType } from "../../messages/message-record";
-import { priceOf } from "../../messages/send";
+import { toMinor } from "../../lib/money";
 import type * as routes from "./account.routes";
+
+// The key was live a moment ago; an account gone since is as good as unknown.
+const noAccount = () => new ApiError("not_found", "No such account.");
 
 export const show: RouteHandler<typeof routes.show, AppEnv> = async (c) => {
   const account = await findAccount(c.var.db, c.var.principal.accountId);
-  // The key was live a moment ago; an account gone since is as good as unknown.
-  if (!account) throw new ApiError("not_found", "No such account.");
-  const config = readConfig(c.env);
-  const prices = Object.fromEntries(
-    MESSAGE_TYPES.map((type) => [type, fromMinor(priceOf(config, type))]),
-  ) as Record<MessageType, number>;
-  return c.json(
+  if (!account) throw noAccount();
+  const data = toAccountRecord(account, pricesOf(readConfig(c.env)));
+  return c.json({ success: true as const, data }, 200);
+};
+
+export const update: RouteHandler<typeof routes.update, AppEnv> = async (c) => {
+  const body = c.req.valid("json");
+  const threshold = body.low_balance_threshold;
+  const account = await updateAccount(
+    c.var.db,
+    c.var.principal.accountId,
     {
-      success: true as const,
-      data: {
-        id: account.id,
-        name: account.name,
-        balance: fromMinor(account.balance),
-        remaining_messages: Math.floor(account.balance / priceOf(config, "text")),
-        prices,
-        created_at: formatTimestamp(account.createdAt),
-        updated_at: formatTimestamp(account.updatedAt),
-      },
+      name: body.name,
+      lowBalanceThreshold: threshold === undefined || threshold === null ? threshold : toMinor(threshold),
     },
-    200,
+    Date.now(),
   );
+  if (!account) throw noAccount();
+  const data = toAccountRecord(account, pricesOf(readConfig(c.env)));
+  return c.json({ success: true as const, data }, 200);
 };

@@ -1,15 +1,35 @@
 import { createRoute } from "@hono/zod-openapi";
-import { bearerSecurity, json, problems } from "../openapi";
-import { AccountEnvelopeSchema } from "./account.schemas";
+import { bearerSecurity, json, jsonBody, problems } from "../openapi";
+import { AccountEnvelopeSchema, UpdateAccountBody } from "./account.schemas";
+
+const common = { tags: ["Account"], security: bearerSecurity };
 
 export const show = createRoute({
   operationId: "getOwnAccount",
-  tags: ["Account"],
-  security: bearerSecurity,
+  ...common,
   method: "get",
   path: "/",
   summary: "Show the caller's account: its balance and what it buys",
   description:
-    "The account the API key belongs to, with its balance, the text messages that balance covers and the price of each message type.",
+    "The account the API key belongs to, with its balance, the messages of each type that balance covers, the price " +
+    "of each message type and the low-balance alert's threshold.",
   responses: { 200: json(AccountEnvelopeSchema, "The account"), ...problems("unauthenticated") },
+});
+
+export const update = createRoute({
+  operationId: "updateOwnAccount",
+  ...common,
+  method: "patch",
+  path: "/",
+  summary: "Rename the caller's account or set its low-balance alert",
+  description:
+    "`name` (1–100 characters) and `low_balance_threshold` (major units, at most 2 decimals; `null` turns the alert off). " +
+    "A charge that takes the balance from the threshold or more to below it records `account.balance_low`, once per " +
+    "crossing: again only after a credit or refund has lifted the balance back to the threshold. Setting a threshold " +
+    "above the balance records nothing by itself.",
+  request: { body: jsonBody(UpdateAccountBody) },
+  responses: {
+    200: json(AccountEnvelopeSchema, "The account after the change"),
+    ...problems("unauthenticated", "validation_failed"),
+  },
 });
