@@ -2,7 +2,11 @@ import { createRouter } from "../router";
 import * as handlers from "./account.handlers";
 import * as routes from "./account.routes";
 
-/** `/v1/account`: the caller's own account (its balance, name and low-balance alert), for clients such as the web console. */
+/**
+ * `/v1/account`: the caller's own account (its balance, name and low-balance alert) and its
+ * ledger, for clients such as the web console.
+ */
 export const accountRoutes = createRouter()
   .openapi(routes.show, handlers.show)
-  .openapi(routes.update, handlers.update);
+  .openapi(routes.update, handlers.update)
+  .openapi(routes.ledger, handlers.ledger);

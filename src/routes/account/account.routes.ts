@@ -1,6 +1,11 @@
 import { createRoute } from "@hono/zod-openapi";
 import { bearerSecurity, json, jsonBody, problems } from "../openapi";
-import { AccountEnvelopeSchema, UpdateAccountBody } from "./account.schemas";
+import {
+  AccountEnvelopeSchema,
+  LedgerListQuery,
+  LedgerListSchema,
+  UpdateAccountBody,
+} from "./account.schemas";
 
 const common = { tags: ["Account"], security: bearerSecurity };
 
@@ -30,6 +35,23 @@ export const update = createRoute({
   request: { body: jsonBody(UpdateAccountBody) },
   responses: {
     200: json(AccountEnvelopeSchema, "The account after the change"),
+    ...problems("unauthenticated", "validation_failed"),
+  },
+});
+
+export const ledger = createRoute({
+  operationId: "listLedgerEntries",
+  ...common,
+  method: "get",
+  path: "/ledger",
+  summary: "List the account's charges, refunds and credits, newest first",
+  description:
+    "Every change of the balance, with the balance after it and its `source`: the messages it paid for or refunded " +
+    "(the first 100 ids), the campaign or OTP behind it, or an admin credit's note. Cursor-paged like the message list; " +
+    "`filter[kind]` (repeat it or separate with commas), `time_from` and `time_to` (inclusive).",
+  request: { query: LedgerListQuery },
+  responses: {
+    200: json(LedgerListSchema, "A page of ledger entries"),
     ...problems("unauthenticated", "validation_failed"),
   },
 });

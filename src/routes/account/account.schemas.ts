@@ -1,6 +1,8 @@
 import { z } from "@hono/zod-openapi";
+import { LEDGER_MESSAGE_IDS } from "../../db/queries/ledger";
 import { MESSAGE_TYPES } from "../../messages/message-record";
 import { moneyAmount } from "../openapi";
+import { CursorParam, enumListFilter, Limit, PageLinksSchema, TimeBound } from "../paging";
 
 const timestamp = z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" });
 
@@ -48,4 +50,62 @@ export const UpdateAccountBody = z.strictObject({
       "Major units, at most 2 decimals, as `balance`: below it a charge records `account.balance_low`. `null` turns the alert off.",
     example: 5,
   }),
+});
+
+const LEDGER_KINDS = ["credit", "charge", "refund"] as const;
+
+/** Query of `GET /v1/account/ledger`. */
+export const LedgerListQuery = z.object({
+  "filter[kind]": enumListFilter(LEDGER_KINDS, "Entry kinds").optional(),
+  time_from: TimeBound.optional().openapi({ description: "Entries made at or after this time." }),
+  time_to: TimeBound.optional().openapi({ description: "Entries made at or before this time." }),
+  limit: Limit,
+  cursor: CursorParam.optional(),
+});
+
+export const LedgerEntrySchema = z
+  .object({
+    id: z.uuid(),
+    kind: z.enum(LEDGER_KINDS),
+    amount: z.number().openapi({
+      description: "Major units, signed: negative for a charge, positive for a credit or refund.",
+      example: -0.03,
+    }),
+    balance_after: z
+      .number()
+      .openapi({ description: "The balance after the entry, major units.", example: 9.97 }),
+    message_count: z.int().openapi({
+      description:
+        "Messages the charge or refund covers (0 for a credit). A campaign's charge counts its recipients at start; " +
+        "the refund of a cancelled campaign's remainder counts recipients whose messages were never made.",
+    }),
+    source: z
+      .object({
+        type: z.enum(["messages", "otp", "campaign", "admin"]).openapi({
+          description:
+            "`messages`: a send (`POST /v1/chatapp/messages`), or the refund of failed messages of several causes; " +
+            "`otp`: a one-time code's message; `campaign`: a campaign's start, or refunds of its messages and remainder; " +
+            "`admin`: a credit through the admin API (the opening balance included).",
+        }),
+        message_ids: z.array(z.uuid()).openapi({
+          description: `The messages the entry paid for or refunded, in send order: the first ${LEDGER_MESSAGE_IDS}. Empty for a credit.`,
+        }),
+        message_ids_truncated: z.boolean().openapi({
+          description: `Whether the entry has more messages than \`message_ids\` lists (more than ${LEDGER_MESSAGE_IDS}).`,
+        }),
+        campaign_id: z.uuid().nullable(),
+        otp_id: z.uuid().nullable(),
+        description: z.string().nullable().openapi({
+          description: "A credit's note: the admin credit's `description`, or `Opening balance`.",
+        }),
+      })
+      .openapi({ description: "What caused the entry." }),
+    created_at: timestamp,
+  })
+  .openapi("LedgerEntry");
+
+export const LedgerListSchema = z.object({
+  success: z.literal(true),
+  data: z.array(LedgerEntrySchema),
+  ...PageLinksSchema,
 });
