@@ -5,6 +5,8 @@ import {
   LedgerListQuery,
   LedgerListSchema,
   UpdateAccountBody,
+  UsageQuery,
+  UsageSchema,
 } from "./account.schemas";
 
 const common = { tags: ["Account"], security: bearerSecurity };
@@ -53,5 +55,25 @@ export const ledger = createRoute({
   responses: {
     200: json(LedgerListSchema, "A page of ledger entries"),
     ...problems("unauthenticated", "validation_failed"),
+  },
+});
+
+export const usage = createRoute({
+  operationId: "getOwnUsage",
+  ...common,
+  method: "get",
+  path: "/usage",
+  summary: "The account's outgoing messages per hour or day and type: counts by status, cost and refunds",
+  description:
+    "Buckets are UTC hours or days. A message counts in the bucket it was created in, and under its status now, so " +
+    "a bucket's counts move as its messages are sent, delivered, read or failed; `cost` is what they cost and " +
+    "`refunded` what of it came back (failed messages). Incoming messages are not counted. The range runs from " +
+    "`time_from` rounded down to `time_to` rounded up to the granularity, at most 31 days by hour and 366 by day " +
+    "(422 `time_range_invalid`, also when `time_to` is not after `time_from`). Read from counters kept as messages " +
+    "move, so the cost of a request does not grow with the number of messages.",
+  request: { query: UsageQuery },
+  responses: {
+    200: json(UsageSchema, "Usage per bucket and type"),
+    ...problems("unauthenticated", "validation_failed", "time_range_invalid"),
   },
 });

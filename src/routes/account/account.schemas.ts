@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { LEDGER_MESSAGE_IDS } from "../../db/queries/ledger";
 import { MESSAGE_TYPES } from "../../messages/message-record";
 import { moneyAmount } from "../openapi";
-import { CursorParam, enumListFilter, Limit, PageLinksSchema, TimeBound } from "../paging";
+import { CursorParam, enumListFilter, Limit, once, PageLinksSchema, TimeBound } from "../paging";
 
 const timestamp = z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" });
 
@@ -108,4 +108,62 @@ export const LedgerListSchema = z.object({
   success: z.literal(true),
   data: z.array(LedgerEntrySchema),
   ...PageLinksSchema,
+});
+
+export const GRANULARITIES = ["hour", "day"] as const;
+export type Granularity = (typeof GRANULARITIES)[number];
+
+/** Bucket size (ms) of each granularity, and the longest range it may cover (days). */
+export const USAGE_RANGES: Record<Granularity, { bucketMs: number; maxDays: number }> = {
+  hour: { bucketMs: 3_600_000, maxDays: 31 },
+  day: { bucketMs: 86_400_000, maxDays: 366 },
+};
+
+/** Query of `GET /v1/account/usage`. */
+export const UsageQuery = z.object({
+  time_from: TimeBound.openapi({
+    description: "Start of the range; rounded down to the start of its hour or day (UTC).",
+  }),
+  time_to: TimeBound.openapi({
+    description: "End of the range, after `time_from`; rounded up to the end of its hour or day (UTC).",
+  }),
+  granularity: z
+    .enum(GRANULARITIES, { error: once("one of hour, day") })
+    .default("day")
+    .openapi({ description: "Bucket size: `hour` (ranges up to 31 days) or `day` (up to 366 days)." }),
+});
+
+const counts = z.object({
+  queued: z.int(),
+  scheduled: z.int(),
+  sent: z.int(),
+  delivered: z.int(),
+  read: z.int(),
+  failed: z.int(),
+});
+
+export const UsageBucketSchema = z
+  .object({
+    start: timestamp.openapi({ description: "Start of the bucket (UTC hour or day)." }),
+    type: z.enum(MESSAGE_TYPES),
+    counts: counts.openapi({
+      description: "The bucket's messages of this type by their status now (they move as the messages move).",
+    }),
+    cost: z.number().openapi({ description: "What they cost, major units.", example: 0.25 }),
+    refunded: z
+      .number()
+      .openapi({ description: "What of `cost` was refunded (failed messages), major units." }),
+  })
+  .openapi("UsageBucket");
+
+export const UsageSchema = z.object({
+  success: z.literal(true),
+  data: z.object({
+    granularity: z.enum(GRANULARITIES),
+    time_from: timestamp.openapi({ description: "The range covered: `time_from` rounded down." }),
+    time_to: timestamp.openapi({ description: "The range covered (exclusive): `time_to` rounded up." }),
+    buckets: z.array(UsageBucketSchema).openapi({
+      description: "Oldest first, then by type; a bucket and type without messages is left out.",
+    }),
+  }),
 });
