@@ -25,7 +25,12 @@ let cleanup = null;
 async function refreshAccount() {
   try {
     const { data } = await api("GET", "/v1/account");
-    fill(account, `Balance ${data.balance.toFixed(2)}`, " · ", `${data.remaining_messages} messages left`);
+    fill(
+      account,
+      `Balance ${data.balance.toFixed(2)}`,
+      " · ",
+      `${data.remaining_messages.text} messages left`,
+    );
     account.hidden = false;
   } catch {
     // A failed refresh keeps the last figures; a refused key signs out (whenUnauthenticated).

@@ -24,7 +24,12 @@ export function failRemainderStatements(
   const refunded = refundedBy(refundId);
   const made = sql`EXISTS (SELECT 1 FROM ledger_entries WHERE id = ${refundId})`;
   return [
-    ...refundCountStatements(campaign.accountId, refundId, { amount: sql`${count} * ${price}`, count }, now),
+    ...refundCountStatements(
+      campaign.accountId,
+      refundId,
+      { amount: sql`${count} * ${price}`, count, cause: { campaignId: campaign.id } },
+      now,
+    ),
     sql`UPDATE campaign_recipients SET status = 'failed', reason = ${reason} WHERE ${waiting} AND ${made}`,
     sql`UPDATE campaigns SET refunded = refunded + ${refunded.amount}, queued = queued - ${refunded.count},
         failed = failed + ${refunded.count}, updated_at = ${now}

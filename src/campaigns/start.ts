@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { charge } from "../billing/ledger";
+import { priceOf } from "../billing/prices";
 import { readConfig } from "../config";
 import type { Db } from "../db/client";
 import { findCampaign } from "../db/queries/campaigns";
@@ -8,7 +9,6 @@ import { type CampaignRow, campaigns } from "../db/schema";
 import { ApiError } from "../errors";
 import { publishEvents } from "../events/publish";
 import { eventsForRows, recordedIn } from "../events/record";
-import { priceOf } from "../messages/send";
 import { campaignFrom, mayMove } from "./lifecycle";
 import { queueMaterialise } from "./materialise";
 
@@ -53,6 +53,7 @@ export async function startCampaign(env: Env, db: Db, accountId: string, id: str
     const status = billable === 0 ? "completed" : scheduled ? "scheduled" : "running";
     const chargeId = crypto.randomUUID();
     const charged = await charge(
+      env,
       db,
       {
         id: chargeId,
@@ -60,6 +61,7 @@ export async function startCampaign(env: Env, db: Db, accountId: string, id: str
         amount,
         messageCount: billable,
         now,
+        cause: { campaignId: id },
         guard: sql`EXISTS (SELECT 1 FROM campaigns WHERE id = ${id} AND account_id = ${accountId}
           AND ${campaignFrom("start")} AND total = ${campaign.total}) AND ${optedOut} = ${skipped}`,
       },

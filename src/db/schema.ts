@@ -10,6 +10,11 @@ export const accounts = sqliteTable(
     id: text().primaryKey(),
     name: text().notNull(),
     balance: integer().notNull().default(0),
+    /**
+     * Minor units, or null for no alert: a charge that takes the balance from at least this to
+     * below it records `account.balance_low` (src/billing/ledger.ts).
+     */
+    lowBalanceThreshold: integer(),
     createdAt: integer().notNull(),
     updatedAt: integer().notNull(),
   },
@@ -39,7 +44,12 @@ export const apiKeys = sqliteTable(
   (t) => [uniqueIndex("api_keys_key_hash").on(t.keyHash), index("api_keys_account").on(t.accountId)],
 );
 
-/** Every change of an account's balance, with the balance after it. */
+/**
+ * Every change of an account's balance, with the balance after it and what caused it: the
+ * messages it paid for or refunded (theirs `charge_id` / `refund_id` name the entry), and the
+ * campaign or OTP behind it, or the operator's note on a credit (set by src/billing/ledger.ts's
+ * callers).
+ */
 export const ledgerEntries = sqliteTable(
   "ledger_entries",
   {
@@ -53,9 +63,19 @@ export const ledgerEntries = sqliteTable(
     balanceAfter: integer().notNull(),
     /** How many messages a charge or refund covers (0 for credits). */
     messageCount: integer().notNull().default(0),
+    /** The campaign a charge or refund is for (a refund of messages: when all are of one campaign). */
+    campaignId: text(),
+    /** The OTP a charge or refund is for (as for `campaign_id`). */
+    otpId: text(),
+    /** A credit's note (the admin API's `description`, or `Opening balance`); null otherwise. */
+    description: text(),
     createdAt: integer().notNull(),
   },
-  (t) => [index("ledger_entries_account").on(t.accountId, t.createdAt)],
+  // Keyset paging of the ledger, newest first: all of it, or one kind (GET /v1/account/ledger).
+  (t) => [
+    index("ledger_entries_account").on(t.accountId, t.createdAt, t.id),
+    index("ledger_entries_account_kind").on(t.accountId, t.kind, t.createdAt, t.id),
+  ],
 );
 
 /** Read model of the session Durable Objects: only the session's own object writes a row here. */
@@ -174,7 +194,9 @@ export const messages = sqliteTable(
     index("messages_unaccepted")
       .on(t.updatedAt)
       .where(sql`${t.status} IN ('queued', 'scheduled') AND ${t.acceptedAt} IS NULL`),
-    index("messages_refund").on(t.refundId),
+    // A ledger entry's messages in send order, read from the index alone (GET /v1/account/ledger).
+    index("messages_charge").on(t.chargeId, t.sendIndex, t.id),
+    index("messages_refund").on(t.refundId, t.sendIndex, t.id),
     index("messages_campaign").on(t.campaignId, t.status),
   ],
 );
@@ -505,6 +527,33 @@ export const optOuts = sqliteTable(
 );
 
 export type OptOutRow = typeof optOuts.$inferSelect;
+
+/**
+ * Running counters of an account's outgoing messages per UTC hour (`hour`, epoch ms of its start,
+ * by the message's `created_at`) and type: how many are in each status now, what they cost and
+ * what of that was refunded (minor units). Kept by triggers on `messages` (migrations/0014), in
+ * the statement that inserts a message or moves its status, so they are exact by construction
+ * and cost no statement of their own; `GET /v1/account/usage` reads them, never the messages.
+ */
+export const accountUsage = sqliteTable(
+  "account_usage",
+  {
+    accountId: text().notNull(),
+    hour: integer().notNull(),
+    type: text({ enum: ["text", "image", "video", "audio", "document"] }).notNull(),
+    queued: integer().notNull().default(0),
+    scheduled: integer().notNull().default(0),
+    sent: integer().notNull().default(0),
+    delivered: integer().notNull().default(0),
+    read: integer().notNull().default(0),
+    failed: integer().notNull().default(0),
+    cost: integer().notNull().default(0),
+    refunded: integer().notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.hour, t.type] })],
+);
+
+export type AccountUsageRow = typeof accountUsage.$inferSelect;
 
 export type MessageRow = typeof messages.$inferSelect;
 export type MessageType = MessageRow["type"];

@@ -16,6 +16,10 @@
  * - `campaign.started` / `campaign.completed` / `campaign.cancelled`: a campaign began sending
  *   (at start, or when a scheduled one's time came), has nothing left to send, or was cancelled
  *   (src/campaigns/lifecycle.ts); `data` is the Campaign with its statistics at that moment.
+ * - `account.balance_low`: a charge took the balance from at least the account's
+ *   `low_balance_threshold` to below it (src/billing/ledger.ts); once per crossing: it is recorded
+ *   again only after a credit or refund has lifted the balance back to the threshold or above and
+ *   a charge crosses it again. `data` is the Account as `GET /v1/account` shows it after the charge.
  */
 export const EVENT_TYPES = [
   "message.sent",
@@ -30,6 +34,7 @@ export const EVENT_TYPES = [
   "campaign.started",
   "campaign.completed",
   "campaign.cancelled",
+  "account.balance_low",
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

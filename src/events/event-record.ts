@@ -1,3 +1,4 @@
+import { accountOfSnapshot, toAccountRecord } from "../accounts/account-record";
 import { campaignRowOfSnapshot, toCampaignRecord } from "../campaigns/campaign-record";
 import type { EventRow, MessageRow } from "../db/schema";
 import { qrPngDataUri } from "../lib/qr-png";
@@ -38,5 +39,9 @@ function dataOf(row: EventRow): Record<string, unknown> {
   if (row.type.startsWith("otp.")) return toOtpRecord(snapshot as OtpRow, row.createdAt);
   if (row.type.startsWith("campaign."))
     return toCampaignRecord(campaignRowOfSnapshot(snapshot), row.createdAt);
+  if (row.type.startsWith("account.")) {
+    const { row: account, prices } = accountOfSnapshot(snapshot);
+    return toAccountRecord(account, prices);
+  }
   return snapshot;
 }

@@ -1,5 +1,6 @@
 import { getTableColumns, type SQL, sql } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
+import { accounts } from "../db/schema";
 import type { EventType } from "./catalogue";
 
 // Events are written in the same D1 batch as the change they record (a transactional outbox):
@@ -32,6 +33,26 @@ export function eventsForRows(type: EventType, table: SQLiteTable, where: SQL): 
   return sql`INSERT OR IGNORE INTO events (id, account_id, type, dedupe_key, snapshot, created_at)
     SELECT ${NEW_EVENT_ID}, account_id, ${type}, ${`${type}:`} || id, ${rowJson(table)}, updated_at
     FROM ${table} WHERE ${where}
+    ${RETURNING_RECORDED}`;
+}
+
+/**
+ * The statement that records a `type` event for account `accountId` when `where` holds of its row
+ * at this point of the batch. The snapshot is the row with `extra` merged in (what rendering it
+ * needs beyond the row, e.g. the prices of the moment); the event's time is the row's
+ * `updated_at`, which the change set. `dedupeKey` names the change (`<type>:<what caused it>`),
+ * so the same change applied again records nothing.
+ */
+export function eventForAccount(
+  type: EventType,
+  accountId: string,
+  where: SQL,
+  dedupeKey: string,
+  extra: Record<string, unknown>,
+): SQL {
+  return sql`INSERT OR IGNORE INTO events (id, account_id, type, dedupe_key, snapshot, created_at)
+    SELECT ${NEW_EVENT_ID}, id, ${type}, ${dedupeKey}, json_patch(${rowJson(accounts)}, ${JSON.stringify(extra)}), updated_at
+    FROM accounts WHERE id = ${accountId} AND ${where}
     ${RETURNING_RECORDED}`;
 }
 

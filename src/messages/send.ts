@@ -1,5 +1,6 @@
 import { charge } from "../billing/ledger";
-import { type Config, readConfig } from "../config";
+import { priceOf } from "../billing/prices";
+import { readConfig } from "../config";
 import type { Db } from "../db/client";
 import { findAccount } from "../db/queries/accounts";
 import { insertOutgoingStatement, type NewMessages, outgoingRows } from "../db/queries/messages";
@@ -38,18 +39,6 @@ export interface SendResult {
   balance: number;
 }
 
-/** The configured price of one message of `type`, in minor units. */
-export function priceOf(config: Config, type: MessageType): number {
-  const prices: Record<MessageType, number> = {
-    text: config.PRICE_TEXT,
-    image: config.PRICE_IMAGE,
-    video: config.PRICE_VIDEO,
-    audio: config.PRICE_AUDIO,
-    document: config.PRICE_DOCUMENT,
-  };
-  return prices[type];
-}
-
 /**
  * Sends a message to one or many recipients (interface document §4.2; README, Sending messages):
  * checks that the session is the account's and connected, charges the account and creates the rows
@@ -85,6 +74,7 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
   };
   const count = toSend.recipients.length;
   const charged = await charge(
+    env,
     db,
     {
       id: toSend.chargeId,
@@ -92,6 +82,7 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
       amount: price * count,
       messageCount: count,
       now: toSend.now,
+      cause: { otpId: toSend.otpId },
     },
     (condition) => [insertOutgoingStatement(toSend, condition)],
   );

@@ -128,20 +128,21 @@ export function failMoves(
  * all `sent` moves of a batch are one UPDATE (and one event statement), and a move by ids is one
  * statement however many ids it holds.
  *
- * Campaign statistics follow the status in the same statements (the `messages_campaign_stats`
- * trigger, migrations/0013). `campaignIds` names the campaigns the moves may have finished: they
+ * Campaign statistics and the account's usage counters follow the status in the same statements
+ * (the `messages_campaign_stats` and `messages_usage_status` triggers, migrations/0013 and 0014). `campaignIds` names the campaigns the moves may have finished: they
  * complete in the same batch when nothing of theirs is left to send (src/campaigns/lifecycle.ts).
  *
  * Once the batch has committed, its new events are published for webhook delivery.
  *
- * @returns per move, how many messages it moved (every `sent` move gives the count of their
- *   shared statement).
+ * @returns per move, whether it moved any message (every `sent` move gives the answer of their
+ *   shared statement). Not a count: D1's `meta.changes` is the rows a statement wrote, those its
+ *   triggers wrote included, so it is 0 exactly when the move changed nothing.
  */
 export async function applyMoves(
   env: { DB: D1Database; WEBHOOK_QUEUE: Queue },
   moves: MessageMove[],
   options: { campaignIds?: string[] } = {},
-): Promise<number[]> {
+): Promise<boolean[]> {
   if (moves.length === 0) return [];
   const statements: SQL[] = [];
   const firstOf: number[] = [];
@@ -162,7 +163,7 @@ export async function applyMoves(
   const results = await batchSql(createDb(env.DB), statements);
   // Only the event statements of a moves batch return rows.
   await publishEvents(env, recordedIn(results, [...results.keys()]));
-  return firstOf.map((index) => results[index]?.meta.changes ?? 0);
+  return firstOf.map((index) => (results[index]?.meta.changes ?? 0) > 0);
 }
 
 export type SentMove = Extract<MessageMove, { kind: "sent" }>;

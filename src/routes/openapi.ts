@@ -60,6 +60,18 @@ export function problems(...codes: ErrorCode[]) {
   return responses;
 }
 
+/**
+ * A decimal amount of money in major units, as the API shows balances (at most 2 decimals; stored
+ * as integer minor units, lib/money.ts), from `min` to 1,000,000,000.
+ */
+export const moneyAmount = (min: number) =>
+  z
+    .number()
+    .min(min)
+    .max(1_000_000_000)
+    .refine((n) => Math.abs(Math.round(n * 100) - n * 100) < 1e-6, "at most 2 decimal places")
+    .openapi({ example: 50 });
+
 /** `{ content: { "application/json": { schema } }, description }` for a JSON response or body. */
 export function json<T extends z.ZodType>(schema: T, description: string) {
   return { content: { "application/json": { schema } }, description };

@@ -20,6 +20,7 @@ export async function createAccount(
     id: crypto.randomUUID(),
     name: input.name,
     balance: 0,
+    lowBalanceThreshold: null,
     createdAt: now,
     updatedAt: now,
   };
@@ -34,5 +35,24 @@ export async function createAccount(
 
 export async function findAccount(db: Db, id: string): Promise<AccountRow | null> {
   const [row] = await db.select().from(accounts).where(eq(accounts.id, id)).limit(1);
+  return row ?? null;
+}
+
+/**
+ * Changes an account's name and low-balance threshold (minor units, or null for no alert); a field
+ * left undefined keeps its value.
+ * @returns the account after the change, or null for an unknown account.
+ */
+export async function updateAccount(
+  db: Db,
+  id: string,
+  changes: { name?: string; lowBalanceThreshold?: number | null },
+  now: number,
+): Promise<AccountRow | null> {
+  const [row] = await db
+    .update(accounts)
+    .set({ name: changes.name, lowBalanceThreshold: changes.lowBalanceThreshold, updatedAt: now })
+    .where(eq(accounts.id, id))
+    .returning();
   return row ?? null;
 }

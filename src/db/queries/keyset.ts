@@ -1,10 +1,10 @@
-import { asc, desc, type SQL, sql } from "drizzle-orm";
+import { asc, desc, gte, lte, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Cursor } from "../../lib/cursor";
 
 // Keyset paging on `(created_at, id)`, newest first, shared by the lists that page that way
-// (messages, events): each page query reads at most `limit + 1` rows from an index ending in
-// `(created_at, id)`; a `prev` cursor reads oldest first and the page is turned round.
+// (messages, events, the ledger): each page query reads at most `limit + 1` rows from an index
+// ending in `(created_at, id)`; a `prev` cursor reads oldest first and the page is turned round.
 
 /** A table's keyset columns. */
 export interface KeysetColumns {
@@ -17,6 +17,36 @@ export function beyond(columns: KeysetColumns, cursor: Cursor): SQL {
   return cursor.direction === "prev"
     ? sql`(${columns.createdAt}, ${columns.id}) > (${cursor.createdAt}, ${cursor.id})`
     : sql`(${columns.createdAt}, ${columns.id}) < (${cursor.createdAt}, ${cursor.id})`;
+}
+
+/**
+ * The conditions that place a page: beyond `cursor` (when given) and within the inclusive epoch-ms
+ * bounds `from`/`to` on `created_at`. SQLite seeks an index range with one bound per side. The
+ * cursor and `to` (reading forward) or `from` (reading back) bound the same side, and a planner
+ * that picks the time bound reads every row between it and the cursor; so only the tighter of the
+ * two is kept (it implies the other, so the rows are the same).
+ */
+export function pageWindow(
+  columns: KeysetColumns,
+  cursor: Cursor | null,
+  bounds: { from?: number; to?: number },
+): SQL[] {
+  const where: SQL[] = [];
+  let { from, to } = bounds;
+  if (cursor) {
+    const backwards = cursor.direction === "prev";
+    const keysetIsTighter = backwards
+      ? from === undefined || cursor.createdAt >= from
+      : to === undefined || cursor.createdAt <= to;
+    if (keysetIsTighter) {
+      if (backwards) from = undefined;
+      else to = undefined;
+      where.push(beyond(columns, cursor));
+    }
+  }
+  if (from !== undefined) where.push(gte(columns.createdAt, from));
+  if (to !== undefined) where.push(lte(columns.createdAt, to));
+  return where;
 }
 
 /** ORDER BY of a page read in `cursor`'s direction (newest first without one). */

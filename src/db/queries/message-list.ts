@@ -1,8 +1,8 @@
-import { and, eq, gte, inArray, lte, type SQL } from "drizzle-orm";
+import { and, eq, inArray, type SQL } from "drizzle-orm";
 import type { Cursor } from "../../lib/cursor";
 import type { Db } from "../client";
 import { type MessageRow, type MessageStatus, type MessageType, messages } from "../schema";
-import { beyond, pageOf, readOrder } from "./keyset";
+import { pageOf, pageWindow, readOrder } from "./keyset";
 
 /** The list's filters, normalised: E.164 numbers, a lower-case session uuid, epoch ms bounds. */
 export interface MessageFilters {
@@ -41,24 +41,7 @@ export function buildListQuery(db: Db, accountId: string, query: ListQuery) {
   if (filters.direction) where.push(eq(messages.direction, filters.direction));
   if (filters.type) where.push(eq(messages.type, filters.type));
   if (filters.sessionId) where.push(eq(messages.chatappSessionId, filters.sessionId));
-  const backwards = cursor?.direction === "prev";
-  // SQLite seeks an index range with one bound per side. The cursor and `time_to` (reading
-  // forward) or `time_from` (reading back) bound the same side, and a planner that picks the time
-  // bound reads every row between it and the cursor; so only the tighter of the two is kept (it
-  // implies the other, so the rows are the same).
-  let { timeFrom, timeTo } = filters;
-  if (cursor) {
-    const keysetIsTighter = backwards
-      ? timeFrom === undefined || cursor.createdAt >= timeFrom
-      : timeTo === undefined || cursor.createdAt <= timeTo;
-    if (keysetIsTighter) {
-      if (backwards) timeFrom = undefined;
-      else timeTo = undefined;
-      where.push(beyond(messages, cursor));
-    }
-  }
-  if (timeFrom !== undefined) where.push(gte(messages.createdAt, timeFrom));
-  if (timeTo !== undefined) where.push(lte(messages.createdAt, timeTo));
+  where.push(...pageWindow(messages, cursor, { from: filters.timeFrom, to: filters.timeTo }));
   return db
     .select()
     .from(messages)

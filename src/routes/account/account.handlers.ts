@@ -1,35 +1,118 @@
 import type { RouteHandler } from "@hono/zod-openapi";
+import { toAccountRecord } from "../../accounts/account-record";
+import { toLedgerRecord } from "../../billing/ledger-record";
+import { pricesOf } from "../../billing/prices";
 import { readConfig } from "../../config";
-import { findAccount } from "../../db/queries/accounts";
+import { findAccount, updateAccount } from "../../db/queries/accounts";
+import { listLedger } from "../../db/queries/ledger";
+import { usageBuckets } from "../../db/queries/usage";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
-import { fromMinor } from "../../lib/money";
+import { fromMinor, toMinor } from "../../lib/money";
 import { formatTimestamp } from "../../lib/time";
-import { MESSAGE_TYPES, type MessageType } from "../../messages/message-record";
-import { priceOf } from "../../messages/send";
+import { pageLinks } from "../paging";
 import type * as routes from "./account.routes";
+import { type Granularity, USAGE_RANGES } from "./account.schemas";
+
+// The key was live a moment ago; an account gone since is as good as unknown.
+const noAccount = () => new ApiError("not_found", "No such account.");
 
 export const show: RouteHandler<typeof routes.show, AppEnv> = async (c) => {
   const account = await findAccount(c.var.db, c.var.principal.accountId);
-  // The key was live a moment ago; an account gone since is as good as unknown.
-  if (!account) throw new ApiError("not_found", "No such account.");
-  const config = readConfig(c.env);
-  const prices = Object.fromEntries(
-    MESSAGE_TYPES.map((type) => [type, fromMinor(priceOf(config, type))]),
-  ) as Record<MessageType, number>;
+  if (!account) throw noAccount();
+  const data = toAccountRecord(account, pricesOf(readConfig(c.env)));
+  return c.json({ success: true as const, data }, 200);
+};
+
+export const update: RouteHandler<typeof routes.update, AppEnv> = async (c) => {
+  const body = c.req.valid("json");
+  const threshold = body.low_balance_threshold;
+  const account = await updateAccount(
+    c.var.db,
+    c.var.principal.accountId,
+    {
+      name: body.name,
+      lowBalanceThreshold: threshold === undefined || threshold === null ? threshold : toMinor(threshold),
+    },
+    Date.now(),
+  );
+  if (!account) throw noAccount();
+  const data = toAccountRecord(account, pricesOf(readConfig(c.env)));
+  return c.json({ success: true as const, data }, 200);
+};
+
+export const ledger: RouteHandler<typeof routes.ledger, AppEnv> = async (c) => {
+  const params = c.req.valid("query");
+  const query = {
+    kinds: params["filter[kind]"] ?? [],
+    timeFrom: params.time_from,
+    timeTo: params.time_to,
+    limit: params.limit,
+    cursor: params.cursor ?? null,
+  };
+  const { rows, more } = await listLedger(c.var.db, c.var.principal.accountId, query);
+  return c.json(
+    {
+      success: true as const,
+      data: rows.map(toLedgerRecord),
+      ...pageLinks(c, rows, { limit: query.limit, cursor: query.cursor, more }),
+    },
+    200,
+  );
+};
+
+export const usage: RouteHandler<typeof routes.usage, AppEnv> = async (c) => {
+  const { time_from, time_to, granularity } = c.req.valid("query");
+  const range = usageRange(time_from, time_to, granularity);
+  const rows = await usageBuckets(c.var.db, c.var.principal.accountId, range);
   return c.json(
     {
       success: true as const,
       data: {
-        id: account.id,
-        name: account.name,
-        balance: fromMinor(account.balance),
-        remaining_messages: Math.floor(account.balance / priceOf(config, "text")),
-        prices,
-        created_at: formatTimestamp(account.createdAt),
-        updated_at: formatTimestamp(account.updatedAt),
+        granularity,
+        time_from: formatTimestamp(range.from),
+        time_to: formatTimestamp(range.to),
+        buckets: rows.map((row) => ({
+          start: formatTimestamp(row.start),
+          type: row.type,
+          counts: {
+            queued: row.queued,
+            scheduled: row.scheduled,
+            sent: row.sent,
+            delivered: row.delivered,
+            read: row.read,
+            failed: row.failed,
+          },
+          cost: fromMinor(row.cost),
+          refunded: fromMinor(row.refunded),
+        })),
       },
     },
     200,
   );
 };
+
+/**
+ * The buckets a usage request covers: `[from, to)` in epoch ms, `time_from` rounded down and
+ * `time_to` rounded up to the granularity (UTC hours or days), and the bucket size.
+ * @throws ApiError `time_range_invalid` (422) when `time_to` is not after `time_from`, or the
+ *   range spans more days than the granularity allows ({@link USAGE_RANGES}).
+ */
+function usageRange(timeFrom: number, timeTo: number, granularity: Granularity) {
+  if (timeTo <= timeFrom) {
+    throw new ApiError("time_range_invalid", "time_to must be after time_from.", {
+      fields: { time_to: ["must be after time_from"] },
+    });
+  }
+  const { bucketMs, maxDays } = USAGE_RANGES[granularity];
+  const from = Math.floor(timeFrom / bucketMs) * bucketMs;
+  const to = Math.ceil(timeTo / bucketMs) * bucketMs;
+  if (to - from > maxDays * USAGE_RANGES.day.bucketMs) {
+    throw new ApiError(
+      "time_range_invalid",
+      `A usage range by ${granularity} spans at most ${maxDays} days (after rounding to whole ${granularity}s).`,
+      { fields: { time_to: [`at most ${maxDays} days after time_from`] } },
+    );
+  }
+  return { from, to, bucketMs };
+}

@@ -28,7 +28,7 @@ export const createAccount: RouteHandler<typeof routes.createAccount, AppEnv> = 
   const balance = toMinor(body.balance ?? 0);
   const now = Date.now();
   const { account, apiKey } = await insertAccount(c.var.db, { name: body.name }, now, (id) =>
-    balance > 0 ? creditStatements(id, balance, now) : [],
+    balance > 0 ? creditStatements(id, balance, now, "Opening balance") : [],
   );
   return c.json(
     { success: true as const, data: { account: toAccountRecord({ ...account, balance }), api_key: apiKey } },
@@ -57,7 +57,14 @@ export const revokeKey: RouteHandler<typeof routes.revokeKey, AppEnv> = async (c
 
 export const credit: RouteHandler<typeof routes.credit, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
-  const balance = await creditBalance(c.var.db, id, toMinor(c.req.valid("json").amount), Date.now());
+  const body = c.req.valid("json");
+  const balance = await creditBalance(
+    c.var.db,
+    id,
+    toMinor(body.amount),
+    Date.now(),
+    body.description ?? null,
+  );
   const account = balance === null ? null : await findAccount(c.var.db, id);
   if (!account) throw noAccount();
   return c.json({ success: true as const, data: { account: toAccountRecord(account) } }, 200);

@@ -1,15 +1,11 @@
 import { z } from "@hono/zod-openapi";
 import { ApiKeyPlaintext } from "../api-keys/api-keys.schemas";
+import { moneyAmount as amount } from "../openapi";
 
-/** A decimal amount in major units with at most 2 decimals (stored as integer minor units). */
-const amount = (min: number) =>
-  z
-    .number()
-    .min(min)
-    .max(1_000_000_000)
-    .refine((n) => Math.abs(Math.round(n * 100) - n * 100) < 1e-6, "at most 2 decimal places")
-    .openapi({ example: 50 });
-
+/**
+ * An account as the admin API shows it. Its own component name: `Account` is the owner's view
+ * (`GET /v1/account`), and two schemas under one name would leave one of them documented wrongly.
+ */
 export const AccountSchema = z
   .object({
     id: z.uuid(),
@@ -18,13 +14,19 @@ export const AccountSchema = z
     created_at: z.string(),
     updated_at: z.string(),
   })
-  .openapi("Account");
+  .openapi("AdminAccount");
 
 export const CreateAccountBody = z.strictObject({
   name: z.string().trim().min(1).max(100),
   balance: amount(0).optional(),
 });
-export const CreditBody = z.strictObject({ amount: amount(0.01) });
+export const CreditBody = z.strictObject({
+  amount: amount(0.01),
+  description: z.string().trim().min(1).max(200).optional().openapi({
+    description: "A note kept with the credit, shown as its `source.description` in the account's ledger.",
+    example: "Invoice 2026-114",
+  }),
+});
 
 export const CreatedAccountSchema = z.object({
   success: z.literal(true),

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { EVENT_TYPES, type EventType } from "../../events/catalogue";
+import { AccountSchema } from "../account/account.schemas";
 import { CampaignSchema } from "../campaigns/campaigns.schemas";
 import { MessageSchema } from "../messages/messages.schemas";
 import { OtpSchema } from "../otp/otp.schemas";
@@ -33,7 +34,8 @@ export const EventSchema = z
     data: z.record(z.string(), z.unknown()).openapi({
       description:
         "The object after the change, in the shape its own GET returns: a Message (`message.*`), a Session " +
-        "(`session.status_changed`), `{session, qr_code}` (`session.qr_updated`) or an OTP (`otp.*`).",
+        "(`session.status_changed`), `{session, qr_code}` (`session.qr_updated`), an OTP (`otp.*`), a Campaign " +
+        "(`campaign.*`) or the Account (`account.balance_low`).",
     }),
   })
   .openapi("Event");
@@ -65,6 +67,7 @@ export const EVENT_DATA: Record<EventType, z.ZodType> = {
   "campaign.started": CampaignSchema,
   "campaign.completed": CampaignSchema,
   "campaign.cancelled": CampaignSchema,
+  "account.balance_low": AccountSchema,
 };
 
 /** The event of one type as it is listed and delivered: `{ id, type, created_at, data }`. */

@@ -1,0 +1,41 @@
+import type { AccountRow } from "../db/queries/accounts";
+import type { MessageType } from "../db/schema";
+import { fromMinor } from "../lib/money";
+import { formatTimestamp } from "../lib/time";
+import { MESSAGE_TYPES } from "../messages/message-record";
+
+/**
+ * The caller's own account as `GET /v1/account` shows it (`Account` in the OpenAPI document), with
+ * `prices` (minor units per message type) as configured when it is shown, or for an event when
+ * the event happened: money in major units; `remaining_messages` is how many messages of each
+ * type the balance covers (a part-message rounds down); `low_balance_threshold` is null when the
+ * alert is off.
+ */
+export function toAccountRecord(row: AccountRow, prices: Record<MessageType, number>) {
+  const per = <T>(value: (type: MessageType) => T) =>
+    Object.fromEntries(MESSAGE_TYPES.map((type) => [type, value(type)])) as Record<MessageType, T>;
+  return {
+    id: row.id,
+    name: row.name,
+    balance: fromMinor(row.balance),
+    remaining_messages: per((type) => Math.floor(row.balance / prices[type])),
+    low_balance_threshold: row.lowBalanceThreshold === null ? null : fromMinor(row.lowBalanceThreshold),
+    prices: per((type) => fromMinor(prices[type])),
+    created_at: formatTimestamp(row.createdAt),
+    updated_at: formatTimestamp(row.updatedAt),
+  };
+}
+
+export type AccountRecord = ReturnType<typeof toAccountRecord>;
+
+/**
+ * The account row and prices an `account.*` event's snapshot holds (src/events/record.ts,
+ * `eventForAccount`: the row's columns as Drizzle reads them, and `prices`).
+ */
+export function accountOfSnapshot(snapshot: Record<string, unknown>): {
+  row: AccountRow;
+  prices: Record<MessageType, number>;
+} {
+  const { prices, ...row } = snapshot as AccountRow & { prices: Record<MessageType, number> };
+  return { row, prices };
+}

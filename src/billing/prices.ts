@@ -1,0 +1,18 @@
+import type { Config } from "../config";
+import type { MessageType } from "../db/schema";
+
+/** Price of one message of each type, in minor units (the `PRICE_*` variables, README, Configuration). */
+export function pricesOf(config: Config): Record<MessageType, number> {
+  return {
+    text: config.PRICE_TEXT,
+    image: config.PRICE_IMAGE,
+    video: config.PRICE_VIDEO,
+    audio: config.PRICE_AUDIO,
+    document: config.PRICE_DOCUMENT,
+  };
+}
+
+/** The configured price of one message of `type`, in minor units. */
+export function priceOf(config: Config, type: MessageType): number {
+  return pricesOf(config)[type];
+}

@@ -1,0 +1,343 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { applyMoves, failMoves } from "../src/messages/status";
+import { command, createCampaign, recipients, waitForCampaign } from "./campaign-fixtures";
+import { call, createAccount, expectProblem } from "./helpers";
+import { connectedSession, seedMessages, sendText, waitForMessages } from "./message-fixtures";
+
+// GET /v1/account/usage and the counters behind it (table `account_usage`), which triggers on
+// `messages` keep in the statement that inserts a message or moves its status (migrations/0014).
+
+const HOUR = 3_600_000;
+const STATUSES = ["queued", "scheduled", "sent", "delivered", "read", "failed"] as const;
+
+interface Counters {
+  hour: number;
+  type: string;
+  queued: number;
+  scheduled: number;
+  sent: number;
+  delivered: number;
+  read: number;
+  failed: number;
+  cost: number;
+  refunded: number;
+}
+
+interface Bucket {
+  start: string;
+  type: string;
+  counts: Record<(typeof STATUSES)[number], number>;
+  cost: number;
+  refunded: number;
+}
+
+interface Usage {
+  success: true;
+  data: { granularity: string; time_from: string; time_to: string; buckets: Bucket[] };
+}
+
+/** The account's counters, as stored. */
+async function counters(accountId: string): Promise<Counters[]> {
+  const { results } = await env.DB.prepare(
+    `SELECT hour, type, queued, scheduled, sent, delivered, "read", failed, cost, refunded
+     FROM account_usage WHERE account_id = ? ORDER BY hour, type`,
+  )
+    .bind(accountId)
+    .all<Counters>();
+  return results;
+}
+
+/** The same counters recounted from the account's outgoing message rows. */
+async function recount(accountId: string): Promise<Counters[]> {
+  const { results } = await env.DB.prepare(
+    `SELECT created_at - created_at % 3600000 AS hour, type, SUM(status = 'queued') AS queued,
+       SUM(status = 'scheduled') AS scheduled, SUM(status = 'sent') AS sent, SUM(status = 'delivered') AS delivered,
+       SUM(status = 'read') AS "read", SUM(status = 'failed') AS failed, SUM(cost) AS cost,
+       SUM(CASE WHEN refund_id IS NULL THEN 0 ELSE cost END) AS refunded
+     FROM messages WHERE account_id = ? AND direction = 'outgoing'
+     GROUP BY created_at - created_at % 3600000, type ORDER BY hour, type`,
+  )
+    .bind(accountId)
+    .all<Counters>();
+  return results;
+}
+
+const usage = (key: string, query: string) => call<Usage>("GET", `/v1/account/usage?${query}`, { key });
+
+const iso = (ms: number) => new Date(ms).toISOString().replace("Z", "000Z");
+
+/** A bucket as the API shows it, with zero counts unless given. */
+const bucket = (
+  start: string,
+  type: string,
+  counts: Partial<Bucket["counts"]>,
+  cost: number,
+  refunded = 0,
+): Bucket => ({
+  start,
+  type,
+  counts: { queued: 0, scheduled: 0, sent: 0, delivered: 0, read: 0, failed: 0, ...counts },
+  cost,
+  refunded,
+});
+
+describe("usage counters", () => {
+  it("equal a recount of the messages as they are sent, read, failed and refunded; incoming ones are not counted", async () => {
+    const { key, accountId } = await createAccount(10);
+    const session = await connectedSession(key);
+    const texts = await sendText(key, session.id, ["+14155552671", "+14155552672", "+14155550000"], {
+      delay_between: 0,
+    });
+    const image = await call<{ data: { messages: { id: string }[] } }>("POST", "/v1/chatapp/messages", {
+      key,
+      body: {
+        chatapp_session_id: session.id,
+        to_number: ["+14155552673"],
+        type: "image",
+        media_url: "https://example.com/cat.png",
+        delay_between: 0,
+      },
+    });
+    const later = await sendText(key, session.id, ["+14155552674"], {
+      scheduled_at: new Date(Date.now() + 86_400_000).toISOString(),
+    });
+    expect([texts.status, image.status, later.status]).toEqual([201, 201, 201]);
+    expect(await counters(accountId)).toEqual(await recount(accountId));
+    const inbound = await call("POST", `/sandbox/sessions/${session.id}/inbound`, {
+      key,
+      body: { from_number: "+14155552671", type: "text", content: "Hi!" },
+    });
+    expect(inbound.status).toBe(201);
+
+    const ids = [...texts.body.data.messages, ...image.body.data.messages].map((m) => m.id);
+    await waitForMessages(key, ids, (m) => m.status === "read" || m.status === "failed");
+    const stored = await counters(accountId);
+    expect(stored).toEqual(await recount(accountId));
+
+    // Summed over the buckets (the test may straddle an hour).
+    const now = Date.now();
+    const res = await usage(key, `granularity=hour&time_from=${iso(now - HOUR)}&time_to=${iso(now + HOUR)}`);
+    expect(res.status).toBe(200);
+    expect(res.body.data.buckets.length).toBe(stored.length);
+    const totals: Record<string, Bucket> = {};
+    for (const b of res.body.data.buckets) {
+      const sum = totals[b.type] ?? bucket("", b.type, {}, 0);
+      totals[b.type] = sum;
+      for (const status of STATUSES) sum.counts[status] += b.counts[status];
+      sum.cost = Math.round((sum.cost + b.cost) * 100) / 100;
+      sum.refunded = Math.round((sum.refunded + b.refunded) * 100) / 100;
+    }
+    expect(totals).toEqual({
+      image: bucket("", "image", { read: 1 }, 0.02),
+      text: bucket("", "text", { scheduled: 1, read: 2, failed: 1 }, 0.04, 0.01),
+    });
+  });
+
+  it("equal a recount after a campaign run", async () => {
+    const { key, accountId } = await createAccount(10);
+    const sessions = [(await connectedSession(key)).id, (await connectedSession(key)).id];
+    const draft = await createCampaign(key, {
+      chatapp_session_ids: sessions,
+      recipients: recipients(6),
+      delay_between: 0,
+    });
+    expect((await command(key, draft.id, "start")).status).toBe(200);
+    await waitForCampaign(key, draft.id, (c) => c.stats.read === 6);
+    const stored = await counters(accountId);
+    expect(stored).toEqual(await recount(accountId));
+    expect(stored.reduce((n, row) => n + row.read, 0)).toBe(6);
+  });
+
+  it("count each message in the UTC hour it was created, and move it between statuses as it moves", async () => {
+    const { key, accountId } = await createAccount(10);
+    const session = (await connectedSession(key)).id;
+    const at = (time: string) => Date.parse(`2026-03-0${time}Z`);
+    const seed = (
+      time: string,
+      type: "text" | "image" | "video" = "text",
+      status: "queued" | "scheduled" = "queued",
+    ) => ({
+      accountId,
+      sessionId: session,
+      toNumber: "+14155552671",
+      type,
+      status,
+      createdAt: at(time),
+    });
+    // Seeded rows cost 0.01 each (test/message-fixtures.ts).
+    const [late, failing, sent, , , due] = await seedMessages([
+      seed("1T23:30:00"),
+      seed("2T00:10:00"),
+      seed("2T00:10:00"),
+      seed("2T00:10:00", "image"),
+      seed("2T00:59:59.999"),
+      seed("2T05:00:00", "video", "scheduled"),
+    ]);
+    const now = Date.now();
+    await applyMoves(env, [
+      ...failMoves([{ id: failing ?? "", accountId }], "retries_exhausted", now),
+      {
+        kind: "sent",
+        id: sent ?? "",
+        at: now,
+        providerMessageId: "p-1",
+        fromNumber: null,
+        attempts: 1,
+        gateway: "sandbox",
+      },
+      { kind: "due", target: { ids: [due ?? ""] }, at: now },
+      { kind: "delivered", target: { ids: [late ?? ""] }, at: now, gatewayAt: now },
+    ]);
+    expect(await counters(accountId)).toEqual(await recount(accountId));
+
+    const byHour = await usage(
+      key,
+      "granularity=hour&time_from=2026-03-01T23:00:00Z&time_to=2026-03-02T06:00:00Z",
+    );
+    expect(byHour.body.data).toEqual({
+      granularity: "hour",
+      time_from: "2026-03-01T23:00:00.000000Z",
+      time_to: "2026-03-02T06:00:00.000000Z",
+      buckets: [
+        // The delivered move finds `late` queued: only sent messages are delivered, so it stays.
+        bucket("2026-03-01T23:00:00.000000Z", "text", { queued: 1 }, 0.01),
+        bucket("2026-03-02T00:00:00.000000Z", "image", { queued: 1 }, 0.01),
+        bucket("2026-03-02T00:00:00.000000Z", "text", { queued: 1, sent: 1, failed: 1 }, 0.03, 0.01),
+        bucket("2026-03-02T05:00:00.000000Z", "video", { queued: 1 }, 0.01),
+      ],
+    });
+
+    const byDay = await usage(key, "granularity=day&time_from=2026-03-01&time_to=2026-03-03");
+    expect(byDay.body.data).toEqual({
+      granularity: "day",
+      time_from: "2026-03-01T00:00:00.000000Z",
+      time_to: "2026-03-03T00:00:00.000000Z",
+      buckets: [
+        bucket("2026-03-01T00:00:00.000000Z", "text", { queued: 1 }, 0.01),
+        bucket("2026-03-02T00:00:00.000000Z", "image", { queued: 1 }, 0.01),
+        bucket("2026-03-02T00:00:00.000000Z", "text", { queued: 1, sent: 1, failed: 1 }, 0.03, 0.01),
+        bucket("2026-03-02T00:00:00.000000Z", "video", { queued: 1 }, 0.01),
+      ],
+    });
+    // The day is the sum of its 24 hours.
+    const hoursOfDay = await usage(key, "granularity=hour&time_from=2026-03-02&time_to=2026-03-03");
+    const summed = hoursOfDay.body.data.buckets.reduce(
+      (sum, b) => sum + b.counts.queued + b.counts.sent + b.counts.failed,
+      0,
+    );
+    expect(summed).toBe(5);
+
+    // Bounds round outwards to whole buckets: 00:30–04:59 covers 00:00–05:00, without 05:00's video.
+    const rounded = await usage(
+      key,
+      "granularity=hour&time_from=2026-03-02T00:30:00Z&time_to=2026-03-02T04:59:00Z",
+    );
+    expect(rounded.body.data).toMatchObject({
+      time_from: "2026-03-02T00:00:00.000000Z",
+      time_to: "2026-03-02T05:00:00.000000Z",
+    });
+    expect(rounded.body.data.buckets.map((b) => [b.start, b.type])).toEqual([
+      ["2026-03-02T00:00:00.000000Z", "image"],
+      ["2026-03-02T00:00:00.000000Z", "text"],
+    ]);
+    // Granularity defaults to day.
+    const byDefault = await usage(key, "time_from=2026-03-02&time_to=2026-03-02T12:00:00Z");
+    expect(byDefault.body.data.granularity).toBe("day");
+    expect(byDefault.body.data.buckets).toHaveLength(3);
+  });
+
+  it("show only the caller's messages", async () => {
+    const mine = await createAccount(1);
+    const theirs = await createAccount(1);
+    await seedMessages([
+      {
+        accountId: theirs.accountId,
+        sessionId: null,
+        toNumber: "+14155552671",
+        createdAt: Date.parse("2026-04-01T10:00:00Z"),
+      },
+    ]);
+    const query = "granularity=hour&time_from=2026-04-01&time_to=2026-04-02";
+    expect((await usage(mine.key, query)).body.data.buckets).toEqual([]);
+    expect((await usage(theirs.key, query)).body.data.buckets).toEqual([
+      bucket("2026-04-01T10:00:00.000000Z", "text", { queued: 1 }, 0.01),
+    ]);
+  });
+
+  it("refuses a range that is empty, reversed or too long with 422 time_range_invalid, and bad parameters with 422 validation_failed", async () => {
+    const { key } = await createAccount(1);
+    const invalid: string[] = [
+      "time_from=2026-03-02&time_to=2026-03-02",
+      "time_from=2026-03-02&time_to=2026-03-01",
+      "granularity=hour&time_from=2026-03-01&time_to=2026-04-01T00:00:01Z",
+      "granularity=hour&time_from=2026-03-01T00:30:00Z&time_to=2026-04-01T00:30:00Z",
+      "granularity=day&time_from=2026-01-01&time_to=2027-01-02T00:00:01Z",
+    ];
+    for (const query of invalid) {
+      const problem = expectProblem(await usage(key, query), 422, "time_range_invalid");
+      expect(Object.keys(problem.errors as object)).toEqual(["time_to"]);
+    }
+    expect((await usage(key, "granularity=hour&time_from=2026-03-01&time_to=2026-04-01")).status).toBe(200);
+    expect((await usage(key, "granularity=day&time_from=2026-01-01&time_to=2027-01-02")).status).toBe(200);
+
+    const bad: [string, string][] = [
+      ["granularity=week&time_from=2026-03-01&time_to=2026-03-02", "granularity"],
+      ["time_to=2026-03-02", "time_from"],
+      ["time_from=2026-03-01", "time_to"],
+      ["time_from=yesterday&time_to=2026-03-02", "time_from"],
+    ];
+    for (const [query, field] of bad) {
+      const problem = expectProblem(await usage(key, query), 422, "validation_failed");
+      expect(Object.keys(problem.errors as object)).toEqual([field]);
+    }
+  });
+
+  it("are what the migration's backfill builds from the messages", async () => {
+    const { key, accountId } = await createAccount(1);
+    const session = (await connectedSession(key)).id;
+    await seedMessages(
+      Array.from({ length: 30 }, (_, i) => ({
+        accountId,
+        sessionId: session,
+        toNumber: "+14155552671",
+        type: (["text", "image", "audio"] as const)[i % 3],
+        createdAt: Date.parse("2026-05-01T00:00:00Z") + i * 20 * 60_000,
+      })),
+    );
+    const { results } = await env.DB.prepare(
+      "SELECT id FROM messages WHERE account_id = ? ORDER BY created_at",
+    )
+      .bind(accountId)
+      .all<{ id: string }>();
+    await applyMoves(
+      env,
+      failMoves(
+        results.slice(0, 7).map((r) => ({ id: r.id, accountId })),
+        "retries_exhausted",
+        Date.now(),
+      ),
+    );
+    const migration = env.TEST_MIGRATIONS.find((m) => m.name.startsWith("0014_"));
+    const backfill = migration?.queries.find((q) => q.includes("INSERT INTO `account_usage`"));
+    expect(backfill).toContain("GROUP BY");
+    // Every account's counters before, rebuilt by the backfill alone, and a recount of every
+    // account's messages, read in one transaction.
+    const all = `SELECT account_id, hour, type, queued, scheduled, sent, delivered, "read", failed, cost, refunded`;
+    const [stored, , , rebuilt, recounted] = await env.DB.batch([
+      env.DB.prepare(`${all} FROM account_usage ORDER BY 1, 2, 3`),
+      env.DB.prepare("DELETE FROM account_usage"),
+      env.DB.prepare(backfill ?? ""),
+      env.DB.prepare(`${all} FROM account_usage ORDER BY 1, 2, 3`),
+      env.DB.prepare(`SELECT account_id, created_at - created_at % 3600000 AS hour, type, SUM(status = 'queued') AS queued,
+          SUM(status = 'scheduled') AS scheduled, SUM(status = 'sent') AS sent, SUM(status = 'delivered') AS delivered,
+          SUM(status = 'read') AS "read", SUM(status = 'failed') AS failed, SUM(cost) AS cost,
+          SUM(CASE WHEN refund_id IS NULL THEN 0 ELSE cost END) AS refunded
+        FROM messages WHERE direction = 'outgoing' GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`),
+    ]);
+    expect(rebuilt?.results).toEqual(stored?.results);
+    expect(recounted?.results).toEqual(stored?.results);
+    expect(stored?.results.length).toBeGreaterThan(10);
+    expect((await counters(accountId)).reduce((n, row) => n + row.failed, 0)).toBe(7);
+  });
+});
