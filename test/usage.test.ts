@@ -318,7 +318,7 @@ describe("usage counters", () => {
         Date.now(),
       ),
     );
-    const migration = env.TEST_MIGRATIONS.find((m) => m.name.startsWith("0014_"));
+    const migration = env.TEST_MIGRATIONS.find((m) => m.name.endsWith("_account_usage.sql"));
     const backfill = migration?.queries.find((q) => q.includes("INSERT INTO `account_usage`"));
     expect(backfill).toContain("GROUP BY");
     // Every account's counters before, rebuilt by the backfill alone, and a recount of every
