@@ -416,9 +416,11 @@ describe("OpenAPI document", () => {
       "201",
       "400",
       "401",
+      "403",
       "413",
       "415",
       "422",
+      "429",
       "500",
     ]);
     const record = res.body.components.schemas.OptOut?.properties ?? {};
