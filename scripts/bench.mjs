@@ -34,9 +34,13 @@
 //     time to create a 100,000-recipient campaign (one create and 9 adds of 10,000) and start it,
 //     and with --campaign-full its run to the end, with balance, statistics and message rows
 //     agreeing exactly.
+// 11. what authentication costs a request: the key lookup, the per-key rate limit and the scope
+//     check, as the median latency of a 403 for a missing scope against that of /health
+//     (scripts/bench/auth.mjs).
 // Progress goes to stderr, the table to stdout.
 
 import { performance } from "node:perf_hooks";
+import { benchAuthCost } from "./bench/auth.mjs";
 import { benchCampaignLarge, benchCampaignPause, benchCampaignScaling } from "./bench/campaigns.mjs";
 import {
   api,
@@ -69,6 +73,7 @@ async function main() {
   const { apiKey } = await createAccount();
   // Quietest measurements first: pacing and webhook latency see an idle server.
   await benchPacing(apiKey);
+  await benchAuthCost(apiKey);
   await benchReadWebhook();
   await benchFanOut(apiKey);
   await benchAccept(apiKey);
