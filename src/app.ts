@@ -20,7 +20,7 @@ import { eventRoutes, registerEventWebhooks } from "./routes/events/events.index
 import { gatewayEventRoutes } from "./routes/gateway-events/gateway-events.index";
 import { linkRoutes } from "./routes/link/link.index";
 import { messageRoutes } from "./routes/messages/messages.index";
-import { json, withSharedProblems } from "./routes/openapi";
+import { json, publicOperation, TAGS, withSharedProblems } from "./routes/openapi";
 import { optOutRoutes } from "./routes/opt-outs/opt-outs.index";
 import { otpRoutes } from "./routes/otp/otp.index";
 import { createRouter } from "./routes/router";
@@ -32,6 +32,7 @@ import { linkPageGuard } from "./web/link/page-guard";
 
 const healthRoute = createRoute({
   operationId: "getHealth",
+  ...publicOperation,
   tags: ["Health"],
   method: "get",
   path: "/health",
@@ -183,6 +184,13 @@ export function createApp() {
     scheme: "bearer",
     description: "The ADMIN_TOKEN secret.",
   });
+  app.openAPIRegistry.registerComponent("securitySchemes", "WebhookSignature", {
+    type: "apiKey",
+    in: "header",
+    name: "webhook-signature",
+    description:
+      "What a webhook receiver checks: the Standard Webhooks signature (`webhook-id`, `webhook-timestamp`, `webhook-signature`: HMAC-SHA256 with the endpoint's `whsec_` secret), as in README, Webhooks.",
+  });
   registerEventWebhooks(app.openAPIRegistry);
   app.get("/openapi.json", (c) =>
     c.json(
@@ -195,8 +203,11 @@ export function createApp() {
             description:
               "Link chat-application accounts as sessions, send paced messages, and send and verify one-time codes. " +
               "Every error is RFC 9457 `application/problem+json` with a stable `code`.",
+            license: { name: "Proprietary" },
+            contact: { name: "The operator of this deployment" },
           },
           servers: [{ url: new URL(c.req.url).origin }],
+          tags: TAGS,
         }),
       ),
     ),

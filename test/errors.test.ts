@@ -411,6 +411,7 @@ describe("API reference", () => {
       "AdminToken",
       "ApiKey",
       "LinkToken",
+      "WebhookSignature",
     ]);
     expect(res.body.components.schemas).toHaveProperty("Session");
     expect(res.body.components.schemas).toHaveProperty("Problem");

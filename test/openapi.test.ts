@@ -4,6 +4,7 @@ import { call } from "./helpers";
 
 interface Operation {
   operationId?: string;
+  tags?: string[];
   security?: Record<string, string[]>[];
   parameters?: { in: string; name: string }[];
   requestBody?: unknown;
@@ -11,7 +12,8 @@ interface Operation {
 }
 
 interface Doc {
-  info: { description: string };
+  info: { description: string; license?: { name: string }; contact?: { name: string } };
+  tags: { name: string; description: string }[];
   paths: Record<string, Record<string, Operation>>;
   webhooks: Record<string, Record<string, Operation>>;
   components: {
@@ -36,6 +38,38 @@ function operations(items: Record<string, Record<string, Operation>>): [string, 
   );
 }
 
+describe("tags and security", () => {
+  it("describes every tag an operation names, and names no tag nothing uses", async () => {
+    const doc = await document();
+    const used = new Set(
+      [...operations(doc.paths), ...operations(doc.webhooks)].flatMap(([, , op]) => op.tags ?? []),
+    );
+    expect(doc.tags.map((t) => t.name).sort()).toEqual([...used].sort());
+    expect(doc.tags.every((t) => t.description.length > 0)).toBe(true);
+    expect(doc.info.license?.name).toBe("Proprietary");
+    expect(doc.info.contact?.name).toEqual(expect.any(String));
+  });
+
+  it("states security on every operation: public ones say security: []", async () => {
+    const doc = await document();
+    const missing = [...operations(doc.paths), ...operations(doc.webhooks)]
+      .filter(([, , op]) => op.security === undefined)
+      .map(([path, method]) => `${method} ${path}`);
+    expect(missing).toEqual([]);
+    const open = operations(doc.paths)
+      .filter(([, , op]) => op.security?.length === 0)
+      .map(([path, method]) => `${method} ${path}`)
+      .sort();
+    expect(open).toEqual([
+      "get /health",
+      "get /sandbox/pair/{token}",
+      "post /gateway/evolution/events",
+      "post /gateway/waha/events",
+      "post /sandbox/pair/{token}",
+    ]);
+  });
+});
+
 describe("operation ids", () => {
   it("gives every operation and webhook a unique camelCase operationId", async () => {
     const doc = await document();
@@ -59,11 +93,11 @@ describe("operation ids", () => {
 });
 
 describe("GET /health in the document", () => {
-  it("documents both answers, without security", async () => {
+  it("documents both answers, with security: []", async () => {
     const doc = await document();
     const health = doc.paths["/health"]?.get;
     expect(health?.operationId).toBe("getHealth");
-    expect(health?.security).toBeUndefined();
+    expect(health?.security).toEqual([]);
     expect(health?.responses["200"]?.content?.["application/json"]?.schema).toMatchObject({
       properties: { status: { enum: ["ok"] }, gateway: { enum: ["sandbox", "waha", "evolution"] } },
     });

@@ -90,6 +90,50 @@ export const IdParam = z.object({
 });
 
 /**
+ * The document's top-level `tags`, in reading order: every tag an operation names is described
+ * here (test/openapi.test.ts holds the two lists together).
+ */
+export const TAGS = [
+  {
+    name: "Sessions",
+    description: "Chat-application accounts linked by QR code or pairing code, and their life.",
+  },
+  { name: "Messages", description: "Sends to one or many recipients, paced per session, and their status." },
+  {
+    name: "Campaigns",
+    description: "Bulk sends with templates, pacing, pause, resume, cancel and statistics.",
+  },
+  { name: "Opt-outs", description: "The account's suppression list, which campaigns skip." },
+  { name: "Apps", description: "One-time-code settings: sender, template, code size, expiry, countries." },
+  { name: "One-time codes", description: "Sending, resending and verifying one-time codes." },
+  {
+    name: "Webhooks",
+    description: "Endpoints that receive the account's events, signed, and their deliveries.",
+  },
+  { name: "Events", description: "Every change, as the event log and as the webhooks it is delivered by." },
+  { name: "Account", description: "The key's own account: balance, low-balance alert, ledger and usage." },
+  { name: "API keys", description: "The account's keys, their scopes and expiry." },
+  { name: "Link", description: "Hosted phone linking: what a link token opens, without an API key." },
+  { name: "Sandbox", description: "The embedded sandbox gateway's test controls." },
+  { name: "Gateway events", description: "Where WAHA and Evolution API post their webhooks." },
+  { name: "Admin", description: "The operator's API: accounts, keys, credits, metrics (ADMIN_TOKEN)." },
+  { name: "Health", description: "Whether the service and its configuration are up." },
+];
+
+/**
+ * Spread into the `createRoute` of an operation anyone may call (`security: []`): health, the
+ * sandbox's pairing page, gateway events (which check the gateway's own signature or token, as
+ * their descriptions say). Stated, not left out, so a linter can tell "public" from "forgotten".
+ */
+export const publicOperation = { security: [] as Record<string, string[]>[] };
+
+/**
+ * The security of every entry of the document's `webhooks`: what a receiver checks, the Standard
+ * Webhooks signature (src/webhooks/signing.ts), registered as the `WebhookSignature` scheme.
+ */
+export const webhookSecurity = [{ WebhookSignature: [] as string[] }];
+
+/**
  * What a `/v1` operation needs, spread into its `createRoute`: an API key holding `scope`
  * (src/keys/scopes.ts). The document's security requirement names the scope and the route's
  * middleware enforces it ({@link requireScope}), so the two cannot disagree; `middleware` runs

@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { EVENT_TYPES, TEST_EVENT_TYPE } from "../../events/catalogue";
-import { jsonBody } from "../openapi";
+import { jsonBody, webhookSecurity } from "../openapi";
 import { createRouter } from "../router";
 import { TestEventSchema } from "../webhooks/deliveries.schemas";
 import * as handlers from "./events.handlers";
@@ -32,6 +32,7 @@ export function registerEventWebhooks(registry: OpenAPIHono["openAPIRegistry"]):
       method: "post",
       path: type,
       tags: ["Events"],
+      security: webhookSecurity,
       summary: `The \`${type}\` event`,
       description:
         "Delivered to webhook endpoints subscribed to this type, signed per Standard Webhooks, and listed by `GET /v1/events`.",
@@ -44,6 +45,7 @@ export function registerEventWebhooks(registry: OpenAPIHono["openAPIRegistry"]):
     method: "post",
     path: TEST_EVENT_TYPE,
     tags: ["Events"],
+    security: webhookSecurity,
     summary: `The \`${TEST_EVENT_TYPE}\` event`,
     description:
       "Sent by `POST /v1/webhooks/{id}/test` to check a receiver, whatever the endpoint subscribes to; never stored or retried.",

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { json, problems } from "../openapi";
+import { json, problems, publicOperation } from "../openapi";
 
 const tags = ["Gateway events"];
 
@@ -15,6 +15,7 @@ export const EventReceiptSchema = z
 
 export const waha = createRoute({
   operationId: "receiveWahaEvent",
+  ...publicOperation,
   tags,
   method: "post",
   path: "/waha/events",
@@ -30,6 +31,7 @@ export const waha = createRoute({
 
 export const evolution = createRoute({
   operationId: "receiveEvolutionEvent",
+  ...publicOperation,
   tags,
   method: "post",
   path: "/evolution/events",

@@ -1,6 +1,6 @@
 import { createRoute } from "@hono/zod-openapi";
 import { MessageEnvelopeSchema } from "../messages/messages.schemas";
-import { IdParam, json, jsonBody, problems, requires } from "../openapi";
+import { IdParam, json, jsonBody, problems, publicOperation, requires } from "../openapi";
 import { SessionEnvelopeSchema } from "../sessions/sessions.schemas";
 import {
   BanBody,
@@ -101,6 +101,7 @@ const html = (description: string) => ({
 
 export const pairPage = createRoute({
   operationId: "sandboxShowPairPage",
+  ...publicOperation,
   tags: ["Sandbox"],
   method: "get",
   path: "/pair/{token}",
@@ -112,6 +113,7 @@ export const pairPage = createRoute({
 
 export const pair = createRoute({
   operationId: "sandboxPair",
+  ...publicOperation,
   tags: ["Sandbox"],
   method: "post",
   path: "/pair/{token}",
