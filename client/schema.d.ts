@@ -1018,7 +1018,7 @@ export interface paths {
          * Link a pending session as a phone scanning its QR would
          * @description Moves a pending session to `connected`, as a scan of its QR code would; with `pairing_code`, as the phone entering that code would (the phone it was issued for links). Exists only while the embedded sandbox gateway is active (`CHATAPP_GATEWAY=sandbox`).
          */
-        post: operations["sandboxScan"];
+        post: operations["scanSandboxSession"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1038,7 +1038,7 @@ export interface paths {
          * Simulate the network dropping a connected session
          * @description Moves a connected session to `disconnected` with the reason given. Exists only while the embedded sandbox gateway is active (`CHATAPP_GATEWAY=sandbox`).
          */
-        post: operations["sandboxDrop"];
+        post: operations["dropSandboxSession"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1058,7 +1058,7 @@ export interface paths {
          * Simulate the network banning the linked account
          * @description Moves a connected or disconnected session to `banned`. Exists only while the embedded sandbox gateway is active (`CHATAPP_GATEWAY=sandbox`).
          */
-        post: operations["sandboxBan"];
+        post: operations["banSandboxSession"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1078,7 +1078,7 @@ export interface paths {
          * Simulate a contact sending a message to the session's phone
          * @description Stores an `incoming` message (status `delivered`, cost 0) on a connected session. Exists only while the embedded sandbox gateway is active (`CHATAPP_GATEWAY=sandbox`).
          */
-        post: operations["sandboxInbound"];
+        post: operations["receiveSandboxMessage"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1096,7 +1096,7 @@ export interface paths {
          * Read what a recipient's phone received from the session
          * @description The messages the session sent to `to_number` as that phone shows them, newest first (the last 50). One-time codes appear here in clear: the API stores and shows them masked. Exists only while the embedded sandbox gateway is active (`CHATAPP_GATEWAY=sandbox`).
          */
-        get: operations["sandboxListReceived"];
+        get: operations["listSandboxReceivedMessages"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1116,10 +1116,10 @@ export interface paths {
          * Pairing page a sandbox QR code points at
          * @description Open the QR's URL (e.g. with a phone's camera) and tap the button to link the session. Exists only while the embedded sandbox gateway is active (`CHATAPP_GATEWAY=sandbox`).
          */
-        get: operations["sandboxShowPairPage"];
+        get: operations["showSandboxPairPage"];
         put?: never;
         /** Link the session of a sandbox QR code */
-        post: operations["sandboxPair"];
+        post: operations["pairSandboxSession"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2415,6 +2415,7 @@ export interface components {
         /** @description Problem: `invalid_json` */
         InvalidJson: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2424,6 +2425,7 @@ export interface components {
         /** @description Problem: `unauthenticated` */
         Unauthenticated: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2433,6 +2435,7 @@ export interface components {
         /** @description Problem: `insufficient_scope` */
         InsufficientScope: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2444,8 +2447,7 @@ export interface components {
             headers: {
                 /** @description Seconds to wait at most before trying again. */
                 "Retry-After"?: number;
-                /** @description The limits the request counts against (IETF draft-ietf-httpapi-ratelimit-headers), e.g. `"send";q=100;w=10`: `q` requests per `w` seconds. Also on every answer the limits let through. */
-                "RateLimit-Policy"?: string;
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 /** @description The limit that was reached: `"<name>";r=0;t=<seconds>`. */
                 RateLimit?: string;
                 [name: string]: unknown;
@@ -2457,6 +2459,7 @@ export interface components {
         /** @description Problem: `not_found` */
         NotFound: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2466,6 +2469,7 @@ export interface components {
         /** @description Problem: `payload_too_large` */
         PayloadTooLarge: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2475,6 +2479,7 @@ export interface components {
         /** @description Problem: `unsupported_media_type` */
         UnsupportedMediaType: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2484,6 +2489,7 @@ export interface components {
         /** @description Problem: `validation_failed` */
         ValidationFailed: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2493,6 +2499,7 @@ export interface components {
         /** @description Problem: `internal_error`, `gateway_misconfigured`, `service_misconfigured` */
         InternalError: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2502,7 +2509,10 @@ export interface components {
     };
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The limits the request counted against, e.g. `"send";q=100;w=10, "api";q=1000;w=10`: `q` requests per `w` seconds (README, Rate limits). Present on the answers of rate-limited operations. */
+        RateLimitPolicy: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -2750,6 +2760,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the same key and body replay the first answer for 24 hours. */
                 "idempotency-key"?: string;
             };
             path: {
@@ -2927,6 +2938,7 @@ export interface operations {
             /** @description The account */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2940,6 +2952,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2975,6 +2988,7 @@ export interface operations {
             /** @description The account after the change */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2989,6 +3003,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3001,6 +3016,7 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3034,6 +3050,7 @@ export interface operations {
             /** @description A page of ledger entries */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3059,6 +3076,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3069,6 +3087,7 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3098,6 +3117,7 @@ export interface operations {
             /** @description Usage per bucket and type */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3126,6 +3146,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3136,6 +3157,7 @@ export interface operations {
             /** @description Problem: `validation_failed`, `time_range_invalid` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3163,6 +3185,7 @@ export interface operations {
             /** @description A page of keys */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3174,6 +3197,7 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3217,6 +3241,7 @@ export interface operations {
             /** @description The key (its secret shown once) */
             201: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3228,6 +3253,7 @@ export interface operations {
             /** @description Problem: `insufficient_scope` */
             403: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3239,6 +3265,7 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3263,6 +3290,7 @@ export interface operations {
             /** @description Revoked */
             204: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3273,6 +3301,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3297,6 +3326,7 @@ export interface operations {
             /** @description The sessions */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3310,6 +3340,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3325,6 +3356,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the same key and body replay the first answer for 24 hours. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -3335,6 +3367,7 @@ export interface operations {
             /** @description The new session and its QR code */
             201: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3372,6 +3405,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3382,6 +3416,7 @@ export interface operations {
             /** @description Problem: `idempotency_key_in_use` */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3393,6 +3428,7 @@ export interface operations {
             /** @description Problem: `validation_failed`, `idempotency_key_reused` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3435,6 +3471,7 @@ export interface operations {
             /** @description The session */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3450,6 +3487,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3474,6 +3512,7 @@ export interface operations {
             /** @description Deleted */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3491,6 +3530,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3526,6 +3566,7 @@ export interface operations {
             /** @description The QR code */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3545,6 +3586,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3554,6 +3596,7 @@ export interface operations {
             /** @description Problem: `session_not_pending` */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3578,6 +3621,7 @@ export interface operations {
             /** @description The disconnected session */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3594,6 +3638,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3603,6 +3648,7 @@ export interface operations {
             /** @description Problem: `session_not_connected` */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3647,6 +3693,7 @@ export interface operations {
             /** @description The reconnected or pending session */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3668,6 +3715,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3677,6 +3725,7 @@ export interface operations {
             /** @description Problem: `session_not_disconnected` */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3731,6 +3780,7 @@ export interface operations {
             /** @description The pairing code */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3751,6 +3801,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3760,6 +3811,7 @@ export interface operations {
             /** @description Problem: `session_not_pending` */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3771,6 +3823,7 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3813,6 +3866,7 @@ export interface operations {
             /** @description The gateway's view */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3824,6 +3878,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3858,6 +3913,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3868,6 +3924,7 @@ export interface operations {
             /** @description Problem: `not_found`, `link_not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3877,6 +3934,7 @@ export interface operations {
             /** @description Problem: `link_expired` */
             410: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3887,6 +3945,7 @@ export interface operations {
             /** @description Problem: `upgrade_required` */
             426: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3910,6 +3969,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
+                     * Format: int32
                      * @description Seconds the link stays valid: 60–86,400, default 900.
                      * @example 900
                      */
@@ -3926,6 +3986,7 @@ export interface operations {
             /** @description The link URL */
             201: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3938,6 +3999,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3949,6 +4011,7 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3973,6 +4036,7 @@ export interface operations {
             /** @description Revoked (also when there was none) */
             204: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3983,6 +4047,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4025,6 +4090,7 @@ export interface operations {
             /** @description A page of messages */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4052,6 +4118,7 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4066,6 +4133,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the same key and body replay the first answer for 24 hours. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -4093,6 +4161,7 @@ export interface operations {
                     /** @description Public https URL of the media (≤ 2,048 characters); required for image, video, audio, document. */
                     media_url?: string | null;
                     /**
+                     * Format: int32
                      * @description Milliseconds between this session's gateway calls for these messages.
                      * @default 500
                      */
@@ -4109,6 +4178,7 @@ export interface operations {
             /** @description The messages, queued (or scheduled) */
             201: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4161,6 +4231,7 @@ export interface operations {
             /** @description Problem: `insufficient_balance` */
             402: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4171,6 +4242,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4180,6 +4252,7 @@ export interface operations {
             /** @description Problem: `session_not_connected`, `idempotency_key_in_use` */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4191,6 +4264,7 @@ export interface operations {
             /** @description Problem: `validation_failed`, `idempotency_key_reused` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4232,6 +4306,7 @@ export interface operations {
             /** @description A page of messages */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4260,6 +4335,7 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4284,6 +4360,7 @@ export interface operations {
             /** @description The message */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4299,6 +4376,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4326,6 +4404,7 @@ export interface operations {
             /** @description A page of campaigns */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4351,6 +4430,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4361,6 +4441,7 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4375,6 +4456,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the same key and body replay the first answer for 24 hours. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -4410,11 +4492,16 @@ export interface operations {
                             [key: string]: string;
                         };
                     }[];
-                    /** @description A fixed gap in ms between a session's campaign messages, 0–600,000; default 500. */
+                    /**
+                     * Format: int32
+                     * @description A fixed gap in ms between a session's campaign messages, 0–600,000; default 500.
+                     */
                     delay_between?: number;
                     /** @description A random gap, uniform in [min_ms, max_ms], before each of a session's campaign messages (0–600,000 ms). */
                     delay_range?: {
+                        /** Format: int32 */
                         min_ms: number;
+                        /** Format: int32 */
                         max_ms: number;
                     };
                     /**
@@ -4438,6 +4525,7 @@ export interface operations {
             /** @description The draft, and how its recipients went */
             201: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4457,6 +4545,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4467,6 +4556,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4476,6 +4566,7 @@ export interface operations {
             /** @description Problem: `session_not_connected`, `idempotency_key_in_use` */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4487,6 +4578,7 @@ export interface operations {
             /** @description Problem: `validation_failed`, `idempotency_key_reused` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4511,6 +4603,7 @@ export interface operations {
             /** @description The campaign */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4524,6 +4617,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4534,6 +4628,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4558,6 +4653,7 @@ export interface operations {
             /** @description Deleted */
             204: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4566,6 +4662,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4576,6 +4673,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4585,6 +4683,7 @@ export interface operations {
             /** @description Problem: `campaign_not_draft` */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4616,6 +4715,7 @@ export interface operations {
             /** @description A page of recipients */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4641,6 +4741,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4651,6 +4752,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4660,6 +4762,7 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4704,6 +4807,7 @@ export interface operations {
             /** @description How the recipients went */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4714,6 +4818,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4724,6 +4829,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4733,6 +4839,7 @@ export interface operations {
             /** @description Problem: `campaign_not_draft` */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4744,6 +4851,7 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4758,6 +4866,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the same key and body replay the first answer for 24 hours. */
                 "idempotency-key"?: string;
             };
             path: {
@@ -4770,6 +4879,7 @@ export interface operations {
             /** @description The campaign after the command */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4784,6 +4894,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4793,6 +4904,7 @@ export interface operations {
             /** @description Problem: `insufficient_balance` */
             402: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4803,6 +4915,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4812,6 +4925,7 @@ export interface operations {
             /** @description Problem: `campaign_not_draft`, `campaign_empty`, `session_not_connected` */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4848,6 +4962,7 @@ export interface operations {
             /** @description The campaign after the command */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4862,6 +4977,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4872,6 +4988,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4881,6 +4998,7 @@ export interface operations {
             /** @description Problem: `campaign_not_running` */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4916,6 +5034,7 @@ export interface operations {
             /** @description The campaign after the command */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4930,6 +5049,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4940,6 +5060,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4949,6 +5070,7 @@ export interface operations {
             /** @description Problem: `campaign_not_paused` */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4984,6 +5106,7 @@ export interface operations {
             /** @description The campaign after the command */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4998,6 +5121,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5008,6 +5132,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5017,6 +5142,7 @@ export interface operations {
             /** @description Problem: `campaign_finished` */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5055,6 +5181,7 @@ export interface operations {
             /** @description One page of apps */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5064,6 +5191,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5074,6 +5202,7 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5088,6 +5217,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the same key and body replay the first answer for 24 hours. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -5110,11 +5240,13 @@ export interface operations {
                      */
                     message_template?: string;
                     /**
+                     * Format: int32
                      * @description Number of digits of each code, 4–10. Default 6.
                      * @example 6
                      */
                     code_size?: number;
                     /**
+                     * Format: int32
                      * @description Seconds a code stays valid after it is sent, 60–3,600. Default 600. An addition to the interface document's fields.
                      * @example 600
                      */
@@ -5139,6 +5271,7 @@ export interface operations {
             /** @description The new app */
             201: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5151,6 +5284,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5161,6 +5295,7 @@ export interface operations {
             /** @description Problem: `idempotency_key_in_use` */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5172,6 +5307,7 @@ export interface operations {
             /** @description Problem: `validation_failed`, `idempotency_key_reused` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5196,6 +5332,7 @@ export interface operations {
             /** @description The app */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5209,6 +5346,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5245,11 +5383,13 @@ export interface operations {
                      */
                     message_template?: string;
                     /**
+                     * Format: int32
                      * @description Number of digits of each code, 4–10. Default 6.
                      * @example 6
                      */
                     code_size?: number;
                     /**
+                     * Format: int32
                      * @description Seconds a code stays valid after it is sent, 60–3,600. Default 600. An addition to the interface document's fields.
                      * @example 600
                      */
@@ -5274,6 +5414,7 @@ export interface operations {
             /** @description The updated app */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5288,6 +5429,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5299,6 +5441,7 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5323,6 +5466,7 @@ export interface operations {
             /** @description Deleted */
             204: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5333,6 +5477,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5371,11 +5516,13 @@ export interface operations {
                      */
                     message_template?: string;
                     /**
+                     * Format: int32
                      * @description Number of digits of each code, 4–10. Default 6.
                      * @example 6
                      */
                     code_size?: number;
                     /**
+                     * Format: int32
                      * @description Seconds a code stays valid after it is sent, 60–3,600. Default 600. An addition to the interface document's fields.
                      * @example 600
                      */
@@ -5400,6 +5547,7 @@ export interface operations {
             /** @description The updated app */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5414,6 +5562,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5425,6 +5574,7 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5458,6 +5608,7 @@ export interface operations {
             /** @description A page of events */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5483,6 +5634,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5493,6 +5645,7 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5517,6 +5670,7 @@ export interface operations {
             /** @description The event */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5530,6 +5684,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5540,6 +5695,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5562,6 +5718,7 @@ export interface operations {
             /** @description The endpoints */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5571,6 +5728,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5586,6 +5744,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the same key and body replay the first answer for 24 hours. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -5624,6 +5783,7 @@ export interface operations {
             /** @description The new endpoint, with its signing secret */
             201: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5638,6 +5798,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5648,6 +5809,7 @@ export interface operations {
             /** @description Problem: `webhook_endpoint_limit`, `idempotency_key_in_use` */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5659,6 +5821,7 @@ export interface operations {
             /** @description Problem: `validation_failed`, `idempotency_key_reused` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5683,6 +5846,7 @@ export interface operations {
             /** @description The endpoint */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5698,6 +5862,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5722,6 +5887,7 @@ export interface operations {
             /** @description Deleted */
             204: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5732,6 +5898,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5783,6 +5950,7 @@ export interface operations {
             /** @description The updated endpoint */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5799,6 +5967,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5810,6 +5979,7 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5824,6 +5994,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the same key and body replay the first answer for 24 hours. */
                 "idempotency-key"?: string;
             };
             path: {
@@ -5835,6 +6006,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
+                     * Format: int32
                      * @description Seconds the previous secret keeps signing alongside the new one, 0–86400. Default 86400 (24 hours); 0 revokes it at once.
                      * @example 3600
                      */
@@ -5846,6 +6018,7 @@ export interface operations {
             /** @description The endpoint, with its new signing secret */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5862,6 +6035,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5871,6 +6045,7 @@ export interface operations {
             /** @description Problem: `idempotency_key_in_use` */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5882,6 +6057,7 @@ export interface operations {
             /** @description Problem: `validation_failed`, `idempotency_key_reused` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5913,6 +6089,7 @@ export interface operations {
             /** @description A page of deliveries */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5922,6 +6099,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5932,6 +6110,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5941,6 +6120,7 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5966,6 +6146,7 @@ export interface operations {
             /** @description The delivery */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5979,6 +6160,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5989,6 +6171,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6014,6 +6197,7 @@ export interface operations {
             /** @description The delivery after the attempt */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6028,6 +6212,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6038,6 +6223,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6047,6 +6233,7 @@ export interface operations {
             /** @description Problem: `webhook_endpoint_disabled` */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6083,6 +6270,7 @@ export interface operations {
             /** @description How many deliveries are being sent again */
             202: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6097,6 +6285,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6107,6 +6296,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6116,6 +6306,7 @@ export interface operations {
             /** @description Problem: `webhook_endpoint_disabled` */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6127,6 +6318,7 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6151,6 +6343,7 @@ export interface operations {
             /** @description What the receiver answered */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6165,6 +6358,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6175,6 +6369,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6204,6 +6399,7 @@ export interface operations {
             /** @description A page of opt-outs */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6213,6 +6409,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6223,6 +6420,7 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6255,6 +6453,7 @@ export interface operations {
             /** @description The number was already on the list */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6268,6 +6467,7 @@ export interface operations {
             /** @description The number was added */
             201: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6282,6 +6482,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6294,6 +6495,7 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6319,6 +6521,7 @@ export interface operations {
             /** @description The number is opted out */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6332,6 +6535,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6342,6 +6546,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6367,6 +6572,7 @@ export interface operations {
             /** @description Removed */
             204: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6375,6 +6581,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6385,6 +6592,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6401,6 +6609,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the same key and body replay the first answer for 24 hours. */
                 "idempotency-key"?: string;
             };
             path: {
@@ -6423,6 +6632,7 @@ export interface operations {
             /** @description The OTP, pending; its code is on its way */
             201: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6438,6 +6648,7 @@ export interface operations {
             /** @description Problem: `insufficient_balance` */
             402: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6448,6 +6659,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6457,6 +6669,7 @@ export interface operations {
             /** @description Problem: `session_not_connected`, `idempotency_key_in_use` */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6468,6 +6681,7 @@ export interface operations {
             /** @description Problem: `validation_failed`, `otp_country_not_allowed`, `app_has_no_channel`, `idempotency_key_reused` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6477,6 +6691,11 @@ export interface operations {
             /** @description Problem: `rate_limited` */
             429: {
                 headers: {
+                    /** @description Seconds to wait at most before trying again. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description The limit that was reached: `"<name>";r=0;t=<seconds>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6500,6 +6719,7 @@ export interface operations {
             /** @description The OTP */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6515,6 +6735,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6549,6 +6770,7 @@ export interface operations {
             /** @description The OTP, verified */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6565,6 +6787,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6574,6 +6797,7 @@ export interface operations {
             /** @description Problem: `otp_already_verified` */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6583,6 +6807,7 @@ export interface operations {
             /** @description Problem: `otp_expired` */
             410: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6594,6 +6819,7 @@ export interface operations {
             /** @description Problem: `validation_failed`, `otp_invalid` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6603,6 +6829,11 @@ export interface operations {
             /** @description Problem: `otp_attempts_exceeded` */
             429: {
                 headers: {
+                    /** @description Seconds to wait at most before trying again. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description The limit that was reached: `"<name>";r=0;t=<seconds>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6616,6 +6847,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the same key and body replay the first answer for 24 hours. */
                 "idempotency-key"?: string;
             };
             path: {
@@ -6628,6 +6860,7 @@ export interface operations {
             /** @description The OTP with its new code on its way */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6643,6 +6876,7 @@ export interface operations {
             /** @description Problem: `insufficient_balance` */
             402: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6653,6 +6887,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6662,6 +6897,7 @@ export interface operations {
             /** @description Problem: `session_not_connected`, `otp_already_verified`, `idempotency_key_in_use` */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6671,6 +6907,7 @@ export interface operations {
             /** @description Problem: `otp_expired` */
             410: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6682,6 +6919,7 @@ export interface operations {
             /** @description Problem: `otp_country_not_allowed`, `app_has_no_channel`, `idempotency_key_reused` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6691,6 +6929,11 @@ export interface operations {
             /** @description Problem: `rate_limited`, `otp_attempts_exceeded` */
             429: {
                 headers: {
+                    /** @description Seconds to wait at most before trying again. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description The limit that was reached: `"<name>";r=0;t=<seconds>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6700,7 +6943,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    sandboxScan: {
+    scanSandboxSession: {
         parameters: {
             query?: never;
             header?: never;
@@ -6730,6 +6973,7 @@ export interface operations {
             /** @description The connected session */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6746,6 +6990,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6755,6 +7000,7 @@ export interface operations {
             /** @description Problem: `session_not_pending` */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6766,6 +7012,7 @@ export interface operations {
             /** @description Problem: `validation_failed`, `pairing_code_invalid` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6776,7 +7023,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    sandboxDrop: {
+    dropSandboxSession: {
         parameters: {
             query?: never;
             header?: never;
@@ -6802,6 +7049,7 @@ export interface operations {
             /** @description The disconnected session */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6818,6 +7066,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6827,6 +7076,7 @@ export interface operations {
             /** @description Problem: `session_not_connected` */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6838,6 +7088,7 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6848,7 +7099,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    sandboxBan: {
+    banSandboxSession: {
         parameters: {
             query?: never;
             header?: never;
@@ -6869,6 +7120,7 @@ export interface operations {
             /** @description The banned session */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6885,6 +7137,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6894,6 +7147,7 @@ export interface operations {
             /** @description Problem: `session_not_linked` */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6905,6 +7159,7 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6915,7 +7170,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    sandboxInbound: {
+    receiveSandboxMessage: {
         parameters: {
             query?: never;
             header?: never;
@@ -6941,6 +7196,7 @@ export interface operations {
             /** @description The stored incoming message */
             201: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6957,6 +7213,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6966,6 +7223,7 @@ export interface operations {
             /** @description Problem: `session_not_connected` */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6977,6 +7235,7 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6987,7 +7246,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    sandboxListReceived: {
+    listSandboxReceivedMessages: {
         parameters: {
             query: {
                 /** @description The recipient whose phone to read. */
@@ -7004,6 +7263,7 @@ export interface operations {
             /** @description The received messages */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7019,6 +7279,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7028,6 +7289,7 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7038,7 +7300,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    sandboxShowPairPage: {
+    showSandboxPairPage: {
         parameters: {
             query?: never;
             header?: never;
@@ -7052,6 +7314,7 @@ export interface operations {
             /** @description The pairing page */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7061,6 +7324,7 @@ export interface operations {
             /** @description Unknown or expired QR code */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7071,7 +7335,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    sandboxPair: {
+    pairSandboxSession: {
         parameters: {
             query?: never;
             header?: never;
@@ -7085,6 +7349,7 @@ export interface operations {
             /** @description Linked */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7095,6 +7360,7 @@ export interface operations {
             /** @description Unknown or expired QR code */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7104,6 +7370,7 @@ export interface operations {
             /** @description Session not pending */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7128,6 +7395,7 @@ export interface operations {
             /** @description Received */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7137,6 +7405,7 @@ export interface operations {
             /** @description Problem: `invalid_json` */
             400: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7146,6 +7415,7 @@ export interface operations {
             /** @description Problem: `invalid_signature` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7155,6 +7425,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7179,6 +7450,7 @@ export interface operations {
             /** @description Received */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7188,6 +7460,7 @@ export interface operations {
             /** @description Problem: `invalid_json` */
             400: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7197,6 +7470,7 @@ export interface operations {
             /** @description Problem: `invalid_signature` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7206,6 +7480,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7233,6 +7508,7 @@ export interface operations {
             /** @description The link page */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7242,6 +7518,7 @@ export interface operations {
             /** @description This link is not valid */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7251,6 +7528,7 @@ export interface operations {
             /** @description This link has expired */
             410: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7276,6 +7554,7 @@ export interface operations {
             /** @description The session */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7285,6 +7564,7 @@ export interface operations {
             /** @description Problem: `link_not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7294,6 +7574,7 @@ export interface operations {
             /** @description Problem: `link_expired` */
             410: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7329,6 +7610,7 @@ export interface operations {
             /** @description The pairing code */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7347,6 +7629,7 @@ export interface operations {
             /** @description Problem: `link_not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7356,6 +7639,7 @@ export interface operations {
             /** @description Problem: `session_not_pending` */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7365,6 +7649,7 @@ export interface operations {
             /** @description Problem: `link_expired` */
             410: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7376,6 +7661,7 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7419,6 +7705,7 @@ export interface operations {
             /** @description The reconnected or pending session */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7438,6 +7725,7 @@ export interface operations {
             /** @description Problem: `link_not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7447,6 +7735,7 @@ export interface operations {
             /** @description Problem: `session_not_disconnected` */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7456,6 +7745,7 @@ export interface operations {
             /** @description Problem: `link_expired` */
             410: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -206,7 +206,8 @@ export function createApp() {
             license: { name: "Proprietary" },
             contact: { name: "The operator of this deployment" },
           },
-          servers: [{ url: new URL(c.req.url).origin }],
+          // `x-internal: false`: the API is for the public (OWASP API9:2023, inventory).
+          servers: [{ url: new URL(c.req.url).origin, "x-internal": false }],
           tags: TAGS,
         }),
       ),

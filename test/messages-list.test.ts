@@ -713,24 +713,30 @@ describe("the list's query in the OpenAPI document", () => {
     const dateTime = {
       required: false,
       anyOf: [
-        { type: "string", format: "date-time" },
-        { type: "string", format: "date" },
+        { type: "string", format: "date-time", maxLength: 64 },
+        { type: "string", format: "date", maxLength: 10 },
       ],
     };
     const expected = {
-      "filter[to_number]": { required: false, type: "array", items: { type: "string" } },
-      "filter[from_number]": { required: false, type: "string" },
+      "filter[to_number]": {
+        required: false,
+        type: "array",
+        maxItems: 100,
+        items: { type: "string", maxLength: 2000 },
+      },
+      "filter[from_number]": { required: false, type: "string", maxLength: 32 },
       "filter[status]": { required: false, type: "string", enum: [...STATUSES] },
       "filter[direction]": { required: false, type: "string", enum: ["incoming", "outgoing"] },
       "filter[type]": { required: false, type: "string", enum: [...TYPES] },
       session_id: {
         required: false,
         type: "string",
+        maxLength: 44,
         pattern: "^(?:session_)?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
       },
       time_from: dateTime,
       time_to: dateTime,
-      limit: { required: false, type: "integer", minimum: 1, maximum: 100, default: 10 },
+      limit: { required: false, type: "integer", format: "int32", minimum: 1, maximum: 100, default: 10 },
       cursor: { required: false, type: "string", maxLength: 200 },
     };
     expect(query("/v1/chatapp/messages")).toEqual(expected);

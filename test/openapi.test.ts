@@ -82,6 +82,16 @@ describe("operation ids", () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
+  it("starts every path operation's id with a verb", async () => {
+    const doc = await document();
+    const verbs =
+      /^(get|list|create|update|replace|delete|send|verify|resend|revoke|credit|watch|request|reconnect|disconnect|check|add|start|pause|resume|cancel|retry|recover|test|rotate|receive|show|scan|drop|ban|pair)[A-Z]/;
+    const others = operations(doc.paths)
+      .map(([, , op]) => op.operationId ?? "")
+      .filter((id) => !verbs.test(id));
+    expect(others).toEqual([]);
+  });
+
   it("names operations after what they do", async () => {
     const doc = await document();
     expect(doc.paths["/v1/chatapp/sessions"]?.get?.operationId).toBe("listSessions");

@@ -86,6 +86,7 @@ export function jsonBody<T extends z.ZodType>(schema: T) {
 export const IdParam = z.object({
   id: z
     .uuid()
+    .max(36)
     .openapi({ param: { name: "id", in: "path" }, example: "0f8fad5b-d9cb-469f-a165-70867728950e" }),
 });
 
@@ -161,7 +162,17 @@ export const PhoneNumber = z
     }
     return e164;
   })
-  .openapi({ type: "string", example: "+14155552671" });
+  .openapi({ type: "string", maxLength: 32, example: "+14155552671" });
+
+/**
+ * The `Idempotency-Key` header of the POSTs that take one: 1–255 visible ASCII characters
+ * (src/middleware/idempotency.ts checks it first and answers its own 422).
+ */
+export const IdempotencyKeyHeader = z.object({
+  "idempotency-key": z.string().min(1).max(255).optional().openapi({
+    description: "Makes a retry safe: the same key and body replay the first answer for 24 hours.",
+  }),
+});
 
 /**
  * Problem responses shared by every operation that can produce them (`components.responses`):
@@ -184,22 +195,37 @@ type SharedProblem = keyof typeof SHARED_PROBLEMS;
 /** Paths without an API key that are rate limited per client IP (app.ts). */
 const RATE_LIMITED_PUBLIC_PATHS = /^\/(link|sandbox\/pair|gateway)\//;
 
+/**
+ * `RateLimit-Policy` (IETF draft-ietf-httpapi-ratelimit-headers), `components.headers`: on every
+ * answer of a rate-limited operation (src/middleware/rate-limit.ts).
+ */
+const RATE_LIMIT_POLICY = {
+  description:
+    'The limits the request counted against, e.g. `"send";q=100;w=10, "api";q=1000;w=10`: `q` requests per `w` seconds (README, Rate limits). Present on the answers of rate-limited operations.',
+  schema: { type: "string", maxLength: 200 },
+};
+const RATE_LIMIT_POLICY_REF = { $ref: "#/components/headers/RateLimitPolicy" };
+
 /** The headers a 429 `rate_limited` answer carries (src/middleware/rate-limit.ts). */
 const RATE_LIMIT_HEADERS = {
   "Retry-After": {
     description: "Seconds to wait at most before trying again.",
-    schema: { type: "integer", minimum: 1 },
+    schema: { type: "integer", format: "int32", minimum: 1, maximum: 60 },
   },
-  "RateLimit-Policy": {
-    description:
-      'The limits the request counts against (IETF draft-ietf-httpapi-ratelimit-headers), e.g. `"send";q=100;w=10`: `q` requests per `w` seconds. Also on every answer the limits let through.',
-    schema: { type: "string" },
-  },
+  "RateLimit-Policy": RATE_LIMIT_POLICY_REF,
   RateLimit: {
     description: 'The limit that was reached: `"<name>";r=0;t=<seconds>`.',
-    schema: { type: "string" },
+    schema: { type: "string", maxLength: 100 },
   },
 };
+
+/** Whether requests of this operation count against a rate limit: keyed ones, and the public paths. */
+function rateLimited(path: string, operation: OperationLike): boolean {
+  const scoped = (operation.security ?? []).some((requirement) =>
+    Object.values(requirement).some((scopes) => Array.isArray(scopes) && scopes.length > 0),
+  );
+  return scoped || RATE_LIMITED_PUBLIC_PATHS.test(path);
+}
 
 /** The methods whose bodies `bodyGuard` and `bodyLimit` check (src/middleware/body-guard.ts). */
 const BODY_METHODS = new Set(["post", "put", "patch", "delete"]);
@@ -210,7 +236,11 @@ const HTTP_METHODS = new Set(["get", "put", "post", "delete", "patch", "head", "
 export interface OpenApiDocumentLike {
   info: { description?: string };
   paths?: Record<string, object>;
-  components?: { securitySchemes?: Record<string, unknown>; responses?: Record<string, unknown> };
+  components?: {
+    securitySchemes?: Record<string, unknown>;
+    responses?: Record<string, unknown>;
+    headers?: Record<string, unknown>;
+  };
 }
 
 interface OperationLike {
@@ -245,7 +275,7 @@ function sharedProblemsOf(
     Object.values(requirement).some((scopes) => Array.isArray(scopes) && scopes.length > 0),
   );
   if (scoped) problems.push("InsufficientScope");
-  if (scoped || RATE_LIMITED_PUBLIC_PATHS.test(path)) problems.push("RateLimited");
+  if (rateLimited(path, operation)) problems.push("RateLimited");
   if (BODY_METHODS.has(method)) problems.push("InvalidJson", "PayloadTooLarge", "UnsupportedMediaType");
   const parameters = operation.parameters ?? [];
   if (operation.requestBody || parameters.some((p) => p.in === "query" || p.in === "header")) {
@@ -273,9 +303,10 @@ export function withSharedProblems<D extends OpenApiDocumentLike>(document: D): 
     responses[name] = {
       description: `Problem: ${codes.map((code) => `\`${code}\``).join(", ")}`,
       content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
-      ...(name === "RateLimited" ? { headers: RATE_LIMIT_HEADERS } : {}),
+      headers: name === "RateLimited" ? RATE_LIMIT_HEADERS : { "RateLimit-Policy": RATE_LIMIT_POLICY_REF },
     };
   }
+  components.headers = { ...components.headers, RateLimitPolicy: RATE_LIMIT_POLICY };
   const httpSchemes = new Set(
     Object.entries(components.securitySchemes ?? {})
       .filter(([, scheme]) => (scheme as { type?: string }).type === "http")
@@ -290,6 +321,14 @@ export function withSharedProblems<D extends OpenApiDocumentLike>(document: D): 
       for (const name of sharedProblemsOf(path, method, operation, httpSchemes)) {
         const status = String(ERROR_STATUS[SHARED_PROBLEMS[name][0]]);
         own[status] ??= { $ref: `#/components/responses/${name}` };
+      }
+      // The operation's own 2xx and 4xx answers carry the policy too (the shared ones have it).
+      if (!rateLimited(path, operation)) continue;
+      for (const [status, response] of Object.entries(own)) {
+        if (!/^[24]/.test(status) || "$ref" in (response as object)) continue;
+        const answer = response as { headers?: Record<string, unknown> };
+        const own429 = status === "429" ? RATE_LIMIT_HEADERS : {};
+        answer.headers = { ...answer.headers, ...own429, "RateLimit-Policy": RATE_LIMIT_POLICY_REF };
       }
     }
   }

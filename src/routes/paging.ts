@@ -22,7 +22,7 @@ export const once =
  * lacks (2026-02-30) are refused, not rolled over. Parses to epoch ms.
  */
 export const TimeBound = z
-  .union([z.iso.datetime({ offset: true, local: true }), z.iso.date()], {
+  .union([z.iso.datetime({ offset: true, local: true }).max(64), z.iso.date().max(10)], {
     error: once("an ISO 8601 date-time, e.g. 2026-06-01T10:30:00Z"),
   })
   .transform((value) => {
@@ -43,7 +43,7 @@ export const Limit = z
       .max(MAX_LIMIT, `an integer from 1 to ${MAX_LIMIT}`),
   )
   .default(DEFAULT_LIMIT)
-  .openapi({ description: `Page size, 1–${MAX_LIMIT}.` });
+  .openapi({ description: `Page size, 1–${MAX_LIMIT}.`, format: "int32" });
 
 /** `cursor`: a `meta.next_cursor` or `meta.prev_cursor` of a previous page; parses to a {@link Cursor}. */
 export const CursorParam = z
@@ -70,6 +70,7 @@ export function enumListFilter<const T extends readonly [string, ...string[]]>(v
     .pipe(z.array(z.enum(values, { error: `each one of ${values.join(", ")}` })).max(values.length))
     .openapi({
       type: "array",
+      maxItems: values.length,
       items: { type: "string", enum: [...values] },
       description: `${what} to list (repeat the parameter, or separate with commas). Default: all.`,
     });

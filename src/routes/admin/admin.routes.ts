@@ -1,7 +1,7 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { createRoute } from "@hono/zod-openapi";
 import { adminIdempotency } from "../../middleware/idempotency";
 import { AdminCreateKeyBody, CreatedKeySchema } from "../api-keys/api-keys.schemas";
-import { IdParam, json, jsonBody, problems } from "../openapi";
+import { IdempotencyKeyHeader, IdParam, json, jsonBody, problems } from "../openapi";
 import {
   AccountEnvelopeSchema,
   CreateAccountBody,
@@ -59,7 +59,7 @@ export const credit = createRoute({
   middleware: [adminIdempotency] as const,
   request: {
     params: IdParam,
-    headers: z.object({ "idempotency-key": z.string().optional() }),
+    headers: IdempotencyKeyHeader,
     body: jsonBody(CreditBody),
   },
   responses: {

@@ -14,7 +14,7 @@ const Scopes = z
     example: ["messages:send", "otp:send"],
   });
 
-const ExpiresAt = z.iso.datetime({ offset: true }).nullish().openapi({
+const ExpiresAt = z.iso.datetime({ offset: true }).max(64).nullish().openapi({
   description:
     "When the key stops working (RFC 3339, in the future); after it the key is refused like a revoked one (401). Absent or null: it does not expire, unless the creating key expires, whose expiry it then gets.",
   example: "2027-01-01T00:00:00Z",

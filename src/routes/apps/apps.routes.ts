@@ -1,6 +1,6 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { createRoute } from "@hono/zod-openapi";
 import { idempotency } from "../../middleware/idempotency";
-import { IdParam, json, jsonBody, problems, requires } from "../openapi";
+import { IdempotencyKeyHeader, IdParam, json, jsonBody, problems, requires } from "../openapi";
 import {
   AppEnvelopeSchema,
   AppListSchema,
@@ -41,7 +41,7 @@ export const create = createRoute({
   summary: "Create an app",
   description: `Without \`message_template\` the app gets a template with its name written in; without \`code_size\`, 6 digits. ${sessionRule} The response has no \`deleted_at\`. Send an \`Idempotency-Key\` header to make retries safe: the first response is replayed for 24 hours.`,
   request: {
-    headers: z.object({ "idempotency-key": z.string().optional() }),
+    headers: IdempotencyKeyHeader,
     body: jsonBody(CreateAppBody),
   },
   responses: {

@@ -20,7 +20,7 @@ export const ALLOWED_COUNTRIES = { min: 1, max: 250 } as const;
 
 const name = z.string().trim().min(1).max(100).openapi({ example: "Acme" });
 
-const senderId = z.guid().openapi({
+const senderId = z.guid().max(36).openapi({
   description:
     "Sender identifier: one uuid string (the interface document's field list types it as an array).",
   example: "6ba7b810-9dad-11d1-80b4-00c04fd430c8",
@@ -49,6 +49,7 @@ const codeSize = z
   .min(CODE_SIZE.min)
   .max(CODE_SIZE.max)
   .openapi({
+    format: "int32",
     description: `Number of digits of each code, ${CODE_SIZE.min}–${CODE_SIZE.max}. Default ${CODE_SIZE.default}.`,
     example: 6,
   });
@@ -59,6 +60,7 @@ const expirySeconds = z
   .min(EXPIRY_SECONDS.min)
   .max(EXPIRY_SECONDS.max)
   .openapi({
+    format: "int32",
     description:
       "Seconds a code stays valid after it is sent, 60–3,600. Default 600. " +
       "An addition to the interface document's fields.",
@@ -155,7 +157,7 @@ export const CreateAppBody = z.strictObject({
   message_template: messageTemplate.optional(),
   code_size: codeSize.optional(),
   expiry_seconds: expirySeconds.optional(),
-  chatapp_session_id: z.uuid().optional().openapi({ description: sessionDescription }),
+  chatapp_session_id: z.uuid().max(36).optional().openapi({ description: sessionDescription }),
   allowed_countries: allowedCountries.openapi({
     description: allowedCountriesDescription,
     uniqueItems: true,
@@ -171,6 +173,7 @@ export const UpdateAppBody = z.strictObject({
   expiry_seconds: expirySeconds.optional(),
   chatapp_session_id: z
     .uuid()
+    .max(36)
     .nullable()
     .optional()
     .openapi({ description: `${sessionDescription} \`null\` removes the session.` }),
@@ -192,6 +195,7 @@ const queryInteger = (bounds: { max: number; default: number }, description: str
     .openapi({
       param: { name: paramName, in: "query" },
       type: "integer",
+      format: "int32",
       minimum: 1,
       maximum: bounds.max,
       default: bounds.default,

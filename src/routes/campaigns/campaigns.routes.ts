@@ -1,6 +1,6 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { createRoute } from "@hono/zod-openapi";
 import { idempotency } from "../../middleware/idempotency";
-import { IdParam, json, jsonBody, problems, requires } from "../openapi";
+import { IdempotencyKeyHeader, IdParam, json, jsonBody, problems, requires } from "../openapi";
 import { PageQuery } from "../paging";
 import {
   AddedRecipientsSchema,
@@ -27,7 +27,7 @@ export const create = createRoute({
     "recipient missing one is 422 naming its index. Numbers are normalised as for sends, each kept once. " +
     "Send an `Idempotency-Key` header to make retries safe.",
   request: {
-    headers: z.object({ "idempotency-key": z.string().optional() }),
+    headers: IdempotencyKeyHeader,
     body: jsonBody(CreateCampaignBody),
   },
   responses: {
@@ -139,7 +139,7 @@ function command(
     ...(withIdempotency ? requires("campaigns:write", idempotency) : requires("campaigns:write")),
     request: {
       params: IdParam,
-      ...(withIdempotency ? { headers: z.object({ "idempotency-key": z.string().optional() }) } : {}),
+      ...(withIdempotency ? { headers: IdempotencyKeyHeader } : {}),
     },
     responses: {
       200: json(CampaignEnvelopeSchema, "The campaign after the command"),

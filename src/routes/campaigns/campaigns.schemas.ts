@@ -38,8 +38,11 @@ const Recipients = z
     description: `Up to ${MAX_RECIPIENTS_PER_REQUEST.toLocaleString("en")} recipients per request; a number is kept once per campaign.`,
   });
 
-const DelayMs = z.int().min(0).max(MAX_DELAY_MS);
-const ClockTime = z.string().regex(/^(?:[01]\d|2[0-3]):[0-5]\d$/, "a time HH:MM (00:00–23:59)");
+const DelayMs = z.int().min(0).max(MAX_DELAY_MS).openapi({ format: "int32" });
+const ClockTime = z
+  .string()
+  .max(5, "a time HH:MM (00:00–23:59)")
+  .regex(/^(?:[01]\d|2[0-3]):[0-5]\d$/, "a time HH:MM (00:00–23:59)");
 
 /** Whether `zone` is an IANA time zone this runtime knows. */
 function isTimeZone(zone: string): boolean {
@@ -76,7 +79,7 @@ export const CreateCampaignBody = z
   .strictObject({
     name: z.string().min(1).max(200).openapi({ example: "November newsletter" }),
     chatapp_session_ids: z
-      .array(z.uuid())
+      .array(z.uuid().max(36))
       .min(1)
       .max(MAX_CAMPAIGN_SESSIONS)
       .refine((ids) => new Set(ids).size === ids.length, "must not repeat a session")
@@ -85,17 +88,18 @@ export const CreateCampaignBody = z
       }),
     type: z.enum(MESSAGE_TYPES),
     content: z.string().nullish().openapi({
+      maxLength: 4_096,
       description:
         "The message text (or caption) as a template: `{{name}}` placeholders take each recipient's `variables`. Same rules as a send.",
       example: "Hi {{name}}, your order {{order}} has shipped.",
     }),
-    media_url: z.string().nullish(),
+    media_url: z.string().nullish().openapi({ maxLength: 2_048 }),
     recipients: Recipients.optional(),
     delay_between: DelayMs.optional().openapi({
       description: `A fixed gap in ms between a session's campaign messages, 0–${MAX_DELAY_MS.toLocaleString("en")}; default ${DEFAULT_DELAY_MS}.`,
     }),
     delay_range: DelayRange.optional(),
-    scheduled_at: z.iso.datetime({ offset: true }).nullish().openapi({
+    scheduled_at: z.iso.datetime({ offset: true }).max(64).nullish().openapi({
       description:
         "Start no earlier than this (ISO 8601, at most 30 days ahead); the campaign is `scheduled` until then.",
     }),

@@ -20,6 +20,7 @@ export const EventListQuery = z.object({
 export const eventIdPathParam = (name: string) =>
   z
     .string()
+    .max(36)
     .regex(/^evt_[0-9a-f]{32}$/, "an event id")
     .openapi({ param: { name, in: "path" }, example: "evt_3f2c9a7e1b6d4c08a5e97d2b1f04c6aa" });
 

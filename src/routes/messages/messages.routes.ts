@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { idempotency } from "../../middleware/idempotency";
 import { sendRateLimit } from "../../middleware/rate-limit";
-import { IdParam, json, jsonBody, problems, requires } from "../openapi";
+import { IdempotencyKeyHeader, IdParam, json, jsonBody, problems, requires } from "../openapi";
 import {
   MessageEnvelopeSchema,
   MessageListQuery,
@@ -24,7 +24,7 @@ export const send = createRoute({
     "Charges the whole send at once (402 `insufficient_balance` creates nothing), then fans the messages out through the session, " +
     "`delay_between` milliseconds apart. Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.",
   request: {
-    headers: z.object({ "idempotency-key": z.string().optional() }),
+    headers: IdempotencyKeyHeader,
     body: jsonBody(SendBody),
   },
   responses: {

@@ -68,7 +68,10 @@ export function checkScheduledAt(value: string | null | undefined, ctx: RefineCo
  */
 export const SendBody = z
   .strictObject({
-    chatapp_session_id: z.uuid().openapi({ description: "Session to send from; it must be `connected`." }),
+    chatapp_session_id: z
+      .uuid()
+      .max(36)
+      .openapi({ description: "Session to send from; it must be `connected`." }),
     to_number: z
       .array(z.string().max(32))
       .min(1)
@@ -76,17 +79,20 @@ export const SendBody = z
       .openapi({ description: "Recipients in international format; 1 to 1,000.", example: ["+14155552671"] }),
     type: z.enum(MESSAGE_TYPES),
     content: z.string().nullish().openapi({
+      maxLength: 4_096,
       description:
         "Text body (1–4,096 characters) for `text`; optional caption (≤ 1,024) for image, video, document; not allowed for audio.",
     }),
     media_url: z.string().nullish().openapi({
+      maxLength: 2_048,
       description:
         "Public https URL of the media (≤ 2,048 characters); required for image, video, audio, document.",
     }),
     delay_between: z.int().min(0).max(60_000).default(500).openapi({
+      format: "int32",
       description: "Milliseconds between this session's gateway calls for these messages.",
     }),
-    scheduled_at: z.iso.datetime({ offset: true }).nullish().openapi({
+    scheduled_at: z.iso.datetime({ offset: true }).max(64).nullish().openapi({
       description:
         "Send later: ISO 8601 time in the future, at most 30 days ahead. Messages are `scheduled` until then.",
     }),
@@ -184,15 +190,19 @@ const SESSION_REF =
  */
 export const SessionRef = z
   .string({ error: once("a session uuid or session_<uuid>") })
+  .max(44, "a session uuid or session_<uuid>")
   .regex(SESSION_REF, "a session uuid or session_<uuid>")
   .transform((value) => value.replace(/^session_/, "").toLowerCase());
 
 /** A phone number in international format; parses to E.164. */
-const PhoneFilter = z.string({ error: once("invalid phone number") }).transform((value, ctx) => {
-  const e164 = toE164(value);
-  if (!e164) ctx.addIssue({ code: "custom", message: "invalid phone number", input: value });
-  return e164 ?? value;
-});
+const PhoneFilter = z
+  .string({ error: once("invalid phone number") })
+  .max(32, "invalid phone number")
+  .transform((value, ctx) => {
+    const e164 = toE164(value);
+    if (!e164) ctx.addIssue({ code: "custom", message: "invalid phone number", input: value });
+    return e164 ?? value;
+  });
 
 /**
  * `filter[to_number]`, gathered from all of its forms (see {@link listQuerySchema}) into a list of
@@ -200,7 +210,8 @@ const PhoneFilter = z.string({ error: once("invalid phone number") }).transform(
  * numbers. Every bad number is reported under `filter[to_number]`, not under an index.
  */
 const ToNumbersFilter = z
-  .array(z.string())
+  .array(z.string().max(2_000, "invalid phone number"))
+  .max(MAX_FILTER_NUMBERS, `at most ${MAX_FILTER_NUMBERS} numbers`)
   .transform((values, ctx) => {
     const parts = values.flatMap((value) => value.split(","));
     if (parts.length > MAX_FILTER_NUMBERS) {

@@ -1,12 +1,11 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { createRoute } from "@hono/zod-openapi";
 import { idempotency } from "../../middleware/idempotency";
 import { sendRateLimit } from "../../middleware/rate-limit";
 import { OTP_RULES } from "../../otp/code";
-import { IdParam, json, jsonBody, problems, requires } from "../openapi";
+import { IdempotencyKeyHeader, IdParam, json, jsonBody, problems, requires } from "../openapi";
 import { OtpEnvelopeSchema, SendOtpBody, VerifyOtpBody } from "./otp.schemas";
 
 const common = { tags: ["One-time codes"] };
-const idempotencyHeader = z.object({ "idempotency-key": z.string().optional() });
 
 export const send = createRoute({
   operationId: "sendOtp",
@@ -23,7 +22,7 @@ export const send = createRoute({
     "`allowed_countries`, a number of another country, or of none (`+800…`), is refused with 422 " +
     "`otp_country_not_allowed` before anything is charged or sent. Send an `Idempotency-Key` header to make " +
     "retries safe.",
-  request: { headers: idempotencyHeader, params: IdParam, body: jsonBody(SendOtpBody) },
+  request: { headers: IdempotencyKeyHeader, params: IdParam, body: jsonBody(SendOtpBody) },
   responses: {
     201: json(OtpEnvelopeSchema, "The OTP, pending; its code is on its way"),
     ...problems(
@@ -90,7 +89,7 @@ export const resend = createRoute({
     "per-number limit and the app's current `allowed_countries` (422 `otp_country_not_allowed`). Wrong-code " +
     "attempts carry over. A verified (409), failed (429) or expired (410) OTP takes no new code. When the message " +
     "cannot be sent (402, 409, 422), the OTP is left as it was.",
-  request: { headers: idempotencyHeader, params: IdParam },
+  request: { headers: IdempotencyKeyHeader, params: IdParam },
   responses: {
     200: json(OtpEnvelopeSchema, "The OTP with its new code on its way"),
     ...problems(

@@ -53,6 +53,7 @@ export const SendOtpBody = z.strictObject({
 export const VerifyOtpBody = z.strictObject({
   code: z
     .string()
+    .max(64)
     .trim()
     .regex(
       new RegExp(`^[0-9]{${CODE_SIZE.min},${CODE_SIZE.max}}$`),

@@ -20,7 +20,7 @@ const optionalBody = <T extends Parameters<typeof jsonBody>[0]>(schema: T) => ({
 });
 
 export const scan = createRoute({
-  operationId: "sandboxScan",
+  operationId: "scanSandboxSession",
   ...requires("sessions:write"),
   ...common,
   method: "post",
@@ -35,7 +35,7 @@ export const scan = createRoute({
 });
 
 export const drop = createRoute({
-  operationId: "sandboxDrop",
+  operationId: "dropSandboxSession",
   ...requires("sessions:write"),
   ...common,
   method: "post",
@@ -50,7 +50,7 @@ export const drop = createRoute({
 });
 
 export const ban = createRoute({
-  operationId: "sandboxBan",
+  operationId: "banSandboxSession",
   ...requires("sessions:write"),
   ...common,
   method: "post",
@@ -65,7 +65,7 @@ export const ban = createRoute({
 });
 
 export const inbound = createRoute({
-  operationId: "sandboxInbound",
+  operationId: "receiveSandboxMessage",
   ...requires("sessions:write"),
   ...common,
   method: "post",
@@ -80,7 +80,7 @@ export const inbound = createRoute({
 });
 
 export const received = createRoute({
-  operationId: "sandboxListReceived",
+  operationId: "listSandboxReceivedMessages",
   ...requires("sessions:read"),
   ...common,
   method: "get",
@@ -100,7 +100,7 @@ const html = (description: string) => ({
 });
 
 export const pairPage = createRoute({
-  operationId: "sandboxShowPairPage",
+  operationId: "showSandboxPairPage",
   ...publicOperation,
   tags: ["Sandbox"],
   method: "get",
@@ -112,7 +112,7 @@ export const pairPage = createRoute({
 });
 
 export const pair = createRoute({
-  operationId: "sandboxPair",
+  operationId: "pairSandboxSession",
   ...publicOperation,
   tags: ["Sandbox"],
   method: "post",

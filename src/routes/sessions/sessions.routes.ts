@@ -1,6 +1,6 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { createRoute } from "@hono/zod-openapi";
 import { idempotency } from "../../middleware/idempotency";
-import { IdParam, json, jsonBody, problems, requires } from "../openapi";
+import { IdempotencyKeyHeader, IdParam, json, jsonBody, problems, requires } from "../openapi";
 import {
   CreatedSessionSchema,
   DeletedSchema,
@@ -39,7 +39,7 @@ export const create = createRoute({
   description:
     "The session starts `pending`. Scan the QR code with the phone that holds the chat account; the QR rotates every `QR_ROTATE_SECONDS` and the session fails with reason `qr_timeout` after `QR_TIMEOUT_SECONDS` without a scan. " +
     "Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.",
-  request: { headers: z.object({ "idempotency-key": z.string().optional() }) },
+  request: { headers: IdempotencyKeyHeader },
   responses: {
     201: json(CreatedSessionSchema, "The new session and its QR code"),
     ...problems(

@@ -100,6 +100,7 @@ export const LinkUrlBody = z.strictObject({
     .max(LINK_EXPIRES_IN.max)
     .optional()
     .openapi({
+      format: "int32",
       description: `Seconds the link stays valid: ${LINK_EXPIRES_IN.min}–${LINK_EXPIRES_IN.max.toLocaleString("en")}, default ${LINK_EXPIRES_IN.default}.`,
       example: 900,
     }),
@@ -111,6 +112,7 @@ export const LinkUrlBody = z.strictObject({
     })
     .optional()
     .openapi({
+      maxLength: 2_048,
       description:
         "Where the link page sends the user once the phone is linked: an absolute `https` URL on a public host, without credentials, at most 2,048 characters (the `media_url` rule).",
       example: "https://app.example.com/settings/chat",

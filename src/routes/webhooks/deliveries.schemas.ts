@@ -83,6 +83,7 @@ export const WebhookDeliveryListSchema = z
 export const RecoverBody = z.strictObject({
   since: TimeBound.openapi({
     type: "string",
+    maxLength: 64,
     description:
       "Re-send the failed deliveries of events created at or after this time (an ISO 8601 date-time or date, UTC).",
     example: "2026-11-20T00:00:00Z",

@@ -1,6 +1,6 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { createRoute } from "@hono/zod-openapi";
 import { idempotency } from "../../middleware/idempotency";
-import { IdParam, json, jsonBody, problems, requires } from "../openapi";
+import { IdempotencyKeyHeader, IdParam, json, jsonBody, problems, requires } from "../openapi";
 import {
   CreateWebhookEndpointBody,
   MAX_WEBHOOK_ENDPOINTS,
@@ -43,7 +43,7 @@ export const create = createRoute({
     `An account has at most ${MAX_WEBHOOK_ENDPOINTS} endpoints: one more is 409 \`webhook_endpoint_limit\`. ` +
     "Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.",
   request: {
-    headers: z.object({ "idempotency-key": z.string().optional() }),
+    headers: IdempotencyKeyHeader,
     body: jsonBody(CreateWebhookEndpointBody),
   },
   responses: {
@@ -114,7 +114,7 @@ export const rotateSecret = createRoute({
     "Send an `Idempotency-Key` header to make retries safe: a retry whose first response was lost gets that response (and secret) again, instead of rotating twice and pushing out the secret the receiver still holds.",
   request: {
     params: IdParam,
-    headers: z.object({ "idempotency-key": z.string().optional() }),
+    headers: IdempotencyKeyHeader,
     body: { ...jsonBody(RotateSecretBody), required: false },
   },
   responses: {

@@ -31,7 +31,11 @@ const url = z
     const problem = publicHttpsUrlProblem(value, { allowHttpLocalhost: true });
     if (problem) ctx.addIssue({ code: "custom", message: problem });
   })
-  .openapi({ description: `Where events are posted. ${urlRule}`, example: "https://example.com/webhooks" });
+  .openapi({
+    maxLength: MAX_PUBLIC_URL_LENGTH,
+    description: `Where events are posted. ${urlRule}`,
+    example: "https://example.com/webhooks",
+  });
 
 const eventType = z
   .enum(EVENT_TYPES)
@@ -133,6 +137,7 @@ export const RotateSecretBody = z.strictObject({
     .max(PREVIOUS_SECRET_SECONDS.max)
     .optional()
     .openapi({
+      format: "int32",
       description: `Seconds the previous secret keeps signing alongside the new one, 0–${PREVIOUS_SECRET_SECONDS.max}. Default ${PREVIOUS_SECRET_SECONDS.default} (24 hours); 0 revokes it at once.`,
       example: 3_600,
     }),
