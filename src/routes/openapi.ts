@@ -221,10 +221,14 @@ const RATE_LIMIT_HEADERS = {
 
 /** Whether requests of this operation count against a rate limit: keyed ones, and the public paths. */
 function rateLimited(path: string, operation: OperationLike): boolean {
-  const scoped = (operation.security ?? []).some((requirement) =>
+  return scoped(operation) || RATE_LIMITED_PUBLIC_PATHS.test(path);
+}
+
+/** Whether the operation's security requirement names a scope (`requires`): it takes an API key. */
+function scoped(operation: OperationLike): boolean {
+  return (operation.security ?? []).some((requirement) =>
     Object.values(requirement).some((scopes) => Array.isArray(scopes) && scopes.length > 0),
   );
-  return scoped || RATE_LIMITED_PUBLIC_PATHS.test(path);
 }
 
 /** The methods whose bodies `bodyGuard` and `bodyLimit` check (src/middleware/body-guard.ts). */
@@ -271,10 +275,7 @@ function sharedProblemsOf(
   const problems: SharedProblem[] = [];
   const schemes = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
   if (schemes.some((scheme) => httpSchemes.has(scheme))) problems.push("Unauthenticated");
-  const scoped = (operation.security ?? []).some((requirement) =>
-    Object.values(requirement).some((scopes) => Array.isArray(scopes) && scopes.length > 0),
-  );
-  if (scoped) problems.push("InsufficientScope");
+  if (scoped(operation)) problems.push("InsufficientScope");
   if (rateLimited(path, operation)) problems.push("RateLimited");
   if (BODY_METHODS.has(method)) problems.push("InvalidJson", "PayloadTooLarge", "UnsupportedMediaType");
   const parameters = operation.parameters ?? [];
