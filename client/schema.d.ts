@@ -2445,10 +2445,10 @@ export interface components {
         /** @description Problem: `rate_limited` */
         RateLimited: {
             headers: {
-                /** @description Seconds to wait at most before trying again. */
+                /** @description Seconds to wait before trying again: at most the limit's period (10 or 60 s) for a rate limit; until a code may be sent again (up to an hour) for a number's one-time-code limit. */
                 "Retry-After"?: number;
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                /** @description The limit that was reached: `"<name>";r=0;t=<seconds>`. */
+                /** @description The rate limit that was reached: `"<name>";r=0;t=<seconds>` (not on a one-time-code limit). */
                 RateLimit?: string;
                 [name: string]: unknown;
             };
@@ -6691,10 +6691,10 @@ export interface operations {
             /** @description Problem: `rate_limited` */
             429: {
                 headers: {
-                    /** @description Seconds to wait at most before trying again. */
+                    /** @description Seconds to wait before trying again: at most the limit's period (10 or 60 s) for a rate limit; until a code may be sent again (up to an hour) for a number's one-time-code limit. */
                     "Retry-After"?: number;
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    /** @description The limit that was reached: `"<name>";r=0;t=<seconds>`. */
+                    /** @description The rate limit that was reached: `"<name>";r=0;t=<seconds>` (not on a one-time-code limit). */
                     RateLimit?: string;
                     [name: string]: unknown;
                 };
@@ -6829,10 +6829,10 @@ export interface operations {
             /** @description Problem: `otp_attempts_exceeded` */
             429: {
                 headers: {
-                    /** @description Seconds to wait at most before trying again. */
+                    /** @description Seconds to wait before trying again: at most the limit's period (10 or 60 s) for a rate limit; until a code may be sent again (up to an hour) for a number's one-time-code limit. */
                     "Retry-After"?: number;
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    /** @description The limit that was reached: `"<name>";r=0;t=<seconds>`. */
+                    /** @description The rate limit that was reached: `"<name>";r=0;t=<seconds>` (not on a one-time-code limit). */
                     RateLimit?: string;
                     [name: string]: unknown;
                 };
@@ -6929,10 +6929,10 @@ export interface operations {
             /** @description Problem: `rate_limited`, `otp_attempts_exceeded` */
             429: {
                 headers: {
-                    /** @description Seconds to wait at most before trying again. */
+                    /** @description Seconds to wait before trying again: at most the limit's period (10 or 60 s) for a rate limit; until a code may be sent again (up to an hour) for a number's one-time-code limit. */
                     "Retry-After"?: number;
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    /** @description The limit that was reached: `"<name>";r=0;t=<seconds>`. */
+                    /** @description The rate limit that was reached: `"<name>";r=0;t=<seconds>` (not on a one-time-code limit). */
                     RateLimit?: string;
                     [name: string]: unknown;
                 };

@@ -169,7 +169,8 @@ export async function materialiseStep(env: Env, campaignId: string): Promise<boo
     ),
   );
   const kept = withinBytes(made, STEP_BYTES);
-  const last = kept.at(-1) ?? { seq: campaign.materialisedSeq };
+  // The step's last recipient: `kept` holds at least the first of the step, which is not empty.
+  const lastSeq = kept.at(-1)?.seq ?? campaign.materialisedSeq;
   const toSend: NewMessages = {
     accountId: campaign.accountId,
     sessionId: senders[0] ?? "",
@@ -186,9 +187,9 @@ export async function materialiseStep(env: Env, campaignId: string): Promise<boo
     recipients: kept.flatMap((r) => (r.message ? [r.message] : [])),
   };
   const plan = JSON.stringify(toSend.recipients.map((r) => ({ seq: r.sendIndex, id: r.id })));
-  const advanced = sql`EXISTS (SELECT 1 FROM campaigns WHERE id = ${campaignId} AND materialised_seq >= ${last.seq})`;
+  const advanced = sql`EXISTS (SELECT 1 FROM campaigns WHERE id = ${campaignId} AND materialised_seq >= ${lastSeq})`;
   const [moved] = await batchSql(db, [
-    sql`UPDATE campaigns SET materialised_seq = ${last.seq}, updated_at = MAX(updated_at, ${now})
+    sql`UPDATE campaigns SET materialised_seq = ${lastSeq}, updated_at = MAX(updated_at, ${now})
       WHERE id = ${campaignId} AND materialised_seq = ${campaign.materialisedSeq} AND ${campaignFrom("complete")}`,
     insertOutgoingStatement(toSend, advanced),
     // MATERIALIZED: the step's list drives the join, one primary-key lookup per recipient.

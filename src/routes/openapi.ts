@@ -209,12 +209,14 @@ const RATE_LIMIT_POLICY_REF = { $ref: "#/components/headers/RateLimitPolicy" };
 /** The headers a 429 `rate_limited` answer carries (src/middleware/rate-limit.ts). */
 const RATE_LIMIT_HEADERS = {
   "Retry-After": {
-    description: "Seconds to wait at most before trying again.",
-    schema: { type: "integer", format: "int32", minimum: 1, maximum: 60 },
+    description:
+      "Seconds to wait before trying again: at most the limit's period (10 or 60 s) for a rate limit; until a code may be sent again (up to an hour) for a number's one-time-code limit.",
+    schema: { type: "integer", format: "int32", minimum: 1, maximum: 3_600 },
   },
   "RateLimit-Policy": RATE_LIMIT_POLICY_REF,
   RateLimit: {
-    description: 'The limit that was reached: `"<name>";r=0;t=<seconds>`.',
+    description:
+      'The rate limit that was reached: `"<name>";r=0;t=<seconds>` (not on a one-time-code limit).',
     schema: { type: "string", maxLength: 100 },
   },
 };
