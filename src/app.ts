@@ -26,7 +26,7 @@ import { otpRoutes } from "./routes/otp/otp.index";
 import { createRouter } from "./routes/router";
 import { sandboxRoutes } from "./routes/sandbox/sandbox.index";
 import { sessionRoutes } from "./routes/sessions/sessions.index";
-import { webhookRoutes } from "./routes/webhooks/webhooks.index";
+import { registerTestEventWebhook, webhookRoutes } from "./routes/webhooks/webhooks.index";
 import { consoleRoutes } from "./web/console/console.index";
 import { linkPageGuard } from "./web/link/page-guard";
 
@@ -192,6 +192,7 @@ export function createApp() {
       "What a webhook receiver checks: the Standard Webhooks signature (`webhook-id`, `webhook-timestamp`, `webhook-signature`: HMAC-SHA256 with the endpoint's `whsec_` secret), as in README, Webhooks.",
   });
   registerEventWebhooks(app.openAPIRegistry);
+  registerTestEventWebhook(app.openAPIRegistry);
   app.get("/openapi.json", (c) =>
     c.json(
       withSharedProblems(

@@ -1,5 +1,4 @@
 import { createApp } from "./app";
-import { completeFinishedCampaigns } from "./campaigns/lifecycle";
 import { CAMPAIGN_QUEUE_NAME, handleCampaignBatch, resumeStalledCampaigns } from "./campaigns/materialise";
 import { createDb } from "./db/client";
 import { purgeEvents } from "./db/queries/events";
@@ -8,6 +7,7 @@ import { handleOutboundBatch } from "./delivery/consumer";
 import { requeueStale } from "./delivery/reconcile";
 import { EVENT_RETENTION_MS } from "./events/record";
 import { republishUndelivered } from "./events/sweep";
+import { completeFinishedCampaigns } from "./moves/campaign";
 import { handleWebhookBatch, isWebhookQueue } from "./webhooks/consumer";
 import { purgeDeliveryHistory } from "./webhooks/store";
 import { requeueOverdueDeliveries } from "./webhooks/sweep";

@@ -1,10 +1,11 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
-import { completeFinishedCampaigns } from "../src/campaigns/lifecycle";
 import { materialise, materialiseStep, resumeStalledCampaigns } from "../src/campaigns/materialise";
 import { startCampaign } from "../src/campaigns/start";
 import { createDb } from "../src/db/client";
-import { applyMoves, failMoves } from "../src/messages/status";
+import { applyMoves } from "../src/moves/apply";
+import { completeFinishedCampaigns } from "../src/moves/campaign";
+import { failMoves } from "../src/moves/message";
 import {
   campaignMessages,
   command,

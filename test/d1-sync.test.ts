@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
 import { findMessage } from "../src/db/queries/messages";
-import { dispatchRequestOf } from "../src/delivery/dispatch-request";
+import { dispatchRequestOf } from "../src/messages/dispatch-request";
 import type { ChatSession } from "../src/sessions/chat-session";
 import { call, createAccount, createSession, sessionStub } from "./helpers";
 import {

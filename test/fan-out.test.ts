@@ -10,9 +10,9 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
 import { findMessage } from "../src/db/queries/messages";
-import { type DispatchRequest, dispatchRequestOf } from "../src/delivery/dispatch-request";
 import worker from "../src/index";
 import { redeliveryDelaySeconds } from "../src/lib/queue";
+import { type DispatchRequest, dispatchRequestOf } from "../src/messages/dispatch-request";
 import type { ChatSession } from "../src/sessions/chat-session";
 import { createAccount, sessionStub } from "./helpers";
 import {

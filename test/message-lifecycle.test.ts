@@ -1,7 +1,7 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { applyMoves } from "../src/messages/status";
+import { applyMoves } from "../src/moves/apply";
 import { call, createAccount, sessionStub } from "./helpers";
 import {
   balanceOf,

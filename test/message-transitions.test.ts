@@ -4,17 +4,17 @@ import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
 import { findMessage } from "../src/db/queries/messages";
-import { type DispatchRequest, dispatchRequestOf } from "../src/delivery/dispatch-request";
 import worker from "../src/index";
-import { MESSAGE_STATUSES, type MessageStatus } from "../src/messages/message-record";
+import { type DispatchRequest, dispatchRequestOf } from "../src/messages/dispatch-request";
+import { MESSAGE_STATUSES, type MessageStatus } from "../src/messages/types";
+import { applyMoves } from "../src/moves/apply";
 import {
-  applyMoves,
   MESSAGE_TRANSITIONS,
   type MessageMove,
   type MoveKind,
   nextStatus,
   sentStatement,
-} from "../src/messages/status";
+} from "../src/moves/message";
 import { call, createAccount, sessionStub } from "./helpers";
 import {
   balanceOf,

@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { type SendWindow, windowOpensAt } from "../src/campaigns/send-window";
+import { type SendWindow, windowOpensAt } from "../src/lib/send-window";
 import { campaignMessages, command, createCampaign, number } from "./campaign-fixtures";
 import { call, createAccount, sessionStub } from "./helpers";
 import { connectedSession } from "./message-fixtures";

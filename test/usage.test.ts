@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { applyMoves, failMoves } from "../src/messages/status";
+import { applyMoves } from "../src/moves/apply";
+import { failMoves } from "../src/moves/message";
 import { command, createCampaign, recipients, waitForCampaign } from "./campaign-fixtures";
 import { call, createAccount, expectProblem } from "./helpers";
 import { connectedSession, seedMessages, sendText, waitForMessages } from "./message-fixtures";

@@ -1,4 +1,4 @@
-import { and, eq, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import { batchSql, type Db } from "../db/client";
 import { findCampaign } from "../db/queries/campaigns";
 import { type CampaignRow, campaigns } from "../db/schema";
@@ -6,9 +6,15 @@ import type { CampaignHold } from "../delivery/outbox";
 import { ApiError } from "../errors";
 import { publishEvents } from "../events/publish";
 import { eventsForRows, recordedIn } from "../events/record";
-import { applyMoves } from "../messages/status";
+import { applyMoves } from "../moves/apply";
+import {
+  CAMPAIGN_TRANSITIONS,
+  type CampaignMove,
+  campaignFrom,
+  mayMove,
+  moveCampaignStatement,
+} from "../moves/campaign";
 import { sessionStub } from "../sessions/stub";
-import { CAMPAIGN_TRANSITIONS, type CampaignMove, campaignFrom, mayMove } from "./lifecycle";
 import { failRemainderStatements } from "./remainder";
 
 // Pause, resume and cancel (README, Campaigns). A campaign's messages wait in its sessions'
@@ -39,19 +45,14 @@ async function tellSessions(
   }
 }
 
-/** Moves the campaign's status to `to` if it may still make move `kind`; else the move's 409. */
-async function moveStatus(db: Db, campaign: CampaignRow, kind: CampaignMove, to: CampaignRow["status"]) {
-  const now = Date.now();
-  const moved = await db
-    .update(campaigns)
-    .set({ status: to, updatedAt: now })
-    .where(
-      and(eq(campaigns.id, campaign.id), eq(campaigns.accountId, campaign.accountId), campaignFrom(kind)),
-    )
-    .returning();
-  const row = moved[0];
-  if (row) return row;
-  return movable(db, campaign.accountId, campaign.id, kind);
+/** Makes move `kind` if the campaign may still make it; else the move's 409. @returns the campaign after. */
+async function moveStatus(db: Db, campaign: CampaignRow, kind: CampaignMove): Promise<CampaignRow> {
+  const owned = sql`id = ${campaign.id} AND account_id = ${campaign.accountId}`;
+  const [moved] = await batchSql(db, [moveCampaignStatement(kind, owned, Date.now())]);
+  if ((moved?.meta.changes ?? 0) === 0) return movable(db, campaign.accountId, campaign.id, kind);
+  const row = await findCampaign(db, campaign.accountId, campaign.id);
+  if (!row) throw new Error(`campaign ${campaign.id} not found after its ${kind}`);
+  return row;
 }
 
 /**
@@ -61,7 +62,7 @@ async function moveStatus(db: Db, campaign: CampaignRow, kind: CampaignMove, to:
 export async function pauseCampaign(env: Env, db: Db, accountId: string, id: string): Promise<CampaignRow> {
   const campaign = await movable(db, accountId, id, "pause");
   await tellSessions(env, campaign, (stub) => stub.holdCampaign(id, "paused" satisfies CampaignHold));
-  return moveStatus(db, campaign, "pause", "paused");
+  return moveStatus(db, campaign, "pause");
 }
 
 /**
@@ -70,7 +71,7 @@ export async function pauseCampaign(env: Env, db: Db, accountId: string, id: str
  */
 export async function resumeCampaign(env: Env, db: Db, accountId: string, id: string): Promise<CampaignRow> {
   const campaign = await movable(db, accountId, id, "resume");
-  const resumed = await moveStatus(db, campaign, "resume", "running");
+  const resumed = await moveStatus(db, campaign, "resume");
   await tellSessions(env, campaign, (stub) => stub.releaseCampaign(id));
   return resumed;
 }
@@ -96,7 +97,7 @@ export async function cancelCampaign(env: Env, db: Db, accountId: string, id: st
   const owned = sql`id = ${id} AND account_id = ${accountId}`;
   const results = await batchSql(db, [
     ...failRemainderStatements(campaign, "campaign_cancelled", campaignFrom("cancel"), now),
-    sql`UPDATE campaigns SET status = 'cancelled', updated_at = ${now} WHERE ${owned} AND ${campaignFrom("cancel")}`,
+    moveCampaignStatement("cancel", owned, now),
     eventsForRows("campaign.cancelled", campaigns, sql`${owned} AND status = 'cancelled'`),
   ]);
   if ((results.at(-2)?.meta.changes ?? 0) === 0) return movable(db, accountId, id, "cancel");

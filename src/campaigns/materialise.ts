@@ -4,12 +4,12 @@ import { batchSql, createDb, type Db } from "../db/client";
 import { insertOutgoingStatement, type NewMessages, outgoingRows } from "../db/queries/messages";
 import { findSessions } from "../db/queries/sessions";
 import { campaignRecipients, campaigns } from "../db/schema";
-import { dispatchRequestOf, LANE } from "../delivery/dispatch-request";
 import { publishEvents } from "../events/publish";
 import { recordedIn } from "../events/record";
 import { dropPoison, redeliveryDelaySeconds, sendInBatches } from "../lib/queue";
 import { fillTemplate } from "../lib/template";
-import { campaignFrom, completeCampaignStatements } from "./lifecycle";
+import { dispatchRequestOf, LANE } from "../messages/dispatch-request";
+import { campaignFrom, completeCampaignStatements } from "../moves/campaign";
 import { failRemainderStatements } from "./remainder";
 
 /**

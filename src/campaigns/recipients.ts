@@ -1,7 +1,7 @@
 import type { NewRecipient } from "../db/queries/campaigns";
 import { toE164 } from "../lib/phone";
 import { fillTemplate, scanTemplate } from "../lib/template";
-import type { MessageType } from "../messages/message-record";
+import type { MessageType } from "../messages/types";
 
 /** Most recipients one request may add (README, Campaigns): 10,000 keeps a body under 1 MiB. */
 export const MAX_RECIPIENTS_PER_REQUEST = 10_000;

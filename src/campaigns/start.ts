@@ -9,7 +9,7 @@ import { type CampaignRow, campaigns } from "../db/schema";
 import { ApiError } from "../errors";
 import { publishEvents } from "../events/publish";
 import { eventsForRows, recordedIn } from "../events/record";
-import { campaignFrom, mayMove } from "./lifecycle";
+import { campaignFrom, mayMove, moveCampaignStatement } from "../moves/campaign";
 import { queueMaterialise } from "./materialise";
 
 /** How often a start is tried again when the draft changed under it (recipients, opt-outs). */
@@ -50,7 +50,7 @@ export async function startCampaign(env: Env, db: Db, accountId: string, id: str
     const amount = billable * price;
     const now = Date.now();
     const scheduled = campaign.scheduledAt !== null && campaign.scheduledAt > now;
-    const status = billable === 0 ? "completed" : scheduled ? "scheduled" : "running";
+    const move = billable === 0 ? "start_empty" : scheduled ? "schedule" : "start";
     const chargeId = crypto.randomUUID();
     const charged = await charge(
       env,
@@ -68,10 +68,14 @@ export async function startCampaign(env: Env, db: Db, accountId: string, id: str
       (made) => [
         sql`UPDATE campaign_recipients SET status = 'skipped', reason = 'recipient_opted_out'
           WHERE campaign_id = ${id} AND ${onOptOutList} AND ${made}`,
-        sql`UPDATE campaigns SET status = ${status}, price = ${price}, charge_id = ${chargeId}, cost = ${amount},
-            skipped = ${skipped}, queued = ${billable}, started_at = ${scheduled ? null : now},
-            completed_at = ${status === "completed" ? now : null}, updated_at = ${now}
-          WHERE id = ${id} AND ${made}`,
+        moveCampaignStatement(
+          move,
+          sql`id = ${id} AND ${made}`,
+          now,
+          // A campaign that completes at once has started too, unless it was scheduled.
+          sql`price = ${price}, charge_id = ${chargeId}, cost = ${amount}, skipped = ${skipped},
+            queued = ${billable}${move === "start_empty" && !scheduled ? sql`, started_at = ${now}` : sql``}`,
+        ),
         eventsForRows("campaign.started", campaigns, sql`id = ${id} AND started_at = ${now} AND ${made}`),
         eventsForRows("campaign.completed", campaigns, sql`id = ${id} AND status = 'completed' AND ${made}`),
       ],
@@ -88,7 +92,7 @@ export async function startCampaign(env: Env, db: Db, accountId: string, id: str
       );
     }
     await publishEvents(env, recordedIn(charged.results, [2, 3]));
-    if (status !== "completed") await queueMaterialise(env, id);
+    if (move !== "start_empty") await queueMaterialise(env, id);
     const started = await findCampaign(db, accountId, id);
     if (!started) throw new Error(`campaign ${id} not found after its start`);
     return started;

@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { dropPoison, redeliveryDelaySeconds } from "../lib/queue";
-import { MESSAGE_TYPES } from "../messages/message-record";
-import { applyMoves, failMoves } from "../messages/status";
-import type { DispatchRequest } from "./dispatch-request";
+import type { DispatchRequest } from "../messages/dispatch-request";
+import { MESSAGE_TYPES } from "../messages/types";
+import { applyMoves } from "../moves/apply";
+import { failMoves } from "../moves/message";
 
 /** Name of the dead-letter queue (wrangler.toml): messages that exhausted their deliveries. */
 export const DEAD_LETTER_QUEUE = "chatapp-outbound-dlq";

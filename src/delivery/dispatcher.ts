@@ -1,12 +1,12 @@
-import { failover } from "../campaigns/failover";
-import { windowOpensAt } from "../campaigns/send-window";
 import { readConfig } from "../config";
 import { createDb, type Db } from "../db/client";
 import { recordRetry } from "../db/queries/messages";
 import type { ChatGateway, SendOutcome } from "../gateways/gateway";
-import { applyMoves, failMoves, type MessageMove } from "../messages/status";
-import type { Deadlines } from "../sessions/deadlines";
-import type { DispatchRequest } from "./dispatch-request";
+import { windowOpensAt } from "../lib/send-window";
+import type { DispatchRequest } from "../messages/dispatch-request";
+import { applyMoves } from "../moves/apply";
+import { failMoves, type MessageMove } from "../moves/message";
+import { failover } from "./failover";
 import type { Outbox, OutboxItem } from "./outbox";
 import { MAX_SEND_ATTEMPTS, retryDelayMs } from "./retry";
 
@@ -38,10 +38,26 @@ const FLUSH_COALESCE_MS = 500;
  */
 const RECEIPT_GRID_MS = 1_000;
 
+/** The kinds of deadline the dispatcher sets in its host's alarm table. */
+export type DispatchDeadlineKind = "dispatch" | "sync" | "expire" | "ack_delivered" | "ack_read";
+
+/**
+ * The host's alarm table as the dispatcher uses it (the session object's, src/sessions/deadlines.ts):
+ * `schedule` sets the deadline `kind`/`ref` to `at` (epoch ms), `clear` drops every deadline of a
+ * kind, `anyDue` tells whether one is due at `now`, and `rearm` sets the object's alarm to the
+ * earliest.
+ */
+export interface DispatchDeadlines {
+  schedule(kind: DispatchDeadlineKind, ref: string, at: number): void;
+  clear(kind: DispatchDeadlineKind): void;
+  anyDue(now: number): boolean;
+  rearm(): Promise<void>;
+}
+
 /** What the dispatcher needs from the session object that hosts it. */
 export interface DispatchHost {
   readonly outbox: Outbox;
-  readonly deadlines: Deadlines;
+  readonly deadlines: DispatchDeadlines;
   /** The session's status and numbers, or null once it is gone. */
   session(): { status: string; sessionId: string; phoneNumber: string | null } | null;
   gateway(): ChatGateway;
@@ -233,7 +249,7 @@ export class Dispatcher {
 
   /**
    * The session can no longer send (banned, failed, deleted, as `reason` says): its waiting
-   * campaign entries move to their campaigns' other connected sessions (src/campaigns/failover.ts);
+   * campaign entries move to their campaigns' other connected sessions (src/delivery/failover.ts);
    * those with nowhere to go fail with `reason` and are refunded. When D1 cannot be reached, they
    * stay here and the caller's own handling (failing the waiting messages, or keeping them) applies.
    */

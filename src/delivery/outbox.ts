@@ -1,4 +1,4 @@
-import type { DispatchRequest } from "./dispatch-request";
+import type { DispatchRequest } from "../messages/dispatch-request";
 
 /** A message waiting in (or done with) a session's outbox. */
 export type OutboxItem = {

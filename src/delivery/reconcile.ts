@@ -3,8 +3,9 @@ import type { Db } from "../db/client";
 import { sendWindowsOf } from "../db/queries/campaigns";
 import { messages } from "../db/schema";
 import { sendInBatches } from "../lib/queue";
-import { applyMoves, failMoves } from "../messages/status";
-import { dispatchRequestOf, LANE } from "./dispatch-request";
+import { dispatchRequestOf, LANE } from "../messages/dispatch-request";
+import { applyMoves } from "../moves/apply";
+import { failMoves } from "../moves/message";
 
 /** A message still waiting this long after its last change may have lost its queue message. */
 export const STALE_AFTER_MS = 15 * 60_000;

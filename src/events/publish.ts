@@ -1,5 +1,5 @@
 import { sendInBatches } from "../lib/queue";
-import type { EventMessage } from "../webhooks/queue-messages";
+import type { EventMessage } from "./queue-message";
 import type { RecordedEvent } from "./record";
 
 /**

@@ -7,7 +7,7 @@ import { publishEvents } from "../events/publish";
 import { eventsForRows, recordedIn } from "../events/record";
 import { toE164 } from "../lib/phone";
 import { optOutKeyword } from "../opt-outs/keywords";
-import type { MessageRow } from "./message-record";
+import type { MessageRow } from "./types";
 
 /**
  * Stores a message a contact sent to a session's phone, with its `message.received` event, in one

@@ -5,11 +5,11 @@ import type { Db } from "../db/client";
 import { findAccount } from "../db/queries/accounts";
 import { insertOutgoingStatement, type NewMessages, outgoingRows } from "../db/queries/messages";
 import { findSession } from "../db/queries/sessions";
-import { dispatchRequestOf, LANE } from "../delivery/dispatch-request";
 import { ApiError } from "../errors";
 import { sendInBatches } from "../lib/queue";
-import type { MessageRow, MessageType } from "./message-record";
-import { applyMoves } from "./status";
+import { applyMoves } from "../moves/apply";
+import { dispatchRequestOf, LANE } from "./dispatch-request";
+import type { MessageRow, MessageType } from "./types";
 
 export interface SendRequest {
   accountId: string;

@@ -7,7 +7,7 @@ import { renderTemplate } from "../lib/template";
 import { sendMessages } from "../messages/send";
 import { codeHmac, generateCode, OTP_RULES, otpSecret } from "./code";
 import { assertCountryAllowed } from "./countries";
-import { otpStatusAt } from "./otp-record";
+import { otpStatusAt } from "./status";
 import {
   claimResend,
   deleteOtp,

@@ -3,7 +3,7 @@ import { ApiError } from "../errors";
 import { publishEvents } from "../events/publish";
 import { timingSafeEqual } from "../lib/crypto";
 import { codeHmac, OTP_RULES, otpSecret } from "./code";
-import { otpStatusAt } from "./otp-record";
+import { otpStatusAt } from "./status";
 import { findOtp, markExpired, markVerified, type OtpRow, recordWrongCode } from "./store";
 
 /**

@@ -1,20 +1,21 @@
 import { DurableObject } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
-import { failover } from "../campaigns/failover";
 import { readConfig } from "../config";
 import { batchSql, createDb } from "../db/client";
 import { markAccepted } from "../db/queries/messages";
 import { sessions } from "../db/schema";
-import type { DispatchRequest } from "../delivery/dispatch-request";
 import { Dispatcher, SYNC_RETRY_MS } from "../delivery/dispatcher";
+import { failover } from "../delivery/failover";
 import { type CampaignHold, Outbox } from "../delivery/outbox";
 import { publishEvents } from "../events/publish";
 import { insertEventStatement, recordedIn } from "../events/record";
 import { createGateway } from "../gateways";
 import { type ChatGateway, GatewayError, type GatewayEvent, type LinkState } from "../gateways/gateway";
 import { SandboxGateway, type SandboxReceived } from "../gateways/sandbox";
+import type { DispatchRequest } from "../messages/dispatch-request";
 import { receiveMessage } from "../messages/receive";
-import { applyMoves, failMoves, type MessageMove } from "../messages/status";
+import { applyMoves } from "../moves/apply";
+import { failMoves, type MessageMove } from "../moves/message";
 import { type Deadline, Deadlines } from "./deadlines";
 import { GatewayChecks, GatewayHealth, type GatewayHealthView } from "./gateway-health";
 import {

@@ -1,5 +1,5 @@
 import type { Db } from "../db/client";
-import { toEventRecord } from "../events/event-record";
+import { toEventRecord } from "../presenters/event";
 import { acknowledged, DELIVERY_TIMEOUT_MS, postEvent, RESPONSE_EXCERPT_BYTES } from "./post";
 import type { DeliverMessage } from "./queue-messages";
 import { parseRetryAfter, retryDelaySeconds } from "./schedule";

@@ -1,7 +1,8 @@
 import type { Db } from "../db/client";
 import { findEvent } from "../db/queries/events";
+import type { EventMessage } from "../events/queue-message";
 import { sendInBatches } from "../lib/queue";
-import type { DeliverMessage, EventMessage } from "./queue-messages";
+import type { DeliverMessage } from "./queue-messages";
 import { createDeliveries } from "./store";
 
 /**

@@ -1,6 +1,4 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { toAccountRecord } from "../../accounts/account-record";
-import { toLedgerRecord } from "../../billing/ledger-record";
 import { pricesOf } from "../../billing/prices";
 import { readConfig } from "../../config";
 import { findAccount, updateAccount } from "../../db/queries/accounts";
@@ -10,6 +8,8 @@ import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { fromMinor, toMinor } from "../../lib/money";
 import { formatTimestamp } from "../../lib/time";
+import { toAccountRecord } from "../../presenters/account";
+import { toLedgerRecord } from "../../presenters/ledger";
 import { pageLinks } from "../paging";
 import type * as routes from "./account.routes";
 import { type Granularity, USAGE_RANGES } from "./account.schemas";

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { LEDGER_MESSAGE_IDS } from "../../db/queries/ledger";
-import { MESSAGE_TYPES } from "../../messages/message-record";
+import { MESSAGE_TYPES } from "../../messages/types";
 import { moneyAmount } from "../openapi";
 import { CursorParam, enumListFilter, Limit, once, PageLinksSchema, TimeBound } from "../paging";
 

@@ -6,9 +6,9 @@ import { revokeKey as revoke } from "../../db/queries/api-keys";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { issueKey } from "../../keys/issue";
-import { toKeyRecord } from "../../keys/key-record";
 import { fromMinor, toMinor } from "../../lib/money";
 import { formatTimestamp } from "../../lib/time";
+import { toKeyRecord } from "../../presenters/key";
 import type * as routes from "./admin.routes";
 
 function toAccountRecord(row: AccountRow) {

@@ -3,7 +3,7 @@ import { listKeys, revokeKey } from "../../db/queries/api-keys";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { issueKey } from "../../keys/issue";
-import { toKeyRecord } from "../../keys/key-record";
+import { toKeyRecord } from "../../presenters/key";
 import { pageLinks } from "../paging";
 import type * as routes from "./api-keys.routes";
 

@@ -1,5 +1,4 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { toCampaignRecord, toRecipientRecord } from "../../campaigns/campaign-record";
 import { cancelCampaign, pauseCampaign, resumeCampaign } from "../../campaigns/control";
 import { checkRecipients, type FieldProblem } from "../../campaigns/recipients";
 import { startCampaign } from "../../campaigns/start";
@@ -15,6 +14,7 @@ import { findSessions } from "../../db/queries/sessions";
 import type { CampaignRow } from "../../db/schema";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
+import { toCampaignRecord, toRecipientRecord } from "../../presenters/campaign";
 import { pageLinks } from "../paging";
 import type * as routes from "./campaigns.routes";
 import { DEFAULT_DELAY_MS } from "./campaigns.schemas";

@@ -5,7 +5,7 @@ import {
   MAX_RECIPIENTS_PER_REQUEST,
   VARIABLE_NAME,
 } from "../../campaigns/recipients";
-import { MESSAGE_TYPES } from "../../messages/message-record";
+import { MESSAGE_TYPES } from "../../messages/types";
 import { checkContent, checkScheduledAt } from "../messages/messages.schemas";
 import { PageLinksSchema } from "../paging";
 

@@ -2,7 +2,7 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import { findEvent, listEvents } from "../../db/queries/events";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
-import { toEventRecord } from "../../events/event-record";
+import { toEventRecord } from "../../presenters/event";
 import { pageLinks } from "../paging";
 import type * as routes from "./events.routes";
 

@@ -1,8 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { EVENT_TYPES, TEST_EVENT_TYPE } from "../../events/catalogue";
+import { EVENT_TYPES } from "../../events/catalogue";
 import { jsonBody, webhookSecurity } from "../openapi";
 import { createRouter } from "../router";
-import { TestEventSchema } from "../webhooks/deliveries.schemas";
 import * as handlers from "./events.handlers";
 import * as routes from "./events.routes";
 import { typedEventSchema } from "./events.schemas";
@@ -13,7 +12,7 @@ export const eventRoutes = createRouter()
   .openapi(routes.show, handlers.show);
 
 /** `message.read` → `onMessageRead`: the operation id of an event's entry in `webhooks`. */
-function eventOperationId(type: string): string {
+export function eventOperationId(type: string): string {
   return `on${type
     .split(/[._]/)
     .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
@@ -22,8 +21,7 @@ function eventOperationId(type: string): string {
 
 /**
  * Lists every event type with its payload in the document's top-level `webhooks` (OpenAPI 3.1
- * §4.8.1), from the same schemas the event list uses: what a webhook endpoint receives. The
- * `webhook.test` event that `POST /v1/webhooks/{id}/test` sends is listed too.
+ * §4.8.1), from the same schemas the event list uses: what a webhook endpoint receives.
  */
 export function registerEventWebhooks(registry: OpenAPIHono["openAPIRegistry"]): void {
   for (const type of EVENT_TYPES) {
@@ -40,16 +38,4 @@ export function registerEventWebhooks(registry: OpenAPIHono["openAPIRegistry"]):
       responses: { 200: { description: "Any 2xx answer within 15 seconds acknowledges the delivery." } },
     });
   }
-  registry.registerWebhook({
-    operationId: eventOperationId(TEST_EVENT_TYPE),
-    method: "post",
-    path: TEST_EVENT_TYPE,
-    tags: ["Events"],
-    security: webhookSecurity,
-    summary: `The \`${TEST_EVENT_TYPE}\` event`,
-    description:
-      "Sent by `POST /v1/webhooks/{id}/test` to check a receiver, whatever the endpoint subscribes to; never stored or retried.",
-    request: { body: jsonBody(TestEventSchema) },
-    responses: { 200: { description: "Any 2xx answer within 15 seconds counts as success." } },
-  });
 }

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { ListQuery } from "../../db/queries/message-list";
 import { mediaUrlProblem } from "../../lib/media-url";
 import { toE164 } from "../../lib/phone";
-import { MESSAGE_STATUSES, MESSAGE_TYPES } from "../../messages/message-record";
+import { MESSAGE_STATUSES, MESSAGE_TYPES } from "../../messages/types";
 import { CursorParam, Limit, once, PageLinksSchema, TimeBound } from "../paging";
 
 /** Most recipients of one send: this API's limit (interface document §8 leaves it open). */

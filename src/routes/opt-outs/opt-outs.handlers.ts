@@ -2,7 +2,7 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import { addOptOut, deleteOptOut, findOptOut, listOptOuts } from "../../db/queries/opt-outs";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
-import { toOptOutRecord } from "../../opt-outs/opt-out-record";
+import { toOptOutRecord } from "../../presenters/opt-out";
 import { pageLinks } from "../paging";
 import type * as routes from "./opt-outs.routes";
 

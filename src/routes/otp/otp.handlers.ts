@@ -2,10 +2,10 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { otpSecret } from "../../otp/code";
-import { toOtpRecord } from "../../otp/otp-record";
 import { resendOtp, sendOtp } from "../../otp/send";
 import { findOtp } from "../../otp/store";
 import { verifyOtp } from "../../otp/verify";
+import { toOtpRecord } from "../../presenters/otp";
 import type * as routes from "./otp.routes";
 
 export const send: RouteHandler<typeof routes.send, AppEnv> = async (c) => {

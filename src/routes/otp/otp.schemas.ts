@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { OTP_RULES } from "../../otp/code";
-import { OTP_STATUSES } from "../../otp/otp-record";
+import { OTP_STATUSES } from "../../otp/status";
 import { CODE_SIZE } from "../apps/apps.schemas";
 import { PhoneNumber } from "../openapi";
 

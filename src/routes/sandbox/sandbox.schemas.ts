@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { MESSAGE_TYPES } from "../../messages/message-record";
+import { MESSAGE_TYPES } from "../../messages/types";
 import { PhoneNumber } from "../openapi";
 
 export const ScanBody = z.strictObject({

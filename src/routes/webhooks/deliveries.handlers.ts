@@ -5,8 +5,8 @@ import { findWebhookEndpoint, type WebhookEndpointRow } from "../../db/queries/w
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { formatTimestamp } from "../../lib/time";
-import { toDeliveryRecord } from "../../webhooks/delivery-record";
-import { toEndpointRecord } from "../../webhooks/endpoint-record";
+import { toDeliveryRecord } from "../../presenters/webhook-delivery";
+import { toEndpointRecord } from "../../presenters/webhook-endpoint";
 import { acknowledged } from "../../webhooks/post";
 import { recoverFailed, resendNow } from "../../webhooks/resend";
 import { sendTestEvent } from "../../webhooks/test-event";

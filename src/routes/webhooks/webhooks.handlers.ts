@@ -13,7 +13,7 @@ import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { webhookSecret } from "../../lib/crypto";
 import { publicHttpsUrlProblem } from "../../lib/media-url";
-import { toEndpointRecord } from "../../webhooks/endpoint-record";
+import { toEndpointRecord } from "../../presenters/webhook-endpoint";
 import type * as routes from "./webhooks.routes";
 import { MAX_WEBHOOK_ENDPOINTS, PREVIOUS_SECRET_SECONDS } from "./webhooks.schemas";
 

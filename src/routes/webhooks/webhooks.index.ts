@@ -1,6 +1,11 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { TEST_EVENT_TYPE } from "../../events/catalogue";
+import { eventOperationId } from "../events/events.index";
+import { jsonBody, webhookSecurity } from "../openapi";
 import { createRouter } from "../router";
 import * as deliveryHandlers from "./deliveries.handlers";
 import * as deliveryRoutes from "./deliveries.routes";
+import { TestEventSchema } from "./deliveries.schemas";
 import * as handlers from "./webhooks.handlers";
 import * as routes from "./webhooks.routes";
 
@@ -18,3 +23,22 @@ export const webhookRoutes = createRouter()
   .openapi(deliveryRoutes.retryDelivery, deliveryHandlers.retryDelivery)
   .openapi(deliveryRoutes.recover, deliveryHandlers.recover)
   .openapi(deliveryRoutes.test, deliveryHandlers.test);
+
+/**
+ * Lists the `webhook.test` event that `POST /v1/webhooks/{id}/test` sends in the document's
+ * top-level `webhooks`, after the stored event types (src/routes/events/events.index.ts).
+ */
+export function registerTestEventWebhook(registry: OpenAPIHono["openAPIRegistry"]): void {
+  registry.registerWebhook({
+    operationId: eventOperationId(TEST_EVENT_TYPE),
+    method: "post",
+    path: TEST_EVENT_TYPE,
+    tags: ["Events"],
+    security: webhookSecurity,
+    summary: `The \`${TEST_EVENT_TYPE}\` event`,
+    description:
+      "Sent by `POST /v1/webhooks/{id}/test` to check a receiver, whatever the endpoint subscribes to; never stored or retried.",
+    request: { body: jsonBody(TestEventSchema) },
+    responses: { 200: { description: "Any 2xx answer within 15 seconds counts as success." } },
+  });
+}

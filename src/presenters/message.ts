@@ -1,24 +1,6 @@
-import type { MessageRow, MessageStatus, MessageType } from "../db/schema";
+import type { MessageRow } from "../db/schema";
 import { fromMinor } from "../lib/money";
 import { formatNullableTimestamp, formatTimestamp } from "../lib/time";
-
-export type { MessageRow, MessageStatus, MessageType };
-
-export const MESSAGE_TYPES = [
-  "text",
-  "image",
-  "video",
-  "audio",
-  "document",
-] as const satisfies readonly MessageType[];
-export const MESSAGE_STATUSES = [
-  "queued",
-  "sent",
-  "delivered",
-  "read",
-  "failed",
-  "scheduled",
-] as const satisfies readonly MessageStatus[];
 
 /** A message as the API shows it (interface document §2.2): every field, `to_number` one string. */
 export function toMessageRecord(row: MessageRow) {
@@ -45,8 +27,6 @@ export function toMessageRecord(row: MessageRow) {
     updated_at: formatTimestamp(row.updatedAt),
   };
 }
-
-export type MessageRecord = ReturnType<typeof toMessageRecord>;
 
 /** The fields of a record in the send response (interface document §4.2, "Response 201"). */
 export function toSentRecord(row: MessageRow) {

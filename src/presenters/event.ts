@@ -1,13 +1,13 @@
-import { accountOfSnapshot, toAccountRecord } from "../accounts/account-record";
-import { campaignRowOfSnapshot, toCampaignRecord } from "../campaigns/campaign-record";
 import type { EventRow, MessageRow } from "../db/schema";
+import type { EventType } from "../events/catalogue";
 import { qrPngDataUri } from "../lib/qr-png";
 import { formatTimestamp } from "../lib/time";
-import { toMessageRecord } from "../messages/message-record";
-import { toOtpRecord } from "../otp/otp-record";
 import type { OtpRow } from "../otp/store";
 import { type SessionRow, toSessionRecord } from "../sessions/session-record";
-import type { EventType } from "./catalogue";
+import { accountOfSnapshot, toAccountRecord } from "./account";
+import { campaignRowOfSnapshot, toCampaignRecord } from "./campaign";
+import { toMessageRecord } from "./message";
+import { toOtpRecord } from "./otp";
 
 /**
  * An event as the API shows it and webhooks deliver it: `{ id, type, created_at, data }`, where

@@ -1,12 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
-import { refundTaggedStatements } from "../billing/ledger";
-import { beginCampaignStatements, completeCampaignStatements } from "../campaigns/lifecycle";
-import { batchSql, createDb } from "../db/client";
-import { messages } from "../db/schema";
-import { publishEvents } from "../events/publish";
-import { eventsForRows, recordedIn } from "../events/record";
+import type { MessageStatus } from "../db/schema";
 import { formatTimestamp } from "../lib/time";
-import type { MessageStatus } from "./message-record";
 
 /**
  * Every move an outgoing message's status may make, and the only place that moves it. The
@@ -20,17 +14,17 @@ import type { MessageStatus } from "./message-record";
  * - `delivered` / `read`: the gateway's receipts. Status only moves forward, so a late or repeated
  *   receipt changes nothing.
  * - `fail`: it never left (expired, retries exhausted, refused, session banned or deleted, queue
- *   gave up): failed and refunded. A message already sent cannot be failed this way.
+ *   gave up): failed and refunded (src/moves/reactions.ts). A message already sent cannot be failed this way.
  * - `gateway_failed`: the gateway's own failure receipt for a sent message: failed and refunded.
  */
 export const MESSAGE_TRANSITIONS = {
-  due: { from: ["scheduled"], to: "queued", refund: false },
-  sent: { from: ["queued", "scheduled"], to: "sent", refund: false },
-  delivered: { from: ["sent"], to: "delivered", refund: false },
-  read: { from: ["sent", "delivered"], to: "read", refund: false },
-  fail: { from: ["queued", "scheduled"], to: "failed", refund: true },
-  gateway_failed: { from: ["sent"], to: "failed", refund: true },
-} as const satisfies Record<string, { from: readonly MessageStatus[]; to: MessageStatus; refund: boolean }>;
+  due: { from: ["scheduled"], to: "queued" },
+  sent: { from: ["queued", "scheduled"], to: "sent" },
+  delivered: { from: ["sent"], to: "delivered" },
+  read: { from: ["sent", "delivered"], to: "read" },
+  fail: { from: ["queued", "scheduled"], to: "failed" },
+  gateway_failed: { from: ["sent"], to: "failed" },
+} as const satisfies Record<string, { from: readonly MessageStatus[]; to: MessageStatus }>;
 
 export type MoveKind = keyof typeof MESSAGE_TRANSITIONS;
 
@@ -112,60 +106,6 @@ export function failMoves(
   }));
 }
 
-/**
- * Applies moves in one D1 batch (one transaction), in order. Each UPDATE matches only messages in
- * a status its move may start from, so applying the same moves twice changes nothing the second
- * time, and a refund covers exactly the messages its move failed (each failure gets its own
- * ledger entry, see billing/ledger.ts). Each move records its event (`message.sent`, `.delivered`,
- * `.read`, `.failed`; src/events/catalogue.ts) in the same batch, once per message (the sent
- * events of a batch last, so a batch must not also move its sent messages further).
- *
- * Stage times never run backwards whatever the gateway's clock says: `delivered_at` is at least
- * `sent_at`, and `read_at` at least `delivered_at`; the gateway's own time is kept in the
- * receipt's `metadata.events` entry.
- *
- * D1 is one writer for the whole deployment, so a batch costs few statements whatever its size:
- * all `sent` moves of a batch are one UPDATE (and one event statement), and a move by ids is one
- * statement however many ids it holds.
- *
- * Campaign statistics and the account's usage counters follow the status in the same statements
- * (the `messages_campaign_stats` and `messages_usage_status` triggers, migrations/0013 and 0014). `campaignIds` names the campaigns the moves may have finished: they
- * complete in the same batch when nothing of theirs is left to send (src/campaigns/lifecycle.ts).
- *
- * Once the batch has committed, its new events are published for webhook delivery.
- *
- * @returns per move, whether it moved any message (every `sent` move gives the answer of their
- *   shared statement). Not a count: D1's `meta.changes` is the rows a statement wrote, those its
- *   triggers wrote included, so it is 0 exactly when the move changed nothing.
- */
-export async function applyMoves(
-  env: { DB: D1Database; WEBHOOK_QUEUE: Queue },
-  moves: MessageMove[],
-  options: { campaignIds?: string[] } = {},
-): Promise<boolean[]> {
-  if (moves.length === 0) return [];
-  const statements: SQL[] = [];
-  const firstOf: number[] = [];
-  const sent = moves.filter((move) => move.kind === "sent");
-  const sentAt = sent.length > 0 ? 0 : -1;
-  if (sent.length > 0) statements.push(sentStatement(sent));
-  for (const move of moves) {
-    firstOf.push(move.kind === "sent" ? sentAt : statements.length);
-    if (move.kind !== "sent") statements.push(...statementsOf(move));
-  }
-  // The `message.sent` events of a batch (an outbox flush) in one statement, not one per message.
-  if (sent.length > 0) {
-    const ids = sql`id IN (SELECT value FROM json_each(${JSON.stringify(sent.map((move) => move.id))}))`;
-    statements.push(eventsForRows("message.sent", messages, sql`${ids} AND status = 'sent'`));
-  }
-  const campaignIds = [...new Set(options.campaignIds ?? [])];
-  if (campaignIds.length > 0) statements.push(...completeCampaignStatements(campaignIds, Date.now()));
-  const results = await batchSql(createDb(env.DB), statements);
-  // Only the event statements of a moves batch return rows.
-  await publishEvents(env, recordedIn(results, [...results.keys()]));
-  return firstOf.map((index) => (results[index]?.meta.changes ?? 0) > 0);
-}
-
 export type SentMove = Extract<MessageMove, { kind: "sent" }>;
 
 /** `status IN (…)`: the statuses move `kind` may start from. */
@@ -192,65 +132,49 @@ export function sentStatement(moves: SentMove[]): SQL {
   return sql`WITH s AS MATERIALIZED (SELECT json_extract(value, '$.id') AS mid, json_extract(value, '$.at') AS at,
         json_extract(value, '$.p') AS p, json_extract(value, '$.f') AS f, json_extract(value, '$.n') AS n,
         json_extract(value, '$.g') AS g FROM json_each(${rows}))
-    UPDATE messages SET status = 'sent', sent_at = s.at, provider_message_id = s.p, from_number = s.f,
+    UPDATE messages SET status = ${MESSAGE_TRANSITIONS.sent.to}, sent_at = s.at, provider_message_id = s.p, from_number = s.f,
       updated_at = s.at, metadata = json_set(metadata, '$.attempts', s.n, '$.gateway', s.g)
     FROM s WHERE messages.id = s.mid AND direction = 'outgoing' AND ${fromOf("sent")}`;
 }
 
-function statementsOf(move: Exclude<MessageMove, SentMove>): SQL[] {
+/**
+ * The UPDATE of move `move` (any kind but `sent`, which {@link sentStatement} writes for a whole
+ * batch): it matches only the target's outgoing messages in a status the move may start from, so
+ * applying it again changes nothing. A failing move tags the messages it fails with `refundId`,
+ * for its refund and event (src/moves/reactions.ts).
+ */
+export function moveStatement(move: Exclude<MessageMove, SentMove>, refundId: string): SQL {
   const from = fromOf(move.kind);
   switch (move.kind) {
     case "due":
-      return [
-        sql`UPDATE messages SET status = 'queued', updated_at = ${move.at}
-          WHERE ${targetOf(move.target)} AND direction = 'outgoing' AND ${from}`,
-        // A scheduled campaign runs once its first message is due.
-        ...beginCampaignStatements(
-          sql`SELECT campaign_id FROM messages WHERE ${targetOf(move.target)} AND campaign_id IS NOT NULL`,
-          move.at,
-        ),
-      ];
+      return sql`UPDATE messages SET status = ${MESSAGE_TRANSITIONS.due.to}, updated_at = ${move.at}
+          WHERE ${targetOf(move.target)} AND direction = 'outgoing' AND ${from}`;
     case "delivered":
-      return [
-        sql`UPDATE messages SET status = 'delivered', updated_at = ${move.at},
+      return sql`UPDATE messages SET status = ${MESSAGE_TRANSITIONS.delivered.to}, updated_at = ${move.at},
             metadata = ${withReceipt(sql`metadata`, move)},
             delivered_at = MAX(${move.gatewayAt}, COALESCE(sent_at, 0))
-          WHERE ${targetOf(move.target)} AND direction = 'outgoing' AND ${from}`,
-        eventsForRows("message.delivered", messages, reached(move.target, "delivered")),
-      ];
+          WHERE ${targetOf(move.target)} AND direction = 'outgoing' AND ${from}`;
     case "read":
       // In an UPDATE, columns on the right are the row's values before it.
-      return [
-        sql`UPDATE messages SET status = 'read', updated_at = ${move.at},
+      return sql`UPDATE messages SET status = ${MESSAGE_TRANSITIONS.read.to}, updated_at = ${move.at},
             metadata = ${withReceipt(sql`metadata`, move)},
             delivered_at = COALESCE(delivered_at, MAX(${move.gatewayAt}, COALESCE(sent_at, 0))),
             read_at = MAX(${move.gatewayAt}, COALESCE(delivered_at, 0), COALESCE(sent_at, 0))
-          WHERE ${targetOf(move.target)} AND direction = 'outgoing' AND ${from}`,
-        eventsForRows("message.read", messages, reached(move.target, "read")),
-      ];
+          WHERE ${targetOf(move.target)} AND direction = 'outgoing' AND ${from}`;
     case "fail":
     case "gateway_failed": {
-      const refundId = crypto.randomUUID();
       const unaccepted = move.kind === "fail" && move.unacceptedOnly ? sql` AND accepted_at IS NULL` : sql``;
       const failedAt = sql`json_set(metadata, '$.failed_at', ${formatTimestamp(move.at)})`;
-      return [
-        sql`UPDATE messages SET status = 'failed', reason = ${move.reason}, refund_id = ${refundId}, updated_at = ${move.at},
+      return sql`UPDATE messages SET status = ${MESSAGE_TRANSITIONS[move.kind].to}, reason = ${move.reason}, refund_id = ${refundId}, updated_at = ${move.at},
             metadata = ${move.kind === "gateway_failed" ? withReceipt(failedAt, move) : failedAt}
           WHERE account_id = ${move.accountId} AND ${targetOf(move.target)} AND direction = 'outgoing'
-            AND ${from}${unaccepted}`,
-        eventsForRows("message.failed", messages, sql`refund_id = ${refundId}`),
-        ...refundTaggedStatements(move.accountId, refundId, move.at),
-      ];
+            AND ${from}${unaccepted}`;
     }
   }
 }
 
-/** The target's outgoing messages that are in `status` now (to record the event of a move). */
-function reached(target: MessageTarget, status: MessageStatus): SQL {
-  return sql`${targetOf(target)} AND direction = 'outgoing' AND status = ${status}`;
-}
-
-function targetOf(target: MessageTarget): SQL {
+/** The SQL condition that selects a move's target messages. */
+export function targetOf(target: MessageTarget): SQL {
   if ("ids" in target) return sql`id IN (SELECT value FROM json_each(${JSON.stringify(target.ids)}))`;
   if ("providerMessageId" in target)
     return sql`chatapp_session_id = ${target.sessionId} AND provider_message_id = ${target.providerMessageId}`;

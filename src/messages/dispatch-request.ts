@@ -1,5 +1,5 @@
-import type { SendWindow } from "../campaigns/send-window";
-import type { MessageRow, MessageType } from "../messages/message-record";
+import type { SendWindow } from "../lib/send-window";
+import type { MessageRow, MessageType } from "./types";
 
 /**
  * Dispatch lanes, lower first (README, One-time codes; Campaigns): one-time codes, then single

@@ -1,23 +1,7 @@
 import { formatTimestamp } from "../lib/time";
-import { OTP_RULES } from "./code";
-import type { OtpRow } from "./store";
-
-export type OtpStatus = OtpRow["status"];
-
-export const OTP_STATUSES = [
-  "pending",
-  "verified",
-  "failed",
-  "expired",
-] as const satisfies readonly OtpStatus[];
-
-/**
- * The status an OTP has at `now` (epoch ms): a `pending` OTP whose `expires_at` has passed is
- * `expired`, whether or not a verify has stored that yet.
- */
-export function otpStatusAt(row: OtpRow, now: number): OtpStatus {
-  return row.status === "pending" && row.expiresAt <= now ? "expired" : row.status;
-}
+import { OTP_RULES } from "../otp/code";
+import { otpStatusAt } from "../otp/status";
+import type { OtpRow } from "../otp/store";
 
 /**
  * An OTP as the API shows it (README, One-time codes): `{id, app_id, to_number, channel, status,

@@ -1,6 +1,6 @@
 import type { ApiKeyRow } from "../db/queries/api-keys";
+import type { Scope } from "../keys/scopes";
 import { formatTimestamp } from "../lib/time";
-import type { Scope } from "./scopes";
 
 /**
  * An API key as the API shows it (never its secret):

@@ -3,9 +3,9 @@ import { createDb } from "../db/client";
 import { findCampaign } from "../db/queries/campaigns";
 import { findSessions } from "../db/queries/sessions";
 import type { MessageRow } from "../db/schema";
-import { dispatchRequestOf, LANE } from "../delivery/dispatch-request";
 import { sendInBatches } from "../lib/queue";
 import { formatTimestamp } from "../lib/time";
+import { dispatchRequestOf, LANE } from "../messages/dispatch-request";
 
 /** A waiting campaign message of the session that can no longer send. */
 export interface StrandedMessage {

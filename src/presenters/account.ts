@@ -2,7 +2,7 @@ import type { AccountRow } from "../db/queries/accounts";
 import type { MessageType } from "../db/schema";
 import { fromMinor } from "../lib/money";
 import { formatTimestamp } from "../lib/time";
-import { MESSAGE_TYPES } from "../messages/message-record";
+import { MESSAGE_TYPES } from "../messages/types";
 
 /**
  * The caller's own account as `GET /v1/account` shows it (`Account` in the OpenAPI document), with
@@ -25,8 +25,6 @@ export function toAccountRecord(row: AccountRow, prices: Record<MessageType, num
     updated_at: formatTimestamp(row.updatedAt),
   };
 }
-
-export type AccountRecord = ReturnType<typeof toAccountRecord>;
 
 /**
  * The account row and prices an `account.*` event's snapshot holds (src/events/record.ts,

@@ -8,20 +8,41 @@ import { eventsForRows, recordedIn } from "../events/record";
 export type CampaignStatus = CampaignRow["status"];
 
 /**
- * Every move a campaign's status may make, and the only place that decides them (README,
- * Campaigns): `draft → running` (or `scheduled` until `scheduled_at`) on start, `scheduled →
- * running` when its first message is due, `running ⇄ paused`, anything before the end →
- * `cancelled`, and `completed` once nothing is left to send. A command whose campaign is in a
- * status it may not start from answers 409 with the move's `conflict` code.
+ * Every move a campaign's status may make, and the only place that writes it (README,
+ * Campaigns): a draft starts `running`, or `scheduled` until `scheduled_at`, or `completed` at
+ * once when every recipient is skipped; `scheduled → running` when its first message is due;
+ * `running ⇄ paused`; anything before the end → `cancelled`; `completed` once nothing is left to
+ * send. `stamp` is the time column the move sets to the move's time. A command whose campaign is
+ * in a status it may not start from answers 409 with the move's `conflict` code.
  */
 export const CAMPAIGN_TRANSITIONS = {
-  start: { from: ["draft"], conflict: "campaign_not_draft" },
-  begin: { from: ["scheduled"], conflict: null },
-  pause: { from: ["running"], conflict: "campaign_not_running" },
-  resume: { from: ["paused"], conflict: "campaign_not_paused" },
-  cancel: { from: ["draft", "scheduled", "running", "paused"], conflict: "campaign_finished" },
-  complete: { from: ["scheduled", "running", "paused"], conflict: null },
-} as const satisfies Record<string, { from: readonly CampaignStatus[]; conflict: ErrorCode | null }>;
+  start: { from: ["draft"], to: "running", stamp: "started_at", conflict: "campaign_not_draft" },
+  schedule: { from: ["draft"], to: "scheduled", stamp: null, conflict: "campaign_not_draft" },
+  start_empty: { from: ["draft"], to: "completed", stamp: "completed_at", conflict: "campaign_not_draft" },
+  begin: { from: ["scheduled"], to: "running", stamp: "started_at", conflict: null },
+  pause: { from: ["running"], to: "paused", stamp: null, conflict: "campaign_not_running" },
+  resume: { from: ["paused"], to: "running", stamp: null, conflict: "campaign_not_paused" },
+  cancel: {
+    from: ["draft", "scheduled", "running", "paused"],
+    to: "cancelled",
+    stamp: null,
+    conflict: "campaign_finished",
+  },
+  complete: {
+    from: ["scheduled", "running", "paused"],
+    to: "completed",
+    stamp: "completed_at",
+    conflict: null,
+  },
+} as const satisfies Record<
+  string,
+  {
+    from: readonly CampaignStatus[];
+    to: CampaignStatus;
+    stamp: "started_at" | "completed_at" | null;
+    conflict: ErrorCode | null;
+  }
+>;
 
 export type CampaignMove = keyof typeof CAMPAIGN_TRANSITIONS;
 
@@ -36,13 +57,26 @@ export function campaignFrom(kind: CampaignMove): SQL {
 }
 
 /**
+ * The one statement that moves a campaign's status: every campaign `where` selects that may make
+ * move `kind` goes to the move's `to`, with `updated_at` and the move's `stamp` column set to
+ * `at` (epoch ms). `set` adds assignments the move makes with it (a start's price and charge).
+ * Applying it again changes nothing: the moved rows are no longer in a `from` status.
+ */
+export function moveCampaignStatement(kind: CampaignMove, where: SQL, at: number, set?: SQL): SQL {
+  const { to, stamp } = CAMPAIGN_TRANSITIONS[kind];
+  const stamped = stamp === null ? sql`` : sql`, ${sql.raw(stamp)} = ${at}`;
+  const extra = set === undefined ? sql`` : sql`, ${set}`;
+  return sql`UPDATE campaigns SET status = ${to}, updated_at = ${at}${stamped}${extra}
+    WHERE (${where}) AND ${campaignFrom(kind)}`;
+}
+
+/**
  * The statements that move the scheduled campaigns among `ids` (a SELECT of campaign ids) to
  * `running` at `at` (epoch ms), with their `campaign.started` events.
  */
 export function beginCampaignStatements(ids: SQL, at: number): SQL[] {
   return [
-    sql`UPDATE campaigns SET status = 'running', started_at = ${at}, updated_at = ${at}
-      WHERE id IN (${ids}) AND ${campaignFrom("begin")}`,
+    moveCampaignStatement("begin", sql`id IN (${ids})`, at),
     eventsForRows("campaign.started", campaigns, sql`id IN (${ids}) AND status = 'running'`),
   ];
 }
@@ -61,8 +95,7 @@ const FINISHED = sql`queued = 0 AND NOT EXISTS (SELECT 1 FROM campaign_recipient
 export function completeCampaignStatements(ids: string[], at: number): SQL[] {
   const among = sql`id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
   return [
-    sql`UPDATE campaigns SET status = 'completed', completed_at = ${at}, updated_at = ${at}
-      WHERE ${among} AND ${campaignFrom("complete")} AND ${FINISHED}`,
+    moveCampaignStatement("complete", sql`${among} AND ${FINISHED}`, at),
     eventsForRows("campaign.completed", campaigns, sql`${among} AND status = 'completed'`),
   ];
 }
