@@ -1,21 +1,68 @@
-// Layering rules, checked by `npm run lint` (STYLE.md, "Stairs run down"): the database layer
-// knows tables and queries only, and no route folder reaches into another route's handlers.
+// Layering rules, checked by `npm run lint` (STYLE.md, "Stairs run down" and "Floors are folders").
+//
+// The top-level folders of src/ are floors, lowest first. A folder imports only folders below it,
+// so no two folders import each other, directly or round a ring. Domain vocabulary (types, enums,
+// id helpers) lives on its domain's floor; rendering a row for the API or an event lives in
+// presenters/, above the domains, so events/ stays a leaf. A new folder gets its floor here.
+const FLOORS = [
+  "lib", // small pure helpers
+  "db", // tables and queries
+  "events", // the event log: recording and publishing, knows no domain
+  "billing", // money: charges, refunds, credits and their ledger entries
+  "moves", // every status move of a message or campaign and what hangs off it
+  "opt-outs",
+  "messages", // vocabulary, the send and the queue message it produces, incoming messages
+  "gateways", // the chat networks' APIs
+  "delivery", // the outbound queue's consumer, the outbox, pacing, retries, failover
+  "sessions", // the session Durable Object
+  "campaigns",
+  "otp",
+  "keys",
+  "links",
+  "presenters", // rows as the API and events show them
+  "webhooks",
+  "middleware",
+  "web",
+  "routes",
+];
+
+/** One rule per floor: it imports no folder above it. */
+const floorRules = FLOORS.map((folder, index) => {
+  const above = FLOORS.slice(index + 1);
+  return {
+    name: `floor-${folder}`,
+    comment: `src/${folder} imports only folders below it (${FLOORS.slice(0, index).join(", ") || "none"}): not ${above.join(", ")}.`,
+    severity: "error",
+    from: { path: `^src/${folder}/` },
+    to: { path: `^src/(${above.join("|")})/` },
+  };
+});
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
+    ...floorRules.filter((rule) => rule.to.path !== "^src/()/"),
     {
-      name: "db-imports-nothing-above",
-      comment: "src/db knows tables and queries: it may use src/lib, never business or HTTP modules.",
+      name: "every-folder-has-a-floor",
+      comment: "Every top-level folder of src/ is on a floor of FLOORS in .dependency-cruiser.cjs.",
       severity: "error",
-      from: { path: "^src/db/" },
-      to: { path: "^src/", pathNot: "^src/(db|lib)/" },
+      from: { path: "^src/[^/]+/" },
+      to: { path: "^src/[^/]+/", pathNot: `^src/(${FLOORS.join("|")})/` },
     },
     {
-      name: "lib-is-pure",
-      comment: "src/lib holds small pure helpers that depend on nothing else of ours.",
+      name: "foundation-files-import-only-lib",
+      comment: "src/errors.ts and src/config.ts sit below every folder but lib.",
       severity: "error",
-      from: { path: "^src/lib/" },
-      to: { path: "^src/", pathNot: "^src/lib/" },
+      from: { path: "^src/(errors|config)[.]ts$" },
+      to: { path: "^src/", pathNot: "^src/(lib/|errors[.]ts$|config[.]ts$)" },
+    },
+    {
+      name: "no-folder-cycle",
+      comment: "No ring of folders importing one another, at any depth below src/.",
+      severity: "error",
+      scope: "folder",
+      from: { path: "^src/[^/]+" },
+      to: { circular: true },
     },
     {
       name: "no-route-imports-another-routes-handlers",
