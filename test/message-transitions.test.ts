@@ -26,7 +26,7 @@ import {
   waitForMessages,
 } from "./message-fixtures";
 
-// The message status table (src/messages/status.ts) is the one place a message's status moves.
+// The message status table (src/moves/message.ts) is the one place a message's status moves.
 // Every (move, status) pair is tried on a real D1 row; then the paths that used to fail messages
 // the chat network already had (a redelivery after a ban, the dead-letter queue) are checked.
 

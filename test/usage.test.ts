@@ -7,7 +7,7 @@ import { call, createAccount, expectProblem } from "./helpers";
 import { connectedSession, seedMessages, sendText, waitForMessages } from "./message-fixtures";
 
 // GET /v1/account/usage and the counters behind it (table `account_usage`), which triggers on
-// `messages` keep in the statement that inserts a message or moves its status (migrations/0014).
+// `messages` keep in the statement that inserts a message or moves its status (migrations/0016_account_usage.sql, defined in src/moves/counters.ts).
 
 const HOUR = 3_600_000;
 const STATUSES = ["queued", "scheduled", "sent", "delivered", "read", "failed"] as const;

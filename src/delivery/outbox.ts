@@ -52,7 +52,7 @@ export const OUTBOX_RETENTION_MS = 7 * 24 * 3600 * 1000;
  *
  * A campaign's entries can be held (`campaign_holds`): a paused campaign's wait, a cancelled
  * one's fail. They never expire (a campaign ends by completing, being cancelled, or moving its
- * messages to another session, src/campaigns/failover.ts); a `moved` entry went to another session.
+ * messages to another session, src/delivery/failover.ts); a `moved` entry went to another session.
  */
 export class Outbox {
   constructor(private readonly sql: SqlStorage) {}

@@ -6,7 +6,7 @@
  * and Evolution's `messages.update`).
  *
  * - `message.sent` / `message.delivered` / `message.read` / `message.failed`: an outgoing
- *   message moved (src/messages/status.ts); `data` is the Message.
+ *   message moved (src/moves/message.ts); `data` is the Message.
  * - `message.received`: a contact wrote to a session's phone; `data` is the incoming Message.
  * - `session.status_changed`: a session moved between `pending`, `connected`, `disconnected`,
  *   `banned` and `failed`; `data` is the Session, with its `reason`.
@@ -15,7 +15,7 @@
  *   `data` is the OTP.
  * - `campaign.started` / `campaign.completed` / `campaign.cancelled`: a campaign began sending
  *   (at start, or when a scheduled one's time came), has nothing left to send, or was cancelled
- *   (src/campaigns/lifecycle.ts); `data` is the Campaign with its statistics at that moment.
+ *   (src/moves/campaign.ts); `data` is the Campaign with its statistics at that moment.
  * - `account.balance_low`: a charge took the balance from at least the account's
  *   `low_balance_threshold` to below it (src/billing/ledger.ts); once per crossing: it is recorded
  *   again only after a credit or refund has lifted the balance back to the threshold or above and

@@ -130,7 +130,7 @@ export const publicOperation = { security: [] as Record<string, string[]>[] };
 
 /**
  * The security of every entry of the document's `webhooks`: what a receiver checks, the Standard
- * Webhooks signature (src/webhooks/signing.ts), registered as the `WebhookSignature` scheme.
+ * Webhooks signature (src/webhooks/sign.ts), registered as the `WebhookSignature` scheme.
  */
 export const webhookSecurity = [{ WebhookSignature: [] as string[] }];
 

@@ -40,7 +40,7 @@ export type DeliveryResult = { retryDelaySeconds: number } | null;
 
 /**
  * Makes one attempt of the delivery `message` names: POSTs the event as
- * `{ id, type, created_at, data }` (src/events/event-record.ts) to the endpoint with
+ * `{ id, type, created_at, data }` (src/presenters/event.ts) to the endpoint with
  * {@link postEvent}, signed with `webhook-id` = the event id on every attempt, so receivers can
  * dedupe on it (Standard Webhooks spec, "Idempotency").
  *
