@@ -1,6 +1,7 @@
 /**
  * The boundary between a session's Durable Object and the chat network. One implementation per
- * gateway: the embedded sandbox (default), WAHA (`waha.ts`) and Evolution API (`evolution.ts`).
+ * gateway: the embedded sandbox (default, `sandbox.ts`), WAHA (`waha/`) and Evolution API
+ * (`evolution/`), each of the two in a folder with one file per job (lifecycle, send, events).
  * The session object is the only caller, and it calls one session's methods one at a time.
  *
  * Lifecycle methods throw {@link GatewayError} when the gateway cannot do what was asked; `send`

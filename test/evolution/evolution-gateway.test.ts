@@ -1,17 +1,17 @@
 import { delay, HttpResponse, http } from "msw";
 import { describe, expect, it } from "vitest";
+import { EvolutionGateway } from "../../src/gateways/evolution";
 import {
-  EvolutionGateway,
   evolutionInstanceToken,
   parseEvolutionEvent,
   verifyEvolutionEvent,
-} from "../../src/gateways/evolution";
+} from "../../src/gateways/evolution/events";
 import { GatewayError, type OutboundMessage } from "../../src/gateways/gateway";
 import { EVOLUTION_API_KEY, EVOLUTION_URL, GATEWAY_TIMEOUT_MS, PUBLIC_URL } from "../gateway-config";
 import { network, useNetwork } from "../network";
 
 // Contract tests for the Evolution API v2 adapter against a fake Evolution server (MSW). Answer
-// bodies follow the shapes of EvolutionAPI/evolution-api's controllers (see src/gateways/evolution.ts).
+// bodies follow the shapes of EvolutionAPI/evolution-api's controllers (see src/gateways/evolution/).
 
 useNetwork();
 

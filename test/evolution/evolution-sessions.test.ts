@@ -1,6 +1,6 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { evolutionInstanceToken } from "../../src/gateways/evolution";
+import { evolutionInstanceToken } from "../../src/gateways/evolution/events";
 import { EVOLUTION_API_KEY, PUBLIC_URL } from "../gateway-config";
 import {
   call,

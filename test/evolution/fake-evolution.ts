@@ -1,5 +1,5 @@
 import { HttpResponse, http } from "msw";
-import { evolutionInstanceToken } from "../../src/gateways/evolution";
+import { evolutionInstanceToken } from "../../src/gateways/evolution/events";
 import { EVOLUTION_API_KEY, EVOLUTION_URL, PUBLIC_URL } from "../gateway-config";
 import { call } from "../helpers";
 import { network } from "../network";
@@ -31,7 +31,7 @@ export interface SentMessage {
 
 /**
  * A stand-in for one Evolution API v2 server at its HTTP boundary (shapes from its documented
- * controllers, as in src/gateways/evolution.ts): instances with their connection state
+ * controllers, as in src/gateways/evolution/): instances with their connection state
  * (`open`/`connecting`/`close`), owner and QR codes, pairing codes, logout and delete, and the
  * send endpoints. Every call must carry the global key in `apikey` (401 otherwise); an instance
  * it does not know answers 404, as Evolution's instance guard does. `down` makes every call

@@ -16,7 +16,7 @@ interface FakeSession {
 
 /**
  * A stand-in for one WAHA server at its HTTP boundary (shapes from WAHA's documented API, as in
- * src/gateways/waha.ts): sessions with their status and linked account, QR and pairing codes,
+ * src/gateways/waha/): sessions with their status and linked account, QR and pairing codes,
  * the contacts lookup and the send endpoints. `down` makes every call answer 503. Every request
  * is recorded as `METHOD path` in `calls`, with its JSON body in `bodies`.
  */

@@ -2,7 +2,8 @@ import { delay, HttpResponse, http } from "msw";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { GatewayEvent, OutboundMessage } from "../../src/gateways/gateway";
 import { GatewayError } from "../../src/gateways/gateway";
-import { parseWahaEvent, verifyWahaSignature, WahaGateway } from "../../src/gateways/waha";
+import { WahaGateway } from "../../src/gateways/waha";
+import { parseWahaEvent, verifyWahaSignature } from "../../src/gateways/waha/events";
 import {
   GATEWAY_TIMEOUT_MS,
   PUBLIC_URL,

@@ -1,0 +1,71 @@
+import { sql } from "drizzle-orm";
+import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+// Accounts, their API keys and the stored answers of idempotent requests. Conventions of every
+// table: see index.ts.
+
+/**
+ * An account: who owns every other row. `balance` is in minor units and never negative (a check
+ * constraint); src/billing/ledger.ts moves it, with a ledger entry each time.
+ */
+export const accounts = sqliteTable(
+  "accounts",
+  {
+    id: text().primaryKey(),
+    name: text().notNull(),
+    balance: integer().notNull().default(0),
+    /**
+     * Minor units, or null for no alert: a charge that takes the balance from at least this to
+     * below it records `account.balance_low` (src/billing/ledger.ts).
+     */
+    lowBalanceThreshold: integer(),
+    createdAt: integer().notNull(),
+    updatedAt: integer().notNull(),
+  },
+  // The database itself refuses a negative balance, so concurrent charges can never overdraw:
+  // a charge that would cross zero aborts its whole batch (src/billing/ledger.ts checks first).
+  (t) => [check("accounts_balance_non_negative", sql`${t.balance} >= 0`)],
+);
+
+/**
+ * An account's API keys. The key itself is never stored: only its hash (`key_hash`, unique) and
+ * its visible `prefix` (`sk_` and its first 8 random characters, shown to tell keys apart;
+ * src/db/queries/api-keys.ts). `revoked_at` or `expires_at` (epoch ms) ends it.
+ */
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    id: text().primaryKey(),
+    accountId: text()
+      .notNull()
+      .references(() => accounts.id),
+    prefix: text().notNull(),
+    keyHash: text().notNull(),
+    name: text(),
+    /** JSON array of scopes (src/keys/scopes.ts); keys made before scopes existed hold `*`. */
+    scopes: text({ mode: "json" }).$type<string[]>().notNull().default(["*"]),
+    createdAt: integer().notNull(),
+    lastUsedAt: integer(),
+    revokedAt: integer(),
+    /** Epoch ms after which the key is refused like a revoked one; null: it does not expire. */
+    expiresAt: integer(),
+  },
+  (t) => [uniqueIndex("api_keys_key_hash").on(t.keyHash), index("api_keys_account").on(t.accountId)],
+);
+
+/** Stored first responses of requests sent with an `Idempotency-Key` header, kept 24 hours. */
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    accountId: text().notNull(),
+    key: text().notNull(),
+    /** SHA-256 (hex) of method, path and body: a reused key with another request is refused. */
+    requestHash: text().notNull(),
+    status: text({ enum: ["in_progress", "done"] }).notNull(),
+    responseStatus: integer(),
+    responseBody: text(),
+    createdAt: integer().notNull(),
+    expiresAt: integer().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.key] }), index("idempotency_keys_expires").on(t.expiresAt)],
+);

@@ -1,0 +1,115 @@
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { accounts } from "./accounts";
+
+// Events (the outbox of state changes an account can be told of) and their delivery to webhook
+// endpoints: endpoints, deliveries and attempts. Conventions of every table: see index.ts.
+
+/**
+ * Every state change an account can be told of (src/events/catalogue.ts), written in the same D1
+ * batch as the change itself (a transactional outbox). `snapshot` is the changed row as JSON
+ * (camelCase keys, as Drizzle reads it), rendered into the resource's API shape when shown.
+ * `dedupe_key` is unique: the same change applied twice (a redelivery, a replayed ack) records
+ * one event. Kept 30 days.
+ */
+export const events = sqliteTable(
+  "events",
+  {
+    /** `evt_` and 32 hex digits. */
+    id: text().primaryKey(),
+    accountId: text().notNull(),
+    type: text().notNull(),
+    dedupeKey: text().notNull(),
+    snapshot: text().notNull(),
+    createdAt: integer().notNull(),
+  },
+  (t) => [
+    uniqueIndex("events_dedupe_key").on(t.dedupeKey),
+    index("events_account_created").on(t.accountId, t.createdAt, t.id),
+    index("events_account_type").on(t.accountId, t.type, t.createdAt, t.id),
+    index("events_created").on(t.createdAt),
+  ],
+);
+
+/** A row of {@link events}, as Drizzle reads it. */
+export type EventRow = typeof events.$inferSelect;
+
+/**
+ * Where an account's events are pushed (Standard Webhooks). `secret` is the signing secret
+ * (`whsec_` + base64), kept in clear because signing needs it; after a rotation the old one stays
+ * in `previous_secret` and keeps signing until `previous_secret_expires_at` (epoch ms).
+ */
+export const webhookEndpoints = sqliteTable(
+  "webhook_endpoints",
+  {
+    id: text().primaryKey(),
+    accountId: text()
+      .notNull()
+      .references(() => accounts.id),
+    url: text().notNull(),
+    description: text(),
+    /** JSON array of event type names; null means every type, including types added later. */
+    events: text({ mode: "json" }).$type<string[]>(),
+    enabled: integer({ mode: "boolean" }).notNull().default(true),
+    /** Why delivery turned the endpoint off; null while enabled or when turned off through the API. */
+    disabledReason: text(),
+    secret: text().notNull(),
+    previousSecret: text(),
+    previousSecretExpiresAt: integer(),
+    createdAt: integer().notNull(),
+    updatedAt: integer().notNull(),
+  },
+  (t) => [index("webhook_endpoints_account").on(t.accountId, t.createdAt, t.id)],
+);
+
+/**
+ * One event's delivery to one webhook endpoint: `pending` until an attempt gets a 2xx
+ * (`succeeded`) or the retries run out or the endpoint answers 410 (`failed`). `attempts` counts
+ * the attempts made; `next_attempt_at` (epoch ms) is when the next one is due while pending.
+ */
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    endpointId: text().notNull(),
+    eventId: text().notNull(),
+    accountId: text().notNull(),
+    /** The event's type, kept so the delivery history reads without the event (purged first). */
+    eventType: text().notNull(),
+    status: text({ enum: ["pending", "succeeded", "failed"] }).notNull(),
+    attempts: integer().notNull().default(0),
+    nextAttemptAt: integer(),
+    lastStatusCode: integer(),
+    createdAt: integer().notNull(),
+    updatedAt: integer().notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.endpointId, t.eventId] }),
+    // Keyset paging of an endpoint's deliveries, all of them or by status (newest first).
+    index("webhook_deliveries_endpoint_created").on(t.endpointId, t.createdAt, t.eventId),
+    index("webhook_deliveries_endpoint_status").on(t.endpointId, t.status, t.createdAt, t.eventId),
+    index("webhook_deliveries_pending").on(t.nextAttemptAt).where(sql`${t.status} = 'pending'`),
+  ],
+);
+
+/** Every delivery attempt: when, the HTTP status (null without an answer), duration, and the start of the answer. */
+export const webhookAttempts = sqliteTable(
+  "webhook_attempts",
+  {
+    id: text().primaryKey(),
+    endpointId: text().notNull(),
+    eventId: text().notNull(),
+    /** 1 for the first attempt. */
+    attempt: integer().notNull(),
+    attemptedAt: integer().notNull(),
+    statusCode: integer(),
+    durationMs: integer().notNull(),
+    /** The first 1 KiB of the response body. */
+    responseExcerpt: text(),
+    /** Why there was no answer (timeout, unreachable), else null. */
+    error: text(),
+  },
+  (t) => [
+    index("webhook_attempts_delivery").on(t.endpointId, t.eventId, t.attempt),
+    index("webhook_attempts_time").on(t.attemptedAt),
+  ],
+);

@@ -1,0 +1,15 @@
+// The Drizzle tables, one file per family; import them from here (`../db/schema`). drizzle-kit
+// reads the tables through this file too (drizzle.config.ts), so a table not exported here gets
+// no migration.
+//
+// Conventions: ids are uuid strings; times are integer milliseconds since the epoch (UTC) and become
+// ISO 8601 strings only in responses (lib/time.ts); money is integer minor units (lib/money.ts).
+
+export { accounts, apiKeys, idempotencyKeys } from "./accounts";
+export { type AccountUsageRow, accountUsage, ledgerEntries } from "./billing";
+export { type CampaignRecipientRow, type CampaignRow, campaignRecipients, campaigns } from "./campaigns";
+export { type EventRow, events, webhookAttempts, webhookDeliveries, webhookEndpoints } from "./events";
+export { type MessageRow, type MessageStatus, type MessageType, messages } from "./messages";
+export { type OptOutRow, optOuts } from "./opt-outs";
+export { apps, otpSends, otps } from "./otp";
+export { linkTokens, sessions } from "./sessions";

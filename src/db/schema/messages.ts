@@ -1,0 +1,89 @@
+import { sql } from "drizzle-orm";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { accounts } from "./accounts";
+
+// Messages, outgoing and incoming. Conventions of every table: see index.ts.
+
+/**
+ * Every message, outgoing (`queued`/`scheduled` until sent, then `sent`, `delivered`, `read` or
+ * `failed`; moves in src/messages/status.ts) and incoming (stored once per session and gateway
+ * message id). `cost` is minor units; times are epoch ms. Outgoing ones are counted per hour
+ * into `account_usage` by triggers (see `accountUsage`, billing.ts).
+ */
+export const messages = sqliteTable(
+  "messages",
+  {
+    id: text().primaryKey(),
+    accountId: text()
+      .notNull()
+      .references(() => accounts.id),
+    // No foreign key: a message outlives the deletion of its session.
+    chatappSessionId: text(),
+    campaignId: text(),
+    otpId: text(),
+    providerMessageId: text(),
+    fromNumber: text(),
+    toNumber: text().notNull(),
+    type: text({ enum: ["text", "image", "video", "audio", "document"] }).notNull(),
+    content: text(),
+    mediaUrl: text(),
+    status: text({ enum: ["queued", "sent", "delivered", "read", "failed", "scheduled"] }).notNull(),
+    direction: text({ enum: ["incoming", "outgoing"] }).notNull(),
+    reason: text(),
+    /** Minor units. */
+    cost: integer().notNull().default(0),
+    /** Milliseconds the session waits after its previous gateway call before this one. */
+    delayBetween: integer().notNull().default(0),
+    /** Order of acceptance within one send request (0-based); pacing follows it. */
+    sendIndex: integer().notNull().default(0),
+    scheduledAt: integer(),
+    /**
+     * When the session object took the message into its outbox (epoch ms), or null while its
+     * queue message has not reached it: the reconciliation sweep re-enqueues only those.
+     */
+    acceptedAt: integer(),
+    sentAt: integer(),
+    deliveredAt: integer(),
+    readAt: integer(),
+    /**
+     * JSON object: `{ attempts, gateway, last_error, next_attempt_at, failed_at, events: [{ type,
+     * at, gateway_at }] }`; every time in it is an API timestamp string (lib/time.ts).
+     */
+    metadata: text().notNull().default("{}"),
+    chargeId: text(),
+    refundId: text(),
+    createdAt: integer().notNull(),
+    updatedAt: integer().notNull(),
+  },
+  // One index per list filter, each ending in the (created_at, id) keyset so that a page reads
+  // about as many rows as it returns (this API's target; test/messages-rows-read.test.ts holds it).
+  (t) => [
+    index("messages_account_created").on(t.accountId, t.createdAt, t.id),
+    index("messages_account_status").on(t.accountId, t.status, t.createdAt, t.id),
+    index("messages_account_direction").on(t.accountId, t.direction, t.createdAt, t.id),
+    index("messages_account_type").on(t.accountId, t.type, t.createdAt, t.id),
+    index("messages_account_to").on(t.accountId, t.toNumber, t.createdAt, t.id),
+    index("messages_account_from").on(t.accountId, t.fromNumber, t.createdAt, t.id),
+    index("messages_account_session").on(t.accountId, t.chatappSessionId, t.createdAt, t.id),
+    index("messages_provider_id").on(t.providerMessageId),
+    // A gateway may deliver the same incoming message twice; it is stored once.
+    uniqueIndex("messages_incoming_provider_id")
+      .on(t.chatappSessionId, t.providerMessageId)
+      .where(sql`${t.direction} = 'incoming'`),
+    // Small: only messages no session object has accepted yet, for the reconciliation sweep.
+    index("messages_unaccepted")
+      .on(t.updatedAt)
+      .where(sql`${t.status} IN ('queued', 'scheduled') AND ${t.acceptedAt} IS NULL`),
+    // A ledger entry's messages in send order, read from the index alone (GET /v1/account/ledger).
+    index("messages_charge").on(t.chargeId, t.sendIndex, t.id),
+    index("messages_refund").on(t.refundId, t.sendIndex, t.id),
+    index("messages_campaign").on(t.campaignId, t.status),
+  ],
+);
+
+/** A row of {@link messages}, as Drizzle reads it. */
+export type MessageRow = typeof messages.$inferSelect;
+/** A message's type: `text`, `image`, `video`, `audio` or `document`. */
+export type MessageType = MessageRow["type"];
+/** A message's status: `queued`, `scheduled`, `sent`, `delivered`, `read` or `failed`. */
+export type MessageStatus = MessageRow["status"];

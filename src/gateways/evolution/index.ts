@@ -1,0 +1,83 @@
+import type { GatewaySettings } from "../../config";
+import type { ChatGateway, GatewayEvent, LinkState, OutboundMessage, SendOutcome } from "../gateway";
+import type { GatewayHttp } from "../http";
+import {
+  checkInstance,
+  createInstance,
+  currentQr,
+  deleteInstance,
+  logoutInstance,
+  requestPairingCode,
+  startInstance,
+} from "./link";
+import { sendMessage } from "./send";
+
+/*
+ * Evolution API v2 (EvolutionAPI/evolution-api, https://doc.evolution-api.com/v2) with the
+ * WhatsApp Web (Baileys) channel. Every call carries the global key in the `apikey` header
+ * (src/api/guards/auth.guard.ts in that repository); each file names the sources of its part.
+ *
+ * One file per job: link.ts (the instance's lifecycle: create, connect, pairing code, logout,
+ * delete, check), send.ts (sending a message), events.ts (the webhook: the instance token that
+ * authenticates it, and parsing), errors.ts (reading Evolution's error bodies, for link.ts and
+ * send.ts).
+ */
+
+/**
+ * The Evolution API gateway. The Evolution instance is named after our session (`session_<uuid>`)
+ * and its token is `evolutionInstanceToken` (events.ts), so the events route can authenticate
+ * webhook bodies without storage (`verifyEvolutionEvent`). Lifecycle methods throw a
+ * `GatewayError`; `send` answers a {@link SendOutcome}.
+ */
+export class EvolutionGateway implements ChatGateway {
+  readonly name = "evolution";
+  private readonly http: GatewayHttp;
+
+  constructor(private readonly settings: Extract<GatewaySettings, { kind: "evolution" }>) {
+    this.http = {
+      baseUrl: settings.url,
+      headers: { apikey: settings.apiKey },
+      timeoutMs: settings.timeoutMs,
+    };
+  }
+
+  /** Creates the instance with its token and webhook: {@link createInstance}. */
+  create(sessionId: string): Promise<LinkState> {
+    return createInstance(this.http, sessionId, this.settings);
+  }
+
+  /** Connected when open, else the QR: {@link startInstance}. */
+  start(sessionId: string): Promise<LinkState> {
+    return startInstance(this.http, sessionId);
+  }
+
+  /** The QR payload of `connect`: {@link currentQr}. */
+  currentQr(sessionId: string): Promise<string> {
+    return currentQr(this.http, sessionId);
+  }
+
+  /** A pairing code for `phoneNumber` (E.164): {@link requestPairingCode}. */
+  requestPairingCode(sessionId: string, phoneNumber: string): Promise<string> {
+    return requestPairingCode(this.http, sessionId, phoneNumber);
+  }
+
+  /** Logs the instance out, which unlinks the phone (Evolution cannot keep it): {@link logoutInstance}. */
+  disconnect(sessionId: string): Promise<void> {
+    return logoutInstance(this.http, sessionId);
+  }
+
+  /** Deletes the instance, logging it out first when open: {@link deleteInstance}. */
+  remove(sessionId: string): Promise<void> {
+    return deleteInstance(this.http, sessionId);
+  }
+
+  /** Sends one message: {@link sendMessage}. */
+  send(sessionId: string, message: OutboundMessage): Promise<SendOutcome> {
+    return sendMessage(this.http, sessionId, message);
+  }
+
+  /** The instance's connection state as an event: {@link checkInstance}. */
+  check(sessionId: string): Promise<GatewayEvent | null> {
+    return checkInstance(this.http, sessionId);
+  }
+}

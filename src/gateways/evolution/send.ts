@@ -1,0 +1,82 @@
+import { z } from "zod";
+import type { OutboundMessage, SendOutcome } from "../gateway";
+import { type GatewayHttp, gatewayRequest, sendFailure } from "../http";
+import { digitsOf } from "../jid";
+import { fileNameOf } from "../media";
+import { errorMessages, statusOf } from "./errors";
+
+/*
+ * Sending through Evolution API v2: the send call and what its answer or failure comes to.
+ * Sources, by path in EvolutionAPI/evolution-api: src/api/routes/sendMessage.router.ts (routes),
+ * src/api/dto/sendMessage.dto.ts and src/validate/message.schema.ts (bodies), the channel's
+ * `sendMessageWithTyping` in src/api/integrations/channel/whatsapp/whatsapp.baileys.service.ts
+ * (answers and errors).
+ */
+
+/** `POST /message/send*` → the sent message (`prepareMessage`): `{ key: { remoteJid, fromMe, id }, … }`. */
+const SentMessage = z.object({ key: z.object({ id: z.string().min(1) }) });
+
+/**
+ * Sends one message from instance `sessionId`. Text → `POST /message/sendText/{instance}`
+ * `{ number, text }`; image, video, document → `POST /message/sendMedia/{instance}` `{ number,
+ * mediatype, media, caption?, fileName? }`; audio → `POST /message/sendWhatsAppAudio/{instance}`
+ * `{ number, audio }` (a voice note). `number` is the E.164 number's digits. The answer's
+ * `key.id` is the provider message id that `messages.update` acks carry as `keyId`. Media without
+ * a URL fail permanently (`media_url_missing`) without a call; the failures of the call are as
+ * {@link sendFailureOf}. Never throws.
+ */
+export async function sendMessage(
+  http: GatewayHttp,
+  sessionId: string,
+  message: OutboundMessage,
+): Promise<SendOutcome> {
+  const call = sendCall(sessionId, message);
+  if (!call) return { ok: false, permanent: true, reason: "media_url_missing" };
+  try {
+    const sent = await gatewayRequest(http, { method: "POST", ...call, schema: SentMessage });
+    return { ok: true, providerMessageId: sent.key.id };
+  } catch (error) {
+    return sendFailureOf(error);
+  }
+}
+
+/** The path and body that send `message` (sendMessage.router.ts), or null for media without a URL. */
+function sendCall(sessionId: string, message: OutboundMessage): { path: string; body: object } | null {
+  const number = digitsOf(message.to);
+  if (message.type === "text") {
+    return { path: `/message/sendText/${sessionId}`, body: { number, text: message.content ?? "" } };
+  }
+  if (!message.mediaUrl) return null;
+  if (message.type === "audio") {
+    return { path: `/message/sendWhatsAppAudio/${sessionId}`, body: { number, audio: message.mediaUrl } };
+  }
+  return {
+    path: `/message/sendMedia/${sessionId}`,
+    body: {
+      number,
+      mediatype: message.type,
+      media: message.mediaUrl,
+      ...(message.content ? { caption: message.content } : {}),
+      // Without a fileName Evolution derives one from the URL with a regex that fails on
+      // extension-less paths (`prepareMediaMessage`), so documents always get one.
+      ...(message.type === "document" ? { fileName: fileNameOf(message.mediaUrl) } : {}),
+    },
+  };
+}
+
+/**
+ * A failed send: Evolution's 400 with `response.message: [{ exists: false, jid, number }]` for a
+ * number not on WhatsApp (`sendMessageWithTyping`) is permanent `recipient_not_on_chatapp`; its
+ * 400 for a Baileys socket that closed mid-send ("Connection Closed", the channel wraps every send
+ * error in a 400) is transient; the rest as {@link sendFailure}.
+ */
+function sendFailureOf(error: unknown): SendOutcome {
+  const messages = statusOf(error) === 400 ? errorMessages(error) : [];
+  if (messages.some((item) => z.object({ exists: z.literal(false) }).safeParse(item).success)) {
+    return { ok: false, permanent: true, reason: "recipient_not_on_chatapp" };
+  }
+  if (messages.some((item) => typeof item === "string" && /connection closed/i.test(item))) {
+    return { ok: false, permanent: false, reason: "gateway_connection_closed" };
+  }
+  return sendFailure(error);
+}

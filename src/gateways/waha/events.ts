@@ -1,0 +1,137 @@
+import { z } from "zod";
+import { hmacHex, timingSafeEqual } from "../../lib/crypto";
+import type { GatewayEvent, GatewayEventBatch, OutboundMessage } from "../gateway";
+import { phoneOfJid } from "../jid";
+import { Me, SessionStatus, statusEvent } from "./session";
+
+/*
+ * WAHA's webhook calls, as its docs describe them (https://waha.devlike.pro/docs/how-to/events/):
+ * checking their signature and normalising them into our GatewayEvents. The subscription itself
+ * (events, HMAC key, retries) is made with the session (link.ts).
+ */
+
+/** Webhook envelope ("Events → Event Payload → Structure"): `timestamp` is in epoch milliseconds. */
+const Envelope = z.looseObject({
+  timestamp: z.number(),
+  session: z.string().min(1),
+  event: z.string().min(1),
+  payload: z.unknown(),
+  me: Me.nullish(),
+});
+
+/** `session.status` payload: `{ status, statuses }` ("Events → session.status"). */
+const StatusPayload = z.looseObject({ status: SessionStatus });
+
+/** `message.ack` payload: `{ id, ack, ackName, … }` ("Events → message.ack"). */
+const AckPayload = z.looseObject({ id: z.string().min(1), ack: z.number().int() });
+
+/** `message` payload ("Events → message", "Receive messages → Media Files"). */
+const MessagePayload = z.looseObject({
+  id: z.string().min(1),
+  from: z.string(),
+  fromMe: z.boolean(),
+  body: z.string().nullish(),
+  hasMedia: z.boolean().nullish(),
+  media: z.looseObject({ url: z.string().nullish(), mimetype: z.string().nullish() }).nullish(),
+});
+
+/**
+ * True when `signature` (the `X-Webhook-Hmac` header, sent with `X-Webhook-Hmac-Algorithm: sha512`)
+ * is the hex HMAC-SHA512 of the raw request body under `key` ("Events → HMAC authentication"), in
+ * any letter case. Compared in constant time; a missing or malformed signature is false.
+ */
+export async function verifyWahaSignature(
+  rawBody: string,
+  signature: string | null | undefined,
+  key: string,
+): Promise<boolean> {
+  if (!signature) return false;
+  return timingSafeEqual(await hmacHex("SHA-512", key, rawBody), signature.toLowerCase());
+}
+
+/**
+ * Normalises one WAHA webhook call ("Events"). The envelope is `{ id, timestamp (epoch ms), event,
+ * session, me?, payload, … }`; `sessionId` is its `session` and every event's `at` its `timestamp`.
+ *
+ * - `session.status`: SCAN_QR_CODE → `qr` (no payload: fetch it with `currentQr`); WORKING →
+ *   `linked` with the envelope's `me` (none without a phone number there); FAILED → `failed`
+ *   `gateway_failed`; STOPPED → `dropped` `gateway_stopped`, not logged out; STARTING → none.
+ * - `message.ack`: ack -1 ERROR → `failed` (`gateway_ack_error`), 1 SERVER → `sent`, 2 DEVICE →
+ *   `delivered`, 3 READ and 4 PLAYED → `read`; 0 PENDING → none. The id is the `{fromMe}_{chatId}_{id}`
+ *   form that `send` answers.
+ * - `message` not `fromMe` from a phone number (`@c.us`; groups, `@lid`, broadcasts are skipped) →
+ *   `incoming`: text unless `hasMedia`, then by `media.mimetype` image/video/audio, else document;
+ *   the body (caption for media) and `media.url` when WAHA downloaded it.
+ * - Any other event: a batch without events.
+ *
+ * Answers null for a body that is not a WAHA envelope, or a known event whose payload lacks the
+ * fields above.
+ */
+export function parseWahaEvent(body: unknown): GatewayEventBatch | null {
+  const envelope = Envelope.safeParse(body);
+  if (!envelope.success) return null;
+  const { session: sessionId, event, payload, me, timestamp: at } = envelope.data;
+  const events = eventsOf(event, payload, me, at);
+  return events && { sessionId, events };
+}
+
+function eventsOf(
+  event: string,
+  payload: unknown,
+  me: Me | null | undefined,
+  at: number,
+): GatewayEvent[] | null {
+  switch (event) {
+    case "session.status": {
+      const parsed = StatusPayload.safeParse(payload);
+      return parsed.success ? present(statusEvent(parsed.data.status, me, at)) : null;
+    }
+    case "message.ack": {
+      const parsed = AckPayload.safeParse(payload);
+      if (!parsed.success) return null;
+      const status = ACK_STATUS.get(parsed.data.ack);
+      if (!status) return [];
+      const reason = status === "failed" ? "gateway_ack_error" : null;
+      return [{ type: "ack", providerMessageId: parsed.data.id, status, reason, at }];
+    }
+    case "message": {
+      const parsed = MessagePayload.safeParse(payload);
+      if (!parsed.success) return null;
+      const message = parsed.data;
+      const from = phoneOfJid(message.from);
+      if (message.fromMe || !from) return [];
+      return [
+        {
+          type: "incoming",
+          providerMessageId: message.id,
+          from,
+          messageType: message.hasMedia ? mediaType(message.media?.mimetype) : "text",
+          content: message.body || null,
+          mediaUrl: message.media?.url ?? null,
+          at,
+        },
+      ];
+    }
+    default:
+      return [];
+  }
+}
+
+/** `message.ack` `ack` values ("Events → message.ack"); 0 PENDING has no status. */
+const ACK_STATUS = new Map<number, "sent" | "delivered" | "read" | "failed">([
+  [-1, "failed"],
+  [1, "sent"],
+  [2, "delivered"],
+  [3, "read"],
+  [4, "read"],
+]);
+
+/** The message type of incoming media by its mimetype; anything else is a document. */
+function mediaType(mimetype: string | null | undefined): OutboundMessage["type"] {
+  const kind = mimetype?.split("/")[0];
+  return kind === "image" || kind === "video" || kind === "audio" ? kind : "document";
+}
+
+function present(event: GatewayEvent | null): GatewayEvent[] {
+  return event ? [event] : [];
+}

@@ -1,0 +1,88 @@
+import type { GatewaySettings } from "../../config";
+import type { ChatGateway, GatewayEvent, LinkState, OutboundMessage, SendOutcome } from "../gateway";
+import type { GatewayHttp } from "../http";
+import {
+  checkSession,
+  createSession,
+  currentQr,
+  DEFAULT_START_WAIT,
+  removeSession,
+  requestPairingCode,
+  type StartWait,
+  startSession,
+  stopSession,
+} from "./link";
+import { sendMessage } from "./send";
+
+/*
+ * WAHA (devlikeapro/waha) HTTP API, as documented at https://waha.devlike.pro/docs/how-to/ (source:
+ * github.com/devlikeapro/waha-docs, content/docs/how-to/*). Schemas pick only the fields used here and
+ * let the rest through, so a change elsewhere in a response does not break us; a missing or
+ * mistyped field makes the call a transient `gateway_bad_response`.
+ *
+ * One file per job: link.ts (the session's lifecycle: create, start, QR, pairing code, stop,
+ * remove, check), send.ts (sending a message), events.ts (the webhook: signature and parsing),
+ * session.ts (session statuses and the linked account, shared by link.ts and events.ts).
+ */
+
+/**
+ * The WAHA gateway. The WAHA session name is our session id (`session_<uuid>`); every call sends the
+ * API key as `X-Api-Key` ("Security → API Key") and times out after `settings.timeoutMs`.
+ * Lifecycle methods throw a `GatewayError`; `send` answers a {@link SendOutcome}.
+ */
+export class WahaGateway implements ChatGateway {
+  readonly name = "waha";
+  private readonly http: GatewayHttp;
+
+  constructor(
+    private readonly settings: Extract<GatewaySettings, { kind: "waha" }>,
+    /** How create and start poll for the session to leave STARTING; tests shorten it. */
+    private readonly startWait: StartWait = DEFAULT_START_WAIT,
+  ) {
+    this.http = {
+      baseUrl: settings.url,
+      headers: { "X-Api-Key": settings.apiKey },
+      timeoutMs: settings.timeoutMs,
+    };
+  }
+
+  /** Creates and starts the session with its webhook, then waits for it: {@link createSession}. */
+  create(sessionId: string): Promise<LinkState> {
+    return createSession(this.http, sessionId, this.settings, this.startWait);
+  }
+
+  /** Starts the session, then waits for it: {@link startSession}. */
+  start(sessionId: string): Promise<LinkState> {
+    return startSession(this.http, sessionId, this.startWait);
+  }
+
+  /** The raw QR payload: {@link currentQr}. */
+  currentQr(sessionId: string): Promise<string> {
+    return currentQr(this.http, sessionId);
+  }
+
+  /** A pairing code for `phoneNumber` (E.164): {@link requestPairingCode}. */
+  requestPairingCode(sessionId: string, phoneNumber: string): Promise<string> {
+    return requestPairingCode(this.http, sessionId, phoneNumber);
+  }
+
+  /** Stops the session, keeping the link: {@link stopSession}. */
+  disconnect(sessionId: string): Promise<void> {
+    return stopSession(this.http, sessionId);
+  }
+
+  /** Logs the session out and deletes it: {@link removeSession}. */
+  remove(sessionId: string): Promise<void> {
+    return removeSession(this.http, sessionId);
+  }
+
+  /** Looks the number up, then sends: {@link sendMessage}. */
+  send(sessionId: string, message: OutboundMessage): Promise<SendOutcome> {
+    return sendMessage(this.http, sessionId, message);
+  }
+
+  /** The session's status as an event: {@link checkSession}. */
+  check(sessionId: string): Promise<GatewayEvent | null> {
+    return checkSession(this.http, sessionId);
+  }
+}

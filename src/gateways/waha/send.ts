@@ -1,0 +1,154 @@
+import { z } from "zod";
+import type { OutboundMessage, SendOutcome } from "../gateway";
+import { type GatewayHttp, gatewayRequest, sendFailure } from "../http";
+import { digitsOf } from "../jid";
+import { fileNameOf } from "../media";
+
+/*
+ * Sending through WAHA: the recipient lookup, the send call and what its answer or failure comes
+ * to. Sections quoted are of WAHA's docs, https://waha.devlike.pro/docs/how-to/send-messages/ and
+ * /contacts/. Schemas pick only the fields used here and let the rest through; a missing or
+ * mistyped field makes the call a transient `gateway_bad_response`.
+ */
+
+/** `GET /api/contacts/check-exists` → `{ numberExists, chatId }` ("Contacts → Check phone number exists"). */
+const NumberExists = z.looseObject({ numberExists: z.boolean(), chatId: z.string().min(1).nullish() });
+
+/**
+ * The id of a sent message, in the `{fromMe}_{chatId}_{id}` form that `message.ack` events carry
+ * ("Events → message.ack"). `POST /api/send*` answers in the engine's own format (WAHA issues #407,
+ * #760, #1122): the documented `WAMessage` and GOWS give `id` as that string; WEBJS gives
+ * `id: { _serialized }`; NOWEB gives the Baileys key `{ remoteJid: "<digits>@s.whatsapp.net", fromMe,
+ * id }`, which WAHA serialises for events with the chat id in `@c.us` form (`SerializeMessageKey`
+ * after `toCusFormat` in WAHA's NOWEB engine), as done here.
+ */
+const SentMessageId = z.union([
+  z.looseObject({ id: z.string().min(1) }).transform((sent) => sent.id),
+  z
+    .looseObject({ id: z.looseObject({ _serialized: z.string().min(1) }) })
+    .transform((sent) => sent.id._serialized),
+  z
+    .looseObject({
+      key: z.looseObject({
+        id: z.string().min(1),
+        remoteJid: z.string().min(1),
+        fromMe: z.boolean().nullish(),
+      }),
+    })
+    .transform(
+      ({ key }) => `${key.fromMe === false ? "false" : "true"}_${cusChatId(key.remoteJid)}_${key.id}`,
+    ),
+]);
+
+/**
+ * Sends one message from session `sessionId` ("Send messages → Send Text / Image / Voice / Video /
+ * File"). WAHA accepts a message to a number that is not on the network (NOWEB answers it
+ * `PENDING`; WAHA issue #569), so the number is first looked up with `GET
+ * /api/contacts/check-exists` — the lookup WAHA's maintainers point to, and the one the docs
+ * require anyway for Brazilian numbers, whose chat id may differ from the digits ("Contacts →
+ * Check phone number exists"); the message goes to the chat id it answers. Resolves with the
+ * provider message id in the `message.ack` form ({@link SentMessageId}) once WAHA accepted it.
+ * `numberExists: false` is the permanent `recipient_not_on_chatapp`; other 4xx are permanent with
+ * the `GatewayError` reason; 5xx, timeouts, unreachable and unexpected shapes are
+ * transient. Never throws.
+ */
+export async function sendMessage(
+  http: GatewayHttp,
+  sessionId: string,
+  message: OutboundMessage,
+): Promise<SendOutcome> {
+  try {
+    const digits = digitsOf(message.to);
+    const lookup = await gatewayRequest(http, {
+      method: "GET",
+      path: `/api/contacts/check-exists?${new URLSearchParams({ phone: digits, session: sessionId })}`,
+      schema: NumberExists,
+    });
+    if (!lookup.numberExists) return { ok: false, permanent: true, reason: "recipient_not_on_chatapp" };
+    const chatId = lookup.chatId ?? `${digits}@c.us`;
+    const providerMessageId = await gatewayRequest(http, {
+      method: "POST",
+      path: SEND_PATHS[message.type],
+      body: { session: sessionId, chatId, ...sendBody(message) },
+      schema: SentMessageId,
+    });
+    return { ok: true, providerMessageId };
+  } catch (error) {
+    return sendFailure(error);
+  }
+}
+
+const SEND_PATHS: Record<OutboundMessage["type"], string> = {
+  text: "/api/sendText",
+  image: "/api/sendImage",
+  video: "/api/sendVideo",
+  audio: "/api/sendVoice",
+  document: "/api/sendFile",
+};
+
+/**
+ * The type-specific part of a send body. Media go by URL as `file: { url, mimetype, filename? }`
+ * with the content as caption; the mimetype (which WAHA's `RemoteFile` requires) comes from the
+ * URL's extension, else the type's usual one. Voice notes must be OGG/Opus and videos H.264 MP4
+ * ("Send messages → Voice File Format / Video File Format"); a URL's extension cannot promise
+ * either codec, so voice notes are always sent with `convert: true`, and videos unless `.mp4`.
+ */
+function sendBody(message: OutboundMessage): Record<string, unknown> {
+  if (message.type === "text") return { text: message.content ?? "" };
+  const url = message.mediaUrl ?? "";
+  const extension = extensionOf(url);
+  const file: Record<string, string> = {
+    url,
+    mimetype: (extension && MIME_TYPES[extension]) || DEFAULT_MIME_TYPES[message.type],
+  };
+  if (message.type === "document") file.filename = fileNameOf(url);
+  const body: Record<string, unknown> = { file, caption: message.content ?? undefined };
+  if (message.type === "audio") body.convert = true;
+  if (message.type === "video") body.convert = extension !== "mp4";
+  return body;
+}
+
+const MIME_TYPES: Record<string, string> = {
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  png: "image/png",
+  webp: "image/webp",
+  gif: "image/gif",
+  mp4: "video/mp4",
+  "3gp": "video/3gpp",
+  mov: "video/quicktime",
+  ogg: "audio/ogg",
+  opus: "audio/ogg; codecs=opus",
+  mp3: "audio/mpeg",
+  m4a: "audio/mp4",
+  aac: "audio/aac",
+  wav: "audio/wav",
+  pdf: "application/pdf",
+  txt: "text/plain",
+  csv: "text/csv",
+  zip: "application/zip",
+  doc: "application/msword",
+  docx: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+  xls: "application/vnd.ms-excel",
+  xlsx: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+  ppt: "application/vnd.ms-powerpoint",
+  pptx: "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+};
+
+const DEFAULT_MIME_TYPES: Record<Exclude<OutboundMessage["type"], "text">, string> = {
+  image: "image/jpeg",
+  video: "video/mp4",
+  audio: "audio/ogg; codecs=opus",
+  document: "application/octet-stream",
+};
+
+/** The lower-case extension of a URL's path (`pdf`), or null. */
+function extensionOf(url: string): string | null {
+  const match = fileNameOf(url).match(/\.([a-z0-9]+)$/i);
+  return match?.[1]?.toLowerCase() ?? null;
+}
+
+/** `<digits>@s.whatsapp.net` (Baileys) → `<digits>@c.us`, WAHA's form for chat ids; others as they are. */
+function cusChatId(jid: string): string {
+  return jid.replace(/@s\.whatsapp\.net$/, "@c.us");
+}
