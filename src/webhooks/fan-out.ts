@@ -1,8 +1,8 @@
 import type { Db } from "../db/client";
 import { findEvent } from "../db/queries/events";
+import { createDeliveries } from "../db/queries/webhook-deliveries";
 import { sendInBatches } from "../lib/queue";
 import type { DeliverMessage, EventMessage } from "./queue-messages";
-import { createDeliveries } from "./store";
 
 /**
  * Fans one committed event out to its account's endpoints: a `pending` delivery per enabled
