@@ -1,11 +1,11 @@
 import { accountOfSnapshot, toAccountRecord } from "../accounts/account-record";
 import { campaignRowOfSnapshot, toCampaignRecord } from "../campaigns/campaign-record";
+import type { OtpRow } from "../db/queries/otps";
 import type { EventRow, MessageRow } from "../db/schema";
 import { qrPngDataUri } from "../lib/qr-png";
 import { formatTimestamp } from "../lib/time";
 import { toMessageRecord } from "../messages/message-record";
 import { toOtpRecord } from "../otp/otp-record";
-import type { OtpRow } from "../otp/store";
 import { type SessionRow, toSessionRecord } from "../sessions/session-record";
 import type { EventType } from "./catalogue";
 

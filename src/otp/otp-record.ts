@@ -1,6 +1,6 @@
+import type { OtpRow } from "../db/queries/otps";
 import { formatTimestamp } from "../lib/time";
 import { OTP_RULES } from "./code";
-import type { OtpRow } from "./store";
 
 export type OtpStatus = OtpRow["status"];
 

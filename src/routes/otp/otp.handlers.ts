@@ -1,10 +1,10 @@
 import type { RouteHandler } from "@hono/zod-openapi";
+import { findOtp } from "../../db/queries/otps";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { otpSecret } from "../../otp/code";
 import { toOtpRecord } from "../../otp/otp-record";
 import { resendOtp, sendOtp } from "../../otp/send";
-import { findOtp } from "../../otp/store";
 import { verifyOtp } from "../../otp/verify";
 import type * as routes from "./otp.routes";
 
