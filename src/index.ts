@@ -3,13 +3,13 @@ import { CAMPAIGN_QUEUE_NAME, handleCampaignBatch, resumeStalledCampaigns } from
 import { createDb } from "./db/client";
 import { purgeEvents } from "./db/queries/events";
 import { purgeExpiredIdempotencyKeys } from "./db/queries/idempotency";
+import { purgeDeliveryHistory } from "./db/queries/webhook-deliveries";
 import { handleOutboundBatch } from "./delivery/consumer";
 import { requeueStale } from "./delivery/reconcile";
 import { EVENT_RETENTION_MS } from "./events/record";
 import { republishUndelivered } from "./events/sweep";
 import { completeFinishedCampaigns } from "./moves/campaign";
 import { handleWebhookBatch, isWebhookQueue } from "./webhooks/consumer";
-import { purgeDeliveryHistory } from "./webhooks/store";
 import { requeueOverdueDeliveries } from "./webhooks/sweep";
 
 export { ChatSession } from "./sessions/chat-session";

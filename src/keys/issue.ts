@@ -1,6 +1,5 @@
 import type { Db } from "../db/client";
-import { type ApiKeyRow, type KeyGrant, mintApiKey } from "../db/queries/api-keys";
-import { apiKeys } from "../db/schema";
+import { type ApiKeyRow, insertApiKey, type KeyGrant, mintApiKey } from "../db/queries/api-keys";
 import { ApiError } from "../errors";
 import { formatTimestamp } from "../lib/time";
 import { type Scope, scopesBeyond } from "./scopes";
@@ -49,6 +48,6 @@ export async function issueKey(
     }
   }
   const minted = await mintApiKey(accountId, { ...grant, expiresAt }, now);
-  await db.insert(apiKeys).values(minted.row);
+  await insertApiKey(db, minted.row);
   return minted;
 }

@@ -1,6 +1,17 @@
 import { readConfig } from "../config";
 import type { Db } from "../db/client";
 import { type AppRow, findApp } from "../db/queries/apps";
+import {
+  claimResend,
+  deleteOtp,
+  findOtp,
+  insertOtp,
+  type OtpRow,
+  type PerNumberLimit,
+  perNumberFreeAt,
+  setOtpMessage,
+  undoResend,
+} from "../db/queries/otps";
 import { findSession } from "../db/queries/sessions";
 import { ApiError } from "../errors";
 import { renderTemplate } from "../lib/template";
@@ -8,16 +19,6 @@ import { sendMessages } from "../messages/send";
 import { codeHmac, generateCode, OTP_RULES, otpSecret } from "./code";
 import { assertCountryAllowed } from "./countries";
 import { otpStatusAt } from "./status";
-import {
-  claimResend,
-  deleteOtp,
-  findOtp,
-  insertOtp,
-  type OtpRow,
-  perNumberFreeAt,
-  setOtpMessage,
-  undoResend,
-} from "./store";
 
 // Atomicity: the OTP row (with its send-log entry) is written first, under the per-number limit,
 // in one D1 batch; then the message is charged and created by sendMessages (its own batch). When
@@ -58,14 +59,23 @@ async function channelOf(db: Db, app: AppRow): Promise<string> {
   return session.id;
 }
 
+/**
+ * The per-number limit (README, One-time codes): `OTP_MAX_PER_NUMBER_PER_HOUR` codes to one number
+ * from one app in a rolling hour (`OTP_RULES.perNumberWindowMs`).
+ */
+function perNumberLimit(env: Env): PerNumberLimit {
+  return { limit: readConfig(env).OTP_MAX_PER_NUMBER_PER_HOUR, windowMs: OTP_RULES.perNumberWindowMs };
+}
+
 /** 429 `rate_limited` for the per-number limit, with `Retry-After` until a code may be sent again. */
 async function perNumberLimited(
   db: Db,
   otp: { appId: string; toNumber: string },
-  limit: number,
+  perNumber: PerNumberLimit,
   now: number,
 ) {
-  const freeAt = await perNumberFreeAt(db, otp.appId, otp.toNumber, limit, now);
+  const freeAt = await perNumberFreeAt(db, otp.appId, otp.toNumber, perNumber, now);
+  const { limit } = perNumber;
   return new ApiError("rate_limited", `This number has had ${limit} codes from this app in the last hour.`, {
     headers: { "Retry-After": retryAfterSeconds(freeAt ?? now, now) },
   });
@@ -155,7 +165,7 @@ export async function sendOtp(
   input: { accountId: string; appId: string; toNumber: string },
 ): Promise<OtpRow> {
   const secret = otpSecret(env);
-  const limit = readConfig(env).OTP_MAX_PER_NUMBER_PER_HOUR;
+  const perNumber = perNumberLimit(env);
   const app = await findApp(db, input.accountId, input.appId);
   if (!app) throw new ApiError("not_found", "No such app.");
   assertCountryAllowed(app.allowedCountries, input.toNumber);
@@ -174,10 +184,10 @@ export async function sendOtp(
       codeHmac: await codeHmac(secret, id, code),
       expiresAt: now + app.expirySeconds * 1000,
     },
-    limit,
+    perNumber,
     now,
   );
-  if (!otp) throw await perNumberLimited(db, { appId: app.id, toNumber: input.toNumber }, limit, now);
+  if (!otp) throw await perNumberLimited(db, { appId: app.id, toNumber: input.toNumber }, perNumber, now);
 
   const messageId = await deliverCode(
     env,
@@ -249,7 +259,7 @@ export async function resendOtp(
   input: { accountId: string; otpId: string },
 ): Promise<OtpRow> {
   const secret = otpSecret(env);
-  const limit = readConfig(env).OTP_MAX_PER_NUMBER_PER_HOUR;
+  const perNumber = perNumberLimit(env);
   const current = await findOtp(db, input.accountId, input.otpId);
   if (!current) throw new ApiError("not_found", "No such OTP.");
   const refusal = resendRefusal(current, Date.now());
@@ -266,7 +276,7 @@ export async function resendOtp(
     db,
     current,
     { codeHmac: hmac, expiresAt: now + app.expirySeconds * 1000 },
-    limit,
+    { perNumber, maxSends: OTP_RULES.maxSends, resendIntervalMs: OTP_RULES.resendIntervalMs },
     now,
   );
   if (!claimed) {
@@ -276,7 +286,7 @@ export async function resendOtp(
     if (!fresh) throw new ApiError("not_found", "No such OTP.");
     const changed = resendRefusal(fresh, now);
     if (changed) throw changed;
-    throw await perNumberLimited(db, current, limit, now);
+    throw await perNumberLimited(db, current, perNumber, now);
   }
 
   const messageId = await deliverCode(

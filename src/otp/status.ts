@@ -1,4 +1,4 @@
-import type { OtpRow } from "./store";
+import type { OtpRow } from "../db/queries/otps";
 
 export type OtpStatus = OtpRow["status"];
 

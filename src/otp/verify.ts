@@ -1,10 +1,12 @@
 import type { Db } from "../db/client";
+import { findOtp, markExpired, markVerified, type OtpRow, recordWrongCode } from "../db/queries/otps";
+import { otps } from "../db/schema";
 import { ApiError } from "../errors";
 import { publishEvents } from "../events/publish";
+import { eventsForRows, recordedIn } from "../events/record";
 import { timingSafeEqual } from "../lib/crypto";
 import { codeHmac, OTP_RULES, otpSecret } from "./code";
 import { otpStatusAt } from "./status";
-import { findOtp, markExpired, markVerified, type OtpRow, recordWrongCode } from "./store";
 
 /**
  * Rounds of read-compare-write before giving up. A round is repeated only when the OTP changed
@@ -66,15 +68,33 @@ export async function verifyOtp(
 
     const presented = await codeHmac(secret, otp.id, input.code);
     if (timingSafeEqual(presented, otp.codeHmac)) {
-      const verified = await markVerified(db, input.accountId, otp.id, otp.codeHmac, now);
+      const verified = await markVerified(
+        db,
+        input.accountId,
+        otp.id,
+        otp.codeHmac,
+        OTP_RULES.maxFailedAttempts,
+        now,
+        (row) => [eventsForRows("otp.verified", otps, row)],
+      );
       if (verified) {
-        await publishEvents(env, verified.events);
+        await publishEvents(env, recordedIn(verified.effects, [0]));
         return verified.otp;
       }
     } else {
-      const counted = await recordWrongCode(db, input.accountId, otp.id, otp.codeHmac, now);
+      // The last wrong code allowed (`OTP_RULES.maxFailedAttempts`) fails the OTP and records
+      // `otp.failed` in the same batch.
+      const counted = await recordWrongCode(
+        db,
+        input.accountId,
+        otp.id,
+        otp.codeHmac,
+        OTP_RULES.maxFailedAttempts,
+        now,
+        (row) => [eventsForRows("otp.failed", otps, row)],
+      );
       if (counted) {
-        await publishEvents(env, counted.events);
+        await publishEvents(env, recordedIn(counted.effects, [0]));
         const remaining = Math.max(OTP_RULES.maxFailedAttempts - counted.otp.failedAttempts, 0);
         throw new ApiError(
           "otp_invalid",

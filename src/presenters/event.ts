@@ -1,8 +1,8 @@
+import type { OtpRow } from "../db/queries/otps";
 import type { EventRow, MessageRow } from "../db/schema";
 import type { EventType } from "../events/catalogue";
 import { qrPngDataUri } from "../lib/qr-png";
 import { formatTimestamp } from "../lib/time";
-import type { OtpRow } from "../otp/store";
 import { type SessionRow, toSessionRecord } from "../sessions/session-record";
 import { accountOfSnapshot, toAccountRecord } from "./account";
 import { campaignRowOfSnapshot, toCampaignRecord } from "./campaign";

@@ -1,7 +1,7 @@
+import type { OtpRow } from "../db/queries/otps";
 import { formatTimestamp } from "../lib/time";
 import { OTP_RULES } from "../otp/code";
 import { otpStatusAt } from "../otp/status";
-import type { OtpRow } from "../otp/store";
 
 /**
  * An OTP as the API shows it (README, One-time codes): `{id, app_id, to_number, channel, status,

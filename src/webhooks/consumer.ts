@@ -1,4 +1,5 @@
 import { createDb } from "../db/client";
+import { failPendingDeliveries } from "../db/queries/webhook-deliveries";
 import { dropPoison, redeliveryDelaySeconds } from "../lib/queue";
 import { type DeliveryOptions, deliverOnce } from "./deliver";
 import { fanOutEvent } from "./fan-out";
@@ -8,7 +9,6 @@ import {
   WEBHOOK_QUEUE_NAME,
   WebhookQueueMessageSchema,
 } from "./queue-messages";
-import { failPendingDeliveries } from "./store";
 
 /** Whether `queue` is one of the webhook queues that {@link handleWebhookBatch} consumes. */
 export function isWebhookQueue(queue: string): boolean {

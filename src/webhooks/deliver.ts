@@ -1,16 +1,15 @@
 import type { Db } from "../db/client";
+import {
+  claimAttempt,
+  type DeliveryOutcome,
+  failPendingDeliveries,
+  recordAttempt,
+} from "../db/queries/webhook-deliveries";
+import { disableEndpoint, disableEndpointIfFailing } from "../db/queries/webhook-endpoints";
 import { toEventRecord } from "../presenters/event";
 import { acknowledged, DELIVERY_TIMEOUT_MS, postEvent, RESPONSE_EXCERPT_BYTES } from "./post";
 import type { DeliverMessage } from "./queue-messages";
 import { parseRetryAfter, retryDelaySeconds } from "./schedule";
-import {
-  claimAttempt,
-  type DeliveryOutcome,
-  disableEndpoint,
-  disableEndpointIfFailing,
-  failPendingDeliveries,
-  recordAttempt,
-} from "./store";
 
 /** An endpoint whose deliveries have all failed this long (5 days) is turned off as `failing`. */
 export const FAILING_WINDOW_MS = 5 * 24 * 3_600_000;

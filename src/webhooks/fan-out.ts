@@ -1,9 +1,9 @@
 import type { Db } from "../db/client";
 import { findEvent } from "../db/queries/events";
+import { createDeliveries } from "../db/queries/webhook-deliveries";
 import type { EventMessage } from "../events/queue-message";
 import { sendInBatches } from "../lib/queue";
 import type { DeliverMessage } from "./queue-messages";
-import { createDeliveries } from "./store";
 
 /**
  * Fans one committed event out to its account's endpoints: a `pending` delivery per enabled

@@ -1,8 +1,8 @@
 import type { Db } from "../db/client";
+import { type DeliveryKey, reopenDelivery, reopenFailedDeliveries } from "../db/queries/webhook-deliveries";
 import { sendInBatches } from "../lib/queue";
 import { type DeliveryOptions, deliverOnce } from "./deliver";
 import type { DeliverMessage } from "./queue-messages";
-import { type DeliveryKey, reopenDelivery, reopenFailedDeliveries } from "./store";
 
 /**
  * Re-sends the account's delivery `key` now, in the caller's request: the delivery is reopened

@@ -1,7 +1,7 @@
 import type { Db } from "../db/client";
+import { overdueDeliveries } from "../db/queries/webhook-deliveries";
 import { sendInBatches } from "../lib/queue";
 import type { DeliverMessage } from "./queue-messages";
-import { overdueDeliveries } from "./store";
 
 /**
  * A `pending` delivery this overdue (1 hour) has lost its queue message: a retry's wait is carried
@@ -16,7 +16,7 @@ const SWEEP_LIMIT = 1000;
  * delivery whose next attempt is more than {@link OVERDUE_AFTER_MS} overdue at `now` (epoch ms),
  * so a lost retry message or a reopened delivery whose message was never sent is still attempted.
  * A message for a delivery that is in fact under way is harmless: its claim
- * (src/webhooks/store.ts `claimAttempt`) lets one attempt through.
+ * (src/db/queries/webhook-deliveries.ts `claimAttempt`) lets one attempt through.
  *
  * @returns how many deliver messages it sent.
  * @throws the Queue's error when a send fails (the next sweep tries again).

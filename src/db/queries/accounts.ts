@@ -1,7 +1,7 @@
 import { eq, type SQL } from "drizzle-orm";
 import { batchSql, type Db } from "../client";
-import { accounts, apiKeys } from "../schema";
-import { mintApiKey } from "./api-keys";
+import { accounts } from "../schema";
+import { insertApiKeyStatement, mintApiKey } from "./api-keys";
 
 export type AccountRow = typeof accounts.$inferSelect;
 
@@ -27,7 +27,7 @@ export async function createAccount(
   const key = await mintApiKey(account.id, { name: "default", scopes: ["*"], expiresAt: null }, now);
   await batchSql(db, [
     db.insert(accounts).values(account).getSQL(),
-    db.insert(apiKeys).values(key.row).getSQL(),
+    insertApiKeyStatement(db, key.row),
     ...opening(account.id),
   ]);
   return { account, apiKey: key.plaintext };

@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull, or } from "drizzle-orm";
+import { and, eq, gt, isNull, or, type SQL } from "drizzle-orm";
 import { randomToken, sha256Hex } from "../../lib/crypto";
 import type { Cursor } from "../../lib/cursor";
 import type { Db } from "../client";
@@ -44,6 +44,16 @@ export async function mintApiKey(
     expiresAt: grant.expiresAt,
   };
   return { row, plaintext };
+}
+
+/** The INSERT of a key row {@link mintApiKey} made, as a statement for a D1 batch. */
+export function insertApiKeyStatement(db: Db, row: ApiKeyRow): SQL {
+  return db.insert(apiKeys).values(row).getSQL();
+}
+
+/** Stores a key row {@link mintApiKey} made. */
+export async function insertApiKey(db: Db, row: ApiKeyRow): Promise<void> {
+  await db.insert(apiKeys).values(row);
 }
 
 /**

@@ -144,3 +144,52 @@ export async function deleteWebhookEndpoint(db: Db, accountId: string, id: strin
     .returning({ id: webhookEndpoints.id });
   return deleted.length > 0;
 }
+
+/**
+ * Turns the enabled endpoint `endpointId` off with `disabled_reason` `reason` at `now` (epoch ms);
+ * `PATCH {enabled: true}` turns it back on. Returns false when it was off already or is gone.
+ */
+export async function disableEndpoint(
+  db: Db,
+  endpointId: string,
+  reason: string,
+  now: number,
+): Promise<boolean> {
+  const result = await db
+    .update(webhookEndpoints)
+    .set({
+      enabled: false,
+      disabledReason: reason,
+      updatedAt: sql`max(${now}, ${webhookEndpoints.updatedAt} + 1)`,
+    })
+    .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.enabled, true)));
+  return result.meta.changes > 0;
+}
+
+/**
+ * Turns the enabled endpoint `endpointId` off with `disabled_reason` `reason` when it has been
+ * failing for `windowMs` up to `now` (epoch ms): no delivery of it succeeded in that window, and
+ * a delivery made after its latest success (or ever, without one) that is `pending` or `failed`
+ * is at least `windowMs` old. One statement, so it decides on one view of the table.
+ *
+ * @returns whether the endpoint was turned off.
+ */
+export async function disableEndpointIfFailing(
+  db: Db,
+  endpointId: string,
+  reason: string,
+  windowMs: number,
+  now: number,
+): Promise<boolean> {
+  const since = now - windowMs;
+  const result = await db.run(sql`UPDATE webhook_endpoints
+    SET enabled = 0, disabled_reason = ${reason}, updated_at = max(${now}, updated_at + 1)
+    WHERE id = ${endpointId} AND enabled = 1
+      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries
+        WHERE endpoint_id = ${endpointId} AND status = 'succeeded' AND updated_at >= ${since})
+      AND EXISTS (SELECT 1 FROM webhook_deliveries
+        WHERE endpoint_id = ${endpointId} AND status IN ('pending', 'failed') AND created_at <= ${since}
+          AND created_at > coalesce((SELECT max(updated_at) FROM webhook_deliveries
+            WHERE endpoint_id = ${endpointId} AND status = 'succeeded'), -1))`);
+  return result.meta.changes > 0;
+}

@@ -1,9 +1,9 @@
 import type { RouteHandler } from "@hono/zod-openapi";
+import { findOtp } from "../../db/queries/otps";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { otpSecret } from "../../otp/code";
 import { resendOtp, sendOtp } from "../../otp/send";
-import { findOtp } from "../../otp/store";
 import { verifyOtp } from "../../otp/verify";
 import { toOtpRecord } from "../../presenters/otp";
 import type * as routes from "./otp.routes";

@@ -1,13 +1,12 @@
-import { and, eq, sql } from "drizzle-orm";
-import { batchSql, type Db } from "../db/client";
-import { otps } from "../db/schema";
-import { eventsForRows, type RecordedEvent, recordedIn } from "../events/record";
-import { OTP_RULES } from "./code";
+import { and, eq, type SQL, sql } from "drizzle-orm";
+import { batchSql, type Db } from "../client";
+import { otps } from "../schema";
 
 // Every state change below is one conditional statement (or one D1 batch, a transaction): the
 // WHERE clause re-checks the rule it enforces, so two concurrent requests cannot both pass a
 // check that only one of them may pass (two right codes, a sixth wrong code, a resend inside
-// 30 seconds, a sixth code to one number in an hour). D1 runs statements one at a time.
+// 30 seconds, a sixth code to one number in an hour). D1 runs statements one at a time. The
+// rules' numbers come from the caller (src/otp/code.ts `OTP_RULES`, `OTP_MAX_PER_NUMBER_PER_HOUR`).
 
 export type OtpRow = typeof otps.$inferSelect;
 
@@ -48,25 +47,23 @@ function fromRaw(row: RawOtpRow): OtpRow {
   };
 }
 
-/**
- * A change of an OTP with its event: the row its UPDATE returned (null when the UPDATE matched
- * none) and the event the batch's second statement recorded, if any.
- */
-function withEvents(results: D1Result<RawOtpRow>[]): { otp: OtpRow; events: RecordedEvent[] } | null {
-  const otp = returned(results[0]);
-  return otp && { otp, events: recordedIn(results, [1]) };
-}
-
 /** The OTP a statement's `RETURNING *` gave (its first row), or null when it matched none. */
 function returned(result: D1Result<RawOtpRow> | undefined): OtpRow | null {
   const row = result?.results[0];
   return row ? fromRaw(row) : null;
 }
 
+/** The per-number limit: at most `limit` codes to one number from one app in `windowMs` (rolling). */
+export interface PerNumberLimit {
+  limit: number;
+  /** Ms. */
+  windowMs: number;
+}
+
 /** SQL: codes sent to `toNumber` by `appId` within the rolling window ending at `now` (epoch ms). */
-function sendsInWindow(appId: string, toNumber: string, now: number) {
+function sendsInWindow(appId: string, toNumber: string, windowMs: number, now: number) {
   return sql`(SELECT COUNT(*) FROM otp_sends WHERE app_id = ${appId} AND to_number = ${toNumber}
-    AND sent_at > ${now - OTP_RULES.perNumberWindowMs})`;
+    AND sent_at > ${now - windowMs})`;
 }
 
 /** The account's OTP with this uuid, or null (also for another account's OTP). */
@@ -91,17 +88,18 @@ export interface NewOtp {
 }
 
 /**
- * Creates a `pending` OTP and logs its first send, atomically and only while `toNumber` has had
- * fewer than `perNumberLimit` codes from the app in the last hour (README, One-time codes):
- * one D1 batch whose first statement inserts the OTP only under the limit and whose second logs
- * the send only if the first did. The message is not part of it; see {@link deleteOtp}.
+ * Creates a `pending` OTP and logs its first send at `now` (epoch ms), atomically and only while
+ * `toNumber` has had fewer than `perNumber.limit` codes from the app in the last
+ * `perNumber.windowMs`: one D1 batch whose first statement inserts the OTP only under the limit
+ * and whose second logs the send only if the first did. The message is not part of it; see
+ * {@link deleteOtp}.
  *
  * @returns the new row, or null when the per-number limit is reached (nothing written).
  */
 export async function insertOtp(
   db: Db,
   otp: NewOtp,
-  perNumberLimit: number,
+  perNumber: PerNumberLimit,
   now: number,
 ): Promise<OtpRow | null> {
   const [inserted] = await batchSql<RawOtpRow>(db, [
@@ -109,7 +107,7 @@ export async function insertOtp(
         last_sent_at, expires_at, verified_at, created_at, updated_at)
       SELECT ${otp.id}, ${otp.accountId}, ${otp.appId}, NULL, ${otp.toNumber}, ${otp.codeHmac}, 'pending', 0, 1,
         ${now}, ${otp.expiresAt}, NULL, ${now}, ${now}
-      WHERE ${sendsInWindow(otp.appId, otp.toNumber, now)} < ${perNumberLimit}
+      WHERE ${sendsInWindow(otp.appId, otp.toNumber, perNumber.windowMs, now)} < ${perNumber.limit}
       RETURNING *`,
     sql`INSERT INTO otp_sends (otp_id, seq, app_id, to_number, sent_at)
       SELECT id, 1, app_id, to_number, ${now} FROM otps WHERE id = ${otp.id}`,
@@ -119,8 +117,8 @@ export async function insertOtp(
 
 /**
  * Deletes an OTP and its send log: the undo of {@link insertOtp} when its message could not be
- * created (402, 409, session gone), so that a refused send leaves no OTP behind and does not
- * count toward the per-number limit.
+ * created (no balance, session not connected or gone), so that a refused send leaves no OTP
+ * behind and does not count toward the per-number limit.
  */
 export async function deleteOtp(db: Db, accountId: string, id: string): Promise<void> {
   await batchSql(db, [
@@ -144,13 +142,22 @@ export async function setOtpMessage(
     WHERE id = ${id} AND account_id = ${accountId} AND sends = ${seq}`);
 }
 
+/** What a resend is checked against: the per-number limit and the OTP's own send limits. */
+export interface ResendLimits {
+  perNumber: PerNumberLimit;
+  /** Codes one OTP may send, the first one included. */
+  maxSends: number;
+  /** Shortest gap between two sends of one OTP, ms. */
+  resendIntervalMs: number;
+}
+
 /**
- * Replaces the code of a resend (README: "sends a new code and the old one stops working") and
- * logs the send, in one D1 batch, only if all of these still hold at `now`: the OTP is the
- * account's, `pending`, unexpired, has sent exactly `current.sends` codes (fewer than 5), its
- * last send is at least 30 s old, and its number has had fewer than `perNumberLimit` codes from
- * the app in the last hour. The new expiry is `expiresAt`; failed attempts are kept (a resend
- * does not buy more guesses). The message id is cleared until {@link setOtpMessage}.
+ * Replaces the code of a resend and logs the send, in one D1 batch, only if all of these still
+ * hold at `now` (epoch ms): the OTP is the account's, `pending`, unexpired, has sent exactly
+ * `current.sends` codes (fewer than `limits.maxSends`), its last send is at least
+ * `limits.resendIntervalMs` old, and its number is under `limits.perNumber`. The new code is
+ * `change.codeHmac`, the new expiry `change.expiresAt` (epoch ms); failed attempts are kept (a
+ * resend does not buy more guesses). The message id is cleared until {@link setOtpMessage}.
  *
  * @returns the updated row, or null when any condition failed (nothing written).
  */
@@ -158,17 +165,18 @@ export async function claimResend(
   db: Db,
   current: OtpRow,
   change: { codeHmac: string; expiresAt: number },
-  perNumberLimit: number,
+  limits: ResendLimits,
   now: number,
 ): Promise<OtpRow | null> {
   const seq = current.sends + 1;
+  const { perNumber } = limits;
   const [, updated] = await batchSql<RawOtpRow>(db, [
     sql`INSERT INTO otp_sends (otp_id, seq, app_id, to_number, sent_at)
       SELECT id, ${seq}, app_id, to_number, ${now} FROM otps
       WHERE id = ${current.id} AND account_id = ${current.accountId} AND status = 'pending' AND expires_at > ${now}
-        AND sends = ${current.sends} AND sends < ${OTP_RULES.maxSends}
-        AND last_sent_at <= ${now - OTP_RULES.resendIntervalMs}
-        AND ${sendsInWindow(current.appId, current.toNumber, now)} < ${perNumberLimit}
+        AND sends = ${current.sends} AND sends < ${limits.maxSends}
+        AND last_sent_at <= ${now - limits.resendIntervalMs}
+        AND ${sendsInWindow(current.appId, current.toNumber, perNumber.windowMs, now)} < ${perNumber.limit}
       ON CONFLICT DO NOTHING`,
     sql`UPDATE otps SET code_hmac = ${change.codeHmac}, sends = ${seq}, last_sent_at = ${now},
         expires_at = ${change.expiresAt}, message_id = NULL, updated_at = ${now}
@@ -200,76 +208,96 @@ export async function undoResend(
 
 /**
  * When `toNumber` may receive another code from the app: epoch ms at which the send that keeps
- * it at `perNumberLimit` codes leaves the rolling hour. Null when it is under the limit now.
+ * it at `perNumber.limit` codes leaves the rolling window. Null when it is under the limit at
+ * `now`.
  */
 export async function perNumberFreeAt(
   db: Db,
   appId: string,
   toNumber: string,
-  perNumberLimit: number,
+  perNumber: PerNumberLimit,
   now: number,
 ): Promise<number | null> {
-  // The limit-th newest send in the window: once it is an hour old, limit - 1 remain.
+  // The limit-th newest send in the window: once it leaves the window, limit - 1 remain.
   const row = await db.get<{ sent_at: number } | undefined>(sql`SELECT sent_at FROM otp_sends
-    WHERE app_id = ${appId} AND to_number = ${toNumber} AND sent_at > ${now - OTP_RULES.perNumberWindowMs}
-    ORDER BY sent_at DESC LIMIT 1 OFFSET ${perNumberLimit - 1}`);
-  return row ? row.sent_at + OTP_RULES.perNumberWindowMs : null;
+    WHERE app_id = ${appId} AND to_number = ${toNumber} AND sent_at > ${now - perNumber.windowMs}
+    ORDER BY sent_at DESC LIMIT 1 OFFSET ${perNumber.limit - 1}`);
+  return row ? row.sent_at + perNumber.windowMs : null;
+}
+
+/**
+ * A change of an OTP and what its `effects` did: the row its UPDATE returned, and the D1 results
+ * of the effect statements, in order.
+ */
+export interface OtpChange {
+  otp: OtpRow;
+  effects: D1Result[];
 }
 
 /**
  * Accepts the code `codeHmac` (the caller has compared it in constant time): `pending` →
- * `verified`, only if the OTP still holds that code, is unexpired at `now` and has attempts
- * left. Two concurrent verifies of the right code cannot both get the row (accept once only).
- * Records the `otp.verified` event in the same batch.
+ * `verified`, only if the OTP still holds that code, is unexpired at `now` (epoch ms) and has
+ * had fewer than `maxFailedAttempts` wrong codes. Two concurrent verifies of the right code
+ * cannot both get the row (accept once only). Runs the statements `effects` builds (the
+ * `otp.verified` event) in the same batch, after the UPDATE; they receive the condition, on
+ * `otps` columns, that selects the OTP once verified.
  *
- * @returns the verified row and its event, or null when a condition no longer holds.
+ * @returns the verified row and the results of `effects`, or null when a condition no longer holds.
  */
 export async function markVerified(
   db: Db,
   accountId: string,
   id: string,
   codeHmac: string,
+  maxFailedAttempts: number,
   now: number,
-): Promise<{ otp: OtpRow; events: RecordedEvent[] } | null> {
-  const results = await batchSql<RawOtpRow>(db, [
+  effects: (verified: SQL) => SQL[],
+): Promise<OtpChange | null> {
+  const [updated, ...results] = await batchSql<RawOtpRow>(db, [
     sql`UPDATE otps SET status = 'verified', verified_at = ${now}, updated_at = ${now}
       WHERE id = ${id} AND account_id = ${accountId} AND status = 'pending' AND code_hmac = ${codeHmac}
-        AND expires_at > ${now} AND failed_attempts < ${OTP_RULES.maxFailedAttempts}
+        AND expires_at > ${now} AND failed_attempts < ${maxFailedAttempts}
       RETURNING *`,
-    eventsForRows("otp.verified", otps, sql`id = ${id} AND status = 'verified'`),
+    ...effects(sql`id = ${id} AND status = 'verified'`),
   ]);
-  return withEvents(results);
+  const otp = returned(updated);
+  return otp && { otp, effects: results };
 }
 
 /**
- * Counts a wrong code against a `pending`, unexpired OTP that still holds the code `codeHmac`
- * it was compared with; the fifth turns it `failed` (and records the `otp.failed` event in the
- * same batch). The increment and the limit are one statement, so concurrent wrong codes cannot
- * exceed 5 attempts.
+ * Counts a wrong code against a `pending` OTP, unexpired at `now` (epoch ms), that still holds
+ * the code `codeHmac` it was compared with; wrong code number `maxFailedAttempts` turns it
+ * `failed`. The increment and the limit are one statement, so concurrent wrong codes cannot
+ * exceed the limit. Runs the statements `effects` builds (the `otp.failed` event) in the same
+ * batch, after the UPDATE; they receive the condition, on `otps` columns, that selects the OTP
+ * once failed.
  *
- * @returns the updated row and its event (on the 5th wrong code), or null when a condition no
- *   longer holds (nothing counted).
+ * @returns the updated row and the results of `effects`, or null when a condition no longer holds
+ *   (nothing counted).
  */
 export async function recordWrongCode(
   db: Db,
   accountId: string,
   id: string,
   codeHmac: string,
+  maxFailedAttempts: number,
   now: number,
-): Promise<{ otp: OtpRow; events: RecordedEvent[] } | null> {
-  const max = OTP_RULES.maxFailedAttempts;
-  const results = await batchSql<RawOtpRow>(db, [
+  effects: (failed: SQL) => SQL[],
+): Promise<OtpChange | null> {
+  const max = maxFailedAttempts;
+  const [updated, ...results] = await batchSql<RawOtpRow>(db, [
     sql`UPDATE otps SET failed_attempts = failed_attempts + 1,
         status = CASE WHEN failed_attempts + 1 >= ${max} THEN 'failed' ELSE status END, updated_at = ${now}
       WHERE id = ${id} AND account_id = ${accountId} AND status = 'pending' AND code_hmac = ${codeHmac}
         AND expires_at > ${now} AND failed_attempts < ${max}
       RETURNING *`,
-    eventsForRows("otp.failed", otps, sql`id = ${id} AND status = 'failed'`),
+    ...effects(sql`id = ${id} AND status = 'failed'`),
   ]);
-  return withEvents(results);
+  const otp = returned(updated);
+  return otp && { otp, effects: results };
 }
 
-/** Stores `expired` on a `pending` OTP whose `expires_at` has passed at `now`. */
+/** Stores `expired` on a `pending` OTP whose `expires_at` has passed at `now` (epoch ms). */
 export async function markExpired(db: Db, accountId: string, id: string, now: number): Promise<void> {
   await db.run(sql`UPDATE otps SET status = 'expired', updated_at = ${now}
     WHERE id = ${id} AND account_id = ${accountId} AND status = 'pending' AND expires_at <= ${now}`);
