@@ -1,6 +1,6 @@
 import { createApp } from "./app";
 import { CAMPAIGN_QUEUE_NAME, handleCampaignBatch, resumeStalledCampaigns } from "./campaigns/materialise";
-import { createDb } from "./db/client";
+import { createDb, type Db } from "./db/client";
 import { purgeEvents } from "./db/queries/events";
 import { purgeExpiredIdempotencyKeys } from "./db/queries/idempotency";
 import { purgeDeliveryHistory } from "./db/queries/webhook-deliveries";
@@ -16,12 +16,64 @@ export { ChatSession } from "./sessions/chat-session";
 
 const app = createApp();
 
+/** One hourly housekeeping job: `name` (snake_case) is how its failure is logged. */
+interface HousekeepingJob {
+  name: string;
+  run(env: Env, db: Db): Promise<unknown>;
+}
+
+/**
+ * The hourly housekeeping jobs, in the order they run; each reads the clock (epoch ms) when it
+ * starts. None depends on another having run: each is a sweep that the next hour repeats.
+ */
+const HOURLY_JOBS: readonly HousekeepingJob[] = [
+  { name: "purge_idempotency_keys", run: (_env, db) => purgeExpiredIdempotencyKeys(db, Date.now()) },
+  { name: "purge_events", run: (_env, db) => purgeEvents(db, Date.now() - EVENT_RETENTION_MS) },
+  {
+    name: "purge_delivery_history",
+    run: (_env, db) => purgeDeliveryHistory(db, Date.now() - EVENT_RETENTION_MS),
+  },
+  { name: "requeue_stale_messages", run: (env, db) => requeueStale(env, db, Date.now()) },
+  { name: "republish_undelivered_events", run: (env, db) => republishUndelivered(env, db, Date.now()) },
+  { name: "requeue_overdue_deliveries", run: (env, db) => requeueOverdueDeliveries(env, db, Date.now()) },
+  { name: "resume_stalled_campaigns", run: (env, db) => resumeStalledCampaigns(env, db, Date.now()) },
+  { name: "complete_finished_campaigns", run: (env) => completeFinishedCampaigns(env) },
+];
+
+/**
+ * Runs `jobs` one after another, each on its own: a job that throws (D1 refusing its statement,
+ * a queue refusing its messages) is logged as one JSON line on `console.error`,
+ * `{ level: "error", event: "cron_job_failed", job, error, cause? }` (`cause` when the error has
+ * one, such as D1's own message under drizzle's), and the next job runs. Never throws; a failed
+ * job's work waits for the next hour's run. One at a time, as before: D1 has one writer.
+ */
+async function runHousekeeping(env: Env, jobs: readonly HousekeepingJob[]): Promise<void> {
+  const db = createDb(env.DB);
+  for (const job of jobs) {
+    try {
+      await job.run(env, db);
+    } catch (error) {
+      const cause = error instanceof Error && error.cause !== undefined ? String(error.cause) : undefined;
+      console.error(
+        JSON.stringify({
+          level: "error",
+          event: "cron_job_failed",
+          job: job.name,
+          error: String(error),
+          cause,
+        }),
+      );
+    }
+  }
+}
+
 /**
  * The Worker: the HTTP API, the Queue consumers (outbound messages; webhook fan-out and
- * deliveries, routed by queue name), and hourly housekeeping (expired idempotency keys; events
- * and delivery history past their 30 days; the reconciliation sweep of messages that lost their
- * queue message; events whose webhook fan-out never happened; deliveries whose retry message was
- * lost; campaigns whose next step or completion was lost).
+ * deliveries, routed by queue name), and hourly housekeeping ({@link HOURLY_JOBS}: expired
+ * idempotency keys; events and delivery history past their 30 days; the reconciliation sweep of
+ * messages that lost their queue message; events whose webhook fan-out never happened; deliveries
+ * whose retry message was lost; campaigns whose next step or completion was lost), each job
+ * isolated from the others' failures.
  */
 export default {
   fetch: app.fetch,
@@ -30,15 +82,5 @@ export default {
     if (batch.queue === CAMPAIGN_QUEUE_NAME) return handleCampaignBatch(batch, env);
     return handleOutboundBatch(batch, env);
   },
-  scheduled: async (_controller, env) => {
-    const db = createDb(env.DB);
-    await purgeExpiredIdempotencyKeys(db, Date.now());
-    await purgeEvents(db, Date.now() - EVENT_RETENTION_MS);
-    await purgeDeliveryHistory(db, Date.now() - EVENT_RETENTION_MS);
-    await requeueStale(env, db, Date.now());
-    await republishUndelivered(env, db, Date.now());
-    await requeueOverdueDeliveries(env, db, Date.now());
-    await resumeStalledCampaigns(env, db, Date.now());
-    await completeFinishedCampaigns(env);
-  },
+  scheduled: (_controller, env) => runHousekeeping(env, HOURLY_JOBS),
 } satisfies ExportedHandler<Env>;

@@ -63,6 +63,16 @@ export type LiveFrame =
 const AUDIENCES: Audience[] = ["account", "link"];
 
 /**
+ * The {@link Audience} of a live watcher's upgrade request, as the Worker's `/live` route set it
+ * in {@link AUDIENCE_HEADER} (`account` unless it says `link`), or null when the request is not a
+ * WebSocket upgrade (`Upgrade: websocket`), which is answered 426.
+ */
+export function upgradeAudience(request: Request): Audience | null {
+  if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket") return null;
+  return request.headers.get(AUDIENCE_HEADER) === "link" ? "link" : "account";
+}
+
+/**
  * Renders `change` as the frame `audience` receives. `qrCode` renders a QR payload as its PNG
  * data URI (memoised by {@link LiveWatchers.broadcast}, so both audiences share one rendering).
  */
@@ -109,6 +119,16 @@ export class LiveWatchers {
     return client;
   }
 
+  /**
+   * Answers a watcher's upgrade: 101 with the client end of a socket for `audience` whose first
+   * frame is `snapshot` (see {@link watch}), or 404 when there is no snapshot (the object holds no
+   * session).
+   */
+  open(audience: Audience, snapshot: LiveChange | null): Response {
+    if (!snapshot) return new Response("No such session.", { status: 404 });
+    return new Response(null, { status: 101, webSocket: this.watch(audience, snapshot) });
+  }
+
   /** Whether any socket watches the session (frames are rendered only then). */
   get watched(): boolean {
     return this.ctx.getWebSockets().length > 0;
@@ -135,6 +155,20 @@ export class LiveWatchers {
         }
       }
     }
+  }
+
+  /**
+   * Tells watchers of a committed change of the session, now `session` and showing `qr`: every
+   * status move (`session.status_changed`), and a QR rotation while a QR is shown
+   * (`session.qr_updated`).
+   */
+  announce(
+    type: "session.status_changed" | "session.qr_updated",
+    session: SessionRecord,
+    qr: ShownQr | null,
+  ): void {
+    if (type === "session.status_changed") this.broadcast({ type, session, qr });
+    else if (qr) this.broadcast({ type, session, qr });
   }
 
   /** Sends `last` to every watcher, then closes them all with `code` and `reason`. */

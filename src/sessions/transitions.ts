@@ -4,7 +4,7 @@ import type { SessionStatus } from "./session-record";
 
 /**
  * The session's status machine: every move of a session's status is decided here, by
- * {@link next}, and applied by the session object in one place (`ChatSession.apply`).
+ * {@link next}, and applied by the session object in one place (session-moves.ts `SessionMoves.apply`).
  *
  * Sources: interface document §3.1 (create → `pending` with a QR; a scan of a valid QR while
  * `pending` → `connected`; disconnect only from `connected`, keeping the session; the QR only while

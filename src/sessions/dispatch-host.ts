@@ -1,0 +1,201 @@
+import { createDb } from "../db/client";
+import { markAccepted } from "../db/queries/messages";
+import { Dispatcher, type DispatchHost, SYNC_RETRY_MS } from "../delivery/dispatcher";
+import { failover } from "../delivery/failover";
+import type { CampaignHold, Outbox } from "../delivery/outbox";
+import type { ChatGateway } from "../gateways/gateway";
+import type { DispatchRequest } from "../messages/dispatch-request";
+import { applyMoves } from "../moves/apply";
+import { failMoves, type MessageMove } from "../moves/message";
+import type { Deadline, Deadlines } from "./deadlines";
+import type { SessionCore } from "./session-core";
+import type { SessionStatus } from "./session-record";
+
+/**
+ * The deadlines of the session's link (its session row owed to D1, QR rotation and timeout,
+ * gateway checks), run by {@link SessionDispatchHost.runDueDeadlines} with the others.
+ */
+export interface LinkDeadlines {
+  /** Runs `deadline` if it is one of the link's; any other kind is left alone. */
+  runDeadline(deadline: Deadline): Promise<void>;
+}
+
+/**
+ * The session's side of its fan-out: what the {@link Dispatcher} calls back into (the session,
+ * its gateway, its outbox and deadlines, its chain of changes, the deadlines due in a pacing
+ * gap), and the work that feeds and holds the dispatcher: messages taken from the outbound
+ * Queue, campaign holds, sandbox receipts and the failover of messages that reach a deleted
+ * session. It also runs the object's due deadlines for the alarm, handing the link's to
+ * {@link LinkDeadlines}: one alarm serves every deadline (see deadlines.ts).
+ */
+export class SessionDispatchHost implements DispatchHost {
+  readonly dispatcher: Dispatcher;
+
+  constructor(
+    private readonly core: SessionCore,
+    private readonly link: LinkDeadlines,
+  ) {
+    this.dispatcher = new Dispatcher(this, core.env);
+  }
+
+  get outbox(): Outbox {
+    return this.core.outbox;
+  }
+
+  get deadlines(): Deadlines {
+    return this.core.deadlines;
+  }
+
+  /** The session's status and numbers, or null once it is gone. */
+  session(): { status: SessionStatus; sessionId: string; phoneNumber: string | null } | null {
+    const state = this.core.state();
+    return state && { status: state.status, sessionId: state.session_id, phoneNumber: state.phone_number };
+  }
+
+  gateway(): ChatGateway {
+    return this.core.gateway();
+  }
+
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return this.core.exclusive(fn);
+  }
+
+  /**
+   * On a wake of a stored session: work a stop left (entries to send, outcomes not yet in D1)
+   * gets a `dispatch` deadline now. Call `deadlines.rearm()` after (the constructor checks
+   * `deadlines.stale()`).
+   */
+  resume(): void {
+    if (this.core.outbox.nextDueAt() !== null || this.core.outbox.unsyncedCount() > 0) {
+      this.core.deadlines.schedule("dispatch", "", Date.now());
+    }
+  }
+
+  /**
+   * Runs the deadlines due by now, or by the time the alarm was armed for (see Deadlines): for
+   * the alarm, and for the dispatcher in its pacing gaps, so acks and QR deadlines need not wait
+   * for a long fan-out run to end. Runs in the chain of changes.
+   * @returns that horizon (epoch ms), or null when there is no session.
+   */
+  runDueDeadlines(): Promise<number | null> {
+    return this.core.exclusive(async () => {
+      if (!this.core.stored) return null;
+      const { horizon, due } = this.core.deadlines.takeDue();
+      const acks: Deadline[] = [];
+      for (const deadline of due) {
+        if (deadline.kind === "ack_delivered" || deadline.kind === "ack_read") {
+          acks.push(deadline);
+        } else if (deadline.kind === "expire") {
+          await this.dispatcher.expire(horizon);
+        } else {
+          // The link's own (the session row's write, QR, gateway checks). A `dispatch` wake-up
+          // is the run the alarm starts next; the outbox's `sync` is the flush below.
+          await this.link.runDeadline(deadline);
+        }
+      }
+      // Acks only move messages D1 already knows as sent.
+      await this.applySandboxAcks(acks);
+      this.core.outbox.purge(Date.now());
+      return horizon;
+    });
+  }
+
+  /**
+   * The `enqueue` RPC's work, in the chain of changes: takes messages from the outbound Queue
+   * into the outbox, records in D1 that they were accepted and wakes the dispatcher; known ids
+   * are ignored. A banned session fails the new ones at once, with a refund; a deleted one fails
+   * those that never left (a campaign's move to its other sessions first).
+   * @returns how many were new.
+   */
+  async enqueue(requests: DispatchRequest[]): Promise<number> {
+    const state = this.core.state();
+    const db = createDb(this.core.env.DB);
+    const now = Date.now();
+    if (!state) {
+      // Deleted: D1 got every outcome before the storage went, so only a message that never
+      // reached this object can still be waiting. A campaign's move to its other sessions.
+      const moved = new Set(await this.strandedFailover(requests));
+      const waiting = requests
+        .filter((r) => !moved.has(r.id))
+        .map((r) => ({ id: r.id, accountId: r.accountId }));
+      await applyMoves(this.core.env, failMoves(waiting, "session_deleted", now));
+      return 0;
+    }
+    const added = this.dispatcher.accept(requests, now);
+    await markAccepted(
+      db,
+      requests.map((r) => r.id),
+      now,
+    );
+    await this.dispatcher.failCancelled();
+    if (state.status === "banned" || state.status === "failed") {
+      await this.dispatcher.handOver(
+        { id: state.id, accountId: state.account_id },
+        `session_${state.status}`,
+      );
+    }
+    if (state.status === "banned") await this.dispatcher.failPending("session_banned");
+    if (added > 0) await this.core.deadlines.rearm();
+    return added;
+  }
+
+  /**
+   * The `holdCampaign` RPC's work, in the chain of changes: holds campaign `campaignId`'s
+   * messages (`paused` or `cancelled`, see Outbox.hold) and fails the cancelled ones waiting.
+   * @returns false when this object holds no session.
+   */
+  async holdCampaign(campaignId: string, hold: CampaignHold): Promise<boolean> {
+    if (!this.core.stored) return false;
+    this.core.outbox.hold(campaignId, hold);
+    await this.dispatcher.failCancelled();
+    return true;
+  }
+
+  /**
+   * The `releaseCampaign` RPC's work, in the chain of changes: lifts a pause of campaign
+   * `campaignId` and wakes the dispatcher. @returns false when this object holds no session.
+   */
+  async releaseCampaign(campaignId: string): Promise<boolean> {
+    if (!this.core.stored) return false;
+    this.core.outbox.release(campaignId);
+    this.dispatcher.wake(Date.now());
+    await this.core.deadlines.rearm();
+    return true;
+  }
+
+  /** Campaign messages that reached this object after its session was deleted: moved if they can be. */
+  private async strandedFailover(requests: DispatchRequest[]): Promise<string[]> {
+    const stranded = requests.filter((r) => r.campaignId);
+    const first = stranded[0];
+    if (!first) return [];
+    const from = { id: first.sessionId, accountId: first.accountId };
+    return failover(
+      this.core.env,
+      from,
+      stranded.map((r) => ({ id: r.id, campaign_id: r.campaignId })),
+      "session_deleted",
+    );
+  }
+
+  /**
+   * The sandbox's receipts, once D1 holds every sent outcome; while D1 refuses writes they wait
+   * for the next `sync` retry.
+   */
+  private async applySandboxAcks(acks: Deadline[]): Promise<void> {
+    const synced = await this.dispatcher.flush();
+    if (acks.length === 0) return;
+    try {
+      if (!synced) throw new Error("sent outcomes are not in D1 yet");
+      // One move per kind (two statements each, whatever the number of acks).
+      const now = Date.now();
+      const moves = (["delivered", "read"] as const).flatMap((kind): MessageMove[] => {
+        const ids = acks.filter((ack) => ack.kind === `ack_${kind}`).map((ack) => ack.ref);
+        return ids.length > 0 ? [{ kind, target: { ids }, at: now, gatewayAt: now }] : [];
+      });
+      await applyMoves(this.core.env, moves);
+    } catch (error) {
+      console.error(JSON.stringify({ level: "error", event: "receipts_deferred", error: String(error) }));
+      for (const ack of acks) this.core.deadlines.schedule(ack.kind, ack.ref, Date.now() + SYNC_RETRY_MS);
+    }
+  }
+}

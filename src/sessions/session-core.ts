@@ -1,0 +1,99 @@
+import { readConfig } from "../config";
+import { Outbox } from "../delivery/outbox";
+import { createGateway } from "../gateways";
+import type { ChatGateway } from "../gateways/gateway";
+import { SandboxGateway } from "../gateways/sandbox";
+import { Deadlines } from "./deadlines";
+import { GatewayHealth } from "./gateway-health";
+import { LiveWatchers } from "./live";
+import { SessionStore, type StoredSession } from "./session-store";
+
+/**
+ * What every part of one session object shares: its records in the object's SQLite storage (the
+ * session, the outbox, the deadlines behind the alarm, the gateway's health), its live watchers,
+ * its gateway, and the chain that runs its state changes one at a time.
+ *
+ * The parts (session-link.ts, session-moves.ts, dispatch-host.ts) take this instead of the
+ * object itself: every public method of the `ChatSession` class is RPC API, so nothing else may
+ * need to be one.
+ */
+export class SessionCore {
+  readonly sql: SqlStorage;
+  readonly store: SessionStore;
+  readonly outbox: Outbox;
+  readonly deadlines: Deadlines;
+  readonly health: GatewayHealth;
+  readonly live: LiveWatchers;
+  /** Tail of the chain that runs state changes one at a time (gateway calls and D1 writes await). */
+  private tail: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly ctx: DurableObjectState,
+    readonly env: Env,
+  ) {
+    this.sql = ctx.storage.sql;
+    this.store = new SessionStore(this.sql);
+    this.outbox = new Outbox(this.sql);
+    this.deadlines = new Deadlines(this.sql, ctx.storage);
+    this.health = new GatewayHealth(this.sql);
+    this.live = new LiveWatchers(ctx);
+  }
+
+  /**
+   * Whether this object holds a session. Its tables are created with the session and dropped with
+   * it, so the object of a deleted (or never created) session keeps no storage however it is
+   * called, and every path checks this before touching storage.
+   */
+  get stored(): boolean {
+    return this.store.held;
+  }
+
+  /** Creates every table of a session (idempotent: also run on each wake, for a newer version's tables). */
+  setUp(): void {
+    this.store.setUp();
+    this.outbox.setUp();
+    this.deadlines.setUp();
+    this.health.setUp();
+  }
+
+  /** The session as the object stores it, or null when it holds none (see {@link SessionStore}). */
+  state(): StoredSession | null {
+    return this.store.state();
+  }
+
+  /** The session. @throws Error when the object holds none (callers have checked {@link state}). */
+  current(): StoredSession {
+    return this.store.current();
+  }
+
+  /**
+   * The configured gateway (config.ts `CHATAPP_GATEWAY`); the sandbox one lives in this object.
+   * @throws Error for the sandbox when the object holds no session.
+   */
+  gateway(): ChatGateway {
+    return createGateway(readConfig(this.env).gateway, () => {
+      const state = this.current();
+      return new SandboxGateway(this.sql, state.origin, state.id);
+    });
+  }
+
+  /**
+   * Runs state changes one at a time: `fn` starts once the previous change has settled (resolved
+   * or rejected), so a gateway call or a D1 write awaited inside one change cannot interleave
+   * with another. @returns what `fn` returns; its rejection reaches the caller only.
+   */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.tail.then(fn, fn);
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Drops everything this object stores (its tables too) and its alarm. */
+  async forget(): Promise<void> {
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    // Work still under way in this instance (a dispatcher run, an alarm) sees no session from now
+    // on and stops before touching storage.
+    this.store.forget();
+  }
+}

@@ -1,0 +1,358 @@
+import { eq } from "drizzle-orm";
+import { readConfig } from "../config";
+import { createDb } from "../db/client";
+import { sessions } from "../db/schema";
+import type { Dispatcher } from "../delivery/dispatcher";
+import { GatewayError, type GatewayEvent, type LinkState } from "../gateways/gateway";
+import type { SandboxGateway, SandboxReceived } from "../gateways/sandbox";
+import { receiveMessage } from "../messages/receive";
+import { applyMoves } from "../moves/apply";
+import type { MessageMove } from "../moves/message";
+import type { Deadline } from "./deadlines";
+import type { GatewayHealthView } from "./gateway-health";
+import { CLOSE_SESSION_DELETED, CLOSE_SESSION_DELETED_REASON, type LiveChange, type ShownQr } from "./live";
+import { type Failure, fail, ok, type SessionResult } from "./result";
+import { networkBans, networkDrops, phoneScans, type ScanRequest, sandboxOf } from "./sandbox-phone";
+import type { SessionCore } from "./session-core";
+import type { SessionMoves } from "./session-moves";
+import { gatewaySessionName, type SessionRecord } from "./session-record";
+import { initial } from "./transitions";
+
+/** What the link's end needs of the session's fan-out: deleting the session ends it. */
+export type LinkFanOut = Pick<Dispatcher, "handOver" | "failPending" | "flush">;
+
+/**
+ * The life of a session's link to its chat account: creation at the gateway and the QR shown
+ * while pending (rotated and timed out by deadlines), pairing codes, disconnect and reconnect,
+ * the gateway's events and checks, the sandbox's phone and network, and deletion. Each command
+ * checks the status first (`SessionMoves.guard`), calls the gateway, and moves the status
+ * through {@link SessionMoves}; a gateway that fails answers `gateway_unavailable` (try again)
+ * or `gateway_rejected` (it refused).
+ *
+ * These are the bodies of the `ChatSession` RPC methods of the same names, which run them in the
+ * object's chain of changes (`SessionCore.exclusive`); see there for what each answers.
+ */
+export class SessionLink {
+  constructor(
+    private readonly core: SessionCore,
+    private readonly moves: SessionMoves,
+    private readonly fanOut: LinkFanOut,
+  ) {}
+
+  /**
+   * Creates the session's storage as `pending`, then the session at the gateway. When the
+   * gateway fails, the object keeps nothing. @returns the record and the first QR payload.
+   */
+  async create(input: {
+    id: string;
+    accountId: string;
+    origin: string;
+  }): Promise<SessionResult<{ session: SessionRecord; qr: string }>> {
+    const now = Date.now();
+    const sessionId = gatewaySessionName(input.id);
+    this.core.setUp();
+    this.core.store.insert({
+      id: input.id,
+      accountId: input.accountId,
+      sessionId,
+      origin: input.origin,
+      now,
+    });
+    let link: LinkState;
+    try {
+      link = await this.core.gateway().create(sessionId);
+    } catch (error) {
+      await this.core.forget();
+      return gatewayFailure(error);
+    }
+    const change = initial(link);
+    await this.moves.apply(change, now);
+    return ok({ session: this.core.store.record(), qr: change.status === "pending" ? change.qr : "" });
+  }
+
+  /** The QR payload shown; `session_not_pending` in any other state. */
+  qrPayload(): SessionResult<string> {
+    const state = this.core.state();
+    if (!state) return fail("not_found", "No such session.");
+    if (state.status !== "pending" || !state.qr) {
+      return fail("session_not_pending", "The QR code is only served while the session is pending.");
+    }
+    return ok(state.qr);
+  }
+
+  /** The session now, with the QR shown while pending. */
+  snapshot(): SessionResult<{ session: SessionRecord; qr: ShownQr | null }> {
+    if (!this.core.state()) return fail("not_found", "No such session.");
+    return ok({ session: this.core.store.record(), qr: this.moves.shownQr() });
+  }
+
+  /** A live watcher's first frame (`session.snapshot`), or null when the object holds no session. */
+  snapshotFrame(): LiveChange | null {
+    if (!this.core.state()) return null;
+    return { type: "session.snapshot", session: this.core.store.record(), qr: this.moves.shownQr() };
+  }
+
+  /** connected → disconnected, after the gateway closed the connection; the link is kept. */
+  async disconnect(): Promise<SessionResult<SessionRecord>> {
+    const guard = this.moves.guard("disconnect");
+    if (guard) return guard;
+    try {
+      await this.core.gateway().disconnect(this.core.current().session_id);
+    } catch (error) {
+      return gatewayFailure(error);
+    }
+    return this.moves.command({ type: "disconnect" });
+  }
+
+  /** disconnected or failed → connected or pending, as the gateway answers starting the session. */
+  async reconnect(): Promise<SessionResult<{ session: SessionRecord; qr: string | null }>> {
+    const guard = this.moves.guard("reconnect");
+    if (guard) return guard;
+    let link: LinkState;
+    try {
+      link = await this.core.gateway().start(this.core.current().session_id);
+    } catch (error) {
+      return gatewayFailure(error);
+    }
+    const moved = await this.moves.command({ type: "reconnect", link });
+    if (!moved.ok) return moved;
+    return ok({ session: moved.value, qr: link.status === "pending" ? link.qr : null });
+  }
+
+  /**
+   * Unlinks at the gateway, hands campaign messages over and fails the others still waiting,
+   * writes every outcome to D1, fails the session's messages D1 still holds as waiting, removes
+   * the D1 row, clears the object's storage and closes the live sockets (code
+   * {@link CLOSE_SESSION_DELETED}). An unreachable gateway keeps the session; one that refuses
+   * (it no longer knows the session) does not. `service_unavailable` when D1 refuses the outcomes.
+   */
+  async destroy(): Promise<SessionResult<null>> {
+    const state = this.core.state();
+    if (!state) return ok(null);
+    try {
+      await this.core.gateway().remove(state.session_id);
+    } catch (error) {
+      if (!(error instanceof GatewayError) || !error.permanent) return gatewayFailure(error);
+      console.warn(JSON.stringify({ level: "warn", session: state.id, remove: error.message }));
+    }
+    await this.fanOut.handOver({ id: state.id, accountId: state.account_id }, "session_deleted");
+    await this.fanOut.failPending("session_deleted");
+    // The storage goes next: every outcome it holds must be in D1 first.
+    if (!(await this.fanOut.flush())) {
+      return fail("service_unavailable", "The session's messages could not be recorded; try again later.");
+    }
+    const db = createDb(this.core.env.DB);
+    // Also messages whose queue message has not reached this object yet.
+    const now = Date.now();
+    await applyMoves(this.core.env, [
+      {
+        kind: "fail",
+        accountId: state.account_id,
+        target: { sessionId: state.id },
+        reason: "session_deleted",
+        at: now,
+      },
+    ]);
+    await db.delete(sessions).where(eq(sessions.id, state.id));
+    await this.core.forget();
+    this.core.live.closeAll(
+      { type: "session.deleted", id: state.id },
+      CLOSE_SESSION_DELETED,
+      CLOSE_SESSION_DELETED_REASON,
+    );
+    return ok(null);
+  }
+
+  /**
+   * A pairing code for `phoneNumber` (E.164) from the gateway, while pending; live watchers get
+   * it as `session.pairing_code`.
+   */
+  async pairingCode(phoneNumber: string): Promise<SessionResult<string>> {
+    const guard = this.moves.guard("scan");
+    if (guard) return guard;
+    let code: string;
+    try {
+      code = await this.core.gateway().requestPairingCode(this.core.current().session_id, phoneNumber);
+    } catch (error) {
+      return gatewayFailure(error);
+    }
+    this.core.live.broadcast({
+      type: "session.pairing_code",
+      pairingCode: code,
+      phoneNumber,
+      at: Date.now(),
+    });
+    return ok(code);
+  }
+
+  /** Checks the gateway's view of the session now (which may move it), then the health record. */
+  async gatewayHealth(): Promise<SessionResult<GatewayHealthView>> {
+    if (!this.core.state()) return fail("not_found", "No such session.");
+    await this.moves.checks.check();
+    return ok(this.core.health.view(this.core.gateway().name));
+  }
+
+  /**
+   * Applies a gateway's events in order: acks as message receipts (once D1 holds the sent
+   * outcomes), incoming messages stored once, status events no older than the newest applied.
+   * @returns false when the object holds no session.
+   * @throws Error when D1 refuses the sent outcomes (the gateway delivers the events again).
+   */
+  async gatewayEvents(events: GatewayEvent[]): Promise<boolean> {
+    const state = this.core.state();
+    if (!state) return false;
+    // The gateway's message id reaches D1 with the sent outcome: write pending ones first. When
+    // D1 refuses, the call fails and the gateway delivers the events again.
+    if (events.some((event) => event.type === "ack") && !(await this.fanOut.flush())) {
+      throw new Error("sent outcomes could not be written to D1; the receipts wait for a retry");
+    }
+    const receipts: MessageMove[] = [];
+    for (const event of events) {
+      if (event.type === "ack") {
+        receipts.push(...receiptMoves(state, event));
+      } else if (event.type === "incoming") {
+        const current = this.core.current();
+        await receiveMessage(this.core.env, {
+          accountId: current.account_id,
+          sessionId: current.id,
+          providerMessageId: event.providerMessageId,
+          fromNumber: event.from,
+          toNumber: current.phone_number ?? current.session_id,
+          type: event.messageType,
+          content: event.content,
+          mediaUrl: event.mediaUrl,
+          at: event.at,
+        });
+      } else if (event.at >= this.core.health.eventAt()) {
+        // Webhook events are ordered by the gateway's own clock, against each other only: a
+        // command or a check is not compared with them, so clock skew cannot hide an event.
+        this.core.health.noteEvent(event.at);
+        await this.moves.move(event);
+      }
+    }
+    await applyMoves(this.core.env, receipts);
+    return true;
+  }
+
+  /** Sandbox only: a phone scans the QR shown (or enters its pairing code); see sandbox-phone.ts. */
+  async sandboxScan(input: ScanRequest): Promise<SessionResult<SessionRecord>> {
+    const sandbox = this.sandbox();
+    if (!sandbox) return fail("not_found", "No such session.");
+    const guard = this.moves.guard("scan");
+    if (guard) return guard;
+    const scan = phoneScans(sandbox, this.core.current().id, input);
+    return scan.ok ? this.moves.command(scan.value) : scan;
+  }
+
+  /** Sandbox only: the network drops the connection; `loggedOut` also removes the link. */
+  async sandboxDrop(input: { reason: string; loggedOut: boolean }): Promise<SessionResult<SessionRecord>> {
+    const sandbox = this.sandbox();
+    if (!sandbox) return fail("not_found", "No such session.");
+    const guard = this.moves.guard("drop");
+    if (guard) return guard;
+    return this.moves.command(networkDrops(sandbox, input));
+  }
+
+  /** Sandbox only: the network bans the linked account. */
+  async sandboxBan(input: { reason: string }): Promise<SessionResult<SessionRecord>> {
+    const sandbox = this.sandbox();
+    if (!sandbox) return fail("not_found", "No such session.");
+    const guard = this.moves.guard("ban");
+    if (guard) return guard;
+    return this.moves.command(networkBans(sandbox, input));
+  }
+
+  /** Sandbox only: what the phone of `toNumber` received from this session, newest first. */
+  sandboxReceived(toNumber: string): SessionResult<SandboxReceived[]> {
+    const sandbox = this.sandbox();
+    if (!sandbox) return fail("not_found", "No such session.");
+    return ok(sandbox.receivedBy(toNumber));
+  }
+
+  /**
+   * Runs one of the link's deadlines, in the chain of changes: `sync`/`session` writes the
+   * session row D1 was owed, `qr_rotate` and `qr_timeout` rotate or time out a pending QR,
+   * `gateway_check` checks a real gateway. Other kinds are not the link's and are left alone.
+   */
+  async runDeadline(deadline: Deadline): Promise<void> {
+    switch (deadline.kind) {
+      case "sync":
+        // The outbox's outcomes (`ref` empty) are the dispatcher's flush.
+        if (deadline.ref === "session") await this.moves.writeThrough();
+        return;
+      case "qr_rotate":
+      case "qr_timeout":
+        return this.runQrDeadline(deadline.kind, deadline.dueAt);
+      case "gateway_check":
+        return this.moves.checks.run();
+    }
+  }
+
+  private async runQrDeadline(kind: "qr_rotate" | "qr_timeout", dueAt: number): Promise<void> {
+    const state = this.core.state();
+    if (state?.status !== "pending") return;
+    if (kind === "qr_rotate") {
+      // Scheduled first: the new QR's `expires_at` in its live frame is this next rotation.
+      const rotateMs = readConfig(this.core.env).QR_ROTATE_SECONDS * 1000;
+      this.core.deadlines.schedule("qr_rotate", "", dueAt + rotateMs);
+      try {
+        await this.moves.showQr(await this.core.gateway().currentQr(state.session_id));
+      } catch (error) {
+        // The QR shown stays until the next rotation reaches the gateway.
+        if (!(error instanceof GatewayError)) throw error;
+      }
+    } else if ((await this.moves.move({ type: "qr_timeout" })).type === "move") {
+      // Nobody scanned: the gateway need not keep its session waiting for one.
+      await this.core
+        .gateway()
+        .disconnect(state.session_id)
+        .catch((error: unknown) => {
+          if (!(error instanceof GatewayError)) throw error;
+        });
+    }
+  }
+
+  /** The sandbox gateway, or null when this object holds no session or another gateway is configured. */
+  private sandbox(): SandboxGateway | null {
+    return sandboxOf(this.core.sql, readConfig(this.core.env).gateway, this.core.state());
+  }
+}
+
+/** A failed gateway call as the failure an RPC answers; anything but a GatewayError is rethrown. */
+function gatewayFailure(error: unknown): Failure {
+  if (!(error instanceof GatewayError)) throw error;
+  return error.permanent
+    ? fail("gateway_rejected", `The gateway refused the request (${error.message}).`)
+    : fail("gateway_unavailable", `The gateway could not be reached (${error.message}). Try again later.`);
+}
+
+/**
+ * A gateway's receipt for a message this session sent, as message moves (by the gateway's message
+ * id): `delivered` and `read` as such, `failed` fails and refunds a sent message, `sent` changes
+ * nothing (a message is sent once the gateway accepted it).
+ */
+function receiptMoves(
+  session: { id: string; account_id: string },
+  ack: Extract<GatewayEvent, { type: "ack" }>,
+): MessageMove[] {
+  const target = { sessionId: session.id, providerMessageId: ack.providerMessageId };
+  const at = Date.now();
+  switch (ack.status) {
+    case "delivered":
+    case "read":
+      return [{ kind: ack.status, target, at, gatewayAt: ack.at }];
+    case "failed":
+      return [
+        {
+          kind: "gateway_failed",
+          accountId: session.account_id,
+          target,
+          reason: ack.reason ?? "gateway_ack_error",
+          at,
+          gatewayAt: ack.at,
+        },
+      ];
+    case "sent":
+      return [];
+  }
+}
