@@ -2,7 +2,6 @@ import type { RequestIdVariables } from "hono/request-id";
 import type { Db } from "./db/client";
 import type { LinkGrant } from "./db/queries/link-tokens";
 import type { Scope } from "./keys/scopes";
-import type { ChatSession } from "./sessions/chat-session";
 
 // Secrets are not in wrangler.toml, so `wrangler types` cannot see them; declare them here.
 // All are optional at the type level: an absent ADMIN_TOKEN turns the admin API off (404).
@@ -48,6 +47,3 @@ export type AppEnv = {
     linkGrant?: LinkGrant;
   };
 };
-
-/** Typed stub of the session Durable Object namespace. */
-export type ChatSessionNamespace = DurableObjectNamespace<ChatSession>;

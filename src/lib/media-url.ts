@@ -2,8 +2,6 @@ import ipaddr from "ipaddr.js";
 
 /** Longest accepted public URL (`media_url`, a webhook endpoint's `url`), in characters. */
 export const MAX_PUBLIC_URL_LENGTH = 2048;
-/** Longest accepted `media_url`, in characters. */
-export const MAX_MEDIA_URL_LENGTH = MAX_PUBLIC_URL_LENGTH;
 
 /** Host names that reach the machine itself or a cloud metadata service. */
 const BLOCKED_HOSTS = new Set([

@@ -28,12 +28,6 @@ export const MESSAGE_TRANSITIONS = {
 
 export type MoveKind = keyof typeof MESSAGE_TRANSITIONS;
 
-/** The status a message in `status` has after move `kind`, or null when the move is not allowed. */
-export function nextStatus(kind: MoveKind, status: MessageStatus): MessageStatus | null {
-  const rule = MESSAGE_TRANSITIONS[kind];
-  return (rule.from as readonly MessageStatus[]).includes(status) ? rule.to : null;
-}
-
 /**
  * Which outgoing messages a move applies to: by our ids; by the gateway's message id on a session
  * (a receipt); or every message of a session (the session is deleted).

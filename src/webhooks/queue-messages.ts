@@ -19,4 +19,3 @@ export const WebhookQueueMessageSchema = z.discriminatedUnion("kind", [
   EventMessageSchema,
   DeliverMessageSchema,
 ]);
-export type WebhookQueueMessage = z.infer<typeof WebhookQueueMessageSchema>;
