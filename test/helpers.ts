@@ -81,7 +81,7 @@ export function sessionStub(id: string) {
 /** The API's timestamp shape: ISO 8601 UTC with six fractional digits. */
 export const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
 
-/** A session as the API shows it (interface document §2.1). */
+/** A session as the API shows it (the `Session` schema of openapi.json). */
 export interface SessionRecord {
   id: string;
   account_id: string;

@@ -2,9 +2,9 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { call, createAccount, expectProblem } from "./helpers";
 import { connectedSession, seedMessages } from "./message-fixtures";
 
-// Reading messages (interface document §2.2, §4.2; README, Sending messages): one message with
-// every field; the account's list and one session's list with every filter, newest first, in
-// Laravel's cursor-paginator shape, paged forward and back.
+// Reading messages (the `Message` schema and `GET /v1/chatapp/messages` in openapi.json; README,
+// Sending messages): one message with every field; the account's list and one session's list with
+// every filter, newest first, in Laravel's cursor-paginator shape, paged forward and back.
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
 const STATUSES = ["queued", "sent", "delivered", "read", "failed", "scheduled"] as const;

@@ -5,7 +5,7 @@ import { balanceOf, connectedSession, ledgerOf, storedMessageCount } from "./mes
 
 // POST /v1/chatapp/messages: every rule of the send body (README, Sending messages) answers 422
 // `validation_failed` with `errors` keyed by field path and creates nothing; the session's owner
-// and state; atomic charging; and the exact 201 shape of interface document §4.2.
+// and state; atomic charging; and the exact 201 shape (this operation in openapi.json).
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
 const NUMBER = "+14155552671";

@@ -30,7 +30,10 @@ const sessions = (key: string, method: string, suffix = "", body?: unknown) =>
 const sandbox = (key: string, id: string, action: "scan" | "drop" | "ban", body?: unknown) =>
   call<SessionEnvelope>("POST", `/sandbox/sessions/${id}/${action}`, { key, body });
 
-/** Asserts the §2.1 record shape and the invariants that hold in every state. */
+/**
+ * Asserts the record shape (the `Session` schema of openapi.json) and the invariants that hold in
+ * every state.
+ */
 function expectRecord(session: SessionRecord, accountId: string): void {
   expect(Object.keys(session).sort()).toEqual(SESSION_KEYS);
   expect(session.account_id).toBe(accountId);

@@ -1,7 +1,7 @@
 /**
  * Laravel's length-aware paginator as an API resource collection renders it: the `data`, `links`
- * and `meta` fields of the app listing (interface document §4.3) are that shape, exactly (Laravel
- * docs, https://laravel.com/docs/eloquent-resources#pagination). The rules below follow
+ * and `meta` fields of the app listing (the `AppList` schema of openapi.json) are that shape,
+ * exactly (Laravel docs, https://laravel.com/docs/eloquent-resources#pagination). The rules follow
  * `Illuminate\Pagination\LengthAwarePaginator::toArray()`, `AbstractPaginator::url()`,
  * and `Illuminate\Http\Resources\Json\PaginatedResourceResponse`; `meta.links` lists every page
  * (see {@link lengthAwarePage}).

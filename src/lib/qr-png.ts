@@ -10,7 +10,8 @@ const QUIET_ZONE_MODULES = 4;
  * Renders `payload` as a QR code (byte mode, error correction level M, smallest version that fits,
  * from `qrcode-generator`) and encodes it as an 8-bit greyscale PNG (`fast-png`).
  *
- * @returns `data:image/png;base64,…` — the shape of `qr_code` in interface document §4.1.
+ * @returns `data:image/png;base64,…` — the shape of `qr_code` in `POST /v1/chatapp/sessions` of
+ *   openapi.json (README, Walkthrough, step 3).
  */
 export function qrPngDataUri(payload: string): string {
   const qr = qrcode(0, "M");

@@ -1,13 +1,12 @@
 /**
- * The message template engine of OTP apps and campaigns. Interface document §2.3 leaves the
- * placeholder syntax open; the rules below are this API's.
+ * The message template engine of OTP apps and campaigns. The placeholder syntax is this API's
+ * rule, as `message_template` of `POST /v1/apps` in openapi.json states it.
  *
- * The document's examples use two placeholder syntaxes, so both are accepted: `{{code}}` and
- * `{code}`, likewise `{{app_name}}` and `{app_name}`, with optional spaces inside the braces
- * (`{{ code }}`, `{ code }`). Braces are reserved for placeholders: any other brace-delimited
- * name, and any brace that closes or opens nothing, is a problem reported by
- * {@link templateProblems}, so that a template is refused when an app is written (422) rather
- * than sending a surprise at OTP time.
+ * Two placeholder syntaxes are accepted: `{{code}}` and `{code}`, likewise `{{app_name}}` and
+ * `{app_name}`, with optional spaces inside the braces (`{{ code }}`, `{ code }`). Braces are
+ * reserved for placeholders: any other brace-delimited name, and any brace that closes or opens
+ * nothing, is a problem reported by {@link templateProblems}, so that a template is refused when
+ * an app is written (422) rather than sending a surprise at OTP time.
  */
 
 /** The names a template may use, and what each stands for. */
@@ -100,9 +99,9 @@ export function renderTemplate(template: string, values: TemplateValues): string
 }
 
 /**
- * The template an app gets when it is created without `message_template` (interface document
- * §2.3: "a generated template built from the app name"; README, One-time codes): the name is
- * written into the text literally, next to the `{{code}}` placeholder, e.g.
+ * The template an app gets when it is created without `message_template` (README, One-time
+ * codes, step 17; `POST /v1/apps` in openapi.json: "a template with its name written in"): the
+ * name is written into the text literally, next to the `{{code}}` placeholder, e.g.
  * `{{code}} is your Acme verification code. Do not share it.` Braces are removed from the name
  * so that it cannot form placeholders; the result always passes {@link templateProblems}. The
  * text names no expiry, since that is an app setting that can change afterwards.

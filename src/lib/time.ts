@@ -1,6 +1,6 @@
 /**
  * Formats epoch milliseconds as the API's timestamp: ISO 8601 UTC with six fractional digits
- * (interface document §2: "ISO 8601 UTC strings with microseconds"), e.g.
+ * (this API's rule: microseconds, as every timestamp example in openapi.json shows), e.g.
  * `2026-11-21T09:30:12.345000Z`. The platform clock has millisecond resolution, so the last
  * three digits are always zero.
  */

@@ -4,10 +4,11 @@ import { formatTimestamp } from "../lib/time";
 
 /**
  * Every move an outgoing message's status may make, and the only place that moves it. The
- * interface document §3.2 gives the statuses and the first move (a send creates `queued`) and
- * leaves the later moves open; these follow the order of the chat network's receipts (WAHA's
- * `message.ack` levels, Evolution's `messages.update` statuses): `queued|scheduled → sent →
- * delivered → read`. Each stage's time fills its `*_at` field (§3.2).
+ * statuses are the `Message` schema's in openapi.json, and a send creates `queued` (or `scheduled`;
+ * README, Sending messages). The later moves are this API's own; they follow the order of the
+ * chat network's receipts (WAHA's `message.ack` levels, Evolution's `messages.update` statuses):
+ * `queued|scheduled → sent → delivered → read`. Each stage's time fills its `*_at` field
+ * (`sent_at`, `delivered_at`, `read_at`; README, Sending messages, step 13).
  *
  * - `due`: a scheduled message's time came; it joins the fan-out.
  * - `sent`: the gateway accepted it.

@@ -2,7 +2,10 @@ import type { MessageRow } from "../db/schema";
 import { fromMinor } from "../lib/money";
 import { formatNullableTimestamp, formatTimestamp } from "../lib/time";
 
-/** A message as the API shows it (interface document §2.2): every field, `to_number` one string. */
+/**
+ * A message as the API shows it (the `Message` schema of openapi.json): every field, `to_number`
+ * one string.
+ */
 export function toMessageRecord(row: MessageRow) {
   return {
     id: row.id,
@@ -28,7 +31,10 @@ export function toMessageRecord(row: MessageRow) {
   };
 }
 
-/** The fields of a record in the send response (interface document §4.2, "Response 201"). */
+/**
+ * The fields of a record in the send response (`data.messages` of the 201 of
+ * `POST /v1/chatapp/messages` in openapi.json).
+ */
 export function toSentRecord(row: MessageRow) {
   const r = toMessageRecord(row);
   return {

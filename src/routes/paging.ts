@@ -6,7 +6,10 @@ import { type Cursor, decodeCursor, encodeCursor, MAX_CURSOR_LENGTH } from "../l
 // validates and documents) and the page around its rows, in the shape of Laravel's cursor
 // paginator resource (`links` and `meta`).
 
-/** Default page size (interface document §8) and the largest one this API allows. */
+/**
+ * Default page size and the largest one, this API's rule (`limit` of `GET /v1/chatapp/messages` in
+ * openapi.json).
+ */
 export const DEFAULT_LIMIT = 10;
 export const MAX_LIMIT = 100;
 

@@ -130,7 +130,10 @@ export class ChatSession extends DurableObject<Env> {
     answerClose(ws, code, reason);
   }
 
-  /** connected → disconnected, keeping the link (interface document §4.1). */
+  /**
+   * connected → disconnected, keeping the link (`PATCH /v1/chatapp/sessions/{id}/disconnect` in
+   * openapi.json).
+   */
   async disconnect(): Promise<SessionResult<SessionRecord>> {
     return this.core.exclusive(() => this.link.disconnect());
   }

@@ -131,7 +131,7 @@ export class SessionMoves {
       default:
         store.update({ status: change.status, reason: change.reason, qr: null });
         deadlines.clear("qr_rotate", "qr_timeout");
-        // Campaign messages go on from the campaign's other sessions (src/campaigns/failover.ts).
+        // Campaign messages go on from the campaign's other sessions (src/delivery/failover.ts).
         if (change.status === "banned" || change.status === "failed") {
           await this.fanOut.handOver(
             { id: before.id, accountId: before.account_id },

@@ -4,7 +4,7 @@ import { formatNullableTimestamp, formatTimestamp } from "../lib/time";
 export type SessionRow = typeof sessions.$inferSelect;
 export type SessionStatus = SessionRow["status"];
 
-/** A session as the API shows it (interface document §2.1). */
+/** A session as the API shows it (the `Session` schema of openapi.json). */
 export type SessionRecord = {
   id: string;
   account_id: string;
@@ -18,7 +18,10 @@ export type SessionRecord = {
   updated_at: string;
 };
 
-/** The `session_<id>` name a session has at the gateway (interface document §2.1). */
+/**
+ * The `session_<id>` name a session has at the gateway (README, Real gateways: WAHA and Evolution
+ * API).
+ */
 export function gatewaySessionName(id: string): string {
   return `session_${id}`;
 }

@@ -121,7 +121,7 @@ export class SessionStore {
     };
   }
 
-  /** The session as the API shows it (interface document §2.1). */
+  /** The session as the API shows it (the `Session` schema of openapi.json). */
   record(): SessionRecord {
     return toSessionRecord(this.row());
   }

@@ -6,20 +6,22 @@ import type { SessionStatus } from "./session-record";
  * The session's status machine: every move of a session's status is decided here, by
  * {@link next}, and applied by the session object in one place (session-moves.ts `SessionMoves.apply`).
  *
- * Sources: interface document §3.1 (create → `pending` with a QR; a scan of a valid QR while
- * `pending` → `connected`; disconnect only from `connected`, keeping the session; the QR only while
- * `pending`). What §3.1 leaves open (moves into `banned` and `failed`, the state after a reconnect)
- * follows what the gateway reports: WAHA's session statuses (`SCAN_QR_CODE`, `WORKING`, `FAILED`,
- * `STOPPED`; https://waha.devlike.pro/docs/how-to/sessions/) and Evolution API's connection states
- * (`open`, `close`, `refused`; https://doc.evolution-api.com/v2), normalised by waha.ts and
- * evolution.ts to the {@link StatusEvent}s of gateways/gateway.ts.
+ * Sources: README, Walkthrough, steps 2–8, and the session operations of openapi.json (create →
+ * `pending` with a QR; a scan of a valid QR while `pending` → `connected`; disconnect only from
+ * `connected`, keeping the session; the QR only while `pending`). The rest (moves into `banned` and
+ * `failed`, the state after a reconnect) is this API's own and follows what the gateway reports:
+ * WAHA's session statuses (`SCAN_QR_CODE`, `WORKING`, `FAILED`, `STOPPED`;
+ * https://waha.devlike.pro/docs/how-to/sessions/) and Evolution API's connection states (`open`,
+ * `close`, `refused`; https://doc.evolution-api.com/v2), normalised by src/gateways/waha/ and
+ * src/gateways/evolution/ to the {@link StatusEvent}s of gateways/gateway.ts.
  */
 
 /**
  * Which states each command may start from, and the 409 code answered otherwise.
  *
- * - `scan`: pending → connected. The QR is valid only while pending (§3.1 rule 1).
- * - `disconnect`: connected → disconnected; the link is kept (§3.1).
+ * - `scan`: pending → connected. The QR is valid only while pending (README, Errors:
+ *   `session_not_pending`).
+ * - `disconnect`: connected → disconnected; the link is kept (README, Walkthrough, step 6).
  * - `reconnect`: disconnected or failed → connected (gateway still linked) or pending (new QR).
  * - `drop`: the network lost a connected session → disconnected, with a reason.
  * - `ban`: the network banned the linked account → banned (terminal but for delete).
@@ -128,7 +130,7 @@ const UNCHANGED: Transition = { type: "unchanged" };
 
 /**
  * The state a new session starts in once the gateway created it and answered `link`: `pending`
- * with the first QR (interface document §3.1, POST create), or `connected` when the gateway
+ * with the first QR (`POST /v1/chatapp/sessions` in openapi.json), or `connected` when the gateway
  * already holds a link to a phone.
  */
 export function initial(link: LinkState): SessionChange {

@@ -17,8 +17,8 @@ export interface AppFields {
   allowedCountries: string[] | null;
 }
 
-// A soft-deleted app (DELETE sets `deleted_at`; interface document §2.3: null for live apps) is
-// invisible to every query below.
+// A soft-deleted app (`DELETE /v1/apps/{id}` in openapi.json sets `deleted_at`, null for live
+// apps) is invisible to every query below.
 const live = (accountId: string) => and(eq(apps.accountId, accountId), isNull(apps.deletedAt));
 
 /** Inserts a new app for the account at `now` (epoch ms); returns its row. */
@@ -75,7 +75,7 @@ export async function listApps(
 
 /**
  * Applies `changes` to the account's live app and sets `updated_at` to `now` (epoch ms), even when
- * `changes` is empty (interface document §4.3: an update answers "with `updated_at` changed");
+ * `changes` is empty (`PATCH /v1/apps/{id}` in openapi.json: "`updated_at` always changes");
  * should the clock not have passed the stored value, to 1 ms after it, so that it always moves.
  * Fields left undefined keep their value; `chatappSessionId: null` clears the session and
  * `allowedCountries: null` the country rule. Returns the updated row, or null when there is no

@@ -6,7 +6,7 @@ import { accounts } from "./accounts";
 
 /**
  * Every message, outgoing (`queued`/`scheduled` until sent, then `sent`, `delivered`, `read` or
- * `failed`; moves in src/messages/status.ts) and incoming (stored once per session and gateway
+ * `failed`; moves in src/moves/message.ts) and incoming (stored once per session and gateway
  * message id). `cost` is minor units; times are epoch ms. Outgoing ones are counted per hour
  * into `account_usage` by triggers (see `accountUsage`, billing.ts).
  */

@@ -4,7 +4,10 @@ import { accounts } from "./accounts";
 // One-time codes: the apps that send them, the codes and the log of every send. Conventions of
 // every table: see index.ts.
 
-/** One-time-code settings (interface document §2.3). Deleting sets `deleted_at` (soft delete). */
+/**
+ * One-time-code settings (the `App` schema of openapi.json). Deleting sets `deleted_at` (soft
+ * delete).
+ */
 export const apps = sqliteTable(
   "apps",
   {

@@ -11,9 +11,9 @@ import type * as routes from "./apps.routes";
 import { CODE_SIZE, EXPIRY_SECONDS } from "./apps.schemas";
 
 /**
- * Row → API record (interface document §2.3): `chatapp_session_id` only when the app has one,
- * `allowed_countries` always (null: every country), `deleted_at` always (null for live apps; the
- * create handler drops it).
+ * Row → API record (the `App` schema of openapi.json): `chatapp_session_id` only when the app has
+ * one, `allowed_countries` always (null: every country), `deleted_at` always (null for live apps;
+ * the create handler drops it).
  */
 function toAppRecord(row: AppRow) {
   return {
@@ -89,7 +89,10 @@ export const show: RouteHandler<typeof routes.show, AppEnv> = async (c) => {
   return c.json({ data: toAppRecord(row) }, 200);
 };
 
-/** PUT and PATCH alike (interface document §4.3: "both methods are accepted"; any subset of fields). */
+/**
+ * PUT and PATCH alike (`PUT` and `PATCH /v1/apps/{id}` in openapi.json: "PUT and PATCH behave
+ * alike"; any subset of fields).
+ */
 export const update: RouteHandler<typeof routes.update, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
   const body = c.req.valid("json");

@@ -2,7 +2,10 @@ import { createRouter } from "../router";
 import * as handlers from "./apps.handlers";
 import * as routes from "./apps.routes";
 
-/** `/v1/apps` (interface document §4.3; README, One-time codes). PUT and PATCH share one handler. */
+/**
+ * `/v1/apps` (the `Apps` operations of openapi.json; README, One-time codes). PUT and PATCH share
+ * one handler.
+ */
 export const appRoutes = createRouter()
   .openapi(routes.list, handlers.list)
   .openapi(routes.create, handlers.create)

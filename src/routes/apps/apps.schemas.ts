@@ -2,15 +2,15 @@ import { z } from "@hono/zod-openapi";
 import { isPhoneCountry } from "../../lib/phone";
 import { MAX_TEMPLATE_LENGTH, templateProblems } from "../../lib/template";
 
-// Field bounds are this API's own: the interface document (§2.3) leaves them open.
+// Field bounds are this API's own; the `App` schema and `POST /v1/apps` in openapi.json state them.
 
 const timestamp = z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" });
 
-/** Default and bounds of `code_size` (interface document §8: default 6; bounds 4–10 chosen here). */
+/** Default and bounds of `code_size` (default 6: README, One-time codes; bounds 4–10: ours). */
 export const CODE_SIZE = { min: 4, max: 10, default: 6 } as const;
 /** Default and bounds of `expiry_seconds` in seconds, chosen here: default 10 minutes, 60–3,600. */
 export const EXPIRY_SECONDS = { min: 60, max: 3_600, default: 600 } as const;
-/** Default and maximum of the listing's `per_page` (default: interface document §8; maximum: ours). */
+/** Default and maximum of the listing's `per_page`, this API's (`GET /v1/apps` in openapi.json). */
 export const PER_PAGE = { max: 100, default: 10 } as const;
 /**
  * Bounds of `allowed_countries`, chosen here: at least one code (null, not `[]`, means every
@@ -148,7 +148,10 @@ export const AppSchema = z
   })
   .openapi("App");
 
-/** The create response's record: as {@link AppSchema} without `deleted_at` (interface document §2.3). */
+/**
+ * The create response's record: as {@link AppSchema} without `deleted_at` (`POST /v1/apps` in
+ * openapi.json).
+ */
 export const CreatedAppSchema = AppSchema.omit({ deleted_at: true }).openapi("CreatedApp");
 
 export const CreateAppBody = z.strictObject({

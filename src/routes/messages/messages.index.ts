@@ -2,7 +2,7 @@ import { createRouter } from "../router";
 import * as handlers from "./messages.handlers";
 import * as routes from "./messages.routes";
 
-/** `/v1/chatapp/messages` (interface document §4.2). */
+/** `/v1/chatapp/messages` (the `Messages` operations of openapi.json; README, Sending messages). */
 export const messageRoutes = createRouter()
   .openapi(routes.send, handlers.send)
   .openapi(routes.list, handlers.list)

@@ -5,7 +5,7 @@ import { toE164 } from "../../lib/phone";
 import { MESSAGE_STATUSES, MESSAGE_TYPES } from "../../messages/types";
 import { CursorParam, Limit, once, PageLinksSchema, TimeBound } from "../paging";
 
-/** Most recipients of one send: this API's limit (interface document §8 leaves it open). */
+/** Most recipients of one send: this API's limit (`to_number` of `POST /v1/chatapp/messages`). */
 export const MAX_RECIPIENTS = 1000;
 /** Furthest `scheduled_at` may lie ahead: 30 days, this API's limit (README, Sending messages). */
 export const MAX_SCHEDULE_AHEAD_MS = 30 * 24 * 3600 * 1000;
@@ -60,11 +60,12 @@ export function checkScheduledAt(value: string | null | undefined, ctx: RefineCo
 }
 
 /**
- * The send body (interface document §4.2) with this API's rules (README, Sending messages): numbers
- * normalised to E.164 (an invalid one named by its index, duplicates sent once), `content` required
- * for text (1–4,096) and an optional caption (≤ 1,024) for image, video and document but not audio,
- * `media_url` required for media (https, public host), `delay_between` 0–60,000 ms (default 500),
- * `scheduled_at` in the future and at most 30 days ahead.
+ * The send body (`POST /v1/chatapp/messages` in openapi.json) with this API's rules (README,
+ * Sending messages): numbers normalised to E.164 (an invalid one named by its index, duplicates
+ * sent once), `content` required for text (1–4,096) and an optional caption (≤ 1,024) for
+ * image, video and document but not audio, `media_url` required for media (https, public host),
+ * `delay_between` 0–60,000 ms (default 500), `scheduled_at` in the future and at most 30 days
+ * ahead.
  */
 export const SendBody = z
   .strictObject({
@@ -185,8 +186,8 @@ const SESSION_REF =
   /^(?:session_)?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 /**
- * A session named by its uuid, in any case, or by its `session_<uuid>` name (interface document
- * §4.2, `session_id`); parses to the lower-case uuid.
+ * A session named by its uuid, in any case, or by its `session_<uuid>` name (the `session_id`
+ * parameter of `GET /v1/chatapp/messages` in openapi.json); parses to the lower-case uuid.
  */
 export const SessionRef = z
   .string({ error: once("a session uuid or session_<uuid>") })
@@ -255,13 +256,14 @@ const listQueryShape = {
 const TO_NUMBER_KEY = /^filter\[to_number\](?:\[\d*\])?$/;
 
 /**
- * The message-list query (interface document §4.2's table) as one schema that parses it, validates
- * it and documents it. It reads the object Hono's query validator builds (`c.req.queries()`: a
- * string per parameter, an array for a repeated one) and first gathers `filter[to_number]`,
- * `filter[to_number][]` and `filter[to_number][<n>]` into one list under `filter[to_number]` and
- * drops parameters that are neither known nor filters. The object is strict, so any other
- * `filter[…]` (`filter[colour]`, `filter[status][]`) is refused under its own name, and a
- * parameter given twice fails its string schema. Errors are keyed by the query parameter name.
+ * The message-list query (`GET /v1/chatapp/messages` in openapi.json) as one schema that parses
+ * it, validates it and documents it. It reads the object Hono's query validator builds
+ * (`c.req.queries()`: a string per parameter, an array for a repeated one) and first gathers
+ * `filter[to_number]`, `filter[to_number][]` and `filter[to_number][<n>]` into one list under
+ * `filter[to_number]` and drops parameters that are neither known nor filters. The object is
+ * strict, so any other `filter[…]` (`filter[colour]`, `filter[status][]`) is refused under its own
+ * name, and a parameter given twice fails its string schema. Errors are keyed by the query
+ * parameter name.
  */
 function listQuerySchema<Shape extends Partial<typeof listQueryShape>>(shape: Shape) {
   const known = new Set(Object.keys(shape));

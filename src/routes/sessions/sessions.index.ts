@@ -2,7 +2,7 @@ import { createRouter } from "../router";
 import * as handlers from "./sessions.handlers";
 import * as routes from "./sessions.routes";
 
-/** `/v1/chatapp/sessions` (interface document §4.1). */
+/** `/v1/chatapp/sessions` (the `Sessions` operations of openapi.json; README, Walkthrough). */
 export const sessionRoutes = createRouter()
   .openapi(routes.list, handlers.list)
   .openapi(routes.create, handlers.create)
