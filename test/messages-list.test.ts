@@ -103,7 +103,7 @@ describe("GET /v1/chatapp/messages/{id}", () => {
     "updated_at",
   ].sort();
 
-  it("shows an outgoing message with every field of §2.2", async () => {
+  it("shows an outgoing message with every field of the Message schema", async () => {
     let shown = await call<{ success: boolean; data: Record_ }>("GET", `/v1/chatapp/messages/${sentId}`, {
       key,
     });

@@ -434,7 +434,7 @@ describe("balance", () => {
   });
 });
 
-describe("the 201 response (interface document §4.2)", () => {
+describe("the 201 response (POST /v1/chatapp/messages in openapi.json)", () => {
   let key = "";
   let accountId = "";
   let session = "";
