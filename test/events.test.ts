@@ -1,6 +1,6 @@
 import { createScheduledController, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createDb } from "../src/db/client";
 import { findMessage } from "../src/db/queries/messages";
 import { dispatchRequestOf } from "../src/delivery/dispatch-request";
@@ -9,7 +9,7 @@ import worker from "../src/index";
 import { applyMoves } from "../src/messages/status";
 import type { ChatSession } from "../src/sessions/chat-session";
 import { call, createAccount, createSession, expectProblem, sessionStub, showSession } from "./helpers";
-import { connectedSession, getMessage, sendText, waitForMessages } from "./message-fixtures";
+import { connectedSession, getMessage, sendText, sessionStorage, waitForMessages } from "./message-fixtures";
 
 // Every state change becomes an event in the same D1 batch as the change (src/events/record.ts),
 // once per change, with `data` in exactly the shape the object's own GET returns.
@@ -90,7 +90,16 @@ describe("message events", () => {
     ).run();
     triggers.push("refuse_refund");
     const id = (await sendText(key, session, ["+14155550000"])).body.data.messages[0]!.id;
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The object has failed the message and D1 has refused the write: a failed entry is written
+    // at once (Dispatcher.fail), so one still owed (unsynced) with a `sync` retry set was refused.
+    await vi.waitFor(
+      async () => {
+        const { outbox, deadlines } = await sessionStorage(session);
+        expect(outbox).toEqual([{ id, state: "failed", synced: 0 }]);
+        expect(deadlines.map((d) => [d.kind, d.ref])).toContainEqual(["sync", ""]);
+      },
+      { timeout: 10_000, interval: 25 },
+    );
     expect(await getMessage(key, id)).toMatchObject({ status: "queued" });
     expect(await eventsAbout(key, "message.failed", id)).toEqual([]);
 
