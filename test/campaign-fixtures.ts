@@ -123,11 +123,15 @@ export async function recount(campaignId: string): Promise<Campaign["stats"]> {
   return row;
 }
 
-/** Outbox entries of a session object, by state. */
-export async function outboxStates(sessionId: string): Promise<Record<string, number>> {
+/** Outbox entries of a session object (only campaign `campaignId`'s, when given), by state. */
+export async function outboxStates(sessionId: string, campaignId?: string): Promise<Record<string, number>> {
   return runInDurableObject(sessionStub(sessionId), async (_instance, state) => {
     const rows = state.storage.sql
-      .exec<{ state: string; n: number }>("SELECT state, count(*) AS n FROM outbox GROUP BY state")
+      .exec<{ state: string; n: number }>(
+        "SELECT state, count(*) AS n FROM outbox WHERE ? IS NULL OR campaign_id = ? GROUP BY state",
+        campaignId ?? null,
+        campaignId ?? null,
+      )
       .toArray();
     return Object.fromEntries(rows.map((row) => [row.state, row.n]));
   });

@@ -1,6 +1,6 @@
 import { createScheduledController, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createDb } from "../src/db/client";
 import { findMessage } from "../src/db/queries/messages";
 import { EVENT_RETENTION_MS } from "../src/events/record";
@@ -9,7 +9,14 @@ import { dispatchRequestOf } from "../src/messages/dispatch-request";
 import { applyMoves } from "../src/moves/apply";
 import type { ChatSession } from "../src/sessions/chat-session";
 import { call, createAccount, createSession, expectProblem, sessionStub, showSession } from "./helpers";
-import { connectedSession, getMessage, sendText, waitForMessages } from "./message-fixtures";
+import {
+  connectedSession,
+  driveAlarmUntil,
+  getMessage,
+  sendText,
+  sessionStorage,
+  waitForMessages,
+} from "./message-fixtures";
 
 // Every state change becomes an event in the same D1 batch as the change (src/events/record.ts),
 // once per change, with `data` in exactly the shape the object's own GET returns.
@@ -49,14 +56,15 @@ describe("message events", () => {
     const { key, accountId } = await createAccount(1);
     const session = (await connectedSession(key)).id;
     const id = (await sendText(key, session, ["+14155552671"])).body.data.messages[0]!.id;
-    const [read] = await waitForMessages(key, [id], (m) => m.status === "read");
+    await driveAlarmUntil(session, async () => (await getMessage(key, id)).status === "read");
+    const read = await getMessage(key, id);
 
     const events = (await eventsOf(key)).filter((e) => e.data.id === id);
     expect(events.map((e) => e.type)).toEqual(["message.read", "message.delivered", "message.sent"]);
     expect(events.map((e) => e.data.status)).toEqual(["read", "delivered", "sent"]);
     expect(events[0]!.data).toEqual(read);
     expect(events.every((e) => /^evt_[0-9a-f]{32}$/.test(e.id))).toBe(true);
-    expect(events[2]!.data).toMatchObject({ sent_at: read!.sent_at, delivered_at: null, read_at: null });
+    expect(events[2]!.data).toMatchObject({ sent_at: read.sent_at, delivered_at: null, read_at: null });
 
     // A redelivered queue message and replayed receipts change nothing, so record nothing.
     const row = await findMessage(createDb(env.DB), accountId, id);
@@ -90,7 +98,16 @@ describe("message events", () => {
     ).run();
     triggers.push("refuse_refund");
     const id = (await sendText(key, session, ["+14155550000"])).body.data.messages[0]!.id;
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The object has failed the message and D1 has refused the write: a failed entry is written
+    // at once (Dispatcher.fail), so one still owed (unsynced) with a `sync` retry set was refused.
+    await vi.waitFor(
+      async () => {
+        const { outbox, deadlines } = await sessionStorage(session);
+        expect(outbox).toEqual([{ id, state: "failed", synced: 0 }]);
+        expect(deadlines.map((d) => [d.kind, d.ref])).toContainEqual(["sync", ""]);
+      },
+      { timeout: 10_000, interval: 25 },
+    );
     expect(await getMessage(key, id)).toMatchObject({ status: "queued" });
     expect(await eventsAbout(key, "message.failed", id)).toEqual([]);
 

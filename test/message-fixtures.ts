@@ -1,6 +1,7 @@
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
-import { ADMIN_TOKEN, call } from "./helpers";
+import { ADMIN_TOKEN, call, sessionStub } from "./helpers";
 
 // Shared set-up of the message tests: real sessions through the API, and rows seeded straight
 // into the real D1 database when a test needs many messages at once (the API would charge,
@@ -176,5 +177,50 @@ export async function waitForMessages(
   }
 }
 
+/**
+ * Runs session `sessionId`'s alarm until `done()` holds, looking every 30 ms (at most `timeoutMs`):
+ * what the object has set a deadline for (a sandbox receipt, a scheduled send, a retry, an
+ * expiry, a write owed to D1) happens now rather than on the wall clock, since a driven alarm
+ * takes the deadlines it was armed for (src/sessions/deadlines.ts). Pacing gaps still take their
+ * real time. With no alarm set (a message still on its way), a run is a no-op.
+ */
+export async function driveAlarmUntil(
+  sessionId: string,
+  done: () => Promise<boolean>,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error("the session's alarm did not bring the expected change");
+    await runDurableObjectAlarm(sessionStub(sessionId));
+    await new Promise((resolve) => setTimeout(resolve, 30));
+  }
+}
+
 /** Epoch ms of an API timestamp. */
 export const ms = (timestamp: string | null): number => Date.parse(timestamp ?? "");
+
+/**
+ * What session `id`'s object holds in its own storage (src/sessions/deadlines.ts,
+ * src/delivery/outbox.ts): the deadlines behind its alarm, earliest first, and its outbox entries
+ * with their state and whether D1 has their outcome (`synced` 1) or it is still owed (0). Tests
+ * read it to know what the object has done and decided, rather than waiting and hoping.
+ */
+export async function sessionStorage(id: string): Promise<{
+  deadlines: { kind: string; ref: string; due_at: number }[];
+  outbox: { id: string; state: string; synced: number }[];
+}> {
+  return runInDurableObject(sessionStub(id), (_instance, state) => {
+    const sql = state.storage.sql;
+    return {
+      deadlines: sql
+        .exec<{ kind: string; ref: string; due_at: number }>(
+          "SELECT kind, ref, due_at FROM deadlines ORDER BY due_at, kind, ref",
+        )
+        .toArray(),
+      outbox: sql
+        .exec<{ id: string; state: string; synced: number }>("SELECT id, state, synced FROM outbox")
+        .toArray(),
+    };
+  });
+}

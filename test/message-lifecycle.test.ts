@@ -1,26 +1,18 @@
-import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { applyMoves } from "../src/moves/apply";
-import { call, createAccount, sessionStub } from "./helpers";
+import { call, createAccount } from "./helpers";
 import {
   balanceOf,
   connectedSession,
+  driveAlarmUntil,
   getMessage,
   ledgerOf,
   ms,
   sendText,
+  sessionStorage,
   waitForMessages,
 } from "./message-fixtures";
-
-async function forceUntil(sessionId: string, done: () => Promise<boolean>, timeoutMs = 8_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error("timed out");
-    await runDurableObjectAlarm(sessionStub(sessionId));
-    await new Promise((resolve) => setTimeout(resolve, 30));
-  }
-}
 
 describe("status lifecycle", () => {
   it("moves sent → delivered → read on the sandbox's acks, with their timestamps and events", async () => {
@@ -29,7 +21,7 @@ describe("status lifecycle", () => {
     const res = await sendText(key, session, ["+14155552671"]);
     const id = res.body.data.messages[0]!.id;
     await waitForMessages(key, [id]);
-    await forceUntil(session, async () => (await getMessage(key, id)).status === "read");
+    await driveAlarmUntil(session, async () => (await getMessage(key, id)).status === "read");
     const read = await getMessage(key, id);
     expect(ms(read.delivered_at)).toBeGreaterThanOrEqual(ms(read.sent_at));
     expect(ms(read.read_at)).toBeGreaterThanOrEqual(ms(read.delivered_at));
@@ -99,26 +91,42 @@ describe("status lifecycle", () => {
     expect(res.body.message).toMatch(/scheduled/i);
     const ids = res.body.data.messages.map((m) => m.id);
     expect(res.body.data.messages.map((m) => m.status)).toEqual(["scheduled", "scheduled"]);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // The session object holds both, and its dispatcher has looked at them since the last arrived
+    // (each arrival wakes it now) and set its next wake-up for their time: had it meant to send
+    // them early, it would have sent them in that look.
+    await vi.waitFor(
+      async () => {
+        const { outbox, deadlines } = await sessionStorage(session);
+        expect(outbox.map((entry) => [entry.id, entry.state]).sort()).toEqual(
+          ids.map((id) => [id, "pending"]).sort(),
+        );
+        expect(deadlines).toContainEqual({ kind: "dispatch", ref: "", due_at: at.getTime() });
+      },
+      { timeout: 10_000, interval: 25 },
+    );
     expect((await Promise.all(ids.map((id) => getMessage(key, id)))).map((m) => m.status)).toEqual([
       "scheduled",
       "scheduled",
     ]);
-    await forceUntil(session, async () => (await getMessage(key, ids[1]!)).status !== "scheduled");
-    const sent = await waitForMessages(key, ids);
-    expect(sent.every((m) => m.sent_at !== null)).toBe(true);
+    // Their time comes: the alarm was armed for it.
+    const sent = async () => (await Promise.all(ids.map((id) => getMessage(key, id)))).map((m) => m.sent_at);
+    await driveAlarmUntil(session, async () => (await sent()).every((at) => at !== null));
   });
 
   it("keeps messages waiting while the session is disconnected and sends them after it reconnects", async () => {
     const { key } = await createAccount(1);
     const session = (await connectedSession(key)).id;
+    // Paced closer than the sandbox's delivered receipt (1 s after a send, SANDBOX_DELIVERED_MS).
     const res = await sendText(key, session, ["+14155552671", "+14155552672", "+14155552673"], {
-      delay_between: 400,
+      delay_between: 800,
     });
     const ids = res.body.data.messages.map((m) => m.id);
     await waitForMessages(key, ids.slice(0, 1));
     await call("PATCH", `/v1/chatapp/sessions/${session}/disconnect`, { key });
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // The first message's receipt falls due after the second message's turn, and the object
+    // writes every send to D1 before it applies a receipt: once the first shows delivered, a send
+    // of the second would show too.
+    await waitForMessages(key, ids.slice(0, 1), (m) => m.status === "delivered" || m.status === "read");
     const waiting = await Promise.all(ids.map((id) => getMessage(key, id)));
     expect(waiting.slice(1).map((m) => m.status)).toEqual(["queued", "queued"]);
     const reconnected = await call<{ session: { status: string } }>(
@@ -173,7 +181,7 @@ describe("status lifecycle", () => {
     const ids = res.body.data.messages.map((m) => m.id);
     await waitForMessages(key, ids.slice(0, 1));
     await call("POST", `/sandbox/sessions/${session}/drop`, { key, body: {} });
-    await forceUntil(session, async () => (await getMessage(key, ids[1]!)).status === "failed");
+    await driveAlarmUntil(session, async () => (await getMessage(key, ids[1]!)).status === "failed");
     expect(await getMessage(key, ids[1]!)).toMatchObject({ status: "failed", reason: "message_expired" });
     expect(await balanceOf(accountId)).toBe(0.99);
   });

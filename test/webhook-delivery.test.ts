@@ -6,7 +6,7 @@ import { newEventId } from "../src/events/record";
 import { handleWebhookBatch } from "../src/webhooks/consumer";
 import { MAX_ATTEMPTS, parseRetryAfter, retryDelaySeconds } from "../src/webhooks/schedule";
 import { call, createAccount } from "./helpers";
-import { connectedSession, sendText, waitForMessages } from "./message-fixtures";
+import { connectedSession, driveAlarmUntil, getMessage, sendText } from "./message-fixtures";
 import {
   attemptsOf,
   createEndpoint,
@@ -34,7 +34,8 @@ describe("fan-out and delivery of real events", () => {
     const reads = await createEndpoint(key, "reads", receiver, ["message.read"]);
     const session = await connectedSession(key);
     const sent = await sendText(key, session.id, ["+14155552672"], { delay_between: 0 });
-    await waitForMessages(key, [sent.body.data.messages[0]!.id], (m) => m.status === "read");
+    const id = sent.body.data.messages[0]!.id;
+    await driveAlarmUntil(session.id, async () => (await getMessage(key, id)).status === "read");
 
     const { results: events } = await env.DB.prepare(
       "SELECT id, type FROM events WHERE account_id = ? ORDER BY created_at, id",
