@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { completeKey, releaseKey, reserveKey } from "../db/queries/idempotency";
+import { completeKey, reserveKey } from "../db/queries/idempotency";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { sha256Hex } from "../lib/crypto";
@@ -10,12 +10,17 @@ const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 /**
  * `Idempotency-Key` support for POSTs that create something or move money (Stripe's semantics,
- * draft-ietf-httpapi-idempotency-key-header), with keys kept apart per `scope` (an account id,
- * or {@link ADMIN_SCOPE} for the operator's admin API). Per account and key, the first response is stored
- * for 24 hours and replayed to a retry with the same request (header `Idempotent-Replayed:
- * true`); the same key with another method, path or body is 422 `idempotency_key_reused`; a
- * retry while the first request still runs is 409 `idempotency_key_in_use`. Responses with a 5xx
- * status are not stored, so the request can be retried.
+ * https://docs.stripe.com/api/idempotent_requests, and draft-ietf-httpapi-idempotency-key-header),
+ * with keys kept apart per `scope` (an account id, or {@link ADMIN_SCOPE} for the operator's admin
+ * API). Per scope and key:
+ * - the first response is stored for 24 hours and replayed to a retry with the same request
+ *   (header `Idempotent-Replayed: true`), whatever its status;
+ * - that includes a 5xx, as Stripe replays its 500s: a request that failed may have changed
+ *   something first (charged, created messages) and the middleware cannot tell whether it did, so
+ *   it does not guess and run the request again. Check the outcome (messages, ledger), then send
+ *   it under a new key if it is still wanted;
+ * - the same key with another method, path or body is 422 `idempotency_key_reused`;
+ * - a retry while the first request still runs is 409 `idempotency_key_in_use` (`Retry-After`).
  */
 export function idempotencyIn(scope: (c: Context<AppEnv>) => string) {
   return createMiddleware<AppEnv>(async (c, next) => {
@@ -60,10 +65,9 @@ export function idempotencyIn(scope: (c: Context<AppEnv>) => string) {
       });
     }
     // Hono renders a thrown error as the response where it is thrown, so `c.res` is final here,
-    // problem details included: a retry sees the same answer.
+    // problem details included: a retry sees the same answer, a 5xx too (see above).
     await next();
-    if (c.res.status >= 500) await releaseKey(db, accountId, key);
-    else await completeKey(db, accountId, key, c.res.status, await c.res.clone().text());
+    await completeKey(db, accountId, key, c.res.status, await c.res.clone().text());
   });
 }
 

@@ -66,7 +66,10 @@ export async function reserveKey(
   return existing ?? null;
 }
 
-/** Stores the first response of a request made with `key`. */
+/**
+ * Stores the first response of a request made with `key` (any status, 5xx included: see
+ * src/middleware/idempotency.ts), to be replayed until the key expires.
+ */
 export async function completeKey(
   db: Db,
   accountId: string,
@@ -77,13 +80,6 @@ export async function completeKey(
   await db
     .update(idempotencyKeys)
     .set({ status: "done", responseStatus: status, responseBody: body })
-    .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key)));
-}
-
-/** Frees `key` after a request that failed without a result worth replaying (a 5xx). */
-export async function releaseKey(db: Db, accountId: string, key: string): Promise<void> {
-  await db
-    .delete(idempotencyKeys)
     .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key)));
 }
 
