@@ -162,21 +162,36 @@ describe("POST /v1/chatapp/messages", () => {
     expect(await storedMessageCount(accountId)).toBe(count);
   });
 
-  it("lets a retry take over a key whose request died in flight (reserved over 2 minutes ago)", async () => {
+  it("never runs again a request that died in flight (reserved over 2 minutes ago): its key answers a stored 500", async () => {
     const body = text(session, ["+14155552681"]);
-    const requestHash = await sha256Hex(`POST /v1/chatapp/messages\n${JSON.stringify(body)}`);
+    const first = await send(key, body, "died-1");
+    expect(first.status).toBe(201);
+    const before = await balanceOf(accountId);
+    const count = await storedMessageCount(accountId);
+    // What a request leaves when it stops after charging but before its answer is stored (the
+    // Worker killed, or D1 refusing the key's last write): the key reserved, no response.
     const longAgo = Date.now() - 121_000;
     await env.DB.prepare(
-      "INSERT INTO idempotency_keys (account_id, key, request_hash, status, created_at, expires_at) VALUES (?, ?, ?, 'in_progress', ?, ?)",
+      "UPDATE idempotency_keys SET status = 'in_progress', response_status = NULL, response_body = NULL, created_at = ? WHERE account_id = ? AND key = ?",
     )
-      .bind(accountId, "died-1", requestHash, longAgo, longAgo + 24 * 3600_000)
+      .bind(longAgo, accountId, "died-1")
       .run();
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+
     const retry = await send(key, body, "died-1");
-    expect(retry.status).toBe(201);
-    expect(retry.headers.get("idempotent-replayed")).toBeNull();
-    const replay = await send(key, body, "died-1");
-    expect(replay.headers.get("idempotent-replayed")).toBe("true");
-    expect(replay.text).toBe(retry.text);
+    const problem = expectProblem(retry, 500, "internal_error");
+    expect(problem.detail).toMatch(/stopped before it answered/);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(errors.mock.calls.map((args) => String(args[0])).join("\n")).toContain("idempotency_request_lost");
+    // The key keeps that answer.
+    const again = await send(key, body, "died-1");
+    expect(again.status).toBe(500);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.text).toBe(retry.text);
+    // Nothing was charged or created again.
+    expect(await balanceOf(accountId)).toBe(before);
+    expect(await storedMessageCount(accountId)).toBe(count);
+    vi.restoreAllMocks();
   });
 
   it("keys belong to one account: another account can use the same key", async () => {
