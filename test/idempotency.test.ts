@@ -1,14 +1,23 @@
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { createApp } from "../src/app";
 import { sha256Hex } from "../src/lib/crypto";
 import { toE164 } from "../src/lib/phone";
 import { call, createAccount, expectProblem } from "./helpers";
-import { balanceOf, connectedSession, ledgerOf, storedMessageCount } from "./message-fixtures";
+import {
+  balanceOf,
+  connectedSession,
+  ledgerOf,
+  storedMessageCount,
+  waitForMessages,
+} from "./message-fixtures";
 
 // `Idempotency-Key` (README, Sending messages): per account and key, the first response is stored
 // and replayed to a retry of the same request (charging nothing again); another request under the
 // same key is 422 `idempotency_key_reused`; a retry while the first still runs is 409
-// `idempotency_key_in_use`.
+// `idempotency_key_in_use`. A 5xx is the key's answer too (Stripe's rule): the request may have
+// changed something before it failed, so a retry replays it rather than running again.
 
 interface SendResponse {
   data: { messages: { id: string; to_number: string }[]; count: number; new_balance: number };
@@ -153,21 +162,36 @@ describe("POST /v1/chatapp/messages", () => {
     expect(await storedMessageCount(accountId)).toBe(count);
   });
 
-  it("lets a retry take over a key whose request died in flight (reserved over 2 minutes ago)", async () => {
+  it("never runs again a request that died in flight (reserved over 2 minutes ago): its key answers a stored 500", async () => {
     const body = text(session, ["+14155552681"]);
-    const requestHash = await sha256Hex(`POST /v1/chatapp/messages\n${JSON.stringify(body)}`);
+    const first = await send(key, body, "died-1");
+    expect(first.status).toBe(201);
+    const before = await balanceOf(accountId);
+    const count = await storedMessageCount(accountId);
+    // What a request leaves when it stops after charging but before its answer is stored (the
+    // Worker killed, or D1 refusing the key's last write): the key reserved, no response.
     const longAgo = Date.now() - 121_000;
     await env.DB.prepare(
-      "INSERT INTO idempotency_keys (account_id, key, request_hash, status, created_at, expires_at) VALUES (?, ?, ?, 'in_progress', ?, ?)",
+      "UPDATE idempotency_keys SET status = 'in_progress', response_status = NULL, response_body = NULL, created_at = ? WHERE account_id = ? AND key = ?",
     )
-      .bind(accountId, "died-1", requestHash, longAgo, longAgo + 24 * 3600_000)
+      .bind(longAgo, accountId, "died-1")
       .run();
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+
     const retry = await send(key, body, "died-1");
-    expect(retry.status).toBe(201);
-    expect(retry.headers.get("idempotent-replayed")).toBeNull();
-    const replay = await send(key, body, "died-1");
-    expect(replay.headers.get("idempotent-replayed")).toBe("true");
-    expect(replay.text).toBe(retry.text);
+    const problem = expectProblem(retry, 500, "internal_error");
+    expect(problem.detail).toMatch(/stopped before it answered/);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(errors.mock.calls.map((args) => String(args[0])).join("\n")).toContain("idempotency_request_lost");
+    // The key keeps that answer.
+    const again = await send(key, body, "died-1");
+    expect(again.status).toBe(500);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.text).toBe(retry.text);
+    // Nothing was charged or created again.
+    expect(await balanceOf(accountId)).toBe(before);
+    expect(await storedMessageCount(accountId)).toBe(count);
+    vi.restoreAllMocks();
   });
 
   it("keys belong to one account: another account can use the same key", async () => {
@@ -297,5 +321,118 @@ describe("POST /v1/chatapp/sessions", () => {
     );
     const listed = await call<{ sessions: unknown[] }>("GET", "/v1/chatapp/sessions", { key });
     expect(listed.body.sessions).toEqual([]);
+  });
+});
+
+describe("a request that failed with a 5xx", () => {
+  const SENDER = "6ba7b810-9dad-11d1-80b4-00c04fd430c8";
+  const TO = "+14155552690";
+  const triggers: string[] = [];
+
+  afterEach(async () => {
+    for (const name of triggers.splice(0)) await env.DB.prepare(`DROP TRIGGER IF EXISTS ${name}`).run();
+    vi.restoreAllMocks();
+  });
+
+  /** An account with a connected session and an OTP app sending through it. */
+  async function otpApp() {
+    const { key, accountId } = await createAccount(1);
+    const session = (await connectedSession(key)).id;
+    const app = await call<{ data: { id: string } }>("POST", "/v1/apps", {
+      key,
+      body: { name: "Acme", sender_id: SENDER, chatapp_session_id: session },
+    });
+    expect(app.status).toBe(201);
+    return { key, accountId, session, appId: app.body.data.id };
+  }
+
+  const sendCode = (key: string, appId: string, idempotencyKey: string) =>
+    call("POST", `/v1/apps/${appId}/otp`, {
+      key,
+      body: { to_number: TO },
+      headers: { "Idempotency-Key": idempotencyKey },
+    });
+
+  const count = async (query: string, id: string) =>
+    (await env.DB.prepare(query).bind(id).first<{ n: number }>())?.n ?? 0;
+
+  it("after the charge committed keeps its key: the retry replays the 5xx, charging and sending nothing again", async () => {
+    const f = await otpApp();
+    // An injected outage: D1 refuses the OTP send's last write (the OTP's message id), after the
+    // code's message was charged, stored and queued.
+    await env.DB.prepare(
+      `CREATE TRIGGER refuse_otp_update BEFORE UPDATE ON otps WHEN NEW.account_id = '${f.accountId}'
+         BEGIN SELECT RAISE(ABORT, 'injected outage'); END`,
+    ).run();
+    triggers.push("refuse_otp_update");
+    vi.spyOn(console, "error").mockImplementation(() => {});
+
+    const first = await sendCode(f.key, f.appId, "code-1");
+    expectProblem(first, 500, "internal_error");
+    expect(await balanceOf(f.accountId)).toBe(0.99);
+
+    // The outage is over; the client retries with the same key, as it should after a 5xx.
+    await env.DB.prepare("DROP TRIGGER refuse_otp_update").run();
+    for (let retry = 0; retry < 2; retry++) {
+      const again = await sendCode(f.key, f.appId, "code-1");
+      expect(again.status).toBe(500);
+      expect(again.headers.get("idempotent-replayed")).toBe("true");
+      expect(again.headers.get("content-type")).toBe("application/problem+json");
+      expect(again.text).toBe(first.text);
+    }
+
+    // Charged once; one OTP, one message, one code on the phone.
+    expect(await ledgerOf(f.accountId)).toEqual([
+      { kind: "credit", amount: 100, balance_after: 100, message_count: 0 },
+      { kind: "charge", amount: -1, balance_after: 99, message_count: 1 },
+    ]);
+    expect(await balanceOf(f.accountId)).toBe(0.99);
+    expect(await count("SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(1);
+    expect(await storedMessageCount(f.accountId)).toBe(1);
+    const message = await env.DB.prepare("SELECT id FROM messages WHERE account_id = ?")
+      .bind(f.accountId)
+      .first<{ id: string }>();
+    await waitForMessages(f.key, [message?.id ?? ""]);
+    const received = await call<{ data: { message_id: string }[] }>(
+      "GET",
+      `/sandbox/sessions/${f.session}/received?to_number=${encodeURIComponent(TO)}`,
+      { key: f.key },
+    );
+    expect(received.body.data.map((m) => m.message_id)).toEqual([message?.id]);
+  });
+
+  it("is stored even when nothing changed, since the server cannot tell: no guess", async () => {
+    const f = await otpApp();
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    // OTP_SECRET missing: the send fails before it writes anything (test/otp.test.ts, OTP_SECRET).
+    const ctx = createExecutionContext();
+    const response = await createApp().request(
+      `http://localhost/v1/apps/${f.appId}/otp`,
+      {
+        method: "POST",
+        headers: {
+          Authorization: `Bearer ${f.key}`,
+          "Content-Type": "application/json",
+          "Idempotency-Key": "code-2",
+        },
+        body: JSON.stringify({ to_number: TO }),
+      },
+      { ...env, OTP_SECRET: undefined },
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    expect(response.status).toBe(500);
+    const firstText = await response.text();
+
+    // With the secret back, the same key still answers what it answered.
+    const again = await sendCode(f.key, f.appId, "code-2");
+    expect(again.status).toBe(500);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.text).toBe(firstText);
+    expect(await count("SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(0);
+    expect(await balanceOf(f.accountId)).toBe(1);
+    // A new key runs the request.
+    expect((await sendCode(f.key, f.appId, "code-3")).status).toBe(201);
+    expect(await balanceOf(f.accountId)).toBe(0.99);
   });
 });

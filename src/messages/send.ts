@@ -2,13 +2,11 @@ import { charge } from "../billing/ledger";
 import { priceOf } from "../billing/prices";
 import { readConfig } from "../config";
 import type { Db } from "../db/client";
-import { findAccount } from "../db/queries/accounts";
 import { insertOutgoingStatement, type NewMessages, outgoingRows } from "../db/queries/messages";
 import { findSession } from "../db/queries/sessions";
 import { ApiError } from "../errors";
 import { sendInBatches } from "../lib/queue";
-import { applyMoves } from "../moves/apply";
-import { dispatchRequestOf, LANE } from "./dispatch-request";
+import { type DispatchRequest, dispatchRequestOf, LANE } from "./dispatch-request";
 import type { MessageRow, MessageType } from "./types";
 
 export interface SendRequest {
@@ -35,7 +33,7 @@ export interface SendResult {
   rows: MessageRow[];
   /** Minor units. */
   price: number;
-  /** Balance after the send (and after refunds of messages that could not be enqueued). */
+  /** Balance after the send's charge (minor units). */
   balance: number;
 }
 
@@ -43,7 +41,9 @@ export interface SendResult {
  * Sends a message to one or many recipients (interface document §4.2; README, Sending messages):
  * checks that the session is the account's and connected, charges the account and creates the rows
  * atomically, then puts one queue message per recipient on the outbound Queue for the paced
- * fan-out. Messages the Queue refuses are failed with reason `enqueue_failed` and refunded.
+ * fan-out. The rows come back `queued` (or `scheduled`) and charged whatever the Queue answers:
+ * when `sendBatch` throws, whether it took the messages is unknown, so none is failed or refunded
+ * on a guess (see {@link enqueue}; README, Sending messages).
  *
  * @throws ApiError `not_found` (404) for a session not the account's, `session_not_connected`
  *   (409), `insufficient_balance` (402).
@@ -94,38 +94,41 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
     );
   }
   const created = outgoingRows(toSend);
-  const { sent, error } = await sendInBatches(
-    env.OUTBOUND_QUEUE,
-    created.map((row) =>
-      request.otp
-        ? dispatchRequestOf(row, LANE.otp, { content: request.otp.secretContent })
-        : dispatchRequestOf(row, LANE.send),
-    ),
+  const requests = created.map((row) =>
+    request.otp
+      ? dispatchRequestOf(row, LANE.otp, { content: request.otp.secretContent })
+      : dispatchRequestOf(row, LANE.send),
   );
-  if (!error) return { rows: created, price, balance: charged.balance };
+  await enqueue(env.OUTBOUND_QUEUE, requests, request.accountId);
+  return { rows: created, price, balance: charged.balance };
+}
 
+/**
+ * Puts a send's queue messages on the outbound Queue, trying once more, at once, from the first
+ * `sendBatch` call that threw. A throw does not say the Queue did not take the batch (the call may
+ * have succeeded and its answer been lost), so nothing is failed or refunded on it: the messages
+ * stay `queued` with `accepted_at` null, and the session object keeps whichever copy reaches it
+ * first (it ignores message ids it holds, src/delivery/outbox.ts). A message that never got on the
+ * Queue is put back by the hourly reconciliation sweep (src/delivery/reconcile.ts) once it has
+ * waited 15 minutes unaccepted (a scheduled one, 15 minutes past its time); a one-time code is
+ * failed there with reason `dispatch_failed` and refunded instead, since only its queue message
+ * held the code. Logged as `enqueue_failed`, with how many messages are left to the sweep.
+ */
+async function enqueue(queue: Queue, requests: DispatchRequest[], accountId: string): Promise<void> {
+  const first = await sendInBatches(queue, requests);
+  if (!first.error) return;
+  const retry = await sendInBatches(queue, requests.slice(first.sent));
   console.error(
     JSON.stringify({
-      level: "error",
+      level: retry.error ? "error" : "warn",
       event: "enqueue_failed",
-      account_id: request.accountId,
-      error: String(error),
+      account_id: accountId,
+      messages: requests.length,
+      retried: requests.length - first.sent,
+      // Messages whose queue message may be missing: the sweep's to settle.
+      left_to_sweep: retry.error ? requests.length - first.sent - retry.sent : 0,
+      error: String(first.error),
+      retry_error: retry.error === undefined ? null : String(retry.error),
     }),
   );
-  const stranded = created.slice(sent);
-  await applyMoves(env, [
-    {
-      kind: "fail",
-      accountId: request.accountId,
-      target: { ids: stranded.map((row) => row.id) },
-      reason: "enqueue_failed",
-      at: Date.now(),
-    },
-  ]);
-  const strandedIds = new Set(stranded.map((row) => row.id));
-  const rows = created.map((row) =>
-    strandedIds.has(row.id) ? { ...row, status: "failed" as const, reason: "enqueue_failed" } : row,
-  );
-  const account = await findAccount(db, request.accountId);
-  return { rows, price, balance: account?.balance ?? charged.balance };
 }

@@ -1,21 +1,35 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { completeKey, releaseKey, reserveKey } from "../db/queries/idempotency";
+import {
+  completeKey,
+  IN_PROGRESS_TIMEOUT_MS,
+  reserveKey,
+  settleAbandonedKey,
+} from "../db/queries/idempotency";
 import type { AppEnv } from "../env";
-import { ApiError } from "../errors";
+import { ApiError, problemResponse } from "../errors";
 import { sha256Hex } from "../lib/crypto";
+import { formatTimestamp } from "../lib/time";
 
 /** Keys are 1–255 visible ASCII characters (Stripe's and the IETF draft's practice). */
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 /**
  * `Idempotency-Key` support for POSTs that create something or move money (Stripe's semantics,
- * draft-ietf-httpapi-idempotency-key-header), with keys kept apart per `scope` (an account id,
- * or {@link ADMIN_SCOPE} for the operator's admin API). Per account and key, the first response is stored
- * for 24 hours and replayed to a retry with the same request (header `Idempotent-Replayed:
- * true`); the same key with another method, path or body is 422 `idempotency_key_reused`; a
- * retry while the first request still runs is 409 `idempotency_key_in_use`. Responses with a 5xx
- * status are not stored, so the request can be retried.
+ * https://docs.stripe.com/api/idempotent_requests, and draft-ietf-httpapi-idempotency-key-header),
+ * with keys kept apart per `scope` (an account id, or {@link ADMIN_SCOPE} for the operator's admin
+ * API). Per scope and key:
+ * - the first response is stored for 24 hours and replayed to a retry with the same request
+ *   (header `Idempotent-Replayed: true`), whatever its status;
+ * - that includes a 5xx, as Stripe replays its 500s: a request that failed may have changed
+ *   something first (charged, created messages) and the middleware cannot tell whether it did, so
+ *   it does not guess and run the request again. Check the outcome (messages, ledger), then send
+ *   it under a new key if it is still wanted;
+ * - a request that stopped before its answer was stored (the Worker killed, or D1 refusing that
+ *   last write) has, for the same reason, its key answered with a stored 500 `internal_error`
+ *   once it has been held for IN_PROGRESS_TIMEOUT_MS (2 minutes), never run again;
+ * - the same key with another method, path or body is 422 `idempotency_key_reused`;
+ * - a retry while the first request still runs is 409 `idempotency_key_in_use` (`Retry-After`).
  */
 export function idempotencyIn(scope: (c: Context<AppEnv>) => string) {
   return createMiddleware<AppEnv>(async (c, next) => {
@@ -33,7 +47,8 @@ export function idempotencyIn(scope: (c: Context<AppEnv>) => string) {
     const accountId = scope(c);
     const db = c.var.db;
     const requestHash = await sha256Hex(`${c.req.method} ${c.req.path}\n${await c.req.raw.clone().text()}`);
-    const existing = await reserveKey(db, accountId, key, requestHash, Date.now());
+    const now = Date.now();
+    let existing = await reserveKey(db, accountId, key, requestHash, now);
     if (existing) {
       if (existing.requestHash !== requestHash) {
         throw new ApiError(
@@ -41,7 +56,10 @@ export function idempotencyIn(scope: (c: Context<AppEnv>) => string) {
           "This Idempotency-Key was used with a different request.",
         );
       }
-      if (existing.status === "in_progress" || existing.responseStatus === null) {
+      if (existing.status === "in_progress" && existing.createdAt < now - IN_PROGRESS_TIMEOUT_MS) {
+        existing = await settleAbandoned(c, accountId, key, existing.createdAt);
+      }
+      if (!existing || existing.status === "in_progress" || existing.responseStatus === null) {
         throw new ApiError(
           "idempotency_key_in_use",
           "A request with this Idempotency-Key is still being processed.",
@@ -60,11 +78,37 @@ export function idempotencyIn(scope: (c: Context<AppEnv>) => string) {
       });
     }
     // Hono renders a thrown error as the response where it is thrown, so `c.res` is final here,
-    // problem details included: a retry sees the same answer.
+    // problem details included: a retry sees the same answer, a 5xx too (see above).
     await next();
-    if (c.res.status >= 500) await releaseKey(db, accountId, key);
-    else await completeKey(db, accountId, key, c.res.status, await c.res.clone().text());
+    await completeKey(db, accountId, key, c.res.status, await c.res.clone().text());
   });
+}
+
+/**
+ * Answers for a request that stopped before it stored its answer (its key `in_progress` since
+ * `createdAt`, past IN_PROGRESS_TIMEOUT_MS): a 500 `internal_error` saying so, stored as the key's
+ * answer and logged (`idempotency_request_lost`). Returns the key's row as it then stands.
+ */
+async function settleAbandoned(c: Context<AppEnv>, scope: string, key: string, createdAt: number) {
+  console.error(
+    JSON.stringify({
+      level: "error",
+      event: "idempotency_request_lost",
+      scope,
+      request_id: c.var.requestId,
+      first_request_at: formatTimestamp(createdAt),
+    }),
+  );
+  const answer = problemResponse(
+    c,
+    new ApiError(
+      "internal_error",
+      "The first request with this Idempotency-Key stopped before it answered. Whatever it did stands " +
+        "(it may have charged and sent), and this key will not run it again: check the outcome, then " +
+        "use a new key for what is missing.",
+    ),
+  );
+  return settleAbandonedKey(c.var.db, scope, key, createdAt, answer.status, await answer.text());
 }
 
 /** Keys of the account API: per account. */

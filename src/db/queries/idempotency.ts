@@ -1,4 +1,4 @@
-import { and, eq, lt, or, sql } from "drizzle-orm";
+import { and, eq, lt, sql } from "drizzle-orm";
 import type { Db } from "../client";
 import { idempotencyKeys } from "../schema";
 
@@ -9,8 +9,9 @@ import { idempotencyKeys } from "../schema";
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
 /**
- * A key held `in_progress` longer than this belongs to a request that died (a Worker cannot run
- * a request that long), so a retry may take it over instead of waiting 24 hours.
+ * A key held `in_progress` longer than this belongs to a request that stopped before it stored
+ * its answer (a Worker cannot run a request that long). What it did first is unknown, so a retry
+ * does not run it again: {@link settleAbandonedKey} gives the key an answer instead.
  */
 export const IN_PROGRESS_TIMEOUT_MS = 120_000;
 
@@ -18,9 +19,9 @@ export type IdempotencyRow = typeof idempotencyKeys.$inferSelect;
 
 /**
  * Reserves `key` for a request, atomically: inserts an `in_progress` row unless a live one
- * exists (an expired row, or one stuck `in_progress` past {@link IN_PROGRESS_TIMEOUT_MS}, is
- * replaced). Returns null when the key was free and is now ours,
- * otherwise the existing row.
+ * exists (an expired row is replaced; one stuck `in_progress` is not, see
+ * {@link IN_PROGRESS_TIMEOUT_MS}). Returns null when the key was free and is now ours, otherwise
+ * the existing row.
  */
 export async function reserveKey(
   db: Db,
@@ -49,24 +50,25 @@ export async function reserveKey(
         createdAt: now,
         expiresAt: now + IDEMPOTENCY_TTL_MS,
       },
-      setWhere: or(
-        lt(idempotencyKeys.expiresAt, now),
-        and(
-          eq(idempotencyKeys.status, "in_progress"),
-          lt(idempotencyKeys.createdAt, now - IN_PROGRESS_TIMEOUT_MS),
-        ),
-      ),
+      setWhere: lt(idempotencyKeys.expiresAt, now),
     })
     .returning({ key: idempotencyKeys.key });
   if (inserted) return null;
-  const [existing] = await db
+  return findKey(db, accountId, key);
+}
+
+async function findKey(db: Db, accountId: string, key: string): Promise<IdempotencyRow | null> {
+  const [row] = await db
     .select()
     .from(idempotencyKeys)
     .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key)));
-  return existing ?? null;
+  return row ?? null;
 }
 
-/** Stores the first response of a request made with `key`. */
+/**
+ * Stores the first response of a request made with `key` (any status, 5xx included: see
+ * src/middleware/idempotency.ts), to be replayed until the key expires.
+ */
 export async function completeKey(
   db: Db,
   accountId: string,
@@ -80,11 +82,32 @@ export async function completeKey(
     .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key)));
 }
 
-/** Frees `key` after a request that failed without a result worth replaying (a 5xx). */
-export async function releaseKey(db: Db, accountId: string, key: string): Promise<void> {
+/**
+ * Gives a key whose request stopped without storing an answer (`in_progress` since `createdAt`,
+ * past {@link IN_PROGRESS_TIMEOUT_MS}) the answer `status`/`body`, unless that request has stored
+ * its own meanwhile. Returns the row as it then stands (a late answer of the request itself still
+ * replaces this one, through {@link completeKey}).
+ */
+export async function settleAbandonedKey(
+  db: Db,
+  accountId: string,
+  key: string,
+  createdAt: number,
+  status: number,
+  body: string,
+): Promise<IdempotencyRow | null> {
   await db
-    .delete(idempotencyKeys)
-    .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key)));
+    .update(idempotencyKeys)
+    .set({ status: "done", responseStatus: status, responseBody: body })
+    .where(
+      and(
+        eq(idempotencyKeys.accountId, accountId),
+        eq(idempotencyKeys.key, key),
+        eq(idempotencyKeys.status, "in_progress"),
+        eq(idempotencyKeys.createdAt, createdAt),
+      ),
+    );
+  return findKey(db, accountId, key);
 }
 
 /** Deletes expired keys (hourly cron). */
