@@ -38,7 +38,7 @@ export interface SendResult {
 }
 
 /**
- * Sends a message to one or many recipients (interface document §4.2; README, Sending messages):
+ * Sends a message to one or many recipients (`POST /v1/chatapp/messages` in openapi.json; README, Sending messages):
  * checks that the session is the account's and connected, charges the account and creates the rows
  * atomically, then puts one queue message per recipient on the outbound Queue for the paced
  * fan-out. The rows come back `queued` (or `scheduled`) and charged whatever the Queue answers:
