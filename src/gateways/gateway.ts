@@ -30,14 +30,20 @@ export interface ChatGateway {
   /** Unlinks the phone and forgets the session. Idempotent: a session already gone is fine. */
   remove(sessionId: string): Promise<void>;
   /**
-   * Hands one message to the chat network. Resolves with the gateway's message id once the
-   * gateway accepted it, or with a failure that says whether retrying can help: 5xx, timeouts and
-   * unexpected shapes are transient; a recipient the network does not know is permanent
-   * (`recipient_not_on_chatapp`). A call whose outcome is unknown (a timeout, or the object
-   * stopping during it) is tried again: delivery is at least once. The sandbox derives its message
-   * id from ours and so never sends twice; WAHA and Evolution API take no idempotency key.
+   * Hands one message to the chat network and says what came of it ({@link SendOutcome}):
+   * `accepted` with the gateway's message id, `rejected` when it was definitely not sent, or
+   * `unknown` when it may have been (a timeout, a 5xx, a dropped connection after the request was
+   * written, an answer without a readable id). Never throws for a gateway failure. `message.
+   * clientMessageId` is the same on every attempt for one message: a gateway that takes a
+   * client-chosen id passes it on, so the network sees one message however often it is asked.
    */
   send(sessionId: string, message: OutboundMessage): Promise<SendOutcome>;
+  /**
+   * Settles a send whose outcome was `unknown` by asking the gateway whether it holds the message
+   * ({@link LookupResult}). Absent on gateways that cannot be asked yet: their unknown outcomes
+   * are tried again as before (README, "Exactly once").
+   */
+  lookup?(sessionId: string, query: SentQuery): Promise<LookupResult>;
   /**
    * The gateway's own view of the session, as the event it would have sent (`linked`, `qr`,
    * `dropped`, `failed`), or null when the gateway is between states (starting). A session the
@@ -49,9 +55,13 @@ export interface ChatGateway {
 /** The gateways `CHATAPP_GATEWAY` can name. */
 export type GatewayName = "sandbox" | "waha" | "evolution";
 
-/** A message as the gateway needs it. `to` is E.164; `mediaUrl` is an https URL. */
+/**
+ * A message as the gateway needs it. `to` is E.164; `mediaUrl` is an https URL; `clientMessageId`
+ * is stable across every attempt to send this message (derived from our message id).
+ */
 export interface OutboundMessage {
   id: string;
+  clientMessageId: string;
   to: string;
   type: "text" | "image" | "video" | "audio" | "document";
   content: string | null;
@@ -59,12 +69,34 @@ export interface OutboundMessage {
 }
 
 /**
- * What a send attempt came to. `permanent` failures (an unknown recipient, a rejected payload)
- * fail the message at once; the others are retried with exponential backoff.
+ * What a send attempt came to, decided in the gateway layer:
+ * - `accepted`: the gateway answered with its message id;
+ * - `rejected`: definitely not sent. `retryable` when asking again may help (the call failed
+ *   before the send request was made, e.g. the recipient lookup that precedes it); otherwise the
+ *   gateway refused the message (a documented 4xx, an unknown recipient, a bad payload);
+ * - `unknown`: it may or may not have been sent (timeout, connection lost, 5xx, a 2xx without a
+ *   readable id). Never resent blindly nor refunded by itself: the session settles it by
+ *   {@link ChatGateway.lookup} first.
  */
 export type SendOutcome =
-  | { ok: true; providerMessageId: string }
-  | { ok: false; permanent: boolean; reason: string };
+  | { outcome: "accepted"; providerMessageId: string }
+  | { outcome: "rejected"; reason: string; retryable: boolean }
+  | { outcome: "unknown"; reason: string };
+
+/** A send to settle: the message as it was sent, and when the first attempt of it began (epoch ms). */
+export interface SentQuery extends OutboundMessage {
+  since: number;
+}
+
+/**
+ * What asking the gateway about a send found: `found` with its message id; `absent` when the
+ * gateway answered and does not hold it (so it was not sent); `unreachable` when the question
+ * itself failed (ask again later).
+ */
+export type LookupResult =
+  | { result: "found"; providerMessageId: string }
+  | { result: "absent" }
+  | { result: "unreachable"; reason: string };
 
 /** The link as the gateway reports it after a create or start. */
 export type LinkState =

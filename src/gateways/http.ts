@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { readTextPrefix } from "../lib/body";
-import { GatewayError } from "./gateway";
+import { GatewayError, type SendOutcome } from "./gateway";
 
 /** Where and how to reach a gateway's HTTP API. */
 export interface GatewayHttp {
@@ -10,6 +10,8 @@ export interface GatewayHttp {
   headers: Record<string, string>;
   /** Milliseconds a call may take before it counts as a transient failure. */
   timeoutMs: number;
+  /** Milliseconds a media send may take (`GATEWAY_MEDIA_TIMEOUT_MS`): gateways may convert it first. */
+  mediaTimeoutMs: number;
 }
 
 /** One call: method, path (with its query string) and an optional JSON body. */
@@ -19,6 +21,8 @@ export interface GatewayCall<S extends z.ZodType | undefined> {
   body?: unknown;
   /** Shape the 2xx response must have; without it the response body is discarded. */
   schema?: S;
+  /** This call's timeout in ms, instead of the gateway's `timeoutMs`. */
+  timeoutMs?: number;
 }
 
 /**
@@ -43,7 +47,7 @@ export async function gatewayRequest<S extends z.ZodType | undefined = undefined
         ...http.headers,
       },
       body: call.body === undefined ? undefined : JSON.stringify(call.body),
-      signal: AbortSignal.timeout(http.timeoutMs),
+      signal: AbortSignal.timeout(call.timeoutMs ?? http.timeoutMs),
     });
   } catch (error) {
     const timedOut = error instanceof DOMException && error.name === "TimeoutError";
@@ -89,10 +93,30 @@ function parseOrText(text: string): unknown {
 }
 
 /**
- * The outcome of a send that threw: a {@link GatewayError} keeps its permanence (4xx permanent,
- * the rest transient); anything else is transient.
+ * The outcome of a send call that threw: a permanent {@link GatewayError} (the gateway refused the
+ * request with a 4xx) is `rejected`, and so, retryable, is a 408 or 429; anything else (timeout,
+ * unreachable, 5xx, an answer we cannot read) may have been sent and is `unknown`.
  */
-export function sendFailure(error: unknown): { ok: false; permanent: boolean; reason: string } {
-  if (error instanceof GatewayError) return { ok: false, permanent: error.permanent, reason: error.message };
-  return { ok: false, permanent: false, reason: String(error) };
+export function sendFailure(error: unknown): SendOutcome {
+  if (error instanceof GatewayError && error.permanent) {
+    return { outcome: "rejected", reason: error.message, retryable: false };
+  }
+  // 408 and 429: the gateway turned the request away unprocessed (RFC 9110 §15.5.9, RFC 6585 §4).
+  if (error instanceof GatewayError && (error.status === 408 || error.status === 429)) {
+    return { outcome: "rejected", reason: error.message, retryable: true };
+  }
+  return { outcome: "unknown", reason: error instanceof Error ? error.message : String(error) };
+}
+
+/**
+ * The outcome of a call that threw before the send request was made (a lookup that precedes it):
+ * nothing was sent, so it is `rejected`, and retryable unless the gateway refused it with a 4xx.
+ */
+export function notSent(error: unknown): SendOutcome {
+  const permanent = error instanceof GatewayError && error.permanent;
+  return {
+    outcome: "rejected",
+    reason: error instanceof Error ? error.message : String(error),
+    retryable: !permanent,
+  };
 }

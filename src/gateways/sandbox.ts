@@ -1,5 +1,13 @@
 import { randomToken, timingSafeEqual } from "../lib/crypto";
-import type { ChatGateway, GatewayEvent, LinkState, OutboundMessage, SendOutcome } from "./gateway";
+import type {
+  ChatGateway,
+  GatewayEvent,
+  LinkState,
+  LookupResult,
+  OutboundMessage,
+  SendOutcome,
+  SentQuery,
+} from "./gateway";
 
 /**
  * The embedded sandbox gateway: a stand-in for the chat network that runs inside the session's
@@ -15,6 +23,14 @@ import type { ChatGateway, GatewayEvent, LinkState, OutboundMessage, SendOutcome
  * - `…0000`: fails permanently with reason `recipient_not_on_chatapp`;
  * - `…0001`: fails transiently on the first two attempts, then is accepted;
  * - `…0002`: fails transiently on every attempt (retries run out);
+ * - in area code 212 only (so that no other number trips them), lost answers:
+ *   - `+1212…0003`: the phone receives it, but the first attempt's answer is lost (`unknown`): a
+ *     lookup finds it;
+ *   - `+1212…0004`: the first attempt fails with a 500 before it reaches the phone (`unknown`): a
+ *     lookup finds nothing, and it is sent again;
+ *   - `+1212…0006`: the first attempt times out before it reaches the phone (`unknown`), as `…0004`;
+ *   - `+1212…0005`: every attempt's answer is lost before the phone receives it, and the sandbox cannot
+ *   be asked about it (lookups are `unreachable`): it stays unknown until `OUTCOME_SETTLE_HOURS`;
  * - anything else: accepted, and kept as what the recipient's phone received (the last
  *   {@link PHONE_KEEPS} per recipient, {@link receivedBy}); the session object then acks it
  *   `delivered` after `SANDBOX_DELIVERED_MS` and `read` after `SANDBOX_READ_MS`.
@@ -35,6 +51,7 @@ export class SandboxGateway implements ChatGateway {
         message_id TEXT PRIMARY KEY, to_number TEXT NOT NULL, type TEXT NOT NULL, content TEXT,
         media_url TEXT, received_at INTEGER NOT NULL);
       CREATE INDEX IF NOT EXISTS sandbox_received_to ON sandbox_received (to_number, received_at);
+      CREATE TABLE IF NOT EXISTS sandbox_sent (message_id TEXT PRIMARY KEY, sent_at INTEGER NOT NULL);
     `);
   }
 
@@ -84,12 +101,49 @@ export class SandboxGateway implements ChatGateway {
   }
 
   async send(_sessionId: string, message: OutboundMessage): Promise<SendOutcome> {
-    if (message.to.endsWith("0000"))
-      return { ok: false, permanent: true, reason: "recipient_not_on_chatapp" };
-    const transient = { ok: false, permanent: false, reason: "sandbox_transient_failure" } as const;
-    if (message.to.endsWith("0002")) return transient;
-    if (message.to.endsWith("0001") && this.countAttempt(message.id) <= 2) return transient;
-    // Derived from our id, so a repeated call for the same message yields the same message.
+    const to = message.to;
+    if (to.endsWith("0000"))
+      return { outcome: "rejected", reason: "recipient_not_on_chatapp", retryable: false };
+    const transient = { outcome: "rejected", reason: "sandbox_transient_failure", retryable: true } as const;
+    if (to.endsWith("0002")) return transient;
+    const fault = to.startsWith("+1212") ? to.slice(-4) : null;
+    if (fault === "0005") return { outcome: "unknown", reason: "sandbox_answer_lost" };
+    // Only the numbers whose behaviour depends on the attempt count theirs.
+    const counted = to.endsWith("0001") || fault === "0003" || fault === "0004" || fault === "0006";
+    const attempt = counted ? this.countAttempt(message.id) : 0;
+    if (to.endsWith("0001") && attempt <= 2) return transient;
+    if (fault === "0004" && attempt === 1) return { outcome: "unknown", reason: "gateway_http_500" };
+    if (fault === "0006" && attempt === 1) return { outcome: "unknown", reason: "gateway_timeout" };
+    this.deliver(message);
+    if (fault === "0003" && attempt === 1) return { outcome: "unknown", reason: "sandbox_answer_lost" };
+    return { outcome: "accepted", providerMessageId: providerIdOf(message.id) };
+  }
+
+  /**
+   * Whether the sandbox holds message `query.id` (its client id is ours): `found` once it reached
+   * the phone, `absent` if it never did; `+1212…0005` cannot be asked about (`unreachable`).
+   */
+  async lookup(_sessionId: string, query: SentQuery): Promise<LookupResult> {
+    if (query.to.startsWith("+1212") && query.to.endsWith("0005"))
+      return { result: "unreachable", reason: "sandbox_unreachable" };
+    const sent = this.sql.exec("SELECT 1 FROM sandbox_sent WHERE message_id = ?", query.id).toArray();
+    return sent.length > 0
+      ? { result: "found", providerMessageId: providerIdOf(query.id) }
+      : { result: "absent" };
+  }
+
+  /**
+   * The recipient's phone receives `message`, once: the sandbox's message id is derived from ours,
+   * so a repeated call for the same message yields the same message and nothing new on the phone.
+   */
+  private deliver(message: OutboundMessage): void {
+    const now = Date.now();
+    const fresh = this.sql.exec(
+      "INSERT INTO sandbox_sent (message_id, sent_at) VALUES (?, ?) ON CONFLICT (message_id) DO NOTHING",
+      message.id,
+      now,
+    );
+    if (fresh.rowsWritten === 0) return;
     this.sql.exec(
       `INSERT INTO sandbox_received (message_id, to_number, type, content, media_url, received_at)
        VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (message_id) DO NOTHING`,
@@ -98,7 +152,7 @@ export class SandboxGateway implements ChatGateway {
       message.type,
       message.content,
       message.mediaUrl,
-      Date.now(),
+      now,
     );
     this.sql.exec(
       `DELETE FROM sandbox_received WHERE to_number = ? AND message_id NOT IN (
@@ -107,7 +161,6 @@ export class SandboxGateway implements ChatGateway {
       message.to,
       PHONE_KEEPS,
     );
-    return { ok: true, providerMessageId: `sandbox.${message.id}` };
   }
 
   /**
@@ -186,6 +239,11 @@ export class SandboxGateway implements ChatGateway {
       value,
     );
   }
+}
+
+/** The sandbox's message id for our message `id`. */
+function providerIdOf(id: string): string {
+  return `sandbox.${id}`;
 }
 
 /** How many received messages the sandbox keeps per recipient phone. */

@@ -1,5 +1,6 @@
 import { delay, HttpResponse, http } from "msw";
 import { describe, expect, it } from "vitest";
+import { clientMessageIdOf } from "../../src/gateways/client-id";
 import { EvolutionGateway } from "../../src/gateways/evolution";
 import {
   evolutionInstanceToken,
@@ -19,6 +20,9 @@ const SESSION = "session_0f1e2d3c-4b5a-4968-8776-655443322110";
 /** HMAC-SHA256(key = EVOLUTION_API_KEY, message = SESSION), computed independently with Node. */
 const SESSION_TOKEN = "23d1aa870ba3c1db38f8501b5c75c8f28c4c27087903ba3df5e02e746711f1f9";
 const OWNER_JID = "447911123456@s.whatsapp.net";
+const MESSAGE_ID = "0190a5f2-7c1e-4b3a-9d4e-2f6a8b1c3d5e";
+/** clientMessageIdOf(MESSAGE_ID), written out: `3EB0` and the uuid's first 18 hex digits. */
+const CLIENT_ID = "3EB00190A5F27C1E4B3A9D";
 const QR = "2@y8tNqJ1r0sV+3kQ==,Zm9vYmFy,YmF6cXV4,cXV1eA==";
 
 const gateway = new EvolutionGateway({
@@ -27,6 +31,7 @@ const gateway = new EvolutionGateway({
   apiKey: EVOLUTION_API_KEY,
   publicUrl: PUBLIC_URL,
   timeoutMs: GATEWAY_TIMEOUT_MS,
+  mediaTimeoutMs: GATEWAY_TIMEOUT_MS,
 });
 
 interface Seen {
@@ -439,7 +444,8 @@ describe("Evolution gateway: check", () => {
 
 describe("Evolution gateway: send", () => {
   const message = (overrides: Partial<OutboundMessage>): OutboundMessage => ({
-    id: "msg_1",
+    id: MESSAGE_ID,
+    clientMessageId: clientMessageIdOf(MESSAGE_ID),
     to: "+447911123457",
     type: "text",
     content: "Hello",
@@ -447,15 +453,20 @@ describe("Evolution gateway: send", () => {
     ...overrides,
   });
 
-  it("text → sendText with the number's digits; answers key.id", async () => {
+  it("text → sendText with the number's digits and our client id as messageId; answers key.id", async () => {
     const log = fake("post", `/message/sendText/${SESSION}`, json(sentMessage("BAE594145F4C59B4"), 201));
 
     await expect(gateway.send(SESSION, message({}))).resolves.toEqual({
-      ok: true,
+      outcome: "accepted",
       providerMessageId: "BAE594145F4C59B4",
     });
     expect(log).toEqual([
-      seen("POST", `/message/sendText/${SESSION}`, {}, { number: "447911123457", text: "Hello" }),
+      seen(
+        "POST",
+        `/message/sendText/${SESSION}`,
+        {},
+        { number: "447911123457", text: "Hello", messageId: CLIENT_ID },
+      ),
     ]);
   });
 
@@ -466,7 +477,7 @@ describe("Evolution gateway: send", () => {
       SESSION,
       message({ type: "image", content: "Look", mediaUrl: "https://cdn.example.test/cat.jpg" }),
     );
-    expect(outcome).toEqual({ ok: true, providerMessageId: "3EB0C767D26A1D8E" });
+    expect(outcome).toEqual({ outcome: "accepted", providerMessageId: "3EB0C767D26A1D8E" });
     expect(log).toEqual([
       seen(
         "POST",
@@ -477,6 +488,7 @@ describe("Evolution gateway: send", () => {
           mediatype: "image",
           media: "https://cdn.example.test/cat.jpg",
           caption: "Look",
+          messageId: CLIENT_ID,
         },
       ),
     ]);
@@ -493,6 +505,7 @@ describe("Evolution gateway: send", () => {
       number: "447911123457",
       mediatype: "video",
       media: "https://cdn.example.test/a.mp4",
+      messageId: CLIENT_ID,
     });
   });
 
@@ -513,6 +526,7 @@ describe("Evolution gateway: send", () => {
       media: "https://cdn.example.test/files/invoice%20may.pdf",
       caption: "Invoice",
       fileName: "invoice may.pdf",
+      messageId: CLIENT_ID,
     });
   });
 
@@ -523,26 +537,26 @@ describe("Evolution gateway: send", () => {
       SESSION,
       message({ type: "audio", content: null, mediaUrl: "https://cdn.example.test/v.ogg" }),
     );
-    expect(outcome).toEqual({ ok: true, providerMessageId: "3EB0AUDIO" });
+    expect(outcome).toEqual({ outcome: "accepted", providerMessageId: "3EB0AUDIO" });
     expect(log).toEqual([
       seen(
         "POST",
         `/message/sendWhatsAppAudio/${SESSION}`,
         {},
-        { number: "447911123457", audio: "https://cdn.example.test/v.ogg" },
+        { number: "447911123457", audio: "https://cdn.example.test/v.ogg", messageId: CLIENT_ID },
       ),
     ]);
   });
 
-  it("media without a URL fails permanently without a call", async () => {
+  it("media without a URL is rejected without a call", async () => {
     await expect(gateway.send(SESSION, message({ type: "image", mediaUrl: null }))).resolves.toEqual({
-      ok: false,
-      permanent: true,
+      outcome: "rejected",
       reason: "media_url_missing",
+      retryable: false,
     });
   });
 
-  it("a number not on WhatsApp (400, exists: false) fails permanently with recipient_not_on_chatapp", async () => {
+  it("a number not on WhatsApp (400, exists: false) is rejected with recipient_not_on_chatapp", async () => {
     fake(
       "post",
       `/message/sendText/${SESSION}`,
@@ -552,26 +566,25 @@ describe("Evolution gateway: send", () => {
     );
 
     await expect(gateway.send(SESSION, message({}))).resolves.toEqual({
-      ok: false,
-      permanent: true,
+      outcome: "rejected",
       reason: "recipient_not_on_chatapp",
+      retryable: false,
     });
   });
 
-  it("another 400 fails permanently with the gateway's reason", async () => {
+  it("another 400 is rejected, not retryable, with the gateway's reason", async () => {
     fake("post", `/message/sendText/${SESSION}`, problem(400, "Bad Request", ["SessionError: No sessions"]));
 
     const outcome = await gateway.send(SESSION, message({}));
-    expect(outcome).toMatchObject({ ok: false, permanent: true });
-    expect(outcome.ok ? "" : outcome.reason).toMatch(/^gateway_http_400: .*No sessions/);
+    expect(outcome).toMatchObject({ outcome: "rejected", retryable: false });
+    expect("reason" in outcome ? outcome.reason : "").toMatch(/^gateway_http_400: .*No sessions/);
   });
 
-  it("a socket closed mid-send (400 Connection Closed) fails transiently", async () => {
+  it("a socket closed mid-send (400 Connection Closed) is unknown: the message may have left", async () => {
     fake("post", `/message/sendText/${SESSION}`, problem(400, "Bad Request", ["Error: Connection Closed"]));
 
     await expect(gateway.send(SESSION, message({}))).resolves.toEqual({
-      ok: false,
-      permanent: false,
+      outcome: "unknown",
       reason: "gateway_connection_closed",
     });
   });
@@ -588,8 +601,7 @@ describe("Evolution gateway: send", () => {
       problem(400, "Bad Request", [...noise, "Error: Connection Closed"]),
     );
     await expect(gateway.send(SESSION, message({}))).resolves.toEqual({
-      ok: false,
-      permanent: false,
+      outcome: "unknown",
       reason: "gateway_connection_closed",
     });
 
@@ -607,43 +619,54 @@ describe("Evolution gateway: send", () => {
       ]),
     );
     await expect(gateway.send(SESSION, message({}))).resolves.toEqual({
-      ok: false,
-      permanent: true,
+      outcome: "rejected",
       reason: "recipient_not_on_chatapp",
+      retryable: false,
     });
   });
 
-  it("a 500 fails transiently", async () => {
+  it.each([408, 429])(
+    "a %i is rejected and retryable: the request was turned away unprocessed",
+    async (status) => {
+      fake("post", `/message/sendText/${SESSION}`, problem(status, "Too Many Requests", ["slow down"]));
+
+      const outcome = await gateway.send(SESSION, message({}));
+      expect(outcome).toMatchObject({ outcome: "rejected", retryable: true });
+      expect("reason" in outcome ? outcome.reason : "").toMatch(new RegExp(`^gateway_http_${status}`));
+    },
+  );
+
+  it("a 500 is unknown", async () => {
     fake("post", `/message/sendText/${SESSION}`, problem(500, "Internal Server Error", ["boom"]));
 
     const outcome = await gateway.send(SESSION, message({}));
-    expect(outcome).toMatchObject({ ok: false, permanent: false });
-    expect(outcome.ok ? "" : outcome.reason).toMatch(/^gateway_http_500/);
+    expect(outcome).toMatchObject({ outcome: "unknown" });
+    expect("reason" in outcome ? outcome.reason : "").toMatch(/^gateway_http_500/);
   });
 
-  it("an answer slower than the timeout fails transiently with gateway_timeout", async () => {
+  it("an answer slower than the timeout is unknown (gateway_timeout)", async () => {
     fake("post", `/message/sendText/${SESSION}`, async () => {
       await delay(GATEWAY_TIMEOUT_MS + 200);
       return HttpResponse.json(sentMessage("LATE"), { status: 201 });
     });
 
     const outcome = await gateway.send(SESSION, message({}));
-    expect(outcome).toMatchObject({ ok: false, permanent: false });
-    expect(outcome.ok ? "" : outcome.reason).toMatch(/^gateway_timeout/);
+    expect(outcome).toMatchObject({ outcome: "unknown" });
+    expect("reason" in outcome ? outcome.reason : "").toMatch(/^gateway_timeout/);
   });
 
-  it("an answer without key.id fails transiently with gateway_bad_response", async () => {
+  it("a 2xx without key.id is unknown (gateway_bad_response)", async () => {
     fake("post", `/message/sendText/${SESSION}`, json({ status: "PENDING", message: {} }, 201));
 
     const outcome = await gateway.send(SESSION, message({}));
-    expect(outcome).toMatchObject({ ok: false, permanent: false });
-    expect(outcome.ok ? "" : outcome.reason).toMatch(/^gateway_bad_response/);
+    expect(outcome).toMatchObject({ outcome: "unknown" });
+    expect("reason" in outcome ? outcome.reason : "").toMatch(/^gateway_bad_response/);
   });
 
-  it("an unreachable gateway fails transiently with gateway_unreachable", async () => {
+  it("an unreachable gateway is unknown (gateway_unreachable)", async () => {
     const outcome = await gateway.send(SESSION, message({}));
-    expect(outcome).toMatchObject({ ok: false, permanent: false });
-    expect(outcome.ok ? "" : outcome.reason).toMatch(/^gateway_unreachable/);
+    expect(outcome).toMatchObject({ outcome: "unknown" });
+    expect("reason" in outcome ? outcome.reason : "").toMatch(/^gateway_unreachable/);
   });
 });
 

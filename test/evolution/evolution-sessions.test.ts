@@ -1,5 +1,6 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
+import { clientMessageIdOf } from "../../src/gateways/client-id";
 import { evolutionInstanceToken } from "../../src/gateways/evolution/events";
 import { EVOLUTION_API_KEY, PUBLIC_URL } from "../gateway-config";
 import {
@@ -416,7 +417,12 @@ describe("messages on Evolution API", () => {
     const providerId = evolution.sent[0]?.id ?? "";
     expect(message?.provider_message_id).toBe(providerId);
     expect(evolution.sent[0]?.path).toBe(`/message/sendText/${name}`);
-    expect(evolution.sent[0]?.body).toEqual({ number: "14155550123", text: "hello" });
+    expect(evolution.sent[0]?.body).toEqual({
+      number: "14155550123",
+      text: "hello",
+      messageId: clientMessageIdOf(messageId),
+    });
+    expect(providerId).toBe(clientMessageIdOf(messageId));
 
     await postEvolutionEvent(name, "messages.update", evolution.messageUpdate(providerId, "DELIVERY_ACK"));
     const delivered = await getMessage(key, messageId);

@@ -1,6 +1,6 @@
-import { HttpResponse, http } from "msw";
+import { delay, HttpResponse, http } from "msw";
 import { evolutionInstanceToken } from "../../src/gateways/evolution/events";
-import { EVOLUTION_API_KEY, EVOLUTION_URL, PUBLIC_URL } from "../gateway-config";
+import { EVOLUTION_API_KEY, EVOLUTION_URL, GATEWAY_TIMEOUT_MS, PUBLIC_URL } from "../gateway-config";
 import { call } from "../helpers";
 import { network } from "../network";
 
@@ -20,23 +20,87 @@ interface FakeInstance {
   webhook: unknown;
 }
 
-/** A message the fake accepted through a send endpoint; `id` is the answer's `key.id`. */
+/**
+ * A message the fake sent and stored through a send endpoint; `id` is its `key.id` (the body's
+ * `messageId` when given). `record` is the row `POST /chat/findMessages` answers.
+ */
 export interface SentMessage {
   id: string;
   instance: string;
   path: string;
   remoteJid: string;
   body: Record<string, unknown>;
+  record: StoredRecord;
 }
+
+/** A stored message as `fetchMessages` selects it (whatsapp.baileys.service.ts). */
+export interface StoredRecord {
+  id: string;
+  key: { remoteJid: string; fromMe: boolean; id: string };
+  pushName: string;
+  messageType: string;
+  message: Record<string, unknown>;
+  messageTimestamp: number;
+  instanceId: string;
+  source: string;
+  contextInfo: null;
+  MessageUpdate: { status: string }[];
+}
+
+/**
+ * How the fake's send endpoints misbehave, until set back to null: `error` answers 500 and
+ * stores nothing; `hang` answers (500) only after the gateway's timeout and stores nothing;
+ * `lost` stores the message, then drops the connection; `garbage` stores it, then answers 201
+ * with a body that is not JSON.
+ */
+export type SendFault = "error" | "hang" | "lost" | "garbage";
+
+/**
+ * The fields each send body may carry (src/api/dto/sendMessage.dto.ts: `Metadata` and the
+ * endpoint's DTO), and those it must (src/validate/message.schema.ts). Evolution's JSON schemas
+ * let unknown fields through and the service ignores them; the fake refuses them (400), so a
+ * field Evolution would silently drop, such as v1's `options` object, fails a test instead.
+ */
+const METADATA = [
+  "number",
+  "delay",
+  "quoted",
+  "linkPreview",
+  "mentionsEveryOne",
+  "mentioned",
+  "encoding",
+  "notConvertSticker",
+  "messageId",
+];
+const SEND_FIELDS: Record<string, { allowed: string[]; required: string[] }> = {
+  sendText: { allowed: [...METADATA, "text"], required: ["number", "text"] },
+  sendMedia: {
+    allowed: [
+      ...METADATA,
+      "mediatype",
+      "mimetype",
+      "caption",
+      "fileName",
+      "media",
+      "gifPlayback",
+      "gifAttribution",
+    ],
+    required: ["number", "mediatype", "media"],
+  },
+  sendWhatsAppAudio: { allowed: [...METADATA, "audio"], required: ["number", "audio"] },
+};
 
 /**
  * A stand-in for one Evolution API v2 server at its HTTP boundary (shapes from its documented
  * controllers, as in src/gateways/evolution/): instances with their connection state
  * (`open`/`connecting`/`close`), owner and QR codes, pairing codes, logout and delete, and the
  * send endpoints. Every call must carry the global key in `apikey` (401 otherwise); an instance
- * it does not know answers 404, as Evolution's instance guard does. `down` makes every call
- * answer 503. Every request is recorded as `METHOD path?query` in `calls`, with its JSON body in
- * `bodies`.
+ * it does not know answers 404, as Evolution's instance guard does. Send bodies are checked
+ * against Evolution's DTOs ({@link SEND_FIELDS}); a send stores the message under its
+ * `messageId` (a second send with the same id stores nothing more and answers the stored
+ * message), and `POST /chat/findMessages` searches the stored messages. `down` makes every call
+ * answer 503; `sendFault` makes sends misbehave ({@link SendFault}). Every request is recorded
+ * as `METHOD path?query` in `calls`, with its JSON body in `bodies`.
  */
 export class FakeEvolution {
   readonly instances = new Map<string, FakeInstance>();
@@ -44,6 +108,7 @@ export class FakeEvolution {
   readonly bodies: { call: string; body: unknown }[] = [];
   readonly sent: SentMessage[] = [];
   down = false;
+  sendFault: SendFault | null = null;
   private counter = 0;
 
   /** Registers the fake's handlers on the test network. */
@@ -51,7 +116,11 @@ export class FakeEvolution {
     const route = (
       method: "get" | "post" | "delete",
       path: string,
-      answer: (params: Record<string, string>, body: Record<string, unknown>, url: URL) => Response,
+      answer: (
+        params: Record<string, string>,
+        body: Record<string, unknown>,
+        url: URL,
+      ) => Response | Promise<Response>,
     ) =>
       http[method](`${EVOLUTION_URL}${path}`, async ({ request, params }) => {
         const url = new URL(request.url);
@@ -170,38 +239,125 @@ export class FakeEvolution {
           });
         }),
       ),
-      ...["sendText", "sendMedia", "sendWhatsAppAudio"].map((endpoint) =>
+      ...Object.keys(SEND_FIELDS).map((endpoint) =>
         route("post", `/message/${endpoint}/:name`, ({ name = "" }, body) =>
-          this.withInstance(name, (instance) => {
-            if (instance.state !== "open") return problem(400, "Bad Request", ["Error: Connection Closed"]);
-            const number = String(body.number);
-            const remoteJid = `${number}@s.whatsapp.net`;
-            // `sendMessageWithTyping` looks the number up first (`onWhatsApp`).
-            if (number.endsWith("0000")) {
-              return problem(400, "Bad Request", [{ jid: remoteJid, exists: false, number }]);
-            }
-            this.counter += 1;
-            const id = `BAE5${this.counter.toString(16).toUpperCase().padStart(12, "0")}`;
-            this.sent.push({ id, instance: name, path: `/message/${endpoint}/${name}`, remoteJid, body });
-            return HttpResponse.json(
-              {
-                key: { remoteJid, fromMe: true, id },
-                pushName: "",
-                status: "PENDING",
-                message: endpoint === "sendText" ? { conversation: body.text } : {},
-                contextInfo: null,
-                messageType: endpoint === "sendText" ? "conversation" : "imageMessage",
-                messageTimestamp: Math.floor(Date.now() / 1000),
-                instanceId: instance.id,
-                source: "unknown",
-              },
-              { status: 201 },
-            );
-          }),
+          this.withInstance(name, (instance) => this.send(name, instance, endpoint, body)),
         ),
+      ),
+      // `fetchMessages` (Baileys channel): the instance's stored messages matching `where`,
+      // newest first, in pages of `offset` (50 by default).
+      route("post", "/chat/findMessages/:name", ({ name = "" }, body) =>
+        this.withInstance(name, () => {
+          const refused =
+            unknownFields(body, ["where", "page", "offset", "sort", "limit"]) ??
+            unknownFields(body.where ?? {}, [
+              "id",
+              "_id",
+              "key",
+              "message",
+              "messageType",
+              "source",
+              "messageTimestamp",
+            ]) ??
+            unknownFields((body.where as Record<string, unknown> | undefined)?.key ?? {}, [
+              "id",
+              "fromMe",
+              "remoteJid",
+              "remoteJidAlt",
+              "participant",
+            ]);
+          if (refused) return problem(400, "Bad Request", [refused]);
+          const records = this.sent
+            .filter((s) => s.instance === name && matches(s.record, body.where))
+            .map((s) => s.record)
+            .sort((a, b) => b.messageTimestamp - a.messageTimestamp);
+          const offset = Number(body.offset ?? 50);
+          const page = Number(body.page ?? 1);
+          return HttpResponse.json({
+            messages: {
+              total: records.length,
+              pages: Math.ceil(records.length / offset),
+              currentPage: page,
+              records: records.slice(offset * (page - 1), offset * page),
+            },
+          });
+        }),
       ),
     );
     return this;
+  }
+
+  /**
+   * A send (`sendMessageWithTyping`): the number is looked up first (a number ending in 0000 is
+   * not on WhatsApp), then the message is relayed under `messageId` or a Baileys id and stored.
+   */
+  private async send(
+    name: string,
+    instance: FakeInstance,
+    endpoint: string,
+    body: Record<string, unknown>,
+  ): Promise<Response> {
+    const fields = SEND_FIELDS[endpoint] ?? { allowed: [], required: [] };
+    const refused =
+      unknownFields(body, fields.allowed) ??
+      fields.required.find((field) => typeof body[field] !== "string" || body[field] === "");
+    if (refused) return problem(400, "Bad Request", [`instance requires or refuses property "${refused}"`]);
+    if (instance.state !== "open") return problem(400, "Bad Request", ["Error: Connection Closed"]);
+    if (this.sendFault === "error") return problem(500, "Internal Server Error", ["Error: boom"]);
+    if (this.sendFault === "hang") {
+      await delay(GATEWAY_TIMEOUT_MS + 300);
+      return problem(500, "Internal Server Error", ["Error: Timed Out"]);
+    }
+    const number = String(body.number);
+    const remoteJid = `${number}@s.whatsapp.net`;
+    if (number.endsWith("0000")) {
+      return problem(400, "Bad Request", [{ jid: remoteJid, exists: false, number }]);
+    }
+    // Evolution does not check `messageId` for duplicates: it relays again under the same id
+    // (and stores a second row). The network keys messages by id, so the recipient holds one;
+    // the fake keeps one too and answers the message it holds.
+    const id = typeof body.messageId === "string" ? body.messageId : this.nextId();
+    const known = this.sent.find((s) => s.instance === name && s.id === id);
+    const record = known?.record ?? this.store(name, instance, endpoint, body, remoteJid, id);
+    if (this.sendFault === "lost") return HttpResponse.error();
+    if (this.sendFault === "garbage") {
+      return new HttpResponse("<html>upstream reset</html>", {
+        status: 201,
+        headers: { "Content-Type": "text/html" },
+      });
+    }
+    const { id: _rowId, MessageUpdate: _updates, ...sent } = record;
+    return HttpResponse.json({ ...sent, status: "PENDING" }, { status: 201 });
+  }
+
+  private nextId(): string {
+    this.counter += 1;
+    return `BAE5${this.counter.toString(16).toUpperCase().padStart(12, "0")}`;
+  }
+
+  private store(
+    name: string,
+    instance: FakeInstance,
+    endpoint: string,
+    body: Record<string, unknown>,
+    remoteJid: string,
+    id: string,
+  ): StoredRecord {
+    const [messageType, message] = storedMessage(endpoint, body);
+    const record: StoredRecord = {
+      id: `cm${crypto.randomUUID().replaceAll("-", "").slice(0, 23)}`,
+      key: { remoteJid, fromMe: true, id },
+      pushName: "Você",
+      messageType,
+      message,
+      messageTimestamp: Math.floor(Date.now() / 1000),
+      instanceId: instance.id,
+      source: "unknown",
+      contextInfo: null,
+      MessageUpdate: [],
+    };
+    this.sent.push({ id, instance: name, path: `/message/${endpoint}/${name}`, remoteJid, body, record });
+    return record;
   }
 
   /** The QR payload (`code`) the fake shows for the `n`th QR of instance `name`. */
@@ -312,10 +468,52 @@ export class FakeEvolution {
     };
   }
 
-  private withInstance(name: string, answer: (instance: FakeInstance) => Response): Response {
+  private withInstance<R extends Response | Promise<Response>>(
+    name: string,
+    answer: (instance: FakeInstance) => R,
+  ): R | Response {
     const found = this.instances.get(name);
     return found ? answer(found) : problem(404, "Not Found", [`The "${name}" instance does not exist`]);
   }
+}
+
+/** The first field of `body` not in `allowed`, or undefined. */
+function unknownFields(body: unknown, allowed: string[]): string | undefined {
+  if (typeof body !== "object" || body === null) return "body";
+  return Object.keys(body).find((field) => !allowed.includes(field));
+}
+
+/**
+ * Whether `record` matches a findMessages `where` as `fetchMessages` builds its Prisma query:
+ * `key.id`, `key.fromMe` (only when true), `key.remoteJid` (against `remoteJid` or
+ * `remoteJidAlt`), `messageType`, and `messageTimestamp` only when both `gte` and `lte` are given
+ * (dates, compared in seconds).
+ */
+function matches(record: StoredRecord, where: unknown): boolean {
+  const w = (where ?? {}) as {
+    key?: { id?: string; fromMe?: boolean; remoteJid?: string };
+    messageType?: string;
+    messageTimestamp?: { gte?: string; lte?: string };
+  };
+  if (w.key?.id && record.key.id !== w.key.id) return false;
+  if (w.key?.fromMe && record.key.fromMe !== true) return false;
+  if (w.key?.remoteJid && record.key.remoteJid !== w.key.remoteJid) return false;
+  if (w.messageType && record.messageType !== w.messageType) return false;
+  const { gte, lte } = w.messageTimestamp ?? {};
+  if (gte && lte) {
+    const seconds = (date: string) => Math.floor(new Date(date).getTime() / 1000);
+    if (record.messageTimestamp < seconds(gte) || record.messageTimestamp > seconds(lte)) return false;
+  }
+  return true;
+}
+
+/** The `messageType` and `message` Baileys stores for a send body (`prepareMessage`). */
+function storedMessage(endpoint: string, body: Record<string, unknown>): [string, Record<string, unknown>] {
+  if (endpoint === "sendText") return ["conversation", { conversation: body.text }];
+  if (endpoint === "sendWhatsAppAudio") return ["audioMessage", { audioMessage: { ptt: true } }];
+  const type = `${String(body.mediatype)}Message`;
+  const caption = body.caption === undefined ? {} : { caption: body.caption };
+  return [type, { [type]: { mimetype: body.mimetype ?? null, ...caption } }];
 }
 
 /** Evolution's error body (its src/main.ts): `{ status, error, response: { message } }`. */

@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
-import { HttpResponse, http } from "msw";
-import { WAHA_URL, WAHA_WEBHOOK_HMAC_KEY } from "../gateway-config";
+import { delay, HttpResponse, http } from "msw";
+import { GATEWAY_TIMEOUT_MS, WAHA_URL, WAHA_WEBHOOK_HMAC_KEY } from "../gateway-config";
 import { call } from "../helpers";
 import { network } from "../network";
 
@@ -14,18 +14,90 @@ interface FakeSession {
   webhooks: unknown;
 }
 
+/** A message the fake sent and stored; `message` is the `WAMessage` the chat messages list answers. */
+export interface WahaSent {
+  id: string;
+  path: string;
+  chatId: string;
+  body: Record<string, unknown>;
+  message: {
+    id: string;
+    timestamp: number;
+    from: string;
+    fromMe: true;
+    to: string;
+    body: string;
+    hasMedia: boolean;
+  };
+}
+
+/**
+ * How the fake's send endpoints misbehave, until set back to null: `error` answers 500 and
+ * stores nothing; `hang` answers (500) only after the gateway's timeout and stores nothing;
+ * `lost` stores the message, then drops the connection; `garbage` stores it, then answers 201
+ * with a body that is not JSON.
+ */
+export type SendFault = "error" | "hang" | "lost" | "garbage";
+
+/**
+ * The fields of each send request and those it requires (WAHA's OpenAPI document, 2026.7.1:
+ * `MessageTextRequest`, `MessageImageRequest`, … and `RemoteFile`). WAHA strips unknown fields
+ * (or refuses them with `WAHA_HTTP_STRICT_MODE`); the fake refuses them (422), so a field WAHA
+ * would drop fails a test.
+ */
+const SEND_FIELDS: Record<string, { allowed: string[]; required: string[] }> = {
+  sendText: {
+    allowed: ["chatId", "id", "reply_to", "text", "linkPreview", "linkPreviewHighQuality", "session"],
+    required: ["chatId", "text", "session"],
+  },
+  sendImage: {
+    allowed: ["chatId", "file", "reply_to", "caption", "session"],
+    required: ["chatId", "file", "session"],
+  },
+  sendFile: {
+    allowed: ["chatId", "file", "reply_to", "caption", "session"],
+    required: ["chatId", "file", "session"],
+  },
+  sendVoice: {
+    allowed: ["chatId", "file", "reply_to", "convert", "session"],
+    required: ["chatId", "file", "convert", "session"],
+  },
+  sendVideo: {
+    allowed: ["chatId", "file", "reply_to", "asNote", "convert", "caption", "session"],
+    required: ["chatId", "file", "convert", "session"],
+  },
+};
+
+/** Query parameters of `GET /api/{session}/chats/{chatId}/messages` (OpenAPI document). */
+const LIST_PARAMS = [
+  "sortBy",
+  "sortOrder",
+  "downloadMedia",
+  "merge",
+  "limit",
+  "offset",
+  "filter.timestamp.lte",
+  "filter.timestamp.gte",
+  "filter.fromMe",
+  "filter.ack",
+];
+
 /**
  * A stand-in for one WAHA server at its HTTP boundary (shapes from WAHA's documented API, as in
  * src/gateways/waha/): sessions with their status and linked account, QR and pairing codes,
- * the contacts lookup and the send endpoints. `down` makes every call answer 503. Every request
- * is recorded as `METHOD path` in `calls`, with its JSON body in `bodies`.
+ * the contacts lookup, the send endpoints (bodies checked against {@link SEND_FIELDS}; a text
+ * with an `id` is sent under it, as NOWEB and GOWS do, and a second send with that id stores
+ * nothing more) and the chat messages list. `down` makes every call answer 503; `sendFault`
+ * makes sends misbehave ({@link SendFault}). Every request is recorded as `METHOD path` in
+ * `calls`, with its JSON body in `bodies`.
  */
 export class FakeWaha {
   readonly sessions = new Map<string, FakeSession>();
   readonly calls: string[] = [];
   readonly bodies: { call: string; body: unknown }[] = [];
-  readonly sent: { id: string; path: string; chatId: string; body: Record<string, unknown> }[] = [];
+  readonly sent: WahaSent[] = [];
   down = false;
+  sendFault: SendFault | null = null;
   private counter = 0;
 
   /** Registers the fake's handlers on the test network. */
@@ -33,7 +105,11 @@ export class FakeWaha {
     const route = (
       method: "get" | "post" | "delete",
       path: string,
-      answer: (params: Record<string, string>, body: Record<string, unknown>, url: URL) => Response,
+      answer: (
+        params: Record<string, string>,
+        body: Record<string, unknown>,
+        url: URL,
+      ) => Response | Promise<Response>,
     ) =>
       http[method](`${WAHA_URL}${path}`, async ({ request, params }) => {
         const url = new URL(request.url);
@@ -101,26 +177,71 @@ export class FakeWaha {
         const exists = !phone.endsWith("0000");
         return HttpResponse.json({ numberExists: exists, chatId: exists ? `${phone}@c.us` : null });
       }),
-      ...["sendText", "sendImage", "sendVideo", "sendVoice", "sendFile"].map((endpoint) =>
-        route("post", `/api/${endpoint}`, (_p, body) => {
-          this.counter += 1;
-          const chatId = String(body.chatId);
-          const id = `true_${chatId}_3EB0${String(this.counter).padStart(16, "0")}`;
-          this.sent.push({ id, path: `/api/${endpoint}`, chatId, body });
-          return HttpResponse.json(
-            {
-              id,
-              timestamp: Math.floor(Date.now() / 1000),
-              fromMe: true,
-              to: chatId,
-              body: body.text ?? null,
-            },
-            { status: 201 },
-          );
-        }),
+      ...Object.keys(SEND_FIELDS).map((endpoint) =>
+        route("post", `/api/${endpoint}`, (_p, body) => this.send(endpoint, body)),
       ),
+      // "Chats → Get messages in chat": our stored messages of the chat, newest first.
+      route("get", "/api/:name/chats/:chatId/messages", ({ name = "", chatId = "" }, _b, url) => {
+        const unknown = [...url.searchParams.keys()].find((key) => !LIST_PARAMS.includes(key));
+        const limit = Number(url.searchParams.get("limit"));
+        if (unknown || !Number.isInteger(limit) || limit < 1) {
+          return HttpResponse.json({ message: `bad query: ${unknown ?? "limit"}` }, { status: 400 });
+        }
+        if (!this.sessions.has(name))
+          return HttpResponse.json({ message: "Session not found" }, { status: 404 });
+        const gte = Number(url.searchParams.get("filter.timestamp.gte") ?? 0);
+        const offset = Number(url.searchParams.get("offset") ?? 0);
+        const messages = this.sent
+          .filter((s) => s.chatId === decodeURIComponent(chatId) && s.message.timestamp >= gte)
+          .map((s) => s.message)
+          .reverse();
+        return HttpResponse.json(messages.slice(offset, offset + limit));
+      }),
     );
     return this;
+  }
+
+  /** A send: checked, stored under the text's `id` or a fake one, then answered as `sendFault` says. */
+  private async send(endpoint: string, body: Record<string, unknown>): Promise<Response> {
+    const fields = SEND_FIELDS[endpoint] ?? { allowed: [], required: [] };
+    const refused =
+      Object.keys(body).find((field) => !fields.allowed.includes(field)) ??
+      fields.required.find((field) => body[field] === undefined);
+    if (refused)
+      return HttpResponse.json({ message: `property ${refused} is refused or missing` }, { status: 422 });
+    if (this.sendFault === "error") return HttpResponse.text("engine crashed", { status: 500 });
+    if (this.sendFault === "hang") {
+      await delay(GATEWAY_TIMEOUT_MS + 300);
+      return HttpResponse.text("too late", { status: 500 });
+    }
+    const chatId = String(body.chatId);
+    const given = typeof body.id === "string" ? `true_${chatId}_${body.id}` : null;
+    const known = given ? this.sent.find((s) => s.id === given) : undefined;
+    let sent = known;
+    if (!sent) {
+      this.counter += 1;
+      const id = given ?? `true_${chatId}_3EB0${String(this.counter).padStart(16, "0")}`;
+      const file = body.file as { url?: string } | undefined;
+      sent = {
+        id,
+        path: `/api/${endpoint}`,
+        chatId,
+        body,
+        message: {
+          id,
+          timestamp: Math.floor(Date.now() / 1000),
+          from: chatId,
+          fromMe: true,
+          to: chatId,
+          body: String(body.text ?? body.caption ?? ""),
+          hasMedia: file !== undefined,
+        },
+      };
+      this.sent.push(sent);
+    }
+    if (this.sendFault === "lost") return HttpResponse.error();
+    if (this.sendFault === "garbage") return HttpResponse.text("<html>502</html>", { status: 201 });
+    return HttpResponse.json(sent.message, { status: 201 });
   }
 
   /** The QR payload the fake shows the `n`th time session `name` is asked for one. */

@@ -1,5 +1,6 @@
 import { delay, HttpResponse, http } from "msw";
 import { beforeEach, describe, expect, it } from "vitest";
+import { clientMessageIdOf } from "../../src/gateways/client-id";
 import type { GatewayEvent, OutboundMessage } from "../../src/gateways/gateway";
 import { GatewayError } from "../../src/gateways/gateway";
 import { WahaGateway } from "../../src/gateways/waha";
@@ -22,6 +23,9 @@ useNetwork();
 const SESSION = "session_0b3f5c2e-8d1a-4c6e-9f2a-7e5d4c3b2a10";
 const PHONE = "+4915112345678";
 const CONTACT = "+14155550123";
+const MESSAGE_ID = "0190a5f2-7c1e-4b3a-9d4e-2f6a8b1c3d5e";
+/** clientMessageIdOf(MESSAGE_ID), written out. */
+const CLIENT_ID = "3EB00190A5F27C1E4B3A9D";
 const QR = "2@Vx1yZ2abc,def0123456789,ghi=,jkl=";
 
 const gateway = new WahaGateway(
@@ -32,6 +36,7 @@ const gateway = new WahaGateway(
     hmacKey: WAHA_WEBHOOK_HMAC_KEY,
     publicUrl: PUBLIC_URL,
     timeoutMs: GATEWAY_TIMEOUT_MS,
+    mediaTimeoutMs: GATEWAY_TIMEOUT_MS,
   },
   { intervalMs: 5, polls: 3 },
 );
@@ -211,7 +216,7 @@ describe("create", () => {
     expect([error.reason, error.permanent, error.status]).toEqual(["gateway_http_500", false, 500]);
   });
 
-  it("fails transiently with gateway_timeout when WAHA answers too late", async () => {
+  it("is unknown (gateway_timeout) when WAHA answers too late", async () => {
     network.use(
       serve("post", "/api/sessions", async () => {
         await delay(GATEWAY_TIMEOUT_MS + 200);
@@ -345,7 +350,7 @@ describe("remove", () => {
     expect(requests().map((r) => r.method)).toEqual(["POST", "DELETE"]);
   });
 
-  it("fails transiently when WAHA answers 500", async () => {
+  it("is unknown when WAHA answers 500", async () => {
     network.use(serve("post", "/api/sessions/:name/logout", () => HttpResponse.json({}, { status: 500 })));
     const error = await gatewayError(gateway.remove(SESSION));
     expect([error.reason, error.permanent]).toEqual(["gateway_http_500", false]);
@@ -359,7 +364,8 @@ describe("send", () => {
 
   function message(overrides: Partial<OutboundMessage> = {}): OutboundMessage {
     return {
-      id: "msg_1",
+      id: MESSAGE_ID,
+      clientMessageId: clientMessageIdOf(MESSAGE_ID),
       to: CONTACT,
       type: "text",
       content: "Your code is 123456",
@@ -388,13 +394,16 @@ describe("send", () => {
         ),
       ),
     );
-    await expect(gateway.send(SESSION, message())).resolves.toEqual({ ok: true, providerMessageId: SENT_ID });
+    await expect(gateway.send(SESSION, message())).resolves.toEqual({
+      outcome: "accepted",
+      providerMessageId: SENT_ID,
+    });
     expect(requests()).toEqual([
       { method: "GET", path: LOOKUP_PATH, body: undefined },
       {
         method: "POST",
         path: "/api/sendText",
-        body: { session: SESSION, chatId: CHAT_ID, text: "Your code is 123456" },
+        body: { session: SESSION, chatId: CHAT_ID, text: "Your code is 123456", id: CLIENT_ID },
       },
     ]);
   });
@@ -416,7 +425,10 @@ describe("send", () => {
       exists(),
       serve("post", "/api/sendText", () => HttpResponse.json(answer, { status: 201 })),
     );
-    await expect(gateway.send(SESSION, message())).resolves.toEqual({ ok: true, providerMessageId: SENT_ID });
+    await expect(gateway.send(SESSION, message())).resolves.toEqual({
+      outcome: "accepted",
+      providerMessageId: SENT_ID,
+    });
   });
 
   it("sends to the chat id the lookup answers (Brazilian numbers may differ from the digits)", async () => {
@@ -429,7 +441,7 @@ describe("send", () => {
       ),
     );
     await expect(gateway.send(SESSION, message({ to: "+5511987654321" }))).resolves.toEqual({
-      ok: true,
+      outcome: "accepted",
       providerMessageId: "true_551187654321@c.us_ABC",
     });
     expect(received[0]?.path).toBe(`/api/contacts/check-exists?phone=5511987654321&session=${SESSION}`);
@@ -437,6 +449,7 @@ describe("send", () => {
       session: SESSION,
       chatId: "551187654321@c.us",
       text: "Your code is 123456",
+      id: CLIENT_ID,
     });
   });
 
@@ -473,7 +486,6 @@ describe("send", () => {
       "/api/sendVoice",
       {
         file: { url: "https://cdn.example.test/note.mp3", mimetype: "audio/mpeg" },
-        caption: "New in store",
         convert: true,
       },
     ],
@@ -509,7 +521,7 @@ describe("send", () => {
       serve("post", path, () => HttpResponse.json({ id: SENT_ID }, { status: 201 })),
     );
     const outcome = await gateway.send(SESSION, message({ type, mediaUrl, content: "New in store" }));
-    expect(outcome).toEqual({ ok: true, providerMessageId: SENT_ID });
+    expect(outcome).toEqual({ outcome: "accepted", providerMessageId: SENT_ID });
     expect(requests()[1]).toEqual({
       method: "POST",
       path,
@@ -533,33 +545,32 @@ describe("send", () => {
     });
   });
 
-  it("fails permanently with recipient_not_on_chatapp, without sending, when the number is not on the network", async () => {
+  it("is rejected with recipient_not_on_chatapp, without sending, when the number is not on the network", async () => {
     network.use(
       serve("get", "/api/contacts/check-exists", () =>
         HttpResponse.json({ numberExists: false, chatId: null }),
       ),
     );
     await expect(gateway.send(SESSION, message())).resolves.toEqual({
-      ok: false,
-      permanent: true,
+      outcome: "rejected",
       reason: "recipient_not_on_chatapp",
+      retryable: false,
     });
     expect(requests().map((r) => r.path)).toEqual([LOOKUP_PATH]);
   });
 
-  it("fails transiently when WAHA answers 500", async () => {
+  it("is unknown when WAHA answers 500", async () => {
     network.use(
       exists(),
       serve("post", "/api/sendText", () => HttpResponse.text("engine crashed", { status: 500 })),
     );
     await expect(gateway.send(SESSION, message())).resolves.toEqual({
-      ok: false,
-      permanent: false,
+      outcome: "unknown",
       reason: "gateway_http_500: POST /api/sendText: engine crashed",
     });
   });
 
-  it("fails transiently with gateway_timeout when WAHA answers too late", async () => {
+  it("is unknown (gateway_timeout) when WAHA answers too late", async () => {
     network.use(
       exists(),
       serve("post", "/api/sendText", async () => {
@@ -568,13 +579,12 @@ describe("send", () => {
       }),
     );
     await expect(gateway.send(SESSION, message())).resolves.toEqual({
-      ok: false,
-      permanent: false,
+      outcome: "unknown",
       reason: "gateway_timeout: POST /api/sendText",
     });
   });
 
-  it("fails transiently when the lookup times out", async () => {
+  it("is rejected and retryable when the lookup times out: the send call was not made", async () => {
     network.use(
       serve("get", "/api/contacts/check-exists", async () => {
         await delay(GATEWAY_TIMEOUT_MS + 200);
@@ -582,37 +592,70 @@ describe("send", () => {
       }),
     );
     await expect(gateway.send(SESSION, message())).resolves.toEqual({
-      ok: false,
-      permanent: false,
+      outcome: "rejected",
       reason: `gateway_timeout: GET ${LOOKUP_PATH}`,
+      retryable: true,
     });
   });
 
-  it("fails transiently with gateway_bad_response when the answer carries no message id (WAHA issue #1087)", async () => {
+  it.each([
+    [500, true],
+    [503, true],
+    [429, true],
+    [422, false],
+  ])(
+    "is rejected when the lookup answers %i, retryable %s: the send call was not made",
+    async (status, retryable) => {
+      network.use(
+        serve("get", "/api/contacts/check-exists", () => HttpResponse.text("lookup failed", { status })),
+      );
+      await expect(gateway.send(SESSION, message())).resolves.toEqual({
+        outcome: "rejected",
+        reason: `gateway_http_${status}: GET ${LOOKUP_PATH}: lookup failed`,
+        retryable,
+      });
+      expect(requests().map((r) => r.path)).toEqual([LOOKUP_PATH]);
+    },
+  );
+
+  it.each([408, 429])(
+    "is rejected and retryable when the send call answers %i (turned away unprocessed)",
+    async (status) => {
+      network.use(
+        exists(),
+        serve("post", "/api/sendText", () => HttpResponse.text("busy", { status })),
+      );
+      await expect(gateway.send(SESSION, message())).resolves.toEqual({
+        outcome: "rejected",
+        reason: `gateway_http_${status}: POST /api/sendText: busy`,
+        retryable: true,
+      });
+    },
+  );
+
+  it("is unknown (gateway_bad_response) when a 2xx carries no message id (github.com/devlikeapro/waha/issues/1087)", async () => {
     network.use(
       exists(),
       serve("post", "/api/sendText", () => new HttpResponse(null, { status: 201 })),
     );
     await expect(gateway.send(SESSION, message())).resolves.toEqual({
-      ok: false,
-      permanent: false,
+      outcome: "unknown",
       reason: "gateway_bad_response: POST /api/sendText",
     });
   });
 
-  it("fails transiently when WAHA cannot be reached", async () => {
+  it("is unknown when WAHA cannot be reached", async () => {
     network.use(
       exists(),
       serve("post", "/api/sendText", () => HttpResponse.error()),
     );
     await expect(gateway.send(SESSION, message())).resolves.toEqual({
-      ok: false,
-      permanent: false,
+      outcome: "unknown",
       reason: expect.stringMatching(/^gateway_unreachable: POST \/api\/sendText: /),
     });
   });
 
-  it("fails permanently with the gateway's reason for another 4xx", async () => {
+  it("is rejected, not retryable, with the gateway's reason for another 4xx", async () => {
     network.use(
       exists(),
       serve("post", "/api/sendText", () =>
@@ -620,9 +663,9 @@ describe("send", () => {
       ),
     );
     await expect(gateway.send(SESSION, message())).resolves.toEqual({
-      ok: false,
-      permanent: true,
+      outcome: "rejected",
       reason: "gateway_http_422: POST /api/sendText: Session status is not as expected",
+      retryable: false,
     });
   });
 });
@@ -833,13 +876,14 @@ describe("parseWahaEvent", () => {
         ),
       );
       const sent = await gateway.send(SESSION, {
-        id: "msg_1",
+        id: MESSAGE_ID,
+        clientMessageId: clientMessageIdOf(MESSAGE_ID),
         to: CONTACT,
         type: "text",
         content: "Hi",
         mediaUrl: null,
       });
-      expect(sent).toEqual({ ok: true, providerMessageId: ID });
+      expect(sent).toEqual({ outcome: "accepted", providerMessageId: ID });
       expect(parseWahaEvent(ack(3, "READ"))?.events).toEqual([
         { type: "ack", providerMessageId: ID, status: "read", reason: null, at: AT },
       ]);

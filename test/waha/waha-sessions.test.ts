@@ -219,7 +219,12 @@ describe("messages on WAHA", () => {
     const [message] = await waitForMessages(key, [messageId]);
     expect(message?.status).toBe("sent");
     expect(waha.sent).toHaveLength(1);
-    expect(waha.sent[0]?.body).toEqual({ session: name, chatId: "14155550123@c.us", text: "hello" });
+    expect(waha.sent[0]?.body).toEqual({
+      session: name,
+      chatId: "14155550123@c.us",
+      text: "hello",
+      id: expect.stringMatching(/^3EB0[0-9A-F]{18}$/),
+    });
     const providerId = waha.sent[0]?.id ?? "";
 
     await postWahaEvent(name, "message.ack", { id: providerId, ack: 2, ackName: "DEVICE", fromMe: true });

@@ -186,6 +186,9 @@ const UpsertedMessage = z.object({
 });
 type Upserted = z.output<typeof UpsertedMessage>;
 
+/** The `message` of a stored message, as {@link contentOf} reads it. */
+export const StoredMessageBody = UpsertedMessage.shape.message;
+
 function incomingEvents(data: unknown, at: number): GatewayEvent[] {
   const parsed = UpsertedMessage.safeParse(data);
   if (!parsed.success || parsed.data.key.fromMe) return [];
@@ -206,8 +209,12 @@ function incomingEvents(data: unknown, at: number): GatewayEvent[] {
   ];
 }
 
-/** The message's type and text (or caption), or null for types we do not receive. */
-function contentOf({ messageType, message }: Upserted): {
+/**
+ * The message's type and text (or caption), or null for types we do not receive. Takes the
+ * `messageType` and `message` of a stored message too (`prepareMessage`, which both the webhook
+ * and `POST /chat/findMessages` answer), so lookup.ts matches sent messages by it.
+ */
+export function contentOf({ messageType, message }: Pick<Upserted, "messageType" | "message">): {
   messageType: OutboundMessage["type"];
   content: string | null;
 } | null {

@@ -1,5 +1,13 @@
 import type { GatewaySettings } from "../../config";
-import type { ChatGateway, GatewayEvent, LinkState, OutboundMessage, SendOutcome } from "../gateway";
+import type {
+  ChatGateway,
+  GatewayEvent,
+  LinkState,
+  LookupResult,
+  OutboundMessage,
+  SendOutcome,
+  SentQuery,
+} from "../gateway";
 import type { GatewayHttp } from "../http";
 import {
   checkInstance,
@@ -10,6 +18,7 @@ import {
   requestPairingCode,
   startInstance,
 } from "./link";
+import { lookupMessage } from "./lookup";
 import { sendMessage } from "./send";
 
 /*
@@ -18,7 +27,8 @@ import { sendMessage } from "./send";
  * (src/api/guards/auth.guard.ts in that repository); each file names the sources of its part.
  *
  * One file per job: link.ts (the instance's lifecycle: create, connect, pairing code, logout,
- * delete, check), send.ts (sending a message), events.ts (the webhook: the instance token that
+ * delete, check), send.ts (sending a message under our client message id), lookup.ts (asking
+ * whether a message was stored, to settle an unknown send), events.ts (the webhook: the instance token that
  * authenticates it, and parsing), errors.ts (reading Evolution's error bodies, for link.ts and
  * send.ts).
  */
@@ -38,6 +48,7 @@ export class EvolutionGateway implements ChatGateway {
       baseUrl: settings.url,
       headers: { apikey: settings.apiKey },
       timeoutMs: settings.timeoutMs,
+      mediaTimeoutMs: settings.mediaTimeoutMs,
     };
   }
 
@@ -74,6 +85,11 @@ export class EvolutionGateway implements ChatGateway {
   /** Sends one message: {@link sendMessage}. */
   send(sessionId: string, message: OutboundMessage): Promise<SendOutcome> {
     return sendMessage(this.http, sessionId, message);
+  }
+
+  /** Whether the instance holds a message we sent: {@link lookupMessage}. */
+  lookup(sessionId: string, query: SentQuery): Promise<LookupResult> {
+    return lookupMessage(this.http, sessionId, query);
   }
 
   /** The instance's connection state as an event: {@link checkInstance}. */

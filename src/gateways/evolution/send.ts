@@ -7,10 +7,13 @@ import { errorMessages, statusOf } from "./errors";
 
 /*
  * Sending through Evolution API v2: the send call and what its answer or failure comes to.
- * Sources, by path in EvolutionAPI/evolution-api: src/api/routes/sendMessage.router.ts (routes),
- * src/api/dto/sendMessage.dto.ts and src/validate/message.schema.ts (bodies), the channel's
- * `sendMessageWithTyping` in src/api/integrations/channel/whatsapp/whatsapp.baileys.service.ts
- * (answers and errors).
+ * Sources, by path in evolution-foundation/evolution-api (formerly EvolutionAPI/evolution-api):
+ * src/api/routes/sendMessage.router.ts (routes), src/api/dto/sendMessage.dto.ts and
+ * src/validate/message.schema.ts (bodies), the channel's `textMessage`, `mediaMessage`,
+ * `audioWhatsapp`, `sendMessageWithTyping` and `sendMessage` in
+ * src/api/integrations/channel/whatsapp/whatsapp.baileys.service.ts (client ids, answers and
+ * errors), on the `develop` branch from 2.4.0-rc1 on (the client message id came with PR #2361,
+ * github.com/evolution-foundation/evolution-api/pull/2361).
  */
 
 /** `POST /message/send*` → the sent message (`prepareMessage`): `{ key: { remoteJid, fromMe, id }, … }`. */
@@ -18,12 +21,22 @@ const SentMessage = z.object({ key: z.object({ id: z.string().min(1) }) });
 
 /**
  * Sends one message from instance `sessionId`. Text → `POST /message/sendText/{instance}`
- * `{ number, text }`; image, video, document → `POST /message/sendMedia/{instance}` `{ number,
- * mediatype, media, caption?, fileName? }`; audio → `POST /message/sendWhatsAppAudio/{instance}`
- * `{ number, audio }` (a voice note). `number` is the E.164 number's digits. The answer's
- * `key.id` is the provider message id that `messages.update` acks carry as `keyId`. Media without
- * a URL fail permanently (`media_url_missing`) without a call; the failures of the call are as
- * {@link sendFailureOf}. Never throws.
+ * `{ number, text, messageId }`; image, video, document → `POST /message/sendMedia/{instance}`
+ * `{ number, mediatype, media, caption?, fileName?, messageId }`; audio → `POST
+ * /message/sendWhatsAppAudio/{instance}` `{ number, audio, messageId }` (a voice note). `number`
+ * is the E.164 number's digits.
+ *
+ * `messageId` is `message.clientMessageId`, a top-level field of every send body (`Metadata` in
+ * sendMessage.dto.ts; the v2 bodies are flat, there is no `options` object): `textMessage` and
+ * `mediaMessage` hand it to Baileys' `relayMessage` as the WhatsApp message id, so the answer's
+ * `key.id` is that id and a lookup can find the message by it (lookup.ts). `audioWhatsapp` does
+ * not pass it on (its `sendMessageWithTyping` options carry no `messageId`): a voice note gets an
+ * id of Baileys' choosing, and lookup.ts finds it otherwise. Evolution's JSON schemas list no
+ * `messageId` but allow fields they do not list, so older servers ignore it.
+ *
+ * The answer's `key.id` is the provider message id that `messages.update` acks carry as `keyId`.
+ * Media without a URL are rejected (`media_url_missing`) without a call; the failures of the call
+ * are as {@link sendFailureOf}. Never throws.
  */
 export async function sendMessage(
   http: GatewayHttp,
@@ -31,10 +44,15 @@ export async function sendMessage(
   message: OutboundMessage,
 ): Promise<SendOutcome> {
   const call = sendCall(sessionId, message);
-  if (!call) return { ok: false, permanent: true, reason: "media_url_missing" };
+  if (!call) return { outcome: "rejected", reason: "media_url_missing", retryable: false };
   try {
-    const sent = await gatewayRequest(http, { method: "POST", ...call, schema: SentMessage });
-    return { ok: true, providerMessageId: sent.key.id };
+    const sent = await gatewayRequest(http, {
+      method: "POST",
+      ...call,
+      schema: SentMessage,
+      timeoutMs: message.type === "text" ? undefined : http.mediaTimeoutMs,
+    });
+    return { outcome: "accepted", providerMessageId: sent.key.id };
   } catch (error) {
     return sendFailureOf(error);
   }
@@ -44,11 +62,17 @@ export async function sendMessage(
 function sendCall(sessionId: string, message: OutboundMessage): { path: string; body: object } | null {
   const number = digitsOf(message.to);
   if (message.type === "text") {
-    return { path: `/message/sendText/${sessionId}`, body: { number, text: message.content ?? "" } };
+    return {
+      path: `/message/sendText/${sessionId}`,
+      body: { number, text: message.content ?? "", messageId: message.clientMessageId },
+    };
   }
   if (!message.mediaUrl) return null;
   if (message.type === "audio") {
-    return { path: `/message/sendWhatsAppAudio/${sessionId}`, body: { number, audio: message.mediaUrl } };
+    return {
+      path: `/message/sendWhatsAppAudio/${sessionId}`,
+      body: { number, audio: message.mediaUrl, messageId: message.clientMessageId },
+    };
   }
   return {
     path: `/message/sendMedia/${sessionId}`,
@@ -60,23 +84,25 @@ function sendCall(sessionId: string, message: OutboundMessage): { path: string; 
       // Without a fileName Evolution derives one from the URL with a regex that fails on
       // extension-less paths (`prepareMediaMessage`), so documents always get one.
       ...(message.type === "document" ? { fileName: fileNameOf(message.mediaUrl) } : {}),
+      messageId: message.clientMessageId,
     },
   };
 }
 
 /**
  * A failed send: Evolution's 400 with `response.message: [{ exists: false, jid, number }]` for a
- * number not on WhatsApp (`sendMessageWithTyping`) is permanent `recipient_not_on_chatapp`; its
+ * number not on WhatsApp (`sendMessageWithTyping`) is `rejected` (`recipient_not_on_chatapp`); its
  * 400 for a Baileys socket that closed mid-send ("Connection Closed", the channel wraps every send
- * error in a 400) is transient; the rest as {@link sendFailure}.
+ * error in a 400) is `unknown`, since the message may have left first; the rest as {@link sendFailure}.
  */
 function sendFailureOf(error: unknown): SendOutcome {
   const messages = statusOf(error) === 400 ? errorMessages(error) : [];
   if (messages.some((item) => z.object({ exists: z.literal(false) }).safeParse(item).success)) {
-    return { ok: false, permanent: true, reason: "recipient_not_on_chatapp" };
+    return { outcome: "rejected", reason: "recipient_not_on_chatapp", retryable: false };
   }
+  // The socket closed mid-send: the message may have left before it did.
   if (messages.some((item) => typeof item === "string" && /connection closed/i.test(item))) {
-    return { ok: false, permanent: false, reason: "gateway_connection_closed" };
+    return { outcome: "unknown", reason: "gateway_connection_closed" };
   }
   return sendFailure(error);
 }

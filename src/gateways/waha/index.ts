@@ -1,5 +1,13 @@
 import type { GatewaySettings } from "../../config";
-import type { ChatGateway, GatewayEvent, LinkState, OutboundMessage, SendOutcome } from "../gateway";
+import type {
+  ChatGateway,
+  GatewayEvent,
+  LinkState,
+  LookupResult,
+  OutboundMessage,
+  SendOutcome,
+  SentQuery,
+} from "../gateway";
 import type { GatewayHttp } from "../http";
 import {
   checkSession,
@@ -12,6 +20,7 @@ import {
   startSession,
   stopSession,
 } from "./link";
+import { lookupMessage } from "./lookup";
 import { sendMessage } from "./send";
 
 /*
@@ -21,7 +30,8 @@ import { sendMessage } from "./send";
  * mistyped field makes the call a transient `gateway_bad_response`.
  *
  * One file per job: link.ts (the session's lifecycle: create, start, QR, pairing code, stop,
- * remove, check), send.ts (sending a message), events.ts (the webhook: signature and parsing),
+ * remove, check), send.ts (sending a message), lookup.ts (asking whether a message was sent, to
+ * settle an unknown send), events.ts (the webhook: signature and parsing),
  * session.ts (session statuses and the linked account, shared by link.ts and events.ts).
  */
 
@@ -43,6 +53,7 @@ export class WahaGateway implements ChatGateway {
       baseUrl: settings.url,
       headers: { "X-Api-Key": settings.apiKey },
       timeoutMs: settings.timeoutMs,
+      mediaTimeoutMs: settings.mediaTimeoutMs,
     };
   }
 
@@ -79,6 +90,11 @@ export class WahaGateway implements ChatGateway {
   /** Looks the number up, then sends: {@link sendMessage}. */
   send(sessionId: string, message: OutboundMessage): Promise<SendOutcome> {
     return sendMessage(this.http, sessionId, message);
+  }
+
+  /** Whether the session holds a message we sent: {@link lookupMessage}. */
+  lookup(sessionId: string, query: SentQuery): Promise<LookupResult> {
+    return lookupMessage(this.http, sessionId, query);
   }
 
   /** The session's status as an event: {@link checkSession}. */

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { OutboundMessage, SendOutcome } from "../gateway";
-import { type GatewayHttp, gatewayRequest, sendFailure } from "../http";
+import { type GatewayHttp, gatewayRequest, notSent, sendFailure } from "../http";
 import { digitsOf } from "../jid";
 import { fileNameOf } from "../media";
 
@@ -48,34 +48,52 @@ const SentMessageId = z.union([
  * require anyway for Brazilian numbers, whose chat id may differ from the digits ("Contacts →
  * Check phone number exists"); the message goes to the chat id it answers. Resolves with the
  * provider message id in the `message.ack` form ({@link SentMessageId}) once WAHA accepted it.
- * `numberExists: false` is the permanent `recipient_not_on_chatapp`; other 4xx are permanent with
- * the `GatewayError` reason; 5xx, timeouts, unreachable and unexpected shapes are
- * transient. Never throws.
+ * `numberExists: false` is `rejected` (`recipient_not_on_chatapp`); a failed lookup is `rejected`
+ * and retryable (the send call was not made); the send call's 4xx are `rejected` with the
+ * `GatewayError` reason, and its 5xx, timeouts, lost connections and unreadable answers `unknown`
+ * (`sendFailure`). Never throws.
  */
 export async function sendMessage(
   http: GatewayHttp,
   sessionId: string,
   message: OutboundMessage,
 ): Promise<SendOutcome> {
+  let chatId: string | null;
   try {
-    const digits = digitsOf(message.to);
-    const lookup = await gatewayRequest(http, {
-      method: "GET",
-      path: `/api/contacts/check-exists?${new URLSearchParams({ phone: digits, session: sessionId })}`,
-      schema: NumberExists,
-    });
-    if (!lookup.numberExists) return { ok: false, permanent: true, reason: "recipient_not_on_chatapp" };
-    const chatId = lookup.chatId ?? `${digits}@c.us`;
+    chatId = await chatIdOf(http, sessionId, message.to);
+  } catch (error) {
+    // The send call was not made: nothing was sent, whatever the lookup's failure.
+    return notSent(error);
+  }
+  if (!chatId) return { outcome: "rejected", reason: "recipient_not_on_chatapp", retryable: false };
+  try {
     const providerMessageId = await gatewayRequest(http, {
       method: "POST",
       path: SEND_PATHS[message.type],
       body: { session: sessionId, chatId, ...sendBody(message) },
       schema: SentMessageId,
+      timeoutMs: message.type === "text" ? undefined : http.mediaTimeoutMs,
     });
-    return { ok: true, providerMessageId };
+    return { outcome: "accepted", providerMessageId };
   } catch (error) {
     return sendFailure(error);
   }
+}
+
+/**
+ * The chat id of E.164 `to` by `GET /api/contacts/check-exists` ("Contacts → Check phone number
+ * exists"), or null when the number is not on the network; the send and lookup.ts go to it.
+ * @throws GatewayError for a failed call.
+ */
+export async function chatIdOf(http: GatewayHttp, sessionId: string, to: string): Promise<string | null> {
+  const digits = digitsOf(to);
+  const lookup = await gatewayRequest(http, {
+    method: "GET",
+    path: `/api/contacts/check-exists?${new URLSearchParams({ phone: digits, session: sessionId })}`,
+    schema: NumberExists,
+  });
+  if (!lookup.numberExists) return null;
+  return lookup.chatId ?? `${digits}@c.us`;
 }
 
 const SEND_PATHS: Record<OutboundMessage["type"], string> = {
@@ -87,14 +105,17 @@ const SEND_PATHS: Record<OutboundMessage["type"], string> = {
 };
 
 /**
- * The type-specific part of a send body. Media go by URL as `file: { url, mimetype, filename? }`
+ * The type-specific part of a send body. Text carries our client message id as `id`
+ * (`MessageTextRequest.id`, "Pre-generated message id", honoured by the NOWEB and GOWS engines
+ * from WAHA 2026.4.3 on: changelog "Provide message ID in send request", devlikeapro/waha#2054);
+ * other engines and older servers ignore it. The media requests have no such field. Media go by URL as `file: { url, mimetype, filename? }`
  * with the content as caption; the mimetype (which WAHA's `RemoteFile` requires) comes from the
  * URL's extension, else the type's usual one. Voice notes must be OGG/Opus and videos H.264 MP4
  * ("Send messages → Voice File Format / Video File Format"); a URL's extension cannot promise
  * either codec, so voice notes are always sent with `convert: true`, and videos unless `.mp4`.
  */
 function sendBody(message: OutboundMessage): Record<string, unknown> {
-  if (message.type === "text") return { text: message.content ?? "" };
+  if (message.type === "text") return { text: message.content ?? "", id: message.clientMessageId };
   const url = message.mediaUrl ?? "";
   const extension = extensionOf(url);
   const file: Record<string, string> = {
@@ -102,7 +123,11 @@ function sendBody(message: OutboundMessage): Record<string, unknown> {
     mimetype: (extension && MIME_TYPES[extension]) || DEFAULT_MIME_TYPES[message.type],
   };
   if (message.type === "document") file.filename = fileNameOf(url);
-  const body: Record<string, unknown> = { file, caption: message.content ?? undefined };
+  // `MessageVoiceRequest` has no caption (WAHA's OpenAPI document): voice notes go without one.
+  const body: Record<string, unknown> = {
+    file,
+    caption: message.type === "audio" ? undefined : (message.content ?? undefined),
+  };
   if (message.type === "audio") body.convert = true;
   if (message.type === "video") body.convert = extension !== "mp4";
   return body;

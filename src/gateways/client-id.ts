@@ -1,0 +1,11 @@
+/**
+ * The client message id of our message `id` (a uuid): the same on every attempt, so a gateway that
+ * takes a client-chosen id (Evolution API's `options.messageId`) sees one message however often it
+ * is asked, and a lookup can find it by that id. The shape is the one WhatsApp Web clients give
+ * their own message ids and Evolution API's `POST /baileys/generateMessageID/{instance}` returns
+ * (Baileys' `generateMessageIDV2`: `3EB0` and 18 upper-case hex digits), here the uuid's first 18
+ * hex digits, so it is derived without a call.
+ */
+export function clientMessageIdOf(id: string): string {
+  return `3EB0${id.replaceAll("-", "").slice(0, 18).toUpperCase()}`;
+}

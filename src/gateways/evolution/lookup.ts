@@ -1,0 +1,111 @@
+import { z } from "zod";
+import type { LookupResult, SentQuery } from "../gateway";
+import { type GatewayHttp, gatewayRequest } from "../http";
+import { digitsOf } from "../jid";
+import { contentOf, StoredMessageBody } from "./events";
+
+/*
+ * Asking Evolution API whether it holds a message we sent, to settle a send whose outcome was
+ * unknown. Sources, by path in evolution-foundation/evolution-api (`develop`, 2.4.0-rc):
+ * src/api/routes/chat.router.ts (`POST /chat/findMessages/{instance}`, validated by
+ * `messageValidateSchema` of src/validate/chat.schema.ts), `fetchMessages` of
+ * src/api/integrations/channel/whatsapp/whatsapp.baileys.service.ts (the Prisma query and the
+ * answer), and `sendMessageWithTyping` there, which stores a sent message (`message.create` of
+ * `prepareMessage`) only after Baileys relayed it. Evolution stores messages only when it runs
+ * with `DATABASE_SAVE_DATA_NEW_MESSAGE=true`; without it every lookup answers absent, so that
+ * setting is required for exactly-once sends.
+ */
+
+/** A stored message as `fetchMessages` selects it (`key`, `messageType`, `message`, `messageTimestamp`, …). */
+const StoredMessage = z.object({
+  key: z.object({ id: z.string().min(1), fromMe: z.boolean().nullish() }),
+  messageType: z.string(),
+  message: StoredMessageBody,
+  messageTimestamp: z.union([z.number(), z.string()]).nullish(),
+});
+
+/** `fetchMessages` → `{ messages: { total, pages, currentPage, records } }`, newest first. */
+const FoundMessages = z.object({
+  messages: z.object({ pages: z.number(), records: z.array(StoredMessage) }),
+});
+
+/** Records a page holds (`offset` is the page size in `fetchMessages`; it defaults to 50). */
+const PAGE_SIZE = 100;
+/** Pages read of one chat's window before giving up (answering unreachable): 1,000 messages. */
+const MAX_PAGES = 10;
+
+/**
+ * Whether instance `sessionId` holds `query`, a message we sent, in two steps:
+ *
+ * 1. by its id: `{ where: { key: { id: clientMessageId, fromMe: true } } }` (the Prisma filter
+ *    `key.path(['id']) equals …`). Text and media sends carry the id as `messageId` (send.ts), so
+ *    a message Evolution relayed is stored under it → found, with that id (the `key.id` acks use).
+ * 2. when none has it, by the chat and time: our messages to `<digits>@s.whatsapp.net` (Evolution
+ *    matches it against `key.remoteJid` or `key.remoteJidAlt`, so a chat under a `@lid` id is
+ *    found too) stored from `since` (floored to the second) until now, whose type and text or
+ *    caption are the message's (events.ts `contentOf`) → found, with the stored `key.id`. This
+ *    finds voice notes, which `sendWhatsAppAudio` sends under an id of Baileys' choosing, and
+ *    messages of servers before 2.4.0, which ignore `messageId`. Two of our messages of the same
+ *    type and content to one chat in that window cannot be told apart: the first one stored is
+ *    taken.
+ *
+ * Neither → absent. Any failed call (the instance unknown, 5xx, timeout, an answer of another
+ * shape, more than {@link MAX_PAGES} pages) → unreachable: absent only when Evolution answered.
+ * Never throws.
+ */
+export async function lookupMessage(
+  http: GatewayHttp,
+  sessionId: string,
+  query: SentQuery,
+): Promise<LookupResult> {
+  try {
+    const byId = await findMessages(http, sessionId, {
+      where: { key: { id: query.clientMessageId, fromMe: true } },
+    });
+    const exact = byId.records.find((record) => record.key.id === query.clientMessageId);
+    if (exact) return { result: "found", providerMessageId: exact.key.id };
+    const window = {
+      key: { fromMe: true, remoteJid: `${digitsOf(query.to)}@s.whatsapp.net` },
+      messageTimestamp: {
+        gte: new Date(Math.floor(query.since / 1000) * 1000).toISOString(),
+        lte: new Date().toISOString(),
+      },
+    };
+    const matches: string[] = [];
+    for (let page = 1, pages = 1; page <= pages; page += 1) {
+      if (page > MAX_PAGES) {
+        return { result: "unreachable", reason: `lookup_window_too_large: ${pages} pages` };
+      }
+      const found = await findMessages(http, sessionId, { where: window, page, offset: PAGE_SIZE });
+      pages = found.pages;
+      for (const record of found.records) if (sameMessage(record, query)) matches.push(record.key.id);
+    }
+    // Records come newest first: the last match is the first stored.
+    const first = matches.at(-1);
+    return first ? { result: "found", providerMessageId: first } : { result: "absent" };
+  } catch (error) {
+    return { result: "unreachable", reason: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+async function findMessages(
+  http: GatewayHttp,
+  sessionId: string,
+  body: object,
+): Promise<z.output<typeof FoundMessages>["messages"]> {
+  const answer = await gatewayRequest(http, {
+    method: "POST",
+    path: `/chat/findMessages/${sessionId}`,
+    body,
+    schema: FoundMessages,
+  });
+  return answer.messages;
+}
+
+/** A stored message of ours with the type and text (or caption, null when none) of `query`. */
+function sameMessage(record: z.output<typeof StoredMessage>, query: SentQuery): boolean {
+  if (record.key.fromMe === false) return false;
+  const content = contentOf(record);
+  if (!content || content.messageType !== query.type) return false;
+  return query.type === "audio" || (content.content ?? null) === (query.content || null);
+}

@@ -1,0 +1,96 @@
+import { z } from "zod";
+import type { LookupResult, SentQuery } from "../gateway";
+import { type GatewayHttp, gatewayRequest } from "../http";
+import { chatIdOf } from "./send";
+
+/*
+ * Asking WAHA whether it holds a message we sent, to settle a send whose outcome was unknown.
+ * Sources: WAHA's docs "Chats → Get messages in chat" (https://waha.devlike.pro/docs/how-to/chats/,
+ * devlikeapro/waha-docs content/docs/how-to/chats/index.md) and its OpenAPI document
+ * (static/swagger/openapi.json there, WAHA 2026.7.1: `GET /api/{session}/chats/{chatId}/messages`,
+ * its query parameters and the `WAMessage` answer). NOWEB answers it only with its store enabled
+ * ("Chats → features", footnote 1); without it the call fails and the lookup is unreachable.
+ */
+
+/** `WAMessage` fields used here; `id` is in the `{fromMe}_{chatId}_{id}` form acks carry. */
+const ListedMessage = z.looseObject({
+  id: z.string().min(1),
+  timestamp: z.number(),
+  fromMe: z.boolean(),
+  body: z.string().nullish(),
+  hasMedia: z.boolean().nullish(),
+});
+
+/** Messages asked for per call (`limit`, required). */
+const PAGE_SIZE = 100;
+/** Pages read before giving up (answering unreachable): 1,000 messages of ours since `since`. */
+const MAX_PAGES = 10;
+
+/**
+ * Whether session `sessionId` holds `query`, a message we sent. The chat id comes from the
+ * number lookup the send made (`chatIdOf`); a number that is not on the network → absent (a
+ * resend is rejected by the same lookup, so nothing is sent twice). Then `GET
+ * /api/{session}/chats/{chatId}/messages?limit=100&offset=…&downloadMedia=false&filter.fromMe=true
+ * &filter.timestamp.gte=<since in seconds, floored>`, page by page, and of our messages in it:
+ *
+ * 1. one whose id ends with `_<clientMessageId>` → found: NOWEB and GOWS send text under the id
+ *    we gave (send.ts);
+ * 2. else the first one (oldest) with the same content: text → no media and `body` equal to the
+ *    text; media → `hasMedia` and `body` equal to the caption (empty when none). WAHA's
+ *    `WAMessage` carries no media type unless media are downloaded, so an image and a video with
+ *    the same caption to one chat in the window cannot be told apart, nor two identical texts
+ *    on engines that ignore our id.
+ *
+ * None → absent. Any failed call (5xx, timeout, a 4xx such as NOWEB without its store, an answer
+ * of another shape, more than {@link MAX_PAGES} pages) → unreachable. Never throws.
+ */
+export async function lookupMessage(
+  http: GatewayHttp,
+  sessionId: string,
+  query: SentQuery,
+): Promise<LookupResult> {
+  try {
+    const chatId = await chatIdOf(http, sessionId, query.to);
+    if (!chatId) return { result: "absent" };
+    const sameContent: { id: string; timestamp: number }[] = [];
+    for (let page = 0; page < MAX_PAGES; page += 1) {
+      const params = new URLSearchParams({
+        limit: String(PAGE_SIZE),
+        offset: String(page * PAGE_SIZE),
+        downloadMedia: "false",
+        "filter.fromMe": "true",
+        "filter.timestamp.gte": String(Math.floor(query.since / 1000)),
+      });
+      const messages = await gatewayRequest(http, {
+        method: "GET",
+        path: `/api/${sessionId}/chats/${encodeURIComponent(chatId)}/messages?${params}`,
+        schema: z.array(ListedMessage),
+      });
+      for (const message of messages) {
+        if (!message.fromMe || message.timestamp < Math.floor(query.since / 1000)) continue;
+        if (message.id.endsWith(`_${query.clientMessageId}`)) {
+          return { result: "found", providerMessageId: message.id };
+        }
+        if (sameMessage(message, query)) sameContent.push(message);
+      }
+      if (messages.length < PAGE_SIZE) {
+        // The oldest match: pages come in WAHA's order (newest first by default).
+        const first = sameContent.sort((a, b) => a.timestamp - b.timestamp)[0];
+        return first ? { result: "found", providerMessageId: first.id } : { result: "absent" };
+      }
+    }
+    return {
+      result: "unreachable",
+      reason: `lookup_window_too_large: over ${MAX_PAGES * PAGE_SIZE} messages`,
+    };
+  } catch (error) {
+    return { result: "unreachable", reason: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/** Our message with the content of `query` (see {@link lookupMessage}). */
+function sameMessage(message: z.output<typeof ListedMessage>, query: SentQuery): boolean {
+  const body = message.body ?? "";
+  if (query.type === "text") return !message.hasMedia && body === (query.content ?? "");
+  return message.hasMedia === true && body === (query.type === "audio" ? "" : (query.content ?? ""));
+}
