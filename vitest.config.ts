@@ -52,6 +52,7 @@ export default defineConfig(async () => {
           WAHA_WEBHOOK_HMAC_KEY: gateways.WAHA_WEBHOOK_HMAC_KEY,
           PUBLIC_URL: gateways.PUBLIC_URL,
           GATEWAY_TIMEOUT_MS: String(gateways.GATEWAY_TIMEOUT_MS),
+          GATEWAY_MEDIA_TIMEOUT_MS: String(gateways.GATEWAY_TIMEOUT_MS),
         }),
         project("evolution", ["test/evolution/**/*.test.ts"], [], {
           CHATAPP_GATEWAY: "evolution",
@@ -59,6 +60,7 @@ export default defineConfig(async () => {
           EVOLUTION_API_KEY: gateways.EVOLUTION_API_KEY,
           PUBLIC_URL: gateways.PUBLIC_URL,
           GATEWAY_TIMEOUT_MS: String(gateways.GATEWAY_TIMEOUT_MS),
+          GATEWAY_MEDIA_TIMEOUT_MS: String(gateways.GATEWAY_TIMEOUT_MS),
         }),
       ],
     },

@@ -1550,7 +1550,7 @@ export interface components {
             status: "queued" | "sent" | "delivered" | "read" | "failed" | "scheduled";
             /** @enum {string} */
             direction: "incoming" | "outgoing";
-            /** @description Why the message failed: `recipient_not_on_chatapp`, `retries_exhausted`, `message_expired`, `session_banned`, `session_deleted`, `dispatch_failed`, `enqueue_failed`, or the gateway's reason. */
+            /** @description Why the message failed: `recipient_not_on_chatapp`, `retries_exhausted`, `message_expired`, `session_banned`, `session_deleted`, `dispatch_failed`, `enqueue_failed`, `outcome_unknown` (the gateway could not be asked whether it had sent it within `OUTCOME_SETTLE_HOURS`), or the gateway's reason. */
             reason: string | null;
             /** @description Cost in major units; refunded when the message fails. */
             cost: number;

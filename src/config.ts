@@ -30,6 +30,15 @@ const ConfigSchema = z.object({
   EVOLUTION_API_KEY: setting,
   /** Milliseconds a gateway call may take before it counts as a transient failure. */
   GATEWAY_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /**
+   * Milliseconds a media send may take: gateways may download and convert the file first (WAHA's
+   * `convert: true` for voice notes and videos).
+   */
+  GATEWAY_MEDIA_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
+  /** Seconds a send whose outcome is unknown waits before the gateway is asked whether it holds it. */
+  OUTCOME_GRACE_SECONDS: seconds(30),
+  /** Hours the session keeps asking about an unknown outcome before it fails `outcome_unknown`. */
+  OUTCOME_SETTLE_HOURS: z.coerce.number().int().min(1).max(168).default(24),
   /** Seconds between checks of a connected session against the gateway's own view. */
   GATEWAY_CHECK_SECONDS: seconds(60),
   /** Seconds between QR rotations of a pending session. */
@@ -73,8 +82,16 @@ export type GatewaySettings =
       hmacKey: string;
       publicUrl: string;
       timeoutMs: number;
+      mediaTimeoutMs: number;
     }
-  | { kind: "evolution"; url: string; apiKey: string; publicUrl: string; timeoutMs: number };
+  | {
+      kind: "evolution";
+      url: string;
+      apiKey: string;
+      publicUrl: string;
+      timeoutMs: number;
+      mediaTimeoutMs: number;
+    };
 
 /**
  * The configuration: every variable but the gateway settings, which are in `gateway`, and
@@ -105,6 +122,7 @@ const GATEWAY_VARIABLES = new Set([
   "EVOLUTION_URL",
   "EVOLUTION_API_KEY",
   "GATEWAY_TIMEOUT_MS",
+  "GATEWAY_MEDIA_TIMEOUT_MS",
   "GATEWAY_CHECK_SECONDS",
 ]);
 
@@ -162,6 +180,7 @@ export function readConfig(env: Env): Config {
     return parsedUrl.data;
   };
   const timeoutMs = raw.GATEWAY_TIMEOUT_MS;
+  const mediaTimeoutMs = raw.GATEWAY_MEDIA_TIMEOUT_MS;
   let gateway: GatewaySettings;
   switch (raw.CHATAPP_GATEWAY) {
     case "sandbox":
@@ -175,6 +194,7 @@ export function readConfig(env: Env): Config {
         hmacKey: need("WAHA_WEBHOOK_HMAC_KEY", WAHA_WEBHOOK_HMAC_KEY),
         publicUrl: url("PUBLIC_URL", PUBLIC_URL),
         timeoutMs,
+        mediaTimeoutMs,
       };
       break;
     case "evolution":
@@ -184,6 +204,7 @@ export function readConfig(env: Env): Config {
         apiKey: need("EVOLUTION_API_KEY", EVOLUTION_API_KEY),
         publicUrl: url("PUBLIC_URL", PUBLIC_URL),
         timeoutMs,
+        mediaTimeoutMs,
       };
       break;
   }

@@ -32,6 +32,7 @@ describe("gateway configuration", () => {
       hmacKey: "h",
       publicUrl: PUBLIC_URL,
       timeoutMs: 2500,
+      mediaTimeoutMs: 60_000,
     });
     const evolution = { CHATAPP_GATEWAY: "evolution", EVOLUTION_URL, EVOLUTION_API_KEY: "e", PUBLIC_URL };
     expect(readConfig({ ...env, ...evolution }).gateway).toEqual({
@@ -40,6 +41,7 @@ describe("gateway configuration", () => {
       apiKey: "e",
       publicUrl: PUBLIC_URL,
       timeoutMs: 10_000,
+      mediaTimeoutMs: 60_000,
     });
   });
 
@@ -52,6 +54,7 @@ describe("gateway configuration", () => {
     ["EVOLUTION_API_KEY", { CHATAPP_GATEWAY: "evolution", EVOLUTION_URL, PUBLIC_URL }, "is required"],
     ["CHATAPP_GATEWAY", { CHATAPP_GATEWAY: "twilio" }, "is invalid"],
     ["GATEWAY_TIMEOUT_MS", { GATEWAY_TIMEOUT_MS: "soon" }, "is invalid"],
+    ["GATEWAY_MEDIA_TIMEOUT_MS", { GATEWAY_MEDIA_TIMEOUT_MS: "50" }, "is invalid"],
   ])("names %s when it is missing or malformed", (variable, vars, problem) => {
     let error: unknown;
     try {

@@ -130,6 +130,11 @@ export interface Message {
     last_error?: string;
     gateway?: string;
     events?: { type: string; at: string }[];
+    /** Each attempt that did not end in `sent` (src/db/queries/messages.ts, recordRetry). */
+    send_attempts?: { at: string; outcome: string; reason: string }[];
+    outcome?: "unknown";
+    settled_by?: "answer" | "lookup";
+    failed_at?: string;
   };
   created_at: string;
 }

@@ -48,6 +48,7 @@ function moveOf(kind: MoveKind, accountId: string, id: string, at: number): Mess
         fromNumber: "+14155550100",
         attempts: 1,
         gateway: "t",
+        settledBy: "answer",
       };
     case "delivered":
     case "read":
@@ -238,6 +239,7 @@ describe("the plan of a batch's sent moves", () => {
           fromNumber: null,
           attempts: 1,
           gateway: "sandbox",
+          settledBy: "answer",
         },
       ]),
     );

@@ -186,6 +186,7 @@ describe("usage counters", () => {
         fromNumber: null,
         attempts: 1,
         gateway: "sandbox",
+        settledBy: "answer",
       },
       { kind: "due", target: { ids: [due ?? ""] }, at: now },
       { kind: "delivered", target: { ids: [late ?? ""] }, at: now, gatewayAt: now },

@@ -1,6 +1,7 @@
 import { readConfig } from "../config";
 import { createDb, type Db } from "../db/client";
 import { recordRetry } from "../db/queries/messages";
+import { clientMessageIdOf } from "../gateways/client-id";
 import type { ChatGateway, SendOutcome } from "../gateways/gateway";
 import { windowOpensAt } from "../lib/send-window";
 import type { DispatchRequest } from "../messages/dispatch-request";
@@ -37,6 +38,8 @@ const FLUSH_COALESCE_MS = 500;
  * receipts of a session rather than one batch per message.
  */
 const RECEIPT_GRID_MS = 1_000;
+/** The longest wait between two questions about an unknown outcome while the gateway cannot answer. */
+const SETTLE_BACKOFF_CAP_MS = 15 * 60_000;
 
 /** The kinds of deadline the dispatcher sets in its host's alarm table. */
 export type DispatchDeadlineKind = "dispatch" | "sync" | "expire" | "ack_delivered" | "ack_read";
@@ -119,6 +122,11 @@ export class Dispatcher {
         const due = outbox.takeDueScheduled(now);
         if (due.length > 0) {
           await applyMoves(this.env, [{ kind: "due", target: { ids: due }, at: Date.now() }]);
+          continue;
+        }
+        const unsettled = outbox.unknownDue(now);
+        if (unsettled.length > 0) {
+          await this.settle(unsettled, now);
           continue;
         }
         const item = outbox.next(now);
@@ -216,6 +224,7 @@ export class Dispatcher {
           fromNumber,
           attempts: row.attempts,
           gateway,
+          settledBy: row.settled_by === "lookup" ? "lookup" : "answer",
         });
       } else {
         const reason = row.reason ?? "failed";
@@ -289,44 +298,158 @@ export class Dispatcher {
     const session = this.host.session();
     const item = outbox.get(id);
     if (session?.status !== "connected" || item?.state !== "pending" || !outbox.unheld(id)) return;
-    outbox.markSending(id);
+    const startedAt = Date.now();
+    outbox.markSending(id, startedAt);
     const attempts = item.attempts + 1;
     const gateway = this.host.gateway();
     let outcome: SendOutcome;
     try {
       outcome = await gateway.send(session.sessionId, {
         id,
+        clientMessageId: clientMessageIdOf(id),
         to: item.to_number,
         type: item.type,
         content: item.content,
         mediaUrl: item.media_url,
       });
     } catch (error) {
-      outcome = {
-        ok: false,
-        permanent: false,
-        reason: error instanceof Error ? error.message : String(error),
-      };
+      outcome = { outcome: "unknown", reason: error instanceof Error ? error.message : String(error) };
     }
     const at = Date.now();
     outbox.recordCall(at);
     const db = createDb(env.DB);
-    if (outcome.ok) {
+    if (outcome.outcome === "accepted") {
       outbox.markSent(id, at, outcome.providerMessageId);
-      if (gateway.name === "sandbox") {
-        const config = readConfig(env);
-        const onGrid = (ms: number) => Math.ceil((at + ms) / RECEIPT_GRID_MS) * RECEIPT_GRID_MS;
-        deadlines.schedule("ack_delivered", id, onGrid(config.SANDBOX_DELIVERED_MS));
-        deadlines.schedule("ack_read", id, onGrid(config.SANDBOX_READ_MS));
-      }
-    } else if (outcome.permanent || attempts >= MAX_SEND_ATTEMPTS) {
-      await noteAttempt(db, id, { attempts, error: outcome.reason, nextAttemptAt: null, at });
-      await this.fail([item], outcome.permanent ? outcome.reason : "retries_exhausted");
+      this.scheduleSandboxReceipts(id, at);
+      return;
+    }
+    if (outcome.outcome === "unknown" && gateway.lookup) {
+      // Neither resent nor failed on a guess: the gateway is asked after the grace period.
+      const askAt = at + readConfig(env).OUTCOME_GRACE_SECONDS * 1000;
+      outbox.markUnknown(id, askAt);
+      deadlines.schedule("dispatch", "", askAt);
+      await noteAttempt(db, id, {
+        attempts,
+        error: outcome.reason,
+        nextAttemptAt: null,
+        at,
+        outcome: "unknown",
+      });
+      return;
+    }
+    // A gateway that cannot be asked yet (README, "Exactly once") retries an unknown outcome.
+    const permanent = outcome.outcome === "rejected" && !outcome.retryable;
+    if (permanent || attempts >= MAX_SEND_ATTEMPTS) {
+      await noteAttempt(db, id, {
+        attempts,
+        error: outcome.reason,
+        nextAttemptAt: null,
+        at,
+        outcome: outcome.outcome,
+      });
+      await this.fail([item], permanent ? outcome.reason : "retries_exhausted");
     } else {
       const nextAttemptAt = at + retryDelayMs(attempts);
       outbox.markRetry(id, nextAttemptAt);
-      await noteAttempt(db, id, { attempts, error: outcome.reason, nextAttemptAt, at });
+      await noteAttempt(db, id, {
+        attempts,
+        error: outcome.reason,
+        nextAttemptAt,
+        at,
+        outcome: outcome.outcome,
+      });
     }
+  }
+
+  /**
+   * Settles the entries whose last call's outcome is unknown and due to be asked about at `now`
+   * (the logical now, see {@link run}): the gateway's {@link ChatGateway.lookup} finds the message
+   * (→ sent, `settled_by: "lookup"`), or answers that it does not hold it (→ sent again, with the
+   * same client id; after {@link MAX_SEND_ATTEMPTS} calls it fails `retries_exhausted` and is
+   * refunded, which is safe since the gateway confirmed it absent), or cannot be asked (→ asked
+   * again with backoff until `OUTCOME_SETTLE_HOURS` after the first call, then failed
+   * `outcome_unknown` and refunded: the one path on which a delivered message can be refunded).
+   * A lookup is asked no sooner than `OUTCOME_GRACE_SECONDS` after the call it settles.
+   */
+  private async settle(items: OutboxItem[], now: number): Promise<void> {
+    const { outbox, deadlines } = this.host;
+    const session = this.host.session();
+    const gateway = this.host.gateway();
+    const config = readConfig(this.env);
+    const db = createDb(this.env.DB);
+    for (const item of items) {
+      const lastCall = item.attempted_at ?? 0;
+      const graceEnds = lastCall + config.OUTCOME_GRACE_SECONDS * 1000;
+      if (!session || !gateway.lookup) {
+        outbox.markRetry(item.id, now);
+        continue;
+      }
+      if (now < graceEnds) {
+        outbox.markUnknown(item.id, graceEnds);
+        continue;
+      }
+      const found = await this.host.exclusive(() =>
+        (gateway.lookup as NonNullable<ChatGateway["lookup"]>)(session.sessionId, {
+          id: item.id,
+          clientMessageId: clientMessageIdOf(item.id),
+          to: item.to_number,
+          type: item.type,
+          content: item.content,
+          mediaUrl: item.media_url,
+          since: item.first_attempt_at ?? lastCall,
+        }).catch((error: unknown) => ({ result: "unreachable" as const, reason: String(error) })),
+      );
+      const at = Date.now();
+      if (found.result === "found") {
+        outbox.markSent(item.id, at, found.providerMessageId, "lookup");
+        this.scheduleSandboxReceipts(item.id, at);
+      } else if (found.result === "absent") {
+        if (item.attempts >= MAX_SEND_ATTEMPTS) {
+          await noteAttempt(db, item.id, {
+            attempts: item.attempts,
+            error: "absent",
+            nextAttemptAt: null,
+            at,
+            outcome: "absent",
+          });
+          await this.fail([item], "retries_exhausted");
+        } else {
+          outbox.markRetry(item.id, now);
+          await noteAttempt(db, item.id, {
+            attempts: item.attempts,
+            error: "absent",
+            nextAttemptAt: now,
+            at,
+            outcome: "absent",
+          });
+        }
+      } else if (now >= (item.first_attempt_at ?? lastCall) + config.OUTCOME_SETTLE_HOURS * 3_600_000) {
+        await noteAttempt(db, item.id, {
+          attempts: item.attempts,
+          error: found.reason,
+          nextAttemptAt: null,
+          at,
+          outcome: "unreachable",
+        });
+        await this.fail([item], "outcome_unknown");
+      } else {
+        // Ask again after as long again as it has been unknown: 30 s, 1 min, 2 min … up to the cap.
+        const since = item.first_attempt_at ?? lastCall;
+        const askAt =
+          now + Math.min(Math.max(now - since, config.OUTCOME_GRACE_SECONDS * 1000), SETTLE_BACKOFF_CAP_MS);
+        outbox.markUnknown(item.id, askAt);
+        deadlines.schedule("dispatch", "", askAt);
+      }
+    }
+  }
+
+  /** The sandbox's own receipts for a message it took at `at`, on {@link RECEIPT_GRID_MS}. */
+  private scheduleSandboxReceipts(id: string, at: number): void {
+    if (this.host.gateway().name !== "sandbox") return;
+    const config = readConfig(this.env);
+    const onGrid = (ms: number) => Math.ceil((at + ms) / RECEIPT_GRID_MS) * RECEIPT_GRID_MS;
+    this.host.deadlines.schedule("ack_delivered", id, onGrid(config.SANDBOX_DELIVERED_MS));
+    this.host.deadlines.schedule("ack_read", id, onGrid(config.SANDBOX_READ_MS));
   }
 
   private scheduleExpiry(): void {

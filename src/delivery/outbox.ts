@@ -16,8 +16,18 @@ export type OutboxItem = {
   not_before: number;
   /** 1 while the message is still `scheduled` in D1. */
   scheduled: number;
-  state: "pending" | "sending" | "sent" | "failed" | "moved";
+  /**
+   * `unknown`: the last gateway call may or may not have sent it; it waits to be settled by
+   * asking the gateway (Dispatcher.settle) and is neither resent nor failed until then.
+   */
+  state: "pending" | "sending" | "unknown" | "sent" | "failed" | "moved";
   attempts: number;
+  /** When the first gateway call for it began (epoch ms): the lookup's lower bound and window start. */
+  first_attempt_at: number | null;
+  /** When the last gateway call for it began (epoch ms). */
+  attempted_at: number | null;
+  /** How a `sent` entry's outcome became known: the gateway's `answer`, or a `lookup`. */
+  settled_by: string | null;
   next_attempt_at: number;
   expires_at: number;
   done_at: number | null;
@@ -59,9 +69,8 @@ export class Outbox {
 
   /**
    * Creates the tables (idempotent) and recovers from a stop: an entry left `sending` means the
-   * object stopped during a gateway call whose outcome is unknown, so it is tried again, as after
-   * a timeout (at least once: the sandbox deduplicates by our message id, WAHA and Evolution API
-   * offer no way to, see ChatGateway.send).
+   * object stopped during a gateway call, whose outcome is therefore `unknown`: it is settled by
+   * asking the gateway before anything else happens to it (Dispatcher.settle).
    */
   setUp(): void {
     this.sql.exec(`
@@ -72,7 +81,8 @@ export class Outbox {
         not_before INTEGER NOT NULL, scheduled INTEGER NOT NULL, state TEXT NOT NULL,
         attempts INTEGER NOT NULL DEFAULT 0, next_attempt_at INTEGER NOT NULL DEFAULT 0,
         expires_at INTEGER NOT NULL, done_at INTEGER, provider_message_id TEXT,
-        synced INTEGER NOT NULL DEFAULT 1, reason TEXT, campaign_id TEXT, send_window TEXT);
+        synced INTEGER NOT NULL DEFAULT 1, reason TEXT, campaign_id TEXT, send_window TEXT,
+        settled_by TEXT, first_attempt_at INTEGER, attempted_at INTEGER);
       CREATE TABLE IF NOT EXISTS campaign_holds (campaign_id TEXT PRIMARY KEY, hold TEXT NOT NULL);
       CREATE INDEX IF NOT EXISTS outbox_campaign ON outbox (campaign_id, state) WHERE campaign_id IS NOT NULL;
       CREATE INDEX IF NOT EXISTS outbox_unsynced ON outbox (synced) WHERE synced = 0;
@@ -81,11 +91,15 @@ export class Outbox {
     `);
     // Objects created before the columns existed.
     const columns = this.sql.exec<{ name: string }>("SELECT name FROM pragma_table_info('outbox')").toArray();
-    for (const column of ["reason", "campaign_id", "send_window"]) {
+    for (const column of ["reason", "campaign_id", "send_window", "settled_by"]) {
       if (!columns.some((c) => c.name === column))
         this.sql.exec(`ALTER TABLE outbox ADD COLUMN ${column} TEXT`);
     }
-    this.sql.exec("UPDATE outbox SET state = 'pending' WHERE state = 'sending'");
+    for (const column of ["first_attempt_at", "attempted_at"]) {
+      if (!columns.some((c) => c.name === column))
+        this.sql.exec(`ALTER TABLE outbox ADD COLUMN ${column} INTEGER`);
+    }
+    this.sql.exec("UPDATE outbox SET state = 'unknown', next_attempt_at = 0 WHERE state = 'sending'");
   }
 
   /** Adds new entries; ids already present (redeliveries) are ignored. Returns how many were new. */
@@ -137,14 +151,34 @@ export class Outbox {
     );
   }
 
-  /** The earliest time a pending entry becomes sendable (scheduled time or retry backoff). */
+  /**
+   * The earliest time a pending entry becomes sendable (scheduled time or retry backoff) or an
+   * unknown outcome is to be asked about.
+   */
   nextDueAt(): number | null {
     const row = this.sql
       .exec<{ due: number | null }>(
-        `SELECT MIN(MAX(not_before, next_attempt_at)) AS due FROM outbox WHERE state = 'pending' AND ${NOT_HELD}`,
+        `SELECT MIN(due) AS due FROM (
+           SELECT MAX(not_before, next_attempt_at) AS due FROM outbox WHERE state = 'pending' AND ${NOT_HELD}
+           UNION ALL SELECT next_attempt_at FROM outbox WHERE state = 'unknown')`,
       )
       .toArray()[0];
     return row?.due ?? null;
+  }
+
+  /** Entries whose unknown outcome is due to be asked about at `now`, oldest first. */
+  unknownDue(now: number): OutboxItem[] {
+    return this.sql
+      .exec<OutboxItem>(
+        "SELECT * FROM outbox WHERE state = 'unknown' AND next_attempt_at <= ? ORDER BY next_attempt_at",
+        now,
+      )
+      .toArray();
+  }
+
+  /** The last call for `id` may have sent it: it waits to be asked about at `askAt` (epoch ms). */
+  markUnknown(id: string, askAt: number): void {
+    this.sql.exec("UPDATE outbox SET state = 'unknown', next_attempt_at = ? WHERE id = ?", askAt, id);
   }
 
   /** Scheduled entries whose time has come; they are marked no longer scheduled. */
@@ -221,7 +255,7 @@ export class Outbox {
     return (
       this.sql
         .exec(
-          "SELECT 1 FROM outbox WHERE campaign_id = ? AND state IN ('pending', 'sending') LIMIT 1",
+          "SELECT 1 FROM outbox WHERE campaign_id = ? AND state IN ('pending', 'sending', 'unknown') LIMIT 1",
           campaignId,
         )
         .toArray().length > 0
@@ -256,21 +290,37 @@ export class Outbox {
       );
   }
 
-  markSending(id: string): void {
-    this.sql.exec("UPDATE outbox SET state = 'sending', attempts = attempts + 1 WHERE id = ?", id);
+  /** A gateway call for `id` begins at `at` (epoch ms). */
+  markSending(id: string, at: number): void {
+    this.sql.exec(
+      `UPDATE outbox SET state = 'sending', attempts = attempts + 1, attempted_at = ?,
+         first_attempt_at = COALESCE(first_attempt_at, ?) WHERE id = ?`,
+      at,
+      at,
+      id,
+    );
   }
 
   markRetry(id: string, nextAttemptAt: number): void {
     this.sql.exec("UPDATE outbox SET state = 'pending', next_attempt_at = ? WHERE id = ?", nextAttemptAt, id);
   }
 
-  /** The gateway accepted the entry at `at`; D1 learns it at the next flush. */
-  markSent(id: string, at: number, providerMessageId: string): void {
+  /**
+   * The gateway holds the entry since `at`, as its `answer` to the send or a `lookup` found; D1
+   * learns it at the next flush.
+   */
+  markSent(
+    id: string,
+    at: number,
+    providerMessageId: string,
+    settledBy: "answer" | "lookup" = "answer",
+  ): void {
     this.sql.exec(
-      `UPDATE outbox SET state = 'sent', done_at = ?, provider_message_id = ?, synced = 0, content = NULL
-       WHERE id = ?`,
+      `UPDATE outbox SET state = 'sent', done_at = ?, provider_message_id = ?, settled_by = ?, synced = 0,
+         content = NULL WHERE id = ?`,
       at,
       providerMessageId,
+      settledBy,
       id,
     );
   }
@@ -280,7 +330,7 @@ export class Outbox {
     for (const id of ids)
       this.sql.exec(
         `UPDATE outbox SET state = 'failed', done_at = ?, reason = ?, synced = 0, content = NULL
-         WHERE id = ? AND state IN ('pending', 'sending')`,
+         WHERE id = ? AND state IN ('pending', 'sending', 'unknown')`,
         at,
         reason,
         id,

@@ -51,6 +51,8 @@ export type MessageMove =
       fromNumber: string | null;
       attempts: number;
       gateway: string;
+      /** How the send's outcome became known: the gateway's `answer`, or a `lookup` after it was unknown. */
+      settledBy: "answer" | "lookup";
     }
   | {
       kind: "delivered" | "read";
@@ -121,14 +123,16 @@ export function sentStatement(moves: SentMove[]): SQL {
       f: m.fromNumber,
       n: m.attempts,
       g: m.gateway,
+      sb: m.settledBy,
     })),
   );
   // MATERIALIZED: the list drives the join, one primary-key lookup per message (see the plan test).
   return sql`WITH s AS MATERIALIZED (SELECT json_extract(value, '$.id') AS mid, json_extract(value, '$.at') AS at,
         json_extract(value, '$.p') AS p, json_extract(value, '$.f') AS f, json_extract(value, '$.n') AS n,
-        json_extract(value, '$.g') AS g FROM json_each(${rows}))
+        json_extract(value, '$.g') AS g, json_extract(value, '$.sb') AS sb FROM json_each(${rows}))
     UPDATE messages SET status = ${MESSAGE_TRANSITIONS.sent.to}, sent_at = s.at, provider_message_id = s.p, from_number = s.f,
-      updated_at = s.at, metadata = json_set(metadata, '$.attempts', s.n, '$.gateway', s.g)
+      updated_at = s.at,
+      metadata = json_remove(json_set(metadata, '$.attempts', s.n, '$.gateway', s.g, '$.settled_by', s.sb), '$.outcome')
     FROM s WHERE messages.id = s.mid AND direction = 'outgoing' AND ${fromOf("sent")}`;
 }
 

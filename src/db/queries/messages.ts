@@ -1,5 +1,5 @@
 import { and, eq, type SQL, sql } from "drizzle-orm";
-import { formatNullableTimestamp } from "../../lib/time";
+import { formatNullableTimestamp, formatTimestamp } from "../../lib/time";
 import type { Db } from "../client";
 import { type MessageRow, type MessageType, messages } from "../schema";
 
@@ -106,15 +106,33 @@ export async function markAccepted(db: Db, ids: string[], at: number): Promise<v
     WHERE id IN (SELECT value FROM json_each(${JSON.stringify(ids)})) AND accepted_at IS NULL`);
 }
 
-/** Records a failed attempt that will be retried: attempts, last error, next attempt time. */
+/**
+ * Records a send attempt that did not end in `sent` in the message's metadata: `attempts`,
+ * `last_error`, `next_attempt_at`, the attempt appended to `send_attempts` (`{ at, outcome,
+ * reason }`), and `outcome: "unknown"` while the gateway may hold the message unsettled.
+ */
 export async function recordRetry(
   db: Db,
   id: string,
-  retry: { attempts: number; error: string; nextAttemptAt: number | null; at: number },
+  retry: {
+    attempts: number;
+    error: string;
+    nextAttemptAt: number | null;
+    at: number;
+    /** What the attempt came to; `unknown` and `unreachable` leave the message's outcome unknown. */
+    outcome: "rejected" | "unknown" | "absent" | "unreachable";
+  },
 ) {
+  const entry = JSON.stringify({
+    at: formatTimestamp(retry.at),
+    outcome: retry.outcome,
+    reason: retry.error,
+  });
+  const noted = sql`json_insert(json_set(metadata, '$.attempts', ${retry.attempts}, '$.last_error', ${retry.error},
+        '$.next_attempt_at', ${formatNullableTimestamp(retry.nextAttemptAt)}), '$.send_attempts[#]', json(${entry}))`;
+  const unknown = retry.outcome === "unknown" || retry.outcome === "unreachable";
   await db.run(sql`UPDATE messages SET updated_at = ${retry.at},
-      metadata = json_set(metadata, '$.attempts', ${retry.attempts}, '$.last_error', ${retry.error},
-        '$.next_attempt_at', ${formatNullableTimestamp(retry.nextAttemptAt)})
+      metadata = ${unknown ? sql`json_set(${noted}, '$.outcome', 'unknown')` : sql`json_remove(${noted}, '$.outcome')`}
     WHERE id = ${id} AND status IN ('queued', 'scheduled')`);
 }
 

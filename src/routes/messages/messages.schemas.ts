@@ -123,7 +123,7 @@ export const MessageSchema = z
     direction: z.enum(["incoming", "outgoing"]),
     reason: z.string().nullable().openapi({
       description:
-        "Why the message failed: `recipient_not_on_chatapp`, `retries_exhausted`, `message_expired`, `session_banned`, `session_deleted`, `dispatch_failed`, `enqueue_failed`, or the gateway's reason.",
+        "Why the message failed: `recipient_not_on_chatapp`, `retries_exhausted`, `message_expired`, `session_banned`, `session_deleted`, `dispatch_failed`, `enqueue_failed`, `outcome_unknown` (the gateway could not be asked whether it had sent it within `OUTCOME_SETTLE_HOURS`), or the gateway's reason.",
     }),
     cost: z.number().openapi({ description: "Cost in major units; refunded when the message fails." }),
     sent_at: timestamp.nullable(),
