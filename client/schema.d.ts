@@ -5230,7 +5230,7 @@ export interface operations {
                     name: string;
                     /**
                      * Format: uuid
-                     * @description Sender identifier: one uuid string (the interface document's field list types it as an array).
+                     * @description Sender identifier: one uuid string.
                      * @example 6ba7b810-9dad-11d1-80b4-00c04fd430c8
                      */
                     sender_id: string;
@@ -5247,7 +5247,7 @@ export interface operations {
                     code_size?: number;
                     /**
                      * Format: int32
-                     * @description Seconds a code stays valid after it is sent, 60–3,600. Default 600. An addition to the interface document's fields.
+                     * @description Seconds a code stays valid after it is sent, 60–3,600. Default 600.
                      * @example 600
                      */
                     expiry_seconds?: number;
@@ -5373,7 +5373,7 @@ export interface operations {
                     name?: string;
                     /**
                      * Format: uuid
-                     * @description Sender identifier: one uuid string (the interface document's field list types it as an array).
+                     * @description Sender identifier: one uuid string.
                      * @example 6ba7b810-9dad-11d1-80b4-00c04fd430c8
                      */
                     sender_id?: string;
@@ -5390,7 +5390,7 @@ export interface operations {
                     code_size?: number;
                     /**
                      * Format: int32
-                     * @description Seconds a code stays valid after it is sent, 60–3,600. Default 600. An addition to the interface document's fields.
+                     * @description Seconds a code stays valid after it is sent, 60–3,600. Default 600.
                      * @example 600
                      */
                     expiry_seconds?: number;
@@ -5506,7 +5506,7 @@ export interface operations {
                     name?: string;
                     /**
                      * Format: uuid
-                     * @description Sender identifier: one uuid string (the interface document's field list types it as an array).
+                     * @description Sender identifier: one uuid string.
                      * @example 6ba7b810-9dad-11d1-80b4-00c04fd430c8
                      */
                     sender_id?: string;
@@ -5523,7 +5523,7 @@ export interface operations {
                     code_size?: number;
                     /**
                      * Format: int32
-                     * @description Seconds a code stays valid after it is sent, 60–3,600. Default 600. An addition to the interface document's fields.
+                     * @description Seconds a code stays valid after it is sent, 60–3,600. Default 600.
                      * @example 600
                      */
                     expiry_seconds?: number;

@@ -22,7 +22,7 @@ const name = z.string().trim().min(1).max(100).openapi({ example: "Acme" });
 
 const senderId = z.guid().max(36).openapi({
   description:
-    "Sender identifier: one uuid string (the interface document's field list types it as an array).",
+    "Sender identifier: one uuid string.",
   example: "6ba7b810-9dad-11d1-80b4-00c04fd430c8",
 });
 
@@ -62,8 +62,7 @@ const expirySeconds = z
   .openapi({
     format: "int32",
     description:
-      "Seconds a code stays valid after it is sent, 60–3,600. Default 600. " +
-      "An addition to the interface document's fields.",
+      "Seconds a code stays valid after it is sent, 60–3,600. Default 600.",
     example: 600,
   });
 
