@@ -168,9 +168,12 @@ export class Dispatcher {
       }
     } finally {
       this.running = false;
-      // A full batch goes at once; fewer outcomes wait a moment for more (the `sync` deadline).
-      if (outbox.unsyncedCount() >= FLUSH_BATCH) await this.flush();
-      else if (outbox.unsyncedCount() > 0) deadlines.schedule("sync", "", Date.now() + FLUSH_COALESCE_MS);
+      // A session deleted during the run took the outbox with it: nothing is left to write.
+      if (this.host.session() !== null) {
+        // A full batch goes at once; fewer outcomes wait a moment for more (the `sync` deadline).
+        if (outbox.unsyncedCount() >= FLUSH_BATCH) await this.flush();
+        else if (outbox.unsyncedCount() > 0) deadlines.schedule("sync", "", Date.now() + FLUSH_COALESCE_MS);
+      }
     }
   }
 
