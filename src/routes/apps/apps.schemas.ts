@@ -21,8 +21,7 @@ export const ALLOWED_COUNTRIES = { min: 1, max: 250 } as const;
 const name = z.string().trim().min(1).max(100).openapi({ example: "Acme" });
 
 const senderId = z.guid().max(36).openapi({
-  description:
-    "Sender identifier: one uuid string.",
+  description: "Sender identifier: one uuid string.",
   example: "6ba7b810-9dad-11d1-80b4-00c04fd430c8",
 });
 
@@ -54,17 +53,11 @@ const codeSize = z
     example: 6,
   });
 
-const expirySeconds = z
-  .number()
-  .int()
-  .min(EXPIRY_SECONDS.min)
-  .max(EXPIRY_SECONDS.max)
-  .openapi({
-    format: "int32",
-    description:
-      "Seconds a code stays valid after it is sent, 60–3,600. Default 600.",
-    example: 600,
-  });
+const expirySeconds = z.number().int().min(EXPIRY_SECONDS.min).max(EXPIRY_SECONDS.max).openapi({
+  format: "int32",
+  description: "Seconds a code stays valid after it is sent, 60–3,600. Default 600.",
+  example: 600,
+});
 
 const COUNTRY_FORMAT = "must be an ISO 3166-1 alpha-2 code: two upper-case letters, e.g. GB";
 
