@@ -10,3 +10,24 @@ export const EVOLUTION_API_KEY = "test-evolution-api-key";
 export const PUBLIC_URL = "https://api.example.test";
 /** Gateway calls time out after this many milliseconds in the gateway projects. */
 export const GATEWAY_TIMEOUT_MS = 500;
+
+/** The WAHA settings the gateway projects run with, as `readConfig` makes them from the above. */
+export const WAHA_SETTINGS = {
+  kind: "waha",
+  url: WAHA_URL,
+  apiKey: WAHA_API_KEY,
+  hmacKey: WAHA_WEBHOOK_HMAC_KEY,
+  publicUrl: PUBLIC_URL,
+  timeoutMs: GATEWAY_TIMEOUT_MS,
+  mediaTimeoutMs: GATEWAY_TIMEOUT_MS,
+} as const;
+
+/** The Evolution API settings the gateway projects run with, as `readConfig` makes them. */
+export const EVOLUTION_SETTINGS = {
+  kind: "evolution",
+  url: EVOLUTION_URL,
+  apiKey: EVOLUTION_API_KEY,
+  publicUrl: PUBLIC_URL,
+  timeoutMs: GATEWAY_TIMEOUT_MS,
+  mediaTimeoutMs: GATEWAY_TIMEOUT_MS,
+} as const;

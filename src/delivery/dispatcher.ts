@@ -2,7 +2,7 @@ import { readConfig } from "../config";
 import { createDb, type Db } from "../db/client";
 import { recordRetry } from "../db/queries/messages";
 import { clientMessageIdOf } from "../gateways/client-id";
-import type { ChatGateway, SendOutcome } from "../gateways/gateway";
+import type { ChatGateway, LookupResult, SendOutcome } from "../gateways/gateway";
 import { windowOpensAt } from "../lib/send-window";
 import type { DispatchRequest } from "../messages/dispatch-request";
 import { applyMoves } from "../moves/apply";
@@ -326,41 +326,21 @@ export class Dispatcher {
       this.scheduleSandboxReceipts(id, at);
       return;
     }
-    if (outcome.outcome === "unknown" && gateway.lookup) {
+    const note = (nextAttemptAt: number | null) =>
+      noteAttempt(db, id, { attempts, error: outcome.reason, nextAttemptAt, at, outcome: outcome.outcome });
+    if (outcome.outcome === "unknown") {
       // Neither resent nor failed on a guess: the gateway is asked after the grace period.
       const askAt = at + readConfig(env).OUTCOME_GRACE_SECONDS * 1000;
       outbox.markUnknown(id, askAt);
       deadlines.schedule("dispatch", "", askAt);
-      await noteAttempt(db, id, {
-        attempts,
-        error: outcome.reason,
-        nextAttemptAt: null,
-        at,
-        outcome: "unknown",
-      });
-      return;
-    }
-    // A gateway that cannot be asked yet (README, "Exactly once") retries an unknown outcome.
-    const permanent = outcome.outcome === "rejected" && !outcome.retryable;
-    if (permanent || attempts >= MAX_SEND_ATTEMPTS) {
-      await noteAttempt(db, id, {
-        attempts,
-        error: outcome.reason,
-        nextAttemptAt: null,
-        at,
-        outcome: outcome.outcome,
-      });
-      await this.fail([item], permanent ? outcome.reason : "retries_exhausted");
+      await note(null);
+    } else if (!outcome.retryable || attempts >= MAX_SEND_ATTEMPTS) {
+      await note(null);
+      await this.fail([item], outcome.retryable ? "retries_exhausted" : outcome.reason);
     } else {
       const nextAttemptAt = at + retryDelayMs(attempts);
       outbox.markRetry(id, nextAttemptAt);
-      await noteAttempt(db, id, {
-        attempts,
-        error: outcome.reason,
-        nextAttemptAt,
-        at,
-        outcome: outcome.outcome,
-      });
+      await note(nextAttemptAt);
     }
   }
 
@@ -377,69 +357,50 @@ export class Dispatcher {
   private async settle(items: OutboxItem[], now: number): Promise<void> {
     const { outbox, deadlines } = this.host;
     const session = this.host.session();
+    if (!session) return;
     const gateway = this.host.gateway();
     const config = readConfig(this.env);
+    const graceMs = config.OUTCOME_GRACE_SECONDS * 1000;
     const db = createDb(this.env.DB);
     for (const item of items) {
       const lastCall = item.attempted_at ?? 0;
-      const graceEnds = lastCall + config.OUTCOME_GRACE_SECONDS * 1000;
-      if (!session || !gateway.lookup) {
-        outbox.markRetry(item.id, now);
+      const since = item.first_attempt_at ?? lastCall;
+      if (now < lastCall + graceMs) {
+        outbox.markUnknown(item.id, lastCall + graceMs);
         continue;
       }
-      if (now < graceEnds) {
-        outbox.markUnknown(item.id, graceEnds);
-        continue;
-      }
+      const query = {
+        id: item.id,
+        clientMessageId: clientMessageIdOf(item.id),
+        to: item.to_number,
+        type: item.type,
+        content: item.content,
+        mediaUrl: item.media_url,
+        since,
+      };
       const found = await this.host.exclusive(() =>
-        (gateway.lookup as NonNullable<ChatGateway["lookup"]>)(session.sessionId, {
-          id: item.id,
-          clientMessageId: clientMessageIdOf(item.id),
-          to: item.to_number,
-          type: item.type,
-          content: item.content,
-          mediaUrl: item.media_url,
-          since: item.first_attempt_at ?? lastCall,
-        }).catch((error: unknown) => ({ result: "unreachable" as const, reason: String(error) })),
+        gateway
+          .lookup(session.sessionId, query)
+          .catch((error: unknown): LookupResult => ({ result: "unreachable", reason: String(error) })),
       );
       const at = Date.now();
+      const note = (outcome: "absent" | "unreachable", reason: string, nextAttemptAt: number | null) =>
+        noteAttempt(db, item.id, { attempts: item.attempts, error: reason, nextAttemptAt, at, outcome });
       if (found.result === "found") {
         outbox.markSent(item.id, at, found.providerMessageId, "lookup");
         this.scheduleSandboxReceipts(item.id, at);
+      } else if (found.result === "absent" && item.attempts >= MAX_SEND_ATTEMPTS) {
+        await note("absent", "absent", null);
+        await this.fail([item], "retries_exhausted");
       } else if (found.result === "absent") {
-        if (item.attempts >= MAX_SEND_ATTEMPTS) {
-          await noteAttempt(db, item.id, {
-            attempts: item.attempts,
-            error: "absent",
-            nextAttemptAt: null,
-            at,
-            outcome: "absent",
-          });
-          await this.fail([item], "retries_exhausted");
-        } else {
-          outbox.markRetry(item.id, now);
-          await noteAttempt(db, item.id, {
-            attempts: item.attempts,
-            error: "absent",
-            nextAttemptAt: now,
-            at,
-            outcome: "absent",
-          });
-        }
-      } else if (now >= (item.first_attempt_at ?? lastCall) + config.OUTCOME_SETTLE_HOURS * 3_600_000) {
-        await noteAttempt(db, item.id, {
-          attempts: item.attempts,
-          error: found.reason,
-          nextAttemptAt: null,
-          at,
-          outcome: "unreachable",
-        });
+        outbox.markRetry(item.id, now);
+        await note("absent", "absent", now);
+      } else if (now >= since + config.OUTCOME_SETTLE_HOURS * 3_600_000) {
+        await note("unreachable", found.reason, null);
         await this.fail([item], "outcome_unknown");
       } else {
         // Ask again after as long again as it has been unknown: 30 s, 1 min, 2 min … up to the cap.
-        const since = item.first_attempt_at ?? lastCall;
-        const askAt =
-          now + Math.min(Math.max(now - since, config.OUTCOME_GRACE_SECONDS * 1000), SETTLE_BACKOFF_CAP_MS);
+        const askAt = now + Math.min(Math.max(now - since, graceMs), SETTLE_BACKOFF_CAP_MS);
         outbox.markUnknown(item.id, askAt);
         deadlines.schedule("dispatch", "", askAt);
       }

@@ -40,10 +40,10 @@ export interface ChatGateway {
   send(sessionId: string, message: OutboundMessage): Promise<SendOutcome>;
   /**
    * Settles a send whose outcome was `unknown` by asking the gateway whether it holds the message
-   * ({@link LookupResult}). Absent on gateways that cannot be asked yet: their unknown outcomes
-   * are tried again as before (README, "Exactly once").
+   * ({@link LookupResult}; README, "Exactly once"). Never throws for a gateway failure: a question
+   * that could not be asked is `unreachable`.
    */
-  lookup?(sessionId: string, query: SentQuery): Promise<LookupResult>;
+  lookup(sessionId: string, query: SentQuery): Promise<LookupResult>;
   /**
    * The gateway's own view of the session, as the event it would have sent (`linked`, `qr`,
    * `dropped`, `failed`), or null when the gateway is between states (starting). A session the

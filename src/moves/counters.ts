@@ -89,7 +89,7 @@ END`;
  * ({@link ACCOUNT_USAGE}), creating the row when it is the hour's first: its status, its cost, and
  * its cost as refunded when it is created already refunded.
  */
-export function usageInsertTriggerSql(): string {
+function usageInsertTriggerSql(): string {
   const columns = Object.entries(ACCOUNT_USAGE.columns);
   const names = columns.map(([column]) => quoted(column));
   return `CREATE TRIGGER \`messages_usage_insert\` AFTER INSERT ON \`messages\`

@@ -58,14 +58,13 @@ const campaignBegins: MoveReaction<Extract<SingleMove, { kind: "due" }>> = ({ mo
  * Per move kind, its reactions in order. `sent` has none of its own: a batch's sent moves share one
  * UPDATE and one event statement ({@link batchReactions}).
  */
-export const MOVE_REACTIONS: { [K in SingleMove["kind"]]: MoveReaction<Extract<SingleMove, { kind: K }>>[] } =
-  {
-    due: [campaignBegins],
-    delivered: [eventOfReached("message.delivered", "delivered")],
-    read: [eventOfReached("message.read", "read")],
-    fail: [failedEvent, refund],
-    gateway_failed: [failedEvent, refund],
-  };
+const MOVE_REACTIONS: { [K in SingleMove["kind"]]: MoveReaction<Extract<SingleMove, { kind: K }>>[] } = {
+  due: [campaignBegins],
+  delivered: [eventOfReached("message.delivered", "delivered")],
+  read: [eventOfReached("message.read", "read")],
+  fail: [failedEvent, refund],
+  gateway_failed: [failedEvent, refund],
+};
 
 /** The statements of one move's reactions ({@link MOVE_REACTIONS}). */
 export function reactionsOf(context: MoveContext): SQL[] {

@@ -8,7 +8,13 @@ import {
   verifyEvolutionEvent,
 } from "../../src/gateways/evolution/events";
 import { GatewayError, type OutboundMessage } from "../../src/gateways/gateway";
-import { EVOLUTION_API_KEY, EVOLUTION_URL, GATEWAY_TIMEOUT_MS, PUBLIC_URL } from "../gateway-config";
+import {
+  EVOLUTION_API_KEY,
+  EVOLUTION_SETTINGS,
+  EVOLUTION_URL,
+  GATEWAY_TIMEOUT_MS,
+  PUBLIC_URL,
+} from "../gateway-config";
 import { network, useNetwork } from "../network";
 
 // Contract tests for the Evolution API v2 adapter against a fake Evolution server (MSW). Answer
@@ -25,14 +31,7 @@ const MESSAGE_ID = "0190a5f2-7c1e-4b3a-9d4e-2f6a8b1c3d5e";
 const CLIENT_ID = "3EB00190A5F27C1E4B3A9D";
 const QR = "2@y8tNqJ1r0sV+3kQ==,Zm9vYmFy,YmF6cXV4,cXV1eA==";
 
-const gateway = new EvolutionGateway({
-  kind: "evolution",
-  url: EVOLUTION_URL,
-  apiKey: EVOLUTION_API_KEY,
-  publicUrl: PUBLIC_URL,
-  timeoutMs: GATEWAY_TIMEOUT_MS,
-  mediaTimeoutMs: GATEWAY_TIMEOUT_MS,
-});
+const gateway = new EvolutionGateway(EVOLUTION_SETTINGS);
 
 interface Seen {
   method: string;

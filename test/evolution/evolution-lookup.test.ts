@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { clientMessageIdOf } from "../../src/gateways/client-id";
 import { EvolutionGateway } from "../../src/gateways/evolution";
 import type { OutboundMessage, SentQuery } from "../../src/gateways/gateway";
-import { EVOLUTION_API_KEY, EVOLUTION_URL, GATEWAY_TIMEOUT_MS, PUBLIC_URL } from "../gateway-config";
+import { EVOLUTION_API_KEY, EVOLUTION_SETTINGS, EVOLUTION_URL } from "../gateway-config";
 import { useNetwork } from "../network";
 import { FakeEvolution } from "./fake-evolution";
 
@@ -16,14 +16,7 @@ const SESSION = "session_5d0c2b1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d";
 const OWNER = "+447911123456";
 const CONTACT = "+447911123457";
 
-const gateway = new EvolutionGateway({
-  kind: "evolution",
-  url: EVOLUTION_URL,
-  apiKey: EVOLUTION_API_KEY,
-  publicUrl: PUBLIC_URL,
-  timeoutMs: GATEWAY_TIMEOUT_MS,
-  mediaTimeoutMs: GATEWAY_TIMEOUT_MS,
-});
+const gateway = new EvolutionGateway(EVOLUTION_SETTINGS);
 
 let evolution: FakeEvolution;
 beforeEach(async () => {

@@ -9,6 +9,7 @@ import {
   GATEWAY_TIMEOUT_MS,
   PUBLIC_URL,
   WAHA_API_KEY,
+  WAHA_SETTINGS,
   WAHA_URL,
   WAHA_WEBHOOK_HMAC_KEY,
 } from "../gateway-config";
@@ -28,18 +29,7 @@ const MESSAGE_ID = "0190a5f2-7c1e-4b3a-9d4e-2f6a8b1c3d5e";
 const CLIENT_ID = "3EB00190A5F27C1E4B3A9D";
 const QR = "2@Vx1yZ2abc,def0123456789,ghi=,jkl=";
 
-const gateway = new WahaGateway(
-  {
-    kind: "waha",
-    url: WAHA_URL,
-    apiKey: WAHA_API_KEY,
-    hmacKey: WAHA_WEBHOOK_HMAC_KEY,
-    publicUrl: PUBLIC_URL,
-    timeoutMs: GATEWAY_TIMEOUT_MS,
-    mediaTimeoutMs: GATEWAY_TIMEOUT_MS,
-  },
-  { intervalMs: 5, polls: 3 },
-);
+const gateway = new WahaGateway(WAHA_SETTINGS, { intervalMs: 5, polls: 3 });
 
 /** A request as the fake WAHA received it. */
 interface Received {

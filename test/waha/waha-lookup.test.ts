@@ -3,13 +3,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { clientMessageIdOf } from "../../src/gateways/client-id";
 import type { SentQuery } from "../../src/gateways/gateway";
 import { WahaGateway } from "../../src/gateways/waha";
-import {
-  GATEWAY_TIMEOUT_MS,
-  PUBLIC_URL,
-  WAHA_API_KEY,
-  WAHA_URL,
-  WAHA_WEBHOOK_HMAC_KEY,
-} from "../gateway-config";
+import { WAHA_SETTINGS, WAHA_URL } from "../gateway-config";
 import { network, useNetwork } from "../network";
 import { FakeWaha } from "./fake-waha";
 
@@ -23,18 +17,7 @@ const SESSION = "session_6e1d3c2b-4f5a-4b6c-9d7e-8f9a0b1c2d3e";
 const CONTACT = "+14155550123";
 const CHAT_ID = "14155550123@c.us";
 
-const gateway = new WahaGateway(
-  {
-    kind: "waha",
-    url: WAHA_URL,
-    apiKey: WAHA_API_KEY,
-    hmacKey: WAHA_WEBHOOK_HMAC_KEY,
-    publicUrl: PUBLIC_URL,
-    timeoutMs: GATEWAY_TIMEOUT_MS,
-    mediaTimeoutMs: GATEWAY_TIMEOUT_MS,
-  },
-  { intervalMs: 5, polls: 3 },
-);
+const gateway = new WahaGateway(WAHA_SETTINGS, { intervalMs: 5, polls: 3 });
 
 let waha: FakeWaha;
 beforeEach(() => {
