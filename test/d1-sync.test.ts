@@ -1,10 +1,11 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
 import { findMessage } from "../src/db/queries/messages";
 import { dispatchRequestOf } from "../src/messages/dispatch-request";
 import type { ChatSession } from "../src/sessions/chat-session";
+import { refuse, restoreD1 } from "./d1-outage";
 import { call, createAccount, createSession, sessionStub } from "./helpers";
 import {
   balanceOf,
@@ -17,31 +18,7 @@ import {
 
 // Every write a session object owes D1 (sent and failed outcomes with their refunds, its session
 // row) is kept in the object until D1 has it, and retried from the alarm. D1 is made to refuse a
-// write for real: a trigger that aborts it, dropped again to end the "outage".
-
-const triggers: string[] = [];
-
-/** Makes D1 refuse `statement` writes on `table` for `accountId` until {@link restoreD1}. */
-async function refuse(
-  table: string,
-  statement: "INSERT" | "UPDATE",
-  accountId: string,
-  when = "1",
-): Promise<void> {
-  const name = `refuse_${table}_${statement}_${triggers.length}`.toLowerCase();
-  await env.DB.prepare(
-    `CREATE TRIGGER ${name} BEFORE ${statement} ON ${table}
-     WHEN NEW.account_id = '${accountId}' AND (${when})
-     BEGIN SELECT RAISE(ABORT, 'injected outage'); END`,
-  ).run();
-  triggers.push(name);
-}
-
-async function restoreD1(): Promise<void> {
-  for (const name of triggers.splice(0)) await env.DB.prepare(`DROP TRIGGER IF EXISTS ${name}`).run();
-}
-
-afterEach(restoreD1);
+// write for real (d1-outage.ts).
 
 /** Runs the session's alarm as if its `sync` retry were due now. */
 async function runSyncRetry(id: string): Promise<void> {
@@ -63,7 +40,7 @@ describe("a refund D1 refuses", () => {
   it("is retried from the alarm until the message is failed and refunded once", async () => {
     const { key, accountId } = await createAccount(1);
     const session = (await connectedSession(key)).id;
-    await refuse("ledger_entries", "INSERT", accountId, "NEW.kind = 'refund'");
+    await refuse("ledger_entries", "INSERT", { accountId, when: "NEW.kind = 'refund'" });
     // …0000 is refused by the sandbox at once: the message fails and must be refunded.
     const res = await sendText(key, session, ["+14155550000"]);
     const id = res.body.data.messages[0]!.id;
@@ -97,7 +74,7 @@ describe("a refund D1 refuses", () => {
 describe("a session row D1 refuses", () => {
   it("is written from the alarm once D1 takes it: the created session becomes visible", async () => {
     const { key, accountId } = await createAccount(1);
-    await refuse("sessions", "INSERT", accountId);
+    await refuse("sessions", "INSERT", { accountId });
     const { session } = await createSession(key);
     expect(session.status).toBe("pending");
     expect((await call("GET", `/v1/chatapp/sessions/${session.id}`, { key })).status).toBe(404);
@@ -123,7 +100,7 @@ describe("a session row D1 refuses", () => {
   it("catches up with the latest state when a status change was refused", async () => {
     const { key, accountId } = await createAccount(1);
     const session = (await connectedSession(key)).id;
-    await refuse("sessions", "UPDATE", accountId);
+    await refuse("sessions", "UPDATE", { accountId });
     const res = await call<{ session: { status: string } }>(
       "PATCH",
       `/v1/chatapp/sessions/${session}/disconnect`,

@@ -88,10 +88,18 @@ export async function cancelCampaign(env: Env, db: Db, accountId: string, id: st
   if (campaign.status !== "draft") {
     await tellSessions(env, campaign, (stub) => stub.holdCampaign(id, "cancelled" satisfies CampaignHold));
   }
-  // Messages on their way to a session (on the queue), or whose failure a session has yet to
-  // write, fail here; one that reaches a session later is failed there again, to no effect.
+  // Messages on their way to a session (on the queue, unclaimed) fail here; a session no longer
+  // claims them. Those a session claimed are its own to fail (above), or to send once more when
+  // it holds their outcome unsettled; it wrote every outcome it held before answering.
   await applyMoves(env, [
-    { kind: "fail", accountId, target: { campaignId: id }, reason: "campaign_cancelled", at: Date.now() },
+    {
+      kind: "fail",
+      accountId,
+      target: { campaignId: id },
+      reason: "campaign_cancelled",
+      at: Date.now(),
+      unacceptedOnly: true,
+    },
   ]);
   const now = Date.now();
   const owned = sql`id = ${id} AND account_id = ${accountId}`;

@@ -66,10 +66,11 @@ export async function handleOutboundBatch(batch: MessageBatch<unknown>, env: Env
 }
 
 /**
- * Messages the queue gave up on: those that never reached their session object fail with reason
- * `dispatch_failed` and are refunded. A message an object accepted is the object's to send or
- * fail (the hand-over may have failed after it was accepted), so it is left alone, as is one
- * already sent.
+ * Messages the queue gave up on: those no session object claimed fail with reason
+ * `dispatch_failed` and are refunded. An object claims a message in D1 before it takes it into
+ * its outbox and never takes one that is no longer waiting (claimMessages), so no object holds
+ * or sends a message failed here. A claimed message is the object's to send or fail (the
+ * hand-over may have failed after the claim), so it is left alone, as is one already sent.
  */
 async function handleDeadLetters(messages: Message<DispatchRequest>[], env: Env): Promise<void> {
   const failed = messages.map((m) => ({ id: m.body.id, accountId: m.body.accountId }));

@@ -1,7 +1,7 @@
 import { readConfig } from "../config";
 import { createDb, type Db } from "../db/client";
 import { recordRetry } from "../db/queries/messages";
-import { clientMessageIdOf } from "../gateways/client-id";
+import { carriesClientId, clientMessageIdOf } from "../gateways/client-id";
 import type { ChatGateway, LookupResult, SendOutcome } from "../gateways/gateway";
 import { windowOpensAt } from "../lib/send-window";
 import type { DispatchRequest } from "../messages/dispatch-request";
@@ -9,6 +9,7 @@ import { applyMoves } from "../moves/apply";
 import { failMoves, type MessageMove } from "../moves/message";
 import { failover } from "./failover";
 import type { Outbox, OutboxItem } from "./outbox";
+import { type KeptReceipts, type Receipt, receiptMoves } from "./receipts";
 import { MAX_SEND_ATTEMPTS, retryDelayMs } from "./retry";
 
 /** Longest pacing gap a run waits out in-line; longer gaps go through the alarm. */
@@ -60,9 +61,19 @@ export interface DispatchDeadlines {
 /** What the dispatcher needs from the session object that hosts it. */
 export interface DispatchHost {
   readonly outbox: Outbox;
+  readonly receipts: KeptReceipts;
   readonly deadlines: DispatchDeadlines;
-  /** The session's status and numbers, or null once it is gone. */
-  session(): { status: string; sessionId: string; phoneNumber: string | null } | null;
+  /**
+   * The session (its row `id`, `accountId`, status, gateway `sessionId` and linked number), or
+   * null once it is gone.
+   */
+  session(): {
+    id: string;
+    accountId: string;
+    status: string;
+    sessionId: string;
+    phoneNumber: string | null;
+  } | null;
   gateway(): ChatGateway;
   /** Runs `fn` when no other state change of the session is under way. */
   exclusive<T>(fn: () => Promise<T>): Promise<T>;
@@ -119,9 +130,11 @@ export class Dispatcher {
       for (;;) {
         if (this.host.session()?.status !== "connected") return;
         const now = Math.max(Date.now(), horizon);
-        const due = outbox.takeDueScheduled(now);
+        // Scheduled messages whose time came are `queued` in D1 before they are sent; while D1
+        // refuses that write, they stay scheduled here and the run ends (a retry is set).
+        const due = outbox.dueScheduled(now);
         if (due.length > 0) {
-          await applyMoves(this.env, [{ kind: "due", target: { ids: due }, at: Date.now() }]);
+          if (!(await this.writeDue(due))) return;
           continue;
         }
         const unsettled = outbox.unknownDue(now);
@@ -201,8 +214,12 @@ export class Dispatcher {
             ),
           ),
         ].filter((id) => !outbox.holdsPending(id));
-        await applyMoves(this.env, this.movesOf(rows, session.phoneNumber), { campaignIds });
+        // Receipts kept for these messages apply once their provider ids are in D1: in the same batch.
+        const providerIds = rows.flatMap((row) => (row.provider_message_id ? [row.provider_message_id] : []));
+        const kept = this.host.receipts.of(providerIds).flatMap((receipt) => receiptMoves(session, receipt));
+        await applyMoves(this.env, [...this.movesOf(rows, session.phoneNumber), ...kept], { campaignIds });
         outbox.markSynced(rows.map((row) => row.id));
+        this.host.receipts.drop(providerIds);
       }
     } catch (error) {
       console.error(JSON.stringify({ level: "error", event: "outcome_write_failed", error: String(error) }));
@@ -210,6 +227,48 @@ export class Dispatcher {
       await this.host.deadlines.rearm();
       return false;
     }
+  }
+
+  /**
+   * Moves scheduled entries whose time came to `queued` in D1, then here.
+   * @returns false when D1 refused (a `dispatch` deadline tries again after {@link SYNC_RETRY_MS}).
+   */
+  private async writeDue(ids: string[]): Promise<boolean> {
+    try {
+      await applyMoves(this.env, [{ kind: "due", target: { ids }, at: Date.now() }]);
+    } catch (error) {
+      console.error(JSON.stringify({ level: "error", event: "due_write_failed", error: String(error) }));
+      this.host.deadlines.schedule("dispatch", "", Date.now() + SYNC_RETRY_MS);
+      return false;
+    }
+    this.host.outbox.markUnscheduled(ids);
+    return true;
+  }
+
+  /**
+   * Receipts a gateway reported (src/sessions/session-link.ts): one whose provider id carries the
+   * client id of an entry whose outcome is unknown (carriesClientId) proves that entry sent: it
+   * is settled, `settled_by: "status_webhook"`. While any outcome stays unknown, receipts are
+   * also kept ({@link KeptReceipts}): the settlement of a message whose id carries no client id
+   * (WAHA's media) finds the receipts that arrived before it. Call {@link flush} after: it
+   * applies kept receipts with the outcomes they belong to.
+   * @returns the receipts to apply now (all but those of entries settled here).
+   */
+  takeReceipts(receipts: Receipt[], now: number): Receipt[] {
+    const { outbox } = this.host;
+    const unknown = outbox.unsettled();
+    if (unknown.length === 0) return receipts;
+    const applyNow: Receipt[] = [];
+    for (const receipt of receipts) {
+      this.host.receipts.keep(receipt, now);
+      const entry = unknown.find((e) => carriesClientId(receipt.providerMessageId, clientMessageIdOf(e.id)));
+      if (!entry) applyNow.push(receipt);
+      else if (entry.state === "unknown") {
+        outbox.markSent(entry.id, now, receipt.providerMessageId, "status_webhook");
+        entry.state = "sent";
+      }
+    }
+    return applyNow;
   }
 
   /** Outbox outcomes as message moves: one per sent message, one per failure reason and account. */
@@ -227,7 +286,7 @@ export class Dispatcher {
           fromNumber,
           attempts: row.attempts,
           gateway,
-          settledBy: row.settled_by === "lookup" ? "lookup" : "answer",
+          settledBy: row.settled_by ?? "answer",
         });
       } else {
         const reason = row.reason ?? "failed";
@@ -352,6 +411,7 @@ export class Dispatcher {
    * refunded, which is safe since the gateway confirmed it absent), or cannot be asked (→ asked
    * again with backoff until `OUTCOME_SETTLE_HOURS` after the first call, then failed
    * `outcome_unknown` and refunded: the one path on which a delivered message can be refunded).
+   * One confirmed absent whose campaign was cancelled fails `campaign_cancelled` instead.
    * A lookup is asked no sooner than `OUTCOME_GRACE_SECONDS` after the call it settles.
    */
   private async settle(items: OutboxItem[], now: number): Promise<void> {
@@ -405,6 +465,8 @@ export class Dispatcher {
         deadlines.schedule("dispatch", "", askAt);
       }
     }
+    // A message confirmed absent whose campaign was cancelled meanwhile is not sent again.
+    await this.failCancelled();
   }
 
   /** The sandbox's own receipts for a message it took at `at`, on {@link RECEIPT_GRID_MS}. */

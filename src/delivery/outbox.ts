@@ -1,4 +1,5 @@
 import type { DispatchRequest } from "../messages/dispatch-request";
+import type { SettledBy } from "../moves/message";
 
 /** A message waiting in (or done with) a session's outbox. */
 export type OutboxItem = {
@@ -26,8 +27,8 @@ export type OutboxItem = {
   first_attempt_at: number | null;
   /** When the last gateway call for it began (epoch ms). */
   attempted_at: number | null;
-  /** How a `sent` entry's outcome became known: the gateway's `answer`, or a `lookup`. */
-  settled_by: string | null;
+  /** How a `sent` entry's outcome became known (see SettledBy). */
+  settled_by: SettledBy | null;
   next_attempt_at: number;
   expires_at: number;
   done_at: number | null;
@@ -176,23 +177,30 @@ export class Outbox {
       .toArray();
   }
 
+  /** Every entry whose outcome is unknown. */
+  unsettled(): OutboxItem[] {
+    return this.sql.exec<OutboxItem>("SELECT * FROM outbox WHERE state = 'unknown'").toArray();
+  }
+
   /** The last call for `id` may have sent it: it waits to be asked about at `askAt` (epoch ms). */
   markUnknown(id: string, askAt: number): void {
     this.sql.exec("UPDATE outbox SET state = 'unknown', next_attempt_at = ? WHERE id = ?", askAt, id);
   }
 
-  /** Scheduled entries whose time has come; they are marked no longer scheduled. */
-  takeDueScheduled(now: number): string[] {
-    const ids = this.sql
+  /** Scheduled entries whose time has come (still `scheduled` here until {@link markUnscheduled}). */
+  dueScheduled(now: number): string[] {
+    return this.sql
       .exec<{ id: string }>(
         "SELECT id FROM outbox WHERE state = 'pending' AND scheduled = 1 AND not_before <= ?",
         now,
       )
       .toArray()
       .map((r) => r.id);
-    if (ids.length > 0)
-      this.sql.exec("UPDATE outbox SET scheduled = 0 WHERE scheduled = 1 AND not_before <= ?", now);
-    return ids;
+  }
+
+  /** D1 took these entries' move from `scheduled` to `queued`. */
+  markUnscheduled(ids: string[]): void {
+    for (const id of ids) this.sql.exec("UPDATE outbox SET scheduled = 0 WHERE id = ?", id);
   }
 
   /** Pending entries past their time to live at `now` (campaign entries never expire, see the class). */
@@ -306,15 +314,10 @@ export class Outbox {
   }
 
   /**
-   * The gateway holds the entry since `at`, as its `answer` to the send or a `lookup` found; D1
-   * learns it at the next flush.
+   * The gateway holds the entry since `at`, as its `answer` to the send, a `lookup` or a receipt
+   * (`status_webhook`) showed; D1 learns it at the next flush.
    */
-  markSent(
-    id: string,
-    at: number,
-    providerMessageId: string,
-    settledBy: "answer" | "lookup" = "answer",
-  ): void {
+  markSent(id: string, at: number, providerMessageId: string, settledBy: SettledBy = "answer"): void {
     this.sql.exec(
       `UPDATE outbox SET state = 'sent', done_at = ?, provider_message_id = ?, settled_by = ?, synced = 0,
          content = NULL WHERE id = ?`,

@@ -9,3 +9,13 @@
 export function clientMessageIdOf(id: string): string {
   return `3EB0${id.replaceAll("-", "").slice(0, 18).toUpperCase()}`;
 }
+
+/**
+ * Whether a gateway's message id (as its answers and receipts give it) is that of the message
+ * with client id `clientMessageId`: Evolution API keeps the client id as the message's id
+ * (`key.id`), WAHA's NOWEB and GOWS give it as the last part of `{fromMe}_{chatId}_{id}`
+ * (src/gateways/waha/send.ts).
+ */
+export function carriesClientId(providerMessageId: string, clientMessageId: string): boolean {
+  return providerMessageId === clientMessageId || providerMessageId.endsWith(`_${clientMessageId}`);
+}

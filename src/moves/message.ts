@@ -39,6 +39,13 @@ export type MessageTarget =
   | { sessionId: string }
   | { campaignId: string };
 
+/**
+ * How a sent message's outcome became known (its `metadata.settled_by`, issue 22): the gateway's
+ * `answer` to the send, or, after the outcome was unknown, a `lookup` that found it or a
+ * receipt (`status_webhook`) for it.
+ */
+export type SettledBy = "answer" | "lookup" | "status_webhook";
+
 /** One move of {@link MESSAGE_TRANSITIONS}, with what it records. Times are epoch ms. */
 export type MessageMove =
   | { kind: "due"; target: MessageTarget; at: number }
@@ -51,8 +58,7 @@ export type MessageMove =
       fromNumber: string | null;
       attempts: number;
       gateway: string;
-      /** How the send's outcome became known: the gateway's `answer`, or a `lookup` after it was unknown. */
-      settledBy: "answer" | "lookup";
+      settledBy: SettledBy;
     }
   | {
       kind: "delivered" | "read";
@@ -69,7 +75,10 @@ export type MessageMove =
       target: MessageTarget;
       reason: string;
       at: number;
-      /** Only messages no session object has accepted (the dead-letter queue's failures). */
+      /**
+       * Only messages no session object claimed (`accepted_at` null, claimMessages): the failures
+       * of the dead-letter queue, the sweep and a campaign's cancel, which no object may send.
+       */
       unacceptedOnly?: boolean;
     }
   | {

@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { SYNC_RETRY_MS } from "../delivery/dispatcher";
 import type { CampaignHold } from "../delivery/outbox";
 import type { GatewayEvent } from "../gateways/gateway";
 import type { SandboxReceived } from "../gateways/sandbox";
@@ -241,16 +242,26 @@ export class ChatSession extends DurableObject<Env> {
 
   /**
    * The object's one alarm: runs the due deadlines (SessionDispatchHost.runDueDeadlines), then
-   * the dispatcher, then re-arms for the earliest deadline left. A deleted session's alarm does
-   * nothing (its deadlines went with its storage).
+   * the dispatcher, then re-arms for the earliest deadline left. Before anything that can throw
+   * it arms a fallback {@link SYNC_RETRY_MS} ahead, so an alarm that fails (D1 refusing a write,
+   * the object stopping) is never the last one: the platform retries a failed alarm only a few
+   * times. An error is logged and the run tried again from a `dispatch` deadline. A deleted session's alarm does nothing (its deadlines went with its storage).
    */
   async alarm(): Promise<void> {
-    const horizon = await this.dispatch.runDueDeadlines();
-    if (horizon === null) return;
-    await this.dispatch.dispatcher.run(horizon);
-    // In the chain: a delete under way finishes first, and its session's alarm stays cleared.
-    await this.core.exclusive(async () => {
-      if (this.core.stored) await this.core.deadlines.rearm();
-    });
+    if (!this.core.stored) return;
+    await this.core.deadlines.armFallback(Date.now() + SYNC_RETRY_MS);
+    try {
+      const horizon = await this.dispatch.runDueDeadlines();
+      if (horizon !== null) await this.dispatch.dispatcher.run(horizon);
+    } catch (error) {
+      // Tried again from a deadline of its own, which the re-arm below keeps.
+      console.error(JSON.stringify({ level: "error", event: "alarm_failed", error: String(error) }));
+      if (this.core.stored) this.core.deadlines.schedule("dispatch", "", Date.now() + SYNC_RETRY_MS);
+    } finally {
+      // In the chain: a delete under way finishes first, and its session's alarm stays cleared.
+      await this.core.exclusive(async () => {
+        if (this.core.stored) await this.core.deadlines.rearm();
+      });
+    }
   }
 }

@@ -111,6 +111,14 @@ export class Deadlines {
     return { horizon, due };
   }
 
+  /**
+   * Sets the alarm to `at` (epoch ms) without recording it as the time it was armed for: a
+   * fallback while an alarm runs, replaced by {@link rearm} when the run ends.
+   */
+  async armFallback(at: number): Promise<void> {
+    await this.storage.setAlarm(at);
+  }
+
   /** Points the alarm at the earliest deadline, or clears it when there is none. */
   async rearm(): Promise<void> {
     const next =

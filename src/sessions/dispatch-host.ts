@@ -1,8 +1,9 @@
 import { createDb } from "../db/client";
-import { markAccepted } from "../db/queries/messages";
+import { claimMessages } from "../db/queries/messages";
 import { Dispatcher, type DispatchHost, SYNC_RETRY_MS } from "../delivery/dispatcher";
 import { failover } from "../delivery/failover";
 import type { CampaignHold, Outbox } from "../delivery/outbox";
+import type { KeptReceipts } from "../delivery/receipts";
 import type { ChatGateway } from "../gateways/gateway";
 import type { DispatchRequest } from "../messages/dispatch-request";
 import { applyMoves } from "../moves/apply";
@@ -42,14 +43,32 @@ export class SessionDispatchHost implements DispatchHost {
     return this.core.outbox;
   }
 
+  get receipts(): KeptReceipts {
+    return this.core.receipts;
+  }
+
   get deadlines(): Deadlines {
     return this.core.deadlines;
   }
 
-  /** The session's status and numbers, or null once it is gone. */
-  session(): { status: SessionStatus; sessionId: string; phoneNumber: string | null } | null {
+  /** The session (see DispatchHost.session), or null once it is gone. */
+  session(): {
+    id: string;
+    accountId: string;
+    status: SessionStatus;
+    sessionId: string;
+    phoneNumber: string | null;
+  } | null {
     const state = this.core.state();
-    return state && { status: state.status, sessionId: state.session_id, phoneNumber: state.phone_number };
+    return (
+      state && {
+        id: state.id,
+        accountId: state.account_id,
+        status: state.status,
+        sessionId: state.session_id,
+        phoneNumber: state.phone_number,
+      }
+    );
   }
 
   gateway(): ChatGateway {
@@ -85,25 +104,38 @@ export class SessionDispatchHost implements DispatchHost {
       for (const deadline of due) {
         if (deadline.kind === "ack_delivered" || deadline.kind === "ack_read") {
           acks.push(deadline);
-        } else if (deadline.kind === "expire") {
-          await this.dispatcher.expire(horizon);
-        } else {
+          continue;
+        }
+        try {
+          if (deadline.kind === "expire") await this.dispatcher.expire(horizon);
           // The link's own (the session row's write, QR, gateway checks). A `dispatch` wake-up
           // is the run the alarm starts next; the outbox's `sync` is the flush below.
-          await this.link.runDeadline(deadline);
+          else await this.link.runDeadline(deadline);
+        } catch (error) {
+          // Taken from the table already: set again, so that a failure delays it, never drops it.
+          console.error(
+            JSON.stringify({
+              level: "error",
+              event: "deadline_failed",
+              kind: deadline.kind,
+              error: String(error),
+            }),
+          );
+          this.core.deadlines.schedule(deadline.kind, deadline.ref, Date.now() + SYNC_RETRY_MS);
         }
       }
       // Acks only move messages D1 already knows as sent.
       await this.applySandboxAcks(acks);
       this.core.outbox.purge(Date.now());
+      this.core.receipts.purge(Date.now());
       return horizon;
     });
   }
 
   /**
-   * The `enqueue` RPC's work, in the chain of changes: takes messages from the outbound Queue
-   * into the outbox, records in D1 that they were accepted and wakes the dispatcher; known ids
-   * are ignored. A banned session fails the new ones at once, with a refund; a deleted one fails
+   * The `enqueue` RPC's work, in the chain of changes: claims messages from the outbound Queue
+   * in D1 (claimMessages: only those still waiting for this session), takes the claimed ones
+   * into the outbox and wakes the dispatcher; known ids are ignored. A banned session fails the new ones at once, with a refund; a deleted one fails
    * those that never left (a campaign's move to its other sessions first).
    * @returns how many were new.
    */
@@ -121,10 +153,15 @@ export class SessionDispatchHost implements DispatchHost {
       await applyMoves(this.core.env, failMoves(waiting, "session_deleted", now));
       return 0;
     }
-    const added = this.dispatcher.accept(requests, now);
-    await markAccepted(
+    // Claimed in D1 first: what the object holds, nothing else may fail (see claimMessages).
+    const claimed = await claimMessages(
       db,
+      state.id,
       requests.map((r) => r.id),
+      now,
+    );
+    const added = this.dispatcher.accept(
+      requests.filter((r) => claimed.has(r.id)),
       now,
     );
     await this.dispatcher.failCancelled();
@@ -141,13 +178,21 @@ export class SessionDispatchHost implements DispatchHost {
 
   /**
    * The `holdCampaign` RPC's work, in the chain of changes: holds campaign `campaignId`'s
-   * messages (`paused` or `cancelled`, see Outbox.hold) and fails the cancelled ones waiting.
+   * messages (`paused` or `cancelled`, see Outbox.hold), fails the cancelled ones waiting, and
+   * writes every outcome it holds to D1: a cancel then fails in D1 only messages no session
+   * claimed, so a message sent a moment ago ends `sent`, never failed and refunded. A message
+   * whose outcome is unknown stays the object's: settled, it ends `sent`, or fails
+   * `campaign_cancelled` when the gateway confirms it absent.
    * @returns false when this object holds no session.
+   * @throws when D1 refuses the outcomes (the caller answers 503; holding again is harmless).
    */
   async holdCampaign(campaignId: string, hold: CampaignHold): Promise<boolean> {
     if (!this.core.stored) return false;
     this.core.outbox.hold(campaignId, hold);
+    // Outcomes first: while entries of the campaign still wait, none of them completes it.
+    if (!(await this.dispatcher.flush())) throw new Error("outcomes could not be written to D1");
     await this.dispatcher.failCancelled();
+    if (!(await this.dispatcher.flush())) throw new Error("outcomes could not be written to D1");
     return true;
   }
 

@@ -1,5 +1,6 @@
 import { readConfig } from "../config";
 import { Outbox } from "../delivery/outbox";
+import { KeptReceipts } from "../delivery/receipts";
 import { createGateway } from "../gateways";
 import type { ChatGateway } from "../gateways/gateway";
 import { SandboxGateway } from "../gateways/sandbox";
@@ -10,7 +11,7 @@ import { SessionStore, type StoredSession } from "./session-store";
 
 /**
  * What every part of one session object shares: its records in the object's SQLite storage (the
- * session, the outbox, the deadlines behind the alarm, the gateway's health), its live watchers,
+ * session, the outbox and its kept receipts, the deadlines behind the alarm, the gateway's health), its live watchers,
  * its gateway, and the chain that runs its state changes one at a time.
  *
  * The parts (session-link.ts, session-moves.ts, dispatch-host.ts) take this instead of the
@@ -21,6 +22,7 @@ export class SessionCore {
   readonly sql: SqlStorage;
   readonly store: SessionStore;
   readonly outbox: Outbox;
+  readonly receipts: KeptReceipts;
   readonly deadlines: Deadlines;
   readonly health: GatewayHealth;
   readonly live: LiveWatchers;
@@ -34,6 +36,7 @@ export class SessionCore {
     this.sql = ctx.storage.sql;
     this.store = new SessionStore(this.sql);
     this.outbox = new Outbox(this.sql);
+    this.receipts = new KeptReceipts(this.sql);
     this.deadlines = new Deadlines(this.sql, ctx.storage);
     this.health = new GatewayHealth(this.sql);
     this.live = new LiveWatchers(ctx);
@@ -52,6 +55,7 @@ export class SessionCore {
   setUp(): void {
     this.store.setUp();
     this.outbox.setUp();
+    this.receipts.setUp();
     this.deadlines.setUp();
     this.health.setUp();
   }

@@ -3,11 +3,11 @@ import { readConfig } from "../config";
 import { createDb } from "../db/client";
 import { sessions } from "../db/schema";
 import type { Dispatcher } from "../delivery/dispatcher";
+import { receiptMoves } from "../delivery/receipts";
 import { GatewayError, type GatewayEvent, type LinkState } from "../gateways/gateway";
 import type { SandboxGateway, SandboxReceived } from "../gateways/sandbox";
 import { receiveMessage } from "../messages/receive";
 import { applyMoves } from "../moves/apply";
-import type { MessageMove } from "../moves/message";
 import type { Deadline } from "./deadlines";
 import type { GatewayHealthView } from "./gateway-health";
 import { CLOSE_SESSION_DELETED, CLOSE_SESSION_DELETED_REASON, type LiveChange, type ShownQr } from "./live";
@@ -19,7 +19,7 @@ import { gatewaySessionName, type SessionRecord } from "./session-record";
 import { initial } from "./transitions";
 
 /** What the link's end needs of the session's fan-out: deleting the session ends it. */
-export type LinkFanOut = Pick<Dispatcher, "handOver" | "failPending" | "flush">;
+export type LinkFanOut = Pick<Dispatcher, "handOver" | "failPending" | "flush" | "takeReceipts">;
 
 /**
  * The life of a session's link to its chat account: creation at the gateway and the QR shown
@@ -201,16 +201,18 @@ export class SessionLink {
   async gatewayEvents(events: GatewayEvent[]): Promise<boolean> {
     const state = this.core.state();
     if (!state) return false;
+    // A receipt may settle an unknown outcome, or wait for its settlement (Dispatcher.takeReceipts).
     // The gateway's message id reaches D1 with the sent outcome: write pending ones first. When
     // D1 refuses, the call fails and the gateway delivers the events again.
-    if (events.some((event) => event.type === "ack") && !(await this.fanOut.flush())) {
+    const acks = events.filter((event) => event.type === "ack");
+    const applyNow = this.fanOut.takeReceipts(acks, Date.now());
+    if (acks.length > 0 && !(await this.fanOut.flush())) {
       throw new Error("sent outcomes could not be written to D1; the receipts wait for a retry");
     }
-    const receipts: MessageMove[] = [];
+    const session = { id: state.id, accountId: state.account_id };
+    const receipts = applyNow.flatMap((receipt) => receiptMoves(session, receipt));
     for (const event of events) {
-      if (event.type === "ack") {
-        receipts.push(...receiptMoves(state, event));
-      } else if (event.type === "incoming") {
+      if (event.type === "incoming") {
         const current = this.core.current();
         await receiveMessage(this.core.env, {
           accountId: current.account_id,
@@ -223,7 +225,7 @@ export class SessionLink {
           mediaUrl: event.mediaUrl,
           at: event.at,
         });
-      } else if (event.at >= this.core.health.eventAt()) {
+      } else if (event.type !== "ack" && event.at >= this.core.health.eventAt()) {
         // Webhook events are ordered by the gateway's own clock, against each other only: a
         // command or a check is not compared with them, so clock skew cannot hide an event.
         this.core.health.noteEvent(event.at);
@@ -324,35 +326,4 @@ function gatewayFailure(error: unknown): Failure {
   return error.permanent
     ? fail("gateway_rejected", `The gateway refused the request (${error.message}).`)
     : fail("gateway_unavailable", `The gateway could not be reached (${error.message}). Try again later.`);
-}
-
-/**
- * A gateway's receipt for a message this session sent, as message moves (by the gateway's message
- * id): `delivered` and `read` as such, `failed` fails and refunds a sent message, `sent` changes
- * nothing (a message is sent once the gateway accepted it).
- */
-function receiptMoves(
-  session: { id: string; account_id: string },
-  ack: Extract<GatewayEvent, { type: "ack" }>,
-): MessageMove[] {
-  const target = { sessionId: session.id, providerMessageId: ack.providerMessageId };
-  const at = Date.now();
-  switch (ack.status) {
-    case "delivered":
-    case "read":
-      return [{ kind: ack.status, target, at, gatewayAt: ack.at }];
-    case "failed":
-      return [
-        {
-          kind: "gateway_failed",
-          accountId: session.account_id,
-          target,
-          reason: ack.reason ?? "gateway_ack_error",
-          at,
-          gatewayAt: ack.at,
-        },
-      ];
-    case "sent":
-      return [];
-  }
 }

@@ -97,13 +97,24 @@ export function outgoingRows(send: NewMessages): MessageRow[] {
 }
 
 /**
- * Records that a session object took these messages into its outbox (`accepted_at`), so the
- * reconciliation sweep leaves them alone. Messages already marked keep their first time.
+ * A session object claims these messages before it takes them into its outbox: it sets
+ * `accepted_at` (a message claimed before keeps its first time) on those still `queued` or
+ * `scheduled` on session `sessionId`, so the reconciliation sweep and the dead-letter consumer,
+ * which fail only unclaimed messages, never fail one an object may send, and an object never
+ * sends one they failed, a cancel failed, or that failover moved to another session.
+ * @returns the ids claimed (those the object may send).
  */
-export async function markAccepted(db: Db, ids: string[], at: number): Promise<void> {
-  if (ids.length === 0) return;
-  await db.run(sql`UPDATE messages SET accepted_at = ${at}
-    WHERE id IN (SELECT value FROM json_each(${JSON.stringify(ids)})) AND accepted_at IS NULL`);
+export async function claimMessages(
+  db: Db,
+  sessionId: string,
+  ids: string[],
+  at: number,
+): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.all<{ id: string }>(sql`UPDATE messages SET accepted_at = COALESCE(accepted_at, ${at})
+    WHERE id IN (SELECT value FROM json_each(${JSON.stringify(ids)})) AND chatapp_session_id = ${sessionId}
+      AND status IN ('queued', 'scheduled') RETURNING id`);
+  return new Set(rows.map((row) => row.id));
 }
 
 /**
