@@ -1,15 +1,15 @@
-import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ChatSession } from "../src/sessions/chat-session";
 import { call, createAccount, sessionStub } from "./helpers";
 import {
   balanceOf,
   connectedSession,
+  firstAttempts,
   getMessage,
   ledgerOf,
-  type Message,
   sendText,
+  settleAll,
 } from "./message-fixtures";
 
 // Exactly once at the last mile, on the sandbox gateway: a send whose answer is lost is `unknown`,
@@ -33,41 +33,6 @@ async function deliveredIds(sessionId: string): Promise<Map<string, number>> {
       .toArray(),
   );
   return new Map(rows.map((row) => [row.message_id, row.n]));
-}
-
-/**
- * Waits until the outbound queue handed the messages to their session and each had one attempt
- * (read from D1: the queue's delivery is the platform's, not ours to drive).
- */
-async function firstAttempts(ids: string[]): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const row = await env.DB.prepare(
-      `SELECT COUNT(*) AS n FROM messages WHERE id IN (SELECT value FROM json_each(?))
-         AND status = 'queued' AND json_extract(metadata, '$.attempts') IS NULL`,
-    )
-      .bind(JSON.stringify(ids))
-      .first<{ n: number }>();
-    if ((row?.n ?? 1) === 0) return;
-    if (Date.now() > deadline) throw new Error(`${row?.n} messages had no attempt yet`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-/** Runs the session's alarm until every message left `queued` (at most `runs` times). */
-async function settleAll(key: string, sessionId: string, ids: string[], runs = 60): Promise<Message[]> {
-  let messages: Message[] = [];
-  for (let i = 0; i < runs; i++) {
-    await runDurableObjectAlarm(sessionStub(sessionId));
-    const rows = await env.DB.prepare(
-      `SELECT COUNT(*) AS n FROM messages WHERE id IN (SELECT value FROM json_each(?)) AND status = 'queued'`,
-    )
-      .bind(JSON.stringify(ids))
-      .first<{ n: number }>();
-    if ((rows?.n ?? 1) === 0) break;
-  }
-  messages = await Promise.all(ids.map((id) => getMessage(key, id)));
-  return messages;
 }
 
 describe("a send whose outcome is unknown", () => {

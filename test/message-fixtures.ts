@@ -229,3 +229,46 @@ export async function sessionStorage(id: string): Promise<{
     };
   });
 }
+
+/**
+ * Waits until the outbound queue handed the messages to their session and each had its first
+ * attempt (read from D1: the queue's delivery is the platform's, not ours to drive), at most
+ * `timeoutMs`.
+ */
+export async function firstAttempts(ids: string[], timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const row = await env.DB.prepare(
+      `SELECT COUNT(*) AS n FROM messages WHERE id IN (SELECT value FROM json_each(?))
+         AND status = 'queued' AND json_extract(metadata, '$.attempts') IS NULL`,
+    )
+      .bind(JSON.stringify(ids))
+      .first<{ n: number }>();
+    if ((row?.n ?? 1) === 0) return;
+    if (Date.now() > deadline) throw new Error(`${row?.n} messages had no attempt yet`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/**
+ * Runs session `sessionId`'s alarm until every message left `queued` (at most `runs` times), then
+ * reads the messages. A driven alarm runs at the time it was armed for, so the questions about
+ * unknown outcomes (OUTCOME_GRACE_SECONDS after a call, then backing off) are asked now.
+ */
+export async function settleAll(
+  key: string,
+  sessionId: string,
+  ids: string[],
+  runs = 60,
+): Promise<Message[]> {
+  for (let i = 0; i < runs; i++) {
+    await runDurableObjectAlarm(sessionStub(sessionId));
+    const rows = await env.DB.prepare(
+      `SELECT COUNT(*) AS n FROM messages WHERE id IN (SELECT value FROM json_each(?)) AND status = 'queued'`,
+    )
+      .bind(JSON.stringify(ids))
+      .first<{ n: number }>();
+    if ((rows?.n ?? 1) === 0) break;
+  }
+  return Promise.all(ids.map((id) => getMessage(key, id)));
+}

@@ -55,6 +55,9 @@ export interface StoredRecord {
  */
 export type SendFault = "error" | "hang" | "lost" | "garbage";
 
+/** A fault chosen per send from the send's body (a mix of faults across messages); null: none. */
+export type SendFaultPlan = (body: Record<string, unknown>) => SendFault | null;
+
 /**
  * The fields each send body may carry (src/api/dto/sendMessage.dto.ts: `Metadata` and the
  * endpoint's DTO), and those it must (src/validate/message.schema.ts). Evolution's JSON schemas
@@ -99,16 +102,22 @@ const SEND_FIELDS: Record<string, { allowed: string[]; required: string[] }> = {
  * against Evolution's DTOs ({@link SEND_FIELDS}); a send stores the message under its
  * `messageId` (a second send with the same id stores nothing more and answers the stored
  * message), and `POST /chat/findMessages` searches the stored messages. `down` makes every call
- * answer 503; `sendFault` makes sends misbehave ({@link SendFault}). Every request is recorded
- * as `METHOD path?query` in `calls`, with its JSON body in `bodies`.
+ * answer 503; `sendFault` makes sends misbehave ({@link SendFault}), all alike or each as a
+ * {@link SendFaultPlan} says. Every request is recorded as `METHOD path?query` in `calls`, with
+ * its JSON body in `bodies`; every send that reached the network, as its `key.id` in `relayed`.
  */
 export class FakeEvolution {
   readonly instances = new Map<string, FakeInstance>();
   readonly calls: string[] = [];
   readonly bodies: { call: string; body: unknown }[] = [];
   readonly sent: SentMessage[] = [];
+  /**
+   * The `key.id` of every message a send relayed, a repeat under a known id included: the fake
+   * keeps one message per id, so an id listed twice is a message we sent twice.
+   */
+  readonly relayed: string[] = [];
   down = false;
-  sendFault: SendFault | null = null;
+  sendFault: SendFault | SendFaultPlan | null = null;
   private counter = 0;
 
   /** Registers the fake's handlers on the test network. */
@@ -303,8 +312,9 @@ export class FakeEvolution {
       fields.required.find((field) => typeof body[field] !== "string" || body[field] === "");
     if (refused) return problem(400, "Bad Request", [`instance requires or refuses property "${refused}"`]);
     if (instance.state !== "open") return problem(400, "Bad Request", ["Error: Connection Closed"]);
-    if (this.sendFault === "error") return problem(500, "Internal Server Error", ["Error: boom"]);
-    if (this.sendFault === "hang") {
+    const fault = typeof this.sendFault === "function" ? this.sendFault(body) : this.sendFault;
+    if (fault === "error") return problem(500, "Internal Server Error", ["Error: boom"]);
+    if (fault === "hang") {
       await delay(GATEWAY_TIMEOUT_MS + 300);
       return problem(500, "Internal Server Error", ["Error: Timed Out"]);
     }
@@ -319,8 +329,9 @@ export class FakeEvolution {
     const id = typeof body.messageId === "string" ? body.messageId : this.nextId();
     const known = this.sent.find((s) => s.instance === name && s.id === id);
     const record = known?.record ?? this.store(name, instance, endpoint, body, remoteJid, id);
-    if (this.sendFault === "lost") return HttpResponse.error();
-    if (this.sendFault === "garbage") {
+    this.relayed.push(id);
+    if (fault === "lost") return HttpResponse.error();
+    if (fault === "garbage") {
       return new HttpResponse("<html>upstream reset</html>", {
         status: 201,
         headers: { "Content-Type": "text/html" },

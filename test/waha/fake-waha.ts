@@ -39,6 +39,9 @@ export interface WahaSent {
  */
 export type SendFault = "error" | "hang" | "lost" | "garbage";
 
+/** A fault chosen per send from the send's body (a mix of faults across messages); null: none. */
+export type SendFaultPlan = (body: Record<string, unknown>) => SendFault | null;
+
 /**
  * The fields of each send request and those it requires (WAHA's OpenAPI document, 2026.7.1:
  * `MessageTextRequest`, `MessageImageRequest`, … and `RemoteFile`). WAHA strips unknown fields
@@ -88,16 +91,22 @@ const LIST_PARAMS = [
  * the contacts lookup, the send endpoints (bodies checked against {@link SEND_FIELDS}; a text
  * with an `id` is sent under it, as NOWEB and GOWS do, and a second send with that id stores
  * nothing more) and the chat messages list. `down` makes every call answer 503; `sendFault`
- * makes sends misbehave ({@link SendFault}). Every request is recorded as `METHOD path` in
- * `calls`, with its JSON body in `bodies`.
+ * makes sends misbehave ({@link SendFault}), all alike or each as a {@link SendFaultPlan} says.
+ * Every request is recorded as `METHOD path` in `calls`, with its JSON body in `bodies`; every
+ * send that reached the network, as the id of its message in `relayed`.
  */
 export class FakeWaha {
   readonly sessions = new Map<string, FakeSession>();
   readonly calls: string[] = [];
   readonly bodies: { call: string; body: unknown }[] = [];
   readonly sent: WahaSent[] = [];
+  /**
+   * The id of every message a send relayed (stored, or already held under its id), a repeat
+   * included: WAHA keeps one message per id, so an id listed twice is a message we sent twice.
+   */
+  readonly relayed: string[] = [];
   down = false;
-  sendFault: SendFault | null = null;
+  sendFault: SendFault | SendFaultPlan | null = null;
   private counter = 0;
 
   /** Registers the fake's handlers on the test network. */
@@ -209,8 +218,9 @@ export class FakeWaha {
       fields.required.find((field) => body[field] === undefined);
     if (refused)
       return HttpResponse.json({ message: `property ${refused} is refused or missing` }, { status: 422 });
-    if (this.sendFault === "error") return HttpResponse.text("engine crashed", { status: 500 });
-    if (this.sendFault === "hang") {
+    const fault = typeof this.sendFault === "function" ? this.sendFault(body) : this.sendFault;
+    if (fault === "error") return HttpResponse.text("engine crashed", { status: 500 });
+    if (fault === "hang") {
       await delay(GATEWAY_TIMEOUT_MS + 300);
       return HttpResponse.text("too late", { status: 500 });
     }
@@ -239,8 +249,9 @@ export class FakeWaha {
       };
       this.sent.push(sent);
     }
-    if (this.sendFault === "lost") return HttpResponse.error();
-    if (this.sendFault === "garbage") return HttpResponse.text("<html>502</html>", { status: 201 });
+    this.relayed.push(sent.id);
+    if (fault === "lost") return HttpResponse.error();
+    if (fault === "garbage") return HttpResponse.text("<html>502</html>", { status: 201 });
     return HttpResponse.json(sent.message, { status: 201 });
   }
 
