@@ -4,16 +4,18 @@
 //   npm run bench                      # http://localhost:8787, admin token dev-admin-token
 //   npm run bench -- --url http://localhost:8787
 //   npm run bench -- --campaign-full   # also runs a 100,000-message campaign to completion
+//   npm run bench -- --only exactly-once,pacing   # only these steps (names: STEPS below)
 //   BENCH_URL=… ADMIN_TOKEN=… BENCH_CAMPAIGN_FULL=1 npm run bench
 //
 // It creates one account (balance 100,000) and a few sandbox sessions, sends 16,020 text messages
-// through the sandbox gateway (and 550 more from two accounts of the webhook rows, each with an
-// endpoint on a local receiver), then runs campaigns: 17,000 messages over 1, 10 and 20 sessions,
-// one of 5,000 paused while it sends, and one of 100,000 (an account of its own) that is started
-// and cancelled, or with --campaign-full sent to the end. It deletes its sessions and endpoints at
-// the end (messages it parked unsent are failed and refunded). It stops by itself: every request
-// has a timeout, every wait is bounded, and the whole run is capped (BENCH_TIMEOUT_S, default
-// 600 s, 2,400 s with --campaign-full).
+// through the sandbox gateway (and 700 more from accounts of their own: 550 from the two of the
+// webhook rows, each with an endpoint on a local receiver, and 150 from the exactly-once row's),
+// then runs campaigns: 17,000 messages over 1, 10 and 20 sessions, one of 5,000 paused while it
+// sends, and one of 100,000 (an account of its own) that is started and cancelled, or with
+// --campaign-full sent to the end. It deletes its sessions and endpoints at the end (messages it
+// parked unsent are failed and refunded). It stops by itself: every request has a timeout, every
+// wait is bounded, and the whole run is capped (BENCH_TIMEOUT_S, default 600 s, 2,400 s with
+// --campaign-full).
 //
 // Rows:
 //  1. time to accept a send to 1,000 recipients (POST latency): 5 runs on fresh sessions of an
@@ -37,6 +39,12 @@
 // 11. what authentication costs a request: the key lookup, the per-key rate limit and the scope
 //     check, as the median latency of a 403 for a missing scope against that of /health
 //     (scripts/bench/auth.mjs).
+// 12. exactly once under faults (scripts/bench/exactly-once.mjs): 150 messages with delay_between
+//     0 to the sandbox's fault numbers (20% answer 500 and 10% time out before the phone gets
+//     them, 5% reach the phone and lose the answer): the messages still `queued` at the end, those
+//     a phone received twice, those refunded although their phone received them, those settled by
+//     a lookup (exactly the lost answers), and the time until none is `queued` (the lookups wait
+//     OUTCOME_GRACE_SECONDS, 30 s).
 // Progress goes to stderr, the table to stdout.
 
 import { performance } from "node:perf_hooks";
@@ -50,14 +58,53 @@ import {
   fmt,
   HttpError,
   log,
+  ONLY,
   printTable,
   retriedRequestCount,
   rows,
 } from "./bench/common.mjs";
+import { benchExactlyOnce } from "./bench/exactly-once.mjs";
 import { benchAccept, benchFanOut, benchListPages, benchPacing } from "./bench/messages.mjs";
 import { benchReadWebhook, benchWebhookThroughput } from "./bench/webhooks.mjs";
 
+/** The run, in order, by the names `--only` takes; each step is given the shared account's key. */
+const STEPS = [
+  // Quietest measurements first: pacing and webhook latency see an idle server.
+  ["pacing", benchPacing],
+  ["auth", benchAuthCost],
+  ["read-webhook", benchReadWebhook],
+  // 150 messages on an account of its own; its wait for the outcome grace leaves the server idle.
+  ["exactly-once", benchExactlyOnce],
+  ["fan-out", benchFanOut],
+  ["accept", benchAccept],
+  [
+    "list",
+    async (apiKey) => {
+      await benchListPages(apiKey);
+      await cleanUp();
+    },
+  ],
+  [
+    "webhook-throughput",
+    async () => {
+      await benchWebhookThroughput();
+      await cleanUp();
+    },
+  ],
+  // Campaigns last: the 100,000-recipient one leaves the largest tables behind.
+  ["campaign-scaling", benchCampaignScaling],
+  ["campaign-pause", benchCampaignPause],
+  ["campaign-large", benchCampaignLarge],
+];
+
 async function main() {
+  const unknown = [...ONLY].filter((name) => !STEPS.some(([step]) => step === name));
+  if (unknown.length > 0) {
+    console.error(
+      `bench: no step ${unknown.join(", ")}; the steps are ${STEPS.map(([step]) => step).join(", ")}.`,
+    );
+    process.exit(1);
+  }
   try {
     const { json } = await api("GET", "/health", {});
     if (json?.status !== "ok") throw new Error(`unexpected /health answer ${JSON.stringify(json)}`);
@@ -69,22 +116,9 @@ async function main() {
     process.exit(1);
   }
   const startedAt = performance.now();
-  log(`bench against ${BASE}`);
+  log(`bench against ${BASE}${ONLY.size > 0 ? ` (only ${[...ONLY].join(", ")})` : ""}`);
   const { apiKey } = await createAccount();
-  // Quietest measurements first: pacing and webhook latency see an idle server.
-  await benchPacing(apiKey);
-  await benchAuthCost(apiKey);
-  await benchReadWebhook();
-  await benchFanOut(apiKey);
-  await benchAccept(apiKey);
-  await benchListPages(apiKey);
-  await cleanUp();
-  await benchWebhookThroughput();
-  await cleanUp();
-  // Campaigns last: the 100,000-recipient one leaves the largest tables behind.
-  await benchCampaignScaling(apiKey);
-  await benchCampaignPause(apiKey);
-  await benchCampaignLarge();
+  for (const [name, run] of STEPS) if (ONLY.size === 0 || ONLY.has(name)) await run(apiKey);
   await cleanUp();
   log(`done in ${fmt((performance.now() - startedAt) / 1000, 1)} s`);
   if (retriedRequestCount() > 0)

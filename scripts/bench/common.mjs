@@ -9,13 +9,14 @@ const { values: args } = parseArgs({
   options: {
     url: { type: "string" },
     "campaign-full": { type: "boolean" },
+    only: { type: "string" },
     help: { type: "boolean", short: "h" },
   },
   allowPositionals: false,
 });
 if (args.help) {
   console.log(
-    "usage: npm run bench [-- [--url http://localhost:8787] [--campaign-full]]\n" +
+    "usage: npm run bench [-- [--url http://localhost:8787] [--campaign-full] [--only <step>[,<step>…]]]\n" +
       "  (env: BENCH_URL, ADMIN_TOKEN, BENCH_TIMEOUT_S, BENCH_CAMPAIGN_FULL=1)",
   );
   process.exit(0);
@@ -25,6 +26,8 @@ export const BASE = (args.url ?? process.env.BENCH_URL ?? "http://localhost:8787
 export const ADMIN_TOKEN = process.env.ADMIN_TOKEN ?? "dev-admin-token";
 /** Whether the 100,000-recipient campaign runs to completion (opt-in: it takes minutes). */
 export const CAMPAIGN_FULL = Boolean(args["campaign-full"]) || process.env.BENCH_CAMPAIGN_FULL === "1";
+/** The steps to run (`--only`, comma-separated names of scripts/bench.mjs's steps); empty: all. */
+export const ONLY = new Set((args.only ?? "").split(",").filter(Boolean));
 const RUN_LIMIT_MS = Number(process.env.BENCH_TIMEOUT_S ?? (CAMPAIGN_FULL ? 2400 : 600)) * 1000;
 const REQUEST_TIMEOUT_MS = 30_000;
 const POLL_MS = 100;
