@@ -132,7 +132,7 @@ export const MessageSchema = z
     metadata: z.record(z.string(), z.unknown()).openapi({
       description:
         "Retry information (`attempts`, `last_error`, `next_attempt_at`), `gateway`, `events` (acks received), " +
-        "and how the send's outcome became known: `outcome: \"unknown\"` while the gateway may hold the message " +
+        'and how the send\'s outcome became known: `outcome: "unknown"` while the gateway may hold the message ' +
         "unsettled (it stays `queued`), `send_attempts` (each attempt that did not end in `sent`: `{ at, outcome, " +
         "reason }`, outcome `rejected`, `unknown`, `absent` or `unreachable`) and, once sent, `settled_by`: " +
         "`answer`, `lookup` or `status_webhook`.",
