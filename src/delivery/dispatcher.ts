@@ -1,16 +1,17 @@
 import { readConfig } from "../config";
-import { createDb, type Db } from "../db/client";
-import { recordRetry } from "../db/queries/messages";
-import { carriesClientId, clientMessageIdOf } from "../gateways/client-id";
-import type { ChatGateway, LookupResult, SendOutcome } from "../gateways/gateway";
+import { createDb } from "../db/client";
+import { clientMessageIdOf } from "../gateways/client-id";
+import type { SendOutcome } from "../gateways/gateway";
 import { windowOpensAt } from "../lib/send-window";
 import type { DispatchRequest } from "../messages/dispatch-request";
 import { applyMoves } from "../moves/apply";
 import { failMoves, type MessageMove } from "../moves/message";
 import { failover } from "./failover";
-import type { Outbox, OutboxItem } from "./outbox";
-import { type KeptReceipts, type Receipt, receiptMoves } from "./receipts";
+import type { DispatchHost } from "./host";
+import type { OutboxItem } from "./outbox";
+import { receiptMoves } from "./receipts";
 import { MAX_SEND_ATTEMPTS, retryDelayMs } from "./retry";
+import { noteAttempt, Settlement } from "./settlement";
 
 /** Longest pacing gap a run waits out in-line; longer gaps go through the alarm. */
 const INLINE_WAIT_MS = 5_000;
@@ -39,47 +40,6 @@ const FLUSH_COALESCE_MS = 500;
  * receipts of a session rather than one batch per message.
  */
 const RECEIPT_GRID_MS = 1_000;
-/** The longest wait between two questions about an unknown outcome while the gateway cannot answer. */
-const SETTLE_BACKOFF_CAP_MS = 15 * 60_000;
-
-/** The kinds of deadline the dispatcher sets in its host's alarm table. */
-export type DispatchDeadlineKind = "dispatch" | "sync" | "expire" | "ack_delivered" | "ack_read";
-
-/**
- * The host's alarm table as the dispatcher uses it (the session object's, src/sessions/deadlines.ts):
- * `schedule` sets the deadline `kind`/`ref` to `at` (epoch ms), `clear` drops every deadline of a
- * kind, `anyDue` tells whether one is due at `now`, and `rearm` sets the object's alarm to the
- * earliest.
- */
-export interface DispatchDeadlines {
-  schedule(kind: DispatchDeadlineKind, ref: string, at: number): void;
-  clear(kind: DispatchDeadlineKind): void;
-  anyDue(now: number): boolean;
-  rearm(): Promise<void>;
-}
-
-/** What the dispatcher needs from the session object that hosts it. */
-export interface DispatchHost {
-  readonly outbox: Outbox;
-  readonly receipts: KeptReceipts;
-  readonly deadlines: DispatchDeadlines;
-  /**
-   * The session (its row `id`, `accountId`, status, gateway `sessionId` and linked number), or
-   * null once it is gone.
-   */
-  session(): {
-    id: string;
-    accountId: string;
-    status: string;
-    sessionId: string;
-    phoneNumber: string | null;
-  } | null;
-  gateway(): ChatGateway;
-  /** Runs `fn` when no other state change of the session is under way. */
-  exclusive<T>(fn: () => Promise<T>): Promise<T>;
-  /** Runs the session's deadlines that are due (acks, QR, expiry). */
-  runDueDeadlines(): Promise<unknown>;
-}
 
 /**
  * The fan-out end of a session: takes messages into the outbox and sends them through the
@@ -90,11 +50,19 @@ export interface DispatchHost {
 export class Dispatcher {
   /** True while a run is in progress (one at a time per object). */
   private running = false;
+  /** Settles the sends whose outcome is unknown (by lookups, and by receipts the host hands it). */
+  readonly settlement: Settlement;
 
   constructor(
     private readonly host: DispatchHost,
     private readonly env: Env,
-  ) {}
+  ) {
+    this.settlement = new Settlement(host, env, {
+      fail: (items, reason) => this.fail(items, reason),
+      failCancelled: () => this.failCancelled(),
+      sentAt: (id, at) => this.scheduleSandboxReceipts(id, at),
+    });
+  }
 
   /**
    * Adds queue messages to the outbox (known ids are ignored) and schedules a run and their
@@ -139,7 +107,7 @@ export class Dispatcher {
         }
         const unsettled = outbox.unknownDue(now);
         if (unsettled.length > 0) {
-          await this.settle(unsettled, now);
+          await this.settlement.settle(unsettled, now);
           continue;
         }
         const item = outbox.next(now);
@@ -243,32 +211,6 @@ export class Dispatcher {
     }
     this.host.outbox.markUnscheduled(ids);
     return true;
-  }
-
-  /**
-   * Receipts a gateway reported (src/sessions/session-link.ts): one whose provider id carries the
-   * client id of an entry whose outcome is unknown (carriesClientId) proves that entry sent: it
-   * is settled, `settled_by: "status_webhook"`. While any outcome stays unknown, receipts are
-   * also kept ({@link KeptReceipts}): the settlement of a message whose id carries no client id
-   * (WAHA's media) finds the receipts that arrived before it. Call {@link flush} after: it
-   * applies kept receipts with the outcomes they belong to.
-   * @returns the receipts to apply now (all but those of entries settled here).
-   */
-  takeReceipts(receipts: Receipt[], now: number): Receipt[] {
-    const { outbox } = this.host;
-    const unknown = outbox.unsettled();
-    if (unknown.length === 0) return receipts;
-    const applyNow: Receipt[] = [];
-    for (const receipt of receipts) {
-      this.host.receipts.keep(receipt, now);
-      const entry = unknown.find((e) => carriesClientId(receipt.providerMessageId, clientMessageIdOf(e.id)));
-      if (!entry) applyNow.push(receipt);
-      else if (entry.state === "unknown") {
-        outbox.markSent(entry.id, now, receipt.providerMessageId, "status_webhook");
-        entry.state = "sent";
-      }
-    }
-    return applyNow;
   }
 
   /** Outbox outcomes as message moves: one per sent message, one per failure reason and account. */
@@ -403,72 +345,6 @@ export class Dispatcher {
     }
   }
 
-  /**
-   * Settles the entries whose last call's outcome is unknown and due to be asked about at `now`
-   * (the logical now, see {@link run}): the gateway's {@link ChatGateway.lookup} finds the message
-   * (→ sent, `settled_by: "lookup"`), or answers that it does not hold it (→ sent again, with the
-   * same client id; after {@link MAX_SEND_ATTEMPTS} calls it fails `retries_exhausted` and is
-   * refunded, which is safe since the gateway confirmed it absent), or cannot be asked (→ asked
-   * again with backoff until `OUTCOME_SETTLE_HOURS` after the first call, then failed
-   * `outcome_unknown` and refunded: the one path on which a delivered message can be refunded).
-   * One confirmed absent whose campaign was cancelled fails `campaign_cancelled` instead.
-   * A lookup is asked no sooner than `OUTCOME_GRACE_SECONDS` after the call it settles.
-   */
-  private async settle(items: OutboxItem[], now: number): Promise<void> {
-    const { outbox, deadlines } = this.host;
-    const session = this.host.session();
-    if (!session) return;
-    const gateway = this.host.gateway();
-    const config = readConfig(this.env);
-    const graceMs = config.OUTCOME_GRACE_SECONDS * 1000;
-    const db = createDb(this.env.DB);
-    for (const item of items) {
-      const lastCall = item.attempted_at ?? 0;
-      const since = item.first_attempt_at ?? lastCall;
-      if (now < lastCall + graceMs) {
-        outbox.markUnknown(item.id, lastCall + graceMs);
-        continue;
-      }
-      const query = {
-        id: item.id,
-        clientMessageId: clientMessageIdOf(item.id),
-        to: item.to_number,
-        type: item.type,
-        content: item.content,
-        mediaUrl: item.media_url,
-        since,
-      };
-      const found = await this.host.exclusive(() =>
-        gateway
-          .lookup(session.sessionId, query)
-          .catch((error: unknown): LookupResult => ({ result: "unreachable", reason: String(error) })),
-      );
-      const at = Date.now();
-      const note = (outcome: "absent" | "unreachable", reason: string, nextAttemptAt: number | null) =>
-        noteAttempt(db, item.id, { attempts: item.attempts, error: reason, nextAttemptAt, at, outcome });
-      if (found.result === "found") {
-        outbox.markSent(item.id, at, found.providerMessageId, "lookup");
-        this.scheduleSandboxReceipts(item.id, at);
-      } else if (found.result === "absent" && item.attempts >= MAX_SEND_ATTEMPTS) {
-        await note("absent", "absent", null);
-        await this.fail([item], "retries_exhausted");
-      } else if (found.result === "absent") {
-        outbox.markRetry(item.id, now);
-        await note("absent", "absent", now);
-      } else if (now >= since + config.OUTCOME_SETTLE_HOURS * 3_600_000) {
-        await note("unreachable", found.reason, null);
-        await this.fail([item], "outcome_unknown");
-      } else {
-        // Ask again after as long again as it has been unknown: 30 s, 1 min, 2 min … up to the cap.
-        const askAt = now + Math.min(Math.max(now - since, graceMs), SETTLE_BACKOFF_CAP_MS);
-        outbox.markUnknown(item.id, askAt);
-        deadlines.schedule("dispatch", "", askAt);
-      }
-    }
-    // A message confirmed absent whose campaign was cancelled meanwhile is not sent again.
-    await this.failCancelled();
-  }
-
   /** The sandbox's own receipts for a message it took at `at`, on {@link RECEIPT_GRID_MS}. */
   private scheduleSandboxReceipts(id: string, at: number): void {
     if (this.host.gateway().name !== "sandbox") return;
@@ -482,19 +358,5 @@ export class Dispatcher {
     const at = this.host.outbox.nextExpiryAt();
     if (at === null) this.host.deadlines.clear("expire");
     else this.host.deadlines.schedule("expire", "", at);
-  }
-}
-
-/**
- * Shows a failed attempt in the message's metadata. Only informative (the outbox holds the
- * attempt), so a D1 write that fails is logged, not retried.
- */
-async function noteAttempt(db: Db, id: string, attempt: Parameters<typeof recordRetry>[2]): Promise<void> {
-  try {
-    await recordRetry(db, id, attempt);
-  } catch (error) {
-    console.error(
-      JSON.stringify({ level: "error", event: "attempt_note_failed", message_id: id, error: String(error) }),
-    );
   }
 }

@@ -19,7 +19,7 @@ export type OutboxItem = {
   scheduled: number;
   /**
    * `unknown`: the last gateway call may or may not have sent it; it waits to be settled by
-   * asking the gateway (Dispatcher.settle) and is neither resent nor failed until then.
+   * asking the gateway (Settlement.settle) and is neither resent nor failed until then.
    */
   state: "pending" | "sending" | "unknown" | "sent" | "failed" | "moved";
   attempts: number;
@@ -71,7 +71,7 @@ export class Outbox {
   /**
    * Creates the tables (idempotent) and recovers from a stop: an entry left `sending` means the
    * object stopped during a gateway call, whose outcome is therefore `unknown`: it is settled by
-   * asking the gateway before anything else happens to it (Dispatcher.settle).
+   * asking the gateway before anything else happens to it (Settlement.settle).
    */
   setUp(): void {
     this.sql.exec(`

@@ -1,7 +1,8 @@
 import { createDb } from "../db/client";
 import { claimMessages } from "../db/queries/messages";
-import { Dispatcher, type DispatchHost, SYNC_RETRY_MS } from "../delivery/dispatcher";
+import { Dispatcher, SYNC_RETRY_MS } from "../delivery/dispatcher";
 import { failover } from "../delivery/failover";
+import type { DispatchHost } from "../delivery/host";
 import type { CampaignHold, Outbox } from "../delivery/outbox";
 import type { KeptReceipts } from "../delivery/receipts";
 import type { ChatGateway } from "../gateways/gateway";

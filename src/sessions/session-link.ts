@@ -19,7 +19,7 @@ import { gatewaySessionName, type SessionRecord } from "./session-record";
 import { initial } from "./transitions";
 
 /** What the link's end needs of the session's fan-out: deleting the session ends it. */
-export type LinkFanOut = Pick<Dispatcher, "handOver" | "failPending" | "flush" | "takeReceipts">;
+export type LinkFanOut = Pick<Dispatcher, "handOver" | "failPending" | "flush" | "settlement">;
 
 /**
  * The life of a session's link to its chat account: creation at the gateway and the QR shown
@@ -201,11 +201,11 @@ export class SessionLink {
   async gatewayEvents(events: GatewayEvent[]): Promise<boolean> {
     const state = this.core.state();
     if (!state) return false;
-    // A receipt may settle an unknown outcome, or wait for its settlement (Dispatcher.takeReceipts).
+    // A receipt may settle an unknown outcome, or wait for its settlement (Settlement.takeReceipts).
     // The gateway's message id reaches D1 with the sent outcome: write pending ones first. When
     // D1 refuses, the call fails and the gateway delivers the events again.
     const acks = events.filter((event) => event.type === "ack");
-    const applyNow = this.fanOut.takeReceipts(acks, Date.now());
+    const applyNow = this.fanOut.settlement.takeReceipts(acks, Date.now());
     if (acks.length > 0 && !(await this.fanOut.flush())) {
       throw new Error("sent outcomes could not be written to D1; the receipts wait for a retry");
     }
