@@ -225,8 +225,8 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Revoke an API key
-         * @description The key stops working at once, the calling key included.
+         * Revoke an API key, and with cascade the keys it created
+         * @description The key stops working at once (401 `unauthenticated` from then on), the calling key included. A key revokes only keys within its own scopes, as it creates only those: revoking a key that holds a scope the calling key lacks is 403 `insufficient_scope`, and nothing is revoked. With `cascade=true` the keys it created (`created_by`) go too, transitively, and the answer lists every id revoked; every one of them must be within the calling key's scopes.
          */
         delete: operations["deleteApiKey"];
         options?: never;
@@ -686,7 +686,7 @@ export interface paths {
         };
         /**
          * List the account's events
-         * @description Every state change of the account's messages, sessions and one-time codes, newest first, kept 30 days: the pull side of webhooks, from which a receiver that was down can catch up. Cursor-paged like the message list.
+         * @description Every state change of the account's messages, sessions and one-time codes, newest first, kept 30 days: the pull side of webhooks, from which a receiver that was down can catch up. Cursor-paged like the message list. A key sees only the event types whose read scope it holds (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`): without `filter[type]` the others are left out; a `filter[type]` naming one of them is 403 `insufficient_scope`, naming the scope.
          */
         get: operations["listEvents"];
         put?: never;
@@ -704,7 +704,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Show an event */
+        /**
+         * Show an event
+         * @description An event of a type whose read scope the key does not hold (as in the list) is 403 `insufficient_scope`, naming the scope.
+         */
         get: operations["getEvent"];
         put?: never;
         post?: never;
@@ -729,7 +732,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook endpoint
-         * @description Events of the chosen types (all by default) are posted to `url`, signed per Standard Webhooks. The response holds the signing secret in full (`secret`, Standard Webhooks format `whsec_…`); no other response shows it, only its `secret_prefix`. An account has at most 10 endpoints: one more is 409 `webhook_endpoint_limit`. Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.
+         * @description Events of the chosen types (all by default) are posted to `url`, signed per Standard Webhooks. The response holds the signing secret in full (`secret`, Standard Webhooks format `whsec_…`); no other response shows it, only its `secret_prefix`. A key subscribes an endpoint only to event types it may read (the scope each type names: `messages:read` for `message.*`, and so on): naming another is 403 `insufficient_scope`, and without `events` a key that is not `*` gets the list of the types it may read, not every type. An account has at most 10 endpoints: one more is 409 `webhook_endpoint_limit`. Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -758,7 +761,7 @@ export interface paths {
         head?: never;
         /**
          * Update a webhook endpoint (any subset of the fields)
-         * @description Fields left out keep their value; `events: null` restores every type, `description: null` removes the note. `enabled: true` turns an endpoint back on, also one that delivery turned off, and clears `disabled_reason`. `updated_at` always changes.
+         * @description Fields left out keep their value; `events: null` restores every type, `description: null` removes the note. `enabled: true` turns an endpoint back on, also one that delivery turned off, and clears `disabled_reason`. `updated_at` always changes. As on create, `events` may name only types the key may read, and `events: null` from a key that is not `*` sets the types it may read. A new `url` needs a key that may read every type the endpoint receives (`*` for one subscribed to every type): else 403 `insufficient_scope`.
          */
         patch: operations["updateWebhook"];
         trace?: never;
@@ -1787,7 +1790,7 @@ export interface components {
             /** @description The account's note, or null. */
             description: string | null;
             /**
-             * @description The event types posted to this endpoint; null for every type, including types added later.
+             * @description The event types posted to this endpoint; null for every type, including types added later (only a `*` key subscribes one so). Delivery posts nothing else.
              * @example [
              *       "message.delivered",
              *       "message.read"
@@ -1893,6 +1896,12 @@ export interface components {
             expires_at: string | null;
             /** @description When the key last authenticated a request, to the minute. */
             last_used_at: string | null;
+            /**
+             * Format: uuid
+             * @description The id of the key that created this one with `POST /v1/api-keys`; null for a key the admin API made (or one made before keys recorded their creator). `DELETE /v1/api-keys/{id}?cascade=true` follows it.
+             * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+             */
+            created_by: string | null;
         };
         Metrics: {
             /** @enum {boolean} */
@@ -1992,6 +2001,20 @@ export interface components {
                 per_page: number;
                 next_cursor: string | null;
                 prev_cursor: string | null;
+            };
+        };
+        RevokedApiKeys: {
+            /** @enum {boolean} */
+            success: true;
+            data: {
+                /**
+                 * @description The ids of the keys this call revoked: the key named in the path first, then the keys under it, nearest first. Keys revoked before are not listed.
+                 * @example [
+                 *       "0f8fad5b-d9cb-469f-a165-70867728950e",
+                 *       "7c9e6679-7425-40de-944b-e07fc1f90ae7"
+                 *     ]
+                 */
+                revoked: string[];
             };
         };
         GatewayHealth: {
@@ -3278,7 +3301,10 @@ export interface operations {
     };
     deleteApiKey: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `true`: also revoke every key this key created, and the keys those created, down the whole tree (`created_by`); the answer is then 200 with the revoked ids. Default `false`: this key only, answered 204. */
+                cascade?: "true" | "false";
+            };
             header?: never;
             path: {
                 id: string;
@@ -3287,7 +3313,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Revoked */
+            /** @description Revoked with `cascade=true`: the ids revoked */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevokedApiKeys"];
+                };
+            };
+            /** @description Revoked (without `cascade`) */
             204: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -3297,7 +3333,16 @@ export interface operations {
             };
             400: components["responses"]["InvalidJson"];
             401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["InsufficientScope"];
+            /** @description Problem: `insufficient_scope` */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem: `not_found` */
             404: {
                 headers: {
@@ -3310,6 +3355,16 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            /** @description Problem: `validation_failed` */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -5641,7 +5696,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            403: components["responses"]["InsufficientScope"];
+            /** @description Problem: `insufficient_scope` */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
@@ -5691,7 +5755,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            403: components["responses"]["InsufficientScope"];
+            /** @description Problem: `insufficient_scope` */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem: `not_found` */
             404: {
                 headers: {
@@ -5759,7 +5832,7 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description The event types posted to this endpoint, each at most once (1–13 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `session.status_changed`, `session.qr_updated`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`). Left out or null: every type, including types added later.
+                     * @description The event types posted to this endpoint, each at most once (1–13 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `session.status_changed`, `session.qr_updated`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
                      * @example [
                      *       "message.delivered",
                      *       "message.read"
@@ -5805,7 +5878,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            403: components["responses"]["InsufficientScope"];
+            /** @description Problem: `insufficient_scope` */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem: `webhook_endpoint_limit`, `idempotency_key_in_use` */
             409: {
                 headers: {
@@ -5929,7 +6011,7 @@ export interface operations {
                      */
                     url?: string;
                     /**
-                     * @description The event types posted to this endpoint, each at most once (1–13 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `session.status_changed`, `session.qr_updated`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`). Left out or null: every type, including types added later.
+                     * @description The event types posted to this endpoint, each at most once (1–13 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `session.status_changed`, `session.qr_updated`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
                      * @example [
                      *       "message.delivered",
                      *       "message.read"
@@ -5963,7 +6045,16 @@ export interface operations {
             };
             400: components["responses"]["InvalidJson"];
             401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["InsufficientScope"];
+            /** @description Problem: `insufficient_scope` */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem: `not_found` */
             404: {
                 headers: {

@@ -296,6 +296,7 @@ describe("POST /admin/accounts/{id}/keys", () => {
       created_at: expect.stringMatching(TIMESTAMP),
       expires_at: null,
       last_used_at: null,
+      created_by: null,
     });
     expect(api_key).toMatch(KEY_SHAPE);
     expect(api_key.startsWith(key.prefix)).toBe(true);

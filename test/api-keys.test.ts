@@ -2,7 +2,7 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../src/index";
-import { call, createAccount, expectProblem } from "./helpers";
+import { ADMIN_TOKEN, call, createAccount, expectProblem } from "./helpers";
 
 // The account's own API keys: created with scopes (the secret shown once), listed without
 // secrets, refused once expired or revoked, and never more than the creating key holds.
@@ -15,6 +15,7 @@ interface Key {
   created_at: string;
   expires_at: string | null;
   last_used_at: string | null;
+  created_by: string | null;
 }
 
 function createKey(key: string, body: Record<string, unknown>) {
@@ -59,6 +60,7 @@ describe("POST /v1/api-keys", () => {
       created_at: expect.any(String),
       expires_at: null,
       last_used_at: null,
+      created_by: expect.any(String),
     });
     const listed = await listKeys(key);
     expect(listed.map((k) => k.name)).toEqual(["sender", "default"]);
@@ -156,5 +158,148 @@ describe("a key's life", () => {
     expectProblem(await call("GET", "/v1/api-keys", { key: victim.api_key }), 401, "unauthenticated");
     expectProblem(await call("DELETE", `/v1/api-keys/${victim.key.id}`, { key }), 404, "not_found");
     expect((await listKeys(key)).map((k) => k.name)).toEqual(["default"]);
+  });
+});
+
+/** Whether `key` still authenticates (200 on a route its scopes allow, 401 once revoked). */
+async function works(key: string): Promise<boolean> {
+  const res = await call("GET", "/v1/account", { key });
+  if (res.status === 401) {
+    expectProblem(res, 401, "unauthenticated");
+    return false;
+  }
+  return true;
+}
+
+describe("created_by", () => {
+  it("records the creating key's id, shown on create and in the list; null for the admin API's keys", async () => {
+    const { accountId, key } = await createAccount();
+    const [root] = await listKeys(key);
+    expect(root?.created_by).toBeNull();
+    const parent = (await createKey(key, { name: "parent", scopes: ["keys:write", "account:read"] })).body
+      .data;
+    expect(parent.key.created_by).toBe(root?.id);
+    const child = (await createKey(parent.api_key, { name: "child", scopes: ["account:read"] })).body.data;
+    expect(child.key.created_by).toBe(parent.key.id);
+    const admin = await call<{ data: { key: Key } }>("POST", `/admin/accounts/${accountId}/keys`, {
+      key: ADMIN_TOKEN,
+      body: { name: "admin-made" },
+    });
+    expect(admin.body.data.key.created_by).toBeNull();
+    expect(Object.fromEntries((await listKeys(key)).map((k) => [k.name, k.created_by]))).toEqual({
+      "admin-made": null,
+      child: parent.key.id,
+      parent: root?.id,
+      default: null,
+    });
+  });
+});
+
+describe("DELETE /v1/api-keys/{id}: only keys within the caller's scopes", () => {
+  it("refuses a send-only keys:write key revoking the * key with 403, and the * key keeps working", async () => {
+    const { key } = await createAccount();
+    const [root] = await listKeys(key);
+    const limited = (await createKey(key, { name: "limited", scopes: ["keys:write", "messages:send"] })).body
+      .data.api_key;
+    for (const query of ["", "?cascade=true"]) {
+      const res = await call("DELETE", `/v1/api-keys/${root?.id}${query}`, { key: limited });
+      expect(expectProblem(res, 403, "insufficient_scope").detail).toBe(
+        `This key cannot revoke key ${root?.id}, which holds \`*\`: a key revokes only keys within its own scopes.`,
+      );
+    }
+    expect(await works(key)).toBe(true);
+    expect((await listKeys(key)).map((k) => k.name)).toEqual(["limited", "default"]);
+  });
+
+  it("refuses a key holding one scope the caller lacks, and revokes one within its scopes", async () => {
+    const { key } = await createAccount();
+    const limited = (await createKey(key, { name: "limited", scopes: ["keys:write", "account:write"] })).body
+      .data.api_key;
+    const wider = (await createKey(key, { name: "wider", scopes: ["account:read", "sessions:read"] })).body
+      .data;
+    const within = (await createKey(key, { name: "within", scopes: ["account:read", "keys:read"] })).body
+      .data;
+    const refused = await call("DELETE", `/v1/api-keys/${wider.key.id}`, { key: limited });
+    expect(expectProblem(refused, 403, "insufficient_scope").detail).toContain("`sessions:read`");
+    expect(await works(wider.api_key)).toBe(true);
+    expect((await call("DELETE", `/v1/api-keys/${within.key.id}`, { key: limited })).status).toBe(204);
+    expect(await works(within.api_key)).toBe(false);
+  });
+});
+
+describe("DELETE /v1/api-keys/{id}?cascade=true", () => {
+  /**
+   * default ─┬─ a ─┬─ b ── d
+   *          │     └─ c
+   *          └─ e
+   */
+  async function tree() {
+    const { key } = await createAccount();
+    const scopes = ["keys:write", "account:read"];
+    const make = async (by: string, name: string) => (await createKey(by, { name, scopes })).body.data;
+    const a = await make(key, "a");
+    const b = await make(a.api_key, "b");
+    const c = await make(a.api_key, "c");
+    const d = await make(b.api_key, "d");
+    const e = await make(key, "e");
+    return { key, a, b, c, d, e };
+  }
+
+  it("revokes the key and every key under it, and only those, answering the ids revoked", async () => {
+    const { key, a, b, c, d, e } = await tree();
+    const res = await call<{ success: boolean; data: { revoked: string[] } }>(
+      "DELETE",
+      `/v1/api-keys/${a.key.id}?cascade=true`,
+      { key },
+    );
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual({ success: true, data: { revoked: [a.key.id, b.key.id, c.key.id, d.key.id] } });
+    for (const revoked of [a, b, c, d]) expect(await works(revoked.api_key), revoked.key.name).toBe(false);
+    expect(await works(e.api_key)).toBe(true);
+    expect(await works(key)).toBe(true);
+    expect((await listKeys(key)).map((k) => k.name)).toEqual(["e", "default"]);
+  });
+
+  it("follows the tree through a key revoked before, listing only the keys it revoked", async () => {
+    const { key, a, b, c, d } = await tree();
+    // Without cascade, only the key goes: the keys it made keep working.
+    expect((await call("DELETE", `/v1/api-keys/${b.key.id}`, { key })).status).toBe(204);
+    expect(await works(d.api_key)).toBe(true);
+    const res = await call<{ data: { revoked: string[] } }>(
+      "DELETE",
+      `/v1/api-keys/${a.key.id}?cascade=true`,
+      {
+        key,
+      },
+    );
+    expect(res.body.data.revoked).toEqual([a.key.id, c.key.id, d.key.id]);
+    expect(await works(d.api_key)).toBe(false);
+  });
+
+  it("lets a key revoke itself and its own keys", async () => {
+    const { key, a, b, c, d } = await tree();
+    const res = await call<{ data: { revoked: string[] } }>(
+      "DELETE",
+      `/v1/api-keys/${b.key.id}?cascade=true`,
+      {
+        key: b.api_key,
+      },
+    );
+    expect(res.body.data.revoked).toEqual([b.key.id, d.key.id]);
+    expect([await works(a.api_key), await works(c.api_key), await works(key)]).toEqual([true, true, true]);
+  });
+
+  it("answers 404 for a revoked or another account's key, and 422 for a bad cascade value", async () => {
+    const { key, a } = await tree();
+    const other = await createAccount();
+    expect((await call("DELETE", `/v1/api-keys/${a.key.id}?cascade=true`, { key: other.key })).status).toBe(
+      404,
+    );
+    expect(await works(a.api_key)).toBe(true);
+    const bad = await call("DELETE", `/v1/api-keys/${a.key.id}?cascade=yes`, { key });
+    expect(Object.keys(expectProblem(bad, 422, "validation_failed").errors as object)).toEqual(["cascade"]);
+    expect(await works(a.api_key)).toBe(true);
+    expect((await call("DELETE", `/v1/api-keys/${a.key.id}?cascade=false`, { key })).status).toBe(204);
+    expectProblem(await call("DELETE", `/v1/api-keys/${a.key.id}?cascade=true`, { key }), 404, "not_found");
   });
 });

@@ -20,6 +20,10 @@
  *   `low_balance_threshold` to below it (src/billing/ledger.ts); once per crossing: it is recorded
  *   again only after a credit or refund has lifted the balance back to the threshold or above and
  *   a charge crosses it again. `data` is the Account as `GET /v1/account` shows it after the charge.
+ *
+ * Each type names the scope that reads it ({@link EVENT_READ_SCOPE}): the scope of its object's own
+ * GET, since the event carries that object whole. A key sees in `GET /v1/events`, and subscribes a
+ * webhook endpoint to, only the types whose scope it holds (src/keys/event-access.ts).
  */
 export const EVENT_TYPES = [
   "message.sent",
@@ -38,6 +42,41 @@ export const EVENT_TYPES = [
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/**
+ * The scopes that read an event type (src/keys/scopes.ts, where src/keys/event-access.ts checks
+ * each is one): the events floor sits below the keys floor, so the names are spelt out here.
+ */
+export type EventReadScope =
+  | "messages:read"
+  | "sessions:read"
+  | "otp:read"
+  | "campaigns:read"
+  | "account:read";
+
+/**
+ * The scope a key needs to read each event type, in `GET /v1/events` and through a webhook
+ * endpoint: the scope of the GET that shows its `data`. Messages (incoming text included) are
+ * `GET /v1/chatapp/messages/{id}` (`messages:read`, which the send-only `messages:send` does not
+ * grant); sessions and their QR codes `GET /v1/chatapp/sessions/{id}[/qr-code]` (`sessions:read`);
+ * one-time codes `GET /v1/otp/{id}` (`otp:read`); campaigns `GET /v1/chatapp/campaigns/{id}`
+ * (`campaigns:read`); the account `GET /v1/account` (`account:read`).
+ */
+export const EVENT_READ_SCOPE: Record<EventType, EventReadScope> = {
+  "message.sent": "messages:read",
+  "message.delivered": "messages:read",
+  "message.read": "messages:read",
+  "message.failed": "messages:read",
+  "message.received": "messages:read",
+  "session.status_changed": "sessions:read",
+  "session.qr_updated": "sessions:read",
+  "otp.verified": "otp:read",
+  "otp.failed": "otp:read",
+  "campaign.started": "campaigns:read",
+  "campaign.completed": "campaigns:read",
+  "campaign.cancelled": "campaigns:read",
+  "account.balance_low": "account:read",
+};
 
 /**
  * The event `POST /v1/webhooks/{id}/test` sends to check a receiver: `data` is the endpoint as its

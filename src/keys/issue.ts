@@ -4,8 +4,10 @@ import { ApiError } from "../errors";
 import { formatTimestamp } from "../lib/time";
 import { type Scope, scopesBeyond } from "./scopes";
 
-/** The key that asks for a new one: what it holds itself. The admin API issues as `null`. */
+/** The key that asks for a new one: who it is and what it holds. The admin API issues as `null`. */
 export interface KeyIssuer {
+  /** Recorded as the new key's `created_by`. */
+  apiKeyId: string;
   scopes: readonly Scope[];
   /** Epoch ms, or null when it does not expire. */
   expiresAt: number | null;
@@ -15,7 +17,8 @@ export interface KeyIssuer {
  * Issues a key for `accountId` and stores it (its SHA-256 only): the row, and the plaintext to
  * show once. A key may issue only what it holds itself (no escalation, OWASP API Security Top 10
  * 2023, API5): scopes within its own, and an expiry no later than its own (a key that expires
- * gives its expiry to a new key that names none).
+ * gives its expiry to a new key that names none). The new key's `created_by` is the issuer's id
+ * (null for the admin API), which a cascading revocation follows (src/keys/revoke.ts).
  * @throws ApiError `insufficient_scope` (403) when the grant goes beyond the issuer, naming what;
  *   `validation_failed` (422) when `expiresAt` is not in the future.
  */
@@ -47,7 +50,7 @@ export async function issueKey(
       expiresAt ??= issuer.expiresAt;
     }
   }
-  const minted = await mintApiKey(accountId, { ...grant, expiresAt }, now);
+  const minted = await mintApiKey(accountId, { ...grant, expiresAt }, now, issuer?.apiKeyId ?? null);
   await insertApiKey(db, minted.row);
   return minted;
 }

@@ -4,8 +4,9 @@ import { formatTimestamp } from "../lib/time";
 
 /**
  * An API key as the API shows it (never its secret):
- * `{ id, name, prefix, scopes, created_at, expires_at, last_used_at }`, times as API timestamps
- * (null when unset). `last_used_at` moves at most once a minute (src/middleware/auth.ts).
+ * `{ id, name, prefix, scopes, created_at, expires_at, last_used_at, created_by }`, times as API
+ * timestamps (null when unset). `last_used_at` moves at most once a minute
+ * (src/middleware/auth.ts); `created_by` is the creating key's id, null for the admin API's keys.
  */
 export function toKeyRecord(row: ApiKeyRow) {
   return {
@@ -16,5 +17,6 @@ export function toKeyRecord(row: ApiKeyRow) {
     created_at: formatTimestamp(row.createdAt),
     expires_at: row.expiresAt === null ? null : formatTimestamp(row.expiresAt),
     last_used_at: row.lastUsedAt === null ? null : formatTimestamp(row.lastUsedAt),
+    created_by: row.createdBy,
   };
 }

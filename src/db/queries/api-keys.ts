@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull, or, type SQL } from "drizzle-orm";
+import { and, eq, gt, isNull, or, type SQL, sql } from "drizzle-orm";
 import { randomToken, sha256Hex } from "../../lib/crypto";
 import type { Cursor } from "../../lib/cursor";
 import type { Db } from "../client";
@@ -23,12 +23,14 @@ export interface KeyGrant {
 
 /**
  * Mints a key for `accountId`: the row to insert (holding only the key's SHA-256) and the
- * plaintext, which is shown once in the creating response and never stored.
+ * plaintext, which is shown once in the creating response and never stored. `createdBy` is the id
+ * of the key that asked for it, or null when the admin API did.
  */
 export async function mintApiKey(
   accountId: string,
   grant: KeyGrant,
   now: number,
+  createdBy: string | null = null,
 ): Promise<{ row: ApiKeyRow; plaintext: string }> {
   const plaintext = `sk_${randomToken(32)}`;
   const row: ApiKeyRow = {
@@ -42,6 +44,7 @@ export async function mintApiKey(
     lastUsedAt: null,
     revokedAt: null,
     expiresAt: grant.expiresAt,
+    createdBy,
   };
   return { row, plaintext };
 }
@@ -109,6 +112,63 @@ export async function revokeKey(
     )
     .returning();
   return revoked ?? null;
+}
+
+/** A key that a revocation would end: its id and scopes. */
+export interface RevocableKey {
+  id: string;
+  scopes: string[];
+}
+
+/**
+ * The account's key `keyId` if it is not revoked, followed, with `descendants`, by every key
+ * not revoked that it created, directly or through keys it created (following `created_by`, also
+ * through keys already revoked), nearest first. One recursive query (`created_by` is indexed).
+ * Empty when the account has no such unrevoked key.
+ */
+export async function findRevocableKeys(
+  db: Db,
+  accountId: string,
+  keyId: string,
+  descendants: boolean,
+): Promise<RevocableKey[]> {
+  const rows = await db.all<{ id: string; scopes: string }>(sql`
+    WITH RECURSIVE tree(id, depth) AS (
+      SELECT id, 0 FROM api_keys WHERE id = ${keyId} AND account_id = ${accountId} AND revoked_at IS NULL
+      UNION
+      SELECT k.id, tree.depth + 1 FROM api_keys k JOIN tree ON k.created_by = tree.id
+      WHERE ${descendants ? 1 : 0} = 1 AND k.account_id = ${accountId}
+    )
+    SELECT k.id, k.scopes FROM tree JOIN api_keys k ON k.id = tree.id
+    WHERE k.revoked_at IS NULL ORDER BY tree.depth, k.created_at, k.id`);
+  return rows.map((row) => ({ id: row.id, scopes: JSON.parse(row.scopes) as string[] }));
+}
+
+/**
+ * Revokes the account's keys `keyIds` that are not revoked yet, at `now` (epoch ms), in one
+ * statement (the ids go in as one JSON array: D1 binds at most 100 parameters).
+ * @returns the ids it revoked, in the order of `keyIds`.
+ */
+export async function revokeKeys(
+  db: Db,
+  accountId: string,
+  keyIds: string[],
+  now: number,
+): Promise<string[]> {
+  if (keyIds.length === 0) return [];
+  const revoked = await db
+    .update(apiKeys)
+    .set({ revokedAt: now })
+    .where(
+      and(
+        eq(apiKeys.accountId, accountId),
+        isNull(apiKeys.revokedAt),
+        sql`${apiKeys.id} IN (SELECT value FROM json_each(${JSON.stringify(keyIds)}))`,
+      ),
+    )
+    .returning({ id: apiKeys.id });
+  const done = new Set(revoked.map((row) => row.id));
+  return keyIds.filter((id) => done.has(id));
 }
 
 /** A page of the account's keys that are not revoked (expired ones included), newest first. */

@@ -30,7 +30,8 @@ export const accounts = sqliteTable(
 /**
  * An account's API keys. The key itself is never stored: only its hash (`key_hash`, unique) and
  * its visible `prefix` (`sk_` and its first 8 random characters, shown to tell keys apart;
- * src/db/queries/api-keys.ts). `revoked_at` or `expires_at` (epoch ms) ends it.
+ * src/db/queries/api-keys.ts). `revoked_at` or `expires_at` (epoch ms) ends it; `created_by` keeps
+ * who made it, so a key and the keys it made can be revoked together.
  */
 export const apiKeys = sqliteTable(
   "api_keys",
@@ -49,8 +50,18 @@ export const apiKeys = sqliteTable(
     revokedAt: integer(),
     /** Epoch ms after which the key is refused like a revoked one; null: it does not expire. */
     expiresAt: integer(),
+    /**
+     * The id of the key that created this one (`POST /v1/api-keys`); null for keys the admin API
+     * made, and for keys made before this column existed. A revocation with `cascade` follows it
+     * down (src/keys/revoke.ts).
+     */
+    createdBy: text(),
   },
-  (t) => [uniqueIndex("api_keys_key_hash").on(t.keyHash), index("api_keys_account").on(t.accountId)],
+  (t) => [
+    uniqueIndex("api_keys_key_hash").on(t.keyHash),
+    index("api_keys_account").on(t.accountId),
+    index("api_keys_created_by").on(t.createdBy),
+  ],
 );
 
 /** Stored first responses of requests sent with an `Idempotency-Key` header, kept 24 hours. */

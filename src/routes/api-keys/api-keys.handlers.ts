@@ -1,8 +1,8 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { listKeys, revokeKey } from "../../db/queries/api-keys";
+import { listKeys } from "../../db/queries/api-keys";
 import type { AppEnv } from "../../env";
-import { ApiError } from "../../errors";
 import { issueKey } from "../../keys/issue";
+import { revokeKey } from "../../keys/revoke";
 import { toKeyRecord } from "../../presenters/key";
 import { pageLinks } from "../paging";
 import type * as routes from "./api-keys.routes";
@@ -36,7 +36,9 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
 
 export const remove: RouteHandler<typeof routes.remove, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
-  if (!(await revokeKey(c.var.db, id, Date.now(), c.var.principal.accountId)))
-    throw new ApiError("not_found", "No such live API key.");
+  const cascade = c.req.valid("query").cascade === "true";
+  const { principal } = c.var;
+  const revoked = await revokeKey(c.var.db, principal.accountId, id, principal, { cascade, now: Date.now() });
+  if (cascade) return c.json({ success: true as const, data: { revoked } }, 200);
   return c.body(null, 204);
 };

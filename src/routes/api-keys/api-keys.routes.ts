@@ -1,7 +1,13 @@
 import { createRoute } from "@hono/zod-openapi";
 import { IdParam, json, jsonBody, problems, requires } from "../openapi";
 import { PageQuery } from "../paging";
-import { CreatedKeySchema, CreateKeyBody, KeyListSchema } from "./api-keys.schemas";
+import {
+  CreatedKeySchema,
+  CreateKeyBody,
+  KeyListSchema,
+  RevokedKeysSchema,
+  RevokeKeyQuery,
+} from "./api-keys.schemas";
 
 const common = { tags: ["API keys"] };
 
@@ -40,8 +46,15 @@ export const remove = createRoute({
   ...common,
   method: "delete",
   path: "/{id}",
-  summary: "Revoke an API key",
-  description: "The key stops working at once, the calling key included.",
-  request: { params: IdParam },
-  responses: { 204: { description: "Revoked" }, ...problems("not_found") },
+  summary: "Revoke an API key, and with cascade the keys it created",
+  description:
+    "The key stops working at once (401 `unauthenticated` from then on), the calling key included. " +
+    "A key revokes only keys within its own scopes, as it creates only those: revoking a key that holds a scope the calling key lacks is 403 `insufficient_scope`, and nothing is revoked. " +
+    "With `cascade=true` the keys it created (`created_by`) go too, transitively, and the answer lists every id revoked; every one of them must be within the calling key's scopes.",
+  request: { params: IdParam, query: RevokeKeyQuery },
+  responses: {
+    200: json(RevokedKeysSchema, "Revoked with `cascade=true`: the ids revoked"),
+    204: { description: "Revoked (without `cascade`)" },
+    ...problems("insufficient_scope", "not_found", "validation_failed"),
+  },
 });

@@ -34,6 +34,11 @@ export const KeySchema = z
       .string()
       .nullable()
       .openapi({ description: "When the key last authenticated a request, to the minute." }),
+    created_by: z.uuid().nullable().openapi({
+      description:
+        "The id of the key that created this one with `POST /v1/api-keys`; null for a key the admin API made (or one made before keys recorded their creator). `DELETE /v1/api-keys/{id}?cascade=true` follows it.",
+      example: "0f8fad5b-d9cb-469f-a165-70867728950e",
+    }),
   })
   .openapi("ApiKey");
 
@@ -66,3 +71,25 @@ export const KeyListSchema = z
     ...PageLinksSchema,
   })
   .openapi("ApiKeyList");
+
+/** Query of `DELETE /v1/api-keys/{id}`. */
+export const RevokeKeyQuery = z.object({
+  cascade: z.enum(["true", "false"]).optional().openapi({
+    description:
+      "`true`: also revoke every key this key created, and the keys those created, down the whole tree (`created_by`); the answer is then 200 with the revoked ids. Default `false`: this key only, answered 204.",
+    example: "true",
+  }),
+});
+
+export const RevokedKeysSchema = z
+  .object({
+    success: z.literal(true),
+    data: z.object({
+      revoked: z.array(z.uuid()).openapi({
+        description:
+          "The ids of the keys this call revoked: the key named in the path first, then the keys under it, nearest first. Keys revoked before are not listed.",
+        example: ["0f8fad5b-d9cb-469f-a165-70867728950e", "7c9e6679-7425-40de-944b-e07fc1f90ae7"],
+      }),
+    }),
+  })
+  .openapi("RevokedApiKeys");

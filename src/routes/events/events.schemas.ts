@@ -1,11 +1,21 @@
 import { z } from "@hono/zod-openapi";
-import { EVENT_TYPES, type EventType } from "../../events/catalogue";
+import { EVENT_READ_SCOPE, EVENT_TYPES, type EventType } from "../../events/catalogue";
 import { AccountSchema } from "../account/account.schemas";
 import { CampaignSchema } from "../campaigns/campaigns.schemas";
 import { MessageSchema } from "../messages/messages.schemas";
 import { OtpSchema } from "../otp/otp.schemas";
 import { CursorParam, enumListFilter, Limit, PageLinksSchema, TimeBound } from "../paging";
 import { SessionSchema } from "../sessions/sessions.schemas";
+
+/**
+ * The read scope of each family of event types, for descriptions:
+ * "`message.*` need `messages:read`, `session.*` `sessions:read`, …" (src/events/catalogue.ts).
+ */
+export const EVENT_SCOPES_NOTE = [
+  ...new Map(EVENT_TYPES.map((type) => [`${type.split(".")[0]}.*`, EVENT_READ_SCOPE[type]])),
+]
+  .map(([family, scope], i) => `\`${family}\` ${i === 0 ? "need " : ""}\`${scope}\``)
+  .join(", ");
 
 /** Query of `GET /v1/events`. */
 export const EventListQuery = z.object({

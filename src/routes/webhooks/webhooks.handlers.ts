@@ -11,6 +11,7 @@ import {
 } from "../../db/queries/webhook-endpoints";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
+import { assertCanRedirectEndpoint, subscribableEvents } from "../../keys/event-access";
 import { webhookSecret } from "../../lib/crypto";
 import { publicHttpsUrlProblem } from "../../lib/media-url";
 import { toEndpointRecord } from "../../presenters/webhook-endpoint";
@@ -43,6 +44,7 @@ export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
 export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
   const body = c.req.valid("json");
   assertUrlAllowed(c, body.url);
+  const events = subscribableEvents(c.var.principal.scopes, body.events ?? null);
   const now = Date.now();
   const row = await insertWebhookEndpoint(
     c.var.db,
@@ -50,7 +52,7 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
     {
       url: body.url,
       description: body.description ?? null,
-      events: body.events ?? null,
+      events,
       enabled: body.enabled ?? true,
     },
     webhookSecret(),
@@ -76,15 +78,19 @@ export const update: RouteHandler<typeof routes.update, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
   const body = c.req.valid("json");
   const { db, principal } = c.var;
-  // Not found comes before a field error about the URL.
-  if (!(await findWebhookEndpoint(db, principal.accountId, id))) throw noEndpoint();
+  // Not found comes before a field error about the URL, and that before the key's scopes.
+  const endpoint = await findWebhookEndpoint(db, principal.accountId, id);
+  if (!endpoint) throw noEndpoint();
   assertUrlAllowed(c, body.url);
+  const events = body.events === undefined ? undefined : subscribableEvents(principal.scopes, body.events);
+  if (body.url !== undefined && body.url !== endpoint.url)
+    assertCanRedirectEndpoint(principal.scopes, events === undefined ? endpoint.events : events);
   const now = Date.now();
   const row = await updateWebhookEndpoint(
     db,
     principal.accountId,
     id,
-    { url: body.url, description: body.description, events: body.events, enabled: body.enabled },
+    { url: body.url, description: body.description, events, enabled: body.enabled },
     now,
   );
   if (!row) throw noEndpoint();

@@ -40,6 +40,7 @@ export const create = createRoute({
   summary: "Create a webhook endpoint",
   description:
     `Events of the chosen types (all by default) are posted to \`url\`, signed per Standard Webhooks. ${secretNote} ` +
+    "A key subscribes an endpoint only to event types it may read (the scope each type names: `messages:read` for `message.*`, and so on): naming another is 403 `insufficient_scope`, and without `events` a key that is not `*` gets the list of the types it may read, not every type. " +
     `An account has at most ${MAX_WEBHOOK_ENDPOINTS} endpoints: one more is 409 \`webhook_endpoint_limit\`. ` +
     "Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.",
   request: {
@@ -50,6 +51,7 @@ export const create = createRoute({
     201: json(WebhookEndpointWithSecretEnvelopeSchema, "The new endpoint, with its signing secret"),
     ...problems(
       "unauthenticated",
+      "insufficient_scope",
       "validation_failed",
       "webhook_endpoint_limit",
       "idempotency_key_in_use",
@@ -79,11 +81,13 @@ export const update = createRoute({
   description:
     "Fields left out keep their value; `events: null` restores every type, `description: null` removes the note. " +
     "`enabled: true` turns an endpoint back on, also one that delivery turned off, and clears `disabled_reason`. " +
-    "`updated_at` always changes.",
+    "`updated_at` always changes. " +
+    "As on create, `events` may name only types the key may read, and `events: null` from a key that is not `*` sets the types it may read. " +
+    "A new `url` needs a key that may read every type the endpoint receives (`*` for one subscribed to every type): else 403 `insufficient_scope`.",
   request: { params: IdParam, body: jsonBody(UpdateWebhookEndpointBody) },
   responses: {
     200: json(WebhookEndpointEnvelopeSchema, "The updated endpoint"),
-    ...problems("not_found", "validation_failed"),
+    ...problems("insufficient_scope", "not_found", "validation_failed"),
   },
 });
 

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { EVENT_TYPES } from "../../events/catalogue";
 import { MAX_PUBLIC_URL_LENGTH, publicHttpsUrlProblem } from "../../lib/media-url";
+import { EVENT_SCOPES_NOTE } from "../events/events.schemas";
 
 /** Endpoints one account may have. A create beyond it is 409 `webhook_endpoint_limit`. */
 export const MAX_WEBHOOK_ENDPOINTS = 10;
@@ -47,7 +48,7 @@ const events = z
   .max(EVENT_TYPES.length)
   .refine((list) => new Set(list).size === list.length, "must not repeat an event type")
   .openapi({
-    description: `The event types posted to this endpoint, each at most once (1–${EVENT_TYPES.length} of: ${EVENT_TYPES.map((t) => `\`${t}\``).join(", ")}). Left out or null: every type, including types added later.`,
+    description: `The event types posted to this endpoint, each at most once (1–${EVENT_TYPES.length} of: ${EVENT_TYPES.map((t) => `\`${t}\``).join(", ")}). Each type needs the scope that reads it (${EVENT_SCOPES_NOTE}): naming a type the key may not read is 403 \`insufficient_scope\`. Left out or null: every type, including types added later, for a \`*\` key; any other key gets the list of the types it may read.`,
     example: ["message.delivered", "message.read"],
   });
 
@@ -77,7 +78,7 @@ export const WebhookEndpointSchema = z
       .nullable()
       .openapi({
         description:
-          "The event types posted to this endpoint; null for every type, including types added later.",
+          "The event types posted to this endpoint; null for every type, including types added later (only a `*` key subscribes one so). Delivery posts nothing else.",
         example: ["message.delivered", "message.read"],
       }),
     enabled: z.boolean().openapi({ description: "Whether events are posted to the endpoint." }),
