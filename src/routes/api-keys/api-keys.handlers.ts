@@ -4,6 +4,7 @@ import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { issueKey } from "../../keys/issue";
 import { toKeyRecord } from "../../presenters/key";
+import { closeKeySockets } from "../../sessions/live-revocation";
 import { pageLinks } from "../paging";
 import type * as routes from "./api-keys.routes";
 
@@ -38,5 +39,6 @@ export const remove: RouteHandler<typeof routes.remove, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
   if (!(await revokeKey(c.var.db, id, Date.now(), c.var.principal.accountId)))
     throw new ApiError("not_found", "No such live API key.");
+  await closeKeySockets(c.env, c.var.db, c.var.principal.accountId, [id]);
   return c.body(null, 204);
 };
