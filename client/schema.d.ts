@@ -388,6 +388,14 @@ export interface paths {
          *     - `{type: "session.pairing_code", pairing_code, phone_number, issued_at}`: a pairing code was issued.
          *     - `{type: "session.deleted", id}`: the session was deleted; the socket then closes with code **4404**, reason `session deleted`.
          *
+         *     A socket lives no longer than the key or token that opened it. Close codes:
+         *     - **4401** `key revoked` or `key expired`: the API key was revoked (`DELETE /v1/api-keys/{id}`) or reached its `expires_at`.
+         *     - **4403** `link revoked`: the session's link URLs were revoked (`DELETE …/link-url`).
+         *     - **4404** `session deleted`: right after the `session.deleted` frame.
+         *     - **4410** `link expired`: the link token reached its `expires_at`.
+         *
+         *     No frame reaches a socket whose key or token is revoked or expired: before each frame the socket is closed instead.
+         *
          *     `session` is the Session as `GET /v1/chatapp/sessions/{id}` shows it; on a socket opened with a link token it is the public view (`id`, `status`, `reason`, `phone_number` while connected, `updated_at`). `qr_code` is a PNG data URI; `expires_at` is when the next QR replaces it. A frame is sent once the change is stored. Send the text `ping` to get `pong` (answered without waking the session); anything else the client sends is ignored.
          */
         get: operations["watchSession"];

@@ -154,9 +154,10 @@
       if (socket === ws) socket = null;
       main.dataset.live = "closed";
       if (ended) return;
-      // 4403: the link was revoked; 4404: the session was deleted (src/sessions/live.ts).
-      if (event.code === 4403 || event.code === 4404) {
-        end(event.code === 4403 ? "expired" : "invalid");
+      // 4403: the link was revoked; 4410: it expired; 4404: the session was deleted
+      // (src/sessions/live-credentials.ts, live.ts).
+      if (event.code === 4403 || event.code === 4410 || event.code === 4404) {
+        end(event.code === 4404 ? "invalid" : "expired");
         return;
       }
       setLiveStatus("Connection lost. Reconnecting…");

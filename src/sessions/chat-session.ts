@@ -6,14 +6,8 @@ import type { SandboxReceived } from "../gateways/sandbox";
 import type { DispatchRequest } from "../messages/dispatch-request";
 import { SessionDispatchHost } from "./dispatch-host";
 import type { GatewayHealthView } from "./gateway-health";
-import {
-  AUDIENCE_HEADER,
-  answerClose,
-  CLOSE_LINK_REVOKED,
-  CLOSE_LINK_REVOKED_REASON,
-  type ShownQr,
-  upgradeAudience,
-} from "./live";
+import { answerClose, type ShownQr } from "./live";
+import { CREDENTIAL_HEADER, credentialOfRequest, credentialTag, lapseClose } from "./live-credentials";
 import type { SessionResult } from "./result";
 import type { ScanRequest } from "./sandbox-phone";
 import { SessionCore } from "./session-core";
@@ -41,7 +35,7 @@ import type { SessionRecord } from "./session-record";
  * Methods that change state run one at a time in the core's chain ({@link SessionCore.exclusive}):
  * a gateway call or a D1 write awaited by one cannot interleave with another. One alarm serves
  * every deadline (QR rotation and timeout, pacing wake-ups, message expiry, sandbox acks,
- * gateway checks, writes owed to D1): see deadlines.ts.
+ * gateway checks, writes owed to D1, the expiry of live sockets' credentials): see deadlines.ts.
  */
 export class ChatSession extends DurableObject<Env> {
   // Parts are fields, not methods: every method of this class is RPC API, fields are not.
@@ -103,16 +97,27 @@ export class ChatSession extends DurableObject<Env> {
   /**
    * Accepts a live watcher: a WebSocket upgrade forwarded by the Worker's `/live` route (RPC
    * cannot return a WebSocket, so this is the object's `fetch`). The route has authenticated the
-   * caller and checked the session is theirs; {@link AUDIENCE_HEADER} says whether an API key
-   * (`account`) or a link token (`link`) opened it. Answers 101 with the socket, whose first
-   * frame is `session.snapshot`; 426 without `Upgrade: websocket`; 404 when the object holds no
-   * session (deleted since the route checked).
+   * caller and checked the session is theirs; {@link CREDENTIAL_HEADER} names the API key or link
+   * token that opened it, with its expiry, which becomes a `socket_expiry` deadline. Answers 101
+   * with the socket, whose first frame is `session.snapshot`; 426 without `Upgrade: websocket`;
+   * 400 without a credential; 404 when the object holds no session (deleted since the route
+   * checked).
    */
   async fetch(request: Request): Promise<Response> {
-    const audience = upgradeAudience(request);
-    if (!audience) return new Response("Expected a WebSocket upgrade.", { status: 426 });
+    if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket") {
+      return new Response("Expected a WebSocket upgrade.", { status: 426 });
+    }
+    const credential = credentialOfRequest(request);
+    if (!credential) return new Response(`Expected ${CREDENTIAL_HEADER}.`, { status: 400 });
     // In the chain of changes, so that no frame of a change under way can precede the snapshot.
-    return this.core.exclusive(async () => this.core.live.open(audience, this.link.snapshotFrame()));
+    return this.core.exclusive(async () => {
+      const response = this.core.live.open(credential, this.link.snapshotFrame());
+      if (response.status === 101 && credential.expiresAt !== null) {
+        this.core.deadlines.schedule("socket_expiry", credentialTag(credential), credential.expiresAt);
+        await this.core.deadlines.rearm();
+      }
+      return response;
+    });
   }
 
   /**
@@ -120,7 +125,20 @@ export class ChatSession extends DurableObject<Env> {
    * `link revoked`); those opened with an API key stay.
    */
   async closeLinkWatchers(): Promise<void> {
-    this.core.live.close("link", CLOSE_LINK_REVOKED, CLOSE_LINK_REVOKED_REASON);
+    const { code, reason } = lapseClose("link", "revoked");
+    this.core.live.close("link", code, reason);
+  }
+
+  /**
+   * API keys `keyIds` were revoked: closes the live sockets opened with one of them (code 4401,
+   * `key revoked`); others stay. Called for each session of the account by
+   * live-revocation.ts `closeKeySockets`. @returns how many sockets were closed.
+   */
+  async closeSockets(input: { keyIds: string[] }): Promise<number> {
+    let closed = 0;
+    for (const id of input.keyIds)
+      closed += this.core.live.closeLapsed(credentialTag({ kind: "key", id }), "revoked");
+    return closed;
   }
 
   /** Watchers have nothing to say: `ping` is answered by the auto-response, anything else is ignored. */

@@ -109,6 +109,9 @@ export class SessionDispatchHost implements DispatchHost {
         }
         try {
           if (deadline.kind === "expire") await this.dispatcher.expire(horizon);
+          // Sockets opened with a credential that expired by now (or by the alarm's time).
+          else if (deadline.kind === "socket_expiry")
+            this.core.live.closeLapsed(deadline.ref, "expired", horizon);
           // The link's own (the session row's write, QR, gateway checks). A `dispatch` wake-up
           // is the run the alarm starts next; the outbox's `sync` is the flush below.
           else await this.link.runDeadline(deadline);

@@ -1,4 +1,5 @@
 import { readConfig } from "../config";
+import { createDb } from "../db/client";
 import { Outbox } from "../delivery/outbox";
 import { KeptReceipts } from "../delivery/receipts";
 import { createGateway } from "../gateways";
@@ -7,6 +8,7 @@ import { SandboxGateway } from "../gateways/sandbox";
 import { Deadlines } from "./deadlines";
 import { GatewayHealth } from "./gateway-health";
 import { LiveWatchers } from "./live";
+import { lapsedInD1 } from "./live-credentials";
 import { SessionStore, type StoredSession } from "./session-store";
 
 /**
@@ -39,7 +41,7 @@ export class SessionCore {
     this.receipts = new KeptReceipts(this.sql);
     this.deadlines = new Deadlines(this.sql, ctx.storage);
     this.health = new GatewayHealth(this.sql);
-    this.live = new LiveWatchers(ctx);
+    this.live = new LiveWatchers(ctx, lapsedInD1(createDb(env.DB)));
   }
 
   /**

@@ -176,7 +176,7 @@ export class SessionLink {
     } catch (error) {
       return gatewayFailure(error);
     }
-    this.core.live.broadcast({
+    await this.core.live.broadcast({
       type: "session.pairing_code",
       pairingCode: code,
       phoneNumber,

@@ -212,7 +212,7 @@ export class SessionMoves {
     if (type) this.core.store.recordEvent(type, at);
     await this.writeThrough();
     if (!type || !this.core.live.watched) return;
-    this.core.live.announce(type, this.core.store.record(), this.shownQr());
+    await this.core.live.announce(type, this.core.store.record(), this.shownQr());
   }
 
   /** The gateway's current QR payload, or null when it cannot be reached now. */

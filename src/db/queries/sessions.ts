@@ -28,3 +28,9 @@ export function findSessions(db: Db, accountId: string, ids: string[]) {
     .from(sessions)
     .where(and(eq(sessions.accountId, accountId), inArray(sessions.id, ids)));
 }
+
+/** The ids of all of the account's sessions, in no particular order. */
+export async function listSessionIds(db: Db, accountId: string): Promise<string[]> {
+  const rows = await db.select({ id: sessions.id }).from(sessions).where(eq(sessions.accountId, accountId));
+  return rows.map((row) => row.id);
+}

@@ -9,6 +9,7 @@ import { issueKey } from "../../keys/issue";
 import { fromMinor, toMinor } from "../../lib/money";
 import { formatTimestamp } from "../../lib/time";
 import { toKeyRecord } from "../../presenters/key";
+import { closeKeySockets } from "../../sessions/live-revocation";
 import type * as routes from "./admin.routes";
 
 function toAccountRecord(row: AccountRow) {
@@ -50,8 +51,9 @@ export const createKey: RouteHandler<typeof routes.createKey, AppEnv> = async (c
 };
 
 export const revokeKey: RouteHandler<typeof routes.revokeKey, AppEnv> = async (c) => {
-  if (!(await revoke(c.var.db, c.req.valid("param").id, Date.now())))
-    throw new ApiError("not_found", "No such live API key.");
+  const revoked = await revoke(c.var.db, c.req.valid("param").id, Date.now());
+  if (!revoked) throw new ApiError("not_found", "No such live API key.");
+  await closeKeySockets(c.env, c.var.db, revoked.accountId, [revoked.id]);
   return c.body(null, 204);
 };
 

@@ -8,7 +8,7 @@ import { ApiError } from "../../errors";
 import { qrPngDataUri } from "../../lib/qr-png";
 import { formatTimestamp } from "../../lib/time";
 import { LINK_EXPIRES_IN, linkUrl, mintLinkToken } from "../../links/tokens";
-import { AUDIENCE_HEADER } from "../../sessions/live";
+import { CREDENTIAL_HEADER, credentialHeader, type LiveCredential } from "../../sessions/live-credentials";
 import { unwrap } from "../../sessions/result";
 import { toSessionRecord } from "../../sessions/session-record";
 import { sessionStub } from "../../sessions/stub";
@@ -94,8 +94,12 @@ export const live: RouteHandler<typeof routes.live, AppEnv> = async (c) => {
       headers: { Upgrade: "websocket" },
     });
   }
+  // The socket lives no longer than the key or token that opens it (README, Security, "Live sockets").
+  const credential: LiveCredential = grant
+    ? { kind: "link", id: grant.tokenId, expiresAt: grant.expiresAt }
+    : { kind: "key", id: c.var.principal.apiKeyId, expiresAt: c.var.principal.expiresAt };
   const upgraded = await sessionStub(c.env, id).fetch("https://session.internal/live", {
-    headers: { Upgrade: "websocket", [AUDIENCE_HEADER]: grant ? "link" : "account" },
+    headers: { Upgrade: "websocket", [CREDENTIAL_HEADER]: credentialHeader(credential) },
   });
   // Deleted between the check above and the object's answer.
   if (upgraded.status !== 101) throw new ApiError("not_found", "No such session.");

@@ -1,0 +1,56 @@
+import type { Db } from "../db/client";
+import { listSessionIds } from "../db/queries/sessions";
+import { sessionStub } from "./stub";
+
+/**
+ * Closes the live sockets opened with any of the API keys `keyIds`, which were just revoked, on
+ * every session of account `accountId` (code 4401 `key revoked`; ChatSession `closeSockets`).
+ * Call it after the revoke is stored, with every key it revoked (one, or a key and those revoked
+ * with it).
+ *
+ * Best effort, and never throws: the account's sessions are read from D1 and each session object
+ * is called at once; a failure (D1, or an object that cannot be reached) is logged
+ * (`live_close_failed`) and left to the session's own check, which closes a revoked key's socket
+ * before its next frame (live.ts `LiveWatchers.broadcast`).
+ * @returns how many sockets were closed.
+ */
+export async function closeKeySockets(
+  env: Env,
+  db: Db,
+  accountId: string,
+  keyIds: string[],
+): Promise<number> {
+  if (keyIds.length === 0) return 0;
+  let ids: string[];
+  try {
+    ids = await listSessionIds(db, accountId);
+  } catch (error) {
+    logFailure({ accountId, keyIds, error });
+    return 0;
+  }
+  const results = await Promise.allSettled(ids.map((id) => sessionStub(env, id).closeSockets({ keyIds })));
+  let closed = 0;
+  results.forEach((result, i) => {
+    if (result.status === "fulfilled") closed += result.value;
+    else logFailure({ accountId, keyIds, session: ids[i], error: result.reason });
+  });
+  return closed;
+}
+
+function logFailure(failure: {
+  accountId: string;
+  keyIds: string[];
+  session?: string;
+  error: unknown;
+}): void {
+  console.error(
+    JSON.stringify({
+      level: "error",
+      event: "live_close_failed",
+      account: failure.accountId,
+      keys: failure.keyIds,
+      session: failure.session,
+      error: String(failure.error),
+    }),
+  );
+}
