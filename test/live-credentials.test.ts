@@ -71,6 +71,36 @@ describe("live sockets: API keys", () => {
     expect(byRevoked.unread).toEqual([]);
   });
 
+  it("a cascaded revoke closes the sockets of every key it revoked, and only theirs", async () => {
+    const { key } = await createAccount();
+    const { session } = await createSession(key);
+    const parent = await createKey(key, { scopes: ["keys:write", "sessions:read"] });
+    const child = (
+      await call<{ data: { key: { id: string }; api_key: string } }>("POST", "/v1/api-keys", {
+        key: parent.secret,
+        body: { name: "child", scopes: ["sessions:read"] },
+      })
+    ).body.data;
+    const [byParent, byChild, byOwner] = [
+      await Watcher.open(session.id, { key: parent.secret }),
+      await Watcher.open(session.id, { key: child.api_key }),
+      await Watcher.open(session.id, { key }),
+    ];
+    for (const watcher of [byParent, byChild, byOwner]) await watcher.next();
+
+    const res = await call<{ data: { revoked: string[] } }>(
+      "DELETE",
+      `/v1/api-keys/${parent.id}?cascade=true`,
+      {
+        key,
+      },
+    );
+    expect(res.body.data.revoked).toEqual([parent.id, child.key.id]);
+    expect(await byParent.close()).toEqual({ code: 4401, reason: "key revoked" });
+    expect(await byChild.close()).toEqual({ code: 4401, reason: "key revoked" });
+    expect(byOwner.closed).toBeNull();
+  });
+
   it("revoking a key closes its sockets on every session of the account", async () => {
     const { key } = await createAccount();
     const [a, b] = [(await createSession(key)).session, (await createSession(key)).session];
