@@ -13,6 +13,7 @@ export type DeadlineKind =
   | "ack_delivered"
   | "ack_read"
   | "gateway_check"
+  | "gateway_release"
   | "sync";
 
 export interface Deadline {
