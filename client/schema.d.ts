@@ -27,12 +27,36 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create an account and its first API key */
+        /**
+         * Create an account and its first API key
+         * @description `balance` is the opening credit; `max_sessions` and `max_draft_recipients` set the account's limits (README, Security, Account limits), their defaults when left out.
+         */
         post: operations["createAccount"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/admin/accounts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Show an account */
+        get: operations["getAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change an account's limits
+         * @description `max_sessions` and `max_draft_recipients` (README, Security, Account limits); a field left out keeps its value. A limit below what the account uses now keeps what it has and refuses more (409 `account_limit_reached`).
+         */
+        patch: operations["updateAccount"];
         trace?: never;
     };
     "/admin/accounts/{id}/keys": {
@@ -89,23 +113,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/admin/accounts/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Show an account */
-        get: operations["getAccount"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/admin/metrics": {
         parameters: {
             query?: never;
@@ -135,7 +142,7 @@ export interface paths {
         };
         /**
          * Show the caller's account: its balance and what it buys
-         * @description The account the API key belongs to, with its balance, the messages of each type that balance covers, the price of each message type and the low-balance alert's threshold.
+         * @description The account the API key belongs to, with its balance, the messages of each type that balance covers, the price of each message type, the low-balance alert's threshold, and its `limits` (`max_sessions`, `max_draft_recipients`) with what it uses of each now.
          */
         get: operations["getOwnAccount"];
         put?: never;
@@ -241,12 +248,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the account's sessions, newest first */
+        /**
+         * List the account's sessions, newest first
+         * @description Cursor-paged as the message list is (`limit`, `cursor`; `meta.next_cursor` leads to the next page), 100 sessions a page unless `limit` says otherwise, in `sessions`.
+         */
         get: operations["listSessions"];
         put?: never;
         /**
          * Create a session and get its first QR code
-         * @description The session starts `pending`. Scan the QR code with the phone that holds the chat account; the QR rotates every `QR_ROTATE_SECONDS` and the session fails with reason `qr_timeout` after `QR_TIMEOUT_SECONDS` without a scan. Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.
+         * @description The session starts `pending`. Scan the QR code with the phone that holds the chat account; the QR rotates every `QR_ROTATE_SECONDS` and the session fails with reason `qr_timeout` after `QR_TIMEOUT_SECONDS` without a scan (its session at the gateway is then removed; a reconnect creates it again). An account holds at most its `max_sessions` sessions (deleted ones do not count): 409 `account_limit_reached` beyond, before anything is made at the gateway. Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.
          */
         post: operations["createSession"];
         delete?: never;
@@ -498,7 +508,7 @@ export interface paths {
         put?: never;
         /**
          * Create a campaign (a draft)
-         * @description A bulk send across 1–20 connected sessions, created as a `draft` with up to 10,000 recipients; add more with `POST …/recipients`. `content` is a template: each `{{name}}` takes the recipient's `variables.name`, and a recipient missing one is 422 naming its index. Numbers are normalised as for sends, each kept once. Send an `Idempotency-Key` header to make retries safe.
+         * @description A bulk send across 1–20 connected sessions, created as a `draft` with up to 10,000 recipients; add more with `POST …/recipients`. `content` is a template: each `{{name}}` takes the recipient's `variables.name`, and a recipient missing one is 422 naming its index. Numbers are normalised as for sends, each kept once. The account's drafts together hold at most its `max_draft_recipients` (409 `account_limit_reached`, and nothing is created). Send an `Idempotency-Key` header to make retries safe.
          */
         post: operations["createCampaign"];
         delete?: never;
@@ -543,7 +553,7 @@ export interface paths {
         put?: never;
         /**
          * Add recipients to a draft campaign
-         * @description Up to 10,000 per request, so a campaign reaches 100,000 without a body over 1 MiB. A number already in the campaign is ignored (counted in `duplicates`). Only a `draft` takes recipients (409 `campaign_not_draft`).
+         * @description Up to 10,000 per request, so a campaign reaches 100,000 without a body over 1 MiB. A number already in the campaign is ignored (counted in `duplicates`). Only a `draft` takes recipients (409 `campaign_not_draft`), and only while the account's drafts together stay within its `max_draft_recipients` (409 `account_limit_reached`: none of the request's recipients is added).
          */
         post: operations["addCampaignRecipients"];
         delete?: never;
@@ -1839,6 +1849,16 @@ export interface components {
              * @example 50
              */
             balance: number;
+            /**
+             * @description Sessions the account may hold (every session not deleted).
+             * @example 50
+             */
+            max_sessions: number;
+            /**
+             * @description Recipients the account's `draft` campaigns may hold together.
+             * @example 1000000
+             */
+            max_draft_recipients: number;
             created_at: string;
             updated_at: string;
         };
@@ -1851,7 +1871,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "invalid_json" | "unauthenticated" | "invalid_signature" | "insufficient_balance" | "insufficient_scope" | "not_found" | "link_not_found" | "method_not_allowed" | "session_not_pending" | "session_not_connected" | "session_not_disconnected" | "session_not_linked" | "idempotency_key_in_use" | "otp_already_verified" | "webhook_endpoint_limit" | "webhook_endpoint_disabled" | "campaign_not_draft" | "campaign_not_running" | "campaign_not_paused" | "campaign_finished" | "campaign_empty" | "otp_expired" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "app_has_no_channel" | "otp_invalid" | "otp_country_not_allowed" | "pairing_code_invalid" | "time_range_invalid" | "upgrade_required" | "rate_limited" | "otp_attempts_exceeded" | "internal_error" | "gateway_misconfigured" | "service_misconfigured" | "gateway_rejected" | "gateway_unavailable" | "service_unavailable";
+            code: "invalid_json" | "unauthenticated" | "invalid_signature" | "insufficient_balance" | "insufficient_scope" | "not_found" | "link_not_found" | "method_not_allowed" | "session_not_pending" | "session_not_connected" | "session_not_disconnected" | "session_not_linked" | "idempotency_key_in_use" | "otp_already_verified" | "webhook_endpoint_limit" | "webhook_endpoint_disabled" | "campaign_not_draft" | "campaign_not_running" | "campaign_not_paused" | "campaign_finished" | "campaign_empty" | "account_limit_reached" | "otp_expired" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "app_has_no_channel" | "otp_invalid" | "otp_country_not_allowed" | "pairing_code_invalid" | "time_range_invalid" | "upgrade_required" | "rate_limited" | "otp_attempts_exceeded" | "internal_error" | "gateway_misconfigured" | "service_misconfigured" | "gateway_rejected" | "gateway_unavailable" | "service_unavailable";
             request_id: string;
             /** @enum {boolean} */
             success: false;
@@ -1861,6 +1881,17 @@ export interface components {
             scope?: string;
             /** @description `rate_limited` on an OTP resend: codes it may still send. */
             sends_remaining?: number;
+            /**
+             * @description `account_limit_reached`: the account limit the request would exceed.
+             * @enum {string}
+             */
+            limit?: "max_sessions" | "max_draft_recipients";
+            /** @description `account_limit_reached`: the limit's value. */
+            max?: number;
+            /** @description `account_limit_reached`: how much of the limit the account uses now. */
+            current?: number;
+            /** @description `account_limit_reached` on recipients: the new recipients the request would add. */
+            requested?: number;
             /**
              * @description Field path → messages (validation failures only).
              * @example {
@@ -1928,6 +1959,44 @@ export interface components {
                     /** @description Sum of `meta.rows_written` D1 returned. */
                     rows_written: number;
                 };
+            };
+        };
+        OwnAccount: components["schemas"]["Account"] & {
+            limits: components["schemas"]["AccountLimits"];
+        };
+        /** @description Creating a session or adding recipients to a draft beyond a limit is 409 `account_limit_reached`, naming the limit. */
+        AccountLimits: {
+            /** @description Sessions the account holds (every session not deleted) and may hold. */
+            max_sessions: {
+                /**
+                 * @description The limit, set by the service's operator.
+                 * @example 50
+                 */
+                max: number;
+                /**
+                 * @description How much of it the account uses now.
+                 * @example 3
+                 */
+                current: number;
+            };
+            /**
+             * @description Recipients the account's `draft` campaigns hold together, and may hold.
+             * @example {
+             *       "max": 1000000,
+             *       "current": 12000
+             *     }
+             */
+            max_draft_recipients: {
+                /**
+                 * @description The limit, set by the service's operator.
+                 * @example 50
+                 */
+                max: number;
+                /**
+                 * @description How much of it the account uses now.
+                 * @example 3
+                 */
+                current: number;
             };
         };
         LedgerEntry: {
@@ -2606,6 +2675,18 @@ export interface operations {
                     name: string;
                     /** @example 50 */
                     balance?: number;
+                    /**
+                     * Format: int32
+                     * @description Sessions the account may hold, every session not deleted (0–100,000; default 50). A lower value than the account holds keeps its sessions and refuses new ones.
+                     * @example 100
+                     */
+                    max_sessions?: number;
+                    /**
+                     * Format: int32
+                     * @description Recipients the account's `draft` campaigns may hold together (0–100,000,000; default 1,000,000). A lower value than they hold keeps them and refuses new ones.
+                     * @example 2000000
+                     */
+                    max_draft_recipients?: number;
                 };
             };
         };
@@ -2626,6 +2707,138 @@ export interface operations {
                              * @example sk_…
                              */
                             api_key: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["InvalidJson"];
+            /** @description Problem: `unauthenticated` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Problem: `validation_failed` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            account: components["schemas"]["AdminAccount"];
+                        };
+                    };
+                };
+            };
+            /** @description Problem: `unauthenticated` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `validation_failed` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: int32
+                     * @description Sessions the account may hold, every session not deleted (0–100,000; default 50). A lower value than the account holds keeps its sessions and refuses new ones.
+                     * @example 100
+                     */
+                    max_sessions?: number;
+                    /**
+                     * Format: int32
+                     * @description Recipients the account's `draft` campaigns may hold together (0–100,000,000; default 1,000,000). A lower value than they hold keeps them and refuses new ones.
+                     * @example 2000000
+                     */
+                    max_draft_recipients?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The account after the change */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            account: components["schemas"]["AdminAccount"];
                         };
                     };
                 };
@@ -2870,62 +3083,6 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    getAccount: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The account */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            account: components["schemas"]["AdminAccount"];
-                        };
-                    };
-                };
-            };
-            /** @description Problem: `unauthenticated` */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem: `not_found` */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem: `validation_failed` */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            500: components["responses"]["InternalError"];
-        };
-    };
     getMetrics: {
         parameters: {
             query?: never;
@@ -2976,7 +3133,7 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
-                        data: components["schemas"]["Account"];
+                        data: components["schemas"]["OwnAccount"];
                     };
                 };
             };
@@ -3026,7 +3183,7 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
-                        data: components["schemas"]["Account"];
+                        data: components["schemas"]["OwnAccount"];
                     };
                 };
             };
@@ -3379,14 +3536,19 @@ export interface operations {
     };
     listSessions: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Page size, 1–100 (default 100). */
+                limit?: number;
+                /** @description `meta.next_cursor` or `meta.prev_cursor` of a previous page. */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The sessions */
+            /** @description A page of sessions */
             200: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -3397,6 +3559,18 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         sessions: components["schemas"]["Session"][];
+                        links: {
+                            first: null;
+                            last: null;
+                            prev: string | null;
+                            next: string | null;
+                        };
+                        meta: {
+                            path: string;
+                            per_page: number;
+                            next_cursor: string | null;
+                            prev_cursor: string | null;
+                        };
                     };
                 };
             };
@@ -3411,6 +3585,16 @@ export interface operations {
                 };
             };
             403: components["responses"]["InsufficientScope"];
+            /** @description Problem: `validation_failed` */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -3476,7 +3660,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["InsufficientScope"];
-            /** @description Problem: `idempotency_key_in_use` */
+            /** @description Problem: `idempotency_key_in_use`, `account_limit_reached` */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -3509,7 +3693,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `gateway_unavailable` */
+            /** @description Problem: `gateway_unavailable`, `service_unavailable` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4626,7 +4810,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `session_not_connected`, `idempotency_key_in_use` */
+            /** @description Problem: `session_not_connected`, `account_limit_reached`, `idempotency_key_in_use` */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -4899,7 +5083,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `campaign_not_draft` */
+            /** @description Problem: `campaign_not_draft`, `account_limit_reached` */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];

@@ -27,6 +27,7 @@ export const ERROR_STATUS = {
   campaign_not_paused: 409,
   campaign_finished: 409,
   campaign_empty: 409,
+  account_limit_reached: 409,
   otp_expired: 410,
   link_expired: 410,
   payload_too_large: 413,
@@ -73,6 +74,7 @@ const TITLES: Record<ErrorCode, string> = {
   campaign_not_paused: "Campaign not paused",
   campaign_finished: "Campaign finished",
   campaign_empty: "Campaign has no recipients",
+  account_limit_reached: "Account limit reached",
   otp_expired: "OTP expired",
   link_expired: "Link expired",
   payload_too_large: "Payload too large",
@@ -123,6 +125,24 @@ export class ApiError extends Error {
     this.name = "ApiError";
     this.status = ERROR_STATUS[code];
   }
+}
+
+/**
+ * 409 `account_limit_reached`: creating `what` would take the account past its limit `limit`
+ * (README, Security, Account limits), of which it uses `current` of `max`. The problem names them
+ * as extension members `limit`, `max` and `current`, with `requested` when the request asked for
+ * several (the recipients it would add).
+ */
+export function accountLimitReached(
+  usage: { limit: string; max: number; current: number; requested?: number },
+  what: string,
+): ApiError {
+  const { limit, max, current, requested } = usage;
+  return new ApiError(
+    "account_limit_reached",
+    `The account holds ${current} of its ${limit} of ${max}: ${what} would exceed it. Free some up, or ask for a higher limit.`,
+    { extra: { limit, max, current, ...(requested === undefined ? {} : { requested }) } },
+  );
 }
 
 /**

@@ -36,6 +36,10 @@ describe("GET /v1/account", () => {
         remaining_messages: { text: 250, image: 125, video: 83, audio: 125, document: 125 },
         low_balance_threshold: null,
         prices: PRICES,
+        limits: {
+          max_sessions: { max: 50, current: 0 },
+          max_draft_recipients: { max: 1_000_000, current: 0 },
+        },
         created_at: expect.stringMatching(TIMESTAMP),
         updated_at: expect.stringMatching(TIMESTAMP),
       },

@@ -84,6 +84,8 @@ describe("POST /admin/accounts", () => {
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       name: "Acme Ltd",
       balance: 12.5,
+      max_sessions: 50,
+      max_draft_recipients: 1_000_000,
       created_at: expect.stringMatching(TIMESTAMP),
       updated_at: account.created_at,
     });

@@ -6,7 +6,7 @@ import { findMessage } from "../src/db/queries/messages";
 import { dispatchRequestOf } from "../src/messages/dispatch-request";
 import type { ChatSession } from "../src/sessions/chat-session";
 import { refuse, restoreD1 } from "./d1-outage";
-import { call, createAccount, createSession, sessionStub } from "./helpers";
+import { call, createAccount, createSession, expectProblem, sessionStub } from "./helpers";
 import {
   balanceOf,
   connectedSession,
@@ -72,29 +72,22 @@ describe("a refund D1 refuses", () => {
 });
 
 describe("a session row D1 refuses", () => {
-  it("is written from the alarm once D1 takes it: the created session becomes visible", async () => {
+  it("refuses a create D1 cannot record (it holds the account's slot): 503, and nothing is kept", async () => {
     const { key, accountId } = await createAccount(1);
     await refuse("sessions", "INSERT", { accountId });
-    const { session } = await createSession(key);
-    expect(session.status).toBe("pending");
-    expect((await call("GET", `/v1/chatapp/sessions/${session.id}`, { key })).status).toBe(404);
-    expect(await deadlinesOf(session.id)).toContainEqual({ kind: "sync", ref: "session" });
-
-    await runSyncRetry(session.id);
-    expect((await call("GET", `/v1/chatapp/sessions/${session.id}`, { key })).status).toBe(404);
+    const res = await call("POST", "/v1/chatapp/sessions", { key });
+    expectProblem(res, 503, "service_unavailable");
+    const list = await call<{ sessions: unknown[] }>("GET", "/v1/chatapp/sessions", { key });
+    expect(list.body.sessions).toEqual([]);
 
     await restoreD1();
-    await runSyncRetry(session.id);
+    const { session } = await createSession(key);
     const shown = await call<{ session: { id: string; status: string } }>(
       "GET",
       `/v1/chatapp/sessions/${session.id}`,
-      {
-        key,
-      },
+      { key },
     );
-    expect(shown.status).toBe(200);
     expect(shown.body.session).toMatchObject({ id: session.id, status: "pending" });
-    expect((await deadlinesOf(session.id)).filter((d) => d.kind === "sync")).toEqual([]);
   });
 
   it("catches up with the latest state when a status change was refused", async () => {

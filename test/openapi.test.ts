@@ -155,7 +155,7 @@ describe("documented problems", () => {
     const doc = await document();
     const statuses = (path: string, method: string) =>
       Object.keys(doc.paths[path]?.[method]?.responses ?? {}).sort();
-    expect(statuses("/v1/chatapp/sessions", "get")).toEqual(["200", "401", "403", "429", "500"]);
+    expect(statuses("/v1/chatapp/sessions", "get")).toEqual(["200", "401", "403", "422", "429", "500"]);
     expect(statuses("/v1/chatapp/messages", "post")).toEqual(
       expect.arrayContaining(["400", "401", "402", "413", "415", "422", "500"]),
     );

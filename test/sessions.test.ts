@@ -127,7 +127,17 @@ describe("GET /v1/chatapp/sessions", () => {
     const res = await call<{ success: boolean; sessions: SessionRecord[] }>("GET", "/v1/chatapp/sessions", {
       key: b.key,
     });
-    expect(res.body).toEqual({ success: true, sessions: [] });
+    expect(res.body).toEqual({
+      success: true,
+      sessions: [],
+      links: { first: null, last: null, prev: null, next: null },
+      meta: {
+        path: "http://localhost/v1/chatapp/sessions",
+        per_page: 100,
+        next_cursor: null,
+        prev_cursor: null,
+      },
+    });
   });
 });
 

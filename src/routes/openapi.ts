@@ -28,6 +28,17 @@ export const ProblemSchema = z
       .int()
       .optional()
       .openapi({ description: "`rate_limited` on an OTP resend: codes it may still send." }),
+    limit: z.enum(["max_sessions", "max_draft_recipients"]).optional().openapi({
+      description: "`account_limit_reached`: the account limit the request would exceed.",
+    }),
+    max: z.int().optional().openapi({ description: "`account_limit_reached`: the limit's value." }),
+    current: z
+      .int()
+      .optional()
+      .openapi({ description: "`account_limit_reached`: how much of the limit the account uses now." }),
+    requested: z.int().optional().openapi({
+      description: "`account_limit_reached` on recipients: the new recipients the request would add.",
+    }),
     errors: z
       .record(z.string(), z.array(z.string()))
       .optional()

@@ -35,18 +35,22 @@ export const TimeBound = z
 
 /**
  * `limit`: decimal digits only (`z.coerce.number()` would take `1e2`, ` 5` and `0x10`), then an
- * integer from 1 to {@link MAX_LIMIT}; {@link DEFAULT_LIMIT} when absent.
+ * integer from 1 to {@link MAX_LIMIT}; `fallback` when absent.
  */
-export const Limit = z
-  .preprocess(
-    (value) => (typeof value === "string" && /^\d{1,4}$/.test(value) ? Number(value) : value),
-    z
-      .int({ error: once(`an integer from 1 to ${MAX_LIMIT}`) })
-      .min(1, `an integer from 1 to ${MAX_LIMIT}`)
-      .max(MAX_LIMIT, `an integer from 1 to ${MAX_LIMIT}`),
-  )
-  .default(DEFAULT_LIMIT)
-  .openapi({ description: `Page size, 1–${MAX_LIMIT}.`, format: "int32" });
+export const pageLimit = (fallback: number) =>
+  z
+    .preprocess(
+      (value) => (typeof value === "string" && /^\d{1,4}$/.test(value) ? Number(value) : value),
+      z
+        .int({ error: once(`an integer from 1 to ${MAX_LIMIT}`) })
+        .min(1, `an integer from 1 to ${MAX_LIMIT}`)
+        .max(MAX_LIMIT, `an integer from 1 to ${MAX_LIMIT}`),
+    )
+    .default(fallback)
+    .openapi({ description: `Page size, 1–${MAX_LIMIT}.`, format: "int32" });
+
+/** `limit` of most lists: {@link pageLimit} with {@link DEFAULT_LIMIT}. */
+export const Limit = pageLimit(DEFAULT_LIMIT);
 
 /** `cursor`: a `meta.next_cursor` or `meta.prev_cursor` of a previous page; parses to a {@link Cursor}. */
 export const CursorParam = z

@@ -2,7 +2,8 @@
  * Kinds of deadline a session object's alarm runs: QR rotation and timeout, a wake-up for the
  * dispatcher (pacing gaps, scheduled sends, retry backoff), the expiry of waiting messages, the
  * sandbox's delivery receipts (`ref` is then the message id), the check of a real gateway's
- * view of the session, `sync`: a write the object owes D1 (its session row, `ref`
+ * view of the session, the removal of a failed session's gateway session (`gateway_release`,
+ * tried again until the gateway answers), `sync`: a write the object owes D1 (its session row, `ref`
  * `session`, or the outbox's outcomes, `ref` empty) that D1 refused, tried again until D1 has it,
  * and `socket_expiry`: the expiry of the credential that opened live sockets (`ref` is its
  * socket tag, live-credentials.ts `credentialTag`), which closes them.
@@ -15,6 +16,7 @@ export type DeadlineKind =
   | "ack_delivered"
   | "ack_read"
   | "gateway_check"
+  | "gateway_release"
   | "sync"
   | "socket_expiry";
 

@@ -6,8 +6,17 @@ import { ApiError, type ErrorCode } from "../errors";
  */
 export type SessionResult<T> = { ok: true; value: T } | Failure;
 
-/** A failed {@link SessionResult}: an error code and a human-readable detail. */
-export type Failure = { ok: false; code: ErrorCode; detail: string };
+/**
+ * A failed {@link SessionResult}: an error code, a human-readable detail and the problem's
+ * extension members, if any (errors.ts `ApiErrorOptions.extra`).
+ */
+export type Failure = { ok: false; code: ErrorCode; detail: string; extra?: ProblemMembers };
+
+/**
+ * Extension members of a problem as they cross the RPC boundary: plain values (a member typed
+ * `unknown` would make the RPC result's type unusable).
+ */
+export type ProblemMembers = Record<string, string | number | boolean | null>;
 
 export function ok<T>(value: T): SessionResult<T> {
   return { ok: true, value };
@@ -17,8 +26,14 @@ export function fail(code: ErrorCode, detail: string): Failure {
   return { ok: false, code, detail };
 }
 
+/** An {@link ApiError} as a failure that can cross the RPC boundary (its headers are not kept). */
+export function failWith(error: ApiError): Failure {
+  // The members errors.ts builds are plain values (accountLimitReached: names and counts).
+  return { ok: false, code: error.code, detail: error.detail, extra: error.options.extra as ProblemMembers };
+}
+
 /** The value of a successful result; throws the failure as an {@link ApiError}. */
 export function unwrap<T>(result: SessionResult<T>): T {
-  if (!result.ok) throw new ApiError(result.code, result.detail);
+  if (!result.ok) throw new ApiError(result.code, result.detail, { extra: result.extra });
   return result.value;
 }

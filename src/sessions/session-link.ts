@@ -1,9 +1,11 @@
 import { eq } from "drizzle-orm";
 import { readConfig } from "../config";
 import { createDb } from "../db/client";
+import { insertSessionWithinLimit, type LimitUsage } from "../db/queries/limits";
 import { sessions } from "../db/schema";
 import type { Dispatcher } from "../delivery/dispatcher";
 import { receiptMoves } from "../delivery/receipts";
+import { accountLimitReached } from "../errors";
 import { GatewayError, type GatewayEvent, type LinkState } from "../gateways/gateway";
 import type { SandboxGateway, SandboxReceived } from "../gateways/sandbox";
 import { receiveMessage } from "../messages/receive";
@@ -11,7 +13,7 @@ import { applyMoves } from "../moves/apply";
 import type { Deadline } from "./deadlines";
 import type { GatewayHealthView } from "./gateway-health";
 import { CLOSE_SESSION_DELETED, CLOSE_SESSION_DELETED_REASON, type LiveChange, type ShownQr } from "./live";
-import { type Failure, fail, ok, type SessionResult } from "./result";
+import { type Failure, fail, failWith, ok, type SessionResult } from "./result";
 import { networkBans, networkDrops, phoneScans, type ScanRequest, sandboxOf } from "./sandbox-phone";
 import type { SessionCore } from "./session-core";
 import type { SessionMoves } from "./session-moves";
@@ -40,8 +42,11 @@ export class SessionLink {
   ) {}
 
   /**
-   * Creates the session's storage as `pending`, then the session at the gateway. When the
-   * gateway fails, the object keeps nothing. @returns the record and the first QR payload.
+   * Creates the session's storage as `pending`, takes one of the account's `max_sessions` by
+   * inserting its D1 row (README, Security, Account limits; 409 `account_limit_reached` at the
+   * limit, `service_unavailable` when D1 refuses), then creates the session at the gateway. When
+   * the limit or the gateway refuses, the object keeps nothing (see {@link undoCreate}).
+   * @returns the record and the first QR payload.
    */
   async create(input: {
     id: string;
@@ -58,16 +63,56 @@ export class SessionLink {
       origin: input.origin,
       now,
     });
+    // The slot first: nothing is made at the gateway for an account at its limit. The count and
+    // the insert are one statement, so concurrent creates cannot both take the last slot.
+    let refused: LimitUsage | null;
+    try {
+      refused = await insertSessionWithinLimit(createDb(this.core.env.DB), this.core.store.row());
+    } catch (error) {
+      await this.core.forget();
+      console.error(JSON.stringify({ level: "error", event: "session_insert_failed", error: String(error) }));
+      return fail("service_unavailable", "The session could not be recorded; try again later.");
+    }
+    if (refused) {
+      await this.core.forget();
+      return failWith(accountLimitReached(refused, "a new session"));
+    }
     let link: LinkState;
     try {
       link = await this.core.gateway().create(sessionId);
     } catch (error) {
-      await this.core.forget();
+      await this.undoCreate(input.id, sessionId);
       return gatewayFailure(error);
     }
     const change = initial(link);
     await this.moves.apply(change, now);
     return ok({ session: this.core.store.record(), qr: change.status === "pending" ? change.qr : "" });
+  }
+
+  /**
+   * A create the gateway failed: removes what the gateway may hold of it (a create that timed
+   * out may have made the session; one that cannot be reached is left), deletes the D1 row that
+   * took the account's slot, and drops the object's storage. When D1 refuses the delete the
+   * session is kept, `failed` with reason `gateway_create_failed` (its row written when D1
+   * takes it), so that the slot it holds is shown and can be freed by deleting it.
+   */
+  private async undoCreate(id: string, sessionId: string): Promise<void> {
+    await this.core
+      .gateway()
+      .remove(sessionId)
+      .catch((error: unknown) => {
+        if (!(error instanceof GatewayError)) throw error;
+      });
+    try {
+      await createDb(this.core.env.DB).delete(sessions).where(eq(sessions.id, id));
+    } catch (error) {
+      console.error(
+        JSON.stringify({ level: "error", event: "session_undo_failed", session: id, error: String(error) }),
+      );
+      await this.moves.move({ type: "failed", reason: "gateway_create_failed" });
+      return;
+    }
+    await this.core.forget();
   }
 
   /** The QR payload shown; `session_not_pending` in any other state. */
@@ -104,15 +149,25 @@ export class SessionLink {
     return this.moves.command({ type: "disconnect" });
   }
 
-  /** disconnected or failed → connected or pending, as the gateway answers starting the session. */
+  /**
+   * disconnected or failed → connected or pending, as the gateway answers starting the session.
+   * A disconnected session is started again at the gateway; a failed one, whose session the
+   * gateway no longer holds (`SessionMoves.releaseGateway`), is created there again (a gateway
+   * that still holds it starts it). When the gateway fails, a failed session's session there is
+   * removed again.
+   */
   async reconnect(): Promise<SessionResult<{ session: SessionRecord; qr: string | null }>> {
     const guard = this.moves.guard("reconnect");
     if (guard) return guard;
+    const { session_id, status } = this.core.current();
     let link: LinkState;
     try {
-      link = await this.core.gateway().start(this.core.current().session_id);
+      const gateway = this.core.gateway();
+      link = await (status === "failed" ? gateway.create(session_id) : gateway.start(session_id));
     } catch (error) {
-      return gatewayFailure(error);
+      const failure = gatewayFailure(error);
+      await this.moves.releaseGateway();
+      return failure;
     }
     const moved = await this.moves.command({ type: "reconnect", link });
     if (!moved.ok) return moved;
@@ -274,7 +329,8 @@ export class SessionLink {
   /**
    * Runs one of the link's deadlines, in the chain of changes: `sync`/`session` writes the
    * session row D1 was owed, `qr_rotate` and `qr_timeout` rotate or time out a pending QR,
-   * `gateway_check` checks a real gateway. Other kinds are not the link's and are left alone.
+   * `gateway_check` checks a real gateway, `gateway_release` asks the gateway again to remove a
+   * failed session. Other kinds are not the link's and are left alone.
    */
   async runDeadline(deadline: Deadline): Promise<void> {
     switch (deadline.kind) {
@@ -287,6 +343,8 @@ export class SessionLink {
         return this.runQrDeadline(deadline.kind, deadline.dueAt);
       case "gateway_check":
         return this.moves.checks.run();
+      case "gateway_release":
+        return this.moves.releaseGateway();
     }
   }
 
@@ -303,14 +361,9 @@ export class SessionLink {
         // The QR shown stays until the next rotation reaches the gateway.
         if (!(error instanceof GatewayError)) throw error;
       }
-    } else if ((await this.moves.move({ type: "qr_timeout" })).type === "move") {
-      // Nobody scanned: the gateway need not keep its session waiting for one.
-      await this.core
-        .gateway()
-        .disconnect(state.session_id)
-        .catch((error: unknown) => {
-          if (!(error instanceof GatewayError)) throw error;
-        });
+    } else {
+      // Nobody scanned: the session fails, and its move removes it at the gateway.
+      await this.moves.move({ type: "qr_timeout" });
     }
   }
 

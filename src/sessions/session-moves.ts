@@ -93,8 +93,9 @@ export class SessionMoves {
    * with them, clears what only a pending session has (the QR and its deadlines) or starts it
    * again, starts gateway checks and waiting messages on a link, hands campaign messages over and
    * fails the waiting messages on a ban, and commits: `session.status_changed` when the status
-   * or reason changed (see {@link commit}). `now` is the link's time (epoch ms), `last_seen_at`
-   * of a connected session.
+   * or reason changed (see {@link commit}); a failed session's session at the gateway is then
+   * removed ({@link releaseGateway}). `now` is the link's time (epoch ms), `last_seen_at` of a
+   * connected session.
    */
   async apply(change: SessionChange, now: number): Promise<void> {
     const { store, deadlines } = this.core;
@@ -143,6 +144,35 @@ export class SessionMoves {
     const after = this.core.current();
     const moved = after.status !== before.status || after.reason !== before.reason;
     await this.commit(moved ? "session.status_changed" : null, after.updated_at);
+    if (change.status === "failed") await this.releaseGateway();
+  }
+
+  /**
+   * Removes a failed session's session at the gateway (`ChatGateway.remove`, as a delete does),
+   * keeping the session here: a failed session (a QR nobody scanned, a gateway that gave up)
+   * holds nothing at the gateway, and a reconnect creates it there again (session-link.ts
+   * `reconnect`). A gateway that cannot be reached is asked again by the `gateway_release`
+   * deadline every `GATEWAY_CHECK_SECONDS`, while the session stays failed; one that refuses is
+   * logged and not asked again. Nothing happens when the session is not failed (a reconnect
+   * came first).
+   */
+  async releaseGateway(): Promise<void> {
+    const state = this.core.state();
+    if (state?.status !== "failed") return;
+    const { deadlines } = this.core;
+    try {
+      await this.core.gateway().remove(state.session_id);
+    } catch (error) {
+      if (!(error instanceof GatewayError)) throw error;
+      if (!error.permanent) {
+        const retryMs = readConfig(this.core.env).GATEWAY_CHECK_SECONDS * 1000;
+        deadlines.schedule("gateway_release", "", Date.now() + retryMs);
+        await deadlines.rearm();
+        return;
+      }
+      console.warn(JSON.stringify({ level: "warn", session: state.id, release: error.message }));
+    }
+    deadlines.cancel("gateway_release", "");
   }
 
   /** Shows a new QR payload on a pending session, with its `session.qr_updated` event. */

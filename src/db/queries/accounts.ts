@@ -1,18 +1,25 @@
 import { eq, type SQL } from "drizzle-orm";
 import { batchSql, type Db } from "../client";
-import { accounts } from "../schema";
+import { accounts, DEFAULT_MAX_DRAFT_RECIPIENTS, DEFAULT_MAX_SESSIONS } from "../schema";
 import { insertApiKeyStatement, mintApiKey } from "./api-keys";
 
 export type AccountRow = typeof accounts.$inferSelect;
 
+/** An account's limits (README, Security, Account limits); a field left undefined keeps its default. */
+export interface AccountLimitSettings {
+  maxSessions?: number | undefined;
+  maxDraftRecipients?: number | undefined;
+}
+
 /**
- * Creates an account (balance 0) and its first API key, and runs the statements `opening` builds
- * for the new account id (its opening credit), all in one D1 batch.
+ * Creates an account (balance 0, the limits given or their defaults) and its first API key, and
+ * runs the statements `opening` builds for the new account id (its opening credit), all in one
+ * D1 batch.
  * @returns the account as created, before `opening`, and the key's plaintext (shown once).
  */
 export async function createAccount(
   db: Db,
-  input: { name: string },
+  input: { name: string } & AccountLimitSettings,
   now: number,
   opening: (accountId: string) => SQL[],
 ) {
@@ -21,6 +28,8 @@ export async function createAccount(
     name: input.name,
     balance: 0,
     lowBalanceThreshold: null,
+    maxSessions: input.maxSessions ?? DEFAULT_MAX_SESSIONS,
+    maxDraftRecipients: input.maxDraftRecipients ?? DEFAULT_MAX_DRAFT_RECIPIENTS,
     createdAt: now,
     updatedAt: now,
   };
@@ -39,19 +48,25 @@ export async function findAccount(db: Db, id: string): Promise<AccountRow | null
 }
 
 /**
- * Changes an account's name and low-balance threshold (minor units, or null for no alert); a field
- * left undefined keeps its value.
+ * Changes an account's name, low-balance threshold (minor units, or null for no alert) and
+ * limits; a field left undefined keeps its value.
  * @returns the account after the change, or null for an unknown account.
  */
 export async function updateAccount(
   db: Db,
   id: string,
-  changes: { name?: string; lowBalanceThreshold?: number | null },
+  changes: { name?: string; lowBalanceThreshold?: number | null } & AccountLimitSettings,
   now: number,
 ): Promise<AccountRow | null> {
   const [row] = await db
     .update(accounts)
-    .set({ name: changes.name, lowBalanceThreshold: changes.lowBalanceThreshold, updatedAt: now })
+    .set({
+      name: changes.name,
+      lowBalanceThreshold: changes.lowBalanceThreshold,
+      maxSessions: changes.maxSessions,
+      maxDraftRecipients: changes.maxDraftRecipients,
+      updatedAt: now,
+    })
     .where(eq(accounts.id, id))
     .returning();
   return row ?? null;

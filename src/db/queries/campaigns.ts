@@ -9,6 +9,13 @@ import {
   messages,
 } from "../schema";
 import { beyond, pageOf, readOrder } from "./keyset";
+import {
+  draftRecipientCount,
+  insertWhere,
+  type LimitUsage,
+  maxDraftRecipients,
+  newRecipientCount,
+} from "./limits";
 
 /** A recipient to add: an E.164 number and the values of the campaign template's placeholders. */
 export interface NewRecipient {
@@ -25,45 +32,80 @@ export interface AddedRecipients {
 
 /**
  * The statements that add `recipients` to the account's campaign `campaignId` while it is a
- * `draft`, in the order given: each number once per campaign (a repeat, in the list or of a
- * recipient already there, is ignored), `seq` continuing after the last, then `total` recounted.
- * The list travels as one JSON parameter (D1 binds at most 100 per statement), so one add of
- * 10,000 recipients is three statements.
+ * `draft` and the account stays within its `max_draft_recipients`, in the order given: each
+ * number once per campaign (a repeat, in the list or of a recipient already there, is ignored),
+ * `seq` continuing after the last, then `total` recounted (and `updated_at` moved when it
+ * changed). The list travels as one JSON parameter (D1 binds at most 100 per statement), so one
+ * add of 10,000 recipients is a few statements.
+ *
+ * The first statement reads the limit's use as the insert will find it (one transaction): the
+ * recipients the account's drafts hold, the new ones this add would create, and the limit. The
+ * insert runs only when the two together stay within the limit (or it creates none), all or none
+ * of them.
  */
 function addRecipientStatements(
   accountId: string,
   campaignId: string,
   recipients: NewRecipient[],
   now: number,
-): SQL[] {
+): { usage: SQL; within: SQL; statements: SQL[] } {
   const list = JSON.stringify(recipients.map((r) => ({ n: r.toNumber, v: r.variables })));
-  return [
-    sql`INSERT OR IGNORE INTO campaign_recipients (campaign_id, seq, to_number, variables, status)
+  const adding = newRecipientCount(campaignId, list);
+  // An add that creates no recipient (none given, or only numbers already there) always fits.
+  const within = sql`(SELECT a = 0 OR a + ${draftRecipientCount(accountId)} <= ${maxDraftRecipients(accountId)}
+    FROM (SELECT ${adding} AS a))`;
+  const total = sql`(SELECT count(*) FROM campaign_recipients WHERE campaign_id = ${campaignId})`;
+  return {
+    usage: sql`SELECT ${draftRecipientCount(accountId)} AS current, ${adding} AS adding,
+      ${maxDraftRecipients(accountId)} AS max`,
+    within,
+    statements: [
+      sql`INSERT OR IGNORE INTO campaign_recipients (campaign_id, seq, to_number, variables, status)
       SELECT ${campaignId},
         (SELECT coalesce(max(seq), 0) FROM campaign_recipients WHERE campaign_id = ${campaignId}) + j.key + 1,
         json_extract(j.value, '$.n'), json_extract(j.value, '$.v'), 'pending'
       FROM json_each(${list}) j
-      WHERE EXISTS (SELECT 1 FROM campaigns WHERE id = ${campaignId} AND account_id = ${accountId} AND status = 'draft')`,
-    sql`UPDATE campaigns SET total = (SELECT count(*) FROM campaign_recipients WHERE campaign_id = ${campaignId}),
-        updated_at = max(${now}, updated_at)
+      WHERE EXISTS (SELECT 1 FROM campaigns WHERE id = ${campaignId} AND account_id = ${accountId} AND status = 'draft')
+        AND ${within}`,
+      sql`UPDATE campaigns SET total = ${total},
+        updated_at = CASE WHEN total = ${total} THEN updated_at ELSE max(${now}, updated_at) END
       WHERE id = ${campaignId} AND account_id = ${accountId} AND status = 'draft'
       RETURNING total`,
-  ];
+    ],
+  };
+}
+
+/** What the usage statement of {@link addRecipientStatements} reads. */
+type DraftUsage = { current: number; adding: number; max: number | null };
+
+/** The `max_draft_recipients` an add would exceed, from its usage row, or null when it fits. */
+function overLimit(usage: DraftUsage | undefined): (LimitUsage & { adding: number }) | null {
+  if (!usage || usage.adding === 0 || usage.current + usage.adding <= (usage.max ?? 0)) return null;
+  return { limit: "max_draft_recipients", max: usage.max ?? 0, current: usage.current, adding: usage.adding };
 }
 
 /**
- * Inserts a `draft` campaign with its first `recipients`, in one D1 batch.
- * @returns the campaign as stored, and how the recipients went.
+ * Inserts a `draft` campaign with its first `recipients`, in one D1 batch, if the account's drafts
+ * can hold them ({@link addRecipientStatements}); otherwise nothing is stored.
+ * @returns the campaign as stored and how the recipients went, or the limit the recipients would
+ *   exceed (with `adding`, the new recipients of the request).
  */
 export async function insertCampaign(
   db: Db,
   row: CampaignRow,
   recipients: NewRecipient[],
-): Promise<{ campaign: CampaignRow; recipients: AddedRecipients }> {
-  await batchSql(db, [
-    db.insert(campaigns).values(row).getSQL(),
-    ...addRecipientStatements(row.accountId, row.id, recipients, row.createdAt),
+): Promise<
+  | { campaign: CampaignRow; recipients: AddedRecipients; refused: null }
+  | { refused: LimitUsage & { adding: number } }
+> {
+  const add = addRecipientStatements(row.accountId, row.id, recipients, row.createdAt);
+  const [usage] = await batchSql<DraftUsage>(db, [
+    add.usage,
+    insertWhere(db, campaigns, row, add.within),
+    ...add.statements,
   ]);
+  const refused = overLimit(usage?.results[0]);
+  if (refused) return { refused };
   const campaign = await findCampaign(db, row.accountId, row.id);
   if (!campaign) throw new Error(`campaign ${row.id} not found after insert`);
   return {
@@ -73,12 +115,14 @@ export async function insertCampaign(
       duplicates: recipients.length - campaign.total,
       total: campaign.total,
     },
+    refused: null,
   };
 }
 
 /**
  * Adds `recipients` to the account's draft campaign (see addRecipientStatements).
- * @returns how they went, or null when the campaign is not the account's or not a `draft`.
+ * @returns how they went; the limit they would exceed (nothing is added); or null when the
+ *   campaign is not the account's or not a `draft`.
  */
 export async function addRecipients(
   db: Db,
@@ -86,15 +130,18 @@ export async function addRecipients(
   campaignId: string,
   recipients: NewRecipient[],
   now: number,
-): Promise<AddedRecipients | null> {
+): Promise<AddedRecipients | { refused: LimitUsage & { adding: number } } | null> {
   const before = await findCampaign(db, accountId, campaignId);
   if (before?.status !== "draft") return null;
-  const [, updated] = await batchSql<{ total: number }>(
-    db,
-    addRecipientStatements(accountId, campaignId, recipients, now),
-  );
+  const add = addRecipientStatements(accountId, campaignId, recipients, now);
+  const [usage, , updated] = await batchSql<DraftUsage & { total: number }>(db, [
+    add.usage,
+    ...add.statements,
+  ]);
   const total = updated?.results[0]?.total;
   if (total === undefined) return null;
+  const refused = overLimit(usage?.results[0]);
+  if (refused) return { refused };
   const added = total - before.total;
   return { added, duplicates: recipients.length - added, total };
 }

@@ -1,6 +1,10 @@
-import { and, desc, eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, type SQL } from "drizzle-orm";
+import type { Cursor } from "../../lib/cursor";
 import type { Db } from "../client";
 import { sessions } from "../schema";
+import { beyond, type KeysetColumns, pageOf, readOrder } from "./keyset";
+
+type SessionRow = typeof sessions.$inferSelect;
 
 /** The account's session with this uuid, or null (also for another account's session). */
 export async function findSession(db: Db, accountId: string, id: string) {
@@ -12,13 +16,26 @@ export async function findSession(db: Db, accountId: string, id: string) {
   return row ?? null;
 }
 
-/** All of the account's sessions, newest first. */
-export function listSessions(db: Db, accountId: string) {
-  return db
+const KEYSET: KeysetColumns = { createdAt: sessions.createdAt, id: sessions.id };
+
+/**
+ * One page of the account's sessions, newest first, by keyset on `(created_at, id)` (the
+ * `sessions_account` index).
+ */
+export async function listSessions(
+  db: Db,
+  accountId: string,
+  page: { limit: number; cursor: Cursor | null },
+): Promise<{ rows: SessionRow[]; more: boolean }> {
+  const where: SQL[] = [eq(sessions.accountId, accountId)];
+  if (page.cursor) where.push(beyond(KEYSET, page.cursor));
+  const rows = await db
     .select()
     .from(sessions)
-    .where(eq(sessions.accountId, accountId))
-    .orderBy(desc(sessions.createdAt), desc(sessions.id));
+    .where(and(...where))
+    .orderBy(...readOrder(KEYSET, page.cursor))
+    .limit(page.limit + 1);
+  return pageOf([rows], page.limit, page.cursor);
 }
 
 /** The account's sessions among `ids` (at most 100), in no particular order; others are left out. */

@@ -4,6 +4,14 @@ import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } fro
 // Accounts, their API keys and the stored answers of idempotent requests. Conventions of every
 // table: see index.ts.
 
+/** `max_sessions` of a new account: sessions it may hold (README, Security, Account limits). */
+export const DEFAULT_MAX_SESSIONS = 50;
+/**
+ * `max_draft_recipients` of a new account: recipients its `draft` campaigns may hold together
+ * (README, Security, Account limits).
+ */
+export const DEFAULT_MAX_DRAFT_RECIPIENTS = 1_000_000;
+
 /**
  * An account: who owns every other row. `balance` is in minor units and never negative (a check
  * constraint); src/billing/ledger.ts moves it, with a ledger entry each time.
@@ -19,6 +27,13 @@ export const accounts = sqliteTable(
      * below it records `account.balance_low` (src/billing/ledger.ts).
      */
     lowBalanceThreshold: integer(),
+    /** Sessions the account may hold (every session not deleted); the admin API changes it. */
+    maxSessions: integer().notNull().default(DEFAULT_MAX_SESSIONS),
+    /**
+     * Recipients the account's `draft` campaigns may hold together (drafts are not charged until
+     * they start); the admin API changes it.
+     */
+    maxDraftRecipients: integer().notNull().default(DEFAULT_MAX_DRAFT_RECIPIENTS),
     createdAt: integer().notNull(),
     updatedAt: integer().notNull(),
   },

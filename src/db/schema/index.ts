@@ -5,7 +5,13 @@
 // Conventions: ids are uuid strings; times are integer milliseconds since the epoch (UTC) and become
 // ISO 8601 strings only in responses (lib/time.ts); money is integer minor units (lib/money.ts).
 
-export { accounts, apiKeys, idempotencyKeys } from "./accounts";
+export {
+  accounts,
+  apiKeys,
+  DEFAULT_MAX_DRAFT_RECIPIENTS,
+  DEFAULT_MAX_SESSIONS,
+  idempotencyKeys,
+} from "./accounts";
 export { type AccountUsageRow, accountUsage, ledgerEntries } from "./billing";
 export { type CampaignRecipientRow, type CampaignRow, campaignRecipients, campaigns } from "./campaigns";
 export { type EventRow, events, webhookAttempts, webhookDeliveries, webhookEndpoints } from "./events";

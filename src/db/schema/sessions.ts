@@ -23,7 +23,7 @@ export const sessions = sqliteTable(
   },
   (t) => [
     uniqueIndex("sessions_session_id").on(t.sessionId),
-    index("sessions_account").on(t.accountId, t.createdAt),
+    index("sessions_account").on(t.accountId, t.createdAt, t.id),
   ],
 );
 

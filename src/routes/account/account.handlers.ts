@@ -1,8 +1,10 @@
 import type { RouteHandler } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { pricesOf } from "../../billing/prices";
 import { readConfig } from "../../config";
-import { findAccount, updateAccount } from "../../db/queries/accounts";
+import { type AccountRow, findAccount, updateAccount } from "../../db/queries/accounts";
 import { listLedger } from "../../db/queries/ledger";
+import { accountLimits, type LimitUsage } from "../../db/queries/limits";
 import { usageBuckets } from "../../db/queries/usage";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
@@ -17,11 +19,24 @@ import { type Granularity, USAGE_RANGES } from "./account.schemas";
 // The key was live a moment ago; an account gone since is as good as unknown.
 const noAccount = () => new ApiError("not_found", "No such account.");
 
+/** The account as `GET /v1/account` shows it, with its limits and their use now. */
+async function ownAccount(c: Context<AppEnv>, account: AccountRow) {
+  const limits = await accountLimits(c.var.db, account.id);
+  if (!limits) throw noAccount();
+  const usage = ({ max, current }: LimitUsage) => ({ max, current });
+  return {
+    ...toAccountRecord(account, pricesOf(readConfig(c.env))),
+    limits: {
+      max_sessions: usage(limits.max_sessions),
+      max_draft_recipients: usage(limits.max_draft_recipients),
+    },
+  };
+}
+
 export const show: RouteHandler<typeof routes.show, AppEnv> = async (c) => {
   const account = await findAccount(c.var.db, c.var.principal.accountId);
   if (!account) throw noAccount();
-  const data = toAccountRecord(account, pricesOf(readConfig(c.env)));
-  return c.json({ success: true as const, data }, 200);
+  return c.json({ success: true as const, data: await ownAccount(c, account) }, 200);
 };
 
 export const update: RouteHandler<typeof routes.update, AppEnv> = async (c) => {
@@ -37,8 +52,7 @@ export const update: RouteHandler<typeof routes.update, AppEnv> = async (c) => {
     Date.now(),
   );
   if (!account) throw noAccount();
-  const data = toAccountRecord(account, pricesOf(readConfig(c.env)));
-  return c.json({ success: true as const, data }, 200);
+  return c.json({ success: true as const, data: await ownAccount(c, account) }, 200);
 };
 
 export const ledger: RouteHandler<typeof routes.ledger, AppEnv> = async (c) => {

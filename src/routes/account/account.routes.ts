@@ -20,7 +20,8 @@ export const show = createRoute({
   summary: "Show the caller's account: its balance and what it buys",
   description:
     "The account the API key belongs to, with its balance, the messages of each type that balance covers, the price " +
-    "of each message type and the low-balance alert's threshold.",
+    "of each message type, the low-balance alert's threshold, and its `limits` (`max_sessions`, `max_draft_recipients`) " +
+    "with what it uses of each now.",
   responses: { 200: json(AccountEnvelopeSchema, "The account"), ...problems("unauthenticated") },
 });
 

@@ -40,7 +40,32 @@ export const AccountSchema = z
   })
   .openapi("Account");
 
-export const AccountEnvelopeSchema = z.object({ success: z.literal(true), data: AccountSchema });
+/** A limit and its use: `current` of at most `max`. */
+const LimitUsageSchema = z.object({
+  max: z.int().openapi({ description: "The limit, set by the service's operator.", example: 50 }),
+  current: z.int().openapi({ description: "How much of it the account uses now.", example: 3 }),
+});
+
+/** The account's limits (README, Security, Account limits), each with its use now. */
+export const AccountLimitsSchema = z
+  .object({
+    max_sessions: LimitUsageSchema.openapi({
+      description: "Sessions the account holds (every session not deleted) and may hold.",
+    }),
+    max_draft_recipients: LimitUsageSchema.openapi({
+      description: "Recipients the account's `draft` campaigns hold together, and may hold.",
+      example: { max: 1_000_000, current: 12_000 },
+    }),
+  })
+  .openapi("AccountLimits", {
+    description:
+      "Creating a session or adding recipients to a draft beyond a limit is 409 `account_limit_reached`, naming the limit.",
+  });
+
+/** The caller's account with its limits, as `GET` and `PATCH /v1/account` answer it. */
+export const OwnAccountSchema = AccountSchema.extend({ limits: AccountLimitsSchema }).openapi("OwnAccount");
+
+export const AccountEnvelopeSchema = z.object({ success: z.literal(true), data: OwnAccountSchema });
 
 /** Body of `PATCH /v1/account`: each field given is changed, the others kept. */
 export const UpdateAccountBody = z.strictObject({

@@ -1,7 +1,12 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { credit as creditBalance, creditStatements } from "../../billing/ledger";
 import { d1Counts } from "../../db/d1-counter";
-import { type AccountRow, findAccount, createAccount as insertAccount } from "../../db/queries/accounts";
+import {
+  type AccountRow,
+  updateAccount as changeAccount,
+  findAccount,
+  createAccount as insertAccount,
+} from "../../db/queries/accounts";
 import { revokeKey as revoke } from "../../db/queries/api-keys";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
@@ -17,6 +22,8 @@ function toAccountRecord(row: AccountRow) {
     id: row.id,
     name: row.name,
     balance: fromMinor(row.balance),
+    max_sessions: row.maxSessions,
+    max_draft_recipients: row.maxDraftRecipients,
     created_at: formatTimestamp(row.createdAt),
     updated_at: formatTimestamp(row.updatedAt),
   };
@@ -28,13 +35,26 @@ export const createAccount: RouteHandler<typeof routes.createAccount, AppEnv> = 
   const body = c.req.valid("json");
   const balance = toMinor(body.balance ?? 0);
   const now = Date.now();
-  const { account, apiKey } = await insertAccount(c.var.db, { name: body.name }, now, (id) =>
+  const input = {
+    name: body.name,
+    maxSessions: body.max_sessions,
+    maxDraftRecipients: body.max_draft_recipients,
+  };
+  const { account, apiKey } = await insertAccount(c.var.db, input, now, (id) =>
     balance > 0 ? creditStatements(id, balance, now, "Opening balance") : [],
   );
   return c.json(
     { success: true as const, data: { account: toAccountRecord({ ...account, balance }), api_key: apiKey } },
     201,
   );
+};
+
+export const updateAccount: RouteHandler<typeof routes.updateAccount, AppEnv> = async (c) => {
+  const body = c.req.valid("json");
+  const changes = { maxSessions: body.max_sessions, maxDraftRecipients: body.max_draft_recipients };
+  const account = await changeAccount(c.var.db, c.req.valid("param").id, changes, Date.now());
+  if (!account) throw noAccount();
+  return c.json({ success: true as const, data: { account: toAccountRecord(account) } }, 200);
 };
 
 export const createKey: RouteHandler<typeof routes.createKey, AppEnv> = async (c) => {

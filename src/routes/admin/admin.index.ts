@@ -8,6 +8,7 @@ import * as routes from "./admin.routes";
  */
 export const adminRoutes = createRouter()
   .openapi(routes.createAccount, handlers.createAccount)
+  .openapi(routes.updateAccount, handlers.updateAccount)
   .openapi(routes.createKey, handlers.createKey)
   .openapi(routes.revokeKey, handlers.revokeKey)
   .openapi(routes.credit, handlers.credit)

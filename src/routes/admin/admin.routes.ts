@@ -8,6 +8,7 @@ import {
   CreatedAccountSchema,
   CreditBody,
   MetricsSchema,
+  UpdateAccountBody,
 } from "./admin.schemas";
 
 const common = { tags: ["Admin"], security: [{ AdminToken: [] }] };
@@ -19,11 +20,27 @@ export const createAccount = createRoute({
   method: "post",
   path: "/accounts",
   summary: "Create an account and its first API key",
+  description:
+    "`balance` is the opening credit; `max_sessions` and `max_draft_recipients` set the account's limits (README, " +
+    "Security, Account limits), their defaults when left out.",
   request: { body: jsonBody(CreateAccountBody) },
   responses: {
     201: json(CreatedAccountSchema, "The account and its API key (shown once)"),
     ...adminProblems,
   },
+});
+
+export const updateAccount = createRoute({
+  operationId: "updateAccount",
+  ...common,
+  method: "patch",
+  path: "/accounts/{id}",
+  summary: "Change an account's limits",
+  description:
+    "`max_sessions` and `max_draft_recipients` (README, Security, Account limits); a field left out keeps its value. " +
+    "A limit below what the account uses now keeps what it has and refuses more (409 `account_limit_reached`).",
+  request: { params: IdParam, body: jsonBody(UpdateAccountBody) },
+  responses: { 200: json(AccountEnvelopeSchema, "The account after the change"), ...adminProblems },
 });
 
 export const createKey = createRoute({

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { DEFAULT_MAX_DRAFT_RECIPIENTS, DEFAULT_MAX_SESSIONS } from "../../db/schema";
 import { ApiKeyPlaintext } from "../api-keys/api-keys.schemas";
 import { moneyAmount as amount } from "../openapi";
 
@@ -11,15 +12,56 @@ export const AccountSchema = z
     id: z.uuid(),
     name: z.string(),
     balance: z.number().openapi({ description: "Balance in major units.", example: 50 }),
+    max_sessions: z.int().openapi({
+      description: "Sessions the account may hold (every session not deleted).",
+      example: DEFAULT_MAX_SESSIONS,
+    }),
+    max_draft_recipients: z.int().openapi({
+      description: "Recipients the account's `draft` campaigns may hold together.",
+      example: DEFAULT_MAX_DRAFT_RECIPIENTS,
+    }),
     created_at: z.string(),
     updated_at: z.string(),
   })
   .openapi("AdminAccount");
 
+/** Largest `max_sessions` the admin may set. */
+export const MAX_SESSIONS_CEILING = 100_000;
+/** Largest `max_draft_recipients` the admin may set. */
+export const MAX_DRAFT_RECIPIENTS_CEILING = 100_000_000;
+
+/** The limits of an account as the admin sets them (README, Security, Account limits). */
+const limitFields = {
+  max_sessions: z
+    .int()
+    .min(0)
+    .max(MAX_SESSIONS_CEILING)
+    .optional()
+    .openapi({
+      description: `Sessions the account may hold, every session not deleted (0–${MAX_SESSIONS_CEILING.toLocaleString("en")}; default ${DEFAULT_MAX_SESSIONS}). A lower value than the account holds keeps its sessions and refuses new ones.`,
+      example: 100,
+      format: "int32",
+    }),
+  max_draft_recipients: z
+    .int()
+    .min(0)
+    .max(MAX_DRAFT_RECIPIENTS_CEILING)
+    .optional()
+    .openapi({
+      description: `Recipients the account's \`draft\` campaigns may hold together (0–${MAX_DRAFT_RECIPIENTS_CEILING.toLocaleString("en")}; default ${DEFAULT_MAX_DRAFT_RECIPIENTS.toLocaleString("en")}). A lower value than they hold keeps them and refuses new ones.`,
+      example: 2_000_000,
+      format: "int32",
+    }),
+};
+
 export const CreateAccountBody = z.strictObject({
   name: z.string().trim().min(1).max(100),
   balance: amount(0).optional(),
+  ...limitFields,
 });
+
+/** Body of `PATCH /admin/accounts/{id}`: each limit given is changed, the others kept. */
+export const UpdateAccountBody = z.strictObject(limitFields);
 export const CreditBody = z.strictObject({
   amount: amount(0.01),
   description: z.string().trim().min(1).max(200).optional().openapi({

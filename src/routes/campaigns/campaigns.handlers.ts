@@ -10,10 +10,11 @@ import {
   listCampaigns,
   listRecipients as listRecipientPage,
 } from "../../db/queries/campaigns";
+import type { LimitUsage } from "../../db/queries/limits";
 import { findSessions } from "../../db/queries/sessions";
 import type { CampaignRow } from "../../db/schema";
 import type { AppEnv } from "../../env";
-import { ApiError } from "../../errors";
+import { ApiError, accountLimitReached } from "../../errors";
 import { toCampaignRecord, toRecipientRecord } from "../../presenters/campaign";
 import { pageLinks } from "../paging";
 import type * as routes from "./campaigns.routes";
@@ -24,6 +25,13 @@ const notDraft = (status: string) =>
   new ApiError(
     "campaign_not_draft",
     `The campaign is ${status}; only a draft can change its recipients or be deleted.`,
+  );
+
+/** 409 `account_limit_reached`: the recipients would take the account's drafts past their limit. */
+const draftLimitReached = (refused: LimitUsage & { adding: number }) =>
+  accountLimitReached(
+    { ...refused, requested: refused.adding },
+    `adding ${refused.adding} recipients to its drafts`,
   );
 
 /** 422 with each problem under its field path, as request validation reports them. */
@@ -56,7 +64,7 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
     max_ms: body.delay_between ?? DEFAULT_DELAY_MS,
   };
   const now = Date.now();
-  const { campaign, recipients: added } = await insertCampaign(
+  const inserted = await insertCampaign(
     db,
     {
       id: crypto.randomUUID(),
@@ -91,6 +99,8 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
     },
     body.recipientRows,
   );
+  if (inserted.refused) throw draftLimitReached(inserted.refused);
+  const { campaign, recipients: added } = inserted;
   return c.json({ success: true as const, data: toCampaignRecord(campaign), recipients: added }, 201);
 };
 
@@ -129,6 +139,7 @@ export const addRecipients: RouteHandler<typeof routes.addRecipients, AppEnv> = 
   if (problems.length > 0) throw invalid(problems);
   const added = await addTo(db, principal.accountId, id, rows, Date.now());
   if (!added) throw notDraft("no longer a draft");
+  if ("refused" in added) throw draftLimitReached(added.refused);
   return c.json({ success: true as const, data: added }, 200);
 };
 

@@ -25,7 +25,8 @@ export const create = createRoute({
     "A bulk send across 1–20 connected sessions, created as a `draft` with up to 10,000 recipients; add more with " +
     "`POST …/recipients`. `content` is a template: each `{{name}}` takes the recipient's `variables.name`, and a " +
     "recipient missing one is 422 naming its index. Numbers are normalised as for sends, each kept once. " +
-    "Send an `Idempotency-Key` header to make retries safe.",
+    "The account's drafts together hold at most its `max_draft_recipients` (409 `account_limit_reached`, and nothing " +
+    "is created). Send an `Idempotency-Key` header to make retries safe.",
   request: {
     headers: IdempotencyKeyHeader,
     body: jsonBody(CreateCampaignBody),
@@ -37,6 +38,7 @@ export const create = createRoute({
       "not_found",
       "session_not_connected",
       "validation_failed",
+      "account_limit_reached",
       "idempotency_key_in_use",
       "idempotency_key_reused",
     ),
@@ -96,11 +98,19 @@ export const addRecipients = createRoute({
   summary: "Add recipients to a draft campaign",
   description:
     "Up to 10,000 per request, so a campaign reaches 100,000 without a body over 1 MiB. A number already in the " +
-    "campaign is ignored (counted in `duplicates`). Only a `draft` takes recipients (409 `campaign_not_draft`).",
+    "campaign is ignored (counted in `duplicates`). Only a `draft` takes recipients (409 `campaign_not_draft`), and " +
+    "only while the account's drafts together stay within its `max_draft_recipients` (409 `account_limit_reached`: " +
+    "none of the request's recipients is added).",
   request: { params: IdParam, body: jsonBody(AddRecipientsBody) },
   responses: {
     200: json(AddedRecipientsSchema, "How the recipients went"),
-    ...problems("unauthenticated", "not_found", "validation_failed", "campaign_not_draft"),
+    ...problems(
+      "unauthenticated",
+      "not_found",
+      "validation_failed",
+      "campaign_not_draft",
+      "account_limit_reached",
+    ),
   },
 });
 

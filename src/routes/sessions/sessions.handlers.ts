@@ -12,6 +12,7 @@ import { CREDENTIAL_HEADER, credentialHeader, type LiveCredential } from "../../
 import { unwrap } from "../../sessions/result";
 import { toSessionRecord } from "../../sessions/session-record";
 import { sessionStub } from "../../sessions/stub";
+import { pageLinks } from "../paging";
 import type * as routes from "./sessions.routes";
 
 /** The session object of a session the caller owns; 404 for unknown and for others' sessions. */
@@ -22,8 +23,13 @@ async function ownedSession(c: Context<AppEnv>, id: string) {
 }
 
 export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
-  const rows = await listSessions(c.var.db, c.var.principal.accountId);
-  return c.json({ success: true as const, sessions: rows.map(toSessionRecord) }, 200);
+  const { limit, cursor } = c.req.valid("query");
+  const page = { limit, cursor: cursor ?? null };
+  const { rows, more } = await listSessions(c.var.db, c.var.principal.accountId, page);
+  return c.json(
+    { success: true as const, sessions: rows.map(toSessionRecord), ...pageLinks(c, rows, { ...page, more }) },
+    200,
+  );
 };
 
 export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {

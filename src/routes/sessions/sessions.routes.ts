@@ -12,7 +12,9 @@ import {
   PairingCodeSchema,
   QrCodeSchema,
   ReconnectedSessionSchema,
+  SESSIONS_DEFAULT_LIMIT,
   SessionEnvelopeSchema,
+  SessionListQuery,
   SessionListSchema,
 } from "./sessions.schemas";
 
@@ -26,7 +28,14 @@ export const list = createRoute({
   method: "get",
   path: "/",
   summary: "List the account's sessions, newest first",
-  responses: { 200: json(SessionListSchema, "The sessions"), ...problems("unauthenticated") },
+  description:
+    "Cursor-paged as the message list is (`limit`, `cursor`; `meta.next_cursor` leads to the next page), " +
+    `${SESSIONS_DEFAULT_LIMIT} sessions a page unless \`limit\` says otherwise, in \`sessions\`.`,
+  request: { query: SessionListQuery },
+  responses: {
+    200: json(SessionListSchema, "A page of sessions"),
+    ...problems("unauthenticated", "validation_failed"),
+  },
 });
 
 export const create = createRoute({
@@ -37,7 +46,8 @@ export const create = createRoute({
   path: "/",
   summary: "Create a session and get its first QR code",
   description:
-    "The session starts `pending`. Scan the QR code with the phone that holds the chat account; the QR rotates every `QR_ROTATE_SECONDS` and the session fails with reason `qr_timeout` after `QR_TIMEOUT_SECONDS` without a scan. " +
+    "The session starts `pending`. Scan the QR code with the phone that holds the chat account; the QR rotates every `QR_ROTATE_SECONDS` and the session fails with reason `qr_timeout` after `QR_TIMEOUT_SECONDS` without a scan (its session at the gateway is then removed; a reconnect creates it again). " +
+    "An account holds at most its `max_sessions` sessions (deleted ones do not count): 409 `account_limit_reached` beyond, before anything is made at the gateway. " +
     "Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.",
   request: { headers: IdempotencyKeyHeader },
   responses: {
@@ -47,8 +57,10 @@ export const create = createRoute({
       "validation_failed",
       "idempotency_key_in_use",
       "idempotency_key_reused",
+      "account_limit_reached",
       "gateway_rejected",
       "gateway_unavailable",
+      "service_unavailable",
     ),
   },
 });

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { publicHttpsUrlProblem } from "../../lib/media-url";
 import { LINK_EXPIRES_IN } from "../../links/tokens";
 import { PhoneNumber } from "../openapi";
+import { CursorParam, MAX_LIMIT, PageLinksSchema, pageLimit } from "../paging";
 
 const timestamp = z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" });
 
@@ -33,7 +34,26 @@ export const CreatedSessionSchema = z.object({
   session: SessionSchema.omit({ reason: true }),
   qr_code: QrCode,
 });
-export const SessionListSchema = z.object({ success: z.literal(true), sessions: z.array(SessionSchema) });
+export const SessionListSchema = z.object({
+  success: z.literal(true),
+  sessions: z.array(SessionSchema),
+  ...PageLinksSchema,
+});
+
+/**
+ * Page size of the session list when `limit` is absent: the largest, so that an account within
+ * the default `max_sessions` (50) gets every session on its first page, as before the list was
+ * paged.
+ */
+export const SESSIONS_DEFAULT_LIMIT = MAX_LIMIT;
+
+/** Query of `GET /v1/chatapp/sessions`: `limit` and `cursor`, as the message list takes them. */
+export const SessionListQuery = z.object({
+  limit: pageLimit(SESSIONS_DEFAULT_LIMIT).openapi({
+    description: `Page size, 1–${MAX_LIMIT} (default ${SESSIONS_DEFAULT_LIMIT}).`,
+  }),
+  cursor: CursorParam.optional(),
+});
 export const SessionEnvelopeSchema = z.object({ success: z.literal(true), session: SessionSchema });
 export const ReconnectedSessionSchema = SessionEnvelopeSchema.extend({
   qr_code: QrCode.optional().openapi({ description: "Present when the session went back to `pending`." }),
