@@ -2,7 +2,7 @@ import { readConfig } from "../config";
 import { createDb, type Db } from "../db/client";
 import { recordRetry } from "../db/queries/messages";
 import { carriesClientId, clientMessageIdOf } from "../gateways/client-id";
-import type { ChatGateway, LookupResult, SendOutcome } from "../gateways/gateway";
+import type { ChatGateway, LookupResult, MediaRef, SendOutcome } from "../gateways/gateway";
 import { windowOpensAt } from "../lib/send-window";
 import type { DispatchRequest } from "../messages/dispatch-request";
 import { applyMoves } from "../moves/apply";
@@ -373,6 +373,7 @@ export class Dispatcher {
         type: item.type,
         content: item.content,
         mediaUrl: item.media_url,
+        media: mediaOf(item),
       });
     } catch (error) {
       outcome = { outcome: "unknown", reason: error instanceof Error ? error.message : String(error) };
@@ -436,6 +437,7 @@ export class Dispatcher {
         type: item.type,
         content: item.content,
         mediaUrl: item.media_url,
+        media: mediaOf(item),
         since,
       };
       const found = await this.host.exclusive(() =>
@@ -497,4 +499,11 @@ async function noteAttempt(db: Db, id: string, attempt: Parameters<typeof record
       JSON.stringify({ level: "error", event: "attempt_note_failed", message_id: id, error: String(error) }),
     );
   }
+}
+
+/** The stored copy of an entry's media, or null (text, or a message queued before media were stored). */
+function mediaOf(item: OutboxItem): MediaRef | null {
+  return item.media_key && item.media_content_type
+    ? { key: item.media_key, contentType: item.media_content_type }
+    : null;
 }

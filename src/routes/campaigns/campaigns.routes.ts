@@ -37,8 +37,10 @@ export const create = createRoute({
       "not_found",
       "session_not_connected",
       "validation_failed",
+      "media_unavailable",
       "idempotency_key_in_use",
       "idempotency_key_reused",
+      "service_unavailable",
     ),
   },
 });
