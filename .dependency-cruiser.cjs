@@ -6,6 +6,7 @@
 // presenters/, above the domains, so events/ stays a leaf. A new folder gets its floor here.
 const FLOORS = [
   "lib", // small pure helpers
+  "media", // media of outgoing messages: fetched once, stored in R2, signed links to the copy
   "db", // tables and queries
   "events", // the event log: recording and publishing, knows no domain
   "billing", // money: charges, refunds, credits and their ledger entries

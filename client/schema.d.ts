@@ -1187,6 +1187,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/media/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A message's stored media, through a signed link (for WAHA and Evolution API)
+         * @description What a real gateway fetches a media message's file from: the copy the service fetched from the caller's `media_url` and stored, never the caller's URL itself. The link comes signed with the gateway's send call and is valid for 15 minutes; the answer is the stored bytes with their stored content type. A missing, wrong or expired signature is 403 `media_link_invalid`; a file no longer stored, 404. Exists while `CHATAPP_GATEWAY` is `waha` or `evolution`.
+         */
+        get: operations["getStoredMedia"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/link/{token}": {
         parameters: {
             query?: never;
@@ -1566,12 +1586,13 @@ export interface components {
             /** @enum {string} */
             type: "text" | "image" | "video" | "audio" | "document";
             content: string | null;
+            /** @description The `media_url` the message was sent with, as given (the gateway got a copy). */
             media_url: string | null;
             /** @enum {string} */
             status: "queued" | "sent" | "delivered" | "read" | "failed" | "scheduled";
             /** @enum {string} */
             direction: "incoming" | "outgoing";
-            /** @description Why the message failed: `recipient_not_on_chatapp`, `retries_exhausted`, `message_expired`, `session_banned`, `session_deleted`, `dispatch_failed`, `enqueue_failed`, `outcome_unknown` (the gateway could not be asked whether it had sent it within `OUTCOME_SETTLE_HOURS`), or the gateway's reason. */
+            /** @description Why the message failed: `recipient_not_on_chatapp`, `retries_exhausted`, `message_expired`, `session_banned`, `session_deleted`, `dispatch_failed`, `enqueue_failed`, `outcome_unknown` (the gateway could not be asked whether it had sent it within `OUTCOME_SETTLE_HOURS`), `media_not_stored` (a media message queued before media were stored), or the gateway's reason. */
             reason: string | null;
             /** @description Cost in major units; refunded when the message fails. */
             cost: number;
@@ -1871,7 +1892,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "invalid_json" | "unauthenticated" | "invalid_signature" | "insufficient_balance" | "insufficient_scope" | "not_found" | "link_not_found" | "method_not_allowed" | "session_not_pending" | "session_not_connected" | "session_not_disconnected" | "session_not_linked" | "idempotency_key_in_use" | "otp_already_verified" | "webhook_endpoint_limit" | "webhook_endpoint_disabled" | "campaign_not_draft" | "campaign_not_running" | "campaign_not_paused" | "campaign_finished" | "campaign_empty" | "account_limit_reached" | "otp_expired" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "app_has_no_channel" | "otp_invalid" | "otp_country_not_allowed" | "pairing_code_invalid" | "time_range_invalid" | "upgrade_required" | "rate_limited" | "otp_attempts_exceeded" | "internal_error" | "gateway_misconfigured" | "service_misconfigured" | "gateway_rejected" | "gateway_unavailable" | "service_unavailable";
+            code: "invalid_json" | "unauthenticated" | "invalid_signature" | "insufficient_balance" | "insufficient_scope" | "media_link_invalid" | "not_found" | "link_not_found" | "method_not_allowed" | "session_not_pending" | "session_not_connected" | "session_not_disconnected" | "session_not_linked" | "idempotency_key_in_use" | "otp_already_verified" | "webhook_endpoint_limit" | "webhook_endpoint_disabled" | "campaign_not_draft" | "campaign_not_running" | "campaign_not_paused" | "campaign_finished" | "campaign_empty" | "account_limit_reached" | "otp_expired" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "app_has_no_channel" | "otp_invalid" | "otp_country_not_allowed" | "pairing_code_invalid" | "time_range_invalid" | "media_unavailable" | "upgrade_required" | "rate_limited" | "otp_attempts_exceeded" | "internal_error" | "gateway_misconfigured" | "service_misconfigured" | "gateway_rejected" | "gateway_unavailable" | "service_unavailable";
             request_id: string;
             /** @enum {boolean} */
             success: false;
@@ -1892,6 +1913,11 @@ export interface components {
             current?: number;
             /** @description `account_limit_reached` on recipients: the new recipients the request would add. */
             requested?: number;
+            /**
+             * @description `media_unavailable`: why the media cannot be sent (`unreachable`, `http_error`, `redirect_refused`, `too_large`, `wrong_type`, `empty`).
+             * @enum {string}
+             */
+            reason?: "unreachable" | "http_error" | "redirect_refused" | "too_large" | "wrong_type" | "empty";
             /**
              * @description Field path → messages (validation failures only).
              * @example {
@@ -4405,7 +4431,7 @@ export interface operations {
                     type: "text" | "image" | "video" | "audio" | "document";
                     /** @description Text body (1–4,096 characters) for `text`; optional caption (≤ 1,024) for image, video, document; not allowed for audio. */
                     content?: string | null;
-                    /** @description Public https URL of the media (≤ 2,048 characters); required for image, video, audio, document. */
+                    /** @description Public https URL of the media, on port 443, at most 2,048 characters; required for image, video, audio, document. The service fetches it once per send (or campaign), following at most 3 redirects and only within the same host, and stores the file; the gateway gets a link of ours to that copy, never this URL. WhatsApp's limits apply: image ≤ 5 MB (image/jpeg, image/png), video ≤ 16 MB (video/mp4, video/3gpp), audio ≤ 16 MB (audio/aac, audio/amr, audio/mpeg, audio/mp4, audio/ogg), document ≤ 100 MB (PDF, plain text, Word, Excel, PowerPoint). Media that cannot be fetched or break a limit are 422 `media_unavailable`, before anything is charged. Shown back as given. */
                     media_url?: string | null;
                     /**
                      * Format: int32
@@ -4446,6 +4472,7 @@ export interface operations {
                                 /** @enum {string} */
                                 type: "text" | "image" | "video" | "audio" | "document";
                                 content: string | null;
+                                /** @description The `media_url` the message was sent with, as given (the gateway got a copy). */
                                 media_url: string | null;
                                 /** @enum {string} */
                                 status: "queued" | "sent" | "delivered" | "read" | "failed" | "scheduled";
@@ -4508,7 +4535,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description Problem: `validation_failed`, `idempotency_key_reused` */
+            /** @description Problem: `validation_failed`, `media_unavailable`, `idempotency_key_reused` */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -4520,6 +4547,15 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            /** @description Problem: `service_unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     listSessionMessages: {
@@ -4723,6 +4759,7 @@ export interface operations {
                      * @example Hi {{name}}, your order {{order}} has shipped.
                      */
                     content?: string | null;
+                    /** @description Public https URL of the media, on port 443, at most 2,048 characters; required for image, video, audio, document. The service fetches it once per send (or campaign), following at most 3 redirects and only within the same host, and stores the file; the gateway gets a link of ours to that copy, never this URL. WhatsApp's limits apply: image ≤ 5 MB (image/jpeg, image/png), video ≤ 16 MB (video/mp4, video/3gpp), audio ≤ 16 MB (audio/aac, audio/amr, audio/mpeg, audio/mp4, audio/ogg), document ≤ 100 MB (PDF, plain text, Word, Excel, PowerPoint). Media that cannot be fetched or break a limit are 422 `media_unavailable`, before anything is charged. Shown back as given. */
                     media_url?: string | null;
                     /** @description Up to 10,000 recipients per request; a number is kept once per campaign. */
                     recipients?: {
@@ -4822,7 +4859,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description Problem: `validation_failed`, `idempotency_key_reused` */
+            /** @description Problem: `validation_failed`, `media_unavailable`, `idempotency_key_reused` */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -4834,6 +4871,15 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            /** @description Problem: `service_unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getCampaign: {
@@ -7772,6 +7818,74 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getStoredMedia: {
+        parameters: {
+            query?: {
+                /** @description When the link expires, in Unix seconds. */
+                expires?: string;
+                /** @description Hex HMAC-SHA256 of the key and `expires` under `MEDIA_URL_SECRET`. */
+                signature?: string;
+            };
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stored file */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/jpeg": string;
+                    "image/png": string;
+                    "video/mp4": string;
+                    "video/3gpp": string;
+                    "video/3gp": string;
+                    "audio/aac": string;
+                    "audio/amr": string;
+                    "audio/mpeg": string;
+                    "audio/mp4": string;
+                    "audio/ogg": string;
+                    "text/plain": string;
+                    "application/pdf": string;
+                    "application/msword": string;
+                    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": string;
+                    "application/vnd.ms-excel": string;
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                    "application/vnd.ms-powerpoint": string;
+                    "application/vnd.openxmlformats-officedocument.presentationml.presentation": string;
+                };
+            };
+            /** @description Problem: `media_link_invalid` */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };

@@ -19,6 +19,7 @@ import { campaignRoutes } from "./routes/campaigns/campaigns.index";
 import { eventRoutes, registerEventWebhooks } from "./routes/events/events.index";
 import { gatewayEventRoutes } from "./routes/gateway-events/gateway-events.index";
 import { linkRoutes } from "./routes/link/link.index";
+import { mediaRoutes } from "./routes/media/media.index";
 import { messageRoutes } from "./routes/messages/messages.index";
 import { json, publicOperation, TAGS, withSharedProblems } from "./routes/openapi";
 import { optOutRoutes } from "./routes/opt-outs/opt-outs.index";
@@ -130,6 +131,7 @@ export function createApp() {
   app.use("/link/*", publicRateLimit);
   app.use("/sandbox/pair/*", publicRateLimit);
   app.use("/gateway/*", gatewayRateLimit);
+  app.use("/media/*", gatewayRateLimit);
   // The API key, or on the live route a link token (browsers); `/link/*` takes link tokens only.
   // Then the per-key limit (sends add theirs with their route).
   app.use("/v1/*", v1Auth, apiRateLimit);
@@ -164,6 +166,7 @@ export function createApp() {
   app.route("/v1", otpRoutes);
   app.route("/sandbox", sandboxRoutes);
   app.route("/gateway", gatewayEventRoutes);
+  app.route("/media", mediaRoutes);
   app.route("/link", linkRoutes);
   app.route("/console", consoleRoutes);
 

@@ -28,6 +28,12 @@ const ConfigSchema = z.object({
   /** Evolution API: base URL of the server and its global API key (`apikey`). */
   EVOLUTION_URL: setting,
   EVOLUTION_API_KEY: setting,
+  /**
+   * Real gateways: the HMAC key of the signed media links they fetch media through
+   * (src/media/link.ts; README, Security → Media). At least {@link MIN_MEDIA_URL_SECRET_LENGTH}
+   * characters.
+   */
+  MEDIA_URL_SECRET: setting,
   /** Milliseconds a gateway call may take before it counts as a transient failure. */
   GATEWAY_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   /**
@@ -81,6 +87,7 @@ export type GatewaySettings =
       apiKey: string;
       hmacKey: string;
       publicUrl: string;
+      mediaUrlSecret: string;
       timeoutMs: number;
       mediaTimeoutMs: number;
     }
@@ -89,6 +96,7 @@ export type GatewaySettings =
       url: string;
       apiKey: string;
       publicUrl: string;
+      mediaUrlSecret: string;
       timeoutMs: number;
       mediaTimeoutMs: number;
     };
@@ -110,6 +118,7 @@ const GATEWAY_SETTINGS = {
   WAHA_WEBHOOK_HMAC_KEY: true,
   EVOLUTION_URL: true,
   EVOLUTION_API_KEY: true,
+  MEDIA_URL_SECRET: true,
 } as const;
 
 /** Variables that configure the gateway: a problem with one is `gateway_misconfigured`. */
@@ -121,6 +130,7 @@ const GATEWAY_VARIABLES = new Set([
   "WAHA_WEBHOOK_HMAC_KEY",
   "EVOLUTION_URL",
   "EVOLUTION_API_KEY",
+  "MEDIA_URL_SECRET",
   "GATEWAY_TIMEOUT_MS",
   "GATEWAY_MEDIA_TIMEOUT_MS",
   "GATEWAY_CHECK_SECONDS",
@@ -140,13 +150,20 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * Shortest accepted `MEDIA_URL_SECRET`, in characters: a key shorter than the hash's output
+ * weakens HMAC (RFC 2104 §3), and 32 random characters carry well over 128 bits.
+ */
+export const MIN_MEDIA_URL_SECRET_LENGTH = 32;
+
 const cache = new WeakMap<object, Config>();
 
 /**
  * Parses (once per `env` object) the configuration. Empty strings count as unset.
  * @throws ConfigError for the first variable that is malformed, or that the chosen gateway needs
- *   and is missing (WAHA: `WAHA_URL`, `WAHA_API_KEY`, `WAHA_WEBHOOK_HMAC_KEY`, `PUBLIC_URL`;
- *   Evolution API: `EVOLUTION_URL`, `EVOLUTION_API_KEY`, `PUBLIC_URL`).
+ *   and is missing (WAHA: `WAHA_URL`, `WAHA_API_KEY`, `WAHA_WEBHOOK_HMAC_KEY`, `PUBLIC_URL`,
+ *   `MEDIA_URL_SECRET`; Evolution API: `EVOLUTION_URL`, `EVOLUTION_API_KEY`, `PUBLIC_URL`,
+ *   `MEDIA_URL_SECRET`).
  */
 export function readConfig(env: Env): Config {
   const cached = cache.get(env);
@@ -166,6 +183,7 @@ export function readConfig(env: Env): Config {
     WAHA_WEBHOOK_HMAC_KEY,
     EVOLUTION_URL,
     EVOLUTION_API_KEY,
+    MEDIA_URL_SECRET,
     ...raw
   } = parsed.data;
   const need = (variable: string, value: string | undefined): string => {
@@ -178,6 +196,12 @@ export function readConfig(env: Env): Config {
     const parsedUrl = BaseUrl.safeParse(need(variable, value));
     if (!parsedUrl.success) throw new ConfigError(variable, "is invalid: not an http(s) URL");
     return parsedUrl.data;
+  };
+  const secret = (variable: string, value: string | undefined): string => {
+    const given = need(variable, value);
+    if (given.length < MIN_MEDIA_URL_SECRET_LENGTH)
+      throw new ConfigError(variable, `is invalid: at least ${MIN_MEDIA_URL_SECRET_LENGTH} characters`);
+    return given;
   };
   const timeoutMs = raw.GATEWAY_TIMEOUT_MS;
   const mediaTimeoutMs = raw.GATEWAY_MEDIA_TIMEOUT_MS;
@@ -193,6 +217,7 @@ export function readConfig(env: Env): Config {
         apiKey: need("WAHA_API_KEY", WAHA_API_KEY),
         hmacKey: need("WAHA_WEBHOOK_HMAC_KEY", WAHA_WEBHOOK_HMAC_KEY),
         publicUrl: url("PUBLIC_URL", PUBLIC_URL),
+        mediaUrlSecret: secret("MEDIA_URL_SECRET", MEDIA_URL_SECRET),
         timeoutMs,
         mediaTimeoutMs,
       };
@@ -203,6 +228,7 @@ export function readConfig(env: Env): Config {
         url: url("EVOLUTION_URL", EVOLUTION_URL),
         apiKey: need("EVOLUTION_API_KEY", EVOLUTION_API_KEY),
         publicUrl: url("PUBLIC_URL", PUBLIC_URL),
+        mediaUrlSecret: secret("MEDIA_URL_SECRET", MEDIA_URL_SECRET),
         timeoutMs,
         mediaTimeoutMs,
       };

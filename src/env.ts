@@ -18,6 +18,8 @@ declare global {
     WAHA_WEBHOOK_HMAC_KEY?: string;
     EVOLUTION_URL?: string;
     EVOLUTION_API_KEY?: string;
+    /** HMAC key of signed media links, for real gateways. Secret (`wrangler secret put MEDIA_URL_SECRET`). */
+    MEDIA_URL_SECRET?: string;
   }
 }
 

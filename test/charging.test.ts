@@ -12,7 +12,7 @@ describe("charging", () => {
         chatapp_session_id: session,
         to_number: ["+14155552671", "+14155552672", "+14155552673"],
         type: "image",
-        media_url: "https://example.com/cat.png",
+        media_url: "https://cdn.example.test/cat.png",
       },
     });
     expect(res.status).toBe(201);

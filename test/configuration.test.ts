@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../src/app";
 import { ConfigError, readConfig } from "../src/config";
-import { EVOLUTION_URL, PUBLIC_URL, WAHA_URL } from "./gateway-config";
+import { EVOLUTION_URL, MEDIA_URL_SECRET, PUBLIC_URL, WAHA_URL } from "./gateway-config";
 import { ADMIN_TOKEN, expectProblem } from "./helpers";
 
 /** The Worker's app on a copy of the test bindings with `vars` changed (a fresh configuration). */
@@ -15,7 +15,14 @@ async function callWith(vars: Record<string, string>, path: string) {
   return { status: response.status, headers: response.headers, body: JSON.parse(text), text };
 }
 
-const WAHA = { CHATAPP_GATEWAY: "waha", WAHA_URL, WAHA_API_KEY: "k", WAHA_WEBHOOK_HMAC_KEY: "h", PUBLIC_URL };
+const WAHA = {
+  CHATAPP_GATEWAY: "waha",
+  WAHA_URL,
+  WAHA_API_KEY: "k",
+  WAHA_WEBHOOK_HMAC_KEY: "h",
+  PUBLIC_URL,
+  MEDIA_URL_SECRET,
+};
 
 describe("gateway configuration", () => {
   it("defaults to the sandbox", () => {
@@ -31,15 +38,23 @@ describe("gateway configuration", () => {
       apiKey: "k",
       hmacKey: "h",
       publicUrl: PUBLIC_URL,
+      mediaUrlSecret: MEDIA_URL_SECRET,
       timeoutMs: 2500,
       mediaTimeoutMs: 60_000,
     });
-    const evolution = { CHATAPP_GATEWAY: "evolution", EVOLUTION_URL, EVOLUTION_API_KEY: "e", PUBLIC_URL };
+    const evolution = {
+      CHATAPP_GATEWAY: "evolution",
+      EVOLUTION_URL,
+      EVOLUTION_API_KEY: "e",
+      PUBLIC_URL,
+      MEDIA_URL_SECRET,
+    };
     expect(readConfig({ ...env, ...evolution }).gateway).toEqual({
       kind: "evolution",
       url: EVOLUTION_URL,
       apiKey: "e",
       publicUrl: PUBLIC_URL,
+      mediaUrlSecret: MEDIA_URL_SECRET,
       timeoutMs: 10_000,
       mediaTimeoutMs: 60_000,
     });
@@ -50,6 +65,13 @@ describe("gateway configuration", () => {
     ["WAHA_API_KEY", { ...WAHA, WAHA_API_KEY: "" }, "is required"],
     ["WAHA_WEBHOOK_HMAC_KEY", { ...WAHA, WAHA_WEBHOOK_HMAC_KEY: "" }, "is required"],
     ["PUBLIC_URL", { ...WAHA, PUBLIC_URL: "" }, "is required"],
+    ["MEDIA_URL_SECRET", { ...WAHA, MEDIA_URL_SECRET: "" }, "is required when CHATAPP_GATEWAY is waha"],
+    ["MEDIA_URL_SECRET", { ...WAHA, MEDIA_URL_SECRET: "short" }, "is invalid: at least 32 characters"],
+    [
+      "MEDIA_URL_SECRET",
+      { CHATAPP_GATEWAY: "evolution", EVOLUTION_URL, EVOLUTION_API_KEY: "e", PUBLIC_URL },
+      "is required when CHATAPP_GATEWAY is evolution",
+    ],
     ["WAHA_URL", { ...WAHA, WAHA_URL: "waha:3000" }, "is invalid"],
     ["EVOLUTION_API_KEY", { CHATAPP_GATEWAY: "evolution", EVOLUTION_URL, PUBLIC_URL }, "is required"],
     ["CHATAPP_GATEWAY", { CHATAPP_GATEWAY: "twilio" }, "is invalid"],

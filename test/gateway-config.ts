@@ -8,6 +8,8 @@ export const WAHA_WEBHOOK_HMAC_KEY = "test-waha-hmac-key";
 export const EVOLUTION_URL = "http://evolution.test:8080";
 export const EVOLUTION_API_KEY = "test-evolution-api-key";
 export const PUBLIC_URL = "https://api.example.test";
+/** The key of signed media links in the gateway projects (at least 32 characters). */
+export const MEDIA_URL_SECRET = "test-media-url-secret-0123456789abcdef";
 /** Gateway calls time out after this many milliseconds in the gateway projects. */
 export const GATEWAY_TIMEOUT_MS = 500;
 
@@ -18,6 +20,7 @@ export const WAHA_SETTINGS = {
   apiKey: WAHA_API_KEY,
   hmacKey: WAHA_WEBHOOK_HMAC_KEY,
   publicUrl: PUBLIC_URL,
+  mediaUrlSecret: MEDIA_URL_SECRET,
   timeoutMs: GATEWAY_TIMEOUT_MS,
   mediaTimeoutMs: GATEWAY_TIMEOUT_MS,
 } as const;
@@ -28,6 +31,7 @@ export const EVOLUTION_SETTINGS = {
   url: EVOLUTION_URL,
   apiKey: EVOLUTION_API_KEY,
   publicUrl: PUBLIC_URL,
+  mediaUrlSecret: MEDIA_URL_SECRET,
   timeoutMs: GATEWAY_TIMEOUT_MS,
   mediaTimeoutMs: GATEWAY_TIMEOUT_MS,
 } as const;

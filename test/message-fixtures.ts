@@ -120,6 +120,7 @@ export interface Message {
   to_number: string;
   from_number: string | null;
   provider_message_id: string | null;
+  media_url?: string | null;
   cost: number;
   sent_at: string | null;
   delivered_at: string | null;

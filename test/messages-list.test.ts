@@ -66,7 +66,7 @@ describe("GET /v1/chatapp/messages/{id}", () => {
         chatapp_session_id: session.id,
         to_number: [CONTACTS[0]],
         type: "image",
-        media_url: "https://cdn.example.com/c.png",
+        media_url: "https://cdn.example.test/c.png",
         content: "cap",
       },
     });
@@ -125,7 +125,7 @@ describe("GET /v1/chatapp/messages/{id}", () => {
       to_number: CONTACTS[0],
       type: "image",
       content: "cap",
-      media_url: "https://cdn.example.com/c.png",
+      media_url: "https://cdn.example.test/c.png",
       direction: "outgoing",
       reason: null,
       cost: 0.02,

@@ -9,7 +9,7 @@ import { balanceOf, connectedSession, ledgerOf, storedMessageCount } from "./mes
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
 const NUMBER = "+14155552671";
-const IMAGE = "https://cdn.example.com/pictures/cat.png";
+const IMAGE = "https://cdn.example.test/pictures/cat.png";
 
 interface Sent {
   id: string;
@@ -129,7 +129,7 @@ describe("body validation", () => {
         await send(key, {
           ...valid(),
           type: "audio",
-          media_url: "https://cdn.example.com/a.ogg",
+          media_url: "https://cdn.example.test/a.ogg",
           content: "hi",
         }),
         "content",
@@ -149,11 +149,11 @@ describe("body validation", () => {
     const refused: [string, string][] = [
       ["not a URL", "not a url"],
       ["a relative URL", "/pictures/cat.png"],
-      ["http", "http://cdn.example.com/cat.png"],
-      ["ftp", "ftp://cdn.example.com/cat.png"],
-      ["credentials", "https://user:secret@cdn.example.com/cat.png"],
-      ["a user name only", "https://user@cdn.example.com/cat.png"],
-      ["more than 2,048 characters", `https://cdn.example.com/${"a".repeat(2048)}`],
+      ["http", "http://cdn.example.test/cat.png"],
+      ["ftp", "ftp://cdn.example.test/cat.png"],
+      ["credentials", "https://user:secret@cdn.example.test/cat.png"],
+      ["a user name only", "https://user@cdn.example.test/cat.png"],
+      ["more than 2,048 characters", `https://cdn.example.test/${"a".repeat(2048)}`],
       ["localhost", "https://localhost/cat.png"],
       ["localhost with a trailing dot", "https://localhost./cat.png"],
       ["a .localhost name", "https://api.localhost/cat.png"],
@@ -255,7 +255,7 @@ describe("body validation", () => {
     const caption = await send(key, {
       ...valid(),
       type: "document",
-      media_url: "https://cdn.example.com/a.pdf",
+      media_url: "https://cdn.example.test/a.pdf",
       content: "c".repeat(1024),
       delay_between: 60_000,
     });
@@ -279,13 +279,13 @@ describe("body validation", () => {
       chatapp_session_id: session,
       to_number: [NUMBER],
       type: "audio",
-      media_url: "https://cdn.example.com/a.ogg",
+      media_url: "https://cdn.example.test/a.ogg",
     });
     expect(audio.status).toBe(201);
     expect(audio.body.data.messages[0]).toMatchObject({
       type: "audio",
       content: null,
-      media_url: "https://cdn.example.com/a.ogg",
+      media_url: "https://cdn.example.test/a.ogg",
     });
     const ahead = await send(key, {
       ...valid(),
@@ -542,7 +542,7 @@ describe("the 201 response (POST /v1/chatapp/messages in openapi.json)", () => {
       chatapp_session_id: session,
       to_number: [NUMBER, "+14155552672", "+14155552673"],
       type: "video",
-      media_url: "https://cdn.example.com/v.mp4",
+      media_url: "https://cdn.example.test/v.mp4",
     });
     expect(video.body.data).toMatchObject({
       count: 3,
@@ -555,7 +555,7 @@ describe("the 201 response (POST /v1/chatapp/messages in openapi.json)", () => {
       chatapp_session_id: session,
       to_number: [NUMBER],
       type: "audio",
-      media_url: "https://cdn.example.com/a.ogg",
+      media_url: "https://cdn.example.test/a.ogg",
     });
     expect(audio.body.data).toMatchObject({
       count: 1,
@@ -567,7 +567,7 @@ describe("the 201 response (POST /v1/chatapp/messages in openapi.json)", () => {
       chatapp_session_id: session,
       to_number: [NUMBER],
       type: "document",
-      media_url: "https://cdn.example.com/d.pdf",
+      media_url: "https://cdn.example.test/d.pdf",
     });
     expect(doc.body.data).toMatchObject({
       count: 1,

@@ -62,6 +62,8 @@ describe("tags and security", () => {
       .sort();
     expect(open).toEqual([
       "get /health",
+      // The signed link in its query is the credential (src/media/link.ts).
+      "get /media/{key}",
       "get /sandbox/pair/{token}",
       "post /gateway/evolution/events",
       "post /gateway/waha/events",

@@ -96,7 +96,7 @@ describe("usage counters", () => {
         chatapp_session_id: session.id,
         to_number: ["+14155552673"],
         type: "image",
-        media_url: "https://example.com/cat.png",
+        media_url: "https://cdn.example.test/cat.png",
         delay_between: 0,
       },
     });

@@ -177,6 +177,8 @@ export async function materialiseStep(env: Env, campaignId: string): Promise<boo
     type: campaign.type,
     content: null,
     mediaUrl: campaign.mediaUrl,
+    mediaKey: campaign.mediaKey,
+    mediaContentType: campaign.mediaContentType,
     delayBetween: campaign.delayMinMs,
     scheduledAt,
     price: campaign.price,

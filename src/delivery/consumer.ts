@@ -17,6 +17,9 @@ const DispatchRequestSchema = z.object({
   type: z.enum(MESSAGE_TYPES),
   content: z.string().nullable(),
   mediaUrl: z.string().nullable(),
+  // Absent from queue messages sent before media were stored.
+  mediaKey: z.string().nullable().default(null),
+  mediaContentType: z.string().nullable().default(null),
   delayBetween: z.int().min(0),
   acceptedAt: z.int(),
   sendRef: z.string(),

@@ -8,7 +8,7 @@ import { applyMoves } from "../moves/apply";
 import { failMoves, type MessageMove } from "../moves/message";
 import { failover } from "./failover";
 import type { DispatchHost } from "./host";
-import type { OutboxItem } from "./outbox";
+import { mediaOf, type OutboxItem } from "./outbox";
 import { receiptMoves } from "./receipts";
 import { MAX_SEND_ATTEMPTS, retryDelayMs } from "./retry";
 import { noteAttempt, Settlement } from "./settlement";
@@ -315,6 +315,7 @@ export class Dispatcher {
         type: item.type,
         content: item.content,
         mediaUrl: item.media_url,
+        media: mediaOf(item),
       });
     } catch (error) {
       outcome = { outcome: "unknown", reason: error instanceof Error ? error.message : String(error) };

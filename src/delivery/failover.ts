@@ -61,7 +61,8 @@ export async function failover(
       WHERE messages.id = p.mid AND account_id = ${from.accountId} AND chatapp_session_id = ${from.id}
         AND status IN ('queued', 'scheduled')
       RETURNING id, account_id AS accountId, chatapp_session_id AS chatappSessionId, campaign_id AS campaignId,
-        to_number AS toNumber, type, content, media_url AS mediaUrl, delay_between AS delayBetween,
+        to_number AS toNumber, type, content, media_url AS mediaUrl, media_key AS mediaKey,
+        media_content_type AS mediaContentType, delay_between AS delayBetween,
         created_at AS createdAt, charge_id AS chargeId, send_index AS sendIndex, scheduled_at AS scheduledAt`);
     await sendInBatches(
       env.OUTBOUND_QUEUE,

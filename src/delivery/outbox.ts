@@ -1,3 +1,4 @@
+import type { MediaRef } from "../gateways/gateway";
 import type { DispatchRequest } from "../messages/dispatch-request";
 import type { SettledBy } from "../moves/message";
 
@@ -9,6 +10,9 @@ export type OutboxItem = {
   type: DispatchRequest["type"];
   content: string | null;
   media_url: string | null;
+  /** The stored copy of the media (its `MEDIA` key and content type), or null. */
+  media_key: string | null;
+  media_content_type: string | null;
   delay_between: number;
   priority: number;
   accepted_at: number;
@@ -83,7 +87,8 @@ export class Outbox {
         attempts INTEGER NOT NULL DEFAULT 0, next_attempt_at INTEGER NOT NULL DEFAULT 0,
         expires_at INTEGER NOT NULL, done_at INTEGER, provider_message_id TEXT,
         synced INTEGER NOT NULL DEFAULT 1, reason TEXT, campaign_id TEXT, send_window TEXT,
-        settled_by TEXT, first_attempt_at INTEGER, attempted_at INTEGER);
+        settled_by TEXT, first_attempt_at INTEGER, attempted_at INTEGER, media_key TEXT,
+        media_content_type TEXT);
       CREATE TABLE IF NOT EXISTS campaign_holds (campaign_id TEXT PRIMARY KEY, hold TEXT NOT NULL);
       CREATE INDEX IF NOT EXISTS outbox_campaign ON outbox (campaign_id, state) WHERE campaign_id IS NOT NULL;
       CREATE INDEX IF NOT EXISTS outbox_unsynced ON outbox (synced) WHERE synced = 0;
@@ -92,7 +97,14 @@ export class Outbox {
     `);
     // Objects created before the columns existed.
     const columns = this.sql.exec<{ name: string }>("SELECT name FROM pragma_table_info('outbox')").toArray();
-    for (const column of ["reason", "campaign_id", "send_window", "settled_by"]) {
+    for (const column of [
+      "reason",
+      "campaign_id",
+      "send_window",
+      "settled_by",
+      "media_key",
+      "media_content_type",
+    ]) {
       if (!columns.some((c) => c.name === column))
         this.sql.exec(`ALTER TABLE outbox ADD COLUMN ${column} TEXT`);
     }
@@ -109,15 +121,18 @@ export class Outbox {
     for (const r of requests) {
       const notBefore = r.notBefore ?? 0;
       const cursor = this.sql.exec(
-        `INSERT INTO outbox (id, account_id, to_number, type, content, media_url, delay_between, priority, accepted_at,
-           send_ref, send_index, not_before, scheduled, state, expires_at, campaign_id, send_window)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+        `INSERT INTO outbox (id, account_id, to_number, type, content, media_url, media_key, media_content_type,
+           delay_between, priority, accepted_at, send_ref, send_index, not_before, scheduled, state, expires_at,
+           campaign_id, send_window)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
         r.id,
         r.accountId,
         r.to,
         r.type,
         r.content,
         r.mediaUrl,
+        r.mediaKey ?? null,
+        r.mediaContentType ?? null,
         r.delayBetween,
         r.priority,
         r.acceptedAt,
@@ -376,4 +391,11 @@ export class Outbox {
       now - OUTBOX_RETENTION_MS,
     );
   }
+}
+
+/** The stored copy of an entry's media (src/media/), or null for a text or an entry queued without one. */
+export function mediaOf(item: OutboxItem): MediaRef | null {
+  return item.media_key && item.media_content_type
+    ? { key: item.media_key, contentType: item.media_content_type }
+    : null;
 }

@@ -4,7 +4,7 @@ import { recordRetry } from "../db/queries/messages";
 import { carriesClientId, clientMessageIdOf } from "../gateways/client-id";
 import type { ChatGateway, LookupResult } from "../gateways/gateway";
 import type { DispatchHost } from "./host";
-import type { OutboxItem } from "./outbox";
+import { mediaOf, type OutboxItem } from "./outbox";
 import type { Receipt } from "./receipts";
 import { MAX_SEND_ATTEMPTS } from "./retry";
 
@@ -66,6 +66,7 @@ export class Settlement {
         type: item.type,
         content: item.content,
         mediaUrl: item.media_url,
+        media: mediaOf(item),
         since,
       };
       const found = await this.host.exclusive(() =>

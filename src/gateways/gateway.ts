@@ -56,8 +56,10 @@ export interface ChatGateway {
 export type GatewayName = "sandbox" | "waha" | "evolution";
 
 /**
- * A message as the gateway needs it. `to` is E.164; `mediaUrl` is an https URL; `clientMessageId`
- * is stable across every attempt to send this message (derived from our message id).
+ * A message as the gateway needs it. `to` is E.164; `clientMessageId` is stable across every
+ * attempt to send this message (derived from our message id). `mediaUrl` is the caller's URL,
+ * which no gateway fetches (a document's file name comes from it); `media` is the service's stored
+ * copy, which the HTTP gateways hand out as a signed link of ours (README, Security → Media).
  */
 export interface OutboundMessage {
   id: string;
@@ -66,6 +68,13 @@ export interface OutboundMessage {
   type: "text" | "image" | "video" | "audio" | "document";
   content: string | null;
   mediaUrl: string | null;
+  media: MediaRef | null;
+}
+
+/** A stored media file: its key in the `MEDIA` R2 bucket and its content type (e.g. `image/png`). */
+export interface MediaRef {
+  key: string;
+  contentType: string;
 }
 
 /**

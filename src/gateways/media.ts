@@ -1,3 +1,6 @@
+import { type MediaLinkSigner, signedMediaUrl } from "../media/link";
+import type { OutboundMessage } from "./gateway";
+
 /*
  * Media URLs as the HTTP gateways (WAHA, Evolution API) need them when sending media by URL.
  */
@@ -15,3 +18,20 @@ export function fileNameOf(url: string): string {
     return "document";
   }
 }
+
+/**
+ * The URL a real gateway fetches `message`'s media from: a signed link of ours to the stored copy
+ * (src/media/link.ts), valid `MEDIA_LINK_TTL_SECONDS` from `now` (epoch ms), never the caller's
+ * URL, which may lead inside the gateway's network. Null when the message has no stored copy (a
+ * text, or a media message queued before media were stored): such a message is not sent.
+ */
+export async function mediaLinkOf(
+  signer: MediaLinkSigner,
+  message: OutboundMessage,
+  now = Date.now(),
+): Promise<string | null> {
+  return message.media ? await signedMediaUrl(signer, message.media.key, now) : null;
+}
+
+/** The reason a media message without a stored copy is rejected (never retried). */
+export const MEDIA_NOT_STORED = "media_not_stored";

@@ -67,9 +67,14 @@ export function publicHttpsUrlProblem(value: string, options: PublicUrlOptions =
 }
 
 /**
- * Why `value` cannot be a `media_url`, or null when it can: the gateway fetches this URL, so it
- * follows {@link publicHttpsUrlProblem}'s rule without exceptions.
+ * Why `value` cannot be a `media_url`, or null when it can: {@link publicHttpsUrlProblem}'s rule
+ * without exceptions, on the default https port only (no `:8443`; `:443` is the default written
+ * out). The service fetches the URL itself and follows a redirect only to the same rule on the
+ * same host (src/media/fetch.ts; README, Security → Media).
  */
 export function mediaUrlProblem(value: string): string | null {
-  return publicHttpsUrlProblem(value);
+  const problem = publicHttpsUrlProblem(value);
+  if (problem) return problem;
+  // The URL parser drops the scheme's default port, so any port left is another one.
+  return new URL(value).port === "" ? null : "must use port 443";
 }

@@ -19,7 +19,12 @@ export interface DispatchRequest {
   to: string;
   type: MessageType;
   content: string | null;
+  /** The caller's `media_url` (a document's file name comes from it); never fetched by the gateway. */
   mediaUrl: string | null;
+  /** The stored copy of the media the gateway is given: its key in the `MEDIA` R2 bucket, or null. */
+  mediaKey: string | null;
+  /** The stored copy's content type, or null. */
+  mediaContentType: string | null;
   /** Milliseconds the session waits after its previous gateway call before sending this one. */
   delayBetween: number;
   /** Creation time (epoch ms), then `sendRef`, then `sendIndex`: the order of acceptance. */
@@ -55,6 +60,8 @@ export function dispatchRequestOf(
     type: row.type,
     content: options.content === undefined ? row.content : options.content,
     mediaUrl: row.mediaUrl,
+    mediaKey: row.mediaKey,
+    mediaContentType: row.mediaContentType,
     delayBetween: row.delayBetween,
     acceptedAt: row.createdAt,
     sendRef: row.chargeId ?? row.id,

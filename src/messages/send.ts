@@ -6,6 +6,7 @@ import { insertOutgoingStatement, type NewMessages, outgoingRows } from "../db/q
 import { findSession } from "../db/queries/sessions";
 import { ApiError } from "../errors";
 import { sendInBatches } from "../lib/queue";
+import { discardMedia, type StoredMedia, storeMedia } from "../media/store";
 import { type DispatchRequest, dispatchRequestOf, LANE } from "./dispatch-request";
 import type { MessageRow, MessageType } from "./types";
 
@@ -16,6 +17,7 @@ export interface SendRequest {
   toNumbers: string[];
   type: MessageType;
   content: string | null;
+  /** The caller's `media_url` for a media type (it passed `mediaUrlProblem`), else null. */
   mediaUrl: string | null;
   delayBetween: number;
   /** Epoch ms, or null to send now. */
@@ -39,14 +41,17 @@ export interface SendResult {
 
 /**
  * Sends a message to one or many recipients (`POST /v1/chatapp/messages` in openapi.json; README, Sending messages):
- * checks that the session is the account's and connected, charges the account and creates the rows
- * atomically, then puts one queue message per recipient on the outbound Queue for the paced
- * fan-out. The rows come back `queued` (or `scheduled`) and charged whatever the Queue answers:
+ * checks that the session is the account's and connected, fetches and stores the media once for
+ * every recipient (src/media/store.ts; README, Security → Media), charges the account and creates
+ * the rows atomically, then puts one queue message per recipient on the outbound Queue for the
+ * paced fan-out. Media that cannot be sent stop the send before anything is charged or written;
+ * a stored copy whose charge is refused is deleted again. The rows come back `queued` (or `scheduled`) and charged whatever the Queue answers:
  * when `sendBatch` throws, whether it took the messages is unknown, so none is failed or refunded
  * on a guess (see {@link enqueue}; README, Sending messages).
  *
  * @throws ApiError `not_found` (404) for a session not the account's, `session_not_connected`
- *   (409), `insufficient_balance` (402).
+ *   (409), `media_unavailable` (422), `insufficient_balance` (402), `service_unavailable` (503,
+ *   the media could not be stored).
  */
 export async function sendMessages(env: Env, db: Db, request: SendRequest): Promise<SendResult> {
   const session = await findSession(db, request.accountId, request.sessionId);
@@ -58,12 +63,18 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
     );
   }
   const price = priceOf(readConfig(env), request.type);
+  const media: StoredMedia | null =
+    request.type !== "text" && request.mediaUrl !== null
+      ? await storeMedia(env.MEDIA, request.mediaUrl, request.type)
+      : null;
   const toSend: NewMessages = {
     accountId: request.accountId,
     sessionId: request.sessionId,
     type: request.type,
     content: request.content,
     mediaUrl: request.mediaUrl,
+    mediaKey: media?.key ?? null,
+    mediaContentType: media?.contentType ?? null,
     delayBetween: request.delayBetween,
     scheduledAt: request.scheduledAt,
     price,
@@ -87,6 +98,7 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
     (condition) => [insertOutgoingStatement(toSend, condition)],
   );
   if (!charged.ok) {
+    if (media) await discardMedia(env.MEDIA, media.key);
     if (charged.reason === "no_account") throw new ApiError("not_found", "No such account.");
     throw new ApiError(
       "insufficient_balance",

@@ -12,7 +12,7 @@ import { ApiError } from "../errors";
  * - `send`: sends and one-time codes, per API key, on top of `api`.
  * - `public`: per client IP, routes without a key that face the internet (`/link/…`,
  *   `/sandbox/pair/…`).
- * - `gateway`: per client IP, gateway events (`/gateway/…`).
+ * - `gateway`: per client IP, gateway events (`/gateway/…`) and their media fetches (`/media/…`).
  */
 export const RATE_LIMITS = {
   api: { binding: "API_RATE_LIMIT", limit: 1000, period: 10 },

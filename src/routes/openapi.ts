@@ -4,6 +4,7 @@ import type { AppEnv } from "../env";
 import { ERROR_STATUS, type ErrorCode } from "../errors";
 import type { OperationScope } from "../keys/scopes";
 import { toE164 } from "../lib/phone";
+import { MEDIA_PROBLEM_REASONS } from "../media/fetch";
 import { requireScope } from "../middleware/auth";
 
 /** RFC 9457 problem details, as every error response renders them (errors.ts). */
@@ -38,6 +39,10 @@ export const ProblemSchema = z
       .openapi({ description: "`account_limit_reached`: how much of the limit the account uses now." }),
     requested: z.int().optional().openapi({
       description: "`account_limit_reached` on recipients: the new recipients the request would add.",
+    }),
+    reason: z.enum(MEDIA_PROBLEM_REASONS).optional().openapi({
+      description:
+        "`media_unavailable`: why the media cannot be sent (`unreachable`, `http_error`, `redirect_refused`, `too_large`, `wrong_type`, `empty`).",
     }),
     errors: z
       .record(z.string(), z.array(z.string()))
@@ -128,6 +133,10 @@ export const TAGS = [
   { name: "Link", description: "Hosted phone linking: what a link token opens, without an API key." },
   { name: "Sandbox", description: "The embedded sandbox gateway's test controls." },
   { name: "Gateway events", description: "Where WAHA and Evolution API post their webhooks." },
+  {
+    name: "Gateway media",
+    description: "Where WAHA and Evolution API fetch a media message's stored file, by signed link.",
+  },
   { name: "Admin", description: "The operator's API: accounts, keys, credits, metrics (ADMIN_TOKEN)." },
   { name: "Health", description: "Whether the service and its configuration are up." },
 ];
@@ -204,7 +213,7 @@ const SHARED_PROBLEMS = {
 type SharedProblem = keyof typeof SHARED_PROBLEMS;
 
 /** Paths without an API key that are rate limited per client IP (app.ts). */
-const RATE_LIMITED_PUBLIC_PATHS = /^\/(link|sandbox\/pair|gateway)\//;
+const RATE_LIMITED_PUBLIC_PATHS = /^\/(link|sandbox\/pair|gateway|media)\//;
 
 /**
  * `RateLimit-Policy` (IETF draft-ietf-httpapi-ratelimit-headers), `components.headers`: on every

@@ -449,8 +449,15 @@ describe("Evolution gateway: send", () => {
     type: "text",
     content: "Hello",
     mediaUrl: null,
+    media: null,
     ...overrides,
   });
+  /** A stored media file's key, and the link to it as the service signs it. */
+  const MEDIA_KEY = "6a1f0e52-3b7c-4d8e-9f01-23456789abcd";
+  const signedLink = expect.stringMatching(
+    new RegExp(`^${PUBLIC_URL}/media/${MEDIA_KEY}\\?expires=[0-9]+&signature=[0-9a-f]{64}$`),
+  );
+  const stored = (contentType: string) => ({ key: MEDIA_KEY, contentType });
 
   it("text → sendText with the number's digits and our client id as messageId; answers key.id", async () => {
     const log = fake("post", `/message/sendText/${SESSION}`, json(sentMessage("BAE594145F4C59B4"), 201));
@@ -469,12 +476,17 @@ describe("Evolution gateway: send", () => {
     ]);
   });
 
-  it("image → sendMedia with the URL and the caption", async () => {
+  it("image → sendMedia with a signed link to the stored copy, its mimetype and the caption", async () => {
     const log = fake("post", `/message/sendMedia/${SESSION}`, json(sentMessage("3EB0C767D26A1D8E"), 201));
 
     const outcome = await gateway.send(
       SESSION,
-      message({ type: "image", content: "Look", mediaUrl: "https://cdn.example.test/cat.jpg" }),
+      message({
+        type: "image",
+        content: "Look",
+        mediaUrl: "https://cdn.example.test/cat.jpg",
+        media: stored("image/jpeg"),
+      }),
     );
     expect(outcome).toEqual({ outcome: "accepted", providerMessageId: "3EB0C767D26A1D8E" });
     expect(log).toEqual([
@@ -485,7 +497,8 @@ describe("Evolution gateway: send", () => {
         {
           number: "447911123457",
           mediatype: "image",
-          media: "https://cdn.example.test/cat.jpg",
+          mimetype: "image/jpeg",
+          media: signedLink,
           caption: "Look",
           messageId: CLIENT_ID,
         },
@@ -498,17 +511,23 @@ describe("Evolution gateway: send", () => {
 
     await gateway.send(
       SESSION,
-      message({ type: "video", content: null, mediaUrl: "https://cdn.example.test/a.mp4" }),
+      message({
+        type: "video",
+        content: null,
+        mediaUrl: "https://cdn.example.test/a.mp4",
+        media: stored("video/mp4"),
+      }),
     );
     expect(log[0]?.body).toEqual({
       number: "447911123457",
       mediatype: "video",
-      media: "https://cdn.example.test/a.mp4",
+      mimetype: "video/mp4",
+      media: signedLink,
       messageId: CLIENT_ID,
     });
   });
 
-  it("document → sendMedia with the file name of the URL", async () => {
+  it("document → sendMedia with the file name of the caller's URL", async () => {
     const log = fake("post", `/message/sendMedia/${SESSION}`, json(sentMessage("3EB0DOC"), 201));
 
     await gateway.send(
@@ -517,24 +536,31 @@ describe("Evolution gateway: send", () => {
         type: "document",
         content: "Invoice",
         mediaUrl: "https://cdn.example.test/files/invoice%20may.pdf",
+        media: stored("application/pdf"),
       }),
     );
     expect(log[0]?.body).toEqual({
       number: "447911123457",
       mediatype: "document",
-      media: "https://cdn.example.test/files/invoice%20may.pdf",
+      mimetype: "application/pdf",
+      media: signedLink,
       caption: "Invoice",
       fileName: "invoice may.pdf",
       messageId: CLIENT_ID,
     });
   });
 
-  it("audio → sendWhatsAppAudio with the URL", async () => {
+  it("audio → sendWhatsAppAudio with a signed link to the stored copy", async () => {
     const log = fake("post", `/message/sendWhatsAppAudio/${SESSION}`, json(sentMessage("3EB0AUDIO"), 201));
 
     const outcome = await gateway.send(
       SESSION,
-      message({ type: "audio", content: null, mediaUrl: "https://cdn.example.test/v.ogg" }),
+      message({
+        type: "audio",
+        content: null,
+        mediaUrl: "https://cdn.example.test/v.ogg",
+        media: stored("audio/ogg"),
+      }),
     );
     expect(outcome).toEqual({ outcome: "accepted", providerMessageId: "3EB0AUDIO" });
     expect(log).toEqual([
@@ -542,17 +568,20 @@ describe("Evolution gateway: send", () => {
         "POST",
         `/message/sendWhatsAppAudio/${SESSION}`,
         {},
-        { number: "447911123457", audio: "https://cdn.example.test/v.ogg", messageId: CLIENT_ID },
+        { number: "447911123457", audio: signedLink, messageId: CLIENT_ID },
       ),
     ]);
   });
 
-  it("media without a URL is rejected without a call", async () => {
-    await expect(gateway.send(SESSION, message({ type: "image", mediaUrl: null }))).resolves.toEqual({
+  it("media without a stored copy are rejected (media_not_stored) without a call", async () => {
+    const log = fake("post", `/message/sendMedia/${SESSION}`, json(sentMessage("3EB0NEVER"), 201));
+    const unstored = message({ type: "image", mediaUrl: "https://cdn.example.test/cat.jpg", media: null });
+    await expect(gateway.send(SESSION, unstored)).resolves.toEqual({
       outcome: "rejected",
-      reason: "media_url_missing",
+      reason: "media_not_stored",
       retryable: false,
     });
+    expect(log).toEqual([]);
   });
 
   it("a number not on WhatsApp (400, exists: false) is rejected with recipient_not_on_chatapp", async () => {

@@ -34,6 +34,7 @@ function message(overrides: Partial<OutboundMessage> = {}): SentQuery {
     type: "text",
     content: "Your code is 123456",
     mediaUrl: null,
+    media: null,
     since: Date.now(),
     ...overrides,
   };
@@ -42,8 +43,18 @@ function message(overrides: Partial<OutboundMessage> = {}): SentQuery {
 describe("Evolution send: the client id", () => {
   it("every send carries messageId = clientMessageIdOf(our id), and the message is stored under it", async () => {
     const text = message();
-    const image = message({ type: "image", mediaUrl: "https://cdn.example.test/a.jpg", content: "Look" });
-    const audio = message({ type: "audio", mediaUrl: "https://cdn.example.test/v.ogg", content: null });
+    const image = message({
+      type: "image",
+      mediaUrl: "https://cdn.example.test/a.jpg",
+      media: { key: crypto.randomUUID(), contentType: "image/jpeg" },
+      content: "Look",
+    });
+    const audio = message({
+      type: "audio",
+      mediaUrl: "https://cdn.example.test/v.ogg",
+      media: { key: crypto.randomUUID(), contentType: "audio/ogg" },
+      content: null,
+    });
 
     for (const sent of [text, image, audio]) await gateway.send(SESSION, sent);
 
@@ -132,7 +143,12 @@ describe("Evolution lookup", () => {
 
   it("finds a voice note, which Evolution sends under an id of its own, by chat, time and type", async () => {
     evolution.sendFault = "lost";
-    const sent = message({ type: "audio", mediaUrl: "https://cdn.example.test/v.ogg", content: null });
+    const sent = message({
+      type: "audio",
+      mediaUrl: "https://cdn.example.test/v.ogg",
+      media: { key: crypto.randomUUID(), contentType: "audio/ogg" },
+      content: null,
+    });
     await gateway.send(SESSION, sent);
     evolution.sendFault = null;
     // Evolution's `audioWhatsapp` does not pass messageId on: the stored id is Baileys' own.
@@ -149,7 +165,12 @@ describe("Evolution lookup", () => {
 
   it("finds a captioned image whose answer was lost", async () => {
     evolution.sendFault = "garbage";
-    const sent = message({ type: "image", mediaUrl: "https://cdn.example.test/a.jpg", content: "Look" });
+    const sent = message({
+      type: "image",
+      mediaUrl: "https://cdn.example.test/a.jpg",
+      media: { key: crypto.randomUUID(), contentType: "image/jpeg" },
+      content: "Look",
+    });
     await gateway.send(SESSION, sent);
     evolution.sendFault = null;
 

@@ -71,6 +71,22 @@ const SEND_FIELDS: Record<string, { allowed: string[]; required: string[] }> = {
   },
 };
 
+/**
+ * Why `file` is not a `RemoteFile` (WAHA's OpenAPI document: `url` and `mimetype` required,
+ * `filename` optional, nothing else), or null when it is.
+ */
+function remoteFileProblem(file: unknown): string | null {
+  if (typeof file !== "object" || file === null) return "file must be an object";
+  const fields = file as Record<string, unknown>;
+  const unknown = Object.keys(fields).find((field) => !["url", "mimetype", "filename"].includes(field));
+  if (unknown) return `property file.${unknown} is refused`;
+  if (typeof fields.url !== "string" || !URL.canParse(fields.url)) return "file.url must be a URL";
+  if (typeof fields.mimetype !== "string" || !fields.mimetype) return "file.mimetype is required";
+  if (fields.filename !== undefined && typeof fields.filename !== "string")
+    return "file.filename must be a string";
+  return null;
+}
+
 /** Query parameters of `GET /api/{session}/chats/{chatId}/messages` (OpenAPI document). */
 const LIST_PARAMS = [
   "sortBy",
@@ -218,6 +234,8 @@ export class FakeWaha {
       fields.required.find((field) => body[field] === undefined);
     if (refused)
       return HttpResponse.json({ message: `property ${refused} is refused or missing` }, { status: 422 });
+    const fileProblem = body.file === undefined ? null : remoteFileProblem(body.file);
+    if (fileProblem) return HttpResponse.json({ message: fileProblem }, { status: 422 });
     const fault = typeof this.sendFault === "function" ? this.sendFault(body) : this.sendFault;
     if (fault === "error") return HttpResponse.text("engine crashed", { status: 500 });
     if (fault === "hang") {

@@ -5,8 +5,10 @@ import type { GatewayEvent, OutboundMessage } from "../../src/gateways/gateway";
 import { GatewayError } from "../../src/gateways/gateway";
 import { WahaGateway } from "../../src/gateways/waha";
 import { parseWahaEvent, verifyWahaSignature } from "../../src/gateways/waha/events";
+import { checkMediaLink, MEDIA_LINK_TTL_SECONDS } from "../../src/media/link";
 import {
   GATEWAY_TIMEOUT_MS,
+  MEDIA_URL_SECRET,
   PUBLIC_URL,
   WAHA_API_KEY,
   WAHA_SETTINGS,
@@ -30,6 +32,9 @@ const CLIENT_ID = "3EB00190A5F27C1E4B3A9D";
 const QR = "2@Vx1yZ2abc,def0123456789,ghi=,jkl=";
 
 const gateway = new WahaGateway(WAHA_SETTINGS, { intervalMs: 5, polls: 3 });
+/** A stored media file's key, and a stored JPEG. */
+const MEDIA_KEY = "6a1f0e52-3b7c-4d8e-9f01-23456789abcd";
+const IMAGE = { key: MEDIA_KEY, contentType: "image/jpeg" };
 
 /** A request as the fake WAHA received it. */
 interface Received {
@@ -360,6 +365,7 @@ describe("send", () => {
       type: "text",
       content: "Your code is 123456",
       mediaUrl: null,
+      media: null,
       ...overrides,
     };
   }
@@ -443,29 +449,36 @@ describe("send", () => {
     });
   });
 
-  it.each<[OutboundMessage["type"], string, string, Record<string, unknown>]>([
+  /** A link to stored media `key` as the service signs it: `<PUBLIC_URL>/media/<key>?expires=…&signature=…`. */
+  const signedLink = (key: string) =>
+    expect.stringMatching(new RegExp(`^${PUBLIC_URL}/media/${key}\\?expires=[0-9]+&signature=[0-9a-f]{64}$`));
+
+  it.each<[OutboundMessage["type"], string, string, string, Record<string, unknown>]>([
     [
       "image",
       "https://cdn.example.test/promo.png",
+      "image/png",
       "/api/sendImage",
-      { file: { url: "https://cdn.example.test/promo.png", mimetype: "image/png" }, caption: "New in store" },
+      { file: { url: signedLink(MEDIA_KEY), mimetype: "image/png" }, caption: "New in store" },
     ],
     [
       "video",
-      "https://cdn.example.test/clip.mov",
+      "https://cdn.example.test/clip.3gp",
+      "video/3gpp",
       "/api/sendVideo",
       {
-        file: { url: "https://cdn.example.test/clip.mov", mimetype: "video/quicktime" },
+        file: { url: signedLink(MEDIA_KEY), mimetype: "video/3gpp" },
         caption: "New in store",
         convert: true,
       },
     ],
     [
       "video",
-      "https://cdn.example.test/clip.mp4",
+      "https://cdn.example.test/clip",
+      "video/mp4",
       "/api/sendVideo",
       {
-        file: { url: "https://cdn.example.test/clip.mp4", mimetype: "video/mp4" },
+        file: { url: signedLink(MEDIA_KEY), mimetype: "video/mp4" },
         caption: "New in store",
         convert: false,
       },
@@ -473,50 +486,72 @@ describe("send", () => {
     [
       "audio",
       "https://cdn.example.test/note.mp3",
+      "audio/mpeg",
       "/api/sendVoice",
-      {
-        file: { url: "https://cdn.example.test/note.mp3", mimetype: "audio/mpeg" },
-        convert: true,
-      },
+      { file: { url: signedLink(MEDIA_KEY), mimetype: "audio/mpeg" }, convert: true },
     ],
     [
       "document",
       "https://cdn.example.test/files/Price%20list.pdf",
+      "application/pdf",
       "/api/sendFile",
       {
-        file: {
-          url: "https://cdn.example.test/files/Price%20list.pdf",
-          mimetype: "application/pdf",
-          filename: "Price list.pdf",
-        },
+        file: { url: signedLink(MEDIA_KEY), mimetype: "application/pdf", filename: "Price list.pdf" },
         caption: "New in store",
       },
     ],
     [
       "document",
       "https://cdn.example.test/download?id=7",
+      "text/plain",
       "/api/sendFile",
       {
-        file: {
-          url: "https://cdn.example.test/download?id=7",
-          mimetype: "application/octet-stream",
-          filename: "download",
-        },
+        file: { url: signedLink(MEDIA_KEY), mimetype: "text/plain", filename: "download" },
         caption: "New in store",
       },
     ],
-  ])("sends %s %s by URL to %s", async (type, mediaUrl, path, fields) => {
+  ])(
+    "sends %s %s (stored as %s) by a signed link of ours to %s",
+    async (type, mediaUrl, contentType, path, fields) => {
+      network.use(
+        exists(),
+        serve("post", path, () => HttpResponse.json({ id: SENT_ID }, { status: 201 })),
+      );
+      const media = { key: MEDIA_KEY, contentType };
+      const outcome = await gateway.send(
+        SESSION,
+        message({ type, mediaUrl, media, content: "New in store" }),
+      );
+      expect(outcome).toEqual({ outcome: "accepted", providerMessageId: SENT_ID });
+      expect(requests()[1]).toEqual({
+        method: "POST",
+        path,
+        body: { session: SESSION, chatId: CHAT_ID, ...fields },
+      });
+    },
+  );
+
+  it("signs the link for 15 minutes with MEDIA_URL_SECRET, and never passes the caller's URL on", async () => {
     network.use(
       exists(),
-      serve("post", path, () => HttpResponse.json({ id: SENT_ID }, { status: 201 })),
+      serve("post", "/api/sendImage", () => HttpResponse.json({ id: SENT_ID }, { status: 201 })),
     );
-    const outcome = await gateway.send(SESSION, message({ type, mediaUrl, content: "New in store" }));
-    expect(outcome).toEqual({ outcome: "accepted", providerMessageId: SENT_ID });
-    expect(requests()[1]).toEqual({
-      method: "POST",
-      path,
-      body: { session: SESSION, chatId: CHAT_ID, ...fields },
-    });
+    const before = Math.floor(Date.now() / 1000);
+    await gateway.send(
+      SESSION,
+      message({ type: "image", mediaUrl: "https://cdn.example.test/a.jpg", media: IMAGE, content: null }),
+    );
+    const body = received[1]?.body as { file: { url: string } };
+    expect(JSON.stringify(received[1]?.body)).not.toContain("cdn.example.test");
+    const link = new URL(body.file.url);
+    const query = {
+      expires: link.searchParams.get("expires") ?? "",
+      signature: link.searchParams.get("signature") ?? "",
+    };
+    const expires = Number(query.expires);
+    expect(expires - before).toBeGreaterThanOrEqual(MEDIA_LINK_TTL_SECONDS);
+    expect(expires - before).toBeLessThanOrEqual(MEDIA_LINK_TTL_SECONDS + 1);
+    await expect(checkMediaLink(MEDIA_URL_SECRET, MEDIA_KEY, query, Date.now())).resolves.toBe("valid");
   });
 
   it("leaves the caption out of media without content", async () => {
@@ -526,13 +561,23 @@ describe("send", () => {
     );
     await gateway.send(
       SESSION,
-      message({ type: "image", mediaUrl: "https://cdn.example.test/a.jpg", content: null }),
+      message({ type: "image", mediaUrl: "https://cdn.example.test/a.jpg", media: IMAGE, content: null }),
     );
     expect(received[1]?.body).toEqual({
       session: SESSION,
       chatId: CHAT_ID,
-      file: { url: "https://cdn.example.test/a.jpg", mimetype: "image/jpeg" },
+      file: { url: signedLink(MEDIA_KEY), mimetype: "image/jpeg" },
     });
+  });
+
+  it("rejects a media message without a stored copy (media_not_stored), calling nothing", async () => {
+    await expect(
+      gateway.send(
+        SESSION,
+        message({ type: "image", mediaUrl: "https://cdn.example.test/a.jpg", media: null }),
+      ),
+    ).resolves.toEqual({ outcome: "rejected", reason: "media_not_stored", retryable: false });
+    expect(received).toEqual([]);
   });
 
   it("is rejected with recipient_not_on_chatapp, without sending, when the number is not on the network", async () => {
@@ -872,6 +917,7 @@ describe("parseWahaEvent", () => {
         type: "text",
         content: "Hi",
         mediaUrl: null,
+        media: null,
       });
       expect(sent).toEqual({ outcome: "accepted", providerMessageId: ID });
       expect(parseWahaEvent(ack(3, "READ"))?.events).toEqual([

@@ -34,12 +34,19 @@ function message(overrides: Partial<SentQuery> = {}): SentQuery {
     type: "text",
     content: "Your code is 123456",
     mediaUrl: null,
+    media: null,
     since: Date.now(),
     ...overrides,
   };
 }
 
-const image = () => message({ type: "image", mediaUrl: "https://cdn.example.test/a.jpg", content: "Look" });
+const image = () =>
+  message({
+    type: "image",
+    mediaUrl: "https://cdn.example.test/a.jpg",
+    media: { key: crypto.randomUUID(), contentType: "image/jpeg" },
+    content: "Look",
+  });
 
 describe("WAHA send: outcome per fault", () => {
   it.each([

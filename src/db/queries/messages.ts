@@ -10,7 +10,11 @@ export interface NewMessages {
   type: MessageType;
   /** What the message shows (for a one-time code, the text with the code masked). */
   content: string | null;
+  /** The caller's `media_url`, as shown. */
   mediaUrl: string | null;
+  /** The stored copy the gateway is given (its `MEDIA` key and content type), or null. */
+  mediaKey: string | null;
+  mediaContentType: string | null;
   /** Milliseconds between this session's gateway calls. */
   delayBetween: number;
   /** Epoch ms, or null to send now. */
@@ -52,11 +56,12 @@ export function insertOutgoingStatement(send: NewMessages, condition: SQL): SQL 
     sql`CASE WHEN json_type(value, ${`$.${field}`}) IS NULL THEN ${otherwise} ELSE json_extract(value, ${`$.${field}`}) END`;
   // OR IGNORE: a campaign's message ids are derived from (campaign, seq), so making one twice is a no-op.
   return sql`INSERT OR IGNORE INTO messages (id, account_id, chatapp_session_id, campaign_id, otp_id, to_number, type,
-      content, media_url, status, direction, cost, delay_between, send_index, scheduled_at, metadata, charge_id,
+      content, media_url, media_key, media_content_type, status, direction, cost, delay_between, send_index, scheduled_at, metadata, charge_id,
       created_at, updated_at)
     SELECT json_extract(value, '$.id'), ${send.accountId}, ${own("sessionId", sql`${send.sessionId}`)},
       ${send.campaignId ?? null}, ${send.otpId}, json_extract(value, '$.to'), ${send.type},
-      ${own("content", sql`${send.content}`)}, ${send.mediaUrl}, ${status}, 'outgoing', ${send.price},
+      ${own("content", sql`${send.content}`)}, ${send.mediaUrl}, ${send.mediaKey},
+      ${send.mediaContentType}, ${status}, 'outgoing', ${send.price},
       ${own("delayBetween", sql`${send.delayBetween}`)}, ${own("sendIndex", sql`key`)}, ${send.scheduledAt}, '{}',
       ${send.chargeId}, ${send.now}, ${send.now}
     FROM json_each(${JSON.stringify(send.recipients)}) WHERE ${condition}`;
@@ -77,6 +82,8 @@ export function outgoingRows(send: NewMessages): MessageRow[] {
     type: send.type,
     content: r.content === undefined ? send.content : r.content,
     mediaUrl: send.mediaUrl,
+    mediaKey: send.mediaKey,
+    mediaContentType: send.mediaContentType,
     status,
     direction: "outgoing",
     reason: null,
@@ -184,6 +191,8 @@ export function incomingRow(input: NewIncoming): MessageRow {
     type: input.type,
     content: input.content,
     mediaUrl: input.mediaUrl,
+    mediaKey: null,
+    mediaContentType: null,
     status: "delivered",
     direction: "incoming",
     reason: null,

@@ -26,7 +26,12 @@ export const campaigns = sqliteTable(
     sessionIds: text({ mode: "json" }).$type<string[]>().notNull(),
     type: text({ enum: ["text", "image", "video", "audio", "document"] }).notNull(),
     content: text(),
+    /** The caller's `media_url`, as given and shown. */
     mediaUrl: text(),
+    /** The stored copy of the media, fetched once at creation for every message: its `MEDIA` key. */
+    mediaKey: text(),
+    /** The stored copy's content type. */
+    mediaContentType: text(),
     delayMinMs: integer().notNull(),
     delayMaxMs: integer().notNull(),
     /** Epoch ms, or null to start at once. */

@@ -26,7 +26,12 @@ export const messages = sqliteTable(
     toNumber: text().notNull(),
     type: text({ enum: ["text", "image", "video", "audio", "document"] }).notNull(),
     content: text(),
+    /** The caller's `media_url`, as given and shown; the gateway never fetches it (README, Security → Media). */
     mediaUrl: text(),
+    /** The stored copy of the media: its key in the `MEDIA` R2 bucket, or null (text, incoming). */
+    mediaKey: text(),
+    /** The stored copy's content type, as its host answered it (e.g. `image/png`). */
+    mediaContentType: text(),
     status: text({ enum: ["queued", "sent", "delivered", "read", "failed", "scheduled"] }).notNull(),
     direction: text({ enum: ["incoming", "outgoing"] }).notNull(),
     reason: text(),

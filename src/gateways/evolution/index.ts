@@ -82,9 +82,12 @@ export class EvolutionGateway implements ChatGateway {
     return deleteInstance(this.http, sessionId);
   }
 
-  /** Sends one message: {@link sendMessage}. */
+  /** Sends one message (media as a signed link of ours): {@link sendMessage}. */
   send(sessionId: string, message: OutboundMessage): Promise<SendOutcome> {
-    return sendMessage(this.http, sessionId, message);
+    return sendMessage(this.http, sessionId, message, {
+      publicUrl: this.settings.publicUrl,
+      secret: this.settings.mediaUrlSecret,
+    });
   }
 
   /** Whether the instance holds a message we sent: {@link lookupMessage}. */

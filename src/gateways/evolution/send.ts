@@ -1,8 +1,9 @@
 import { z } from "zod";
+import type { MediaLinkSigner } from "../../media/link";
 import type { OutboundMessage, SendOutcome } from "../gateway";
 import { type GatewayHttp, gatewayRequest, sendFailure } from "../http";
 import { digitsOf } from "../jid";
-import { fileNameOf } from "../media";
+import { fileNameOf, MEDIA_NOT_STORED, mediaLinkOf } from "../media";
 import { errorMessages, statusOf } from "./errors";
 
 /*
@@ -22,7 +23,7 @@ const SentMessage = z.object({ key: z.object({ id: z.string().min(1) }) });
 /**
  * Sends one message from instance `sessionId`. Text → `POST /message/sendText/{instance}`
  * `{ number, text, messageId }`; image, video, document → `POST /message/sendMedia/{instance}`
- * `{ number, mediatype, media, caption?, fileName?, messageId }`; audio → `POST
+ * `{ number, mediatype, mimetype, media, caption?, fileName?, messageId }`; audio → `POST
  * /message/sendWhatsAppAudio/{instance}` `{ number, audio, messageId }` (a voice note). `number`
  * is the E.164 number's digits.
  *
@@ -34,17 +35,23 @@ const SentMessage = z.object({ key: z.object({ id: z.string().min(1) }) });
  * id of Baileys' choosing, and lookup.ts finds it otherwise. Evolution's JSON schemas list no
  * `messageId` but allow fields they do not list, so older servers ignore it.
  *
+ * Media go as `media` (or `audio`): a link to our stored copy signed with `links`
+ * ({@link mediaLinkOf}), never the caller's URL; `mimetype` is the stored copy's content type
+ * (the Baileys channel's `prepareMediaMessage` takes it over a guess from the URL, which has no
+ * extension), and a document's `fileName` comes from the caller's URL.
+ *
  * The answer's `key.id` is the provider message id that `messages.update` acks carry as `keyId`.
- * Media without a URL are rejected (`media_url_missing`) without a call; the failures of the call
- * are as {@link sendFailureOf}. Never throws.
+ * Media without a stored copy are rejected (`media_not_stored`) without a call; the failures of
+ * the call are as {@link sendFailureOf}. Never throws.
  */
 export async function sendMessage(
   http: GatewayHttp,
   sessionId: string,
   message: OutboundMessage,
+  links: MediaLinkSigner,
 ): Promise<SendOutcome> {
-  const call = sendCall(sessionId, message);
-  if (!call) return { outcome: "rejected", reason: "media_url_missing", retryable: false };
+  const call = sendCall(sessionId, message, await mediaLinkOf(links, message));
+  if (!call) return { outcome: "rejected", reason: MEDIA_NOT_STORED, retryable: false };
   try {
     const sent = await gatewayRequest(http, {
       method: "POST",
@@ -58,8 +65,15 @@ export async function sendMessage(
   }
 }
 
-/** The path and body that send `message` (sendMessage.router.ts), or null for media without a URL. */
-function sendCall(sessionId: string, message: OutboundMessage): { path: string; body: object } | null {
+/**
+ * The path and body that send `message` (sendMessage.router.ts), its media at `mediaUrl`; null
+ * for media without a stored copy.
+ */
+function sendCall(
+  sessionId: string,
+  message: OutboundMessage,
+  mediaUrl: string | null,
+): { path: string; body: object } | null {
   const number = digitsOf(message.to);
   if (message.type === "text") {
     return {
@@ -67,11 +81,11 @@ function sendCall(sessionId: string, message: OutboundMessage): { path: string; 
       body: { number, text: message.content ?? "", messageId: message.clientMessageId },
     };
   }
-  if (!message.mediaUrl) return null;
+  if (!mediaUrl || !message.media) return null;
   if (message.type === "audio") {
     return {
       path: `/message/sendWhatsAppAudio/${sessionId}`,
-      body: { number, audio: message.mediaUrl, messageId: message.clientMessageId },
+      body: { number, audio: mediaUrl, messageId: message.clientMessageId },
     };
   }
   return {
@@ -79,11 +93,12 @@ function sendCall(sessionId: string, message: OutboundMessage): { path: string; 
     body: {
       number,
       mediatype: message.type,
-      media: message.mediaUrl,
+      mimetype: message.media.contentType,
+      media: mediaUrl,
       ...(message.content ? { caption: message.content } : {}),
       // Without a fileName Evolution derives one from the URL with a regex that fails on
       // extension-less paths (`prepareMediaMessage`), so documents always get one.
-      ...(message.type === "document" ? { fileName: fileNameOf(message.mediaUrl) } : {}),
+      ...(message.type === "document" ? { fileName: fileNameOf(message.mediaUrl ?? "") } : {}),
       messageId: message.clientMessageId,
     },
   };

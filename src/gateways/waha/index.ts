@@ -87,9 +87,12 @@ export class WahaGateway implements ChatGateway {
     return removeSession(this.http, sessionId);
   }
 
-  /** Looks the number up, then sends: {@link sendMessage}. */
+  /** Looks the number up, then sends (media as a signed link of ours): {@link sendMessage}. */
   send(sessionId: string, message: OutboundMessage): Promise<SendOutcome> {
-    return sendMessage(this.http, sessionId, message);
+    return sendMessage(this.http, sessionId, message, {
+      publicUrl: this.settings.publicUrl,
+      secret: this.settings.mediaUrlSecret,
+    });
   }
 
   /** Whether the session holds a message we sent: {@link lookupMessage}. */

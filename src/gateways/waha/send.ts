@@ -1,8 +1,9 @@
 import { z } from "zod";
+import type { MediaLinkSigner } from "../../media/link";
 import type { OutboundMessage, SendOutcome } from "../gateway";
 import { type GatewayHttp, gatewayRequest, notSent, sendFailure } from "../http";
 import { digitsOf } from "../jid";
-import { fileNameOf } from "../media";
+import { fileNameOf, MEDIA_NOT_STORED, mediaLinkOf } from "../media";
 
 /*
  * Sending through WAHA: the recipient lookup, the send call and what its answer or failure comes
@@ -51,13 +52,18 @@ const SentMessageId = z.union([
  * `numberExists: false` is `rejected` (`recipient_not_on_chatapp`); a failed lookup is `rejected`
  * and retryable (the send call was not made); the send call's 4xx are `rejected` with the
  * `GatewayError` reason, and its 5xx, timeouts, lost connections and unreadable answers `unknown`
- * (`sendFailure`). Never throws.
+ * (`sendFailure`). Media go as a link to our stored copy signed with `links` ({@link mediaLinkOf});
+ * a media message without one is `rejected` (`media_not_stored`) without a call. Never throws.
  */
 export async function sendMessage(
   http: GatewayHttp,
   sessionId: string,
   message: OutboundMessage,
+  links: MediaLinkSigner,
 ): Promise<SendOutcome> {
+  const mediaUrl = await mediaLinkOf(links, message);
+  if (message.type !== "text" && !mediaUrl)
+    return { outcome: "rejected", reason: MEDIA_NOT_STORED, retryable: false };
   let chatId: string | null;
   try {
     chatId = await chatIdOf(http, sessionId, message.to);
@@ -70,7 +76,7 @@ export async function sendMessage(
     const providerMessageId = await gatewayRequest(http, {
       method: "POST",
       path: SEND_PATHS[message.type],
-      body: { session: sessionId, chatId, ...sendBody(message) },
+      body: { session: sessionId, chatId, ...sendBody(message, mediaUrl ?? "") },
       schema: SentMessageId,
       timeoutMs: message.type === "text" ? undefined : http.mediaTimeoutMs,
     });
@@ -108,69 +114,27 @@ const SEND_PATHS: Record<OutboundMessage["type"], string> = {
  * The type-specific part of a send body. Text carries our client message id as `id`
  * (`MessageTextRequest.id`, "Pre-generated message id", honoured by the NOWEB and GOWS engines
  * from WAHA 2026.4.3 on: changelog "Provide message ID in send request", devlikeapro/waha#2054);
- * other engines and older servers ignore it. The media requests have no such field. Media go by URL as `file: { url, mimetype, filename? }`
- * with the content as caption; the mimetype (which WAHA's `RemoteFile` requires) comes from the
- * URL's extension, else the type's usual one. Voice notes must be OGG/Opus and videos H.264 MP4
- * ("Send messages → Voice File Format / Video File Format"); a URL's extension cannot promise
- * either codec, so voice notes are always sent with `convert: true`, and videos unless `.mp4`.
+ * other engines and older servers ignore it. The media requests have no such field. Media go by
+ * URL as `file: { url, mimetype, filename? }` with the content as caption: `url` is `mediaUrl`,
+ * the signed link to our stored copy; the mimetype (which WAHA's `RemoteFile` requires) is the
+ * stored copy's content type; a document's file name comes from the caller's URL. Voice notes
+ * must be OGG/Opus and videos H.264 MP4 ("Send messages → Voice File Format / Video File
+ * Format"); a content type cannot promise either codec, so voice notes are always sent with
+ * `convert: true`, and videos unless `video/mp4`.
  */
-function sendBody(message: OutboundMessage): Record<string, unknown> {
+function sendBody(message: OutboundMessage, mediaUrl: string): Record<string, unknown> {
   if (message.type === "text") return { text: message.content ?? "", id: message.clientMessageId };
-  const url = message.mediaUrl ?? "";
-  const extension = extensionOf(url);
-  const file: Record<string, string> = {
-    url,
-    mimetype: (extension && MIME_TYPES[extension]) || DEFAULT_MIME_TYPES[message.type],
-  };
-  if (message.type === "document") file.filename = fileNameOf(url);
+  const contentType = message.media?.contentType ?? "application/octet-stream";
+  const file: Record<string, string> = { url: mediaUrl, mimetype: contentType };
+  if (message.type === "document") file.filename = fileNameOf(message.mediaUrl ?? "");
   // `MessageVoiceRequest` has no caption (WAHA's OpenAPI document): voice notes go without one.
   const body: Record<string, unknown> = {
     file,
     caption: message.type === "audio" ? undefined : (message.content ?? undefined),
   };
   if (message.type === "audio") body.convert = true;
-  if (message.type === "video") body.convert = extension !== "mp4";
+  if (message.type === "video") body.convert = contentType !== "video/mp4";
   return body;
-}
-
-const MIME_TYPES: Record<string, string> = {
-  jpg: "image/jpeg",
-  jpeg: "image/jpeg",
-  png: "image/png",
-  webp: "image/webp",
-  gif: "image/gif",
-  mp4: "video/mp4",
-  "3gp": "video/3gpp",
-  mov: "video/quicktime",
-  ogg: "audio/ogg",
-  opus: "audio/ogg; codecs=opus",
-  mp3: "audio/mpeg",
-  m4a: "audio/mp4",
-  aac: "audio/aac",
-  wav: "audio/wav",
-  pdf: "application/pdf",
-  txt: "text/plain",
-  csv: "text/csv",
-  zip: "application/zip",
-  doc: "application/msword",
-  docx: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-  xls: "application/vnd.ms-excel",
-  xlsx: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-  ppt: "application/vnd.ms-powerpoint",
-  pptx: "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-};
-
-const DEFAULT_MIME_TYPES: Record<Exclude<OutboundMessage["type"], "text">, string> = {
-  image: "image/jpeg",
-  video: "video/mp4",
-  audio: "audio/ogg; codecs=opus",
-  document: "application/octet-stream",
-};
-
-/** The lower-case extension of a URL's path (`pdf`), or null. */
-function extensionOf(url: string): string | null {
-  const match = fileNameOf(url).match(/\.([a-z0-9]+)$/i);
-  return match?.[1]?.toLowerCase() ?? null;
 }
 
 /** `<digits>@s.whatsapp.net` (Baileys) → `<digits>@c.us`, WAHA's form for chat ids; others as they are. */

@@ -15,6 +15,7 @@ import { findSessions } from "../../db/queries/sessions";
 import type { CampaignRow } from "../../db/schema";
 import type { AppEnv } from "../../env";
 import { ApiError, accountLimitReached } from "../../errors";
+import { storeMedia } from "../../media/store";
 import { toCampaignRecord, toRecipientRecord } from "../../presenters/campaign";
 import { pageLinks } from "../paging";
 import type * as routes from "./campaigns.routes";
@@ -63,6 +64,11 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
     min_ms: body.delay_between ?? DEFAULT_DELAY_MS,
     max_ms: body.delay_between ?? DEFAULT_DELAY_MS,
   };
+  // Fetched and stored once, for every message of the campaign (README, Security → Media).
+  const media =
+    body.type !== "text" && body.media_url != null
+      ? await storeMedia(c.env.MEDIA, body.media_url, body.type)
+      : null;
   const now = Date.now();
   const inserted = await insertCampaign(
     db,
@@ -75,6 +81,8 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
       type: body.type,
       content: body.content ?? null,
       mediaUrl: body.media_url ?? null,
+      mediaKey: media?.key ?? null,
+      mediaContentType: media?.contentType ?? null,
       delayMinMs: delay.min_ms,
       delayMaxMs: delay.max_ms,
       scheduledAt: body.scheduled_at ? Date.parse(body.scheduled_at) : null,

@@ -39,8 +39,10 @@ export const create = createRoute({
       "session_not_connected",
       "validation_failed",
       "account_limit_reached",
+      "media_unavailable",
       "idempotency_key_in_use",
       "idempotency_key_reused",
+      "service_unavailable",
     ),
   },
 });

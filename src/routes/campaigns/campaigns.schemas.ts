@@ -6,7 +6,7 @@ import {
   VARIABLE_NAME,
 } from "../../campaigns/recipients";
 import { MESSAGE_TYPES } from "../../messages/types";
-import { checkContent, checkScheduledAt } from "../messages/messages.schemas";
+import { checkContent, checkScheduledAt, MEDIA_URL_DESCRIPTION } from "../messages/messages.schemas";
 import { PageLinksSchema } from "../paging";
 
 /** Sessions one campaign may spread over (README, Campaigns). */
@@ -93,7 +93,7 @@ export const CreateCampaignBody = z
         "The message text (or caption) as a template: `{{name}}` placeholders take each recipient's `variables`. Same rules as a send.",
       example: "Hi {{name}}, your order {{order}} has shipped.",
     }),
-    media_url: z.string().nullish().openapi({ maxLength: 2_048 }),
+    media_url: z.string().nullish().openapi({ maxLength: 2_048, description: MEDIA_URL_DESCRIPTION }),
     recipients: Recipients.optional(),
     delay_between: DelayMs.optional().openapi({
       description: `A fixed gap in ms between a session's campaign messages, 0–${MAX_DELAY_MS.toLocaleString("en")}; default ${DEFAULT_DELAY_MS}.`,

@@ -34,8 +34,10 @@ export const send = createRoute({
       "not_found",
       "session_not_connected",
       "insufficient_balance",
+      "media_unavailable",
       "idempotency_key_in_use",
       "idempotency_key_reused",
+      "service_unavailable",
     ),
   },
 });

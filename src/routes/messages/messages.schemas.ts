@@ -12,6 +12,18 @@ export const MAX_SCHEDULE_AHEAD_MS = 30 * 24 * 3600 * 1000;
 
 const timestamp = z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" });
 
+/**
+ * What `media_url` takes and what becomes of it, for the send and campaign documents (README,
+ * Security → Media; src/media/rules.ts).
+ */
+export const MEDIA_URL_DESCRIPTION =
+  "Public https URL of the media, on port 443, at most 2,048 characters; required for image, video, audio, document. " +
+  "The service fetches it once per send (or campaign), following at most 3 redirects and only within the same host, " +
+  "and stores the file; the gateway gets a link of ours to that copy, never this URL. WhatsApp's limits apply: " +
+  "image ≤ 5 MB (image/jpeg, image/png), video ≤ 16 MB (video/mp4, video/3gpp), audio ≤ 16 MB (audio/aac, audio/amr, " +
+  "audio/mpeg, audio/mp4, audio/ogg), document ≤ 100 MB (PDF, plain text, Word, Excel, PowerPoint). Media that cannot " +
+  "be fetched or break a limit are 422 `media_unavailable`, before anything is charged. Shown back as given.";
+
 /** Length in characters (Unicode code points), not UTF-16 code units: an emoji counts once. */
 const characters = (value: string) => [...value].length;
 
@@ -21,7 +33,8 @@ type RefineContext = z.core.$RefinementCtx;
 /**
  * The content rules of a send (README, Sending messages), shared by sends and campaigns: `content`
  * required for text (1–4,096 characters) and an optional caption (≤ 1,024) for image, video and
- * document but not audio; `media_url` required for media (https, public host) and refused for text.
+ * document but not audio; `media_url` required for media (https, port 443, public host) and
+ * refused for text.
  * Adds an issue on `content` or `media_url` for each rule broken.
  */
 export function checkContent(
@@ -63,7 +76,8 @@ export function checkScheduledAt(value: string | null | undefined, ctx: RefineCo
  * The send body (`POST /v1/chatapp/messages` in openapi.json) with this API's rules (README,
  * Sending messages): numbers normalised to E.164 (an invalid one named by its index, duplicates
  * sent once), `content` required for text (1–4,096) and an optional caption (≤ 1,024) for
- * image, video and document but not audio, `media_url` required for media (https, public host),
+ * image, video and document but not audio, `media_url` required for media (https, port 443,
+ * public host; its file is fetched and checked by the send itself, src/media/store.ts),
  * `delay_between` 0–60,000 ms (default 500), `scheduled_at` in the future and at most 30 days
  * ahead.
  */
@@ -84,11 +98,7 @@ export const SendBody = z
       description:
         "Text body (1–4,096 characters) for `text`; optional caption (≤ 1,024) for image, video, document; not allowed for audio.",
     }),
-    media_url: z.string().nullish().openapi({
-      maxLength: 2_048,
-      description:
-        "Public https URL of the media (≤ 2,048 characters); required for image, video, audio, document.",
-    }),
+    media_url: z.string().nullish().openapi({ maxLength: 2_048, description: MEDIA_URL_DESCRIPTION }),
     delay_between: z.int().min(0).max(60_000).default(500).openapi({
       format: "int32",
       description: "Milliseconds between this session's gateway calls for these messages.",
@@ -118,12 +128,14 @@ export const MessageSchema = z
     to_number: z.string(),
     type: z.enum(MESSAGE_TYPES),
     content: z.string().nullable(),
-    media_url: z.string().nullable(),
+    media_url: z.string().nullable().openapi({
+      description: "The `media_url` the message was sent with, as given (the gateway got a copy).",
+    }),
     status: z.enum(MESSAGE_STATUSES),
     direction: z.enum(["incoming", "outgoing"]),
     reason: z.string().nullable().openapi({
       description:
-        "Why the message failed: `recipient_not_on_chatapp`, `retries_exhausted`, `message_expired`, `session_banned`, `session_deleted`, `dispatch_failed`, `enqueue_failed`, `outcome_unknown` (the gateway could not be asked whether it had sent it within `OUTCOME_SETTLE_HOURS`), or the gateway's reason.",
+        "Why the message failed: `recipient_not_on_chatapp`, `retries_exhausted`, `message_expired`, `session_banned`, `session_deleted`, `dispatch_failed`, `enqueue_failed`, `outcome_unknown` (the gateway could not be asked whether it had sent it within `OUTCOME_SETTLE_HOURS`), `media_not_stored` (a media message queued before media were stored), or the gateway's reason.",
     }),
     cost: z.number().openapi({ description: "Cost in major units; refunded when the message fails." }),
     sent_at: timestamp.nullable(),

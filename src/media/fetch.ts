@@ -1,0 +1,133 @@
+import { ApiError } from "../errors";
+import { mediaUrlProblem } from "../lib/media-url";
+import { contentTypeEssence, MAX_MEDIA_REDIRECTS, MEDIA_RULES, type MediaType } from "./rules";
+
+/**
+ * Why a `media_url` was refused: the `reason` member of a `media_unavailable` problem.
+ * - `unreachable`: the host could not be reached, or did not answer in time;
+ * - `http_error`: it answered something other than 200 (or 203), or a redirect without `Location`;
+ * - `redirect_refused`: a redirect to another host, another port or scheme, or too many;
+ * - `too_large`: over the type's size cap ({@link MEDIA_RULES});
+ * - `wrong_type`: a content type the message type does not take;
+ * - `empty`: a body of no bytes.
+ */
+export const MEDIA_PROBLEM_REASONS = [
+  "unreachable",
+  "http_error",
+  "redirect_refused",
+  "too_large",
+  "wrong_type",
+  "empty",
+] as const;
+export type MediaProblemReason = (typeof MEDIA_PROBLEM_REASONS)[number];
+
+/** The 422 `media_unavailable` problem for `reason`, its detail saying what was wrong. */
+export function mediaUnavailable(reason: MediaProblemReason, detail: string): ApiError {
+  return new ApiError("media_unavailable", `The media at media_url cannot be sent: ${detail}`, {
+    extra: { reason },
+  });
+}
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+/** A media response whose status, content type and declared length passed; its body is unread. */
+export interface OpenedMedia {
+  response: Response;
+  /** The content type's essence, one of the type's ({@link MEDIA_RULES}). */
+  contentType: string;
+}
+
+/**
+ * Requests `url` (a `media_url` that passed `mediaUrlProblem`) from the Worker, which reaches
+ * only the public internet, never the operator's network. Redirects are not followed by `fetch`
+ * (`redirect: "manual"`): at most {@link MAX_MEDIA_REDIRECTS} are, and only to an https URL on
+ * port 443 of the same host (the `mediaUrlProblem` rule, same host name), so a public host cannot
+ * send the fetch elsewhere. The answer must be 200 (or 203) with a content type that `type` takes,
+ * and a `Content-Length`, when given, within its cap; the body is left for the caller to read
+ * under the same cap, since a declared length may lie (src/media/store.ts).
+ *
+ * @param signal aborts the request (the fetch's deadline).
+ * @throws ApiError `media_unavailable` (422) with a {@link MediaProblemReason}.
+ */
+export async function openMedia(url: string, type: MediaType, signal: AbortSignal): Promise<OpenedMedia> {
+  const rule = MEDIA_RULES[type];
+  const origin = new URL(url);
+  let current = origin;
+  for (let redirects = 0; ; redirects++) {
+    let response: Response;
+    try {
+      response = await fetch(current, {
+        redirect: "manual",
+        signal,
+        headers: { Accept: rule.contentTypes.join(", ") },
+      });
+    } catch (error) {
+      const timedOut = error instanceof DOMException && error.name === "TimeoutError";
+      throw mediaUnavailable(
+        "unreachable",
+        timedOut ? `${current.host} did not answer in time.` : `${current.host} could not be reached.`,
+      );
+    }
+    if (REDIRECT_STATUSES.has(response.status)) {
+      await response.body?.cancel();
+      const location = response.headers.get("Location");
+      if (!location)
+        throw mediaUnavailable(
+          "http_error",
+          `${current.host} answered ${response.status} without a Location.`,
+        );
+      if (redirects >= MAX_MEDIA_REDIRECTS)
+        throw mediaUnavailable("redirect_refused", `more than ${MAX_MEDIA_REDIRECTS} redirects.`);
+      const next = resolve(location, current);
+      if (!next) throw mediaUnavailable("redirect_refused", "a redirect's Location is not a URL.");
+      const problem = redirectProblem(next, origin);
+      if (problem) throw mediaUnavailable("redirect_refused", `a redirect ${problem}.`);
+      current = next;
+      continue;
+    }
+    if (response.status !== 200 && response.status !== 203) {
+      await response.body?.cancel();
+      throw mediaUnavailable("http_error", `${current.host} answered ${response.status}.`);
+    }
+    const contentType = contentTypeEssence(response.headers.get("Content-Type"));
+    if (!contentType || !rule.contentTypes.includes(contentType)) {
+      await response.body?.cancel();
+      throw mediaUnavailable(
+        "wrong_type",
+        `its content type is ${contentType ?? "missing"}; ${type} takes ${rule.contentTypes.join(", ")}.`,
+      );
+    }
+    const declared = Number(response.headers.get("Content-Length") ?? Number.NaN);
+    if (declared > rule.maxBytes) {
+      await response.body?.cancel();
+      throw mediaUnavailable("too_large", tooLarge(type));
+    }
+    return { response, contentType };
+  }
+}
+
+/** The detail of a `too_large` problem for `type`. */
+export function tooLarge(type: MediaType): string {
+  return `it is larger than ${MEDIA_RULES[type].maxBytes / (1024 * 1024)} MB, the limit for ${type}.`;
+}
+
+/** `location` resolved against the URL it came from (RFC 9110 §10.2.2), or null. */
+function resolve(location: string, base: URL): URL | null {
+  try {
+    return new URL(location, base);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Why a redirect to `next` is not followed, or null: it must keep to the `media_url` rule (https,
+ * port 443, no credentials, a public host) and to the host of the URL first given.
+ */
+function redirectProblem(next: URL, origin: URL): string | null {
+  const problem = mediaUrlProblem(next.href);
+  if (problem) return `to ${next.protocol}//${next.host} is refused: it ${problem}`;
+  if (next.hostname !== origin.hostname)
+    return `to another host (${next.hostname}) is refused: only ${origin.hostname} is followed`;
+  return null;
+}

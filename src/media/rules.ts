@@ -1,0 +1,61 @@
+/*
+ * What a message's media may be, per message type: WhatsApp's own limits, so that nothing the
+ * service accepts is refused by the network later.
+ */
+
+/** The message types that carry media. */
+export type MediaType = "image" | "video" | "audio" | "document";
+
+/** The limits of one media type: its largest size and the content types it takes. */
+export interface MediaRule {
+  /** Largest accepted body, in bytes (1 MB = 1,048,576 bytes). */
+  maxBytes: number;
+  /** Accepted content types (media type essence, lower case, without parameters). */
+  contentTypes: readonly string[];
+}
+
+const MB = 1024 * 1024;
+
+/**
+ * The size caps and content types of WhatsApp's "Supported media types" (Meta, WhatsApp Cloud API
+ * reference, Media: https://developers.facebook.com/docs/whatsapp/cloud-api/reference/media#supported-media-types):
+ * image 5 MB (JPEG, PNG); video 16 MB (MP4, 3GPP: Meta writes `video/3gp`, the registered type is
+ * `video/3gpp`, RFC 3839; both are taken); audio 16 MB (AAC, AMR, MP3, MP4 audio, OGG with Opus);
+ * document 100 MB (plain text, PDF, Word, Excel, PowerPoint).
+ */
+export const MEDIA_RULES: Record<MediaType, MediaRule> = {
+  image: { maxBytes: 5 * MB, contentTypes: ["image/jpeg", "image/png"] },
+  video: { maxBytes: 16 * MB, contentTypes: ["video/mp4", "video/3gpp", "video/3gp"] },
+  audio: {
+    maxBytes: 16 * MB,
+    contentTypes: ["audio/aac", "audio/amr", "audio/mpeg", "audio/mp4", "audio/ogg"],
+  },
+  document: {
+    maxBytes: 100 * MB,
+    contentTypes: [
+      "text/plain",
+      "application/pdf",
+      "application/msword",
+      "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+      "application/vnd.ms-excel",
+      "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+      "application/vnd.ms-powerpoint",
+      "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    ],
+  },
+};
+
+/** Most redirects followed from a `media_url`, each to the same host (src/media/fetch.ts). */
+export const MAX_MEDIA_REDIRECTS = 3;
+
+/** Milliseconds the fetch of a media file may take, from the request to its last byte. */
+export const MEDIA_FETCH_TIMEOUT_MS = 60_000;
+
+/**
+ * The essence of a `Content-Type` value (RFC 9110 §8.3.1: type and subtype, case-insensitive,
+ * without parameters), lower case: `Image/PNG; q=1` → `image/png`. Null when absent or empty.
+ */
+export function contentTypeEssence(value: string | null): string | null {
+  const essence = value?.split(";")[0]?.trim().toLowerCase();
+  return essence ? essence : null;
+}

@@ -1,0 +1,136 @@
+import { ApiError } from "../errors";
+import { mediaUnavailable, openMedia, tooLarge } from "./fetch";
+import { MEDIA_FETCH_TIMEOUT_MS, MEDIA_RULES, type MediaType } from "./rules";
+
+/** A media file the service holds: its key in the `MEDIA` R2 bucket, content type and size. */
+export interface StoredMedia {
+  /** A fresh uuid per send or campaign. */
+  key: string;
+  /** As the host answered it (its essence), one the message type takes. */
+  contentType: string;
+  /** Size in bytes. */
+  bytes: number;
+}
+
+/**
+ * R2's part size for the uploads here: every part but the last must be at least 5 MiB and all of
+ * them the same size (Cloudflare R2 docs, "Upload objects → Multipart upload"). A body that fits in
+ * one part is stored with one `put`.
+ */
+export const PART_BYTES = 5 * 1024 * 1024;
+
+/**
+ * Fetches the media at `url` for a message of `type` ({@link openMedia}: redirects, status,
+ * content type) and stores it in `bucket` under a fresh key, counting the bytes as they arrive:
+ * past the type's cap the download stops and nothing is kept, whatever `Content-Length` said.
+ * The body streams through a buffer of one {@link PART_BYTES} part (never held whole), so a
+ * 100 MB document stays within the Worker's memory. The whole fetch has
+ * {@link MEDIA_FETCH_TIMEOUT_MS}. One call serves every recipient of a send or campaign.
+ *
+ * @throws ApiError `media_unavailable` (422, with its `reason`) for media that cannot be sent;
+ *   `service_unavailable` (503) when R2 refuses the write. Nothing is stored in either case.
+ */
+export async function storeMedia(bucket: R2Bucket, url: string, type: MediaType): Promise<StoredMedia> {
+  const signal = AbortSignal.timeout(MEDIA_FETCH_TIMEOUT_MS);
+  const { response, contentType } = await openMedia(url, type, signal);
+  const key = crypto.randomUUID();
+  const bytes = await upload(bucket, key, response, {
+    maxBytes: MEDIA_RULES[type].maxBytes,
+    contentType,
+    type,
+  });
+  return { key, contentType, bytes };
+}
+
+/** Deletes a stored media file that no message will use (a send that was not charged). Never throws. */
+export async function discardMedia(bucket: R2Bucket, key: string): Promise<void> {
+  await bucket.delete(key).catch((error: unknown) => {
+    console.error(
+      JSON.stringify({ level: "warn", event: "media_discard_failed", key, error: String(error) }),
+    );
+  });
+}
+
+/**
+ * Streams `response`'s body into `bucket` as `key`, in parts of {@link PART_BYTES}: the first
+ * full part opens a multipart upload; a body smaller than one part is one `put`.
+ * @returns the number of bytes stored.
+ */
+async function upload(
+  bucket: R2Bucket,
+  key: string,
+  response: Response,
+  limits: { maxBytes: number; contentType: string; type: MediaType },
+): Promise<number> {
+  const options = { httpMetadata: { contentType: limits.contentType } };
+  const reader = response.body?.getReader();
+  if (!reader) throw mediaUnavailable("empty", "its body is empty.");
+  let part = new Uint8Array(PART_BYTES);
+  let filled = 0;
+  let total = 0;
+  let multipart: R2MultipartUpload | null = null;
+  const parts: R2UploadedPart[] = [];
+  try {
+    for (;;) {
+      const chunk = await readChunk(reader);
+      if (!chunk) break;
+      total += chunk.byteLength;
+      if (total > limits.maxBytes) throw mediaUnavailable("too_large", tooLarge(limits.type));
+      for (let offset = 0; offset < chunk.byteLength; ) {
+        const taken = Math.min(PART_BYTES - filled, chunk.byteLength - offset);
+        part.set(chunk.subarray(offset, offset + taken), filled);
+        filled += taken;
+        offset += taken;
+        if (filled === PART_BYTES) {
+          const full = part;
+          multipart ??= await storage(() => bucket.createMultipartUpload(key, options));
+          const open = multipart;
+          parts.push(await storage(() => open.uploadPart(parts.length + 1, full)));
+          part = new Uint8Array(PART_BYTES);
+          filled = 0;
+        }
+      }
+    }
+    if (total === 0) throw mediaUnavailable("empty", "its body is empty.");
+    if (!multipart) {
+      const body = part.subarray(0, filled);
+      await storage(() => bucket.put(key, body, options));
+      return total;
+    }
+    const open = multipart;
+    if (filled > 0) {
+      const last = part.subarray(0, filled);
+      parts.push(await storage(() => open.uploadPart(parts.length + 1, last)));
+    }
+    await storage(() => open.complete(parts));
+    return total;
+  } catch (error) {
+    await reader.cancel().catch(() => undefined);
+    await multipart?.abort().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** The next chunk of the body, or null at its end. @throws ApiError `media_unavailable` (`unreachable`). */
+async function readChunk(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<Uint8Array | null> {
+  try {
+    const { done, value } = await reader.read();
+    return done ? null : value;
+  } catch (error) {
+    const timedOut = error instanceof DOMException && error.name === "TimeoutError";
+    throw mediaUnavailable(
+      "unreachable",
+      timedOut ? "the download did not finish in time." : "the download broke off.",
+    );
+  }
+}
+
+/** Runs an R2 call; its failure is ours, not the media's: 503 `service_unavailable`. */
+async function storage<T>(step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    console.error(JSON.stringify({ level: "error", event: "media_store_failed", error: String(error) }));
+    throw new ApiError("service_unavailable", "The media could not be stored; try again.");
+  }
+}
