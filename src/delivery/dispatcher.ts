@@ -3,6 +3,7 @@ import { createDb, type Db } from "../db/client";
 import { recordRetry } from "../db/queries/messages";
 import { carriesClientId, clientMessageIdOf } from "../gateways/client-id";
 import type { ChatGateway, LookupResult, SendOutcome } from "../gateways/gateway";
+import { redactReason } from "../lib/redact";
 import { windowOpensAt } from "../lib/send-window";
 import type { DispatchRequest } from "../messages/dispatch-request";
 import { applyMoves } from "../moves/apply";
@@ -385,8 +386,10 @@ export class Dispatcher {
       this.scheduleSandboxReceipts(id, at);
       return;
     }
+    // The gateway's words as the message keeps them: cut, and without the message's own text.
+    const reason = redactReason(outcome.reason, item.content);
     const note = (nextAttemptAt: number | null) =>
-      noteAttempt(db, id, { attempts, error: outcome.reason, nextAttemptAt, at, outcome: outcome.outcome });
+      noteAttempt(db, id, { attempts, error: reason, nextAttemptAt, at, outcome: outcome.outcome });
     if (outcome.outcome === "unknown") {
       // Neither resent nor failed on a guess: the gateway is asked after the grace period.
       const askAt = at + readConfig(env).OUTCOME_GRACE_SECONDS * 1000;
@@ -395,7 +398,7 @@ export class Dispatcher {
       await note(null);
     } else if (!outcome.retryable || attempts >= MAX_SEND_ATTEMPTS) {
       await note(null);
-      await this.fail([item], outcome.retryable ? "retries_exhausted" : outcome.reason);
+      await this.fail([item], outcome.retryable ? "retries_exhausted" : reason);
     } else {
       const nextAttemptAt = at + retryDelayMs(attempts);
       outbox.markRetry(id, nextAttemptAt);
@@ -456,7 +459,7 @@ export class Dispatcher {
         outbox.markRetry(item.id, now);
         await note("absent", "absent", now);
       } else if (now >= since + config.OUTCOME_SETTLE_HOURS * 3_600_000) {
-        await note("unreachable", found.reason, null);
+        await note("unreachable", redactReason(found.reason, item.content), null);
         await this.fail([item], "outcome_unknown");
       } else {
         // Ask again after as long again as it has been unknown: 30 s, 1 min, 2 min … up to the cap.
