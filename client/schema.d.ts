@@ -1137,7 +1137,7 @@ export interface paths {
         put?: never;
         /**
          * WAHA webhook: session status, messages and acks
-         * @description Registered at WAHA for each session (`session.status`, `message`, `message.ack`). The body is WAHA's webhook event; `X-Webhook-Hmac` must be the hex HMAC-SHA512 of the raw body under `WAHA_WEBHOOK_HMAC_KEY`. Exists while `CHATAPP_GATEWAY=waha`.
+         * @description Registered at WAHA for each session (`session.status`, `message`, `message.ack`). The body is WAHA's webhook event; `X-Webhook-Hmac` must be the hex HMAC-SHA512 of the raw body under `WAHA_WEBHOOK_HMAC_KEY`; an event whose `timestamp` is more than 5 minutes off the service's clock is dropped (`ignored`). Exists while `CHATAPP_GATEWAY=waha`.
          */
         post: operations["receiveWahaEvent"];
         delete?: never;
@@ -1157,7 +1157,7 @@ export interface paths {
         put?: never;
         /**
          * Evolution API webhook: connection, QR and message updates
-         * @description Registered at Evolution API for each instance (`CONNECTION_UPDATE`, `QRCODE_UPDATED`, `MESSAGES_UPSERT`, `MESSAGES_UPDATE`). The body is Evolution's webhook event; its `apikey` must be the instance's token. Exists while `CHATAPP_GATEWAY=evolution`.
+         * @description Registered at Evolution API for each instance (`CONNECTION_UPDATE`, `QRCODE_UPDATED`, `MESSAGES_UPSERT`, `MESSAGES_UPDATE`). The body is Evolution's webhook event; its `apikey` must be the instance's token, and an event whose `date_time` is missing or more than 5 minutes off the service's clock is dropped (`ignored`). Exists while `CHATAPP_GATEWAY=evolution`.
          */
         post: operations["receiveEvolutionEvent"];
         delete?: never;
@@ -1175,7 +1175,7 @@ export interface paths {
         };
         /**
          * The hosted link page
-         * @description The page a link URL opens, for the phone's owner: the live QR code and the steps to scan it, linking by pairing code instead, then the linked number (and a redirect to the link's `return_url`). An unknown token is a 404 page, an expired or revoked one a 410 page: HTML, not problem JSON.
+         * @description The page a link URL opens, for the phone's owner: the live QR code and the steps to scan it, linking by pairing code instead, then the linked number (and a redirect to the link's `return_url`). An unknown token is a 404 page, an expired or revoked one a 410 page, too many requests from one address a 429 page, a failure of ours a 500 page: HTML, never problem JSON.
          */
         get: operations["getLinkPage"];
         put?: never;
@@ -1560,7 +1560,7 @@ export interface components {
             delivered_at: string | null;
             /** @example 2026-11-21T09:30:12.345000Z */
             read_at: string | null;
-            /** @description Retry information (`attempts`, `last_error`, `next_attempt_at`), `gateway`, `events` (acks received), and how the send's outcome became known: `outcome: "unknown"` while the gateway may hold the message unsettled (it stays `queued`), `send_attempts` (each attempt that did not end in `sent`: `{ at, outcome, reason }`, outcome `rejected`, `unknown`, `absent` or `unreachable`) and, once sent, `settled_by`: `answer`, `lookup` or `status_webhook`. */
+            /** @description Retry information (`attempts`, `last_error`, `next_attempt_at`; a gateway's error is kept cut to 200 characters and without the message's own text), `gateway`, `events` (acks received), and how the send's outcome became known: `outcome: "unknown"` while the gateway may hold the message unsettled (it stays `queued`), `send_attempts` (each attempt that did not end in `sent`: `{ at, outcome, reason }`, outcome `rejected`, `unknown`, `absent` or `unreachable`) and, once sent, `settled_by`: `answer`, `lookup` or `status_webhook`. An incoming message with media the gateway holds but the API does not link to (WAHA's) has `media_url` null and `media: { mimetype }`. */
             metadata: {
                 [key: string]: unknown;
             };
@@ -2369,7 +2369,7 @@ export interface components {
         GatewayEventReceipt: {
             /** @enum {boolean} */
             success: true;
-            /** @description True when the event named no session we hold, or nothing we act on. */
+            /** @description True when the event named no session we hold, or nothing we act on, or was dated more than 5 minutes off the service's clock (or not dated): such an event is dropped, and answered 200 so that it is not retried. */
             ignored: boolean;
         };
         LinkView: {
@@ -2582,6 +2582,7 @@ export interface operations {
             /** @description The account and its API key (shown once) */
             201: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2603,6 +2604,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2612,6 +2614,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2623,12 +2626,14 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2666,6 +2671,7 @@ export interface operations {
             /** @description The key (shown once) */
             201: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2676,6 +2682,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2685,6 +2692,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2696,12 +2704,14 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2719,6 +2729,7 @@ export interface operations {
             /** @description Revoked */
             204: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2727,6 +2738,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2736,6 +2748,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2747,12 +2760,14 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2785,6 +2800,7 @@ export interface operations {
             /** @description The account after the credit */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2801,6 +2817,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2810,6 +2827,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2819,6 +2837,7 @@ export interface operations {
             /** @description Problem: `idempotency_key_in_use` */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2830,12 +2849,14 @@ export interface operations {
             /** @description Problem: `idempotency_key_reused` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2853,6 +2874,7 @@ export interface operations {
             /** @description The account */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2868,6 +2890,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2877,6 +2900,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2886,12 +2910,14 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2907,6 +2933,7 @@ export interface operations {
             /** @description The counters */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2916,6 +2943,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2923,6 +2951,7 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -7535,8 +7564,29 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["InternalError"];
+            /** @description Too many requests from this address (the `public` rate limit): try again after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again: at most the limit's period (10 or 60 s) for a rate limit; until a code may be sent again (up to an hour) for a number's one-time-code limit. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description The rate limit that was reached: `"<name>";r=0;t=<seconds>` (not on a one-time-code limit). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description This page is not available right now (with a reference to quote) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
         };
     };
     getLinkedSession: {
