@@ -23,7 +23,8 @@ export default defineConfig(async () => {
           bindings: {
             TEST_MIGRATIONS: migrations,
             TEST_RATE_LIMITS: ratelimits,
-            ADMIN_TOKEN: "test-admin-token",
+            // test/helpers.ts ADMIN_TOKEN: at least 32 characters, as config.ts requires.
+            ADMIN_TOKEN: "test-admin-token-0123456789abcdef",
             OTP_SECRET: "test-otp-secret-0123456789abcdef",
             // The wrangler.toml default, whatever a local .dev.vars (made by `npm run dev`) says.
             WEBHOOK_ALLOW_HTTP_LOCALHOST: "false",

@@ -1158,7 +1158,7 @@ export interface paths {
         put?: never;
         /**
          * WAHA webhook: session status, messages and acks
-         * @description Registered at WAHA for each session (`session.status`, `message`, `message.ack`). The body is WAHA's webhook event; `X-Webhook-Hmac` must be the hex HMAC-SHA512 of the raw body under `WAHA_WEBHOOK_HMAC_KEY`. Exists while `CHATAPP_GATEWAY=waha`.
+         * @description Registered at WAHA for each session (`session.status`, `message`, `message.ack`). The body is WAHA's webhook event; `X-Webhook-Hmac` must be the hex HMAC-SHA512 of the raw body under `WAHA_WEBHOOK_HMAC_KEY`; an event whose `timestamp` is more than 5 minutes off the service's clock is dropped (`ignored`). Exists while `CHATAPP_GATEWAY=waha`.
          */
         post: operations["receiveWahaEvent"];
         delete?: never;
@@ -1178,7 +1178,7 @@ export interface paths {
         put?: never;
         /**
          * Evolution API webhook: connection, QR and message updates
-         * @description Registered at Evolution API for each instance (`CONNECTION_UPDATE`, `QRCODE_UPDATED`, `MESSAGES_UPSERT`, `MESSAGES_UPDATE`). The body is Evolution's webhook event; its `apikey` must be the instance's token. Exists while `CHATAPP_GATEWAY=evolution`.
+         * @description Registered at Evolution API for each instance (`CONNECTION_UPDATE`, `QRCODE_UPDATED`, `MESSAGES_UPSERT`, `MESSAGES_UPDATE`). The body is Evolution's webhook event; its `apikey` must be the instance's token, and an event whose `date_time` is missing or more than 5 minutes off the service's clock is dropped (`ignored`). Exists while `CHATAPP_GATEWAY=evolution`.
          */
         post: operations["receiveEvolutionEvent"];
         delete?: never;
@@ -1216,7 +1216,7 @@ export interface paths {
         };
         /**
          * The hosted link page
-         * @description The page a link URL opens, for the phone's owner: the live QR code and the steps to scan it, linking by pairing code instead, then the linked number (and a redirect to the link's `return_url`). An unknown token is a 404 page, an expired or revoked one a 410 page: HTML, not problem JSON.
+         * @description The page a link URL opens, for the phone's owner: the live QR code and the steps to scan it, linking by pairing code instead, then the linked number (and a redirect to the link's `return_url`). An unknown token is a 404 page, an expired or revoked one a 410 page, too many requests from one address a 429 page, a failure of ours a 500 page: HTML, never problem JSON.
          */
         get: operations["getLinkPage"];
         put?: never;
@@ -1602,7 +1602,7 @@ export interface components {
             delivered_at: string | null;
             /** @example 2026-11-21T09:30:12.345000Z */
             read_at: string | null;
-            /** @description Retry information (`attempts`, `last_error`, `next_attempt_at`), `gateway`, `events` (acks received), and how the send's outcome became known: `outcome: "unknown"` while the gateway may hold the message unsettled (it stays `queued`), `send_attempts` (each attempt that did not end in `sent`: `{ at, outcome, reason }`, outcome `rejected`, `unknown`, `absent` or `unreachable`) and, once sent, `settled_by`: `answer`, `lookup` or `status_webhook`. */
+            /** @description Retry information (`attempts`, `last_error`, `next_attempt_at`; a gateway's error is kept cut to 200 characters and without the message's own text), `gateway`, `events` (acks received), and how the send's outcome became known: `outcome: "unknown"` while the gateway may hold the message unsettled (it stays `queued`), `send_attempts` (each attempt that did not end in `sent`: `{ at, outcome, reason }`, outcome `rejected`, `unknown`, `absent` or `unreachable`) and, once sent, `settled_by`: `answer`, `lookup` or `status_webhook`. An incoming message with media the gateway holds but the API does not link to (WAHA's) has `media_url` null and `media: { mimetype }`. */
             metadata: {
                 [key: string]: unknown;
             };
@@ -2495,7 +2495,7 @@ export interface components {
         GatewayEventReceipt: {
             /** @enum {boolean} */
             success: true;
-            /** @description True when the event named no session we hold, or nothing we act on. */
+            /** @description True when the event named no session we hold, or nothing we act on, or was dated more than 5 minutes off the service's clock (or not dated): such an event is dropped, and answered 200 so that it is not retried. */
             ignored: boolean;
         };
         LinkView: {
@@ -2720,6 +2720,7 @@ export interface operations {
             /** @description The account and its API key (shown once) */
             201: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2741,6 +2742,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2750,6 +2752,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2761,12 +2764,14 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2784,6 +2789,7 @@ export interface operations {
             /** @description The account */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2799,6 +2805,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2808,6 +2815,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2817,12 +2825,14 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2857,6 +2867,7 @@ export interface operations {
             /** @description The account after the change */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2873,6 +2884,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2882,6 +2894,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2893,12 +2906,14 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2936,6 +2951,7 @@ export interface operations {
             /** @description The key (shown once) */
             201: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2946,6 +2962,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2955,6 +2972,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2966,12 +2984,14 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2989,6 +3009,7 @@ export interface operations {
             /** @description Revoked */
             204: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2997,6 +3018,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3006,6 +3028,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3017,12 +3040,14 @@ export interface operations {
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3055,6 +3080,7 @@ export interface operations {
             /** @description The account after the credit */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3071,6 +3097,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3080,6 +3107,7 @@ export interface operations {
             /** @description Problem: `not_found` */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3089,6 +3117,7 @@ export interface operations {
             /** @description Problem: `idempotency_key_in_use` */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3100,12 +3129,14 @@ export interface operations {
             /** @description Problem: `idempotency_key_reused` */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3121,6 +3152,7 @@ export interface operations {
             /** @description The counters */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3130,6 +3162,7 @@ export interface operations {
             /** @description Problem: `unauthenticated` */
             401: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3137,6 +3170,7 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -7932,8 +7966,29 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["InternalError"];
+            /** @description Too many requests from this address (the `public` rate limit): try again after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again: at most the limit's period (10 or 60 s) for a rate limit; until a code may be sent again (up to an hour) for a number's one-time-code limit. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description The rate limit that was reached: `"<name>";r=0;t=<seconds>` (not on a one-time-code limit). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description This page is not available right now (with a reference to quote) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
         };
     };
     getLinkedSession: {

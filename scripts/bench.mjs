@@ -1,7 +1,7 @@
 // `npm run bench`: measures the messaging, webhook and campaign paths against a running local
 // server and prints one table. Start the server first with `npm run dev`.
 //
-//   npm run bench                      # http://localhost:8787, admin token dev-admin-token
+//   npm run bench                      # http://localhost:8787, the admin token of .dev.vars.example
 //   npm run bench -- --url http://localhost:8787
 //   npm run bench -- --campaign-full   # also runs a 100,000-message campaign to completion
 //   npm run bench -- --only exactly-once,pacing   # only these steps (names: STEPS below)

@@ -1,11 +1,22 @@
 // `npm run dev` runs this first: it creates .dev.vars from the committed example when missing and
 // applies the D1 migrations to the local database, so a fresh clone serves real requests at once.
 import { spawnSync } from "node:child_process";
-import { copyFileSync, existsSync } from "node:fs";
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 
 if (!existsSync(".dev.vars")) {
   copyFileSync(".dev.vars.example", ".dev.vars");
   console.log("created .dev.vars from .dev.vars.example");
+} else {
+  // The admin API refuses an ADMIN_TOKEN under 32 characters (src/config.ts); a .dev.vars made
+  // before that rule holds the old 15-character default, which becomes the example's.
+  const vars = readFileSync(".dev.vars", "utf8");
+  const example = readFileSync(".dev.vars.example", "utf8").match(/^ADMIN_TOKEN=.*$/m)?.[0];
+  if (example && /^ADMIN_TOKEN=dev-admin-token$/m.test(vars)) {
+    writeFileSync(".dev.vars", vars.replace(/^ADMIN_TOKEN=dev-admin-token$/m, example));
+    console.log(
+      `.dev.vars: ADMIN_TOKEN was the old short default; now ${example.slice("ADMIN_TOKEN=".length)}`,
+    );
+  }
 }
 // DEV_PERSIST_TO: the state folder a `npm run dev -- --persist-to <dir>` will use (the browser
 // tests keep theirs apart from the developer's).

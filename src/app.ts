@@ -1,5 +1,4 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { Scalar } from "@scalar/hono-api-reference";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { methodNotAllowed } from "hono/method-not-allowed";
@@ -9,7 +8,7 @@ import type { AppEnv } from "./env";
 import { ApiError, ERROR_STATUS, type ErrorCode, problemResponse } from "./errors";
 import { adminAuth, apiKeyAuth, v1Auth } from "./middleware/auth";
 import { bodyGuard, bodyLimit } from "./middleware/body-guard";
-import { apiRateLimit, gatewayRateLimit, publicRateLimit } from "./middleware/rate-limit";
+import { adminRateLimit, apiRateLimit, gatewayRateLimit, publicRateLimit } from "./middleware/rate-limit";
 import { requestId } from "./middleware/request-id";
 import { accountRoutes } from "./routes/account/account.index";
 import { adminRoutes } from "./routes/admin/admin.index";
@@ -29,6 +28,7 @@ import { sandboxRoutes } from "./routes/sandbox/sandbox.index";
 import { sessionRoutes } from "./routes/sessions/sessions.index";
 import { registerTestEventWebhook, webhookRoutes } from "./routes/webhooks/webhooks.index";
 import { consoleRoutes } from "./web/console/console.index";
+import { docsRoutes } from "./web/docs/docs.index";
 import { linkPageGuard } from "./web/link/page-guard";
 
 const healthRoute = createRoute({
@@ -56,15 +56,6 @@ const healthRoute = createRoute({
     ),
   },
 });
-
-/**
- * The API reference's script, served from `public/` (a static asset, before the Worker) so /docs
- * works without reaching a CDN: `dist/browser/standalone.js` of `@scalar/api-reference` 1.71.0,
- * the release `@scalar/hono-api-reference` 0.12.4 was published with (both on `@scalar/types`
- * 0.21.0). It is committed rather than installed: one file of a 250-package tree. To upgrade, take
- * the file from `npm pack @scalar/api-reference@<version>` and rename it.
- */
-const SCALAR_SCRIPT = "/vendor/scalar/api-reference-1.71.0.js";
 
 const CODE_BY_STATUS = new Map<number, ErrorCode>();
 for (const [code, status] of Object.entries(ERROR_STATUS) as [ErrorCode, number][]) {
@@ -127,7 +118,8 @@ export function createApp() {
       await next();
     });
   }
-  // Rate limits (src/middleware/rate-limit.ts): per client IP where no key is taken.
+  // Rate limits (src/middleware/rate-limit.ts): per client IP where no key is taken (and on
+  // `/admin`, before its token is checked).
   app.use("/link/*", publicRateLimit);
   app.use("/sandbox/pair/*", publicRateLimit);
   app.use("/gateway/*", gatewayRateLimit);
@@ -136,7 +128,7 @@ export function createApp() {
   // Then the per-key limit (sends add theirs with their route).
   app.use("/v1/*", v1Auth, apiRateLimit);
   app.use("/sandbox/sessions/*", apiKeyAuth, apiRateLimit);
-  app.use("/admin/*", adminAuth);
+  app.use("/admin/*", adminRateLimit, adminAuth);
   app.use("*", bodyLimit);
   app.use("*", bodyGuard);
 
@@ -217,17 +209,7 @@ export function createApp() {
       ),
     ),
   );
-  app.get(
-    "/docs",
-    Scalar({
-      url: "/openapi.json",
-      pageTitle: "API reference",
-      cdn: SCALAR_SCRIPT,
-      // Nothing from another host: no web fonts (the page uses system fonts), no telemetry.
-      withDefaultFonts: false,
-      telemetry: false,
-    }),
-  );
+  app.route("/docs", docsRoutes);
   return app;
 }
 

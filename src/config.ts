@@ -239,3 +239,29 @@ export function readConfig(env: Env): Config {
   cache.set(env, config);
   return config;
 }
+
+/**
+ * Shortest accepted `ADMIN_TOKEN`, in characters. The token opens every account (creating them,
+ * issuing their keys, crediting them), so it must be out of reach of guessing: 32 random
+ * characters hold 128 bits even as hex digits, above the 112-bit least security strength of NIST
+ * SP 800-131A, and more as base64 (`openssl rand -base64 32` gives 44). A short or memorable
+ * token, like the `dev-admin-token` this service once shipped, is the first an attacker tries; the
+ * `admin` rate limit slows guessing but cannot make a weak token strong.
+ */
+export const MIN_ADMIN_TOKEN_LENGTH = 32;
+
+/**
+ * The `ADMIN_TOKEN` secret, or null when it is unset (or empty): the admin API then does not exist.
+ * Only the admin routes read it, so a bad token takes down the admin API and nothing else
+ * (`GET /health` still answers 200).
+ * @throws ConfigError when it is shorter than {@link MIN_ADMIN_TOKEN_LENGTH}: the admin routes answer
+ *   500 `service_misconfigured` naming it, whatever token a request brings.
+ */
+export function readAdminToken(env: Env): string | null {
+  const token = env.ADMIN_TOKEN;
+  if (!token) return null;
+  if (token.length < MIN_ADMIN_TOKEN_LENGTH) {
+    throw new ConfigError("ADMIN_TOKEN", `is shorter than ${MIN_ADMIN_TOKEN_LENGTH} characters`);
+  }
+  return token;
+}

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 
 /** The admin token the server under test is started with. */
-export const ADMIN_TOKEN = "browser-admin-token";
+export const ADMIN_TOKEN = "browser-admin-token-0123456789abcdef";
 
 /**
  * Settings the server under test runs with (`wrangler dev --var`), so pages change within a test:

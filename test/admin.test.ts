@@ -1,6 +1,9 @@
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, call, createAccount, expectProblem, TIMESTAMP } from "./helpers";
+import { createApp } from "../src/app";
+import { MIN_ADMIN_TOKEN_LENGTH } from "../src/config";
+import { ADMIN_TOKEN, type ApiResponse, call, createAccount, expectProblem, TIMESTAMP } from "./helpers";
 
 interface Account {
   id: string;
@@ -68,6 +71,59 @@ describe("admin authorization", () => {
   it("does not accept a token that only starts with the admin token", async () => {
     const res = await call("POST", "/admin/accounts", { key: `${ADMIN_TOKEN}x`, body: { name: "x" } });
     expectProblem(res, 401, "unauthenticated");
+  });
+});
+
+describe("ADMIN_TOKEN strength", () => {
+  /** `GET path` with `Bearer token`, against the app on the test bindings with ADMIN_TOKEN `configured`. */
+  async function callWith(configured: string | undefined, path: string, token: string): Promise<ApiResponse> {
+    const ctx = createExecutionContext();
+    const response = await createApp().fetch(
+      new Request(`http://localhost${path}`, { headers: { Authorization: `Bearer ${token}` } }),
+      { ...env, ADMIN_TOKEN: configured },
+      ctx,
+    );
+    const text = await response.text();
+    await waitOnExecutionContext(ctx);
+    return { status: response.status, headers: response.headers, body: JSON.parse(text), text };
+  }
+
+  const SHORT = "s".repeat(MIN_ADMIN_TOKEN_LENGTH - 1);
+  const EXACT = "e".repeat(MIN_ADMIN_TOKEN_LENGTH);
+
+  it("is at least 32 characters in the tests' own configuration", () => {
+    expect(MIN_ADMIN_TOKEN_LENGTH).toBe(32);
+    expect(ADMIN_TOKEN.length).toBeGreaterThanOrEqual(32);
+  });
+
+  it.each(["/admin/metrics", `/admin/accounts/${UNKNOWN_ID}`])(
+    "refuses %s under a token of 31 characters, itself included: 500 service_misconfigured naming ADMIN_TOKEN",
+    async (path) => {
+      for (const token of [SHORT, ADMIN_TOKEN, "wrong"]) {
+        const problem = expectProblem(await callWith(SHORT, path, token), 500, "service_misconfigured");
+        expect(problem.detail).toBe(
+          "The service is misconfigured: ADMIN_TOKEN is shorter than 32 characters.",
+        );
+        expect(problem.detail).not.toContain(SHORT);
+      }
+    },
+  );
+
+  it("leaves the rest of the service alone", async () => {
+    expect((await callWith(SHORT, "/health", "")).body).toEqual({ status: "ok", gateway: "sandbox" });
+    const { key } = await createAccount();
+    expect((await callWith(SHORT, "/v1/account", key)).status).toBe(200);
+  });
+
+  it("serves the admin API under a token of exactly 32 characters", async () => {
+    expectProblem(await callWith(EXACT, `/admin/accounts/${UNKNOWN_ID}`, EXACT), 404, "not_found");
+    expectProblem(await callWith(EXACT, `/admin/accounts/${UNKNOWN_ID}`, SHORT), 401, "unauthenticated");
+  });
+
+  it("without ADMIN_TOKEN the admin API does not exist (404)", async () => {
+    for (const configured of [undefined, ""]) {
+      expectProblem(await callWith(configured, "/admin/metrics", SHORT), 404, "not_found");
+    }
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call, createAccount, expectProblem } from "./helpers";
+import { ADMIN_TOKEN, call, createAccount, expectProblem } from "./helpers";
 import { balanceOf, connectedSession, ledgerOf, sendText } from "./message-fixtures";
 
 describe("charging", () => {
@@ -64,7 +64,7 @@ describe("charging", () => {
       "POST",
       `/admin/accounts/${accountId}/credits`,
       {
-        key: "test-admin-token",
+        key: ADMIN_TOKEN,
         body: { amount: 2.5 },
       },
     );

@@ -440,4 +440,36 @@ describe("API reference", () => {
     expect(res.text).toContain('"withDefaultFonts": false');
     expect(res.text).toContain('"telemetry": false');
   });
+
+  it("sends a Content-Security-Policy whose scripts need this response's nonce, and forbids framing", async () => {
+    const res = await call("GET", "/docs", { headers: { Accept: "text/html" } });
+    const policy = res.headers.get("content-security-policy") ?? "";
+    const directives = Object.fromEntries(
+      policy.split(";").map((directive) => {
+        const [name = "", ...values] = directive.trim().split(/\s+/);
+        return [name, values.join(" ")];
+      }),
+    );
+    const nonce = /'nonce-([A-Za-z0-9+/=_-]{16,})'/.exec(directives["script-src"] ?? "")?.[1];
+    expect(nonce).toBeDefined();
+    expect(directives).toEqual({
+      "default-src": "'none'",
+      "script-src": `'nonce-${nonce}'`,
+      "style-src": "'self' 'unsafe-inline'",
+      "img-src": "'self' data:",
+      "font-src": "'self' data:",
+      "connect-src": "'self'",
+      "form-action": "'none'",
+      "base-uri": "'none'",
+      "frame-ancestors": "'none'",
+    });
+    expect(res.headers.get("x-frame-options")).toBe("DENY");
+    expect(res.headers.get("referrer-policy")).toBe("no-referrer");
+    // Every script tag carries the nonce, and no other response gets the same one.
+    const scripts = [...res.text.matchAll(/<script\b[^>]*>/g)].map((m) => m[0]);
+    expect(scripts).toHaveLength(2);
+    for (const tag of scripts) expect(tag).toContain(`nonce="${nonce}"`);
+    const again = await call("GET", "/docs", { headers: { Accept: "text/html" } });
+    expect(again.headers.get("content-security-policy")).not.toContain(nonce);
+  });
 });

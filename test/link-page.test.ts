@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../src/lib/crypto";
+import { RATE_LIMITS } from "../src/middleware/rate-limit";
 import { call, createAccount, createSession } from "./helpers";
 import { linkUrl } from "./live";
 
@@ -210,6 +211,18 @@ describe("GET /link/{token} when the link does not work: plain HTML pages, never
     for (const bad of [token, "A".repeat(43), "not-a-token", "x".repeat(300), "%3Cscript%3E"]) {
       await expectPage(await open(bad), 404, "This link is not valid");
     }
+  });
+
+  it("over the public rate limit: a 429 page with Retry-After, as the document says", async () => {
+    const { key, session } = await linkedAccount();
+    const { token } = await linkUrl(key, session.id);
+    const headers = { Accept: "text/html", "CF-Connecting-IP": "203.0.113.77" };
+    let res = await call("GET", `/link/${token}`, { headers });
+    for (let i = 0; i < 3 * RATE_LIMITS.public.limit && res.status !== 429; i++) {
+      res = await call("GET", `/link/${token}`, { headers });
+    }
+    await expectPage(res, 429, "This page is not available right now");
+    expect(res.headers.get("retry-after")).toBe(String(RATE_LIMITS.public.period));
   });
 
   it("the JSON routes under the token still answer problem JSON", async () => {

@@ -211,3 +211,19 @@ describe("documented problems", () => {
     expect(doc.info.description).toContain("405 `method_not_allowed`");
   });
 });
+
+describe("the link page in the document", () => {
+  it("documents every answer of GET /link/{token} as HTML, a 429 with its rate-limit headers", async () => {
+    const page = (await document()).paths["/link/{token}"]?.get;
+    expect(Object.keys(page?.responses ?? {}).sort()).toEqual(["200", "404", "410", "429", "500"]);
+    for (const [status, response] of Object.entries(page?.responses ?? {})) {
+      expect(Object.keys(response.content ?? {}), status).toEqual(["text/html"]);
+    }
+    const limited = page?.responses["429"] as { headers?: Record<string, unknown> } | undefined;
+    expect(Object.keys(limited?.headers ?? {}).sort()).toEqual([
+      "RateLimit",
+      "RateLimit-Policy",
+      "Retry-After",
+    ]);
+  });
+});

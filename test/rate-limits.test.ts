@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { RATE_LIMITS } from "../src/middleware/rate-limit";
-import { type ApiResponse, call, createAccount, createSession, expectProblem } from "./helpers";
+import { ADMIN_TOKEN, type ApiResponse, call, createAccount, createSession, expectProblem } from "./helpers";
 
 // Rate limits with Workers Rate Limiting (real bindings, counting in fixed windows): per key for
 // the API and, tighter, for sends; per client IP for the public routes. Each test runs requests
@@ -89,5 +89,23 @@ describe("rate limits", () => {
     expect(passed).toBeGreaterThanOrEqual(RATE_LIMITS.public.limit - 1);
     expectLimited(res, "public");
     expect((await from("203.0.113.8")()).status).toBe(404);
+  });
+
+  it("limits the admin API per client IP, counting before the token is checked", async () => {
+    const from = (ip: string, key: string) => () =>
+      call("GET", "/admin/metrics", { key, headers: { "CF-Connecting-IP": ip } });
+    const guess = from("198.51.100.7", "not-the-admin-token");
+    const first = await guess();
+    expectProblem(first, 401, "unauthenticated");
+    expect(first.headers.get("ratelimit-policy")).toBe('"admin";q=30;w=10');
+    const { res, passed } = await untilLimited(guess, 3 * RATE_LIMITS.admin.limit);
+    expect(passed).toBeGreaterThanOrEqual(RATE_LIMITS.admin.limit - 1);
+    expectLimited(res, "admin");
+    // The right token from that address is held back too; from another address it is served.
+    const right = await untilLimited(from("198.51.100.7", ADMIN_TOKEN), 3 * RATE_LIMITS.admin.limit);
+    expectLimited(right.res, "admin");
+    const other = await from("198.51.100.8", ADMIN_TOKEN)();
+    expect(other.status).toBe(200);
+    expect(other.headers.get("ratelimit-policy")).toBe('"admin";q=30;w=10');
   });
 });

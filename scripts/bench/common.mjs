@@ -23,7 +23,7 @@ if (args.help) {
 }
 
 export const BASE = (args.url ?? process.env.BENCH_URL ?? "http://localhost:8787").replace(/\/+$/, "");
-export const ADMIN_TOKEN = process.env.ADMIN_TOKEN ?? "dev-admin-token";
+export const ADMIN_TOKEN = process.env.ADMIN_TOKEN ?? "dev-admin-token-change-me-0123456789abcdef";
 /** Whether the 100,000-recipient campaign runs to completion (opt-in: it takes minutes). */
 export const CAMPAIGN_FULL = Boolean(args["campaign-full"]) || process.env.BENCH_CAMPAIGN_FULL === "1";
 /** The steps to run (`--only`, comma-separated names of scripts/bench.mjs's steps); empty: all. */

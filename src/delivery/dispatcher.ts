@@ -2,6 +2,7 @@ import { readConfig } from "../config";
 import { createDb } from "../db/client";
 import { clientMessageIdOf } from "../gateways/client-id";
 import type { SendOutcome } from "../gateways/gateway";
+import { redactReason } from "../lib/redact";
 import { windowOpensAt } from "../lib/send-window";
 import type { DispatchRequest } from "../messages/dispatch-request";
 import { applyMoves } from "../moves/apply";
@@ -328,8 +329,10 @@ export class Dispatcher {
       this.scheduleSandboxReceipts(id, at);
       return;
     }
+    // The gateway's words as the message keeps them: cut, and without the message's own text.
+    const reason = redactReason(outcome.reason, item.content);
     const note = (nextAttemptAt: number | null) =>
-      noteAttempt(db, id, { attempts, error: outcome.reason, nextAttemptAt, at, outcome: outcome.outcome });
+      noteAttempt(db, id, { attempts, error: reason, nextAttemptAt, at, outcome: outcome.outcome });
     if (outcome.outcome === "unknown") {
       // Neither resent nor failed on a guess: the gateway is asked after the grace period.
       const askAt = at + readConfig(env).OUTCOME_GRACE_SECONDS * 1000;
@@ -338,7 +341,7 @@ export class Dispatcher {
       await note(null);
     } else if (!outcome.retryable || attempts >= MAX_SEND_ATTEMPTS) {
       await note(null);
-      await this.fail([item], outcome.retryable ? "retries_exhausted" : outcome.reason);
+      await this.fail([item], outcome.retryable ? "retries_exhausted" : reason);
     } else {
       const nextAttemptAt = at + retryDelayMs(attempts);
       outbox.markRetry(id, nextAttemptAt);

@@ -3,6 +3,7 @@ import { createDb, type Db } from "../db/client";
 import { recordRetry } from "../db/queries/messages";
 import { carriesClientId, clientMessageIdOf } from "../gateways/client-id";
 import type { ChatGateway, LookupResult } from "../gateways/gateway";
+import { redactReason } from "../lib/redact";
 import type { DispatchHost } from "./host";
 import { mediaOf, type OutboxItem } from "./outbox";
 import type { Receipt } from "./receipts";
@@ -87,7 +88,7 @@ export class Settlement {
         outbox.markRetry(item.id, now);
         await note("absent", "absent", now);
       } else if (now >= since + config.OUTCOME_SETTLE_HOURS * 3_600_000) {
-        await note("unreachable", found.reason, null);
+        await note("unreachable", redactReason(found.reason, item.content), null);
         await this.owner.fail([item], "outcome_unknown");
       } else {
         // Ask again after as long again as it has been unknown: 30 s, 1 min, 2 min … up to the cap.

@@ -141,7 +141,13 @@ export type GatewayEvent =
       from: string;
       messageType: OutboundMessage["type"];
       content: string | null;
+      /** Where callers may fetch the media; null when there is none or it is not to be shown. */
       mediaUrl: string | null;
+      /**
+       * Media the message carried that is not passed on by URL (the gateway's own copy, on its
+       * own host), noted with its MIME type when the gateway gave one.
+       */
+      media?: { mimetype: string | null };
       at: number;
     };
 
@@ -155,6 +161,12 @@ export type AckStatus = "sent" | "delivered" | "read" | "failed";
 export interface GatewayEventBatch {
   sessionId: string;
   events: GatewayEvent[];
+  /**
+   * When the gateway sent the call, in epoch ms by its clock (WAHA's `timestamp`, Evolution API's
+   * `date_time`), or null when the body does not say: the events route applies only calls within
+   * freshness.ts's window of the service's clock.
+   */
+  sentAt: number | null;
 }
 
 /**

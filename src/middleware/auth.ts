@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
+import { readAdminToken } from "../config";
 import { API_KEY_PATTERN, findLiveKey, touchKey } from "../db/queries/api-keys";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
@@ -68,10 +69,12 @@ export function requireScope(scope: OperationScope) {
 
 /**
  * Authorizes `/admin` with `Authorization: Bearer <ADMIN_TOKEN>`. Without a configured
- * ADMIN_TOKEN the admin API does not exist (404 `not_found`); a wrong token is 401.
+ * ADMIN_TOKEN the admin API does not exist (404 `not_found`); one shorter than 32 characters
+ * refuses every request (500 `service_misconfigured`, config.ts `readAdminToken`); a wrong token
+ * is 401.
  */
 export const adminAuth = createMiddleware<AppEnv>(async (c, next) => {
-  const expected = c.env.ADMIN_TOKEN;
+  const expected = readAdminToken(c.env);
   if (!expected) throw new ApiError("not_found", "No such resource.");
   const token = bearerToken(c.req.header("authorization"));
   if (!token || !timingSafeEqual(token, expected)) throw unauthenticated("A valid admin token is required.");

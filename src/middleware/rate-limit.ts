@@ -13,12 +13,16 @@ import { ApiError } from "../errors";
  * - `public`: per client IP, routes without a key that face the internet (`/link/…`,
  *   `/sandbox/pair/…`).
  * - `gateway`: per client IP, gateway events (`/gateway/…`) and their media fetches (`/media/…`).
+ * - `admin`: per client IP, the admin API (`/admin/…`), counted before the token is checked, so
+ *   guessing `ADMIN_TOKEN` is slowed as much as using it: an operator's scripts make a few calls
+ *   a second at most.
  */
 export const RATE_LIMITS = {
   api: { binding: "API_RATE_LIMIT", limit: 1000, period: 10 },
   send: { binding: "SEND_RATE_LIMIT", limit: 100, period: 10 },
   public: { binding: "PUBLIC_RATE_LIMIT", limit: 100, period: 10 },
   gateway: { binding: "GATEWAY_RATE_LIMIT", limit: 2000, period: 10 },
+  admin: { binding: "ADMIN_RATE_LIMIT", limit: 30, period: 10 },
 } as const satisfies Record<string, { binding: keyof Env; limit: number; period: 10 | 60 }>;
 
 export type RateLimitName = keyof typeof RATE_LIMITS;
@@ -72,3 +76,5 @@ export const sendRateLimit = rateLimit("send", callerKey);
 export const publicRateLimit = rateLimit("public", clientIp);
 /** The `gateway` limit, per client IP. */
 export const gatewayRateLimit = rateLimit("gateway", clientIp);
+/** The `admin` limit, per client IP. */
+export const adminRateLimit = rateLimit("admin", clientIp);

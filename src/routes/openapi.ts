@@ -212,8 +212,8 @@ const SHARED_PROBLEMS = {
 
 type SharedProblem = keyof typeof SHARED_PROBLEMS;
 
-/** Paths without an API key that are rate limited per client IP (app.ts). */
-const RATE_LIMITED_PUBLIC_PATHS = /^\/(link|sandbox\/pair|gateway|media)\//;
+/** Paths without an API key that are rate limited per client IP (app.ts): the public ones and `/admin`. */
+const RATE_LIMITED_PUBLIC_PATHS = /^\/(link|sandbox\/pair|gateway|media|admin)\//;
 
 /**
  * `RateLimit-Policy` (IETF draft-ietf-httpapi-ratelimit-headers), `components.headers`: on every
@@ -281,7 +281,7 @@ interface OperationLike {
  * - an HTTP (bearer) security scheme: 401 `unauthenticated` (src/middleware/auth.ts); the admin
  *   token also 404, since `/admin` does not exist without ADMIN_TOKEN;
  * - a security requirement naming a scope: 403 `insufficient_scope` (src/routes/openapi.ts,
- *   `requires`), and 429 `rate_limited` (per key); the public paths of
+ *   `requires`), and 429 `rate_limited` (per key); the public and admin paths of
  *   {@link RATE_LIMITED_PUBLIC_PATHS} 429 too (per IP; src/middleware/rate-limit.ts);
  * - a method that carries a body: 400 `invalid_json`, 413, 415 (src/middleware/body-guard.ts);
  * - a request body, query or header parameters: 422 `validation_failed` (src/routes/router.ts);

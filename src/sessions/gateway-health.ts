@@ -39,9 +39,15 @@ export class GatewayHealth {
     return Number(this.get("event_at") ?? 0);
   }
 
-  /** Records that a webhook status event of `at` (epoch ms, gateway clock) was applied. */
-  noteEvent(at: number): void {
-    if (at > this.eventAt()) this.set("event_at", String(at));
+  /**
+   * Records that a webhook status event of `at` (epoch ms, gateway clock) was applied at `now`
+   * (epoch ms, the service's clock). The ordering clock never passes `now`: an event dated ahead
+   * of the service (a gateway clock running fast, or a forged date) is applied, but later events
+   * are compared with `now`, so it cannot make every event that follows it look old.
+   */
+  noteEvent(at: number, now: number): void {
+    const until = Math.min(at, now);
+    if (until > this.eventAt()) this.set("event_at", String(until));
   }
 
   /** A check reached the gateway, which saw the session as `state`. */

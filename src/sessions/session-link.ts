@@ -278,12 +278,14 @@ export class SessionLink {
           type: event.messageType,
           content: event.content,
           mediaUrl: event.mediaUrl,
+          media: event.media ?? null,
           at: event.at,
         });
       } else if (event.type !== "ack" && event.at >= this.core.health.eventAt()) {
         // Webhook events are ordered by the gateway's own clock, against each other only: a
-        // command or a check is not compared with them, so clock skew cannot hide an event.
-        this.core.health.noteEvent(event.at);
+        // command or a check is not compared with them, so clock skew cannot hide an event. The
+        // clock stops at our now: an event from the future cannot hide the ones after it.
+        this.core.health.noteEvent(event.at, Date.now());
         await this.moves.move(event);
       }
     }

@@ -782,6 +782,7 @@ describe("Evolution webhook parsing", () => {
       });
       expect(parseEvolutionEvent(body)).toEqual({
         sessionId: SESSION,
+        sentAt: AT,
         events: [{ type: "linked", phoneNumber: "+447911123456", displayName: "Ana Lima", at: AT }],
       });
     });
@@ -1008,19 +1009,19 @@ describe("Evolution webhook parsing", () => {
     const body = envelope("contacts.update", [
       { remoteJid: "447911123457@s.whatsapp.net", pushName: "Bruno" },
     ]);
-    expect(parseEvolutionEvent(body)).toEqual({ sessionId: SESSION, events: [] });
+    expect(parseEvolutionEvent(body)).toEqual({ sessionId: SESSION, events: [], sentAt: AT });
   });
 
-  it("a body without date_time takes the time of parsing", () => {
-    const before = Date.now();
-    const body = envelope(
-      "connection.update",
-      { state: "close", statusReason: 401 },
-      { date_time: undefined },
-    );
-    const [event] = events(body) ?? [];
-    expect(event?.at).toBeGreaterThanOrEqual(before);
-    expect(event?.at).toBeLessThanOrEqual(Date.now());
+  it("a body without a readable date_time takes the time of parsing, and is undated (sentAt null)", () => {
+    for (const date_time of [undefined, null, "yesterday"]) {
+      const before = Date.now();
+      const body = envelope("connection.update", { state: "close", statusReason: 401 }, { date_time });
+      const batch = parseEvolutionEvent(body);
+      expect(batch?.sentAt).toBeNull();
+      const [event] = batch?.events ?? [];
+      expect(event?.at).toBeGreaterThanOrEqual(before);
+      expect(event?.at).toBeLessThanOrEqual(Date.now());
+    }
   });
 
   it("a body that is not an envelope → null", () => {

@@ -532,9 +532,13 @@ function problem(status: number, error: string, message: unknown) {
   return HttpResponse.json({ status, error, response: { message } }, { status });
 }
 
-/** Options of an event: its time (epoch ms, as `date_time`), `sender` and `apikey` (null sends null). */
+/**
+ * Options of an event: its time (`at`, epoch ms, sent as ISO `date_time`; now by default), or
+ * `dateTime` sent as given instead (null sends null), `sender` and `apikey` (null sends null).
+ */
 export interface EventOptions {
   at?: number;
+  dateTime?: string | null;
   sender?: string | null;
   apikey?: string | null;
 }
@@ -554,7 +558,8 @@ export async function evolutionEnvelope(
     instance,
     data,
     destination: `${PUBLIC_URL}/gateway/evolution/events`,
-    date_time: new Date(options.at ?? Date.now()).toISOString(),
+    date_time:
+      options.dateTime === undefined ? new Date(options.at ?? Date.now()).toISOString() : options.dateTime,
     sender: options.sender ?? null,
     server_url: EVOLUTION_URL,
     apikey:

@@ -820,6 +820,7 @@ describe("parseWahaEvent", () => {
     it("maps SCAN_QR_CODE to a qr event without payload", () => {
       expect(parseWahaEvent(status("SCAN_QR_CODE", { me: null }))).toEqual({
         sessionId: SESSION,
+        sentAt: AT,
         events: [{ type: "qr", qr: null, at: AT }],
       });
     });
@@ -827,6 +828,7 @@ describe("parseWahaEvent", () => {
     it("maps WORKING to linked with the envelope's account", () => {
       expect(parseWahaEvent(status("WORKING"))).toEqual({
         sessionId: SESSION,
+        sentAt: AT,
         events: [{ type: "linked", phoneNumber: PHONE, displayName: "Corner Shop", at: AT }],
       });
     });
@@ -834,11 +836,13 @@ describe("parseWahaEvent", () => {
     it("gives no event for WORKING without an account", () => {
       expect(parseWahaEvent(status("WORKING", { me: undefined }))).toEqual({
         sessionId: SESSION,
+        sentAt: AT,
         events: [],
       });
       expect(parseWahaEvent(status("WORKING", { me: { id: "123456789012345@lid", pushName: "x" } }))).toEqual(
         {
           sessionId: SESSION,
+          sentAt: AT,
           events: [],
         },
       );
@@ -857,7 +861,7 @@ describe("parseWahaEvent", () => {
     });
 
     it("gives no event for STARTING", () => {
-      expect(parseWahaEvent(status("STARTING"))).toEqual({ sessionId: SESSION, events: [] });
+      expect(parseWahaEvent(status("STARTING"))).toEqual({ sessionId: SESSION, events: [], sentAt: AT });
     });
   });
 
@@ -884,12 +888,13 @@ describe("parseWahaEvent", () => {
     ])("maps ack %i (%s) to %s", (value, name, ackStatus, reason) => {
       expect(parseWahaEvent(ack(value, name))).toEqual({
         sessionId: SESSION,
+        sentAt: AT,
         events: [{ type: "ack", providerMessageId: ID, status: ackStatus, reason, at: AT }],
       });
     });
 
     it("gives no event for ack 0 (PENDING)", () => {
-      expect(parseWahaEvent(ack(0, "PENDING"))).toEqual({ sessionId: SESSION, events: [] });
+      expect(parseWahaEvent(ack(0, "PENDING"))).toEqual({ sessionId: SESSION, events: [], sentAt: AT });
     });
 
     it("carries the id that send answered for the message (NOWEB)", async () => {
@@ -949,6 +954,7 @@ describe("parseWahaEvent", () => {
     it("maps a text message from a contact to incoming", () => {
       expect(parseWahaEvent(incoming({}))).toEqual({
         sessionId: SESSION,
+        sentAt: AT,
         events: [
           {
             type: "incoming",
@@ -968,29 +974,33 @@ describe("parseWahaEvent", () => {
       ["video/mp4", "video"],
       ["audio/ogg; codecs=opus", "audio"],
       ["application/pdf", "document"],
-    ])("maps media of type %s to %s, with its caption and URL", (mimetype, messageType) => {
-      const url = `http://localhost:3000/api/files/${SESSION}/${ID}.bin`;
-      const batch = parseWahaEvent(
-        incoming({
-          body: "Check this out",
-          hasMedia: true,
-          media: { url, mimetype, filename: null, error: null },
-        }),
-      );
-      expect(batch?.events).toEqual([
-        {
-          type: "incoming",
-          providerMessageId: ID,
-          from: CONTACT,
-          messageType,
-          content: "Check this out",
-          mediaUrl: url,
-          at: AT,
-        },
-      ]);
-    });
+    ])(
+      "maps media of type %s to %s, with its caption and type but not WAHA's own URL",
+      (mimetype, messageType) => {
+        const url = `http://localhost:3000/api/files/${SESSION}/${ID}.bin`;
+        const batch = parseWahaEvent(
+          incoming({
+            body: "Check this out",
+            hasMedia: true,
+            media: { url, mimetype, filename: null, error: null },
+          }),
+        );
+        expect(batch?.events).toEqual([
+          {
+            type: "incoming",
+            providerMessageId: ID,
+            from: CONTACT,
+            messageType,
+            content: "Check this out",
+            mediaUrl: null,
+            media: { mimetype },
+            at: AT,
+          },
+        ]);
+      },
+    );
 
-    it("maps media WAHA did not download to a document without URL or content", () => {
+    it("maps media WAHA did not download to a document without URL, content or type", () => {
       expect(parseWahaEvent(incoming({ body: "", hasMedia: true, media: null }))?.events).toEqual([
         {
           type: "incoming",
@@ -999,13 +1009,18 @@ describe("parseWahaEvent", () => {
           messageType: "document",
           content: null,
           mediaUrl: null,
+          media: { mimetype: null },
           at: AT,
         },
       ]);
     });
 
     it("ignores our own messages", () => {
-      expect(parseWahaEvent(incoming({ fromMe: true }))).toEqual({ sessionId: SESSION, events: [] });
+      expect(parseWahaEvent(incoming({ fromMe: true }))).toEqual({
+        sessionId: SESSION,
+        events: [],
+        sentAt: AT,
+      });
     });
 
     it.each([
@@ -1013,13 +1028,14 @@ describe("parseWahaEvent", () => {
       ["a hidden (@lid) id", "123456789012345@lid"],
       ["a status broadcast", "status@broadcast"],
     ])("ignores messages from %s", (_what, from) => {
-      expect(parseWahaEvent(incoming({ from }))).toEqual({ sessionId: SESSION, events: [] });
+      expect(parseWahaEvent(incoming({ from }))).toEqual({ sessionId: SESSION, events: [], sentAt: AT });
     });
   });
 
   it("answers an empty batch for events it does not map", () => {
     expect(parseWahaEvent(envelope("presence.update", { id: "14155550123@c.us", presences: [] }))).toEqual({
       sessionId: SESSION,
+      sentAt: AT,
       events: [],
     });
   });

@@ -318,6 +318,36 @@ describe("messages on WAHA", () => {
   });
 });
 
+describe("incoming media on WAHA", () => {
+  it("does not show WAHA's own media URL: media_url is null, metadata.media names the type", async () => {
+    const { key } = await createAccount();
+    const { id, name } = await connectedWahaSession(key);
+    const internal = `http://waha.internal:3000/api/files/${name}/false_14155550199@c.us_IMG1.jpeg`;
+    await postWahaEvent(name, "message", {
+      id: "false_14155550199@c.us_IMG1",
+      from: "14155550199@c.us",
+      fromMe: false,
+      body: "the receipt",
+      hasMedia: true,
+      media: { url: internal, mimetype: "image/jpeg", filename: null, error: null },
+    });
+    const list = await call<{ data: Record<string, unknown>[] }>(
+      "GET",
+      `/v1/chatapp/messages/${id}/session?filter[direction]=incoming`,
+      { key },
+    );
+    expect(list.body.data).toHaveLength(1);
+    expect(list.body.data[0]).toMatchObject({
+      type: "image",
+      content: "the receipt",
+      media_url: null,
+      metadata: { media: { mimetype: "image/jpeg" } },
+    });
+    expect(list.text).not.toContain("waha.internal");
+    expect(list.text).not.toContain("/api/files/");
+  });
+});
+
 describe("checks against WAHA's view", () => {
   /** Runs the session's alarm until its gateway check has run once more. */
   async function runCheck(id: string) {

@@ -174,10 +174,15 @@ export interface NewIncoming {
   type: MessageType;
   content: string | null;
   mediaUrl: string | null;
+  /** Media not passed on by URL, kept in `metadata.media` (see GatewayEvent `incoming`). */
+  media?: { mimetype: string | null } | null;
   at: number;
 }
 
-/** The row an incoming message is stored as: `incoming`, status `delivered`, cost 0. */
+/**
+ * The row an incoming message is stored as: `incoming`, status `delivered`, cost 0; `metadata`
+ * holds `media` when the message carried media it does not show by URL.
+ */
 export function incomingRow(input: NewIncoming): MessageRow {
   return {
     id: crypto.randomUUID(),
@@ -204,7 +209,7 @@ export function incomingRow(input: NewIncoming): MessageRow {
     sentAt: null,
     deliveredAt: input.at,
     readAt: null,
-    metadata: "{}",
+    metadata: JSON.stringify(input.media ? { media: input.media } : {}),
     chargeId: null,
     refundId: null,
     createdAt: input.at,

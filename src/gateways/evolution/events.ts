@@ -50,9 +50,9 @@ const Envelope = z.object({
 /**
  * Normalises one webhook body into events for session `instance`, or null when it is not an
  * Evolution webhook envelope. Event names are accepted as sent (`connection.update`) or in the
- * config spelling (`CONNECTION_UPDATE`). `at` is `date_time` in epoch ms (now when absent); an
- * incoming message's is its `messageTimestamp` (seconds). Events of other names, and data of a
- * shape not described here, yield no events.
+ * config spelling (`CONNECTION_UPDATE`). `sentAt` is `date_time` in epoch ms (null when absent or
+ * unreadable); `at` is the same (now when absent), an incoming message's its `messageTimestamp`
+ * (seconds). Events of other names, and data of a shape not described here, yield no events.
  *
  * - `connection.update` (`connectionUpdate` in the Baileys channel) `{ state, statusReason, wuid,
  *   profileName }`: `open` → `linked` (phone of `wuid`, else `sender`); `close` with Baileys
@@ -74,18 +74,20 @@ export function parseEvolutionEvent(body: unknown): GatewayEventBatch | null {
   if (!envelope.success) return null;
   const { event, instance, data, date_time, sender } = envelope.data;
   const stamped = date_time ? Date.parse(date_time) : Number.NaN;
-  const at = Number.isNaN(stamped) ? Date.now() : stamped;
+  const sentAt = Number.isNaN(stamped) ? null : stamped;
+  const at = sentAt ?? Date.now();
+  const batch = (events: GatewayEvent[]) => ({ sessionId: instance, events, sentAt });
   switch (event.toLowerCase().replaceAll("_", ".")) {
     case "connection.update":
-      return { sessionId: instance, events: connectionEvents(data, at, sender ?? null) };
+      return batch(connectionEvents(data, at, sender ?? null));
     case "qrcode.updated":
-      return { sessionId: instance, events: qrEvents(data, at) };
+      return batch(qrEvents(data, at));
     case "messages.update":
-      return { sessionId: instance, events: ackEvents(data, at) };
+      return batch(ackEvents(data, at));
     case "messages.upsert":
-      return { sessionId: instance, events: incomingEvents(data, at) };
+      return batch(incomingEvents(data, at));
     default:
-      return { sessionId: instance, events: [] };
+      return batch([]);
   }
 }
 

@@ -51,7 +51,8 @@ export async function verifyWahaSignature(
 
 /**
  * Normalises one WAHA webhook call ("Events"). The envelope is `{ id, timestamp (epoch ms), event,
- * session, me?, payload, … }`; `sessionId` is its `session` and every event's `at` its `timestamp`.
+ * session, me?, payload, … }`; `sessionId` is its `session`, and `sentAt` and every event's `at`
+ * its `timestamp`.
  *
  * - `session.status`: SCAN_QR_CODE → `qr` (no payload: fetch it with `currentQr`); WORKING →
  *   `linked` with the envelope's `me` (none without a phone number there); FAILED → `failed`
@@ -61,7 +62,8 @@ export async function verifyWahaSignature(
  *   form that `send` answers.
  * - `message` not `fromMe` from a phone number (`@c.us`; groups, `@lid`, broadcasts are skipped) →
  *   `incoming`: text unless `hasMedia`, then by `media.mimetype` image/video/audio, else document;
- *   the body (caption for media) and `media.url` when WAHA downloaded it.
+ *   the body (caption for media). Never a `mediaUrl`: WAHA's `media.url` points at WAHA itself
+ *   (`/api/files/…`, behind its API key), so media is noted as `media: { mimetype }` instead.
  * - Any other event: a batch without events.
  *
  * Answers null for a body that is not a WAHA envelope, or a known event whose payload lacks the
@@ -72,7 +74,7 @@ export function parseWahaEvent(body: unknown): GatewayEventBatch | null {
   if (!envelope.success) return null;
   const { session: sessionId, event, payload, me, timestamp: at } = envelope.data;
   const events = eventsOf(event, payload, me, at);
-  return events && { sessionId, events };
+  return events && { sessionId, events, sentAt: at };
 }
 
 function eventsOf(
@@ -100,6 +102,9 @@ function eventsOf(
       const message = parsed.data;
       const from = phoneOfJid(message.from);
       if (message.fromMe || !from) return [];
+      // `media.url` is on WAHA's own host, which callers must not see (and may not reach): the
+      // message keeps only that it had media, and of which type.
+      const media = message.hasMedia ? { media: { mimetype: message.media?.mimetype ?? null } } : {};
       return [
         {
           type: "incoming",
@@ -107,7 +112,8 @@ function eventsOf(
           from,
           messageType: message.hasMedia ? mediaType(message.media?.mimetype) : "text",
           content: message.body || null,
-          mediaUrl: message.media?.url ?? null,
+          mediaUrl: null,
+          ...media,
           at,
         },
       ];

@@ -3,7 +3,8 @@ import { readConfig } from "../../config";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { parseEvolutionEvent, verifyEvolutionEvent } from "../../gateways/evolution/events";
-import type { GatewayEventBatch } from "../../gateways/gateway";
+import { EVENT_FRESHNESS_MS, stalenessOf } from "../../gateways/freshness";
+import type { GatewayEventBatch, GatewayName } from "../../gateways/gateway";
 import { parseWahaEvent, verifyWahaSignature } from "../../gateways/waha/events";
 import { sessionUuidOf } from "../../sessions/session-record";
 import { sessionStub } from "../../sessions/stub";
@@ -20,7 +21,7 @@ export const waha: RouteHandler<typeof routes.waha, AppEnv> = async (c) => {
     );
   }
   return c.json(
-    { success: true as const, ignored: !(await deliver(c.env, parseWahaEvent(parse(raw)))) },
+    { success: true as const, ignored: !(await deliver(c.env, "waha", parseWahaEvent(parse(raw)))) },
     200,
   );
 };
@@ -32,7 +33,10 @@ export const evolution: RouteHandler<typeof routes.evolution, AppEnv> = async (c
   if (!(await verifyEvolutionEvent(body, settings.apiKey))) {
     throw new ApiError("invalid_signature", "The event's apikey is missing or is not its instance's token.");
   }
-  return c.json({ success: true as const, ignored: !(await deliver(c.env, parseEvolutionEvent(body))) }, 200);
+  return c.json(
+    { success: true as const, ignored: !(await deliver(c.env, "evolution", parseEvolutionEvent(body))) },
+    200,
+  );
 };
 
 function parse(raw: string): unknown {
@@ -45,11 +49,29 @@ function parse(raw: string): unknown {
 
 /**
  * Hands a batch to the session object it names. @returns false when there was nothing to apply:
- * no events, a name that is not one of ours, or a session that no longer exists (the gateway gets
- * a 200 all the same, so it does not retry an event nobody can use).
+ * no events, a name that is not one of ours, a session that no longer exists, or a call dated
+ * more than {@link EVENT_FRESHNESS_MS} off the service's clock, or not dated (freshness.ts; logged).
+ * The gateway gets a 200 all the same: it retries any other answer, and an event nobody can use,
+ * or one that only grows older, gains nothing from being sent again.
  */
-async function deliver(env: Env, batch: GatewayEventBatch | null): Promise<boolean> {
+async function deliver(env: Env, gateway: GatewayName, batch: GatewayEventBatch | null): Promise<boolean> {
   if (!batch || batch.events.length === 0) return false;
+  const now = Date.now();
+  const staleness = stalenessOf(batch.sentAt, now);
+  if (staleness) {
+    console.warn(
+      JSON.stringify({
+        level: "warn",
+        event: "gateway_event_dropped",
+        gateway,
+        session: batch.sessionId,
+        reason: staleness,
+        sent_at: batch.sentAt,
+        skew_ms: batch.sentAt === null ? null : batch.sentAt - now,
+      }),
+    );
+    return false;
+  }
   const id = sessionUuidOf(batch.sessionId);
   if (!id) return false;
   return sessionStub(env, id).gatewayEvents(batch.events);

@@ -19,12 +19,16 @@ export const page = createRoute({
   path: "/{token}",
   summary: "The hosted link page",
   description:
-    "The page a link URL opens, for the phone's owner: the live QR code and the steps to scan it, linking by pairing code instead, then the linked number (and a redirect to the link's `return_url`). An unknown token is a 404 page, an expired or revoked one a 410 page: HTML, not problem JSON.",
+    "The page a link URL opens, for the phone's owner: the live QR code and the steps to scan it, linking by pairing code instead, then the linked number (and a redirect to the link's `return_url`). An unknown token is a 404 page, an expired or revoked one a 410 page, too many requests from one address a 429 page, a failure of ours a 500 page: HTML, never problem JSON.",
   request: { params: LinkTokenParam },
   responses: {
     200: html("The link page"),
     404: html("This link is not valid"),
     410: html("This link has expired"),
+    429: html(
+      "Too many requests from this address (the `public` rate limit): try again after `Retry-After` seconds",
+    ),
+    500: html("This page is not available right now (with a reference to quote)"),
   },
 });
 

@@ -143,11 +143,11 @@ export const MessageSchema = z
     read_at: timestamp.nullable(),
     metadata: z.record(z.string(), z.unknown()).openapi({
       description:
-        "Retry information (`attempts`, `last_error`, `next_attempt_at`), `gateway`, `events` (acks received), " +
+        "Retry information (`attempts`, `last_error`, `next_attempt_at`; a gateway's error is kept cut to 200 characters and without the message's own text), `gateway`, `events` (acks received), " +
         'and how the send\'s outcome became known: `outcome: "unknown"` while the gateway may hold the message ' +
         "unsettled (it stays `queued`), `send_attempts` (each attempt that did not end in `sent`: `{ at, outcome, " +
         "reason }`, outcome `rejected`, `unknown`, `absent` or `unreachable`) and, once sent, `settled_by`: " +
-        "`answer`, `lookup` or `status_webhook`.",
+        "`answer`, `lookup` or `status_webhook`. An incoming message with media the gateway holds but the API does not link to (WAHA's) has `media_url` null and `media: { mimetype }`.",
     }),
     created_at: timestamp,
     updated_at: timestamp,
