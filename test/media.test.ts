@@ -293,15 +293,27 @@ describe("a send with media", () => {
     expect(await storedKeys()).toEqual(before);
   });
 
-  it("keeps no stored copy when the balance does not cover the send", async () => {
+  it("fetches nothing and keeps no stored copy when the balance does not cover the send", async () => {
     const { key } = await createAccount(0.01);
     const session = (await connectedSession(key)).id;
     const before = await storedKeys();
+    const { hits, handler } = counted("/unpaid.png", () =>
+      HttpResponse.arrayBuffer(mediaBytes("unpaid").slice().buffer, {
+        headers: { "Content-Type": "image/png" },
+      }),
+    );
+    network.use(handler);
     const res = await call("POST", "/v1/chatapp/messages", {
       key,
-      body: { chatapp_session_id: session, to_number: TO, type: "image", media_url: `${MEDIA_HOST}/cat.png` },
+      body: {
+        chatapp_session_id: session,
+        to_number: TO,
+        type: "image",
+        media_url: `${MEDIA_HOST}/unpaid.png`,
+      },
     });
     expectProblem(res, 402, "insufficient_balance");
+    expect(hits).toEqual([]);
     expect(await storedKeys()).toEqual(before);
   });
 });

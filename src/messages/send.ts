@@ -2,6 +2,7 @@ import { charge } from "../billing/ledger";
 import { priceOf } from "../billing/prices";
 import { readConfig } from "../config";
 import type { Db } from "../db/client";
+import { findAccount } from "../db/queries/accounts";
 import { insertOutgoingStatement, type NewMessages, outgoingRows } from "../db/queries/messages";
 import { findSession } from "../db/queries/sessions";
 import { ApiError } from "../errors";
@@ -44,7 +45,8 @@ export interface SendResult {
  * checks that the session is the account's and connected, fetches and stores the media once for
  * every recipient (src/media/store.ts; README, Security → Media), charges the account and creates
  * the rows atomically, then puts one queue message per recipient on the outbound Queue for the
- * paced fan-out. Media that cannot be sent stop the send before anything is charged or written;
+ * paced fan-out. A media send the balance cannot cover is refused before its media is fetched.
+ * Media that cannot be sent stop the send before anything is charged or written;
  * a stored copy whose charge is refused is deleted again. The rows come back `queued` (or `scheduled`) and charged whatever the Queue answers:
  * when `sendBatch` throws, whether it took the messages is unknown, so none is failed or refunded
  * on a guess (see {@link enqueue}; README, Sending messages).
@@ -63,10 +65,12 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
     );
   }
   const price = priceOf(readConfig(env), request.type);
-  const media: StoredMedia | null =
-    request.type !== "text" && request.mediaUrl !== null
-      ? await storeMedia(env.MEDIA, request.mediaUrl, request.type)
-      : null;
+  let media: StoredMedia | null = null;
+  if (request.type !== "text" && request.mediaUrl !== null) {
+    // An account that cannot pay makes the service fetch nothing (the charge below still decides).
+    await coverableOrThrow(db, request.accountId, price * request.toNumbers.length);
+    media = await storeMedia(env.MEDIA, request.mediaUrl, request.type);
+  }
   const toSend: NewMessages = {
     accountId: request.accountId,
     sessionId: request.sessionId,
@@ -100,10 +104,7 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
   if (!charged.ok) {
     if (media) await discardMedia(env.MEDIA, media.key);
     if (charged.reason === "no_account") throw new ApiError("not_found", "No such account.");
-    throw new ApiError(
-      "insufficient_balance",
-      `This send costs ${price * count} minor units, more than the balance (${charged.balance}).`,
-    );
+    throw insufficientBalance(price * count, charged.balance);
   }
   const created = outgoingRows(toSend);
   const requests = created.map((row) =>
@@ -113,6 +114,24 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
   );
   await enqueue(env.OUTBOUND_QUEUE, requests, request.accountId);
   return { rows: created, price, balance: charged.balance };
+}
+
+/** The 402 of a send costing `cost` against `balance` (minor units). */
+function insufficientBalance(cost: number, balance: number): ApiError {
+  return new ApiError(
+    "insufficient_balance",
+    `This send costs ${cost} minor units, more than the balance (${balance}).`,
+  );
+}
+
+/**
+ * Refuses a media send the balance cannot cover before its media is fetched (a read, not a hold:
+ * the atomic charge decides). @throws ApiError `not_found`, `insufficient_balance` (402).
+ */
+async function coverableOrThrow(db: Db, accountId: string, cost: number): Promise<void> {
+  const account = await findAccount(db, accountId);
+  if (!account) throw new ApiError("not_found", "No such account.");
+  if (account.balance < cost) throw insufficientBalance(cost, account.balance);
 }
 
 /**
