@@ -159,9 +159,14 @@ describe("b. the dead-letter queue and a session object", () => {
       accountId,
       when: "OLD.accepted_at IS NULL AND NEW.accepted_at IS NOT NULL",
     });
-    await expect(sessionStub(session).enqueue([body])).rejects.toThrow(
-      /Failed query: UPDATE messages SET accepted_at/,
+    // Called in the object (not over RPC), so the test runner holds the only rejection.
+    const handOver = runInDurableObject(sessionStub(session), (instance: ChatSession) =>
+      instance.enqueue([body]).then(
+        () => "accepted",
+        (error: unknown) => String(error),
+      ),
     );
+    expect(await handOver).toMatch(/Failed query: UPDATE messages SET accepted_at/);
     expect((await sessionStorage(session)).outbox).toEqual([]);
     await restoreD1();
 
