@@ -1,13 +1,12 @@
-import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { ChatSession } from "../src/sessions/chat-session";
-import { call, createAccount, sessionStub } from "./helpers";
+import { call, createAccount } from "./helpers";
 import {
   balanceOf,
   connectedSession,
   firstAttempts,
   getMessage,
   ledgerOf,
+  sandboxReceived,
   sendText,
   settleAll,
 } from "./message-fixtures";
@@ -22,18 +21,6 @@ import {
 
 /** A valid US number in area code 212 (the sandbox's fault numbers), exchange `200 + i`, ending `suffix`. */
 const numberOf = (i: number, suffix: string) => `+1212${200 + i}${suffix}`;
-
-/** What the sandbox phone holds: every message id it received, with how often. */
-async function deliveredIds(sessionId: string): Promise<Map<string, number>> {
-  const rows = await runInDurableObject(sessionStub(sessionId), (_i: ChatSession, state) =>
-    state.storage.sql
-      .exec<{ message_id: string; n: number }>(
-        "SELECT message_id, COUNT(*) AS n FROM sandbox_received GROUP BY message_id",
-      )
-      .toArray(),
-  );
-  return new Map(rows.map((row) => [row.message_id, row.n]));
-}
 
 describe("a send whose outcome is unknown", () => {
   it("is settled by a lookup when the answer was lost: sent once, settled_by lookup, charged once", async () => {
@@ -57,7 +44,7 @@ describe("a send whose outcome is unknown", () => {
     expect(settled?.metadata).toMatchObject({ attempts: 1, settled_by: "lookup" });
     expect(settled?.metadata).not.toHaveProperty("outcome");
     expect(settled?.provider_message_id).toBe(`sandbox.${id}`);
-    expect((await deliveredIds(session.id)).get(id)).toBe(1);
+    expect((await sandboxReceived(session.id)).get(id)).toBe(1);
     expect(await balanceOf(accountId)).toBeCloseTo(9.99, 2);
     expect((await ledgerOf(accountId)).map((entry) => entry.kind)).toEqual(["credit", "charge"]);
   });
@@ -77,7 +64,7 @@ describe("a send whose outcome is unknown", () => {
         "absent",
       ]);
     }
-    const delivered = await deliveredIds(session.id);
+    const delivered = await sandboxReceived(session.id);
     expect(ids.map((id) => delivered.get(id))).toEqual([1, 1]);
     expect(await balanceOf(accountId)).toBeCloseTo(9.98, 2);
   });
@@ -103,7 +90,7 @@ describe("a send whose outcome is unknown", () => {
     const attempts = failed?.metadata.send_attempts as { outcome: string }[];
     expect(attempts[0]?.outcome).toBe("unknown");
     expect(attempts.at(-1)?.outcome).toBe("unreachable");
-    expect((await deliveredIds(session.id)).get(id)).toBeUndefined();
+    expect((await sandboxReceived(session.id)).get(id)).toBeUndefined();
     expect(await balanceOf(accountId)).toBeCloseTo(10, 2);
     expect((await ledgerOf(accountId)).map((entry) => entry.kind)).toEqual(["credit", "charge", "refund"]);
   });
@@ -126,7 +113,7 @@ describe("the fault mix (issue: 20% 500, 10% hang, 5% answers lost)", () => {
     const failed = settled.filter((m) => m.status === "failed");
     expect(stuck.map((m) => m.to_number)).toEqual([]);
     expect(failed.map((m) => m.to_number)).toEqual([]);
-    const delivered = await deliveredIds(session.id);
+    const delivered = await sandboxReceived(session.id);
     expect(ids.filter((id) => delivered.get(id) !== 1)).toEqual([]);
     const byLookup = settled.filter((m) => m.metadata.settled_by === "lookup").map((m) => m.to_number);
     expect(byLookup.sort()).toEqual(to.slice(45, 53).sort());

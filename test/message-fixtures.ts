@@ -1,6 +1,16 @@
-import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import {
+  createExecutionContext,
+  createMessageBatch,
+  getQueueResult,
+  runDurableObjectAlarm,
+  runInDurableObject,
+} from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
+import { createDb } from "../src/db/client";
+import { findMessage } from "../src/db/queries/messages";
+import worker from "../src/index";
+import { type DispatchRequest, dispatchRequestOf } from "../src/messages/dispatch-request";
 import { ADMIN_TOKEN, call, sessionStub } from "./helpers";
 
 // Shared set-up of the message tests: real sessions through the API, and rows seeded straight
@@ -272,4 +282,33 @@ export async function settleAll(
     if ((rows?.n ?? 1) === 0) break;
   }
   return Promise.all(ids.map((id) => getMessage(key, id)));
+}
+
+/** How often the sandbox phone of session `sessionId` received each message id (its own store). */
+export async function sandboxReceived(sessionId: string): Promise<Map<string, number>> {
+  const rows = await runInDurableObject(sessionStub(sessionId), (_instance, state) =>
+    state.storage.sql
+      .exec<{ message_id: string; n: number }>(
+        "SELECT message_id, COUNT(*) AS n FROM sandbox_received GROUP BY message_id",
+      )
+      .toArray(),
+  );
+  return new Map(rows.map((row) => [row.message_id, row.n]));
+}
+
+/** The queue message of a stored message, as the send put it on the queue. */
+export async function queueBodyOf(accountId: string, id: string): Promise<DispatchRequest> {
+  const row = await findMessage(createDb(env.DB), accountId, id);
+  if (!row) throw new Error(`no message ${id}`);
+  return dispatchRequestOf(row, 1);
+}
+
+/** Runs the Worker's queue handler on `bodies` as one batch of `queue` (each on its 9th attempt). */
+export async function deliverBatch(queue: string, bodies: DispatchRequest[]) {
+  const batch = createMessageBatch<DispatchRequest>(
+    queue,
+    bodies.map((body, i) => ({ id: `m-${i}`, timestamp: new Date(), attempts: 9, body })),
+  );
+  await worker.queue(batch, env);
+  return getQueueResult(batch, createExecutionContext());
 }

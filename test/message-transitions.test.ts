@@ -1,11 +1,8 @@
-import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
 import { findMessage } from "../src/db/queries/messages";
-import worker from "../src/index";
-import { type DispatchRequest, dispatchRequestOf } from "../src/messages/dispatch-request";
 import { MESSAGE_STATUSES, type MessageStatus } from "../src/messages/types";
 import { applyMoves } from "../src/moves/apply";
 import { MESSAGE_TRANSITIONS, type MessageMove, type MoveKind, sentStatement } from "../src/moves/message";
@@ -13,8 +10,10 @@ import { call, createAccount, sessionStub } from "./helpers";
 import {
   balanceOf,
   connectedSession,
+  deliverBatch,
   getMessage,
   ledgerOf,
+  queueBodyOf,
   seedMessages,
   sendText,
   waitForMessages,
@@ -138,24 +137,6 @@ describe("message transitions", () => {
   });
 });
 
-/** The queue message of a stored message, as the send put it on the queue. */
-async function queueBodyOf(accountId: string, id: string): Promise<DispatchRequest> {
-  const row = await findMessage(createDb(env.DB), accountId, id);
-  if (!row) throw new Error(`no message ${id}`);
-  return dispatchRequestOf(row, 1);
-}
-
-/** Runs the Worker's queue handler on `bodies` as one batch of `queue`. */
-async function deliver(queue: string, bodies: DispatchRequest[]) {
-  const batch = createMessageBatch<DispatchRequest>(
-    queue,
-    bodies.map((body, i) => ({ id: `m-${i}`, timestamp: new Date(), attempts: 9, body })),
-  );
-  const ctx = createExecutionContext();
-  await worker.queue(batch, env);
-  return getQueueResult(batch, ctx);
-}
-
 async function ban(key: string, session: string): Promise<void> {
   const res = await call("POST", `/sandbox/sessions/${session}/ban`, { key, body: {} });
   expect(res.status).toBe(200);
@@ -207,7 +188,7 @@ describe("only messages that never left can be failed by the fan-out's failure p
     ]);
 
     const bodies = await Promise.all([sent, scheduled, lost!].map((id) => queueBodyOf(accountId, id)));
-    await deliver("chatapp-outbound-dlq", bodies);
+    await deliverBatch("chatapp-outbound-dlq", bodies);
     expect((await getMessage(key, sent)).status).toMatch(/^(sent|delivered|read)$/);
     expect(await getMessage(key, scheduled)).toMatchObject({ status: "scheduled", reason: null });
     expect(await getMessage(key, lost!)).toMatchObject({ status: "failed", reason: "dispatch_failed" });

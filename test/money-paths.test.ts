@@ -1,16 +1,5 @@
-import {
-  createExecutionContext,
-  createMessageBatch,
-  getQueueResult,
-  runDurableObjectAlarm,
-  runInDurableObject,
-} from "cloudflare:test";
-import { env } from "cloudflare:workers";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { createDb } from "../src/db/client";
-import { findMessage } from "../src/db/queries/messages";
-import worker from "../src/index";
-import { type DispatchRequest, dispatchRequestOf } from "../src/messages/dispatch-request";
 import type { ChatSession } from "../src/sessions/chat-session";
 import { campaignMessages, command, createCampaign, outboxStates, recipients } from "./campaign-fixtures";
 import { refuse, restoreD1 } from "./d1-outage";
@@ -18,8 +7,11 @@ import { createAccount, expectProblem, sessionStub } from "./helpers";
 import {
   balanceOf,
   connectedSession,
+  deliverBatch,
   getMessage,
   ledgerOf,
+  queueBodyOf,
+  sandboxReceived,
   seedMessages,
   sendText,
   sessionStorage,
@@ -30,35 +22,6 @@ import {
 // idempotency.test.ts): a message the network got is never failed and refunded, and one that was
 // failed and refunded never reaches the network. D1 refuses writes for real (d1-outage.ts); the
 // session's alarm is run by the test (runDurableObjectAlarm), never waited for.
-
-/** How often the sandbox phone of session `sessionId` received each message id. */
-async function receivedIds(sessionId: string): Promise<Map<string, number>> {
-  const rows = await runInDurableObject(sessionStub(sessionId), (_i: ChatSession, state) =>
-    state.storage.sql
-      .exec<{ message_id: string; n: number }>(
-        "SELECT message_id, COUNT(*) AS n FROM sandbox_received GROUP BY message_id",
-      )
-      .toArray(),
-  );
-  return new Map(rows.map((row) => [row.message_id, row.n]));
-}
-
-/** The queue message of a stored message, as the send put it on the queue. */
-async function queueBodyOf(accountId: string, id: string): Promise<DispatchRequest> {
-  const row = await findMessage(createDb(env.DB), accountId, id);
-  if (!row) throw new Error(`no message ${id}`);
-  return dispatchRequestOf(row, 1);
-}
-
-/** Runs the Worker's queue handler on `bodies` as one batch of `queue`. */
-async function deliver(queue: string, bodies: DispatchRequest[]) {
-  const batch = createMessageBatch<DispatchRequest>(
-    queue,
-    bodies.map((body, i) => ({ id: `m-${i}`, timestamp: new Date(), attempts: 9, body })),
-  );
-  await worker.queue(batch, env);
-  return getQueueResult(batch, createExecutionContext());
-}
 
 describe("a. cancelling a campaign while its session holds outcomes D1 does not have yet", () => {
   it("answers 503 and fails nothing while D1 refuses them; once D1 takes them, the sent message ends sent", async () => {
@@ -82,7 +45,7 @@ describe("a. cancelling a campaign while its session holds outcomes D1 does not 
       { timeout: 8_000, interval: 50 },
     );
     const sentId = (await sessionStorage(session)).outbox.find((e) => e.state === "sent")?.id ?? "";
-    expect((await receivedIds(session)).get(sentId)).toBe(1);
+    expect((await sandboxReceived(session)).get(sentId)).toBe(1);
 
     const refused = await command(key, draft.id, "cancel");
     expectProblem(refused, 503, "service_unavailable");
@@ -140,7 +103,7 @@ describe("a. cancelling a campaign while its session holds outcomes D1 does not 
     expect(byNumber.get(lost)?.status).toMatch(/^(sent|delivered|read)$/);
     expect(byNumber.get(refusedBefore)).toMatchObject({ status: "failed", reason: "campaign_cancelled" });
     expect(await balanceOf(accountId)).toBe(9.99);
-    const received = await receivedIds(session);
+    const received = await sandboxReceived(session);
     expect([...received.values()]).toEqual([1]);
     expect(received.get(byNumber.get(lost)?.id ?? "")).toBe(1);
   });
@@ -171,14 +134,14 @@ describe("b. the dead-letter queue and a session object", () => {
     await restoreD1();
 
     // The queue gives up: the dead-letter consumer fails and refunds it.
-    await deliver("chatapp-outbound-dlq", [body]);
+    await deliverBatch("chatapp-outbound-dlq", [body]);
     expect(await getMessage(key, id ?? "")).toMatchObject({ status: "failed", reason: "dispatch_failed" });
     expect(await balanceOf(accountId)).toBe(1.01);
 
     // A late redelivery is not claimed (the message is no longer waiting): nothing is sent.
     expect(await sessionStub(session).enqueue([body])).toBe(0);
     await runDurableObjectAlarm(sessionStub(session));
-    expect(await receivedIds(session)).toEqual(new Map());
+    expect(await sandboxReceived(session)).toEqual(new Map());
     expect((await sessionStorage(session)).outbox).toEqual([]);
     expect(await getMessage(key, id ?? "")).toMatchObject({ status: "failed", reason: "dispatch_failed" });
     expect((await ledgerOf(accountId)).map((entry) => entry.kind)).toEqual(["credit", "refund"]);
@@ -190,11 +153,11 @@ describe("b. the dead-letter queue and a session object", () => {
     const id = (await sendText(key, session, ["+14155552671"])).body.data.messages[0]?.id ?? "";
     await vi.waitFor(
       async () => {
-        if ((await receivedIds(session)).get(id) !== 1) throw new Error("not sent yet");
+        if ((await sandboxReceived(session)).get(id) !== 1) throw new Error("not sent yet");
       },
       { timeout: 8_000, interval: 50 },
     );
-    await deliver("chatapp-outbound-dlq", [await queueBodyOf(accountId, id)]);
+    await deliverBatch("chatapp-outbound-dlq", [await queueBodyOf(accountId, id)]);
     const [message] = await waitForMessages(key, [id]);
     expect(message?.status).toMatch(/^(sent|delivered|read)$/);
     expect(await balanceOf(accountId)).toBe(0.99);
@@ -235,13 +198,13 @@ describe("e. a D1 error inside the alarm", () => {
     );
     expect(alarm).not.toBeNull();
     expect(await getMessage(key, id)).toMatchObject({ status: "scheduled" });
-    expect(await receivedIds(session)).toEqual(new Map());
+    expect(await sandboxReceived(session)).toEqual(new Map());
 
     await restoreD1();
-    for (let i = 0; i < 5 && (await receivedIds(session)).size === 0; i++) {
+    for (let i = 0; i < 5 && (await sandboxReceived(session)).size === 0; i++) {
       await runDurableObjectAlarm(sessionStub(session));
     }
-    expect((await receivedIds(session)).get(id)).toBe(1);
+    expect((await sandboxReceived(session)).get(id)).toBe(1);
     await vi.waitFor(
       async () => expect((await getMessage(key, id)).status).toMatch(/^(sent|delivered|read)$/),
       {

@@ -1,9 +1,8 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { clientMessageIdOf } from "../../src/gateways/client-id";
 import { createAccount, createSession, sessionStub } from "../helpers";
-import { balanceOf, getMessage, sendText } from "../message-fixtures";
+import { balanceOf, firstAttempts, getMessage, sendText } from "../message-fixtures";
 import { useNetwork } from "../network";
 import { FakeEvolution, postEvolutionEvent } from "./fake-evolution";
 
@@ -31,27 +30,13 @@ async function connectedEvolutionSession(key: string) {
   return { id: session.id, name };
 }
 
-/** Waits until the message had its first attempt (its metadata counts attempts). */
-async function firstAttempt(id: string): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    const row = await env.DB.prepare(
-      "SELECT json_extract(metadata, '$.attempts') AS n FROM messages WHERE id = ?",
-    )
-      .bind(id)
-      .first<{ n: number | null }>();
-    if (row?.n) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`message ${id} had no attempt`);
-}
-
 describe("a receipt for a message whose outcome is unknown", () => {
   it("settles it (status_webhook) and applies: delivered, stored once, charged once, no lookup", async () => {
     const { key, accountId } = await createAccount(10);
     const { id: session, name } = await connectedEvolutionSession(key);
     evolution.sendFault = "lost";
     const id = (await sendText(key, session, [CONTACT])).body.data.messages[0]?.id ?? "";
-    await firstAttempt(id);
+    await firstAttempts([id]);
     expect(await getMessage(key, id)).toMatchObject({ status: "queued", metadata: { outcome: "unknown" } });
     evolution.sendFault = null;
 

@@ -1,8 +1,7 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { call, createAccount, createSession, sessionStub } from "../helpers";
-import { balanceOf, getMessage, type SendResponse, sendText } from "../message-fixtures";
+import { balanceOf, firstAttempts, getMessage, type SendResponse, sendText } from "../message-fixtures";
 import { useNetwork } from "../network";
 import { FakeWaha, postWahaEvent } from "./fake-waha";
 
@@ -30,27 +29,13 @@ async function connectedWahaSession(key: string) {
   return { id: session.id, name };
 }
 
-/** Waits until the message had its first attempt (its metadata counts attempts). */
-async function firstAttempt(id: string): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    const row = await env.DB.prepare(
-      "SELECT json_extract(metadata, '$.attempts') AS n FROM messages WHERE id = ?",
-    )
-      .bind(id)
-      .first<{ n: number | null }>();
-    if (row?.n) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`message ${id} had no attempt`);
-}
-
 describe("a receipt for a message whose outcome is unknown", () => {
   it("a text's receipt settles it (status_webhook): delivered, stored once, no lookup", async () => {
     const { key, accountId } = await createAccount(10);
     const { id: session, name } = await connectedWahaSession(key);
     waha.sendFault = "lost";
     const id = (await sendText(key, session, [CONTACT])).body.data.messages[0]?.id ?? "";
-    await firstAttempt(id);
+    await firstAttempts([id]);
     waha.sendFault = null;
     const providerId = waha.sent[0]?.id ?? "";
 
@@ -82,7 +67,7 @@ describe("a receipt for a message whose outcome is unknown", () => {
     });
     expect(sent.status).toBe(201);
     const id = sent.body.data.messages[0]?.id ?? "";
-    await firstAttempt(id);
+    await firstAttempts([id]);
     waha.sendFault = null;
     const providerId = waha.sent[0]?.id ?? "";
 
