@@ -9,7 +9,8 @@ import * as gateways from "./test/gateway-config";
 // The gateway is a per-deployment setting, so each gateway gets its own project (its own
 // runtime): the sandbox runs everything outside test/waha and test/evolution; those two folders
 // run with CHATAPP_GATEWAY set to their gateway, which tests fake at the HTTP boundary
-// (test/network.ts) on the origins of test/gateway-config.ts.
+// (test/network.ts) on the origins of test/gateway-config.ts. test/gateways runs a deployment
+// that enables all three (CHATAPP_GATEWAYS), Evolution API the default, where sessions choose.
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
@@ -45,7 +46,7 @@ export default defineConfig(async () => {
   return {
     test: {
       projects: [
-        project("sandbox", ["test/**/*.test.ts"], ["test/waha/**", "test/evolution/**"]),
+        project("sandbox", ["test/**/*.test.ts"], ["test/waha/**", "test/evolution/**", "test/gateways/**"]),
         project("waha", ["test/waha/**/*.test.ts"], [], {
           CHATAPP_GATEWAY: "waha",
           WAHA_URL: gateways.WAHA_URL,
@@ -60,6 +61,19 @@ export default defineConfig(async () => {
           CHATAPP_GATEWAY: "evolution",
           EVOLUTION_URL: gateways.EVOLUTION_URL,
           EVOLUTION_API_KEY: gateways.EVOLUTION_API_KEY,
+          PUBLIC_URL: gateways.PUBLIC_URL,
+          MEDIA_URL_SECRET: gateways.MEDIA_URL_SECRET,
+          GATEWAY_TIMEOUT_MS: String(gateways.GATEWAY_TIMEOUT_MS),
+          GATEWAY_MEDIA_TIMEOUT_MS: String(gateways.GATEWAY_TIMEOUT_MS),
+        }),
+        project("gateways", ["test/gateways/**/*.test.ts"], [], {
+          CHATAPP_GATEWAY: "evolution",
+          CHATAPP_GATEWAYS: "evolution,waha,sandbox",
+          EVOLUTION_URL: gateways.EVOLUTION_URL,
+          EVOLUTION_API_KEY: gateways.EVOLUTION_API_KEY,
+          WAHA_URL: gateways.WAHA_URL,
+          WAHA_API_KEY: gateways.WAHA_API_KEY,
+          WAHA_WEBHOOK_HMAC_KEY: gateways.WAHA_WEBHOOK_HMAC_KEY,
           PUBLIC_URL: gateways.PUBLIC_URL,
           MEDIA_URL_SECRET: gateways.MEDIA_URL_SECRET,
           GATEWAY_TIMEOUT_MS: String(gateways.GATEWAY_TIMEOUT_MS),

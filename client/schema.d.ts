@@ -256,7 +256,7 @@ export interface paths {
         put?: never;
         /**
          * Create a session and get its first QR code
-         * @description The session starts `pending`. Scan the QR code with the phone that holds the chat account; the QR rotates every `QR_ROTATE_SECONDS` and the session fails with reason `qr_timeout` after `QR_TIMEOUT_SECONDS` without a scan (its session at the gateway is then removed; a reconnect creates it again). An account holds at most its `max_sessions` sessions (deleted ones do not count): 409 `account_limit_reached` beyond, before anything is made at the gateway. Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.
+         * @description The session starts `pending`. Scan the QR code with the phone that holds the chat account; the QR rotates every `QR_ROTATE_SECONDS` and the session fails with reason `qr_timeout` after `QR_TIMEOUT_SECONDS` without a scan (its session at the gateway is then removed; a reconnect creates it again). An account holds at most its `max_sessions` sessions (deleted ones do not count): 409 `account_limit_reached` beyond, before anything is made at the gateway. The optional body's `gateway` chooses the session's gateway among those the deployment enables (`CHATAPP_GATEWAYS`); without it, the session is on `CHATAPP_GATEWAY`. A gateway not enabled is 422 `validation_failed` (under `errors.gateway`), and nothing is made. Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.
          */
         post: operations["createSession"];
         delete?: never;
@@ -1625,6 +1625,12 @@ export interface components {
             status: "pending" | "connected" | "disconnected" | "banned" | "failed";
             /** @description Why the session failed or disconnected: `qr_timeout`, `disconnected_by_user`, or the gateway's reason. */
             reason: string | null;
+            /**
+             * @description The gateway the session was created on: the create request's `gateway`, else the deployment's `CHATAPP_GATEWAY`.
+             * @example sandbox
+             * @enum {string}
+             */
+            gateway: "sandbox" | "waha" | "evolution";
             /** @example 2026-11-21T09:30:12.345000Z */
             last_seen_at: string | null;
             /** @example 2026-11-21T09:30:12.345000Z */
@@ -2119,6 +2125,14 @@ export interface components {
                  */
                 revoked: string[];
             };
+        };
+        CreateSessionRequest: {
+            /**
+             * @description The gateway that reaches the chat network for this session: one of those the deployment enables (`CHATAPP_GATEWAYS`, default just `CHATAPP_GATEWAY`). Default: `CHATAPP_GATEWAY`. One not enabled → 422 `validation_failed` under `errors.gateway`.
+             * @example sandbox
+             * @enum {string}
+             */
+            gateway?: "sandbox" | "waha" | "evolution";
         };
         GatewayHealth: {
             /** @enum {boolean} */
@@ -3669,7 +3683,11 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CreateSessionRequest"];
+            };
+        };
         responses: {
             /** @description The new session and its QR code */
             201: {
@@ -3693,6 +3711,12 @@ export interface operations {
                             display_name: string;
                             /** @enum {string} */
                             status: "pending" | "connected" | "disconnected" | "banned" | "failed";
+                            /**
+                             * @description The gateway the session was created on: the create request's `gateway`, else the deployment's `CHATAPP_GATEWAY`.
+                             * @example sandbox
+                             * @enum {string}
+                             */
+                            gateway: "sandbox" | "waha" | "evolution";
                             /** @example 2026-11-21T09:30:12.345000Z */
                             last_seen_at: string | null;
                             /** @example 2026-11-21T09:30:12.345000Z */

@@ -10,6 +10,11 @@ const BaseUrl = z.url({ protocol: /^https?$/ }).transform((url) => url.replace(/
 /** A gateway setting: only the chosen gateway's settings are checked (see {@link readConfig}). */
 const setting = z.string().optional();
 
+/** The gateways a deployment can enable (`CHATAPP_GATEWAY`, `CHATAPP_GATEWAYS`). */
+export const GATEWAY_NAMES = ["sandbox", "waha", "evolution"] as const;
+/** One of {@link GATEWAY_NAMES}. */
+export type GatewayKind = (typeof GATEWAY_NAMES)[number];
+
 /**
  * Runtime configuration from Worker variables (wrangler.toml `[vars]`, `.dev.vars`, `--var`,
  * secrets). Every variable is optional and has the default shown; the README's configuration
@@ -18,7 +23,19 @@ const setting = z.string().optional();
  */
 const ConfigSchema = z.object({
   /** Which gateway reaches the chat network: the embedded `sandbox`, `waha` or `evolution`. */
-  CHATAPP_GATEWAY: z.enum(["sandbox", "waha", "evolution"]).default("sandbox"),
+  CHATAPP_GATEWAY: z.enum(GATEWAY_NAMES).default("sandbox"),
+  /**
+   * The gateways a session may choose (`POST /v1/chatapp/sessions` `gateway`), comma-separated;
+   * default: `CHATAPP_GATEWAY` alone, which it must include. Each needs its settings as
+   * `CHATAPP_GATEWAY` would.
+   */
+  CHATAPP_GATEWAYS: z
+    .string()
+    .optional()
+    .transform((value) =>
+      value === undefined ? undefined : [...new Set(value.split(",").map((name) => name.trim()))],
+    )
+    .pipe(z.array(z.enum(GATEWAY_NAMES)).min(1).optional()),
   /** The service's public origin; real gateways post their events to `<PUBLIC_URL>/gateway/…`. */
   PUBLIC_URL: setting,
   /** WAHA: base URL of the WAHA server, its API key (`X-Api-Key`) and the webhook HMAC key. */
@@ -102,14 +119,25 @@ export type GatewaySettings =
     };
 
 /**
- * The configuration: every variable but the gateway settings, which are in `gateway`, and
+ * The configuration: every variable but the gateway settings, which are in `gateway` (the
+ * default gateway, `CHATAPP_GATEWAY`) and `gateways` (each enabled one, `CHATAPP_GATEWAYS`, the
+ * default included); `CHATAPP_GATEWAYS` as the list of enabled names; `mediaUrlSecret`:
+ * `MEDIA_URL_SECRET` when a real gateway is enabled, else null (no signed media links exist);
  * `publicUrl`: `PUBLIC_URL` without a trailing slash, or null when unset (links made by the API
  * then point at the request's origin).
  */
-export type Config = Omit<RawConfig, keyof typeof GATEWAY_SETTINGS> & {
+export type Config = Omit<RawConfig, keyof typeof GATEWAY_SETTINGS | "CHATAPP_GATEWAYS"> & {
+  CHATAPP_GATEWAYS: GatewayKind[];
   gateway: GatewaySettings;
+  gateways: Partial<Record<GatewayKind, GatewaySettings>>;
+  mediaUrlSecret: string | null;
   publicUrl: string | null;
 };
+
+/** The settings of the enabled gateway `name`, or null when the deployment does not enable it. */
+export function gatewaySettingsOf(config: Config, name: GatewayKind): GatewaySettings | null {
+  return config.gateways[name] ?? null;
+}
 
 const GATEWAY_SETTINGS = {
   PUBLIC_URL: true,
@@ -124,6 +152,7 @@ const GATEWAY_SETTINGS = {
 /** Variables that configure the gateway: a problem with one is `gateway_misconfigured`. */
 const GATEWAY_VARIABLES = new Set([
   "CHATAPP_GATEWAY",
+  "CHATAPP_GATEWAYS",
   "PUBLIC_URL",
   "WAHA_URL",
   "WAHA_API_KEY",
@@ -160,8 +189,8 @@ const cache = new WeakMap<object, Config>();
 
 /**
  * Parses (once per `env` object) the configuration. Empty strings count as unset.
- * @throws ConfigError for the first variable that is malformed, or that the chosen gateway needs
- *   and is missing (WAHA: `WAHA_URL`, `WAHA_API_KEY`, `WAHA_WEBHOOK_HMAC_KEY`, `PUBLIC_URL`,
+ * @throws ConfigError for the first variable that is malformed, `CHATAPP_GATEWAYS` when it leaves
+ *   out `CHATAPP_GATEWAY`, or a variable that an enabled gateway needs and is missing (WAHA: `WAHA_URL`, `WAHA_API_KEY`, `WAHA_WEBHOOK_HMAC_KEY`, `PUBLIC_URL`,
  *   `MEDIA_URL_SECRET`; Evolution API: `EVOLUTION_URL`, `EVOLUTION_API_KEY`, `PUBLIC_URL`,
  *   `MEDIA_URL_SECRET`).
  */
@@ -184,58 +213,80 @@ export function readConfig(env: Env): Config {
     EVOLUTION_URL,
     EVOLUTION_API_KEY,
     MEDIA_URL_SECRET,
+    CHATAPP_GATEWAYS,
     ...raw
   } = parsed.data;
-  const need = (variable: string, value: string | undefined): string => {
-    if (value === undefined) {
-      throw new ConfigError(variable, `is required when CHATAPP_GATEWAY is ${raw.CHATAPP_GATEWAY}`);
-    }
-    return value;
-  };
-  const url = (variable: string, value: string | undefined): string => {
-    const parsedUrl = BaseUrl.safeParse(need(variable, value));
-    if (!parsedUrl.success) throw new ConfigError(variable, "is invalid: not an http(s) URL");
-    return parsedUrl.data;
-  };
-  const secret = (variable: string, value: string | undefined): string => {
-    const given = need(variable, value);
-    if (given.length < MIN_MEDIA_URL_SECRET_LENGTH)
-      throw new ConfigError(variable, `is invalid: at least ${MIN_MEDIA_URL_SECRET_LENGTH} characters`);
-    return given;
-  };
+  const enabled = CHATAPP_GATEWAYS ?? [raw.CHATAPP_GATEWAY];
+  if (!enabled.includes(raw.CHATAPP_GATEWAY)) {
+    throw new ConfigError(
+      "CHATAPP_GATEWAYS",
+      `is invalid: it must include CHATAPP_GATEWAY (${raw.CHATAPP_GATEWAY})`,
+    );
+  }
   const timeoutMs = raw.GATEWAY_TIMEOUT_MS;
   const mediaTimeoutMs = raw.GATEWAY_MEDIA_TIMEOUT_MS;
-  let gateway: GatewaySettings;
-  switch (raw.CHATAPP_GATEWAY) {
-    case "sandbox":
-      gateway = { kind: "sandbox" };
-      break;
-    case "waha":
-      gateway = {
-        kind: "waha",
-        url: url("WAHA_URL", WAHA_URL),
-        apiKey: need("WAHA_API_KEY", WAHA_API_KEY),
-        hmacKey: need("WAHA_WEBHOOK_HMAC_KEY", WAHA_WEBHOOK_HMAC_KEY),
-        publicUrl: url("PUBLIC_URL", PUBLIC_URL),
-        mediaUrlSecret: secret("MEDIA_URL_SECRET", MEDIA_URL_SECRET),
-        timeoutMs,
-        mediaTimeoutMs,
-      };
-      break;
-    case "evolution":
-      gateway = {
-        kind: "evolution",
-        url: url("EVOLUTION_URL", EVOLUTION_URL),
-        apiKey: need("EVOLUTION_API_KEY", EVOLUTION_API_KEY),
-        publicUrl: url("PUBLIC_URL", PUBLIC_URL),
-        mediaUrlSecret: secret("MEDIA_URL_SECRET", MEDIA_URL_SECRET),
-        timeoutMs,
-        mediaTimeoutMs,
-      };
-      break;
+  /** The settings of gateway `kind`; a missing one names what enabled the gateway. */
+  const settingsOf = (kind: GatewayKind): GatewaySettings => {
+    const need = (variable: string, value: string | undefined): string => {
+      if (value === undefined) {
+        const why =
+          kind === raw.CHATAPP_GATEWAY ? `CHATAPP_GATEWAY is ${kind}` : `CHATAPP_GATEWAYS enables ${kind}`;
+        throw new ConfigError(variable, `is required when ${why}`);
+      }
+      return value;
+    };
+    const url = (variable: string, value: string | undefined): string => {
+      const parsedUrl = BaseUrl.safeParse(need(variable, value));
+      if (!parsedUrl.success) throw new ConfigError(variable, "is invalid: not an http(s) URL");
+      return parsedUrl.data;
+    };
+    const secret = (variable: string, value: string | undefined): string => {
+      const given = need(variable, value);
+      if (given.length < MIN_MEDIA_URL_SECRET_LENGTH)
+        throw new ConfigError(variable, `is invalid: at least ${MIN_MEDIA_URL_SECRET_LENGTH} characters`);
+      return given;
+    };
+    switch (kind) {
+      case "sandbox":
+        return { kind: "sandbox" };
+      case "waha":
+        return {
+          kind: "waha",
+          url: url("WAHA_URL", WAHA_URL),
+          apiKey: need("WAHA_API_KEY", WAHA_API_KEY),
+          hmacKey: need("WAHA_WEBHOOK_HMAC_KEY", WAHA_WEBHOOK_HMAC_KEY),
+          publicUrl: url("PUBLIC_URL", PUBLIC_URL),
+          mediaUrlSecret: secret("MEDIA_URL_SECRET", MEDIA_URL_SECRET),
+          timeoutMs,
+          mediaTimeoutMs,
+        };
+      case "evolution":
+        return {
+          kind: "evolution",
+          url: url("EVOLUTION_URL", EVOLUTION_URL),
+          apiKey: need("EVOLUTION_API_KEY", EVOLUTION_API_KEY),
+          publicUrl: url("PUBLIC_URL", PUBLIC_URL),
+          mediaUrlSecret: secret("MEDIA_URL_SECRET", MEDIA_URL_SECRET),
+          timeoutMs,
+          mediaTimeoutMs,
+        };
+    }
+  };
+  // The default first, so that its problems are reported as before.
+  const gateway = settingsOf(raw.CHATAPP_GATEWAY);
+  const gateways: Partial<Record<GatewayKind, GatewaySettings>> = { [raw.CHATAPP_GATEWAY]: gateway };
+  for (const kind of enabled) gateways[kind] ??= settingsOf(kind);
+  let mediaUrlSecret: string | null = null;
+  for (const settings of Object.values(gateways)) {
+    if (settings.kind !== "sandbox") mediaUrlSecret = settings.mediaUrlSecret;
   }
-  const publicUrl = PUBLIC_URL === undefined ? null : url("PUBLIC_URL", PUBLIC_URL);
-  const config = { ...raw, gateway, publicUrl };
+  let publicUrl: string | null = null;
+  if (PUBLIC_URL !== undefined) {
+    const parsedUrl = BaseUrl.safeParse(PUBLIC_URL);
+    if (!parsedUrl.success) throw new ConfigError("PUBLIC_URL", "is invalid: not an http(s) URL");
+    publicUrl = parsedUrl.data;
+  }
+  const config = { ...raw, CHATAPP_GATEWAYS: enabled, gateway, gateways, mediaUrlSecret, publicUrl };
   cache.set(env, config);
   return config;
 }

@@ -12,6 +12,8 @@ declare global {
     /** HMAC key for OTP codes. Secret (`wrangler secret put OTP_SECRET`). */
     OTP_SECRET?: string;
     /** Gateway settings (see config.ts); the keys are secrets, the URLs plain variables. */
+    /** The gateways sessions may choose, comma-separated (default: `CHATAPP_GATEWAY`). */
+    CHATAPP_GATEWAYS?: string;
     PUBLIC_URL?: string;
     WAHA_URL?: string;
     WAHA_API_KEY?: string;

@@ -75,6 +75,18 @@ describe("gateway configuration", () => {
     ["WAHA_URL", { ...WAHA, WAHA_URL: "waha:3000" }, "is invalid"],
     ["EVOLUTION_API_KEY", { CHATAPP_GATEWAY: "evolution", EVOLUTION_URL, PUBLIC_URL }, "is required"],
     ["CHATAPP_GATEWAY", { CHATAPP_GATEWAY: "twilio" }, "is invalid"],
+    ["CHATAPP_GATEWAYS", { CHATAPP_GATEWAYS: "sandbox,twilio" }, "is invalid"],
+    [
+      "CHATAPP_GATEWAYS",
+      { CHATAPP_GATEWAYS: "waha", ...WAHA, CHATAPP_GATEWAY: "sandbox" },
+      "is invalid: it must include CHATAPP_GATEWAY (sandbox)",
+    ],
+    ["WAHA_URL", { CHATAPP_GATEWAYS: "sandbox,waha" }, "is required when CHATAPP_GATEWAYS enables waha"],
+    [
+      "MEDIA_URL_SECRET",
+      { CHATAPP_GATEWAYS: "sandbox,evolution", EVOLUTION_URL, EVOLUTION_API_KEY: "e", PUBLIC_URL },
+      "is required when CHATAPP_GATEWAYS enables evolution",
+    ],
     ["GATEWAY_TIMEOUT_MS", { GATEWAY_TIMEOUT_MS: "soon" }, "is invalid"],
     ["GATEWAY_MEDIA_TIMEOUT_MS", { GATEWAY_MEDIA_TIMEOUT_MS: "50" }, "is invalid"],
   ])("names %s when it is missing or malformed", (variable, vars, problem) => {
@@ -88,6 +100,26 @@ describe("gateway configuration", () => {
     expect((error as ConfigError).variable).toBe(variable);
     expect((error as ConfigError).gateway).toBe(true);
     expect((error as ConfigError).message).toContain(`${variable} ${problem}`);
+  });
+
+  it("enables CHATAPP_GATEWAY alone unless CHATAPP_GATEWAYS lists more, each with its settings", () => {
+    const alone = readConfig({ ...env, ...WAHA });
+    expect(alone.CHATAPP_GATEWAYS).toEqual(["waha"]);
+    expect(Object.keys(alone.gateways)).toEqual(["waha"]);
+    expect(readConfig({ ...env }).mediaUrlSecret).toBeNull();
+    const several = readConfig({
+      ...env,
+      ...WAHA,
+      CHATAPP_GATEWAY: "sandbox",
+      CHATAPP_GATEWAYS: " sandbox , waha",
+    });
+    expect(several.gateway).toEqual({ kind: "sandbox" });
+    expect(several.CHATAPP_GATEWAYS).toEqual(["sandbox", "waha"]);
+    expect(several.gateways.sandbox).toEqual({ kind: "sandbox" });
+    expect(several.gateways.waha).toMatchObject({ kind: "waha", url: WAHA_URL, hmacKey: "h" });
+    expect(several.gateways.evolution).toBeUndefined();
+    // Signed media links exist as soon as one real gateway is enabled, whatever the default.
+    expect(several.mediaUrlSecret).toBe(MEDIA_URL_SECRET);
   });
 
   it("ignores settings of the gateways not chosen", () => {

@@ -103,6 +103,7 @@ export interface SessionRecord {
   display_name: string;
   status: "pending" | "connected" | "disconnected" | "banned" | "failed";
   reason?: string | null;
+  gateway?: "sandbox" | "waha" | "evolution";
   last_seen_at: string | null;
   created_at: string;
   updated_at: string;

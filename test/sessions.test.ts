@@ -16,6 +16,7 @@ const SESSION_KEYS = [
   "account_id",
   "created_at",
   "display_name",
+  "gateway",
   "id",
   "last_seen_at",
   "phone_number",

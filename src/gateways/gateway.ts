@@ -1,3 +1,4 @@
+import type { GatewayKind } from "../config";
 /**
  * The boundary between a session's Durable Object and the chat network. One implementation per
  * gateway: the embedded sandbox (default, `sandbox.ts`), WAHA (`waha/`) and Evolution API
@@ -52,8 +53,8 @@ export interface ChatGateway {
   check(sessionId: string): Promise<GatewayEvent | null>;
 }
 
-/** The gateways `CHATAPP_GATEWAY` can name. */
-export type GatewayName = "sandbox" | "waha" | "evolution";
+/** The gateways `CHATAPP_GATEWAY` and `CHATAPP_GATEWAYS` can name (config.ts). */
+export type GatewayName = GatewayKind;
 
 /**
  * A message as the gateway needs it. `to` is E.164; `clientMessageId` is stable across every

@@ -1,3 +1,4 @@
+import type { GatewayKind } from "../config";
 import type { OtpRow } from "../db/queries/otps";
 import type { EventRow, MessageRow } from "../db/schema";
 import type { EventType } from "../events/catalogue";
@@ -13,27 +14,28 @@ import { toOtpRecord } from "./otp";
  * An event as the API shows it and webhooks deliver it: `{ id, type, created_at, data }`, where
  * `data` is the object after the change in exactly the shape its own GET returns, rendered from
  * the stored snapshot by the same function that GET uses (src/events/catalogue.ts lists the
- * types and their `data`).
+ * types and their `data`). `defaultGateway` (the deployment's `CHATAPP_GATEWAY`) is the
+ * `gateway` of a session snapshot taken before sessions chose theirs.
  */
-export function toEventRecord(row: EventRow) {
+export function toEventRecord(row: EventRow, defaultGateway: GatewayKind) {
   return {
     id: row.id,
     // Only this service writes the table, with the catalogue's types.
     type: row.type as EventType,
     created_at: formatTimestamp(row.createdAt),
-    data: dataOf(row),
+    data: dataOf(row, defaultGateway),
   };
 }
 
 export type EventRecord = ReturnType<typeof toEventRecord>;
 
-function dataOf(row: EventRow): Record<string, unknown> {
+function dataOf(row: EventRow, defaultGateway: GatewayKind): Record<string, unknown> {
   const snapshot = JSON.parse(row.snapshot) as Record<string, unknown>;
   if (row.type.startsWith("message.")) return toMessageRecord(snapshot as MessageRow);
-  if (row.type === "session.status_changed") return toSessionRecord(snapshot as SessionRow);
+  if (row.type === "session.status_changed") return toSessionRecord(snapshot as SessionRow, defaultGateway);
   if (row.type === "session.qr_updated") {
     const { session, qr } = snapshot as { session: SessionRow; qr: string };
-    return { session: toSessionRecord(session), qr_code: qrPngDataUri(qr) };
+    return { session: toSessionRecord(session, defaultGateway), qr_code: qrPngDataUri(qr) };
   }
   // An OTP's status as it was when the event happened.
   if (row.type.startsWith("otp.")) return toOtpRecord(snapshot as OtpRow, row.createdAt);

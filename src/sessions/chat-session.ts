@@ -1,7 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
+import type { GatewayKind } from "../config";
 import { SYNC_RETRY_MS } from "../delivery/dispatcher";
 import type { CampaignHold } from "../delivery/outbox";
-import type { GatewayEvent } from "../gateways/gateway";
+import type { GatewayEvent, GatewayName } from "../gateways/gateway";
 import type { SandboxReceived } from "../gateways/sandbox";
 import type { DispatchRequest } from "../messages/dispatch-request";
 import { SessionDispatchHost } from "./dispatch-host";
@@ -68,13 +69,14 @@ export class ChatSession extends DurableObject<Env> {
   // ---- RPC: lifecycle commands -------------------------------------------------------------
 
   /**
-   * Creates the session as `pending` and creates it at the gateway. `origin` is where sandbox
-   * pairing URLs point. Returns the record and the first QR payload; when the gateway fails, the
+   * Creates the session as `pending` and creates it at `gateway` (one the deployment enables,
+   * checked by the caller). `origin` is where sandbox pairing URLs point. Returns the record and the first QR payload; when the gateway fails, the
    * object keeps nothing and answers `gateway_unavailable` or `gateway_rejected`.
    */
   async create(input: {
     id: string;
     accountId: string;
+    gateway: GatewayKind;
     origin: string;
   }): Promise<SessionResult<{ session: SessionRecord; qr: string }>> {
     return this.core.exclusive(() => this.link.create(input));
@@ -221,13 +223,14 @@ export class ChatSession extends DurableObject<Env> {
   // ---- RPC: gateway events ----------------------------------------------------------------
 
   /**
-   * Applies events a gateway reported for this session (its webhook), in order. Status events
-   * older than the newest applied are ignored; acks never move a message backwards; an incoming
-   * message is stored once. Applying the same events twice changes nothing the second time.
-   * @returns false when this object holds no session (the event is then ignored).
+   * Applies events the gateway `source` reported for this session (its webhook), in order. Status
+   * events older than the newest applied are ignored; acks never move a message backwards; an
+   * incoming message is stored once. Applying the same events twice changes nothing the second time.
+   * @returns false when this object holds no session, or its session is on another gateway than
+   *   `source` (the events are then ignored).
    */
-  async gatewayEvents(events: GatewayEvent[]): Promise<boolean> {
-    return this.core.exclusive(() => this.link.gatewayEvents(events));
+  async gatewayEvents(source: GatewayName, events: GatewayEvent[]): Promise<boolean> {
+    return this.core.exclusive(() => this.link.gatewayEvents(source, events));
   }
 
   // ---- RPC: sandbox phone ------------------------------------------------------------------

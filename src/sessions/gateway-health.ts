@@ -156,10 +156,13 @@ export class GatewayChecks {
     if (watched(this.host.state())) this.schedule(Date.now());
   }
 
-  /** Schedules the next check `GATEWAY_CHECK_SECONDS` after `now` (epoch ms); real gateways only. */
+  /**
+   * Schedules the next check `GATEWAY_CHECK_SECONDS` after `now` (epoch ms); sessions on a real
+   * gateway only.
+   */
   schedule(now: number): void {
     const config = readConfig(this.env);
-    if (config.gateway.kind === "sandbox") return;
+    if ((this.host.state()?.gateway ?? config.CHATAPP_GATEWAY) === "sandbox") return;
     this.host.deadlines.schedule("gateway_check", "", now + config.GATEWAY_CHECK_SECONDS * 1000);
   }
 }

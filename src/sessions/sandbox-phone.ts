@@ -1,4 +1,3 @@
-import type { GatewaySettings } from "../config";
 import { SandboxGateway, sandboxPhoneNumber } from "../gateways/sandbox";
 import { fail, ok, type SessionResult } from "./result";
 import type { StoredSession } from "./session-store";
@@ -13,14 +12,10 @@ import type { SessionInput } from "./transitions";
 
 /**
  * The sandbox gateway of the session `state` in the object whose storage is `sql`, or null when
- * the object holds no session or the configured gateway (`settings`) is not the sandbox.
+ * the object holds no session or the session is on another gateway.
  */
-export function sandboxOf(
-  sql: SqlStorage,
-  settings: GatewaySettings,
-  state: StoredSession | null,
-): SandboxGateway | null {
-  if (!state || settings.kind !== "sandbox") return null;
+export function sandboxOf(sql: SqlStorage, state: StoredSession | null): SandboxGateway | null {
+  if (state?.gateway !== "sandbox") return null;
   return new SandboxGateway(sql, state.origin, state.id);
 }
 

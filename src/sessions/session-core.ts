@@ -1,4 +1,4 @@
-import { readConfig } from "../config";
+import { ConfigError, type GatewayKind, gatewaySettingsOf, readConfig } from "../config";
 import { createDb } from "../db/client";
 import { Outbox } from "../delivery/outbox";
 import { KeptReceipts } from "../delivery/receipts";
@@ -36,7 +36,7 @@ export class SessionCore {
     readonly env: Env,
   ) {
     this.sql = ctx.storage.sql;
-    this.store = new SessionStore(this.sql);
+    this.store = new SessionStore(this.sql, () => readConfig(env).CHATAPP_GATEWAY);
     this.outbox = new Outbox(this.sql);
     this.receipts = new KeptReceipts(this.sql);
     this.deadlines = new Deadlines(this.sql, ctx.storage);
@@ -73,11 +73,25 @@ export class SessionCore {
   }
 
   /**
-   * The configured gateway (config.ts `CHATAPP_GATEWAY`); the sandbox one lives in this object.
-   * @throws Error for the sandbox when the object holds no session.
+   * The name of the session's gateway: the one it was created on, or for an object that holds no
+   * session, the deployment's `CHATAPP_GATEWAY`.
+   */
+  gatewayName(): GatewayKind {
+    return this.state()?.gateway ?? readConfig(this.env).CHATAPP_GATEWAY;
+  }
+
+  /**
+   * The session's gateway ({@link gatewayName}); the sandbox one lives in this object.
+   * @throws Error for the sandbox when the object holds no session, and ConfigError when the
+   *   deployment no longer enables the session's gateway (`CHATAPP_GATEWAYS`; the call answers
+   *   500 `gateway_misconfigured`).
    */
   gateway(): ChatGateway {
-    return createGateway(readConfig(this.env).gateway, () => {
+    const name = this.gatewayName();
+    const settings = gatewaySettingsOf(readConfig(this.env), name);
+    if (!settings)
+      throw new ConfigError("CHATAPP_GATEWAYS", `does not enable ${name}, which this session uses`);
+    return createGateway(settings, () => {
       const state = this.current();
       return new SandboxGateway(this.sql, state.origin, state.id);
     });

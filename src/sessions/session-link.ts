@@ -1,12 +1,12 @@
 import { eq } from "drizzle-orm";
-import { readConfig } from "../config";
+import { type GatewayKind, readConfig } from "../config";
 import { createDb } from "../db/client";
 import { insertSessionWithinLimit, type LimitUsage } from "../db/queries/limits";
 import { sessions } from "../db/schema";
 import type { Dispatcher } from "../delivery/dispatcher";
 import { receiptMoves } from "../delivery/receipts";
 import { accountLimitReached } from "../errors";
-import { GatewayError, type GatewayEvent, type LinkState } from "../gateways/gateway";
+import { GatewayError, type GatewayEvent, type GatewayName, type LinkState } from "../gateways/gateway";
 import type { SandboxGateway, SandboxReceived } from "../gateways/sandbox";
 import { receiveMessage } from "../messages/receive";
 import { applyMoves } from "../moves/apply";
@@ -51,6 +51,7 @@ export class SessionLink {
   async create(input: {
     id: string;
     accountId: string;
+    gateway: GatewayKind;
     origin: string;
   }): Promise<SessionResult<{ session: SessionRecord; qr: string }>> {
     const now = Date.now();
@@ -60,6 +61,7 @@ export class SessionLink {
       id: input.id,
       accountId: input.accountId,
       sessionId,
+      gateway: input.gateway,
       origin: input.origin,
       now,
     });
@@ -250,12 +252,13 @@ export class SessionLink {
   /**
    * Applies a gateway's events in order: acks as message receipts (once D1 holds the sent
    * outcomes), incoming messages stored once, status events no older than the newest applied.
-   * @returns false when the object holds no session.
+   * @returns false when the object holds no session, or its session is on another gateway than
+   * `source`, the one that sent the events (nothing is applied).
    * @throws Error when D1 refuses the sent outcomes (the gateway delivers the events again).
    */
-  async gatewayEvents(events: GatewayEvent[]): Promise<boolean> {
+  async gatewayEvents(source: GatewayName, events: GatewayEvent[]): Promise<boolean> {
     const state = this.core.state();
-    if (!state) return false;
+    if (!state || state.gateway !== source) return false;
     // A receipt may settle an unknown outcome, or wait for its settlement (Settlement.takeReceipts).
     // The gateway's message id reaches D1 with the sent outcome: write pending ones first. When
     // D1 refuses, the call fails and the gateway delivers the events again.
@@ -369,9 +372,9 @@ export class SessionLink {
     }
   }
 
-  /** The sandbox gateway, or null when this object holds no session or another gateway is configured. */
+  /** The sandbox gateway, or null when this object holds no session or the session is on another gateway. */
   private sandbox(): SandboxGateway | null {
-    return sandboxOf(this.core.sql, readConfig(this.core.env).gateway, this.core.state());
+    return sandboxOf(this.core.sql, this.core.state());
   }
 }
 

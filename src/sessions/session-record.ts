@@ -1,3 +1,4 @@
+import type { GatewayKind } from "../config";
 import type { sessions } from "../db/schema";
 import { formatNullableTimestamp, formatTimestamp } from "../lib/time";
 
@@ -13,6 +14,8 @@ export type SessionRecord = {
   display_name: string;
   status: SessionStatus;
   reason: string | null;
+  /** The gateway the session was created on (`POST /v1/chatapp/sessions` `gateway`). */
+  gateway: GatewayKind;
   last_seen_at: string | null;
   created_at: string;
   updated_at: string;
@@ -26,8 +29,12 @@ export function gatewaySessionName(id: string): string {
   return `session_${id}`;
 }
 
-/** Row (epoch-ms times) → API record (ISO 8601 times). */
-export function toSessionRecord(row: SessionRow): SessionRecord {
+/**
+ * Row (epoch-ms times) → API record (ISO 8601 times). `defaultGateway` (the deployment's
+ * `CHATAPP_GATEWAY`) is the gateway of a row written before sessions chose theirs (`gateway`
+ * null, or absent from an older event's snapshot).
+ */
+export function toSessionRecord(row: SessionRow, defaultGateway: GatewayKind): SessionRecord {
   return {
     id: row.id,
     account_id: row.accountId,
@@ -36,6 +43,7 @@ export function toSessionRecord(row: SessionRow): SessionRecord {
     display_name: row.displayName,
     status: row.status,
     reason: row.reason,
+    gateway: row.gateway ?? defaultGateway,
     last_seen_at: formatNullableTimestamp(row.lastSeenAt),
     created_at: formatTimestamp(row.createdAt),
     updated_at: formatTimestamp(row.updatedAt),

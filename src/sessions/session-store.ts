@@ -1,3 +1,4 @@
+import type { GatewayKind } from "../config";
 import { newEventId, type PendingEvent } from "../events/record";
 import { type SessionRecord, type SessionRow, toSessionRecord } from "./session-record";
 
@@ -5,7 +6,7 @@ import { type SessionRecord, type SessionRow, toSessionRecord } from "./session-
  * The one row of a session object's `session` table: the session as the object knows it. Times
  * are epoch milliseconds (UTC). `session_id` is the gateway's name for it (`session_<id>`),
  * `origin` where sandbox pairing URLs point, `qr` the QR payload shown while `pending` (null in
- * every other status).
+ * every other status), `gateway` the gateway it was created on.
  */
 export type StoredSession = Omit<SessionRecord, "last_seen_at" | "created_at" | "updated_at"> & {
   last_seen_at: number | null;
@@ -16,7 +17,9 @@ export type StoredSession = Omit<SessionRecord, "last_seen_at" | "created_at" | 
 };
 
 /** Columns an update may change (the identity and creation time never change). */
-export type SessionChanges = Partial<Omit<StoredSession, "id" | "account_id" | "session_id" | "created_at">>;
+export type SessionChanges = Partial<
+  Omit<StoredSession, "id" | "account_id" | "session_id" | "created_at" | "gateway">
+>;
 
 /**
  * A session object's own record of its session, in the object's SQLite storage (the `session`
@@ -29,7 +32,14 @@ export type SessionChanges = Partial<Omit<StoredSession, "id" | "account_id" | "
 export class SessionStore {
   private present: boolean;
 
-  constructor(private readonly sql: SqlStorage) {
+  /**
+   * @param defaultGateway the deployment's `CHATAPP_GATEWAY`: the gateway of a session stored
+   *   before sessions chose theirs (its `gateway` column is null).
+   */
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly defaultGateway: () => GatewayKind,
+  ) {
     this.present =
       sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'session'").toArray().length > 0;
   }
@@ -39,28 +49,43 @@ export class SessionStore {
     return this.present;
   }
 
-  /** Creates the table (idempotent); from now on the object holds a session. */
+  /**
+   * Creates the table (idempotent; adds the `gateway` column to a table made before it, null
+   * there meaning the deployment's default); from now on the object holds a session.
+   */
   setUp(): void {
     this.sql.exec(`
       CREATE TABLE IF NOT EXISTS session (
         id TEXT PRIMARY KEY, account_id TEXT NOT NULL, session_id TEXT NOT NULL, phone_number TEXT,
         display_name TEXT NOT NULL, status TEXT NOT NULL, reason TEXT, last_seen_at INTEGER,
-        created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, origin TEXT NOT NULL, qr TEXT);
+        created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, origin TEXT NOT NULL, qr TEXT,
+        gateway TEXT);
       CREATE TABLE IF NOT EXISTS pending_events (
         id TEXT PRIMARY KEY, type TEXT NOT NULL, snapshot TEXT NOT NULL, created_at INTEGER NOT NULL);
     `);
+    const columns = this.sql.exec<{ name: string }>("PRAGMA table_info(session)").toArray();
+    if (!columns.some((column) => column.name === "gateway")) {
+      this.sql.exec("ALTER TABLE session ADD COLUMN gateway TEXT");
+    }
     this.present = true;
   }
 
   /**
-   * Inserts the row of a new session: `pending`, no phone, no QR yet, the gateway name
-   * `sessionId` as display name, every time `now` (epoch ms).
+   * Inserts the row of a new session on `gateway`: `pending`, no phone, no QR yet, the gateway
+   * name `sessionId` as display name, every time `now` (epoch ms).
    */
-  insert(input: { id: string; accountId: string; sessionId: string; origin: string; now: number }): void {
+  insert(input: {
+    id: string;
+    accountId: string;
+    sessionId: string;
+    gateway: GatewayKind;
+    origin: string;
+    now: number;
+  }): void {
     this.sql.exec(
       `INSERT INTO session (id, account_id, session_id, phone_number, display_name, status, reason,
-         last_seen_at, created_at, updated_at, origin, qr)
-       VALUES (?, ?, ?, NULL, ?, 'pending', NULL, ?, ?, ?, ?, NULL)`,
+         last_seen_at, created_at, updated_at, origin, qr, gateway)
+       VALUES (?, ?, ?, NULL, ?, 'pending', NULL, ?, ?, ?, ?, NULL, ?)`,
       input.id,
       input.accountId,
       input.sessionId,
@@ -69,6 +94,7 @@ export class SessionStore {
       input.now,
       input.now,
       input.origin,
+      input.gateway,
     );
   }
 
@@ -80,7 +106,11 @@ export class SessionStore {
   /** The session, or null when the object holds none. */
   state(): StoredSession | null {
     if (!this.present) return null;
-    return this.sql.exec<StoredSession>("SELECT * FROM session LIMIT 1").toArray()[0] ?? null;
+    const row = this.sql
+      .exec<Omit<StoredSession, "gateway"> & { gateway: GatewayKind | null }>("SELECT * FROM session LIMIT 1")
+      .toArray()[0];
+    if (!row) return null;
+    return { ...row, gateway: row.gateway ?? this.defaultGateway() };
   }
 
   /** The session. @throws Error when the object holds none (callers have checked {@link state}). */
@@ -118,12 +148,13 @@ export class SessionStore {
       lastSeenAt: s.last_seen_at,
       createdAt: s.created_at,
       updatedAt: s.updated_at,
+      gateway: s.gateway,
     };
   }
 
   /** The session as the API shows it (the `Session` schema of openapi.json). */
   record(): SessionRecord {
-    return toSessionRecord(this.row());
+    return toSessionRecord(this.row(), this.defaultGateway());
   }
 
   /**

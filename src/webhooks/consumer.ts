@@ -1,3 +1,4 @@
+import { readConfig } from "../config";
 import { createDb } from "../db/client";
 import { failPendingDeliveries } from "../db/queries/webhook-deliveries";
 import { dropPoison, redeliveryDelaySeconds } from "../lib/queue";
@@ -59,7 +60,10 @@ export async function handleWebhookBatch(
           m.ack();
           return;
         }
-        const result = await deliverOnce(db, body, options);
+        const result = await deliverOnce(db, body, {
+          defaultGateway: readConfig(env).CHATAPP_GATEWAY,
+          ...options,
+        });
         if (result === null) m.ack();
         else m.retry({ delaySeconds: result.retryDelaySeconds });
       } catch (error) {

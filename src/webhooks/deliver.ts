@@ -1,3 +1,4 @@
+import type { GatewayKind } from "../config";
 import type { Db } from "../db/client";
 import {
   claimAttempt,
@@ -32,6 +33,11 @@ export interface DeliveryOptions {
   /** In [0, 1), for the retry jitter. */
   random?: () => number;
   timeoutMs?: number;
+  /**
+   * The deployment's `CHATAPP_GATEWAY`, for a session event snapshot taken before sessions chose
+   * their gateway (src/presenters/event.ts); default `sandbox`, the variable's own default.
+   */
+  defaultGateway?: GatewayKind;
 }
 
 /** What the queue should do with the message after an attempt: ack it, or retry it after a wait. */
@@ -85,10 +91,16 @@ export async function deliverOnce(
   }
   const { endpoint, event } = context;
 
-  const answer = await postEvent(endpoint, event.id, JSON.stringify(toEventRecord(event)), startedAt, {
-    now,
-    timeoutMs: options.timeoutMs ?? DELIVERY_TIMEOUT_MS,
-  });
+  const answer = await postEvent(
+    endpoint,
+    event.id,
+    JSON.stringify(toEventRecord(event, options.defaultGateway ?? "sandbox")),
+    startedAt,
+    {
+      now,
+      timeoutMs: options.timeoutMs ?? DELIVERY_TIMEOUT_MS,
+    },
+  );
   const finishedAt = startedAt + answer.durationMs;
   const code = answer.statusCode;
 

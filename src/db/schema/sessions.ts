@@ -20,6 +20,12 @@ export const sessions = sqliteTable(
     lastSeenAt: integer(),
     createdAt: integer().notNull(),
     updatedAt: integer().notNull(),
+    /**
+     * The gateway the session was created on (config.ts `GATEWAY_NAMES`); null for a session
+     * created before sessions chose theirs: the deployment's `CHATAPP_GATEWAY`. Its object
+     * writes it with its next change.
+     */
+    gateway: text({ enum: ["sandbox", "waha", "evolution"] }),
   },
   (t) => [
     uniqueIndex("sessions_session_id").on(t.sessionId),

@@ -1,4 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
+import { readConfig } from "../../config";
 import { findEvent, listEvents } from "../../db/queries/events";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
@@ -40,7 +41,7 @@ export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
   return c.json(
     {
       success: true as const,
-      data: rows.map(toEventRecord),
+      data: rows.map((row) => toEventRecord(row, readConfig(c.env).CHATAPP_GATEWAY)),
       ...pageLinks(c, rows, { limit: query.limit, cursor: query.cursor, more }),
     },
     200,
@@ -51,5 +52,5 @@ export const show: RouteHandler<typeof routes.show, AppEnv> = async (c) => {
   const row = await findEvent(c.var.db, c.var.principal.accountId, c.req.valid("param").id);
   if (!row) throw new ApiError("not_found", "No such event.");
   assertCanReadEvents(c.var.principal.scopes, [row.type]);
-  return c.json({ success: true as const, data: toEventRecord(row) }, 200);
+  return c.json({ success: true as const, data: toEventRecord(row, readConfig(c.env).CHATAPP_GATEWAY) }, 200);
 };

@@ -1,5 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { readConfig } from "../../config";
+import { gatewaySettingsOf, readConfig } from "../../config";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { parseEvolutionEvent, verifyEvolutionEvent } from "../../gateways/evolution/events";
@@ -11,8 +11,8 @@ import { sessionStub } from "../../sessions/stub";
 import type * as routes from "./gateway-events.routes";
 
 export const waha: RouteHandler<typeof routes.waha, AppEnv> = async (c) => {
-  const settings = readConfig(c.env).gateway;
-  if (settings.kind !== "waha") throw new ApiError("not_found", "No such resource.");
+  const settings = gatewaySettingsOf(readConfig(c.env), "waha");
+  if (settings?.kind !== "waha") throw new ApiError("not_found", "No such resource.");
   const raw = await c.req.text();
   if (!(await verifyWahaSignature(raw, c.req.header("x-webhook-hmac"), settings.hmacKey))) {
     throw new ApiError(
@@ -27,8 +27,8 @@ export const waha: RouteHandler<typeof routes.waha, AppEnv> = async (c) => {
 };
 
 export const evolution: RouteHandler<typeof routes.evolution, AppEnv> = async (c) => {
-  const settings = readConfig(c.env).gateway;
-  if (settings.kind !== "evolution") throw new ApiError("not_found", "No such resource.");
+  const settings = gatewaySettingsOf(readConfig(c.env), "evolution");
+  if (settings?.kind !== "evolution") throw new ApiError("not_found", "No such resource.");
   const body = parse(await c.req.text());
   if (!(await verifyEvolutionEvent(body, settings.apiKey))) {
     throw new ApiError("invalid_signature", "The event's apikey is missing or is not its instance's token.");
@@ -49,7 +49,8 @@ function parse(raw: string): unknown {
 
 /**
  * Hands a batch to the session object it names. @returns false when there was nothing to apply:
- * no events, a name that is not one of ours, a session that no longer exists, or a call dated
+ * no events, a name that is not one of ours, a session that no longer exists or is on another
+ * gateway than the one that sent the batch, or a call dated
  * more than {@link EVENT_FRESHNESS_MS} off the service's clock, or not dated (freshness.ts; logged).
  * The gateway gets a 200 all the same: it retries any other answer, and an event nobody can use,
  * or one that only grows older, gains nothing from being sent again.
@@ -74,5 +75,5 @@ async function deliver(env: Env, gateway: GatewayName, batch: GatewayEventBatch 
   }
   const id = sessionUuidOf(batch.sessionId);
   if (!id) return false;
-  return sessionStub(env, id).gatewayEvents(batch.events);
+  return sessionStub(env, id).gatewayEvents(gateway, batch.events);
 }

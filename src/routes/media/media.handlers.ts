@@ -7,14 +7,14 @@ import type * as routes from "./media.routes";
 
 /**
  * Serves a stored media file to the gateway that holds a valid signed link to it
- * (src/media/link.ts; README, Security → Media). Under the sandbox no links are made, so none
- * exists: 404.
+ * (src/media/link.ts; README, Security → Media). Only sessions on a real gateway get links: when
+ * the deployment enables none (the sandbox alone), none exists: 404.
  */
 export const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
-  const settings = readConfig(c.env).gateway;
-  if (settings.kind === "sandbox") throw new ApiError("not_found", "No such resource.");
+  const secret = readConfig(c.env).mediaUrlSecret;
+  if (secret === null) throw new ApiError("not_found", "No such resource.");
   const { key } = c.req.valid("param");
-  const check = await checkMediaLink(settings.mediaUrlSecret, key, c.req.valid("query"), Date.now());
+  const check = await checkMediaLink(secret, key, c.req.valid("query"), Date.now());
   if (check !== "valid") {
     throw new ApiError(
       "media_link_invalid",

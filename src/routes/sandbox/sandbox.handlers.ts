@@ -1,5 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { readConfig } from "../../config";
 import { findSession } from "../../db/queries/sessions";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
@@ -11,9 +12,20 @@ import { unwrap } from "../../sessions/result";
 import { sessionStub } from "../../sessions/stub";
 import type * as routes from "./sandbox.routes";
 
+/**
+ * The caller's session `id` when it is on the sandbox: 404 `not_found` for unknown sessions,
+ * others' sessions and sessions on another gateway, as when the deployment has no sandbox.
+ */
+async function sandboxSession(c: Context<AppEnv>, id: string) {
+  const row = await findSession(c.var.db, c.var.principal.accountId, id);
+  if (!row) throw new ApiError("not_found", "No such session.");
+  if ((row.gateway ?? readConfig(c.env).CHATAPP_GATEWAY) !== "sandbox")
+    throw new ApiError("not_found", "No such resource.");
+  return row;
+}
+
 async function ownedSession(c: Context<AppEnv>, id: string) {
-  if (!(await findSession(c.var.db, c.var.principal.accountId, id)))
-    throw new ApiError("not_found", "No such session.");
+  await sandboxSession(c, id);
   return sessionStub(c.env, id);
 }
 
@@ -46,8 +58,7 @@ export const ban: RouteHandler<typeof routes.ban, AppEnv> = async (c) => {
 };
 
 export const inbound: RouteHandler<typeof routes.inbound, AppEnv> = async (c) => {
-  const session = await findSession(c.var.db, c.var.principal.accountId, c.req.valid("param").id);
-  if (!session) throw new ApiError("not_found", "No such session.");
+  const session = await sandboxSession(c, c.req.valid("param").id);
   if (session.status !== "connected")
     throw new ApiError("session_not_connected", `The session is ${session.status}.`);
   const body = c.req.valid("json");

@@ -1,13 +1,16 @@
-import { readConfig } from "../../config";
+import { gatewaySettingsOf, readConfig } from "../../config";
 import { ApiError } from "../../errors";
 import { createRouter } from "../router";
 import * as handlers from "./sandbox.handlers";
 import * as routes from "./sandbox.routes";
 
-/** `/sandbox`: drives the embedded sandbox gateway. Absent (404) when another gateway is active. */
+/**
+ * `/sandbox`: drives the embedded sandbox gateway. Absent (404) when the deployment does not
+ * enable the sandbox (`CHATAPP_GATEWAYS`); a session on another gateway is 404 `not_found` too.
+ */
 export const sandboxRoutes = createRouter();
 sandboxRoutes.use("*", async (c, next) => {
-  if (readConfig(c.env).CHATAPP_GATEWAY !== "sandbox") throw new ApiError("not_found", "No such resource.");
+  if (!gatewaySettingsOf(readConfig(c.env), "sandbox")) throw new ApiError("not_found", "No such resource.");
   await next();
 });
 sandboxRoutes

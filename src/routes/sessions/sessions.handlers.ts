@@ -1,6 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { readConfig } from "../../config";
+import { gatewaySettingsOf, readConfig } from "../../config";
 import { insertLinkToken, revokeLinkTokens } from "../../db/queries/link-tokens";
 import { findSession, listSessions } from "../../db/queries/sessions";
 import type { AppEnv } from "../../env";
@@ -27,17 +27,29 @@ export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
   const page = { limit, cursor: cursor ?? null };
   const { rows, more } = await listSessions(c.var.db, c.var.principal.accountId, page);
   return c.json(
-    { success: true as const, sessions: rows.map(toSessionRecord), ...pageLinks(c, rows, { ...page, more }) },
+    {
+      success: true as const,
+      sessions: rows.map((row) => toSessionRecord(row, readConfig(c.env).CHATAPP_GATEWAY)),
+      ...pageLinks(c, rows, { ...page, more }),
+    },
     200,
   );
 };
 
 export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
+  const config = readConfig(c.env);
+  const gateway = c.req.valid("json").gateway ?? config.CHATAPP_GATEWAY;
+  if (!gatewaySettingsOf(config, gateway)) {
+    throw new ApiError("validation_failed", "The request has invalid fields.", {
+      fields: { gateway: [`not enabled here; enabled: ${config.CHATAPP_GATEWAYS.join(", ")}`] },
+    });
+  }
   const id = crypto.randomUUID();
   const { session, qr } = unwrap(
     await sessionStub(c.env, id).create({
       id,
       accountId: c.var.principal.accountId,
+      gateway,
       origin: new URL(c.req.url).origin,
     }),
   );
@@ -48,7 +60,10 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
 export const show: RouteHandler<typeof routes.show, AppEnv> = async (c) => {
   const row = await findSession(c.var.db, c.var.principal.accountId, c.req.valid("param").id);
   if (!row) throw new ApiError("not_found", "No such session.");
-  return c.json({ success: true as const, session: toSessionRecord(row) }, 200);
+  return c.json(
+    { success: true as const, session: toSessionRecord(row, readConfig(c.env).CHATAPP_GATEWAY) },
+    200,
+  );
 };
 
 export const qrCode: RouteHandler<typeof routes.qrCode, AppEnv> = async (c) => {

@@ -3,6 +3,7 @@ import { idempotency } from "../../middleware/idempotency";
 import { IdempotencyKeyHeader, IdParam, json, jsonBody, problems, requires } from "../openapi";
 import {
   CreatedSessionSchema,
+  CreateSessionBody,
   DeletedSchema,
   GatewayHealthSchema,
   LinkUrlBody,
@@ -48,8 +49,9 @@ export const create = createRoute({
   description:
     "The session starts `pending`. Scan the QR code with the phone that holds the chat account; the QR rotates every `QR_ROTATE_SECONDS` and the session fails with reason `qr_timeout` after `QR_TIMEOUT_SECONDS` without a scan (its session at the gateway is then removed; a reconnect creates it again). " +
     "An account holds at most its `max_sessions` sessions (deleted ones do not count): 409 `account_limit_reached` beyond, before anything is made at the gateway. " +
+    "The optional body's `gateway` chooses the session's gateway among those the deployment enables (`CHATAPP_GATEWAYS`); without it, the session is on `CHATAPP_GATEWAY`. A gateway not enabled is 422 `validation_failed` (under `errors.gateway`), and nothing is made. " +
     "Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.",
-  request: { headers: IdempotencyKeyHeader },
+  request: { headers: IdempotencyKeyHeader, body: { ...jsonBody(CreateSessionBody), required: false } },
   responses: {
     201: json(CreatedSessionSchema, "The new session and its QR code"),
     ...problems(

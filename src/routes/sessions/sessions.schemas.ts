@@ -1,10 +1,28 @@
 import { z } from "@hono/zod-openapi";
+import { GATEWAY_NAMES } from "../../config";
 import { publicHttpsUrlProblem } from "../../lib/media-url";
 import { LINK_EXPIRES_IN } from "../../links/tokens";
 import { PhoneNumber } from "../openapi";
 import { CursorParam, MAX_LIMIT, PageLinksSchema, pageLimit } from "../paging";
 
 const timestamp = z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" });
+
+/** A gateway's name (config.ts `GATEWAY_NAMES`). */
+const Gateway = z.enum(GATEWAY_NAMES).openapi({ example: "sandbox" });
+
+/**
+ * Body of `POST /v1/chatapp/sessions`, optional: `gateway`, one the deployment enables
+ * (`CHATAPP_GATEWAYS`); without it, `CHATAPP_GATEWAY`. Other fields are ignored, as they were
+ * before the route took a body.
+ */
+export const CreateSessionBody = z
+  .object({
+    gateway: Gateway.optional().openapi({
+      description:
+        "The gateway that reaches the chat network for this session: one of those the deployment enables (`CHATAPP_GATEWAYS`, default just `CHATAPP_GATEWAY`). Default: `CHATAPP_GATEWAY`. One not enabled → 422 `validation_failed` under `errors.gateway`.",
+    }),
+  })
+  .openapi("CreateSessionRequest");
 
 export const SessionSchema = z
   .object({
@@ -17,6 +35,10 @@ export const SessionSchema = z
     reason: z.string().nullable().openapi({
       description:
         "Why the session failed or disconnected: `qr_timeout`, `disconnected_by_user`, or the gateway's reason.",
+    }),
+    gateway: Gateway.openapi({
+      description:
+        "The gateway the session was created on: the create request's `gateway`, else the deployment's `CHATAPP_GATEWAY`.",
     }),
     last_seen_at: timestamp.nullable(),
     created_at: timestamp,

@@ -1,5 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { readConfig } from "../../config";
 import { findDelivery, listDeliveries as listPage } from "../../db/queries/webhook-deliveries";
 import { findWebhookEndpoint, type WebhookEndpointRow } from "../../db/queries/webhook-endpoints";
 import type { AppEnv } from "../../env";
@@ -66,7 +67,12 @@ export const retryDelivery: RouteHandler<typeof routes.retryDelivery, AppEnv> = 
   const { db, principal } = c.var;
   await enabledEndpointOf(c, id);
   const key = { endpointId: id, eventId: event_id };
-  if (!(await resendNow(db, c.env.WEBHOOK_QUEUE, principal.accountId, key))) throw noDelivery();
+  if (
+    !(await resendNow(db, c.env.WEBHOOK_QUEUE, principal.accountId, key, {
+      defaultGateway: readConfig(c.env).CHATAPP_GATEWAY,
+    }))
+  )
+    throw noDelivery();
   const history = await findDelivery(db, principal.accountId, id, event_id);
   if (!history) throw noDelivery();
   return c.json({ success: true as const, data: toDeliveryRecord(history) }, 200);
