@@ -16,6 +16,7 @@ import {
   recipients,
   showCampaign,
 } from "./campaign-fixtures";
+import { refuse, restoreD1 } from "./d1-outage";
 import { call, createAccount } from "./helpers";
 import { connectedSession, seedMessages, waitForMessages } from "./message-fixtures";
 
@@ -29,19 +30,7 @@ async function runCron(workerEnv: Env = env): Promise<void> {
   await worker.scheduled(createScheduledController({ cron: HOUR_CRON }), workerEnv);
 }
 
-const triggers: string[] = [];
-
-/** Makes D1 refuse every DELETE on `table` until the test ends. */
-async function refuseDeletes(table: string): Promise<void> {
-  const name = `refuse_${table}_delete`;
-  await env.DB.prepare(
-    `CREATE TRIGGER ${name} BEFORE DELETE ON ${table} BEGIN SELECT RAISE(ABORT, 'injected outage'); END`,
-  ).run();
-  triggers.push(name);
-}
-
-afterEach(async () => {
-  for (const name of triggers.splice(0)) await env.DB.prepare(`DROP TRIGGER IF EXISTS ${name}`).run();
+afterEach(() => {
   vi.restoreAllMocks();
 });
 
@@ -133,7 +122,7 @@ describe("the hourly cron isolates its jobs", () => {
       },
     ]);
     // The first job's table refuses its DELETE.
-    await refuseDeletes("idempotency_keys");
+    await refuse("idempotency_keys", "DELETE");
     const errors = vi.spyOn(console, "error");
 
     await runCron();
@@ -164,14 +153,14 @@ describe("the hourly cron isolates its jobs", () => {
   it("logs nothing when every job succeeds, and a job that failed does its work on the next run", async () => {
     const { key, accountId } = await createAccount(10);
     const expired = await expiredIdempotencyKey(accountId);
-    await refuseDeletes("idempotency_keys");
+    await refuse("idempotency_keys", "DELETE");
     const errors = vi.spyOn(console, "error");
     await runCron();
     expect(failedJobs(errors).map((entry) => entry.job)).toEqual(["purge_idempotency_keys"]);
     expect(await idempotencyKeyExists(accountId, expired)).toBe(true);
 
     // D1 takes the DELETE again: the next hour's run purges the key, and logs no failure.
-    await env.DB.prepare("DROP TRIGGER refuse_idempotency_keys_delete").run();
+    await restoreD1();
     errors.mockClear();
     await runCron();
     expect(failedJobs(errors)).toEqual([]);

@@ -1,6 +1,6 @@
 import { createScheduledController, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createDb } from "../src/db/client";
 import { findMessage } from "../src/db/queries/messages";
 import { EVENT_RETENTION_MS } from "../src/events/record";
@@ -8,6 +8,7 @@ import worker from "../src/index";
 import { dispatchRequestOf } from "../src/messages/dispatch-request";
 import { applyMoves } from "../src/moves/apply";
 import type { ChatSession } from "../src/sessions/chat-session";
+import { refuse, restoreD1 } from "./d1-outage";
 import { call, createAccount, createSession, expectProblem, sessionStub, showSession } from "./helpers";
 import {
   connectedSession,
@@ -45,11 +46,6 @@ async function eventsAbout(key: string, type: string, id: string): Promise<Event
   const all = await eventsOf(key, `&filter[type]=${type}`);
   return all.filter((e) => (e.data.id ?? (e.data.session as { id?: string })?.id) === id).reverse();
 }
-
-const triggers: string[] = [];
-afterEach(async () => {
-  for (const name of triggers.splice(0)) await env.DB.prepare(`DROP TRIGGER IF EXISTS ${name}`).run();
-});
 
 describe("message events", () => {
   it("records sent, delivered and read once each, carrying the message as its GET shows it", async () => {
@@ -92,11 +88,7 @@ describe("message events", () => {
   it("records no event for a change that rolled back, and one once it commits", async () => {
     const { key, accountId } = await createAccount(1);
     const session = (await connectedSession(key)).id;
-    await env.DB.prepare(
-      `CREATE TRIGGER refuse_refund BEFORE INSERT ON ledger_entries WHEN NEW.account_id = '${accountId}'
-         AND NEW.kind = 'refund' BEGIN SELECT RAISE(ABORT, 'injected outage'); END`,
-    ).run();
-    triggers.push("refuse_refund");
+    await refuse("ledger_entries", "INSERT", { accountId, when: "NEW.kind = 'refund'" });
     const id = (await sendText(key, session, ["+14155550000"])).body.data.messages[0]!.id;
     // The object has failed the message and D1 has refused the write: a failed entry is written
     // at once (Dispatcher.fail), so one still owed (unsynced) with a `sync` retry set was refused.
@@ -111,7 +103,7 @@ describe("message events", () => {
     expect(await getMessage(key, id)).toMatchObject({ status: "queued" });
     expect(await eventsAbout(key, "message.failed", id)).toEqual([]);
 
-    await env.DB.prepare("DROP TRIGGER refuse_refund").run();
+    await restoreD1();
     await runInDurableObject(sessionStub(session), (_i: ChatSession, state) => {
       state.storage.sql.exec("UPDATE deadlines SET due_at = 0 WHERE kind = 'sync'");
     });

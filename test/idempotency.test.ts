@@ -4,6 +4,7 @@ import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { createApp } from "../src/app";
 import { sha256Hex } from "../src/lib/crypto";
 import { toE164 } from "../src/lib/phone";
+import { refuse, restoreD1 } from "./d1-outage";
 import { call, createAccount, expectProblem } from "./helpers";
 import {
   balanceOf,
@@ -327,10 +328,7 @@ describe("POST /v1/chatapp/sessions", () => {
 describe("a request that failed with a 5xx", () => {
   const SENDER = "6ba7b810-9dad-11d1-80b4-00c04fd430c8";
   const TO = "+14155552690";
-  const triggers: string[] = [];
-
-  afterEach(async () => {
-    for (const name of triggers.splice(0)) await env.DB.prepare(`DROP TRIGGER IF EXISTS ${name}`).run();
+  afterEach(() => {
     vi.restoreAllMocks();
   });
 
@@ -360,11 +358,7 @@ describe("a request that failed with a 5xx", () => {
     const f = await otpApp();
     // An injected outage: D1 refuses the OTP send's last write (the OTP's message id), after the
     // code's message was charged, stored and queued.
-    await env.DB.prepare(
-      `CREATE TRIGGER refuse_otp_update BEFORE UPDATE ON otps WHEN NEW.account_id = '${f.accountId}'
-         BEGIN SELECT RAISE(ABORT, 'injected outage'); END`,
-    ).run();
-    triggers.push("refuse_otp_update");
+    await refuse("otps", "UPDATE", { accountId: f.accountId });
     vi.spyOn(console, "error").mockImplementation(() => {});
 
     const first = await sendCode(f.key, f.appId, "code-1");
@@ -372,7 +366,7 @@ describe("a request that failed with a 5xx", () => {
     expect(await balanceOf(f.accountId)).toBe(0.99);
 
     // The outage is over; the client retries with the same key, as it should after a 5xx.
-    await env.DB.prepare("DROP TRIGGER refuse_otp_update").run();
+    await restoreD1();
     for (let retry = 0; retry < 2; retry++) {
       const again = await sendCode(f.key, f.appId, "code-1");
       expect(again.status).toBe(500);
