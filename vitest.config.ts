@@ -10,7 +10,8 @@ import * as gateways from "./test/gateway-config";
 // runtime): the sandbox runs everything outside test/waha and test/evolution; those two folders
 // run with CHATAPP_GATEWAY set to their gateway, which tests fake at the HTTP boundary
 // (test/network.ts) on the origins of test/gateway-config.ts. test/gateways runs a deployment
-// that enables all three (CHATAPP_GATEWAYS), Evolution API the default, where sessions choose.
+// that enables all three (CHATAPP_GATEWAYS), Evolution API the default, where sessions choose;
+// test/cloud-api runs the sandbox with Meta's WhatsApp Cloud API beside it (Graph API faked).
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
@@ -46,7 +47,11 @@ export default defineConfig(async () => {
   return {
     test: {
       projects: [
-        project("sandbox", ["test/**/*.test.ts"], ["test/waha/**", "test/evolution/**", "test/gateways/**"]),
+        project(
+          "sandbox",
+          ["test/**/*.test.ts"],
+          ["test/waha/**", "test/evolution/**", "test/gateways/**", "test/cloud-api/**"],
+        ),
         project("waha", ["test/waha/**/*.test.ts"], [], {
           CHATAPP_GATEWAY: "waha",
           WAHA_URL: gateways.WAHA_URL,
@@ -74,6 +79,17 @@ export default defineConfig(async () => {
           WAHA_URL: gateways.WAHA_URL,
           WAHA_API_KEY: gateways.WAHA_API_KEY,
           WAHA_WEBHOOK_HMAC_KEY: gateways.WAHA_WEBHOOK_HMAC_KEY,
+          PUBLIC_URL: gateways.PUBLIC_URL,
+          MEDIA_URL_SECRET: gateways.MEDIA_URL_SECRET,
+          GATEWAY_TIMEOUT_MS: String(gateways.GATEWAY_TIMEOUT_MS),
+          GATEWAY_MEDIA_TIMEOUT_MS: String(gateways.GATEWAY_TIMEOUT_MS),
+        }),
+        project("cloud-api", ["test/cloud-api/**/*.test.ts"], [], {
+          CHATAPP_GATEWAY: "sandbox",
+          CHATAPP_GATEWAYS: "sandbox,cloud_api",
+          CLOUD_API_APP_SECRET: gateways.CLOUD_API_APP_SECRET,
+          CLOUD_API_VERIFY_TOKEN: gateways.CLOUD_API_VERIFY_TOKEN,
+          CREDENTIALS_KEY: gateways.CREDENTIALS_KEY,
           PUBLIC_URL: gateways.PUBLIC_URL,
           MEDIA_URL_SECRET: gateways.MEDIA_URL_SECRET,
           GATEWAY_TIMEOUT_MS: String(gateways.GATEWAY_TIMEOUT_MS),

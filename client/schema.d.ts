@@ -256,7 +256,7 @@ export interface paths {
         put?: never;
         /**
          * Create a session and get its first QR code
-         * @description The session starts `pending`. Scan the QR code with the phone that holds the chat account; the QR rotates every `QR_ROTATE_SECONDS` and the session fails with reason `qr_timeout` after `QR_TIMEOUT_SECONDS` without a scan (its session at the gateway is then removed; a reconnect creates it again). An account holds at most its `max_sessions` sessions (deleted ones do not count): 409 `account_limit_reached` beyond, before anything is made at the gateway. The optional body's `gateway` chooses the session's gateway among those the deployment enables (`CHATAPP_GATEWAYS`); without it, the session is on `CHATAPP_GATEWAY`. A gateway not enabled is 422 `validation_failed` (under `errors.gateway`), and nothing is made. Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.
+         * @description The session starts `pending`. Scan the QR code with the phone that holds the chat account; the QR rotates every `QR_ROTATE_SECONDS` and the session fails with reason `qr_timeout` after `QR_TIMEOUT_SECONDS` without a scan (its session at the gateway is then removed; a reconnect creates it again). An account holds at most its `max_sessions` sessions (deleted ones do not count): 409 `account_limit_reached` beyond, before anything is made at the gateway. The optional body's `gateway` chooses the session's gateway among those the deployment enables (`CHATAPP_GATEWAYS`); without it, the session is on `CHATAPP_GATEWAY`. A gateway not enabled is 422 `validation_failed` (under `errors.gateway`), and nothing is made. A `cloud_api` session links a business number on Meta's WhatsApp Cloud API by its ids and access token (`cloud_api`): Meta reads the number at once, and the session is `connected` with `qr_code: null` (422 `gateway_credentials_invalid` with Meta's message when Meta refuses; 409 `phone_number_in_use` when another session holds the number). Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.
          */
         post: operations["createSession"];
         delete?: never;
@@ -1630,7 +1630,7 @@ export interface components {
              * @example sandbox
              * @enum {string}
              */
-            gateway: "sandbox" | "waha" | "evolution";
+            gateway: "sandbox" | "waha" | "evolution" | "cloud_api";
             /** @example 2026-11-21T09:30:12.345000Z */
             last_seen_at: string | null;
             /** @example 2026-11-21T09:30:12.345000Z */
@@ -1898,7 +1898,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "invalid_json" | "unauthenticated" | "invalid_signature" | "insufficient_balance" | "insufficient_scope" | "media_link_invalid" | "not_found" | "link_not_found" | "method_not_allowed" | "session_not_pending" | "session_not_connected" | "session_not_disconnected" | "session_not_linked" | "idempotency_key_in_use" | "otp_already_verified" | "webhook_endpoint_limit" | "webhook_endpoint_disabled" | "campaign_not_draft" | "campaign_not_running" | "campaign_not_paused" | "campaign_finished" | "campaign_empty" | "account_limit_reached" | "otp_expired" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "app_has_no_channel" | "otp_invalid" | "otp_country_not_allowed" | "pairing_code_invalid" | "time_range_invalid" | "media_unavailable" | "upgrade_required" | "rate_limited" | "otp_attempts_exceeded" | "internal_error" | "gateway_misconfigured" | "service_misconfigured" | "gateway_rejected" | "gateway_unavailable" | "service_unavailable";
+            code: "invalid_json" | "unauthenticated" | "invalid_signature" | "insufficient_balance" | "insufficient_scope" | "media_link_invalid" | "not_found" | "link_not_found" | "method_not_allowed" | "session_not_pending" | "session_not_connected" | "session_not_disconnected" | "session_not_linked" | "idempotency_key_in_use" | "otp_already_verified" | "webhook_endpoint_limit" | "webhook_endpoint_disabled" | "campaign_not_draft" | "campaign_not_running" | "campaign_not_paused" | "campaign_finished" | "campaign_empty" | "account_limit_reached" | "not_supported_by_gateway" | "phone_number_in_use" | "otp_expired" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "app_has_no_channel" | "otp_invalid" | "otp_country_not_allowed" | "pairing_code_invalid" | "time_range_invalid" | "media_unavailable" | "gateway_credentials_invalid" | "upgrade_required" | "rate_limited" | "otp_attempts_exceeded" | "internal_error" | "gateway_misconfigured" | "service_misconfigured" | "gateway_rejected" | "gateway_unavailable" | "service_unavailable";
             request_id: string;
             /** @enum {boolean} */
             success: false;
@@ -2132,14 +2132,36 @@ export interface components {
              * @example sandbox
              * @enum {string}
              */
-            gateway?: "sandbox" | "waha" | "evolution";
+            gateway?: "sandbox" | "waha" | "evolution" | "cloud_api";
+            cloud_api?: components["schemas"]["CloudApiLink"];
+        };
+        /** @description With `gateway: "cloud_api"` (and only then): the business number to link. Meta reads it at once: the session is `connected` when Meta takes the ids and token, else 422 `gateway_credentials_invalid` with Meta's message and nothing is stored; a number another session holds → 409 `phone_number_in_use`. */
+        CloudApiLink: {
+            /**
+             * @description The number's Phone-Number-ID in Meta's Graph API.
+             * @example 106540352242922
+             */
+            phone_number_id: string;
+            /**
+             * @description The WhatsApp Business Account (WABA-ID) that owns the number and its templates.
+             * @example 102290129340398
+             */
+            waba_id: string;
+            /**
+             * @description A Graph API access token with `whatsapp_business_messaging` and `whatsapp_business_management`. Stored sealed (AES-256-GCM) and never shown again.
+             * @example EAAG…
+             */
+            access_token: string;
         };
         GatewayHealth: {
             /** @enum {boolean} */
             success: true;
             health: {
-                /** @enum {string} */
-                gateway: "sandbox" | "waha" | "evolution";
+                /**
+                 * @example sandbox
+                 * @enum {string}
+                 */
+                gateway: "sandbox" | "waha" | "evolution" | "cloud_api";
                 /** @description The gateway's own view of the session at the last check: `linked`, `qr`, `dropped`, `failed`, or `starting`; null before the first check that reached it. */
                 gateway_state: string | null;
                 /** @example 2026-11-21T09:30:12.345000Z */
@@ -2679,7 +2701,7 @@ export interface operations {
                          * @description `CHATAPP_GATEWAY`
                          * @enum {string}
                          */
-                        gateway: "sandbox" | "waha" | "evolution";
+                        gateway: "sandbox" | "waha" | "evolution" | "cloud_api";
                     };
                 };
             };
@@ -3716,7 +3738,7 @@ export interface operations {
                              * @example sandbox
                              * @enum {string}
                              */
-                            gateway: "sandbox" | "waha" | "evolution";
+                            gateway: "sandbox" | "waha" | "evolution" | "cloud_api";
                             /** @example 2026-11-21T09:30:12.345000Z */
                             last_seen_at: string | null;
                             /** @example 2026-11-21T09:30:12.345000Z */
@@ -3725,10 +3747,10 @@ export interface operations {
                             updated_at: string;
                         };
                         /**
-                         * @description The QR code to scan: a PNG image as a base64 data URI.
+                         * @description The QR code to scan while the session is `pending`; null when it is `connected` at once (a `cloud_api` number, or a gateway already linked).
                          * @example data:image/png;base64,iVBORw0KGgo…
                          */
-                        qr_code: string;
+                        qr_code: string | null;
                     };
                 };
             };
@@ -3744,7 +3766,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["InsufficientScope"];
-            /** @description Problem: `idempotency_key_in_use`, `account_limit_reached` */
+            /** @description Problem: `idempotency_key_in_use`, `account_limit_reached`, `phone_number_in_use` */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -3756,7 +3778,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description Problem: `validation_failed`, `idempotency_key_reused` */
+            /** @description Problem: `validation_failed`, `idempotency_key_reused`, `gateway_credentials_invalid` */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -3924,7 +3946,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `session_not_pending` */
+            /** @description Problem: `session_not_pending`, `not_supported_by_gateway` */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -4139,7 +4161,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `session_not_pending` */
+            /** @description Problem: `session_not_pending`, `not_supported_by_gateway` */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -4329,6 +4351,16 @@ export interface operations {
             403: components["responses"]["InsufficientScope"];
             /** @description Problem: `not_found` */
             404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_supported_by_gateway` */
+            409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;

@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { methodNotAllowed } from "hono/method-not-allowed";
-import { ConfigError, readConfig } from "./config";
+import { ConfigError, GATEWAY_NAMES, readConfig } from "./config";
 import { createDb } from "./db/client";
 import type { AppEnv } from "./env";
 import { ApiError, ERROR_STATUS, type ErrorCode, problemResponse } from "./errors";
@@ -42,7 +42,7 @@ const healthRoute = createRoute({
     200: json(
       z.object({
         status: z.literal("ok"),
-        gateway: z.enum(["sandbox", "waha", "evolution"]).openapi({ description: "`CHATAPP_GATEWAY`" }),
+        gateway: z.enum(GATEWAY_NAMES).openapi({ description: "`CHATAPP_GATEWAY`" }),
       }),
       "Up",
     ),

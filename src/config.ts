@@ -11,7 +11,7 @@ const BaseUrl = z.url({ protocol: /^https?$/ }).transform((url) => url.replace(/
 const setting = z.string().optional();
 
 /** The gateways a deployment can enable (`CHATAPP_GATEWAY`, `CHATAPP_GATEWAYS`). */
-export const GATEWAY_NAMES = ["sandbox", "waha", "evolution"] as const;
+export const GATEWAY_NAMES = ["sandbox", "waha", "evolution", "cloud_api"] as const;
 /** One of {@link GATEWAY_NAMES}. */
 export type GatewayKind = (typeof GATEWAY_NAMES)[number];
 
@@ -22,7 +22,10 @@ export type GatewayKind = (typeof GATEWAY_NAMES)[number];
  * ({@link ConfigError}) rather than running with a silent fallback.
  */
 const ConfigSchema = z.object({
-  /** Which gateway reaches the chat network: the embedded `sandbox`, `waha` or `evolution`. */
+  /**
+   * Which gateway reaches the chat network by default: the embedded `sandbox`, `waha`,
+   * `evolution` or `cloud_api` (Meta's WhatsApp Cloud API).
+   */
   CHATAPP_GATEWAY: z.enum(GATEWAY_NAMES).default("sandbox"),
   /**
    * The gateways a session may choose (`POST /v1/chatapp/sessions` `gateway`), comma-separated;
@@ -45,6 +48,26 @@ const ConfigSchema = z.object({
   /** Evolution API: base URL of the server and its global API key (`apikey`). */
   EVOLUTION_URL: setting,
   EVOLUTION_API_KEY: setting,
+  /**
+   * WhatsApp Cloud API: the Graph API's base URL and version (`https://graph.facebook.com`,
+   * `v23.0`), the Meta app's secret (it signs Meta's webhooks, `X-Hub-Signature-256`) and the
+   * verify token of the webhook subscription handshake (`hub.verify_token`).
+   */
+  CLOUD_API_BASE_URL: setting,
+  CLOUD_API_VERSION: setting,
+  CLOUD_API_APP_SECRET: setting,
+  CLOUD_API_VERIFY_TOKEN: setting,
+  /**
+   * WhatsApp Cloud API: the AES-256-GCM key that seals each session's access token at rest
+   * (lib/sealed-secret.ts), 32 bytes as standard base64 (`openssl rand -base64 32`).
+   */
+  CREDENTIALS_KEY: setting,
+  /**
+   * WhatsApp Cloud API: seconds a send whose answer was lost waits for the status webhook that
+   * names it (`biz_opaque_callback_data`) before it counts as not sent and is sent again: the
+   * Graph API has no way to look a sent message up.
+   */
+  CLOUD_API_SETTLE_SECONDS: seconds(900),
   /**
    * Real gateways: the HMAC key of the signed media links they fetch media through
    * (src/media/link.ts; README, Security → Media). At least {@link MIN_MEDIA_URL_SECRET_LENGTH}
@@ -116,7 +139,28 @@ export type GatewaySettings =
       mediaUrlSecret: string;
       timeoutMs: number;
       mediaTimeoutMs: number;
-    };
+    }
+  | CloudApiSettings;
+
+/**
+ * How to reach Meta's WhatsApp Cloud API: `baseUrl` without a trailing slash, `version` as
+ * `v<major>.<minor>`, the app secret and verify token of its webhooks, the key that seals access
+ * tokens (32 raw bytes as base64), and how long a lost answer waits for its status webhook
+ * (`settleSeconds`).
+ */
+export interface CloudApiSettings {
+  kind: "cloud_api";
+  baseUrl: string;
+  version: string;
+  appSecret: string;
+  verifyToken: string;
+  credentialsKey: string;
+  settleSeconds: number;
+  publicUrl: string;
+  mediaUrlSecret: string;
+  timeoutMs: number;
+  mediaTimeoutMs: number;
+}
 
 /**
  * The configuration: every variable but the gateway settings, which are in `gateway` (the
@@ -146,6 +190,11 @@ const GATEWAY_SETTINGS = {
   WAHA_WEBHOOK_HMAC_KEY: true,
   EVOLUTION_URL: true,
   EVOLUTION_API_KEY: true,
+  CLOUD_API_BASE_URL: true,
+  CLOUD_API_VERSION: true,
+  CLOUD_API_APP_SECRET: true,
+  CLOUD_API_VERIFY_TOKEN: true,
+  CREDENTIALS_KEY: true,
   MEDIA_URL_SECRET: true,
 } as const;
 
@@ -159,6 +208,12 @@ const GATEWAY_VARIABLES = new Set([
   "WAHA_WEBHOOK_HMAC_KEY",
   "EVOLUTION_URL",
   "EVOLUTION_API_KEY",
+  "CLOUD_API_BASE_URL",
+  "CLOUD_API_VERSION",
+  "CLOUD_API_APP_SECRET",
+  "CLOUD_API_VERIFY_TOKEN",
+  "CREDENTIALS_KEY",
+  "CLOUD_API_SETTLE_SECONDS",
   "MEDIA_URL_SECRET",
   "GATEWAY_TIMEOUT_MS",
   "GATEWAY_MEDIA_TIMEOUT_MS",
@@ -185,6 +240,30 @@ export class ConfigError extends Error {
  */
 export const MIN_MEDIA_URL_SECRET_LENGTH = 32;
 
+/** The Graph API's origin (Meta, "Graph API → Overview"). */
+const DEFAULT_CLOUD_API_BASE_URL = "https://graph.facebook.com";
+/** The Graph API version whose OpenAPI document the gateway follows (facebook/openapi, v23.0). */
+const DEFAULT_CLOUD_API_VERSION = "v23.0";
+
+/** `CLOUD_API_VERSION` as the document's `Version` path parameter allows: `^v[0-9]+\.[0-9]+$`. */
+function graphVersion(value: string): string {
+  if (!/^v[0-9]+\.[0-9]+$/.test(value))
+    throw new ConfigError("CLOUD_API_VERSION", "is invalid: not like v23.0");
+  return value;
+}
+
+/** `CREDENTIALS_KEY` when it is standard base64 of exactly 32 bytes (an AES-256 key). */
+function credentialsKey(value: string): string {
+  let bytes: number;
+  try {
+    bytes = atob(value).length;
+  } catch {
+    bytes = -1;
+  }
+  if (bytes !== 32) throw new ConfigError("CREDENTIALS_KEY", "is invalid: not 32 bytes as base64");
+  return value;
+}
+
 const cache = new WeakMap<object, Config>();
 
 /**
@@ -192,7 +271,8 @@ const cache = new WeakMap<object, Config>();
  * @throws ConfigError for the first variable that is malformed, `CHATAPP_GATEWAYS` when it leaves
  *   out `CHATAPP_GATEWAY`, or a variable that an enabled gateway needs and is missing (WAHA: `WAHA_URL`, `WAHA_API_KEY`, `WAHA_WEBHOOK_HMAC_KEY`, `PUBLIC_URL`,
  *   `MEDIA_URL_SECRET`; Evolution API: `EVOLUTION_URL`, `EVOLUTION_API_KEY`, `PUBLIC_URL`,
- *   `MEDIA_URL_SECRET`).
+ *   `MEDIA_URL_SECRET`; WhatsApp Cloud API: `CLOUD_API_APP_SECRET`, `CLOUD_API_VERIFY_TOKEN`,
+ *   `CREDENTIALS_KEY`, `PUBLIC_URL`, `MEDIA_URL_SECRET`).
  */
 export function readConfig(env: Env): Config {
   const cached = cache.get(env);
@@ -212,6 +292,11 @@ export function readConfig(env: Env): Config {
     WAHA_WEBHOOK_HMAC_KEY,
     EVOLUTION_URL,
     EVOLUTION_API_KEY,
+    CLOUD_API_BASE_URL,
+    CLOUD_API_VERSION,
+    CLOUD_API_APP_SECRET,
+    CLOUD_API_VERIFY_TOKEN,
+    CREDENTIALS_KEY,
     MEDIA_URL_SECRET,
     CHATAPP_GATEWAYS,
     ...raw
@@ -265,6 +350,20 @@ export function readConfig(env: Env): Config {
           kind: "evolution",
           url: url("EVOLUTION_URL", EVOLUTION_URL),
           apiKey: need("EVOLUTION_API_KEY", EVOLUTION_API_KEY),
+          publicUrl: url("PUBLIC_URL", PUBLIC_URL),
+          mediaUrlSecret: secret("MEDIA_URL_SECRET", MEDIA_URL_SECRET),
+          timeoutMs,
+          mediaTimeoutMs,
+        };
+      case "cloud_api":
+        return {
+          kind: "cloud_api",
+          baseUrl: url("CLOUD_API_BASE_URL", CLOUD_API_BASE_URL ?? DEFAULT_CLOUD_API_BASE_URL),
+          version: graphVersion(CLOUD_API_VERSION ?? DEFAULT_CLOUD_API_VERSION),
+          appSecret: secret("CLOUD_API_APP_SECRET", CLOUD_API_APP_SECRET),
+          verifyToken: need("CLOUD_API_VERIFY_TOKEN", CLOUD_API_VERIFY_TOKEN),
+          credentialsKey: credentialsKey(need("CREDENTIALS_KEY", CREDENTIALS_KEY)),
+          settleSeconds: raw.CLOUD_API_SETTLE_SECONDS,
           publicUrl: url("PUBLIC_URL", PUBLIC_URL),
           mediaUrlSecret: secret("MEDIA_URL_SECRET", MEDIA_URL_SECRET),
           timeoutMs,

@@ -35,3 +35,12 @@ export const EVOLUTION_SETTINGS = {
   timeoutMs: GATEWAY_TIMEOUT_MS,
   mediaTimeoutMs: GATEWAY_TIMEOUT_MS,
 } as const;
+
+/** Meta's Graph API as the `cloud-api` project reaches it (the default `CLOUD_API_BASE_URL`). */
+export const CLOUD_API_BASE_URL = "https://graph.facebook.com";
+/** The Meta app secret that signs the Cloud API's webhooks in the `cloud-api` project. */
+export const CLOUD_API_APP_SECRET = "test-cloud-api-app-secret-0123456789abcdef";
+/** The verify token of the Cloud API webhook handshake in the `cloud-api` project. */
+export const CLOUD_API_VERIFY_TOKEN = "test-cloud-api-verify-token";
+/** The key that seals Cloud API access tokens in the `cloud-api` project (32 bytes, base64). */
+export const CREDENTIALS_KEY = "dGVzdC1jcmVkZW50aWFscy1rZXktMDEyMzQ1Njc4OWE=";

@@ -111,7 +111,13 @@ export type LookupResult =
 /** The link as the gateway reports it after a create or start. */
 export type LinkState =
   | { status: "pending"; qr: string }
-  | { status: "connected"; phoneNumber: string; displayName: string | null };
+  | {
+      status: "connected";
+      phoneNumber: string;
+      displayName: string | null;
+      /** Messages per second the number may send, when the gateway says (the Cloud API's throughput). */
+      throughputMps?: number;
+    };
 
 /**
  * Something the chat network tells a session, normalised from each gateway's webhook (or produced

@@ -1,5 +1,4 @@
 import { DurableObject } from "cloudflare:workers";
-import type { GatewayKind } from "../config";
 import { SYNC_RETRY_MS } from "../delivery/dispatcher";
 import type { CampaignHold } from "../delivery/outbox";
 import type { GatewayEvent, GatewayName } from "../gateways/gateway";
@@ -12,7 +11,7 @@ import { CREDENTIAL_HEADER, credentialOfRequest, credentialTag, lapseClose } fro
 import type { SessionResult } from "./result";
 import type { ScanRequest } from "./sandbox-phone";
 import { SessionCore } from "./session-core";
-import { SessionLink } from "./session-link";
+import { type CreateInput, SessionLink } from "./session-link";
 import { SessionMoves } from "./session-moves";
 import type { SessionRecord } from "./session-record";
 
@@ -73,12 +72,7 @@ export class ChatSession extends DurableObject<Env> {
    * checked by the caller). `origin` is where sandbox pairing URLs point. Returns the record and the first QR payload; when the gateway fails, the
    * object keeps nothing and answers `gateway_unavailable` or `gateway_rejected`.
    */
-  async create(input: {
-    id: string;
-    accountId: string;
-    gateway: GatewayKind;
-    origin: string;
-  }): Promise<SessionResult<{ session: SessionRecord; qr: string }>> {
+  async create(input: CreateInput): Promise<SessionResult<{ session: SessionRecord; qr: string }>> {
     return this.core.exclusive(() => this.link.create(input));
   }
 

@@ -91,10 +91,14 @@ export class SessionCore {
     const settings = gatewaySettingsOf(readConfig(this.env), name);
     if (!settings)
       throw new ConfigError("CHATAPP_GATEWAYS", `does not enable ${name}, which this session uses`);
-    return createGateway(settings, () => {
-      const state = this.current();
-      return new SandboxGateway(this.sql, state.origin, state.id);
-    });
+    return createGateway(
+      settings,
+      () => {
+        const state = this.current();
+        return new SandboxGateway(this.sql, state.origin, state.id);
+      },
+      () => this.store.cloudApiNumber(),
+    );
   }
 
   /**

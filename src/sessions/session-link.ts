@@ -1,11 +1,15 @@
 import { eq } from "drizzle-orm";
 import { type GatewayKind, readConfig } from "../config";
 import { createDb } from "../db/client";
+import { insertCloudApiNumber } from "../db/queries/cloud-api";
 import { insertSessionWithinLimit, type LimitUsage } from "../db/queries/limits";
 import { sessions } from "../db/schema";
 import type { Dispatcher } from "../delivery/dispatcher";
 import { receiptMoves } from "../delivery/receipts";
 import { accountLimitReached } from "../errors";
+import { NOT_SUPPORTED } from "../gateways/cloud-api";
+import type { CloudApiNumber } from "../gateways/cloud-api/graph";
+import { STANDARD_THROUGHPUT_MPS } from "../gateways/cloud-api/number";
 import { GatewayError, type GatewayEvent, type GatewayName, type LinkState } from "../gateways/gateway";
 import type { SandboxGateway, SandboxReceived } from "../gateways/sandbox";
 import { receiveMessage } from "../messages/receive";
@@ -21,6 +25,19 @@ import { gatewaySessionName, type SessionRecord } from "./session-record";
 import { initial } from "./transitions";
 
 /** What the link's end needs of the session's fan-out: deleting the session ends it. */
+/**
+ * What creating a session takes: its row id, account, gateway, the origin sandbox pairing URLs
+ * point at, and for a `cloud_api` session its business number (token sealed under
+ * `CREDENTIALS_KEY` bound to `id`), else null.
+ */
+export interface CreateInput {
+  id: string;
+  accountId: string;
+  gateway: GatewayKind;
+  origin: string;
+  cloudApi: Pick<CloudApiNumber, "phoneNumberId" | "wabaId" | "accessTokenSealed"> | null;
+}
+
 export type LinkFanOut = Pick<Dispatcher, "handOver" | "failPending" | "flush" | "settlement">;
 
 /**
@@ -48,12 +65,7 @@ export class SessionLink {
    * the limit or the gateway refuses, the object keeps nothing (see {@link undoCreate}).
    * @returns the record and the first QR payload.
    */
-  async create(input: {
-    id: string;
-    accountId: string;
-    gateway: GatewayKind;
-    origin: string;
-  }): Promise<SessionResult<{ session: SessionRecord; qr: string }>> {
+  async create(input: CreateInput): Promise<SessionResult<{ session: SessionRecord; qr: string }>> {
     const now = Date.now();
     const sessionId = gatewaySessionName(input.id);
     this.core.setUp();
@@ -65,6 +77,8 @@ export class SessionLink {
       origin: input.origin,
       now,
     });
+    if (input.cloudApi)
+      this.core.store.setCloudApiNumber({ ...input.cloudApi, throughputMps: STANDARD_THROUGHPUT_MPS });
     // The slot first: nothing is made at the gateway for an account at its limit. The count and
     // the insert are one statement, so concurrent creates cannot both take the last slot.
     let refused: LimitUsage | null;
@@ -86,9 +100,52 @@ export class SessionLink {
       await this.undoCreate(input.id, sessionId);
       return gatewayFailure(error);
     }
+    if (input.cloudApi && link.status === "connected") {
+      const taken = await this.recordCloudApiNumber(input.id, input.accountId, link.throughputMps, now);
+      if (taken) return taken;
+    }
     const change = initial(link);
     await this.moves.apply(change, now);
     return ok({ session: this.core.store.record(), qr: change.status === "pending" ? change.qr : "" });
+  }
+
+  /**
+   * Records a new Cloud API session's number in D1 (`cloud_api_numbers`, where Meta's webhooks find
+   * their session) with the throughput Meta reported. @returns null when recorded, else the
+   * failure the create answers once it undid itself: 409 `phone_number_in_use` when another session
+   * holds the number, 503 `service_unavailable` when D1 refused.
+   */
+  private async recordCloudApiNumber(
+    id: string,
+    accountId: string,
+    throughputMps: number | undefined,
+    now: number,
+  ): Promise<Failure | null> {
+    const number = this.core.store.cloudApiNumber();
+    if (!number) return null;
+    const mps = throughputMps ?? number.throughputMps;
+    this.core.store.setCloudApiNumber({ ...number, throughputMps: mps });
+    let recorded: boolean;
+    try {
+      recorded = await insertCloudApiNumber(createDb(this.core.env.DB), {
+        sessionId: id,
+        accountId,
+        phoneNumberId: number.phoneNumberId,
+        wabaId: number.wabaId,
+        accessTokenSealed: number.accessTokenSealed,
+        throughputMps: mps,
+        createdAt: now,
+      });
+    } catch (error) {
+      console.error(
+        JSON.stringify({ level: "error", event: "cloud_api_number_insert_failed", error: String(error) }),
+      );
+      await this.undoCreate(id, this.core.current().session_id);
+      return fail("service_unavailable", "The session could not be recorded; try again later.");
+    }
+    if (recorded) return null;
+    await this.undoCreate(id, this.core.current().session_id);
+    return fail("phone_number_in_use", "Another session is linked to this business number; delete it first.");
   }
 
   /**
@@ -121,6 +178,7 @@ export class SessionLink {
   qrPayload(): SessionResult<string> {
     const state = this.core.state();
     if (!state) return fail("not_found", "No such session.");
+    if (state.gateway === "cloud_api") return notSupported();
     if (state.status !== "pending" || !state.qr) {
       return fail("session_not_pending", "The QR code is only served while the session is pending.");
     }
@@ -225,6 +283,7 @@ export class SessionLink {
    * it as `session.pairing_code`.
    */
   async pairingCode(phoneNumber: string): Promise<SessionResult<string>> {
+    if (this.core.state()?.gateway === "cloud_api") return notSupported();
     const guard = this.moves.guard("scan");
     if (guard) return guard;
     let code: string;
@@ -379,8 +438,23 @@ export class SessionLink {
 }
 
 /** A failed gateway call as the failure an RPC answers; anything but a GatewayError is rethrown. */
+/** 409 `not_supported_by_gateway`: a Cloud API number is linked by its ids, never by QR or code. */
+function notSupported(): Failure {
+  return fail(
+    "not_supported_by_gateway",
+    "The session's gateway (cloud_api) links a business number by its ids: it has no QR code or pairing code.",
+  );
+}
+
 function gatewayFailure(error: unknown): Failure {
   if (!(error instanceof GatewayError)) throw error;
+  if (error.reason === "gateway_credentials_invalid") {
+    return fail(
+      "gateway_credentials_invalid",
+      `Meta refused the number's ids or access token (${error.message}).`,
+    );
+  }
+  if (error.reason === NOT_SUPPORTED) return notSupported();
   return error.permanent
     ? fail("gateway_rejected", `The gateway refused the request (${error.message}).`)
     : fail("gateway_unavailable", `The gateway could not be reached (${error.message}). Try again later.`);

@@ -1,5 +1,6 @@
 import type { GatewayKind } from "../config";
 import { newEventId, type PendingEvent } from "../events/record";
+import type { CloudApiNumber } from "../gateways/cloud-api/graph";
 import { type SessionRecord, type SessionRow, toSessionRecord } from "./session-record";
 
 /**
@@ -62,6 +63,9 @@ export class SessionStore {
         gateway TEXT);
       CREATE TABLE IF NOT EXISTS pending_events (
         id TEXT PRIMARY KEY, type TEXT NOT NULL, snapshot TEXT NOT NULL, created_at INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS cloud_api_number (
+        phone_number_id TEXT NOT NULL, waba_id TEXT NOT NULL, access_token_sealed TEXT NOT NULL,
+        throughput_mps INTEGER NOT NULL);
     `);
     const columns = this.sql.exec<{ name: string }>("PRAGMA table_info(session)").toArray();
     if (!columns.some((column) => column.name === "gateway")) {
@@ -96,6 +100,43 @@ export class SessionStore {
       input.origin,
       input.gateway,
     );
+  }
+
+  /**
+   * Keeps the business number of a `cloud_api` session (its token sealed, see
+   * gateways/cloud-api/graph.ts), replacing any kept before.
+   */
+  setCloudApiNumber(number: Omit<CloudApiNumber, "sessionRowId">): void {
+    this.sql.exec("DELETE FROM cloud_api_number");
+    this.sql.exec(
+      "INSERT INTO cloud_api_number (phone_number_id, waba_id, access_token_sealed, throughput_mps) VALUES (?, ?, ?, ?)",
+      number.phoneNumberId,
+      number.wabaId,
+      number.accessTokenSealed,
+      number.throughputMps,
+    );
+  }
+
+  /** The business number of a `cloud_api` session, or null (another gateway, or no session). */
+  cloudApiNumber(): CloudApiNumber | null {
+    const state = this.state();
+    if (!state) return null;
+    const row = this.sql
+      .exec<{
+        phone_number_id: string;
+        waba_id: string;
+        access_token_sealed: string;
+        throughput_mps: number;
+      }>("SELECT * FROM cloud_api_number LIMIT 1")
+      .toArray()[0];
+    if (!row) return null;
+    return {
+      sessionRowId: state.id,
+      phoneNumberId: row.phone_number_id,
+      wabaId: row.waba_id,
+      accessTokenSealed: row.access_token_sealed,
+      throughputMps: row.throughput_mps,
+    };
   }
 
   /** The object's storage was deleted: from now on it holds no session. */

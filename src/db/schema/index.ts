@@ -14,6 +14,7 @@ export {
 } from "./accounts";
 export { type AccountUsageRow, accountUsage, ledgerEntries } from "./billing";
 export { type CampaignRecipientRow, type CampaignRow, campaignRecipients, campaigns } from "./campaigns";
+export { cloudApiNumbers } from "./cloud-api";
 export { type EventRow, events, webhookAttempts, webhookDeliveries, webhookEndpoints } from "./events";
 export { type MessageRow, type MessageStatus, type MessageType, messages } from "./messages";
 export { type OptOutRow, optOuts } from "./opt-outs";

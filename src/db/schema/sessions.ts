@@ -25,7 +25,7 @@ export const sessions = sqliteTable(
      * created before sessions chose theirs: the deployment's `CHATAPP_GATEWAY`. Its object
      * writes it with its next change.
      */
-    gateway: text({ enum: ["sandbox", "waha", "evolution"] }),
+    gateway: text({ enum: ["sandbox", "waha", "evolution", "cloud_api"] }),
   },
   (t) => [
     uniqueIndex("sessions_session_id").on(t.sessionId),

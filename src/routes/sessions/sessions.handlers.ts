@@ -6,6 +6,7 @@ import { findSession, listSessions } from "../../db/queries/sessions";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { qrPngDataUri } from "../../lib/qr-png";
+import { sealSecret } from "../../lib/sealed-secret";
 import { formatTimestamp } from "../../lib/time";
 import { LINK_EXPIRES_IN, linkUrl, mintLinkToken } from "../../links/tokens";
 import { CREDENTIAL_HEADER, credentialHeader, type LiveCredential } from "../../sessions/live-credentials";
@@ -38,23 +39,46 @@ export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
 
 export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
   const config = readConfig(c.env);
-  const gateway = c.req.valid("json").gateway ?? config.CHATAPP_GATEWAY;
-  if (!gatewaySettingsOf(config, gateway)) {
+  const body = c.req.valid("json");
+  const gateway = body.gateway ?? config.CHATAPP_GATEWAY;
+  const settings = gatewaySettingsOf(config, gateway);
+  if (!settings) {
     throw new ApiError("validation_failed", "The request has invalid fields.", {
       fields: { gateway: [`not enabled here; enabled: ${config.CHATAPP_GATEWAYS.join(", ")}`] },
     });
   }
+  if ((settings.kind === "cloud_api") !== (body.cloud_api !== undefined)) {
+    throw new ApiError("validation_failed", "The request has invalid fields.", {
+      fields: {
+        cloud_api: [
+          settings.kind === "cloud_api" ? "required with gateway cloud_api" : "only with gateway cloud_api",
+        ],
+      },
+    });
+  }
   const id = crypto.randomUUID();
+  const cloudApi =
+    settings.kind === "cloud_api" && body.cloud_api
+      ? {
+          phoneNumberId: body.cloud_api.phone_number_id,
+          wabaId: body.cloud_api.waba_id,
+          accessTokenSealed: await sealSecret(settings.credentialsKey, id, body.cloud_api.access_token),
+        }
+      : null;
   const { session, qr } = unwrap(
     await sessionStub(c.env, id).create({
       id,
       accountId: c.var.principal.accountId,
       gateway,
       origin: new URL(c.req.url).origin,
+      cloudApi,
     }),
   );
   const { reason: _reason, ...withoutReason } = session;
-  return c.json({ success: true as const, session: withoutReason, qr_code: qrPngDataUri(qr) }, 201);
+  return c.json(
+    { success: true as const, session: withoutReason, qr_code: qr ? qrPngDataUri(qr) : null },
+    201,
+  );
 };
 
 export const show: RouteHandler<typeof routes.show, AppEnv> = async (c) => {
@@ -130,7 +154,14 @@ export const live: RouteHandler<typeof routes.live, AppEnv> = async (c) => {
 export const createLinkUrl: RouteHandler<typeof routes.createLinkUrl, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
   const accountId = c.var.principal.accountId;
-  if (!(await findSession(c.var.db, accountId, id))) throw new ApiError("not_found", "No such session.");
+  const owned = await findSession(c.var.db, accountId, id);
+  if (!owned) throw new ApiError("not_found", "No such session.");
+  if (owned.gateway === "cloud_api") {
+    throw new ApiError(
+      "not_supported_by_gateway",
+      "The session's gateway (cloud_api) links a business number by its ids: it has no link page.",
+    );
+  }
   const body = c.req.valid("json");
   const { row, token } = await mintLinkToken({
     accountId,

@@ -50,6 +50,7 @@ export const create = createRoute({
     "The session starts `pending`. Scan the QR code with the phone that holds the chat account; the QR rotates every `QR_ROTATE_SECONDS` and the session fails with reason `qr_timeout` after `QR_TIMEOUT_SECONDS` without a scan (its session at the gateway is then removed; a reconnect creates it again). " +
     "An account holds at most its `max_sessions` sessions (deleted ones do not count): 409 `account_limit_reached` beyond, before anything is made at the gateway. " +
     "The optional body's `gateway` chooses the session's gateway among those the deployment enables (`CHATAPP_GATEWAYS`); without it, the session is on `CHATAPP_GATEWAY`. A gateway not enabled is 422 `validation_failed` (under `errors.gateway`), and nothing is made. " +
+    "A `cloud_api` session links a business number on Meta's WhatsApp Cloud API by its ids and access token (`cloud_api`): Meta reads the number at once, and the session is `connected` with `qr_code: null` (422 `gateway_credentials_invalid` with Meta's message when Meta refuses; 409 `phone_number_in_use` when another session holds the number). " +
     "Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.",
   request: { headers: IdempotencyKeyHeader, body: { ...jsonBody(CreateSessionBody), required: false } },
   responses: {
@@ -60,6 +61,8 @@ export const create = createRoute({
       "idempotency_key_in_use",
       "idempotency_key_reused",
       "account_limit_reached",
+      "phone_number_in_use",
+      "gateway_credentials_invalid",
       "gateway_rejected",
       "gateway_unavailable",
       "service_unavailable",
@@ -86,7 +89,10 @@ export const qrCode = createRoute({
   path: "/{id}/qr-code",
   summary: "Current QR code of a pending session",
   request: { params: IdParam },
-  responses: { 200: json(QrCodeSchema, "The QR code"), ...problems("not_found", "session_not_pending") },
+  responses: {
+    200: json(QrCodeSchema, "The QR code"),
+    ...problems("not_found", "session_not_pending", "not_supported_by_gateway"),
+  },
 });
 
 export const disconnect = createRoute({
@@ -149,6 +155,7 @@ export const pairingCode = createRoute({
       "not_found",
       "validation_failed",
       "session_not_pending",
+      "not_supported_by_gateway",
       "gateway_rejected",
       "gateway_unavailable",
     ),
@@ -215,7 +222,7 @@ export const createLinkUrl = createRoute({
   request: { params: IdParam, body: { ...jsonBody(LinkUrlBody), required: false } },
   responses: {
     201: json(LinkUrlSchema, "The link URL"),
-    ...problems("not_found", "validation_failed"),
+    ...problems("not_found", "validation_failed", "not_supported_by_gateway"),
   },
 });
 

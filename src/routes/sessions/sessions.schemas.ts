@@ -10,16 +10,45 @@ const timestamp = z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" })
 /** A gateway's name (config.ts `GATEWAY_NAMES`). */
 const Gateway = z.enum(GATEWAY_NAMES).openapi({ example: "sandbox" });
 
+/** One of Meta's numeric Graph API ids (the document's `^[0-9]+$` path parameters). */
+const GraphId = z.string().regex(/^[0-9]{1,32}$/, "digits only, as Meta shows it");
+
+/**
+ * The business number a `cloud_api` session sends from, by Meta's ids (WhatsApp Manager → API
+ * Setup) and an access token of a system user that may manage the WhatsApp Business Account.
+ */
+const CloudApiLink = z
+  .object({
+    phone_number_id: GraphId.openapi({
+      description: "The number's Phone-Number-ID in Meta's Graph API.",
+      example: "106540352242922",
+    }),
+    waba_id: GraphId.openapi({
+      description: "The WhatsApp Business Account (WABA-ID) that owns the number and its templates.",
+      example: "102290129340398",
+    }),
+    access_token: z.string().min(1).max(2048).openapi({
+      description:
+        "A Graph API access token with `whatsapp_business_messaging` and `whatsapp_business_management`. Stored sealed (AES-256-GCM) and never shown again.",
+      example: "EAAG…",
+    }),
+  })
+  .openapi("CloudApiLink");
+
 /**
  * Body of `POST /v1/chatapp/sessions`, optional: `gateway`, one the deployment enables
- * (`CHATAPP_GATEWAYS`); without it, `CHATAPP_GATEWAY`. Other fields are ignored, as they were
- * before the route took a body.
+ * (`CHATAPP_GATEWAYS`); without it, `CHATAPP_GATEWAY`; `cloud_api`, required with (and only with)
+ * the `cloud_api` gateway. Other fields are ignored, as they were before the route took a body.
  */
 export const CreateSessionBody = z
   .object({
     gateway: Gateway.optional().openapi({
       description:
         "The gateway that reaches the chat network for this session: one of those the deployment enables (`CHATAPP_GATEWAYS`, default just `CHATAPP_GATEWAY`). Default: `CHATAPP_GATEWAY`. One not enabled → 422 `validation_failed` under `errors.gateway`.",
+    }),
+    cloud_api: CloudApiLink.optional().openapi({
+      description:
+        'With `gateway: "cloud_api"` (and only then): the business number to link. Meta reads it at once: the session is `connected` when Meta takes the ids and token, else 422 `gateway_credentials_invalid` with Meta\'s message and nothing is stored; a number another session holds → 409 `phone_number_in_use`.',
     }),
   })
   .openapi("CreateSessionRequest");
@@ -54,7 +83,10 @@ const QrCode = z.string().openapi({
 export const CreatedSessionSchema = z.object({
   success: z.literal(true),
   session: SessionSchema.omit({ reason: true }),
-  qr_code: QrCode,
+  qr_code: QrCode.nullable().openapi({
+    description:
+      "The QR code to scan while the session is `pending`; null when it is `connected` at once (a `cloud_api` number, or a gateway already linked).",
+  }),
 });
 export const SessionListSchema = z.object({
   success: z.literal(true),
@@ -104,7 +136,7 @@ export const GatewayHealthSchema = z
   .object({
     success: z.literal(true),
     health: z.object({
-      gateway: z.enum(["sandbox", "waha", "evolution"]),
+      gateway: Gateway,
       gateway_state: z.string().nullable().openapi({
         description:
           "The gateway's own view of the session at the last check: `linked`, `qr`, `dropped`, `failed`, or `starting`; null before the first check that reached it.",

@@ -1,0 +1,47 @@
+import { eq } from "drizzle-orm";
+import type { Db } from "../client";
+import { cloudApiNumbers } from "../schema";
+
+/** A `cloud_api_numbers` row (schema/cloud-api.ts). */
+export type CloudApiNumberRow = typeof cloudApiNumbers.$inferSelect;
+
+/**
+ * Records the number of a new Cloud API session. @returns false when another session holds the
+ * number already (`phone_number_id` is unique), true when it was recorded.
+ */
+export async function insertCloudApiNumber(db: Db, row: CloudApiNumberRow): Promise<boolean> {
+  const inserted = await db
+    .insert(cloudApiNumbers)
+    .values(row)
+    .onConflictDoNothing({ target: cloudApiNumbers.phoneNumberId })
+    .returning({ sessionId: cloudApiNumbers.sessionId });
+  return inserted.length > 0;
+}
+
+/** The number with Meta's `phone_number_id`, or null: how a Meta webhook finds its session. */
+export async function numberByPhoneNumberId(
+  db: Db,
+  phoneNumberId: string,
+): Promise<CloudApiNumberRow | null> {
+  const [row] = await db
+    .select()
+    .from(cloudApiNumbers)
+    .where(eq(cloudApiNumbers.phoneNumberId, phoneNumberId))
+    .limit(1);
+  return row ?? null;
+}
+
+/** The numbers of a WhatsApp Business Account (`waba_id`): who a template webhook concerns. */
+export function numbersOfWaba(db: Db, wabaId: string): Promise<CloudApiNumberRow[]> {
+  return db.select().from(cloudApiNumbers).where(eq(cloudApiNumbers.wabaId, wabaId));
+}
+
+/** The number of session `sessionId`, or null when it is not a Cloud API session. */
+export async function numberOfSession(db: Db, sessionId: string): Promise<CloudApiNumberRow | null> {
+  const [row] = await db
+    .select()
+    .from(cloudApiNumbers)
+    .where(eq(cloudApiNumbers.sessionId, sessionId))
+    .limit(1);
+  return row ?? null;
+}

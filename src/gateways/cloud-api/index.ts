@@ -1,0 +1,138 @@
+import type { CloudApiSettings } from "../../config";
+import {
+  type ChatGateway,
+  GatewayError,
+  type GatewayEvent,
+  type LinkState,
+  type LookupResult,
+  type OutboundMessage,
+  type SendOutcome,
+  type SentQuery,
+} from "../gateway";
+import { type CloudApiNumber, graphErrorOf, graphHttp, TOKEN_INVALID, TOKEN_INVALID_CODE } from "./graph";
+import { readNumber } from "./number";
+import { sendMessage } from "./send";
+
+/*
+ * Meta's WhatsApp Cloud API, as its OpenAPI document describes it (github.com/facebook/openapi,
+ * business-messaging-api_v23.0.yaml; Graph API `v23.0` by default, `CLOUD_API_VERSION`). A session
+ * is a business number Meta already hosts, linked by its ids and an access token: there is no QR,
+ * pairing code or connection to keep, so the number is read on create and start, and the session
+ * is connected as long as Meta takes its token.
+ *
+ * One file per job: graph.ts (calling the Graph API as a number, reading its errors), number.ts
+ * (reading the number), send.ts (sending, Meta's error codes).
+ */
+
+/** The reason of a lifecycle call a Cloud API number does not have (QR, pairing code). */
+export const NOT_SUPPORTED = "not_supported_by_gateway";
+
+/**
+ * The Cloud API gateway for one session's business number (`number`, null for an object that
+ * holds no session: then every call throws). Lifecycle methods throw a `GatewayError`; `send`
+ * answers a {@link SendOutcome}.
+ */
+export class CloudApiGateway implements ChatGateway {
+  readonly name = "cloud_api";
+
+  constructor(
+    private readonly settings: CloudApiSettings,
+    private readonly number: CloudApiNumber | null,
+  ) {}
+
+  /**
+   * Reads the number with the session's token: `connected` with its E.164 number and verified
+   * name. @throws GatewayError `gateway_credentials_invalid` (permanent, Meta's message) when Meta
+   * refuses the ids or the token, else as `gatewayRequest`.
+   */
+  async create(_sessionId: string): Promise<LinkState> {
+    const number = this.linked();
+    try {
+      const info = await readNumber(await graphHttp(this.settings, number), number.phoneNumberId);
+      return {
+        status: "connected",
+        phoneNumber: info.phoneNumber,
+        displayName: info.displayName,
+        throughputMps: info.throughputMps,
+      };
+    } catch (error) {
+      const graph = graphErrorOf(error);
+      if (graph && error instanceof GatewayError && error.permanent) {
+        throw new GatewayError("gateway_credentials_invalid", true, error.status, graph.message, error.body);
+      }
+      throw error;
+    }
+  }
+
+  /** Reads the number again: as {@link create}. */
+  start(sessionId: string): Promise<LinkState> {
+    return this.create(sessionId);
+  }
+
+  /** @throws GatewayError `not_supported_by_gateway`: a Cloud API number has no QR code. */
+  currentQr(_sessionId: string): Promise<string> {
+    return Promise.reject(new GatewayError(NOT_SUPPORTED, true));
+  }
+
+  /** @throws GatewayError `not_supported_by_gateway`: a Cloud API number has no pairing code. */
+  requestPairingCode(_sessionId: string, _phoneNumber: string): Promise<string> {
+    return Promise.reject(new GatewayError(NOT_SUPPORTED, true));
+  }
+
+  /** Nothing to close: Meta keeps no connection for the session. */
+  async disconnect(_sessionId: string): Promise<void> {}
+
+  /** Nothing to remove at Meta: the number stays the business's; the session only forgets it. */
+  async remove(_sessionId: string): Promise<void> {}
+
+  /** Sends from the number (media as a signed link of ours): send.ts `sendMessage`. */
+  async send(_sessionId: string, message: OutboundMessage): Promise<SendOutcome> {
+    const number = this.linked();
+    let http: Awaited<ReturnType<typeof graphHttp>>;
+    try {
+      http = await graphHttp(this.settings, number);
+    } catch (error) {
+      return { outcome: "rejected", reason: `credentials_unreadable: ${String(error)}`, retryable: false };
+    }
+    return sendMessage(http, number.phoneNumberId, message, {
+      publicUrl: this.settings.publicUrl,
+      secret: this.settings.mediaUrlSecret,
+    });
+  }
+
+  /**
+   * The Graph API cannot look a sent message up: a lost answer is settled by the status webhook
+   * that carries our id in `biz_opaque_callback_data` (delivery/receipts.ts). Until
+   * `CLOUD_API_SETTLE_SECONDS` after the first attempt the question is `unreachable` (asked again
+   * later); after that, no status came, so Meta does not hold it: `absent`, and it is sent again.
+   */
+  async lookup(_sessionId: string, query: SentQuery): Promise<LookupResult> {
+    if (Date.now() < query.since + this.settings.settleSeconds * 1000) {
+      return { result: "unreachable", reason: "awaiting_status_webhook" };
+    }
+    return { result: "absent" };
+  }
+
+  /**
+   * The number as Meta sees it now: `linked` while Meta takes the token, `failed` with reason
+   * `token_invalid` once it refuses it (error 190).
+   * @throws GatewayError for a call that failed otherwise.
+   */
+  async check(_sessionId: string): Promise<GatewayEvent | null> {
+    const number = this.linked();
+    try {
+      const info = await readNumber(await graphHttp(this.settings, number), number.phoneNumberId);
+      return { type: "linked", phoneNumber: info.phoneNumber, displayName: info.displayName, at: Date.now() };
+    } catch (error) {
+      if (graphErrorOf(error)?.code === TOKEN_INVALID_CODE) {
+        return { type: "failed", reason: TOKEN_INVALID, at: Date.now() };
+      }
+      throw error;
+    }
+  }
+
+  private linked(): CloudApiNumber {
+    if (!this.number) throw new GatewayError("cloud_api_number_unknown", true, null, "no number is linked");
+    return this.number;
+  }
+}

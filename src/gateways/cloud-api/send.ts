@@ -1,0 +1,96 @@
+import { z } from "zod";
+import type { MediaLinkSigner } from "../../media/link";
+import type { OutboundMessage, SendOutcome } from "../gateway";
+import { type GatewayHttp, gatewayRequest, sendFailure } from "../http";
+import { digitsOf } from "../jid";
+import { fileNameOf, MEDIA_NOT_STORED, mediaLinkOf } from "../media";
+import { graphErrorOf, TOKEN_INVALID, TOKEN_INVALID_CODE } from "./graph";
+
+/*
+ * Sending through the Cloud API: `POST /{Version}/{Phone-Number-ID}/messages` (operation
+ * `sendMessage`, request schema `Message`, response `messages[0].id`), and what Meta's error codes
+ * come to (Meta, "Error codes" of the WhatsApp Cloud API).
+ */
+
+/** The send's answer: `{ messaging_product, contacts: [{ input, wa_id }], messages: [{ id }] }`. */
+const SendResponse = z.looseObject({
+  messages: z.array(z.looseObject({ id: z.string().min(1) })).min(1),
+});
+
+/**
+ * Meta's error codes that refuse a send, with the reason the message keeps and whether a later
+ * attempt may pass ("Error codes": throttling codes are retried with backoff, the others are final).
+ */
+export const SEND_ERRORS: Readonly<Record<number, { reason: string; retryable: boolean }>> = {
+  /** Re-engagement message: more than 24 hours since the customer last wrote. */
+  131047: { reason: "outside_service_window", retryable: false },
+  /** Message undeliverable (not on WhatsApp, old app, or has not accepted the terms). */
+  131026: { reason: "undeliverable", retryable: false },
+  /** Rate limit hit: the number's throughput was exceeded. */
+  130429: { reason: "throttled", retryable: true },
+  /** (Business, consumer) pair rate limit hit: too many messages to one recipient. */
+  131056: { reason: "pair_rate_limited", retryable: true },
+  /** Per-user marketing message limit reached. */
+  131049: { reason: "marketing_limit", retryable: false },
+  /** The user stopped marketing messages from this business. */
+  131050: { reason: "recipient_stopped_marketing", retryable: false },
+  /** Temporarily blocked for policy violations. */
+  368: { reason: "policy_block", retryable: false },
+  [TOKEN_INVALID_CODE]: { reason: TOKEN_INVALID, retryable: false },
+};
+
+/**
+ * Sends one message from number `phoneNumberId`. The body carries `biz_opaque_callback_data` set
+ * to our message id, which every status webhook of the message echoes: how a send whose answer was
+ * lost is settled (there is no way to look a message up). Media go by `link`, a signed link to our
+ * stored copy; a media message without one is `rejected` (`media_not_stored`) without a call.
+ * Meta's refusals map through {@link SEND_ERRORS} (others: `rejected` with Meta's message); a
+ * timeout, 5xx or unreadable answer is `unknown`. Never throws.
+ */
+export async function sendMessage(
+  http: GatewayHttp,
+  phoneNumberId: string,
+  message: OutboundMessage,
+  links: MediaLinkSigner,
+): Promise<SendOutcome> {
+  const mediaUrl = await mediaLinkOf(links, message);
+  if (message.type !== "text" && !mediaUrl)
+    return { outcome: "rejected", reason: MEDIA_NOT_STORED, retryable: false };
+  try {
+    const answer = await gatewayRequest(http, {
+      method: "POST",
+      path: `/${encodeURIComponent(phoneNumberId)}/messages`,
+      body: messageBody(message, mediaUrl ?? ""),
+      schema: SendResponse,
+      timeoutMs: message.type === "text" ? undefined : http.mediaTimeoutMs,
+    });
+    return { outcome: "accepted", providerMessageId: answer.messages[0]?.id ?? "" };
+  } catch (error) {
+    const graph = graphErrorOf(error);
+    const known = graph ? SEND_ERRORS[graph.code] : undefined;
+    if (known) return { outcome: "rejected", reason: known.reason, retryable: known.retryable };
+    return sendFailure(error);
+  }
+}
+
+/**
+ * The request body (schema `Message`): `BaseMessageProperties` (`messaging_product`,
+ * `recipient_type: "individual"`, which the document requires, `to` as digits, `type`) with
+ * `biz_opaque_callback_data`, and the type's object: `text: { body }`, or a `MediaObject` by
+ * `link` with a `caption` for image, video and document (Meta's media messages take none for
+ * audio) and a document's `filename` (from the caller's URL).
+ */
+export function messageBody(message: OutboundMessage, mediaUrl: string): Record<string, unknown> {
+  const base = {
+    messaging_product: "whatsapp",
+    recipient_type: "individual",
+    to: digitsOf(message.to),
+    type: message.type,
+    biz_opaque_callback_data: message.id,
+  };
+  if (message.type === "text") return { ...base, text: { body: message.content ?? "" } };
+  const media: Record<string, string> = { link: mediaUrl };
+  if (message.type !== "audio" && message.content) media.caption = message.content;
+  if (message.type === "document") media.filename = fileNameOf(message.mediaUrl ?? "");
+  return { ...base, [message.type]: media };
+}
