@@ -9,14 +9,25 @@ if (!existsSync(".dev.vars")) {
 } else {
   // The admin API refuses an ADMIN_TOKEN under 32 characters (src/config.ts); a .dev.vars made
   // before that rule holds the old 15-character default, which becomes the example's.
-  const vars = readFileSync(".dev.vars", "utf8");
-  const example = readFileSync(".dev.vars.example", "utf8").match(/^ADMIN_TOKEN=.*$/m)?.[0];
+  let vars = readFileSync(".dev.vars", "utf8");
+  const exampleText = readFileSync(".dev.vars.example", "utf8");
+  const example = exampleText.match(/^ADMIN_TOKEN=.*$/m)?.[0];
   if (example && /^ADMIN_TOKEN=dev-admin-token$/m.test(vars)) {
-    writeFileSync(".dev.vars", vars.replace(/^ADMIN_TOKEN=dev-admin-token$/m, example));
+    vars = vars.replace(/^ADMIN_TOKEN=dev-admin-token$/m, example);
     console.log(
       `.dev.vars: ADMIN_TOKEN was the old short default; now ${example.slice("ADMIN_TOKEN=".length)}`,
     );
   }
+  // Variables the example gained since this .dev.vars was made (e.g. the Cloud API's dev secrets)
+  // are added with the example's values; those already set are left as they are.
+  const missing = exampleText
+    .split("\n")
+    .filter((line) => /^[A-Z_]+=/.test(line) && !new RegExp(`^${line.split("=")[0]}=`, "m").test(vars));
+  if (missing.length > 0) {
+    vars = `${vars.replace(/\n?$/, "\n")}${missing.join("\n")}\n`;
+    console.log(`.dev.vars: added ${missing.map((line) => line.split("=")[0]).join(", ")} from .dev.vars.example`);
+  }
+  writeFileSync(".dev.vars", vars);
 }
 // DEV_PERSIST_TO: the state folder a `npm run dev -- --persist-to <dir>` will use (the browser
 // tests keep theirs apart from the developer's).

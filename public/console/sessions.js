@@ -1,5 +1,6 @@
 // Sessions: the list, create, the live QR view (a link token opens the session's /live WebSocket,
-// since a browser cannot set headers on one), disconnect, reconnect, delete, and the hosted link URL.
+// since a browser cannot set headers on one), disconnect, reconnect, delete, the hosted link URL,
+// and a WhatsApp Cloud API session's message templates.
 
 import { api, problemBox, withButton } from "./api.js";
 import { badge, fill, h, table, timeElement } from "./dom.js";
@@ -12,6 +13,20 @@ function linkUrl(id) {
 /** Only the API's own QR images: a PNG data URI (CSP also allows only `data:` and self). */
 function isQrImage(value) {
   return typeof value === "string" && value.startsWith("data:image/png;base64,");
+}
+
+/** How the list names each gateway (the API's `gateway` values). */
+const GATEWAY_LABELS = {
+  sandbox: "Sandbox",
+  waha: "WAHA",
+  evolution: "Evolution API",
+  cloud_api: "WhatsApp Cloud API",
+};
+
+/** The text of a template's BODY component (Meta's `components[].text`), or null. */
+function bodyText(template) {
+  const body = (template.components ?? []).find((component) => component.type === "BODY");
+  return typeof body?.text === "string" ? body.text : null;
 }
 
 /** How often the list is read again while the page is open, so statuses stay live (ms). */
@@ -41,7 +56,9 @@ export function render(view, context) {
   async function load() {
     try {
       const { sessions } = await api("GET", "/v1/chatapp/sessions");
-      const state = JSON.stringify(sessions.map((s) => [s.id, s.status, s.reason, s.phone_number]));
+      const state = JSON.stringify(
+        sessions.map((s) => [s.id, s.status, s.reason, s.phone_number, s.display_name]),
+      );
       if (state === shown) return;
       shown = state;
       fill(list, sessionTable(sessions));
@@ -55,13 +72,18 @@ export function render(view, context) {
     if (sessions.length === 0)
       return h("p", { class: "muted" }, "No sessions yet. Create one to link a phone.");
     return table(
-      ["Status", "Phone", "Session", "Created", "Actions"],
+      ["Status", "Phone", "Gateway", "Session", "Created", "Actions"],
       sessions.map((session) => [
         [
           badge(session.status),
           session.reason ? h("span", { class: "muted small" }, ` ${session.reason}`) : null,
         ],
         session.phone_number ?? h("span", { class: "muted" }, "—"),
+        h(
+          "span",
+          { class: "gateway", "data-gateway": session.gateway },
+          GATEWAY_LABELS[session.gateway] ?? session.gateway,
+        ),
         h("span", { class: "mono small" }, session.id),
         timeElement(session.created_at),
         h("div", { class: "actions" }, actions(session)),
@@ -95,42 +117,45 @@ export function render(view, context) {
           await load();
         }),
       );
-    buttons.push(
-      command("Copy hosted link URL", "secondary", async () => {
-        const { url, expires_at } = await linkUrl(session.id);
-        let copied = false;
-        try {
-          await navigator.clipboard.writeText(url);
-          copied = true;
-        } catch {
-          // No clipboard permission (or not a secure context): the URL is shown to copy by hand.
-        }
-        const input = h("input", {
-          type: "text",
-          readonly: true,
-          class: "wide",
-          id: "hosted-link-url",
-          value: url,
-        });
-        fill(
-          out,
-          h(
-            "div",
-            { class: "panel" },
-            h("label", { for: "hosted-link-url" }, copied ? "Hosted link URL (copied)" : "Hosted link URL"),
-            input,
+    if (session.gateway === "cloud_api")
+      buttons.push(command("Templates", "secondary", () => showTemplates(session)));
+    else
+      buttons.push(
+        command("Copy hosted link URL", "secondary", async () => {
+          const { url, expires_at } = await linkUrl(session.id);
+          let copied = false;
+          try {
+            await navigator.clipboard.writeText(url);
+            copied = true;
+          } catch {
+            // No clipboard permission (or not a secure context): the URL is shown to copy by hand.
+          }
+          const input = h("input", {
+            type: "text",
+            readonly: true,
+            class: "wide",
+            id: "hosted-link-url",
+            value: url,
+          });
+          fill(
+            out,
             h(
-              "p",
-              { class: "muted small" },
-              "Valid until ",
-              timeElement(expires_at),
-              ". Anyone with it can link this session.",
+              "div",
+              { class: "panel" },
+              h("label", { for: "hosted-link-url" }, copied ? "Hosted link URL (copied)" : "Hosted link URL"),
+              input,
+              h(
+                "p",
+                { class: "muted small" },
+                "Valid until ",
+                timeElement(expires_at),
+                ". Anyone with it can link this session.",
+              ),
             ),
-          ),
-        );
-        input.select();
-      }),
-    );
+          );
+          input.select();
+        }),
+      );
     buttons.push(
       command("Delete", "danger", async () => {
         if (!confirm(`Delete session ${session.id}? Its queued messages fail and are refunded.`)) return;
@@ -140,6 +165,39 @@ export function render(view, context) {
       }),
     );
     return buttons;
+  }
+
+  /**
+   * A Cloud API session's message templates (`GET …/templates`): name, language, category and
+   * Meta's review status, with the body text; read again from Meta with "Refresh from Meta".
+   */
+  async function showTemplates(session, refresh = false) {
+    const query = refresh ? "?refresh=true" : "";
+    const { templates } = await api(
+      "GET",
+      `/v1/chatapp/sessions/${encodeURIComponent(session.id)}/templates${query}`,
+    );
+    const again = h("button", { type: "button", class: "secondary" }, "Refresh from Meta");
+    again.addEventListener("click", () => withButton(again, out, () => showTemplates(session, true)));
+    const rows = templates.map((template) => [
+      h("span", { class: "mono" }, template.name),
+      template.language,
+      template.category,
+      badge(template.status.toLowerCase()),
+      bodyText(template) ?? h("span", { class: "muted" }, "—"),
+    ]);
+    fill(
+      out,
+      h(
+        "section",
+        { class: "panel", id: "templates", "aria-labelledby": "templates-title" },
+        h("h2", { id: "templates-title" }, `Templates of ${session.display_name || session.phone_number}`),
+        templates.length === 0
+          ? h("p", { class: "muted" }, "No templates yet: create them in WhatsApp Manager or with the API.")
+          : table(["Name", "Language", "Category", "Status", "Body"], rows, "Message templates"),
+        again,
+      ),
+    );
   }
 
   /** The live view of one session: its QR (replaced on rotation) until it is connected. */
