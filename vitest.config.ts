@@ -46,7 +46,19 @@ export default defineConfig(async () => {
   return {
     test: {
       projects: [
-        project("sandbox", ["test/**/*.test.ts"], ["test/waha/**", "test/evolution/**", "test/gateways/**"]),
+        project(
+          "sandbox",
+          ["test/**/*.test.ts"],
+          [
+            "test/waha/**",
+            "test/evolution/**",
+            "test/gateways/**",
+            "test/cloud-api/**",
+            "test/cloud-api-fake/**",
+          ],
+        ),
+        // The fake of Meta's Graph API (fakes/cloud-api) against Meta's own OpenAPI document.
+        project("cloud-api-fake", ["test/cloud-api-fake/**/*.test.ts"], []),
         project("waha", ["test/waha/**/*.test.ts"], [], {
           CHATAPP_GATEWAY: "waha",
           WAHA_URL: gateways.WAHA_URL,
