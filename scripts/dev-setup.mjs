@@ -25,7 +25,9 @@ if (!existsSync(".dev.vars")) {
     .filter((line) => /^[A-Z_]+=/.test(line) && !new RegExp(`^${line.split("=")[0]}=`, "m").test(vars));
   if (missing.length > 0) {
     vars = `${vars.replace(/\n?$/, "\n")}${missing.join("\n")}\n`;
-    console.log(`.dev.vars: added ${missing.map((line) => line.split("=")[0]).join(", ")} from .dev.vars.example`);
+    console.log(
+      `.dev.vars: added ${missing.map((line) => line.split("=")[0]).join(", ")} from .dev.vars.example`,
+    );
   }
   writeFileSync(".dev.vars", vars);
 }
