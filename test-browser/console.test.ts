@@ -4,6 +4,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { api, baseUrl, createAccount } from "./api";
 import { launchBrowser, newPage, screenshot } from "./browser";
+import { CLOUD_API_NUMBER } from "./global-setup";
 
 let browser: Browser;
 beforeAll(async () => {
@@ -192,6 +193,46 @@ describe("the web console", () => {
     await page.locator("text=No sessions yet.").waitFor();
     expect((await api("GET", `/v1/chatapp/sessions/${id}`, { token: apiKey })).status).toBe(404);
     expect(errors).toEqual([]);
+  });
+
+  it("shows each session's gateway, and a Cloud API session's templates, without QR or link URL", async () => {
+    const { apiKey } = await createAccount(10);
+    const sandboxId = await connectedSession(apiKey);
+    const created = await api<{ session: { id: string; status: string }; qr_code: string | null }>(
+      "POST",
+      "/v1/chatapp/sessions",
+      { token: apiKey, body: { gateway: "cloud_api", cloud_api: CLOUD_API_NUMBER } },
+    );
+    expect(created.status).toBe(201);
+    expect(created.body.session.status).toBe("connected");
+    expect(created.body.qr_code).toBeNull();
+    const cloudId = created.body.session.id;
+    const page = await newPage(browser);
+    const errors = watchErrors(page);
+    await signIn(page, apiKey);
+    const cloudRow = page.locator("tbody tr").filter({ hasText: cloudId });
+    const sandboxRow = page.locator("tbody tr").filter({ hasText: sandboxId });
+    await cloudRow.filter({ hasText: "connected" }).waitFor();
+    expect(await cloudRow.locator(".gateway").textContent()).toBe("WhatsApp Cloud API");
+    expect(await sandboxRow.locator(".gateway").textContent()).toBe("Sandbox");
+    // A business number has no hosted link page; a sandbox session has.
+    expect(await cloudRow.locator("button", { hasText: "Copy hosted link URL" }).count()).toBe(0);
+    expect(await sandboxRow.locator("button", { hasText: "Copy hosted link URL" }).count()).toBe(1);
+
+    await cloudRow.locator("button", { hasText: "Templates" }).click();
+    const templates = page.locator("#templates");
+    const otp = templates.locator("tbody tr").filter({ hasText: "otp_code" });
+    await otp.waitFor();
+    expect(await otp.locator("td").allTextContents()).toEqual([
+      "otp_code",
+      "en_US",
+      "AUTHENTICATION",
+      "approved",
+      "{{1}} is your verification code.",
+    ]);
+    await screenshot(page, "console-cloud-api-templates");
+    expect(errors).toEqual([]);
+    expect((await api("DELETE", `/v1/chatapp/sessions/${cloudId}`, { token: apiKey })).status).toBe(200);
   });
 
   it("keeps the session list live: a ban made elsewhere shows without a click", async () => {
