@@ -441,6 +441,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/chatapp/sessions/{id}/templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a Cloud API session's message templates
+         * @description The message templates of the session's WhatsApp Business Account, read from Meta (every page) and cached. The cache is served for 5 minutes after it was read; after that, or with `refresh=true`, Meta is asked first. When Meta cannot be reached and a cache exists it is served with `meta.stale: true`. Only sessions on the `cloud_api` gateway have templates (others: 409 `not_supported_by_gateway`).
+         */
+        get: operations["listSessionTemplates"];
+        put?: never;
+        /**
+         * Submit a message template to Meta
+         * @description Submits the template to Meta for review on the session's WhatsApp Business Account and caches Meta's answer (`status` is usually `PENDING`; a `template.status_changed` event follows Meta's decision). Meta's refusal is 422 `template_rejected` with Meta's message. Send an `Idempotency-Key` header to make retries safe.
+         */
+        post: operations["createSessionTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/chatapp/messages": {
         parameters: {
             query?: never;
@@ -704,7 +728,7 @@ export interface paths {
         };
         /**
          * List the account's events
-         * @description Every state change of the account's messages, sessions and one-time codes, newest first, kept 30 days: the pull side of webhooks, from which a receiver that was down can catch up. Cursor-paged like the message list. A key sees only the event types whose read scope it holds (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`): without `filter[type]` the others are left out; a `filter[type]` naming one of them is 403 `insufficient_scope`, naming the scope.
+         * @description Every state change of the account's messages, sessions and one-time codes, newest first, kept 30 days: the pull side of webhooks, from which a receiver that was down can catch up. Cursor-paged like the message list. A key sees only the event types whose read scope it holds (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`): without `filter[type]` the others are left out; a `filter[type]` naming one of them is 403 `insufficient_scope`, naming the scope.
          */
         get: operations["listEvents"];
         put?: never;
@@ -1549,6 +1573,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "template.status_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The `template.status_changed` event
+         * @description Delivered to webhook endpoints subscribed to this type, signed per Standard Webhooks, and listed by `GET /v1/events`.
+         */
+        post: operations["onTemplateStatusChanged"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook.test": {
         parameters: {
             query?: never;
@@ -1584,7 +1628,7 @@ export interface components {
             from_number: string | null;
             to_number: string;
             /** @enum {string} */
-            type: "text" | "image" | "video" | "audio" | "document";
+            type: "text" | "image" | "video" | "audio" | "document" | "template";
             content: string | null;
             /** @description The `media_url` the message was sent with, as given (the gateway got a copy). */
             media_url: string | null;
@@ -1770,7 +1814,8 @@ export interface components {
              *       "image": 499,
              *       "video": 332,
              *       "audio": 499,
-             *       "document": 499
+             *       "document": 499,
+             *       "template": 998
              *     }
              */
             remaining_messages: {
@@ -1779,6 +1824,7 @@ export interface components {
                 video: number;
                 audio: number;
                 document: number;
+                template: number;
             };
             /**
              * @description Major units: a charge that takes the balance from this or more to below it records `account.balance_low`. Null: no alert.
@@ -1792,7 +1838,8 @@ export interface components {
              *       "image": 0.02,
              *       "video": 0.03,
              *       "audio": 0.02,
-             *       "document": 0.02
+             *       "document": 0.02,
+             *       "template": 0.01
              *     }
              */
             prices: {
@@ -1801,11 +1848,51 @@ export interface components {
                 video: number;
                 audio: number;
                 document: number;
+                template: number;
             };
             /** @example 2026-11-21T09:30:12.345000Z */
             created_at: string;
             /** @example 2026-11-21T09:30:12.345000Z */
             updated_at: string;
+        };
+        TemplateStatusChange: {
+            template: components["schemas"]["MessageTemplate"];
+            /** @description Meta's reason for the change, or null. */
+            reason: string | null;
+            /** @description The account's sessions on the template's WhatsApp Business Account. */
+            chatapp_session_ids: string[];
+        };
+        MessageTemplate: {
+            /**
+             * @description Meta's template id.
+             * @example 1192339204654487
+             */
+            id: string;
+            /** @example order_update */
+            name: string;
+            /** @example en_US */
+            language: string;
+            /**
+             * @description `AUTHENTICATION`, `MARKETING` or `UTILITY`, as Meta holds it.
+             * @example UTILITY
+             */
+            category: string | null;
+            /**
+             * @description Meta's review status: `APPROVED` (sendable), `PENDING`, `REJECTED`, `PAUSED`, `DISABLED`…
+             * @example APPROVED
+             */
+            status: string;
+            /** @description The reason Meta gave with its last status update, or null. */
+            reason: string | null;
+            /** @description The template's components as Meta gives them (`HEADER`, `BODY`, `FOOTER`, `BUTTONS`). */
+            components: {
+                [key: string]: unknown;
+            }[];
+            /**
+             * @description When Meta last gave this template.
+             * @example 2026-11-21T09:30:12.345000Z
+             */
+            synced_at: string;
         };
         WebhookTestEvent: {
             /** @example evt_7d1e0b9c2a5f4e3d8c6b1a0f9e8d7c6b */
@@ -1841,7 +1928,7 @@ export interface components {
              *       "message.read"
              *     ]
              */
-            events: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low")[] | null;
+            events: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
             /** @description Whether events are posted to the endpoint. */
             enabled: boolean;
             /** @description Why delivery turned the endpoint off (for example, it answered 410 Gone, or failed for days); null while enabled or when turned off through the API. `PATCH {"enabled": true}` clears it. */
@@ -1898,7 +1985,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "invalid_json" | "unauthenticated" | "invalid_signature" | "insufficient_balance" | "insufficient_scope" | "media_link_invalid" | "not_found" | "link_not_found" | "method_not_allowed" | "session_not_pending" | "session_not_connected" | "session_not_disconnected" | "session_not_linked" | "idempotency_key_in_use" | "otp_already_verified" | "webhook_endpoint_limit" | "webhook_endpoint_disabled" | "campaign_not_draft" | "campaign_not_running" | "campaign_not_paused" | "campaign_finished" | "campaign_empty" | "account_limit_reached" | "not_supported_by_gateway" | "phone_number_in_use" | "otp_expired" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "app_has_no_channel" | "otp_invalid" | "otp_country_not_allowed" | "pairing_code_invalid" | "time_range_invalid" | "media_unavailable" | "gateway_credentials_invalid" | "upgrade_required" | "rate_limited" | "otp_attempts_exceeded" | "internal_error" | "gateway_misconfigured" | "service_misconfigured" | "gateway_rejected" | "gateway_unavailable" | "service_unavailable";
+            code: "invalid_json" | "unauthenticated" | "invalid_signature" | "insufficient_balance" | "insufficient_scope" | "media_link_invalid" | "not_found" | "link_not_found" | "method_not_allowed" | "session_not_pending" | "session_not_connected" | "session_not_disconnected" | "session_not_linked" | "idempotency_key_in_use" | "otp_already_verified" | "webhook_endpoint_limit" | "webhook_endpoint_disabled" | "campaign_not_draft" | "campaign_not_running" | "campaign_not_paused" | "campaign_finished" | "campaign_empty" | "account_limit_reached" | "not_supported_by_gateway" | "phone_number_in_use" | "otp_expired" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "app_has_no_channel" | "otp_invalid" | "otp_country_not_allowed" | "pairing_code_invalid" | "time_range_invalid" | "media_unavailable" | "gateway_credentials_invalid" | "template_not_found" | "template_rejected" | "upgrade_required" | "rate_limited" | "otp_attempts_exceeded" | "internal_error" | "gateway_misconfigured" | "service_misconfigured" | "gateway_rejected" | "gateway_unavailable" | "service_unavailable";
             request_id: string;
             /** @enum {boolean} */
             success: false;
@@ -2076,7 +2163,7 @@ export interface components {
              */
             start: string;
             /** @enum {string} */
-            type: "text" | "image" | "video" | "audio" | "document";
+            type: "text" | "image" | "video" | "audio" | "document" | "template";
             /** @description The bucket's messages of this type by their status now (they move as the messages move). */
             counts: {
                 queued: number;
@@ -2189,6 +2276,69 @@ export interface components {
             return_url: string | null;
             /** @example 2026-11-21T09:30:12.345000Z */
             created_at: string;
+        };
+        NewMessageTemplate: {
+            /** @example order_update */
+            name: string;
+            /** @example en_US */
+            language: string;
+            /** @enum {string} */
+            category: "AUTHENTICATION" | "MARKETING" | "UTILITY";
+            /**
+             * @example [
+             *       {
+             *         "type": "BODY",
+             *         "text": "Hello {{1}}, order {{2}} is on its way."
+             *       }
+             *     ]
+             */
+            components: {
+                /** @enum {string} */
+                type: "HEADER" | "BODY" | "FOOTER" | "BUTTONS";
+                /** @enum {string} */
+                format?: "TEXT" | "IMAGE" | "VIDEO" | "DOCUMENT" | "LOCATION";
+                text?: string;
+                example?: Record<string, never>;
+                buttons?: {
+                    [key: string]: unknown;
+                }[];
+            }[];
+        };
+        /** @description For `template` (Cloud API sessions only): an APPROVED template of the session and its variables. Unknown or unapproved: 422 `template_not_found`; a missing or extra variable: 422 `validation_failed` naming it. */
+        TemplateSend: {
+            /** @example order_update */
+            name: string;
+            /** @example en_US */
+            language: string;
+            /**
+             * @default {
+             *       "body": [],
+             *       "buttons": []
+             *     }
+             */
+            variables: {
+                /**
+                 * @description Values of `{{1}}`, `{{2}}`… of the body, in order.
+                 * @default []
+                 * @example [
+                 *       "Ana",
+                 *       "A-17"
+                 *     ]
+                 */
+                body: string[];
+                /** @default [] */
+                buttons: {
+                    /**
+                     * Format: int32
+                     * @description The button's position, 0-based.
+                     */
+                    index: number;
+                    /** @enum {string} */
+                    sub_type: "url" | "quick_reply";
+                    /** @description A `url` button's URL suffix, or a `quick_reply` button's payload. */
+                    parameter: string;
+                }[];
+            };
         };
         AddedRecipients: {
             /** @enum {boolean} */
@@ -2326,7 +2476,7 @@ export interface components {
             /** @example evt_3f2c9a7e1b6d4c08a5e97d2b1f04c6aa */
             id: string;
             /** @enum {string} */
-            type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low";
+            type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed";
             /** @example 2026-11-21T09:30:12.345000Z */
             created_at: string;
             /** @description The object after the change, in the shape its own GET returns: a Message (`message.*`), a Session (`session.status_changed`), `{session, qr_code}` (`session.qr_updated`), an OTP (`otp.*`), a Campaign (`campaign.*`) or the Account (`account.balance_low`). */
@@ -2371,7 +2521,7 @@ export interface components {
              * @description The event's type.
              * @enum {string}
              */
-            event_type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low";
+            event_type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed";
             /** Format: uuid */
             endpoint_id: string;
             /**
@@ -2522,7 +2672,7 @@ export interface components {
             message_id: string;
             to_number: string;
             /** @enum {string} */
-            type: "text" | "image" | "video" | "audio" | "document";
+            type: "text" | "image" | "video" | "audio" | "document" | "template";
             content: string | null;
             media_url: string | null;
             /** @example 2026-11-21T09:30:12.345000Z */
@@ -4423,6 +4573,195 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    listSessionTemplates: {
+        parameters: {
+            query?: {
+                /** @description `true` reads the list from Meta now, whatever the cache's age. */
+                refresh?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session's templates, by name and language */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["MessageTemplate"][];
+                        meta: {
+                            /**
+                             * @description When the list was last read whole from Meta.
+                             * @example 2026-11-21T09:30:12.345000Z
+                             */
+                            synced_at: string;
+                            /** @description True when Meta could not be reached just now and the list read at `synced_at` is served instead. */
+                            stale: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Problem: `unauthenticated` */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            403: components["responses"]["InsufficientScope"];
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_supported_by_gateway` */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `validation_failed` */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            /** @description Problem: `gateway_rejected` */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `gateway_unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createSessionTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key and body replay the first answer for 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewMessageTemplate"];
+            };
+        };
+        responses: {
+            /** @description The template, as Meta took it */
+            201: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["MessageTemplate"];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidJson"];
+            /** @description Problem: `unauthenticated` */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            403: components["responses"]["InsufficientScope"];
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_supported_by_gateway`, `idempotency_key_in_use` */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Problem: `validation_failed`, `template_rejected`, `idempotency_key_reused` */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            /** @description Problem: `gateway_unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listMessages: {
         parameters: {
             query?: {
@@ -4432,7 +4771,7 @@ export interface operations {
                 "filter[from_number]"?: string;
                 "filter[status]"?: "queued" | "sent" | "delivered" | "read" | "failed" | "scheduled";
                 "filter[direction]"?: "incoming" | "outgoing";
-                "filter[type]"?: "text" | "image" | "video" | "audio" | "document";
+                "filter[type]"?: "text" | "image" | "video" | "audio" | "document" | "template";
                 /** @description The session's uuid or its `session_<id>` name. */
                 session_id?: string;
                 /** @description Messages created at or after this time. */
@@ -4518,11 +4857,12 @@ export interface operations {
                      */
                     to_number: string[];
                     /** @enum {string} */
-                    type: "text" | "image" | "video" | "audio" | "document";
+                    type: "text" | "image" | "video" | "audio" | "document" | "template";
                     /** @description Text body (1–4,096 characters) for `text`; optional caption (≤ 1,024) for image, video, document; not allowed for audio. */
                     content?: string | null;
                     /** @description Public https URL of the media, on port 443, at most 2,048 characters; required for image, video, audio, document. The service fetches it once per send (or campaign), following at most 3 redirects and only within the same host, and stores the file; the gateway gets a link of ours to that copy, never this URL. WhatsApp's limits apply: image ≤ 5 MB (image/jpeg, image/png), video ≤ 16 MB (video/mp4, video/3gpp), audio ≤ 16 MB (audio/aac, audio/amr, audio/mpeg, audio/mp4, audio/ogg), document ≤ 100 MB (PDF, plain text, Word, Excel, PowerPoint). Media that cannot be fetched or break a limit are 422 `media_unavailable`, before anything is charged. Shown back as given. */
                     media_url?: string | null;
+                    template?: components["schemas"]["TemplateSend"];
                     /**
                      * Format: int32
                      * @description Milliseconds between this session's gateway calls for these messages.
@@ -4560,7 +4900,7 @@ export interface operations {
                                 from_number: string | null;
                                 to_number: string;
                                 /** @enum {string} */
-                                type: "text" | "image" | "video" | "audio" | "document";
+                                type: "text" | "image" | "video" | "audio" | "document" | "template";
                                 content: string | null;
                                 /** @description The `media_url` the message was sent with, as given (the gateway got a copy). */
                                 media_url: string | null;
@@ -4657,7 +4997,7 @@ export interface operations {
                 "filter[from_number]"?: string;
                 "filter[status]"?: "queued" | "sent" | "delivered" | "read" | "failed" | "scheduled";
                 "filter[direction]"?: "incoming" | "outgoing";
-                "filter[type]"?: "text" | "image" | "video" | "audio" | "document";
+                "filter[type]"?: "text" | "image" | "video" | "audio" | "document" | "template";
                 /** @description Messages created at or after this time. */
                 time_from?: string;
                 /** @description Messages created at or before this time. */
@@ -5972,7 +6312,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Event types to list (repeat the parameter, or separate with commas). Default: all. */
-                "filter[type]"?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low")[];
+                "filter[type]"?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[];
                 /** @description Events created at or after this time. */
                 time_from?: string;
                 /** @description Events created at or before this time. */
@@ -6160,13 +6500,13 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description The event types posted to this endpoint, each at most once (1–13 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `session.status_changed`, `session.qr_updated`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
+                     * @description The event types posted to this endpoint, each at most once (1–14 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `session.status_changed`, `session.qr_updated`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
                      * @example [
                      *       "message.delivered",
                      *       "message.read"
                      *     ]
                      */
-                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low")[] | null;
+                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
                     /**
                      * @description A note for the account's own use, at most 500 characters.
                      * @example Order service, production
@@ -6339,13 +6679,13 @@ export interface operations {
                      */
                     url?: string;
                     /**
-                     * @description The event types posted to this endpoint, each at most once (1–13 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `session.status_changed`, `session.qr_updated`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
+                     * @description The event types posted to this endpoint, each at most once (1–14 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `session.status_changed`, `session.qr_updated`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
                      * @example [
                      *       "message.delivered",
                      *       "message.read"
                      *     ]
                      */
-                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low")[] | null;
+                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
                     /**
                      * @description A note for the account's own use, at most 500 characters; null removes it.
                      * @example Order service, production
@@ -8661,6 +9001,36 @@ export interface operations {
                     /** @example 2026-11-21T09:30:12.345000Z */
                     created_at: string;
                     data: components["schemas"]["Account"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 15 seconds acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onTemplateStatusChanged: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example evt_3f2c9a7e1b6d4c08a5e97d2b1f04c6aa */
+                    id: string;
+                    /** @enum {string} */
+                    type: "template.status_changed";
+                    /** @example 2026-11-21T09:30:12.345000Z */
+                    created_at: string;
+                    data: components["schemas"]["TemplateStatusChange"];
                 };
             };
         };

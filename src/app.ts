@@ -26,6 +26,7 @@ import { otpRoutes } from "./routes/otp/otp.index";
 import { createRouter } from "./routes/router";
 import { sandboxRoutes } from "./routes/sandbox/sandbox.index";
 import { sessionRoutes } from "./routes/sessions/sessions.index";
+import { templateRoutes } from "./routes/templates/templates.index";
 import { registerTestEventWebhook, webhookRoutes } from "./routes/webhooks/webhooks.index";
 import { consoleRoutes } from "./web/console/console.index";
 import { docsRoutes } from "./web/docs/docs.index";
@@ -149,6 +150,7 @@ export function createApp() {
   app.route("/v1/account", accountRoutes);
   app.route("/v1/api-keys", apiKeyRoutes);
   app.route("/v1/chatapp/sessions", sessionRoutes);
+  app.route("/v1/chatapp/sessions", templateRoutes);
   app.route("/v1/chatapp/messages", messageRoutes);
   app.route("/v1/chatapp/campaigns", campaignRoutes);
   app.route("/v1/apps", appRoutes);

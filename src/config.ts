@@ -103,6 +103,8 @@ const ConfigSchema = z.object({
   PRICE_VIDEO: price(0.03),
   PRICE_AUDIO: price(0.02),
   PRICE_DOCUMENT: price(0.02),
+  /** A Cloud API session's message template (README, Message templates). */
+  PRICE_TEMPLATE: price(0.01),
   /** OTP codes one app may send to one number per hour. */
   OTP_MAX_PER_NUMBER_PER_HOUR: z.coerce.number().int().min(1).default(5),
   /**

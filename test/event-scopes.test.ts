@@ -138,6 +138,7 @@ describe("webhook endpoints get only the event types the key may read", () => {
       "session.qr_updated",
       "otp.verified",
       "otp.failed",
+      "template.status_changed",
     ]);
     const { results } = await env.DB.prepare(
       "SELECT events FROM webhook_endpoints WHERE url = ? ORDER BY rowid",
@@ -147,7 +148,7 @@ describe("webhook endpoints get only the event types the key may read", () => {
     expect(results.slice(-3).map((r) => r.events)).toEqual([
       null,
       "[]",
-      '["session.status_changed","session.qr_updated","otp.verified","otp.failed"]',
+      '["session.status_changed","session.qr_updated","otp.verified","otp.failed","template.status_changed"]',
     ]);
   });
 
@@ -227,7 +228,7 @@ describe("webhook endpoints get only the event types the key may read", () => {
     expect(narrowed.status, narrowed.text).toBe(200);
     expect(narrowed.body.data).toMatchObject({
       url: `${RECEIVER}/mine`,
-      events: ["session.status_changed", "session.qr_updated"],
+      events: ["session.status_changed", "session.qr_updated", "template.status_changed"],
     });
     const shown = await call<{ data: { url: string; events: string[] | null } }>(
       "GET",

@@ -9,6 +9,7 @@ export function pricesOf(config: Config): Record<MessageType, number> {
     video: config.PRICE_VIDEO,
     audio: config.PRICE_AUDIO,
     document: config.PRICE_DOCUMENT,
+    template: config.PRICE_TEMPLATE,
   };
 }
 

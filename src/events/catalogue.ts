@@ -21,6 +21,12 @@
  *   again only after a credit or refund has lifted the balance back to the threshold or above and
  *   a charge crosses it again. `data` is the Account as `GET /v1/account` shows it after the charge.
  *
+ * - `template.status_changed`: Meta's review moved a Cloud API session's message template (its
+ *   `message_template_status_update` webhook, src/gateways/cloud-api/template-status.ts); once
+ *   per account and change. `data` is `{ template, reason, chatapp_session_ids }`: the template as
+ *   `GET /v1/chatapp/sessions/{id}/templates` lists it, Meta's reason (or null), and the
+ *   account's sessions of that business account.
+ *
  * Each type names the scope that reads it ({@link EVENT_READ_SCOPE}): the scope of its object's own
  * GET, since the event carries that object whole. A key sees in `GET /v1/events`, and subscribes a
  * webhook endpoint to, only the types whose scope it holds (src/keys/event-access.ts).
@@ -39,6 +45,7 @@ export const EVENT_TYPES = [
   "campaign.completed",
   "campaign.cancelled",
   "account.balance_low",
+  "template.status_changed",
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -76,6 +83,7 @@ export const EVENT_READ_SCOPE: Record<EventType, EventReadScope> = {
   "campaign.completed": "campaigns:read",
   "campaign.cancelled": "campaigns:read",
   "account.balance_low": "account:read",
+  "template.status_changed": "sessions:read",
 };
 
 /**

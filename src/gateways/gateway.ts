@@ -66,7 +66,8 @@ export interface OutboundMessage {
   id: string;
   clientMessageId: string;
   to: string;
-  type: "text" | "image" | "video" | "audio" | "document";
+  type: "text" | "image" | "video" | "audio" | "document" | "template";
+  /** The text or caption; for a `template` (Cloud API only), the JSON of a messages/template.ts `TemplateSend`. */
   content: string | null;
   mediaUrl: string | null;
   media: MediaRef | null;

@@ -101,6 +101,9 @@ export class SandboxGateway implements ChatGateway {
   }
 
   async send(_sessionId: string, message: OutboundMessage): Promise<SendOutcome> {
+    // Message templates are Meta's (Cloud API sessions only); the send path refuses them elsewhere.
+    if (message.type === "template")
+      return { outcome: "rejected", reason: "not_supported_by_gateway", retryable: false };
     const to = message.to;
     if (to.endsWith("0000"))
       return { outcome: "rejected", reason: "recipient_not_on_chatapp", retryable: false };

@@ -1,4 +1,5 @@
 import type { SendWindow } from "../lib/send-window";
+import { templateOfRow } from "./template";
 import type { MessageRow, MessageType } from "./types";
 
 /**
@@ -18,6 +19,10 @@ export interface DispatchRequest {
   sessionId: string;
   to: string;
   type: MessageType;
+  /**
+   * The text or caption to send; for a `template` message, the JSON of its `TemplateSend`
+   * (messages/template.ts: name, language, variables), read from the row's `metadata.template`.
+   */
   content: string | null;
   /** The caller's `media_url` (a document's file name comes from it); never fetched by the gateway. */
   mediaUrl: string | null;
@@ -58,7 +63,7 @@ export function dispatchRequestOf(
     sessionId: row.chatappSessionId ?? "",
     to: row.toNumber,
     type: row.type,
-    content: options.content === undefined ? row.content : options.content,
+    content: options.content === undefined ? contentOf(row) : options.content,
     mediaUrl: row.mediaUrl,
     mediaKey: row.mediaKey,
     mediaContentType: row.mediaContentType,
@@ -71,4 +76,10 @@ export function dispatchRequestOf(
     campaignId: row.campaignId,
     sendWindow: options.sendWindow ?? null,
   };
+}
+
+/** What a row's queue message carries as `content`: a template message's template, else its content. */
+function contentOf(row: MessageRow): string | null {
+  const template = templateOfRow(row);
+  return template ? JSON.stringify(template) : row.content;
 }

@@ -5,10 +5,12 @@ import type { Db } from "../db/client";
 import { findAccount } from "../db/queries/accounts";
 import { insertOutgoingStatement, type NewMessages, outgoingRows } from "../db/queries/messages";
 import { findSession } from "../db/queries/sessions";
+import { findTemplate } from "../db/queries/templates";
 import { ApiError } from "../errors";
 import { sendInBatches } from "../lib/queue";
 import { discardMedia, type StoredMedia, storeMedia } from "../media/store";
 import { type DispatchRequest, dispatchRequestOf, LANE } from "./dispatch-request";
+import { type TemplateSend, templateNeeds, templateVariableErrors } from "./template";
 import type { MessageRow, MessageType } from "./types";
 
 export interface SendRequest {
@@ -30,6 +32,8 @@ export interface SendRequest {
    * gateway accepted the message.
    */
   otp?: { id: string; secretContent: string };
+  /** For type `template`: the template named and its variables (checked by {@link templateMetadata}). */
+  template?: TemplateSend;
 }
 
 export interface SendResult {
@@ -64,9 +68,14 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
       `The session is ${session.status}; it must be connected to send.`,
     );
   }
-  const price = priceOf(readConfig(env), request.type);
+  const config = readConfig(env);
+  const metadata =
+    request.type === "template"
+      ? await templateMetadata(db, request, session.gateway ?? config.CHATAPP_GATEWAY)
+      : undefined;
+  const price = priceOf(config, request.type);
   let media: StoredMedia | null = null;
-  if (request.type !== "text" && request.mediaUrl !== null) {
+  if (request.type !== "text" && request.type !== "template" && request.mediaUrl !== null) {
     // An account that cannot pay makes the service fetch nothing (the charge below still decides).
     await coverableOrThrow(db, request.accountId, price * request.toNumbers.length);
     media = await storeMedia(env.MEDIA, request.mediaUrl, request.type);
@@ -75,7 +84,8 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
     accountId: request.accountId,
     sessionId: request.sessionId,
     type: request.type,
-    content: request.content,
+    content: request.type === "template" ? (request.template?.name ?? null) : request.content,
+    metadata,
     mediaUrl: request.mediaUrl,
     mediaKey: media?.key ?? null,
     mediaContentType: media?.contentType ?? null,
@@ -114,6 +124,41 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
   );
   await enqueue(env.OUTBOUND_QUEUE, requests, request.accountId);
   return { rows: created, price, balance: charged.balance };
+}
+
+/**
+ * Checks a template send before anything is charged (README, Message templates): only a
+ * `cloud_api` session sends templates; the template must be in the session's cache (as
+ * `GET /v1/chatapp/sessions/{id}/templates` last read it) by name and language, and `APPROVED`;
+ * its variables must fit it (messages/template.ts `templateVariableErrors`).
+ * @returns the messages' `metadata` JSON: `{ template: { name, language, variables } }`.
+ * @throws ApiError `validation_failed` (422) naming `type` for another gateway's session or the
+ *   variables that do not fit, `template_not_found` (422).
+ */
+async function templateMetadata(db: Db, request: SendRequest, gateway: string): Promise<string> {
+  const template = request.template;
+  if (gateway !== "cloud_api" || !template) {
+    throw new ApiError("validation_failed", "The request has invalid fields.", {
+      fields: {
+        [template ? "type" : "template"]: [
+          template ? "template messages need a session on the cloud_api gateway" : "required for template",
+        ],
+      },
+    });
+  }
+  const row = await findTemplate(db, request.accountId, request.sessionId, template.name, template.language);
+  if (row?.status !== "APPROVED") {
+    throw new ApiError(
+      "template_not_found",
+      row
+        ? `Template ${template.name} (${template.language}) is ${row.status}; only APPROVED templates can be sent.`
+        : `The session has no template ${template.name} (${template.language}); list its templates to refresh them.`,
+    );
+  }
+  const errors = templateVariableErrors(templateNeeds(row.components), template.variables);
+  if (errors)
+    throw new ApiError("validation_failed", "The template's variables do not fit it.", { fields: errors });
+  return JSON.stringify({ template });
 }
 
 /** The 402 of a send costing `cost` against `balance` (minor units). */

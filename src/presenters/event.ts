@@ -9,6 +9,7 @@ import { accountOfSnapshot, toAccountRecord } from "./account";
 import { campaignRowOfSnapshot, toCampaignRecord } from "./campaign";
 import { toMessageRecord } from "./message";
 import { toOtpRecord } from "./otp";
+import { toTemplateStatusRecord } from "./template";
 
 /**
  * An event as the API shows it and webhooks deliver it: `{ id, type, created_at, data }`, where
@@ -45,5 +46,6 @@ function dataOf(row: EventRow, defaultGateway: GatewayKind): Record<string, unkn
     const { row: account, prices } = accountOfSnapshot(snapshot);
     return toAccountRecord(account, prices);
   }
+  if (row.type === "template.status_changed") return toTemplateStatusRecord(snapshot);
   return snapshot;
 }

@@ -10,6 +10,8 @@ export interface NewMessages {
   type: MessageType;
   /** What the message shows (for a one-time code, the text with the code masked). */
   content: string | null;
+  /** The messages' initial `metadata` (JSON object), `{}` when absent: a template message's template. */
+  metadata?: string;
   /** The caller's `media_url`, as shown. */
   mediaUrl: string | null;
   /** The stored copy the gateway is given (its `MEDIA` key and content type), or null. */
@@ -62,7 +64,7 @@ export function insertOutgoingStatement(send: NewMessages, condition: SQL): SQL 
       ${send.campaignId ?? null}, ${send.otpId}, json_extract(value, '$.to'), ${send.type},
       ${own("content", sql`${send.content}`)}, ${send.mediaUrl}, ${send.mediaKey},
       ${send.mediaContentType}, ${status}, 'outgoing', ${send.price},
-      ${own("delayBetween", sql`${send.delayBetween}`)}, ${own("sendIndex", sql`key`)}, ${send.scheduledAt}, '{}',
+      ${own("delayBetween", sql`${send.delayBetween}`)}, ${own("sendIndex", sql`key`)}, ${send.scheduledAt}, ${send.metadata ?? "{}"},
       ${send.chargeId}, ${send.now}, ${send.now}
     FROM json_each(${JSON.stringify(send.recipients)}) WHERE ${condition}`;
 }
@@ -95,7 +97,7 @@ export function outgoingRows(send: NewMessages): MessageRow[] {
     sentAt: null,
     deliveredAt: null,
     readAt: null,
-    metadata: "{}",
+    metadata: send.metadata ?? "{}",
     chargeId: send.chargeId,
     refundId: null,
     createdAt: send.now,

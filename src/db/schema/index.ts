@@ -20,3 +20,4 @@ export { type MessageRow, type MessageStatus, type MessageType, messages } from 
 export { type OptOutRow, optOuts } from "./opt-outs";
 export { apps, otpSends, otps } from "./otp";
 export { linkTokens, sessions } from "./sessions";
+export { type MessageTemplateRow, messageTemplateSyncs, messageTemplates } from "./templates";

@@ -24,7 +24,7 @@ export const messages = sqliteTable(
     providerMessageId: text(),
     fromNumber: text(),
     toNumber: text().notNull(),
-    type: text({ enum: ["text", "image", "video", "audio", "document"] }).notNull(),
+    type: text({ enum: ["text", "image", "video", "audio", "document", "template"] }).notNull(),
     content: text(),
     /** The caller's `media_url`, as given and shown; the gateway never fetches it (README, Security → Media). */
     mediaUrl: text(),

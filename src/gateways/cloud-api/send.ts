@@ -5,6 +5,7 @@ import { type GatewayHttp, gatewayRequest, sendFailure } from "../http";
 import { digitsOf } from "../jid";
 import { fileNameOf, MEDIA_NOT_STORED, mediaLinkOf } from "../media";
 import { graphErrorOf, TOKEN_INVALID, TOKEN_INVALID_CODE } from "./graph";
+import { templateObject } from "./template-message";
 
 /*
  * Sending through the Cloud API: `POST /{Version}/{Phone-Number-ID}/messages` (operation
@@ -54,7 +55,7 @@ export async function sendMessage(
   links: MediaLinkSigner,
 ): Promise<SendOutcome> {
   const mediaUrl = await mediaLinkOf(links, message);
-  if (message.type !== "text" && !mediaUrl)
+  if (message.type !== "text" && message.type !== "template" && !mediaUrl)
     return { outcome: "rejected", reason: MEDIA_NOT_STORED, retryable: false };
   try {
     const answer = await gatewayRequest(http, {
@@ -89,6 +90,7 @@ export function messageBody(message: OutboundMessage, mediaUrl: string): Record<
     biz_opaque_callback_data: message.id,
   };
   if (message.type === "text") return { ...base, text: { body: message.content ?? "" } };
+  if (message.type === "template") return { ...base, template: templateObject(message.content) };
   const media: Record<string, string> = { link: mediaUrl };
   if (message.type !== "audio" && message.content) media.caption = message.content;
   if (message.type === "document") media.filename = fileNameOf(message.mediaUrl ?? "");

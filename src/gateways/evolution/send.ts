@@ -50,6 +50,9 @@ export async function sendMessage(
   message: OutboundMessage,
   links: MediaLinkSigner,
 ): Promise<SendOutcome> {
+  // Message templates are Meta's (Cloud API sessions only); the send path refuses them elsewhere.
+  if (message.type === "template")
+    return { outcome: "rejected", reason: "not_supported_by_gateway", retryable: false };
   const call = sendCall(sessionId, message, await mediaLinkOf(links, message));
   if (!call) return { outcome: "rejected", reason: MEDIA_NOT_STORED, retryable: false };
   try {

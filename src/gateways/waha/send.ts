@@ -61,6 +61,9 @@ export async function sendMessage(
   message: OutboundMessage,
   links: MediaLinkSigner,
 ): Promise<SendOutcome> {
+  // Message templates are Meta's (Cloud API sessions only); the send path refuses them elsewhere.
+  if (message.type === "template")
+    return { outcome: "rejected", reason: "not_supported_by_gateway", retryable: false };
   const mediaUrl = await mediaLinkOf(links, message);
   if (message.type !== "text" && !mediaUrl)
     return { outcome: "rejected", reason: MEDIA_NOT_STORED, retryable: false };
@@ -102,7 +105,7 @@ export async function chatIdOf(http: GatewayHttp, sessionId: string, to: string)
   return lookup.chatId ?? `${digits}@c.us`;
 }
 
-const SEND_PATHS: Record<OutboundMessage["type"], string> = {
+const SEND_PATHS: Record<Exclude<OutboundMessage["type"], "template">, string> = {
   text: "/api/sendText",
   image: "/api/sendImage",
   video: "/api/sendVideo",

@@ -24,7 +24,7 @@ export const AccountSchema = z
     remaining_messages: perType(z.int()).openapi({
       description:
         "How many messages of each type the balance covers (a part-message rounds down; for text, as `remaining_messages` after a send).",
-      example: { text: 998, image: 499, video: 332, audio: 499, document: 499 },
+      example: { text: 998, image: 499, video: 332, audio: 499, document: 499, template: 998 },
     }),
     low_balance_threshold: z.number().nullable().openapi({
       description:
@@ -33,7 +33,7 @@ export const AccountSchema = z
     }),
     prices: perType(z.number()).openapi({
       description: "Price of one message by type, in major units.",
-      example: { text: 0.01, image: 0.02, video: 0.03, audio: 0.02, document: 0.02 },
+      example: { text: 0.01, image: 0.02, video: 0.03, audio: 0.02, document: 0.02, template: 0.01 },
     }),
     created_at: timestamp,
     updated_at: timestamp,

@@ -5,7 +5,7 @@ import {
   MAX_RECIPIENTS_PER_REQUEST,
   VARIABLE_NAME,
 } from "../../campaigns/recipients";
-import { MESSAGE_TYPES } from "../../messages/types";
+import { CONTENT_TYPES } from "../../messages/types";
 import { checkContent, checkScheduledAt, MEDIA_URL_DESCRIPTION } from "../messages/messages.schemas";
 import { PageLinksSchema } from "../paging";
 
@@ -86,7 +86,7 @@ export const CreateCampaignBody = z
       .openapi({
         description: `1–${MAX_CAMPAIGN_SESSIONS} of the account's sessions, all \`connected\`; recipients are spread over them in turn.`,
       }),
-    type: z.enum(MESSAGE_TYPES),
+    type: z.enum(CONTENT_TYPES),
     content: z.string().nullish().openapi({
       maxLength: 4_096,
       description:
@@ -155,7 +155,7 @@ export const CampaignSchema = z
     name: z.string(),
     status: z.enum(["draft", "scheduled", "running", "paused", "completed", "cancelled"]),
     chatapp_session_ids: z.array(z.uuid()),
-    type: z.enum(MESSAGE_TYPES),
+    type: z.enum(CONTENT_TYPES),
     content: z.string().nullable(),
     media_url: z.string().nullable(),
     delay_range: z.object({ min_ms: z.int(), max_ms: z.int() }).openapi({

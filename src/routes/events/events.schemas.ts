@@ -6,6 +6,7 @@ import { MessageSchema } from "../messages/messages.schemas";
 import { OtpSchema } from "../otp/otp.schemas";
 import { CursorParam, enumListFilter, Limit, PageLinksSchema, TimeBound } from "../paging";
 import { SessionSchema } from "../sessions/sessions.schemas";
+import { TemplateStatusChangeSchema } from "../templates/templates.schemas";
 
 /**
  * The read scope of each family of event types, for descriptions:
@@ -79,6 +80,7 @@ export const EVENT_DATA: Record<EventType, z.ZodType> = {
   "campaign.completed": CampaignSchema,
   "campaign.cancelled": CampaignSchema,
   "account.balance_low": AccountSchema,
+  "template.status_changed": TemplateStatusChangeSchema,
 };
 
 /** The event of one type as it is listed and delivered: `{ id, type, created_at, data }`. */

@@ -5,6 +5,7 @@ import { listMessages } from "../../db/queries/message-list";
 import { findMessage } from "../../db/queries/messages";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
+import { templateOwnerOf, templatesOf } from "../../gateways/cloud-api/template-cache";
 import { fromMinor } from "../../lib/money";
 import { toE164 } from "../../lib/phone";
 import { sendMessages } from "../../messages/send";
@@ -16,6 +17,7 @@ import { SessionRef, toListQuery } from "./messages.schemas";
 export const send: RouteHandler<typeof routes.send, AppEnv> = async (c) => {
   const body = c.req.valid("json");
   const toNumbers = [...new Set(body.to_number.map((n) => toE164(n) ?? n))];
+  if (body.type === "template") await freshTemplates(c, body.chatapp_session_id);
   const { rows, price, balance } = await sendMessages(c.env, c.var.db, {
     accountId: c.var.principal.accountId,
     sessionId: body.chatapp_session_id,
@@ -25,6 +27,7 @@ export const send: RouteHandler<typeof routes.send, AppEnv> = async (c) => {
     mediaUrl: body.media_url ?? null,
     delayBetween: body.delay_between,
     scheduledAt: body.scheduled_at ? Date.parse(body.scheduled_at) : null,
+    template: body.template,
   });
   const charged = rows.filter((row) => row.status !== "failed").length;
   return c.json(
@@ -74,4 +77,19 @@ async function page(c: Context<AppEnv>, query: ListQuery) {
     },
     200,
   );
+}
+
+/**
+ * Before a template send: the session's template cache, read again from Meta when older than
+ * `TEMPLATE_CACHE_SECONDS`, so a template approved since is found. Best effort: any failure
+ * (another account's session, another gateway, Meta unreachable) is left to the send's own checks,
+ * which read the cache as it is.
+ */
+async function freshTemplates(c: Context<AppEnv>, sessionId: string): Promise<void> {
+  try {
+    const owner = await templateOwnerOf(c.env, c.var.db, c.var.principal.accountId, sessionId);
+    await templatesOf(c.var.db, owner, { refresh: false });
+  } catch {
+    // The send decides on the cache as it is.
+  }
 }

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { ListQuery } from "../../db/queries/message-list";
 import { mediaUrlProblem } from "../../lib/media-url";
 import { toE164 } from "../../lib/phone";
+import { BUTTON_SUB_TYPES } from "../../messages/template";
 import { MESSAGE_STATUSES, MESSAGE_TYPES } from "../../messages/types";
 import { CursorParam, Limit, once, PageLinksSchema, TimeBound } from "../paging";
 
@@ -43,7 +44,12 @@ export function checkContent(
 ): void {
   const content = body.content ?? null;
   const length = content === null ? 0 : characters(content);
-  if (body.type === "text") {
+  if (body.type === "template") {
+    if (content !== null)
+      ctx.addIssue({ code: "custom", path: ["content"], message: "not allowed for template" });
+    if (body.media_url != null)
+      ctx.addIssue({ code: "custom", path: ["media_url"], message: "not allowed for template" });
+  } else if (body.type === "text") {
     if (content === null || content.length === 0)
       ctx.addIssue({ code: "custom", path: ["content"], message: "required for text" });
     else if (length > 4096)
@@ -73,6 +79,46 @@ export function checkScheduledAt(value: string | null | undefined, ctx: RefineCo
 }
 
 /**
+ * A template send's `template` (README, Message templates): the approved template's `name` and
+ * `language`, and its `variables`: `body` fills `{{1}}`, `{{2}}`… in order; `buttons` give a URL
+ * button's suffix (`url`) or a quick reply's payload (`quick_reply`) by the button's 0-based index.
+ */
+export const TemplateSendSchema = z
+  .strictObject({
+    name: z.string().min(1).max(512).openapi({ example: "order_update" }),
+    language: z.string().min(2).max(16).openapi({ example: "en_US" }),
+    variables: z
+      .strictObject({
+        body: z
+          .array(z.string().min(1).max(1024))
+          .max(100)
+          .default([])
+          .openapi({
+            description: "Values of `{{1}}`, `{{2}}`… of the body, in order.",
+            example: ["Ana", "A-17"],
+          }),
+        buttons: z
+          .array(
+            z.strictObject({
+              index: z
+                .int()
+                .min(0)
+                .max(9)
+                .openapi({ format: "int32", description: "The button's position, 0-based." }),
+              sub_type: z.enum(BUTTON_SUB_TYPES),
+              parameter: z.string().min(1).max(2000).openapi({
+                description: "A `url` button's URL suffix, or a `quick_reply` button's payload.",
+              }),
+            }),
+          )
+          .max(10)
+          .default([]),
+      })
+      .default({ body: [], buttons: [] }),
+  })
+  .openapi("TemplateSend");
+
+/**
  * The send body (`POST /v1/chatapp/messages` in openapi.json) with this API's rules (README,
  * Sending messages): numbers normalised to E.164 (an invalid one named by its index, duplicates
  * sent once), `content` required for text (1–4,096) and an optional caption (≤ 1,024) for
@@ -99,6 +145,11 @@ export const SendBody = z
         "Text body (1–4,096 characters) for `text`; optional caption (≤ 1,024) for image, video, document; not allowed for audio.",
     }),
     media_url: z.string().nullish().openapi({ maxLength: 2_048, description: MEDIA_URL_DESCRIPTION }),
+    template: TemplateSendSchema.optional().openapi({
+      description:
+        "For `template` (Cloud API sessions only): an APPROVED template of the session and its variables. " +
+        "Unknown or unapproved: 422 `template_not_found`; a missing or extra variable: 422 `validation_failed` naming it.",
+    }),
     delay_between: z.int().min(0).max(60_000).default(500).openapi({
       format: "int32",
       description: "Milliseconds between this session's gateway calls for these messages.",
@@ -114,6 +165,10 @@ export const SendBody = z
         ctx.addIssue({ code: "custom", path: ["to_number", index], message: "invalid phone number" });
     });
     checkContent(body, ctx);
+    if (body.type === "template" && !body.template)
+      ctx.addIssue({ code: "custom", path: ["template"], message: "required for template" });
+    if (body.type !== "template" && body.template)
+      ctx.addIssue({ code: "custom", path: ["template"], message: "only for template" });
     checkScheduledAt(body.scheduled_at, ctx);
   });
 

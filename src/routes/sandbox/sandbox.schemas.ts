@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { MESSAGE_TYPES } from "../../messages/types";
+import { CONTENT_TYPES, MESSAGE_TYPES } from "../../messages/types";
 import { PhoneNumber } from "../openapi";
 
 export const ScanBody = z.strictObject({
@@ -35,7 +35,7 @@ export const PairParam = z.object({
 export const InboundBody = z
   .strictObject({
     from_number: PhoneNumber,
-    type: z.enum(MESSAGE_TYPES),
+    type: z.enum(CONTENT_TYPES),
     content: z.string().min(1).max(4096).nullish(),
     media_url: z
       .url({ protocol: /^https?$/ })

@@ -1,0 +1,102 @@
+import { z } from "zod";
+import { batchSql, createDb } from "../../db/client";
+import { numbersOfWaba } from "../../db/queries/cloud-api";
+import { setTemplateStatusStatement, templateRowsOf } from "../../db/queries/templates";
+import { publishEvents } from "../../events/publish";
+import { insertEventStatement, newEventId, recordedIn } from "../../events/record";
+
+/*
+ * Meta's `message_template_status_update` webhook field: a template's review moved. Meta's OpenAPI
+ * document does not describe this field (its `Change.field` lists only `messages` and the group
+ * fields), so the value is read as Meta's webhook reference gives it ("Webhooks → Components →
+ * message_template_status_update"): `event` (the new status: `APPROVED`, `REJECTED`, `PENDING`,
+ * `PAUSED`, `DISABLED`, `FLAGGED`, `REINSTATED`, `PENDING_DELETION`…), `message_template_id`
+ * (a number in Meta's examples), `message_template_name`, `message_template_language` and
+ * `reason` (`NONE` when there is none).
+ */
+
+const TemplateStatusValue = z.looseObject({
+  event: z.string().min(1).max(64),
+  message_template_id: z.union([z.string().min(1).max(64), z.number().int().nonnegative()]),
+  message_template_name: z.string().max(512).optional(),
+  message_template_language: z.string().max(32).optional(),
+  reason: z.string().max(1024).nullish(),
+});
+
+/** What {@link applyTemplateStatusUpdate} did: the cache rows it moved and the events it recorded. */
+export interface TemplateStatusResult {
+  /** False when `value` is not a status update Meta documents (nothing was done). */
+  valid: boolean;
+  rowsUpdated: number;
+  eventsRecorded: number;
+}
+
+/**
+ * Applies one `message_template_status_update` change (`value`, the change's `value`) of WABA
+ * `wabaId` (the webhook entry's `id`): the new status (and reason, `NONE` read as none) goes into
+ * the cache of every session of that WABA that holds the template, and a `template.status_changed`
+ * event is recorded, in the same D1 batch, once for each account with a session of the WABA whose
+ * cache did not already show that status (a redelivered update records nothing again; an account
+ * that never listed its templates is told too). The events are then published to webhook
+ * endpoints. A value that is not the documented shape is ignored (logged); D1 failures throw, so
+ * the caller may answer Meta with an error and be sent the update again.
+ */
+export async function applyTemplateStatusUpdate(
+  env: Env,
+  wabaId: string,
+  value: unknown,
+): Promise<TemplateStatusResult> {
+  const parsed = TemplateStatusValue.safeParse(value);
+  if (!parsed.success) {
+    console.warn(JSON.stringify({ level: "warn", event: "template_status_ignored", waba_id: wabaId }));
+    return { valid: false, rowsUpdated: 0, eventsRecorded: 0 };
+  }
+  const update = parsed.data;
+  const templateId = String(update.message_template_id);
+  const reason = update.reason && update.reason !== "NONE" ? update.reason : null;
+  const db = createDb(env.DB);
+  const [numbers, rows] = await Promise.all([
+    numbersOfWaba(db, wabaId),
+    templateRowsOf(db, wabaId, templateId),
+  ]);
+  const now = Date.now();
+  const sessionsOf = new Map<string, string[]>();
+  for (const number of numbers)
+    sessionsOf.set(number.accountId, [...(sessionsOf.get(number.accountId) ?? []), number.sessionId]);
+  const events = [...sessionsOf].flatMap(([accountId, sessionIds]) => {
+    const own = rows.filter((row) => row.accountId === accountId);
+    if (own.length > 0 && own.every((row) => row.status === update.event && row.reason === reason)) return [];
+    const known = own[0];
+    const template = {
+      templateId,
+      name: known?.name ?? update.message_template_name ?? "",
+      language: known?.language ?? update.message_template_language ?? "",
+      category: known?.category ?? null,
+      status: update.event,
+      components: known?.components ?? "[]",
+      reason,
+      syncedAt: now,
+    };
+    return [
+      insertEventStatement({
+        id: newEventId(),
+        accountId,
+        type: "template.status_changed",
+        snapshot: JSON.stringify({ template, reason, sessionIds: [...sessionIds].sort() }),
+        createdAt: now,
+      }),
+    ];
+  });
+  const results = await batchSql(db, [
+    setTemplateStatusStatement(wabaId, templateId, { status: update.event, reason, at: now }),
+    ...events,
+  ]);
+  await publishEvents(
+    env,
+    recordedIn(
+      results,
+      events.map((_, index) => index + 1),
+    ),
+  );
+  return { valid: true, rowsUpdated: results[0]?.meta.changes ?? 0, eventsRecorded: events.length };
+}
