@@ -111,7 +111,10 @@ describe("GET /health in the document", () => {
     expect(health?.operationId).toBe("getHealth");
     expect(health?.security).toEqual([]);
     expect(health?.responses["200"]?.content?.["application/json"]?.schema).toMatchObject({
-      properties: { status: { enum: ["ok"] }, gateway: { enum: ["sandbox", "waha", "evolution"] } },
+      properties: {
+        status: { enum: ["ok"] },
+        gateway: { enum: ["sandbox", "waha", "evolution", "cloud_api"] },
+      },
     });
     expect(health?.responses["503"]?.content?.["application/json"]?.schema).toMatchObject({
       properties: { code: { enum: ["gateway_misconfigured", "service_misconfigured"] } },

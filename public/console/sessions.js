@@ -173,7 +173,7 @@ export function render(view, context) {
    */
   async function showTemplates(session, refresh = false) {
     const query = refresh ? "?refresh=true" : "";
-    const { templates } = await api(
+    const { data: templates } = await api(
       "GET",
       `/v1/chatapp/sessions/${encodeURIComponent(session.id)}/templates${query}`,
     );
