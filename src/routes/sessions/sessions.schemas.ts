@@ -11,7 +11,10 @@ const timestamp = z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" })
 const Gateway = z.enum(GATEWAY_NAMES).openapi({ example: "sandbox" });
 
 /** One of Meta's numeric Graph API ids (the document's `^[0-9]+$` path parameters). */
-const GraphId = z.string().max(32).regex(/^[0-9]{1,32}$/, "digits only, as Meta shows it");
+const GraphId = z
+  .string()
+  .max(32)
+  .regex(/^[0-9]{1,32}$/, "digits only, as Meta shows it");
 
 /**
  * The business number a `cloud_api` session sends from, by Meta's ids (WhatsApp Manager → API
