@@ -61,10 +61,13 @@ describe("tags and security", () => {
       .map(([path, method]) => `${method} ${path}`)
       .sort();
     expect(open).toEqual([
+      // Meta's webhook: its handshake's verify token and its posts' signature (README, Webhooks from Meta).
+      "get /gateway/cloud-api",
       "get /health",
       // The signed link in its query is the credential (src/media/link.ts).
       "get /media/{key}",
       "get /sandbox/pair/{token}",
+      "post /gateway/cloud-api",
       "post /gateway/evolution/events",
       "post /gateway/waha/events",
       "post /sandbox/pair/{token}",

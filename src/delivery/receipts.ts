@@ -1,5 +1,5 @@
 import type { GatewayEvent } from "../gateways/gateway";
-import type { MessageMove } from "../moves/message";
+import type { MessageMove, MessagePricing } from "../moves/message";
 
 /** A receipt (ack) a gateway reported for a message the session sent, by its provider id. */
 export type Receipt = Extract<GatewayEvent, { type: "ack" }>;
@@ -27,17 +27,29 @@ export class KeptReceipts {
     this.sql.exec(`CREATE TABLE IF NOT EXISTS kept_receipts (
       provider_message_id TEXT NOT NULL, status TEXT NOT NULL, reason TEXT, gateway_at INTEGER NOT NULL,
       kept_at INTEGER NOT NULL, PRIMARY KEY (provider_message_id, status))`);
+    // Objects created before the columns existed: our message id and the pricing (JSON) a
+    // receipt may carry (GatewayEvent `ack`).
+    const columns = this.sql
+      .exec<{ name: string }>("SELECT name FROM pragma_table_info('kept_receipts')")
+      .toArray();
+    for (const column of ["message_id", "pricing"]) {
+      if (!columns.some((c) => c.name === column))
+        this.sql.exec(`ALTER TABLE kept_receipts ADD COLUMN ${column} TEXT`);
+    }
   }
 
   /** Keeps `receipt` (a second one of the same message and status replaces it). */
   keep(receipt: Receipt, now: number): void {
     this.sql.exec(
-      "INSERT OR REPLACE INTO kept_receipts (provider_message_id, status, reason, gateway_at, kept_at) VALUES (?, ?, ?, ?, ?)",
+      `INSERT OR REPLACE INTO kept_receipts (provider_message_id, status, reason, gateway_at, kept_at, message_id, pricing)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
       receipt.providerMessageId,
       receipt.status,
       receipt.reason,
       receipt.at,
       now,
+      receipt.messageId ?? null,
+      receipt.pricing ? JSON.stringify(receipt.pricing) : null,
     );
   }
 
@@ -50,8 +62,10 @@ export class KeptReceipts {
         status: Receipt["status"];
         reason: string | null;
         gateway_at: number;
+        message_id: string | null;
+        pricing: string | null;
       }>(
-        `SELECT provider_message_id, status, reason, gateway_at FROM kept_receipts
+        `SELECT provider_message_id, status, reason, gateway_at, message_id, pricing FROM kept_receipts
          WHERE provider_message_id IN (SELECT value FROM json_each(?)) ORDER BY gateway_at`,
         JSON.stringify(providerMessageIds),
       )
@@ -62,6 +76,8 @@ export class KeptReceipts {
         status: row.status,
         reason: row.reason,
         at: row.gateway_at,
+        messageId: row.message_id,
+        pricing: row.pricing ? (JSON.parse(row.pricing) as MessagePricing) : null,
       }));
   }
 
@@ -84,15 +100,20 @@ export class KeptReceipts {
  * The message moves a receipt makes on the session's message with its provider id: `delivered`
  * and `read` as reported (at the gateway's time), `failed` as `gateway_failed` with the gateway's
  * reason (or `gateway_ack_error`) and a refund; `sent` moves nothing (the send's answer or the
- * settlement did). Acks never move a message backwards (src/moves/message.ts).
+ * settlement did). Acks never move a message backwards (src/moves/message.ts). A receipt that
+ * carries the network's pricing (the Cloud API's) also writes it to `metadata.pricing`, in the
+ * same batch (`priced`).
  */
 export function receiptMoves(session: { id: string; accountId: string }, receipt: Receipt): MessageMove[] {
   const target = { sessionId: session.id, providerMessageId: receipt.providerMessageId };
   const at = Date.now();
+  const priced: MessageMove[] = receipt.pricing
+    ? [{ kind: "priced", target, pricing: receipt.pricing, at }]
+    : [];
   switch (receipt.status) {
     case "delivered":
     case "read":
-      return [{ kind: receipt.status, target, at, gatewayAt: receipt.at }];
+      return [{ kind: receipt.status, target, at, gatewayAt: receipt.at }, ...priced];
     case "failed":
       return [
         {
@@ -103,8 +124,9 @@ export function receiptMoves(session: { id: string; accountId: string }, receipt
           at,
           gatewayAt: receipt.at,
         },
+        ...priced,
       ];
     case "sent":
-      return [];
+      return priced;
   }
 }

@@ -102,9 +102,11 @@ export class Settlement {
   }
 
   /**
-   * Receipts a gateway reported (src/sessions/session-link.ts): one whose provider id carries the
-   * client id of an entry whose outcome is unknown (carriesClientId) proves that entry sent: it
-   * is settled, `settled_by: "status_webhook"`. While any outcome stays unknown, receipts are
+   * Receipts a gateway reported (src/sessions/session-link.ts): one that names an entry whose
+   * outcome is unknown, by our message id (`messageId`: the Cloud API echoes it as
+   * `biz_opaque_callback_data`) or by a provider id that carries the entry's client id
+   * (carriesClientId), proves that entry sent: it is settled with the receipt's provider id,
+   * `settled_by: "status_webhook"`. While any outcome stays unknown, receipts are
    * also kept ({@link KeptReceipts}): the settlement of a message whose id carries no client id
    * (WAHA's media) finds the receipts that arrived before it. Call Dispatcher.flush after: it
    * applies kept receipts with the outcomes they belong to.
@@ -117,7 +119,10 @@ export class Settlement {
     const applyNow: Receipt[] = [];
     for (const receipt of receipts) {
       this.host.receipts.keep(receipt, now);
-      const entry = unknown.find((e) => carriesClientId(receipt.providerMessageId, clientMessageIdOf(e.id)));
+      const entry = unknown.find(
+        (e) =>
+          receipt.messageId === e.id || carriesClientId(receipt.providerMessageId, clientMessageIdOf(e.id)),
+      );
       if (!entry) applyNow.push(receipt);
       else if (entry.state === "unknown") {
         outbox.markSent(entry.id, now, receipt.providerMessageId, "status_webhook");

@@ -1,4 +1,5 @@
 import type { GatewayKind } from "../config";
+import type { MessagePricing } from "../moves/message";
 /**
  * The boundary between a session's Durable Object and the chat network. One implementation per
  * gateway: the embedded sandbox (default, `sandbox.ts`), WAHA (`waha/`) and Evolution API
@@ -141,7 +142,20 @@ export type GatewayEvent =
   | { type: "dropped"; reason: string; loggedOut: boolean; at: number }
   | { type: "failed"; reason: string; at: number }
   | { type: "banned"; reason: string; at: number }
-  | { type: "ack"; providerMessageId: string; status: AckStatus; reason: string | null; at: number }
+  | {
+      type: "ack";
+      providerMessageId: string;
+      status: AckStatus;
+      reason: string | null;
+      at: number;
+      /**
+       * Our message id when the gateway echoes it with the receipt (the Cloud API's
+       * `biz_opaque_callback_data`): settles a send whose outcome is unknown (delivery/settlement.ts).
+       */
+      messageId?: string | null;
+      /** What the network charges for the message, when the receipt says (the Cloud API's `pricing`). */
+      pricing?: MessagePricing | null;
+    }
   | {
       type: "incoming";
       providerMessageId: string;

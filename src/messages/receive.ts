@@ -1,5 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
 import { batchSql, createDb } from "../db/client";
+import { noteIncomingStatement } from "../db/queries/contact-windows";
 import { incomingRow, insertIncomingStatement, type NewIncoming } from "../db/queries/messages";
 import { optOutByKeywordStatement } from "../db/queries/opt-outs";
 import { messages } from "../db/schema";
@@ -17,7 +18,9 @@ import type { MessageRow } from "./types";
  * A message whose whole text is an opt-out keyword (src/opt-outs/keywords.ts) also puts its sender
  * on the account's suppression list (source `keyword`) in the same batch, and only when the
  * message itself is stored: a replayed message adds nothing, and a number already listed keeps
- * its row. A reply from a campaign's recipient counts in the campaign's `replied`, once.
+ * its row. A reply from a campaign's recipient counts in the campaign's `replied`, once. The
+ * sender's last incoming time on the session moves forward (D1 `contact_windows`: the Cloud API's
+ * customer service window, src/messages/service-window.ts), replays included (harmless: MAX).
  * @returns the stored row, or null for such a duplicate.
  */
 export async function receiveMessage(
@@ -43,6 +46,8 @@ export async function receiveMessage(
       }),
     );
   }
+  // The contact's customer service window on this session opens (or stays open) from now on.
+  if (sender !== null) statements.push(noteIncomingStatement(input.sessionId, sender, row.createdAt));
   // A campaign recipient writing back after their message was sent counts as `replied`, once
   // (the `campaign_recipients_replied` trigger keeps the campaign's counter).
   if (sender !== null) {

@@ -10,6 +10,7 @@ import { ApiError } from "../errors";
 import { sendInBatches } from "../lib/queue";
 import { discardMedia, type StoredMedia, storeMedia } from "../media/store";
 import { type DispatchRequest, dispatchRequestOf, LANE } from "./dispatch-request";
+import { requireServiceWindow } from "./service-window";
 import { type TemplateSend, templateNeeds, templateVariableErrors } from "./template";
 import type { MessageRow, MessageType } from "./types";
 
@@ -46,7 +47,8 @@ export interface SendResult {
 
 /**
  * Sends a message to one or many recipients (`POST /v1/chatapp/messages` in openapi.json; README, Sending messages):
- * checks that the session is the account's and connected, fetches and stores the media once for
+ * checks that the session is the account's and connected, that a Cloud API session's recipients
+ * are all inside its customer service window (src/messages/service-window.ts), fetches and stores the media once for
  * every recipient (src/media/store.ts; README, Security → Media), charges the account and creates
  * the rows atomically, then puts one queue message per recipient on the outbound Queue for the
  * paced fan-out. A media send the balance cannot cover is refused before its media is fetched.
@@ -56,7 +58,7 @@ export interface SendResult {
  * on a guess (see {@link enqueue}; README, Sending messages).
  *
  * @throws ApiError `not_found` (404) for a session not the account's, `session_not_connected`
- *   (409), `media_unavailable` (422), `insufficient_balance` (402), `service_unavailable` (503,
+ *   (409), `outside_service_window` (422), `media_unavailable` (422), `insufficient_balance` (402), `service_unavailable` (503,
  *   the media could not be stored).
  */
 export async function sendMessages(env: Env, db: Db, request: SendRequest): Promise<SendResult> {
@@ -73,6 +75,16 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
     request.type === "template"
       ? await templateMetadata(db, request, session.gateway ?? config.CHATAPP_GATEWAY)
       : undefined;
+  await requireServiceWindow(
+    db,
+    {
+      sessionId: session.id,
+      gateway: session.gateway ?? config.CHATAPP_GATEWAY,
+      type: request.type,
+      toNumbers: request.toNumbers,
+    },
+    Date.now(),
+  );
   const price = priceOf(config, request.type);
   let media: StoredMedia | null = null;
   if (request.type !== "text" && request.type !== "template" && request.mediaUrl !== null) {

@@ -46,6 +46,18 @@ export type MessageTarget =
  */
 export type SettledBy = "answer" | "lookup" | "status_webhook";
 
+/**
+ * How Meta prices a sent message, as its status webhook's `pricing` gives it (Meta's OpenAPI
+ * document, schema `Pricing`): `category` (e.g. `service`, `utility`, `marketing`,
+ * `authentication`), `billable`, and `pricing_model` (`CBP` or `PMP`) when present. Kept in the
+ * message's `metadata.pricing` with these snake_case names.
+ */
+export interface MessagePricing {
+  category: string | null;
+  billable: boolean | null;
+  pricing_model?: string;
+}
+
 /** One move of {@link MESSAGE_TRANSITIONS}, with what it records. Times are epoch ms. */
 export type MessageMove =
   | { kind: "due"; target: MessageTarget; at: number }
@@ -80,6 +92,18 @@ export type MessageMove =
        * of the dead-letter queue, the sweep and a campaign's cancel, which no object may send.
        */
       unacceptedOnly?: boolean;
+    }
+  | {
+      /**
+       * Not a status move: the network's pricing of a sent message, from a receipt, written to
+       * `metadata.pricing` (the last receipt's wins; Meta gives the same on each). Any status
+       * past `queued`; a message not yet sent is not matched, nor one that has this pricing
+       * already (a replayed receipt changes nothing, `updated_at` included).
+       */
+      kind: "priced";
+      target: MessageTarget;
+      pricing: MessagePricing;
+      at: number;
     }
   | {
       kind: "gateway_failed";
@@ -152,7 +176,7 @@ export function sentStatement(moves: SentMove[]): SQL {
  * for its refund and event (src/moves/reactions.ts).
  */
 export function moveStatement(move: Exclude<MessageMove, SentMove>, refundId: string): SQL {
-  const from = fromOf(move.kind);
+  const from = move.kind === "priced" ? sql`` : fromOf(move.kind);
   switch (move.kind) {
     case "due":
       return sql`UPDATE messages SET status = ${MESSAGE_TRANSITIONS.due.to}, updated_at = ${move.at}
@@ -169,6 +193,11 @@ export function moveStatement(move: Exclude<MessageMove, SentMove>, refundId: st
             delivered_at = COALESCE(delivered_at, MAX(${move.gatewayAt}, COALESCE(sent_at, 0))),
             read_at = MAX(${move.gatewayAt}, COALESCE(delivered_at, 0), COALESCE(sent_at, 0))
           WHERE ${targetOf(move.target)} AND direction = 'outgoing' AND ${from}`;
+    case "priced":
+      return sql`UPDATE messages SET updated_at = ${move.at},
+            metadata = json_set(metadata, '$.pricing', json(${JSON.stringify(move.pricing)}))
+          WHERE ${targetOf(move.target)} AND direction = 'outgoing' AND status IN ('sent', 'delivered', 'read', 'failed')
+            AND json_extract(metadata, '$.pricing') IS NOT json(${JSON.stringify(move.pricing)})`;
     case "fail":
     case "gateway_failed": {
       const unaccepted = move.kind === "fail" && move.unacceptedOnly ? sql` AND accepted_at IS NULL` : sql``;

@@ -64,6 +64,7 @@ const MOVE_REACTIONS: { [K in SingleMove["kind"]]: MoveReaction<Extract<SingleMo
   read: [eventOfReached("message.read", "read")],
   fail: [failedEvent, refund],
   gateway_failed: [failedEvent, refund],
+  priced: [],
 };
 
 /** The statements of one move's reactions ({@link MOVE_REACTIONS}). */

@@ -15,6 +15,7 @@ export {
 export { type AccountUsageRow, accountUsage, ledgerEntries } from "./billing";
 export { type CampaignRecipientRow, type CampaignRow, campaignRecipients, campaigns } from "./campaigns";
 export { cloudApiNumbers } from "./cloud-api";
+export { contactWindows } from "./contact-windows";
 export { type EventRow, events, webhookAttempts, webhookDeliveries, webhookEndpoints } from "./events";
 export { type MessageRow, type MessageStatus, type MessageType, messages } from "./messages";
 export { type OptOutRow, optOuts } from "./opt-outs";

@@ -1,11 +1,20 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { gatewaySettingsOf, readConfig } from "../../config";
+import { createDb } from "../../db/client";
+import { numberByPhoneNumberId } from "../../db/queries/cloud-api";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
+import {
+  messagesChangeEvents,
+  SIGNATURE_HEADER,
+  verifyCloudApiSignature,
+  webhookChanges,
+} from "../../gateways/cloud-api/events";
 import { parseEvolutionEvent, verifyEvolutionEvent } from "../../gateways/evolution/events";
 import { EVENT_FRESHNESS_MS, stalenessOf } from "../../gateways/freshness";
-import type { GatewayEventBatch, GatewayName } from "../../gateways/gateway";
+import type { GatewayEvent, GatewayEventBatch, GatewayName } from "../../gateways/gateway";
 import { parseWahaEvent, verifyWahaSignature } from "../../gateways/waha/events";
+import { timingSafeEqual } from "../../lib/crypto";
 import { sessionUuidOf } from "../../sessions/session-record";
 import { sessionStub } from "../../sessions/stub";
 import type * as routes from "./gateway-events.routes";
@@ -38,6 +47,85 @@ export const evolution: RouteHandler<typeof routes.evolution, AppEnv> = async (c
     200,
   );
 };
+
+/** Meta's subscription handshake (Meta's "Webhooks" guide, "Verification requests"). */
+export const cloudApiHandshake: RouteHandler<typeof routes.cloudApiHandshake, AppEnv> = (c) => {
+  const settings = gatewaySettingsOf(readConfig(c.env), "cloud_api");
+  if (settings?.kind !== "cloud_api") throw new ApiError("not_found", "No such resource.");
+  const query = c.req.valid("query");
+  const token = query["hub.verify_token"] ?? "";
+  if (query["hub.mode"] !== "subscribe" || !timingSafeEqual(token, settings.verifyToken)) {
+    throw new ApiError(
+      "verify_token_mismatch",
+      "hub.mode must be subscribe and hub.verify_token must equal CLOUD_API_VERIFY_TOKEN.",
+    );
+  }
+  return c.text(query["hub.challenge"] ?? "", 200);
+};
+
+/**
+ * Meta's webhook post: signed with the app secret; each change is dispatched by its `field`.
+ * `messages` changes are grouped by business number and handed to that number's session object
+ * ({@link deliverToNumber}); other fields are not acted on here. No freshness window applies
+ * (freshness.ts): Meta's body carries no send time, Meta retries a webhook for up to 7 days, and
+ * a replayed body is harmless (receipts move a message only forward, each once; an incoming
+ * message is stored once per wamid). The session object's failure (D1 refusing the receipts)
+ * answers 500, so Meta delivers the body again.
+ */
+export const cloudApi: RouteHandler<typeof routes.cloudApi, AppEnv> = async (c) => {
+  const settings = gatewaySettingsOf(readConfig(c.env), "cloud_api");
+  if (settings?.kind !== "cloud_api") throw new ApiError("not_found", "No such resource.");
+  const raw = await c.req.text();
+  if (!(await verifyCloudApiSignature(raw, c.req.header(SIGNATURE_HEADER), settings.appSecret))) {
+    throw new ApiError(
+      "invalid_signature",
+      "X-Hub-Signature-256 is missing or is not sha256= and the HMAC-SHA256 of the body under CLOUD_API_APP_SECRET.",
+    );
+  }
+  const changes = webhookChanges(parse(raw)) ?? [];
+  const byNumber = new Map<string, GatewayEvent[]>();
+  for (const change of changes) {
+    switch (change.field) {
+      case "messages": {
+        const found = messagesChangeEvents(change.value);
+        if (found)
+          byNumber.set(found.phoneNumberId, [...(byNumber.get(found.phoneNumberId) ?? []), ...found.events]);
+        break;
+      }
+      // Other fields (`message_template_status_update`, …) are dispatched here when acted on.
+      default:
+        break;
+    }
+  }
+  let applied = false;
+  for (const [phoneNumberId, events] of byNumber) {
+    if (await deliverToNumber(c.env, phoneNumberId, events)) applied = true;
+  }
+  return c.json({ success: true as const, ignored: !applied }, 200);
+};
+
+/**
+ * Hands events to the session of business number `phoneNumberId` (D1 `cloud_api_numbers`).
+ * @returns false when there is nothing to apply or no session holds the number (Meta gets a 200
+ *   all the same: a number we do not know gains nothing from a retry).
+ */
+async function deliverToNumber(env: Env, phoneNumberId: string, events: GatewayEvent[]): Promise<boolean> {
+  if (events.length === 0) return false;
+  const number = await numberByPhoneNumberId(createDb(env.DB), phoneNumberId);
+  if (!number) {
+    console.warn(
+      JSON.stringify({
+        level: "warn",
+        event: "gateway_event_dropped",
+        gateway: "cloud_api",
+        phone_number_id: phoneNumberId,
+        reason: "unknown_number",
+      }),
+    );
+    return false;
+  }
+  return sessionStub(env, number.sessionId).gatewayEvents("cloud_api", events);
+}
 
 function parse(raw: string): unknown {
   try {

@@ -5,4 +5,6 @@ import * as routes from "./gateway-events.routes";
 /** `/gateway`: where real gateways post their webhook events (README, Real gateways). */
 export const gatewayEventRoutes = createRouter()
   .openapi(routes.waha, handlers.waha)
-  .openapi(routes.evolution, handlers.evolution);
+  .openapi(routes.evolution, handlers.evolution)
+  .openapi(routes.cloudApiHandshake, handlers.cloudApiHandshake)
+  .openapi(routes.cloudApi, handlers.cloudApi);

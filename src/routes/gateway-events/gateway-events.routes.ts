@@ -45,3 +45,55 @@ export const evolution = createRoute({
     ...problems("invalid_signature", "invalid_json", "not_found"),
   },
 });
+
+/** Meta's subscription handshake query (Meta's "Webhooks" guide, "Verification requests"). */
+const HandshakeQuery = z.object({
+  "hub.mode": z.string().max(64).optional().openapi({ description: "`subscribe`", example: "subscribe" }),
+  "hub.verify_token": z
+    .string()
+    .max(256)
+    .optional()
+    .openapi({ description: "Must equal `CLOUD_API_VERIFY_TOKEN`." }),
+  "hub.challenge": z
+    .string()
+    .max(256)
+    .optional()
+    .openapi({ description: "Echoed as the plain-text body.", example: "1158201444" }),
+});
+
+export const cloudApiHandshake = createRoute({
+  operationId: "verifyCloudApiWebhook",
+  ...publicOperation,
+  tags,
+  method: "get",
+  path: "/cloud-api",
+  summary: "WhatsApp Cloud API webhook: subscription handshake",
+  description:
+    "Meta calls it when the webhook URL is registered in the app's dashboard: with `hub.mode=subscribe` and `hub.verify_token` equal to `CLOUD_API_VERIFY_TOKEN` it answers 200 with `hub.challenge` as a plain-text body; anything else is 403 `verify_token_mismatch`. Exists while `CHATAPP_GATEWAYS` enables `cloud_api`.",
+  request: { query: HandshakeQuery },
+  responses: {
+    200: {
+      content: { "text/plain": { schema: z.string().openapi({ example: "1158201444" }) } },
+      description: "The challenge, echoed",
+    },
+    ...problems("verify_token_mismatch", "not_found"),
+  },
+});
+
+export const cloudApi = createRoute({
+  operationId: "receiveCloudApiEvent",
+  ...publicOperation,
+  tags,
+  method: "post",
+  path: "/cloud-api",
+  summary: "WhatsApp Cloud API webhook: statuses and incoming messages",
+  description:
+    "Registered in Meta's app dashboard (fields `messages` and `message_template_status_update`). The body is Meta's `WebhookPayload`; " +
+    "`X-Hub-Signature-256` must be `sha256=` and the hex HMAC-SHA256 of the raw body under `CLOUD_API_APP_SECRET`. " +
+    "Each `messages` change goes to the session of its `metadata.phone_number_id`: `statuses[]` become message receipts (each applied once, in any order, never moving a message back) and `messages[]` incoming messages. " +
+    "Meta's body carries no send time and Meta retries for days, so no freshness window applies: a replayed body changes nothing. A number no session holds, or a field not acted on, is answered 200 (`ignored`). Exists while `CHATAPP_GATEWAYS` enables `cloud_api`.",
+  responses: {
+    200: json(EventReceiptSchema, "Received"),
+    ...problems("invalid_signature", "invalid_json", "not_found"),
+  },
+});
