@@ -10,6 +10,7 @@ import {
   verifyCloudApiSignature,
   webhookChanges,
 } from "../../gateways/cloud-api/events";
+import { applyTemplateStatusUpdate } from "../../gateways/cloud-api/template-status";
 import { parseEvolutionEvent, verifyEvolutionEvent } from "../../gateways/evolution/events";
 import { EVENT_FRESHNESS_MS, stalenessOf } from "../../gateways/freshness";
 import type { GatewayEvent, GatewayEventBatch, GatewayName } from "../../gateways/gateway";
@@ -84,6 +85,7 @@ export const cloudApi: RouteHandler<typeof routes.cloudApi, AppEnv> = async (c) 
   }
   const changes = webhookChanges(parse(raw)) ?? [];
   const byNumber = new Map<string, GatewayEvent[]>();
+  let applied = false;
   for (const change of changes) {
     switch (change.field) {
       case "messages": {
@@ -92,12 +94,16 @@ export const cloudApi: RouteHandler<typeof routes.cloudApi, AppEnv> = async (c) 
           byNumber.set(found.phoneNumberId, [...(byNumber.get(found.phoneNumberId) ?? []), ...found.events]);
         break;
       }
-      // Other fields (`message_template_status_update`, …) are dispatched here when acted on.
+      case "message_template_status_update": {
+        const result = await applyTemplateStatusUpdate(c.env, change.wabaId, change.value);
+        if (result.rowsUpdated > 0 || result.eventsRecorded > 0) applied = true;
+        break;
+      }
+      // Other fields Meta may send (groups, …) are not acted on.
       default:
         break;
     }
   }
-  let applied = false;
   for (const [phoneNumberId, events] of byNumber) {
     if (await deliverToNumber(c.env, phoneNumberId, events)) applied = true;
   }
