@@ -69,6 +69,7 @@ export class Settlement {
         mediaUrl: item.media_url,
         media: mediaOf(item),
         since,
+        asOf: now,
       };
       const found = await this.host.exclusive(() =>
         gateway
@@ -91,8 +92,11 @@ export class Settlement {
         await note("unreachable", redactReason(found.reason, item.content), null);
         await this.owner.fail([item], "outcome_unknown");
       } else {
-        // Ask again after as long again as it has been unknown: 30 s, 1 min, 2 min … up to the cap.
-        const askAt = now + Math.min(Math.max(now - since, graceMs), SETTLE_BACKOFF_CAP_MS);
+        // Ask again when the gateway says it can answer (the Cloud API: CLOUD_API_SETTLE_SECONDS
+        // after the first call), else after as long again as it has been unknown: 30 s, 1 min,
+        // 2 min … up to the cap.
+        const backoff = now + Math.min(Math.max(now - since, graceMs), SETTLE_BACKOFF_CAP_MS);
+        const askAt = found.askAt !== undefined ? Math.max(found.askAt, now) : backoff;
         outbox.markUnknown(item.id, askAt);
         deadlines.schedule("dispatch", "", askAt);
       }

@@ -149,7 +149,7 @@ export class FakeGraph {
    * Meta's refusal of a call: a token no number takes → 190 (Meta checks the token first); a
    * number that does not exist or that this token may not use → 100. Null when the call may go on.
    */
-  private refusal(request: Request, id: string): Response | null {
+  private refusal(request: { headers: Headers }, id: string): Response | null {
     const token = request.headers.get("authorization")?.replace(/^Bearer /, "");
     if (![...this.numbers.values()].some((n) => n.token === token))
       return graphError(401, 190, "Invalid OAuth access token - Cannot parse access token");
