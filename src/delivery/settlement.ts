@@ -40,7 +40,9 @@ export class Settlement {
    * (→ sent, `settled_by: "lookup"`), or answers that it does not hold it (→ sent again, with the
    * same client id; after {@link MAX_SEND_ATTEMPTS} calls it fails `retries_exhausted` and is
    * refunded, which is safe since the gateway confirmed it absent), or cannot be asked (→ asked
-   * again with backoff until `OUTCOME_SETTLE_HOURS` after the first call, then failed
+   * again at the time the gateway names (LookupResult `askAt`: the Cloud API's
+   * `CLOUD_API_SETTLE_SECONDS` after the first call), else with backoff, until
+   * `OUTCOME_SETTLE_HOURS` after the first call, then failed
    * `outcome_unknown` and refunded: the one path on which a delivered message can be refunded).
    * One confirmed absent whose campaign was cancelled fails `campaign_cancelled` instead.
    * A lookup is asked no sooner than `OUTCOME_GRACE_SECONDS` after the call it settles.

@@ -1,8 +1,9 @@
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { delay, HttpResponse, http } from "msw";
 import { expect } from "vitest";
 import { CLOUD_API_BASE_URL, GATEWAY_TIMEOUT_MS } from "../gateway-config";
-import { call, type SessionEnvelope } from "../helpers";
+import { call, type SessionEnvelope, sessionStub } from "../helpers";
 import { network } from "../network";
 
 /*
@@ -182,4 +183,36 @@ export async function everyD1Row(): Promise<string> {
     dumps.push(`${name}: ${JSON.stringify(rows.results)}`);
   }
   return dumps.join("\n");
+}
+
+/**
+ * Runs session `id`'s alarm as if the clock read `at` (epoch ms): the alarm counts as armed for
+ * `at`, so every deadline due by then runs and the dispatcher's logical now is `at`
+ * (src/sessions/deadlines.ts `takeDue`). How a test lets minutes pass without waiting for them.
+ */
+export async function alarmAt(id: string, at: number): Promise<void> {
+  await runInDurableObject(sessionStub(id), async (_instance, state) => {
+    state.storage.sql.exec("INSERT OR REPLACE INTO alarm_state (id, armed_for) VALUES (1, ?)", at);
+    await state.storage.setAlarm(at);
+  });
+  await runDurableObjectAlarm(sessionStub(id));
+}
+
+/** Session `id`'s outbox entry for message `messageId`, as its object holds it. */
+export function outboxEntry(
+  id: string,
+  messageId: string,
+): Promise<
+  { state: string; attempts: number; first_attempt_at: number; next_attempt_at: number } | undefined
+> {
+  return runInDurableObject(
+    sessionStub(id),
+    (_instance, state) =>
+      state.storage.sql
+        .exec<{ state: string; attempts: number; first_attempt_at: number; next_attempt_at: number }>(
+          "SELECT state, attempts, first_attempt_at, next_attempt_at FROM outbox WHERE id = ?",
+          messageId,
+        )
+        .toArray()[0],
+  );
 }
