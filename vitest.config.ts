@@ -50,8 +50,16 @@ export default defineConfig(async () => {
         project(
           "sandbox",
           ["test/**/*.test.ts"],
-          ["test/waha/**", "test/evolution/**", "test/gateways/**", "test/cloud-api/**"],
+          [
+            "test/waha/**",
+            "test/evolution/**",
+            "test/gateways/**",
+            "test/cloud-api/**",
+            "test/cloud-api-fake/**",
+          ],
         ),
+        // The fake of Meta's Graph API (fakes/cloud-api) against Meta's own OpenAPI document.
+        project("cloud-api-fake", ["test/cloud-api-fake/**/*.test.ts"], []),
         project("waha", ["test/waha/**/*.test.ts"], [], {
           CHATAPP_GATEWAY: "waha",
           WAHA_URL: gateways.WAHA_URL,

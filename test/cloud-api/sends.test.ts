@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
+import { checkBody } from "../../fakes/cloud-api/schema";
 import { SEND_ERRORS } from "../../src/gateways/cloud-api/send";
 import { PUBLIC_URL } from "../gateway-config";
 import { call, createAccount } from "../helpers";
@@ -89,6 +90,8 @@ describe("every send type reaches Meta as the document's `Message`", () => {
       biz_opaque_callback_data: accepted.id,
       ...object,
     });
+    // Meta's document's `Message` schema accepts it (fakes/cloud-api/schema.ts says how its gaps are read).
+    expect(checkBody("sendMessage", sends[0]?.body)).toEqual([]);
     expect(message).toMatchObject({
       status: "sent",
       provider_message_id: sends[0]?.wamid,

@@ -1,0 +1,535 @@
+/**
+ * A fake of the part of Meta's Graph API that the WhatsApp Cloud API gateway uses, answering with
+ * the shapes of Meta's OpenAPI document (business-messaging-api_v23.0.yaml; schema names below)
+ * and checking what it is sent against that document (schema.ts). Web-standard only (Request,
+ * Response, WebCrypto): tests run it in workerd behind msw
+ * (`http.all("https://graph.facebook.com/*", ({ request }) => graph.handle(request))`), and
+ * scripts/fake-cloud-api.ts serves it from Node.
+ *
+ * Routes (any host; `{version}` like "v23.0"; a bearer token in Authorization):
+ * - GET /{version}/{phone number id}: `PhoneNumberInfo`;
+ * - POST /{version}/{phone number id}/messages: `Message` in, `MessageResponsePayload` out;
+ * - GET and POST /{version}/{WABA id}/message_templates: the document's inline schemas.
+ * Errors are `GraphAPIError` bodies. Webhooks (`WebhookPayload`) are queued, signed, for the
+ * caller to post: {@link FakeGraph.takeWebhooks}.
+ */
+
+import { checkBody } from "./schema.ts";
+import { signBody } from "./sign.ts";
+
+/** A phone number's quality rating (`PhoneNumberInfo.quality_rating`). */
+export type QualityRating = "GREEN" | "YELLOW" | "RED" | "NA";
+
+/** A business phone number the fake serves, and the access token that may use it. */
+export interface FakeNumber {
+  /** `PhoneNumberInfo.id`, the {Phone-Number-ID} of the paths. */
+  phoneNumberId: string;
+  /** The WhatsApp Business Account that owns the number: {WABA-ID}, and `entry[].id` of webhooks. */
+  wabaId: string;
+  /** `PhoneNumberInfo.display_phone_number`, e.g. "+1 555 010 0001"; webhooks carry its digits. */
+  displayPhoneNumber: string;
+  /** `PhoneNumberInfo.verified_name`. */
+  verifiedName: string;
+  /** `PhoneNumberInfo.quality_rating`; GREEN when left out. */
+  qualityRating?: QualityRating;
+  /**
+   * `throughput.level` ("STANDARD", "HIGH", "NOT_APPLICABLE"), answered only when asked for with
+   * `fields=throughput`. Not in the document: Meta's Graph API reference of the WhatsApp
+   * Business Phone Number node. STANDARD when left out.
+   */
+  throughputLevel?: string;
+  /** The bearer token that may act for this number and its WABA. */
+  accessToken: string;
+}
+
+/** A message the fake accepted: the phone number it was sent from, its body, and the wamid given. */
+export interface SentMessage {
+  phoneNumberId: string;
+  body: Record<string, unknown>;
+  wamid: string;
+}
+
+/** A send the fake refused as invalid (error 100) and the problems schema.ts found. */
+export interface InvalidBody {
+  phoneNumberId: string;
+  body: unknown;
+  problems: string[];
+}
+
+/**
+ * A Graph API error for the next send (`GraphAPIError.error`): `code` (131047, 131026, 130429,
+ * 131056, 131049, 131050, 368, 190, …) and `message`; `status` is the HTTP status, 401 for 190 and
+ * 400 otherwise when left out (the document answers 190 with 401).
+ */
+export interface GraphFault {
+  code: number;
+  message: string;
+  status?: number;
+}
+
+/** A message template: the fields the document's GET message_templates answers per template. */
+export interface FakeTemplate {
+  id: string;
+  wabaId: string;
+  name: string;
+  /** Language and locale code, e.g. "en_US". */
+  language: string;
+  /** MARKETING, UTILITY or AUTHENTICATION. */
+  category: string;
+  /** PENDING, APPROVED, REJECTED, PAUSED, DISABLED, … */
+  status: string;
+  /** The components as created (`type`, `text`, `buttons`, …), answered as they are. */
+  components: unknown[];
+}
+
+/** A webhook ready to post: the JSON body and its `X-Hub-Signature-256` value (sign.ts). */
+export interface QueuedWebhook {
+  body: string;
+  signature: string;
+}
+
+/** The fake's settings: the app secret webhooks are signed with; `now` in milliseconds. */
+export interface FakeGraphOptions {
+  appSecret: string;
+  now?: () => number;
+}
+
+/**
+ * The parts of a Request the fake reads: a workerd or Node `Request`, or the one msw hands a
+ * handler (whose `json()` is typed differently, hence not `Request` itself).
+ */
+export type GraphRequest = Pick<Request, "method" | "url" | "headers" | "text">;
+
+type Fault = { kind: "error"; fault: GraphFault } | { kind: "hang" } | { kind: "lost" };
+
+/** Template statuses that refuse a send, with Meta's error (Meta's "Error codes" page). */
+const TEMPLATE_REFUSALS: Record<string, { code: number; message: string }> = {
+  PAUSED: { code: 132015, message: "Template is Paused" },
+  DISABLED: { code: 132016, message: "Template is disabled" },
+};
+const TEMPLATE_MISSING = { code: 132001, message: "Template name does not exist in the translation" };
+const ERROR_CODES_URL = "https://developers.facebook.com/docs/whatsapp/cloud-api/support/error-codes/";
+
+function randomBytes(length: number): Uint8Array {
+  return crypto.getRandomValues(new Uint8Array(length));
+}
+
+function base64(bytes: Uint8Array): string {
+  return btoa(String.fromCharCode(...bytes));
+}
+
+/** A message id in Meta's shape ("wamid." and base64). */
+function newWamid(): string {
+  return `wamid.${base64(randomBytes(24))}`;
+}
+
+/** A numeric Graph object id below 2^53, so it survives JSON numbers (template ids are integers in webhooks). */
+function newObjectId(): string {
+  return String(1_000_000_000_000_000 + Math.floor(Math.random() * 8_000_000_000_000_000));
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The request's JSON body; undefined when it is not JSON. */
+async function jsonOf(request: GraphRequest): Promise<unknown> {
+  try {
+    return JSON.parse(await request.text());
+  } catch {
+    return undefined;
+  }
+}
+
+function digits(phone: string): string {
+  return phone.replace(/\D/g, "");
+}
+
+/** A `GraphAPIError` answer; `type` is always OAuthException, as the document's examples have it. */
+function graphError(
+  status: number,
+  error: {
+    message: string;
+    code: number;
+    error_subcode?: number;
+    error_user_title?: string;
+    error_user_msg?: string;
+    is_transient?: boolean;
+  },
+): Response {
+  const fbtrace_id = base64(randomBytes(17)).replace(/\+/g, "-").replace(/\//g, "_").slice(0, 23);
+  return Response.json({ error: { ...error, type: "OAuthException", fbtrace_id } }, { status });
+}
+
+function unsupported(method: string, id: string): Response {
+  return graphError(400, {
+    message: `Unsupported ${method.toLowerCase()} request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`,
+    code: 100,
+    error_subcode: 33,
+  });
+}
+
+function invalidParameter(problems: string[]): Response {
+  return graphError(400, { message: "Invalid parameter", code: 100, error_user_msg: problems.join("; ") });
+}
+
+/** The fake Graph API; see the module comment for its routes. */
+export class FakeGraph {
+  /** Messages accepted, in order (including those whose answer was lost or never came). */
+  readonly sent: SentMessage[] = [];
+  /** Sends refused as invalid against the document, in order. */
+  readonly invalidBodies: InvalidBody[] = [];
+  /** Every template of every WABA, seeded or created. */
+  readonly templates: FakeTemplate[] = [];
+
+  private readonly appSecret: string;
+  private readonly now: () => number;
+  private readonly numbers = new Map<string, FakeNumber>();
+  private readonly revoked = new Set<string>();
+  private readonly faults: Fault[] = [];
+  private readonly sendsByWamid = new Map<string, { number: FakeNumber; to: string }>();
+  private queue: { body: string; wamid?: string; status?: string }[] = [];
+
+  constructor(options: FakeGraphOptions) {
+    this.appSecret = options.appSecret;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Serves a phone number (and its WABA) to the holder of `number.accessToken`. */
+  addNumber(number: FakeNumber): void {
+    this.numbers.set(number.phoneNumberId, { ...number });
+  }
+
+  /** From now on, calls with `token` answer error 190 (HTTP 401), as an expired or revoked token does. */
+  revokeToken(token: string): void {
+    this.revoked.add(token);
+  }
+
+  /** Seeds a template (APPROVED unless said otherwise) without a webhook; returns it. */
+  addTemplate(template: Omit<FakeTemplate, "id" | "status"> & { status?: string }): FakeTemplate {
+    const added = { id: newObjectId(), status: "APPROVED", ...template };
+    this.templates.push(added);
+    return added;
+  }
+
+  /**
+   * Moves a template (by name and language, in any WABA) to `status` and queues its
+   * `message_template_status_update` webhook (`event` = status, `reason`; Meta's webhook
+   * reference). Throws when no such template exists.
+   */
+  setTemplateStatus(name: string, language: string, status: string, reason: string | null = "NONE"): void {
+    const template = this.templates.find((t) => t.name === name && t.language === language);
+    if (!template) throw new Error(`No template ${name} (${language})`);
+    template.status = status;
+    const value = {
+      event: status,
+      message_template_id: Number(template.id),
+      message_template_name: name,
+      message_template_language: language,
+      reason,
+      message_template_category: template.category,
+    };
+    const entry = {
+      id: template.wabaId,
+      time: Math.floor(this.now() / 1000),
+      changes: [{ value, field: "message_template_status_update" }],
+    };
+    this.queue.push({ body: JSON.stringify({ object: "whatsapp_business_account", entry: [entry] }) });
+  }
+
+  /** The next send answers `fault` (HTTP `fault.status`, else 401 for 190, else 400); nothing is sent. */
+  failNext(fault: GraphFault): void {
+    this.faults.push({ kind: "error", fault });
+  }
+
+  /** The next valid send is sent (recorded, webhooks queued) but never answered: the caller's timeout fires. */
+  hangNext(): void {
+    this.faults.push({ kind: "hang" });
+  }
+
+  /** The next valid send is sent (recorded, webhooks queued) but answered 500 (error code 2, transient). */
+  loseNextAnswer(): void {
+    this.faults.push({ kind: "lost" });
+  }
+
+  /**
+   * Queues a `failed` status webhook for a sent message, with `errors: [{ code, title, message,
+   * error_data: { details }, href }]` (`StatusError`), and drops its still-queued `delivered` and
+   * `read` webhooks. Throws for a wamid the fake did not give.
+   */
+  queueFailedStatus(wamid: string, code: number, title: string): void {
+    const send = this.sendsByWamid.get(wamid);
+    if (!send) throw new Error(`No message ${wamid}`);
+    this.queue = this.queue.filter((w) => w.wamid !== wamid || w.status === "sent");
+    const status = {
+      id: wamid,
+      status: "failed",
+      timestamp: this.seconds(),
+      recipient_id: digits(send.to),
+      errors: [{ code, title, message: title, error_data: { details: title }, href: ERROR_CODES_URL }],
+    };
+    this.queueMessagesChange(send.number, { statuses: [status] }, wamid, "failed");
+  }
+
+  /** Queues an incoming text message from `from` (digits) to the number; returns its wamid. */
+  queueIncoming(message: {
+    phoneNumberId: string;
+    from: string;
+    text: string;
+    profileName?: string;
+  }): string {
+    return this.queueIncomingMessage(message, { type: "text", text: { body: message.text } });
+  }
+
+  /**
+   * Queues an incoming image (`ImageMessage_1`: `image.id`, `mime_type`, `sha256`, optional
+   * `caption`); returns its wamid. The media id is not downloadable from the fake.
+   */
+  queueIncomingImage(message: {
+    phoneNumberId: string;
+    from: string;
+    caption?: string;
+    mediaId?: string;
+    mimeType?: string;
+    profileName?: string;
+  }): string {
+    const image = {
+      id: message.mediaId ?? newObjectId(),
+      mime_type: message.mimeType ?? "image/jpeg",
+      sha256: base64(randomBytes(32)),
+      ...(message.caption === undefined ? {} : { caption: message.caption }),
+    };
+    return this.queueIncomingMessage(message, { type: "image", image });
+  }
+
+  /** Returns the queued webhooks, signed, in order, and empties the queue. */
+  async takeWebhooks(): Promise<QueuedWebhook[]> {
+    const taken = this.queue;
+    this.queue = [];
+    return Promise.all(
+      taken.map(async ({ body }) => ({ body, signature: await signBody(this.appSecret, body) })),
+    );
+  }
+
+  /** Answers one Graph API request (see the module comment). */
+  async handle(request: GraphRequest): Promise<Response> {
+    const url = new URL(request.url);
+    const [version, id, edge, ...rest] = url.pathname.split("/").filter(Boolean);
+    if (!version || !id || rest.length > 0) return unsupported(request.method, url.pathname);
+    if (!/^v[0-9]+\.[0-9]+$/.test(version)) {
+      return graphError(400, { message: "Invalid version format. Use format like 'v23.0'", code: 100 });
+    }
+    const token = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "")?.[1];
+    if (!token) {
+      return graphError(401, { message: "An access token is required to request this resource", code: 104 });
+    }
+    const holds = [...this.numbers.values()].filter((n) => n.accessToken === token);
+    if (holds.length === 0 || this.revoked.has(token)) {
+      return graphError(401, { message: "Invalid OAuth access token", code: 190 });
+    }
+    const number = holds.find((n) => n.phoneNumberId === id);
+    const wabaId = holds.find((n) => n.wabaId === id)?.wabaId;
+    const route = `${request.method} ${edge ?? ""}`;
+    if (number && route === "GET ") return this.phoneNumber(number, url);
+    if (number && route === "POST messages") return this.send(number, request);
+    if (wabaId && route === "GET message_templates") return this.listTemplates(wabaId, url);
+    if (wabaId && route === "POST message_templates") return this.createTemplate(wabaId, request);
+    return unsupported(request.method, id);
+  }
+
+  /** GET /{version}/{phone number id}: `PhoneNumberInfo`, default fields plus those of `fields`. */
+  private phoneNumber(number: FakeNumber, url: URL): Response {
+    const answer: Record<string, unknown> = {
+      id: number.phoneNumberId,
+      display_phone_number: number.displayPhoneNumber,
+      verified_name: number.verifiedName,
+      quality_rating: number.qualityRating ?? "GREEN",
+    };
+    const extra: Record<string, unknown> = {
+      name_status: "APPROVED",
+      code_verification_status: "VERIFIED",
+      throughput: { level: number.throughputLevel ?? "STANDARD" },
+    };
+    for (const field of (url.searchParams.get("fields") ?? "").split(",").filter(Boolean)) {
+      if (field in answer) continue;
+      if (!(field in extra)) {
+        return graphError(400, {
+          message: "Invalid field requested. Available fields: name_status, code_verification_status",
+          code: 100,
+        });
+      }
+      answer[field] = extra[field];
+    }
+    return Response.json(answer);
+  }
+
+  /** POST /{version}/{phone number id}/messages: checks, records, queues statuses, answers. */
+  private async send(number: FakeNumber, request: GraphRequest): Promise<Response> {
+    const body = await jsonOf(request);
+    const problems = checkBody("sendMessage", body);
+    if (!isRecord(body) || problems.length > 0) {
+      this.invalidBodies.push({ phoneNumberId: number.phoneNumberId, body, problems });
+      return invalidParameter(problems);
+    }
+    const template = body.type === "template" && isRecord(body.template) ? body.template : undefined;
+    const templateRow = template && this.findTemplate(number.wabaId, template);
+    if (template && templateRow?.status !== "APPROVED") {
+      const refusal = (templateRow && TEMPLATE_REFUSALS[templateRow.status]) ?? TEMPLATE_MISSING;
+      return graphError(400, refusal);
+    }
+    const fault = this.faults.shift();
+    if (fault?.kind === "error") {
+      const { code, message, status } = fault.fault;
+      return graphError(status ?? (code === 190 ? 401 : 400), { code, message });
+    }
+
+    const wamid = newWamid();
+    const to = String(body.to);
+    this.sent.push({ phoneNumberId: number.phoneNumberId, body, wamid });
+    this.sendsByWamid.set(wamid, { number, to });
+    const category = templateRow ? templateRow.category.toLowerCase() : "service";
+    const opaque =
+      typeof body.biz_opaque_callback_data === "string" ? body.biz_opaque_callback_data : undefined;
+    this.queueStatuses(number, wamid, to, category, opaque);
+
+    // A Response that never comes; the caller's own abort (its timeout) ends the call.
+    if (fault?.kind === "hang") return new Promise<Response>(() => {});
+    if (fault?.kind === "lost") {
+      return graphError(500, {
+        message: "An unexpected error has occurred. Please retry your request later.",
+        code: 2,
+        is_transient: true,
+      });
+    }
+    return Response.json({
+      messaging_product: "whatsapp",
+      contacts: [{ input: to, wa_id: digits(to) }],
+      // `message_status` (`MessageStatus`) comes with template messages only.
+      messages: [template ? { id: wamid, message_status: "accepted" } : { id: wamid }],
+    });
+  }
+
+  private findTemplate(wabaId: string, template: Record<string, unknown>): FakeTemplate | undefined {
+    const language = isRecord(template.language) ? template.language.code : undefined;
+    return this.templates.find(
+      (t) => t.wabaId === wabaId && t.name === template.name && t.language === language,
+    );
+  }
+
+  /** GET /{version}/{WABA id}/message_templates?name=&limit=&after=: `data[]` and `paging.cursors`. */
+  private listTemplates(wabaId: string, url: URL): Response {
+    const name = url.searchParams.get("name");
+    const all = this.templates.filter((t) => t.wabaId === wabaId && (name === null || t.name === name));
+    const limit = Math.max(1, Number(url.searchParams.get("limit")) || 25);
+    const after = url.searchParams.get("after");
+    const start = after ? Number(atob(after)) + 1 : 0;
+    const page = all.slice(start, start + limit);
+    const data = page.map(({ id, name, language, category, status, components }) => ({
+      id,
+      name,
+      language,
+      category,
+      status,
+      components,
+    }));
+    if (data.length === 0) return Response.json({ data });
+    const cursors = { before: btoa(String(start)), after: btoa(String(start + data.length - 1)) };
+    return Response.json({ data, paging: { cursors } });
+  }
+
+  /** POST /{version}/{WABA id}/message_templates: a PENDING template; answers `{ id, status, category }`. */
+  private async createTemplate(wabaId: string, request: GraphRequest): Promise<Response> {
+    const body = await jsonOf(request);
+    const problems = checkBody("createTemplate", body);
+    if (!isRecord(body) || problems.length > 0) return invalidParameter(problems);
+    const { name, language, category, components } = body;
+    if (typeof name !== "string" || typeof language !== "string" || typeof category !== "string") {
+      return invalidParameter(["name, language and category are required"]);
+    }
+    if (this.templates.some((t) => t.wabaId === wabaId && t.name === name && t.language === language)) {
+      return graphError(400, {
+        message: "Invalid parameter",
+        code: 100,
+        error_subcode: 2388024,
+        error_user_title: "Content in This Language Already Exists",
+      });
+    }
+    const created = this.addTemplate({
+      wabaId,
+      name,
+      language,
+      category,
+      status: "PENDING",
+      components: Array.isArray(components) ? components : [],
+    });
+    return Response.json({ id: created.id, status: created.status, category: created.category });
+  }
+
+  private seconds(offset = 0): string {
+    return String(Math.floor(this.now() / 1000) + offset);
+  }
+
+  /**
+   * Queues sent, delivered and read (`Statuses`). Per Meta's status webhook reference, `pricing`
+   * and `conversation` come with sent and with one of delivered or read (here delivered);
+   * `biz_opaque_callback_data` comes only when the send carried it.
+   */
+  private queueStatuses(number: FakeNumber, wamid: string, to: string, category: string, opaque?: string) {
+    const conversationId = Array.from(randomBytes(16), (b) => b.toString(16).padStart(2, "0")).join("");
+    const pricing = { billable: category !== "service", pricing_model: "PMP", category };
+    (["sent", "delivered", "read"] as const).forEach((status, step) => {
+      const priced = status !== "read";
+      const conversation = {
+        id: conversationId,
+        ...(status === "sent" ? { expiration_timestamp: this.seconds(24 * 60 * 60) } : {}),
+        origin: { type: category },
+      };
+      const value = {
+        id: wamid,
+        status,
+        timestamp: this.seconds(step),
+        recipient_id: digits(to),
+        ...(opaque === undefined ? {} : { biz_opaque_callback_data: opaque }),
+        ...(priced ? { conversation, pricing } : {}),
+      };
+      this.queueMessagesChange(number, { statuses: [value] }, wamid, status);
+    });
+  }
+
+  private queueIncomingMessage(
+    message: { phoneNumberId: string; from: string; profileName?: string },
+    content: Record<string, unknown>,
+  ): string {
+    const number = this.numbers.get(message.phoneNumberId);
+    if (!number) throw new Error(`No number ${message.phoneNumberId}`);
+    const wamid = newWamid();
+    const from = digits(message.from);
+    this.queueMessagesChange(number, {
+      contacts: [{ profile: { name: message.profileName ?? from }, wa_id: from }],
+      messages: [{ from, id: wamid, timestamp: this.seconds(), ...content }],
+    });
+    return wamid;
+  }
+
+  /** Queues a `messages` change of the number's WABA (`WebhookPayload` > `Entry` > `Change`). */
+  private queueMessagesChange(
+    number: FakeNumber,
+    fields: Record<string, unknown>,
+    wamid?: string,
+    status?: string,
+  ): void {
+    const value = {
+      messaging_product: "whatsapp",
+      metadata: {
+        display_phone_number: digits(number.displayPhoneNumber),
+        phone_number_id: number.phoneNumberId,
+      },
+      ...fields,
+    };
+    const body = {
+      object: "whatsapp_business_account",
+      entry: [{ id: number.wabaId, changes: [{ value, field: "messages" }] }],
+    };
+    this.queue.push({ body: JSON.stringify(body), wamid, status });
+  }
+}

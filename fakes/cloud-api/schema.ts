@@ -1,0 +1,381 @@
+/**
+ * Checks bodies against Meta's WhatsApp Cloud API OpenAPI document (github.com/facebook/openapi,
+ * business-messaging-api_v23.0.yaml; the part we use is committed as meta-openapi.json, made by
+ * scripts/meta-openapi-subset.mjs, with the commit in its `x-subset` field), as JSON Schema
+ * 2020-12 (OpenAPI 3.1's dialect) through @cfworker/json-schema, which needs no `eval` and so runs
+ * in workerd as in Node.
+ *
+ * The document has gaps. Read as written, it refuses every message Meta's own examples send and
+ * every webhook Meta's own examples show, so the checker reads it as follows (each reading is
+ * tested in test/cloud-api-fake/schema.test.ts):
+ *
+ * (a) The message schemas (`TextMessage`, `ImageMessage`, …) are `allOf: [BaseMessageProperties,
+ *     { additionalProperties: false, … }]`: `additionalProperties` sees only its own object's
+ *     `properties`, so `messaging_product` and `to` would be refused. Read as
+ *     `unevaluatedProperties: false` on the whole message (the 2020-12 keyword for "no field
+ *     that no part declares"). `TemplateMessage` alone lacks the `false`; it is closed the same way.
+ * (b) `biz_opaque_callback_data` is declared only on `CallRequestPayload` (a string, at most 512
+ *     characters) and on no message schema, while Meta's send-message reference accepts it on
+ *     every message and echoes it in status webhooks: every message (`BaseMessageProperties`)
+ *     and every status (`Statuses`) accepts it, with `CallRequestPayload`'s definition.
+ * (c) The document requires `recipient_type` (`BaseMessageProperties`) and a template's
+ *     `language.policy` (`LanguageObject`), which Meta's own examples omit. We send what the
+ *     document requires, so they stay required.
+ * (d) A template button's `index` has the pattern `^[2-6, 11-14]$` (a character class: one of
+ *     "2"-"6", ",", " ", "1", "-", "4"), which refuses "0", the index of the first button and of
+ *     every authentication template's copy-code button. Read as its description says,
+ *     "Position index of the button (0-9)": `^[0-9]$`.
+ * (e) `TemplateComponent`, `ParameterObject` and `ButtonParameterObject` (and an interactive
+ *     reply in webhooks) name their variants only in an OpenAPI `discriminator`, which JSON
+ *     Schema ignores, so a component's parameters would go unchecked. A $ref to such a schema
+ *     (other than from its own variants' `allOf`) also applies the variant the discriminator
+ *     picks (`if type is "body" then BodyComponent`, …). The `Message` root, which has a
+ *     `oneOf` too, is checked against the variant its `type` picks, for precise errors.
+ * (f) `MediaObject.link` has `format: url`, not a JSON Schema format; the validator's own "url"
+ *     refuses hosts without a public name (127.0.0.1, localhost). Read as `format: uri`.
+ * (g) The document joins several documents and renamed clashing schema names in the later ones
+ *     (`TextMessage_2`) without renaming the $refs inside them, so `IncomingMessage` points at the
+ *     outgoing `TextMessage`. In webhooks, the names in `x-subset.webhookRenames` are read as
+ *     their renamed webhook schemas.
+ * (h) The document has no `message_template_status_update` webhook (`Change.field` lists
+ *     messages and group fields only). It is added as {@link TEMPLATE_STATUS_UPDATE_VALUE}, from
+ *     Meta's webhook reference page.
+ */
+import { type Schema, Validator } from "@cfworker/json-schema";
+import subset from "./meta-openapi.json" with { type: "json" };
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+
+/** Operations whose request body {@link checkBody} checks (the document's operations). */
+export type RequestOperation = "sendMessage" | "createTemplate";
+
+/** Operations whose 200 answer {@link checkAnswer} checks; `error` is the document's GraphAPIError. */
+export type AnswerOperation = "sendMessage" | "getPhoneNumber" | "listTemplates" | "createTemplate" | "error";
+
+const document = subset as unknown as {
+  "x-subset": { webhookRenames: Record<string, string> };
+  paths: Record<string, Record<string, JsonObject>>;
+  components: { schemas: Record<string, JsonObject> };
+};
+
+const OPERATIONS: Record<Exclude<AnswerOperation, "error">, [path: string, method: string]> = {
+  sendMessage: ["/{Version}/{Phone-Number-ID}/messages", "post"],
+  getPhoneNumber: ["/{Version}/{Phone-Number-ID}", "get"],
+  listTemplates: ["/{Version}/{WABA-ID}/message_templates", "get"],
+  createTemplate: ["/{Version}/{WABA-ID}/message_templates", "post"],
+};
+
+const SCHEMAS = "#/components/schemas/";
+const BIZ_OPAQUE_CALLBACK_DATA = { $ref: `${SCHEMAS}CallRequestPayload/properties/biz_opaque_callback_data` };
+
+/**
+ * The value of a `message_template_status_update` webhook change, which the document lacks
+ * (reading h). Fields and types from Meta's "message_template_status_update webhook reference"
+ * (developers.facebook.com/documentation/business-messaging/whatsapp/webhooks/reference/
+ * message_template_status_update): `event` is the template's new status, `reason` a rejection
+ * reason or "NONE" (null when the template is scheduled for deletion); the `*_info` objects come
+ * only with some events.
+ */
+export const TEMPLATE_STATUS_UPDATE_VALUE = {
+  type: "object",
+  required: ["event", "message_template_id", "message_template_name", "message_template_language", "reason"],
+  properties: {
+    event: {
+      type: "string",
+      enum: [
+        "APPROVED",
+        "ARCHIVED",
+        "DELETED",
+        "DISABLED",
+        "FLAGGED",
+        "IN_APPEAL",
+        "LIMIT_EXCEEDED",
+        "LOCKED",
+        "PAUSED",
+        "PENDING",
+        "PENDING_DELETION",
+        "REINSTATED",
+        "REJECTED",
+        "UNARCHIVED",
+      ],
+    },
+    message_template_id: { type: "integer" },
+    message_template_name: { type: "string" },
+    message_template_language: { type: "string" },
+    reason: { type: ["string", "null"] },
+    message_template_category: { type: "string", enum: ["MARKETING", "UTILITY", "AUTHENTICATION"] },
+    disable_info: { type: "object", properties: { disable_date: { type: "integer" } } },
+    other_info: {
+      type: "object",
+      properties: { title: { type: "string" }, description: { type: "string" } },
+    },
+    rejection_info: {
+      type: "object",
+      properties: { reason: { type: "string" }, recommendation: { type: "string" } },
+    },
+  },
+} satisfies JsonObject;
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Calls `visit` on every object inside `value`, parents before children. */
+function eachObject(value: Json, visit: (node: JsonObject) => void): void {
+  if (Array.isArray(value)) for (const item of value) eachObject(item, visit);
+  else if (isObject(value)) {
+    visit(value);
+    for (const child of Object.values(value)) eachObject(child, visit);
+  }
+}
+
+/**
+ * A copy of schemas without `example` and `examples`: annotations only, and the validator would
+ * read an example's `id` as a schema id. A `properties` map keeps a field named "example".
+ */
+function withoutExamples<T extends Json>(value: T, parentKey = ""): T {
+  if (Array.isArray(value)) return value.map((item) => withoutExamples(item)) as T;
+  if (!isObject(value)) return value;
+  const copy: JsonObject = {};
+  for (const [key, child] of Object.entries(value)) {
+    if (parentKey !== "properties" && (key === "example" || key === "examples")) continue;
+    copy[key] = withoutExamples(child, key);
+  }
+  return copy as T;
+}
+
+/** The schema a `#/components/schemas/Name` pointer names, if it is one. */
+function target(schemas: Record<string, JsonObject>, ref: Json | undefined): JsonObject | undefined {
+  return typeof ref === "string" && ref.startsWith(SCHEMAS) ? schemas[ref.slice(SCHEMAS.length)] : undefined;
+}
+
+/**
+ * Reading (e): a discriminator as OpenAPI means it, "the value of `propertyName` picks the
+ * schema", written as JSON Schema: `allOf` of one `if: { propertyName: value } then: target` per
+ * entry of the mapping, so only the picked variant's errors are reported.
+ */
+function discriminated(discriminator: Json | undefined): Json[] | undefined {
+  if (!isObject(discriminator) || !isObject(discriminator.mapping)) return undefined;
+  const property = discriminator.propertyName;
+  if (typeof property !== "string") return undefined;
+  return Object.entries(discriminator.mapping).map(([value, ref]) => ({
+    if: { properties: { [property]: { const: value } }, required: [property] },
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's `then` keyword; the object is never awaited.
+    then: { $ref: ref },
+  }));
+}
+
+/**
+ * Reading (e) applied: a $ref to a schema that names its variants only in a discriminator (no
+ * `oneOf`) also applies the variant, except from the variants' own `allOf` (which would loop); an
+ * inline discriminator (the webhooks' interactive reply) applies it in place.
+ */
+function expandDiscriminators(schemas: Record<string, JsonObject>): void {
+  const named = new Set<Json>(Object.values(schemas));
+  const conditions = (schema: JsonObject | undefined) =>
+    schema && !schema.oneOf && !schema.anyOf ? discriminated(schema.discriminator) : undefined;
+  eachObject(schemas, (node) => {
+    const inline = named.has(node) ? undefined : conditions(node);
+    if (inline) node.allOf = [...(Array.isArray(node.allOf) ? node.allOf : []), ...inline];
+    for (const [key, child] of Object.entries(node)) {
+      if (key === "allOf") continue;
+      for (const member of Array.isArray(child) ? child : [child]) {
+        const variants = isObject(member) ? conditions(target(schemas, member.$ref)) : undefined;
+        if (isObject(member) && variants) member.allOf = [{ $ref: member.$ref ?? null }, ...variants];
+        if (isObject(member) && variants) delete member.$ref;
+      }
+    }
+  });
+}
+
+/** The document's schemas with the readings of outgoing requests: (a) to (f). */
+function requestSchemas(): Record<string, JsonObject> {
+  const schemas = withoutExamples(document.components.schemas);
+  eachObject(schemas, (node) => {
+    const closes =
+      Array.isArray(node.allOf) && node.allOf.some((m) => isObject(m) && m.additionalProperties === false);
+    if (closes && Array.isArray(node.allOf)) {
+      for (const member of node.allOf) if (isObject(member)) delete member.additionalProperties;
+      node.unevaluatedProperties = false; // (a)
+    }
+    if (node.pattern === "^[2-6, 11-14]$") node.pattern = "^[0-9]$"; // (d)
+    if (node.format === "url") node.format = "uri"; // (f)
+  });
+  const template = schemas.TemplateMessage;
+  if (template) template.unevaluatedProperties = false; // (a), TemplateMessage
+  const base = schemas.BaseMessageProperties?.properties;
+  if (isObject(base)) base.biz_opaque_callback_data = BIZ_OPAQUE_CALLBACK_DATA; // (b)
+  expandDiscriminators(schemas); // (e)
+  return schemas;
+}
+
+/** The document's schemas with the readings of webhooks: (b), (e), (g) and (h). */
+function webhookSchemas(): Record<string, JsonObject> {
+  const schemas = withoutExamples(document.components.schemas);
+  const renames = document["x-subset"].webhookRenames;
+  eachObject(schemas, (node) => {
+    const name = typeof node.$ref === "string" ? node.$ref.slice(SCHEMAS.length) : undefined;
+    const renamed = name === undefined ? undefined : renames[name];
+    if (renamed) node.$ref = `${SCHEMAS}${renamed}`; // (g)
+  });
+  const statuses = schemas.Statuses?.properties;
+  if (isObject(statuses)) statuses.biz_opaque_callback_data = BIZ_OPAQUE_CALLBACK_DATA; // (b)
+  schemas.TemplateStatusUpdateValue = structuredClone(TEMPLATE_STATUS_UPDATE_VALUE); // (h)
+  const change = schemas.Change?.properties;
+  if (isObject(change) && isObject(change.field) && Array.isArray(change.field.enum)) {
+    change.field.enum.push("message_template_status_update");
+  }
+  if (isObject(change) && isObject(change.value) && Array.isArray(change.value.oneOf)) {
+    change.value.oneOf.push({ $ref: `${SCHEMAS}TemplateStatusUpdateValue` });
+  }
+  expandDiscriminators(schemas); // (e)
+  return schemas;
+}
+
+let requests: Record<string, JsonObject> | undefined;
+let webhooks: Record<string, JsonObject> | undefined;
+let asWritten: Record<string, JsonObject> | undefined;
+const validators = new Map<string, Validator>();
+
+/** A validator of `schema` (a schema object or a $ref) that resolves $refs into `schemas`. */
+function validator(key: string, schema: JsonObject, schemas: Record<string, JsonObject>): Validator {
+  let found = validators.get(key);
+  if (!found) {
+    found = new Validator({ ...schema, components: { schemas } } as Schema, "2020-12", false);
+    validators.set(key, found);
+  }
+  return found;
+}
+
+/** The JSON body schema of an operation's request, or of its 200 answer. */
+function operationSchema(operation: keyof typeof OPERATIONS, part: "request" | "answer"): JsonObject {
+  const [path, method] = OPERATIONS[operation];
+  const op = document.paths[path]?.[method];
+  const holder =
+    part === "request" ? op?.requestBody : isObject(op?.responses) ? op.responses["200"] : undefined;
+  const content =
+    isObject(holder) && isObject(holder.content) ? holder.content["application/json"] : undefined;
+  if (!isObject(content) || !isObject(content.schema)) throw new Error(`No ${part} schema for ${operation}`);
+  return withoutExamples(content.schema);
+}
+
+/**
+ * Picks the variant an OpenAPI discriminator names for `body` (`type: "text"` → TextMessage), so
+ * the errors are those of that variant, not of every member of the `oneOf`.
+ */
+function variantFor(schema: JsonObject, schemas: Record<string, JsonObject>, body: unknown): JsonObject {
+  const { mapping, value } = discriminatorOf(schema, schemas, body);
+  const ref = mapping && typeof value === "string" ? mapping[value] : undefined;
+  return typeof ref === "string" ? { $ref: ref } : schema;
+}
+
+/** The root's discriminator mapping and the body's value of its property. */
+function discriminatorOf(schema: JsonObject, schemas: Record<string, JsonObject>, body: unknown) {
+  const resolved = target(schemas, schema.$ref) ?? schema;
+  const discriminator = isObject(resolved.discriminator) ? resolved.discriminator : undefined;
+  const mapping = discriminator && isObject(discriminator.mapping) ? discriminator.mapping : undefined;
+  const property = typeof discriminator?.propertyName === "string" ? discriminator.propertyName : undefined;
+  const value = isObject(body) && property ? body[property] : undefined;
+  return { mapping, property, value };
+}
+
+/** One problem line when the body's discriminator value (a message's `type`) names no variant. */
+function unknownVariantOf(schema: JsonObject, schemas: Record<string, JsonObject>, body: unknown) {
+  const { mapping, property, value } = discriminatorOf(schema, schemas, body);
+  if (!mapping || !property || !isObject(body) || (typeof value === "string" && value in mapping)) return;
+  return `#/${property} Instance does not match any of ${JSON.stringify(Object.keys(mapping))}.`;
+}
+
+/** Keywords whose error only says that a subschema failed; the subschema's own errors say why. */
+const SUMMARIES = new Set([
+  "$ref",
+  "$recursiveRef",
+  "allOf",
+  "properties",
+  "patternProperties",
+  "items",
+  "prefixItems",
+]);
+const SUMMARIES_UNLESS_ALONE = new Set(["anyOf", "oneOf", "not", "contains", "if", "false"]);
+
+/**
+ * The validator's errors as lines "<instance pointer> <error>", the causes only: summaries go,
+ * and so do "unevaluated property" errors when another error exists (a failing subschema
+ * evaluates nothing, so its valid fields would be reported as unknown too).
+ */
+function problems(check: Validator, body: unknown): string[] {
+  const { valid, errors } = check.validate(body);
+  if (valid) return [];
+  let causes = errors.filter((e) => !SUMMARIES.has(e.keyword) && !SUMMARIES_UNLESS_ALONE.has(e.keyword));
+  if (causes.some((e) => e.keyword !== "unevaluatedProperties")) {
+    causes = causes.filter((e) => e.keyword !== "unevaluatedProperties");
+  }
+  const alone = errors.filter(
+    (e) =>
+      SUMMARIES_UNLESS_ALONE.has(e.keyword) &&
+      e.keyword !== "false" &&
+      !causes.some((c) => c.instanceLocation.startsWith(e.instanceLocation)),
+  );
+  return [...new Set([...causes, ...alone].map((e) => `${e.instanceLocation} ${e.error}`))];
+}
+
+/**
+ * Checks a request body against the document's schema for `operation` (sendMessage: `Message`;
+ * createTemplate: the inline schema of POST /{Version}/{WABA-ID}/message_templates), with the
+ * readings above. Returns the problems, one line each ("<instance pointer> <error> (<schema
+ * pointer>)"); empty when the body is valid.
+ */
+export function checkBody(operation: RequestOperation, body: unknown): string[] {
+  requests ??= requestSchemas();
+  const root = operationSchema(operation, "request");
+  const unknownVariant = unknownVariantOf(root, requests, body);
+  if (unknownVariant) return [unknownVariant];
+  const schema = variantFor(root, requests, body);
+  return problems(validator(`request ${operation} ${schema.$ref ?? ""}`, schema, requests), body);
+}
+
+/**
+ * Checks an answer body against the document: the 200 answer's schema of `operation`
+ * (sendMessage: `MessageResponsePayload`; getPhoneNumber: `PhoneNumberInfo`; listTemplates and
+ * createTemplate: their inline schemas), or `GraphAPIError` for `error`. Returns the problems as
+ * {@link checkBody} does.
+ */
+export function checkAnswer(operation: AnswerOperation, body: unknown): string[] {
+  requests ??= requestSchemas();
+  const schema =
+    operation === "error" ? { $ref: `${SCHEMAS}GraphAPIError` } : operationSchema(operation, "answer");
+  return problems(validator(`answer ${operation}`, schema, requests), body);
+}
+
+/**
+ * Checks a webhook body (parsed JSON) against the document's `WebhookPayload`, with the readings
+ * (b), (e), (g) and (h) above. Returns the problems as {@link checkBody} does.
+ */
+export function checkWebhook(body: unknown): string[] {
+  webhooks ??= webhookSchemas();
+  return problems(validator("webhook", { $ref: `${SCHEMAS}WebhookPayload` }, webhooks), body);
+}
+
+/**
+ * Checks a body against a component schema of the document as written, without the readings
+ * (examples aside): for tests that show why a reading is needed. Returns problems as
+ * {@link checkBody} does.
+ */
+export function checkAsWritten(schemaName: string, body: unknown): string[] {
+  asWritten ??= withoutExamples(document.components.schemas);
+  return problems(
+    validator(`as written ${schemaName}`, { $ref: `${SCHEMAS}${schemaName}` }, asWritten),
+    body,
+  );
+}
+
+/**
+ * The property names the document (with reading b) declares on a webhook schema, e.g.
+ * `Statuses`, so tests can assert the fake invents no field. Empty for an unknown name.
+ */
+export function webhookFields(schemaName: string): string[] {
+  webhooks ??= webhookSchemas();
+  const properties = webhooks[schemaName]?.properties;
+  return isObject(properties) ? Object.keys(properties) : [];
+}

@@ -1,0 +1,257 @@
+import { describe, expect, it } from "vitest";
+import { checkAnswer } from "../../fakes/cloud-api/schema.ts";
+import { callGraph, NUMBER, OTHER, OTP_TEMPLATE, TEXT, useFakeGraph } from "./fake-graph";
+
+// The fake Graph API (fakes/cloud-api/graph.ts) as a gateway meets it: over fetch, through the
+// test network. Every answer is checked against the document's schema for it (checkAnswer).
+
+const fake = useFakeGraph();
+const MESSAGES = `/${NUMBER.phoneNumberId}/messages`;
+const TEMPLATES = `/${NUMBER.wabaId}/message_templates`;
+
+describe("GET /{version}/{phone number id}", () => {
+  it("answers PhoneNumberInfo's default fields", async () => {
+    const { status, json } = await callGraph("GET", `/${NUMBER.phoneNumberId}`);
+    expect(status).toBe(200);
+    expect(json).toEqual({
+      id: "100000000000001",
+      display_phone_number: "+1 555 010 0001",
+      verified_name: "Sandbox Business",
+      quality_rating: "YELLOW",
+    });
+    expect(checkAnswer("getPhoneNumber", json)).toEqual([]);
+  });
+
+  it("adds the fields asked for, and refuses a field it does not know", async () => {
+    const asked = await callGraph("GET", `/${NUMBER.phoneNumberId}?fields=name_status,throughput`);
+    expect(asked.json).toMatchObject({ name_status: "APPROVED", throughput: { level: "HIGH" } });
+    expect(checkAnswer("getPhoneNumber", asked.json)).toEqual([]);
+    const unknown = await callGraph("GET", `/${NUMBER.phoneNumberId}?fields=colour`);
+    expect(unknown.status).toBe(400);
+    expect(unknown.json.error).toMatchObject({ code: 100, type: "OAuthException" });
+    expect(checkAnswer("error", unknown.json)).toEqual([]);
+  });
+});
+
+describe("tokens", () => {
+  it("answers 104 (401) without a token and 190 (401) with a wrong one", async () => {
+    const missing = await callGraph("GET", `/${NUMBER.phoneNumberId}`, undefined, null);
+    expect([missing.status, missing.json.error]).toMatchObject([401, { code: 104, type: "OAuthException" }]);
+    const wrong = await callGraph("GET", `/${NUMBER.phoneNumberId}`, undefined, "not-a-token");
+    expect(wrong.status).toBe(401);
+    expect(wrong.json.error).toMatchObject({
+      message: "Invalid OAuth access token",
+      type: "OAuthException",
+      code: 190,
+      fbtrace_id: expect.stringMatching(/^[\w-]{23}$/),
+    });
+    expect(checkAnswer("error", wrong.json)).toEqual([]);
+  });
+
+  it("answers 190 for every call once the token is revoked, and sends nothing", async () => {
+    expect((await callGraph("POST", MESSAGES, TEXT)).status).toBe(200);
+    fake.graph.revokeToken(NUMBER.accessToken);
+    for (const [method, path, body] of [
+      ["GET", `/${NUMBER.phoneNumberId}`, undefined],
+      ["POST", MESSAGES, TEXT],
+      ["GET", TEMPLATES, undefined],
+    ] as const) {
+      const { status, json } = await callGraph(method, path, body);
+      expect([path, status, json.error]).toMatchObject([path, 401, { code: 190 }]);
+    }
+    expect(fake.graph.sent).toHaveLength(1);
+    // Another number's token still works.
+    const other = await callGraph("GET", `/${OTHER.phoneNumberId}`, undefined, OTHER.accessToken);
+    expect(other.status).toBe(200);
+  });
+
+  it("does not let one number's token act for another number", async () => {
+    const { status, json } = await callGraph("POST", `/${OTHER.phoneNumberId}/messages`, TEXT);
+    expect([status, json.error]).toMatchObject([400, { code: 100, error_subcode: 33 }]);
+    expect(fake.graph.sent).toEqual([]);
+  });
+});
+
+describe("POST /{version}/{phone number id}/messages", () => {
+  it("records the message and answers MessageResponsePayload with its wamid", async () => {
+    const { status, json } = await callGraph("POST", MESSAGES, TEXT);
+    expect(status).toBe(200);
+    const wamid = fake.graph.sent[0]?.wamid;
+    expect(wamid).toMatch(/^wamid\.[A-Za-z0-9+/=]+$/);
+    expect(json).toEqual({
+      messaging_product: "whatsapp",
+      contacts: [{ input: "+4915112345678", wa_id: "4915112345678" }],
+      messages: [{ id: wamid }],
+    });
+    expect(checkAnswer("sendMessage", json)).toEqual([]);
+    expect(fake.graph.sent).toEqual([{ phoneNumberId: NUMBER.phoneNumberId, body: TEXT, wamid }]);
+  });
+
+  it("answers a template message with message_status accepted", async () => {
+    const { status, json } = await callGraph("POST", MESSAGES, OTP_TEMPLATE);
+    expect(status).toBe(200);
+    expect(json.messages).toEqual([{ id: fake.graph.sent[0]?.wamid, message_status: "accepted" }]);
+    expect(checkAnswer("sendMessage", json)).toEqual([]);
+  });
+
+  it("refuses a body the document refuses with error 100, and records the problems", async () => {
+    const { recipient_type: _, ...body } = TEXT;
+    const { status, json } = await callGraph("POST", MESSAGES, body);
+    expect(status).toBe(400);
+    expect(json.error).toMatchObject({ message: "Invalid parameter", code: 100, type: "OAuthException" });
+    expect(checkAnswer("error", json)).toEqual([]);
+    expect(fake.graph.invalidBodies).toEqual([
+      {
+        phoneNumberId: NUMBER.phoneNumberId,
+        body,
+        problems: ['# Instance does not have required property "recipient_type".'],
+      },
+    ]);
+    expect(fake.graph.sent).toEqual([]);
+    expect(await fake.graph.takeWebhooks()).toEqual([]);
+  });
+
+  it("refuses a template that is missing, not approved, paused or disabled", async () => {
+    const send = (name: string) =>
+      callGraph("POST", MESSAGES, { ...OTP_TEMPLATE, template: { ...OTP_TEMPLATE.template, name } });
+    expect((await send("no_such_template")).json.error).toMatchObject({ code: 132001 });
+    fake.graph.addTemplate({
+      wabaId: NUMBER.wabaId,
+      name: "later",
+      language: "en_US",
+      category: "UTILITY",
+      components: [],
+      status: "PENDING",
+    });
+    expect((await send("later")).json.error).toMatchObject({ code: 132001 });
+    fake.graph.setTemplateStatus("later", "en_US", "PAUSED");
+    expect((await send("later")).json.error).toMatchObject({ code: 132015, message: "Template is Paused" });
+    fake.graph.setTemplateStatus("later", "en_US", "DISABLED");
+    expect((await send("later")).json.error).toMatchObject({ code: 132016 });
+    fake.graph.setTemplateStatus("later", "en_US", "APPROVED");
+    expect((await send("later")).status).toBe(200);
+    expect(fake.graph.sent.map((s) => (s.body.template as { name: string }).name)).toEqual(["later"]);
+  });
+});
+
+describe("faults", () => {
+  it("failNext answers the given Graph error once and sends nothing", async () => {
+    const cases = [
+      [131047, "Re-engagement message", 400],
+      [131026, "Message undeliverable", 400],
+      [130429, "Rate limit hit", 400],
+      [131056, "(Business Account, Consumer Account) pair rate limit hit", 400],
+      [131049, "This message was not delivered to maintain healthy ecosystem engagement.", 400],
+      [
+        131050,
+        "Unable to deliver the message. This recipient has chosen to stop receiving marketing messages on WhatsApp from your business",
+        400,
+      ],
+      [368, "Temporarily blocked for policies violations", 400],
+      [190, "Error validating access token: Session has expired", 401],
+    ] as const;
+    for (const [code, message, expected] of cases) {
+      fake.graph.failNext({ code, message });
+      const { status, json } = await callGraph("POST", MESSAGES, TEXT);
+      expect([code, status, json.error]).toMatchObject([
+        code,
+        expected,
+        { code, message, type: "OAuthException" },
+      ]);
+      expect(checkAnswer("error", json)).toEqual([]);
+    }
+    expect(fake.graph.sent).toEqual([]);
+    expect((await callGraph("POST", MESSAGES, TEXT)).status).toBe(200);
+    fake.graph.failNext({ code: 130429, message: "Rate limit hit", status: 429 });
+    expect((await callGraph("POST", MESSAGES, TEXT)).status).toBe(429);
+  });
+
+  it("hangNext sends the message but never answers: the caller's timeout fires", async () => {
+    fake.graph.hangNext();
+    const call = callGraph("POST", MESSAGES, TEXT, NUMBER.accessToken, AbortSignal.timeout(200));
+    await expect(call).rejects.toThrow();
+    expect(fake.graph.sent).toHaveLength(1);
+    expect(await fake.graph.takeWebhooks()).toHaveLength(3);
+    expect((await callGraph("POST", MESSAGES, TEXT)).status).toBe(200);
+  });
+
+  it("loseNextAnswer sends the message but answers 500, transient", async () => {
+    fake.graph.loseNextAnswer();
+    const { status, json } = await callGraph("POST", MESSAGES, TEXT);
+    expect(status).toBe(500);
+    expect(json.error).toMatchObject({ code: 2, is_transient: true });
+    expect(checkAnswer("error", json)).toEqual([]);
+    expect(fake.graph.sent).toHaveLength(1);
+    expect(await fake.graph.takeWebhooks()).toHaveLength(3);
+  });
+});
+
+describe("message templates", () => {
+  it("lists the WABA's templates as the document's GET answers them, filtered by name", async () => {
+    const { status, json } = await callGraph("GET", `${TEMPLATES}?name=otp_code`);
+    expect(status).toBe(200);
+    expect(json).toEqual({
+      data: [
+        {
+          id: fake.graph.templates[0]?.id,
+          name: "otp_code",
+          language: "en_US",
+          category: "AUTHENTICATION",
+          status: "APPROVED",
+          components: [
+            { type: "BODY", text: "{{1}} is your verification code." },
+            { type: "BUTTONS", buttons: [{ type: "OTP", otp_type: "COPY_CODE", text: "Copy Code" }] },
+          ],
+        },
+      ],
+      paging: { cursors: { before: expect.any(String), after: expect.any(String) } },
+    });
+    expect(checkAnswer("listTemplates", json)).toEqual([]);
+    expect(await callGraph("GET", `${TEMPLATES}?name=nothing`)).toEqual({ status: 200, json: { data: [] } });
+  });
+
+  it("pages with limit and the after cursor", async () => {
+    for (const name of ["b_code", "c_code"]) {
+      fake.graph.addTemplate({
+        wabaId: NUMBER.wabaId,
+        name,
+        language: "en_US",
+        category: "UTILITY",
+        components: [],
+      });
+    }
+    const first = await callGraph("GET", `${TEMPLATES}?limit=2`);
+    const data = first.json.data as { name: string }[];
+    expect(data.map((t) => t.name)).toEqual(["otp_code", "b_code"]);
+    const { after } = (first.json.paging as { cursors: { after: string } }).cursors;
+    const second = await callGraph("GET", `${TEMPLATES}?limit=2&after=${encodeURIComponent(after)}`);
+    expect((second.json.data as { name: string }[]).map((t) => t.name)).toEqual(["c_code"]);
+  });
+
+  it("creates a PENDING template, answers { id, status, category }, and refuses a duplicate", async () => {
+    const body = {
+      name: "login_code",
+      language: "en_US",
+      category: "AUTHENTICATION",
+      components: [{ type: "BUTTONS", buttons: [{ type: "OTP", otp_type: "COPY_CODE", text: "Copy Code" }] }],
+    };
+    const { status, json } = await callGraph("POST", TEMPLATES, body);
+    expect(status).toBe(200);
+    expect(json).toEqual({
+      id: expect.stringMatching(/^\d{16}$/),
+      status: "PENDING",
+      category: "AUTHENTICATION",
+    });
+    expect(checkAnswer("createTemplate", json)).toEqual([]);
+    expect(fake.graph.templates.at(-1)).toEqual({
+      ...body,
+      id: json.id,
+      wabaId: NUMBER.wabaId,
+      status: "PENDING",
+    });
+    const again = await callGraph("POST", TEMPLATES, body);
+    expect([again.status, again.json.error]).toMatchObject([400, { code: 100, error_subcode: 2388024 }]);
+    const invalid = await callGraph("POST", TEMPLATES, { ...body, name: "x", language: { code: "en_US" } });
+    expect([invalid.status, invalid.json.error]).toMatchObject([400, { code: 100 }]);
+  });
+});

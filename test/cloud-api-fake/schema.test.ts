@@ -1,0 +1,224 @@
+import { describe, expect, it } from "vitest";
+import subset from "../../fakes/cloud-api/meta-openapi.json" with { type: "json" };
+import { checkAsWritten, checkBody, checkWebhook } from "../../fakes/cloud-api/schema.ts";
+import { OTP_TEMPLATE, TEXT } from "./fake-graph";
+
+// The request-body checker against Meta's OpenAPI document (fakes/cloud-api/meta-openapi.json),
+// and each reading of the document's gaps that fakes/cloud-api/schema.ts documents, (a) to (h):
+// what the document as written says, and what the checker does instead.
+
+const BASE = { messaging_product: "whatsapp", recipient_type: "individual", to: "4915112345678" };
+const MEDIA = "https://cdn.example.test/media";
+
+/** The document's own example request bodies of the POST of `path`, by name. */
+function examplesOf(path: string): Record<string, unknown> {
+  const paths = subset.paths as Record<string, Record<string, unknown>>;
+  const operation = paths[path]?.post as { requestBody: { content: Record<string, { examples: unknown }> } };
+  const examples = operation.requestBody.content["application/json"]?.examples as Record<
+    string,
+    { value: unknown }
+  >;
+  return Object.fromEntries(Object.entries(examples).map(([name, { value }]) => [name, value]));
+}
+
+describe("checkBody('sendMessage')", () => {
+  it("passes the bodies the gateway sends", () => {
+    const bodies = {
+      text: TEXT,
+      image: { ...BASE, type: "image", image: { link: `${MEDIA}/photo.jpg`, caption: "A photo" } },
+      video: { ...BASE, type: "video", video: { link: `${MEDIA}/clip.mp4`, caption: "A clip" } },
+      audio: { ...BASE, type: "audio", audio: { link: `${MEDIA}/note.ogg` } },
+      document: {
+        ...BASE,
+        type: "document",
+        document: { link: `${MEDIA}/invoice.pdf`, caption: "Your invoice", filename: "invoice.pdf" },
+      },
+      template: OTP_TEMPLATE,
+    };
+    for (const [kind, body] of Object.entries(bodies))
+      expect([kind, checkBody("sendMessage", body)]).toEqual([kind, []]);
+  });
+
+  it("refuses a field the document does not declare, naming it", () => {
+    expect(checkBody("sendMessage", { ...TEXT, preview_url: true })).toEqual([
+      '# Property "preview_url" does not match unevaluated properties schema.',
+    ]);
+    expect(checkBody("sendMessage", { ...TEXT, text: { body: "Hi", previewUrl: true } })).toEqual([
+      '#/text Property "previewUrl" does not match additional properties schema.',
+    ]);
+  });
+
+  it("refuses a message without recipient_type", () => {
+    const { recipient_type: _, ...body } = TEXT;
+    expect(checkBody("sendMessage", body)).toEqual([
+      '# Instance does not have required property "recipient_type".',
+    ]);
+  });
+
+  it("refuses an unknown message type in one line, and a media object with both id and link", () => {
+    expect(checkBody("sendMessage", { ...BASE, type: "pigeon" })).toEqual([
+      '#/type Instance does not match any of ["text","audio","document","image","location","video","sticker","reaction","interactive","template","contacts"].',
+    ]);
+    const both = { ...BASE, type: "image", image: { id: "1234", link: `${MEDIA}/photo.jpg` } };
+    expect(checkBody("sendMessage", both)).toContain(
+      "#/image Instance does not match exactly one subschema (2 matches).",
+    );
+  });
+
+  it("(a) reads allOf + additionalProperties: false as unevaluatedProperties: false", () => {
+    // As written, the inner object's additionalProperties refuses the base's own fields.
+    expect(checkAsWritten("TextMessage", TEXT)).toEqual([
+      '# Property "messaging_product" does not match additional properties schema.',
+      '# Property "recipient_type" does not match additional properties schema.',
+      '# Property "to" does not match additional properties schema.',
+    ]);
+    expect(checkBody("sendMessage", TEXT)).toEqual([]);
+    // TemplateMessage, which lacks the `false`, is closed the same way.
+    const template = {
+      ...OTP_TEMPLATE,
+      template: { ...OTP_TEMPLATE.template, components: [] },
+      urgent: true,
+    };
+    expect(checkAsWritten("TemplateMessage", template)).toEqual([]);
+    expect(checkBody("sendMessage", template)).toEqual([
+      '# Property "urgent" does not match unevaluated properties schema.',
+    ]);
+  });
+
+  it("(b) accepts biz_opaque_callback_data on a message, with CallRequestPayload's definition", () => {
+    const definition = subset.components.schemas.CallRequestPayload.properties.biz_opaque_callback_data;
+    expect([definition.type, definition.maxLength]).toEqual(["string", 512]);
+    expect(Object.keys(subset.components.schemas.BaseMessageProperties.properties)).not.toContain(
+      "biz_opaque_callback_data",
+    );
+    expect(checkBody("sendMessage", { ...TEXT, biz_opaque_callback_data: "x".repeat(512) })).toEqual([]);
+    expect(checkBody("sendMessage", { ...OTP_TEMPLATE, biz_opaque_callback_data: "m-1" })).toEqual([]);
+    expect(checkBody("sendMessage", { ...TEXT, biz_opaque_callback_data: "x".repeat(513) })).toEqual([
+      "#/biz_opaque_callback_data String is too long (513 > 512).",
+    ]);
+    expect(checkBody("sendMessage", { ...TEXT, biz_opaque_callback_data: { id: 1 } })).toEqual([
+      '#/biz_opaque_callback_data Instance type "object" is invalid. Expected "string".',
+    ]);
+  });
+
+  it("(c) keeps recipient_type and language.policy required, though Meta's own examples omit them", () => {
+    const examples = examplesOf("/{Version}/{Phone-Number-ID}/messages") as Record<
+      string,
+      { recipient_type?: string; template?: { language: { policy?: string } } }
+    >;
+    expect(examples["Send Contact Message"]?.recipient_type).toBeUndefined();
+    expect(examples["Send Message Template Text"]?.template?.language.policy).toBeUndefined();
+    const { policy: _, ...language } = OTP_TEMPLATE.template.language;
+    const noPolicy = { ...OTP_TEMPLATE, template: { ...OTP_TEMPLATE.template, language } };
+    expect(checkBody("sendMessage", noPolicy)).toEqual([
+      '#/template/language Instance does not have required property "policy".',
+    ]);
+  });
+
+  it("(d) reads a template button's index pattern as its description's 0-9", () => {
+    const button = {
+      type: "button",
+      sub_type: "url",
+      index: "0",
+      parameters: [{ type: "text", text: "482913" }],
+    };
+    const written = subset.components.schemas.ButtonComponent.allOf[1] as {
+      properties: { index: { pattern: string } };
+    };
+    expect(written.properties.index.pattern).toBe("^[2-6, 11-14]$");
+    expect(checkAsWritten("ButtonComponent", button)).toEqual(["#/index String does not match pattern."]);
+    expect(checkBody("sendMessage", OTP_TEMPLATE)).toEqual([]);
+    const components = [{ ...button, index: "10" }];
+    expect(
+      checkBody("sendMessage", { ...OTP_TEMPLATE, template: { ...OTP_TEMPLATE.template, components } }),
+    ).toEqual(["#/template/components/0/index String does not match pattern."]);
+  });
+
+  it("(e) checks a template component's parameters through the discriminator", () => {
+    const components = [{ type: "body", parameters: [{ type: "text", value: "482913" }] }];
+    const template = { ...OTP_TEMPLATE.template, components };
+    // As written the discriminator is ignored, so the parameter goes unchecked.
+    expect(checkAsWritten("TemplateObject", template)).toEqual([]);
+    expect(checkBody("sendMessage", { ...OTP_TEMPLATE, template })).toEqual([
+      '#/template/components/0/parameters/0 Instance does not have required property "text".',
+    ]);
+  });
+
+  it("(f) reads MediaObject's format url as uri, so links to a local host pass", () => {
+    const image = { link: "http://127.0.0.1:8787/media/photo.jpg" };
+    expect(checkAsWritten("MediaObject", image)).toContain('#/link String does not match format "url".');
+    expect(checkBody("sendMessage", { ...BASE, type: "image", image })).toEqual([]);
+    expect(checkBody("sendMessage", { ...BASE, type: "image", image: { link: "not a link" } })).toContain(
+      '#/image/link String does not match format "uri".',
+    );
+  });
+});
+
+describe("checkWebhook", () => {
+  it("(g) reads the webhook block's clashing names as its renamed schemas, so Meta's examples pass", () => {
+    expect(subset["x-subset"].webhookRenames).toMatchObject({
+      TextMessage: "TextMessage_2",
+      BaseMessageProperties: "BaseMessageProperties_1",
+      ImageMessage: "ImageMessage_1",
+    });
+    const examples = examplesOf("/whatsapp/webhooks");
+    const messages = Object.entries(examples).filter(([name]) => !name.startsWith("Group"));
+    expect(messages.length).toBe(13);
+    for (const [name, body] of messages) expect([name, checkWebhook(body)]).toEqual([name, []]);
+    // As written, IncomingMessage points at the outgoing TextMessage.
+    expect(checkAsWritten("WebhookPayload", examples["Text Message"])).toEqual(
+      expect.arrayContaining([
+        '#/entry/0/changes/0/value/messages/0 Instance does not have required property "to".',
+      ]),
+    );
+  });
+
+  it("(h) accepts a message_template_status_update webhook, which the document lacks", () => {
+    const body = {
+      object: "whatsapp_business_account",
+      entry: [
+        {
+          id: "200000000000001",
+          time: 1751328000,
+          changes: [
+            {
+              value: {
+                event: "APPROVED",
+                message_template_id: 1689556908129832,
+                message_template_name: "otp_code",
+                message_template_language: "en_US",
+                reason: "NONE",
+                message_template_category: "AUTHENTICATION",
+              },
+              field: "message_template_status_update",
+            },
+          ],
+        },
+      ],
+    };
+    expect(checkAsWritten("Change", body.entry[0]?.changes[0])).toContain(
+      '#/field Instance does not match any of ["messages","group_lifecycle_update","group_settings_update","group_participant_update"].',
+    );
+    expect(checkWebhook(body)).toEqual([]);
+    const broken = structuredClone(body);
+    for (const change of broken.entry[0]?.changes ?? []) change.value.event = "SHINY";
+    expect(checkWebhook(broken)).toContain(
+      '#/entry/0/changes/0/value/event Instance does not match any of ["APPROVED","ARCHIVED","DELETED","DISABLED","FLAGGED","IN_APPEAL","LIMIT_EXCEEDED","LOCKED","PAUSED","PENDING","PENDING_DELETION","REINSTATED","REJECTED","UNARCHIVED"].',
+    );
+  });
+});
+
+describe("checkBody('createTemplate')", () => {
+  it("passes the document's authentication template and refuses a wrongly typed field", () => {
+    const body = {
+      name: "otp_code_2",
+      language: "en_US",
+      category: "AUTHENTICATION",
+      components: [{ type: "BUTTONS", buttons: [{ type: "OTP", otp_type: "COPY_CODE", text: "Copy Code" }] }],
+    };
+    expect(checkBody("createTemplate", body)).toEqual([]);
+    expect(checkBody("createTemplate", { ...body, language: { code: "en_US" } })).toEqual([
+      '#/language Instance type "object" is invalid. Expected "string".',
+    ]);
+  });
+});
