@@ -11,7 +11,7 @@ import { failover } from "./failover";
 import type { DispatchHost } from "./host";
 import { mediaOf, type OutboxItem } from "./outbox";
 import { receiptMoves } from "./receipts";
-import { MAX_SEND_ATTEMPTS, retryDelayMs } from "./retry";
+import { MAX_SEND_ATTEMPTS, minCallGapMs, retryDelayMs, throttleDelayMs } from "./retry";
 import { noteAttempt, Settlement } from "./settlement";
 
 /** Longest pacing gap a run waits out in-line; longer gaps go through the alarm. */
@@ -86,18 +86,23 @@ export class Dispatcher {
   /**
    * Sends due outbox entries while the session is connected, in the outbox's order (one-time
    * codes first, then by acceptance), each gateway call starting at least the message's
-   * `delay_between` after the previous call ended. `horizon` is the logical now for scheduled
-   * times and retry backoff (see Deadlines); the gaps are measured on the real clock.
+   * `delay_between`, and at least `1000 / maxPerSecond` ms for a gateway that sets a rate
+   * (ChatGateway `maxPerSecond`: a Cloud API number's throughput), after the previous call ended
+   * (or after a pause the gateway's throttling set, Outbox.pauseUntil). `horizon` is the logical
+   * now for scheduled times and retry backoff (see Deadlines); the gaps are measured on the real clock.
    */
   async run(horizon: number): Promise<void> {
     if (this.running) return;
     this.running = true;
     const { outbox, deadlines } = this.host;
     const startedAt = Date.now();
+    /** The gateway's own gap between calls (ms), read once a run (see {@link minCallGapMs}). */
+    let gatewayGapMs: number | null = null;
     try {
       // Every pass starts by checking the session: it may have gone while the last pass awaited.
       for (;;) {
         if (this.host.session()?.status !== "connected") return;
+        gatewayGapMs ??= minCallGapMs(this.host.gateway().maxPerSecond);
         const now = Math.max(Date.now(), horizon);
         // Scheduled messages whose time came are `queued` in D1 before they are sent; while D1
         // refuses that write, they stay scheduled here and the run ends (a retry is set).
@@ -123,7 +128,7 @@ export class Dispatcher {
           outbox.deferCampaign(item.campaign_id, opensAt);
           continue;
         }
-        const readyAt = outbox.lastCallAt() + item.delay_between;
+        const readyAt = outbox.lastCallAt() + Math.max(item.delay_between, gatewayGapMs);
         const wait = readyAt - Date.now();
         // Pacing gaps are for bookkeeping: write outcomes, run due deadlines, then look again.
         if (wait > 0 && outbox.unsyncedCount() > 0) {
@@ -343,10 +348,15 @@ export class Dispatcher {
       await note(null);
       await this.fail([item], outcome.retryable ? "retries_exhausted" : reason);
     } else {
-      const nextAttemptAt = at + retryDelayMs(attempts);
+      // A throttled call waits longer; a session throttled as a whole makes no call meanwhile.
+      const nextAttemptAt = at + (outcome.throttled ? throttleDelayMs(attempts) : retryDelayMs(attempts));
+      if (outcome.throttled === "session") outbox.pauseUntil(nextAttemptAt);
       outbox.markRetry(id, nextAttemptAt);
       await note(nextAttemptAt);
     }
+    // What the refusal says of the session (credentials refused → failed) moves it, as a check would.
+    if (outcome.outcome === "rejected" && outcome.sessionEvent)
+      await this.host.reported(outcome.sessionEvent);
   }
 
   /** The sandbox's own receipts for a message it took at `at`, on {@link RECEIPT_GRID_MS}. */

@@ -1,4 +1,4 @@
-import type { ChatGateway } from "../gateways/gateway";
+import type { ChatGateway, StatusEvent } from "../gateways/gateway";
 import type { Outbox } from "./outbox";
 import type { KeptReceipts } from "./receipts";
 
@@ -39,4 +39,11 @@ export interface DispatchHost {
   exclusive<T>(fn: () => Promise<T>): Promise<T>;
   /** Runs the session's deadlines that are due (acks, QR, expiry). */
   runDueDeadlines(): Promise<unknown>;
+  /**
+   * Moves the session as `event` says (a send's `sessionEvent`: the gateway refused the session's
+   * credentials), through the session's one transition table, with its status event and what a
+   * move brings (a failed session hands its campaign messages over). Called inside the chain of
+   * changes ({@link exclusive}), from a send.
+   */
+  reported(event: StatusEvent): Promise<void>;
 }

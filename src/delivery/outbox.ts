@@ -372,7 +372,10 @@ export class Outbox {
     for (const id of ids) this.sql.exec("UPDATE outbox SET synced = 1 WHERE id = ?", id);
   }
 
-  /** When the session last called the gateway (epoch ms; 0 if never): the pacing reference. */
+  /**
+   * The pacing reference (epoch ms; 0 if never): when the session's last gateway call ended, or,
+   * while the gateway throttles the session, the end of that pause ({@link pauseUntil}).
+   */
   lastCallAt(): number {
     return (
       this.sql.exec<{ last_call_at: number }>("SELECT last_call_at FROM outbox_pacing").toArray()[0]
@@ -382,6 +385,15 @@ export class Outbox {
 
   recordCall(at: number): void {
     this.sql.exec("INSERT OR REPLACE INTO outbox_pacing (id, last_call_at) VALUES (1, ?)", at);
+  }
+
+  /** The gateway throttled the session: no call before `until` (epoch ms; never moves back). */
+  pauseUntil(until: number): void {
+    this.sql.exec(
+      `INSERT INTO outbox_pacing (id, last_call_at) VALUES (1, ?)
+       ON CONFLICT (id) DO UPDATE SET last_call_at = MAX(last_call_at, excluded.last_call_at)`,
+      until,
+    );
   }
 
   /** Forgets finished entries older than {@link OUTBOX_RETENTION_MS}. */

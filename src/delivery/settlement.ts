@@ -40,7 +40,9 @@ export class Settlement {
    * (→ sent, `settled_by: "lookup"`), or answers that it does not hold it (→ sent again, with the
    * same client id; after {@link MAX_SEND_ATTEMPTS} calls it fails `retries_exhausted` and is
    * refunded, which is safe since the gateway confirmed it absent), or cannot be asked (→ asked
-   * again with backoff until `OUTCOME_SETTLE_HOURS` after the first call, then failed
+   * again at the time the gateway names (LookupResult `askAt`: the Cloud API's
+   * `CLOUD_API_SETTLE_SECONDS` after the first call), else with backoff, until
+   * `OUTCOME_SETTLE_HOURS` after the first call, then failed
    * `outcome_unknown` and refunded: the one path on which a delivered message can be refunded).
    * One confirmed absent whose campaign was cancelled fails `campaign_cancelled` instead.
    * A lookup is asked no sooner than `OUTCOME_GRACE_SECONDS` after the call it settles.
@@ -69,6 +71,7 @@ export class Settlement {
         mediaUrl: item.media_url,
         media: mediaOf(item),
         since,
+        asOf: now,
       };
       const found = await this.host.exclusive(() =>
         gateway
@@ -91,8 +94,11 @@ export class Settlement {
         await note("unreachable", redactReason(found.reason, item.content), null);
         await this.owner.fail([item], "outcome_unknown");
       } else {
-        // Ask again after as long again as it has been unknown: 30 s, 1 min, 2 min … up to the cap.
-        const askAt = now + Math.min(Math.max(now - since, graceMs), SETTLE_BACKOFF_CAP_MS);
+        // Ask again when the gateway says it can answer (the Cloud API: CLOUD_API_SETTLE_SECONDS
+        // after the first call), else after as long again as it has been unknown: 30 s, 1 min,
+        // 2 min … up to the cap.
+        const backoff = now + Math.min(Math.max(now - since, graceMs), SETTLE_BACKOFF_CAP_MS);
+        const askAt = found.askAt !== undefined ? Math.max(found.askAt, now) : backoff;
         outbox.markUnknown(item.id, askAt);
         deadlines.schedule("dispatch", "", askAt);
       }

@@ -52,6 +52,13 @@ export interface ChatGateway {
    * gateway does not know is `dropped` with `loggedOut: true`.
    */
   check(sessionId: string): Promise<GatewayEvent | null>;
+  /**
+   * Messages per second the gateway takes from this session at most (the Cloud API number's
+   * throughput, Meta's "Throughput" page: 80, or 1,000 at the higher tier), or undefined when the
+   * gateway sets no rate: the dispatcher then paces by `delay_between` alone. With a rate, gateway
+   * calls start at least `1000 / maxPerSecond` ms apart (src/delivery/dispatcher.ts).
+   */
+  readonly maxPerSecond?: number;
 }
 
 /** The gateways `CHATAPP_GATEWAY` and `CHATAPP_GATEWAYS` can name (config.ts). */
@@ -92,23 +99,48 @@ export interface MediaRef {
  */
 export type SendOutcome =
   | { outcome: "accepted"; providerMessageId: string }
-  | { outcome: "rejected"; reason: string; retryable: boolean }
+  | {
+      outcome: "rejected";
+      reason: string;
+      retryable: boolean;
+      /**
+       * The gateway turned the call away for going too fast: `session`, the session's own rate
+       * (a number's throughput): the session makes no gateway call until the throttle backoff
+       * passed; `recipient`, too many to this contact: only this message waits. Either retries
+       * after the throttle backoff (src/delivery/retry.ts `throttleDelayMs`), longer than the
+       * ordinary one. Absent for other refusals.
+       */
+      throttled?: "session" | "recipient";
+      /**
+       * What the refusal says of the session itself, as the status event a check would have
+       * answered (the gateway refused the session's credentials → `failed`): the session moves
+       * as for that event, after the message's own outcome is recorded.
+       */
+      sessionEvent?: StatusEvent;
+    }
   | { outcome: "unknown"; reason: string };
 
-/** A send to settle: the message as it was sent, and when the first attempt of it began (epoch ms). */
+/**
+ * A send to settle: the message as it was sent, when the first attempt of it began (`since`,
+ * epoch ms), and the time of the question (`asOf`, epoch ms: the session's logical now, never
+ * before the real clock, as a driven alarm runs at the time it was armed for; absent: the real
+ * clock).
+ */
 export interface SentQuery extends OutboundMessage {
   since: number;
+  asOf?: number;
 }
 
 /**
  * What asking the gateway about a send found: `found` with its message id; `absent` when the
  * gateway answered and does not hold it (so it was not sent); `unreachable` when the question
- * itself failed (ask again later).
+ * itself failed or cannot be answered yet (ask again later: at `askAt`, epoch ms, when the gateway
+ * says when it can answer, else with the settlement's backoff).
  */
 export type LookupResult =
   | { result: "found"; providerMessageId: string }
   | { result: "absent" }
-  | { result: "unreachable"; reason: string };
+  | { result: "unreachable"; reason: string; askAt?: number };
 
 /** The link as the gateway reports it after a create or start. */
 export type LinkState =

@@ -48,10 +48,13 @@ export class ChatSession extends DurableObject<Env> {
     this.core = new SessionCore(ctx, env);
     // Answered by the runtime without waking the object: a watcher's keep-alive costs nothing.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
-    // The deadline loop reaches the link through a closure: the two only call each other once
-    // both exist.
+    // The deadline loop and the sends reach the link and the moves through closures: the parts
+    // only call each other once all exist.
     this.dispatch = new SessionDispatchHost(this.core, {
       runDeadline: (deadline) => this.link.runDeadline(deadline),
+      reported: async (event) => {
+        await moves.move(event);
+      },
     });
     const moves = new SessionMoves(this.core, this.dispatch.dispatcher);
     this.link = new SessionLink(this.core, moves, this.dispatch.dispatcher);

@@ -5,7 +5,7 @@ import { failover } from "../delivery/failover";
 import type { DispatchHost } from "../delivery/host";
 import type { CampaignHold, Outbox } from "../delivery/outbox";
 import type { KeptReceipts } from "../delivery/receipts";
-import type { ChatGateway } from "../gateways/gateway";
+import type { ChatGateway, StatusEvent } from "../gateways/gateway";
 import type { DispatchRequest } from "../messages/dispatch-request";
 import { applyMoves } from "../moves/apply";
 import { failMoves, type MessageMove } from "../moves/message";
@@ -14,12 +14,15 @@ import type { SessionCore } from "./session-core";
 import type { SessionStatus } from "./session-record";
 
 /**
- * The deadlines of the session's link (its session row owed to D1, QR rotation and timeout,
- * gateway checks), run by {@link SessionDispatchHost.runDueDeadlines} with the others.
+ * What the fan-out needs of the session's link: its deadlines (its session row owed to D1, QR
+ * rotation and timeout, gateway checks), run by {@link SessionDispatchHost.runDueDeadlines} with
+ * the others, and the status moves a send reveals (session-moves.ts `SessionMoves.move`).
  */
 export interface LinkDeadlines {
   /** Runs `deadline` if it is one of the link's; any other kind is left alone. */
   runDeadline(deadline: Deadline): Promise<void>;
+  /** Moves the session as a gateway status event says (DispatchHost.reported). */
+  reported(event: StatusEvent): Promise<void>;
 }
 
 /**
@@ -78,6 +81,11 @@ export class SessionDispatchHost implements DispatchHost {
 
   exclusive<T>(fn: () => Promise<T>): Promise<T> {
     return this.core.exclusive(fn);
+  }
+
+  /** Moves the session as `event` says (see DispatchHost.reported); in the chain already. */
+  reported(event: StatusEvent): Promise<void> {
+    return this.link.reported(event);
   }
 
   /**

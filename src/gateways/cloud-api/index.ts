@@ -40,6 +40,11 @@ export class CloudApiGateway implements ChatGateway {
     private readonly number: CloudApiNumber | null,
   ) {}
 
+  /** The number's throughput (number.ts: 80, or 1,000 at Meta's `HIGH` level): sends are paced to it. */
+  get maxPerSecond(): number | undefined {
+    return this.number?.throughputMps;
+  }
+
   /**
    * Reads the number with the session's token: `connected` with its E.164 number and verified
    * name. @throws GatewayError `gateway_credentials_invalid` (permanent, Meta's message) when Meta
@@ -103,12 +108,15 @@ export class CloudApiGateway implements ChatGateway {
   /**
    * The Graph API cannot look a sent message up: a lost answer is settled by the status webhook
    * that carries our id in `biz_opaque_callback_data` (delivery/receipts.ts). Until
-   * `CLOUD_API_SETTLE_SECONDS` after the first attempt the question is `unreachable` (asked again
-   * later); after that, no status came, so Meta does not hold it: `absent`, and it is sent again.
+   * `CLOUD_API_SETTLE_SECONDS` after the first attempt (`since`), as of the question's time
+   * (`asOf`), the question is `unreachable`, to be asked again exactly then (`askAt`, not the
+   * settlement's backoff, which could ask up to 15 minutes late); after that, no status came, so
+   * Meta does not hold it: `absent`, and it is sent again, with the same `biz_opaque_callback_data`.
    */
   async lookup(_sessionId: string, query: SentQuery): Promise<LookupResult> {
-    if (Date.now() < query.since + this.settings.settleSeconds * 1000) {
-      return { result: "unreachable", reason: "awaiting_status_webhook" };
+    const settledAt = query.since + this.settings.settleSeconds * 1000;
+    if ((query.asOf ?? Date.now()) < settledAt) {
+      return { result: "unreachable", reason: "awaiting_status_webhook", askAt: settledAt };
     }
     return { result: "absent" };
   }

@@ -19,18 +19,22 @@ const SendResponse = z.looseObject({
 });
 
 /**
- * Meta's error codes that refuse a send, with the reason the message keeps and whether a later
- * attempt may pass ("Error codes": throttling codes are retried with backoff, the others are final).
+ * Meta's error codes that refuse a send, with the reason the message keeps, whether a later
+ * attempt may pass ("Error codes": throttling codes are retried with backoff, the others are
+ * final), and for the throttling codes which limit was hit (SendOutcome `throttled`: the number's
+ * throughput holds every send of the session; the pair limit only this recipient's message).
  */
-export const SEND_ERRORS: Readonly<Record<number, { reason: string; retryable: boolean }>> = {
+export const SEND_ERRORS: Readonly<
+  Record<number, { reason: string; retryable: boolean; throttled?: "session" | "recipient" }>
+> = {
   /** Re-engagement message: more than 24 hours since the customer last wrote. */
   131047: { reason: "outside_service_window", retryable: false },
   /** Message undeliverable (not on WhatsApp, old app, or has not accepted the terms). */
   131026: { reason: "undeliverable", retryable: false },
   /** Rate limit hit: the number's throughput was exceeded. */
-  130429: { reason: "throttled", retryable: true },
+  130429: { reason: "throttled", retryable: true, throttled: "session" },
   /** (Business, consumer) pair rate limit hit: too many messages to one recipient. */
-  131056: { reason: "pair_rate_limited", retryable: true },
+  131056: { reason: "pair_rate_limited", retryable: true, throttled: "recipient" },
   /** Per-user marketing message limit reached. */
   131049: { reason: "marketing_limit", retryable: false },
   /** The user stopped marketing messages from this business. */
@@ -46,7 +50,8 @@ export const SEND_ERRORS: Readonly<Record<number, { reason: string; retryable: b
  * lost is settled (there is no way to look a message up). Media go by `link`, a signed link to our
  * stored copy; a media message without one is `rejected` (`media_not_stored`) without a call.
  * Meta's refusals map through {@link SEND_ERRORS} (others: `rejected` with Meta's message); a
- * timeout, 5xx or unreadable answer is `unknown`. Never throws.
+ * refused token (190) also fails the session (`sessionEvent`: `failed`, reason `token_invalid`),
+ * as the periodic check would; a timeout, 5xx or unreadable answer is `unknown`. Never throws.
  */
 export async function sendMessage(
   http: GatewayHttp,
@@ -69,7 +74,16 @@ export async function sendMessage(
   } catch (error) {
     const graph = graphErrorOf(error);
     const known = graph ? SEND_ERRORS[graph.code] : undefined;
-    if (known) return { outcome: "rejected", reason: known.reason, retryable: known.retryable };
+    if (known)
+      return {
+        outcome: "rejected",
+        reason: known.reason,
+        retryable: known.retryable,
+        ...(known.throttled ? { throttled: known.throttled } : {}),
+        ...(graph?.code === TOKEN_INVALID_CODE
+          ? { sessionEvent: { type: "failed", reason: TOKEN_INVALID, at: Date.now() } }
+          : {}),
+      };
     return sendFailure(error);
   }
 }
