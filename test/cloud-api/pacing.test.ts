@@ -21,6 +21,7 @@ beforeEach(() => {
 const recipients = (n: number) => Array.from({ length: n }, (_, i) => `+1415555${String(2600 + i)}`);
 
 async function sendAll(key: string, session: string, to: string[]): Promise<string[]> {
+  await graph.openWindow(to);
   const res = await call<SendResponse>("POST", "/v1/chatapp/messages", {
     key,
     body: { chatapp_session_id: session, to_number: to, type: "text", content: "Hello", delay_between: 0 },

@@ -32,6 +32,7 @@ beforeEach(() => {
 });
 
 async function send(key: string, session: string, body: Record<string, unknown>): Promise<Message> {
+  if (body.type !== "template") await graph.openWindow([TO]);
   const res = await call<SendResponse>("POST", "/v1/chatapp/messages", {
     key,
     body: { chatapp_session_id: session, to_number: [TO], ...body },

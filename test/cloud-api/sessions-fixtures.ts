@@ -5,6 +5,7 @@ import { expect } from "vitest";
 import { CLOUD_API_BASE_URL, GATEWAY_TIMEOUT_MS } from "../gateway-config";
 import { call, type SessionEnvelope, sessionStub } from "../helpers";
 import { network } from "../network";
+import { messagesChange, postWebhook } from "./webhooks-fixtures";
 
 /*
  * A small stand-in for Meta's Graph API (`CLOUD_API_BASE_URL`, version v23.0) for the sessions,
@@ -139,6 +140,31 @@ export class FakeGraph {
     expect(res.status, res.text).toBe(201);
     expect(res.body.session.status).toBe("connected");
     return res.body.session.id;
+  }
+
+  /**
+   * Each of `contacts` (E.164) writes to this number: a signed incoming text webhook each, so the
+   * 24-hour customer service window is open and a text may be sent to them (README, "The 24-hour
+   * customer service window").
+   */
+  async openWindow(contacts: string[]): Promise<void> {
+    for (const contact of contacts) {
+      const from = contact.replace(/^\+/, "");
+      const change = messagesChange(this.phoneNumberId, {
+        contacts: [{ profile: { name: "Customer" }, wa_id: from }],
+        messages: [
+          {
+            from,
+            id: `wamid.window-${crypto.randomUUID()}`,
+            timestamp: String(Math.floor(Date.now() / 1000)),
+            type: "text",
+            text: { body: "Hi" },
+          },
+        ],
+      });
+      const res = await postWebhook(change);
+      expect(res.body, res.text).toEqual({ success: true, ignored: false });
+    }
   }
 
   /** The sends of message `id` (by `biz_opaque_callback_data`). */

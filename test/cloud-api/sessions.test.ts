@@ -36,6 +36,7 @@ describe("a token Meta refuses on a send", () => {
   it("fails the message (token_invalid, refunded) and the session (failed, token_invalid); nothing else is sent", async () => {
     const { key, accountId } = await createAccount(10);
     const session = await graph.session(key);
+    await graph.openWindow(TO);
     graph.number.token = "EAAG-revoked-since";
     const res = await call<SendResponse>("POST", "/v1/chatapp/messages", {
       key,
@@ -72,6 +73,7 @@ describe("a token Meta refuses at the periodic check", () => {
   it("GET /v1/chatapp/sessions/{id}/gateway: the check moves the session to failed token_invalid", async () => {
     const { key, accountId } = await createAccount();
     const session = await graph.session(key);
+    await graph.openWindow(TO);
     graph.number.token = "EAAG-revoked-since";
 
     const res = await call<{ health: { gateway: string; gateway_state: string } }>(

@@ -28,6 +28,7 @@ describe("a send whose outcome is unknown", () => {
     async (_, fault, reason) => {
       const { key } = await createAccount();
       const session = await graph.session(key);
+      await graph.openWindow(["+14155552671"]);
       graph.faults.push(fault);
       const res = await call<SendResponse>("POST", "/v1/chatapp/messages", {
         key,
