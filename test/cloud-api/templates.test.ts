@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { HttpResponse, http } from "msw";
 import { describe, expect, it } from "vitest";
+import { checkBody } from "../../fakes/cloud-api/schema.ts";
 import { applyTemplateStatusUpdate } from "../../src/gateways/cloud-api/template-status";
 import { call, createAccount, expectProblem, type SessionEnvelope } from "../helpers";
 import { balanceOf, connectedSession, storedMessageCount, waitForMessages } from "../message-fixtures";
@@ -357,6 +358,9 @@ describe("template sends", () => {
         },
       },
     ]);
+    // The body is a `Message` as Meta's OpenAPI document reads (fakes/cloud-api/schema.ts, readings
+    // (a)–(f): e.g. `language.policy` is required there though Meta's own examples omit it).
+    expect(checkBody("sendMessage", graph.sent[0])).toEqual([]);
   });
 
   it("refuses an unknown or unapproved template with 422 template_not_found, charging nothing", async () => {
