@@ -168,6 +168,17 @@ describe("template campaigns", () => {
       "recipients.1.variables": ["no value for {{order}}"],
     });
     expect(await campaignCount(accountId)).toBe(0);
+
+    // Recipients added to a template draft later are checked the same way.
+    const draft = await createTemplateCampaign(key, [session.id]);
+    expect(draft.status, draft.text).toBe(201);
+    const added = await call("POST", `/v1/chatapp/campaigns/${draft.body.data.id}/recipients`, {
+      key,
+      body: { recipients: [{ to_number: "+14155550139", variables: { order: "D-4" } }] },
+    });
+    expect(expectProblem(added, 422, "validation_failed").errors).toEqual({
+      "recipients.0.variables": ["no value for {{name}}"],
+    });
   });
 
   it("too few variables for the template: 422 naming template.variables.body.<i>", async () => {
