@@ -532,7 +532,7 @@ export interface paths {
         put?: never;
         /**
          * Create a campaign (a draft)
-         * @description A bulk send across 1–20 connected sessions, created as a `draft` with up to 10,000 recipients; add more with `POST …/recipients`. `content` is a template: each `{{name}}` takes the recipient's `variables.name`, and a recipient missing one is 422 naming its index. Numbers are normalised as for sends, each kept once. The account's drafts together hold at most its `max_draft_recipients` (409 `account_limit_reached`, and nothing is created). Send an `Idempotency-Key` header to make retries safe.
+         * @description A bulk send across 1–20 connected sessions, created as a `draft` with up to 10,000 recipients; add more with `POST …/recipients`. `content` is a template: each `{{name}}` takes the recipient's `variables.name`, and a recipient missing one is 422 naming its index. Numbers are normalised as for sends, each kept once. The account's drafts together hold at most its `max_draft_recipients` (409 `account_limit_reached`, and nothing is created). `type: "template"` (every session on the `cloud_api` gateway) sends `template` instead of `content`: its `variables` values take the recipients' `variables` the same way, and the template must be APPROVED on every session (422 `template_not_found`). Send an `Idempotency-Key` header to make retries safe.
          */
         post: operations["createCampaign"];
         delete?: never;
@@ -597,7 +597,7 @@ export interface paths {
         put?: never;
         /**
          * Start a draft campaign
-         * @description Charges the whole campaign at once (402 `insufficient_balance`, and nothing changes, if the balance does not cover it), skips recipients on the opt-out list (`skipped`, reason `recipient_opted_out`, not charged), and moves it to `running`, or `scheduled` until its `scheduled_at`. Its messages are then created in steps and spread over its sessions in turn, paced per session by `delay_range`, behind one-time codes and single sends. Send an `Idempotency-Key` header to make retries safe.
+         * @description Charges the whole campaign at once (402 `insufficient_balance`, and nothing changes, if the balance does not cover it), skips recipients on the opt-out list (`skipped`, reason `recipient_opted_out`, not charged), and moves it to `running`, or `scheduled` until its `scheduled_at`. Its messages are then created in steps and spread over its sessions in turn, paced per session by `delay_range`, behind one-time codes and single sends. Before the charge: a template campaign's template must still be APPROVED on every session (422 `template_not_found`); any other campaign with Cloud API sessions needs every recipient not opted out inside the 24-hour window of each of them (422 `outside_service_window`, `outside` the first 100 numbers outside, `outside_count` how many). Send an `Idempotency-Key` header to make retries safe.
          */
         post: operations["startCampaign"];
         delete?: never;
@@ -1765,9 +1765,10 @@ export interface components {
             status: "draft" | "scheduled" | "running" | "paused" | "completed" | "cancelled";
             chatapp_session_ids: string[];
             /** @enum {string} */
-            type: "text" | "image" | "video" | "audio" | "document";
+            type: "text" | "image" | "video" | "audio" | "document" | "template";
             content: string | null;
             media_url: string | null;
+            template: components["schemas"]["TemplateSend"];
             /** @description The gap before each of a session's messages; equal ends for a fixed `delay_between`. */
             delay_range: {
                 min_ms: number;
@@ -1803,6 +1804,42 @@ export interface components {
             /** @example 2026-11-21T09:30:12.345000Z */
             updated_at: string;
         };
+        /** @description A template campaign's template, its values' `{{name}}` placeholders unfilled; else null. */
+        TemplateSend: {
+            /** @example order_update */
+            name: string;
+            /** @example en_US */
+            language: string;
+            /**
+             * @default {
+             *       "body": [],
+             *       "buttons": []
+             *     }
+             */
+            variables: {
+                /**
+                 * @description Values of `{{1}}`, `{{2}}`… of the body, in order.
+                 * @default []
+                 * @example [
+                 *       "Ana",
+                 *       "A-17"
+                 *     ]
+                 */
+                body: string[];
+                /** @default [] */
+                buttons: {
+                    /**
+                     * Format: int32
+                     * @description The button's position, 0-based.
+                     */
+                    index: number;
+                    /** @enum {string} */
+                    sub_type: "url" | "quick_reply";
+                    /** @description A `url` button's URL suffix, or a `quick_reply` button's payload. */
+                    parameter: string;
+                }[];
+            };
+        } | null;
         /** @description Kept current as messages move. `queued`, `sent`, `delivered`, `read`, `failed` and `skipped` count each recipient once, by where its message stands now, so they add up to `total` once the campaign has started. */
         CampaignStats: {
             /** @description Distinct recipients. */
@@ -2327,42 +2364,6 @@ export interface components {
                     [key: string]: unknown;
                 }[];
             }[];
-        };
-        /** @description For `template` (Cloud API sessions only): an APPROVED template of the session and its variables. Unknown or unapproved: 422 `template_not_found`; a missing or extra variable: 422 `validation_failed` naming it. */
-        TemplateSend: {
-            /** @example order_update */
-            name: string;
-            /** @example en_US */
-            language: string;
-            /**
-             * @default {
-             *       "body": [],
-             *       "buttons": []
-             *     }
-             */
-            variables: {
-                /**
-                 * @description Values of `{{1}}`, `{{2}}`… of the body, in order.
-                 * @default []
-                 * @example [
-                 *       "Ana",
-                 *       "A-17"
-                 *     ]
-                 */
-                body: string[];
-                /** @default [] */
-                buttons: {
-                    /**
-                     * Format: int32
-                     * @description The button's position, 0-based.
-                     */
-                    index: number;
-                    /** @enum {string} */
-                    sub_type: "url" | "quick_reply";
-                    /** @description A `url` button's URL suffix, or a `quick_reply` button's payload. */
-                    parameter: string;
-                }[];
-            };
         };
         AddedRecipients: {
             /** @enum {boolean} */
@@ -4886,7 +4887,7 @@ export interface operations {
                     content?: string | null;
                     /** @description Public https URL of the media, on port 443, at most 2,048 characters; required for image, video, audio, document. The service fetches it once per send (or campaign), following at most 3 redirects and only within the same host, and stores the file; the gateway gets a link of ours to that copy, never this URL. WhatsApp's limits apply: image ≤ 5 MB (image/jpeg, image/png), video ≤ 16 MB (video/mp4, video/3gpp), audio ≤ 16 MB (audio/aac, audio/amr, audio/mpeg, audio/mp4, audio/ogg), document ≤ 100 MB (PDF, plain text, Word, Excel, PowerPoint). Media that cannot be fetched or break a limit are 422 `media_unavailable`, before anything is charged. Shown back as given. */
                     media_url?: string | null;
-                    template?: components["schemas"]["TemplateSend"];
+                    template?: components["schemas"]["TemplateSend"] & unknown;
                     /**
                      * Format: int32
                      * @description Milliseconds between this session's gateway calls for these messages.
@@ -5206,8 +5207,11 @@ export interface operations {
                     name: string;
                     /** @description 1–20 of the account's sessions, all `connected`; recipients are spread over them in turn. */
                     chatapp_session_ids: string[];
-                    /** @enum {string} */
-                    type: "text" | "image" | "video" | "audio" | "document";
+                    /**
+                     * @description `template` only when every session is on the `cloud_api` gateway (422 naming `type` otherwise).
+                     * @enum {string}
+                     */
+                    type: "text" | "image" | "video" | "audio" | "document" | "template";
                     /**
                      * @description The message text (or caption) as a template: `{{name}}` placeholders take each recipient's `variables`. Same rules as a send.
                      * @example Hi {{name}}, your order {{order}} has shipped.
@@ -5215,6 +5219,7 @@ export interface operations {
                     content?: string | null;
                     /** @description Public https URL of the media, on port 443, at most 2,048 characters; required for image, video, audio, document. The service fetches it once per send (or campaign), following at most 3 redirects and only within the same host, and stores the file; the gateway gets a link of ours to that copy, never this URL. WhatsApp's limits apply: image ≤ 5 MB (image/jpeg, image/png), video ≤ 16 MB (video/mp4, video/3gpp), audio ≤ 16 MB (audio/aac, audio/amr, audio/mpeg, audio/mp4, audio/ogg), document ≤ 100 MB (PDF, plain text, Word, Excel, PowerPoint). Media that cannot be fetched or break a limit are 422 `media_unavailable`, before anything is charged. Shown back as given. */
                     media_url?: string | null;
+                    template?: components["schemas"]["TemplateSend"] & unknown;
                     /** @description Up to 10,000 recipients per request; a number is kept once per campaign. */
                     recipients?: {
                         /** @example +14155552671 */
@@ -5313,7 +5318,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description Problem: `validation_failed`, `media_unavailable`, `idempotency_key_reused` */
+            /** @description Problem: `validation_failed`, `media_unavailable`, `template_not_found`, `idempotency_key_reused` */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -5681,7 +5686,16 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
+            /** @description Problem: `validation_failed`, `template_not_found`, `outside_service_window` */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             /** @description Problem: `service_unavailable` */

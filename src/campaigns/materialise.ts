@@ -3,7 +3,7 @@ import { z } from "zod";
 import { batchSql, createDb, type Db } from "../db/client";
 import { insertOutgoingStatement, type NewMessages, outgoingRows } from "../db/queries/messages";
 import { findSessions } from "../db/queries/sessions";
-import { campaignRecipients, campaigns } from "../db/schema";
+import { type CampaignRow, campaignRecipients, campaigns } from "../db/schema";
 import { publishEvents } from "../events/publish";
 import { recordedIn } from "../events/record";
 import { dropPoison, redeliveryDelaySeconds, sendInBatches } from "../lib/queue";
@@ -11,6 +11,7 @@ import { fillTemplate } from "../lib/template";
 import { dispatchRequestOf, LANE } from "../messages/dispatch-request";
 import { campaignFrom, completeCampaignStatements } from "../moves/campaign";
 import { failRemainderStatements } from "./remainder";
+import { fillCampaignTemplate } from "./template";
 
 /**
  * Recipients of each session per step. The step's messages reach the queue grouped by session, so
@@ -94,7 +95,10 @@ export async function materialise(env: Env, campaignId: string, steps = STEPS_PE
  * their messages pass {@link STEP_BYTES}) become messages, in one D1 batch, then go on the
  * outbound Queue.
  *
- * - Content: the template filled with the recipient's `variables` (src/lib/template.ts).
+ * - Content: the template filled with the recipient's `variables` (src/lib/template.ts); a
+ *   template campaign's message instead carries the template's name as content and the template,
+ *   its values filled for the recipient, in `metadata.template`, as a template send's does
+ *   (src/campaigns/template.ts).
  * - Session: the campaign's sessions in turn by `seq` (round-robin), among those that can still
  *   send; with none left, every waiting recipient fails (`no_session_available`) and is refunded.
  * - Pacing: `delay_between` drawn uniformly from the campaign's `delay_range`, per message.
@@ -158,10 +162,7 @@ export async function materialiseStep(env: Env, campaignId: string): Promise<boo
               id: await campaignMessageId(campaignId, r.seq),
               to: r.to_number,
               sessionId: senders[(r.seq - 1) % senders.length] ?? "",
-              content:
-                campaign.content === null
-                  ? null
-                  : fillTemplate(campaign.content, JSON.parse(r.variables ?? "{}")),
+              ...messageOf(campaign, JSON.parse(r.variables ?? "{}")),
               delayBetween: randomGap(campaign.delayMinMs, campaign.delayMaxMs),
               sendIndex: r.seq,
             },
@@ -217,6 +218,22 @@ export async function materialiseStep(env: Env, campaignId: string): Promise<boo
   if (error)
     console.error(JSON.stringify({ level: "error", event: "enqueue_failed", campaign_id: campaignId }));
   return true;
+}
+
+/**
+ * What differs per recipient in a campaign's message: the content filled with its `variables`; for
+ * a template campaign, the template's name as content and `metadata.template` the template filled
+ * for it (read by messages/template.ts `templateOfRow` when the message is dispatched).
+ */
+function messageOf(
+  campaign: Pick<CampaignRow, "content" | "template">,
+  variables: Record<string, string>,
+): { content: string | null; metadata?: string } {
+  if (campaign.template) {
+    const template = fillCampaignTemplate(campaign.template, variables);
+    return { content: template.name, metadata: JSON.stringify({ template }) };
+  }
+  return { content: campaign.content === null ? null : fillTemplate(campaign.content, variables) };
 }
 
 /** Runs `statements` and completes the campaign if nothing is left to send, publishing its events. */

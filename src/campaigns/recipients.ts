@@ -1,7 +1,9 @@
 import type { NewRecipient } from "../db/queries/campaigns";
+import type { CampaignTemplate } from "../db/schema";
 import { toE164 } from "../lib/phone";
 import { fillTemplate, scanTemplate } from "../lib/template";
 import type { MessageType } from "../messages/types";
+import { placeholderNames, type TemplateValue, templateValues } from "./template";
 
 /** Most recipients one request may add (README, Campaigns): 10,000 keeps a body under 1 MiB. */
 export const MAX_RECIPIENTS_PER_REQUEST = 10_000;
@@ -24,20 +26,39 @@ export interface FieldProblem {
   message: string;
 }
 
+/** What a campaign sends, as far as its recipients' `variables` are concerned. */
+export interface CampaignMessage {
+  type: MessageType;
+  /** The text or caption template (null for media without a caption, and for a template campaign). */
+  content: string | null;
+  /** A template campaign's template, its variables' values holding placeholders; else null. */
+  template: CampaignTemplate | null;
+}
+
+/** The texts a recipient's `variables` fill: the content, or each value of the template's variables. */
+function fillable(message: CampaignMessage): TemplateValue[] {
+  if (message.template) return templateValues(message.template);
+  return message.content === null
+    ? []
+    : [{ path: ["content"], text: message.content, max: contentLimit(message.type) }];
+}
+
 /**
- * Checks recipients against a campaign's template `content` (null for media without a caption):
- * each number must be valid (normalised to E.164, as sends are), and each placeholder of the
- * template needs a value in the recipient's `variables`, with the filled text within
- * {@link contentLimit}. Problems name the recipient's index in `recipients`.
+ * Checks recipients against what a campaign sends ({@link CampaignMessage}): each number must be
+ * valid (normalised to E.164, as sends are), and each placeholder of the content (or of a
+ * template campaign's variables) needs a value in the recipient's `variables`, each filled text
+ * within its limit ({@link contentLimit} for content; 1–1,024 characters for a body value and
+ * 1–2,000 for a button parameter, as a template send takes them). Problems name the recipient's
+ * index in `recipients`.
  *
  * @returns the recipients to store (numbers normalised), and the problems (none when all pass).
  */
 export function checkRecipients(
-  content: string | null,
-  type: MessageType,
+  message: CampaignMessage,
   recipients: RecipientInput[],
 ): { rows: NewRecipient[]; problems: FieldProblem[] } {
-  const names = content === null ? [] : [...new Set(scanTemplate(content).placeholders.map((p) => p.name))];
+  const texts = fillable(message);
+  const names = [...new Set(texts.flatMap((t) => placeholderNames(t.text)))];
   const rows: NewRecipient[] = [];
   const problems: FieldProblem[] = [];
   recipients.forEach((recipient, index) => {
@@ -46,25 +67,34 @@ export function checkRecipients(
       problems.push({ path: ["recipients", index, "to_number"], message: "invalid phone number" });
     const variables = recipient.variables ?? {};
     const missing = names.filter((name) => !Object.hasOwn(variables, name));
+    const path = ["recipients", index, "variables"];
     if (missing.length > 0)
-      problems.push({
-        path: ["recipients", index, "variables"],
-        message: `no value for ${missing.map((name) => `{{${name}}}`).join(", ")}`,
-      });
-    else if (content !== null && [...fillTemplate(content, variables)].length > contentLimit(type))
-      problems.push({
-        path: ["recipients", index, "variables"],
-        message: `the filled-in text is over ${contentLimit(type)} characters`,
-      });
+      problems.push({ path, message: `no value for ${missing.map((name) => `{{${name}}}`).join(", ")}` });
+    else
+      for (const text of texts) {
+        const length = [...fillTemplate(text.text, variables)].length;
+        const field = text.path.join(".");
+        if (length > text.max)
+          problems.push({
+            path,
+            message:
+              text.path[0] === "content"
+                ? `the filled-in text is over ${text.max} characters`
+                : `the filled-in ${field} is over ${text.max} characters`,
+          });
+        else if (length === 0 && message.template)
+          problems.push({ path, message: `the filled-in ${field} is empty` });
+      }
     if (toNumber) rows.push({ toNumber, variables: recipient.variables ?? null });
   });
   return { rows, problems };
 }
 
 /**
- * Problems with a campaign template itself: a placeholder whose name is not a {@link VARIABLE_NAME},
- * and braces that open or close no placeholder. Any well-formed name is allowed; each recipient's
- * variables must then supply it.
+ * Problems with a campaign's template text itself (its `content`, or one value of a template
+ * campaign's variables): a placeholder whose name is not a {@link VARIABLE_NAME}, and braces that
+ * open or close no placeholder. Any well-formed name is allowed; each recipient's variables must
+ * then supply it.
  */
 export function campaignTemplateProblems(content: string | null): string[] {
   if (content === null) return [];

@@ -11,6 +11,8 @@ import { publishEvents } from "../events/publish";
 import { eventsForRows, recordedIn } from "../events/record";
 import { campaignFrom, mayMove, moveCampaignStatement } from "../moves/campaign";
 import { queueMaterialise } from "./materialise";
+import { requireCampaignWindow } from "./service-window";
+import { requireCampaignTemplate } from "./template";
 
 /** How often a start is tried again when the draft changed under it (recipients, opt-outs). */
 const START_ATTEMPTS = 3;
@@ -21,12 +23,16 @@ const START_ATTEMPTS = 3;
  * charged), and moves it to `running`, or to `scheduled` while its `scheduled_at` is ahead (with
  * `campaign.started` when it runs; a campaign whose every recipient is skipped completes at once).
  * The charge is guarded by the draft as priced: a recipient or opt-out added meanwhile refuses it,
- * and the start is priced again. Then the campaign queue makes the messages
+ * and the start is priced again. Before it, a template campaign's template is checked again on
+ * every session (src/campaigns/template.ts), and any other campaign with Cloud API sessions must
+ * have every recipient inside their 24-hour windows (src/campaigns/service-window.ts). Then the campaign queue makes the messages
  * (src/campaigns/materialise.ts).
  *
  * @returns the campaign after the start.
  * @throws ApiError `not_found` (404), `campaign_not_draft` (409), `campaign_empty` (409, no
- *   recipients), `session_not_connected` (409, none of its sessions is), `insufficient_balance` (402).
+ *   recipients), `session_not_connected` (409, none of its sessions is), `template_not_found` (422),
+ *   `validation_failed` (422, the template's variables no longer fit it), `outside_service_window`
+ *   (422), `insufficient_balance` (402).
  */
 export async function startCampaign(env: Env, db: Db, accountId: string, id: string): Promise<CampaignRow> {
   for (let attempt = 1; ; attempt++) {
@@ -41,6 +47,8 @@ export async function startCampaign(env: Env, db: Db, accountId: string, id: str
     if (!sessions.some((session) => session.status === "connected")) {
       throw new ApiError("session_not_connected", "None of the campaign's sessions is connected.");
     }
+    if (campaign.template) await requireCampaignTemplate(env, db, accountId, sessions, campaign.template);
+    await requireCampaignWindow(env, db, campaign, sessions, Date.now());
     const onOptOutList = sql`to_number IN (SELECT to_number FROM opt_outs WHERE account_id = ${accountId})`;
     const optedOut = sql`(SELECT count(*) FROM campaign_recipients WHERE campaign_id = ${id} AND ${onOptOutList})`;
     const [counted] = await db.all<{ n: number }>(sql`SELECT ${optedOut} AS n`);

@@ -14,6 +14,12 @@ export const SERVICE_WINDOW_MS = 24 * 3_600_000;
 /** The gateways whose sessions have a service window: the Cloud API's alone. */
 const WINDOWED: ReadonlySet<GatewayKind> = new Set(["cloud_api"]);
 
+/** Whether sessions on `gateway` have a service window (the Cloud API's alone). */
+export const hasServiceWindow = (gateway: GatewayKind): boolean => WINDOWED.has(gateway);
+
+/** Whether a message of `type` may be sent outside the window (a template alone). */
+export const allowedOutsideWindow = (type: string): boolean => OUTSIDE_ALLOWED.has(type);
+
 /** Message types a window does not limit: templates, the only messages Meta lets open a conversation. */
 const OUTSIDE_ALLOWED: ReadonlySet<string> = new Set(["template"]);
 

@@ -15,6 +15,7 @@ export function toCampaignRecord(row: CampaignRow, now = Date.now()) {
     chatapp_session_ids: row.sessionIds,
     type: row.type,
     content: row.content,
+    template: row.template,
     media_url: row.mediaUrl,
     delay_range: { min_ms: row.delayMinMs, max_ms: row.delayMaxMs },
     scheduled_at: formatNullableTimestamp(row.scheduledAt),

@@ -36,14 +36,17 @@ export interface NewMessages {
 
 /**
  * One recipient's message. A campaign's also carries what differs per recipient (its session in
- * the round-robin, its filled-in template, its random gap, its `seq` as send index); absent
- * fields take the send's value, and the send index defaults to the position in the list.
+ * the round-robin, its filled-in template, its random gap, its `seq` as send index, and for a
+ * template campaign its `metadata` holding the template filled for it); absent fields take the
+ * send's value, and the send index defaults to the position in the list.
  */
 export interface NewRecipientMessage {
   id: string;
   to: string;
   sessionId?: string;
   content?: string | null;
+  /** The message's initial `metadata` (JSON object text), instead of the send's. */
+  metadata?: string;
   delayBetween?: number;
   sendIndex?: number;
 }
@@ -64,7 +67,8 @@ export function insertOutgoingStatement(send: NewMessages, condition: SQL): SQL 
       ${send.campaignId ?? null}, ${send.otpId}, json_extract(value, '$.to'), ${send.type},
       ${own("content", sql`${send.content}`)}, ${send.mediaUrl}, ${send.mediaKey},
       ${send.mediaContentType}, ${status}, 'outgoing', ${send.price},
-      ${own("delayBetween", sql`${send.delayBetween}`)}, ${own("sendIndex", sql`key`)}, ${send.scheduledAt}, ${send.metadata ?? "{}"},
+      ${own("delayBetween", sql`${send.delayBetween}`)}, ${own("sendIndex", sql`key`)}, ${send.scheduledAt},
+      ${own("metadata", sql`${send.metadata ?? "{}"}`)},
       ${send.chargeId}, ${send.now}, ${send.now}
     FROM json_each(${JSON.stringify(send.recipients)}) WHERE ${condition}`;
 }
@@ -97,7 +101,7 @@ export function outgoingRows(send: NewMessages): MessageRow[] {
     sentAt: null,
     deliveredAt: null,
     readAt: null,
-    metadata: send.metadata ?? "{}",
+    metadata: r.metadata ?? send.metadata ?? "{}",
     chargeId: send.chargeId,
     refundId: null,
     createdAt: send.now,

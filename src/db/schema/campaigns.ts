@@ -6,6 +6,19 @@ import { accounts } from "./accounts";
 // index.ts.
 
 /**
+ * A template campaign's message template as stored (the shape of messages/template.ts
+ * `TemplateSend`): name, language, and variables whose values may hold `{{name}}` placeholders.
+ */
+export interface CampaignTemplate {
+  name: string;
+  language: string;
+  variables: {
+    body: string[];
+    buttons: { index: number; sub_type: "url" | "quick_reply"; parameter: string }[];
+  };
+}
+
+/**
  * A bulk send across several sessions (README, Campaigns): a `draft` gathers its recipients, then
  * runs. `content` is a template whose `{{name}}` placeholders each recipient's variables fill.
  * Pacing is a gap of `delay_min_ms`–`delay_max_ms` (equal for a fixed `delay_between`) per session.
@@ -24,8 +37,15 @@ export const campaigns = sqliteTable(
     }).notNull(),
     /** JSON array of 1–20 session ids, in the order recipients are spread over them. */
     sessionIds: text({ mode: "json" }).$type<string[]>().notNull(),
-    type: text({ enum: ["text", "image", "video", "audio", "document"] }).notNull(),
+    type: text({ enum: ["text", "image", "video", "audio", "document", "template"] }).notNull(),
     content: text(),
+    /**
+     * For `type` `template` (Cloud API sessions only): JSON of the message template to send, as the
+     * campaign gave it (`{ name, language, variables: { body, buttons } }`, messages/template.ts
+     * `TemplateSend`, {@link CampaignTemplate}), its variables' `{{name}}` placeholders unfilled; each recipient's
+     * `variables` fill them when its message is made. Null for other types.
+     */
+    template: text({ mode: "json" }).$type<CampaignTemplate>(),
     /** The caller's `media_url`, as given and shown. */
     mediaUrl: text(),
     /** The stored copy of the media, fetched once at creation for every message: its `MEDIA` key. */

@@ -13,7 +13,13 @@ export {
   idempotencyKeys,
 } from "./accounts";
 export { type AccountUsageRow, accountUsage, ledgerEntries } from "./billing";
-export { type CampaignRecipientRow, type CampaignRow, campaignRecipients, campaigns } from "./campaigns";
+export {
+  type CampaignRecipientRow,
+  type CampaignRow,
+  type CampaignTemplate,
+  campaignRecipients,
+  campaigns,
+} from "./campaigns";
 export { cloudApiNumbers } from "./cloud-api";
 export { contactWindows } from "./contact-windows";
 export { type EventRow, events, webhookAttempts, webhookDeliveries, webhookEndpoints } from "./events";

@@ -2,6 +2,7 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import { cancelCampaign, pauseCampaign, resumeCampaign } from "../../campaigns/control";
 import { checkRecipients, type FieldProblem } from "../../campaigns/recipients";
 import { startCampaign } from "../../campaigns/start";
+import { requireCampaignTemplate } from "../../campaigns/template";
 import {
   addRecipients as addTo,
   deleteDraftCampaign,
@@ -60,13 +61,15 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
         `Session ${id} is ${session.status}; every session of a campaign must be connected.`,
       );
   }
+  const template = body.type === "template" ? (body.template ?? null) : null;
+  if (template) await requireCampaignTemplate(c.env, db, principal.accountId, [...found.values()], template);
   const delay = body.delay_range ?? {
     min_ms: body.delay_between ?? DEFAULT_DELAY_MS,
     max_ms: body.delay_between ?? DEFAULT_DELAY_MS,
   };
   // Fetched and stored once, for every message of the campaign (README, Security → Media).
   const media =
-    body.type !== "text" && body.media_url != null
+    body.type !== "text" && body.type !== "template" && body.media_url != null
       ? await storeMedia(c.env.MEDIA, body.media_url, body.type)
       : null;
   const now = Date.now();
@@ -80,6 +83,7 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
       sessionIds: body.chatapp_session_ids,
       type: body.type,
       content: body.content ?? null,
+      template,
       mediaUrl: body.media_url ?? null,
       mediaKey: media?.key ?? null,
       mediaContentType: media?.contentType ?? null,
@@ -143,7 +147,7 @@ export const addRecipients: RouteHandler<typeof routes.addRecipients, AppEnv> = 
   const campaign = await findCampaign(db, principal.accountId, id);
   if (!campaign) throw noCampaign();
   if (campaign.status !== "draft") throw notDraft(campaign.status);
-  const { rows, problems } = checkRecipients(campaign.content, campaign.type, c.req.valid("json").recipients);
+  const { rows, problems } = checkRecipients(campaign, c.req.valid("json").recipients);
   if (problems.length > 0) throw invalid(problems);
   const added = await addTo(db, principal.accountId, id, rows, Date.now());
   if (!added) throw notDraft("no longer a draft");

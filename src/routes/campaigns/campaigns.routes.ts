@@ -26,7 +26,9 @@ export const create = createRoute({
     "`POST …/recipients`. `content` is a template: each `{{name}}` takes the recipient's `variables.name`, and a " +
     "recipient missing one is 422 naming its index. Numbers are normalised as for sends, each kept once. " +
     "The account's drafts together hold at most its `max_draft_recipients` (409 `account_limit_reached`, and nothing " +
-    "is created). Send an `Idempotency-Key` header to make retries safe.",
+    'is created). `type: "template"` (every session on the `cloud_api` gateway) sends `template` instead of ' +
+    "`content`: its `variables` values take the recipients' `variables` the same way, and the template must be " +
+    "APPROVED on every session (422 `template_not_found`). Send an `Idempotency-Key` header to make retries safe.",
   request: {
     headers: IdempotencyKeyHeader,
     body: jsonBody(CreateCampaignBody),
@@ -40,6 +42,7 @@ export const create = createRoute({
       "validation_failed",
       "account_limit_reached",
       "media_unavailable",
+      "template_not_found",
       "idempotency_key_in_use",
       "idempotency_key_reused",
       "service_unavailable",
@@ -168,11 +171,17 @@ export const start = command(
     "cover it), skips recipients on the opt-out list (`skipped`, reason `recipient_opted_out`, not charged), and " +
     "moves it to `running`, or `scheduled` until its `scheduled_at`. Its messages are then created in steps and " +
     "spread over its sessions in turn, paced per session by `delay_range`, behind one-time codes and single sends. " +
-    "Send an `Idempotency-Key` header to make retries safe.",
+    "Before the charge: a template campaign's template must still be APPROVED on every session (422 " +
+    "`template_not_found`); any other campaign with Cloud API sessions needs every recipient not opted out inside " +
+    "the 24-hour window of each of them (422 `outside_service_window`, `outside` the first 100 numbers outside, " +
+    "`outside_count` how many). Send an `Idempotency-Key` header to make retries safe.",
   [
     "campaign_not_draft",
     "campaign_empty",
     "session_not_connected",
+    "validation_failed",
+    "template_not_found",
+    "outside_service_window",
     "insufficient_balance",
     "service_unavailable",
   ],

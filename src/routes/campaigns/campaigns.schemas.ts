@@ -5,8 +5,14 @@ import {
   MAX_RECIPIENTS_PER_REQUEST,
   VARIABLE_NAME,
 } from "../../campaigns/recipients";
-import { CONTENT_TYPES } from "../../messages/types";
-import { checkContent, checkScheduledAt, MEDIA_URL_DESCRIPTION } from "../messages/messages.schemas";
+import { templateValues } from "../../campaigns/template";
+import { MESSAGE_TYPES } from "../../messages/types";
+import {
+  checkContent,
+  checkScheduledAt,
+  MEDIA_URL_DESCRIPTION,
+  TemplateSendSchema,
+} from "../messages/messages.schemas";
 import { PageLinksSchema } from "../paging";
 
 /** Sessions one campaign may spread over (README, Campaigns). */
@@ -86,7 +92,10 @@ export const CreateCampaignBody = z
       .openapi({
         description: `1–${MAX_CAMPAIGN_SESSIONS} of the account's sessions, all \`connected\`; recipients are spread over them in turn.`,
       }),
-    type: z.enum(CONTENT_TYPES),
+    type: z.enum(MESSAGE_TYPES).openapi({
+      description:
+        "`template` only when every session is on the `cloud_api` gateway (422 naming `type` otherwise).",
+    }),
     content: z.string().nullish().openapi({
       maxLength: 4_096,
       description:
@@ -94,6 +103,13 @@ export const CreateCampaignBody = z
       example: "Hi {{name}}, your order {{order}} has shipped.",
     }),
     media_url: z.string().nullish().openapi({ maxLength: 2_048, description: MEDIA_URL_DESCRIPTION }),
+    template: TemplateSendSchema.optional().openapi({
+      description:
+        "For `template`: an APPROVED template of every session, as a send names it; each value of `variables` " +
+        "(body values, button parameters) may hold `{{name}}` placeholders that take each recipient's `variables`. " +
+        "Unknown or unapproved on any session: 422 `template_not_found`; a missing or extra variable: 422 " +
+        "`validation_failed` naming it.",
+    }),
     recipients: Recipients.optional(),
     delay_between: DelayMs.optional().openapi({
       description: `A fixed gap in ms between a session's campaign messages, 0–${MAX_DELAY_MS.toLocaleString("en")}; default ${DEFAULT_DELAY_MS}.`,
@@ -110,6 +126,13 @@ export const CreateCampaignBody = z
     checkScheduledAt(body.scheduled_at, ctx);
     for (const message of campaignTemplateProblems(body.content ?? null))
       ctx.addIssue({ code: "custom", path: ["content"], message });
+    if (body.type === "template" && !body.template)
+      ctx.addIssue({ code: "custom", path: ["template"], message: "required for template" });
+    if (body.type !== "template" && body.template)
+      ctx.addIssue({ code: "custom", path: ["template"], message: "only for template" });
+    for (const value of body.template ? templateValues(body.template) : [])
+      for (const message of campaignTemplateProblems(value.text))
+        ctx.addIssue({ code: "custom", path: value.path, message });
     if (body.delay_between !== undefined && body.delay_range !== undefined)
       ctx.addIssue({
         code: "custom",
@@ -120,7 +143,8 @@ export const CreateCampaignBody = z
   // Once the rest is valid, the recipients are checked against the template and their numbers
   // normalised, in one pass: the handler gets the rows to store.
   .transform((body, ctx) => {
-    const { rows, problems } = checkRecipients(body.content ?? null, body.type, body.recipients ?? []);
+    const message = { type: body.type, content: body.content ?? null, template: body.template ?? null };
+    const { rows, problems } = checkRecipients(message, body.recipients ?? []);
     for (const problem of problems)
       ctx.addIssue({ code: "custom", path: problem.path, message: problem.message });
     return { ...body, recipientRows: rows };
@@ -155,9 +179,12 @@ export const CampaignSchema = z
     name: z.string(),
     status: z.enum(["draft", "scheduled", "running", "paused", "completed", "cancelled"]),
     chatapp_session_ids: z.array(z.uuid()),
-    type: z.enum(CONTENT_TYPES),
+    type: z.enum(MESSAGE_TYPES),
     content: z.string().nullable(),
     media_url: z.string().nullable(),
+    template: TemplateSendSchema.nullable().openapi({
+      description: "A template campaign's template, its values' `{{name}}` placeholders unfilled; else null.",
+    }),
     delay_range: z.object({ min_ms: z.int(), max_ms: z.int() }).openapi({
       description: "The gap before each of a session's messages; equal ends for a fixed `delay_between`.",
     }),
