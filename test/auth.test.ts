@@ -198,6 +198,14 @@ describe("security cases generated from the route table", () => {
       body: { from_number: "+14155552672", type: "text", content: "Hi" },
     },
     "GET /sandbox/sessions/{id}/received": { query: "?to_number=%2B14155552672" },
+    "POST /v1/chatapp/sessions/{id}/templates": {
+      body: {
+        name: "order_update",
+        language: "en_US",
+        category: "UTILITY",
+        components: [{ type: "BODY", text: "Order {{1}} is on its way." }],
+      },
+    },
   };
   for (const [method, path] of byKey.filter(([, path]) => path.includes("/sessions/{id}"))) {
     it(`${method} ${path}: another account's session is 404 and stays unchanged`, async () => {

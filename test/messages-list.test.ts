@@ -727,7 +727,7 @@ describe("the list's query in the OpenAPI document", () => {
       "filter[from_number]": { required: false, type: "string", maxLength: 32 },
       "filter[status]": { required: false, type: "string", enum: [...STATUSES] },
       "filter[direction]": { required: false, type: "string", enum: ["incoming", "outgoing"] },
-      "filter[type]": { required: false, type: "string", enum: [...TYPES] },
+      "filter[type]": { required: false, type: "string", enum: [...TYPES, "template"] },
       session_id: {
         required: false,
         type: "string",
