@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
+import type { FakeGraph, FakeNumber } from "../../fakes/cloud-api/graph.ts";
 import { checkBody } from "../../fakes/cloud-api/schema";
 import { SEND_ERRORS } from "../../src/gateways/cloud-api/send";
 import { PUBLIC_URL } from "../gateway-config";
@@ -12,8 +13,8 @@ import {
   type SendResponse,
   waitForMessages,
 } from "../message-fixtures";
-import { useNetwork } from "../network";
-import { FakeGraph } from "./sessions-fixtures";
+import { exampleNumber, linkNumber, openWindow } from "./sessions-fixtures";
+import { useFakeGraph } from "./webhooks-fixtures";
 
 // Sends through a Cloud API session, the whole way: POST /v1/chatapp/messages, the outbound
 // queue, the session object, and Meta's `POST /{Version}/{Phone-Number-ID}/messages` (operation
@@ -22,17 +23,18 @@ import { FakeGraph } from "./sessions-fixtures";
 // it (Meta's own examples omit it); `biz_opaque_callback_data`, which the document defines under
 // `CallRequestPayload` only, is on every message as Meta's "Messages" reference documents it.
 
-useNetwork();
-
 const TO = "+14155552671";
 
+const fake = useFakeGraph();
 let graph: FakeGraph;
+let number: FakeNumber;
 beforeEach(() => {
-  graph = new FakeGraph().install();
+  graph = fake();
+  number = exampleNumber(graph);
 });
 
 async function send(key: string, session: string, body: Record<string, unknown>): Promise<Message> {
-  if (body.type !== "template") await graph.openWindow([TO]);
+  if (body.type !== "template") await openWindow(graph, number.phoneNumberId, [TO]);
   const res = await call<SendResponse>("POST", "/v1/chatapp/messages", {
     key,
     body: { chatapp_session_id: session, to_number: [TO], ...body },
@@ -76,13 +78,13 @@ describe("every send type reaches Meta as the document's `Message`", () => {
     ],
   ])("%s", async (_, request, object) => {
     const { key } = await createAccount();
-    const session = await graph.session(key);
+    const session = await linkNumber(key, number);
     const accepted = await send(key, session, request);
     const [message] = await waitForMessages(key, [accepted.id]);
 
     const sends = graph.sendsOf(accepted.id);
     expect(sends).toHaveLength(1);
-    expect(sends[0]?.phoneNumberId).toBe(graph.phoneNumberId);
+    expect(sends[0]?.id).toBe(number.phoneNumberId);
     expect(sends[0]?.body).toEqual({
       messaging_product: "whatsapp",
       recipient_type: "individual",
@@ -119,8 +121,8 @@ describe("Meta's error codes", () => {
 
   it.each(FINAL)("%s → failed with reason %s, refunded, after one call", async (code, reason) => {
     const { key, accountId } = await createAccount(10);
-    const session = await graph.session(key);
-    graph.faults.push({ code, status: 400, message: `Meta error ${code}` });
+    const session = await linkNumber(key, number);
+    graph.failNext({ code, status: 400, message: `Meta error ${code}` });
     const accepted = await send(key, session, { type: "text", content: "Hello" });
     const [message] = await waitForMessages(key, [accepted.id], (m) => m.status === "failed");
 
@@ -134,8 +136,8 @@ describe("Meta's error codes", () => {
 
   it.each(THROTTLED)("%s → %s in metadata, retried with backoff, then sent", async (code, reason) => {
     const { key, accountId } = await createAccount(10);
-    const session = await graph.session(key);
-    graph.faults.push({ code, status: 400 });
+    const session = await linkNumber(key, number);
+    graph.failNext({ code, status: 400, message: `Meta error ${code}` });
     const accepted = await send(key, session, { type: "text", content: "Hello" });
     await driveAlarmUntil(session, async () => (await getMessage(key, accepted.id)).status === "sent");
 

@@ -1,22 +1,24 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
+import type { FakeGraph, FakeNumber } from "../../fakes/cloud-api/graph.ts";
 import { call, createAccount, sessionStub, showSession } from "../helpers";
 import { balanceOf, getMessage, type SendResponse, waitForMessages } from "../message-fixtures";
-import { useNetwork } from "../network";
-import { FakeGraph } from "./sessions-fixtures";
+import { exampleNumber, linkNumber, openWindow, TOKEN } from "./sessions-fixtures";
+import { useFakeGraph } from "./webhooks-fixtures";
 
 // A token Meta refuses later (OAuthException 190, Meta's "Error codes → Authorization errors"):
 // the session moves to `failed` with reason `token_invalid`, with its `session.status_changed`
 // event, whether a send or the periodic check finds out.
 
-useNetwork();
-
 const TO = ["+14155552671", "+14155552672"];
 
+const fake = useFakeGraph();
 let graph: FakeGraph;
+let number: FakeNumber;
 beforeEach(() => {
-  graph = new FakeGraph().install();
+  graph = fake();
+  number = exampleNumber(graph);
 });
 
 /** The `session.status_changed` events of the account, as [status, reason]. */
@@ -35,9 +37,9 @@ async function statusEvents(accountId: string): Promise<[string, string | null][
 describe("a token Meta refuses on a send", () => {
   it("fails the message (token_invalid, refunded) and the session (failed, token_invalid); nothing else is sent", async () => {
     const { key, accountId } = await createAccount(10);
-    const session = await graph.session(key);
-    await graph.openWindow(TO);
-    graph.number.token = "EAAG-revoked-since";
+    const session = await linkNumber(key, number);
+    await openWindow(graph, number.phoneNumberId, TO);
+    graph.revokeToken(TOKEN);
     const res = await call<SendResponse>("POST", "/v1/chatapp/messages", {
       key,
       body: {
@@ -63,7 +65,7 @@ describe("a token Meta refuses on a send", () => {
     // The other message waits, as with any failed session: never sent with the refused token.
     await runDurableObjectAlarm(sessionStub(session));
     expect(await getMessage(key, second ?? "")).toMatchObject({ status: "queued" });
-    expect(graph.sent.map((s) => s.body.biz_opaque_callback_data)).toEqual([first]);
+    expect(graph.callsOf("sendMessage").map((s) => s.body?.biz_opaque_callback_data)).toEqual([first]);
     // One refund: the failed message's; the waiting one stays charged until its own outcome.
     expect(await balanceOf(accountId)).toBe(9.99);
   });
@@ -72,9 +74,9 @@ describe("a token Meta refuses on a send", () => {
 describe("a token Meta refuses at the periodic check", () => {
   it("GET /v1/chatapp/sessions/{id}/gateway: the check moves the session to failed token_invalid", async () => {
     const { key, accountId } = await createAccount();
-    const session = await graph.session(key);
-    await graph.openWindow(TO);
-    graph.number.token = "EAAG-revoked-since";
+    const session = await linkNumber(key, number);
+    await openWindow(graph, number.phoneNumberId, TO);
+    graph.revokeToken(TOKEN);
 
     const res = await call<{ health: { gateway: string; gateway_state: string } }>(
       "GET",
@@ -92,12 +94,12 @@ describe("a token Meta refuses at the periodic check", () => {
 
   it("the scheduled check (gateway_check deadline) does it too, and one that Meta still takes changes nothing", async () => {
     const { key, accountId } = await createAccount();
-    const session = await graph.session(key);
+    const session = await linkNumber(key, number);
     // The check falls due (the driven alarm runs at the time it was armed for): Meta takes the token.
     await runDurableObjectAlarm(sessionStub(session));
     expect(await showSession(key, session)).toMatchObject({ status: "connected" });
 
-    graph.number.token = "EAAG-revoked-since";
+    graph.revokeToken(TOKEN);
     await runDurableObjectAlarm(sessionStub(session));
     expect(await showSession(key, session)).toMatchObject({ status: "failed", reason: "token_invalid" });
     expect(await statusEvents(accountId)).toEqual([

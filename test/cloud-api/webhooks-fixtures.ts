@@ -1,52 +1,23 @@
 import { http } from "msw";
 import { beforeEach } from "vitest";
-import { FakeGraph } from "../../fakes/cloud-api/graph.ts";
+import { FakeGraph, type FakeGraphOptions } from "../../fakes/cloud-api/graph.ts";
 import { signBody } from "../../fakes/cloud-api/sign.ts";
-import { CLOUD_API_APP_SECRET } from "../gateway-config";
-import { call, type SessionEnvelope } from "../helpers";
+import { CLOUD_API_APP_SECRET, CLOUD_API_BASE_URL } from "../gateway-config";
+import { call } from "../helpers";
 import { network, useNetwork } from "../network";
 
-// What the Cloud API webhook tests share: the fake Graph API (fakes/cloud-api/graph.ts) on the
-// test network, a connected Cloud API session on a number of its own, and signed webhook posts.
-
-/** The business number's display form; webhooks and the session's phone_number use its digits. */
-export const DISPLAY_NUMBER = "+1 555 010 0001";
+// What the Cloud API tests share: the fake Graph API (fakes/cloud-api/graph.ts) on the test
+// network, and signed webhook posts. Numbers and sessions: sessions-fixtures.ts.
 
 /** A fresh fake Graph API on the test network for every test; read it through the getter. */
-export function useFakeGraph(): () => FakeGraph {
+export function useFakeGraph(options: Omit<FakeGraphOptions, "appSecret"> = {}): () => FakeGraph {
   useNetwork();
-  let graph = new FakeGraph({ appSecret: CLOUD_API_APP_SECRET });
+  let graph = new FakeGraph({ appSecret: CLOUD_API_APP_SECRET, ...options });
   beforeEach(() => {
-    graph = new FakeGraph({ appSecret: CLOUD_API_APP_SECRET });
-    network.use(http.all("https://graph.facebook.com/*", ({ request }) => graph.handle(request)));
+    graph = new FakeGraph({ appSecret: CLOUD_API_APP_SECRET, ...options });
+    network.use(http.all(`${CLOUD_API_BASE_URL}/*`, ({ request }) => graph.handle(request)));
   });
   return () => graph;
-}
-
-let numbers = 0;
-
-/** A number of its own (phone_number_id is unique across sessions) and its connected session. */
-export async function cloudApiSession(graph: FakeGraph, key: string) {
-  numbers += 1;
-  const phoneNumberId = String(200_000_000_000_000 + numbers * 1000 + Math.floor(Math.random() * 1000));
-  const wabaId = String(300_000_000_000_000 + numbers);
-  const accessToken = `token-${phoneNumberId}`;
-  graph.addNumber({
-    phoneNumberId,
-    wabaId,
-    displayPhoneNumber: DISPLAY_NUMBER,
-    verifiedName: "Shop",
-    accessToken,
-  });
-  const res = await call<SessionEnvelope>("POST", "/v1/chatapp/sessions", {
-    key,
-    body: {
-      gateway: "cloud_api",
-      cloud_api: { phone_number_id: phoneNumberId, waba_id: wabaId, access_token: accessToken },
-    },
-  });
-  if (res.status !== 201) throw new Error(`session not created: ${res.status} ${res.text}`);
-  return { id: res.body.session.id, phoneNumberId, wabaId };
 }
 
 /** Posts `body` to the Cloud API webhook, signed with the app secret unless `signature` says otherwise. */
