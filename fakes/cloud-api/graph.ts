@@ -293,6 +293,18 @@ export class FakeGraph {
   }
 
   /**
+   * Deletes WABA `wabaId`'s templates named `name`, in every language, as Meta's
+   * `DELETE /{WABA-ID}/message_templates?name=` does (the document's deleteTemplateByName; no
+   * webhook); returns how many went.
+   */
+  deleteTemplates(wabaId: string, name: string): number {
+    const before = this.templates.length;
+    const kept = this.templates.filter((t) => t.wabaId !== wabaId || t.name !== name);
+    this.templates.splice(0, before, ...kept);
+    return before - kept.length;
+  }
+
+  /**
    * Moves a template (by name and language, in any WABA) to `status` and queues its
    * `message_template_status_update` webhook (`event` = status, `reason`; Meta's webhook
    * reference). Throws when no such template exists.

@@ -79,9 +79,9 @@ export async function linkNumber(key: string, number: FakeNumber): Promise<strin
   return res.body.session.id;
 }
 
-/** A number of its own ({@link addNumber}) and its connected session. */
-export async function cloudApiSession(graph: FakeGraph, key: string) {
-  const number = addNumber(graph);
+/** A number of its own ({@link addNumber}, with `overrides`) and its connected session. */
+export async function cloudApiSession(graph: FakeGraph, key: string, overrides: Partial<FakeNumber> = {}) {
+  const number = addNumber(graph, overrides);
   const id = await linkNumber(key, number);
   return { id, phoneNumberId: number.phoneNumberId, wabaId: number.wabaId };
 }
