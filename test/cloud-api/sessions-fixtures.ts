@@ -1,9 +1,9 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { expect } from "vitest";
+import { beforeEach, expect } from "vitest";
 import type { FakeGraph, FakeNumber } from "../../fakes/cloud-api/graph.ts";
 import { call, type SessionEnvelope, sessionStub } from "../helpers";
-import { deliverWebhooks } from "./webhooks-fixtures";
+import { deliverWebhooks, useFakeGraph } from "./webhooks-fixtures";
 
 /*
  * Business numbers and their sessions on the shared fake Graph API (fakes/cloud-api/graph.ts,
@@ -51,6 +51,22 @@ export function exampleNumber(graph: FakeGraph, overrides: Partial<FakeNumber> =
     accessToken: TOKEN,
     ...overrides,
   });
+}
+
+/**
+ * A fresh fake Graph API on the test network for every test (webhooks-fixtures.ts
+ * `useFakeGraph`), with a number of Meta's examples ({@link exampleNumber}) on it. The holder's
+ * `graph` and `number` are the current test's.
+ */
+export function useExampleNumber(): { graph: FakeGraph; number: FakeNumber } {
+  const fake = useFakeGraph();
+  const first = fake();
+  const holder = { graph: first, number: exampleNumber(first) };
+  beforeEach(() => {
+    holder.graph = fake();
+    holder.number = exampleNumber(holder.graph);
+  });
+  return holder;
 }
 
 /** POST /v1/chatapp/sessions for Cloud API number `number`; `link` replaces any of its credentials. */

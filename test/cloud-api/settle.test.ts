@@ -1,9 +1,7 @@
-import { beforeEach, describe, expect, it } from "vitest";
-import type { FakeGraph, FakeNumber } from "../../fakes/cloud-api/graph.ts";
+import { describe, expect, it } from "vitest";
 import { call, createAccount } from "../helpers";
 import { firstAttempts, getMessage, type SendResponse } from "../message-fixtures";
-import { alarmAt, exampleNumber, linkNumber, openWindow, outboxEntry } from "./sessions-fixtures";
-import { useFakeGraph } from "./webhooks-fixtures";
+import { alarmAt, linkNumber, openWindow, outboxEntry, useExampleNumber } from "./sessions-fixtures";
 
 // A Cloud API send whose answer was lost (a timeout, a 5xx) may or may not have reached Meta,
 // which has no way to look a message up: it stays unknown, settled by a status webhook carrying
@@ -13,28 +11,22 @@ import { useFakeGraph } from "./webhooks-fixtures";
 
 const SETTLE_MS = 900_000;
 
-const fake = useFakeGraph();
-let graph: FakeGraph;
-let number: FakeNumber;
-beforeEach(() => {
-  graph = fake();
-  number = exampleNumber(graph);
-});
+const meta = useExampleNumber();
 
 describe("a send whose outcome is unknown", () => {
   it.each([
-    ["no answer within the timeout", () => graph.hangNext(), /^gateway_timeout/],
+    ["no answer within the timeout", () => meta.graph.hangNext(), /^gateway_timeout/],
     [
       "Meta's 500 (131000, something went wrong)",
-      () => graph.failNext({ code: 131000, status: 500, message: "Something went wrong" }),
+      () => meta.graph.failNext({ code: 131000, status: 500, message: "Something went wrong" }),
       /^gateway_http_500/,
     ],
   ])(
     "%s: not sent again before CLOUD_API_SETTLE_SECONDS; after it, sent again with the same callback data",
     async (_, fault, reason) => {
       const { key } = await createAccount();
-      const session = await linkNumber(key, number);
-      await openWindow(graph, number.phoneNumberId, ["+14155552671"]);
+      const session = await linkNumber(key, meta.number);
+      await openWindow(meta.graph, meta.number.phoneNumberId, ["+14155552671"]);
       fault();
       const res = await call<SendResponse>("POST", "/v1/chatapp/messages", {
         key,
@@ -57,12 +49,12 @@ describe("a send whose outcome is unknown", () => {
           state: "unknown",
           next_attempt_at: since + SETTLE_MS,
         });
-        expect(graph.sendsOf(id)).toHaveLength(1);
+        expect(meta.graph.sendsOf(id)).toHaveLength(1);
         expect((await getMessage(key, id)).status).toBe("queued");
       }
 
       await alarmAt(session, since + SETTLE_MS);
-      const sends = graph.sendsOf(id);
+      const sends = meta.graph.sendsOf(id);
       expect(sends).toHaveLength(2);
       expect(sends[1]?.body).toEqual(sends[0]?.body);
       expect(sends[1]?.body?.biz_opaque_callback_data).toBe(id);
