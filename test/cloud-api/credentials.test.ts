@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 import { openSecret, sealSecret } from "../../src/lib/sealed-secret";
 import { CREDENTIALS_KEY } from "../gateway-config";
 import { ADMIN_TOKEN, call, createAccount, expectProblem, sessionStub } from "../helpers";
-import { createSession, everyD1Row, linkNumber, TOKEN, useExampleNumber, WABA_ID } from "./sessions-fixtures";
+import { everyD1Row, TOKEN, useExampleNumber, WABA_ID } from "./sessions-fixtures";
+import { createSession, linkNumber } from "./webhooks-fixtures";
 
 // Linking a business number by its Meta ids and access token (POST /v1/chatapp/sessions with
 // `gateway: "cloud_api"`): Meta reads the number at once; its refusal stores nothing; the token

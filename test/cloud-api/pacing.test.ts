@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { minCallGapMs } from "../../src/delivery/retry";
 import { call, createAccount } from "../helpers";
 import { type SendResponse, waitForMessages } from "../message-fixtures";
-import { linkNumber, openWindow, useExampleNumber } from "./sessions-fixtures";
+import { openWindow, useExampleNumber } from "./sessions-fixtures";
+import { linkNumber } from "./webhooks-fixtures";
 
 // Pacing of a Cloud API session: never faster than its number's throughput (Meta, "Throughput":
 // 80 messages per second, 1,000 at the HIGH level), measured by the fake's clock at each send it

@@ -12,7 +12,8 @@ import {
   type SendResponse,
   waitForMessages,
 } from "../message-fixtures";
-import { linkNumber, openWindow, useExampleNumber } from "./sessions-fixtures";
+import { openWindow, useExampleNumber } from "./sessions-fixtures";
+import { linkNumber } from "./webhooks-fixtures";
 
 // Sends through a Cloud API session, the whole way: POST /v1/chatapp/messages, the outbound
 // queue, the session object, and Meta's `POST /{Version}/{Phone-Number-ID}/messages` (operation

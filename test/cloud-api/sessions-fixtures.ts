@@ -2,42 +2,18 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeEach, expect } from "vitest";
 import type { FakeGraph, FakeNumber } from "../../fakes/cloud-api/graph.ts";
-import { call, type SessionEnvelope, sessionStub } from "../helpers";
-import { deliverWebhooks, useFakeGraph } from "./webhooks-fixtures";
+import { sessionStub } from "../helpers";
+import { addNumber, deliverWebhooks, useFakeGraph } from "./webhooks-fixtures";
 
 /*
- * Business numbers and their sessions on the shared fake Graph API (fakes/cloud-api/graph.ts,
- * installed per test by webhooks-fixtures.ts `useFakeGraph`), and what the session tests read of
- * the session object.
+ * What the session tests share beyond webhooks-fixtures.ts (the fake Graph API, numbers and
+ * sessions on it): a number of Meta's examples, the 24-hour window opened as a customer opens it,
+ * the session object's clock and outbox, and D1 read whole.
  */
 
-/** The business number's display form of {@link addNumber}; webhooks and the session's phone_number use its digits. */
-export const DISPLAY_NUMBER = "+1 555 010 0001";
 /** The WABA and token of {@link exampleNumber}. */
 export const WABA_ID = "102290129340398";
 export const TOKEN = "EAAG-good-token-4e7c1b9a";
-
-let numbers = 0;
-
-/**
- * Adds a business number of its own to `graph`: a phone_number_id no earlier test of the file used
- * (D1 keeps their rows, and the id is unique there), a WABA and a token of its own, the display
- * number {@link DISPLAY_NUMBER}, named "Shop"; `overrides` replace any of these.
- */
-export function addNumber(graph: FakeGraph, overrides: Partial<FakeNumber> = {}): FakeNumber {
-  numbers += 1;
-  const phoneNumberId = String(200_000_000_000_000 + numbers * 1000 + Math.floor(Math.random() * 1000));
-  const number: FakeNumber = {
-    phoneNumberId,
-    wabaId: String(300_000_000_000_000 + numbers),
-    displayPhoneNumber: DISPLAY_NUMBER,
-    verifiedName: "Shop",
-    accessToken: `token-${phoneNumberId}`,
-    ...overrides,
-  };
-  graph.addNumber(number);
-  return number;
-}
 
 /**
  * A number of Meta's examples ("+1 555-555-5555", "Jaspers Market"), of WABA {@link WABA_ID},
@@ -67,39 +43,6 @@ export function useExampleNumber(): { graph: FakeGraph; number: FakeNumber } {
     holder.number = exampleNumber(holder.graph);
   });
   return holder;
-}
-
-/** POST /v1/chatapp/sessions for Cloud API number `number`; `link` replaces any of its credentials. */
-export function createSession(
-  key: string,
-  number: FakeNumber,
-  link: Partial<{ phone_number_id: string; waba_id: string; access_token: string }> = {},
-) {
-  const cloud_api = {
-    phone_number_id: number.phoneNumberId,
-    waba_id: number.wabaId,
-    access_token: number.accessToken,
-    ...link,
-  };
-  return call<SessionEnvelope & { qr_code: string | null }>("POST", "/v1/chatapp/sessions", {
-    key,
-    body: { gateway: "cloud_api", cloud_api },
-  });
-}
-
-/** Creates a connected Cloud API session on `number`. @returns its id. */
-export async function linkNumber(key: string, number: FakeNumber): Promise<string> {
-  const res = await createSession(key, number);
-  expect(res.status, res.text).toBe(201);
-  expect(res.body.session.status).toBe("connected");
-  return res.body.session.id;
-}
-
-/** A number of its own ({@link addNumber}, with `overrides`) and its connected session. */
-export async function cloudApiSession(graph: FakeGraph, key: string, overrides: Partial<FakeNumber> = {}) {
-  const number = addNumber(graph, overrides);
-  const id = await linkNumber(key, number);
-  return { id, phoneNumberId: number.phoneNumberId, wabaId: number.wabaId };
 }
 
 /**

@@ -3,7 +3,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { call, createAccount, sessionStub, showSession } from "../helpers";
 import { balanceOf, getMessage, type SendResponse, waitForMessages } from "../message-fixtures";
-import { linkNumber, openWindow, TOKEN, useExampleNumber } from "./sessions-fixtures";
+import { openWindow, TOKEN, useExampleNumber } from "./sessions-fixtures";
+import { linkNumber } from "./webhooks-fixtures";
 
 // A token Meta refuses later (OAuthException 190, Meta's "Error codes → Authorization errors"):
 // the session moves to `failed` with reason `token_invalid`, with its `session.status_changed`

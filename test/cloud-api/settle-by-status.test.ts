@@ -2,8 +2,7 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createAccount, sessionStub } from "../helpers";
 import { balanceOf, firstAttempts, getMessage, ledgerOf, sendText } from "../message-fixtures";
-import { cloudApiSession } from "./sessions-fixtures";
-import { deliverWebhooks, useFakeGraph } from "./webhooks-fixtures";
+import { cloudApiSession, deliverWebhooks, useFakeGraph } from "./webhooks-fixtures";
 
 // A send whose answer was lost (the Graph API call timed out after Meta took the message): the
 // Graph API cannot look a message up, so the status webhook that carries our id in

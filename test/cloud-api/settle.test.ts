@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { call, createAccount } from "../helpers";
 import { firstAttempts, getMessage, type SendResponse } from "../message-fixtures";
-import { alarmAt, linkNumber, openWindow, outboxEntry, useExampleNumber } from "./sessions-fixtures";
+import { alarmAt, openWindow, outboxEntry, useExampleNumber } from "./sessions-fixtures";
+import { linkNumber } from "./webhooks-fixtures";
 
 // A Cloud API send whose answer was lost (a timeout, a 5xx) may or may not have reached Meta,
 // which has no way to look a message up: it stays unknown, settled by a status webhook carrying

@@ -1,8 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { call, createAccount } from "../helpers";
-import { cloudApiSession } from "./sessions-fixtures";
-import { deliverWebhooks, useFakeGraph } from "./webhooks-fixtures";
+import { cloudApiSession, deliverWebhooks, useFakeGraph } from "./webhooks-fixtures";
 
 // Meta's `message_template_status_update` through the signed webhook route, end to end: the fake
 // Graph API moves a template and posts the update as Meta would.

@@ -5,8 +5,7 @@ import { checkBody } from "../../fakes/cloud-api/schema.ts";
 import { applyTemplateStatusUpdate } from "../../src/gateways/cloud-api/template-status";
 import { call, createAccount, expectProblem } from "../helpers";
 import { balanceOf, connectedSession, storedMessageCount, waitForMessages } from "../message-fixtures";
-import { cloudApiSession } from "./sessions-fixtures";
-import { useFakeGraph } from "./webhooks-fixtures";
+import { cloudApiSession, useFakeGraph } from "./webhooks-fixtures";
 
 // Meta's Graph API is the shared fake (fakes/cloud-api/graph.ts): `message_templates` GET/POST
 // and `sendMessage` as Meta's OpenAPI document gives them, every send checked against it. Its

@@ -1,13 +1,13 @@
 import { http } from "msw";
-import { beforeEach } from "vitest";
-import { FakeGraph, type FakeGraphOptions } from "../../fakes/cloud-api/graph.ts";
+import { beforeEach, expect } from "vitest";
+import { FakeGraph, type FakeGraphOptions, type FakeNumber } from "../../fakes/cloud-api/graph.ts";
 import { signBody } from "../../fakes/cloud-api/sign.ts";
 import { CLOUD_API_APP_SECRET, CLOUD_API_BASE_URL } from "../gateway-config";
-import { call } from "../helpers";
+import { call, type SessionEnvelope } from "../helpers";
 import { network, useNetwork } from "../network";
 
 // What the Cloud API tests share: the fake Graph API (fakes/cloud-api/graph.ts) on the test
-// network, and signed webhook posts. Numbers and sessions: sessions-fixtures.ts.
+// network, business numbers on it and their sessions, and signed webhook posts.
 
 /** A fresh fake Graph API on the test network for every test; read it through the getter. */
 export function useFakeGraph(options: Omit<FakeGraphOptions, "appSecret"> = {}): () => FakeGraph {
@@ -18,6 +18,64 @@ export function useFakeGraph(options: Omit<FakeGraphOptions, "appSecret"> = {}):
     network.use(http.all(`${CLOUD_API_BASE_URL}/*`, ({ request }) => graph.handle(request)));
   });
   return () => graph;
+}
+
+/** The business number's display form of {@link addNumber}; webhooks and the session's phone_number use its digits. */
+export const DISPLAY_NUMBER = "+1 555 010 0001";
+
+let numbers = 0;
+
+/**
+ * Adds a business number of its own to `graph`: a phone_number_id no earlier test of the file used
+ * (D1 keeps their rows, and the id is unique there), a WABA and a token of its own, the display
+ * number {@link DISPLAY_NUMBER}, named "Shop"; `overrides` replace any of these.
+ */
+export function addNumber(graph: FakeGraph, overrides: Partial<FakeNumber> = {}): FakeNumber {
+  numbers += 1;
+  const phoneNumberId = String(200_000_000_000_000 + numbers * 1000 + Math.floor(Math.random() * 1000));
+  const number: FakeNumber = {
+    phoneNumberId,
+    wabaId: String(300_000_000_000_000 + numbers),
+    displayPhoneNumber: DISPLAY_NUMBER,
+    verifiedName: "Shop",
+    accessToken: `token-${phoneNumberId}`,
+    ...overrides,
+  };
+  graph.addNumber(number);
+  return number;
+}
+
+/** POST /v1/chatapp/sessions for Cloud API number `number`; `link` replaces any of its credentials. */
+export function createSession(
+  key: string,
+  number: FakeNumber,
+  link: Partial<{ phone_number_id: string; waba_id: string; access_token: string }> = {},
+) {
+  const cloud_api = {
+    phone_number_id: number.phoneNumberId,
+    waba_id: number.wabaId,
+    access_token: number.accessToken,
+    ...link,
+  };
+  return call<SessionEnvelope & { qr_code: string | null }>("POST", "/v1/chatapp/sessions", {
+    key,
+    body: { gateway: "cloud_api", cloud_api },
+  });
+}
+
+/** Creates a connected Cloud API session on `number`. @returns its id. */
+export async function linkNumber(key: string, number: FakeNumber): Promise<string> {
+  const res = await createSession(key, number);
+  expect(res.status, res.text).toBe(201);
+  expect(res.body.session.status).toBe("connected");
+  return res.body.session.id;
+}
+
+/** A number of its own ({@link addNumber}, with `overrides`) and its connected session. */
+export async function cloudApiSession(graph: FakeGraph, key: string, overrides: Partial<FakeNumber> = {}) {
+  const number = addNumber(graph, overrides);
+  const id = await linkNumber(key, number);
+  return { id, phoneNumberId: number.phoneNumberId, wabaId: number.wabaId };
 }
 
 /** Posts `body` to the Cloud API webhook, signed with the app secret unless `signature` says otherwise. */

@@ -3,8 +3,14 @@ import { describe, expect, it } from "vitest";
 import { CLOUD_API_VERIFY_TOKEN } from "../gateway-config";
 import { call, createAccount, expectProblem } from "../helpers";
 import { getMessage, sendText, waitForMessages } from "../message-fixtures";
-import { cloudApiSession } from "./sessions-fixtures";
-import { deliverWebhooks, messagesChange, postWebhook, status, useFakeGraph } from "./webhooks-fixtures";
+import {
+  cloudApiSession,
+  deliverWebhooks,
+  messagesChange,
+  postWebhook,
+  status,
+  useFakeGraph,
+} from "./webhooks-fixtures";
 
 // Meta's webhooks into the service: the subscription handshake, the signature, statuses as
 // receipts (each once, in any order, never backwards), pricing, and incoming messages.

@@ -9,8 +9,13 @@ import {
   storedMessageCount,
   waitForMessages,
 } from "../message-fixtures";
-import { cloudApiSession } from "./sessions-fixtures";
-import { deliverWebhooks, messagesChange, postWebhook, useFakeGraph } from "./webhooks-fixtures";
+import {
+  cloudApiSession,
+  deliverWebhooks,
+  messagesChange,
+  postWebhook,
+  useFakeGraph,
+} from "./webhooks-fixtures";
 
 // The 24-hour customer service window (Meta's "Customer service windows"): a Cloud API session
 // sends a free-form message only to contacts who wrote to it in the last 24 hours; the whole send
