@@ -21,12 +21,13 @@
 //   POST /_fake/templates/{name}/{language}/status  {"status": "APPROVED", "reason"?: "NONE"}
 //                                                   moves a template, queues its webhook
 //   POST /_fake/incoming   {"from": "15550001234", "text": "hi"}  queues an incoming text message
-//   POST /_fake/fail-next  {"code": 131047, "message": "Re-engagement message", "status"?: 400}
+//   POST /_fake/fail-next  {"code": 131047, "message": "Re-engagement message", "status"?: 400,
+//                           "operation"?: "sendMessage" | "getPhoneNumber" | "listTemplates" | "createTemplate"}
 //   GET  /_fake/sent       the messages sent so far
 // e.g. curl -X POST localhost:8790/_fake/templates/otp_code/en_US/status -d '{"status":"PAUSED"}'
 
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import { FakeGraph, type QueuedWebhook } from "../fakes/cloud-api/graph.ts";
+import { FakeGraph, type GraphOperation, type QueuedWebhook } from "../fakes/cloud-api/graph.ts";
 import { SIGNATURE_HEADER } from "../fakes/cloud-api/sign.ts";
 
 const env = process.env;
@@ -58,6 +59,8 @@ graph.addTemplate({
   ],
 });
 
+const OPERATIONS: GraphOperation[] = ["sendMessage", "getPhoneNumber", "listTemplates", "createTemplate"];
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The fake's own routes (not Meta's), or undefined when the path is not one of them. */
@@ -88,7 +91,8 @@ async function fakeRoute(request: Request): Promise<Response | undefined> {
     }
     if (request.method === "POST" && path === "/_fake/fail-next") {
       const fault = { code: Number(body.code), message: String(body.message) };
-      graph.failNext(typeof body.status === "number" ? { ...fault, status: body.status } : fault);
+      const operation = OPERATIONS.find((o) => o === body.operation) ?? "sendMessage";
+      graph.failNext(typeof body.status === "number" ? { ...fault, status: body.status } : fault, operation);
       return Response.json({ ok: true });
     }
     if (request.method === "GET" && path === "/_fake/sent") return Response.json(graph.sent);
@@ -117,6 +121,12 @@ async function toRequest(req: IncomingMessage): Promise<Request> {
 async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const request = await toRequest(req);
   const response = (await fakeRoute(request)) ?? (await graph.handle(request));
+  if (response.type === "error") {
+    // A network failure (FakeGraph.dropNext): the connection closes without an answer.
+    res.destroy();
+    console.log(`${request.method} ${new URL(request.url).pathname} → dropped`);
+    return;
+  }
   const body = Buffer.from(await response.arrayBuffer());
   res.writeHead(response.status, Object.fromEntries(response.headers));
   res.end(body);

@@ -10,11 +10,15 @@
  * - GET /{version}/{phone number id}: `PhoneNumberInfo`;
  * - POST /{version}/{phone number id}/messages: `Message` in, `MessageResponsePayload` out;
  * - GET and POST /{version}/{WABA id}/message_templates: the document's inline schemas.
- * Errors are `GraphAPIError` bodies. Webhooks (`WebhookPayload`) are queued, signed, for the
- * caller to post: {@link FakeGraph.takeWebhooks}.
+ * Errors are `GraphAPIError` bodies. Meta checks the token first: no token → 104, a token no
+ * number holds (or a revoked one) → 190 (HTTP 401); then the object: an id this token may not use,
+ * or that does not exist → 100 with subcode 33 ("Object with ID … does not exist"). Every call is
+ * logged in {@link FakeGraph.calls}; faults ({@link FakeGraph.failNext}, `hangNext`, `dropNext`,
+ * `loseNextAnswer`) answer the next call of an operation instead. Webhooks (`WebhookPayload`) are
+ * queued, signed, for the caller to post: {@link FakeGraph.takeWebhooks}.
  */
 
-import { checkBody } from "./schema.ts";
+import { type AnswerOperation, checkBody } from "./schema.ts";
 import { signBody } from "./sign.ts";
 
 /** A phone number's quality rating (`PhoneNumberInfo.quality_rating`). */
@@ -49,6 +53,28 @@ export interface SentMessage {
   wamid: string;
 }
 
+/** The Graph API operations the fake serves (the names of schema.ts, after the document's). */
+export type GraphOperation = Exclude<AnswerOperation, "error">;
+
+/**
+ * One call the fake received, whatever it answered: refused ones (bad token, fault, invalid body)
+ * included. How a test sees what reached Meta, and when.
+ */
+export interface GraphCall {
+  /** The operation its method and path name; "unknown" for any other path. */
+  operation: GraphOperation | "unknown";
+  /** The object id of the path: a phone number id or a WABA id. */
+  id: string;
+  /** The query string, e.g. "?fields=…&limit=100&after=…" ("" when none). */
+  search: string;
+  /** The JSON body when it is an object; null when there is none or it is not an object. */
+  body: Record<string, unknown> | null;
+  /** When it arrived, by the fake's clock (epoch ms). */
+  at: number;
+  /** The message id given when Meta took the message (sendMessage); null otherwise. */
+  wamid: string | null;
+}
+
 /** A send the fake refused as invalid (error 100) and the problems schema.ts found. */
 export interface InvalidBody {
   phoneNumberId: string;
@@ -57,14 +83,17 @@ export interface InvalidBody {
 }
 
 /**
- * A Graph API error for the next send (`GraphAPIError.error`): `code` (131047, 131026, 130429,
- * 131056, 131049, 131050, 368, 190, …) and `message`; `status` is the HTTP status, 401 for 190 and
- * 400 otherwise when left out (the document answers 190 with 401).
+ * A Graph API error for the next call of an operation (`GraphAPIError.error`): `code` (131047,
+ * 131026, 130429, 131056, 131049, 131050, 368, 190, 100, …) and `message`; `status` is the HTTP
+ * status, 401 for 190 and 400 otherwise when left out (the document answers 190 with 401).
+ * `details` is answered as `error_data.details`, as Meta's "Error codes" page shows it (e.g. why a
+ * template was refused: "Body text is too long.").
  */
 export interface GraphFault {
   code: number;
   message: string;
   status?: number;
+  details?: string;
 }
 
 /** A message template: the fields the document's GET message_templates answers per template. */
@@ -88,10 +117,15 @@ export interface QueuedWebhook {
   signature: string;
 }
 
-/** The fake's settings: the app secret webhooks are signed with; `now` in milliseconds. */
+/**
+ * The fake's settings: the app secret webhooks are signed with; `now` in milliseconds;
+ * `templatePageSize`, the most templates one page of GET message_templates holds whatever `limit`
+ * asks (Meta's `limit` is an upper bound; default 25, Meta's default page size).
+ */
 export interface FakeGraphOptions {
   appSecret: string;
   now?: () => number;
+  templatePageSize?: number;
 }
 
 /**
@@ -100,7 +134,12 @@ export interface FakeGraphOptions {
  */
 export type GraphRequest = Pick<Request, "method" | "url" | "headers" | "text">;
 
-type Fault = { kind: "error"; fault: GraphFault } | { kind: "hang" } | { kind: "lost" };
+type Fault = { operation: GraphOperation } & (
+  | { kind: "error"; fault: GraphFault }
+  | { kind: "hang" }
+  | { kind: "drop" }
+  | { kind: "lost" }
+);
 
 /** Template statuses that refuse a send, with Meta's error (Meta's "Error codes" page). */
 const TEMPLATE_REFUSALS: Record<string, { code: number; message: string }> = {
@@ -141,6 +180,24 @@ async function jsonOf(request: GraphRequest): Promise<unknown> {
   }
 }
 
+/** The operation a method and path edge name (see the module comment's routes). */
+function operationOf(method: string, edge: string | undefined): GraphOperation | "unknown" {
+  const route = `${method} ${edge ?? ""}`;
+  if (route === "GET ") return "getPhoneNumber";
+  if (route === "POST messages") return "sendMessage";
+  if (route === "GET message_templates") return "listTemplates";
+  if (route === "POST message_templates") return "createTemplate";
+  return "unknown";
+}
+
+/**
+ * The cursor of the `index`-th template of a list (`paging.cursors`). Meta's cursors are opaque
+ * strings; the fake's are the base64 of the index, so a test can name the one it expects.
+ */
+export function templateCursor(index: number): string {
+  return btoa(String(index));
+}
+
 function digits(phone: string): string {
   return phone.replace(/\D/g, "");
 }
@@ -154,6 +211,7 @@ function graphError(
     error_subcode?: number;
     error_user_title?: string;
     error_user_msg?: string;
+    error_data?: { details: string };
     is_transient?: boolean;
   },
 ): Response {
@@ -173,8 +231,23 @@ function invalidParameter(problems: string[]): Response {
   return graphError(400, { message: "Invalid parameter", code: 100, error_user_msg: problems.join("; ") });
 }
 
+/** The answer of a fault: Meta's error, a network failure (`Response.error()`), or none ever. */
+function faultAnswer(fault: Fault): Promise<Response> {
+  if (fault.kind === "drop") return Promise.resolve(Response.error());
+  if (fault.kind === "error") {
+    const { code, message, status, details } = fault.fault;
+    const error = { code, message, ...(details === undefined ? {} : { error_data: { details } }) };
+    return Promise.resolve(graphError(status ?? (code === 190 ? 401 : 400), error));
+  }
+  // "hang" (and "lost", which only sends use): a Response that never comes; the caller's own
+  // abort (its timeout) ends the call.
+  return new Promise<Response>(() => {});
+}
+
 /** The fake Graph API; see the module comment for its routes. */
 export class FakeGraph {
+  /** Every call received, in order, whatever it was answered (see {@link GraphCall}). */
+  readonly calls: GraphCall[] = [];
   /** Messages accepted, in order (including those whose answer was lost or never came). */
   readonly sent: SentMessage[] = [];
   /** Sends refused as invalid against the document, in order. */
@@ -184,6 +257,7 @@ export class FakeGraph {
 
   private readonly appSecret: string;
   private readonly now: () => number;
+  private readonly templatePageSize: number;
   private readonly numbers = new Map<string, FakeNumber>();
   private readonly revoked = new Set<string>();
   private readonly faults: Fault[] = [];
@@ -193,6 +267,7 @@ export class FakeGraph {
   constructor(options: FakeGraphOptions) {
     this.appSecret = options.appSecret;
     this.now = options.now ?? Date.now;
+    this.templatePageSize = options.templatePageSize ?? 25;
   }
 
   /** Serves a phone number (and its WABA) to the holder of `number.accessToken`. */
@@ -205,11 +280,28 @@ export class FakeGraph {
     this.revoked.add(token);
   }
 
-  /** Seeds a template (APPROVED unless said otherwise) without a webhook; returns it. */
-  addTemplate(template: Omit<FakeTemplate, "id" | "status"> & { status?: string }): FakeTemplate {
+  /**
+   * Seeds a template (APPROVED unless said otherwise; a new numeric id unless one is given)
+   * without a webhook; returns it.
+   */
+  addTemplate(
+    template: Omit<FakeTemplate, "id" | "status"> & { id?: string; status?: string },
+  ): FakeTemplate {
     const added = { id: newObjectId(), status: "APPROVED", ...template };
     this.templates.push(added);
     return added;
+  }
+
+  /**
+   * Deletes WABA `wabaId`'s templates named `name`, in every language, as Meta's
+   * `DELETE /{WABA-ID}/message_templates?name=` does (the document's deleteTemplateByName; no
+   * webhook); returns how many went.
+   */
+  deleteTemplates(wabaId: string, name: string): number {
+    const before = this.templates.length;
+    const kept = this.templates.filter((t) => t.wabaId !== wabaId || t.name !== name);
+    this.templates.splice(0, before, ...kept);
+    return before - kept.length;
   }
 
   /**
@@ -237,19 +329,41 @@ export class FakeGraph {
     this.queue.push({ body: JSON.stringify({ object: "whatsapp_business_account", entry: [entry] }) });
   }
 
-  /** The next send answers `fault` (HTTP `fault.status`, else 401 for 190, else 400); nothing is sent. */
-  failNext(fault: GraphFault): void {
-    this.faults.push({ kind: "error", fault });
+  /**
+   * The next call of `operation` (a send unless said) that passes the token check answers `fault`
+   * (HTTP `fault.status`, else 401 for 190, else 400); nothing is sent or created. Faults queue:
+   * each answers one call, in order.
+   */
+  failNext(fault: GraphFault, operation: GraphOperation = "sendMessage"): void {
+    this.faults.push({ operation, kind: "error", fault });
   }
 
-  /** The next valid send is sent (recorded, webhooks queued) but never answered: the caller's timeout fires. */
-  hangNext(): void {
-    this.faults.push({ kind: "hang" });
+  /**
+   * The next call of `operation` is never answered: the caller's timeout fires. A valid send is
+   * sent all the same (recorded, webhooks queued): whether Meta took it cannot be told.
+   */
+  hangNext(operation: GraphOperation = "sendMessage"): void {
+    this.faults.push({ operation, kind: "hang" });
+  }
+
+  /** The next call of `operation` fails as a network error does (no HTTP answer); nothing happens. */
+  dropNext(operation: GraphOperation): void {
+    this.faults.push({ operation, kind: "drop" });
   }
 
   /** The next valid send is sent (recorded, webhooks queued) but answered 500 (error code 2, transient). */
   loseNextAnswer(): void {
-    this.faults.push({ kind: "lost" });
+    this.faults.push({ operation: "sendMessage", kind: "lost" });
+  }
+
+  /** The calls of `operation`, in order. */
+  callsOf(operation: GraphOperation): GraphCall[] {
+    return this.calls.filter((c) => c.operation === operation);
+  }
+
+  /** The send calls whose `biz_opaque_callback_data` is `data`, in order, refused ones included. */
+  sendsOf(data: string): GraphCall[] {
+    return this.callsOf("sendMessage").filter((c) => c.body?.biz_opaque_callback_data === data);
   }
 
   /**
@@ -311,10 +425,22 @@ export class FakeGraph {
     );
   }
 
-  /** Answers one Graph API request (see the module comment). */
+  /** Answers one Graph API request (see the module comment); logs it in {@link calls}. */
   async handle(request: GraphRequest): Promise<Response> {
+    const at = this.now();
     const url = new URL(request.url);
     const [version, id, edge, ...rest] = url.pathname.split("/").filter(Boolean);
+    const body = request.method === "GET" || request.method === "HEAD" ? undefined : await jsonOf(request);
+    const operation = rest.length > 0 ? "unknown" : operationOf(request.method, edge);
+    const call: GraphCall = {
+      operation,
+      id: id ?? "",
+      search: url.search,
+      body: isRecord(body) ? body : null,
+      at,
+      wamid: null,
+    };
+    this.calls.push(call);
     if (!version || !id || rest.length > 0) return unsupported(request.method, url.pathname);
     if (!/^v[0-9]+\.[0-9]+$/.test(version)) {
       return graphError(400, { message: "Invalid version format. Use format like 'v23.0'", code: 100 });
@@ -329,12 +455,21 @@ export class FakeGraph {
     }
     const number = holds.find((n) => n.phoneNumberId === id);
     const wabaId = holds.find((n) => n.wabaId === id)?.wabaId;
-    const route = `${request.method} ${edge ?? ""}`;
-    if (number && route === "GET ") return this.phoneNumber(number, url);
-    if (number && route === "POST messages") return this.send(number, request);
-    if (wabaId && route === "GET message_templates") return this.listTemplates(wabaId, url);
-    if (wabaId && route === "POST message_templates") return this.createTemplate(wabaId, request);
+    const onNumber = operation === "getPhoneNumber" || operation === "sendMessage";
+    if (operation === "unknown" || !(onNumber ? number : wabaId)) return unsupported(request.method, id);
+    if (operation === "sendMessage" && number) return this.send(number, body, call);
+    const fault = this.takeFault(operation);
+    if (fault) return faultAnswer(fault);
+    if (operation === "getPhoneNumber" && number) return this.phoneNumber(number, url);
+    if (operation === "listTemplates" && wabaId) return this.listTemplates(wabaId, url);
+    if (operation === "createTemplate" && wabaId) return this.createTemplate(wabaId, body);
     return unsupported(request.method, id);
+  }
+
+  /** Takes the first queued fault of `operation`, if any. */
+  private takeFault(operation: GraphOperation): Fault | undefined {
+    const index = this.faults.findIndex((f) => f.operation === operation);
+    return index < 0 ? undefined : this.faults.splice(index, 1)[0];
   }
 
   /** GET /{version}/{phone number id}: `PhoneNumberInfo`, default fields plus those of `fields`. */
@@ -364,8 +499,7 @@ export class FakeGraph {
   }
 
   /** POST /{version}/{phone number id}/messages: checks, records, queues statuses, answers. */
-  private async send(number: FakeNumber, request: GraphRequest): Promise<Response> {
-    const body = await jsonOf(request);
+  private async send(number: FakeNumber, body: unknown, call: GraphCall): Promise<Response> {
     const problems = checkBody("sendMessage", body);
     if (!isRecord(body) || problems.length > 0) {
       this.invalidBodies.push({ phoneNumberId: number.phoneNumberId, body, problems });
@@ -377,14 +511,12 @@ export class FakeGraph {
       const refusal = (templateRow && TEMPLATE_REFUSALS[templateRow.status]) ?? TEMPLATE_MISSING;
       return graphError(400, refusal);
     }
-    const fault = this.faults.shift();
-    if (fault?.kind === "error") {
-      const { code, message, status } = fault.fault;
-      return graphError(status ?? (code === 190 ? 401 : 400), { code, message });
-    }
+    const fault = this.takeFault("sendMessage");
+    if (fault?.kind === "error" || fault?.kind === "drop") return faultAnswer(fault);
 
     const wamid = newWamid();
     const to = String(body.to);
+    call.wamid = wamid;
     this.sent.push({ phoneNumberId: number.phoneNumberId, body, wamid });
     this.sendsByWamid.set(wamid, { number, to });
     const category = templateRow ? templateRow.category.toLowerCase() : "service";
@@ -392,8 +524,7 @@ export class FakeGraph {
       typeof body.biz_opaque_callback_data === "string" ? body.biz_opaque_callback_data : undefined;
     this.queueStatuses(number, wamid, to, category, opaque);
 
-    // A Response that never comes; the caller's own abort (its timeout) ends the call.
-    if (fault?.kind === "hang") return new Promise<Response>(() => {});
+    if (fault?.kind === "hang") return faultAnswer(fault);
     if (fault?.kind === "lost") {
       return graphError(500, {
         message: "An unexpected error has occurred. Please retry your request later.",
@@ -416,11 +547,15 @@ export class FakeGraph {
     );
   }
 
-  /** GET /{version}/{WABA id}/message_templates?name=&limit=&after=: `data[]` and `paging.cursors`. */
+  /**
+   * GET /{version}/{WABA id}/message_templates?name=&limit=&after=: `data[]`, `paging.cursors`
+   * and, while more follow, `paging.next` (this URL with `after`; the document's `PagingInfo`).
+   * A page holds `limit` templates at most, and never more than the fake's `templatePageSize`.
+   */
   private listTemplates(wabaId: string, url: URL): Response {
     const name = url.searchParams.get("name");
     const all = this.templates.filter((t) => t.wabaId === wabaId && (name === null || t.name === name));
-    const limit = Math.max(1, Number(url.searchParams.get("limit")) || 25);
+    const limit = Math.min(this.templatePageSize, Math.max(1, Number(url.searchParams.get("limit")) || 25));
     const after = url.searchParams.get("after");
     const start = after ? Number(atob(after)) + 1 : 0;
     const page = all.slice(start, start + limit);
@@ -433,13 +568,15 @@ export class FakeGraph {
       components,
     }));
     if (data.length === 0) return Response.json({ data });
-    const cursors = { before: btoa(String(start)), after: btoa(String(start + data.length - 1)) };
-    return Response.json({ data, paging: { cursors } });
+    const cursors = { before: templateCursor(start), after: templateCursor(start + data.length - 1) };
+    if (start + data.length >= all.length) return Response.json({ data, paging: { cursors } });
+    const next = new URL(url);
+    next.searchParams.set("after", cursors.after);
+    return Response.json({ data, paging: { cursors, next: next.toString() } });
   }
 
   /** POST /{version}/{WABA id}/message_templates: a PENDING template; answers `{ id, status, category }`. */
-  private async createTemplate(wabaId: string, request: GraphRequest): Promise<Response> {
-    const body = await jsonOf(request);
+  private createTemplate(wabaId: string, body: unknown): Response {
     const problems = checkBody("createTemplate", body);
     if (!isRecord(body) || problems.length > 0) return invalidParameter(problems);
     const { name, language, category, components } = body;

@@ -1,6 +1,17 @@
 import { describe, expect, it } from "vitest";
+import { FakeGraph, templateCursor } from "../../fakes/cloud-api/graph.ts";
 import { checkAnswer } from "../../fakes/cloud-api/schema.ts";
-import { callGraph, NUMBER, OTHER, OTP_TEMPLATE, TEXT, useFakeGraph } from "./fake-graph";
+import {
+  APP_SECRET,
+  callGraph,
+  GRAPH,
+  NOW_MS,
+  NUMBER,
+  OTHER,
+  OTP_TEMPLATE,
+  TEXT,
+  useFakeGraph,
+} from "./fake-graph";
 
 // The fake Graph API (fakes/cloud-api/graph.ts) as a gateway meets it: over fetch, through the
 // test network. Every answer is checked against the document's schema for it (checkAnswer).
@@ -253,5 +264,139 @@ describe("message templates", () => {
     expect([again.status, again.json.error]).toMatchObject([400, { code: 100, error_subcode: 2388024 }]);
     const invalid = await callGraph("POST", TEMPLATES, { ...body, name: "x", language: { code: "en_US" } });
     expect([invalid.status, invalid.json.error]).toMatchObject([400, { code: 100 }]);
+  });
+});
+
+describe("the call log", () => {
+  it("logs every call, refused ones too, at the fake's clock; sendsOf finds a send by its callback data", async () => {
+    const send = { ...TEXT, biz_opaque_callback_data: "msg-1" };
+    await callGraph("POST", MESSAGES, send, "not-a-token");
+    fake.graph.failNext({ code: 131047, message: "Re-engagement message" });
+    await callGraph("POST", MESSAGES, send);
+    await callGraph("POST", MESSAGES, send);
+    await callGraph("GET", `/${NUMBER.phoneNumberId}?fields=throughput`);
+    const wamid = fake.graph.sent[0]?.wamid;
+    const sendCall = {
+      operation: "sendMessage",
+      id: NUMBER.phoneNumberId,
+      search: "",
+      body: send,
+      at: NOW_MS,
+    };
+    expect(fake.graph.calls).toEqual([
+      { ...sendCall, wamid: null },
+      { ...sendCall, wamid: null },
+      { ...sendCall, wamid },
+      {
+        operation: "getPhoneNumber",
+        id: NUMBER.phoneNumberId,
+        search: "?fields=throughput",
+        body: null,
+        at: NOW_MS,
+        wamid: null,
+      },
+    ]);
+    expect(fake.graph.sendsOf("msg-1")).toEqual(fake.graph.callsOf("sendMessage"));
+    expect(fake.graph.sendsOf("msg-2")).toEqual([]);
+  });
+});
+
+describe("faults of other operations", () => {
+  it("failNext on createTemplate answers Meta's error with error_data.details and creates nothing", async () => {
+    fake.graph.failNext(
+      { code: 100, message: "Invalid parameter", details: "Body text is too long." },
+      "createTemplate",
+    );
+    // A send is not the operation the fault waits for: it goes through.
+    expect((await callGraph("POST", MESSAGES, TEXT)).status).toBe(200);
+    const body = { name: "long_one", language: "en_US", category: "UTILITY", components: [] };
+    const { status, json } = await callGraph("POST", TEMPLATES, body);
+    expect([status, json.error]).toMatchObject([
+      400,
+      { code: 100, message: "Invalid parameter", error_data: { details: "Body text is too long." } },
+    ]);
+    expect(checkAnswer("error", json)).toEqual([]);
+    expect(fake.graph.templates.map((t) => t.name)).toEqual(["otp_code"]);
+    expect((await callGraph("POST", TEMPLATES, body)).status).toBe(200);
+  });
+
+  it("dropNext fails the next call of the operation as a network error, once", async () => {
+    fake.graph.dropNext("listTemplates");
+    await expect(callGraph("GET", TEMPLATES)).rejects.toThrow();
+    expect(fake.graph.callsOf("listTemplates")).toHaveLength(1);
+    expect((await callGraph("GET", TEMPLATES)).status).toBe(200);
+  });
+
+  it("hangNext on getPhoneNumber never answers: the caller's timeout fires", async () => {
+    fake.graph.hangNext("getPhoneNumber");
+    const call = callGraph(
+      "GET",
+      `/${NUMBER.phoneNumberId}`,
+      undefined,
+      NUMBER.accessToken,
+      AbortSignal.timeout(200),
+    );
+    await expect(call).rejects.toThrow();
+    expect((await callGraph("GET", `/${NUMBER.phoneNumberId}`)).status).toBe(200);
+  });
+});
+
+describe("template pages", () => {
+  const graph = () => {
+    const g = new FakeGraph({ appSecret: APP_SECRET, templatePageSize: 2 });
+    g.addNumber(NUMBER);
+    for (const name of ["a_code", "b_code", "c_code"]) {
+      g.addTemplate({ wabaId: NUMBER.wabaId, name, language: "en_US", category: "UTILITY", components: [] });
+    }
+    return g;
+  };
+  const list = async (g: FakeGraph, search: string) => {
+    const request = new Request(`${GRAPH}${TEMPLATES}${search}`, {
+      headers: { authorization: `Bearer ${NUMBER.accessToken}` },
+    });
+    return (await (await g.handle(request)).json()) as {
+      data: { id: string; name: string }[];
+      paging?: { cursors: { before: string; after: string }; next?: string };
+    };
+  };
+
+  it("holds templatePageSize templates at most, whatever limit asks; paging.next while more follow", async () => {
+    const g = graph();
+    const first = await list(g, "?limit=100");
+    expect(first.data.map((t) => t.name)).toEqual(["a_code", "b_code"]);
+    expect(first.paging?.cursors).toEqual({ before: templateCursor(0), after: templateCursor(1) });
+    expect(first.paging?.next).toBe(
+      `${GRAPH}${TEMPLATES}?limit=100&after=${encodeURIComponent(templateCursor(1))}`,
+    );
+    expect(checkAnswer("listTemplates", first)).toEqual([]);
+    const next = new URL(first.paging?.next ?? "");
+    const second = await list(g, next.search);
+    expect(second.data.map((t) => t.name)).toEqual(["c_code"]);
+    expect(second.paging).toEqual({ cursors: { before: templateCursor(2), after: templateCursor(2) } });
+  });
+
+  it("deleteTemplates removes a name in every language, and only in its WABA", async () => {
+    const g = graph();
+    g.addTemplate({
+      wabaId: NUMBER.wabaId,
+      name: "b_code",
+      language: "pt_BR",
+      category: "UTILITY",
+      components: [],
+    });
+    g.addTemplate({
+      wabaId: OTHER.wabaId,
+      name: "b_code",
+      language: "en_US",
+      category: "UTILITY",
+      components: [],
+    });
+    expect(g.deleteTemplates(NUMBER.wabaId, "b_code")).toBe(2);
+    expect((await list(g, "")).data.map((t) => t.name)).toEqual(["a_code", "c_code"]);
+    expect(g.templates.map((t) => [t.wabaId, t.name])).toEqual([
+      [NUMBER.wabaId, "a_code"],
+      [NUMBER.wabaId, "c_code"],
+      [OTHER.wabaId, "b_code"],
+    ]);
   });
 });

@@ -1,28 +1,23 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openSecret, sealSecret } from "../../src/lib/sealed-secret";
 import { CREDENTIALS_KEY } from "../gateway-config";
 import { ADMIN_TOKEN, call, createAccount, expectProblem, sessionStub } from "../helpers";
-import { useNetwork } from "../network";
-import { everyD1Row, FakeGraph, TOKEN, WABA_ID } from "./sessions-fixtures";
+import { everyD1Row, TOKEN, useExampleNumber, WABA_ID } from "./sessions-fixtures";
+import { createSession, linkNumber } from "./webhooks-fixtures";
 
 // Linking a business number by its Meta ids and access token (POST /v1/chatapp/sessions with
 // `gateway: "cloud_api"`): Meta reads the number at once; its refusal stores nothing; the token
 // is kept only sealed (src/lib/sealed-secret.ts), in D1 and in the session object alike.
 
-useNetwork();
-
-let graph: FakeGraph;
-beforeEach(() => {
-  graph = new FakeGraph().install();
-});
+const meta = useExampleNumber();
 
 /** The D1 rows of the fake's number (D1 keeps those of earlier tests). */
 async function numberRows(): Promise<Record<string, unknown>[]> {
   return (
     await env.DB.prepare("SELECT * FROM cloud_api_numbers WHERE phone_number_id = ?")
-      .bind(graph.phoneNumberId)
+      .bind(meta.number.phoneNumberId)
       .all<Record<string, unknown>>()
   ).results;
 }
@@ -50,7 +45,7 @@ function objectStorage(id: string): Promise<string> {
 describe("a Cloud API session with good credentials", () => {
   it("is connected at once with Meta's number and name, no QR; D1 records the number, sealed", async () => {
     const { key, accountId } = await createAccount();
-    const res = await graph.createSession(key);
+    const res = await createSession(key, meta.number);
     expect(res.status, res.text).toBe(201);
     const { session } = res.body;
     expect(res.body.qr_code).toBeNull();
@@ -66,7 +61,7 @@ describe("a Cloud API session with good credentials", () => {
       {
         session_id: session.id,
         account_id: accountId,
-        phone_number_id: graph.phoneNumberId,
+        phone_number_id: meta.number.phoneNumberId,
         waba_id: WABA_ID,
         access_token_sealed: expect.stringMatching(/^v1\./),
         throughput_mps: 80,
@@ -89,9 +84,9 @@ describe("a Cloud API session with good credentials", () => {
   });
 
   it("takes the throughput Meta reports: HIGH → 1,000 messages per second", async () => {
-    graph.number.throughput = "HIGH";
+    meta.graph.addNumber({ ...meta.number, throughputLevel: "HIGH" });
     const { key } = await createAccount();
-    const id = await graph.session(key);
+    const id = await linkNumber(key, meta.number);
     expect((await numberRows()).find((row) => row.session_id === id)?.throughput_mps).toBe(1000);
   });
 });
@@ -114,7 +109,7 @@ describe("Meta refuses the credentials", () => {
       });
       expect(limited.status).toBe(200);
 
-      const res = await graph.createSession(key, link);
+      const res = await createSession(key, meta.number, link);
       const problem = expectProblem(res, 422, "gateway_credentials_invalid");
       expect(problem.detail).toMatch(message);
       expect(await sessionRows(accountId)).toBe(0);
@@ -123,7 +118,7 @@ describe("Meta refuses the credentials", () => {
       expect(await everyD1Row()).not.toContain("999999999999");
 
       // The account's one slot is free: the right credentials link the number now.
-      await graph.session(key);
+      await linkNumber(key, meta.number);
       expect(await sessionRows(accountId)).toBe(1);
     },
   );
@@ -151,7 +146,7 @@ describe("the create body", () => {
     const problem = expectProblem(res, 422, "validation_failed");
     expect(problem.errors).toEqual({ cloud_api: [error] });
     expect(await sessionRows(accountId)).toBe(0);
-    expect(graph.sent).toEqual([]);
+    expect(meta.graph.calls).toEqual([]);
   });
 
   it.each([
@@ -159,7 +154,7 @@ describe("the create body", () => {
     ["an empty token", { access_token: "" }, "access_token"],
   ])("%s → 422 validation_failed naming the field", async (_, link, field) => {
     const { key } = await createAccount();
-    const res = await graph.createSession(key, link);
+    const res = await createSession(key, meta.number, link);
     const problem = expectProblem(res, 422, "validation_failed");
     expect(Object.keys(problem.errors ?? {})).toEqual([`cloud_api.${field}`]);
   });
@@ -168,9 +163,9 @@ describe("the create body", () => {
 describe("one number, one session", () => {
   it("the same number twice → 409 phone_number_in_use, the second stores nothing; after a delete it links again", async () => {
     const { key, accountId } = await createAccount();
-    const first = await graph.session(key);
+    const first = await linkNumber(key, meta.number);
 
-    const again = await graph.createSession(key);
+    const again = await createSession(key, meta.number);
     expectProblem(again, 409, "phone_number_in_use");
     expect(await sessionRows(accountId)).toBe(1);
     expect((await numberRows()).map((row) => row.session_id)).toEqual([first]);
@@ -178,7 +173,7 @@ describe("one number, one session", () => {
     const deleted = await call("DELETE", `/v1/chatapp/sessions/${first}`, { key });
     expect(deleted.status).toBe(200);
     expect(await numberRows()).toEqual([]);
-    const second = await graph.session(key);
+    const second = await linkNumber(key, meta.number);
     expect((await numberRows()).map((row) => row.session_id)).toEqual([second]);
   });
 });
@@ -190,7 +185,7 @@ describe("routes a Cloud API session does not have", () => {
     ["POST", "link-url", {}],
   ])("%s /{id}/%s → 409 not_supported_by_gateway", async (method, path, body) => {
     const { key } = await createAccount();
-    const id = await graph.session(key);
+    const id = await linkNumber(key, meta.number);
     const res = await call(method, `/v1/chatapp/sessions/${id}/${path}`, { key, body });
     expectProblem(res, 409, "not_supported_by_gateway");
   });
@@ -199,7 +194,7 @@ describe("routes a Cloud API session does not have", () => {
 describe("another account's Cloud API session", () => {
   it("answers 404 to show and delete, and stays", async () => {
     const owner = await createAccount();
-    const id = await graph.session(owner.key);
+    const id = await linkNumber(owner.key, meta.number);
     const other = await createAccount();
     expectProblem(await call("GET", `/v1/chatapp/sessions/${id}`, { key: other.key }), 404, "not_found");
     expectProblem(await call("DELETE", `/v1/chatapp/sessions/${id}`, { key: other.key }), 404, "not_found");

@@ -1,4 +1,4 @@
-import { beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { checkBody } from "../../fakes/cloud-api/schema";
 import { SEND_ERRORS } from "../../src/gateways/cloud-api/send";
 import { PUBLIC_URL } from "../gateway-config";
@@ -12,8 +12,8 @@ import {
   type SendResponse,
   waitForMessages,
 } from "../message-fixtures";
-import { useNetwork } from "../network";
-import { FakeGraph } from "./sessions-fixtures";
+import { openWindow, useExampleNumber } from "./sessions-fixtures";
+import { linkNumber } from "./webhooks-fixtures";
 
 // Sends through a Cloud API session, the whole way: POST /v1/chatapp/messages, the outbound
 // queue, the session object, and Meta's `POST /{Version}/{Phone-Number-ID}/messages` (operation
@@ -22,17 +22,12 @@ import { FakeGraph } from "./sessions-fixtures";
 // it (Meta's own examples omit it); `biz_opaque_callback_data`, which the document defines under
 // `CallRequestPayload` only, is on every message as Meta's "Messages" reference documents it.
 
-useNetwork();
-
 const TO = "+14155552671";
 
-let graph: FakeGraph;
-beforeEach(() => {
-  graph = new FakeGraph().install();
-});
+const meta = useExampleNumber();
 
 async function send(key: string, session: string, body: Record<string, unknown>): Promise<Message> {
-  if (body.type !== "template") await graph.openWindow([TO]);
+  if (body.type !== "template") await openWindow(meta.graph, meta.number.phoneNumberId, [TO]);
   const res = await call<SendResponse>("POST", "/v1/chatapp/messages", {
     key,
     body: { chatapp_session_id: session, to_number: [TO], ...body },
@@ -76,13 +71,13 @@ describe("every send type reaches Meta as the document's `Message`", () => {
     ],
   ])("%s", async (_, request, object) => {
     const { key } = await createAccount();
-    const session = await graph.session(key);
+    const session = await linkNumber(key, meta.number);
     const accepted = await send(key, session, request);
     const [message] = await waitForMessages(key, [accepted.id]);
 
-    const sends = graph.sendsOf(accepted.id);
+    const sends = meta.graph.sendsOf(accepted.id);
     expect(sends).toHaveLength(1);
-    expect(sends[0]?.phoneNumberId).toBe(graph.phoneNumberId);
+    expect(sends[0]?.id).toBe(meta.number.phoneNumberId);
     expect(sends[0]?.body).toEqual({
       messaging_product: "whatsapp",
       recipient_type: "individual",
@@ -119,8 +114,8 @@ describe("Meta's error codes", () => {
 
   it.each(FINAL)("%s → failed with reason %s, refunded, after one call", async (code, reason) => {
     const { key, accountId } = await createAccount(10);
-    const session = await graph.session(key);
-    graph.faults.push({ code, status: 400, message: `Meta error ${code}` });
+    const session = await linkNumber(key, meta.number);
+    meta.graph.failNext({ code, status: 400, message: `Meta error ${code}` });
     const accepted = await send(key, session, { type: "text", content: "Hello" });
     const [message] = await waitForMessages(key, [accepted.id], (m) => m.status === "failed");
 
@@ -128,21 +123,21 @@ describe("Meta's error codes", () => {
     expect(message?.metadata.send_attempts).toEqual([
       { at: expect.any(String), outcome: "rejected", reason },
     ]);
-    expect(graph.sendsOf(accepted.id)).toHaveLength(1);
+    expect(meta.graph.sendsOf(accepted.id)).toHaveLength(1);
     await expect.poll(() => balanceOf(accountId)).toBe(10);
   });
 
   it.each(THROTTLED)("%s → %s in metadata, retried with backoff, then sent", async (code, reason) => {
     const { key, accountId } = await createAccount(10);
-    const session = await graph.session(key);
-    graph.faults.push({ code, status: 400 });
+    const session = await linkNumber(key, meta.number);
+    meta.graph.failNext({ code, status: 400, message: `Meta error ${code}` });
     const accepted = await send(key, session, { type: "text", content: "Hello" });
     await driveAlarmUntil(session, async () => (await getMessage(key, accepted.id)).status === "sent");
 
     const message = await getMessage(key, accepted.id);
     expect(message).toMatchObject({ status: "sent", metadata: { attempts: 2 } });
     expect(message.metadata.send_attempts).toEqual([{ at: expect.any(String), outcome: "rejected", reason }]);
-    const sends = graph.sendsOf(accepted.id);
+    const sends = meta.graph.sendsOf(accepted.id);
     expect(sends.map((s) => s.wamid === null)).toEqual([true, false]);
     expect(message.provider_message_id).toBe(sends[1]?.wamid);
     expect(sends[1]?.body).toEqual(sends[0]?.body);

@@ -1,23 +1,18 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { call, createAccount, sessionStub, showSession } from "../helpers";
 import { balanceOf, getMessage, type SendResponse, waitForMessages } from "../message-fixtures";
-import { useNetwork } from "../network";
-import { FakeGraph } from "./sessions-fixtures";
+import { openWindow, TOKEN, useExampleNumber } from "./sessions-fixtures";
+import { linkNumber } from "./webhooks-fixtures";
 
 // A token Meta refuses later (OAuthException 190, Meta's "Error codes → Authorization errors"):
 // the session moves to `failed` with reason `token_invalid`, with its `session.status_changed`
 // event, whether a send or the periodic check finds out.
 
-useNetwork();
-
 const TO = ["+14155552671", "+14155552672"];
 
-let graph: FakeGraph;
-beforeEach(() => {
-  graph = new FakeGraph().install();
-});
+const meta = useExampleNumber();
 
 /** The `session.status_changed` events of the account, as [status, reason]. */
 async function statusEvents(accountId: string): Promise<[string, string | null][]> {
@@ -35,9 +30,9 @@ async function statusEvents(accountId: string): Promise<[string, string | null][
 describe("a token Meta refuses on a send", () => {
   it("fails the message (token_invalid, refunded) and the session (failed, token_invalid); nothing else is sent", async () => {
     const { key, accountId } = await createAccount(10);
-    const session = await graph.session(key);
-    await graph.openWindow(TO);
-    graph.number.token = "EAAG-revoked-since";
+    const session = await linkNumber(key, meta.number);
+    await openWindow(meta.graph, meta.number.phoneNumberId, TO);
+    meta.graph.revokeToken(TOKEN);
     const res = await call<SendResponse>("POST", "/v1/chatapp/messages", {
       key,
       body: {
@@ -63,7 +58,7 @@ describe("a token Meta refuses on a send", () => {
     // The other message waits, as with any failed session: never sent with the refused token.
     await runDurableObjectAlarm(sessionStub(session));
     expect(await getMessage(key, second ?? "")).toMatchObject({ status: "queued" });
-    expect(graph.sent.map((s) => s.body.biz_opaque_callback_data)).toEqual([first]);
+    expect(meta.graph.callsOf("sendMessage").map((s) => s.body?.biz_opaque_callback_data)).toEqual([first]);
     // One refund: the failed message's; the waiting one stays charged until its own outcome.
     expect(await balanceOf(accountId)).toBe(9.99);
   });
@@ -72,9 +67,9 @@ describe("a token Meta refuses on a send", () => {
 describe("a token Meta refuses at the periodic check", () => {
   it("GET /v1/chatapp/sessions/{id}/gateway: the check moves the session to failed token_invalid", async () => {
     const { key, accountId } = await createAccount();
-    const session = await graph.session(key);
-    await graph.openWindow(TO);
-    graph.number.token = "EAAG-revoked-since";
+    const session = await linkNumber(key, meta.number);
+    await openWindow(meta.graph, meta.number.phoneNumberId, TO);
+    meta.graph.revokeToken(TOKEN);
 
     const res = await call<{ health: { gateway: string; gateway_state: string } }>(
       "GET",
@@ -92,12 +87,12 @@ describe("a token Meta refuses at the periodic check", () => {
 
   it("the scheduled check (gateway_check deadline) does it too, and one that Meta still takes changes nothing", async () => {
     const { key, accountId } = await createAccount();
-    const session = await graph.session(key);
+    const session = await linkNumber(key, meta.number);
     // The check falls due (the driven alarm runs at the time it was armed for): Meta takes the token.
     await runDurableObjectAlarm(sessionStub(session));
     expect(await showSession(key, session)).toMatchObject({ status: "connected" });
 
-    graph.number.token = "EAAG-revoked-since";
+    meta.graph.revokeToken(TOKEN);
     await runDurableObjectAlarm(sessionStub(session));
     expect(await showSession(key, session)).toMatchObject({ status: "failed", reason: "token_invalid" });
     expect(await statusEvents(accountId)).toEqual([

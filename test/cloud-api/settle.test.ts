@@ -1,8 +1,8 @@
-import { beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { call, createAccount } from "../helpers";
 import { firstAttempts, getMessage, type SendResponse } from "../message-fixtures";
-import { useNetwork } from "../network";
-import { alarmAt, FakeGraph, outboxEntry } from "./sessions-fixtures";
+import { alarmAt, openWindow, outboxEntry, useExampleNumber } from "./sessions-fixtures";
+import { linkNumber } from "./webhooks-fixtures";
 
 // A Cloud API send whose answer was lost (a timeout, a 5xx) may or may not have reached Meta,
 // which has no way to look a message up: it stays unknown, settled by a status webhook carrying
@@ -10,26 +10,25 @@ import { alarmAt, FakeGraph, outboxEntry } from "./sessions-fixtures";
 // default) after the first call, it is sent again, with the same `biz_opaque_callback_data`.
 // Time is the session's alarm's (sessions-fixtures.ts `alarmAt`), never waited for.
 
-useNetwork();
-
 const SETTLE_MS = 900_000;
 
-let graph: FakeGraph;
-beforeEach(() => {
-  graph = new FakeGraph().install();
-});
+const meta = useExampleNumber();
 
 describe("a send whose outcome is unknown", () => {
   it.each([
-    ["no answer within the timeout", "hang" as const, /^gateway_timeout/],
-    ["Meta's 500 (131000, something went wrong)", { code: 131000, status: 500 }, /^gateway_http_500/],
+    ["no answer within the timeout", () => meta.graph.hangNext(), /^gateway_timeout/],
+    [
+      "Meta's 500 (131000, something went wrong)",
+      () => meta.graph.failNext({ code: 131000, status: 500, message: "Something went wrong" }),
+      /^gateway_http_500/,
+    ],
   ])(
     "%s: not sent again before CLOUD_API_SETTLE_SECONDS; after it, sent again with the same callback data",
     async (_, fault, reason) => {
       const { key } = await createAccount();
-      const session = await graph.session(key);
-      await graph.openWindow(["+14155552671"]);
-      graph.faults.push(fault);
+      const session = await linkNumber(key, meta.number);
+      await openWindow(meta.graph, meta.number.phoneNumberId, ["+14155552671"]);
+      fault();
       const res = await call<SendResponse>("POST", "/v1/chatapp/messages", {
         key,
         body: { chatapp_session_id: session, to_number: ["+14155552671"], type: "text", content: "Hello" },
@@ -51,15 +50,15 @@ describe("a send whose outcome is unknown", () => {
           state: "unknown",
           next_attempt_at: since + SETTLE_MS,
         });
-        expect(graph.sendsOf(id)).toHaveLength(1);
+        expect(meta.graph.sendsOf(id)).toHaveLength(1);
         expect((await getMessage(key, id)).status).toBe("queued");
       }
 
       await alarmAt(session, since + SETTLE_MS);
-      const sends = graph.sendsOf(id);
+      const sends = meta.graph.sendsOf(id);
       expect(sends).toHaveLength(2);
       expect(sends[1]?.body).toEqual(sends[0]?.body);
-      expect(sends[1]?.body.biz_opaque_callback_data).toBe(id);
+      expect(sends[1]?.body?.biz_opaque_callback_data).toBe(id);
       await expect.poll(async () => (await getMessage(key, id)).status).toBe("sent");
       const sent = await getMessage(key, id);
       expect(sent).toMatchObject({ provider_message_id: sends[1]?.wamid, metadata: { attempts: 2 } });

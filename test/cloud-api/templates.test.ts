@@ -1,20 +1,21 @@
 import { env } from "cloudflare:workers";
-import { HttpResponse, http } from "msw";
 import { describe, expect, it } from "vitest";
+import { type FakeTemplate, templateCursor } from "../../fakes/cloud-api/graph.ts";
 import { checkBody } from "../../fakes/cloud-api/schema.ts";
 import { applyTemplateStatusUpdate } from "../../src/gateways/cloud-api/template-status";
-import { call, createAccount, expectProblem, type SessionEnvelope } from "../helpers";
+import { call, createAccount, expectProblem } from "../helpers";
 import { balanceOf, connectedSession, storedMessageCount, waitForMessages } from "../message-fixtures";
-import { network, useNetwork } from "../network";
+import { cloudApiSession, useFakeGraph } from "./webhooks-fixtures";
 
-useNetwork();
+// Meta's Graph API is the shared fake (fakes/cloud-api/graph.ts): `message_templates` GET/POST
+// and `sendMessage` as Meta's OpenAPI document gives them, every send checked against it. Its
+// pages hold two templates at most, so a list of three takes two calls.
+const fake = useFakeGraph({ templatePageSize: 2 });
 
-// Meta's Graph API at its HTTP boundary, answering with the shapes of Meta's OpenAPI document
-// (business-messaging-api_v23.0.yaml: `message_templates` GET/POST, `sendMessage`).
-const GRAPH = "https://graph.facebook.com/v23.0";
-const TOKEN = "good-token";
+/** A template as seeded at the fake, with the id the tests name; its WABA is the session's. */
+type FakeTemplateSeed = Omit<FakeTemplate, "wabaId">;
 
-const ORDER_UPDATE = {
+const ORDER_UPDATE: FakeTemplateSeed = {
   id: "1001",
   name: "order_update",
   language: "en_US",
@@ -25,7 +26,7 @@ const ORDER_UPDATE = {
     { type: "BUTTONS", buttons: [{ type: "URL", text: "Track", url: "https://shop.example/track/{{1}}" }] },
   ],
 };
-const PROMO = {
+const PROMO: FakeTemplateSeed = {
   id: "1002",
   name: "promo",
   language: "en_US",
@@ -33,7 +34,7 @@ const PROMO = {
   status: "PENDING",
   components: [{ type: "BODY", text: "Sale!" }],
 };
-const HELLO = {
+const HELLO: FakeTemplateSeed = {
   id: "1003",
   name: "hello_world",
   language: "en_US",
@@ -42,92 +43,18 @@ const HELLO = {
   components: [{ type: "BODY", text: "Hello" }],
 };
 
-interface Graph {
-  templates: Record<string, unknown>[];
-  listCalls: string[];
-  created: Record<string, unknown>[];
-  sent: Record<string, unknown>[];
-  down: boolean;
-}
-
-/** A Cloud API business number with its templates at the fake Meta; two pages of two templates at most. */
-function fakeGraph(phoneNumberId: string, wabaId: string, templates: Record<string, unknown>[]): Graph {
-  const graph: Graph = { templates, listCalls: [], created: [], sent: [], down: false };
-  const authorised = (request: { headers: Headers }) =>
-    request.headers.get("authorization") === `Bearer ${TOKEN}`;
-  network.use(
-    http.get(`${GRAPH}/${phoneNumberId}`, () =>
-      HttpResponse.json({
-        id: phoneNumberId,
-        display_phone_number: "+1 555-555-5555",
-        verified_name: "Shop",
-      }),
-    ),
-    http.get(`${GRAPH}/${wabaId}/message_templates`, ({ request }) => {
-      if (graph.down) return HttpResponse.error();
-      if (!authorised(request))
-        return HttpResponse.json({ error: { message: "bad token", code: 190 } }, { status: 401 });
-      const url = new URL(request.url);
-      graph.listCalls.push(url.search);
-      const start = Number(url.searchParams.get("after") ?? "0");
-      const data = graph.templates.slice(start, start + 2);
-      const more = start + 2 < graph.templates.length;
-      return HttpResponse.json({
-        data,
-        paging: {
-          cursors: { before: String(start), after: String(start + 2) },
-          ...(more ? { next: `${GRAPH}/${wabaId}/message_templates?after=${start + 2}` } : {}),
-        },
-      });
-    }),
-    http.post(`${GRAPH}/${wabaId}/message_templates`, async ({ request }) => {
-      const body = (await request.json()) as Record<string, unknown>;
-      graph.created.push(body);
-      if (body.name === "bad_one")
-        return HttpResponse.json(
-          {
-            error: {
-              message: "Invalid parameter",
-              type: "OAuthException",
-              code: 100,
-              error_data: { details: "Body text is too long." },
-            },
-          },
-          { status: 400 },
-        );
-      return HttpResponse.json({ id: "2001", status: "PENDING", category: body.category });
-    }),
-    http.post(`${GRAPH}/${phoneNumberId}/messages`, async ({ request }) => {
-      graph.sent.push((await request.json()) as Record<string, unknown>);
-      return HttpResponse.json({
-        messaging_product: "whatsapp",
-        contacts: [{ input: "14155552671", wa_id: "14155552671" }],
-        messages: [{ id: `wamid.${graph.sent.length}` }],
-      });
-    }),
-  );
-  return graph;
-}
-
-let numbers = 0;
-
-/** A connected Cloud API session of a new business number of WABA `wabaId`, with its fake Meta. */
-async function cloudSession(
-  key: string,
-  templates: Record<string, unknown>[],
-  wabaId = `10229012934${String(++numbers).padStart(4, "0")}`,
-) {
-  const phoneNumberId = `1065403522${String(++numbers).padStart(5, "0")}`;
-  const graph = fakeGraph(phoneNumberId, wabaId, templates);
-  const res = await call<SessionEnvelope>("POST", "/v1/chatapp/sessions", {
-    key,
-    body: {
-      gateway: "cloud_api",
-      cloud_api: { phone_number_id: phoneNumberId, waba_id: wabaId, access_token: TOKEN },
-    },
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return { id: res.body.session.id, graph, wabaId };
+/**
+ * A connected Cloud API session of a new business number, of WABA `wabaId` (a new one unless
+ * given), whose WABA holds `templates` at the fake Graph API (those it does not hold yet).
+ */
+async function cloudSession(key: string, templates: FakeTemplateSeed[], wabaId?: string) {
+  const graph = fake();
+  const session = await cloudApiSession(graph, key, wabaId === undefined ? {} : { wabaId });
+  for (const template of templates) {
+    const held = graph.templates.some((t) => t.wabaId === session.wabaId && t.id === template.id);
+    if (!held) graph.addTemplate({ ...template, wabaId: session.wabaId });
+  }
+  return { ...session, graph };
 }
 
 interface TemplateList {
@@ -145,7 +72,7 @@ interface TemplateList {
 describe("template list", () => {
   it("reads every page from Meta, caches it, serves the cache inside the window, refreshes on demand", async () => {
     const { key } = await createAccount();
-    const { id, graph } = await cloudSession(key, [ORDER_UPDATE, PROMO, HELLO]);
+    const { id, graph, wabaId } = await cloudSession(key, [ORDER_UPDATE, PROMO, HELLO]);
     const first = await call<TemplateList>("GET", `/v1/chatapp/sessions/${id}/templates`, { key });
     expect(first.status, JSON.stringify(first.body)).toBe(200);
     expect(first.body.data.map((t) => [t.name, t.status, t.id])).toEqual([
@@ -155,8 +82,10 @@ describe("template list", () => {
     ]);
     expect(first.body.data[1]?.components).toEqual(ORDER_UPDATE.components);
     expect(first.body.meta.stale).toBe(false);
-    expect(graph.listCalls).toHaveLength(2);
-    expect(graph.listCalls[1]).toContain("after=2");
+    const listCalls = () => graph.callsOf("listTemplates");
+    expect(listCalls()).toHaveLength(2);
+    // The second page starts after the first page's last template (the fake's cursor of index 1).
+    expect(new URLSearchParams(listCalls()[1]?.search).get("after")).toBe(templateCursor(1));
     const rows = await env.DB.prepare("SELECT name FROM message_templates WHERE session_id = ?")
       .bind(id)
       .all();
@@ -164,16 +93,17 @@ describe("template list", () => {
 
     const second = await call<TemplateList>("GET", `/v1/chatapp/sessions/${id}/templates`, { key });
     expect(second.body.data).toHaveLength(3);
-    expect(graph.listCalls).toHaveLength(2);
+    expect(listCalls()).toHaveLength(2);
 
-    graph.templates = [HELLO];
+    graph.deleteTemplates(wabaId, "order_update");
+    graph.deleteTemplates(wabaId, "promo");
     const refreshed = await call<TemplateList>("GET", `/v1/chatapp/sessions/${id}/templates?refresh=true`, {
       key,
     });
     expect(refreshed.body.data.map((t) => t.name)).toEqual(["hello_world"]);
-    expect(graph.listCalls).toHaveLength(3);
+    expect(listCalls()).toHaveLength(3);
 
-    graph.down = true;
+    graph.dropNext("listTemplates");
     const stale = await call<TemplateList>("GET", `/v1/chatapp/sessions/${id}/templates?refresh=true`, {
       key,
     });
@@ -229,18 +159,26 @@ describe("template create", () => {
       { key, body },
     );
     expect(res.status, JSON.stringify(res.body)).toBe(201);
+    // The id Meta gave the template it created (PENDING, as Meta's answer says).
+    const created = graph.templates.find((t) => t.name === "shipping_notice");
+    expect(created).toMatchObject({ id: expect.stringMatching(/^\d+$/), status: "PENDING" });
     expect(res.body.data).toMatchObject({
-      id: "2001",
+      id: created?.id,
       status: "PENDING",
       category: "UTILITY",
       name: "shipping_notice",
     });
-    expect(graph.created).toEqual([body]);
+    const createCalls = () => graph.callsOf("createTemplate").map((c) => c.body);
+    expect(createCalls()).toEqual([body]);
     const row = await env.DB.prepare("SELECT template_id, status FROM message_templates WHERE session_id = ?")
       .bind(id)
       .first();
-    expect(row).toEqual({ template_id: "2001", status: "PENDING" });
+    expect(row).toEqual({ template_id: created?.id, status: "PENDING" });
 
+    graph.failNext(
+      { code: 100, message: "Invalid parameter", details: "Body text is too long." },
+      "createTemplate",
+    );
     const refused = await call("POST", `/v1/chatapp/sessions/${id}/templates`, {
       key,
       body: { ...body, name: "bad_one" },
@@ -254,7 +192,7 @@ describe("template create", () => {
     });
     expectProblem(invalid, 422, "validation_failed");
     expect(Object.keys(invalid.body.errors as object).sort()).toEqual(["extra", "name"]);
-    expect(graph.created).toHaveLength(2);
+    expect(createCalls()).toHaveLength(2);
   });
 });
 
@@ -335,7 +273,7 @@ describe("template sends", () => {
       language: "en_US",
       variables: { body: ["Ana", "A-17"], buttons: [{ index: 0, sub_type: "url", parameter: "A-17" }] },
     });
-    expect(graph.sent).toEqual([
+    expect(graph.sent.map((s) => s.body)).toEqual([
       {
         messaging_product: "whatsapp",
         recipient_type: "individual",
@@ -360,7 +298,8 @@ describe("template sends", () => {
     ]);
     // The body is a `Message` as Meta's OpenAPI document reads (fakes/cloud-api/schema.ts, readings
     // (a)–(f): e.g. `language.policy` is required there though Meta's own examples omit it).
-    expect(checkBody("sendMessage", graph.sent[0])).toEqual([]);
+    expect(checkBody("sendMessage", graph.sent[0]?.body)).toEqual([]);
+    expect(graph.invalidBodies).toEqual([]);
   });
 
   it("refuses an unknown or unapproved template with 422 template_not_found, charging nothing", async () => {

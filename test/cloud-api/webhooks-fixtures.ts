@@ -1,52 +1,81 @@
 import { http } from "msw";
-import { beforeEach } from "vitest";
-import { FakeGraph } from "../../fakes/cloud-api/graph.ts";
+import { beforeEach, expect } from "vitest";
+import { FakeGraph, type FakeGraphOptions, type FakeNumber } from "../../fakes/cloud-api/graph.ts";
 import { signBody } from "../../fakes/cloud-api/sign.ts";
-import { CLOUD_API_APP_SECRET } from "../gateway-config";
+import { CLOUD_API_APP_SECRET, CLOUD_API_BASE_URL } from "../gateway-config";
 import { call, type SessionEnvelope } from "../helpers";
 import { network, useNetwork } from "../network";
 
-// What the Cloud API webhook tests share: the fake Graph API (fakes/cloud-api/graph.ts) on the
-// test network, a connected Cloud API session on a number of its own, and signed webhook posts.
-
-/** The business number's display form; webhooks and the session's phone_number use its digits. */
-export const DISPLAY_NUMBER = "+1 555 010 0001";
+// What the Cloud API tests share: the fake Graph API (fakes/cloud-api/graph.ts) on the test
+// network, business numbers on it and their sessions, and signed webhook posts.
 
 /** A fresh fake Graph API on the test network for every test; read it through the getter. */
-export function useFakeGraph(): () => FakeGraph {
+export function useFakeGraph(options: Omit<FakeGraphOptions, "appSecret"> = {}): () => FakeGraph {
   useNetwork();
-  let graph = new FakeGraph({ appSecret: CLOUD_API_APP_SECRET });
+  let graph = new FakeGraph({ appSecret: CLOUD_API_APP_SECRET, ...options });
   beforeEach(() => {
-    graph = new FakeGraph({ appSecret: CLOUD_API_APP_SECRET });
-    network.use(http.all("https://graph.facebook.com/*", ({ request }) => graph.handle(request)));
+    graph = new FakeGraph({ appSecret: CLOUD_API_APP_SECRET, ...options });
+    network.use(http.all(`${CLOUD_API_BASE_URL}/*`, ({ request }) => graph.handle(request)));
   });
   return () => graph;
 }
 
+/** The business number's display form of {@link addNumber}; webhooks and the session's phone_number use its digits. */
+export const DISPLAY_NUMBER = "+1 555 010 0001";
+
 let numbers = 0;
 
-/** A number of its own (phone_number_id is unique across sessions) and its connected session. */
-export async function cloudApiSession(graph: FakeGraph, key: string) {
+/**
+ * Adds a business number of its own to `graph`: a phone_number_id no earlier test of the file used
+ * (D1 keeps their rows, and the id is unique there), a WABA and a token of its own, the display
+ * number {@link DISPLAY_NUMBER}, named "Shop"; `overrides` replace any of these.
+ */
+export function addNumber(graph: FakeGraph, overrides: Partial<FakeNumber> = {}): FakeNumber {
   numbers += 1;
   const phoneNumberId = String(200_000_000_000_000 + numbers * 1000 + Math.floor(Math.random() * 1000));
-  const wabaId = String(300_000_000_000_000 + numbers);
-  const accessToken = `token-${phoneNumberId}`;
-  graph.addNumber({
+  const number: FakeNumber = {
     phoneNumberId,
-    wabaId,
+    wabaId: String(300_000_000_000_000 + numbers),
     displayPhoneNumber: DISPLAY_NUMBER,
     verifiedName: "Shop",
-    accessToken,
-  });
-  const res = await call<SessionEnvelope>("POST", "/v1/chatapp/sessions", {
+    accessToken: `token-${phoneNumberId}`,
+    ...overrides,
+  };
+  graph.addNumber(number);
+  return number;
+}
+
+/** POST /v1/chatapp/sessions for Cloud API number `number`; `link` replaces any of its credentials. */
+export function createSession(
+  key: string,
+  number: FakeNumber,
+  link: Partial<{ phone_number_id: string; waba_id: string; access_token: string }> = {},
+) {
+  const cloud_api = {
+    phone_number_id: number.phoneNumberId,
+    waba_id: number.wabaId,
+    access_token: number.accessToken,
+    ...link,
+  };
+  return call<SessionEnvelope & { qr_code: string | null }>("POST", "/v1/chatapp/sessions", {
     key,
-    body: {
-      gateway: "cloud_api",
-      cloud_api: { phone_number_id: phoneNumberId, waba_id: wabaId, access_token: accessToken },
-    },
+    body: { gateway: "cloud_api", cloud_api },
   });
-  if (res.status !== 201) throw new Error(`session not created: ${res.status} ${res.text}`);
-  return { id: res.body.session.id, phoneNumberId, wabaId };
+}
+
+/** Creates a connected Cloud API session on `number`. @returns its id. */
+export async function linkNumber(key: string, number: FakeNumber): Promise<string> {
+  const res = await createSession(key, number);
+  expect(res.status, res.text).toBe(201);
+  expect(res.body.session.status).toBe("connected");
+  return res.body.session.id;
+}
+
+/** A number of its own ({@link addNumber}, with `overrides`) and its connected session. */
+export async function cloudApiSession(graph: FakeGraph, key: string, overrides: Partial<FakeNumber> = {}) {
+  const number = addNumber(graph, overrides);
+  const id = await linkNumber(key, number);
+  return { id, phoneNumberId: number.phoneNumberId, wabaId: number.wabaId };
 }
 
 /** Posts `body` to the Cloud API webhook, signed with the app secret unless `signature` says otherwise. */
