@@ -27,7 +27,12 @@
 // e.g. curl -X POST localhost:8790/_fake/templates/otp_code/en_US/status -d '{"status":"PAUSED"}'
 
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import { FakeGraph, type GraphOperation, type QueuedWebhook } from "../fakes/cloud-api/graph.ts";
+import {
+  FakeGraph,
+  type GraphOperation,
+  OTP_CODE_TEMPLATE,
+  type QueuedWebhook,
+} from "../fakes/cloud-api/graph.ts";
 import { SIGNATURE_HEADER } from "../fakes/cloud-api/sign.ts";
 
 const env = process.env;
@@ -48,16 +53,7 @@ const graph = new FakeGraph({
   appSecret: env.CLOUD_API_APP_SECRET ?? "fake-cloud-api-app-secret-0123456789",
 });
 graph.addNumber(number);
-graph.addTemplate({
-  wabaId: number.wabaId,
-  name: "otp_code",
-  language: "en_US",
-  category: "AUTHENTICATION",
-  components: [
-    { type: "BODY", text: "{{1}} is your verification code." },
-    { type: "BUTTONS", buttons: [{ type: "OTP", otp_type: "COPY_CODE", text: "Copy Code" }] },
-  ],
-});
+graph.addTemplate({ wabaId: number.wabaId, ...OTP_CODE_TEMPLATE });
 
 const OPERATIONS: GraphOperation[] = ["sendMessage", "getPhoneNumber", "listTemplates", "createTemplate"];
 

@@ -244,6 +244,21 @@ function faultAnswer(fault: Fault): Promise<Response> {
   return new Promise<Response>(() => {});
 }
 
+/**
+ * The template `npm run fake:cloud-api` and the fake's tests seed: an APPROVED AUTHENTICATION
+ * template, `otp_code` (en_US), shaped as the document's authentication template example: a body
+ * with the code as `{{1}}` and a copy-code button (`addTemplate` takes it with a `wabaId`).
+ */
+export const OTP_CODE_TEMPLATE = {
+  name: "otp_code",
+  language: "en_US",
+  category: "AUTHENTICATION",
+  components: [
+    { type: "BODY", text: "{{1}} is your verification code." },
+    { type: "BUTTONS", buttons: [{ type: "OTP", otp_type: "COPY_CODE", text: "Copy Code" }] },
+  ],
+};
+
 /** The fake Graph API; see the module comment for its routes. */
 export class FakeGraph {
   /** Every call received, in order, whatever it was answered (see {@link GraphCall}). */

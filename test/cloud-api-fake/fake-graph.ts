@@ -1,6 +1,6 @@
 import { http } from "msw";
 import { beforeEach } from "vitest";
-import { FakeGraph, type FakeNumber } from "../../fakes/cloud-api/graph.ts";
+import { FakeGraph, type FakeNumber, OTP_CODE_TEMPLATE } from "../../fakes/cloud-api/graph.ts";
 import { network } from "../network";
 
 /** The Graph API origin the fake stands in for, with the document's version. */
@@ -61,16 +61,7 @@ export function useFakeGraph(): { graph: FakeGraph } {
     const graph = new FakeGraph({ appSecret: APP_SECRET, now: () => NOW_MS });
     graph.addNumber(NUMBER);
     graph.addNumber(OTHER);
-    graph.addTemplate({
-      wabaId: NUMBER.wabaId,
-      name: "otp_code",
-      language: "en_US",
-      category: "AUTHENTICATION",
-      components: [
-        { type: "BODY", text: "{{1}} is your verification code." },
-        { type: "BUTTONS", buttons: [{ type: "OTP", otp_type: "COPY_CODE", text: "Copy Code" }] },
-      ],
-    });
+    graph.addTemplate({ wabaId: NUMBER.wabaId, ...OTP_CODE_TEMPLATE });
     holder.graph = graph;
     network.use(http.all("https://graph.facebook.com/*", ({ request }) => graph.handle(request)));
   });
