@@ -984,7 +984,7 @@ export interface paths {
         put?: never;
         /**
          * Send a one-time code
-         * @description Generates a code of the app's `code_size` digits, renders it into the app's `message_template` and sends it as a text message through the app's chat session, ahead of any bulk send on that session. The message is charged like any message; the code is never returned. One number gets at most `OTP_MAX_PER_NUMBER_PER_HOUR` codes (sends and resends) per app in a rolling hour (429 `rate_limited` with `Retry-After`). When the app has `allowed_countries`, a number of another country, or of none (`+800…`), is refused with 422 `otp_country_not_allowed` before anything is charged or sent. Send an `Idempotency-Key` header to make retries safe.
+         * @description Generates a code of the app's `code_size` digits, renders it into the app's `message_template` and sends it as a text message through the app's chat session, ahead of any bulk send on that session. The message is charged like any message; the code is never returned. One number gets at most `OTP_MAX_PER_NUMBER_PER_HOUR` codes (sends and resends) from all the apps of the account together in a rolling hour (429 `rate_limited` with `Retry-After`). When the app has `allowed_countries`, a number of another country, or of none (`+800…`), is refused with 422 `otp_country_not_allowed` before anything is charged or sent. Send an `Idempotency-Key` header to make retries safe.
          */
         post: operations["sendOtp"];
         delete?: never;
@@ -1041,7 +1041,7 @@ export interface paths {
         put?: never;
         /**
          * Send a new code
-         * @description Sends a new code and invalidates the previous one; `expires_at` restarts. At most 5 codes per OTP (then 429 `rate_limited` without `Retry-After`: start a new OTP), at least 30 seconds apart (429 `rate_limited` with `Retry-After`), within the per-number limit and the app's current `allowed_countries` (422 `otp_country_not_allowed`). Wrong-code attempts carry over. A verified (409), failed (429) or expired (410) OTP takes no new code. When the message cannot be sent (402, 409, 422), the OTP is left as it was.
+         * @description Sends a new code and invalidates the previous one; `expires_at` restarts. At most 5 codes per OTP (then 429 `rate_limited` without `Retry-After`: start a new OTP), at least 30 seconds apart (429 `rate_limited` with `Retry-After`), within the per-number limit (shared by all the apps of the account) and the app's current `allowed_countries` (422 `otp_country_not_allowed`). Wrong-code attempts carry over. A verified (409), failed (429) or expired (410) OTP takes no new code. When the message cannot be sent (402, 409, 422), the OTP is left as it was.
          */
         post: operations["resendOtp"];
         delete?: never;

@@ -105,7 +105,10 @@ const ConfigSchema = z.object({
   PRICE_DOCUMENT: price(0.02),
   /** A Cloud API session's message template (README, Message templates). */
   PRICE_TEMPLATE: price(0.01),
-  /** OTP codes one app may send to one number per hour. */
+  /**
+   * OTP codes all the apps of one account together may send to one number in a rolling hour
+   * (sends and resends; README, One-time codes).
+   */
   OTP_MAX_PER_NUMBER_PER_HOUR: z.coerce.number().int().min(1).default(5),
   /**
    * `"true"` lets webhook endpoints be `http://localhost[:port]` or `http://127.0.0.1[:port]`

@@ -61,7 +61,8 @@ async function channelOf(db: Db, app: AppRow): Promise<string> {
 
 /**
  * The per-number limit (README, One-time codes): `OTP_MAX_PER_NUMBER_PER_HOUR` codes to one number
- * from one app in a rolling hour (`OTP_RULES.perNumberWindowMs`).
+ * from all the apps of one account together in a rolling hour (`OTP_RULES.perNumberWindowMs`), so
+ * a second app does not double it.
  */
 function perNumberLimit(env: Env): PerNumberLimit {
   return { limit: readConfig(env).OTP_MAX_PER_NUMBER_PER_HOUR, windowMs: OTP_RULES.perNumberWindowMs };
@@ -70,13 +71,14 @@ function perNumberLimit(env: Env): PerNumberLimit {
 /** 429 `rate_limited` for the per-number limit, with `Retry-After` until a code may be sent again. */
 async function perNumberLimited(
   db: Db,
-  otp: { appId: string; toNumber: string },
+  otp: { accountId: string; toNumber: string },
   perNumber: PerNumberLimit,
   now: number,
 ) {
-  const freeAt = await perNumberFreeAt(db, otp.appId, otp.toNumber, perNumber, now);
+  const freeAt = await perNumberFreeAt(db, otp.accountId, otp.toNumber, perNumber, now);
   const { limit } = perNumber;
-  return new ApiError("rate_limited", `This number has had ${limit} codes from this app in the last hour.`, {
+  const detail = `This number has had ${limit} codes from this account's apps in the last hour.`;
+  return new ApiError("rate_limited", detail, {
     headers: { "Retry-After": retryAfterSeconds(freeAt ?? now, now) },
   });
 }
@@ -187,7 +189,13 @@ export async function sendOtp(
     perNumber,
     now,
   );
-  if (!otp) throw await perNumberLimited(db, { appId: app.id, toNumber: input.toNumber }, perNumber, now);
+  if (!otp)
+    throw await perNumberLimited(
+      db,
+      { accountId: input.accountId, toNumber: input.toNumber },
+      perNumber,
+      now,
+    );
 
   const messageId = await deliverCode(
     env,

@@ -53,17 +53,29 @@ function returned(result: D1Result<RawOtpRow> | undefined): OtpRow | null {
   return row ? fromRaw(row) : null;
 }
 
-/** The per-number limit: at most `limit` codes to one number from one app in `windowMs` (rolling). */
+/**
+ * The per-number limit: at most `limit` codes to one number from all the apps of one account
+ * (deleted apps included) in `windowMs` (rolling).
+ */
 export interface PerNumberLimit {
   limit: number;
   /** Ms. */
   windowMs: number;
 }
 
-/** SQL: codes sent to `toNumber` by `appId` within the rolling window ending at `now` (epoch ms). */
-function sendsInWindow(appId: string, toNumber: string, windowMs: number, now: number) {
-  return sql`(SELECT COUNT(*) FROM otp_sends WHERE app_id = ${appId} AND to_number = ${toNumber}
-    AND sent_at > ${now - windowMs})`;
+/**
+ * SQL: the send log of `toNumber` from every app of `accountId`, deleted apps included (a deleted
+ * app's codes still count), within the rolling window ending at `now` (epoch ms). One index seek
+ * per app of the account: apps_account_live gives the app ids, otp_sends_app_number the sends.
+ */
+function accountSends(accountId: string, toNumber: string, windowMs: number, now: number) {
+  return sql`otp_sends WHERE app_id IN (SELECT id FROM apps WHERE account_id = ${accountId})
+    AND to_number = ${toNumber} AND sent_at > ${now - windowMs}`;
+}
+
+/** SQL: how many codes {@link accountSends} holds. */
+function sendsInWindow(accountId: string, toNumber: string, windowMs: number, now: number) {
+  return sql`(SELECT COUNT(*) FROM ${accountSends(accountId, toNumber, windowMs, now)})`;
 }
 
 /** The account's OTP with this uuid, or null (also for another account's OTP). */
@@ -89,7 +101,7 @@ export interface NewOtp {
 
 /**
  * Creates a `pending` OTP and logs its first send at `now` (epoch ms), atomically and only while
- * `toNumber` has had fewer than `perNumber.limit` codes from the app in the last
+ * `toNumber` has had fewer than `perNumber.limit` codes from the account's apps in the last
  * `perNumber.windowMs`: one D1 batch whose first statement inserts the OTP only under the limit
  * and whose second logs the send only if the first did. The message is not part of it; see
  * {@link deleteOtp}.
@@ -107,7 +119,7 @@ export async function insertOtp(
         last_sent_at, expires_at, verified_at, created_at, updated_at)
       SELECT ${otp.id}, ${otp.accountId}, ${otp.appId}, NULL, ${otp.toNumber}, ${otp.codeHmac}, 'pending', 0, 1,
         ${now}, ${otp.expiresAt}, NULL, ${now}, ${now}
-      WHERE ${sendsInWindow(otp.appId, otp.toNumber, perNumber.windowMs, now)} < ${perNumber.limit}
+      WHERE ${sendsInWindow(otp.accountId, otp.toNumber, perNumber.windowMs, now)} < ${perNumber.limit}
       RETURNING *`,
     sql`INSERT INTO otp_sends (otp_id, seq, app_id, to_number, sent_at)
       SELECT id, 1, app_id, to_number, ${now} FROM otps WHERE id = ${otp.id}`,
@@ -176,7 +188,7 @@ export async function claimResend(
       WHERE id = ${current.id} AND account_id = ${current.accountId} AND status = 'pending' AND expires_at > ${now}
         AND sends = ${current.sends} AND sends < ${limits.maxSends}
         AND last_sent_at <= ${now - limits.resendIntervalMs}
-        AND ${sendsInWindow(current.appId, current.toNumber, perNumber.windowMs, now)} < ${perNumber.limit}
+        AND ${sendsInWindow(current.accountId, current.toNumber, perNumber.windowMs, now)} < ${perNumber.limit}
       ON CONFLICT DO NOTHING`,
     sql`UPDATE otps SET code_hmac = ${change.codeHmac}, sends = ${seq}, last_sent_at = ${now},
         expires_at = ${change.expiresAt}, message_id = NULL, updated_at = ${now}
@@ -207,20 +219,21 @@ export async function undoResend(
 }
 
 /**
- * When `toNumber` may receive another code from the app: epoch ms at which the send that keeps
+ * When `toNumber` may receive another code from the account's apps: epoch ms at which the send that keeps
  * it at `perNumber.limit` codes leaves the rolling window. Null when it is under the limit at
  * `now`.
  */
 export async function perNumberFreeAt(
   db: Db,
-  appId: string,
+  accountId: string,
   toNumber: string,
   perNumber: PerNumberLimit,
   now: number,
 ): Promise<number | null> {
   // The limit-th newest send in the window: once it leaves the window, limit - 1 remain.
-  const row = await db.get<{ sent_at: number } | undefined>(sql`SELECT sent_at FROM otp_sends
-    WHERE app_id = ${appId} AND to_number = ${toNumber} AND sent_at > ${now - perNumber.windowMs}
+  const row = await db.get<
+    { sent_at: number } | undefined
+  >(sql`SELECT sent_at FROM ${accountSends(accountId, toNumber, perNumber.windowMs, now)}
     ORDER BY sent_at DESC LIMIT 1 OFFSET ${perNumber.limit - 1}`);
   return row ? row.sent_at + perNumber.windowMs : null;
 }

@@ -70,7 +70,8 @@ export const otps = sqliteTable(
 
 /**
  * Every code sent (first sends and resends), the log that the per-number limit counts
- * (`OTP_MAX_PER_NUMBER_PER_HOUR` per app and number in a rolling hour). `seq` is the send's
+ * (`OTP_MAX_PER_NUMBER_PER_HOUR` per account and number in a rolling hour: the sends of every
+ * app of the account, found through `apps.account_id`). `seq` is the send's
  * number within its OTP (1–5), so one OTP cannot log the same send twice.
  */
 export const otpSends = sqliteTable(
