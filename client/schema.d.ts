@@ -1150,6 +1150,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox/sessions/{id}/phone": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether the session's sandbox phone is online
+         * @description See `POST /sandbox/sessions/{id}/phone`. Exists only while the embedded sandbox gateway is active (`CHATAPP_GATEWAY=sandbox`).
+         */
+        get: operations["showSandboxPhone"];
+        put?: never;
+        /**
+         * Take the session's sandbox phone offline or back online
+         * @description While the phone is offline, messages the session sends still end `sent` but get no `delivered` or `read` ack (acks that fall due meanwhile are held), so a failover on a missing delivery ack can be tried. When it comes back online, every message whose ack was held is acked as if the phone received it at that moment: `delivered` after `SANDBOX_DELIVERED_MS` (default 1 s) and `read` after `SANDBOX_READ_MS` (default 3 s). The state is kept with the session and survives restarts; a new session's phone is online. Incoming messages (`/inbound`) are not affected. Exists only while the embedded sandbox gateway is active (`CHATAPP_GATEWAY=sandbox`).
+         */
+        post: operations["updateSandboxPhone"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sandbox/pair/{token}": {
         parameters: {
             query?: never;
@@ -2702,6 +2726,9 @@ export interface components {
             media_url: string | null;
             /** @example 2026-11-21T09:30:12.345000Z */
             received_at: string;
+        };
+        SandboxPhone: {
+            online: boolean;
         };
         GatewayEventReceipt: {
             /** @enum {boolean} */
@@ -8083,6 +8110,111 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Problem: `validation_failed` */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    showSandboxPhone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The phone's state */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["SandboxPhone"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateSandboxPhone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description `false` takes the phone offline: messages sent stay `sent`, with no `delivered` or `read` ack. `true` brings it back: the messages whose acks were held get them, as if the phone received them now.
+                     * @example false
+                     */
+                    online: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The phone's state now */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["SandboxPhone"];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidJson"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description Problem: `validation_failed` */
             422: {
                 headers: {

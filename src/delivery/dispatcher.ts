@@ -359,13 +359,12 @@ export class Dispatcher {
       await this.host.reported(outcome.sessionEvent);
   }
 
-  /** The sandbox's own receipts for a message it took at `at`, on {@link RECEIPT_GRID_MS}. */
+  /** The sandbox's own receipts for a message it took at `at` (see {@link sandboxReceiptTimes}). */
   private scheduleSandboxReceipts(id: string, at: number): void {
     if (this.host.gateway().name !== "sandbox") return;
-    const config = readConfig(this.env);
-    const onGrid = (ms: number) => Math.ceil((at + ms) / RECEIPT_GRID_MS) * RECEIPT_GRID_MS;
-    this.host.deadlines.schedule("ack_delivered", id, onGrid(config.SANDBOX_DELIVERED_MS));
-    this.host.deadlines.schedule("ack_read", id, onGrid(config.SANDBOX_READ_MS));
+    const times = sandboxReceiptTimes(this.env, at);
+    this.host.deadlines.schedule("ack_delivered", id, times.delivered);
+    this.host.deadlines.schedule("ack_read", id, times.read);
   }
 
   private scheduleExpiry(): void {
@@ -373,4 +372,15 @@ export class Dispatcher {
     if (at === null) this.host.deadlines.clear("expire");
     else this.host.deadlines.schedule("expire", "", at);
   }
+}
+
+/**
+ * When the sandbox acks a message its phone received at `at` (epoch ms): `delivered` after
+ * `SANDBOX_DELIVERED_MS`, `read` after `SANDBOX_READ_MS`, each rounded up to {@link RECEIPT_GRID_MS}
+ * so that acks falling due close together are applied in one alarm run.
+ */
+export function sandboxReceiptTimes(env: Env, at: number): { delivered: number; read: number } {
+  const config = readConfig(env);
+  const onGrid = (ms: number) => Math.ceil((at + ms) / RECEIPT_GRID_MS) * RECEIPT_GRID_MS;
+  return { delivered: onGrid(config.SANDBOX_DELIVERED_MS), read: onGrid(config.SANDBOX_READ_MS) };
 }

@@ -34,6 +34,10 @@ import type {
  * - anything else: accepted, and kept as what the recipient's phone received (the last
  *   {@link PHONE_KEEPS} per recipient, {@link receivedBy}); the session object then acks it
  *   `delivered` after `SANDBOX_DELIVERED_MS` and `read` after `SANDBOX_READ_MS`.
+ *
+ * The phone can be offline ({@link phoneOnline}, `POST /sandbox/sessions/{id}/phone`): messages
+ * still reach the sandbox (they end `sent`), but their acks are held ({@link holdAcks}) until it
+ * comes back online (sessions/sandbox-phone.ts `phoneSetsOnline`).
  */
 export class SandboxGateway implements ChatGateway {
   readonly name = "sandbox";
@@ -52,6 +56,7 @@ export class SandboxGateway implements ChatGateway {
         media_url TEXT, received_at INTEGER NOT NULL);
       CREATE INDEX IF NOT EXISTS sandbox_received_to ON sandbox_received (to_number, received_at);
       CREATE TABLE IF NOT EXISTS sandbox_sent (message_id TEXT PRIMARY KEY, sent_at INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS sandbox_held_acks (message_id TEXT PRIMARY KEY, held_at INTEGER NOT NULL);
     `);
   }
 
@@ -213,6 +218,39 @@ export class SandboxGateway implements ChatGateway {
   /** The phone removed the linked device: the next start needs a new QR. */
   unlink(): void {
     this.sql.exec("DELETE FROM sandbox_link WHERE key IN ('phone_number', 'display_name')");
+  }
+
+  /** Whether the phone is online (the default); the state is kept with the link, across restarts. */
+  phoneOnline(): boolean {
+    return this.get("phone_offline") === null;
+  }
+
+  /** Takes the phone offline (`false`) or back online (`true`); setting the same state again is harmless. */
+  setPhoneOnline(online: boolean): void {
+    if (online) this.sql.exec("DELETE FROM sandbox_link WHERE key = 'phone_offline'");
+    else this.set("phone_offline", "1");
+  }
+
+  /** Holds the acks of messages `messageIds` while the phone is offline: none is applied meanwhile. */
+  holdAcks(messageIds: string[], at: number): void {
+    for (const id of messageIds) {
+      this.sql.exec(
+        "INSERT INTO sandbox_held_acks (message_id, held_at) VALUES (?, ?) ON CONFLICT (message_id) DO NOTHING",
+        id,
+        at,
+      );
+    }
+  }
+
+  /** The messages whose acks were held, oldest first; they are held no more. */
+  releaseHeldAcks(): string[] {
+    return this.sql
+      .exec<{ message_id: string; held_at: number }>(
+        "DELETE FROM sandbox_held_acks RETURNING message_id, held_at",
+      )
+      .toArray()
+      .sort((a, b) => a.held_at - b.held_at)
+      .map((row) => row.message_id);
   }
 
   private countAttempt(messageId: string): number {

@@ -9,7 +9,7 @@ import type { GatewayHealthView } from "./gateway-health";
 import { answerClose, type ShownQr } from "./live";
 import { CREDENTIAL_HEADER, credentialOfRequest, credentialTag, lapseClose } from "./live-credentials";
 import type { SessionResult } from "./result";
-import type { ScanRequest } from "./sandbox-phone";
+import type { PhoneState, ScanRequest } from "./sandbox-phone";
 import { SessionCore } from "./session-core";
 import { type CreateInput, SessionLink } from "./session-link";
 import { SessionMoves } from "./session-moves";
@@ -254,6 +254,15 @@ export class ChatSession extends DurableObject<Env> {
   /** Sandbox only: what the phone of `toNumber` received from this session, newest first. */
   async sandboxReceived(toNumber: string): Promise<SessionResult<SandboxReceived[]>> {
     return this.link.sandboxReceived(toNumber);
+  }
+
+  /**
+   * Sandbox only: the phone goes offline (`online` false: acks are held, messages stay `sent`) or
+   * back online (true: held acks follow), or `undefined` reads its state. See sandbox-phone.ts
+   * `phoneSetsOnline`.
+   */
+  async sandboxPhone(online?: boolean): Promise<SessionResult<PhoneState>> {
+    return this.core.exclusive(() => this.link.sandboxPhone(online));
   }
 
   // ---- alarm -------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import type { DispatchRequest } from "../messages/dispatch-request";
 import { applyMoves } from "../moves/apply";
 import { failMoves, type MessageMove } from "../moves/message";
 import type { Deadline, Deadlines } from "./deadlines";
+import { sandboxOf } from "./sandbox-phone";
 import type { SessionCore } from "./session-core";
 import type { SessionStatus } from "./session-record";
 
@@ -136,8 +137,8 @@ export class SessionDispatchHost implements DispatchHost {
           this.core.deadlines.schedule(deadline.kind, deadline.ref, Date.now() + SYNC_RETRY_MS);
         }
       }
-      // Acks only move messages D1 already knows as sent.
-      await this.applySandboxAcks(acks);
+      // Acks only move messages D1 already knows as sent; an offline phone acks nothing.
+      await this.applySandboxAcks(this.unlessOffline(acks));
       this.core.outbox.purge(Date.now());
       this.core.receipts.purge(Date.now());
       return horizon;
@@ -232,6 +233,21 @@ export class SessionDispatchHost implements DispatchHost {
       stranded.map((r) => ({ id: r.id, campaign_id: r.campaignId })),
       "session_deleted",
     );
+  }
+
+  /**
+   * `acks`, or none while the sandbox phone is offline: it then holds them, to be acked anew
+   * when it comes back online (sandbox-phone.ts `phoneSetsOnline`).
+   */
+  private unlessOffline(acks: Deadline[]): Deadline[] {
+    if (acks.length === 0) return acks;
+    const sandbox = sandboxOf(this.core.sql, this.core.state());
+    if (!sandbox || sandbox.phoneOnline()) return acks;
+    sandbox.holdAcks(
+      acks.map((ack) => ack.ref),
+      Date.now(),
+    );
+    return [];
   }
 
   /**

@@ -1,4 +1,6 @@
+import { sandboxReceiptTimes } from "../delivery/dispatcher";
 import { SandboxGateway, sandboxPhoneNumber } from "../gateways/sandbox";
+import type { Deadlines } from "./deadlines";
 import { fail, ok, type SessionResult } from "./result";
 import type { StoredSession } from "./session-store";
 import type { SessionInput } from "./transitions";
@@ -72,4 +74,38 @@ export function networkBans(
 ): Extract<SessionInput, { type: "ban" }> {
   sandbox.unlink();
   return { type: "ban", reason: request.reason };
+}
+
+/** The sandbox phone's state as `/sandbox/sessions/{id}/phone` shows it. */
+export interface PhoneState {
+  /** False while the phone is offline: messages sent stay `sent`, their acks held. */
+  online: boolean;
+}
+
+/**
+ * The phone goes offline (`online` false) or back online (true); `undefined` only reads the state.
+ * Offline, every sandbox ack that falls due is held instead of applied (SessionDispatchHost
+ * `runDueDeadlines`), so messages sent before or meanwhile stay at `sent` (or `delivered`).
+ * Back online, every message with a held ack is acked as if the phone had received it at that
+ * moment: `delivered` after `SANDBOX_DELIVERED_MS` and `read` after `SANDBOX_READ_MS`, on the
+ * receipt grid ({@link sandboxReceiptTimes}); a `delivered` ack for a message already delivered
+ * changes nothing. Acks not yet due when the phone comes back keep their times.
+ * Call `deadlines.rearm()` after.
+ */
+export function phoneSetsOnline(
+  sandbox: SandboxGateway,
+  online: boolean | undefined,
+  deadlines: Deadlines,
+  env: Env,
+): PhoneState {
+  if (online === undefined) return { online: sandbox.phoneOnline() };
+  sandbox.setPhoneOnline(online);
+  if (online) {
+    const times = sandboxReceiptTimes(env, Date.now());
+    for (const id of sandbox.releaseHeldAcks()) {
+      deadlines.schedule("ack_delivered", id, times.delivered);
+      deadlines.schedule("ack_read", id, times.read);
+    }
+  }
+  return { online };
 }

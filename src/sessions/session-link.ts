@@ -18,7 +18,15 @@ import type { Deadline } from "./deadlines";
 import type { GatewayHealthView } from "./gateway-health";
 import { CLOSE_SESSION_DELETED, CLOSE_SESSION_DELETED_REASON, type LiveChange, type ShownQr } from "./live";
 import { type Failure, fail, failWith, ok, type SessionResult } from "./result";
-import { networkBans, networkDrops, phoneScans, type ScanRequest, sandboxOf } from "./sandbox-phone";
+import {
+  networkBans,
+  networkDrops,
+  type PhoneState,
+  phoneScans,
+  phoneSetsOnline,
+  type ScanRequest,
+  sandboxOf,
+} from "./sandbox-phone";
 import type { SessionCore } from "./session-core";
 import type { SessionMoves } from "./session-moves";
 import { gatewaySessionName, type SessionRecord } from "./session-record";
@@ -388,6 +396,18 @@ export class SessionLink {
     const sandbox = this.sandbox();
     if (!sandbox) return fail("not_found", "No such session.");
     return ok(sandbox.receivedBy(toNumber));
+  }
+
+  /**
+   * Sandbox only: takes the phone offline or back online (`online`), or reads its state
+   * (`undefined`); see sandbox-phone.ts `phoneSetsOnline`. Any session status will do.
+   */
+  async sandboxPhone(online: boolean | undefined): Promise<SessionResult<PhoneState>> {
+    const sandbox = this.sandbox();
+    if (!sandbox) return fail("not_found", "No such session.");
+    const state = phoneSetsOnline(sandbox, online, this.core.deadlines, this.core.env);
+    if (online) await this.core.deadlines.rearm();
+    return ok(state);
   }
 
   /**

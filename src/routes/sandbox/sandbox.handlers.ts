@@ -88,6 +88,18 @@ export const received: RouteHandler<typeof routes.received, AppEnv> = async (c) 
   );
 };
 
+export const setPhone: RouteHandler<typeof routes.setPhone, AppEnv> = async (c) => {
+  const stub = await ownedSession(c, c.req.valid("param").id);
+  const data = unwrap(await stub.sandboxPhone(c.req.valid("json").online));
+  return c.json({ success: true as const, data }, 200);
+};
+
+export const showPhone: RouteHandler<typeof routes.showPhone, AppEnv> = async (c) => {
+  const stub = await ownedSession(c, c.req.valid("param").id);
+  const data = unwrap(await stub.sandboxPhone());
+  return c.json({ success: true as const, data }, 200);
+};
+
 function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${title}</title><style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;text-align:center}button{font-size:1.2rem;padding:.8rem 1.6rem}</style></head><body><h1>${title}</h1>${body}</body></html>`;
 }

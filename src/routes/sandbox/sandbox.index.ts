@@ -19,5 +19,7 @@ sandboxRoutes
   .openapi(routes.ban, handlers.ban)
   .openapi(routes.inbound, handlers.inbound)
   .openapi(routes.received, handlers.received)
+  .openapi(routes.setPhone, handlers.setPhone)
+  .openapi(routes.showPhone, handlers.showPhone)
   .openapi(routes.pairPage, handlers.pairPage)
   .openapi(routes.pair, handlers.pair);

@@ -7,6 +7,8 @@ import {
   DropBody,
   InboundBody,
   PairParam,
+  PhoneBody,
+  PhoneEnvelope,
   ReceivedEnvelope,
   ReceivedQuery,
   ScanBody,
@@ -91,6 +93,39 @@ export const received = createRoute({
   responses: {
     200: json(ReceivedEnvelope, "The received messages"),
     ...problems("not_found", "validation_failed"),
+  },
+});
+
+const phoneNote =
+  "While the phone is offline, messages the session sends still end `sent` but get no `delivered` or `read` ack (acks that fall due meanwhile are held), so a failover on a missing delivery ack can be tried. When it comes back online, every message whose ack was held is acked as if the phone received it at that moment: `delivered` after `SANDBOX_DELIVERED_MS` (default 1 s) and `read` after `SANDBOX_READ_MS` (default 3 s). The state is kept with the session and survives restarts; a new session's phone is online. Incoming messages (`/inbound`) are not affected.";
+
+export const setPhone = createRoute({
+  operationId: "updateSandboxPhone",
+  ...requires("sessions:write"),
+  ...common,
+  method: "post",
+  path: "/sessions/{id}/phone",
+  summary: "Take the session's sandbox phone offline or back online",
+  description: `${phoneNote}${sandboxNote}`,
+  request: { params: IdParam, body: jsonBody(PhoneBody) },
+  responses: {
+    200: json(PhoneEnvelope, "The phone's state now"),
+    ...problems("not_found", "validation_failed"),
+  },
+});
+
+export const showPhone = createRoute({
+  operationId: "showSandboxPhone",
+  ...requires("sessions:read"),
+  ...common,
+  method: "get",
+  path: "/sessions/{id}/phone",
+  summary: "Whether the session's sandbox phone is online",
+  description: `See \`POST /sandbox/sessions/{id}/phone\`.${sandboxNote}`,
+  request: { params: IdParam },
+  responses: {
+    200: json(PhoneEnvelope, "The phone's state"),
+    ...problems("not_found"),
   },
 });
 

@@ -22,6 +22,20 @@ export const DropBody = z.strictObject({
   }),
 });
 
+/** The sandbox phone's state: `POST /sandbox/sessions/{id}/phone` sets it, `GET` reads it. */
+export const PhoneBody = z.strictObject({
+  online: z.boolean().openapi({
+    description:
+      "`false` takes the phone offline: messages sent stay `sent`, with no `delivered` or `read` ack. `true` brings it back: the messages whose acks were held get them, as if the phone received them now.",
+    example: false,
+  }),
+});
+
+export const PhoneEnvelope = z.object({
+  success: z.literal(true),
+  data: z.object({ online: z.boolean() }).openapi("SandboxPhone"),
+});
+
 export const BanBody = z.strictObject({ reason: z.string().trim().min(1).max(200).default("banned") });
 
 export const PairParam = z.object({
