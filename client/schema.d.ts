@@ -984,7 +984,7 @@ export interface paths {
         put?: never;
         /**
          * Send a one-time code
-         * @description Generates a code of the app's `code_size` digits, renders it into the app's `message_template` and sends it as a text message through the app's chat session, ahead of any bulk send on that session. The message is charged like any message; the code is never returned. One number gets at most `OTP_MAX_PER_NUMBER_PER_HOUR` codes (sends and resends) from all the apps of the account together in a rolling hour (429 `rate_limited` with `Retry-After`). When the app has `allowed_countries`, a number of another country, or of none (`+800…`), is refused with 422 `otp_country_not_allowed` before anything is charged or sent. Send an `Idempotency-Key` header to make retries safe.
+         * @description Generates a code of the app's `code_size` digits, renders it into the app's `message_template` and sends it as a text message through the app's chat session, ahead of any bulk send on that session. The message is charged like any message; the code is never returned. One number gets at most `OTP_MAX_PER_NUMBER_PER_HOUR` codes (sends and resends) from all the apps of the account together in a rolling hour (429 `rate_limited` with `Retry-After`). When the app has `allowed_countries`, a number of another country, or of none (`+800…`), is refused with 422 `otp_country_not_allowed` before anything is charged or sent. Through a Cloud API session the code goes as the app's `otp_template` instead (an authentication template: the code as its body parameter and its copy-code button's; priced `PRICE_TEMPLATE`, not limited by the 24-hour window): 422 `app_has_no_otp_template` without one, 422 `template_not_found` when the session's cache has no such `APPROVED` template, nothing charged. Send an `Idempotency-Key` header to make retries safe.
          */
         post: operations["sendOtp"];
         delete?: never;
@@ -1041,7 +1041,7 @@ export interface paths {
         put?: never;
         /**
          * Send a new code
-         * @description Sends a new code and invalidates the previous one; `expires_at` restarts. At most 5 codes per OTP (then 429 `rate_limited` without `Retry-After`: start a new OTP), at least 30 seconds apart (429 `rate_limited` with `Retry-After`), within the per-number limit (shared by all the apps of the account) and the app's current `allowed_countries` (422 `otp_country_not_allowed`). Wrong-code attempts carry over. A verified (409), failed (429) or expired (410) OTP takes no new code. When the message cannot be sent (402, 409, 422), the OTP is left as it was.
+         * @description Sends a new code and invalidates the previous one; `expires_at` restarts. At most 5 codes per OTP (then 429 `rate_limited` without `Retry-After`: start a new OTP), at least 30 seconds apart (429 `rate_limited` with `Retry-After`), within the per-number limit (shared by all the apps of the account) and the app's current `allowed_countries` (422 `otp_country_not_allowed`). Wrong-code attempts carry over. A verified (409), failed (429) or expired (410) OTP takes no new code. When the message cannot be sent (402, 409, 422), the OTP is left as it was. Through a Cloud API session the code goes as the app's `otp_template`, as at the send.
          */
         post: operations["resendOtp"];
         delete?: never;
@@ -2070,7 +2070,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "invalid_json" | "unauthenticated" | "invalid_signature" | "insufficient_balance" | "insufficient_scope" | "media_link_invalid" | "verify_token_mismatch" | "not_found" | "link_not_found" | "method_not_allowed" | "session_not_pending" | "session_not_connected" | "session_not_disconnected" | "session_not_linked" | "idempotency_key_in_use" | "otp_already_verified" | "webhook_endpoint_limit" | "webhook_endpoint_disabled" | "campaign_not_draft" | "campaign_not_running" | "campaign_not_paused" | "campaign_finished" | "campaign_empty" | "account_limit_reached" | "not_supported_by_gateway" | "phone_number_in_use" | "otp_expired" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "app_has_no_channel" | "otp_invalid" | "otp_country_not_allowed" | "pairing_code_invalid" | "time_range_invalid" | "media_unavailable" | "gateway_credentials_invalid" | "template_not_found" | "template_rejected" | "outside_service_window" | "upgrade_required" | "rate_limited" | "otp_attempts_exceeded" | "internal_error" | "gateway_misconfigured" | "service_misconfigured" | "gateway_rejected" | "gateway_unavailable" | "service_unavailable";
+            code: "invalid_json" | "unauthenticated" | "invalid_signature" | "insufficient_balance" | "insufficient_scope" | "media_link_invalid" | "verify_token_mismatch" | "not_found" | "link_not_found" | "method_not_allowed" | "session_not_pending" | "session_not_connected" | "session_not_disconnected" | "session_not_linked" | "idempotency_key_in_use" | "otp_already_verified" | "webhook_endpoint_limit" | "webhook_endpoint_disabled" | "campaign_not_draft" | "campaign_not_running" | "campaign_not_paused" | "campaign_finished" | "campaign_empty" | "account_limit_reached" | "not_supported_by_gateway" | "phone_number_in_use" | "otp_expired" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "app_has_no_channel" | "app_has_no_otp_template" | "otp_invalid" | "otp_country_not_allowed" | "pairing_code_invalid" | "time_range_invalid" | "media_unavailable" | "gateway_credentials_invalid" | "template_not_found" | "template_rejected" | "outside_service_window" | "upgrade_required" | "rate_limited" | "otp_attempts_exceeded" | "internal_error" | "gateway_misconfigured" | "service_misconfigured" | "gateway_rejected" | "gateway_unavailable" | "service_unavailable";
             request_id: string;
             /** @enum {boolean} */
             success: false;
@@ -2477,6 +2477,7 @@ export interface components {
              *     ]
              */
             allowed_countries: string[] | null;
+            otp_template: components["schemas"]["OtpTemplate"];
             /**
              * @description Always null: deleted apps are not shown.
              * @example 2026-11-21T09:30:12.345000Z
@@ -2487,6 +2488,13 @@ export interface components {
             /** @example 2026-11-21T09:30:12.345000Z */
             updated_at: string;
         };
+        /** @description The approved authentication message template a Cloud API session (`gateway: "cloud_api"`) sends codes with: its `name` and `language`, as `GET /v1/chatapp/sessions/{id}/templates` lists them. The code fills the body's `{{1}}` and the copy-code button; `message_template` is not used there. Required to send codes through a Cloud API session (422 `app_has_no_otp_template` at `POST /v1/apps/{id}/otp` without it); other gateways ignore it. Null when the app has none. */
+        OtpTemplate: {
+            /** @example otp_code */
+            name: string;
+            /** @example en_US */
+            language: string;
+        } | null;
         CreatedApp: {
             /** Format: uuid */
             id: string;
@@ -2516,6 +2524,7 @@ export interface components {
              *     ]
              */
             allowed_countries: string[] | null;
+            otp_template: components["schemas"]["OtpTemplate"];
             /** @example 2026-11-21T09:30:12.345000Z */
             created_at: string;
             /** @example 2026-11-21T09:30:12.345000Z */
@@ -6052,6 +6061,7 @@ export interface operations {
                      *     ]
                      */
                     allowed_countries?: string[] | null;
+                    otp_template?: components["schemas"]["OtpTemplate"] & unknown;
                 };
             };
         };
@@ -6195,6 +6205,13 @@ export interface operations {
                      *     ]
                      */
                     allowed_countries?: string[] | null;
+                    /** @description The approved authentication message template a Cloud API session (`gateway: "cloud_api"`) sends codes with: its `name` and `language`, as `GET /v1/chatapp/sessions/{id}/templates` lists them. The code fills the body's `{{1}}` and the copy-code button; `message_template` is not used there. Required to send codes through a Cloud API session (422 `app_has_no_otp_template` at `POST /v1/apps/{id}/otp` without it); other gateways ignore it. `null` removes it. */
+                    otp_template?: {
+                        /** @example otp_code */
+                        name: string;
+                        /** @example en_US */
+                        language: string;
+                    } | null;
                 };
             };
         };
@@ -6328,6 +6345,13 @@ export interface operations {
                      *     ]
                      */
                     allowed_countries?: string[] | null;
+                    /** @description The approved authentication message template a Cloud API session (`gateway: "cloud_api"`) sends codes with: its `name` and `language`, as `GET /v1/chatapp/sessions/{id}/templates` lists them. The code fills the body's `{{1}}` and the copy-code button; `message_template` is not used there. Required to send codes through a Cloud API session (422 `app_has_no_otp_template` at `POST /v1/apps/{id}/otp` without it); other gateways ignore it. `null` removes it. */
+                    otp_template?: {
+                        /** @example otp_code */
+                        name: string;
+                        /** @example en_US */
+                        language: string;
+                    } | null;
                 };
             };
         };
@@ -7502,7 +7526,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description Problem: `validation_failed`, `otp_country_not_allowed`, `app_has_no_channel`, `idempotency_key_reused` */
+            /** @description Problem: `validation_failed`, `otp_country_not_allowed`, `app_has_no_channel`, `app_has_no_otp_template`, `template_not_found`, `idempotency_key_reused` */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -7740,7 +7764,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description Problem: `otp_country_not_allowed`, `app_has_no_channel`, `idempotency_key_reused` */
+            /** @description Problem: `otp_country_not_allowed`, `app_has_no_channel`, `app_has_no_otp_template`, `template_not_found`, `idempotency_key_reused` */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];

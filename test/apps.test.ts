@@ -73,6 +73,7 @@ describe("POST /v1/apps", () => {
       code_size: 6,
       expiry_seconds: 600,
       allowed_countries: null,
+      otp_template: null,
       created_at: expect.stringMatching(TIMESTAMP),
       updated_at: expect.stringMatching(TIMESTAMP),
     });

@@ -61,8 +61,9 @@ export function templateNeeds(components: string): TemplateNeeds {
 /**
  * Checks a send's variables against the template's needs: each body placeholder `{{n}}` needs
  * `variables.body[n-1]` (none more); a `URL` button with a placeholder needs a `url` parameter at
- * its index; a `QUICK_REPLY` button may take a `quick_reply` payload; any other button parameter
- * is refused. @returns the problem's `errors` keyed `template.variables.body.<i>` /
+ * its index; a `QUICK_REPLY` button may take a `quick_reply` payload; an authentication
+ * template's `OTP` button (copy code, one tap) may take the code as a `url` parameter, the form
+ * Meta's "Authentication templates" send reference gives it; any other button parameter is refused. @returns the problem's `errors` keyed `template.variables.body.<i>` /
  * `template.variables.buttons.<i>`, or null when they fit.
  */
 export function templateVariableErrors(
@@ -82,6 +83,7 @@ export function templateVariableErrors(
     const button = needs.buttons.find((b) => b.index === given.index);
     const fits =
       (button?.type === "URL" && button.placeholders > 0 && given.sub_type === "url") ||
+      (button?.type === "OTP" && given.sub_type === "url") ||
       (button?.type === "QUICK_REPLY" && given.sub_type === "quick_reply");
     if (!fits) {
       errors[`template.variables.buttons.${position}`] = [

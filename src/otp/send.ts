@@ -13,9 +13,12 @@ import {
   undoResend,
 } from "../db/queries/otps";
 import { findSession } from "../db/queries/sessions";
+import type { OtpTemplate } from "../db/schema";
 import { ApiError } from "../errors";
+import { templateOwnerOf, templatesOf } from "../gateways/cloud-api/template-cache";
 import { renderTemplate } from "../lib/template";
-import { sendMessages } from "../messages/send";
+import { type SendRequest, sendMessages } from "../messages/send";
+import type { TemplateSend } from "../messages/template";
 import { codeHmac, generateCode, OTP_RULES, otpSecret } from "./code";
 import { assertCountryAllowed } from "./countries";
 import { otpStatusAt } from "./status";
@@ -39,8 +42,19 @@ function retryAfterSeconds(at: number, now: number): string {
   return String(Math.max(Math.ceil((at - now) / 1000), 1));
 }
 
-/** The session an app sends through: 422 without one (or when it was deleted), 409 unless connected. */
-async function channelOf(db: Db, app: AppRow): Promise<string> {
+/**
+ * The session an app sends through, with the authentication template its codes go as on a Cloud
+ * API session (null on other gateways): 422 `app_has_no_channel` without a session (or when it was
+ * deleted), 409 unless connected, 422 `app_has_no_otp_template` on a Cloud API session when the
+ * app has no `otp_template`. For a Cloud API session the session's template cache is read again
+ * first when stale (as a template send does; when Meta cannot be reached the send decides on the
+ * cache as it is).
+ */
+async function channelOf(
+  env: Env,
+  db: Db,
+  app: AppRow,
+): Promise<{ sessionId: string; template: OtpTemplate | null }> {
   if (!app.chatappSessionId) {
     throw new ApiError("app_has_no_channel", "The app has no chatapp_session_id to send codes through.");
   }
@@ -56,7 +70,62 @@ async function channelOf(db: Db, app: AppRow): Promise<string> {
       `The app's session is ${session.status}; it must be connected to send.`,
     );
   }
-  return session.id;
+  if ((session.gateway ?? readConfig(env).CHATAPP_GATEWAY) !== "cloud_api") {
+    return { sessionId: session.id, template: null };
+  }
+  if (!app.otpTemplate) {
+    throw new ApiError(
+      "app_has_no_otp_template",
+      "The app's session is on the cloud_api gateway, which sends codes only as an authentication template: set the app's otp_template.",
+    );
+  }
+  try {
+    await templatesOf(db, await templateOwnerOf(env, db, app.accountId, session.id), { refresh: false });
+  } catch {
+    // The send decides on the cache as it is.
+  }
+  return { sessionId: session.id, template: app.otpTemplate };
+}
+
+/**
+ * An authentication template send carrying `code` (Meta, "Authentication templates → Sending"):
+ * the code as the body's `{{1}}` and as the parameter of the copy-code button, button 0, sent as
+ * a `url` button parameter (messages/template.ts; src/gateways/cloud-api/template-message.ts).
+ */
+function otpTemplateSend(template: OtpTemplate, code: string): TemplateSend {
+  return {
+    name: template.name,
+    language: template.language,
+    variables: { body: [code], buttons: [{ index: 0, sub_type: "url", parameter: code }] },
+  };
+}
+
+/**
+ * What a code's message is: the app's text with the code masked (`content`, stored) and in clear
+ * (`otp.secretContent`, only in the queue message); on a Cloud API session the app's
+ * authentication template instead, its variables masked in the stored `metadata.template` and in
+ * clear, as the template send's JSON, only in the queue message.
+ */
+function codeMessage(
+  app: AppRow,
+  template: OtpTemplate | null,
+  code: string,
+  otpId: string,
+): Pick<SendRequest, "type" | "content" | "template" | "otp"> {
+  const masked = CODE_MASK.repeat(code.length);
+  if (template) {
+    return {
+      type: "template",
+      content: null,
+      template: otpTemplateSend(template, masked),
+      otp: { id: otpId, secretContent: JSON.stringify(otpTemplateSend(template, code)) },
+    };
+  }
+  return {
+    type: "text",
+    content: renderTemplate(app.messageTemplate, { code: masked, app_name: app.name }),
+    otp: { id: otpId, secretContent: renderTemplate(app.messageTemplate, { code, app_name: app.name }) },
+  };
 }
 
 /**
@@ -84,36 +153,36 @@ async function perNumberLimited(
 }
 
 /**
- * Renders `code` into the app's template and sends it to one number as an OTP message through
- * `sessionId` (priority lane, charged like any message). When the message cannot be created,
- * `rollback` undoes the OTP write first. A session deleted since {@link channelOf} is
- * `app_has_no_channel`.
+ * Sends `code` to one number as an OTP message through `channel` (priority lane, charged like any
+ * message): rendered into the app's text, or as its authentication template ({@link codeMessage}).
+ * When the message cannot be created, `rollback` undoes the OTP write first. A session deleted
+ * since {@link channelOf} is `app_has_no_channel`; an `otp_template` whose variables do not fit
+ * the cached template (not an authentication template) is 422 `validation_failed` naming
+ * `otp_template`.
  * @returns the message id.
  */
 async function deliverCode(
   env: Env,
   db: Db,
-  send: { app: AppRow; sessionId: string; toNumber: string; code: string; otpId: string },
+  send: {
+    app: AppRow;
+    channel: { sessionId: string; template: OtpTemplate | null };
+    toNumber: string;
+    code: string;
+    otpId: string;
+  },
   rollback: () => Promise<void>,
 ): Promise<string> {
   let result: Awaited<ReturnType<typeof sendMessages>>;
   try {
     result = await sendMessages(env, db, {
       accountId: send.app.accountId,
-      sessionId: send.sessionId,
+      sessionId: send.channel.sessionId,
       toNumbers: [send.toNumber],
-      type: "text",
-      content: renderTemplate(send.app.messageTemplate, {
-        code: CODE_MASK.repeat(send.code.length),
-        app_name: send.app.name,
-      }),
+      ...codeMessage(send.app, send.channel.template, send.code, send.otpId),
       mediaUrl: null,
       delayBetween: 0,
       scheduledAt: null,
-      otp: {
-        id: send.otpId,
-        secretContent: renderTemplate(send.app.messageTemplate, { code: send.code, app_name: send.app.name }),
-      },
     });
   } catch (error) {
     await undo(rollback, send.otpId);
@@ -122,6 +191,13 @@ async function deliverCode(
         "app_has_no_channel",
         "The app's session was deleted; set another chatapp_session_id.",
       );
+    }
+    if (error instanceof ApiError && error.code === "validation_failed" && send.channel.template) {
+      throw new ApiError("validation_failed", "The app's otp_template is not an authentication template.", {
+        fields: {
+          otp_template: Object.values(error.options.fields ?? {}).flat(),
+        },
+      });
     }
     throw error;
   }
@@ -151,14 +227,15 @@ async function undo(action: () => Promise<void>, otpId: string): Promise<void> {
 
 /**
  * Starts an OTP (`POST /v1/apps/{id}/otp`, README, One-time codes): a `code_size`-digit code,
- * rendered into the app's template and sent as a text message through the app's session, ahead of
- * bulk sends. The code is returned to nobody: only its HMAC is stored.
+ * rendered into the app's template and sent as a text message through the app's session (on a
+ * Cloud API session, as the app's authentication template), ahead of bulk sends. The code is returned to nobody: only its HMAC is stored.
  *
  * @param input.toNumber E.164.
  * @returns the new OTP row, with its message id.
  * @throws ApiError `not_found` (no such live app), `otp_country_not_allowed` (422; the app's
  *   `allowed_countries`, checked before anything is written), `app_has_no_channel` (422),
- *   `session_not_connected` (409), `rate_limited` (429, `Retry-After`; per-number limit),
+ *   `session_not_connected` (409), `app_has_no_otp_template` (422, before anything is written),
+ *   `template_not_found` (422, nothing charged or kept), `rate_limited` (429, `Retry-After`; per-number limit),
  *   `insufficient_balance` (402). Error when `OTP_SECRET` is missing (→ 500).
  */
 export async function sendOtp(
@@ -171,7 +248,7 @@ export async function sendOtp(
   const app = await findApp(db, input.accountId, input.appId);
   if (!app) throw new ApiError("not_found", "No such app.");
   assertCountryAllowed(app.allowedCountries, input.toNumber);
-  const sessionId = await channelOf(db, app);
+  const channel = await channelOf(env, db, app);
 
   const id = crypto.randomUUID();
   const code = generateCode(app.codeSize);
@@ -200,7 +277,7 @@ export async function sendOtp(
   const messageId = await deliverCode(
     env,
     db,
-    { app, sessionId, toNumber: otp.toNumber, code, otpId: id },
+    { app, channel, toNumber: otp.toNumber, code, otpId: id },
     () => deleteOtp(db, input.accountId, id),
   );
   await setOtpMessage(db, input.accountId, id, otp.sends, messageId);
@@ -259,7 +336,7 @@ function resendRefusal(otp: OtpRow, now: number): ApiError | null {
  * @throws ApiError `not_found` (no such OTP of the account, or its app was deleted), the
  *   refusals of {@link resendRefusal}, `otp_country_not_allowed` (the number's country left the
  *   app's `allowed_countries`), `rate_limited` (per-number limit), `app_has_no_channel`,
- *   `session_not_connected`, `insufficient_balance`. Error when `OTP_SECRET` is missing (→ 500).
+ *   `session_not_connected`, `app_has_no_otp_template`, `template_not_found`, `insufficient_balance`. Error when `OTP_SECRET` is missing (→ 500).
  */
 export async function resendOtp(
   env: Env,
@@ -275,7 +352,7 @@ export async function resendOtp(
   const app = await findApp(db, input.accountId, current.appId);
   if (!app) throw new ApiError("not_found", "The OTP's app was deleted.");
   assertCountryAllowed(app.allowedCountries, current.toNumber);
-  const sessionId = await channelOf(db, app);
+  const channel = await channelOf(env, db, app);
 
   const code = generateCode(app.codeSize);
   const hmac = await codeHmac(secret, current.id, code);
@@ -300,7 +377,7 @@ export async function resendOtp(
   const messageId = await deliverCode(
     env,
     db,
-    { app, sessionId, toNumber: current.toNumber, code, otpId: current.id },
+    { app, channel, toNumber: current.toNumber, code, otpId: current.id },
     () => undoResend(db, current, hmac, Date.now()),
   );
   await setOtpMessage(db, input.accountId, current.id, claimed.sends, messageId);

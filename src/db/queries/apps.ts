@@ -1,6 +1,6 @@
 import { and, count, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../client";
-import { apps } from "../schema";
+import { apps, type OtpTemplate } from "../schema";
 
 export type AppRow = typeof apps.$inferSelect;
 
@@ -15,6 +15,8 @@ export interface AppFields {
   chatappSessionId: string | null;
   /** Upper-case ISO 3166-1 alpha-2 codes the app may send codes to; null for every country. */
   allowedCountries: string[] | null;
+  /** The authentication template a Cloud API session sends codes with; null for none. */
+  otpTemplate: OtpTemplate | null;
 }
 
 // A soft-deleted app (`DELETE /v1/apps/{id}` in openapi.json sets `deleted_at`, null for live
@@ -33,6 +35,7 @@ export async function insertApp(db: Db, accountId: string, fields: AppFields, no
     expirySeconds: fields.expirySeconds,
     chatappSessionId: fields.chatappSessionId,
     allowedCountries: fields.allowedCountries,
+    otpTemplate: fields.otpTemplate,
     createdAt: now,
     updatedAt: now,
     deletedAt: null,
@@ -78,7 +81,7 @@ export async function listApps(
  * `changes` is empty (`PATCH /v1/apps/{id}` in openapi.json: "`updated_at` always changes");
  * should the clock not have passed the stored value, to 1 ms after it, so that it always moves.
  * Fields left undefined keep their value; `chatappSessionId: null` clears the session and
- * `allowedCountries: null` the country rule. Returns the updated row, or null when there is no
+ * `allowedCountries: null` the country rule, `otpTemplate: null` the template. Returns the updated row, or null when there is no
  * such live app.
  */
 export async function updateApp(
@@ -98,6 +101,7 @@ export async function updateApp(
       expirySeconds: changes.expirySeconds,
       chatappSessionId: changes.chatappSessionId,
       allowedCountries: changes.allowedCountries,
+      otpTemplate: changes.otpTemplate,
       updatedAt: sql`max(${now}, ${apps.updatedAt} + 1)`,
     })
     .where(and(eq(apps.id, id), live(accountId)))

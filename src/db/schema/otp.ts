@@ -4,6 +4,12 @@ import { accounts } from "./accounts";
 // One-time codes: the apps that send them, the codes and the log of every send. Conventions of
 // every table: see index.ts.
 
+/** An app's authentication template: its name and language, as Meta's message template names them. */
+export interface OtpTemplate {
+  name: string;
+  language: string;
+}
+
 /**
  * One-time-code settings (the `App` schema of openapi.json). Deleting sets `deleted_at` (soft
  * delete).
@@ -27,6 +33,11 @@ export const apps = sqliteTable(
      * codes (src/otp/countries.ts). Null means every country.
      */
     allowedCountries: text({ mode: "json" }).$type<string[]>(),
+    /**
+     * JSON `{ name, language }`: the approved authentication template a Cloud API session sends
+     * codes with (src/otp/send.ts). Null: none (codes on other gateways go as text).
+     */
+    otpTemplate: text({ mode: "json" }).$type<OtpTemplate>(),
     createdAt: integer().notNull(),
     updatedAt: integer().notNull(),
     deletedAt: integer(),

@@ -12,7 +12,7 @@ import { CODE_SIZE, EXPIRY_SECONDS } from "./apps.schemas";
 
 /**
  * Row → API record (the `App` schema of openapi.json): `chatapp_session_id` only when the app has
- * one, `allowed_countries` always (null: every country), `deleted_at` always (null for live apps;
+ * one, `allowed_countries` and `otp_template` always (null: every country; no template), `deleted_at` always (null for live apps;
  * the create handler drops it).
  */
 function toAppRecord(row: AppRow) {
@@ -26,6 +26,7 @@ function toAppRecord(row: AppRow) {
     ...(row.chatappSessionId ? { chatapp_session_id: row.chatappSessionId } : {}),
     expiry_seconds: row.expirySeconds,
     allowed_countries: row.allowedCountries,
+    otp_template: row.otpTemplate,
     deleted_at: formatNullableTimestamp(row.deletedAt),
     created_at: formatTimestamp(row.createdAt),
     updated_at: formatTimestamp(row.updatedAt),
@@ -76,6 +77,7 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
       expirySeconds: body.expiry_seconds ?? EXPIRY_SECONDS.default,
       chatappSessionId: body.chatapp_session_id ?? null,
       allowedCountries: body.allowed_countries ?? null,
+      otpTemplate: body.otp_template ?? null,
     },
     Date.now(),
   );
@@ -112,6 +114,7 @@ export const update: RouteHandler<typeof routes.update, AppEnv> = async (c) => {
       expirySeconds: body.expiry_seconds,
       chatappSessionId: body.chatapp_session_id,
       allowedCountries: body.allowed_countries,
+      otpTemplate: body.otp_template,
     },
     Date.now(),
   );

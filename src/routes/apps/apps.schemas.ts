@@ -110,6 +110,21 @@ const allowedCountries = z
   .nullable()
   .optional();
 
+const otpTemplateDescription =
+  'The approved authentication message template a Cloud API session (`gateway: "cloud_api"`) sends codes ' +
+  "with: its `name` and `language`, as `GET /v1/chatapp/sessions/{id}/templates` lists them. The code fills " +
+  "the body's `{{1}}` and the copy-code button; `message_template` is not used there. Required to send codes " +
+  "through a Cloud API session (422 `app_has_no_otp_template` at `POST /v1/apps/{id}/otp` without it); other " +
+  "gateways ignore it.";
+
+/** An app's `otp_template`: bounds as a template send's `template.name` and `template.language`. */
+const OtpTemplateSchema = z
+  .strictObject({
+    name: z.string().min(1).max(512).openapi({ example: "otp_code" }),
+    language: z.string().min(2).max(16).openapi({ example: "en_US" }),
+  })
+  .openapi("OtpTemplate");
+
 const sessionDescription =
   "A session of the same account, used to send the codes through the chat application (required for chat-application OTP).";
 
@@ -134,6 +149,9 @@ export const AppSchema = z
           "The countries (ISO 3166-1 alpha-2) whose numbers may be sent codes, in the order given; null: every country.",
         example: ["US", "CA"],
       }),
+    otp_template: OtpTemplateSchema.nullable().openapi({
+      description: `${otpTemplateDescription} Null when the app has none.`,
+    }),
     deleted_at: timestamp.nullable().openapi({ description: "Always null: deleted apps are not shown." }),
     created_at: timestamp,
     updated_at: timestamp,
@@ -158,6 +176,7 @@ export const CreateAppBody = z.strictObject({
     uniqueItems: true,
     example: ["US", "CA"],
   }),
+  otp_template: OtpTemplateSchema.optional().openapi({ description: otpTemplateDescription }),
 });
 
 export const UpdateAppBody = z.strictObject({
@@ -177,6 +196,9 @@ export const UpdateAppBody = z.strictObject({
     uniqueItems: true,
     example: ["US", "CA"],
   }),
+  otp_template: OtpTemplateSchema.nullable()
+    .optional()
+    .openapi({ description: `${otpTemplateDescription} \`null\` removes it.` }),
 });
 
 /** A whole-number query parameter written in decimal digits, within bounds, with a default. */

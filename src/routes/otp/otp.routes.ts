@@ -20,8 +20,11 @@ export const send = createRoute({
     "charged like any message; the code is never returned. One number gets at most `OTP_MAX_PER_NUMBER_PER_HOUR` " +
     "codes (sends and resends) from all the apps of the account together in a rolling hour (429 `rate_limited` with `Retry-After`). When the app has " +
     "`allowed_countries`, a number of another country, or of none (`+800…`), is refused with 422 " +
-    "`otp_country_not_allowed` before anything is charged or sent. Send an `Idempotency-Key` header to make " +
-    "retries safe.",
+    "`otp_country_not_allowed` before anything is charged or sent. Through a Cloud API session the code goes " +
+    "as the app's `otp_template` instead (an authentication template: the code as its body parameter and its " +
+    "copy-code button's; priced `PRICE_TEMPLATE`, not limited by the 24-hour window): 422 " +
+    "`app_has_no_otp_template` without one, 422 `template_not_found` when the session's cache has no such " +
+    "`APPROVED` template, nothing charged. Send an `Idempotency-Key` header to make retries safe.",
   request: { headers: IdempotencyKeyHeader, params: IdParam, body: jsonBody(SendOtpBody) },
   responses: {
     201: json(OtpEnvelopeSchema, "The OTP, pending; its code is on its way"),
@@ -30,6 +33,8 @@ export const send = createRoute({
       "not_found",
       "otp_country_not_allowed",
       "app_has_no_channel",
+      "app_has_no_otp_template",
+      "template_not_found",
       "session_not_connected",
       "insufficient_balance",
       "rate_limited",
@@ -88,7 +93,8 @@ export const resend = createRoute({
     `${OTP_RULES.resendIntervalMs / 1000} seconds apart (429 \`rate_limited\` with \`Retry-After\`), within the ` +
     "per-number limit (shared by all the apps of the account) and the app's current `allowed_countries` (422 `otp_country_not_allowed`). Wrong-code " +
     "attempts carry over. A verified (409), failed (429) or expired (410) OTP takes no new code. When the message " +
-    "cannot be sent (402, 409, 422), the OTP is left as it was.",
+    "cannot be sent (402, 409, 422), the OTP is left as it was. Through a Cloud API session the code goes as the " +
+    "app's `otp_template`, as at the send.",
   request: { headers: IdempotencyKeyHeader, params: IdParam },
   responses: {
     200: json(OtpEnvelopeSchema, "The OTP with its new code on its way"),
@@ -96,6 +102,8 @@ export const resend = createRoute({
       "not_found",
       "otp_country_not_allowed",
       "app_has_no_channel",
+      "app_has_no_otp_template",
+      "template_not_found",
       "session_not_connected",
       "insufficient_balance",
       "rate_limited",

@@ -1,0 +1,1 @@
+ALTER TABLE `apps` ADD `otp_template` text;
