@@ -50,6 +50,13 @@ export default defineConfig(async () => {
       hookTimeout: 30_000,
     },
   });
+  // What every project with a real gateway needs beside that gateway's own settings.
+  const realGateway = {
+    PUBLIC_URL: gateways.PUBLIC_URL,
+    MEDIA_URL_SECRET: gateways.MEDIA_URL_SECRET,
+    GATEWAY_TIMEOUT_MS: String(gateways.GATEWAY_TIMEOUT_MS),
+    GATEWAY_MEDIA_TIMEOUT_MS: String(gateways.GATEWAY_TIMEOUT_MS),
+  };
   return {
     test: {
       projects: [
@@ -71,19 +78,13 @@ export default defineConfig(async () => {
           WAHA_URL: gateways.WAHA_URL,
           WAHA_API_KEY: gateways.WAHA_API_KEY,
           WAHA_WEBHOOK_HMAC_KEY: gateways.WAHA_WEBHOOK_HMAC_KEY,
-          PUBLIC_URL: gateways.PUBLIC_URL,
-          MEDIA_URL_SECRET: gateways.MEDIA_URL_SECRET,
-          GATEWAY_TIMEOUT_MS: String(gateways.GATEWAY_TIMEOUT_MS),
-          GATEWAY_MEDIA_TIMEOUT_MS: String(gateways.GATEWAY_TIMEOUT_MS),
+          ...realGateway,
         }),
         project("evolution", ["test/evolution/**/*.test.ts"], [], {
           CHATAPP_GATEWAY: "evolution",
           EVOLUTION_URL: gateways.EVOLUTION_URL,
           EVOLUTION_API_KEY: gateways.EVOLUTION_API_KEY,
-          PUBLIC_URL: gateways.PUBLIC_URL,
-          MEDIA_URL_SECRET: gateways.MEDIA_URL_SECRET,
-          GATEWAY_TIMEOUT_MS: String(gateways.GATEWAY_TIMEOUT_MS),
-          GATEWAY_MEDIA_TIMEOUT_MS: String(gateways.GATEWAY_TIMEOUT_MS),
+          ...realGateway,
         }),
         project("gateways", ["test/gateways/**/*.test.ts"], [], {
           CHATAPP_GATEWAY: "evolution",
@@ -93,10 +94,7 @@ export default defineConfig(async () => {
           WAHA_URL: gateways.WAHA_URL,
           WAHA_API_KEY: gateways.WAHA_API_KEY,
           WAHA_WEBHOOK_HMAC_KEY: gateways.WAHA_WEBHOOK_HMAC_KEY,
-          PUBLIC_URL: gateways.PUBLIC_URL,
-          MEDIA_URL_SECRET: gateways.MEDIA_URL_SECRET,
-          GATEWAY_TIMEOUT_MS: String(gateways.GATEWAY_TIMEOUT_MS),
-          GATEWAY_MEDIA_TIMEOUT_MS: String(gateways.GATEWAY_TIMEOUT_MS),
+          ...realGateway,
         }),
         project("cloud-api", ["test/cloud-api/**/*.test.ts"], [], {
           CHATAPP_GATEWAY: "sandbox",
@@ -104,10 +102,7 @@ export default defineConfig(async () => {
           CLOUD_API_APP_SECRET: gateways.CLOUD_API_APP_SECRET,
           CLOUD_API_VERIFY_TOKEN: gateways.CLOUD_API_VERIFY_TOKEN,
           CREDENTIALS_KEY: gateways.CREDENTIALS_KEY,
-          PUBLIC_URL: gateways.PUBLIC_URL,
-          MEDIA_URL_SECRET: gateways.MEDIA_URL_SECRET,
-          GATEWAY_TIMEOUT_MS: String(gateways.GATEWAY_TIMEOUT_MS),
-          GATEWAY_MEDIA_TIMEOUT_MS: String(gateways.GATEWAY_TIMEOUT_MS),
+          ...realGateway,
         }),
       ],
     },

@@ -71,15 +71,13 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
     );
   }
   const config = readConfig(env);
-  const metadata =
-    request.type === "template"
-      ? await templateMetadata(db, request, session.gateway ?? config.CHATAPP_GATEWAY)
-      : undefined;
+  const gateway = session.gateway ?? config.CHATAPP_GATEWAY;
+  const metadata = request.type === "template" ? await templateMetadata(db, request, gateway) : undefined;
   await requireServiceWindow(
     db,
     {
       sessionId: session.id,
-      gateway: session.gateway ?? config.CHATAPP_GATEWAY,
+      gateway,
       type: request.type,
       toNumbers: request.toNumbers,
     },
