@@ -2467,6 +2467,18 @@ export interface components {
              * @description A session of the same account, used to send the codes through the chat application (required for chat-application OTP). Absent when the app has none.
              */
             chatapp_session_id?: string;
+            /**
+             * @description The sessions codes go out through, in order: 1–5 session ids of the account, each once, on any gateway. A code goes out on the first `connected` one; when the send fails, or no `delivered` ack comes within `failover_after_seconds`, the same code goes out on the next connected one. `chatapp_session_id` is the first of them: setting it alone sets a one-channel list. Empty when the app has none.
+             * @example []
+             */
+            channels: string[];
+            /** @example 15 */
+            failover_after_seconds: number;
+            /**
+             * @description What one reverse OTP (`mode: reverse`) costs, in the account's currency, at most 2 decimals; charged only when the user's message verifies it. Default 0.
+             * @example 0
+             */
+            reverse_price: number;
             /** @example 600 */
             expiry_seconds: number;
             /**
@@ -2514,6 +2526,18 @@ export interface components {
              * @description A session of the same account, used to send the codes through the chat application (required for chat-application OTP). Absent when the app has none.
              */
             chatapp_session_id?: string;
+            /**
+             * @description The sessions codes go out through, in order: 1–5 session ids of the account, each once, on any gateway. A code goes out on the first `connected` one; when the send fails, or no `delivered` ack comes within `failover_after_seconds`, the same code goes out on the next connected one. `chatapp_session_id` is the first of them: setting it alone sets a one-channel list. Empty when the app has none.
+             * @example []
+             */
+            channels: string[];
+            /** @example 15 */
+            failover_after_seconds: number;
+            /**
+             * @description What one reverse OTP (`mode: reverse`) costs, in the account's currency, at most 2 decimals; charged only when the user's message verifies it. Default 0.
+             * @example 0
+             */
+            reverse_price: number;
             /** @example 600 */
             expiry_seconds: number;
             /**
@@ -6053,6 +6077,19 @@ export interface operations {
                      * @description A session of the same account, used to send the codes through the chat application (required for chat-application OTP).
                      */
                     chatapp_session_id?: string;
+                    /** @description The sessions codes go out through, in order: 1–5 session ids of the account, each once, on any gateway. A code goes out on the first `connected` one; when the send fails, or no `delivered` ack comes within `failover_after_seconds`, the same code goes out on the next connected one. `chatapp_session_id` is the first of them: setting it alone sets a one-channel list. */
+                    channels?: string[];
+                    /**
+                     * Format: int32
+                     * @description Seconds a code waits for a `delivered` ack on one channel before it goes out on the next, 5–300. Default 15.
+                     * @example 15
+                     */
+                    failover_after_seconds?: number;
+                    /**
+                     * @description What one reverse OTP (`mode: reverse`) costs, in the account's currency, at most 2 decimals; charged only when the user's message verifies it. Default 0.
+                     * @example 0
+                     */
+                    reverse_price?: number;
                     /**
                      * @description The countries whose numbers may be sent codes: upper-case ISO 3166-1 alpha-2 codes (`US`, `GB`), 1–250 of them, each once; lower-case codes are refused. A code must belong to a country with phone numbers in libphonenumber's metadata (`XK`, Kosovo, included). A send or resend to a number of another country, or to a number of no country (`+800…`), answers 422 `otp_country_not_allowed` before anything is charged or sent: like Twilio Verify's geo permissions, it stops SMS pumping to premium ranges. Null or absent: every country.
                      * @example [
@@ -6197,6 +6234,19 @@ export interface operations {
                      * @description A session of the same account, used to send the codes through the chat application (required for chat-application OTP). `null` removes the session.
                      */
                     chatapp_session_id?: string | null;
+                    /** @description The sessions codes go out through, in order: 1–5 session ids of the account, each once, on any gateway. A code goes out on the first `connected` one; when the send fails, or no `delivered` ack comes within `failover_after_seconds`, the same code goes out on the next connected one. `chatapp_session_id` is the first of them: setting it alone sets a one-channel list. `null` removes them. */
+                    channels?: string[] | null;
+                    /**
+                     * Format: int32
+                     * @description Seconds a code waits for a `delivered` ack on one channel before it goes out on the next, 5–300. Default 15.
+                     * @example 15
+                     */
+                    failover_after_seconds?: number;
+                    /**
+                     * @description What one reverse OTP (`mode: reverse`) costs, in the account's currency, at most 2 decimals; charged only when the user's message verifies it. Default 0.
+                     * @example 0
+                     */
+                    reverse_price?: number;
                     /**
                      * @description The countries whose numbers may be sent codes: upper-case ISO 3166-1 alpha-2 codes (`US`, `GB`), 1–250 of them, each once; lower-case codes are refused. A code must belong to a country with phone numbers in libphonenumber's metadata (`XK`, Kosovo, included). A send or resend to a number of another country, or to a number of no country (`+800…`), answers 422 `otp_country_not_allowed` before anything is charged or sent: like Twilio Verify's geo permissions, it stops SMS pumping to premium ranges. Null or absent: every country. `null` removes the rule.
                      * @example [
@@ -6337,6 +6387,19 @@ export interface operations {
                      * @description A session of the same account, used to send the codes through the chat application (required for chat-application OTP). `null` removes the session.
                      */
                     chatapp_session_id?: string | null;
+                    /** @description The sessions codes go out through, in order: 1–5 session ids of the account, each once, on any gateway. A code goes out on the first `connected` one; when the send fails, or no `delivered` ack comes within `failover_after_seconds`, the same code goes out on the next connected one. `chatapp_session_id` is the first of them: setting it alone sets a one-channel list. `null` removes them. */
+                    channels?: string[] | null;
+                    /**
+                     * Format: int32
+                     * @description Seconds a code waits for a `delivered` ack on one channel before it goes out on the next, 5–300. Default 15.
+                     * @example 15
+                     */
+                    failover_after_seconds?: number;
+                    /**
+                     * @description What one reverse OTP (`mode: reverse`) costs, in the account's currency, at most 2 decimals; charged only when the user's message verifies it. Default 0.
+                     * @example 0
+                     */
+                    reverse_price?: number;
                     /**
                      * @description The countries whose numbers may be sent codes: upper-case ISO 3166-1 alpha-2 codes (`US`, `GB`), 1–250 of them, each once; lower-case codes are refused. A code must belong to a country with phone numbers in libphonenumber's metadata (`XK`, Kosovo, included). A send or resend to a number of another country, or to a number of no country (`+800…`), answers 422 `otp_country_not_allowed` before anything is charged or sent: like Twilio Verify's geo permissions, it stops SMS pumping to premium ranges. Null or absent: every country. `null` removes the rule.
                      * @example [

@@ -12,7 +12,12 @@ export interface AppFields {
   codeSize: number;
   /** Seconds an OTP stays valid. */
   expirySeconds: number;
-  chatappSessionId: string | null;
+  /** Session ids codes try in order (1–5), or null for none; the first is `chatapp_session_id`. */
+  channels: string[] | null;
+  /** Seconds without a `delivered` ack before the next channel (5–300). */
+  failoverAfterSeconds: number;
+  /** Minor units charged per verified reverse OTP. */
+  reversePrice: number;
   /** Upper-case ISO 3166-1 alpha-2 codes the app may send codes to; null for every country. */
   allowedCountries: string[] | null;
   /** The authentication template a Cloud API session sends codes with; null for none. */
@@ -33,7 +38,10 @@ export async function insertApp(db: Db, accountId: string, fields: AppFields, no
     messageTemplate: fields.messageTemplate,
     codeSize: fields.codeSize,
     expirySeconds: fields.expirySeconds,
-    chatappSessionId: fields.chatappSessionId,
+    chatappSessionId: fields.channels?.[0] ?? null,
+    channels: fields.channels,
+    failoverAfterSeconds: fields.failoverAfterSeconds,
+    reversePrice: fields.reversePrice,
     allowedCountries: fields.allowedCountries,
     otpTemplate: fields.otpTemplate,
     createdAt: now,
@@ -80,7 +88,7 @@ export async function listApps(
  * Applies `changes` to the account's live app and sets `updated_at` to `now` (epoch ms), even when
  * `changes` is empty (`PATCH /v1/apps/{id}` in openapi.json: "`updated_at` always changes");
  * should the clock not have passed the stored value, to 1 ms after it, so that it always moves.
- * Fields left undefined keep their value; `chatappSessionId: null` clears the session and
+ * Fields left undefined keep their value; `channels: null` clears the sessions (and `chatapp_session_id`, always its first) and
  * `allowedCountries: null` the country rule, `otpTemplate: null` the template. Returns the updated row, or null when there is no
  * such live app.
  */
@@ -99,7 +107,10 @@ export async function updateApp(
       messageTemplate: changes.messageTemplate,
       codeSize: changes.codeSize,
       expirySeconds: changes.expirySeconds,
-      chatappSessionId: changes.chatappSessionId,
+      chatappSessionId: changes.channels === undefined ? undefined : (changes.channels?.[0] ?? null),
+      channels: changes.channels,
+      failoverAfterSeconds: changes.failoverAfterSeconds,
+      reversePrice: changes.reversePrice,
       allowedCountries: changes.allowedCountries,
       otpTemplate: changes.otpTemplate,
       updatedAt: sql`max(${now}, ${apps.updatedAt} + 1)`,

@@ -16,6 +16,10 @@ type RawOtpRow = {
   account_id: string;
   app_id: string;
   message_id: string | null;
+  mode: OtpRow["mode"];
+  session_id: string | null;
+  code_lookup: string | null;
+  verified_number: string | null;
   to_number: string;
   code_hmac: string;
   status: OtpRow["status"];
@@ -34,6 +38,10 @@ function fromRaw(row: RawOtpRow): OtpRow {
     accountId: row.account_id,
     appId: row.app_id,
     messageId: row.message_id,
+    mode: row.mode,
+    sessionId: row.session_id,
+    codeLookup: row.code_lookup,
+    verifiedNumber: row.verified_number,
     toNumber: row.to_number,
     codeHmac: row.code_hmac,
     status: row.status,

@@ -1,4 +1,4 @@
-import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { accounts } from "./accounts";
 
 // One-time codes: the apps that send them, the codes and the log of every send. Conventions of
@@ -27,7 +27,17 @@ export const apps = sqliteTable(
     codeSize: integer().notNull().default(6),
     /** Seconds an OTP stays valid (60–3,600; default 600). */
     expirySeconds: integer().notNull().default(600),
+    /** The first of `channels` (interface document §4.3 `chatapp_session_id`), kept with them. */
     chatappSessionId: text(),
+    /**
+     * JSON array of 1–5 session ids, in the order codes try them (src/otp/channels.ts); null when
+     * the app has no session. `chatapp_session_id` is its first element.
+     */
+    channels: text({ mode: "json" }).$type<string[]>(),
+    /** Seconds without a `delivered` ack before a code goes out on the next channel (5–300; default 15). */
+    failoverAfterSeconds: integer().notNull().default(15),
+    /** Minor units charged when a reverse OTP is verified (default 0). */
+    reversePrice: integer().notNull().default(0),
     /**
      * JSON array of upper-case ISO 3166-1 alpha-2 codes: the countries whose numbers may be sent
      * codes (src/otp/countries.ts). Null means every country.
@@ -64,6 +74,23 @@ export const otps = sqliteTable(
       .references(() => apps.id),
     /** The message that carried the latest code; null until it is created. No foreign key, as on messages. */
     messageId: text(),
+    /**
+     * `send`: the service sends the code; `reverse`: nothing is sent, the user sends the code to
+     * the session (src/otp/reverse.ts).
+     */
+    mode: text({ enum: ["send", "reverse"] })
+      .notNull()
+      .default("send"),
+    /** A reverse OTP: the session whose incoming messages can verify it. Null for `send`. */
+    sessionId: text(),
+    /**
+     * A reverse OTP: HMAC-SHA256 (hex) of the session id and the code keyed with `OTP_SECRET`
+     * (src/otp/code.ts), so an incoming text's candidate codes find the OTP by index without the
+     * code being stored. Null for `send`.
+     */
+    codeLookup: text(),
+    /** The E.164 number whose message verified a reverse OTP; null otherwise. */
+    verifiedNumber: text(),
     toNumber: text().notNull(),
     codeHmac: text().notNull(),
     status: text({ enum: ["pending", "verified", "failed", "expired"] }).notNull(),
@@ -76,7 +103,38 @@ export const otps = sqliteTable(
     createdAt: integer().notNull(),
     updatedAt: integer().notNull(),
   },
-  (t) => [index("otps_account").on(t.accountId, t.createdAt)],
+  (t) => [
+    index("otps_account").on(t.accountId, t.createdAt),
+    index("otps_app").on(t.appId, t.createdAt),
+    index("otps_code_lookup").on(t.sessionId, t.codeLookup),
+  ],
+);
+
+/**
+ * Every message an OTP's codes went out in, one per channel tried (README, One-time codes →
+ * Channels and failover): attempt `seq` (1, 2, …, across resends) carried code number `send_seq`
+ * (`otps.sends` when it went out) through session `session_id` as message `message_id`. The
+ * message row holds the status and times the API shows with the attempt. `(otp_id, send_seq,
+ * session_id)` is unique: one code goes out on a channel once, so a redelivered failover job adds
+ * nothing.
+ */
+export const otpAttempts = sqliteTable(
+  "otp_attempts",
+  {
+    otpId: text()
+      .notNull()
+      .references(() => otps.id),
+    seq: integer().notNull(),
+    sendSeq: integer().notNull(),
+    sessionId: text().notNull(),
+    /** Null until the message is created (the attempt is claimed first). */
+    messageId: text(),
+    createdAt: integer().notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.otpId, t.seq] }),
+    uniqueIndex("otp_attempts_channel").on(t.otpId, t.sendSeq, t.sessionId),
+  ],
 );
 
 /**

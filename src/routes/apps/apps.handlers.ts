@@ -4,15 +4,16 @@ import { type AppRow, findApp, insertApp, listApps, softDeleteApp, updateApp } f
 import { findSession } from "../../db/queries/sessions";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
+import { fromMinor, toMinor } from "../../lib/money";
 import { lengthAwarePage } from "../../lib/paginator";
 import { defaultTemplate } from "../../lib/template";
 import { formatNullableTimestamp, formatTimestamp } from "../../lib/time";
 import type * as routes from "./apps.routes";
-import { CODE_SIZE, EXPIRY_SECONDS } from "./apps.schemas";
+import { CODE_SIZE, EXPIRY_SECONDS, FAILOVER_AFTER_SECONDS } from "./apps.schemas";
 
 /**
  * Row → API record (the `App` schema of openapi.json): `chatapp_session_id` only when the app has
- * one, `allowed_countries` and `otp_template` always (null: every country; no template), `deleted_at` always (null for live apps;
+ * one, `channels` always (`[]` for none), `allowed_countries` and `otp_template` always (null: every country; no template), `deleted_at` always (null for live apps;
  * the create handler drops it).
  */
 function toAppRecord(row: AppRow) {
@@ -24,6 +25,9 @@ function toAppRecord(row: AppRow) {
     sender_id: row.senderId,
     code_size: row.codeSize,
     ...(row.chatappSessionId ? { chatapp_session_id: row.chatappSessionId } : {}),
+    channels: row.channels ?? [],
+    failover_after_seconds: row.failoverAfterSeconds,
+    reverse_price: fromMinor(row.reversePrice),
     expiry_seconds: row.expirySeconds,
     allowed_countries: row.allowedCountries,
     otp_template: row.otpTemplate,
@@ -35,12 +39,35 @@ function toAppRecord(row: AppRow) {
 
 const noApp = () => new ApiError("not_found", "No such app.");
 
-/** 422 unless `sessionId` is a session of the account: an app sends only through its account's sessions. */
-async function assertOwnSession(db: Db, accountId: string, sessionId: string): Promise<void> {
-  if (await findSession(db, accountId, sessionId)) return;
-  throw new ApiError("validation_failed", "The request has invalid fields.", {
-    fields: { chatapp_session_id: ["no such session in this account"] },
-  });
+/**
+ * The channel list a request sets (README, One-time codes → Channels and failover): `channels`, or
+ * `chatapp_session_id` as a one-channel list, or both when the list starts with that session;
+ * null clears them; undefined when the request sets neither. Every session must be the account's.
+ * @throws ApiError `validation_failed` (422) naming the field: a session not in the account, or
+ *   a `chatapp_session_id` that is not the first of `channels`.
+ */
+async function channelsOf(
+  db: Db,
+  accountId: string,
+  body: { chatapp_session_id?: string | null; channels?: string[] | null },
+): Promise<string[] | null | undefined> {
+  const single = body.chatapp_session_id;
+  const list = body.channels;
+  if (list !== undefined && single !== undefined && (list?.[0] ?? null) !== single) {
+    throw new ApiError("validation_failed", "The request has invalid fields.", {
+      fields: { chatapp_session_id: ["must be the first of channels when both are given"] },
+    });
+  }
+  const chosen =
+    list !== undefined ? list : single === undefined ? undefined : single === null ? null : [single];
+  for (const [i, sessionId] of (chosen ?? []).entries()) {
+    if (await findSession(db, accountId, sessionId)) continue;
+    const field = list !== undefined ? `channels.${i}` : "chatapp_session_id";
+    throw new ApiError("validation_failed", "The request has invalid fields.", {
+      fields: { [field]: ["no such session in this account"] },
+    });
+  }
+  return chosen;
 }
 
 export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
@@ -65,7 +92,7 @@ export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
 export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
   const body = c.req.valid("json");
   const { db, principal } = c.var;
-  if (body.chatapp_session_id) await assertOwnSession(db, principal.accountId, body.chatapp_session_id);
+  const channels = (await channelsOf(db, principal.accountId, body)) ?? null;
   const row = await insertApp(
     db,
     principal.accountId,
@@ -75,7 +102,9 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
       messageTemplate: body.message_template ?? defaultTemplate(body.name),
       codeSize: body.code_size ?? CODE_SIZE.default,
       expirySeconds: body.expiry_seconds ?? EXPIRY_SECONDS.default,
-      chatappSessionId: body.chatapp_session_id ?? null,
+      channels,
+      failoverAfterSeconds: body.failover_after_seconds ?? FAILOVER_AFTER_SECONDS.default,
+      reversePrice: toMinor(body.reverse_price ?? 0),
       allowedCountries: body.allowed_countries ?? null,
       otpTemplate: body.otp_template ?? null,
     },
@@ -101,7 +130,7 @@ export const update: RouteHandler<typeof routes.update, AppEnv> = async (c) => {
   const { db, principal } = c.var;
   // Not found comes before a field error about the session.
   if (!(await findApp(db, principal.accountId, id))) throw noApp();
-  if (body.chatapp_session_id) await assertOwnSession(db, principal.accountId, body.chatapp_session_id);
+  const channels = await channelsOf(db, principal.accountId, body);
   const row = await updateApp(
     db,
     principal.accountId,
@@ -112,7 +141,9 @@ export const update: RouteHandler<typeof routes.update, AppEnv> = async (c) => {
       messageTemplate: body.message_template,
       codeSize: body.code_size,
       expirySeconds: body.expiry_seconds,
-      chatappSessionId: body.chatapp_session_id,
+      channels,
+      failoverAfterSeconds: body.failover_after_seconds,
+      reversePrice: body.reverse_price === undefined ? undefined : toMinor(body.reverse_price),
       allowedCountries: body.allowed_countries,
       otpTemplate: body.otp_template,
     },

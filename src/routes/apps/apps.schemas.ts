@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { isPhoneCountry } from "../../lib/phone";
 import { MAX_TEMPLATE_LENGTH, templateProblems } from "../../lib/template";
+import { moneyAmount } from "../openapi";
 
 // Field bounds are this API's own; the `App` schema and `POST /v1/apps` in openapi.json state them.
 
@@ -58,6 +59,41 @@ const expirySeconds = z.number().int().min(EXPIRY_SECONDS.min).max(EXPIRY_SECOND
   description: "Seconds a code stays valid after it is sent, 60–3,600. Default 600.",
   example: 600,
 });
+
+/** Bounds of `channels`, chosen here: 1–5 sessions (README, One-time codes → Channels and failover). */
+export const CHANNELS = { min: 1, max: 5 } as const;
+/** Default and bounds of `failover_after_seconds`, chosen here: 15 s, 5–300. */
+export const FAILOVER_AFTER_SECONDS = { min: 5, max: 300, default: 15 } as const;
+
+const channelsDescription =
+  `The sessions codes go out through, in order: ${CHANNELS.min}–${CHANNELS.max} session ids of the account, each once, ` +
+  "on any gateway. A code goes out on the first `connected` one; when the send fails, or no `delivered` ack " +
+  "comes within `failover_after_seconds`, the same code goes out on the next connected one. " +
+  "`chatapp_session_id` is the first of them: setting it alone sets a one-channel list.";
+
+const channels = z
+  .array(z.uuid().max(36))
+  .min(CHANNELS.min, "must name at least one session (null removes them)")
+  .max(CHANNELS.max, { message: `must name at most ${CHANNELS.max} sessions`, abort: true })
+  .superRefine((ids, ctx) => {
+    if (new Set(ids).size !== ids.length)
+      ctx.addIssue({ code: "custom", message: "lists a session more than once" });
+  });
+
+const failoverAfterSeconds = z
+  .number()
+  .int()
+  .min(FAILOVER_AFTER_SECONDS.min)
+  .max(FAILOVER_AFTER_SECONDS.max)
+  .openapi({
+    format: "int32",
+    description: `Seconds a code waits for a \`delivered\` ack on one channel before it goes out on the next, ${FAILOVER_AFTER_SECONDS.min}–${FAILOVER_AFTER_SECONDS.max}. Default ${FAILOVER_AFTER_SECONDS.default}.`,
+    example: 15,
+  });
+
+const reversePriceDescription =
+  "What one reverse OTP (`mode: reverse`) costs, in the account's currency, at most 2 decimals; charged only when " +
+  "the user's message verifies it. Default 0.";
 
 const COUNTRY_FORMAT = "must be an ISO 3166-1 alpha-2 code: two upper-case letters, e.g. GB";
 
@@ -140,6 +176,11 @@ export const AppSchema = z
       .uuid()
       .optional()
       .openapi({ description: `${sessionDescription} Absent when the app has none.` }),
+    channels: z
+      .array(z.uuid())
+      .openapi({ description: `${channelsDescription} Empty when the app has none.`, example: [] }),
+    failover_after_seconds: z.number().int().openapi({ example: 15 }),
+    reverse_price: z.number().openapi({ description: reversePriceDescription, example: 0 }),
     expiry_seconds: z.number().int().openapi({ example: 600 }),
     allowed_countries: z
       .array(z.string())
@@ -171,6 +212,9 @@ export const CreateAppBody = z.strictObject({
   code_size: codeSize.optional(),
   expiry_seconds: expirySeconds.optional(),
   chatapp_session_id: z.uuid().max(36).optional().openapi({ description: sessionDescription }),
+  channels: channels.optional().openapi({ description: channelsDescription }),
+  failover_after_seconds: failoverAfterSeconds.optional(),
+  reverse_price: moneyAmount(0).optional().openapi({ description: reversePriceDescription, example: 0 }),
   allowed_countries: allowedCountries.openapi({
     description: allowedCountriesDescription,
     uniqueItems: true,
@@ -191,6 +235,12 @@ export const UpdateAppBody = z.strictObject({
     .nullable()
     .optional()
     .openapi({ description: `${sessionDescription} \`null\` removes the session.` }),
+  channels: channels
+    .nullable()
+    .optional()
+    .openapi({ description: `${channelsDescription} \`null\` removes them.` }),
+  failover_after_seconds: failoverAfterSeconds.optional(),
+  reverse_price: moneyAmount(0).optional().openapi({ description: reversePriceDescription, example: 0 }),
   allowed_countries: allowedCountries.openapi({
     description: `${allowedCountriesDescription} \`null\` removes the rule.`,
     uniqueItems: true,
