@@ -201,10 +201,12 @@ describe("POST /v1/apps/{id}/otp → read the code → POST /v1/otp/{id}/verify"
       data: {
         id: expect.stringMatching(UUID),
         app_id: f.appId,
+        mode: "send",
         to_number: TO,
         channel: "chatapp",
         status: "pending",
         expires_at: expect.stringMatching(TIMESTAMP),
+        verified_number: null,
         attempts_remaining: 5,
         sends_remaining: 4,
         message_id: expect.stringMatching(UUID),

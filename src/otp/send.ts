@@ -277,11 +277,19 @@ export async function sendOtp(
   const messageId = await deliverCode(
     env,
     db,
-    { app, channel, toNumber: otp.toNumber, code, otpId: id },
+    { app, channel, toNumber: input.toNumber, code, otpId: id },
     () => deleteOtp(db, input.accountId, id),
   );
   await setOtpMessage(db, input.accountId, id, otp.sends, messageId);
   return { ...otp, messageId };
+}
+
+/** 409 `otp_is_reverse`: a reverse OTP is verified by the user's message, never by a code sent or typed. */
+export function reverseRefusal(): ApiError {
+  return new ApiError(
+    "otp_is_reverse",
+    "This is a reverse OTP: the user's message to the session verifies it; it has no code to send or verify here.",
+  );
 }
 
 /**
@@ -347,11 +355,13 @@ export async function resendOtp(
   const perNumber = perNumberLimit(env);
   const current = await findOtp(db, input.accountId, input.otpId);
   if (!current) throw new ApiError("not_found", "No such OTP.");
+  const toNumber = current.toNumber;
+  if (current.mode === "reverse" || toNumber === null) throw reverseRefusal();
   const refusal = resendRefusal(current, Date.now());
   if (refusal) throw refusal;
   const app = await findApp(db, input.accountId, current.appId);
   if (!app) throw new ApiError("not_found", "The OTP's app was deleted.");
-  assertCountryAllowed(app.allowedCountries, current.toNumber);
+  assertCountryAllowed(app.allowedCountries, toNumber);
   const channel = await channelOf(env, db, app);
 
   const code = generateCode(app.codeSize);
@@ -359,7 +369,7 @@ export async function resendOtp(
   const now = Date.now();
   const claimed = await claimResend(
     db,
-    current,
+    { ...current, toNumber },
     { codeHmac: hmac, expiresAt: now + app.expirySeconds * 1000 },
     { perNumber, maxSends: OTP_RULES.maxSends, resendIntervalMs: OTP_RULES.resendIntervalMs },
     now,
@@ -371,14 +381,11 @@ export async function resendOtp(
     if (!fresh) throw new ApiError("not_found", "No such OTP.");
     const changed = resendRefusal(fresh, now);
     if (changed) throw changed;
-    throw await perNumberLimited(db, current, perNumber, now);
+    throw await perNumberLimited(db, { accountId: current.accountId, toNumber }, perNumber, now);
   }
 
-  const messageId = await deliverCode(
-    env,
-    db,
-    { app, channel, toNumber: current.toNumber, code, otpId: current.id },
-    () => undoResend(db, current, hmac, Date.now()),
+  const messageId = await deliverCode(env, db, { app, channel, toNumber, code, otpId: current.id }, () =>
+    undoResend(db, current, hmac, Date.now()),
   );
   await setOtpMessage(db, input.accountId, current.id, claimed.sends, messageId);
   return { ...claimed, messageId };

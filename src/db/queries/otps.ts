@@ -183,7 +183,7 @@ export interface ResendLimits {
  */
 export async function claimResend(
   db: Db,
-  current: OtpRow,
+  current: OtpRow & { toNumber: string },
   change: { codeHmac: string; expiresAt: number },
   limits: ResendLimits,
   now: number,

@@ -91,7 +91,8 @@ export const otps = sqliteTable(
     codeLookup: text(),
     /** The E.164 number whose message verified a reverse OTP; null otherwise. */
     verifiedNumber: text(),
-    toNumber: text().notNull(),
+    /** E.164. Null only for a reverse OTP that any number may verify. */
+    toNumber: text(),
     codeHmac: text().notNull(),
     status: text({ enum: ["pending", "verified", "failed", "expired"] }).notNull(),
     failedAttempts: integer().notNull().default(0),

@@ -10,7 +10,15 @@ export const OtpSchema = z
   .object({
     id: z.uuid(),
     app_id: z.uuid(),
-    to_number: z.string().openapi({ description: "The recipient, E.164.", example: "+14155552671" }),
+    mode: z.enum(["send", "reverse"]).openapi({
+      description:
+        "`send`: the service sends the code to `to_number`. `reverse`: nothing is sent; the user sends the code to the app's session, and that message verifies the OTP.",
+    }),
+    to_number: z.string().nullable().openapi({
+      description:
+        "The recipient, E.164. A reverse OTP: the only number whose message can verify it, or null when any number can.",
+      example: "+14155552671",
+    }),
     channel: z
       .literal("chatapp")
       .openapi({ description: "How the code is sent: through the app's chat session." }),
@@ -20,6 +28,10 @@ export const OtpSchema = z
     }),
     expires_at: timestamp.openapi({
       description: "End of the current code's validity; a resend restarts it.",
+    }),
+    verified_number: z.string().nullable().openapi({
+      description: "A reverse OTP: the number (E.164) whose message verified it; null otherwise.",
+      example: null,
     }),
     attempts_remaining: z
       .number()
