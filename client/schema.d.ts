@@ -1050,6 +1050,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/apps/{id}/otp-stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An app's verification statistics per hour or day: sent, delivered, verified, conversion, time to verify
+         * @description After Twilio Verify's insights. An OTP counts in the UTC hour or day it was started, under its status now (so a bucket's counts move as its OTPs are verified, fail or expire), once in total, once under its mode and once under its channel. The range runs from `time_from` rounded down to `time_to` rounded up to the granularity, at most 31 days by hour and 366 by day (422 `time_range_invalid`, also when `time_to` is not after `time_from`).
+         */
+        get: operations["getOtpStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sandbox/sessions/{id}/scan": {
         parameters: {
             query?: never;
@@ -2758,6 +2778,63 @@ export interface components {
              * @example 2026-11-21T09:30:12.345000Z
              */
             created_at: string;
+        };
+        OtpStatsBucket: {
+            /**
+             * @description Start of the bucket (UTC hour or day).
+             * @example 2026-11-21T00:00:00.000000Z
+             */
+            start: string;
+            /** @description OTPs started in the bucket (a reverse OTP counts when it is created). */
+            sent: number;
+            /** @description Of them, OTPs one of whose messages got a `delivered` or `read` ack (send mode only). */
+            delivered: number;
+            verified: number;
+            /** @description Failed after too many wrong codes. */
+            failed: number;
+            /** @description Expired unverified (a pending OTP past `expires_at` included). */
+            expired: number;
+            /**
+             * @description `verified` / `sent`, 0–1 rounded to 4 decimals; null when nothing was sent.
+             * @example 0.8571
+             */
+            conversion_rate: number | null;
+            /**
+             * @description Median time from an OTP's start to its verification, seconds (ms precision); null without verified OTPs.
+             * @example 12.48
+             */
+            median_seconds_to_verify: number | null;
+            /** @description The bucket's counts by channel; they add up to the bucket's. */
+            by_channel: {
+                /**
+                 * Format: uuid
+                 * @description The session of the OTP's latest attempt (after a failover, the channel that carried it last), or the session a reverse OTP waits on.
+                 */
+                session_id: string | null;
+                /** @description OTPs started in the bucket (a reverse OTP counts when it is created). */
+                sent: number;
+                /** @description Of them, OTPs one of whose messages got a `delivered` or `read` ack (send mode only). */
+                delivered: number;
+                verified: number;
+                /** @description Failed after too many wrong codes. */
+                failed: number;
+                /** @description Expired unverified (a pending OTP past `expires_at` included). */
+                expired: number;
+            }[];
+            /** @description The bucket's counts by mode; they add up to the bucket's. */
+            by_mode: {
+                /** @enum {string} */
+                mode: "send" | "reverse";
+                /** @description OTPs started in the bucket (a reverse OTP counts when it is created). */
+                sent: number;
+                /** @description Of them, OTPs one of whose messages got a `delivered` or `read` ack (send mode only). */
+                delivered: number;
+                verified: number;
+                /** @description Failed after too many wrong codes. */
+                failed: number;
+                /** @description Expired unverified (a pending OTP past `expires_at` included). */
+                expired: number;
+            }[];
         };
         SandboxReceivedMessage: {
             /** Format: uuid */
@@ -7861,6 +7938,81 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getOtpStats: {
+        parameters: {
+            query: {
+                /** @description Start of the range; rounded down to the start of its hour or day (UTC). */
+                time_from: string;
+                /** @description End of the range, after `time_from`; rounded up to the end of its hour or day (UTC). */
+                time_to: string;
+                /** @description Bucket size: `hour` (ranges up to 31 days) or `day` (up to 366 days). */
+                granularity?: "hour" | "day";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Verification statistics per bucket */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** Format: uuid */
+                            app_id: string;
+                            /** @enum {string} */
+                            granularity: "hour" | "day";
+                            /**
+                             * @description The range covered: `time_from` rounded down.
+                             * @example 2026-11-21T00:00:00.000000Z
+                             */
+                            time_from: string;
+                            /**
+                             * @description The range covered (exclusive): `time_to` rounded up.
+                             * @example 2026-11-21T00:00:00.000000Z
+                             */
+                            time_to: string;
+                            /** @description Oldest first; a bucket without OTPs is left out. */
+                            buckets: components["schemas"]["OtpStatsBucket"][];
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `validation_failed`, `time_range_invalid` */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
     };

@@ -45,6 +45,9 @@
 //     a phone received twice, those refunded although their phone received them, those settled by
 //     a lookup (exactly the lost answers), and the time until none is `queued` (the lookups wait
 //     OUTCOME_GRACE_SECONDS, 30 s).
+// 13. one-time codes (scripts/bench/otp.mjs): the median time from starting an OTP to `verified`
+//     on the sandbox, 20 in send mode (the code read on the sandbox phone, then verified) and 20
+//     in reverse mode (the sandbox phone sends the code back).
 // Progress goes to stderr, the table to stdout.
 
 import { performance } from "node:perf_hooks";
@@ -65,6 +68,7 @@ import {
 } from "./bench/common.mjs";
 import { benchExactlyOnce } from "./bench/exactly-once.mjs";
 import { benchAccept, benchFanOut, benchListPages, benchPacing } from "./bench/messages.mjs";
+import { benchOtp } from "./bench/otp.mjs";
 import { benchReadWebhook, benchWebhookThroughput } from "./bench/webhooks.mjs";
 
 /** The run, in order, by the names `--only` takes; each step is given the shared account's key. */
@@ -73,6 +77,7 @@ const STEPS = [
   ["pacing", benchPacing],
   ["auth", benchAuthCost],
   ["read-webhook", benchReadWebhook],
+  ["otp", benchOtp],
   // 150 messages on an account of its own; its wait for the outcome grace leaves the server idle.
   ["exactly-once", benchExactlyOnce],
   ["fan-out", benchFanOut],

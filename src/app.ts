@@ -23,6 +23,7 @@ import { messageRoutes } from "./routes/messages/messages.index";
 import { json, publicOperation, TAGS, withSharedProblems } from "./routes/openapi";
 import { optOutRoutes } from "./routes/opt-outs/opt-outs.index";
 import { otpRoutes } from "./routes/otp/otp.index";
+import { otpStatsRoutes } from "./routes/otp-stats/otp-stats.index";
 import { createRouter } from "./routes/router";
 import { sandboxRoutes } from "./routes/sandbox/sandbox.index";
 import { sessionRoutes } from "./routes/sessions/sessions.index";
@@ -158,6 +159,7 @@ export function createApp() {
   app.route("/v1/webhooks", webhookRoutes);
   app.route("/v1/opt-outs", optOutRoutes);
   app.route("/v1", otpRoutes);
+  app.route("/v1", otpStatsRoutes);
   app.route("/sandbox", sandboxRoutes);
   app.route("/gateway", gatewayEventRoutes);
   app.route("/media", mediaRoutes);

@@ -12,9 +12,9 @@ import { fromMinor, toMinor } from "../../lib/money";
 import { formatTimestamp } from "../../lib/time";
 import { toAccountRecord } from "../../presenters/account";
 import { toLedgerRecord } from "../../presenters/ledger";
+import { bucketRange } from "../buckets";
 import { pageLinks } from "../paging";
 import type * as routes from "./account.routes";
-import { type Granularity, USAGE_RANGES } from "./account.schemas";
 
 // The key was live a moment ago; an account gone since is as good as unknown.
 const noAccount = () => new ApiError("not_found", "No such account.");
@@ -77,7 +77,7 @@ export const ledger: RouteHandler<typeof routes.ledger, AppEnv> = async (c) => {
 
 export const usage: RouteHandler<typeof routes.usage, AppEnv> = async (c) => {
   const { time_from, time_to, granularity } = c.req.valid("query");
-  const range = usageRange(time_from, time_to, granularity);
+  const range = bucketRange(time_from, time_to, granularity);
   const rows = await usageBuckets(c.var.db, c.var.principal.accountId, range);
   return c.json(
     {
@@ -105,28 +105,3 @@ export const usage: RouteHandler<typeof routes.usage, AppEnv> = async (c) => {
     200,
   );
 };
-
-/**
- * The buckets a usage request covers: `[from, to)` in epoch ms, `time_from` rounded down and
- * `time_to` rounded up to the granularity (UTC hours or days), and the bucket size.
- * @throws ApiError `time_range_invalid` (422) when `time_to` is not after `time_from`, or the
- *   range spans more days than the granularity allows ({@link USAGE_RANGES}).
- */
-function usageRange(timeFrom: number, timeTo: number, granularity: Granularity) {
-  if (timeTo <= timeFrom) {
-    throw new ApiError("time_range_invalid", "time_to must be after time_from.", {
-      fields: { time_to: ["must be after time_from"] },
-    });
-  }
-  const { bucketMs, maxDays } = USAGE_RANGES[granularity];
-  const from = Math.floor(timeFrom / bucketMs) * bucketMs;
-  const to = Math.ceil(timeTo / bucketMs) * bucketMs;
-  if (to - from > maxDays * USAGE_RANGES.day.bucketMs) {
-    throw new ApiError(
-      "time_range_invalid",
-      `A usage range by ${granularity} spans at most ${maxDays} days (after rounding to whole ${granularity}s).`,
-      { fields: { time_to: [`at most ${maxDays} days after time_from`] } },
-    );
-  }
-  return { from, to, bucketMs };
-}

@@ -1,8 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { LEDGER_MESSAGE_IDS } from "../../db/queries/ledger";
 import { MESSAGE_TYPES } from "../../messages/types";
+import { BucketQuery, GRANULARITIES } from "../buckets";
 import { moneyAmount } from "../openapi";
-import { CursorParam, enumListFilter, Limit, once, PageLinksSchema, TimeBound } from "../paging";
+import { CursorParam, enumListFilter, Limit, PageLinksSchema, TimeBound } from "../paging";
 
 const timestamp = z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" });
 
@@ -135,28 +136,8 @@ export const LedgerListSchema = z.object({
   ...PageLinksSchema,
 });
 
-export const GRANULARITIES = ["hour", "day"] as const;
-export type Granularity = (typeof GRANULARITIES)[number];
-
-/** Bucket size (ms) of each granularity, and the longest range it may cover (days). */
-export const USAGE_RANGES: Record<Granularity, { bucketMs: number; maxDays: number }> = {
-  hour: { bucketMs: 3_600_000, maxDays: 31 },
-  day: { bucketMs: 86_400_000, maxDays: 366 },
-};
-
 /** Query of `GET /v1/account/usage`. */
-export const UsageQuery = z.object({
-  time_from: TimeBound.openapi({
-    description: "Start of the range; rounded down to the start of its hour or day (UTC).",
-  }),
-  time_to: TimeBound.openapi({
-    description: "End of the range, after `time_from`; rounded up to the end of its hour or day (UTC).",
-  }),
-  granularity: z
-    .enum(GRANULARITIES, { error: once("one of hour, day") })
-    .default("day")
-    .openapi({ description: "Bucket size: `hour` (ranges up to 31 days) or `day` (up to 366 days)." }),
-});
+export const UsageQuery = BucketQuery;
 
 const counts = z.object({
   queued: z.int(),

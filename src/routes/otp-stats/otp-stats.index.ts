@@ -1,0 +1,6 @@
+import { createRouter } from "../router";
+import * as handlers from "./otp-stats.handlers";
+import * as routes from "./otp-stats.routes";
+
+/** `/v1/apps/{id}/otp-stats`: an app's verification statistics (README, One-time codes → Statistics). */
+export const otpStatsRoutes = createRouter().openapi(routes.stats, handlers.stats);
