@@ -983,8 +983,10 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Send a one-time code
+         * Send a one-time code, or start a reverse one
          * @description Generates a code of the app's `code_size` digits, renders it into the app's `message_template` and sends it as a text message through the app's chat session, ahead of any bulk send on that session. The message is charged like any message; the code is never returned. One number gets at most `OTP_MAX_PER_NUMBER_PER_HOUR` codes (sends and resends) from all the apps of the account together in a rolling hour (429 `rate_limited` with `Retry-After`). When the app has `allowed_countries`, a number of another country, or of none (`+800…`), is refused with 422 `otp_country_not_allowed` before anything is charged or sent. Through a Cloud API session the code goes as the app's `otp_template` instead (an authentication template: the code as its body parameter and its copy-code button's; priced `PRICE_TEMPLATE`, not limited by the 24-hour window): 422 `app_has_no_otp_template` without one, 422 `template_not_found` when the session's cache has no such `APPROVED` template, nothing charged. Send an `Idempotency-Key` header to make retries safe.
+         *
+         *     With `"mode": "reverse"` nothing is sent: the user sends the code to the app's first `connected` channel (409 `session_not_connected` when none is; 422 `app_has_no_channel` without any), and that incoming message verifies the OTP, with `verified_number` its sender. The response is a ReverseOtp: the OTP plus `code`, a `link` (`https://wa.me/<session number>?text=<the app's message_template with the code>`) and its `qr_code`, shown in this response only. Codes are unique among the session's live reverse OTPs (503 `otp_codes_exhausted` when no free one is drawn). `to_number` is optional: given, only that number's message verifies it (and it must be within `allowed_countries`). Nothing is charged now; the app's `reverse_price` is charged when the OTP is verified (402 `insufficient_balance` now when the balance is below it; a balance that no longer covers it at verification leaves the OTP verified and uncharged). Not counted toward the per-number limit. The Idempotency-Key replay stores this response, code included, for 24 hours.
          */
         post: operations["sendOtp"];
         delete?: never;
@@ -1000,7 +1002,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Show a one-time code's state (never the code) */
+        /**
+         * Show a one-time code's state (never the code)
+         * @description The OTP as it stands now: a `pending` OTP past `expires_at` shows `expired`. A reverse OTP shows `verified_number` once verified, and never its code, link or QR code.
+         */
         get: operations["getOtp"];
         put?: never;
         post?: never;
@@ -1021,7 +1026,7 @@ export interface paths {
         put?: never;
         /**
          * Check a code
-         * @description A right code verifies the OTP, once. A wrong one answers 422 `otp_invalid` with `attempts_remaining`; the 5th wrong code fails the OTP and later tries answer 429 `otp_attempts_exceeded`. After `expires_at`: 410 `otp_expired`. Already verified: 409 `otp_already_verified`.
+         * @description A right code verifies the OTP, once. A wrong one answers 422 `otp_invalid` with `attempts_remaining`; the 5th wrong code fails the OTP and later tries answer 429 `otp_attempts_exceeded`. After `expires_at`: 410 `otp_expired`. Already verified: 409 `otp_already_verified`. A reverse OTP: 409 `otp_is_reverse` (the user's message verifies it).
          */
         post: operations["verifyOtp"];
         delete?: never;
@@ -1041,7 +1046,7 @@ export interface paths {
         put?: never;
         /**
          * Send a new code
-         * @description Sends a new code and invalidates the previous one; `expires_at` restarts. At most 5 codes per OTP (then 429 `rate_limited` without `Retry-After`: start a new OTP), at least 30 seconds apart (429 `rate_limited` with `Retry-After`), within the per-number limit (shared by all the apps of the account) and the app's current `allowed_countries` (422 `otp_country_not_allowed`). Wrong-code attempts carry over. A verified (409), failed (429) or expired (410) OTP takes no new code. When the message cannot be sent (402, 409, 422), the OTP is left as it was. Through a Cloud API session the code goes as the app's `otp_template`, as at the send.
+         * @description Sends a new code and invalidates the previous one; `expires_at` restarts. At most 5 codes per OTP (then 429 `rate_limited` without `Retry-After`: start a new OTP), at least 30 seconds apart (429 `rate_limited` with `Retry-After`), within the per-number limit (shared by all the apps of the account) and the app's current `allowed_countries` (422 `otp_country_not_allowed`). Wrong-code attempts carry over. A verified (409), failed (429) or expired (410) OTP takes no new code. When the message cannot be sent (402, 409, 422), the OTP is left as it was. Through a Cloud API session the code goes as the app's `otp_template`, as at the send. A reverse OTP takes no code: 409 `otp_is_reverse`.
          */
         post: operations["resendOtp"];
         delete?: never;
@@ -1141,7 +1146,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate a contact sending a message to the session's phone
-         * @description Stores an `incoming` message (status `delivered`, cost 0) on a connected session. Exists only while the embedded sandbox gateway is active (`CHATAPP_GATEWAY=sandbox`).
+         * @description Stores an `incoming` message (status `delivered`, cost 0) on a connected session. As through a real gateway, a text holding the code of one of the session's pending reverse OTPs verifies it (README, One-time codes → Reverse OTP). Exists only while the embedded sandbox gateway is active (`CHATAPP_GATEWAY=sandbox`).
          */
         post: operations["receiveSandboxMessage"];
         delete?: never;
@@ -1755,7 +1760,7 @@ export interface components {
             /** @description The new QR code, a `data:image/png;base64,…` URI. */
             qr_code: string;
         };
-        /** @description A one-time code sent to one number. The code itself is never shown. */
+        /** @description A one-time code: sent to one number, or (`mode: reverse`) sent by the user to the app's session. The code itself is never shown, but in a reverse OTP's create response. */
         Otp: {
             /** Format: uuid */
             id: string;
@@ -1792,18 +1797,18 @@ export interface components {
              */
             verified_number: string | null;
             /**
-             * @description Wrong codes still accepted, of 5.
+             * @description Wrong codes still accepted, of 5. Always 0 for a reverse OTP (no code is typed).
              * @example 5
              */
             attempts_remaining: number;
             /**
-             * @description Resends still allowed: 5 codes per OTP, the first included.
+             * @description Resends still allowed: 5 codes per OTP, the first included. Always 0 for a reverse OTP (nothing is sent).
              * @example 4
              */
             sends_remaining: number;
             /**
              * Format: uuid
-             * @description The chat message carrying the latest code (its content is the rendered template). Null only while a resend is being queued.
+             * @description The chat message carrying the latest code (its content is the rendered template). Null while a resend is being queued, and always for a reverse OTP.
              */
             message_id: string | null;
             /** @example 2026-11-21T09:30:12.345000Z */
@@ -2100,7 +2105,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "invalid_json" | "unauthenticated" | "invalid_signature" | "insufficient_balance" | "insufficient_scope" | "media_link_invalid" | "verify_token_mismatch" | "not_found" | "link_not_found" | "method_not_allowed" | "session_not_pending" | "session_not_connected" | "session_not_disconnected" | "session_not_linked" | "idempotency_key_in_use" | "otp_already_verified" | "otp_is_reverse" | "webhook_endpoint_limit" | "webhook_endpoint_disabled" | "campaign_not_draft" | "campaign_not_running" | "campaign_not_paused" | "campaign_finished" | "campaign_empty" | "account_limit_reached" | "not_supported_by_gateway" | "phone_number_in_use" | "otp_expired" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "app_has_no_channel" | "app_has_no_otp_template" | "otp_invalid" | "otp_country_not_allowed" | "pairing_code_invalid" | "time_range_invalid" | "media_unavailable" | "gateway_credentials_invalid" | "template_not_found" | "template_rejected" | "outside_service_window" | "upgrade_required" | "rate_limited" | "otp_attempts_exceeded" | "internal_error" | "gateway_misconfigured" | "service_misconfigured" | "gateway_rejected" | "gateway_unavailable" | "service_unavailable";
+            code: "invalid_json" | "unauthenticated" | "invalid_signature" | "insufficient_balance" | "insufficient_scope" | "media_link_invalid" | "verify_token_mismatch" | "not_found" | "link_not_found" | "method_not_allowed" | "session_not_pending" | "session_not_connected" | "session_not_disconnected" | "session_not_linked" | "idempotency_key_in_use" | "otp_already_verified" | "otp_is_reverse" | "webhook_endpoint_limit" | "webhook_endpoint_disabled" | "campaign_not_draft" | "campaign_not_running" | "campaign_not_paused" | "campaign_finished" | "campaign_empty" | "account_limit_reached" | "not_supported_by_gateway" | "phone_number_in_use" | "otp_expired" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "app_has_no_channel" | "app_has_no_otp_template" | "otp_invalid" | "otp_country_not_allowed" | "pairing_code_invalid" | "time_range_invalid" | "media_unavailable" | "gateway_credentials_invalid" | "template_not_found" | "template_rejected" | "outside_service_window" | "upgrade_required" | "rate_limited" | "otp_attempts_exceeded" | "internal_error" | "gateway_misconfigured" | "service_misconfigured" | "gateway_rejected" | "gateway_unavailable" | "service_unavailable" | "otp_codes_exhausted";
             request_id: string;
             /** @enum {boolean} */
             success: false;
@@ -2778,6 +2783,27 @@ export interface components {
              * @example 2026-11-21T09:30:12.345000Z
              */
             created_at: string;
+        };
+        /** @description A new reverse OTP: the Otp, `pending`, with the code and how the user sends it. No other response shows `code`, `link` or `qr_code`. */
+        ReverseOtp: components["schemas"]["Otp"] & {
+            /** @enum {string} */
+            mode?: "reverse";
+            /**
+             * @description The code, `code_size` digits, for the user to send to the session. Shown in this response only (and its Idempotency-Key replay).
+             * @example 482913
+             */
+            code: string;
+            /**
+             * Format: uri
+             * @description `https://wa.me/<session number digits>?text=<the app's message_template with the code, URL-encoded>`: opens a chat with the session, the text written in.
+             * @example https://wa.me/14155552671?text=482913%20is%20your%20Acme%20verification%20code.%20Do%20not%20share%20it.
+             */
+            link: string;
+            /**
+             * @description `link` as a QR code, a `data:image/png;base64,…` URI, for a user on another device to scan.
+             * @example data:image/png;base64,iVBORw0KGgo…
+             */
+            qr_code: string;
         };
         OtpStatsBucket: {
             /**
@@ -7619,15 +7645,21 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description The recipient, international format; stored as E.164.
+                     * @description `send` (default): the code is sent to `to_number`. `reverse`: nothing is sent; the response holds the code, a wa.me link and its QR code, and the user's message with the code to the app's session verifies the OTP.
+                     * @example send
+                     * @enum {string}
+                     */
+                    mode?: "send" | "reverse";
+                    /**
+                     * @description The recipient, international format; stored as E.164. Required for `send`. For `reverse`, optional: the only number whose message can verify the OTP (else any number can).
                      * @example +14155552671
                      */
-                    to_number: string;
+                    to_number?: string;
                 };
             };
         };
         responses: {
-            /** @description The OTP, pending; its code is on its way */
+            /** @description The OTP, pending: its code is on its way, or (reverse) the ReverseOtp with the code for the user to send */
             201: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -7637,7 +7669,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
-                        data: components["schemas"]["Otp"];
+                        /** @description `mode: send`: the Otp. `mode: reverse`: the ReverseOtp, with `code`, `link` and `qr_code`. */
+                        data: components["schemas"]["Otp"] | components["schemas"]["ReverseOtp"];
                     };
                 };
             };
@@ -7701,6 +7734,15 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
+            /** @description Problem: `otp_codes_exhausted` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getOtp: {
@@ -7792,7 +7834,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `otp_already_verified` */
+            /** @description Problem: `otp_already_verified`, `otp_is_reverse` */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -7892,7 +7934,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `session_not_connected`, `otp_already_verified`, `idempotency_key_in_use` */
+            /** @description Problem: `session_not_connected`, `otp_already_verified`, `otp_is_reverse`, `idempotency_key_in_use` */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];

@@ -59,6 +59,7 @@ export const ERROR_STATUS = {
   gateway_rejected: 502,
   gateway_unavailable: 503,
   service_unavailable: 503,
+  otp_codes_exhausted: 503,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -117,6 +118,7 @@ const TITLES: Record<ErrorCode, string> = {
   gateway_rejected: "Gateway refused the request",
   gateway_unavailable: "Gateway unavailable",
   service_unavailable: "Service unavailable",
+  otp_codes_exhausted: "No free code",
 };
 
 /** Field path (dot-joined, e.g. `to_number.2`) → human-readable messages. */

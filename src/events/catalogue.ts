@@ -11,8 +11,8 @@
  * - `session.status_changed`: a session moved between `pending`, `connected`, `disconnected`,
  *   `banned` and `failed`; `data` is the Session, with its `reason`.
  * - `session.qr_updated`: a pending session's QR rotated; `data` is `{ session, qr_code }`.
- * - `otp.verified` / `otp.failed`: an OTP was verified, or failed after too many wrong codes;
- *   `data` is the OTP.
+ * - `otp.verified` / `otp.failed`: an OTP was verified (by its code, or a reverse OTP by the
+ *   user's message, with `verified_number`), or failed after too many wrong codes; `data` is the OTP.
  * - `campaign.started` / `campaign.completed` / `campaign.cancelled`: a campaign began sending
  *   (at start, or when a scheduled one's time came), has nothing left to send, or was cancelled
  *   (src/moves/campaign.ts); `data` is the Campaign with its statistics at that moment.

@@ -17,6 +17,13 @@ export const OTP_RULES = {
 } as const;
 
 /**
+ * Default and bounds of an app's `code_size`, in digits (default 6: README, One-time codes; bounds
+ * 4–10: this API's own). An incoming message's candidate codes for a reverse OTP are its digit runs
+ * of these lengths (src/otp/reverse.ts).
+ */
+export const CODE_SIZE = { min: 4, max: 10, default: 6 } as const;
+
+/**
  * Shortest accepted `OTP_SECRET`, in characters: RFC 2104 §3 strongly discourages HMAC keys
  * shorter than the hash output (32 bytes for SHA-256).
  */
@@ -50,6 +57,22 @@ export function generateCode(size: number): string {
  */
 export function codeHmac(secret: string, otpId: string, code: string): Promise<string> {
   return hmacSha256Hex(secret, `${otpId}:${code}`);
+}
+
+/**
+ * The index key of a reverse OTP's code (`otps.code_lookup`, index `otps_code_lookup` on
+ * `(session_id, code_lookup)`): lower-case hex HMAC-SHA256 (RFC 2104) of
+ * `reverse:${sessionId}:${code}` keyed with `secret` (`OTP_SECRET`). An incoming message on session
+ * `sessionId` finds the OTP its candidate codes belong to by this value (src/otp/reverse.ts), so the
+ * code is never stored; without the key the value does not give the code away. It binds the
+ * session, not the OTP (the OTP is what it finds), so a code is unique among a session's live reverse
+ * OTPs; the `reverse:` prefix keeps it apart from {@link codeHmac}'s `${otpId}:${code}`.
+ *
+ * @param sessionId the session's uuid (`sessions.id`).
+ * @param code the digits.
+ */
+export function codeLookup(secret: string, sessionId: string, code: string): Promise<string> {
+  return hmacSha256Hex(secret, `reverse:${sessionId}:${code}`);
 }
 
 /**

@@ -6,6 +6,7 @@ import { publishEvents } from "../events/publish";
 import { eventsForRows, recordedIn } from "../events/record";
 import { timingSafeEqual } from "../lib/crypto";
 import { codeHmac, OTP_RULES, otpSecret } from "./code";
+import { reverseRefusal } from "./send";
 import { otpStatusAt } from "./status";
 
 /**
@@ -51,7 +52,8 @@ async function verifyRefusal(db: Db, otp: OtpRow, now: number): Promise<ApiError
  * @returns the verified OTP row.
  * @throws ApiError `not_found` (no such OTP of the account), `otp_invalid` (422, with
  *   `attempts_remaining`; the 5th wrong code fails the OTP), `otp_attempts_exceeded` (429),
- *   `otp_expired` (410), `otp_already_verified` (409). Error when `OTP_SECRET` is missing (→ 500).
+ *   `otp_expired` (410), `otp_already_verified` (409), `otp_is_reverse` (409: a reverse OTP is
+ *   verified by the user's message, src/otp/reverse.ts). Error when `OTP_SECRET` is missing (→ 500).
  */
 export async function verifyOtp(
   env: Env,
@@ -63,6 +65,7 @@ export async function verifyOtp(
     const now = Date.now();
     const otp = await findOtp(db, input.accountId, input.otpId);
     if (!otp) throw new ApiError("not_found", "No such OTP.");
+    if (otp.mode === "reverse") throw reverseRefusal();
     const refusal = await verifyRefusal(db, otp, now);
     if (refusal) throw refusal;
 

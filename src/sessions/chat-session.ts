@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import type { NewIncoming } from "../db/queries/messages";
 import { SYNC_RETRY_MS } from "../delivery/dispatcher";
 import type { CampaignHold } from "../delivery/outbox";
 import type { GatewayEvent, GatewayName } from "../gateways/gateway";
@@ -223,10 +224,12 @@ export class ChatSession extends DurableObject<Env> {
    * Applies events the gateway `source` reported for this session (its webhook), in order. Status
    * events older than the newest applied are ignored; acks never move a message backwards; an
    * incoming message is stored once. Applying the same events twice changes nothing the second time.
-   * @returns false when this object holds no session, or its session is on another gateway than
-   *   `source` (the events are then ignored).
+   * @returns the incoming messages among the events (stored now or by an earlier delivery), for
+   *   the caller to verify reverse OTPs by (src/otp/reverse.ts, a floor above this one); null when
+   *   this object holds no session, or its session is on another gateway than `source` (the events
+   *   are then ignored).
    */
-  async gatewayEvents(source: GatewayName, events: GatewayEvent[]): Promise<boolean> {
+  async gatewayEvents(source: GatewayName, events: GatewayEvent[]): Promise<NewIncoming[] | null> {
     return this.core.exclusive(() => this.link.gatewayEvents(source, events));
   }
 

@@ -3,6 +3,7 @@ import { type GatewayKind, readConfig } from "../config";
 import { createDb } from "../db/client";
 import { insertCloudApiNumber } from "../db/queries/cloud-api";
 import { insertSessionWithinLimit, type LimitUsage } from "../db/queries/limits";
+import type { NewIncoming } from "../db/queries/messages";
 import { sessions } from "../db/schema";
 import type { Dispatcher } from "../delivery/dispatcher";
 import { receiptMoves } from "../delivery/receipts";
@@ -319,13 +320,15 @@ export class SessionLink {
   /**
    * Applies a gateway's events in order: acks as message receipts (once D1 holds the sent
    * outcomes), incoming messages stored once, status events no older than the newest applied.
-   * @returns false when the object holds no session, or its session is on another gateway than
-   * `source`, the one that sent the events (nothing is applied).
+   * @returns the incoming messages among the events, as stored (or already stored by an earlier
+   *   delivery: a replay lists them again, so what hangs off them above this floor, a reverse OTP's
+   *   verification, can run again safely); null when the object holds no session, or its session
+   *   is on another gateway than `source`, the one that sent the events (nothing is applied).
    * @throws Error when D1 refuses the sent outcomes (the gateway delivers the events again).
    */
-  async gatewayEvents(source: GatewayName, events: GatewayEvent[]): Promise<boolean> {
+  async gatewayEvents(source: GatewayName, events: GatewayEvent[]): Promise<NewIncoming[] | null> {
     const state = this.core.state();
-    if (!state || state.gateway !== source) return false;
+    if (!state || state.gateway !== source) return null;
     // A receipt may settle an unknown outcome, or wait for its settlement (Settlement.takeReceipts).
     // The gateway's message id reaches D1 with the sent outcome: write pending ones first. When
     // D1 refuses, the call fails and the gateway delivers the events again.
@@ -336,10 +339,11 @@ export class SessionLink {
     }
     const session = { id: state.id, accountId: state.account_id };
     const receipts = applyNow.flatMap((receipt) => receiptMoves(session, receipt));
+    const received: NewIncoming[] = [];
     for (const event of events) {
       if (event.type === "incoming") {
         const current = this.core.current();
-        await receiveMessage(this.core.env, {
+        const incoming: NewIncoming = {
           accountId: current.account_id,
           sessionId: current.id,
           providerMessageId: event.providerMessageId,
@@ -350,7 +354,9 @@ export class SessionLink {
           mediaUrl: event.mediaUrl,
           media: event.media ?? null,
           at: event.at,
-        });
+        };
+        await receiveMessage(this.core.env, incoming);
+        received.push(incoming);
       } else if (event.type !== "ack" && event.at >= this.core.health.eventAt()) {
         // Webhook events are ordered by the gateway's own clock, against each other only: a
         // command or a check is not compared with them, so clock skew cannot hide an event. The
@@ -360,7 +366,7 @@ export class SessionLink {
       }
     }
     await applyMoves(this.core.env, receipts);
-    return true;
+    return received;
   }
 
   /** Sandbox only: a phone scans the QR shown (or enters its pairing code); see sandbox-phone.ts. */

@@ -1,6 +1,6 @@
-import { and, eq, type SQL, sql } from "drizzle-orm";
+import { and, eq, gt, inArray, type SQL, sql } from "drizzle-orm";
 import { batchSql, type Db } from "../client";
-import { otps } from "../schema";
+import { apps, otps } from "../schema";
 
 // Every state change below is one conditional statement (or one D1 batch, a transaction): the
 // WHERE clause re-checks the rule it enforces, so two concurrent requests cannot both pass a
@@ -20,7 +20,7 @@ type RawOtpRow = {
   session_id: string | null;
   code_lookup: string | null;
   verified_number: string | null;
-  to_number: string;
+  to_number: string | null;
   code_hmac: string;
   status: OtpRow["status"];
   failed_attempts: number;
@@ -322,4 +322,146 @@ export async function recordWrongCode(
 export async function markExpired(db: Db, accountId: string, id: string, now: number): Promise<void> {
   await db.run(sql`UPDATE otps SET status = 'expired', updated_at = ${now}
     WHERE id = ${id} AND account_id = ${accountId} AND status = 'pending' AND expires_at <= ${now}`);
+}
+
+// ---- Reverse OTPs: the user sends the code to the session (src/otp/reverse.ts) ----------------
+
+export interface NewReverseOtp {
+  id: string;
+  accountId: string;
+  appId: string;
+  /** The session (uuid) whose incoming messages can verify it. */
+  sessionId: string;
+  /** E.164: the only number whose message can verify it; null for any number. */
+  toNumber: string | null;
+  codeHmac: string;
+  /** src/otp/code.ts `codeLookup` of the session and the code. */
+  codeLookup: string;
+  /** Epoch ms. */
+  expiresAt: number;
+}
+
+/** SQL: a reverse OTP of session `sessionId` holding `codeLookup` is live (pending, unexpired) at `now`. */
+function liveReverse(sessionId: string, codeLookup: string, now: number): SQL {
+  return sql`session_id = ${sessionId} AND code_lookup = ${codeLookup} AND mode = 'reverse'
+    AND status = 'pending' AND expires_at > ${now}`;
+}
+
+/**
+ * Creates a `pending` reverse OTP at `now` (epoch ms), only if no live reverse OTP of the same
+ * session holds the same `codeLookup` (one conditional INSERT, so two concurrent creates cannot
+ * both take a code). Nothing is sent: `sends` is 0 and no send is logged, so it does not count
+ * toward the per-number limit.
+ *
+ * @returns the new row, or null when the code is taken (nothing written).
+ */
+export async function insertReverseOtp(db: Db, otp: NewReverseOtp, now: number): Promise<OtpRow | null> {
+  const [inserted] = await batchSql<RawOtpRow>(db, [
+    sql`INSERT INTO otps (id, account_id, app_id, message_id, mode, session_id, code_lookup, verified_number,
+        to_number, code_hmac, status, failed_attempts, sends, last_sent_at, expires_at, verified_at, created_at, updated_at)
+      SELECT ${otp.id}, ${otp.accountId}, ${otp.appId}, NULL, 'reverse', ${otp.sessionId}, ${otp.codeLookup}, NULL,
+        ${otp.toNumber}, ${otp.codeHmac}, 'pending', 0, 0, ${now}, ${otp.expiresAt}, NULL, ${now}, ${now}
+      WHERE NOT EXISTS (SELECT 1 FROM otps WHERE ${liveReverse(otp.sessionId, otp.codeLookup, now)})
+      RETURNING *`,
+  ]);
+  return returned(inserted);
+}
+
+/** A live reverse OTP an incoming message's code found, with its app's `reverse_price` (minor units). */
+export interface ReverseCandidate {
+  otp: OtpRow;
+  reversePrice: number;
+}
+
+/**
+ * The account's live (pending, unexpired at `now`, epoch ms) reverse OTPs of session `sessionId`
+ * whose `code_lookup` is one of `lookups`, each with its app's current `reverse_price` (a deleted
+ * app's too). One read on the index `otps_code_lookup`.
+ */
+export async function liveReverseOtps(
+  db: Db,
+  accountId: string,
+  sessionId: string,
+  lookups: string[],
+  now: number,
+): Promise<ReverseCandidate[]> {
+  if (lookups.length === 0) return [];
+  return db
+    .select({ otp: otps, reversePrice: apps.reversePrice })
+    .from(otps)
+    .innerJoin(apps, eq(apps.id, otps.appId))
+    .where(
+      and(
+        eq(otps.sessionId, sessionId),
+        inArray(otps.codeLookup, lookups),
+        eq(otps.accountId, accountId),
+        eq(otps.mode, "reverse"),
+        eq(otps.status, "pending"),
+        gt(otps.expiresAt, now),
+      ),
+    );
+}
+
+/** Which reverse OTP an incoming message verifies, and who sent it. */
+export interface ReverseVerification {
+  accountId: string;
+  id: string;
+  sessionId: string;
+  /** The lookup of the code the message held. */
+  codeLookup: string;
+  /** The sender, E.164. */
+  sender: string;
+}
+
+/**
+ * SQL: the reverse OTP of `v` can be verified by `v.sender` at `now` (epoch ms): it is the
+ * account's, still live with that code on that session, and has no `to_number` or has the
+ * sender's. Holds no more once it is verified.
+ */
+export function reverseVerifiable(v: ReverseVerification, now: number): SQL {
+  return sql`EXISTS (SELECT 1 FROM otps WHERE id = ${v.id} AND account_id = ${v.accountId}
+    AND ${liveReverse(v.sessionId, v.codeLookup, now)} AND (to_number IS NULL OR to_number = ${v.sender}))`;
+}
+
+/**
+ * The statement that verifies the reverse OTP of `v` at `now` (epoch ms): `pending` → `verified`,
+ * `verified_number` the sender, `verified_at` now, only while {@link reverseVerifiable} holds and
+ * `condition` does (e.g. that its charge was made), `RETURNING *`. Read its result with
+ * {@link otpChangeOf}.
+ */
+export function verifyReverseStatement(v: ReverseVerification, now: number, condition: SQL = sql`1`): SQL {
+  return sql`UPDATE otps SET status = 'verified', verified_number = ${v.sender}, verified_at = ${now}, updated_at = ${now}
+    WHERE id = ${v.id} AND ${reverseVerifiable(v, now)} AND ${condition}
+    RETURNING *`;
+}
+
+/**
+ * The change a batch made, from the results of an OTP UPDATE `RETURNING *` and of the effect
+ * statements after it, in order; null when the UPDATE matched nothing.
+ */
+export function otpChangeOf(results: D1Result[]): OtpChange | null {
+  const [updated, ...effects] = results;
+  const otp = returned(updated as D1Result<RawOtpRow> | undefined);
+  return otp && { otp, effects };
+}
+
+/**
+ * Verifies the reverse OTP of `v` at `now` (epoch ms) with no charge, by
+ * {@link verifyReverseStatement}, and runs the statements `effects` builds (the `otp.verified`
+ * event) in the same batch, after it; they receive the condition, on `otps` columns, that selects
+ * the OTP once verified.
+ *
+ * @returns the verified row and the results of `effects`, or null when it can no longer be verified.
+ */
+export async function markReverseVerified(
+  db: Db,
+  v: ReverseVerification,
+  now: number,
+  effects: (verified: SQL) => SQL[],
+): Promise<OtpChange | null> {
+  const results = await batchSql(db, [
+    verifyReverseStatement(v, now),
+    ...effects(sql`id = ${v.id} AND status = 'verified'`),
+  ]);
+  return otpChangeOf(results);
 }

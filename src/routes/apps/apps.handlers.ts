@@ -8,8 +8,9 @@ import { fromMinor, toMinor } from "../../lib/money";
 import { lengthAwarePage } from "../../lib/paginator";
 import { defaultTemplate } from "../../lib/template";
 import { formatNullableTimestamp, formatTimestamp } from "../../lib/time";
+import { CODE_SIZE } from "../../otp/code";
 import type * as routes from "./apps.routes";
-import { CODE_SIZE, EXPIRY_SECONDS, FAILOVER_AFTER_SECONDS } from "./apps.schemas";
+import { EXPIRY_SECONDS, FAILOVER_AFTER_SECONDS } from "./apps.schemas";
 
 /**
  * Row → API record (the `App` schema of openapi.json): `chatapp_session_id` only when the app has

@@ -1,14 +1,13 @@
 import { z } from "@hono/zod-openapi";
 import { isPhoneCountry } from "../../lib/phone";
 import { MAX_TEMPLATE_LENGTH, templateProblems } from "../../lib/template";
+import { CODE_SIZE } from "../../otp/code";
 import { moneyAmount } from "../openapi";
 
 // Field bounds are this API's own; the `App` schema and `POST /v1/apps` in openapi.json state them.
 
 const timestamp = z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" });
 
-/** Default and bounds of `code_size` (default 6: README, One-time codes; bounds 4–10: ours). */
-export const CODE_SIZE = { min: 4, max: 10, default: 6 } as const;
 /** Default and bounds of `expiry_seconds` in seconds, chosen here: default 10 minutes, 60–3,600. */
 export const EXPIRY_SECONDS = { min: 60, max: 3_600, default: 600 } as const;
 /** Default and maximum of the listing's `per_page`, this API's (`GET /v1/apps` in openapi.json). */

@@ -16,6 +16,7 @@ import { EVENT_FRESHNESS_MS, stalenessOf } from "../../gateways/freshness";
 import type { GatewayEvent, GatewayEventBatch, GatewayName } from "../../gateways/gateway";
 import { parseWahaEvent, verifyWahaSignature } from "../../gateways/waha/events";
 import { timingSafeEqual } from "../../lib/crypto";
+import { verifyByIncoming } from "../../otp/reverse";
 import { sessionUuidOf } from "../../sessions/session-record";
 import { sessionStub } from "../../sessions/stub";
 import type * as routes from "./gateway-events.routes";
@@ -130,7 +131,28 @@ async function deliverToNumber(env: Env, phoneNumberId: string, events: GatewayE
     );
     return false;
   }
-  return sessionStub(env, number.sessionId).gatewayEvents("cloud_api", events);
+  return applyToSession(env, number.sessionId, "cloud_api", events);
+}
+
+/**
+ * Hands `events` to the object of session `sessionId` (its uuid), then verifies reverse OTPs by
+ * the incoming messages among them (src/otp/reverse.ts `verifyByIncoming`, on a floor above the
+ * session object's, hence here), replays included: a verification lost after its message was
+ * stored is made good when the gateway delivers the message again, and one already made is not
+ * made twice. A verification D1 refuses fails the call (500), so the gateway delivers again.
+ * @returns false when the object applied nothing (no such session, or on another gateway).
+ */
+async function applyToSession(
+  env: Env,
+  sessionId: string,
+  gateway: GatewayName,
+  events: GatewayEvent[],
+): Promise<boolean> {
+  const received = await sessionStub(env, sessionId).gatewayEvents(gateway, events);
+  if (received === null) return false;
+  const db = createDb(env.DB);
+  for (const message of received) await verifyByIncoming(env, db, message);
+  return true;
 }
 
 function parse(raw: string): unknown {
@@ -169,5 +191,5 @@ async function deliver(env: Env, gateway: GatewayName, batch: GatewayEventBatch 
   }
   const id = sessionUuidOf(batch.sessionId);
   if (!id) return false;
-  return sessionStub(env, id).gatewayEvents(gateway, batch.events);
+  return applyToSession(env, id, gateway, batch.events);
 }

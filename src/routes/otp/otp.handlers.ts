@@ -3,17 +3,20 @@ import { findOtp } from "../../db/queries/otps";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { otpSecret } from "../../otp/code";
+import { createReverseOtp } from "../../otp/reverse";
 import { resendOtp, sendOtp } from "../../otp/send";
 import { verifyOtp } from "../../otp/verify";
-import { toOtpRecord } from "../../presenters/otp";
+import { toOtpRecord, toReverseOtpRecord } from "../../presenters/otp";
 import type * as routes from "./otp.routes";
 
 export const send: RouteHandler<typeof routes.send, AppEnv> = async (c) => {
-  const otp = await sendOtp(c.env, c.var.db, {
-    accountId: c.var.principal.accountId,
-    appId: c.req.valid("param").id,
-    toNumber: c.req.valid("json").to_number,
-  });
+  const body = c.req.valid("json");
+  const input = { accountId: c.var.principal.accountId, appId: c.req.valid("param").id };
+  if (body.mode === "reverse") {
+    const created = await createReverseOtp(c.env, c.var.db, { ...input, toNumber: body.to_number });
+    return c.json({ success: true as const, data: toReverseOtpRecord(created) }, 201);
+  }
+  const otp = await sendOtp(c.env, c.var.db, { ...input, toNumber: body.to_number });
   return c.json({ success: true as const, data: toOtpRecord(otp) }, 201);
 };
 

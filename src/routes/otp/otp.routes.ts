@@ -3,7 +3,7 @@ import { idempotency } from "../../middleware/idempotency";
 import { sendRateLimit } from "../../middleware/rate-limit";
 import { OTP_RULES } from "../../otp/code";
 import { IdempotencyKeyHeader, IdParam, json, jsonBody, problems, requires } from "../openapi";
-import { OtpEnvelopeSchema, SendOtpBody, VerifyOtpBody } from "./otp.schemas";
+import { CreatedOtpEnvelopeSchema, OtpEnvelopeSchema, SendOtpBody, VerifyOtpBody } from "./otp.schemas";
 
 const common = { tags: ["One-time codes"] };
 
@@ -13,7 +13,7 @@ export const send = createRoute({
   ...common,
   method: "post",
   path: "/apps/{id}/otp",
-  summary: "Send a one-time code",
+  summary: "Send a one-time code, or start a reverse one",
   description:
     "Generates a code of the app's `code_size` digits, renders it into the app's `message_template` and sends it " +
     "as a text message through the app's chat session, ahead of any bulk send on that session. The message is " +
@@ -24,10 +24,23 @@ export const send = createRoute({
     "as the app's `otp_template` instead (an authentication template: the code as its body parameter and its " +
     "copy-code button's; priced `PRICE_TEMPLATE`, not limited by the 24-hour window): 422 " +
     "`app_has_no_otp_template` without one, 422 `template_not_found` when the session's cache has no such " +
-    "`APPROVED` template, nothing charged. Send an `Idempotency-Key` header to make retries safe.",
+    "`APPROVED` template, nothing charged. Send an `Idempotency-Key` header to make retries safe.\n\n" +
+    'With `"mode": "reverse"` nothing is sent: the user sends the code to the app\'s first `connected` channel ' +
+    "(409 `session_not_connected` when none is; 422 `app_has_no_channel` without any), and that incoming message " +
+    "verifies the OTP, with `verified_number` its sender. The response is a ReverseOtp: the OTP plus `code`, a " +
+    "`link` (`https://wa.me/<session number>?text=<the app's message_template with the code>`) and its `qr_code`, " +
+    "shown in this response only. Codes are unique among the session's live reverse OTPs (503 " +
+    "`otp_codes_exhausted` when no free one is drawn). `to_number` is optional: given, only that number's " +
+    "message verifies it (and it must be within `allowed_countries`). Nothing is charged now; the app's " +
+    "`reverse_price` is charged when the OTP is verified (402 `insufficient_balance` now when the balance is " +
+    "below it; a balance that no longer covers it at verification leaves the OTP verified and uncharged). Not " +
+    "counted toward the per-number limit. The Idempotency-Key replay stores this response, code included, for 24 hours.",
   request: { headers: IdempotencyKeyHeader, params: IdParam, body: jsonBody(SendOtpBody) },
   responses: {
-    201: json(OtpEnvelopeSchema, "The OTP, pending; its code is on its way"),
+    201: json(
+      CreatedOtpEnvelopeSchema,
+      "The OTP, pending: its code is on its way, or (reverse) the ReverseOtp with the code for the user to send",
+    ),
     ...problems(
       "validation_failed",
       "not_found",
@@ -40,6 +53,7 @@ export const send = createRoute({
       "rate_limited",
       "idempotency_key_in_use",
       "idempotency_key_reused",
+      "otp_codes_exhausted",
     ),
   },
 });
@@ -51,6 +65,8 @@ export const show = createRoute({
   method: "get",
   path: "/otp/{id}",
   summary: "Show a one-time code's state (never the code)",
+  description:
+    "The OTP as it stands now: a `pending` OTP past `expires_at` shows `expired`. A reverse OTP shows `verified_number` once verified, and never its code, link or QR code.",
   request: { params: IdParam },
   responses: { 200: json(OtpEnvelopeSchema, "The OTP"), ...problems("not_found") },
 });
@@ -65,7 +81,8 @@ export const verify = createRoute({
   description:
     `A right code verifies the OTP, once. A wrong one answers 422 \`otp_invalid\` with \`attempts_remaining\`; the ` +
     `${OTP_RULES.maxFailedAttempts}th wrong code fails the OTP and later tries answer 429 \`otp_attempts_exceeded\`. ` +
-    "After `expires_at`: 410 `otp_expired`. Already verified: 409 `otp_already_verified`.",
+    "After `expires_at`: 410 `otp_expired`. Already verified: 409 `otp_already_verified`. A reverse OTP: 409 " +
+    "`otp_is_reverse` (the user's message verifies it).",
   request: { params: IdParam, body: jsonBody(VerifyOtpBody) },
   responses: {
     200: json(OtpEnvelopeSchema, "The OTP, verified"),
@@ -76,6 +93,7 @@ export const verify = createRoute({
       "otp_attempts_exceeded",
       "otp_expired",
       "otp_already_verified",
+      "otp_is_reverse",
     ),
   },
 });
@@ -94,7 +112,7 @@ export const resend = createRoute({
     "per-number limit (shared by all the apps of the account) and the app's current `allowed_countries` (422 `otp_country_not_allowed`). Wrong-code " +
     "attempts carry over. A verified (409), failed (429) or expired (410) OTP takes no new code. When the message " +
     "cannot be sent (402, 409, 422), the OTP is left as it was. Through a Cloud API session the code goes as the " +
-    "app's `otp_template`, as at the send.",
+    "app's `otp_template`, as at the send. A reverse OTP takes no code: 409 `otp_is_reverse`.",
   request: { headers: IdempotencyKeyHeader, params: IdParam },
   responses: {
     200: json(OtpEnvelopeSchema, "The OTP with its new code on its way"),
@@ -110,6 +128,7 @@ export const resend = createRoute({
       "otp_attempts_exceeded",
       "otp_expired",
       "otp_already_verified",
+      "otp_is_reverse",
       "idempotency_key_in_use",
       "idempotency_key_reused",
     ),

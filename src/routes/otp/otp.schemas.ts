@@ -1,7 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { OTP_RULES } from "../../otp/code";
+import { CODE_SIZE, OTP_RULES } from "../../otp/code";
 import { OTP_STATUSES } from "../../otp/status";
-import { CODE_SIZE } from "../apps/apps.schemas";
 import { PhoneNumber } from "../openapi";
 
 const timestamp = z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" });
@@ -36,31 +35,85 @@ export const OtpSchema = z
     attempts_remaining: z
       .number()
       .int()
-      .openapi({ description: `Wrong codes still accepted, of ${OTP_RULES.maxFailedAttempts}.`, example: 5 }),
+      .openapi({
+        description: `Wrong codes still accepted, of ${OTP_RULES.maxFailedAttempts}. Always 0 for a reverse OTP (no code is typed).`,
+        example: 5,
+      }),
     sends_remaining: z
       .number()
       .int()
       .openapi({
-        description: `Resends still allowed: ${OTP_RULES.maxSends} codes per OTP, the first included.`,
+        description: `Resends still allowed: ${OTP_RULES.maxSends} codes per OTP, the first included. Always 0 for a reverse OTP (nothing is sent).`,
         example: 4,
       }),
     message_id: z.uuid().nullable().openapi({
       description:
-        "The chat message carrying the latest code (its content is the rendered template). Null only while a resend is being queued.",
+        "The chat message carrying the latest code (its content is the rendered template). Null while a resend is being queued, and always for a reverse OTP.",
     }),
     created_at: timestamp,
     updated_at: timestamp,
   })
-  .openapi("Otp", { description: "A one-time code sent to one number. The code itself is never shown." });
+  .openapi("Otp", {
+    description:
+      "A one-time code: sent to one number, or (`mode: reverse`) sent by the user to the app's session. The code itself is never shown, but in a reverse OTP's create response.",
+  });
 
 export const OtpEnvelopeSchema = z.object({ success: z.literal(true), data: OtpSchema });
 
-export const SendOtpBody = z.strictObject({
-  to_number: PhoneNumber.openapi({
-    description: "The recipient, international format; stored as E.164.",
-    example: "+14155552671",
+export const ReverseOtpSchema = OtpSchema.extend({
+  mode: z.literal("reverse"),
+  code: z.string().openapi({
+    description:
+      "The code, `code_size` digits, for the user to send to the session. Shown in this response only (and its Idempotency-Key replay).",
+    example: "482913",
+  }),
+  link: z.url().openapi({
+    description:
+      "`https://wa.me/<session number digits>?text=<the app's message_template with the code, URL-encoded>`: opens a chat with the session, the text written in.",
+    example:
+      "https://wa.me/14155552671?text=482913%20is%20your%20Acme%20verification%20code.%20Do%20not%20share%20it.",
+  }),
+  qr_code: z.string().openapi({
+    description:
+      "`link` as a QR code, a `data:image/png;base64,…` URI, for a user on another device to scan.",
+    example: "data:image/png;base64,iVBORw0KGgo…",
+  }),
+}).openapi("ReverseOtp", {
+  description:
+    "A new reverse OTP: the Otp, `pending`, with the code and how the user sends it. No other response shows `code`, `link` or `qr_code`.",
+});
+
+export const CreatedOtpEnvelopeSchema = z.object({
+  success: z.literal(true),
+  data: z.union([OtpSchema, ReverseOtpSchema]).openapi({
+    description: "`mode: send`: the Otp. `mode: reverse`: the ReverseOtp, with `code`, `link` and `qr_code`.",
   }),
 });
+
+const OTP_MODES = ["send", "reverse"] as const;
+
+export const SendOtpBody = z
+  .strictObject({
+    mode: z.enum(OTP_MODES).optional().openapi({
+      description:
+        "`send` (default): the code is sent to `to_number`. `reverse`: nothing is sent; the response holds the code, a wa.me link and its QR code, and the user's message with the code to the app's session verifies the OTP.",
+      example: "send",
+    }),
+    to_number: PhoneNumber.optional().openapi({
+      description:
+        "The recipient, international format; stored as E.164. Required for `send`. For `reverse`, optional: the only number whose message can verify the OTP (else any number can).",
+      example: "+14155552671",
+    }),
+  })
+  // One shape per mode for the handler; `to_number` is required only to send.
+  .transform((body, ctx) => {
+    if (body.mode === "reverse") return { mode: "reverse" as const, to_number: body.to_number ?? null };
+    if (body.to_number === undefined) {
+      ctx.addIssue({ code: "custom", path: ["to_number"], message: "required when mode is send" });
+      return z.NEVER;
+    }
+    return { mode: "send" as const, to_number: body.to_number };
+  });
 
 export const VerifyOtpBody = z.strictObject({
   code: z

@@ -7,6 +7,7 @@ import { ApiError } from "../../errors";
 import { sessionOfPairToken } from "../../gateways/sandbox";
 import { formatTimestamp } from "../../lib/time";
 import { receiveMessage } from "../../messages/receive";
+import { verifyByIncoming } from "../../otp/reverse";
 import { toMessageRecord } from "../../presenters/message";
 import { unwrap } from "../../sessions/result";
 import { sessionStub } from "../../sessions/stub";
@@ -62,7 +63,7 @@ export const inbound: RouteHandler<typeof routes.inbound, AppEnv> = async (c) =>
   if (session.status !== "connected")
     throw new ApiError("session_not_connected", `The session is ${session.status}.`);
   const body = c.req.valid("json");
-  const row = await receiveMessage(c.env, {
+  const incoming = {
     accountId: session.accountId,
     sessionId: session.id,
     fromNumber: body.from_number,
@@ -71,8 +72,11 @@ export const inbound: RouteHandler<typeof routes.inbound, AppEnv> = async (c) =>
     content: body.content ?? null,
     mediaUrl: body.media_url ?? null,
     at: Date.now(),
-  });
+  };
+  const row = await receiveMessage(c.env, incoming);
   if (!row) throw new Error("insert of an incoming message without provider id stored nothing");
+  // A reverse OTP's code in the text verifies it, as through a real gateway's webhook.
+  await verifyByIncoming(c.env, c.var.db, incoming);
   return c.json({ success: true as const, data: toMessageRecord(row) }, 201);
 };
 

@@ -73,7 +73,7 @@ export const inbound = createRoute({
   method: "post",
   path: "/sessions/{id}/inbound",
   summary: "Simulate a contact sending a message to the session's phone",
-  description: `Stores an \`incoming\` message (status \`delivered\`, cost 0) on a connected session.${sandboxNote}`,
+  description: `Stores an \`incoming\` message (status \`delivered\`, cost 0) on a connected session. As through a real gateway, a text holding the code of one of the session's pending reverse OTPs verifies it (README, One-time codes → Reverse OTP).${sandboxNote}`,
   request: { params: IdParam, body: jsonBody(InboundBody) },
   responses: {
     201: json(MessageEnvelopeSchema, "The stored incoming message"),

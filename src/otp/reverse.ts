@@ -1,0 +1,301 @@
+import { type SQL, sql } from "drizzle-orm";
+import { charge } from "../billing/ledger";
+import type { Db } from "../db/client";
+import { findAccount } from "../db/queries/accounts";
+import { type AppRow, findApp } from "../db/queries/apps";
+import {
+  insertReverseOtp,
+  liveReverseOtps,
+  markReverseVerified,
+  type OtpRow,
+  otpChangeOf,
+  type ReverseVerification,
+  reverseVerifiable,
+  verifyReverseStatement,
+} from "../db/queries/otps";
+import { otps } from "../db/schema";
+import { ApiError } from "../errors";
+import { publishEvents } from "../events/publish";
+import { eventsForRows, recordedIn } from "../events/record";
+import { toE164 } from "../lib/phone";
+import { qrPngDataUri } from "../lib/qr-png";
+import { renderTemplate } from "../lib/template";
+import { channelsOf } from "./channels";
+import { CODE_SIZE, codeHmac, codeLookup, generateCode, otpSecret } from "./code";
+import { assertCountryAllowed } from "./countries";
+
+// Reverse OTP (README, One-time codes → Reverse OTP): nothing is sent. The user sends the code to
+// the app's session (a wa.me link or its QR code opens the chat with the text written in), and that
+// incoming message verifies the OTP: the sender's number is what it proves. The code is stored only
+// as HMACs keyed with OTP_SECRET (src/otp/code.ts): `code_hmac` as every OTP's, and `code_lookup`,
+// by which an incoming message's candidate codes find the OTP on its session.
+
+/** The rules of reverse OTPs, this API's own (README, One-time codes → Reverse OTP). */
+export const REVERSE_RULES = {
+  /**
+   * Codes drawn for one new reverse OTP before giving up (503 `otp_codes_exhausted`): a code is
+   * redrawn while a live reverse OTP of the session holds it.
+   */
+  maxCodeDraws: 5,
+  /**
+   * Candidate codes read from one incoming message (its first distinct digit runs of an app's
+   * code sizes): a message stuffed with numbers tries no more guesses than this.
+   */
+  maxCandidates: 5,
+} as const;
+
+/**
+ * The candidate codes of an incoming text: its maximal runs of ASCII digits that are
+ * `CODE_SIZE.min`–`CODE_SIZE.max` long (any app's code size), each once, in the order they appear,
+ * at most {@link REVERSE_RULES}.maxCandidates. `"Code 482913, order 12"` → `["482913"]`.
+ */
+export function codeCandidates(text: string): string[] {
+  const runs = text.match(/[0-9]+/g) ?? [];
+  const sized = runs.filter((run) => run.length >= CODE_SIZE.min && run.length <= CODE_SIZE.max);
+  return [...new Set(sized)].slice(0, REVERSE_RULES.maxCandidates);
+}
+
+/**
+ * WhatsApp's click-to-chat link (WhatsApp Help Center, "How to use click to chat":
+ * `https://wa.me/<number>?text=<urlencodedtext>`, the number in international format, digits
+ * only): it opens a chat with `phoneNumber` with `text` written in.
+ *
+ * @param phoneNumber E.164 (or any form: only its digits are kept).
+ */
+export function waMeLink(phoneNumber: string, text: string): string {
+  return `https://wa.me/${phoneNumber.replace(/\D/g, "")}?text=${encodeURIComponent(text)}`;
+}
+
+/** A new reverse OTP with what only its create response shows. */
+export interface CreatedReverseOtp {
+  otp: OtpRow;
+  /** The digits, `code_size` long. */
+  code: string;
+  /** {@link waMeLink} to the session's number with the app's `message_template` rendered. */
+  link: string;
+  /** `link` as a QR code: `data:image/png;base64,…` (src/lib/qr-png.ts). */
+  qrCode: string;
+}
+
+/**
+ * The session a reverse OTP is verified on: the app's first channel that is `connected` (src/otp/
+ * channels.ts), with its number. 422 `app_has_no_channel` when the app has no channel (or all were
+ * deleted), 409 `session_not_connected` when none is connected.
+ */
+async function reverseChannel(env: Env, db: Db, app: AppRow) {
+  const channels = await channelsOf(env, db, app);
+  if (channels.length === 0) {
+    throw new ApiError("app_has_no_channel", "The app has no session for users to send their codes to.");
+  }
+  const channel = channels.find((c) => c.status === "connected");
+  if (!channel) {
+    throw new ApiError(
+      "session_not_connected",
+      `None of the app's sessions is connected (${channels.map((c) => c.status).join(", ")}); a reverse OTP needs one to receive the code.`,
+    );
+  }
+  if (channel.phoneNumber === null) {
+    throw new ApiError("session_not_connected", "The app's connected session has no phone number yet.");
+  }
+  return { sessionId: channel.sessionId, phoneNumber: channel.phoneNumber };
+}
+
+/**
+ * Starts a reverse OTP (`POST /v1/apps/{id}/otp` with `mode: "reverse"`, README, One-time codes →
+ * Reverse OTP): a `code_size`-digit code the user sends to the app's first connected session, where
+ * the incoming message verifies it ({@link verifyByIncoming}). Nothing is sent and nothing charged
+ * now: no message, no send log, no count toward the per-number limit. The code is unique among the
+ * session's live reverse OTPs (drawn again while taken, {@link REVERSE_RULES}.maxCodeDraws times).
+ *
+ * @param input.toNumber E.164: the only number whose message can verify it; null for any number.
+ * @param now epoch ms; the OTP expires `expiry_seconds` after it.
+ * @returns the OTP row (`pending`, `mode` `reverse`) with the code, its link and QR code, which
+ *   nothing stores (but the Idempotency-Key's stored response: src/middleware/idempotency.ts).
+ * @throws ApiError `not_found` (no such live app), `otp_country_not_allowed` (422, `to_number`
+ *   outside `allowed_countries`), `app_has_no_channel` (422), `session_not_connected` (409),
+ *   `insufficient_balance` (402, balance below the app's `reverse_price`), `otp_codes_exhausted`
+ *   (503); nothing written for any. Error when `OTP_SECRET` is missing (→ 500).
+ */
+export async function createReverseOtp(
+  env: Env,
+  db: Db,
+  input: { accountId: string; appId: string; toNumber: string | null },
+  now: number = Date.now(),
+): Promise<CreatedReverseOtp> {
+  const secret = otpSecret(env);
+  const app = await findApp(db, input.accountId, input.appId);
+  if (!app) throw new ApiError("not_found", "No such app.");
+  if (input.toNumber !== null) assertCountryAllowed(app.allowedCountries, input.toNumber);
+  const channel = await reverseChannel(env, db, app);
+  if (app.reversePrice > 0) {
+    // A read, not a hold: the charge is made when the user's message verifies the OTP.
+    const balance = (await findAccount(db, input.accountId))?.balance ?? 0;
+    if (balance < app.reversePrice) {
+      throw new ApiError(
+        "insufficient_balance",
+        `A reverse OTP of this app costs ${app.reversePrice} minor units when verified, more than the balance (${balance}).`,
+      );
+    }
+  }
+
+  for (let draw = 0; draw < REVERSE_RULES.maxCodeDraws; draw++) {
+    const id = crypto.randomUUID();
+    const code = generateCode(app.codeSize);
+    const otp = await insertReverseOtp(
+      db,
+      {
+        id,
+        accountId: input.accountId,
+        appId: app.id,
+        sessionId: channel.sessionId,
+        toNumber: input.toNumber,
+        codeHmac: await codeHmac(secret, id, code),
+        codeLookup: await codeLookup(secret, channel.sessionId, code),
+        expiresAt: now + app.expirySeconds * 1000,
+      },
+      now,
+    );
+    if (!otp) continue;
+    const link = waMeLink(
+      channel.phoneNumber,
+      renderTemplate(app.messageTemplate, { code, app_name: app.name }),
+    );
+    return { otp, code, link, qrCode: qrPngDataUri(link) };
+  }
+  throw new ApiError(
+    "otp_codes_exhausted",
+    `The session holds so many live reverse OTPs that ${REVERSE_RULES.maxCodeDraws} codes of ${app.codeSize} digits drawn in a row were all taken. Try again, or raise the app's code_size.`,
+  );
+}
+
+/** An incoming message, as {@link verifyByIncoming} reads it (src/messages/receive.ts stores it). */
+export interface IncomingText {
+  accountId: string;
+  /** The session (uuid) it reached. */
+  sessionId: string;
+  /** The sender as the gateway gives it; normalised to E.164 as receive.ts does. */
+  fromNumber: string | null;
+  content: string | null;
+}
+
+/**
+ * Verifies, by its charge or without one, the reverse OTP of `v`: with a `price` (minor units)
+ * above 0, the charge (src/billing/ledger.ts, cause the OTP) and the verify are one D1 batch, the
+ * verify its effect and the charge guarded by the OTP still being verifiable, so a message
+ * delivered again charges nothing more. When the balance no longer covers the price, the OTP is
+ * verified all the same (the user did send the code) and nothing is charged, logged as
+ * `reverse_otp_uncharged`. The `otp.verified` event is in the verify's batch.
+ *
+ * @returns the verified row, or null when it was no longer verifiable (verified, expired).
+ */
+async function verifyMatch(
+  env: Env,
+  db: Db,
+  v: ReverseVerification,
+  price: number,
+  now: number,
+): Promise<OtpRow | null> {
+  const verifiedEvent = (condition: SQL) => eventsForRows("otp.verified", otps, condition);
+  let balance: number | null = null;
+  if (price > 0) {
+    const charged = await charge(
+      env,
+      db,
+      {
+        id: crypto.randomUUID(),
+        accountId: v.accountId,
+        amount: price,
+        messageCount: 0,
+        now,
+        guard: reverseVerifiable(v, now),
+        cause: { otpId: v.id },
+      },
+      (made) => [
+        verifyReverseStatement(v, now, made),
+        verifiedEvent(sql`id = ${v.id} AND status = 'verified' AND ${made}`),
+      ],
+    );
+    if (charged.ok) {
+      const change = otpChangeOf(charged.results);
+      if (!change) return null;
+      await publishEvents(env, recordedIn(change.effects, [0]));
+      return change.otp;
+    }
+    // Refused with the balance covering the price: the guard failed (verified or expired since).
+    if (charged.reason === "no_account" || charged.balance >= price) return null;
+    balance = charged.balance;
+  }
+  const change = await markReverseVerified(db, v, now, (verified) => [verifiedEvent(verified)]);
+  if (!change) return null;
+  if (balance !== null) {
+    console.warn(
+      JSON.stringify({
+        level: "warn",
+        event: "reverse_otp_uncharged",
+        otp_id: v.id,
+        account_id: v.accountId,
+        price,
+        balance,
+      }),
+    );
+  }
+  await publishEvents(env, recordedIn(change.effects, [0]));
+  return change.otp;
+}
+
+/**
+ * Verifies the reverse OTP an incoming message carries the code of (README, One-time codes →
+ * Reverse OTP). The message's candidate codes ({@link codeCandidates}) are looked up on its session
+ * by their `code_lookup`; of the live reverse OTPs found, the first in the text's order whose
+ * `to_number` is null or the sender's becomes `verified`, with `verified_number` the sender (E.164,
+ * as src/messages/receive.ts normalises it) and `verified_at` `now`, its `otp.verified` event and,
+ * for an app with a `reverse_price`, its charge in the same batch. One message verifies at most one
+ * OTP. A message without a sender number or candidate, another sender's message, or one after
+ * `expires_at` changes nothing.
+ *
+ * Safe to run again for the same message (a gateway's redelivery, which receive.ts stores once):
+ * every write is conditional on the OTP still being pending, so nothing is verified or charged
+ * twice, and a run lost after the message was stored is made good by the redelivery. Callers run it
+ * for duplicates too for that reason.
+ *
+ * @param now epoch ms: the time of the verification (not the gateway's time of the message).
+ * @returns the verified OTP, or null when the message verified none. Without `OTP_SECRET` no
+ *   reverse OTP can exist: null, nothing read.
+ */
+export async function verifyByIncoming(
+  env: Env,
+  db: Db,
+  message: IncomingText,
+  now: number = Date.now(),
+): Promise<OtpRow | null> {
+  const sender = toE164(message.fromNumber ?? "");
+  const candidates = codeCandidates(message.content ?? "");
+  if (sender === null || candidates.length === 0) return null;
+  let secret: string;
+  try {
+    secret = otpSecret(env);
+  } catch {
+    return null;
+  }
+  const lookups = await Promise.all(candidates.map((code) => codeLookup(secret, message.sessionId, code)));
+  const found = await liveReverseOtps(db, message.accountId, message.sessionId, lookups, now);
+  for (const lookup of lookups) {
+    const match = found.find((candidate) => candidate.otp.codeLookup === lookup);
+    if (!match || (match.otp.toNumber !== null && match.otp.toNumber !== sender)) continue;
+    const verified = await verifyMatch(
+      env,
+      db,
+      {
+        accountId: message.accountId,
+        id: match.otp.id,
+        sessionId: message.sessionId,
+        codeLookup: lookup,
+        sender,
+      },
+      match.reversePrice,
+      now,
+    );
+    if (verified) return verified;
+  }
+  return null;
+}
