@@ -4,6 +4,8 @@ import jsQR from "jsqr";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createDb } from "../src/db/client";
 import { hmacSha256Hex } from "../src/lib/crypto";
+import { openSecret } from "../src/lib/sealed-secret";
+import { otpReplayKey } from "../src/otp/code";
 import { type IncomingText, verifyByIncoming } from "../src/otp/reverse";
 import { type ApiResponse, call, createAccount, expectProblem, sessionStub, TIMESTAMP } from "./helpers";
 
@@ -293,7 +295,7 @@ describe("POST /v1/apps/{id}/otp with mode reverse", () => {
     expect(otp.link.startsWith("https://wa.me/14155550111?text=")).toBe(true);
   });
 
-  it("replays a retried create with the same Idempotency-Key: one OTP, the same code (stored with the key)", async () => {
+  it("replays a retried create with the same Idempotency-Key: one OTP, the same code, stored sealed", async () => {
     const f = await reverseApp();
     const headers = { "Idempotency-Key": `rev-${crypto.randomUUID()}` };
     const first = await create(f, {}, headers);
@@ -302,11 +304,24 @@ describe("POST /v1/apps/{id}/otp with mode reverse", () => {
     expect(retry.headers.get("idempotent-replayed")).toBe("true");
     expect(retry.body).toEqual(first.body);
     expect(await count("SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(1);
-    // The stored answer is the one place in D1 the code is (README, Reverse OTP).
+    // The stored answer is sealed under a key derived from OTP_SECRET: no table holds the code.
     const stored = await env.DB.prepare("SELECT response_body FROM idempotency_keys WHERE key = ?")
       .bind(headers["Idempotency-Key"])
       .first<{ response_body: string }>();
-    expect(holdsCode(stored?.response_body ?? "", first.body.data.code)).toBe(true);
+    expect(stored?.response_body).toMatch(/^v1\.[A-Za-z0-9+/=]+\.[A-Za-z0-9+/=]+$/);
+    const opened = await openSecret(
+      await otpReplayKey(env),
+      `${f.accountId}:${headers["Idempotency-Key"]}`,
+      stored?.response_body ?? "",
+    );
+    expect(JSON.parse(opened)).toEqual(first.body);
+    const tables = await env.DB.prepare(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'",
+    ).all<{ name: string }>();
+    for (const { name } of tables.results) {
+      const rows = await env.DB.prepare(`SELECT * FROM "${name}"`).all();
+      expect(holdsCode(JSON.stringify(rows.results), first.body.data.code), name).toBe(false);
+    }
   });
 
   it("draws another code while a live reverse OTP of the session holds one, and gives up with 503 otp_codes_exhausted", async () => {

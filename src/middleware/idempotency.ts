@@ -9,6 +9,7 @@ import {
 import type { AppEnv } from "../env";
 import { ApiError, problemResponse } from "../errors";
 import { sha256Hex } from "../lib/crypto";
+import { openSecret, sealSecret } from "../lib/sealed-secret";
 import { formatTimestamp } from "../lib/time";
 
 /** Keys are 1–255 visible ASCII characters (Stripe's and the IETF draft's practice). */
@@ -30,8 +31,14 @@ const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
  *   once it has been held for IN_PROGRESS_TIMEOUT_MS (2 minutes), never run again;
  * - the same key with another method, path or body is 422 `idempotency_key_reused`;
  * - a retry while the first request still runs is 409 `idempotency_key_in_use` (`Retry-After`).
+ *
+ * With `seal`, a stored success (status below 400) is sealed (AES-256-GCM, bound to the scope and
+ * key) under the key `seal` derives from the deployment's secrets, for routes whose answers carry a
+ * secret that must not sit in D1 readable (a reverse OTP's code). Problem details carry no secret
+ * and are stored as they are, so a failure to derive the key (a missing secret, a 500) is replayed
+ * too.
  */
-export function idempotencyIn(scope: (c: Context<AppEnv>) => string) {
+export function idempotencyIn(scope: (c: Context<AppEnv>) => string, seal?: ReplaySeal) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const key = c.req.header("idempotency-key");
     if (key === undefined) return next();
@@ -68,7 +75,11 @@ export function idempotencyIn(scope: (c: Context<AppEnv>) => string) {
           },
         );
       }
-      return new Response(existing.responseBody, {
+      const body =
+        seal && existing.responseBody !== null && existing.responseStatus < 400
+          ? await openSecret(await seal(c.env), `${accountId}:${key}`, existing.responseBody)
+          : existing.responseBody;
+      return new Response(body, {
         status: existing.responseStatus,
         headers: {
           "Content-Type": existing.responseStatus < 400 ? "application/json" : "application/problem+json",
@@ -80,7 +91,12 @@ export function idempotencyIn(scope: (c: Context<AppEnv>) => string) {
     // Hono renders a thrown error as the response where it is thrown, so `c.res` is final here,
     // problem details included: a retry sees the same answer, a 5xx too (see above).
     await next();
-    await completeKey(db, accountId, key, c.res.status, await c.res.clone().text());
+    const answer = await c.res.clone().text();
+    const stored =
+      seal && c.res.status < 400
+        ? await sealSecret(await seal(c.env), `${accountId}:${key}`, answer)
+        : answer;
+    await completeKey(db, accountId, key, c.res.status, stored);
   });
 }
 
@@ -111,8 +127,14 @@ async function settleAbandoned(c: Context<AppEnv>, scope: string, key: string, c
   return settleAbandonedKey(c.var.db, scope, key, createdAt, answer.status, await answer.text());
 }
 
+/** Derives the 32-byte key (standard base64) that seals a route's stored answers. */
+export type ReplaySeal = (env: Env) => Promise<string>;
+
 /** Keys of the account API: per account. */
 export const idempotency = idempotencyIn((c) => c.var.principal.accountId);
+
+/** Keys of the account API whose stored answers are sealed under the key `seal` derives. */
+export const sealedIdempotency = (seal: ReplaySeal) => idempotencyIn((c) => c.var.principal.accountId, seal);
 
 /** The admin API's keys live apart from every account's (account ids are uuids). */
 export const ADMIN_SCOPE = "admin";

@@ -94,3 +94,31 @@ export function otpSecret(env: Env): string {
   }
   return secret;
 }
+
+/**
+ * The key that seals the stored Idempotency-Key answers of `POST /v1/apps/{id}/otp`
+ * (src/middleware/idempotency.ts): a reverse OTP's answer carries its code, which D1 may hold only
+ * unreadable without `OTP_SECRET`, as the code's HMACs are. HKDF-SHA-256 (RFC 5869) of
+ * `OTP_SECRET`, info `otp-idempotency-replay`, 32 bytes, as standard base64.
+ * @throws Error when `OTP_SECRET` is missing or too short ({@link otpSecret}).
+ */
+export async function otpReplayKey(env: Env): Promise<string> {
+  const material = await crypto.subtle.importKey(
+    "raw",
+    new TextEncoder().encode(otpSecret(env)),
+    "HKDF",
+    false,
+    ["deriveBits"],
+  );
+  const bits = await crypto.subtle.deriveBits(
+    {
+      name: "HKDF",
+      hash: "SHA-256",
+      salt: new Uint8Array(32),
+      info: new TextEncoder().encode("otp-idempotency-replay"),
+    },
+    material,
+    256,
+  );
+  return btoa(String.fromCharCode(...new Uint8Array(bits)));
+}

@@ -1,7 +1,7 @@
 import { createRoute } from "@hono/zod-openapi";
-import { idempotency } from "../../middleware/idempotency";
+import { idempotency, sealedIdempotency } from "../../middleware/idempotency";
 import { sendRateLimit } from "../../middleware/rate-limit";
-import { OTP_RULES } from "../../otp/code";
+import { OTP_RULES, otpReplayKey } from "../../otp/code";
 import { IdempotencyKeyHeader, IdParam, json, jsonBody, problems, requires } from "../openapi";
 import { CreatedOtpEnvelopeSchema, OtpEnvelopeSchema, SendOtpBody, VerifyOtpBody } from "./otp.schemas";
 
@@ -9,7 +9,7 @@ const common = { tags: ["One-time codes"] };
 
 export const send = createRoute({
   operationId: "sendOtp",
-  ...requires("otp:send", sendRateLimit, idempotency),
+  ...requires("otp:send", sendRateLimit, sealedIdempotency(otpReplayKey)),
   ...common,
   method: "post",
   path: "/apps/{id}/otp",
@@ -34,7 +34,7 @@ export const send = createRoute({
     "message verifies it (and it must be within `allowed_countries`). Nothing is charged now; the app's " +
     "`reverse_price` is charged when the OTP is verified (402 `insufficient_balance` now when the balance is " +
     "below it; a balance that no longer covers it at verification leaves the OTP verified and uncharged). Not " +
-    "counted toward the per-number limit. The Idempotency-Key replay stores this response, code included, for 24 hours.",
+    "counted toward the per-number limit. The Idempotency-Key replay keeps this response for 24 hours sealed (AES-256-GCM under a key derived from `OTP_SECRET`), so the code is no more readable in the database than its HMACs.",
   request: { headers: IdempotencyKeyHeader, params: IdParam, body: jsonBody(SendOtpBody) },
   responses: {
     201: json(
