@@ -16,6 +16,7 @@ const FLOORS = [
   "gateways", // the chat networks' APIs
   "delivery", // the outbound queue's consumer, the outbox, pacing, retries, failover
   "sessions", // the session Durable Object
+  "contacts", // whether numbers are on the chat network: cached answers, asked through sessions
   "campaigns",
   "otp",
   "keys",

@@ -465,6 +465,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/chatapp/sessions/{id}/contacts/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check whether numbers are on the chat network
+         * @description Asks the session's gateway, as its linked account, whether each number is on the network. An answer is cached per account for 7 days and served from there without asking again; only the numbers without one are asked. `on_chatapp` is null when the gateway could not tell (an unknown answer is not cached); the WhatsApp Cloud API cannot ask, so its sessions answer null for every number. The session must be the account's and `connected` (409 `session_not_connected`). Check numbers you mean to message: the network may restrict an account that checks far more numbers than it writes to.
+         */
+        post: operations["checkSessionContacts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/chatapp/messages": {
         parameters: {
             query?: never;
@@ -1844,6 +1864,8 @@ export interface components {
                 /** @example America/New_York */
                 time_zone: string;
             } | null;
+            /** @description Whether recipients are checked against the chat network before their message is made. */
+            check_numbers: boolean;
             stats: components["schemas"]["CampaignStats"];
             /** @description Charged for the campaign, in the account's currency units. */
             cost: number;
@@ -1915,7 +1937,7 @@ export interface components {
             failed: number;
             /** @description Recipients who wrote back after their campaign message was sent. */
             replied: number;
-            /** @description Recipients not sent to (opted out), not charged. */
+            /** @description Recipients not sent to, not charged: opted out (at start), or not on the chat network with `check_numbers` (refunded when their message would have been made). */
             skipped: number;
         };
         Account: {
@@ -2424,6 +2446,20 @@ export interface components {
                 }[];
             }[];
         };
+        NumberCheck: {
+            /**
+             * @description The number, in E.164.
+             * @example +14155552671
+             */
+            number: string;
+            /** @description Whether the number is on the chat network; null when the gateway could not tell (it failed, or, as the WhatsApp Cloud API, has no way to ask). A null answer is not cached. */
+            on_chatapp: boolean | null;
+            /**
+             * @description When the gateway gave this answer: earlier than now when it came from the 7-day cache.
+             * @example 2026-11-21T09:30:12.345000Z
+             */
+            checked_at: string;
+        };
         AddedRecipients: {
             /** @enum {boolean} */
             success: true;
@@ -2443,7 +2479,7 @@ export interface components {
             variables: {
                 [key: string]: string;
             } | null;
-            /** @description `pending` until its message is created; then its message's status (`queued`, `scheduled`, `sent`, `delivered`, `read`, `failed`), or `skipped` or `failed` without a message (see `reason`). */
+            /** @description `pending` until its message is created; then its message's status (`queued`, `scheduled`, `sent`, `delivered`, `read`, `failed`), or `skipped` or `failed` without a message (see `reason`: `recipient_opted_out`, `recipient_not_on_chatapp`, …). */
             status: string;
             reason: string | null;
             /** Format: uuid */
@@ -4960,6 +4996,93 @@ export interface operations {
             };
         };
     };
+    checkSessionContacts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description 1–100 numbers in international format, normalised to E.164 as for sends; a repeat is answered once.
+                     * @example [
+                     *       "+14155552671",
+                     *       "+14155550000"
+                     *     ]
+                     */
+                    numbers: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description An answer per distinct number, in request order */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description One per distinct number, in request order. */
+                        data: components["schemas"]["NumberCheck"][];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidJson"];
+            /** @description Problem: `unauthenticated` */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            403: components["responses"]["InsufficientScope"];
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `session_not_connected` */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Problem: `validation_failed` */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     listMessages: {
         parameters: {
             query?: {
@@ -5434,6 +5557,8 @@ export interface operations {
                         /** @example America/New_York */
                         time_zone: string;
                     } | null;
+                    /** @description Check each recipient against the chat network before its message is made (README, Number checks): one not on it is `skipped` with reason `recipient_not_on_chatapp` and refunded; one the gateway cannot tell about is sent. Default false. */
+                    check_numbers?: boolean;
                 };
             };
         };

@@ -15,6 +15,7 @@ import { adminRoutes } from "./routes/admin/admin.index";
 import { apiKeyRoutes } from "./routes/api-keys/api-keys.index";
 import { appRoutes } from "./routes/apps/apps.index";
 import { campaignRoutes } from "./routes/campaigns/campaigns.index";
+import { contactRoutes } from "./routes/contacts/contacts.index";
 import { eventRoutes, registerEventWebhooks } from "./routes/events/events.index";
 import { gatewayEventRoutes } from "./routes/gateway-events/gateway-events.index";
 import { linkRoutes } from "./routes/link/link.index";
@@ -152,6 +153,7 @@ export function createApp() {
   app.route("/v1/api-keys", apiKeyRoutes);
   app.route("/v1/chatapp/sessions", sessionRoutes);
   app.route("/v1/chatapp/sessions", templateRoutes);
+  app.route("/v1/chatapp/sessions", contactRoutes);
   app.route("/v1/chatapp/messages", messageRoutes);
   app.route("/v1/chatapp/campaigns", campaignRoutes);
   app.route("/v1/apps", appRoutes);

@@ -1,6 +1,8 @@
 import { createApp } from "./app";
 import { CAMPAIGN_QUEUE_NAME, handleCampaignBatch, resumeStalledCampaigns } from "./campaigns/materialise";
+import { CONTACT_CHECK_TTL_MS } from "./contacts/check";
 import { createDb, type Db } from "./db/client";
+import { purgeChecks } from "./db/queries/contact-checks";
 import { purgeEvents } from "./db/queries/events";
 import { purgeExpiredIdempotencyKeys } from "./db/queries/idempotency";
 import { purgeDeliveryHistory } from "./db/queries/webhook-deliveries";
@@ -33,6 +35,7 @@ const HOURLY_JOBS: readonly HousekeepingJob[] = [
     name: "purge_delivery_history",
     run: (_env, db) => purgeDeliveryHistory(db, Date.now() - EVENT_RETENTION_MS),
   },
+  { name: "purge_contact_checks", run: (_env, db) => purgeChecks(db, Date.now() - CONTACT_CHECK_TTL_MS) },
   { name: "requeue_stale_messages", run: (env, db) => requeueStale(env, db, Date.now()) },
   { name: "republish_undelivered_events", run: (env, db) => republishUndelivered(env, db, Date.now()) },
   { name: "requeue_overdue_deliveries", run: (env, db) => requeueOverdueDeliveries(env, db, Date.now()) },
@@ -70,7 +73,8 @@ async function runHousekeeping(env: Env, jobs: readonly HousekeepingJob[]): Prom
 /**
  * The Worker: the HTTP API, the Queue consumers (outbound messages; webhook fan-out and
  * deliveries, routed by queue name), and hourly housekeeping ({@link HOURLY_JOBS}: expired
- * idempotency keys; events and delivery history past their 30 days; the reconciliation sweep of
+ * idempotency keys; events and delivery history past their 30 days; number checks past their 7
+ * days; the reconciliation sweep of
  * messages that lost their queue message; events whose webhook fan-out never happened; deliveries
  * whose retry message was lost; campaigns whose next step or completion was lost), each job
  * isolated from the others' failures.

@@ -10,6 +10,7 @@ import { dropPoison, redeliveryDelaySeconds, sendInBatches } from "../lib/queue"
 import { fillTemplate } from "../lib/template";
 import { dispatchRequestOf, LANE } from "../messages/dispatch-request";
 import { campaignFrom, completeCampaignStatements } from "../moves/campaign";
+import { recipientsNotOnChatapp, skipNotOnChatappStatements } from "./number-checks";
 import { failRemainderStatements } from "./remainder";
 import { fillCampaignTemplate } from "./template";
 
@@ -29,6 +30,11 @@ export const STEP_MAX = 2_000;
 export const STEP_BYTES = 1_000_000;
 /** Steps one queue message runs before it hands over to the next (a Worker invocation stays short). */
 const STEPS_PER_JOB = 20;
+/**
+ * Milliseconds of steps after which a job hands over to the next even before {@link STEPS_PER_JOB}:
+ * a `check_numbers` campaign's step waits for the gateway (WAHA answers one number per call).
+ */
+const JOB_BUDGET_MS = 60_000;
 /** Session statuses that can still send a campaign's messages (a disconnected one later). */
 const USABLE = new Set(["connected", "disconnected", "pending"]);
 
@@ -82,10 +88,15 @@ export async function resumeStalledCampaigns(env: Env, db: Db, now: number): Pro
   return stalled.length;
 }
 
-/** Runs steps of campaign `campaignId` until it is done or `steps` ran. @returns whether more wait. */
+/**
+ * Runs steps of campaign `campaignId` until it is done, `steps` ran or {@link JOB_BUDGET_MS} passed.
+ * @returns whether more wait.
+ */
 export async function materialise(env: Env, campaignId: string, steps = STEPS_PER_JOB): Promise<boolean> {
+  const until = Date.now() + JOB_BUDGET_MS;
   for (let i = 0; i < steps; i++) {
     if (!(await materialiseStep(env, campaignId))) return false;
+    if (Date.now() >= until) return true;
   }
   return true;
 }
@@ -104,9 +115,12 @@ export async function materialise(env: Env, campaignId: string, steps = STEPS_PE
  * - Pacing: `delay_between` drawn uniformly from the campaign's `delay_range`, per message.
  * - Lane: campaign traffic ({@link LANE}), behind one-time codes and single sends.
  * - A scheduled campaign's messages are `scheduled` for its `scheduled_at`.
+ * - Number checks: a `check_numbers` campaign's recipients not on the chat network make no
+ *   message; they are `skipped` and refunded in the step's batch (src/campaigns/number-checks.ts).
  *
  * The batch is guarded by `materialised_seq` (a concurrent step of the same campaign makes
- * nothing) and message ids are derived from (campaign, seq), so no recipient gets two messages.
+ * nothing), a message is made only for a recipient still `pending`, and message ids are derived
+ * from (campaign, seq), so no recipient gets two messages, nor a message once skipped.
  * Money was charged at start; the trigger-kept statistics count the message from there.
  *
  * @returns whether more may wait (false once every recipient has its message or the campaign
@@ -152,9 +166,10 @@ export async function materialiseStep(env: Env, campaignId: string): Promise<boo
   }
   const scheduledAt =
     campaign.scheduledAt !== null && campaign.scheduledAt > now ? campaign.scheduledAt : null;
+  const notOnChatapp = await recipientsNotOnChatapp(env, db, campaign, step, now);
   const made = await Promise.all(
     step.map(async (r) =>
-      r.status !== "pending"
+      r.status !== "pending" || notOnChatapp.has(r.seq)
         ? { seq: r.seq, message: null }
         : {
             seq: r.seq,
@@ -191,10 +206,14 @@ export async function materialiseStep(env: Env, campaignId: string): Promise<boo
   };
   const plan = JSON.stringify(toSend.recipients.map((r) => ({ seq: r.sendIndex, id: r.id })));
   const advanced = sql`EXISTS (SELECT 1 FROM campaigns WHERE id = ${campaignId} AND materialised_seq >= ${lastSeq})`;
+  // Per message: its recipient still waits (a racing step of this campaign may have skipped it).
+  const stillPending = sql`EXISTS (SELECT 1 FROM campaign_recipients r WHERE r.campaign_id = ${campaignId}
+    AND r.seq = json_extract(value, '$.sendIndex') AND r.status = 'pending')`;
+  const skipped = kept.flatMap((r) => (notOnChatapp.has(r.seq) ? [r.seq] : []));
   const [moved] = await batchSql(db, [
     sql`UPDATE campaigns SET materialised_seq = ${lastSeq}, updated_at = MAX(updated_at, ${now})
       WHERE id = ${campaignId} AND materialised_seq = ${campaign.materialisedSeq} AND ${campaignFrom("complete")}`,
-    insertOutgoingStatement(toSend, advanced),
+    insertOutgoingStatement(toSend, sql`${advanced} AND ${stillPending}`),
     // MATERIALIZED: the step's list drives the join, one primary-key lookup per recipient.
     // Without it SQLite walks every recipient of the campaign and scans the list for each
     // (quadratic: some 23 s per step at 100,000 recipients).
@@ -202,6 +221,12 @@ export async function materialiseStep(env: Env, campaignId: string): Promise<boo
         FROM json_each(${plan}))
       UPDATE campaign_recipients SET status = 'queued', message_id = p.mid FROM p
       WHERE campaign_id = ${campaignId} AND seq = p.pseq AND status = 'pending' AND ${advanced}`,
+    ...skipNotOnChatappStatements(
+      campaign,
+      skipped,
+      sql`${advanced} AND EXISTS (SELECT 1 FROM campaigns WHERE id = ${campaignId} AND ${campaignFrom("complete")})`,
+      now,
+    ),
   ]);
   // Another step of this campaign made these: look again from where it got to.
   if ((moved?.meta.changes ?? 0) === 0) return true;

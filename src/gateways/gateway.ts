@@ -4,10 +4,11 @@ import type { MessagePricing } from "../moves/message";
  * The boundary between a session's Durable Object and the chat network. One implementation per
  * gateway: the embedded sandbox (default, `sandbox.ts`), WAHA (`waha/`) and Evolution API
  * (`evolution/`), each of the two in a folder with one file per job (lifecycle, send, events).
- * The session object is the only caller, and it calls one session's methods one at a time.
+ * The session object is the only caller, and it calls one session's methods one at a time, but
+ * for {@link ChatGateway.checkNumbers}, which changes nothing and may run beside the others.
  *
  * Lifecycle methods throw {@link GatewayError} when the gateway cannot do what was asked; `send`
- * never throws for a gateway failure, it answers a {@link SendOutcome}.
+ * and `checkNumbers` never throw for a gateway failure: `send` answers a {@link SendOutcome}.
  */
 export interface ChatGateway {
   /** Which gateway this is; shown in message metadata. */
@@ -47,6 +48,14 @@ export interface ChatGateway {
    */
   lookup(sessionId: string, query: SentQuery): Promise<LookupResult>;
   /**
+   * Whether each of `numbers` (E.164, distinct, at most {@link MAX_NUMBER_CHECK} of them) is on
+   * the chat network, as the session's linked account sees it (README, Number checks). Answers an
+   * entry for every number: true or false as the gateway answered, or null when it could not tell
+   * (its call failed or timed out, its answer did not name the number, or it has no way to ask:
+   * the Cloud API). Never throws for a gateway failure.
+   */
+  checkNumbers(sessionId: string, numbers: string[]): Promise<Map<string, boolean | null>>;
+  /**
    * The gateway's own view of the session, as the event it would have sent (`linked`, `qr`,
    * `dropped`, `failed`), or null when the gateway is between states (starting). A session the
    * gateway does not know is `dropped` with `loggedOut: true`.
@@ -59,6 +68,14 @@ export interface ChatGateway {
    * calls start at least `1000 / maxPerSecond` ms apart (src/delivery/dispatcher.ts).
    */
   readonly maxPerSecond?: number;
+}
+
+/** Most numbers one {@link ChatGateway.checkNumbers} call takes (the route's and a campaign batch's size). */
+export const MAX_NUMBER_CHECK = 100;
+
+/** The answers of a number check whose gateway could not tell any: null for each of `numbers`. */
+export function unknownNumbers(numbers: string[]): Map<string, boolean | null> {
+  return new Map(numbers.map((number) => [number, null]));
 }
 
 /** The gateways `CHATAPP_GATEWAY` and `CHATAPP_GATEWAYS` can name (config.ts). */

@@ -35,6 +35,10 @@ import type {
  *   {@link PHONE_KEEPS} per recipient, {@link receivedBy}); the session object then acks it
  *   `delivered` after `SANDBOX_DELIVERED_MS` and `read` after `SANDBOX_READ_MS`.
  *
+ * Number checks ({@link checkNumbers}) follow the same digits: `…0000` is not on the network (false),
+ * `…9999` the sandbox cannot tell (null; sends to it go through as to any number), any other
+ * number is on it (true).
+ *
  * The phone can be offline ({@link phoneOnline}, `POST /sandbox/sessions/{id}/phone`): messages
  * still reach the sandbox (they end `sent`), but their acks are held ({@link holdAcks}) until it
  * comes back online (sessions/sandbox-phone.ts `phoneSetsOnline`).
@@ -138,6 +142,11 @@ export class SandboxGateway implements ChatGateway {
     return sent.length > 0
       ? { result: "found", providerMessageId: providerIdOf(query.id) }
       : { result: "absent" };
+  }
+
+  /** Each of `numbers` as {@link sandboxOnNetwork} says; the sandbox is always reachable. */
+  async checkNumbers(_sessionId: string, numbers: string[]): Promise<Map<string, boolean | null>> {
+    return new Map(numbers.map((number) => [number, sandboxOnNetwork(number)]));
   }
 
   /**
@@ -280,6 +289,16 @@ export class SandboxGateway implements ChatGateway {
       value,
     );
   }
+}
+
+/**
+ * Whether E.164 `number` is on the sandbox's network: false for `…0000` (a send to it fails
+ * `recipient_not_on_chatapp`), null for `…9999` (the sandbox cannot tell), else true.
+ */
+export function sandboxOnNetwork(number: string): boolean | null {
+  if (number.endsWith("0000")) return false;
+  if (number.endsWith("9999")) return null;
+  return true;
 }
 
 /** The sandbox's message id for our message `id`. */

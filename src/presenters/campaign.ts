@@ -20,6 +20,7 @@ export function toCampaignRecord(row: CampaignRow, now = Date.now()) {
     delay_range: { min_ms: row.delayMinMs, max_ms: row.delayMaxMs },
     scheduled_at: formatNullableTimestamp(row.scheduledAt),
     send_window: row.sendWindow,
+    check_numbers: row.checkNumbers,
     stats: {
       total: row.total,
       queued: row.queued,
@@ -80,5 +81,7 @@ export function campaignRowOfSnapshot(snapshot: Record<string, unknown>): Campai
     ...(snapshot as CampaignRow),
     sessionIds: parsed(snapshot.sessionIds),
     sendWindow: parsed(snapshot.sendWindow),
+    // SQLite's json_object keeps a boolean column as its integer.
+    checkNumbers: Boolean(snapshot.checkNumbers),
   };
 }

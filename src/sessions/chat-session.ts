@@ -12,7 +12,7 @@ import { CREDENTIAL_HEADER, credentialOfRequest, credentialTag, lapseClose } fro
 import type { SessionResult } from "./result";
 import type { PhoneState, ScanRequest } from "./sandbox-phone";
 import { SessionCore } from "./session-core";
-import { type CreateInput, SessionLink } from "./session-link";
+import { type CreateInput, type NumberAnswer, SessionLink } from "./session-link";
 import { SessionMoves } from "./session-moves";
 import type { SessionRecord } from "./session-record";
 
@@ -188,6 +188,16 @@ export class ChatSession extends DurableObject<Env> {
    */
   async gatewayHealth(): Promise<SessionResult<GatewayHealthView>> {
     return this.core.exclusive(() => this.link.gatewayHealth());
+  }
+
+  /**
+   * Asks the gateway whether each of `numbers` (E.164, distinct, at most 100) is on the network,
+   * as the session's linked account (README, Number checks); only while connected (409
+   * `session_not_connected`). Outside the chain of changes: it changes nothing, so it neither
+   * waits for a send under way nor holds one up.
+   */
+  async checkNumbers(numbers: string[]): Promise<SessionResult<NumberAnswer[]>> {
+    return this.link.checkNumbers(numbers);
   }
 
   // ---- RPC: message fan-out ----------------------------------------------------------------

@@ -11,7 +11,13 @@ import { accountLimitReached } from "../errors";
 import { NOT_SUPPORTED } from "../gateways/cloud-api";
 import type { CloudApiNumber } from "../gateways/cloud-api/graph";
 import { STANDARD_THROUGHPUT_MPS } from "../gateways/cloud-api/number";
-import { GatewayError, type GatewayEvent, type GatewayName, type LinkState } from "../gateways/gateway";
+import {
+  GatewayError,
+  type GatewayEvent,
+  type GatewayName,
+  type LinkState,
+  MAX_NUMBER_CHECK,
+} from "../gateways/gateway";
 import type { SandboxGateway, SandboxReceived } from "../gateways/sandbox";
 import { receiveMessage } from "../messages/receive";
 import { applyMoves } from "../moves/apply";
@@ -32,6 +38,12 @@ import type { SessionCore } from "./session-core";
 import type { SessionMoves } from "./session-moves";
 import { gatewaySessionName, type SessionRecord } from "./session-record";
 import { initial } from "./transitions";
+
+/** Whether a number is on the chat network, as a session's gateway answered; null: it could not tell. */
+export interface NumberAnswer {
+  number: string;
+  onChatapp: boolean | null;
+}
 
 /** What the link's end needs of the session's fan-out: deleting the session ends it. */
 /**
@@ -315,6 +327,28 @@ export class SessionLink {
     if (!this.core.state()) return fail("not_found", "No such session.");
     await this.moves.checks.check();
     return ok(this.core.health.view(this.core.gateway().name));
+  }
+
+  /**
+   * Asks the gateway whether each of `numbers` (E.164, distinct, at most {@link MAX_NUMBER_CHECK})
+   * is on the network, as the session's linked account; only while connected
+   * (`session_not_connected`). @returns an answer per number, in order (null: the gateway could
+   * not tell).
+   */
+  async checkNumbers(numbers: string[]): Promise<SessionResult<NumberAnswer[]>> {
+    const state = this.core.state();
+    if (!state) return fail("not_found", "No such session.");
+    if (state.status !== "connected") {
+      return fail(
+        "session_not_connected",
+        `The session is ${state.status}; numbers are checked through a connected session.`,
+      );
+    }
+    if (numbers.length > MAX_NUMBER_CHECK) {
+      return fail("validation_failed", `At most ${MAX_NUMBER_CHECK} numbers are checked at a time.`);
+    }
+    const answers = await this.core.gateway().checkNumbers(state.session_id, numbers);
+    return ok(numbers.map((number) => ({ number, onChatapp: answers.get(number) ?? null })));
   }
 
   /**

@@ -101,7 +101,9 @@ const SEND_FIELDS: Record<string, { allowed: string[]; required: string[] }> = {
  * it does not know answers 404, as Evolution's instance guard does. Send bodies are checked
  * against Evolution's DTOs ({@link SEND_FIELDS}); a send stores the message under its
  * `messageId` (a second send with the same id stores nothing more and answers the stored
- * message), and `POST /chat/findMessages` searches the stored messages. `down` makes every call
+ * message), `POST /chat/findMessages` searches the stored messages, and `POST
+ * /chat/whatsappNumbers` answers whether numbers are on WhatsApp (those ending in 0000 are not;
+ * each call's numbers are kept in `checked`). `down` makes every call
  * answer 503; `sendFault` makes sends misbehave ({@link SendFault}), all alike or each as a
  * {@link SendFaultPlan} says. Every request is recorded as `METHOD path?query` in `calls`, with
  * its JSON body in `bodies`; every send that reached the network, as its `key.id` in `relayed`.
@@ -111,6 +113,8 @@ export class FakeEvolution {
   readonly calls: string[] = [];
   readonly bodies: { call: string; body: unknown }[] = [];
   readonly sent: SentMessage[] = [];
+  /** The `numbers` of every `whatsappNumbers` call Evolution answered, one list per call. */
+  readonly checked: string[][] = [];
   /**
    * The `key.id` of every message a send relayed, a repeat under a known id included: the fake
    * keeps one message per id, so an id listed twice is a message we sent twice.
@@ -252,6 +256,37 @@ export class FakeEvolution {
         route("post", `/message/${endpoint}/:name`, ({ name = "" }, body) =>
           this.withInstance(name, (instance) => this.send(name, instance, endpoint, body)),
         ),
+      ),
+      // `whatsappNumber` (Baileys channel): `{ numbers }` as `whatsappNumberSchema` takes it (an
+      // array of at least one string, no repeats; the fake refuses other fields), an
+      // `OnWhatsAppDto` per number in the order asked. A closed connection fails Baileys'
+      // `onWhatsApp`, which the router answers 400. A number ending in 0000 is not on WhatsApp.
+      route("post", "/chat/whatsappNumbers/:name", ({ name = "" }, body) =>
+        this.withInstance(name, (instance) => {
+          const numbers = body.numbers;
+          const refused =
+            unknownFields(body, ["numbers"]) ??
+            (!Array.isArray(numbers) ||
+            numbers.length === 0 ||
+            numbers.some((n) => typeof n !== "string") ||
+            new Set(numbers).size !== numbers.length
+              ? "numbers"
+              : undefined);
+          if (refused)
+            return problem(400, "Bad Request", [`"${refused}" must be an array of numeric strings`]);
+          if (instance.state !== "open") return problem(400, "Bad Request", ["Error: Connection Closed"]);
+          const asked = numbers as string[];
+          this.checked.push(asked);
+          return HttpResponse.json(
+            asked.map((number) => ({
+              jid: `${number}@s.whatsapp.net`,
+              exists: !number.endsWith("0000"),
+              number,
+              name: undefined,
+              lid: undefined,
+            })),
+          );
+        }),
       ),
       // `fetchMessages` (Baileys channel): the instance's stored messages matching `where`,
       // newest first, in pages of `offset` (50 by default).

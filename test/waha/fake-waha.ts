@@ -104,7 +104,8 @@ const LIST_PARAMS = [
 /**
  * A stand-in for one WAHA server at its HTTP boundary (shapes from WAHA's documented API, as in
  * src/gateways/waha/): sessions with their status and linked account, QR and pairing codes,
- * the contacts lookup, the send endpoints (bodies checked against {@link SEND_FIELDS}; a text
+ * the contacts lookup (numbers ending in 0000 are not on WhatsApp; each phone asked is kept in
+ * `checked`), the send endpoints (bodies checked against {@link SEND_FIELDS}; a text
  * with an `id` is sent under it, as NOWEB and GOWS do, and a second send with that id stores
  * nothing more) and the chat messages list. `down` makes every call answer 503; `sendFault`
  * makes sends misbehave ({@link SendFault}), all alike or each as a {@link SendFaultPlan} says.
@@ -116,6 +117,8 @@ export class FakeWaha {
   readonly calls: string[] = [];
   readonly bodies: { call: string; body: unknown }[] = [];
   readonly sent: WahaSent[] = [];
+  /** The `phone` of every `check-exists` call WAHA answered, in order. */
+  readonly checked: string[] = [];
   /**
    * The id of every message a send relayed (stored, or already held under its id), a repeat
    * included: WAHA keeps one message per id, so an id listed twice is a message we sent twice.
@@ -197,10 +200,26 @@ export class FakeWaha {
       route("post", "/api/:name/auth/request-code", ({ name = "" }) =>
         this.withSession(name, () => HttpResponse.json({ code: "WAHA-C0DE" }, { status: 201 })),
       ),
+      // "Check phone number is registered in WhatsApp" (OpenAPI: `phone` and `session` required;
+      // `WANumberExistResult` without `chatId` when the number does not exist). A number ending in
+      // 0000 is not on WhatsApp.
       route("get", "/api/contacts/check-exists", (_p, _b, url) => {
         const phone = url.searchParams.get("phone") ?? "";
-        const exists = !phone.endsWith("0000");
-        return HttpResponse.json({ numberExists: exists, chatId: exists ? `${phone}@c.us` : null });
+        const name = url.searchParams.get("session") ?? "";
+        const unknown = [...url.searchParams.keys()].find((key) => key !== "phone" && key !== "session");
+        if (unknown || !/^\d{6,15}$/.test(phone))
+          return HttpResponse.json({ message: `bad query: ${unknown ?? "phone"}` }, { status: 400 });
+        return this.withSession(name, (session) => {
+          if (session.status !== "WORKING") {
+            return HttpResponse.json(
+              { message: `Session status is not as expected: ${session.status}` },
+              { status: 422 },
+            );
+          }
+          this.checked.push(phone);
+          if (phone.endsWith("0000")) return HttpResponse.json({ numberExists: false });
+          return HttpResponse.json({ numberExists: true, chatId: `${phone}@c.us` });
+        });
       }),
       ...Object.keys(SEND_FIELDS).map((endpoint) =>
         route("post", `/api/${endpoint}`, (_p, body) => this.send(endpoint, body)),

@@ -58,6 +58,12 @@ export const campaigns = sqliteTable(
     scheduledAt: integer(),
     /** JSON `{start: "HH:MM", end: "HH:MM", time_zone}` (IANA), or null for any time. */
     sendWindow: text({ mode: "json" }).$type<{ start: string; end: string; time_zone: string }>(),
+    /**
+     * Whether recipients are checked against the chat network before their message is made
+     * (README, Number checks): those not on it are `skipped` (`recipient_not_on_chatapp`) and
+     * refunded (src/campaigns/number-checks.ts).
+     */
+    checkNumbers: integer({ mode: "boolean" }).notNull().default(false),
     /** Distinct recipients added. */
     total: integer().notNull().default(0),
     queued: integer().notNull().default(0),

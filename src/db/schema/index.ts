@@ -21,6 +21,7 @@ export {
   campaigns,
 } from "./campaigns";
 export { cloudApiNumbers } from "./cloud-api";
+export { type ContactCheckRow, contactChecks } from "./contact-checks";
 export { contactWindows } from "./contact-windows";
 export { type EventRow, events, webhookAttempts, webhookDeliveries, webhookEndpoints } from "./events";
 export { type MessageRow, type MessageStatus, type MessageType, messages } from "./messages";

@@ -8,6 +8,7 @@ import {
   type OutboundMessage,
   type SendOutcome,
   type SentQuery,
+  unknownNumbers,
 } from "../gateway";
 import { type CloudApiNumber, graphErrorOf, graphHttp, TOKEN_INVALID, TOKEN_INVALID_CODE } from "./graph";
 import { readNumber } from "./number";
@@ -119,6 +120,17 @@ export class CloudApiGateway implements ChatGateway {
       return { result: "unreachable", reason: "awaiting_status_webhook", askAt: settledAt };
     }
     return { result: "absent" };
+  }
+
+  /**
+   * Unknown (null) for every number: the Cloud API has no way to ask whether a number is on
+   * WhatsApp. The On-Premises API's `/v1/contacts` node once did, and Meta repurposed it (from
+   * v2.43) to answer `valid` for any number ("Contacts", developers.facebook.com/docs/whatsapp/
+   * on-premises/reference/contacts); the Cloud API has no such node. A number not on WhatsApp
+   * shows only when Meta refuses a send to it. No call is made.
+   */
+  async checkNumbers(_sessionId: string, numbers: string[]): Promise<Map<string, boolean | null>> {
+    return unknownNumbers(numbers);
   }
 
   /**

@@ -9,6 +9,7 @@ import type {
   SentQuery,
 } from "../gateway";
 import type { GatewayHttp } from "../http";
+import { checkNumbers } from "./contacts";
 import {
   checkInstance,
   createInstance,
@@ -28,7 +29,8 @@ import { sendMessage } from "./send";
  *
  * One file per job: link.ts (the instance's lifecycle: create, connect, pairing code, logout,
  * delete, check), send.ts (sending a message under our client message id), lookup.ts (asking
- * whether a message was stored, to settle an unknown send), events.ts (the webhook: the instance token that
+ * whether a message was stored, to settle an unknown send), contacts.ts (asking whether numbers
+ * are on WhatsApp), events.ts (the webhook: the instance token that
  * authenticates it, and parsing), errors.ts (reading Evolution's error bodies, for link.ts and
  * send.ts).
  */
@@ -88,6 +90,11 @@ export class EvolutionGateway implements ChatGateway {
       publicUrl: this.settings.publicUrl,
       secret: this.settings.mediaUrlSecret,
     });
+  }
+
+  /** Whether each number is on the network (One call for them all): {@link checkNumbers}. */
+  checkNumbers(sessionId: string, numbers: string[]): Promise<Map<string, boolean | null>> {
+    return checkNumbers(this.http, sessionId, numbers);
   }
 
   /** Whether the instance holds a message we sent: {@link lookupMessage}. */

@@ -9,6 +9,7 @@ import type {
   SentQuery,
 } from "../gateway";
 import type { GatewayHttp } from "../http";
+import { checkNumbers } from "./contacts";
 import {
   checkSession,
   createSession,
@@ -31,8 +32,9 @@ import { sendMessage } from "./send";
  *
  * One file per job: link.ts (the session's lifecycle: create, start, QR, pairing code, stop,
  * remove, check), send.ts (sending a message), lookup.ts (asking whether a message was sent, to
- * settle an unknown send), events.ts (the webhook: signature and parsing),
- * session.ts (session statuses and the linked account, shared by link.ts and events.ts).
+ * settle an unknown send), contacts.ts (asking whether numbers are on the network), events.ts
+ * (the webhook: signature and parsing), session.ts (session statuses and the linked account,
+ * shared by link.ts and events.ts).
  */
 
 /**
@@ -93,6 +95,11 @@ export class WahaGateway implements ChatGateway {
       publicUrl: this.settings.publicUrl,
       secret: this.settings.mediaUrlSecret,
     });
+  }
+
+  /** Whether each number is on the network (One `check-exists` call per number, a few at a time): {@link checkNumbers}. */
+  checkNumbers(sessionId: string, numbers: string[]): Promise<Map<string, boolean | null>> {
+    return checkNumbers(this.http, sessionId, numbers);
   }
 
   /** Whether the session holds a message we sent: {@link lookupMessage}. */

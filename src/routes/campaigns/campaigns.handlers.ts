@@ -91,6 +91,7 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
       delayMaxMs: delay.max_ms,
       scheduledAt: body.scheduled_at ? Date.parse(body.scheduled_at) : null,
       sendWindow: body.send_window ?? null,
+      checkNumbers: body.check_numbers ?? false,
       total: 0,
       queued: 0,
       sent: 0,

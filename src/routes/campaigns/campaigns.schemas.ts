@@ -120,6 +120,15 @@ export const CreateCampaignBody = z
         "Start no earlier than this (ISO 8601, at most 30 days ahead); the campaign is `scheduled` until then.",
     }),
     send_window: SendWindowSchema.nullish(),
+    check_numbers: z
+      .boolean()
+      .optional()
+      .openapi({
+        description:
+          "Check each recipient against the chat network before its message is made (README, Number checks): one " +
+          "not on it is `skipped` with reason `recipient_not_on_chatapp` and refunded; one the gateway cannot tell " +
+          "about is sent. Default false.",
+      }),
   })
   .superRefine((body, ctx) => {
     checkContent(body, ctx);
@@ -165,7 +174,10 @@ export const CampaignStatsSchema = z
     replied: z
       .int()
       .openapi({ description: "Recipients who wrote back after their campaign message was sent." }),
-    skipped: z.int().openapi({ description: "Recipients not sent to (opted out), not charged." }),
+    skipped: z.int().openapi({
+      description:
+        "Recipients not sent to, not charged: opted out (at start), or not on the chat network with `check_numbers` (refunded when their message would have been made).",
+    }),
   })
   .openapi("CampaignStats", {
     description:
@@ -190,6 +202,9 @@ export const CampaignSchema = z
     }),
     scheduled_at: timestamp.nullable(),
     send_window: SendWindowSchema.nullable(),
+    check_numbers: z.boolean().openapi({
+      description: "Whether recipients are checked against the chat network before their message is made.",
+    }),
     stats: CampaignStatsSchema,
     cost: z.number().openapi({ description: "Charged for the campaign, in the account's currency units." }),
     refunded: z.number().openapi({ description: "Refunded (failed or cancelled messages)." }),
@@ -230,7 +245,7 @@ export const CampaignRecipientSchema = z
     variables: z.record(z.string(), z.string()).nullable(),
     status: z.string().openapi({
       description:
-        "`pending` until its message is created; then its message's status (`queued`, `scheduled`, `sent`, `delivered`, `read`, `failed`), or `skipped` or `failed` without a message (see `reason`).",
+        "`pending` until its message is created; then its message's status (`queued`, `scheduled`, `sent`, `delivered`, `read`, `failed`), or `skipped` or `failed` without a message (see `reason`: `recipient_opted_out`, `recipient_not_on_chatapp`, …).",
     }),
     reason: z.string().nullable(),
     message_id: z.uuid().nullable(),

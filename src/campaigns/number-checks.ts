@@ -1,0 +1,82 @@
+import { type SQL, sql } from "drizzle-orm";
+import { refundCountStatements, refundedBy } from "../billing/ledger";
+import { checkNumbers } from "../contacts/check";
+import type { Db } from "../db/client";
+import { findSessions } from "../db/queries/sessions";
+import type { CampaignRow } from "../db/schema";
+
+/** The reason a recipient not on the chat network is skipped with (the sandbox's and gateways' send refusal too). */
+export const NOT_ON_CHATAPP = "recipient_not_on_chatapp";
+
+/**
+ * Of a step's recipients (src/campaigns/materialise.ts), the `seq`s of those a `check_numbers`
+ * campaign skips: recipients still `pending` whose number is not on the chat network, by
+ * contacts/check.ts `checkNumbers` (the account's 7-day cache first, then the gateway through the
+ * campaign's `connected` sessions, 100 numbers a call, in turn). A number the gateway cannot tell
+ * about (null), or that no connected session can ask about, is sent. Empty for a campaign without
+ * `check_numbers`. Never throws for a session or gateway failure.
+ */
+export async function recipientsNotOnChatapp(
+  env: Env,
+  db: Db,
+  campaign: Pick<CampaignRow, "accountId" | "sessionIds" | "checkNumbers">,
+  step: { seq: number; to_number: string; status: string }[],
+  now: number,
+): Promise<Set<number>> {
+  const pending = step.filter((r) => r.status === "pending");
+  if (!campaign.checkNumbers || pending.length === 0) return new Set();
+  const connected = new Set(
+    (await findSessions(db, campaign.accountId, campaign.sessionIds))
+      .filter((s) => s.status === "connected")
+      .map((s) => s.id),
+  );
+  const askers = campaign.sessionIds.filter((id) => connected.has(id));
+  const checks = await checkNumbers(
+    env,
+    db,
+    campaign.accountId,
+    askers,
+    pending.map((r) => r.to_number),
+    now,
+    "unknown",
+  );
+  return new Set(pending.filter((r) => checks.get(r.to_number)?.onChatapp === false).map((r) => r.seq));
+}
+
+/**
+ * The statements that skip campaign `campaign`'s recipients `seqs` still `pending` (reason
+ * {@link NOT_ON_CHATAPP}) while `active` (a condition on the batch, e.g. that this step made its
+ * messages) holds, and refund them, as a cancel refunds the recipients whose message was not made
+ * (src/campaigns/remainder.ts): one `refund` ledger entry of their count × the campaign's price,
+ * and the campaign's `refunded` and `skipped` up and `queued` down by as much. The start charged
+ * them (it cannot wait for a gateway to answer about 100,000 numbers); this undoes that charge in
+ * the batch that skips them, so none is charged in the end. Nothing is written when none is still
+ * pending: a step that runs twice refunds once.
+ */
+export function skipNotOnChatappStatements(
+  campaign: { id: string; accountId: string },
+  seqs: number[],
+  active: SQL,
+  now: number,
+): SQL[] {
+  if (seqs.length === 0) return [];
+  const refundId = crypto.randomUUID();
+  const these = sql`campaign_id = ${campaign.id} AND status = 'pending'
+    AND seq IN (SELECT value FROM json_each(${JSON.stringify(seqs)}))`;
+  const count = sql`(SELECT count(*) FROM campaign_recipients WHERE ${these} AND ${active})`;
+  const price = sql`(SELECT price FROM campaigns WHERE id = ${campaign.id})`;
+  const refunded = refundedBy(refundId);
+  const made = sql`EXISTS (SELECT 1 FROM ledger_entries WHERE id = ${refundId})`;
+  return [
+    ...refundCountStatements(
+      campaign.accountId,
+      refundId,
+      { amount: sql`${count} * ${price}`, count, cause: { campaignId: campaign.id } },
+      now,
+    ),
+    sql`UPDATE campaign_recipients SET status = 'skipped', reason = ${NOT_ON_CHATAPP} WHERE ${these} AND ${made}`,
+    sql`UPDATE campaigns SET refunded = refunded + ${refunded.amount}, queued = queued - ${refunded.count},
+        skipped = skipped + ${refunded.count}, updated_at = MAX(updated_at, ${now})
+      WHERE id = ${campaign.id} AND ${made}`,
+  ];
+}
