@@ -1,4 +1,6 @@
+import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { attemptsJson } from "../db/queries/otp-attempts";
 import { findOtp, markExpired, markVerified, type OtpRow, recordWrongCode } from "../db/queries/otps";
 import { otps } from "../db/schema";
 import { ApiError } from "../errors";
@@ -7,6 +9,9 @@ import { eventsForRows, recordedIn } from "../events/record";
 import { timingSafeEqual } from "../lib/crypto";
 import { codeHmac, OTP_RULES, otpSecret } from "./code";
 import { otpStatusAt } from "./status";
+
+/** What an `otp.*` event's snapshot holds beside the row: the OTP's attempts, as its GET shows them. */
+const withAttempts = { attempts: attemptsJson(sql`otps.id`) };
 
 /**
  * Rounds of read-compare-write before giving up. A round is repeated only when the OTP changed
@@ -75,7 +80,7 @@ export async function verifyOtp(
         otp.codeHmac,
         OTP_RULES.maxFailedAttempts,
         now,
-        (row) => [eventsForRows("otp.verified", otps, row)],
+        (row) => [eventsForRows("otp.verified", otps, row, withAttempts)],
       );
       if (verified) {
         await publishEvents(env, recordedIn(verified.effects, [0]));
@@ -91,7 +96,7 @@ export async function verifyOtp(
         otp.codeHmac,
         OTP_RULES.maxFailedAttempts,
         now,
-        (row) => [eventsForRows("otp.failed", otps, row)],
+        (row) => [eventsForRows("otp.failed", otps, row, withAttempts)],
       );
       if (counted) {
         await publishEvents(env, recordedIn(counted.effects, [0]));
