@@ -1783,7 +1783,7 @@ export interface components {
             sends_remaining: number;
             /**
              * Format: uuid
-             * @description The chat message carrying the latest code (its content is the rendered template). Null only while a resend is being queued.
+             * @description The latest chat message carrying the current code (its content is the rendered template, the code masked): the last of `attempts` for that code, a failover's once one happened. Null only while a resend is being queued.
              */
             message_id: string | null;
             /** @description The messages the codes went out in, oldest first: each send and resend on the app's first connected channel, and each failover to a later channel when no `delivered` ack came within the app's `failover_after_seconds` or the message failed. Empty for a reverse OTP. */

@@ -76,7 +76,7 @@ export const OtpSchema = z
       }),
     message_id: z.uuid().nullable().openapi({
       description:
-        "The chat message carrying the latest code (its content is the rendered template). Null only while a resend is being queued.",
+        "The latest chat message carrying the current code (its content is the rendered template, the code masked): the last of `attempts` for that code, a failover's once one happened. Null only while a resend is being queued.",
     }),
     attempts: z.array(OtpAttemptSchema).openapi({
       description:
