@@ -1828,13 +1828,54 @@ export interface components {
             sends_remaining: number;
             /**
              * Format: uuid
-             * @description The chat message carrying the latest code (its content is the rendered template). Null while a resend is being queued, and always for a reverse OTP.
+             * @description The latest chat message carrying the current code (its content is the rendered template, the code masked): the last of `attempts` for that code, a failover's once one happened. Null while a resend is being queued, and always for a reverse OTP.
              */
             message_id: string | null;
+            /** @description The messages the codes went out in, oldest first: each send and resend on the app's first connected channel, and each failover to a later channel when no `delivered` ack came within the app's `failover_after_seconds` or the message failed. Empty for a reverse OTP. */
+            attempts: components["schemas"]["OtpAttempt"][];
             /** @example 2026-11-21T09:30:12.345000Z */
             created_at: string;
             /** @example 2026-11-21T09:30:12.345000Z */
             updated_at: string;
+        };
+        /** @description One message an OTP's codes went out in: on the first connected channel, then on each channel a code failed over to. */
+        OtpAttempt: {
+            /**
+             * Format: uuid
+             * @description The channel: the app's session the code went out on.
+             */
+            session_id: string;
+            /**
+             * Format: uuid
+             * @description The chat message that carried the code. Null only while it is being made.
+             */
+            message_id: string | null;
+            /**
+             * @description Which code it carried: 1 for the first, 2 for the first resend, and so on.
+             * @example 1
+             */
+            send: number;
+            /**
+             * @description The message's status now (null without a message).
+             * @example delivered
+             * @enum {string|null}
+             */
+            status: "queued" | "sent" | "delivered" | "read" | "failed" | "scheduled" | null;
+            /** @description Why the message failed, as the message shows it. */
+            reason: string | null;
+            /**
+             * @description When the code was sent on this channel.
+             * @example 2026-11-21T09:30:12.345000Z
+             */
+            created_at: string;
+            /** @example 2026-11-21T09:30:12.345000Z */
+            sent_at: string | null;
+            /** @example 2026-11-21T09:30:12.345000Z */
+            delivered_at: string | null;
+            /** @example 2026-11-21T09:30:12.345000Z */
+            read_at: string | null;
+            /** @example 2026-11-21T09:30:12.345000Z */
+            failed_at: string | null;
         };
         Campaign: {
             /** Format: uuid */

@@ -11,6 +11,7 @@ import { requeueStale } from "./delivery/reconcile";
 import { EVENT_RETENTION_MS } from "./events/record";
 import { republishUndelivered } from "./events/sweep";
 import { completeFinishedCampaigns } from "./moves/campaign";
+import { handleOtpFailoverBatch, OTP_FAILOVER_QUEUE_NAME } from "./otp/failover";
 import { handleWebhookBatch, isWebhookQueue } from "./webhooks/consumer";
 import { requeueOverdueDeliveries } from "./webhooks/sweep";
 
@@ -72,9 +73,9 @@ async function runHousekeeping(env: Env, jobs: readonly HousekeepingJob[]): Prom
 
 /**
  * The Worker: the HTTP API, the Queue consumers (outbound messages; webhook fan-out and
- * deliveries, routed by queue name), and hourly housekeeping ({@link HOURLY_JOBS}: expired
- * idempotency keys; events and delivery history past their 30 days; number checks past their 7
- * days; the reconciliation sweep of
+ * deliveries; campaign steps; one-time-code failover; routed by queue name), and hourly housekeeping
+ * ({@link HOURLY_JOBS}: expired idempotency keys; events and delivery history past their 30 days;
+ * number checks past their 7 days; the reconciliation sweep of
  * messages that lost their queue message; events whose webhook fan-out never happened; deliveries
  * whose retry message was lost; campaigns whose next step or completion was lost), each job
  * isolated from the others' failures.
@@ -84,6 +85,7 @@ export default {
   queue: (batch, env) => {
     if (isWebhookQueue(batch.queue)) return handleWebhookBatch(batch, env);
     if (batch.queue === CAMPAIGN_QUEUE_NAME) return handleCampaignBatch(batch, env);
+    if (batch.queue === OTP_FAILOVER_QUEUE_NAME) return handleOtpFailoverBatch(batch, env);
     return handleOutboundBatch(batch, env);
   },
   scheduled: (_controller, env) => runHousekeeping(env, HOURLY_JOBS),

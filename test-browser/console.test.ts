@@ -414,4 +414,60 @@ describe("the web console", () => {
     // The one error is the browser's note of the wrong code's 422.
     expect(errors.filter((text) => !/422/.test(text))).toEqual([]);
   });
+
+  it("shows the messages a code went out in, and a failover to the app's second channel as it happens", async () => {
+    const { apiKey } = await createAccount(10);
+    const first = await connectedSession(apiKey);
+    const second = await connectedSession(apiKey);
+    const phones = await Promise.all(
+      [first, second].map(async (id) => {
+        const res = await api<{ session: { phone_number: string } }>("GET", `/v1/chatapp/sessions/${id}`, {
+          token: apiKey,
+        });
+        return res.body.session.phone_number;
+      }),
+    );
+    // The first session's phone is offline: its message stays `sent`, with no delivered ack.
+    await api("POST", `/sandbox/sessions/${first}/phone`, { token: apiKey, body: { online: false } });
+    const app = await api("POST", "/v1/apps", {
+      token: apiKey,
+      body: {
+        name: "Backup",
+        sender_id: crypto.randomUUID(),
+        channels: [first, second],
+        failover_after_seconds: 5,
+      },
+    });
+    expect(app.status).toBe(201);
+
+    const page = await newPage(browser);
+    const errors = watchErrors(page);
+    await signIn(page, apiKey);
+    await page.click('#nav a[href="#/apps"]');
+    await page.locator("#otp-to").waitFor();
+    await page.fill("#otp-to", "+14155550123");
+    await page.click("#otp-form button[type=submit]");
+
+    // One attempt at once, on the first channel; the panel reads the OTP again until it moves on.
+    const rows = page.locator("#otp-attempts tbody tr");
+    await rows.first().waitFor();
+    const cells = async (row: number) =>
+      (await rows.nth(row).locator("td").allTextContents()).map((t) => t.trim());
+    expect((await cells(0)).slice(0, 3)).toEqual([phones[0], "#1", "Message"]);
+    await rows.first().filter({ hasText: "sent" }).waitFor();
+    // After failover_after_seconds (5 s), the same code on the second channel, delivered and read there.
+    await rows.nth(1).filter({ hasText: "read" }).waitFor({ timeout: 20_000 });
+    expect(await rows.count()).toBe(2);
+    expect((await cells(0))[3]).toBe("sent");
+    expect((await cells(1)).slice(0, 4)).toEqual([phones[1], "#1", "Message", "read"]);
+    const link = await rows.nth(1).locator("a").getAttribute("href");
+    const otp = await api<{ data: { message_id: string } }>(
+      "GET",
+      `/v1/otp/${(await page.locator("#otp-state .mono").first().textContent())?.trim()}`,
+      { token: apiKey },
+    );
+    expect(link).toBe(`#/messages/${otp.body.data.message_id}`);
+    await screenshot(page, "console-apps-otp-failover");
+    expect(errors).toEqual([]);
+  });
 });

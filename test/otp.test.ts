@@ -38,6 +38,7 @@ interface Otp {
   attempts_remaining: number;
   sends_remaining: number;
   message_id: string | null;
+  attempts: Record<string, unknown>[];
   created_at: string;
   updated_at: string;
 }
@@ -210,6 +211,21 @@ describe("POST /v1/apps/{id}/otp → read the code → POST /v1/otp/{id}/verify"
         attempts_remaining: 5,
         sends_remaining: 4,
         message_id: expect.stringMatching(UUID),
+        // The one message the code went out in: on the app's only channel, just queued.
+        attempts: [
+          {
+            session_id: f.sessionId,
+            message_id: otp.message_id,
+            send: 1,
+            status: "queued",
+            reason: null,
+            created_at: expect.stringMatching(TIMESTAMP),
+            sent_at: null,
+            delivered_at: null,
+            read_at: null,
+            failed_at: null,
+          },
+        ],
         created_at: expect.stringMatching(TIMESTAMP),
         updated_at: otp.created_at,
       },
@@ -235,7 +251,20 @@ describe("POST /v1/apps/{id}/otp → read the code → POST /v1/otp/{id}/verify"
     expect(JSON.stringify(row)).not.toContain(`"${code}"`);
     expectNoCode(res.text, code);
     const shown = await show(f, otp.id);
-    expect(shown.body).toEqual({ success: true, data: otp });
+    // The same OTP, its attempt showing the message as it is now (sent, soon delivered and read).
+    const { attempts: shownAttempts, ...shownRest } = shown.body.data;
+    const { attempts: sentAttempts, ...sentRest } = otp;
+    expect(shownRest).toEqual(sentRest);
+    expect(shownAttempts).toEqual([
+      expect.objectContaining({
+        session_id: f.sessionId,
+        message_id: otp.message_id,
+        send: 1,
+        created_at: sentAttempts[0]?.created_at,
+        sent_at: expect.stringMatching(TIMESTAMP),
+      }),
+    ]);
+    expect(["sent", "delivered", "read"]).toContain(shownAttempts[0]?.status);
     expectNoCode(shown.text, code);
 
     const bad = await verify(f, otp.id, wrong(code));
@@ -249,6 +278,7 @@ describe("POST /v1/apps/{id}/otp → read the code → POST /v1/otp/{id}/verify"
       success: true,
       data: {
         ...otp,
+        attempts: [expect.objectContaining({ message_id: otp.message_id, send: 1 })],
         status: "verified",
         attempts_remaining: 4,
         updated_at: expect.stringMatching(TIMESTAMP),

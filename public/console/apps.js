@@ -1,8 +1,12 @@
 // Apps and one-time codes: list (page-numbered, as the API pages apps), create and edit an app,
-// send a code to a number and verify it.
+// send a code to a number and verify it, watching the messages it went out in (its attempts,
+// failover included) while it is pending.
 
 import { api, problemBox, withButton } from "./api.js";
 import { badge, details, field, fill, h, select, table, timeElement, truncate } from "./dom.js";
+
+/** How often a pending OTP is read again, so that its attempts (a failover, acks) show as they come. */
+const POLL_MS = 2000;
 
 /**
  * The app form's fields; `app` fills them for an edit. `prefix` keeps ids unique on the page.
@@ -82,7 +86,11 @@ function appFields(prefix, sessions, app) {
   ];
 }
 
-/** The form's values as an API body: empty fields left out (or, for an edit, a cleared session as null). */
+/**
+ * The form's values as an API body: empty fields left out (or, for an edit, a cleared session as
+ * null). An edit sends the session only when it changed: the API takes `chatapp_session_id` alone
+ * as a one-channel list, which would drop the app's other channels.
+ */
 function appBody(form, editing) {
   const data = new FormData(form);
   const body = {};
@@ -95,6 +103,7 @@ function appBody(form, editing) {
     if (value) body[name] = Number(value);
   }
   const session = String(data.get("chatapp_session_id") ?? "");
+  if (editing && session === (editing.chatapp_session_id ?? "")) return body;
   if (session) body.chatapp_session_id = session;
   else if (editing) body.chatapp_session_id = null;
   return body;
@@ -152,7 +161,12 @@ export function render(view, context) {
           truncate(app.message_template, 50),
           String(app.code_size),
           app.chatapp_session_id
-            ? h("span", { class: "mono small" }, app.chatapp_session_id.slice(0, 8))
+            ? [
+                h("span", { class: "mono small" }, app.chatapp_session_id.slice(0, 8)),
+                app.channels?.length > 1
+                  ? h("span", { class: "muted small" }, ` +${app.channels.length - 1} for failover`)
+                  : null,
+              ]
             : h("span", { class: "muted" }, "none"),
           `${app.expiry_seconds} s`,
           edit,
@@ -184,7 +198,7 @@ export function render(view, context) {
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       withButton(form.querySelector("button[type=submit]"), editOut, async () => {
-        await api("PATCH", `/v1/apps/${encodeURIComponent(app.id)}`, { body: appBody(form, true) });
+        await api("PATCH", `/v1/apps/${encodeURIComponent(app.id)}`, { body: appBody(form, app) });
         editor.replaceChildren();
         fill(out, h("p", { class: "success", role: "status" }, "App saved."));
         await load();
@@ -245,10 +259,66 @@ export function render(view, context) {
     return form;
   }
 
+  /** A session as the console names it: its number once linked, else the start of its id. */
+  function sessionLabel(id) {
+    const session = sessions.find((s) => s.id === id);
+    return h("span", { class: "mono small", title: id }, session?.phone_number ?? id.slice(0, 8));
+  }
+
+  /** The messages an OTP's codes went out in, oldest first: channel, message, status, times. */
+  function attemptTable(otp) {
+    if (!otp.attempts?.length) return null;
+    return h(
+      "div",
+      { id: "otp-attempts" },
+      h("h3", {}, "Messages sent"),
+      table(
+        ["Channel", "Code", "Message", "Status", "Sent", "Delivered", "Read"],
+        otp.attempts.map((attempt) => [
+          sessionLabel(attempt.session_id),
+          `#${attempt.send}`,
+          attempt.message_id
+            ? h("a", { href: `#/messages/${encodeURIComponent(attempt.message_id)}` }, "Message")
+            : h("span", { class: "muted" }, "being sent"),
+          [
+            badge(attempt.status ?? "queued"),
+            attempt.reason ? h("span", { class: "muted small" }, ` ${attempt.reason}`) : null,
+            attempt.failed_at ? [" ", timeElement(attempt.failed_at)] : null,
+          ],
+          timeElement(attempt.sent_at),
+          timeElement(attempt.delivered_at),
+          timeElement(attempt.read_at),
+        ]),
+        "Attempts",
+      ),
+    );
+  }
+
   function verifyPanel(initial) {
     const summary = h("div");
     const verifyOut = h("div", { "aria-live": "polite" });
-    const show = (otp) =>
+    let timer = null;
+    // While pending and not yet read, the OTP is read again: a failover adds an attempt, acks move them.
+    const watch = (otp) => {
+      if (timer) clearTimeout(timer);
+      timer = null;
+      const last = otp.attempts?.at(-1);
+      if (otp.status !== "pending" || last?.status === "read") return;
+      timer = setTimeout(async () => {
+        if (!summary.isConnected) return;
+        try {
+          const { data } = await api("GET", `/v1/otp/${encodeURIComponent(initial.id)}`);
+          if (!summary.isConnected) return;
+          // A failover sent (and charged) another message.
+          if (data.attempts.length > (otp.attempts?.length ?? 0)) context.refreshAccount();
+          show(data);
+        } catch {
+          if (summary.isConnected) watch(otp);
+        }
+      }, POLL_MS);
+    };
+    const show = (otp) => {
+      watch(otp);
       fill(
         summary,
         details([
@@ -265,7 +335,9 @@ export function render(view, context) {
               : null,
           ],
         ]),
+        attemptTable(otp),
       );
+    };
     show(initial);
     const code = h("input", {
       id: "otp-code",
@@ -315,7 +387,7 @@ export function render(view, context) {
   createForm.addEventListener("submit", (event) => {
     event.preventDefault();
     withButton(createForm.querySelector("button[type=submit]"), createOut, async () => {
-      const { data: app } = await api("POST", "/v1/apps", { body: appBody(createForm, false) });
+      const { data: app } = await api("POST", "/v1/apps", { body: appBody(createForm, null) });
       createForm.reset();
       createForm.querySelector("[name=sender_id]").value = crypto.randomUUID();
       fill(createOut, h("p", { class: "success", role: "status" }, `App ${app.name} created.`));

@@ -27,11 +27,22 @@ function rowJson(table: SQLiteTable): SQL {
  * with `id`, `account_id` and `updated_at`) that `where` selects, with the row as it is at this
  * point of the batch; the event's time is the row's `updated_at`, which the change set. Its
  * dedupe key is `type:<row id>`: each of these changes happens once per row (a message is sent
- * once, an OTP verified once), so the same change applied again records nothing.
+ * once, an OTP verified once), so the same change applied again records nothing. `extra` adds
+ * keys to the snapshot, each a JSON value computed for the row (e.g. an OTP's attempts, read
+ * from another table).
  */
-export function eventsForRows(type: EventType, table: SQLiteTable, where: SQL): SQL {
+export function eventsForRows(
+  type: EventType,
+  table: SQLiteTable,
+  where: SQL,
+  extra: Record<string, SQL> = {},
+): SQL {
+  const snapshot = Object.entries(extra).reduce(
+    (json, [key, value]) => sql`json_set(${json}, ${`$.${key}`}, json(${value}))`,
+    rowJson(table),
+  );
   return sql`INSERT OR IGNORE INTO events (id, account_id, type, dedupe_key, snapshot, created_at)
-    SELECT ${NEW_EVENT_ID}, account_id, ${type}, ${`${type}:`} || id, ${rowJson(table)}, updated_at
+    SELECT ${NEW_EVENT_ID}, account_id, ${type}, ${`${type}:`} || id, ${snapshot}, updated_at
     FROM ${table} WHERE ${where}
     ${RETURNING_RECORDED}`;
 }

@@ -2,6 +2,8 @@ import { type GatewayKind, readConfig } from "../config";
 import type { Db } from "../db/client";
 import type { AppRow } from "../db/queries/apps";
 import { findSessions } from "../db/queries/sessions";
+import { templateOwnerOf, templatesOf } from "../gateways/cloud-api/template-cache";
+import type { CodeChannel } from "./code-message";
 
 /** One of an app's channels as its session is now. */
 export interface Channel {
@@ -37,4 +39,40 @@ export async function channelsOf(env: Env, db: Db, app: AppRow): Promise<Channel
       },
     ];
   });
+}
+
+/**
+ * Whether `channel` can carry the app's codes: a Cloud API session sends them only as the app's
+ * authentication template (`otp_template`), so without one it cannot; other gateways send text.
+ */
+export function canCarryCode(channel: Channel, app: AppRow): boolean {
+  return channel.gateway !== "cloud_api" || app.otpTemplate !== null;
+}
+
+/**
+ * The ids of the app's channels after `sessionId` in list order (all of them when `sessionId` is
+ * no longer one of them): where a code may still fail over to.
+ */
+export function channelIdsAfter(app: AppRow, sessionId: string): string[] {
+  const ids = app.channels ?? [];
+  return ids.slice(ids.indexOf(sessionId) + 1);
+}
+
+/**
+ * `channel` as a code goes out on it: with the app's `otp_template` on a Cloud API session (whose
+ * template cache is read again first when stale, as a template send does; when Meta cannot be
+ * reached the send decides on the cache as it is), else as text. The caller has checked
+ * {@link canCarryCode}.
+ */
+export async function codeChannelOf(env: Env, db: Db, app: AppRow, channel: Channel): Promise<CodeChannel> {
+  if (channel.gateway !== "cloud_api" || !app.otpTemplate)
+    return { sessionId: channel.sessionId, template: null };
+  try {
+    await templatesOf(db, await templateOwnerOf(env, db, app.accountId, channel.sessionId), {
+      refresh: false,
+    });
+  } catch {
+    // The send decides on the cache as it is.
+  }
+  return { sessionId: channel.sessionId, template: app.otpTemplate };
 }

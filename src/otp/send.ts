@@ -1,6 +1,7 @@
 import { readConfig } from "../config";
 import type { Db } from "../db/client";
 import { type AppRow, findApp } from "../db/queries/apps";
+import { recordSentAttempt } from "../db/queries/otp-attempts";
 import {
   claimResend,
   deleteOtp,
@@ -9,18 +10,15 @@ import {
   type OtpRow,
   type PerNumberLimit,
   perNumberFreeAt,
-  setOtpMessage,
   undoResend,
 } from "../db/queries/otps";
-import { findSession } from "../db/queries/sessions";
-import type { OtpTemplate } from "../db/schema";
 import { ApiError } from "../errors";
-import { templateOwnerOf, templatesOf } from "../gateways/cloud-api/template-cache";
-import { renderTemplate } from "../lib/template";
-import { type SendRequest, sendMessages } from "../messages/send";
-import type { TemplateSend } from "../messages/template";
+import { sendMessages } from "../messages/send";
+import { canCarryCode, channelsOf, codeChannelOf } from "./channels";
 import { codeHmac, generateCode, OTP_RULES, otpSecret } from "./code";
+import { type CodeChannel, codeSendRequest } from "./code-message";
 import { assertCountryAllowed } from "./countries";
+import { firstWatch, queueFailoverJob } from "./failover";
 import { otpStatusAt } from "./status";
 
 // Atomicity: the OTP row (with its send-log entry) is written first, under the per-number limit,
@@ -29,13 +27,9 @@ import { otpStatusAt } from "./status";
 // so a refused send leaves no OTP and no count behind. Writing the OTP first means a message is
 // never sent with a code that has no OTP to verify it. A Worker killed between the two batches
 // leaves a pending OTP without a message: it expires unused and counts once toward the limit.
-
-/**
- * What stands for each digit of a code in the stored message: the code itself is readable only on
- * the recipient's phone (it travels in the queue message and the session's outbox until the
- * gateway accepts it, then is dropped).
- */
-const CODE_MASK = "•";
+// Once the message exists, a third batch records it as the OTP's attempt (otp_attempts) and its
+// `message_id`; a Worker killed before that leaves a code on its way with no attempt shown and no
+// failover (nothing else is lost: the message row is there, with the OTP's id).
 
 /** Seconds for a `Retry-After` header until `at` (epoch ms), at least 1. */
 function retryAfterSeconds(at: number, now: number): string {
@@ -43,89 +37,42 @@ function retryAfterSeconds(at: number, now: number): string {
 }
 
 /**
- * The session an app sends through, with the authentication template its codes go as on a Cloud
- * API session (null on other gateways): 422 `app_has_no_channel` without a session (or when it was
- * deleted), 409 unless connected, 422 `app_has_no_otp_template` on a Cloud API session when the
- * app has no `otp_template`. For a Cloud API session the session's template cache is read again
- * first when stale (as a template send does; when Meta cannot be reached the send decides on the
- * cache as it is).
+ * The channel a code goes out on first (README, One-time codes → Channels and failover): the first
+ * of the app's `channels`, in list order, whose session is `connected`; on a Cloud API session with
+ * the app's authentication template (channels.ts `codeChannelOf`). 422 `app_has_no_channel`
+ * without channels (or when all their sessions were deleted), 409 `session_not_connected` when
+ * none is connected, 422 `app_has_no_otp_template` when the chosen one is a Cloud API session and
+ * the app has no `otp_template`: a channel that cannot carry codes is reported when it is the one
+ * a code would take, rather than silently passed over for a backup; later channels are checked
+ * only when a code fails over to them (src/otp/failover.ts skips one without a template).
  */
-async function channelOf(
-  env: Env,
-  db: Db,
-  app: AppRow,
-): Promise<{ sessionId: string; template: OtpTemplate | null }> {
-  if (!app.chatappSessionId) {
-    throw new ApiError("app_has_no_channel", "The app has no chatapp_session_id to send codes through.");
-  }
-  const session = await findSession(db, app.accountId, app.chatappSessionId);
-  if (!session)
+async function firstChannel(env: Env, db: Db, app: AppRow): Promise<CodeChannel> {
+  const channels = await channelsOf(env, db, app);
+  if (channels.length === 0) {
     throw new ApiError(
       "app_has_no_channel",
-      "The app's session was deleted; set another chatapp_session_id.",
+      (app.channels ?? []).length === 0
+        ? "The app has no channels (chatapp_session_id) to send codes through."
+        : "The app's sessions were deleted; set other channels.",
     );
-  if (session.status !== "connected") {
+  }
+  const channel = channels.find((c) => c.status === "connected");
+  if (!channel) {
+    const statuses = channels.map((c) => c.status).join(", ");
     throw new ApiError(
       "session_not_connected",
-      `The app's session is ${session.status}; it must be connected to send.`,
+      channels.length === 1
+        ? `The app's session is ${statuses}; it must be connected to send.`
+        : `None of the app's channels is connected (${statuses}); one must be to send.`,
     );
   }
-  if ((session.gateway ?? readConfig(env).CHATAPP_GATEWAY) !== "cloud_api") {
-    return { sessionId: session.id, template: null };
-  }
-  if (!app.otpTemplate) {
+  if (!canCarryCode(channel, app)) {
     throw new ApiError(
       "app_has_no_otp_template",
-      "The app's session is on the cloud_api gateway, which sends codes only as an authentication template: set the app's otp_template.",
+      "The app's first connected channel is on the cloud_api gateway, which sends codes only as an authentication template: set the app's otp_template.",
     );
   }
-  try {
-    await templatesOf(db, await templateOwnerOf(env, db, app.accountId, session.id), { refresh: false });
-  } catch {
-    // The send decides on the cache as it is.
-  }
-  return { sessionId: session.id, template: app.otpTemplate };
-}
-
-/**
- * An authentication template send carrying `code` (Meta, "Authentication templates → Sending"):
- * the code as the body's `{{1}}` and as the parameter of the copy-code button, button 0, sent as
- * a `url` button parameter (messages/template.ts; src/gateways/cloud-api/template-message.ts).
- */
-function otpTemplateSend(template: OtpTemplate, code: string): TemplateSend {
-  return {
-    name: template.name,
-    language: template.language,
-    variables: { body: [code], buttons: [{ index: 0, sub_type: "url", parameter: code }] },
-  };
-}
-
-/**
- * What a code's message is: the app's text with the code masked (`content`, stored) and in clear
- * (`otp.secretContent`, only in the queue message); on a Cloud API session the app's
- * authentication template instead, its variables masked in the stored `metadata.template` and in
- * clear, as the template send's JSON, only in the queue message.
- */
-function codeMessage(
-  app: AppRow,
-  template: OtpTemplate | null,
-  code: string,
-  otpId: string,
-): Pick<SendRequest, "type" | "content" | "template" | "otp"> {
-  const masked = CODE_MASK.repeat(code.length);
-  if (template) {
-    return {
-      type: "template",
-      content: null,
-      template: otpTemplateSend(template, masked),
-      otp: { id: otpId, secretContent: JSON.stringify(otpTemplateSend(template, code)) },
-    };
-  }
-  return {
-    type: "text",
-    content: renderTemplate(app.messageTemplate, { code: masked, app_name: app.name }),
-    otp: { id: otpId, secretContent: renderTemplate(app.messageTemplate, { code, app_name: app.name }) },
-  };
+  return codeChannelOf(env, db, app, channel);
 }
 
 /**
@@ -154,43 +101,26 @@ async function perNumberLimited(
 
 /**
  * Sends `code` to one number as an OTP message through `channel` (priority lane, charged like any
- * message): rendered into the app's text, or as its authentication template ({@link codeMessage}).
- * When the message cannot be created, `rollback` undoes the OTP write first. A session deleted
- * since {@link channelOf} is `app_has_no_channel`; an `otp_template` whose variables do not fit
- * the cached template (not an authentication template) is 422 `validation_failed` naming
- * `otp_template`.
+ * message): rendered into the app's text, or as its authentication template
+ * (code-message.ts `codeSendRequest`). When the message cannot be created, `rollback` undoes the
+ * OTP write first. A session deleted since {@link firstChannel} is `app_has_no_channel`; an
+ * `otp_template` whose variables do not fit the cached template (not an authentication template)
+ * is 422 `validation_failed` naming `otp_template`.
  * @returns the message id.
  */
 async function deliverCode(
   env: Env,
   db: Db,
-  send: {
-    app: AppRow;
-    channel: { sessionId: string; template: OtpTemplate | null };
-    toNumber: string;
-    code: string;
-    otpId: string;
-  },
+  send: { app: AppRow; channel: CodeChannel; toNumber: string; code: string; otpId: string },
   rollback: () => Promise<void>,
 ): Promise<string> {
   let result: Awaited<ReturnType<typeof sendMessages>>;
   try {
-    result = await sendMessages(env, db, {
-      accountId: send.app.accountId,
-      sessionId: send.channel.sessionId,
-      toNumbers: [send.toNumber],
-      ...codeMessage(send.app, send.channel.template, send.code, send.otpId),
-      mediaUrl: null,
-      delayBetween: 0,
-      scheduledAt: null,
-    });
+    result = await sendMessages(env, db, codeSendRequest(send.app, send.channel, send));
   } catch (error) {
     await undo(rollback, send.otpId);
     if (error instanceof ApiError && error.code === "not_found") {
-      throw new ApiError(
-        "app_has_no_channel",
-        "The app's session was deleted; set another chatapp_session_id.",
-      );
+      throw new ApiError("app_has_no_channel", "The app's session was deleted; set other channels.");
     }
     if (error instanceof ApiError && error.code === "validation_failed" && send.channel.template) {
       throw new ApiError("validation_failed", "The app's otp_template is not an authentication template.", {
@@ -214,6 +144,52 @@ async function deliverCode(
   return message.id;
 }
 
+/**
+ * Records the attempt that carried code number `sendSeq` (otp_attempts, and the message as
+ * `otps.message_id`) and, when the app has a channel after this one, starts watching it for
+ * failover (src/otp/failover.ts `firstWatch`). A watch that cannot be queued is logged
+ * (`otp_failover_not_queued`), not answered as an error: the code is on its way, only its
+ * failover is lost.
+ */
+async function recordAttempt(
+  env: Env,
+  db: Db,
+  attempt: {
+    app: AppRow;
+    otpId: string;
+    sendSeq: number;
+    sessionId: string;
+    messageId: string;
+    code: string;
+  },
+): Promise<void> {
+  const { app, otpId, sendSeq, sessionId } = attempt;
+  const now = Date.now();
+  const seq = await recordSentAttempt(db, {
+    accountId: app.accountId,
+    otpId,
+    sendSeq,
+    sessionId,
+    messageId: attempt.messageId,
+    now,
+  });
+  const next =
+    seq && firstWatch(app, { otpId, sendSeq, attemptSeq: seq, sessionId, sentAt: now }, attempt.code);
+  if (!next) return;
+  try {
+    await queueFailoverJob(env, next);
+  } catch (error) {
+    console.error(
+      JSON.stringify({
+        level: "error",
+        event: "otp_failover_not_queued",
+        otp_id: otpId,
+        error: String(error),
+      }),
+    );
+  }
+}
+
 /** Runs an undo after a failed send; an undo that fails too is logged, and the send's error wins. */
 async function undo(action: () => Promise<void>, otpId: string): Promise<void> {
   try {
@@ -227,8 +203,11 @@ async function undo(action: () => Promise<void>, otpId: string): Promise<void> {
 
 /**
  * Starts an OTP (`POST /v1/apps/{id}/otp`, README, One-time codes): a `code_size`-digit code,
- * rendered into the app's template and sent as a text message through the app's session (on a
- * Cloud API session, as the app's authentication template), ahead of bulk sends. The code is returned to nobody: only its HMAC is stored.
+ * rendered into the app's template and sent as a text message on the app's first connected
+ * channel ({@link firstChannel}; on a Cloud API session, as the app's authentication template),
+ * ahead of bulk sends, and recorded as the OTP's first attempt. When the app has channels after
+ * that one, a failover job watches the attempt (src/otp/failover.ts). The code is returned to
+ * nobody: only its HMAC is stored.
  *
  * @param input.toNumber E.164.
  * @returns the new OTP row, with its message id.
@@ -248,7 +227,7 @@ export async function sendOtp(
   const app = await findApp(db, input.accountId, input.appId);
   if (!app) throw new ApiError("not_found", "No such app.");
   assertCountryAllowed(app.allowedCountries, input.toNumber);
-  const channel = await channelOf(env, db, app);
+  const channel = await firstChannel(env, db, app);
 
   const id = crypto.randomUUID();
   const code = generateCode(app.codeSize);
@@ -280,7 +259,14 @@ export async function sendOtp(
     { app, channel, toNumber: input.toNumber, code, otpId: id },
     () => deleteOtp(db, input.accountId, id),
   );
-  await setOtpMessage(db, input.accountId, id, otp.sends, messageId);
+  await recordAttempt(env, db, {
+    app,
+    otpId: id,
+    sendSeq: otp.sends,
+    sessionId: channel.sessionId,
+    messageId,
+    code,
+  });
   return { ...otp, messageId };
 }
 
@@ -336,7 +322,8 @@ function resendRefusal(otp: OtpRow, now: number): ApiError | null {
 /**
  * Sends an OTP a new code (`POST /v1/otp/{id}/resend`, README, One-time codes): the old code stops
  * working, the expiry restarts from now with the app's current `expiry_seconds`, and the code goes
- * through the app's current session and template, within its current `allowed_countries`. Failed
+ * out on the app's first connected channel now ({@link firstChannel}), with its current template,
+ * within its current `allowed_countries`, watched for failover as a first send is. Failed
  * attempts carry over. When the message cannot be created, the OTP is put back as it was (its
  * previous code still works).
  *
@@ -362,7 +349,7 @@ export async function resendOtp(
   const app = await findApp(db, input.accountId, current.appId);
   if (!app) throw new ApiError("not_found", "The OTP's app was deleted.");
   assertCountryAllowed(app.allowedCountries, toNumber);
-  const channel = await channelOf(env, db, app);
+  const channel = await firstChannel(env, db, app);
 
   const code = generateCode(app.codeSize);
   const hmac = await codeHmac(secret, current.id, code);
@@ -387,6 +374,13 @@ export async function resendOtp(
   const messageId = await deliverCode(env, db, { app, channel, toNumber, code, otpId: current.id }, () =>
     undoResend(db, current, hmac, Date.now()),
   );
-  await setOtpMessage(db, input.accountId, current.id, claimed.sends, messageId);
+  await recordAttempt(env, db, {
+    app,
+    otpId: current.id,
+    sendSeq: claimed.sends,
+    sessionId: channel.sessionId,
+    messageId,
+    code,
+  });
   return { ...claimed, messageId };
 }

@@ -1,4 +1,6 @@
+import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { attemptsJson } from "../db/queries/otp-attempts";
 import { findOtp, markExpired, markVerified, type OtpRow, recordWrongCode } from "../db/queries/otps";
 import { otps } from "../db/schema";
 import { ApiError } from "../errors";
@@ -8,6 +10,9 @@ import { timingSafeEqual } from "../lib/crypto";
 import { codeHmac, OTP_RULES, otpSecret } from "./code";
 import { reverseRefusal } from "./send";
 import { otpStatusAt } from "./status";
+
+/** What an `otp.*` event's snapshot holds beside the row: the OTP's attempts, as its GET shows them. */
+const withAttempts = { attempts: attemptsJson(sql`otps.id`) };
 
 /**
  * Rounds of read-compare-write before giving up. A round is repeated only when the OTP changed
@@ -78,7 +83,7 @@ export async function verifyOtp(
         otp.codeHmac,
         OTP_RULES.maxFailedAttempts,
         now,
-        (row) => [eventsForRows("otp.verified", otps, row)],
+        (row) => [eventsForRows("otp.verified", otps, row, withAttempts)],
       );
       if (verified) {
         await publishEvents(env, recordedIn(verified.effects, [0]));
@@ -94,7 +99,7 @@ export async function verifyOtp(
         otp.codeHmac,
         OTP_RULES.maxFailedAttempts,
         now,
-        (row) => [eventsForRows("otp.failed", otps, row)],
+        (row) => [eventsForRows("otp.failed", otps, row, withAttempts)],
       );
       if (counted) {
         await publishEvents(env, recordedIn(counted.effects, [0]));

@@ -1,16 +1,40 @@
+import type { AttemptView } from "../db/queries/otp-attempts";
 import type { OtpRow } from "../db/queries/otps";
-import { formatTimestamp } from "../lib/time";
+import { formatNullableTimestamp, formatTimestamp } from "../lib/time";
 import { OTP_RULES } from "../otp/code";
 import type { CreatedReverseOtp } from "../otp/reverse";
 import { otpStatusAt } from "../otp/status";
 
 /**
- * An OTP as the API shows it (README, One-time codes): `{id, app_id, mode, to_number, channel,
- * status, expires_at, verified_number, attempts_remaining, sends_remaining, message_id, created_at,
- * updated_at}`. Never the code, nor its HMAC (a reverse OTP's create response adds the code itself:
- * src/routes/otp).
+ * One message an OTP's codes went out in (README, One-time codes → Channels and failover): the
+ * channel's session, the message, the code's number (`send`: 1 for the first code, 2 for the
+ * first resend, …), and the message's status and times as the message shows them (null while the
+ * attempt's message is being made).
  */
-export function toOtpRecord(row: OtpRow, now: number = Date.now()) {
+function toAttemptRecord(attempt: AttemptView) {
+  return {
+    session_id: attempt.sessionId,
+    message_id: attempt.messageId,
+    send: attempt.sendSeq,
+    status: attempt.status,
+    reason: attempt.reason,
+    created_at: formatTimestamp(attempt.createdAt),
+    sent_at: formatNullableTimestamp(attempt.sentAt),
+    delivered_at: formatNullableTimestamp(attempt.deliveredAt),
+    read_at: formatNullableTimestamp(attempt.readAt),
+    failed_at: attempt.failedAt,
+  };
+}
+
+/**
+ * An OTP as the API shows it (README, One-time codes): `{id, app_id, mode, to_number, channel,
+ * status, expires_at, verified_number, attempts_remaining, sends_remaining, message_id, attempts,
+ * created_at, updated_at}`. Never the code, nor its HMAC (a reverse OTP's create response adds the
+ * code itself: src/routes/otp). `attempts` are the messages its codes went out in, oldest first
+ * (db/queries/otp-attempts.ts `listAttempts`, or the `attempts` an event's snapshot holds); none
+ * when the row comes without them.
+ */
+export function toOtpRecord(row: OtpRow & { attempts?: AttemptView[] }, now: number = Date.now()) {
   return {
     id: row.id,
     app_id: row.appId,
@@ -25,6 +49,7 @@ export function toOtpRecord(row: OtpRow, now: number = Date.now()) {
       row.mode === "reverse" ? 0 : Math.max(OTP_RULES.maxFailedAttempts - row.failedAttempts, 0),
     sends_remaining: row.mode === "reverse" ? 0 : Math.max(OTP_RULES.maxSends - row.sends, 0),
     message_id: row.messageId,
+    attempts: (row.attempts ?? []).map(toAttemptRecord),
     created_at: formatTimestamp(row.createdAt),
     updated_at: formatTimestamp(row.updatedAt),
   };

@@ -147,21 +147,6 @@ export async function deleteOtp(db: Db, accountId: string, id: string): Promise<
   ]);
 }
 
-/**
- * Records the message that carries send number `seq` of the OTP. A later resend that already
- * replaced the code (a higher `sends`) keeps its own message id.
- */
-export async function setOtpMessage(
-  db: Db,
-  accountId: string,
-  id: string,
-  seq: number,
-  messageId: string,
-): Promise<void> {
-  await db.run(sql`UPDATE otps SET message_id = ${messageId}
-    WHERE id = ${id} AND account_id = ${accountId} AND sends = ${seq}`);
-}
-
 /** What a resend is checked against: the per-number limit and the OTP's own send limits. */
 export interface ResendLimits {
   perNumber: PerNumberLimit;
@@ -177,7 +162,8 @@ export interface ResendLimits {
  * `current.sends` codes (fewer than `limits.maxSends`), its last send is at least
  * `limits.resendIntervalMs` old, and its number is under `limits.perNumber`. The new code is
  * `change.codeHmac`, the new expiry `change.expiresAt` (epoch ms); failed attempts are kept (a
- * resend does not buy more guesses). The message id is cleared until {@link setOtpMessage}.
+ * resend does not buy more guesses). The message id is cleared until the new code's message is
+ * recorded (otp-attempts.ts `recordSentAttempt`).
  *
  * @returns the updated row, or null when any condition failed (nothing written).
  */

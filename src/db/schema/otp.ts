@@ -72,7 +72,10 @@ export const otps = sqliteTable(
     appId: text()
       .notNull()
       .references(() => apps.id),
-    /** The message that carried the latest code; null until it is created. No foreign key, as on messages. */
+    /**
+     * The latest message carrying the current code (a failover's once one happened); null until it
+     * is created. No foreign key, as on messages.
+     */
     messageId: text(),
     /**
      * `send`: the service sends the code; `reverse`: nothing is sent, the user sends the code to

@@ -1,5 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { findOtp } from "../../db/queries/otps";
+import type { Db } from "../../db/client";
+import { listAttempts } from "../../db/queries/otp-attempts";
+import { findOtp, type OtpRow } from "../../db/queries/otps";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { otpSecret } from "../../otp/code";
@@ -9,6 +11,11 @@ import { verifyOtp } from "../../otp/verify";
 import { toOtpRecord, toReverseOtpRecord } from "../../presenters/otp";
 import type * as routes from "./otp.routes";
 
+/** The OTP as the API shows it, with its attempts read now. */
+async function otpRecord(db: Db, otp: OtpRow) {
+  return toOtpRecord({ ...otp, attempts: await listAttempts(db, otp.id) });
+}
+
 export const send: RouteHandler<typeof routes.send, AppEnv> = async (c) => {
   const body = c.req.valid("json");
   const input = { accountId: c.var.principal.accountId, appId: c.req.valid("param").id };
@@ -17,7 +24,7 @@ export const send: RouteHandler<typeof routes.send, AppEnv> = async (c) => {
     return c.json({ success: true as const, data: toReverseOtpRecord(created) }, 201);
   }
   const otp = await sendOtp(c.env, c.var.db, { ...input, toNumber: body.to_number });
-  return c.json({ success: true as const, data: toOtpRecord(otp) }, 201);
+  return c.json({ success: true as const, data: await otpRecord(c.var.db, otp) }, 201);
 };
 
 export const show: RouteHandler<typeof routes.show, AppEnv> = async (c) => {
@@ -25,7 +32,7 @@ export const show: RouteHandler<typeof routes.show, AppEnv> = async (c) => {
   otpSecret(c.env);
   const otp = await findOtp(c.var.db, c.var.principal.accountId, c.req.valid("param").id);
   if (!otp) throw new ApiError("not_found", "No such OTP.");
-  return c.json({ success: true as const, data: toOtpRecord(otp) }, 200);
+  return c.json({ success: true as const, data: await otpRecord(c.var.db, otp) }, 200);
 };
 
 export const verify: RouteHandler<typeof routes.verify, AppEnv> = async (c) => {
@@ -34,7 +41,7 @@ export const verify: RouteHandler<typeof routes.verify, AppEnv> = async (c) => {
     otpId: c.req.valid("param").id,
     code: c.req.valid("json").code,
   });
-  return c.json({ success: true as const, data: toOtpRecord(otp) }, 200);
+  return c.json({ success: true as const, data: await otpRecord(c.var.db, otp) }, 200);
 };
 
 export const resend: RouteHandler<typeof routes.resend, AppEnv> = async (c) => {
@@ -42,5 +49,5 @@ export const resend: RouteHandler<typeof routes.resend, AppEnv> = async (c) => {
     accountId: c.var.principal.accountId,
     otpId: c.req.valid("param").id,
   });
-  return c.json({ success: true as const, data: toOtpRecord(otp) }, 200);
+  return c.json({ success: true as const, data: await otpRecord(c.var.db, otp) }, 200);
 };

@@ -1,9 +1,39 @@
 import { z } from "@hono/zod-openapi";
+import { MESSAGE_STATUSES } from "../../messages/types";
 import { CODE_SIZE, OTP_RULES } from "../../otp/code";
 import { OTP_STATUSES } from "../../otp/status";
 import { PhoneNumber } from "../openapi";
 
 const timestamp = z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" });
+
+export const OtpAttemptSchema = z
+  .object({
+    session_id: z.uuid().openapi({ description: "The channel: the app's session the code went out on." }),
+    message_id: z.uuid().nullable().openapi({
+      description: "The chat message that carried the code. Null only while it is being made.",
+    }),
+    send: z.number().int().openapi({
+      description: "Which code it carried: 1 for the first, 2 for the first resend, and so on.",
+      example: 1,
+    }),
+    status: z
+      .enum(MESSAGE_STATUSES)
+      .nullable()
+      .openapi({ description: "The message's status now (null without a message).", example: "delivered" }),
+    reason: z
+      .string()
+      .nullable()
+      .openapi({ description: "Why the message failed, as the message shows it." }),
+    created_at: timestamp.openapi({ description: "When the code was sent on this channel." }),
+    sent_at: timestamp.nullable(),
+    delivered_at: timestamp.nullable(),
+    read_at: timestamp.nullable(),
+    failed_at: timestamp.nullable(),
+  })
+  .openapi("OtpAttempt", {
+    description:
+      "One message an OTP's codes went out in: on the first connected channel, then on each channel a code failed over to.",
+  });
 
 export const OtpSchema = z
   .object({
@@ -48,7 +78,11 @@ export const OtpSchema = z
       }),
     message_id: z.uuid().nullable().openapi({
       description:
-        "The chat message carrying the latest code (its content is the rendered template). Null while a resend is being queued, and always for a reverse OTP.",
+        "The latest chat message carrying the current code (its content is the rendered template, the code masked): the last of `attempts` for that code, a failover's once one happened. Null while a resend is being queued, and always for a reverse OTP.",
+    }),
+    attempts: z.array(OtpAttemptSchema).openapi({
+      description:
+        "The messages the codes went out in, oldest first: each send and resend on the app's first connected channel, and each failover to a later channel when no `delivered` ack came within the app's `failover_after_seconds` or the message failed. Empty for a reverse OTP.",
     }),
     created_at: timestamp,
     updated_at: timestamp,
