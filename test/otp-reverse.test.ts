@@ -216,6 +216,7 @@ describe("POST /v1/apps/{id}/otp with mode reverse", () => {
         attempts_remaining: 0,
         sends_remaining: 0,
         message_id: null,
+        attempts: [],
         created_at: expect.stringMatching(TIMESTAMP),
         updated_at: otp.created_at,
         code: expect.stringMatching(/^\d{6}$/),
