@@ -1,9 +1,9 @@
 import { type SQL, sql } from "drizzle-orm";
-import { refundCountStatements, refundedBy } from "../billing/ledger";
 import { checkNumbers } from "../contacts/check";
 import type { Db } from "../db/client";
 import { findSessions } from "../db/queries/sessions";
 import type { CampaignRow } from "../db/schema";
+import { settleRecipientsStatements } from "./remainder";
 
 /** The reason a recipient not on the chat network is skipped with (the sandbox's and gateways' send refusal too). */
 export const NOT_ON_CHATAPP = "recipient_not_on_chatapp";
@@ -46,12 +46,10 @@ export async function recipientsNotOnChatapp(
 /**
  * The statements that skip campaign `campaign`'s recipients `seqs` still `pending` (reason
  * {@link NOT_ON_CHATAPP}) while `active` (a condition on the batch, e.g. that this step made its
- * messages) holds, and refund them, as a cancel refunds the recipients whose message was not made
- * (src/campaigns/remainder.ts): one `refund` ledger entry of their count × the campaign's price,
- * and the campaign's `refunded` and `skipped` up and `queued` down by as much. The start charged
- * them (it cannot wait for a gateway to answer about 100,000 numbers); this undoes that charge in
- * the batch that skips them, so none is charged in the end. Nothing is written when none is still
- * pending: a step that runs twice refunds once.
+ * messages) holds, and refund them as a cancel refunds the recipients whose message was not made
+ * (src/campaigns/remainder.ts {@link settleRecipientsStatements}). The start charged them (it
+ * cannot wait for a gateway to answer about 100,000 numbers); this undoes that charge in the batch
+ * that skips them, so none is charged in the end. A step that runs twice refunds once.
  */
 export function skipNotOnChatappStatements(
   campaign: { id: string; accountId: string },
@@ -60,23 +58,11 @@ export function skipNotOnChatappStatements(
   now: number,
 ): SQL[] {
   if (seqs.length === 0) return [];
-  const refundId = crypto.randomUUID();
-  const these = sql`campaign_id = ${campaign.id} AND status = 'pending'
-    AND seq IN (SELECT value FROM json_each(${JSON.stringify(seqs)}))`;
-  const count = sql`(SELECT count(*) FROM campaign_recipients WHERE ${these} AND ${active})`;
-  const price = sql`(SELECT price FROM campaigns WHERE id = ${campaign.id})`;
-  const refunded = refundedBy(refundId);
-  const made = sql`EXISTS (SELECT 1 FROM ledger_entries WHERE id = ${refundId})`;
-  return [
-    ...refundCountStatements(
-      campaign.accountId,
-      refundId,
-      { amount: sql`${count} * ${price}`, count, cause: { campaignId: campaign.id } },
-      now,
-    ),
-    sql`UPDATE campaign_recipients SET status = 'skipped', reason = ${NOT_ON_CHATAPP} WHERE ${these} AND ${made}`,
-    sql`UPDATE campaigns SET refunded = refunded + ${refunded.amount}, queued = queued - ${refunded.count},
-        skipped = skipped + ${refunded.count}, updated_at = MAX(updated_at, ${now})
-      WHERE id = ${campaign.id} AND ${made}`,
-  ];
+  return settleRecipientsStatements(
+    campaign,
+    sql`seq IN (SELECT value FROM json_each(${JSON.stringify(seqs)}))`,
+    active,
+    { status: "skipped", reason: NOT_ON_CHATAPP },
+    now,
+  );
 }
