@@ -75,7 +75,7 @@ describe("rate limits", () => {
     const { res, passed } = await untilLimited(
       () => call("GET", "/v1/account", { key }),
       3 * RATE_LIMITS.api.limit,
-      25,
+      100,
     );
     expect(passed).toBeGreaterThanOrEqual(RATE_LIMITS.api.limit);
     expectLimited(res, "api");
