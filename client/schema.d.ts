@@ -1155,6 +1155,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox/sessions/{id}/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate the network limiting the linked account (timelock, cap, quality)
+         * @description Sets the session's `health` as a real gateway's reading would (README, Session health): every field, a null clearing it; `checked_at` becomes now. A change records `session.health_changed` and sends its live frame; a timelock active or a cap `CAPPED` refuses single sends to cold contacts (409 `session_limited`). Exists only while the embedded sandbox gateway is active (`CHATAPP_GATEWAY=sandbox`).
+         */
+        post: operations["updateSandboxSessionHealth"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sandbox/sessions/{id}/inbound": {
         parameters: {
             query?: never;
@@ -1546,6 +1566,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "session.health_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The `session.health_changed` event
+         * @description Delivered to webhook endpoints subscribed to this type, signed per Standard Webhooks, and listed by `GET /v1/events`.
+         */
+        post: operations["onSessionHealthChanged"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "otp.verified": {
         parameters: {
             query?: never;
@@ -1768,12 +1808,57 @@ export interface components {
              * @enum {string}
              */
             gateway: "sandbox" | "waha" | "evolution" | "cloud_api";
+            health: components["schemas"]["SessionHealth"];
             /** @example 2026-11-21T09:30:12.345000Z */
             last_seen_at: string | null;
             /** @example 2026-11-21T09:30:12.345000Z */
             created_at: string;
             /** @example 2026-11-21T09:30:12.345000Z */
             updated_at: string;
+        };
+        SessionHealth: {
+            /** @description WhatsApp's reach-out timelock on new chats (send error 463): WAHA's `me.reachoutTimelock`, or set active by a send refused with 463. Null until a gateway told. */
+            timelock: {
+                active: boolean;
+                /**
+                 * @description When the timelock ends; null when the gateway did not say.
+                 * @example 2026-11-21T09:30:12.345000Z
+                 */
+                until: string | null;
+            } | null;
+            /** @description The monthly cap on new chats: WAHA's `me.messageCapping` / `GET /api/sessions/{session}/capping` (GOWS). Null until a gateway told. */
+            cap: {
+                /**
+                 * @description `NONE`, `FIRST_WARNING`, `SECOND_WARNING` or `CAPPED` (WAHA's `cappingStatus`; an open set: WhatsApp may add levels).
+                 * @example FIRST_WARNING
+                 */
+                level: string;
+                /**
+                 * @description New chats started this cycle.
+                 * @example 640
+                 */
+                used: number;
+                /**
+                 * @description New chats allowed this cycle; -1 for no cap.
+                 * @example 1000
+                 */
+                total: number;
+                /**
+                 * @description When the cycle ends and the quota resets.
+                 * @example 2026-11-21T09:30:12.345000Z
+                 */
+                cycle_end: string | null;
+            } | null;
+            /**
+             * @description The Cloud API number's `quality_rating` (`NA` and other gateways: null).
+             * @enum {string|null}
+             */
+            quality: "green" | "yellow" | "red" | null;
+            /**
+             * @description When the gateway was last read; null before.
+             * @example 2026-11-21T09:30:12.345000Z
+             */
+            checked_at: string | null;
         };
         SessionQrUpdate: {
             session: components["schemas"]["Session"];
@@ -2070,7 +2155,7 @@ export interface components {
              *       "message.read"
              *     ]
              */
-            events: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
+            events: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
             /** @description Whether events are posted to the endpoint. */
             enabled: boolean;
             /** @description Why delivery turned the endpoint off (for example, it answered 410 Gone, or failed for days); null while enabled or when turned off through the API. `PATCH {"enabled": true}` clears it. */
@@ -2629,10 +2714,10 @@ export interface components {
             /** @example evt_3f2c9a7e1b6d4c08a5e97d2b1f04c6aa */
             id: string;
             /** @enum {string} */
-            type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed";
+            type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed";
             /** @example 2026-11-21T09:30:12.345000Z */
             created_at: string;
-            /** @description The object after the change, in the shape its own GET returns: a Message (`message.*`), a Session (`session.status_changed`), `{session, qr_code}` (`session.qr_updated`), an OTP (`otp.*`), a Campaign (`campaign.*`) or the Account (`account.balance_low`). */
+            /** @description The object after the change, in the shape its own GET returns: a Message (`message.*`), a Session (`session.status_changed`, `session.health_changed`), `{session, qr_code}` (`session.qr_updated`), an OTP (`otp.*`), a Campaign (`campaign.*`) or the Account (`account.balance_low`). */
             data: {
                 [key: string]: unknown;
             };
@@ -2674,7 +2759,7 @@ export interface components {
              * @description The event's type.
              * @enum {string}
              */
-            event_type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed";
+            event_type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed";
             /** Format: uuid */
             endpoint_id: string;
             /**
@@ -2897,6 +2982,28 @@ export interface components {
                 /** @description Expired unverified (a pending OTP past `expires_at` included). */
                 expired: number;
             }[];
+        };
+        SandboxHealthRequest: {
+            timelock: {
+                active: boolean;
+                /** Format: date-time */
+                until: string | null;
+            } | null;
+            cap: {
+                /** @example CAPPED */
+                level: string;
+                /** @example 1000 */
+                used: number;
+                /** @example 1000 */
+                total: number;
+                /** Format: date-time */
+                cycle_end: string | null;
+            } | null;
+            /**
+             * @description The Cloud API number's `quality_rating` (`NA` and other gateways: null).
+             * @enum {string|null}
+             */
+            quality: "green" | "yellow" | "red" | null;
         };
         SandboxReceivedMessage: {
             /** Format: uuid */
@@ -4123,6 +4230,7 @@ export interface operations {
                              * @enum {string}
                              */
                             gateway: "sandbox" | "waha" | "evolution" | "cloud_api";
+                            health: components["schemas"]["SessionHealth"];
                             /** @example 2026-11-21T09:30:12.345000Z */
                             last_seen_at: string | null;
                             /** @example 2026-11-21T09:30:12.345000Z */
@@ -6702,7 +6810,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Event types to list (repeat the parameter, or separate with commas). Default: all. */
-                "filter[type]"?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[];
+                "filter[type]"?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[];
                 /** @description Events created at or after this time. */
                 time_from?: string;
                 /** @description Events created at or before this time. */
@@ -6890,13 +6998,13 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description The event types posted to this endpoint, each at most once (1–14 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `session.status_changed`, `session.qr_updated`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
+                     * @description The event types posted to this endpoint, each at most once (1–15 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `session.status_changed`, `session.qr_updated`, `session.health_changed`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
                      * @example [
                      *       "message.delivered",
                      *       "message.read"
                      *     ]
                      */
-                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
+                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
                     /**
                      * @description A note for the account's own use, at most 500 characters.
                      * @example Order service, production
@@ -7069,13 +7177,13 @@ export interface operations {
                      */
                     url?: string;
                     /**
-                     * @description The event types posted to this endpoint, each at most once (1–14 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `session.status_changed`, `session.qr_updated`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
+                     * @description The event types posted to this endpoint, each at most once (1–15 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `session.status_changed`, `session.qr_updated`, `session.health_changed`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
                      * @example [
                      *       "message.delivered",
                      *       "message.read"
                      *     ]
                      */
-                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
+                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
                     /**
                      * @description A note for the account's own use, at most 500 characters; null removes it.
                      * @example Order service, production
@@ -8410,6 +8518,64 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    updateSandboxSessionHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SandboxHealthRequest"];
+            };
+        };
+        responses: {
+            /** @description The session with its health */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        session: components["schemas"]["Session"];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidJson"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Problem: `validation_failed` */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     receiveSandboxMessage: {
         parameters: {
             query?: never;
@@ -9513,6 +9679,36 @@ export interface operations {
                     /** @example 2026-11-21T09:30:12.345000Z */
                     created_at: string;
                     data: components["schemas"]["SessionQrUpdate"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 15 seconds acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onSessionHealthChanged: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example evt_3f2c9a7e1b6d4c08a5e97d2b1f04c6aa */
+                    id: string;
+                    /** @enum {string} */
+                    type: "session.health_changed";
+                    /** @example 2026-11-21T09:30:12.345000Z */
+                    created_at: string;
+                    data: components["schemas"]["Session"];
                 };
             };
         };

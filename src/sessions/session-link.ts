@@ -19,6 +19,7 @@ import {
   MAX_NUMBER_CHECK,
 } from "../gateways/gateway";
 import type { SandboxGateway, SandboxReceived } from "../gateways/sandbox";
+import type { StoredHealth } from "../lib/session-health";
 import { receiveMessage } from "../messages/receive";
 import { applyMoves } from "../moves/apply";
 import type { Deadline } from "./deadlines";
@@ -429,6 +430,16 @@ export class SessionLink {
     const guard = this.moves.guard("ban");
     if (guard) return guard;
     return this.moves.command(networkBans(sandbox, input));
+  }
+
+  /**
+   * Sandbox only: the network sets the session's health to `health` (every field: a null clears
+   * it), as a real gateway's reading would (README, Session health).
+   */
+  async sandboxHealth(health: StoredHealth): Promise<SessionResult<SessionRecord>> {
+    if (!this.sandbox()) return fail("not_found", "No such session.");
+    const { timelock, cap, quality } = health;
+    return ok(await this.moves.applyHealth({ timelock, cap, quality }, health.checkedAt ?? Date.now()));
   }
 
   /** Sandbox only: what the phone of `toNumber` received from this session, newest first. */

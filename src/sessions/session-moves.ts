@@ -5,11 +5,13 @@ import { type Dispatcher, SYNC_RETRY_MS } from "../delivery/dispatcher";
 import { publishEvents } from "../events/publish";
 import { insertEventStatement, recordedIn } from "../events/record";
 import { GatewayError } from "../gateways/gateway";
+import { applyReading, type HealthReading, healthChanged, UNKNOWN_HEALTH } from "../lib/session-health";
 import { GatewayChecks } from "./gateway-health";
 import type { ShownQr } from "./live";
 import { type Failure, fail, ok, type SessionResult } from "./result";
 import type { SessionCore } from "./session-core";
 import type { SessionRecord, SessionStatus } from "./session-record";
+import type { SessionEventType } from "./session-store";
 import {
   conflictOf,
   next,
@@ -175,6 +177,23 @@ export class SessionMoves {
     deadlines.cancel("gateway_release", "");
   }
 
+  /**
+   * Applies what the gateway told of the session's health (`reading`, at `now` epoch ms; see
+   * lib/session-health.ts): a change of its timelock, cap or quality is committed with its
+   * `session.health_changed` event, write through and live frame; a reading that changed nothing
+   * records when it was made (`checked_at`) and is written through without an event.
+   * @returns the record after it. @throws Error when the object holds no session.
+   */
+  async applyHealth(reading: HealthReading, now = Date.now()): Promise<SessionRecord> {
+    const { store } = this.core;
+    const before = store.health() ?? UNKNOWN_HEALTH;
+    const after = applyReading(before, reading, now);
+    const changed = healthChanged(before, after);
+    store.setHealth(after, changed);
+    await this.commit(changed ? "session.health_changed" : null, now);
+    return store.record();
+  }
+
   /** Shows a new QR payload on a pending session, with its `session.qr_updated` event. */
   async showQr(qr: string): Promise<void> {
     if (qr === this.core.current().qr) return;
@@ -235,10 +254,7 @@ export class SessionMoves {
    * phone name), writes the session and its events through to D1, then sends the change's live
    * frame to every watcher.
    */
-  private async commit(
-    type: "session.status_changed" | "session.qr_updated" | null,
-    at: number,
-  ): Promise<void> {
+  private async commit(type: SessionEventType | null, at: number): Promise<void> {
     if (type) this.core.store.recordEvent(type, at);
     await this.writeThrough();
     if (!type || !this.core.live.watched) return;
