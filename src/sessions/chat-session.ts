@@ -55,7 +55,8 @@ export class ChatSession extends DurableObject<Env> {
     this.dispatch = new SessionDispatchHost(this.core, {
       runDeadline: (deadline) => this.link.runDeadline(deadline),
       reported: async (event) => {
-        await moves.move(event);
+        if (event.type === "health") await moves.healthEvent(event);
+        else await moves.move(event);
       },
     });
     const moves = new SessionMoves(this.core, this.dispatch.dispatcher);

@@ -392,6 +392,9 @@ export class SessionLink {
         };
         await receiveMessage(this.core.env, incoming);
         received.push(incoming);
+      } else if (event.type === "health") {
+        // Not a status: not ordered against them.
+        await this.moves.healthEvent(event);
       } else if (event.type !== "ack" && event.at >= this.core.health.eventAt()) {
         // Webhook events are ordered by the gateway's own clock, against each other only: a
         // command or a check is not compared with them, so clock skew cannot hide an event. The

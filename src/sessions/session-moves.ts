@@ -4,7 +4,7 @@ import { sessions } from "../db/schema";
 import { type Dispatcher, SYNC_RETRY_MS } from "../delivery/dispatcher";
 import { publishEvents } from "../events/publish";
 import { insertEventStatement, recordedIn } from "../events/record";
-import { GatewayError } from "../gateways/gateway";
+import { GatewayError, type HealthEvent } from "../gateways/gateway";
 import { applyReading, type HealthReading, healthChanged, UNKNOWN_HEALTH } from "../lib/session-health";
 import { GatewayChecks } from "./gateway-health";
 import type { ShownQr } from "./live";
@@ -48,6 +48,7 @@ export class SessionMoves {
         state: () => core.state(),
         gateway: () => core.gateway(),
         move: (input) => this.move(input),
+        applyHealth: (reading) => this.applyHealth(reading),
       },
       core.env,
     );
@@ -192,6 +193,15 @@ export class SessionMoves {
     store.setHealth(after, changed);
     await this.commit(changed ? "session.health_changed" : null, now);
     return store.record();
+  }
+
+  /**
+   * Applies a `health` event: its reading (a send refused with 463: the timelock is active, its
+   * end unknown), or with none, a fresh reading of the gateway ({@link GatewayChecks.readHealth}).
+   */
+  async healthEvent(event: HealthEvent): Promise<void> {
+    if (event.reading) await this.applyHealth(event.reading, event.at);
+    else await this.checks.readHealth();
   }
 
   /** Shows a new QR payload on a pending session, with its `session.qr_updated` event. */
