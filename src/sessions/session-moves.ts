@@ -5,7 +5,13 @@ import { type Dispatcher, SYNC_RETRY_MS } from "../delivery/dispatcher";
 import { publishEvents } from "../events/publish";
 import { insertEventStatement, recordedIn } from "../events/record";
 import { GatewayError, type HealthEvent } from "../gateways/gateway";
-import { applyReading, type HealthReading, healthChanged, UNKNOWN_HEALTH } from "../lib/session-health";
+import {
+  applyReading,
+  coldContactLimit,
+  type HealthReading,
+  healthChanged,
+  UNKNOWN_HEALTH,
+} from "../lib/session-health";
 import { GatewayChecks } from "./gateway-health";
 import type { ShownQr } from "./live";
 import { type Failure, fail, ok, type SessionResult } from "./result";
@@ -182,7 +188,10 @@ export class SessionMoves {
    * Applies what the gateway told of the session's health (`reading`, at `now` epoch ms; see
    * lib/session-health.ts): a change of its timelock, cap or quality is committed with its
    * `session.health_changed` event, write through and live frame; a reading that changed nothing
-   * records when it was made (`checked_at`) and is written through without an event.
+   * records when it was made (`checked_at`) and is written through without an event. A session
+   * the change newly limits (an active timelock, a cap `CAPPED`) hands its waiting campaign
+   * messages over to the campaign's other sessions (reason `session_limited`), keeping those with
+   * nowhere to go.
    * @returns the record after it. @throws Error when the object holds no session.
    */
   async applyHealth(reading: HealthReading, now = Date.now()): Promise<SessionRecord> {
@@ -192,6 +201,16 @@ export class SessionMoves {
     const changed = healthChanged(before, after);
     store.setHealth(after, changed);
     await this.commit(changed ? "session.health_changed" : null, now);
+    // Newly limited: its waiting campaign messages go on from the campaign's other sessions
+    // (src/delivery/failover.ts); with none to take them, they stay here.
+    const state = this.core.current();
+    if (
+      state.status === "connected" &&
+      coldContactLimit(before, now) === null &&
+      coldContactLimit(after, now) !== null
+    ) {
+      await this.fanOut.handOver({ id: state.id, accountId: state.account_id }, SESSION_LIMITED, true);
+    }
     return store.record();
   }
 
@@ -282,6 +301,9 @@ export class SessionMoves {
     }
   }
 }
+
+/** The failover reason of campaign messages moved off a session the network limits. */
+const SESSION_LIMITED = "session_limited";
 
 /** The 409 answered when `command` is not allowed while the session is `status`. */
 function refused(code: Failure["code"], status: SessionStatus, command: SessionCommand): Failure {
