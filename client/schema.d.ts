@@ -1155,6 +1155,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox/sessions/{id}/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate the network limiting the linked account (timelock, cap, quality)
+         * @description Sets the session's `health` as a real gateway's reading would (README, Session health): every field, a null clearing it; `checked_at` becomes now. A change records `session.health_changed` and sends its live frame; a timelock active or a cap `CAPPED` refuses single sends to cold contacts (409 `session_limited`). Exists only while the embedded sandbox gateway is active (`CHATAPP_GATEWAY=sandbox`).
+         */
+        post: operations["updateSandboxSessionHealth"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sandbox/sessions/{id}/inbound": {
         parameters: {
             query?: never;
@@ -1295,7 +1315,7 @@ export interface paths {
         put?: never;
         /**
          * WhatsApp Cloud API webhook: statuses and incoming messages
-         * @description Registered in Meta's app dashboard (fields `messages` and `message_template_status_update`). The body is Meta's `WebhookPayload`; `X-Hub-Signature-256` must be `sha256=` and the hex HMAC-SHA256 of the raw body under `CLOUD_API_APP_SECRET`. Each `messages` change goes to the session of its `metadata.phone_number_id`: `statuses[]` become message receipts (each applied once, in any order, never moving a message back) and `messages[]` incoming messages. Meta's body carries no send time and Meta retries for days, so no freshness window applies: a replayed body changes nothing. A number no session holds, or a field not acted on, is answered 200 (`ignored`). Exists while `CHATAPP_GATEWAYS` enables `cloud_api`.
+         * @description Registered in Meta's app dashboard (fields `messages`, `message_template_status_update` and `phone_number_quality_update`). The body is Meta's `WebhookPayload`; `X-Hub-Signature-256` must be `sha256=` and the hex HMAC-SHA256 of the raw body under `CLOUD_API_APP_SECRET`. Each `messages` change goes to the session of its `metadata.phone_number_id`: `statuses[]` become message receipts (each applied once, in any order, never moving a message back) and `messages[]` incoming messages. Meta's body carries no send time and Meta retries for days, so no freshness window applies: a replayed body changes nothing. A number no session holds, or a field not acted on, is answered 200 (`ignored`). Exists while `CHATAPP_GATEWAYS` enables `cloud_api`.
          */
         post: operations["receiveCloudApiEvent"];
         delete?: never;
@@ -1546,6 +1566,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "session.health_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The `session.health_changed` event
+         * @description Delivered to webhook endpoints subscribed to this type, signed per Standard Webhooks, and listed by `GET /v1/events`.
+         */
+        post: operations["onSessionHealthChanged"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "otp.verified": {
         parameters: {
             query?: never;
@@ -1768,12 +1808,57 @@ export interface components {
              * @enum {string}
              */
             gateway: "sandbox" | "waha" | "evolution" | "cloud_api";
+            health: components["schemas"]["SessionHealth"];
             /** @example 2026-11-21T09:30:12.345000Z */
             last_seen_at: string | null;
             /** @example 2026-11-21T09:30:12.345000Z */
             created_at: string;
             /** @example 2026-11-21T09:30:12.345000Z */
             updated_at: string;
+        };
+        SessionHealth: {
+            /** @description WhatsApp's reach-out timelock on new chats (send error 463): WAHA's `me.reachoutTimelock`, or set active by a send refused with 463. Null until a gateway told. */
+            timelock: {
+                active: boolean;
+                /**
+                 * @description When the timelock ends; null when the gateway did not say.
+                 * @example 2026-11-21T09:30:12.345000Z
+                 */
+                until: string | null;
+            } | null;
+            /** @description The monthly cap on new chats: WAHA's `me.messageCapping` / `GET /api/sessions/{session}/capping` (GOWS). Null until a gateway told. */
+            cap: {
+                /**
+                 * @description `NONE`, `FIRST_WARNING`, `SECOND_WARNING` or `CAPPED` (WAHA's `cappingStatus`; an open set: WhatsApp may add levels).
+                 * @example FIRST_WARNING
+                 */
+                level: string;
+                /**
+                 * @description New chats started this cycle.
+                 * @example 640
+                 */
+                used: number;
+                /**
+                 * @description New chats allowed this cycle; -1 for no cap.
+                 * @example 1000
+                 */
+                total: number;
+                /**
+                 * @description When the cycle ends and the quota resets.
+                 * @example 2026-11-21T09:30:12.345000Z
+                 */
+                cycle_end: string | null;
+            } | null;
+            /**
+             * @description The Cloud API number's `quality_rating` (`NA` and other gateways: null).
+             * @enum {string|null}
+             */
+            quality: "green" | "yellow" | "red" | null;
+            /**
+             * @description When the gateway was last read; null before.
+             * @example 2026-11-21T09:30:12.345000Z
+             */
+            checked_at: string | null;
         };
         SessionQrUpdate: {
             session: components["schemas"]["Session"];
@@ -2111,7 +2196,7 @@ export interface components {
              *       "message.read"
              *     ]
              */
-            events: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
+            events: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
             /** @description Whether events are posted to the endpoint. */
             enabled: boolean;
             /** @description Why delivery turned the endpoint off (for example, it answered 410 Gone, or failed for days); null while enabled or when turned off through the API. `PATCH {"enabled": true}` clears it. */
@@ -2168,7 +2253,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "invalid_json" | "unauthenticated" | "invalid_signature" | "insufficient_balance" | "insufficient_scope" | "media_link_invalid" | "verify_token_mismatch" | "not_found" | "link_not_found" | "method_not_allowed" | "session_not_pending" | "session_not_connected" | "session_not_disconnected" | "session_not_linked" | "idempotency_key_in_use" | "otp_already_verified" | "otp_is_reverse" | "webhook_endpoint_limit" | "webhook_endpoint_disabled" | "campaign_not_draft" | "campaign_not_running" | "campaign_not_paused" | "campaign_finished" | "campaign_empty" | "account_limit_reached" | "not_supported_by_gateway" | "phone_number_in_use" | "otp_expired" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "app_has_no_channel" | "app_has_no_otp_template" | "otp_invalid" | "otp_country_not_allowed" | "pairing_code_invalid" | "time_range_invalid" | "media_unavailable" | "gateway_credentials_invalid" | "template_not_found" | "template_rejected" | "outside_service_window" | "upgrade_required" | "rate_limited" | "otp_attempts_exceeded" | "internal_error" | "gateway_misconfigured" | "service_misconfigured" | "gateway_rejected" | "gateway_unavailable" | "service_unavailable" | "otp_codes_exhausted";
+            code: "invalid_json" | "unauthenticated" | "invalid_signature" | "insufficient_balance" | "insufficient_scope" | "media_link_invalid" | "verify_token_mismatch" | "not_found" | "link_not_found" | "method_not_allowed" | "session_not_pending" | "session_not_connected" | "session_not_disconnected" | "session_not_linked" | "session_limited" | "idempotency_key_in_use" | "otp_already_verified" | "otp_is_reverse" | "webhook_endpoint_limit" | "webhook_endpoint_disabled" | "campaign_not_draft" | "campaign_not_running" | "campaign_not_paused" | "campaign_finished" | "campaign_empty" | "account_limit_reached" | "not_supported_by_gateway" | "phone_number_in_use" | "otp_expired" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "app_has_no_channel" | "app_has_no_otp_template" | "otp_invalid" | "otp_country_not_allowed" | "pairing_code_invalid" | "time_range_invalid" | "media_unavailable" | "gateway_credentials_invalid" | "template_not_found" | "template_rejected" | "outside_service_window" | "upgrade_required" | "rate_limited" | "otp_attempts_exceeded" | "internal_error" | "gateway_misconfigured" | "service_misconfigured" | "gateway_rejected" | "gateway_unavailable" | "service_unavailable" | "otp_codes_exhausted";
             request_id: string;
             /** @enum {boolean} */
             success: false;
@@ -2670,10 +2755,10 @@ export interface components {
             /** @example evt_3f2c9a7e1b6d4c08a5e97d2b1f04c6aa */
             id: string;
             /** @enum {string} */
-            type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed";
+            type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed";
             /** @example 2026-11-21T09:30:12.345000Z */
             created_at: string;
-            /** @description The object after the change, in the shape its own GET returns: a Message (`message.*`), a Session (`session.status_changed`), `{session, qr_code}` (`session.qr_updated`), an OTP (`otp.*`), a Campaign (`campaign.*`) or the Account (`account.balance_low`). */
+            /** @description The object after the change, in the shape its own GET returns: a Message (`message.*`), a Session (`session.status_changed`, `session.health_changed`), `{session, qr_code}` (`session.qr_updated`), an OTP (`otp.*`), a Campaign (`campaign.*`) or the Account (`account.balance_low`). */
             data: {
                 [key: string]: unknown;
             };
@@ -2715,7 +2800,7 @@ export interface components {
              * @description The event's type.
              * @enum {string}
              */
-            event_type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed";
+            event_type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed";
             /** Format: uuid */
             endpoint_id: string;
             /**
@@ -2938,6 +3023,28 @@ export interface components {
                 /** @description Expired unverified (a pending OTP past `expires_at` included). */
                 expired: number;
             }[];
+        };
+        SandboxHealthRequest: {
+            timelock: {
+                active: boolean;
+                /** Format: date-time */
+                until: string | null;
+            } | null;
+            cap: {
+                /** @example CAPPED */
+                level: string;
+                /** @example 1000 */
+                used: number;
+                /** @example 1000 */
+                total: number;
+                /** Format: date-time */
+                cycle_end: string | null;
+            } | null;
+            /**
+             * @description The Cloud API number's `quality_rating` (`NA` and other gateways: null).
+             * @enum {string|null}
+             */
+            quality: "green" | "yellow" | "red" | null;
         };
         SandboxReceivedMessage: {
             /** Format: uuid */
@@ -4164,6 +4271,7 @@ export interface operations {
                              * @enum {string}
                              */
                             gateway: "sandbox" | "waha" | "evolution" | "cloud_api";
+                            health: components["schemas"]["SessionHealth"];
                             /** @example 2026-11-21T09:30:12.345000Z */
                             last_seen_at: string | null;
                             /** @example 2026-11-21T09:30:12.345000Z */
@@ -5315,7 +5423,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `session_not_connected`, `idempotency_key_in_use` */
+            /** @description Problem: `session_not_connected`, `session_limited`, `idempotency_key_in_use` */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -6743,7 +6851,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Event types to list (repeat the parameter, or separate with commas). Default: all. */
-                "filter[type]"?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[];
+                "filter[type]"?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[];
                 /** @description Events created at or after this time. */
                 time_from?: string;
                 /** @description Events created at or before this time. */
@@ -6931,13 +7039,13 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description The event types posted to this endpoint, each at most once (1–14 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `session.status_changed`, `session.qr_updated`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
+                     * @description The event types posted to this endpoint, each at most once (1–15 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `session.status_changed`, `session.qr_updated`, `session.health_changed`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
                      * @example [
                      *       "message.delivered",
                      *       "message.read"
                      *     ]
                      */
-                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
+                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
                     /**
                      * @description A note for the account's own use, at most 500 characters.
                      * @example Order service, production
@@ -7110,13 +7218,13 @@ export interface operations {
                      */
                     url?: string;
                     /**
-                     * @description The event types posted to this endpoint, each at most once (1–14 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `session.status_changed`, `session.qr_updated`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
+                     * @description The event types posted to this endpoint, each at most once (1–15 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `session.status_changed`, `session.qr_updated`, `session.health_changed`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
                      * @example [
                      *       "message.delivered",
                      *       "message.read"
                      *     ]
                      */
-                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
+                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
                     /**
                      * @description A note for the account's own use, at most 500 characters; null removes it.
                      * @example Order service, production
@@ -8451,6 +8559,64 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    updateSandboxSessionHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SandboxHealthRequest"];
+            };
+        };
+        responses: {
+            /** @description The session with its health */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        session: components["schemas"]["Session"];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidJson"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Problem: `validation_failed` */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     receiveSandboxMessage: {
         parameters: {
             query?: never;
@@ -9554,6 +9720,36 @@ export interface operations {
                     /** @example 2026-11-21T09:30:12.345000Z */
                     created_at: string;
                     data: components["schemas"]["SessionQrUpdate"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 15 seconds acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onSessionHealthChanged: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example evt_3f2c9a7e1b6d4c08a5e97d2b1f04c6aa */
+                    id: string;
+                    /** @enum {string} */
+                    type: "session.health_changed";
+                    /** @example 2026-11-21T09:30:12.345000Z */
+                    created_at: string;
+                    data: components["schemas"]["Session"];
                 };
             };
         };

@@ -199,6 +199,7 @@ describe("security cases generated from the route table", () => {
     },
     "GET /sandbox/sessions/{id}/received": { query: "?to_number=%2B14155552672" },
     "POST /sandbox/sessions/{id}/phone": { body: { online: false } },
+    "POST /sandbox/sessions/{id}/health": { body: { timelock: null, cap: null, quality: null } },
     "POST /v1/chatapp/sessions/{id}/contacts/check": { body: { numbers: ["+14155552672"] } },
     "POST /v1/chatapp/sessions/{id}/templates": {
       body: {

@@ -136,6 +136,7 @@ describe("webhook endpoints get only the event types the key may read", () => {
     expect(await events(await keyWith(key, ["webhooks:write", "sessions:write", "otp:verify"]))).toEqual([
       "session.status_changed",
       "session.qr_updated",
+      "session.health_changed",
       "otp.verified",
       "otp.failed",
       "template.status_changed",
@@ -148,7 +149,7 @@ describe("webhook endpoints get only the event types the key may read", () => {
     expect(results.slice(-3).map((r) => r.events)).toEqual([
       null,
       "[]",
-      '["session.status_changed","session.qr_updated","otp.verified","otp.failed","template.status_changed"]',
+      '["session.status_changed","session.qr_updated","session.health_changed","otp.verified","otp.failed","template.status_changed"]',
     ]);
   });
 
@@ -228,7 +229,12 @@ describe("webhook endpoints get only the event types the key may read", () => {
     expect(narrowed.status, narrowed.text).toBe(200);
     expect(narrowed.body.data).toMatchObject({
       url: `${RECEIVER}/mine`,
-      events: ["session.status_changed", "session.qr_updated", "template.status_changed"],
+      events: [
+        "session.status_changed",
+        "session.qr_updated",
+        "session.health_changed",
+        "template.status_changed",
+      ],
     });
     const shown = await call<{ data: { url: string; events: string[] | null } }>(
       "GET",

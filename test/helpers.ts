@@ -104,6 +104,13 @@ export interface SessionRecord {
   status: "pending" | "connected" | "disconnected" | "banned" | "failed";
   reason?: string | null;
   gateway?: "sandbox" | "waha" | "evolution";
+  /** README, Session health. */
+  health: {
+    timelock: { active: boolean; until: string | null } | null;
+    cap: { level: string; used: number; total: number; cycle_end: string | null } | null;
+    quality: "green" | "yellow" | "red" | null;
+    checked_at: string | null;
+  };
   last_seen_at: string | null;
   created_at: string;
   updated_at: string;

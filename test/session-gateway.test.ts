@@ -33,6 +33,7 @@ describe("a session's gateway", () => {
         "created_at",
         "display_name",
         "gateway",
+        "health",
         "id",
         "last_seen_at",
         "phone_number",

@@ -17,6 +17,7 @@ const SESSION_KEYS = [
   "created_at",
   "display_name",
   "gateway",
+  "health",
   "id",
   "last_seen_at",
   "phone_number",

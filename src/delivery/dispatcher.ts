@@ -269,10 +269,12 @@ export class Dispatcher {
   /**
    * The session can no longer send (banned, failed, deleted, as `reason` says): its waiting
    * campaign entries move to their campaigns' other connected sessions (src/delivery/failover.ts);
-   * those with nowhere to go fail with `reason` and are refunded. When D1 cannot be reached, they
-   * stay here and the caller's own handling (failing the waiting messages, or keeping them) applies.
+   * those with nowhere to go fail with `reason` and are refunded, or with `keep` (a session the
+   * network limits, which may still send to warm contacts), stay here. When D1 cannot be reached,
+   * they stay here and the caller's own handling (failing the waiting messages, or keeping them)
+   * applies.
    */
-  async handOver(from: { id: string; accountId: string }, reason: string): Promise<void> {
+  async handOver(from: { id: string; accountId: string }, reason: string, keep = false): Promise<void> {
     const entries = this.host.outbox.campaignPending();
     if (entries.length === 0) return;
     let unmoved: string[];
@@ -285,6 +287,7 @@ export class Dispatcher {
       console.error(JSON.stringify({ level: "error", event: "failover_failed", error: String(error) }));
       return;
     }
+    if (keep) return;
     await this.fail(
       unmoved.map((id) => ({ id })),
       reason,

@@ -4,6 +4,7 @@ import { findCampaign } from "../db/queries/campaigns";
 import { findSessions } from "../db/queries/sessions";
 import type { MessageRow } from "../db/schema";
 import { sendInBatches } from "../lib/queue";
+import { coldContactLimit } from "../lib/session-health";
 import { formatTimestamp } from "../lib/time";
 import { dispatchRequestOf, LANE } from "../messages/dispatch-request";
 
@@ -15,8 +16,9 @@ export interface StrandedMessage {
 
 /**
  * Campaign failover (README, Campaigns): a session of a running campaign became `banned` or
- * `failed`, or was deleted (`reason`), so its waiting campaign messages move to the campaign's
- * other `connected` sessions, spread round-robin, and go on the outbound Queue for them. Each
+ * `failed`, was deleted, or the network limits its new chats (`reason`), so its waiting campaign
+ * messages move to the campaign's other `connected` sessions that the network does not limit
+ * (lib/session-health.ts `coldContactLimit`), spread round-robin, and go on the outbound Queue for them. Each
  * moved message's `metadata.failover` records the move (`from_session_id`, `to_session_id`,
  * `reason`, `at`). Only messages still `queued` or `scheduled` on `from` move, so running it twice
  * moves nothing twice; a queue message lost after the move is caught by the reconciliation sweep
@@ -41,14 +43,15 @@ export async function failover(
     const campaign = await findCampaign(db, from.accountId, campaignId);
     if (!campaign) continue;
     const others = campaign.sessionIds.filter((id) => id !== from.id);
+    const now = Date.now();
+    // Connected, and not limited by the network for new chats (README, Session health).
     const connected = new Set(
       (await findSessions(db, from.accountId, others))
-        .filter((s) => s.status === "connected")
+        .filter((s) => s.status === "connected" && coldContactLimit(s.health, now) === null)
         .map((s) => s.id),
     );
     const targets = others.filter((id) => connected.has(id));
     if (targets.length === 0) continue;
-    const now = Date.now();
     const plan = JSON.stringify(ids.map((id, i) => ({ id, to: targets[i % targets.length] })));
     // MATERIALIZED: the list drives the join, one primary-key lookup per message.
     const rows =

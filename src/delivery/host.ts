@@ -1,4 +1,4 @@
-import type { ChatGateway, StatusEvent } from "../gateways/gateway";
+import type { ChatGateway, HealthEvent, StatusEvent } from "../gateways/gateway";
 import type { Outbox } from "./outbox";
 import type { KeptReceipts } from "./receipts";
 
@@ -41,9 +41,9 @@ export interface DispatchHost {
   runDueDeadlines(): Promise<unknown>;
   /**
    * Moves the session as `event` says (a send's `sessionEvent`: the gateway refused the session's
-   * credentials), through the session's one transition table, with its status event and what a
+   * credentials; a `health` event, a send refused with 463, updates its health instead), through the session's one transition table, with its status event and what a
    * move brings (a failed session hands its campaign messages over). Called inside the chain of
    * changes ({@link exclusive}), from a send.
    */
-  reported(event: StatusEvent): Promise<void>;
+  reported(event: StatusEvent | HealthEvent): Promise<void>;
 }

@@ -11,6 +11,8 @@
  * - `session.status_changed`: a session moved between `pending`, `connected`, `disconnected`,
  *   `banned` and `failed`; `data` is the Session, with its `reason`.
  * - `session.qr_updated`: a pending session's QR rotated; `data` is `{ session, qr_code }`.
+ * - `session.health_changed`: a session's `health` (timelock, cap on new chats, quality) changed
+ *   as its gateway reported it (README, Session health); `data` is the Session.
  * - `otp.verified` / `otp.failed`: an OTP was verified (by its code, or a reverse OTP by the
  *   user's message, with `verified_number`), or failed after too many wrong codes; `data` is the OTP.
  * - `campaign.started` / `campaign.completed` / `campaign.cancelled`: a campaign began sending
@@ -39,6 +41,7 @@ export const EVENT_TYPES = [
   "message.received",
   "session.status_changed",
   "session.qr_updated",
+  "session.health_changed",
   "otp.verified",
   "otp.failed",
   "campaign.started",
@@ -77,6 +80,7 @@ export const EVENT_READ_SCOPE: Record<EventType, EventReadScope> = {
   "message.received": "messages:read",
   "session.status_changed": "sessions:read",
   "session.qr_updated": "sessions:read",
+  "session.health_changed": "sessions:read",
   "otp.verified": "otp:read",
   "otp.failed": "otp:read",
   "campaign.started": "campaigns:read",

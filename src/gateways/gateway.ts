@@ -1,4 +1,5 @@
 import type { GatewayKind } from "../config";
+import type { HealthReading } from "../lib/session-health";
 import type { MessagePricing } from "../moves/message";
 /**
  * The boundary between a session's Durable Object and the chat network. One implementation per
@@ -61,6 +62,13 @@ export interface ChatGateway {
    * gateway does not know is `dropped` with `loggedOut: true`.
    */
   check(sessionId: string): Promise<GatewayEvent | null>;
+  /**
+   * What the gateway can tell of the limits the network puts on the session's account (README,
+   * Session health; lib/session-health.ts `HealthReading`): a field it cannot tell is left
+   * undefined. Absent on a gateway that tells nothing (Evolution API; the sandbox, whose health is
+   * set through its route). @throws GatewayError for a failed call.
+   */
+  health?(sessionId: string): Promise<HealthReading>;
   /**
    * Messages per second the gateway takes from this session at most (the Cloud API number's
    * throughput, Meta's "Throughput" page: 80, or 1,000 at the higher tier), or undefined when the
@@ -133,7 +141,7 @@ export type SendOutcome =
        * answered (the gateway refused the session's credentials → `failed`): the session moves
        * as for that event, after the message's own outcome is recorded.
        */
-      sessionEvent?: StatusEvent;
+      sessionEvent?: StatusEvent | HealthEvent;
     }
   | { outcome: "unknown"; reason: string };
 
@@ -183,7 +191,10 @@ export type LinkState =
  * - `failed`: the gateway gave up on the session (→ failed);
  * - `banned`: the network banned the linked account (→ banned);
  * - `ack`: a receipt for a message we sent, by the gateway's message id (never moves backwards);
- * - `incoming`: a contact wrote to the session's phone (stored once per gateway message id).
+ * - `incoming`: a contact wrote to the session's phone (stored once per gateway message id);
+ * - `health`: the network limits the session's account as `reading` says (a send refused with
+ *   463), or, with `reading` null, its health changed and is to be read from the gateway again
+ *   (the Cloud API's `phone_number_quality_update` webhook). Never moves the status.
  */
 export type GatewayEvent =
   | { type: "qr"; qr: string | null; at: number }
@@ -220,10 +231,14 @@ export type GatewayEvent =
        */
       media?: { mimetype: string | null };
       at: number;
-    };
+    }
+  | { type: "health"; reading: HealthReading | null; at: number };
 
-/** The events that speak of the session's link (all but `ack` and `incoming`). */
-export type StatusEvent = Exclude<GatewayEvent, { type: "ack" | "incoming" }>;
+/** The events that speak of the session's link (all but `ack`, `incoming` and `health`). */
+export type StatusEvent = Exclude<GatewayEvent, { type: "ack" | "incoming" | "health" }>;
+
+/** A `health` event (see {@link GatewayEvent}). */
+export type HealthEvent = Extract<GatewayEvent, { type: "health" }>;
 
 /** The status an `ack` event reports for a sent message. */
 export type AckStatus = "sent" | "delivered" | "read" | "failed";

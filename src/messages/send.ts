@@ -11,6 +11,7 @@ import { sendInBatches } from "../lib/queue";
 import { discardMedia, type StoredMedia, storeMedia } from "../media/store";
 import { type DispatchRequest, dispatchRequestOf, LANE } from "./dispatch-request";
 import { requireServiceWindow } from "./service-window";
+import { requireReachable } from "./session-limits";
 import { type TemplateSend, templateNeeds, templateVariableErrors } from "./template";
 import type { MessageRow, MessageType } from "./types";
 
@@ -58,7 +59,8 @@ export interface SendResult {
  * on a guess (see {@link enqueue}; README, Sending messages).
  *
  * @throws ApiError `not_found` (404) for a session not the account's, `session_not_connected`
- *   (409), `outside_service_window` (422), `media_unavailable` (422), `insufficient_balance` (402), `service_unavailable` (503,
+ *   (409), `session_limited` (409: a cold recipient on a session the network limits,
+ *   src/messages/session-limits.ts), `outside_service_window` (422), `media_unavailable` (422), `insufficient_balance` (402), `service_unavailable` (503,
  *   the media could not be stored).
  */
 export async function sendMessages(env: Env, db: Db, request: SendRequest): Promise<SendResult> {
@@ -81,6 +83,11 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
       type: request.type,
       toNumbers: request.toNumbers,
     },
+    Date.now(),
+  );
+  await requireReachable(
+    db,
+    { sessionId: session.id, health: session.health, toNumbers: request.toNumbers },
     Date.now(),
   );
   const price = priceOf(config, request.type);

@@ -33,7 +33,8 @@ export type EventRecord = ReturnType<typeof toEventRecord>;
 function dataOf(row: EventRow, defaultGateway: GatewayKind): Record<string, unknown> {
   const snapshot = JSON.parse(row.snapshot) as Record<string, unknown>;
   if (row.type.startsWith("message.")) return toMessageRecord(snapshot as MessageRow);
-  if (row.type === "session.status_changed") return toSessionRecord(snapshot as SessionRow, defaultGateway);
+  if (row.type === "session.status_changed" || row.type === "session.health_changed")
+    return toSessionRecord(snapshot as SessionRow, defaultGateway);
   if (row.type === "session.qr_updated") {
     const { session, qr } = snapshot as { session: SessionRow; qr: string };
     return { session: toSessionRecord(session, defaultGateway), qr_code: qrPngDataUri(qr) };

@@ -4,6 +4,7 @@ import { SYNC_RETRY_MS } from "../delivery/dispatcher";
 import type { CampaignHold } from "../delivery/outbox";
 import type { GatewayEvent, GatewayName } from "../gateways/gateway";
 import type { SandboxReceived } from "../gateways/sandbox";
+import type { StoredHealth } from "../lib/session-health";
 import type { DispatchRequest } from "../messages/dispatch-request";
 import { SessionDispatchHost } from "./dispatch-host";
 import type { GatewayHealthView } from "./gateway-health";
@@ -54,7 +55,8 @@ export class ChatSession extends DurableObject<Env> {
     this.dispatch = new SessionDispatchHost(this.core, {
       runDeadline: (deadline) => this.link.runDeadline(deadline),
       reported: async (event) => {
-        await moves.move(event);
+        if (event.type === "health") await moves.healthEvent(event);
+        else await moves.move(event);
       },
     });
     const moves = new SessionMoves(this.core, this.dispatch.dispatcher);
@@ -262,6 +264,11 @@ export class ChatSession extends DurableObject<Env> {
   /** Sandbox only: the network bans the linked account. */
   async sandboxBan(input: { reason: string }): Promise<SessionResult<SessionRecord>> {
     return this.core.exclusive(() => this.link.sandboxBan(input));
+  }
+
+  /** Sandbox only: sets the session's health (see SessionLink `sandboxHealth`). */
+  async sandboxHealth(health: StoredHealth): Promise<SessionResult<SessionRecord>> {
+    return this.core.exclusive(() => this.link.sandboxHealth(health));
   }
 
   /** Sandbox only: what the phone of `toNumber` received from this session, newest first. */

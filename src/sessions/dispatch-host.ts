@@ -5,7 +5,7 @@ import { failover } from "../delivery/failover";
 import type { DispatchHost } from "../delivery/host";
 import type { CampaignHold, Outbox } from "../delivery/outbox";
 import type { KeptReceipts } from "../delivery/receipts";
-import type { ChatGateway, StatusEvent } from "../gateways/gateway";
+import type { ChatGateway, HealthEvent, StatusEvent } from "../gateways/gateway";
 import type { DispatchRequest } from "../messages/dispatch-request";
 import { applyMoves } from "../moves/apply";
 import { failMoves, type MessageMove } from "../moves/message";
@@ -23,7 +23,7 @@ export interface LinkDeadlines {
   /** Runs `deadline` if it is one of the link's; any other kind is left alone. */
   runDeadline(deadline: Deadline): Promise<void>;
   /** Moves the session as a gateway status event says (DispatchHost.reported). */
-  reported(event: StatusEvent): Promise<void>;
+  reported(event: StatusEvent | HealthEvent): Promise<void>;
 }
 
 /**
@@ -85,7 +85,7 @@ export class SessionDispatchHost implements DispatchHost {
   }
 
   /** Moves the session as `event` says (see DispatchHost.reported); in the chain already. */
-  reported(event: StatusEvent): Promise<void> {
+  reported(event: StatusEvent | HealthEvent): Promise<void> {
     return this.link.reported(event);
   }
 

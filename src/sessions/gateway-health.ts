@@ -1,5 +1,6 @@
 import { readConfig } from "../config";
 import { type ChatGateway, GatewayError, type GatewayEvent, type GatewayName } from "../gateways/gateway";
+import type { HealthReading } from "../lib/session-health";
 import { formatNullableTimestamp } from "../lib/time";
 import type { Deadlines } from "./deadlines";
 import type { StoredSession } from "./session-store";
@@ -111,6 +112,8 @@ export interface CheckHost {
   gateway(): ChatGateway;
   /** Moves the session as `input` says, through its transition function (transitions.ts `next`). */
   move(input: SessionInput): Promise<unknown>;
+  /** Applies what the gateway told of the session's health (SessionMoves `applyHealth`). */
+  applyHealth(reading: HealthReading): Promise<unknown>;
 }
 
 /**
@@ -146,7 +149,37 @@ export class GatewayChecks {
       return;
     }
     this.host.health.recordCheck(event?.type ?? "starting", now);
-    if (event && event.type !== "ack" && event.type !== "incoming") await this.host.move(event);
+    if (event && event.type !== "ack" && event.type !== "incoming" && event.type !== "health")
+      await this.host.move(event);
+    if (this.host.state()?.status === "connected") await this.readHealth();
+  }
+
+  /**
+   * Reads the session's health from its gateway (`ChatGateway.health`; README, Session health)
+   * and applies it. A gateway that tells none is left alone; one that cannot be read now is
+   * logged (`health_read_failed`) and read again at the next check: health is not the link, so
+   * its failure counts for nothing toward `gateway_unreachable`.
+   */
+  async readHealth(): Promise<void> {
+    const state = this.host.state();
+    const gateway = state && this.host.gateway();
+    if (!state || !gateway?.health) return;
+    let reading: HealthReading;
+    try {
+      reading = await gateway.health(state.session_id);
+    } catch (error) {
+      if (!(error instanceof GatewayError)) throw error;
+      console.warn(
+        JSON.stringify({
+          level: "warn",
+          event: "health_read_failed",
+          session: state.id,
+          error: error.message,
+        }),
+      );
+      return;
+    }
+    await this.host.applyHealth(reading);
   }
 
   /** The scheduled check (the `gateway_check` deadline): runs and re-schedules while watched. */

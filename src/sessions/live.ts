@@ -9,6 +9,7 @@ import {
   parseCredential,
 } from "./live-credentials";
 import { type PublicSession, type SessionRecord, toPublicSession } from "./session-record";
+import type { SessionEventType } from "./session-store";
 
 /**
  * Live session events: the WebSockets watching one session, held by the session's object with
@@ -22,6 +23,7 @@ import { type PublicSession, type SessionRecord, toPublicSession } from "./sessi
  * - `session.snapshot` `{ session, qr_code?, expires_at? }`: the first frame, the state now;
  * - `session.status_changed` `{ session, qr_code?, expires_at? }`: every status move;
  * - `session.qr_updated` `{ session, qr_code, expires_at }`: a pending session's QR rotated;
+ * - `session.health_changed` `{ session }`: the session's `health` changed (README, Session health);
  * - `session.pairing_code` `{ pairing_code, phone_number, issued_at }`: a pairing code was issued;
  * - `session.deleted` `{ id }`: the last frame, then the socket closes with {@link CLOSE_SESSION_DELETED}.
  *
@@ -56,7 +58,11 @@ export interface ShownQr {
 
 /** A change to tell watchers about, before it is rendered for an {@link Audience}. */
 export type LiveChange =
-  | { type: "session.snapshot" | "session.status_changed"; session: SessionRecord; qr: ShownQr | null }
+  | {
+      type: "session.snapshot" | "session.status_changed" | "session.health_changed";
+      session: SessionRecord;
+      qr: ShownQr | null;
+    }
   | { type: "session.qr_updated"; session: SessionRecord; qr: ShownQr }
   | { type: "session.pairing_code"; pairingCode: string; phoneNumber: string; at: number }
   | { type: "session.deleted"; id: string };
@@ -64,7 +70,7 @@ export type LiveChange =
 /** The frames' JSON shapes (see the module comment). */
 export type LiveFrame =
   | {
-      type: "session.snapshot" | "session.status_changed" | "session.qr_updated";
+      type: "session.snapshot" | "session.status_changed" | "session.qr_updated" | "session.health_changed";
       session: SessionRecord | PublicSession;
       qr_code?: string;
       expires_at?: string | null;
@@ -159,15 +165,12 @@ export class LiveWatchers {
 
   /**
    * Tells watchers of a committed change of the session, now `session` and showing `qr`: every
-   * status move (`session.status_changed`), and a QR rotation while a QR is shown
-   * (`session.qr_updated`).
+   * status move (`session.status_changed`), a change of its health (`session.health_changed`,
+   * without the QR), and a QR rotation while a QR is shown (`session.qr_updated`).
    */
-  async announce(
-    type: "session.status_changed" | "session.qr_updated",
-    session: SessionRecord,
-    qr: ShownQr | null,
-  ): Promise<void> {
+  async announce(type: SessionEventType, session: SessionRecord, qr: ShownQr | null): Promise<void> {
     if (type === "session.status_changed") await this.broadcast({ type, session, qr });
+    else if (type === "session.health_changed") await this.broadcast({ type, session, qr: null });
     else if (qr) await this.broadcast({ type, session, qr });
   }
 

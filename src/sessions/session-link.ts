@@ -19,6 +19,7 @@ import {
   MAX_NUMBER_CHECK,
 } from "../gateways/gateway";
 import type { SandboxGateway, SandboxReceived } from "../gateways/sandbox";
+import type { StoredHealth } from "../lib/session-health";
 import { receiveMessage } from "../messages/receive";
 import { applyMoves } from "../moves/apply";
 import type { Deadline } from "./deadlines";
@@ -391,6 +392,9 @@ export class SessionLink {
         };
         await receiveMessage(this.core.env, incoming);
         received.push(incoming);
+      } else if (event.type === "health") {
+        // Not a status: not ordered against them.
+        await this.moves.healthEvent(event);
       } else if (event.type !== "ack" && event.at >= this.core.health.eventAt()) {
         // Webhook events are ordered by the gateway's own clock, against each other only: a
         // command or a check is not compared with them, so clock skew cannot hide an event. The
@@ -429,6 +433,16 @@ export class SessionLink {
     const guard = this.moves.guard("ban");
     if (guard) return guard;
     return this.moves.command(networkBans(sandbox, input));
+  }
+
+  /**
+   * Sandbox only: the network sets the session's health to `health` (every field: a null clears
+   * it), as a real gateway's reading would (README, Session health).
+   */
+  async sandboxHealth(health: StoredHealth): Promise<SessionResult<SessionRecord>> {
+    if (!this.sandbox()) return fail("not_found", "No such session.");
+    const { timelock, cap, quality } = health;
+    return ok(await this.moves.applyHealth({ timelock, cap, quality }, health.checkedAt ?? Date.now()));
   }
 
   /** Sandbox only: what the phone of `toNumber` received from this session, newest first. */

@@ -4,12 +4,20 @@ import { sessions } from "../db/schema";
 import { type Dispatcher, SYNC_RETRY_MS } from "../delivery/dispatcher";
 import { publishEvents } from "../events/publish";
 import { insertEventStatement, recordedIn } from "../events/record";
-import { GatewayError } from "../gateways/gateway";
+import { GatewayError, type HealthEvent } from "../gateways/gateway";
+import {
+  applyReading,
+  coldContactLimit,
+  type HealthReading,
+  healthChanged,
+  UNKNOWN_HEALTH,
+} from "../lib/session-health";
 import { GatewayChecks } from "./gateway-health";
 import type { ShownQr } from "./live";
 import { type Failure, fail, ok, type SessionResult } from "./result";
 import type { SessionCore } from "./session-core";
 import type { SessionRecord, SessionStatus } from "./session-record";
+import type { SessionEventType } from "./session-store";
 import {
   conflictOf,
   next,
@@ -46,6 +54,7 @@ export class SessionMoves {
         state: () => core.state(),
         gateway: () => core.gateway(),
         move: (input) => this.move(input),
+        applyHealth: (reading) => this.applyHealth(reading),
       },
       core.env,
     );
@@ -175,6 +184,45 @@ export class SessionMoves {
     deadlines.cancel("gateway_release", "");
   }
 
+  /**
+   * Applies what the gateway told of the session's health (`reading`, at `now` epoch ms; see
+   * lib/session-health.ts): a change of its timelock, cap or quality is committed with its
+   * `session.health_changed` event, write through and live frame; a reading that changed nothing
+   * records when it was made (`checked_at`) and is written through without an event. A session
+   * the change newly limits (an active timelock, a cap `CAPPED`) hands its waiting campaign
+   * messages over to the campaign's other sessions (reason `session_limited`), keeping those with
+   * nowhere to go.
+   * @returns the record after it. @throws Error when the object holds no session.
+   */
+  async applyHealth(reading: HealthReading, now = Date.now()): Promise<SessionRecord> {
+    const { store } = this.core;
+    const before = store.health() ?? UNKNOWN_HEALTH;
+    const after = applyReading(before, reading, now);
+    const changed = healthChanged(before, after);
+    store.setHealth(after, changed);
+    await this.commit(changed ? "session.health_changed" : null, now);
+    // Newly limited: its waiting campaign messages go on from the campaign's other sessions
+    // (src/delivery/failover.ts); with none to take them, they stay here.
+    const state = this.core.current();
+    if (
+      state.status === "connected" &&
+      coldContactLimit(before, now) === null &&
+      coldContactLimit(after, now) !== null
+    ) {
+      await this.fanOut.handOver({ id: state.id, accountId: state.account_id }, SESSION_LIMITED, true);
+    }
+    return store.record();
+  }
+
+  /**
+   * Applies a `health` event: its reading (a send refused with 463: the timelock is active, its
+   * end unknown), or with none, a fresh reading of the gateway ({@link GatewayChecks.readHealth}).
+   */
+  async healthEvent(event: HealthEvent): Promise<void> {
+    if (event.reading) await this.applyHealth(event.reading, event.at);
+    else await this.checks.readHealth();
+  }
+
   /** Shows a new QR payload on a pending session, with its `session.qr_updated` event. */
   async showQr(qr: string): Promise<void> {
     if (qr === this.core.current().qr) return;
@@ -235,10 +283,7 @@ export class SessionMoves {
    * phone name), writes the session and its events through to D1, then sends the change's live
    * frame to every watcher.
    */
-  private async commit(
-    type: "session.status_changed" | "session.qr_updated" | null,
-    at: number,
-  ): Promise<void> {
+  private async commit(type: SessionEventType | null, at: number): Promise<void> {
     if (type) this.core.store.recordEvent(type, at);
     await this.writeThrough();
     if (!type || !this.core.live.watched) return;
@@ -256,6 +301,9 @@ export class SessionMoves {
     }
   }
 }
+
+/** The failover reason of campaign messages moved off a session the network limits. */
+const SESSION_LIMITED = "session_limited";
 
 /** The 409 answered when `command` is not allowed while the session is `status`. */
 function refused(code: Failure["code"], status: SessionStatus, command: SessionCommand): Failure {

@@ -1,5 +1,6 @@
 import type { GatewayKind } from "../config";
 import type { sessions } from "../db/schema";
+import { type SessionHealth, toSessionHealth } from "../lib/session-health";
 import { formatNullableTimestamp, formatTimestamp } from "../lib/time";
 
 export type SessionRow = typeof sessions.$inferSelect;
@@ -16,6 +17,8 @@ export type SessionRecord = {
   reason: string | null;
   /** The gateway the session was created on (`POST /v1/chatapp/sessions` `gateway`). */
   gateway: GatewayKind;
+  /** The limits the network puts on the linked account (README, Session health); nulls until read. */
+  health: SessionHealth;
   last_seen_at: string | null;
   created_at: string;
   updated_at: string;
@@ -44,6 +47,8 @@ export function toSessionRecord(row: SessionRow, defaultGateway: GatewayKind): S
     status: row.status,
     reason: row.reason,
     gateway: row.gateway ?? defaultGateway,
+    // Absent from a row (or an event's snapshot) written before sessions had a health.
+    health: toSessionHealth(row.health ?? null),
     last_seen_at: formatNullableTimestamp(row.lastSeenAt),
     created_at: formatTimestamp(row.createdAt),
     updated_at: formatTimestamp(row.updatedAt),

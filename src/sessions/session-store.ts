@@ -1,6 +1,7 @@
 import type { GatewayKind } from "../config";
 import { newEventId, type PendingEvent } from "../events/record";
 import type { CloudApiNumber } from "../gateways/cloud-api/graph";
+import { parseHealth, type StoredHealth } from "../lib/session-health";
 import { type SessionRecord, type SessionRow, toSessionRecord } from "./session-record";
 
 /**
@@ -9,13 +10,18 @@ import { type SessionRecord, type SessionRow, toSessionRecord } from "./session-
  * `origin` where sandbox pairing URLs point, `qr` the QR payload shown while `pending` (null in
  * every other status), `gateway` the gateway it was created on.
  */
-export type StoredSession = Omit<SessionRecord, "last_seen_at" | "created_at" | "updated_at"> & {
+export type StoredSession = Omit<SessionRecord, "last_seen_at" | "created_at" | "updated_at" | "health"> & {
+  /** The session's health as JSON (lib/session-health.ts `StoredHealth`), null until first read. */
+  health: string | null;
   last_seen_at: number | null;
   created_at: number;
   updated_at: number;
   origin: string;
   qr: string | null;
 };
+
+/** The events a session object records of its own session. */
+export type SessionEventType = "session.status_changed" | "session.qr_updated" | "session.health_changed";
 
 /** Columns an update may change (the identity and creation time never change). */
 export type SessionChanges = Partial<
@@ -52,7 +58,8 @@ export class SessionStore {
 
   /**
    * Creates the table (idempotent; adds the `gateway` column to a table made before it, null
-   * there meaning the deployment's default); from now on the object holds a session.
+   * there meaning the deployment's default, and the `health` column, null meaning nothing read
+   * yet); from now on the object holds a session.
    */
   setUp(): void {
     this.sql.exec(`
@@ -70,6 +77,9 @@ export class SessionStore {
     const columns = this.sql.exec<{ name: string }>("PRAGMA table_info(session)").toArray();
     if (!columns.some((column) => column.name === "gateway")) {
       this.sql.exec("ALTER TABLE session ADD COLUMN gateway TEXT");
+    }
+    if (!columns.some((column) => column.name === "health")) {
+      this.sql.exec("ALTER TABLE session ADD COLUMN health TEXT");
     }
     this.present = true;
   }
@@ -170,6 +180,20 @@ export class SessionStore {
     );
   }
 
+  /** The session's health, or null before the first reading. */
+  health(): StoredHealth | null {
+    return parseHealth(this.current().health);
+  }
+
+  /**
+   * Stores `health`; `changed` (its limits or quality differ) is a change of the session and sets
+   * `updated_at` to now, a reading that changed nothing but `checked_at` leaves it.
+   */
+  setHealth(health: StoredHealth, changed: boolean): void {
+    if (changed) this.update({ health: JSON.stringify(health) });
+    else this.sql.exec("UPDATE session SET health = ?", JSON.stringify(health));
+  }
+
   /** Replaces the QR payload shown (rotation): not a change of the session, `updated_at` stays. */
   setQr(qr: string | null): void {
     this.sql.exec("UPDATE session SET qr = ?", qr);
@@ -190,6 +214,7 @@ export class SessionStore {
       createdAt: s.created_at,
       updatedAt: s.updated_at,
       gateway: s.gateway,
+      health: parseHealth(s.health),
     };
   }
 
@@ -199,11 +224,11 @@ export class SessionStore {
   }
 
   /**
-   * Keeps an event of this session's (`session.status_changed` with the row now,
-   * `session.qr_updated` with the row and the QR payload) until it is written to D1 with the
-   * session row ({@link pendingEvents}, {@link clearEvents}).
+   * Keeps an event of this session's (`session.status_changed` and `session.health_changed` with
+   * the row now, `session.qr_updated` with the row and the QR payload) until it is written to D1
+   * with the session row ({@link pendingEvents}, {@link clearEvents}).
    */
-  recordEvent(type: "session.status_changed" | "session.qr_updated", at: number): void {
+  recordEvent(type: SessionEventType, at: number): void {
     const row = this.row();
     const snapshot = type === "session.qr_updated" ? { session: row, qr: this.current().qr } : row;
     this.sql.exec(

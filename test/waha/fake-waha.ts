@@ -12,6 +12,27 @@ interface FakeSession {
   me: { id: string; pushName: string } | null;
   qrCount: number;
   webhooks: unknown;
+  /** WAHA's engine: `GET /api/sessions/{session}/capping` is served by GOWS alone. */
+  engine?: "NOWEB" | "GOWS";
+  /** `MeInfo.reachoutTimelock` (`ReachoutTimelockData`), null when no enforcement was seen. */
+  reachoutTimelock?: {
+    enforcementType: string;
+    isActive: boolean;
+    timeEnforcementEnds: number | null;
+  } | null;
+  /** `MeInfo.messageCapping` (`MessageCappingData`), null until fetched. */
+  messageCapping?: WahaCapping | null;
+}
+
+/** WAHA's `MessageCappingData` (src/structures/sessions.dto.ts, devlikeapro/waha#2186). */
+export interface WahaCapping {
+  cappingStatus: string;
+  totalQuota: number;
+  usedQuota: number;
+  cycleStart: number | null;
+  cycleEnd: number | null;
+  mvStatus: string | null;
+  oteStatus: string | null;
 }
 
 /** A message the fake sent and stored; `message` is the `WAMessage` the chat messages list answers. */
@@ -31,13 +52,26 @@ export interface WahaSent {
   };
 }
 
+/** What a GOWS session's capping endpoint answers before WhatsApp set any: no cap (`totalQuota` -1). */
+const NO_CAP: WahaCapping = {
+  cappingStatus: "NONE",
+  totalQuota: -1,
+  usedQuota: 0,
+  cycleStart: null,
+  cycleEnd: null,
+  mvStatus: null,
+  oteStatus: null,
+};
+
 /**
  * How the fake's send endpoints misbehave, until set back to null: `error` answers 500 and
  * stores nothing; `hang` answers (500) only after the gateway's timeout and stores nothing;
  * `lost` stores the message, then drops the connection; `garbage` stores it, then answers 201
- * with a body that is not JSON.
+ * with a body that is not JSON; `timelock` answers as WAHA does WhatsApp's error 463 (a 500 whose
+ * `exception.message` is "2 UNKNOWN: server returned error 463", devlikeapro/waha#1992) and stores
+ * nothing.
  */
-export type SendFault = "error" | "hang" | "lost" | "garbage";
+export type SendFault = "error" | "hang" | "lost" | "garbage" | "timelock";
 
 /** A fault chosen per send from the send's body (a mix of faults across messages); null: none. */
 export type SendFaultPlan = (body: Record<string, unknown>) => SendFault | null;
@@ -153,14 +187,43 @@ export class FakeWaha {
       route("post", "/api/sessions", (_p, body) => {
         const name = String(body.name);
         const config = body.config as { webhooks?: unknown } | undefined;
-        this.sessions.set(name, { status: "SCAN_QR_CODE", me: null, qrCount: 0, webhooks: config?.webhooks });
+        this.sessions.set(name, {
+          status: "SCAN_QR_CODE",
+          me: null,
+          qrCount: 0,
+          webhooks: config?.webhooks,
+          engine: "NOWEB",
+          reachoutTimelock: null,
+          messageCapping: null,
+        });
         return HttpResponse.json({ name, status: "STARTING" }, { status: 201 });
       }),
       route("get", "/api/sessions/:name", ({ name = "" }) => {
         const found = this.sessions.get(name);
         if (!found) return HttpResponse.json({ message: "Session not found" }, { status: 404 });
-        return HttpResponse.json({ name, status: found.status, me: found.me, engine: { engine: "NOWEB" } });
+        // `MeInfo` with WAHA's limit fields (null until seen or fetched).
+        const me = found.me && {
+          ...found.me,
+          reachoutTimelock: found.reachoutTimelock ?? null,
+          messageCapping: found.messageCapping ?? null,
+        };
+        return HttpResponse.json({
+          name,
+          status: found.status,
+          me,
+          engine: { engine: found.engine ?? "NOWEB" },
+        });
       }),
+      // GOWS only (devlikeapro/waha#2186); other engines answer 501 as WAHA's "not implemented".
+      route("get", "/api/sessions/:name/capping", ({ name = "" }) =>
+        this.withSession(name, (s) => {
+          if (s.engine !== "GOWS")
+            return HttpResponse.json({ message: "Not implemented in this engine" }, { status: 501 });
+          if (s.status !== "WORKING")
+            return HttpResponse.json({ message: "Session is not WORKING" }, { status: 422 });
+          return HttpResponse.json(s.messageCapping ?? NO_CAP);
+        }),
+      ),
       route("post", "/api/sessions/:name/start", ({ name = "" }) =>
         this.withSession(name, (s) => {
           s.status = s.me ? "WORKING" : "SCAN_QR_CODE";
@@ -257,6 +320,11 @@ export class FakeWaha {
     if (fileProblem) return HttpResponse.json({ message: fileProblem }, { status: 422 });
     const fault = typeof this.sendFault === "function" ? this.sendFault(body) : this.sendFault;
     if (fault === "error") return HttpResponse.text("engine crashed", { status: 500 });
+    if (fault === "timelock")
+      return HttpResponse.json(
+        { statusCode: 500, exception: { message: "2 UNKNOWN: server returned error 463", code: 2 } },
+        { status: 500 },
+      );
     if (fault === "hang") {
       await delay(GATEWAY_TIMEOUT_MS + 300);
       return HttpResponse.text("too late", { status: 500 });

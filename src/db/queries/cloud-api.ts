@@ -1,6 +1,6 @@
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { Db } from "../client";
-import { cloudApiNumbers } from "../schema";
+import { cloudApiNumbers, sessions } from "../schema";
 
 /** A `cloud_api_numbers` row (schema/cloud-api.ts). */
 export type CloudApiNumberRow = typeof cloudApiNumbers.$inferSelect;
@@ -29,6 +29,25 @@ export async function numberByPhoneNumberId(
     .where(eq(cloudApiNumbers.phoneNumberId, phoneNumberId))
     .limit(1);
   return row ?? null;
+}
+
+/**
+ * The session of WhatsApp Business Account `wabaId`'s number whose linked phone is `phoneNumber`
+ * (E.164): whom a `phone_number_quality_update` webhook concerns (it names the number by its
+ * display form, not its id). Null when no session holds it.
+ */
+export async function sessionOfWabaNumber(
+  db: Db,
+  wabaId: string,
+  phoneNumber: string,
+): Promise<string | null> {
+  const [row] = await db
+    .select({ sessionId: cloudApiNumbers.sessionId })
+    .from(cloudApiNumbers)
+    .innerJoin(sessions, eq(sessions.id, cloudApiNumbers.sessionId))
+    .where(and(eq(cloudApiNumbers.wabaId, wabaId), eq(sessions.phoneNumber, phoneNumber)))
+    .limit(1);
+  return row?.sessionId ?? null;
 }
 
 /** The numbers of a WhatsApp Business Account (`waba_id`): who a template webhook concerns. */

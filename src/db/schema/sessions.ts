@@ -1,4 +1,5 @@
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import type { StoredHealth } from "../../lib/session-health";
 import { accounts } from "./accounts";
 
 // Chat sessions (the read model the session objects write through) and the link tokens that let
@@ -26,6 +27,11 @@ export const sessions = sqliteTable(
      * writes it with its next change.
      */
     gateway: text({ enum: ["sandbox", "waha", "evolution", "cloud_api"] }),
+    /**
+     * The session's health (src/sessions/session-health.ts `StoredHealth`, epoch-ms times) as its
+     * object last read it from the gateway; null until then.
+     */
+    health: text({ mode: "json" }).$type<StoredHealth>(),
   },
   (t) => [
     uniqueIndex("sessions_session_id").on(t.sessionId),

@@ -211,3 +211,23 @@ function secondsToMs(seconds: string): number | null {
   if (!/^\d{1,12}$/.test(seconds)) return null;
   return Number(seconds) * 1000;
 }
+
+/**
+ * A `phone_number_quality_update` change (Meta's webhook reference of that name):
+ * `{ display_phone_number, event, current_limit?, old_limit?, max_daily_conversations_per_business? }`.
+ * It tells that the number's rating or messaging limit changed, without the rating itself: the
+ * number's `quality_rating` is read again (a `health` event without a reading). Returns the
+ * number (E.164) and the event, or null for a value that is not one.
+ */
+export function qualityUpdateOf(
+  value: unknown,
+  at: number,
+): { phoneNumber: string; event: GatewayEvent } | null {
+  const parsed = z
+    .looseObject({ display_phone_number: z.string().min(1), event: z.string().optional() })
+    .safeParse(value);
+  if (!parsed.success) return null;
+  const digits = parsed.data.display_phone_number.replace(/[^0-9]/g, "");
+  if (!digits) return null;
+  return { phoneNumber: toE164(digits) ?? `+${digits}`, event: { type: "health", reading: null, at } };
+}

@@ -1,4 +1,5 @@
 import type { CloudApiSettings } from "../../config";
+import type { HealthReading } from "../../lib/session-health";
 import {
   type ChatGateway,
   GatewayError,
@@ -11,7 +12,7 @@ import {
   unknownNumbers,
 } from "../gateway";
 import { type CloudApiNumber, graphErrorOf, graphHttp, TOKEN_INVALID, TOKEN_INVALID_CODE } from "./graph";
-import { readNumber } from "./number";
+import { qualityOf, readNumber } from "./number";
 import { sendMessage } from "./send";
 
 /*
@@ -149,6 +150,18 @@ export class CloudApiGateway implements ChatGateway {
       }
       throw error;
     }
+  }
+
+  /**
+   * The number's quality as Meta rates it (`PhoneNumberInfo.quality_rating`: GREEN, YELLOW, RED;
+   * NA, not yet rated, is null; README, Session health). Meta puts no timelock or cap on new
+   * chats of a business number (its messaging limits are per template conversation), so those
+   * are not told. @throws GatewayError for a failed read.
+   */
+  async health(_sessionId: string): Promise<HealthReading> {
+    const number = this.linked();
+    const info = await readNumber(await graphHttp(this.settings, number), number.phoneNumberId);
+    return { quality: qualityOf(info.qualityRating) };
   }
 
   private linked(): CloudApiNumber {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { toE164 } from "../../lib/phone";
+import type { Quality } from "../../lib/session-health";
 import { type GatewayHttp, gatewayRequest } from "../http";
 
 /*
@@ -54,4 +55,18 @@ export async function readNumber(http: GatewayHttp, phoneNumberId: string): Prom
     qualityRating: info.quality_rating ?? null,
     throughputMps: info.throughput?.level === "HIGH" ? HIGH_THROUGHPUT_MPS : STANDARD_THROUGHPUT_MPS,
   };
+}
+
+/** Meta's `quality_rating` as a session's `health.quality`: GREEN, YELLOW, RED; anything else (NA) null. */
+export function qualityOf(rating: string | null): Quality | null {
+  switch (rating) {
+    case "GREEN":
+      return "green";
+    case "YELLOW":
+      return "yellow";
+    case "RED":
+      return "red";
+    default:
+      return null;
+  }
 }

@@ -1,4 +1,5 @@
 import type { GatewaySettings } from "../../config";
+import type { HealthReading } from "../../lib/session-health";
 import type {
   ChatGateway,
   GatewayEvent,
@@ -10,6 +11,7 @@ import type {
 } from "../gateway";
 import type { GatewayHttp } from "../http";
 import { checkNumbers } from "./contacts";
+import { readHealth } from "./health";
 import {
   checkSession,
   createSession,
@@ -105,6 +107,11 @@ export class WahaGateway implements ChatGateway {
   /** Whether the session holds a message we sent: {@link lookupMessage}. */
   lookup(sessionId: string, query: SentQuery): Promise<LookupResult> {
     return lookupMessage(this.http, sessionId, query);
+  }
+
+  /** The session's timelock and cap on new chats: {@link readHealth}. */
+  health(sessionId: string): Promise<HealthReading> {
+    return readHealth(this.http, sessionId);
   }
 
   /** The session's status as an event: {@link checkSession}. */

@@ -4,6 +4,7 @@ import type { OutboundMessage, SendOutcome } from "../gateway";
 import { type GatewayHttp, gatewayRequest, notSent, sendFailure } from "../http";
 import { digitsOf } from "../jid";
 import { fileNameOf, MEDIA_NOT_STORED, mediaLinkOf } from "../media";
+import { isReachoutTimelocked } from "./health";
 
 /*
  * Sending through WAHA: the recipient lookup, the send call and what its answer or failure comes
@@ -52,7 +53,8 @@ const SentMessageId = z.union([
  * `numberExists: false` is `rejected` (`recipient_not_on_chatapp`); a failed lookup is `rejected`
  * and retryable (the send call was not made); the send call's 4xx are `rejected` with the
  * `GatewayError` reason, and its 5xx, timeouts, lost connections and unreadable answers `unknown`
- * (`sendFailure`). Media go as a link to our stored copy signed with `links` ({@link mediaLinkOf});
+ * (`sendFailure`), but WhatsApp's error 463, which is `rejected` `reachout_timelocked` with a
+ * `health` event (see {@link timelocked}). Media go as a link to our stored copy signed with `links` ({@link mediaLinkOf});
  * a media message without one is `rejected` (`media_not_stored`) without a call. Never throws.
  */
 export async function sendMessage(
@@ -85,9 +87,28 @@ export async function sendMessage(
     });
     return { outcome: "accepted", providerMessageId };
   } catch (error) {
+    if (isReachoutTimelocked(error)) return timelocked();
     return sendFailure(error);
   }
 }
+
+/**
+ * A send WhatsApp refused with error 463, the reach-out timelock on new chats: not sent (the
+ * server's nack), not to be tried again on this session while the timelock holds, and a signal
+ * that it holds, whatever `me.reachoutTimelock` says (devlikeapro/waha#2219): the session's health
+ * gets an active timelock of unknown end, which the next reading of WAHA may date.
+ */
+function timelocked(): SendOutcome {
+  return {
+    outcome: "rejected",
+    reason: REACHOUT_TIMELOCKED,
+    retryable: false,
+    sessionEvent: { type: "health", reading: { timelock: { active: true, until: null } }, at: Date.now() },
+  };
+}
+
+/** Reason of a message WhatsApp refused with error 463. */
+export const REACHOUT_TIMELOCKED = "reachout_timelocked";
 
 /**
  * The chat id of E.164 `to` by `GET /api/contacts/check-exists` ("Contacts → Check phone number

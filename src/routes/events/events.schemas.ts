@@ -46,7 +46,7 @@ export const EventSchema = z
     data: z.record(z.string(), z.unknown()).openapi({
       description:
         "The object after the change, in the shape its own GET returns: a Message (`message.*`), a Session " +
-        "(`session.status_changed`), `{session, qr_code}` (`session.qr_updated`), an OTP (`otp.*`), a Campaign " +
+        "(`session.status_changed`, `session.health_changed`), `{session, qr_code}` (`session.qr_updated`), an OTP (`otp.*`), a Campaign " +
         "(`campaign.*`) or the Account (`account.balance_low`).",
     }),
   })
@@ -68,6 +68,7 @@ export const EVENT_DATA: Record<EventType, z.ZodType> = {
   "message.failed": MessageSchema,
   "message.received": MessageSchema,
   "session.status_changed": SessionSchema,
+  "session.health_changed": SessionSchema,
   "session.qr_updated": z
     .object({
       session: SessionSchema,

@@ -1,11 +1,12 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { gatewaySettingsOf, readConfig } from "../../config";
 import { createDb } from "../../db/client";
-import { numberByPhoneNumberId } from "../../db/queries/cloud-api";
+import { numberByPhoneNumberId, sessionOfWabaNumber } from "../../db/queries/cloud-api";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import {
   messagesChangeEvents,
+  qualityUpdateOf,
   SIGNATURE_HEADER,
   verifyCloudApiSignature,
   webhookChanges,
@@ -68,7 +69,9 @@ export const cloudApiHandshake: RouteHandler<typeof routes.cloudApiHandshake, Ap
 /**
  * Meta's webhook post: signed with the app secret; each change is dispatched by its `field`.
  * `messages` changes are grouped by business number and handed to that number's session object
- * ({@link deliverToNumber}); other fields are not acted on here. No freshness window applies
+ * ({@link deliverToNumber}); `message_template_status_update` updates the templates;
+ * `phone_number_quality_update` makes the number's session read its quality again (README,
+ * Session health); other fields are not acted on here. No freshness window applies
  * (freshness.ts): Meta's body carries no send time, Meta retries a webhook for up to 7 days, and
  * a replayed body is harmless (receipts move a message only forward, each once; an incoming
  * message is stored once per wamid). The session object's failure (D1 refusing the receipts)
@@ -98,6 +101,15 @@ export const cloudApi: RouteHandler<typeof routes.cloudApi, AppEnv> = async (c) 
       case "message_template_status_update": {
         const result = await applyTemplateStatusUpdate(c.env, change.wabaId, change.value);
         if (result.rowsUpdated > 0 || result.eventsRecorded > 0) applied = true;
+        break;
+      }
+      case "phone_number_quality_update": {
+        // Its number is named by its display form: the session is found by WABA and phone.
+        const update = qualityUpdateOf(change.value, Date.now());
+        const sessionId =
+          update && (await sessionOfWabaNumber(createDb(c.env.DB), change.wabaId, update.phoneNumber));
+        if (update && sessionId && (await applyToSession(c.env, sessionId, "cloud_api", [update.event])))
+          applied = true;
         break;
       }
       // Other fields Meta may send (groups, …) are not acted on.

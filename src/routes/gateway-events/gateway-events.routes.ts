@@ -88,7 +88,7 @@ export const cloudApi = createRoute({
   path: "/cloud-api",
   summary: "WhatsApp Cloud API webhook: statuses and incoming messages",
   description:
-    "Registered in Meta's app dashboard (fields `messages` and `message_template_status_update`). The body is Meta's `WebhookPayload`; " +
+    "Registered in Meta's app dashboard (fields `messages`, `message_template_status_update` and `phone_number_quality_update`). The body is Meta's `WebhookPayload`; " +
     "`X-Hub-Signature-256` must be `sha256=` and the hex HMAC-SHA256 of the raw body under `CLOUD_API_APP_SECRET`. " +
     "Each `messages` change goes to the session of its `metadata.phone_number_id`: `statuses[]` become message receipts (each applied once, in any order, never moving a message back) and `messages[]` incoming messages. " +
     "Meta's body carries no send time and Meta retries for days, so no freshness window applies: a replayed body changes nothing. A number no session holds, or a field not acted on, is answered 200 (`ignored`). Exists while `CHATAPP_GATEWAYS` enables `cloud_api`.",

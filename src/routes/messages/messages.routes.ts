@@ -33,6 +33,7 @@ export const send = createRoute({
       "validation_failed",
       "not_found",
       "session_not_connected",
+      "session_limited",
       "insufficient_balance",
       "media_unavailable",
       "idempotency_key_in_use",

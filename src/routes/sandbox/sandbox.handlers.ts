@@ -5,6 +5,7 @@ import { findSession } from "../../db/queries/sessions";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { sessionOfPairToken } from "../../gateways/sandbox";
+import { fromSessionHealth } from "../../lib/session-health";
 import { formatTimestamp } from "../../lib/time";
 import { receiveMessage } from "../../messages/receive";
 import { verifyByIncoming } from "../../otp/reverse";
@@ -55,6 +56,12 @@ export const drop: RouteHandler<typeof routes.drop, AppEnv> = async (c) => {
 export const ban: RouteHandler<typeof routes.ban, AppEnv> = async (c) => {
   const stub = await ownedSession(c, c.req.valid("param").id);
   const session = unwrap(await stub.sandboxBan({ reason: c.req.valid("json").reason ?? "banned" }));
+  return c.json({ success: true as const, session }, 200);
+};
+
+export const health: RouteHandler<typeof routes.health, AppEnv> = async (c) => {
+  const stub = await ownedSession(c, c.req.valid("param").id);
+  const session = unwrap(await stub.sandboxHealth(fromSessionHealth(c.req.valid("json"), Date.now())));
   return c.json({ success: true as const, session }, 200);
 };
 

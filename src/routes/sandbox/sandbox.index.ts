@@ -17,6 +17,7 @@ sandboxRoutes
   .openapi(routes.scan, handlers.scan)
   .openapi(routes.drop, handlers.drop)
   .openapi(routes.ban, handlers.ban)
+  .openapi(routes.health, handlers.health)
   .openapi(routes.inbound, handlers.inbound)
   .openapi(routes.received, handlers.received)
   .openapi(routes.setPhone, handlers.setPhone)

@@ -5,6 +5,7 @@ import { SessionEnvelopeSchema } from "../sessions/sessions.schemas";
 import {
   BanBody,
   DropBody,
+  HealthBody,
   InboundBody,
   PairParam,
   PhoneBody,
@@ -63,6 +64,21 @@ export const ban = createRoute({
   responses: {
     200: json(SessionEnvelopeSchema, "The banned session"),
     ...problems("not_found", "session_not_linked", "validation_failed"),
+  },
+});
+
+export const health = createRoute({
+  operationId: "updateSandboxSessionHealth",
+  ...requires("sessions:write"),
+  ...common,
+  method: "post",
+  path: "/sessions/{id}/health",
+  summary: "Simulate the network limiting the linked account (timelock, cap, quality)",
+  description: `Sets the session's \`health\` as a real gateway's reading would (README, Session health): every field, a null clearing it; \`checked_at\` becomes now. A change records \`session.health_changed\` and sends its live frame; a timelock active or a cap \`CAPPED\` refuses single sends to cold contacts (409 \`session_limited\`).${sandboxNote}`,
+  request: { params: IdParam, body: jsonBody(HealthBody) },
+  responses: {
+    200: json(SessionEnvelopeSchema, "The session with its health"),
+    ...problems("not_found", "validation_failed"),
   },
 });
 

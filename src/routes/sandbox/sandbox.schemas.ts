@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { CONTENT_TYPES, MESSAGE_TYPES } from "../../messages/types";
 import { PhoneNumber } from "../openapi";
+import { SessionHealthSchema } from "../sessions/sessions.schemas";
 
 export const ScanBody = z.strictObject({
   phone_number: PhoneNumber.optional().openapi({
@@ -84,3 +85,25 @@ export const ReceivedSchema = z
   .openapi("SandboxReceivedMessage");
 
 export const ReceivedEnvelope = z.object({ success: z.literal(true), data: z.array(ReceivedSchema) });
+
+const Until = z.iso.datetime({ offset: true }).max(64).nullable();
+const Quota = z.int32().min(-1).max(1_000_000);
+
+/**
+ * Body of `POST /sandbox/sessions/{id}/health`: the `health` a Session shows (the `SessionHealth`
+ * schema), without `checked_at`; every field required, null clearing it.
+ */
+export const HealthBody = z
+  .strictObject({
+    timelock: z.strictObject({ active: z.boolean(), until: Until }).nullable(),
+    cap: z
+      .strictObject({
+        level: z.string().trim().min(1).max(40).openapi({ example: "CAPPED" }),
+        used: Quota.openapi({ example: 1000 }),
+        total: Quota.openapi({ example: 1000 }),
+        cycle_end: Until,
+      })
+      .nullable(),
+    quality: SessionHealthSchema.shape.quality,
+  })
+  .openapi("SandboxHealthRequest");

@@ -56,6 +56,46 @@ export const CreateSessionBody = z
   })
   .openapi("CreateSessionRequest");
 
+/** A session's `health` (lib/session-health.ts `SessionHealth`; README, Session health). */
+export const SessionHealthSchema = z
+  .object({
+    timelock: z
+      .object({
+        active: z.boolean(),
+        until: timestamp
+          .nullable()
+          .openapi({ description: "When the timelock ends; null when the gateway did not say." }),
+      })
+      .nullable()
+      .openapi({
+        description:
+          "WhatsApp's reach-out timelock on new chats (send error 463): WAHA's `me.reachoutTimelock`, or set active by a send refused with 463. Null until a gateway told.",
+      }),
+    cap: z
+      .object({
+        level: z.string().openapi({
+          description:
+            "`NONE`, `FIRST_WARNING`, `SECOND_WARNING` or `CAPPED` (WAHA's `cappingStatus`; an open set: WhatsApp may add levels).",
+          example: "FIRST_WARNING",
+        }),
+        used: z.int().openapi({ description: "New chats started this cycle.", example: 640 }),
+        total: z
+          .int()
+          .openapi({ description: "New chats allowed this cycle; -1 for no cap.", example: 1000 }),
+        cycle_end: timestamp.nullable().openapi({ description: "When the cycle ends and the quota resets." }),
+      })
+      .nullable()
+      .openapi({
+        description:
+          "The monthly cap on new chats: WAHA's `me.messageCapping` / `GET /api/sessions/{session}/capping` (GOWS). Null until a gateway told.",
+      }),
+    quality: z.enum(["green", "yellow", "red"]).nullable().openapi({
+      description: "The Cloud API number's `quality_rating` (`NA` and other gateways: null).",
+    }),
+    checked_at: timestamp.nullable().openapi({ description: "When the gateway was last read; null before." }),
+  })
+  .openapi("SessionHealth");
+
 export const SessionSchema = z
   .object({
     id: z.uuid(),
@@ -72,6 +112,7 @@ export const SessionSchema = z
       description:
         "The gateway the session was created on: the create request's `gateway`, else the deployment's `CHATAPP_GATEWAY`.",
     }),
+    health: SessionHealthSchema,
     last_seen_at: timestamp.nullable(),
     created_at: timestamp,
     updated_at: timestamp,

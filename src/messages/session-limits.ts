@@ -1,0 +1,38 @@
+import type { Db } from "../db/client";
+import { lastIncomingOf } from "../db/queries/contact-windows";
+import { ApiError } from "../errors";
+import { coldContactLimit, type StoredHealth } from "../lib/session-health";
+
+/**
+ * Refuses a send to a cold contact (one who never wrote to the session: no D1 `contact_windows`
+ * row for the pair) while the session's health says the network refuses new chats at `now`
+ * (epoch ms): an active reach-out timelock, or a cap on new chats at `CAPPED`
+ * (lib/session-health.ts `coldContactLimit`; README, Session health). WhatsApp answers such a
+ * send with error 463 ("reach-out timelock") or drops it at the cap, so it is not made: the whole
+ * send is refused before anything is charged or written. A send whose recipients all wrote to
+ * the session before goes ahead.
+ * @throws ApiError `session_limited` (409) with extension members `limit` (`timelock` or `cap`),
+ *   `until` (when it ends, ISO 8601, or null when the gateway did not say) and `cold` (the cold
+ *   recipients, E.164, in the request's order).
+ */
+export async function requireReachable(
+  db: Db,
+  send: { sessionId: string; health: StoredHealth | null; toNumbers: string[] },
+  now: number,
+): Promise<void> {
+  const limit = coldContactLimit(send.health, now);
+  if (!limit) return;
+  const warm = await lastIncomingOf(db, send.sessionId, send.toNumbers);
+  const cold = send.toNumbers.filter((to) => !warm.has(to));
+  if (cold.length === 0) return;
+  const what =
+    limit.limit === "timelock"
+      ? "WhatsApp's reach-out timelock holds on this session"
+      : "this session used its cap on new chats (CAPPED)";
+  const end = limit.until ? ` until ${limit.until}` : " (its end is not known)";
+  throw new ApiError(
+    "session_limited",
+    `${what}${end}: ${cold.length} of ${send.toNumbers.length} recipients never wrote to it, and new chats are refused.`,
+    { extra: { limit: limit.limit, until: limit.until, cold } },
+  );
+}
