@@ -7971,7 +7971,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `session_not_connected`, `idempotency_key_in_use` */
+            /** @description Problem: `session_not_connected`, `session_limited`, `idempotency_key_in_use` */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -8208,7 +8208,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `session_not_connected`, `otp_already_verified`, `otp_is_reverse`, `idempotency_key_in_use` */
+            /** @description Problem: `session_not_connected`, `session_limited`, `otp_already_verified`, `otp_is_reverse`, `idempotency_key_in_use` */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
