@@ -1,4 +1,5 @@
 import type { GatewaySettings } from "../../config";
+import { checkMediaAnswer, IncomingMediaError } from "../../media/incoming";
 import type {
   ChatGateway,
   GatewayEvent,
@@ -105,6 +106,26 @@ export class WahaGateway implements ChatGateway {
   /** Whether the session holds a message we sent: {@link lookupMessage}. */
   lookup(sessionId: string, query: SentQuery): Promise<LookupResult> {
     return lookupMessage(this.http, sessionId, query);
+  }
+
+  /**
+   * An incoming message's media: GET `<WAHA_URL><ref>` (`ref` a `/api/files/…` path, events.ts
+   * `wahaFileRef`) with the API key ("Receive messages → Media Files").
+   * @throws IncomingMediaError as `checkMediaAnswer`; `unreachable` when WAHA cannot be reached.
+   */
+  async openIncomingMedia(_sessionId: string, ref: string, signal: AbortSignal): Promise<Response> {
+    if (!ref.startsWith("/api/files/"))
+      throw new IncomingMediaError("refused", "not a WAHA file path.", true);
+    let response: Response;
+    try {
+      response = await fetch(`${this.settings.url.replace(/\/+$/, "")}${ref}`, {
+        headers: { "X-Api-Key": this.settings.apiKey },
+        signal,
+      });
+    } catch {
+      throw new IncomingMediaError("unreachable", "WAHA could not be reached.", false);
+    }
+    return checkMediaAnswer(response, "WAHA");
   }
 
   /** The session's status as an event: {@link checkSession}. */
