@@ -131,3 +131,40 @@ function asIncomingMediaError(error: unknown): IncomingMediaError {
   if (error instanceof ApiError) return new IncomingMediaError("storage", "R2 refused the write.", false);
   return new IncomingMediaError("unreachable", String(error), false);
 }
+
+/**
+ * Evolution API's base64 media answer (`{ mimetype, base64, … }`, status 200 or 201) as a media
+ * response: the decoded bytes with `mimetype` as `Content-Type` and their `Content-Length`. The
+ * JSON is read whole: a declared length past the base64 of {@link INCOMING_MEDIA_MAX_BYTES} is
+ * refused unread.
+ * @throws IncomingMediaError `http_error` for another status or an answer without `base64`
+ *   (permanent for a 4xx but 408 and 429), `too_large`, `unreachable` when the body breaks off.
+ */
+export async function base64MediaAnswer(response: Response): Promise<Response> {
+  if (response.status !== 200 && response.status !== 201) return checkMediaAnswer(response, "Evolution API");
+  const declared = Number(response.headers.get("Content-Length") ?? Number.NaN);
+  if (declared > Math.ceil(INCOMING_MEDIA_MAX_BYTES / 3) * 4 + 64 * 1024) {
+    await response.body?.cancel();
+    throw new IncomingMediaError("too_large", tooLargeDetail, true);
+  }
+  const checked = response;
+  let answer: { base64?: unknown; mimetype?: unknown };
+  try {
+    answer = (await checked.json()) as { base64?: unknown; mimetype?: unknown };
+  } catch {
+    throw new IncomingMediaError("http_error", "Evolution API answered a body that is not JSON.", false);
+  }
+  if (typeof answer?.base64 !== "string" || answer.base64 === "")
+    throw new IncomingMediaError("http_error", "Evolution API answered no base64.", false);
+  let bytes: Uint8Array;
+  try {
+    bytes = Uint8Array.from(atob(answer.base64), (c) => c.charCodeAt(0));
+  } catch {
+    throw new IncomingMediaError("http_error", "Evolution API answered base64 that does not decode.", false);
+  }
+  if (bytes.byteLength > INCOMING_MEDIA_MAX_BYTES)
+    throw new IncomingMediaError("too_large", tooLargeDetail, true);
+  const headers: Record<string, string> = { "Content-Length": String(bytes.byteLength) };
+  if (typeof answer.mimetype === "string" && answer.mimetype) headers["Content-Type"] = answer.mimetype;
+  return new Response(bytes, { status: 200, headers });
+}
