@@ -540,6 +540,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/chatapp/messages/{id}/media": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an incoming message's media
+         * @description The media an incoming message carried, as the service keeps it (downloaded once from the gateway; README, Incoming media): the bytes with their content type and length. 404 `media_not_kept` while it is not kept: not downloaded yet, its download failed (`metadata.media_error` says why), it passed `MEDIA_RETENTION_DAYS` (`metadata.media_expired_at`), or the message has none.
+         */
+        get: operations["getMessageMedia"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/chatapp/campaigns": {
         parameters: {
             query?: never;
@@ -2253,7 +2273,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "invalid_json" | "unauthenticated" | "invalid_signature" | "insufficient_balance" | "insufficient_scope" | "media_link_invalid" | "verify_token_mismatch" | "not_found" | "link_not_found" | "method_not_allowed" | "session_not_pending" | "session_not_connected" | "session_not_disconnected" | "session_not_linked" | "session_limited" | "idempotency_key_in_use" | "otp_already_verified" | "otp_is_reverse" | "webhook_endpoint_limit" | "webhook_endpoint_disabled" | "campaign_not_draft" | "campaign_not_running" | "campaign_not_paused" | "campaign_finished" | "campaign_empty" | "account_limit_reached" | "not_supported_by_gateway" | "phone_number_in_use" | "otp_expired" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "app_has_no_channel" | "app_has_no_otp_template" | "otp_invalid" | "otp_country_not_allowed" | "pairing_code_invalid" | "time_range_invalid" | "media_unavailable" | "gateway_credentials_invalid" | "template_not_found" | "template_rejected" | "outside_service_window" | "upgrade_required" | "rate_limited" | "otp_attempts_exceeded" | "internal_error" | "gateway_misconfigured" | "service_misconfigured" | "gateway_rejected" | "gateway_unavailable" | "service_unavailable" | "otp_codes_exhausted";
+            code: "invalid_json" | "unauthenticated" | "invalid_signature" | "insufficient_balance" | "insufficient_scope" | "media_link_invalid" | "verify_token_mismatch" | "not_found" | "link_not_found" | "media_not_kept" | "method_not_allowed" | "session_not_pending" | "session_not_connected" | "session_not_disconnected" | "session_not_linked" | "session_limited" | "idempotency_key_in_use" | "otp_already_verified" | "otp_is_reverse" | "webhook_endpoint_limit" | "webhook_endpoint_disabled" | "campaign_not_draft" | "campaign_not_running" | "campaign_not_paused" | "campaign_finished" | "campaign_empty" | "account_limit_reached" | "not_supported_by_gateway" | "phone_number_in_use" | "otp_expired" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "app_has_no_channel" | "app_has_no_otp_template" | "otp_invalid" | "otp_country_not_allowed" | "pairing_code_invalid" | "time_range_invalid" | "media_unavailable" | "gateway_credentials_invalid" | "template_not_found" | "template_rejected" | "outside_service_window" | "upgrade_required" | "rate_limited" | "otp_attempts_exceeded" | "internal_error" | "gateway_misconfigured" | "service_misconfigured" | "gateway_rejected" | "gateway_unavailable" | "service_unavailable" | "otp_codes_exhausted";
             request_id: string;
             /** @enum {boolean} */
             success: false;
@@ -5557,6 +5577,43 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["InsufficientScope"];
             /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getMessageMedia: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The media, with its content type */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            /** @description Problem: `not_found`, `media_not_kept` */
             404: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];

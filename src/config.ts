@@ -87,6 +87,11 @@ const ConfigSchema = z.object({
   OUTCOME_SETTLE_HOURS: z.coerce.number().int().min(1).max(168).default(24),
   /** Seconds between checks of a connected session against the gateway's own view. */
   GATEWAY_CHECK_SECONDS: seconds(60),
+  /**
+   * Days the media of an incoming message stays kept in R2 (README, Incoming media); the hourly
+   * sweep deletes older ones.
+   */
+  MEDIA_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   /** Seconds between QR rotations of a pending session. */
   QR_ROTATE_SECONDS: seconds(20),
   /** Seconds a session may stay pending without a scan before it fails with `qr_timeout`. */

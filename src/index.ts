@@ -1,5 +1,6 @@
 import { createApp } from "./app";
 import { CAMPAIGN_QUEUE_NAME, handleCampaignBatch, resumeStalledCampaigns } from "./campaigns/materialise";
+import { readConfig } from "./config";
 import { CONTACT_CHECK_TTL_MS } from "./contacts/check";
 import { createDb, type Db } from "./db/client";
 import { purgeChecks } from "./db/queries/contact-checks";
@@ -10,6 +11,7 @@ import { handleOutboundBatch } from "./delivery/consumer";
 import { requeueStale } from "./delivery/reconcile";
 import { EVENT_RETENTION_MS } from "./events/record";
 import { republishUndelivered } from "./events/sweep";
+import { sweepIncomingMedia } from "./messages/media-retention";
 import { completeFinishedCampaigns } from "./moves/campaign";
 import { handleOtpFailoverBatch, OTP_FAILOVER_QUEUE_NAME } from "./otp/failover";
 import { handleWebhookBatch, isWebhookQueue } from "./webhooks/consumer";
@@ -42,6 +44,10 @@ const HOURLY_JOBS: readonly HousekeepingJob[] = [
   { name: "requeue_overdue_deliveries", run: (env, db) => requeueOverdueDeliveries(env, db, Date.now()) },
   { name: "resume_stalled_campaigns", run: (env, db) => resumeStalledCampaigns(env, db, Date.now()) },
   { name: "complete_finished_campaigns", run: (env) => completeFinishedCampaigns(env) },
+  {
+    name: "expire_incoming_media",
+    run: (env, db) => sweepIncomingMedia(env.MEDIA, db, Date.now(), readConfig(env).MEDIA_RETENTION_DAYS),
+  },
 ];
 
 /**
@@ -77,7 +83,8 @@ async function runHousekeeping(env: Env, jobs: readonly HousekeepingJob[]): Prom
  * ({@link HOURLY_JOBS}: expired idempotency keys; events and delivery history past their 30 days;
  * number checks past their 7 days; the reconciliation sweep of
  * messages that lost their queue message; events whose webhook fan-out never happened; deliveries
- * whose retry message was lost; campaigns whose next step or completion was lost), each job
+ * whose retry message was lost; campaigns whose next step or completion was lost; incoming media
+ * past `MEDIA_RETENTION_DAYS`), each job
  * isolated from the others' failures.
  */
 export default {

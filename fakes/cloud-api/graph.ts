@@ -147,6 +147,8 @@ const TEMPLATE_REFUSALS: Record<string, { code: number; message: string }> = {
   DISABLED: { code: 132016, message: "Template is disabled" },
 };
 const TEMPLATE_MISSING = { code: 132001, message: "Template name does not exist in the translation" };
+/** Where the fake's media `url`s point (Meta's are on `lookaside.fbsbx.com`); tests route it to {@link FakeGraph.downloadMedia}. */
+export const MEDIA_DOWNLOAD_URL = "https://lookaside.fbsbx.com/whatsapp_business/attachments/";
 const ERROR_CODES_URL = "https://developers.facebook.com/docs/whatsapp/cloud-api/support/error-codes/";
 
 function randomBytes(length: number): Uint8Array {
@@ -265,6 +267,12 @@ export class FakeGraph {
   readonly calls: GraphCall[] = [];
   /** Messages accepted, in order (including those whose answer was lost or never came). */
   readonly sent: SentMessage[] = [];
+  /**
+   * Media of incoming messages Meta holds, by media id ({@link queueIncomingImage} with `bytes`),
+   * and every call for them: `url <id>` (Retrieve Media URL) and `download <id>`.
+   */
+  readonly media = new Map<string, { bytes: Uint8Array; mimeType: string; phoneNumberId: string }>();
+  readonly mediaCalls: string[] = [];
   /** Sends refused as invalid against the document, in order. */
   readonly invalidBodies: InvalidBody[] = [];
   /** Every template of every WABA, seeded or created. */
@@ -412,7 +420,7 @@ export class FakeGraph {
 
   /**
    * Queues an incoming image (`ImageMessage_1`: `image.id`, `mime_type`, `sha256`, optional
-   * `caption`); returns its wamid. The media id is not downloadable from the fake.
+   * `caption`); returns its wamid. With `bytes`, the media id is downloadable from the fake.
    */
   queueIncomingImage(message: {
     phoneNumberId: string;
@@ -421,9 +429,19 @@ export class FakeGraph {
     mediaId?: string;
     mimeType?: string;
     profileName?: string;
+    /** The image's bytes: Meta then holds them under the media id (Retrieve Media URL, Download Media). */
+    bytes?: Uint8Array;
   }): string {
+    const mediaId = message.mediaId ?? newObjectId();
+    if (message.bytes) {
+      this.media.set(mediaId, {
+        bytes: message.bytes,
+        mimeType: message.mimeType ?? "image/jpeg",
+        phoneNumberId: message.phoneNumberId,
+      });
+    }
     const image = {
-      id: message.mediaId ?? newObjectId(),
+      id: mediaId,
       mime_type: message.mimeType ?? "image/jpeg",
       sha256: base64(randomBytes(32)),
       ...(message.caption === undefined ? {} : { caption: message.caption }),
@@ -468,6 +486,8 @@ export class FakeGraph {
     if (holds.length === 0 || this.revoked.has(token)) {
       return graphError(401, { message: "Invalid OAuth access token", code: 190 });
     }
+    const held = request.method === "GET" && edge === undefined ? this.media.get(id) : undefined;
+    if (held) return this.mediaUrl(id, held, holds, call);
     const number = holds.find((n) => n.phoneNumberId === id);
     const wabaId = holds.find((n) => n.wabaId === id)?.wabaId;
     const onNumber = operation === "getPhoneNumber" || operation === "sendMessage";
@@ -479,6 +499,51 @@ export class FakeGraph {
     if (operation === "listTemplates" && wabaId) return this.listTemplates(wabaId, url);
     if (operation === "createTemplate" && wabaId) return this.createTemplate(wabaId, body);
     return unsupported(request.method, id);
+  }
+
+  /**
+   * GET /{version}/{media id} (Meta, Cloud API reference, Media, "Retrieve Media URL"):
+   * `{ messaging_product, url, mime_type, sha256, file_size, id }` to a token of the number that
+   * received the media; another token is refused as an object it cannot see (code 100).
+   */
+  private mediaUrl(
+    id: string,
+    held: { bytes: Uint8Array; mimeType: string; phoneNumberId: string },
+    holds: FakeNumber[],
+    call: GraphCall,
+  ): Response {
+    call.operation = "unknown";
+    this.mediaCalls.push(`url ${id}`);
+    if (!holds.some((n) => n.phoneNumberId === held.phoneNumberId)) {
+      return graphError(400, {
+        message: `Unsupported get request. Object with ID '${id}' does not exist`,
+        code: 100,
+      });
+    }
+    return Response.json({
+      messaging_product: "whatsapp",
+      url: `${MEDIA_DOWNLOAD_URL}?mid=${encodeURIComponent(id)}`,
+      mime_type: held.mimeType,
+      sha256: "0".repeat(64),
+      file_size: held.bytes.byteLength,
+      id,
+    });
+  }
+
+  /**
+   * GET of a media `url` (Meta, "Download Media"): the bytes with their `Content-Type`, to the
+   * Bearer token of the number that received them; 404 for another token or an unknown `mid`.
+   */
+  downloadMedia(request: { url: string; headers: Headers }): Response {
+    const id = new URL(request.url).searchParams.get("mid") ?? "";
+    this.mediaCalls.push(`download ${id}`);
+    const token = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "")?.[1];
+    const held = this.media.get(id);
+    const owner = held && [...this.numbers.values()].find((n) => n.phoneNumberId === held.phoneNumberId);
+    if (!held || !owner || owner.accessToken !== token) return new Response("Not Found", { status: 404 });
+    return new Response(held.bytes.slice(), {
+      headers: { "Content-Type": held.mimeType, "Content-Length": String(held.bytes.byteLength) },
+    });
   }
 
   /** Takes the first queued fault of `operation`, if any. */

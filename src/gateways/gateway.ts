@@ -70,6 +70,14 @@ export interface ChatGateway {
    */
   health?(sessionId: string): Promise<HealthReading>;
   /**
+   * Opens the download of an incoming message's media, `ref` as the gateway's `incoming` event
+   * gave it (`media.ref`), within `signal`. Answers the media's response, status and length
+   * checked (src/media/incoming.ts `checkMediaAnswer`), its body unread: the caller streams it
+   * into R2. Absent on a gateway that cannot download media.
+   * @throws IncomingMediaError when the media cannot be had (`permanent` when asking again cannot help).
+   */
+  openIncomingMedia?(sessionId: string, ref: string, signal: AbortSignal): Promise<Response>;
+  /**
    * Messages per second the gateway takes from this session at most (the Cloud API number's
    * throughput, Meta's "Throughput" page: 80, or 1,000 at the higher tier), or undefined when the
    * gateway sets no rate: the dispatcher then paces by `delay_between` alone. With a rate, gateway
@@ -227,9 +235,10 @@ export type GatewayEvent =
       mediaUrl: string | null;
       /**
        * Media the message carried that is not passed on by URL (the gateway's own copy, on its
-       * own host), noted with its MIME type when the gateway gave one.
+       * own host), noted with its MIME type when the gateway gave one, and `ref`, what
+       * {@link ChatGateway.openIncomingMedia} downloads it by (never shown to callers).
        */
-      media?: { mimetype: string | null };
+      media?: { mimetype: string | null; ref?: string };
       at: number;
     }
   | { type: "health"; reading: HealthReading | null; at: number };

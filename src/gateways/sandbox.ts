@@ -1,4 +1,6 @@
 import { randomToken, timingSafeEqual } from "../lib/crypto";
+import { mediaUrlProblem } from "../lib/media-url";
+import { checkMediaAnswer, IncomingMediaError } from "../media/incoming";
 import type {
   ChatGateway,
   GatewayEvent,
@@ -147,6 +149,25 @@ export class SandboxGateway implements ChatGateway {
   /** Each of `numbers` as {@link sandboxOnNetwork} says; the sandbox is always reachable. */
   async checkNumbers(_sessionId: string, numbers: string[]): Promise<Map<string, boolean | null>> {
     return new Map(numbers.map((number) => [number, sandboxOnNetwork(number)]));
+  }
+
+  /**
+   * The media of a sandbox inbound message: `ref` is the caller's `media_url`, fetched from the
+   * public internet only (the `media_url` rule of lib/media-url.ts: https on port 443, a public
+   * host), without following redirects (a redirect is answered as an `http_error`).
+   * @throws IncomingMediaError `refused` for a URL outside that rule, else as `checkMediaAnswer`.
+   */
+  async openIncomingMedia(_sessionId: string, ref: string, signal: AbortSignal): Promise<Response> {
+    const problem = mediaUrlProblem(ref);
+    if (problem) throw new IncomingMediaError("refused", `media_url ${problem}.`, true);
+    const host = new URL(ref).host;
+    let response: Response;
+    try {
+      response = await fetch(ref, { redirect: "manual", signal });
+    } catch {
+      throw new IncomingMediaError("unreachable", `${host} could not be reached.`, false);
+    }
+    return checkMediaAnswer(response, host);
   }
 
   /**

@@ -34,10 +34,10 @@ export async function storeMedia(bucket: R2Bucket, url: string, type: MediaType)
   const signal = AbortSignal.timeout(MEDIA_FETCH_TIMEOUT_MS);
   const { response, contentType } = await openMedia(url, type, signal);
   const key = crypto.randomUUID();
-  const bytes = await upload(bucket, key, response, {
+  const bytes = await uploadBody(bucket, key, response, {
     maxBytes: MEDIA_RULES[type].maxBytes,
     contentType,
-    type,
+    tooLarge: tooLarge(type),
   });
   return { key, contentType, bytes };
 }
@@ -53,14 +53,17 @@ export async function discardMedia(bucket: R2Bucket, key: string): Promise<void>
 
 /**
  * Streams `response`'s body into `bucket` as `key`, in parts of {@link PART_BYTES}: the first
- * full part opens a multipart upload; a body smaller than one part is one `put`.
+ * full part opens a multipart upload; a body smaller than one part is one `put`. Past
+ * `limits.maxBytes` (counted as the bytes arrive) the upload stops and nothing is kept.
  * @returns the number of bytes stored.
+ * @throws ApiError `media_unavailable` (`too_large` with `limits.tooLarge` as its detail, `empty`,
+ *   `unreachable`); `service_unavailable` when R2 refuses the write.
  */
-async function upload(
+export async function uploadBody(
   bucket: R2Bucket,
   key: string,
   response: Response,
-  limits: { maxBytes: number; contentType: string; type: MediaType },
+  limits: { maxBytes: number; contentType: string; tooLarge: string },
 ): Promise<number> {
   const options = { httpMetadata: { contentType: limits.contentType } };
   const reader = response.body?.getReader();
@@ -75,7 +78,7 @@ async function upload(
       const chunk = await readChunk(reader);
       if (!chunk) break;
       total += chunk.byteLength;
-      if (total > limits.maxBytes) throw mediaUnavailable("too_large", tooLarge(limits.type));
+      if (total > limits.maxBytes) throw mediaUnavailable("too_large", limits.tooLarge);
       for (let offset = 0; offset < chunk.byteLength; ) {
         const taken = Math.min(PART_BYTES - filled, chunk.byteLength - offset);
         part.set(chunk.subarray(offset, offset + taken), filled);

@@ -256,6 +256,14 @@ export class ChatSession extends DurableObject<Env> {
     return this.core.exclusive(() => this.link.sandboxScan(input));
   }
 
+  /**
+   * Sandbox only: keeps the media of inbound message `messageId` (stored by the sandbox's inbound
+   * route), downloaded from `mediaUrl` by the alarm (incoming-media.ts). False without a sandbox session.
+   */
+  async sandboxInboundMedia(messageId: string, mediaUrl: string): Promise<boolean> {
+    return this.core.exclusive(() => this.link.sandboxInboundMedia(messageId, mediaUrl));
+  }
+
   /** Sandbox only: the network drops the connection; `loggedOut` also removes the link. */
   async sandboxDrop(input: { reason: string; loggedOut: boolean }): Promise<SessionResult<SessionRecord>> {
     return this.core.exclusive(() => this.link.sandboxDrop(input));

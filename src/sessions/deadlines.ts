@@ -6,7 +6,8 @@
  * tried again until the gateway answers), `sync`: a write the object owes D1 (its session row, `ref`
  * `session`, or the outbox's outcomes, `ref` empty) that D1 refused, tried again until D1 has it,
  * and `socket_expiry`: the expiry of the credential that opened live sockets (`ref` is its
- * socket tag, live-credentials.ts `credentialTag`), which closes them.
+ * socket tag, live-credentials.ts `credentialTag`), which closes them; `media_fetch`: a try of
+ * an incoming message's media download (`ref` is the message id, incoming-media.ts).
  */
 export type DeadlineKind =
   | "qr_rotate"
@@ -18,7 +19,8 @@ export type DeadlineKind =
   | "gateway_check"
   | "gateway_release"
   | "sync"
-  | "socket_expiry";
+  | "socket_expiry"
+  | "media_fetch";
 
 export interface Deadline {
   kind: DeadlineKind;

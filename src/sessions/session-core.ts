@@ -7,6 +7,7 @@ import type { ChatGateway } from "../gateways/gateway";
 import { SandboxGateway } from "../gateways/sandbox";
 import { Deadlines } from "./deadlines";
 import { GatewayHealth } from "./gateway-health";
+import { setUpIncomingMedia } from "./incoming-media-table";
 import { LiveWatchers } from "./live";
 import { lapsedInD1 } from "./live-credentials";
 import { SessionStore, type StoredSession } from "./session-store";
@@ -60,6 +61,7 @@ export class SessionCore {
     this.receipts.setUp();
     this.deadlines.setUp();
     this.health.setUp();
+    setUpIncomingMedia(this.sql);
   }
 
   /** The session as the object stores it, or null when it holds none (see {@link SessionStore}). */

@@ -24,6 +24,7 @@ import { receiveMessage } from "../messages/receive";
 import { applyMoves } from "../moves/apply";
 import type { Deadline } from "./deadlines";
 import type { GatewayHealthView } from "./gateway-health";
+import { IncomingMediaKeeper } from "./incoming-media";
 import { CLOSE_SESSION_DELETED, CLOSE_SESSION_DELETED_REASON, type LiveChange, type ShownQr } from "./live";
 import { type Failure, fail, failWith, ok, type SessionResult } from "./result";
 import {
@@ -74,11 +75,15 @@ export type LinkFanOut = Pick<Dispatcher, "handOver" | "failPending" | "flush" |
  * object's chain of changes (`SessionCore.exclusive`); see there for what each answers.
  */
 export class SessionLink {
+  private readonly media: IncomingMediaKeeper;
+
   constructor(
     private readonly core: SessionCore,
     private readonly moves: SessionMoves,
     private readonly fanOut: LinkFanOut,
-  ) {}
+  ) {
+    this.media = new IncomingMediaKeeper(core);
+  }
 
   /**
    * Creates the session's storage as `pending`, takes one of the account's `max_sessions` by
@@ -375,6 +380,7 @@ export class SessionLink {
     const session = { id: state.id, accountId: state.account_id };
     const receipts = applyNow.flatMap((receipt) => receiptMoves(session, receipt));
     const received: NewIncoming[] = [];
+    let noted = false;
     for (const event of events) {
       if (event.type === "incoming") {
         const current = this.core.current();
@@ -387,10 +393,15 @@ export class SessionLink {
           type: event.messageType,
           content: event.content,
           mediaUrl: event.mediaUrl,
-          media: event.media ?? null,
+          media: event.media ? { mimetype: event.media.mimetype } : null,
           at: event.at,
         };
-        await receiveMessage(this.core.env, incoming);
+        const stored = await receiveMessage(this.core.env, incoming);
+        // Only a message stored now: a redelivered one's media is downloaded (or owed) already.
+        if (stored && event.media?.ref) {
+          this.media.note(stored.id, event.media.ref, event.media.mimetype);
+          noted = true;
+        }
         received.push(incoming);
       } else if (event.type === "health") {
         // Not a status: not ordered against them.
@@ -404,7 +415,20 @@ export class SessionLink {
       }
     }
     await applyMoves(this.core.env, receipts);
+    if (noted) await this.core.deadlines.rearm();
     return received;
+  }
+
+  /**
+   * Sandbox only: the media of inbound message `messageId` (just stored by the sandbox's inbound
+   * route) is to be kept, downloaded from the caller's `mediaUrl` (incoming-media.ts).
+   * @returns false when this object holds no sandbox session (nothing is owed).
+   */
+  async sandboxInboundMedia(messageId: string, mediaUrl: string): Promise<boolean> {
+    if (!this.sandbox()) return false;
+    this.media.note(messageId, mediaUrl, null);
+    await this.core.deadlines.rearm();
+    return true;
   }
 
   /** Sandbox only: a phone scans the QR shown (or enters its pairing code); see sandbox-phone.ts. */
@@ -468,7 +492,8 @@ export class SessionLink {
    * Runs one of the link's deadlines, in the chain of changes: `sync`/`session` writes the
    * session row D1 was owed, `qr_rotate` and `qr_timeout` rotate or time out a pending QR,
    * `gateway_check` checks a real gateway, `gateway_release` asks the gateway again to remove a
-   * failed session. Other kinds are not the link's and are left alone.
+   * failed session, `media_fetch` tries an incoming message's media download (incoming-media.ts).
+   * Other kinds are not the link's and are left alone.
    */
   async runDeadline(deadline: Deadline): Promise<void> {
     switch (deadline.kind) {
@@ -483,6 +508,8 @@ export class SessionLink {
         return this.moves.checks.run();
       case "gateway_release":
         return this.moves.releaseGateway();
+      case "media_fetch":
+        return this.media.run(deadline.ref);
     }
   }
 

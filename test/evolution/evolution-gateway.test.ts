@@ -920,6 +920,8 @@ describe("Evolution webhook parsing", () => {
       content: null,
       mediaUrl: null,
       at: TIMESTAMP * 1000,
+      // Media is downloaded by the message's id (getBase64FromMediaMessage).
+      ...(overrides.messageType ? { media: { mimetype: null, ref: "3EB0A0C1D2E3F4" } } : {}),
       ...overrides,
     });
 

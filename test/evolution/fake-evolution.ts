@@ -110,6 +110,8 @@ const SEND_FIELDS: Record<string, { allowed: string[]; required: string[] }> = {
  */
 export class FakeEvolution {
   readonly instances = new Map<string, FakeInstance>();
+  /** Media of incoming messages Evolution holds, by message id ({@link incomingImage}). */
+  readonly media = new Map<string, { bytes: Uint8Array; mimetype: string; mediaType: string }>();
   readonly calls: string[] = [];
   readonly bodies: { call: string; body: unknown }[] = [];
   readonly sent: SentMessage[] = [];
@@ -285,6 +287,32 @@ export class FakeEvolution {
               name: undefined,
               lid: undefined,
             })),
+          );
+        }),
+      ),
+      // `getBase64FromMediaMessage` (src/api/routes/chat.router.ts, `getBase64FromMediaMessageDto`
+      // `{ message, convertToMp4? }`): the media of a message Evolution stored, found by
+      // `message.key.id`, answered 201 as the Baileys channel returns it; an unknown one is 400.
+      route("post", "/chat/getBase64FromMediaMessage/:name", ({ name = "" }, body) =>
+        this.withInstance(name, () => {
+          const refused = unknownFields(body, ["message", "convertToMp4"]);
+          if (refused) return problem(400, "Bad Request", [refused]);
+          const id = (body.message as { key?: { id?: string } } | undefined)?.key?.id ?? "";
+          const media = this.media.get(id);
+          if (!media) return problem(400, "Bad Request", ["Message not found"]);
+          let binary = "";
+          for (const byte of media.bytes) binary += String.fromCharCode(byte);
+          return HttpResponse.json(
+            {
+              mediaType: media.mediaType,
+              fileName: `${id}.bin`,
+              caption: null,
+              size: { fileLength: String(media.bytes.byteLength), height: null, width: null },
+              mimetype: media.mimetype,
+              base64: btoa(binary),
+              buffer: null,
+            },
+            { status: 201 },
           );
         }),
       ),
@@ -484,6 +512,19 @@ export class FakeEvolution {
   }
 
   /** `messages.upsert` data (`prepareMessage`) for a text `from` (E.164) sent to instance `name`. */
+  /**
+   * `messages.upsert` data of an image from `from` whose media Evolution holds (served by
+   * `getBase64FromMediaMessage` under the message's id).
+   */
+  incomingImage(name: string, id: string, from: string, bytes: Uint8Array, mimetype = "image/jpeg") {
+    this.media.set(id, { bytes, mimetype, mediaType: "imageMessage" });
+    return {
+      ...this.incomingText(name, id, from, ""),
+      message: { imageMessage: { caption: "photo", mimetype } },
+      messageType: "imageMessage",
+    };
+  }
+
   incomingText(name: string, id: string, from: string, text: string) {
     return {
       key: { remoteJid: `${from.replace("+", "")}@s.whatsapp.net`, fromMe: false, id },

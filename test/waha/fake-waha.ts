@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import { delay, HttpResponse, http } from "msw";
-import { GATEWAY_TIMEOUT_MS, WAHA_URL, WAHA_WEBHOOK_HMAC_KEY } from "../gateway-config";
+import { GATEWAY_TIMEOUT_MS, WAHA_API_KEY, WAHA_URL, WAHA_WEBHOOK_HMAC_KEY } from "../gateway-config";
 import { call } from "../helpers";
 import { network } from "../network";
 
@@ -158,6 +158,8 @@ export class FakeWaha {
    * included: WAHA keeps one message per id, so an id listed twice is a message we sent twice.
    */
   readonly relayed: string[] = [];
+  /** Files of incoming media WAHA holds, by path ({@link receiveFile}). */
+  readonly files = new Map<string, { bytes: Uint8Array; mimetype: string }>();
   down = false;
   sendFault: SendFault | SendFaultPlan | null = null;
   private counter = 0;
@@ -304,8 +306,32 @@ export class FakeWaha {
           .reverse();
         return HttpResponse.json(messages.slice(offset, offset + limit));
       }),
+      // "Receive messages → Media Files": the files WAHA downloaded, at `media.url`
+      // (`<WAHA_BASE_URL>/api/files/<session>/<file>`), behind the API key like every endpoint.
+      http.get(`${WAHA_URL}/api/files/*`, ({ request }) => {
+        const url = new URL(request.url);
+        this.calls.push(`GET ${url.pathname}`);
+        if (request.headers.get("X-Api-Key") !== WAHA_API_KEY)
+          return HttpResponse.json({ message: "Unauthorized", statusCode: 401 }, { status: 401 });
+        if (this.down) return HttpResponse.json({ error: "unavailable" }, { status: 503 });
+        const file = this.files.get(url.pathname);
+        if (!file) return HttpResponse.json({ message: "Not Found", statusCode: 404 }, { status: 404 });
+        return HttpResponse.arrayBuffer(file.bytes.slice().buffer, {
+          headers: { "Content-Type": file.mimetype },
+        });
+      }),
     );
     return this;
+  }
+
+  /**
+   * WAHA downloads an incoming message's media: the file is served at `/api/files/<session>/<name>`
+   * (with the API key). @returns its `media.url` as WAHA's `message` event carries it.
+   */
+  receiveFile(session: string, name: string, bytes: Uint8Array, mimetype: string): string {
+    const path = `/api/files/${session}/${name}`;
+    this.files.set(path, { bytes, mimetype });
+    return `${WAHA_URL}${path}`;
   }
 
   /** A send: checked, stored under the text's `id` or a fake one, then answered as `sendFault` says. */

@@ -993,7 +993,7 @@ describe("parseWahaEvent", () => {
             messageType,
             content: "Check this out",
             mediaUrl: null,
-            media: { mimetype },
+            media: { mimetype, ref: `/api/files/${SESSION}/${ID}.bin` },
             at: AT,
           },
         ]);

@@ -83,6 +83,10 @@ export const messages = sqliteTable(
     index("messages_charge").on(t.chargeId, t.sendIndex, t.id),
     index("messages_refund").on(t.refundId, t.sendIndex, t.id),
     index("messages_campaign").on(t.campaignId, t.status),
+    // Small: only incoming messages whose media is kept in R2, for the retention sweep.
+    index("messages_incoming_media")
+      .on(t.createdAt)
+      .where(sql`${t.direction} = 'incoming' AND ${t.mediaKey} IS NOT NULL`),
   ],
 );
 

@@ -128,8 +128,8 @@ export interface NumberEvents {
  *   `biz_opaque_callback_data` (our message id, set on every send); `pricing` = `pricing`. Other
  *   statuses (and malformed entries) are skipped.
  * - `messages[]` → `incoming` events from `+<from>`: `text` with its body; `image`, `video`,
- *   `audio`, `document` with the caption as content and `media: { mimetype }` (Meta's media is
- *   fetched by its `id` with the token, which the service does not do: no `mediaUrl`). Other
+ *   `audio`, `document` with the caption as content and `media: { mimetype, ref }`, `ref` the
+ *   media `id` the session object downloads it by (index.ts `openIncomingMedia`): no `mediaUrl`. Other
  *   types (reactions, stickers, locations, system messages …) and senders that are not valid
  *   numbers are skipped.
  */
@@ -201,7 +201,7 @@ function incomingOf(message: z.infer<typeof Incoming>): GatewayEvent[] {
       ...base,
       messageType,
       content: media.caption ?? null,
-      media: { mimetype: media.mime_type ?? null },
+      media: { mimetype: media.mime_type ?? null, ...(media.id ? { ref: media.id } : {}) },
     },
   ];
 }

@@ -1,5 +1,6 @@
 import type { CloudApiSettings } from "../../config";
 import type { HealthReading } from "../../lib/session-health";
+import { checkMediaAnswer, IncomingMediaError } from "../../media/incoming";
 import {
   type ChatGateway,
   GatewayError,
@@ -167,5 +168,41 @@ export class CloudApiGateway implements ChatGateway {
   private linked(): CloudApiNumber {
     if (!this.number) throw new GatewayError("cloud_api_number_unknown", true, null, "no number is linked");
     return this.number;
+  }
+
+  /**
+   * An incoming message's media, `ref` its media id (Meta, Cloud API reference, Media: "Retrieve
+   * Media URL" and "Download Media"): `GET /{version}/{media id}` with the number's token answers
+   * `{ messaging_product, url, mime_type, sha256, file_size, id }`, and the `url` (https, valid
+   * for 5 minutes) is downloaded with the same token as Bearer.
+   * @throws IncomingMediaError `not_supported` without a number; `http_error` for an answer without
+   *   an https `url`; else as `checkMediaAnswer`.
+   */
+  async openIncomingMedia(_sessionId: string, ref: string, signal: AbortSignal): Promise<Response> {
+    if (!this.number)
+      throw new IncomingMediaError("not_supported", "the session has no business number.", true);
+    const http = await graphHttp(this.settings, this.number);
+    const info = await checkMediaAnswer(
+      await mediaFetch(`${http.baseUrl}/${encodeURIComponent(ref)}`, http.headers, signal),
+      "the Graph API",
+    );
+    const answer = (await info.json().catch(() => null)) as { url?: unknown; mime_type?: unknown } | null;
+    const url = typeof answer?.url === "string" && URL.canParse(answer.url) ? new URL(answer.url) : null;
+    if (!url || url.protocol !== "https:")
+      throw new IncomingMediaError("http_error", "the Graph API answered no https media url.", false);
+    return checkMediaAnswer(await mediaFetch(url.href, http.headers, signal), url.host);
+  }
+}
+
+/** A GET of `url` with `headers`; a failure to reach it is an `unreachable` IncomingMediaError. */
+async function mediaFetch(
+  url: string,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+): Promise<Response> {
+  try {
+    return await fetch(url, { headers, signal });
+  } catch {
+    throw new IncomingMediaError("unreachable", `${new URL(url).host} could not be reached.`, false);
   }
 }

@@ -67,7 +67,8 @@ const Envelope = z.object({
  *   messageTimestamp }` not from us, from a phone number (not a group, broadcast or newsletter) →
  *   `incoming`: `conversation`/`extendedTextMessage` → text; image, video, audio and document
  *   messages → that type with the caption and `message.mediaUrl` (set when Evolution stores media
- *   in S3); other message types → nothing.
+ *   in S3), and `media: { mimetype: null, ref: <key.id> }` to download it by; other message
+ *   types → nothing.
  */
 export function parseEvolutionEvent(body: unknown): GatewayEventBatch | null {
   const envelope = Envelope.safeParse(body);
@@ -206,6 +207,8 @@ function incomingEvents(data: unknown, at: number): GatewayEvent[] {
       from,
       ...content,
       mediaUrl: content.messageType === "text" ? null : (message?.mediaUrl ?? null),
+      // Media is downloaded by the message's id (index.ts `openIncomingMedia`).
+      ...(content.messageType === "text" ? {} : { media: { mimetype: null, ref: key.id } }),
       at: Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : at,
     },
   ];

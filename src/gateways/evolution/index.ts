@@ -1,4 +1,5 @@
 import type { GatewaySettings } from "../../config";
+import { base64MediaAnswer, IncomingMediaError } from "../../media/incoming";
 import type {
   ChatGateway,
   GatewayEvent,
@@ -105,5 +106,33 @@ export class EvolutionGateway implements ChatGateway {
   /** The instance's connection state as an event: {@link checkInstance}. */
   check(sessionId: string): Promise<GatewayEvent | null> {
     return checkInstance(this.http, sessionId);
+  }
+
+  /**
+   * An incoming message's media, `ref` its message id: `POST /chat/getBase64FromMediaMessage/{instance}`
+   * with `{ message: { key: { id } } }` (Evolution API v2, src/api/routes/chat.router.ts and
+   * `getBase64FromMediaMessageDto` of src/api/dto/chat.dto.ts), which answers 201
+   * `{ mediaType, fileName, caption, size, mimetype, base64, buffer }` (the Baileys channel's
+   * `getBase64FromMediaMessage`; Evolution finds the message in its own store). The body is JSON,
+   * so it is read whole (a `Content-Length` past the base64 of 100 MB is refused unread) and
+   * decoded into a response of the bytes with the answer's `mimetype`.
+   * @throws IncomingMediaError as `checkMediaAnswer`; `http_error` for an answer without `base64`.
+   */
+  async openIncomingMedia(sessionId: string, ref: string, signal: AbortSignal): Promise<Response> {
+    let response: Response;
+    try {
+      response = await fetch(
+        `${this.settings.url.replace(/\/+$/, "")}/chat/getBase64FromMediaMessage/${encodeURIComponent(sessionId)}`,
+        {
+          method: "POST",
+          headers: { apikey: this.settings.apiKey, "Content-Type": "application/json" },
+          body: JSON.stringify({ message: { key: { id: ref } } }),
+          signal,
+        },
+      );
+    } catch {
+      throw new IncomingMediaError("unreachable", "Evolution API could not be reached.", false);
+    }
+    return base64MediaAnswer(response);
   }
 }

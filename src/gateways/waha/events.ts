@@ -63,7 +63,8 @@ export async function verifyWahaSignature(
  * - `message` not `fromMe` from a phone number (`@c.us`; groups, `@lid`, broadcasts are skipped) →
  *   `incoming`: text unless `hasMedia`, then by `media.mimetype` image/video/audio, else document;
  *   the body (caption for media). Never a `mediaUrl`: WAHA's `media.url` points at WAHA itself
- *   (`/api/files/…`, behind its API key), so media is noted as `media: { mimetype }` instead.
+ *   (`/api/files/…`, behind its API key), so media is noted as `media: { mimetype, ref }`
+ *   instead, `ref` the file's path ({@link wahaFileRef}) when WAHA downloaded it.
  * - Any other event: a batch without events.
  *
  * Answers null for a body that is not a WAHA envelope, or a known event whose payload lacks the
@@ -103,8 +104,12 @@ function eventsOf(
       const from = phoneOfJid(message.from);
       if (message.fromMe || !from) return [];
       // `media.url` is on WAHA's own host, which callers must not see (and may not reach): the
-      // message keeps only that it had media, and of which type.
-      const media = message.hasMedia ? { media: { mimetype: message.media?.mimetype ?? null } } : {};
+      // message keeps only that it had media, and of which type; the file's path is the `ref`
+      // the session object downloads it by, from WAHA_URL with the API key (index.ts).
+      const ref = wahaFileRef(message.media?.url);
+      const media = message.hasMedia
+        ? { media: { mimetype: message.media?.mimetype ?? null, ...(ref ? { ref } : {}) } }
+        : {};
       return [
         {
           type: "incoming",
@@ -131,6 +136,22 @@ const ACK_STATUS = new Map<number, "sent" | "delivered" | "read" | "failed">([
   [3, "read"],
   [4, "read"],
 ]);
+
+/**
+ * The path (and query) of WAHA's `media.url` when it is one of WAHA's files (`/api/files/…`,
+ * "Receive messages → Media Files"), else null. Only the path is kept: the file is fetched from
+ * WAHA_URL, never from the host the URL names (WAHA_BASE_URL may name another, and a forged
+ * host must not receive the API key).
+ */
+export function wahaFileRef(url: string | null | undefined): string | null {
+  if (!url) return null;
+  try {
+    const parsed = new URL(url);
+    return parsed.pathname.startsWith("/api/files/") ? `${parsed.pathname}${parsed.search}` : null;
+  } catch {
+    return null;
+  }
+}
 
 /** The message type of incoming media by its mimetype; anything else is a document. */
 function mediaType(mimetype: string | null | undefined): OutboundMessage["type"] {

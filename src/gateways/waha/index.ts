@@ -1,5 +1,6 @@
 import type { GatewaySettings } from "../../config";
 import type { HealthReading } from "../../lib/session-health";
+import { checkMediaAnswer, IncomingMediaError } from "../../media/incoming";
 import type {
   ChatGateway,
   GatewayEvent,
@@ -112,6 +113,26 @@ export class WahaGateway implements ChatGateway {
   /** The session's timelock and cap on new chats: {@link readHealth}. */
   health(sessionId: string): Promise<HealthReading> {
     return readHealth(this.http, sessionId);
+  }
+
+  /**
+   * An incoming message's media: GET `<WAHA_URL><ref>` (`ref` a `/api/files/…` path, events.ts
+   * `wahaFileRef`) with the API key ("Receive messages → Media Files").
+   * @throws IncomingMediaError as `checkMediaAnswer`; `unreachable` when WAHA cannot be reached.
+   */
+  async openIncomingMedia(_sessionId: string, ref: string, signal: AbortSignal): Promise<Response> {
+    if (!ref.startsWith("/api/files/"))
+      throw new IncomingMediaError("refused", "not a WAHA file path.", true);
+    let response: Response;
+    try {
+      response = await fetch(`${this.settings.url.replace(/\/+$/, "")}${ref}`, {
+        headers: { "X-Api-Key": this.settings.apiKey },
+        signal,
+      });
+    } catch {
+      throw new IncomingMediaError("unreachable", "WAHA could not be reached.", false);
+    }
+    return checkMediaAnswer(response, "WAHA");
   }
 
   /** The session's status as an event: {@link checkSession}. */

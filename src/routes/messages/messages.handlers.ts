@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import type { ListQuery } from "../../db/queries/message-list";
 import { listMessages } from "../../db/queries/message-list";
 import { findMessage } from "../../db/queries/messages";
+import type { MessageRow } from "../../db/schema";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { templateOwnerOf, templatesOf } from "../../gateways/cloud-api/template-cache";
@@ -51,6 +52,35 @@ export const show: RouteHandler<typeof routes.show, AppEnv> = async (c) => {
   if (!row) throw new ApiError("not_found", "No such message.");
   return c.json({ success: true as const, data: toMessageRecord(row) }, 200);
 };
+
+/**
+ * Streams an incoming message's kept media (src/media/incoming.ts) with its stored content type
+ * and size; as a file (`Content-Disposition: attachment`, `nosniff`), never a page of this origin.
+ */
+export const media: RouteHandler<typeof routes.media, AppEnv> = async (c) => {
+  const row = await findMessage(c.var.db, c.var.principal.accountId, c.req.valid("param").id);
+  if (!row) throw new ApiError("not_found", "No such message.");
+  const object = row.direction === "incoming" && row.mediaKey ? await c.env.MEDIA.get(row.mediaKey) : null;
+  if (!object) throw new ApiError("media_not_kept", notKeptDetail(row));
+  return c.body(object.body, 200, {
+    "Content-Type": row.mediaContentType ?? object.httpMetadata?.contentType ?? "application/octet-stream",
+    "Content-Length": String(object.size),
+    "Content-Disposition": "attachment",
+    "X-Content-Type-Options": "nosniff",
+    "Cache-Control": "private, no-store",
+  });
+};
+
+/** Why message `row`'s media is not served, from its metadata. */
+function notKeptDetail(row: MessageRow): string {
+  const metadata = JSON.parse(row.metadata) as Record<string, unknown>;
+  if (row.direction !== "incoming") return "Only an incoming message's media is kept.";
+  if (metadata.media_expired_at) return "The message's media passed its retention and was deleted.";
+  if (metadata.media_error)
+    return "The message's media could not be downloaded; metadata.media_error says why.";
+  if (row.type === "text") return "The message carries no media.";
+  return "The message's media is not kept (yet).";
+}
 
 export const list: RouteHandler<typeof routes.list, AppEnv> = (c) =>
   page(c, toListQuery(c.req.valid("query")));

@@ -7,4 +7,5 @@ export const messageRoutes = createRouter()
   .openapi(routes.send, handlers.send)
   .openapi(routes.list, handlers.list)
   .openapi(routes.listBySession, handlers.listBySession)
-  .openapi(routes.show, handlers.show);
+  .openapi(routes.show, handlers.show)
+  .openapi(routes.media, handlers.media);

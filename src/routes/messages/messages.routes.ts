@@ -86,3 +86,24 @@ export const show = createRoute({
   request: { params: IdParam },
   responses: { 200: json(MessageEnvelopeSchema, "The message"), ...problems("not_found") },
 });
+
+export const media = createRoute({
+  operationId: "getMessageMedia",
+  ...requires("messages:read"),
+  ...common,
+  method: "get",
+  path: "/{id}/media",
+  summary: "Download an incoming message's media",
+  description:
+    "The media an incoming message carried, as the service keeps it (downloaded once from the gateway; README, Incoming media): " +
+    "the bytes with their content type and length. 404 `media_not_kept` while it is not kept: not downloaded yet, its download " +
+    "failed (`metadata.media_error` says why), it passed `MEDIA_RETENTION_DAYS` (`metadata.media_expired_at`), or the message has none.",
+  request: { params: IdParam },
+  responses: {
+    200: {
+      description: "The media, with its content type",
+      content: { "application/octet-stream": { schema: { type: "string" as const, format: "binary" } } },
+    },
+    ...problems("not_found", "media_not_kept"),
+  },
+});

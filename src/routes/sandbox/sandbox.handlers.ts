@@ -82,6 +82,8 @@ export const inbound: RouteHandler<typeof routes.inbound, AppEnv> = async (c) =>
   };
   const row = await receiveMessage(c.env, incoming);
   if (!row) throw new Error("insert of an incoming message without provider id stored nothing");
+  // Its media is kept as a real gateway's is: downloaded once by the session object, off this call.
+  if (row.mediaUrl) await sessionStub(c.env, session.id).sandboxInboundMedia(row.id, row.mediaUrl);
   // A reverse OTP's code in the text verifies it, as through a real gateway's webhook.
   await verifyByIncoming(c.env, c.var.db, incoming);
   return c.json({ success: true as const, data: toMessageRecord(row) }, 201);

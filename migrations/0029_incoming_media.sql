@@ -1,0 +1,1 @@
+CREATE INDEX `messages_incoming_media` ON `messages` (`created_at`) WHERE "messages"."direction" = 'incoming' AND "messages"."media_key" IS NOT NULL;
