@@ -188,7 +188,7 @@ export class CloudApiGateway implements ChatGateway {
     );
     const answer = (await info.json().catch(() => null)) as { url?: unknown; mime_type?: unknown } | null;
     const url = typeof answer?.url === "string" && URL.canParse(answer.url) ? new URL(answer.url) : null;
-    if (!url || url.protocol !== "https:")
+    if (url?.protocol !== "https:")
       throw new IncomingMediaError("http_error", "the Graph API answered no https media url.", false);
     return checkMediaAnswer(await mediaFetch(url.href, http.headers, signal), url.host);
   }
