@@ -1,7 +1,8 @@
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { campaignMessages, command, createCampaign, outboxStates, recipients } from "./campaign-fixtures";
-import { call, createAccount } from "./helpers";
-import { balanceOf, connectedSession } from "./message-fixtures";
+import { call, createAccount, sessionStub } from "./helpers";
+import { balanceOf, connectedSession, driveAlarmUntil, sandboxReceived } from "./message-fixtures";
 
 // A session the network newly limits (README, Session health) hands its waiting campaign messages
 // to the campaign's other sessions, as failover does; with none to take them, they stay.
@@ -78,5 +79,37 @@ describe("campaign messages off a limited session", () => {
     const messages = await campaignMessages(draft.id);
     expect(messages.filter((m) => m.status === "failed")).toEqual([]);
     expect((await outboxStates(a)).pending).toBe(4);
+  });
+
+  it("with nowhere to go, a limited session sends none of its campaign messages until the limit lifts, then sends them at once", async () => {
+    const { key } = await createAccount(10);
+    const a = (await connectedSession(key)).id;
+    await setHealth(key, a, { timelock: { active: true, until: null } });
+    const draft = await createCampaign(key, {
+      chatapp_session_ids: [a],
+      recipients: recipients(3),
+      delay_between: 0,
+    });
+    expect((await command(key, draft.id, "start")).status).toBe(200);
+    await waitForPending(a, 3);
+    // A run of the dispatcher holds them: deferred by the recheck interval, not sent.
+    await runDurableObjectAlarm(sessionStub(a));
+    const notBefore = await runInDurableObject(sessionStub(a), (_instance, state) =>
+      state.storage.sql.exec<{ not_before: number }>("SELECT not_before FROM outbox").toArray(),
+    );
+    expect(notBefore).toHaveLength(3);
+    for (const row of notBefore) expect(row.not_before).toBeGreaterThan(Date.now() + 30_000);
+    expect((await sandboxReceived(a)).size).toBe(0);
+    expect((await campaignMessages(draft.id)).map((m) => m.status)).toEqual(["queued", "queued", "queued"]);
+
+    // The reading that lifts the timelock releases them.
+    expect((await setHealth(key, a, { timelock: { active: false, until: null } })).status).toBe(200);
+    await driveAlarmUntil(a, async () => (await outboxStates(a)).pending === undefined);
+    expect((await sandboxReceived(a)).size).toBe(3);
+    // Their outcomes reach D1 with the next flush (the `sync` deadline).
+    await driveAlarmUntil(a, async () =>
+      (await campaignMessages(draft.id)).every((m) => m.status !== "queued"),
+    );
+    expect((await campaignMessages(draft.id)).filter((m) => m.status === "failed")).toEqual([]);
   });
 });

@@ -3,6 +3,7 @@ import { createDb } from "../db/client";
 import { clientMessageIdOf } from "../gateways/client-id";
 import type { SendOutcome } from "../gateways/gateway";
 import { redactReason } from "../lib/redact";
+import { coldContactLimit } from "../lib/session-health";
 import { windowOpensAt } from "../lib/send-window";
 import type { DispatchRequest } from "../messages/dispatch-request";
 import { applyMoves } from "../moves/apply";
@@ -14,6 +15,8 @@ import { receiptMoves } from "./receipts";
 import { MAX_SEND_ATTEMPTS, minCallGapMs, retryDelayMs, throttleDelayMs } from "./retry";
 import { noteAttempt, Settlement } from "./settlement";
 
+/** Longest a limited session holds its campaign messages before it looks at its health again. */
+const LIMIT_RECHECK_MS = 60_000;
 /** Longest pacing gap a run waits out in-line; longer gaps go through the alarm. */
 const INLINE_WAIT_MS = 5_000;
 /**
@@ -78,6 +81,15 @@ export class Dispatcher {
     return added;
   }
 
+  /**
+   * The network no longer limits the session's new chats: the campaign messages it held for the
+   * limit (see {@link run}) may go at once. Call `deadlines.rearm()` after.
+   */
+  limitLifted(now: number): void {
+    this.host.outbox.releaseCampaigns(now);
+    this.wake(now);
+  }
+
   /** Schedules a run when messages wait (the session just became connected). */
   wake(now: number): void {
     if (this.host.outbox.nextDueAt() !== null) this.host.deadlines.schedule("dispatch", "", now);
@@ -101,7 +113,8 @@ export class Dispatcher {
     try {
       // Every pass starts by checking the session: it may have gone while the last pass awaited.
       for (;;) {
-        if (this.host.session()?.status !== "connected") return;
+        const session = this.host.session();
+        if (session?.status !== "connected") return;
         gatewayGapMs ??= minCallGapMs(this.host.gateway().maxPerSecond);
         const now = Math.max(Date.now(), horizon);
         // Scheduled messages whose time came are `queued` in D1 before they are sent; while D1
@@ -126,6 +139,13 @@ export class Dispatcher {
         const opensAt = item.send_window ? windowOpensAt(JSON.parse(item.send_window), now) : now;
         if (item.campaign_id && opensAt > now) {
           outbox.deferCampaign(item.campaign_id, opensAt);
+          continue;
+        }
+        // The network limits the session's new chats (README, Session health): a campaign hands
+        // it nothing until the limit ends, its messages held here when no other session took them.
+        const limit = item.campaign_id ? coldContactLimit(session.health, now) : null;
+        if (item.campaign_id && limit) {
+          outbox.deferCampaign(item.campaign_id, limitRecheckAt(limit.until, now));
           continue;
         }
         const readyAt = outbox.lastCallAt() + Math.max(item.delay_between, gatewayGapMs);
@@ -375,6 +395,17 @@ export class Dispatcher {
     if (at === null) this.host.deadlines.clear("expire");
     else this.host.deadlines.schedule("expire", "", at);
   }
+}
+
+/**
+ * Until when a campaign's messages wait on a limited session (epoch ms): the limit's end when
+ * the gateway told it (`until`, ISO 8601), but no later than {@link LIMIT_RECHECK_MS} from `now`,
+ * as a limit may be lifted early (a reading that clears it also releases them at once:
+ * Outbox.releaseCampaigns).
+ */
+function limitRecheckAt(until: string | null, now: number): number {
+  const end = until === null ? Number.POSITIVE_INFINITY : Date.parse(until);
+  return Math.min(end, now + LIMIT_RECHECK_MS);
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { ChatGateway, HealthEvent, StatusEvent } from "../gateways/gateway";
+import type { StoredHealth } from "../lib/session-health";
 import type { Outbox } from "./outbox";
 import type { KeptReceipts } from "./receipts";
 
@@ -24,8 +25,8 @@ export interface DispatchHost {
   readonly receipts: KeptReceipts;
   readonly deadlines: DispatchDeadlines;
   /**
-   * The session (its row `id`, `accountId`, status, gateway `sessionId` and linked number), or
-   * null once it is gone.
+   * The session (its row `id`, `accountId`, status, gateway `sessionId`, linked number and the
+   * network's limits on it, lib/session-health.ts), or null once it is gone.
    */
   session(): {
     id: string;
@@ -33,6 +34,7 @@ export interface DispatchHost {
     status: string;
     sessionId: string;
     phoneNumber: string | null;
+    health: StoredHealth | null;
   } | null;
   gateway(): ChatGateway;
   /** Runs `fn` when no other state change of the session is under way. */

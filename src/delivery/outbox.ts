@@ -303,6 +303,19 @@ export class Outbox {
     );
   }
 
+  /**
+   * Campaign entries deferred past `now` (by {@link deferCampaign}) become due at `now`; a
+   * scheduled entry keeps its time. An entry whose campaign's send window is shut is deferred again
+   * by the next run.
+   */
+  releaseCampaigns(now: number): void {
+    this.sql.exec(
+      "UPDATE outbox SET not_before = ? WHERE campaign_id IS NOT NULL AND state = 'pending' AND scheduled = 0 AND not_before > ?",
+      now,
+      now,
+    );
+  }
+
   /** Entries now another session's to send (campaign failover): done here, nothing owed to D1. */
   markMoved(ids: string[]): void {
     for (const id of ids)

@@ -6,6 +6,7 @@ import type { DispatchHost } from "../delivery/host";
 import type { CampaignHold, Outbox } from "../delivery/outbox";
 import type { KeptReceipts } from "../delivery/receipts";
 import type { ChatGateway, HealthEvent, StatusEvent } from "../gateways/gateway";
+import type { StoredHealth } from "../lib/session-health";
 import type { DispatchRequest } from "../messages/dispatch-request";
 import { applyMoves } from "../moves/apply";
 import { failMoves, type MessageMove } from "../moves/message";
@@ -63,6 +64,7 @@ export class SessionDispatchHost implements DispatchHost {
     status: SessionStatus;
     sessionId: string;
     phoneNumber: string | null;
+    health: StoredHealth | null;
   } | null {
     const state = this.core.state();
     return (
@@ -72,6 +74,7 @@ export class SessionDispatchHost implements DispatchHost {
         status: state.status,
         sessionId: state.session_id,
         phoneNumber: state.phone_number,
+        health: this.core.store.health(),
       }
     );
   }

@@ -28,7 +28,7 @@ import {
 } from "./transitions";
 
 /** What a status move needs of the session's fan-out: a link wakes it, a ban or a failure ends it. */
-export type MoveFanOut = Pick<Dispatcher, "handOver" | "failPending" | "wake">;
+export type MoveFanOut = Pick<Dispatcher, "handOver" | "failPending" | "wake" | "limitLifted">;
 
 /**
  * The one place a session's status moves (STYLE.md, "One home per rule"): asks transitions.ts
@@ -191,7 +191,8 @@ export class SessionMoves {
    * records when it was made (`checked_at`) and is written through without an event. A session
    * the change newly limits (an active timelock, a cap `CAPPED`) hands its waiting campaign
    * messages over to the campaign's other sessions (reason `session_limited`), keeping those with
-   * nowhere to go.
+   * nowhere to go (the dispatcher holds them while the limit lasts); one the change frees sends
+   * the campaign messages it held at once.
    * @returns the record after it. @throws Error when the object holds no session.
    */
   async applyHealth(reading: HealthReading, now = Date.now()): Promise<SessionRecord> {
@@ -204,12 +205,13 @@ export class SessionMoves {
     // Newly limited: its waiting campaign messages go on from the campaign's other sessions
     // (src/delivery/failover.ts); with none to take them, they stay here.
     const state = this.core.current();
-    if (
-      state.status === "connected" &&
-      coldContactLimit(before, now) === null &&
-      coldContactLimit(after, now) !== null
-    ) {
+    const wasLimited = coldContactLimit(before, now) !== null;
+    const isLimited = coldContactLimit(after, now) !== null;
+    if (state.status === "connected" && !wasLimited && isLimited) {
       await this.fanOut.handOver({ id: state.id, accountId: state.account_id }, SESSION_LIMITED, true);
+    } else if (wasLimited && !isLimited) {
+      this.fanOut.limitLifted(now);
+      await this.core.deadlines.rearm();
     }
     return store.record();
   }
