@@ -226,6 +226,53 @@ describe("the first connected channel", () => {
   });
 });
 
+describe("channels the network limits (README, Session health)", () => {
+  const timelock = (f: Fixture, session: string) =>
+    call("POST", `/sandbox/sessions/${session}/health`, {
+      key: f.key,
+      body: { timelock: { active: true, until: null }, cap: null, quality: null },
+    });
+
+  it("a code to a cold number passes over a limited first channel; one who wrote to it is sent there", async () => {
+    const f = await failoverApp(2);
+    const [a, b] = f.sessions as [string, string];
+    expect((await timelock(f, a)).status).toBe(200);
+    const cold = await sent(f);
+    expect(cold.attempts.map((x) => x.session_id)).toEqual([b]);
+
+    const warm = "+14155552672";
+    const inbound = await call("POST", `/sandbox/sessions/${a}/inbound`, {
+      key: f.key,
+      body: { from_number: warm, type: "text", content: "hi" },
+    });
+    expect(inbound.status).toBe(201);
+    expect((await sent(f, warm)).attempts.map((x) => x.session_id)).toEqual([a]);
+  });
+
+  it("with every connected channel limited, a cold number is 409 session_limited and nothing is kept", async () => {
+    const f = await failoverApp(2);
+    for (const session of f.sessions) expect((await timelock(f, session)).status).toBe(200);
+    const problem = expectProblem((await send(f)) as ApiResponse, 409, "session_limited");
+    expect(problem).toMatchObject({ limit: "timelock", until: null, cold: [TO] });
+    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM otps WHERE account_id = ?")
+      .bind(f.accountId)
+      .first<{ n: number }>();
+    expect(count?.n).toBe(0);
+  });
+
+  it("a failover passes over a limited channel to the next", async () => {
+    const f = await failoverApp(3);
+    const [a, b, c] = f.sessions as [string, string, string];
+    await setPhone(f, a, false);
+    const otp = await sent(f);
+    await waitForMessages(f.key, [otp.message_id ?? ""], (m) => m.status === "sent");
+    const code = await codeOn(f, a, otp.message_id);
+    expect((await timelock(f, b)).status).toBe(200);
+    expect(await runFailoverJob(env, db, jobFor(f, otp, code), Date.now())).toBeNull();
+    expect((await storedAttempts(otp.id)).map((x) => x.session_id)).toEqual([a, c]);
+  });
+});
+
 describe("failover after failover_after_seconds without a delivered ack", () => {
   it("sends the same code on the next connected channel, then the next, until one delivers", async () => {
     const f = await failoverApp(3);

@@ -1,8 +1,10 @@
 import { type GatewayKind, readConfig } from "../config";
 import type { Db } from "../db/client";
 import type { AppRow } from "../db/queries/apps";
+import { lastIncomingOf } from "../db/queries/contact-windows";
 import { findSessions } from "../db/queries/sessions";
 import { templateOwnerOf, templatesOf } from "../gateways/cloud-api/template-cache";
+import { coldContactLimit, type StoredHealth } from "../lib/session-health";
 import type { CodeChannel } from "./code-message";
 
 /** One of an app's channels as its session is now. */
@@ -14,6 +16,8 @@ export interface Channel {
   gateway: GatewayKind;
   /** The session's number, E.164; null until it is linked. */
   phoneNumber: string | null;
+  /** The limits the network puts on the session (README, Session health); null when none was read. */
+  health: StoredHealth | null;
 }
 
 /**
@@ -36,6 +40,7 @@ export async function channelsOf(env: Env, db: Db, app: AppRow): Promise<Channel
         status: row.status,
         gateway: row.gateway ?? fallback,
         phoneNumber: row.phoneNumber,
+        health: row.health,
       },
     ];
   });
@@ -47,6 +52,23 @@ export async function channelsOf(env: Env, db: Db, app: AppRow): Promise<Channel
  */
 export function canCarryCode(channel: Channel, app: AppRow): boolean {
   return channel.gateway !== "cloud_api" || app.otpTemplate !== null;
+}
+
+/**
+ * Whether `channel` may send to `toNumber` (E.164) at `now` (epoch ms) as far as the network's
+ * limits go (README, Session health): yes unless its timelock or cap refuses new chats
+ * (lib/session-health.ts `coldContactLimit`) and `toNumber` never wrote to it (D1
+ * `contact_windows`). A send the limit refuses would answer 409 `session_limited`
+ * (messages/session-limits.ts); one D1 read, only for a limited channel.
+ */
+export async function reachesNumber(
+  db: Db,
+  channel: Channel,
+  toNumber: string,
+  now: number,
+): Promise<boolean> {
+  if (coldContactLimit(channel.health, now) === null) return true;
+  return (await lastIncomingOf(db, channel.sessionId, [toNumber])).has(toNumber);
 }
 
 /**

@@ -17,7 +17,14 @@ import { findOtp, type OtpRow } from "../db/queries/otps";
 import { ApiError } from "../errors";
 import { dropPoison, redeliveryDelaySeconds } from "../lib/queue";
 import { sendMessages } from "../messages/send";
-import { type Channel, canCarryCode, channelIdsAfter, channelsOf, codeChannelOf } from "./channels";
+import {
+  type Channel,
+  canCarryCode,
+  channelIdsAfter,
+  channelsOf,
+  codeChannelOf,
+  reachesNumber,
+} from "./channels";
 import { codeSendRequest } from "./code-message";
 import { otpStatusAt } from "./status";
 
@@ -242,6 +249,7 @@ async function failOver(
       later.has(c.sessionId) && !triedOn.has(c.sessionId) && c.status === "connected" && canCarryCode(c, app),
   );
   for (const channel of candidates) {
+    if (!(await reachesNumber(db, channel, otp.toNumber, now))) continue;
     const claim = {
       accountId: job.accountId,
       otpId: job.otpId,

@@ -14,7 +14,7 @@ import {
 } from "../db/queries/otps";
 import { ApiError } from "../errors";
 import { sendMessages } from "../messages/send";
-import { canCarryCode, channelsOf, codeChannelOf } from "./channels";
+import { canCarryCode, channelsOf, codeChannelOf, reachesNumber } from "./channels";
 import { codeHmac, generateCode, OTP_RULES, otpSecret } from "./code";
 import { type CodeChannel, codeSendRequest } from "./code-message";
 import { assertCountryAllowed } from "./countries";
@@ -37,16 +37,19 @@ function retryAfterSeconds(at: number, now: number): string {
 }
 
 /**
- * The channel a code goes out on first (README, One-time codes → Channels and failover): the first
- * of the app's `channels`, in list order, whose session is `connected`; on a Cloud API session with
- * the app's authentication template (channels.ts `codeChannelOf`). 422 `app_has_no_channel`
- * without channels (or when all their sessions were deleted), 409 `session_not_connected` when
- * none is connected, 422 `app_has_no_otp_template` when the chosen one is a Cloud API session and
+ * The channel a code to `toNumber` goes out on first (README, One-time codes → Channels and
+ * failover): the first of the app's `channels`, in list order, whose session is `connected` and
+ * not kept from `toNumber` by the network's limits (channels.ts `reachesNumber`); when every
+ * connected one is, the first connected one, whose send then answers 409 `session_limited`. On a
+ * Cloud API session with the app's authentication template (channels.ts `codeChannelOf`).
+ * 422 `app_has_no_channel` without channels (or when all their sessions were deleted), 409
+ * `session_not_connected` when none is connected, 422 `app_has_no_otp_template` when the chosen
+ * one is a Cloud API session and
  * the app has no `otp_template`: a channel that cannot carry codes is reported when it is the one
  * a code would take, rather than silently passed over for a backup; later channels are checked
  * only when a code fails over to them (src/otp/failover.ts skips one without a template).
  */
-async function firstChannel(env: Env, db: Db, app: AppRow): Promise<CodeChannel> {
+async function firstChannel(env: Env, db: Db, app: AppRow, toNumber: string): Promise<CodeChannel> {
   const channels = await channelsOf(env, db, app);
   if (channels.length === 0) {
     throw new ApiError(
@@ -56,7 +59,15 @@ async function firstChannel(env: Env, db: Db, app: AppRow): Promise<CodeChannel>
         : "The app's sessions were deleted; set other channels.",
     );
   }
-  const channel = channels.find((c) => c.status === "connected");
+  const connected = channels.filter((c) => c.status === "connected");
+  const now = Date.now();
+  let channel = connected[0];
+  for (const candidate of connected) {
+    if (await reachesNumber(db, candidate, toNumber, now)) {
+      channel = candidate;
+      break;
+    }
+  }
   if (!channel) {
     const statuses = channels.map((c) => c.status).join(", ");
     throw new ApiError(
@@ -227,7 +238,7 @@ export async function sendOtp(
   const app = await findApp(db, input.accountId, input.appId);
   if (!app) throw new ApiError("not_found", "No such app.");
   assertCountryAllowed(app.allowedCountries, input.toNumber);
-  const channel = await firstChannel(env, db, app);
+  const channel = await firstChannel(env, db, app, input.toNumber);
 
   const id = crypto.randomUUID();
   const code = generateCode(app.codeSize);
@@ -349,7 +360,7 @@ export async function resendOtp(
   const app = await findApp(db, input.accountId, current.appId);
   if (!app) throw new ApiError("not_found", "The OTP's app was deleted.");
   assertCountryAllowed(app.allowedCountries, toNumber);
-  const channel = await firstChannel(env, db, app);
+  const channel = await firstChannel(env, db, app, toNumber);
 
   const code = generateCode(app.codeSize);
   const hmac = await codeHmac(secret, current.id, code);
