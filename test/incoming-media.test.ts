@@ -47,6 +47,21 @@ async function settleMedia(sessionId: string, id: string): Promise<MediaRow> {
   throw new Error("the media was neither kept nor failed");
 }
 
+/** The account's events of `type`: each one's message id and `media_url`. */
+async function mediaEvents(key: string, type: string) {
+  const res = await call<{ data: { type: string; data: { id: string; media_url: string | null } }[] }>(
+    "GET",
+    `/v1/events?filter[type]=${type}`,
+    { key },
+  );
+  expect(res.status).toBe(200);
+  return res.body.data.map((event) => ({
+    type: event.type,
+    id: event.data.id,
+    media_url: event.data.media_url,
+  }));
+}
+
 /** A handler for one path of the media host that counts its requests. */
 function counted(path: string, answer: () => Response) {
   const hits: string[] = [];
@@ -105,6 +120,11 @@ describe("incoming media, kept", () => {
     // Another alarm downloads nothing again.
     await runDurableObjectAlarm(sessionStub(session.id));
     expect(hits).toHaveLength(1);
+    // The Message with its new media_url is a message.media_kept event, once.
+    expect(await mediaEvents(key, "message.media_kept")).toEqual([
+      { type: "message.media_kept", id, media_url: `http://localhost/v1/chatapp/messages/${id}/media` },
+    ]);
+    expect(await mediaEvents(key, "message.media_failed")).toEqual([]);
   });
 
   it("answers 404 not_found to another account's key", async () => {
@@ -189,6 +209,10 @@ describe("incoming media, kept", () => {
       "media_not_kept",
     );
     expect(problem.detail).toMatch(/media_error/);
+    expect(await mediaEvents(key, "message.media_failed")).toEqual([
+      { type: "message.media_failed", id, media_url: `${MEDIA_HOST}/in/down.png` },
+    ]);
+    expect(await mediaEvents(key, "message.media_kept")).toEqual([]);
   });
 
   it("gives up at once on a 404 (asking again cannot help)", async () => {

@@ -8,6 +8,9 @@
  * - `message.sent` / `message.delivered` / `message.read` / `message.failed`: an outgoing
  *   message moved (src/moves/message.ts); `data` is the Message.
  * - `message.received`: a contact wrote to a session's phone; `data` is the incoming Message.
+ * - `message.media_kept` / `message.media_failed`: an incoming message's media was downloaded and
+ *   kept (its `media_url` now serves it), or could not be (`metadata.media_error` says why)
+ *   (README, Incoming media); `data` is the incoming Message.
  * - `session.status_changed`: a session moved between `pending`, `connected`, `disconnected`,
  *   `banned` and `failed`; `data` is the Session, with its `reason`.
  * - `session.qr_updated`: a pending session's QR rotated; `data` is `{ session, qr_code }`.
@@ -39,6 +42,8 @@ export const EVENT_TYPES = [
   "message.read",
   "message.failed",
   "message.received",
+  "message.media_kept",
+  "message.media_failed",
   "session.status_changed",
   "session.qr_updated",
   "session.health_changed",
@@ -78,6 +83,8 @@ export const EVENT_READ_SCOPE: Record<EventType, EventReadScope> = {
   "message.read": "messages:read",
   "message.failed": "messages:read",
   "message.received": "messages:read",
+  "message.media_kept": "messages:read",
+  "message.media_failed": "messages:read",
   "session.status_changed": "sessions:read",
   "session.qr_updated": "sessions:read",
   "session.health_changed": "sessions:read",

@@ -1,6 +1,10 @@
+import { type SQL, sql } from "drizzle-orm";
 import { readConfig } from "../config";
-import { createDb } from "../db/client";
-import { recordKeptMedia, recordMediaError } from "../db/queries/incoming-media";
+import { batchSql, createDb, type Db } from "../db/client";
+import { keptMediaStatement, mediaErrorStatement } from "../db/queries/incoming-media";
+import { messages } from "../db/schema";
+import { publishEvents } from "../events/publish";
+import { eventsForRows, recordedIn } from "../events/record";
 import {
   INCOMING_MEDIA_TIMEOUT_MS,
   IncomingMediaError,
@@ -44,8 +48,9 @@ export class IncomingMediaKeeper {
 
   /**
    * The `media_fetch` deadline of `messageId`: one try of its download. Kept → the message row
-   * gets `media_key`, `media_content_type` and its API `media_url`; failed → tried again later, or
-   * its error recorded. @throws Error only when D1 refuses the write (the deadline is set again).
+   * gets `media_key`, `media_content_type` and its API `media_url`, with a `message.media_kept`
+   * event; failed → tried again later, or its error recorded, with a `message.media_failed` event.
+   * @throws Error only when D1 refuses the write (the deadline is set again).
    */
   async run(messageId: string): Promise<void> {
     const owed = this.core.sql
@@ -66,13 +71,18 @@ export class IncomingMediaKeeper {
       const response = await gateway.openIncomingMedia(state.session_id, owed.ref, signal);
       const kept = await keepIncomingMedia(this.core.env.MEDIA, messageId, response, owed.mimetype);
       const origin = readConfig(this.core.env).publicUrl ?? state.origin;
-      await recordKeptMedia(db, {
-        ...message,
-        key: kept.key,
-        contentType: kept.contentType,
-        url: incomingMediaUrl(origin, messageId),
-        at: Date.now(),
-      });
+      await this.record(
+        db,
+        "message.media_kept",
+        message,
+        keptMediaStatement(db, {
+          ...message,
+          key: kept.key,
+          contentType: kept.contentType,
+          url: incomingMediaUrl(origin, messageId),
+          at: Date.now(),
+        }),
+      );
       this.forget(messageId);
     } catch (error) {
       if (!(error instanceof IncomingMediaError)) throw error;
@@ -84,13 +94,33 @@ export class IncomingMediaKeeper {
         return;
       }
       const at = Date.now();
-      await recordMediaError(db, {
-        ...message,
-        error: { reason: error.reason, detail: error.message, tries },
-        at,
-      });
+      await this.record(
+        db,
+        "message.media_failed",
+        message,
+        mediaErrorStatement(db, {
+          ...message,
+          error: { reason: error.reason, detail: error.message, tries },
+          at,
+        }),
+      );
       this.forget(messageId);
     }
+  }
+
+  /**
+   * Writes `change` to the message's D1 row with its `type` event (the Message after it, once per
+   * message: the event's dedupe key), in one batch, then publishes the event.
+   */
+  private async record(
+    db: Db,
+    type: "message.media_kept" | "message.media_failed",
+    message: { id: string; accountId: string },
+    change: SQL,
+  ): Promise<void> {
+    const where = sql`id = ${message.id} AND account_id = ${message.accountId} AND direction = 'incoming'`;
+    const results = await batchSql(db, [change, eventsForRows(type, messages, where)]);
+    await publishEvents(this.core.env, recordedIn(results, [1]));
   }
 
   private forget(messageId: string): void {

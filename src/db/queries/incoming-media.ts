@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNotNull, lt, sql } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, lt, type SQL, sql } from "drizzle-orm";
 import { formatTimestamp } from "../../lib/time";
 import type { Db } from "../client";
 import { messages } from "../schema";
@@ -10,14 +10,15 @@ import { messages } from "../schema";
  */
 
 /**
- * Records that incoming message `id` of `accountId` has its media kept under `key`, shown at
- * `url`; `at` is epoch ms. Clears a `metadata.media_error` an earlier try left. Idempotent.
+ * The statement that records that incoming message `id` of `accountId` has its media kept under
+ * `key`, shown at `url`; `at` is epoch ms. Clears a `metadata.media_error` an earlier try left.
+ * Idempotent.
  */
-export async function recordKeptMedia(
+export function keptMediaStatement(
   db: Db,
   input: { id: string; accountId: string; key: string; contentType: string; url: string; at: number },
-): Promise<void> {
-  await db
+): SQL {
+  return db
     .update(messages)
     .set({
       mediaKey: input.key,
@@ -32,14 +33,16 @@ export async function recordKeptMedia(
         eq(messages.accountId, input.accountId),
         eq(messages.direction, "incoming"),
       ),
-    );
+    )
+    .getSQL();
 }
 
 /**
- * Records in `metadata.media_error` of incoming message `id` why its media could not be kept:
- * `{ reason, detail, tries, at }` (`at` given in epoch ms, stored as an API timestamp).
+ * The statement that records in `metadata.media_error` of incoming message `id` why its media
+ * could not be kept: `{ reason, detail, tries, at }` (`at` given in epoch ms, stored as an API
+ * timestamp).
  */
-export async function recordMediaError(
+export function mediaErrorStatement(
   db: Db,
   input: {
     id: string;
@@ -47,8 +50,8 @@ export async function recordMediaError(
     error: { reason: string; detail: string; tries: number };
     at: number;
   },
-): Promise<void> {
-  await db
+): SQL {
+  return db
     .update(messages)
     .set({
       metadata: sql`json_set(${messages.metadata}, '$.media_error', json(${JSON.stringify({ ...input.error, at: formatTimestamp(input.at) })}))`,
@@ -60,7 +63,8 @@ export async function recordMediaError(
         eq(messages.accountId, input.accountId),
         eq(messages.direction, "incoming"),
       ),
-    );
+    )
+    .getSQL();
 }
 
 /**

@@ -67,6 +67,8 @@ export const EVENT_DATA: Record<EventType, z.ZodType> = {
   "message.read": MessageSchema,
   "message.failed": MessageSchema,
   "message.received": MessageSchema,
+  "message.media_kept": MessageSchema,
+  "message.media_failed": MessageSchema,
   "session.status_changed": SessionSchema,
   "session.health_changed": SessionSchema,
   "session.qr_updated": z
