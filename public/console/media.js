@@ -30,6 +30,9 @@ const EXTENSIONS = {
   "application/vnd.openxmlformats-officedocument.presentationml.presentation": "pptx",
 };
 
+/** What the list says of media it does not show (the message's page says more). */
+const COMPACT_NOTES = { pending: "Media not kept yet", failed: "Media not kept", expired: "Media deleted" };
+
 /** The API path of message `id`'s kept media. */
 function mediaPath(id) {
   return `/v1/chatapp/messages/${encodeURIComponent(id)}/media`;
@@ -157,7 +160,8 @@ function mediaNote(message, state, problem) {
 
 /**
  * Draws `message`'s media into `box`: the image, video, audio or a download link once fetched, or
- * why it is not shown. `compact` (the list): only kept media is fetched, an image as a thumbnail.
+ * why it is not shown. `compact` (the list): only kept media is fetched, an image as a thumbnail,
+ * a video or audio as a link to the message's page (where it plays).
  * Does nothing for a message without incoming media.
  * @param {HTMLElement} box
  * @param {any} message a Message as the API shows it
@@ -174,7 +178,18 @@ export function showMedia(box, message, cache, options = {}) {
     box.replaceChildren();
     return;
   }
-  if (state === "failed" || state === "expired" || (state === "pending" && options.compact)) {
+  if (options.compact && state !== "kept") {
+    const reason = state === "failed" ? `: ${message.metadata.media_error.reason ?? "error"}` : "";
+    fill(box, h("span", { class: "media-note muted" }, `${COMPACT_NOTES[state]}${reason}`));
+    return;
+  }
+  if (options.compact && (message.type === "video" || message.type === "audio")) {
+    // The list is drawn again while messages move: a player there would stop mid-play.
+    const page = `#/messages/${encodeURIComponent(message.id)}`;
+    fill(box, h("a", { href: page, class: "media-note" }, `Play the ${message.type}`));
+    return;
+  }
+  if (state === "failed" || state === "expired") {
     fill(box, mediaNote(message, state, null));
     return;
   }

@@ -369,7 +369,8 @@ function renderMessage(view, id) {
   let timer = null;
   let stopped = false;
   const body = h("div", {}, h("p", { class: "muted" }, "Loading…"));
-  // The media lives outside `body`, which is drawn again on every poll: a video keeps playing.
+  const metadata = h("div");
+  // The media lives outside `body` and `metadata`, drawn again on every poll: a video keeps playing.
   const media = new MediaCache();
   const mediaBox = h("div", { class: "media", id: "message-media", "aria-live": "polite" });
   const mediaSection = h(
@@ -404,6 +405,9 @@ function renderMessage(view, id) {
           ["Created", timeElement(message.created_at)],
           ["Updated", timeElement(message.updated_at)],
         ]),
+      );
+      fill(
+        metadata,
         h("h2", {}, "Metadata"),
         h("pre", { class: "json" }, JSON.stringify(message.metadata, null, 2)),
       );
@@ -418,8 +422,9 @@ function renderMessage(view, id) {
     view,
     h("p", {}, h("a", { href: "#/messages" }, "← Messages")),
     h("h1", {}, "Message"),
-    mediaSection,
     body,
+    mediaSection,
+    metadata,
   );
   load();
   return () => {
