@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { api, baseUrl, createAccount } from "./api";
@@ -86,6 +87,42 @@ describe("the web console: incoming media", () => {
     await page.waitForTimeout(2_500);
     expect(authorizations).toHaveLength(1);
     await screenshot(page, "console-message-media");
+    expect(errors).toEqual([]);
+  });
+
+  it("offers a kept document as a download link with its file name and bytes", async () => {
+    const { apiKey } = await createAccount(10);
+    const session = await connectedSession(apiKey);
+    const inbound = await api<{ data: { id: string } }>("POST", `/sandbox/sessions/${session}/inbound`, {
+      token: apiKey,
+      body: {
+        from_number: CONTACT,
+        type: "document",
+        content: "Invoice",
+        media_url: "https://media.chatapp-example.net/in/invoice.pdf",
+      },
+    });
+    expect(inbound.status).toBe(201);
+    const id = inbound.body.data.id;
+    const pdf = Buffer.from("%PDF-1.4\n%console test\n");
+    const page = await newPage(browser);
+    const errors = watchErrors(page);
+    // The bytes the API serves once kept, answered at the page's boundary (see the image test).
+    await page.route(`${baseUrl()}/v1/chatapp/messages/${id}/media`, (route) =>
+      route.fulfill({ status: 200, body: pdf, headers: { "Content-Type": "application/pdf" } }),
+    );
+    await signIn(page, apiKey);
+    await openMessage(page, id);
+    const link = page.locator("#message-media a.media-download");
+    await link.waitFor();
+    const name = `document-${id.slice(0, 8)}.pdf`;
+    expect(await link.textContent()).toBe(`Download ${name} (${pdf.byteLength} bytes)`);
+    expect(await link.getAttribute("download")).toBe(name);
+    expect(await link.getAttribute("href")).toMatch(/^blob:/);
+    const [download] = await Promise.all([page.waitForEvent("download"), link.click()]);
+    expect(download.suggestedFilename()).toBe(name);
+    const saved = await download.path();
+    expect(readFileSync(saved)).toEqual(pdf);
     expect(errors).toEqual([]);
   });
 
