@@ -1,9 +1,10 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Browser, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { api, baseUrl, createAccount } from "./api";
 import { launchBrowser, newPage, screenshot } from "./browser";
+import { connectedSession, openConsole, signIn, until, watchErrors } from "./console-page";
 import { CLOUD_API_NUMBER } from "./global-setup";
 
 let browser: Browser;
@@ -11,48 +12,6 @@ beforeAll(async () => {
   browser = await launchBrowser();
 });
 afterAll(() => browser?.close());
-
-/** Fails the test on any page error or console error (a CSP refusal is one). */
-function watchErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on("pageerror", (error) => errors.push(error.message));
-  page.on("console", (message) => {
-    if (message.type() === "error") errors.push(message.text());
-  });
-  return errors;
-}
-
-async function openConsole(page: Page): Promise<void> {
-  await page.goto(`${baseUrl()}/console`);
-  await page.locator("#api-key").waitFor();
-}
-
-async function signIn(page: Page, key: string): Promise<void> {
-  await openConsole(page);
-  await page.fill("#api-key", key);
-  await page.click("#sign-in-form button[type=submit]");
-  await page.locator("#nav").waitFor();
-}
-
-/** Polls `check` until it returns a value (not undefined), for up to `ms`. */
-async function until<T>(check: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error("timed out");
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
-/** A session of `key` linked through the sandbox; returns its id. */
-async function connectedSession(key: string): Promise<string> {
-  const created = await api<{ session: { id: string } }>("POST", "/v1/chatapp/sessions", { token: key });
-  const id = created.body.session.id;
-  const scan = await api("POST", `/sandbox/sessions/${id}/scan`, { token: key, body: {} });
-  expect(scan.status).toBe(200);
-  return id;
-}
 
 describe("the web console", () => {
   it("refuses a wrong key with the API's own words and stays on the sign-in form; sign out forgets the key", async () => {

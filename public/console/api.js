@@ -85,6 +85,38 @@ export async function api(method, path, options = {}) {
 }
 
 /**
+ * Reads a file of the API (e.g. `/v1/chatapp/messages/{id}/media`) with the stored key as bearer
+ * token: an `<img>` or `<video>` cannot send that header, so the page fetches the bytes itself and
+ * shows them through an object URL.
+ * @param {string} path
+ * @returns {Promise<Blob>} the body, typed by the answer's `Content-Type`
+ * @throws {ApiError} on any non-2xx answer (with its problem+json) or a network failure
+ */
+export async function apiBlob(path) {
+  const key = storedKey();
+  const headers = {};
+  if (key) headers.Authorization = `Bearer ${key}`;
+  let response;
+  try {
+    response = await fetch(new URL(path, location.origin), { headers });
+  } catch {
+    throw new ApiError(0, { title: "Network error", detail: "The service could not be reached. Try again." });
+  }
+  if (response.ok) return response.blob();
+  const text = await response.text();
+  let problem;
+  try {
+    problem = JSON.parse(text);
+  } catch {
+    problem = null;
+  }
+  if (!problem || typeof problem !== "object")
+    problem = { title: response.statusText, detail: text.slice(0, 300) };
+  if (response.status === 401) onUnauthenticated(problem);
+  throw new ApiError(response.status, problem);
+}
+
+/**
  * An error as an alert box: the problem's title, its detail and any field errors, each as text.
  * Other errors (bugs) show their message.
  */

@@ -1,8 +1,11 @@
 // Messages: the list with the API's filters and cursor paging (the filters live in the hash, so
 // back and forward work), a message's timeline and metadata, and a form that sends a test text.
+// An incoming message's kept media is shown inline (media.js): a thumbnail of an image in the
+// list, the image, video, audio or a download link on the message's page.
 
 import { api, problemBox, withButton } from "./api.js";
 import { badge, details, field, fill, h, select, table, timeElement, truncate } from "./dom.js";
+import { MediaCache, mediaState, showMedia } from "./media.js";
 
 const STATUSES = ["queued", "scheduled", "sent", "delivered", "read", "failed"];
 /** Statuses a message can still move on from: the list and the detail refresh while one is shown. */
@@ -49,6 +52,7 @@ function renderList(view, context) {
   let timer = null;
   let stopped = false;
   let sessions = [];
+  const media = new MediaCache();
 
   const query = Object.fromEntries(FILTERS.map((name) => [name, params.get(name) ?? ""]));
   query.cursor = params.get("cursor") ?? "";
@@ -66,6 +70,7 @@ function renderList(view, context) {
       const page = await api("GET", "/v1/chatapp/messages", { query });
       if (stopped) return;
       fill(list, messageTable(page.data));
+      media.keepOnly(page.data.map((message) => message.id));
       fill(pager, pagerButtons(page.meta));
       if (live.checked && page.data.some((message) => MOVING.has(message.status)))
         timer = setTimeout(load, POLL_MS);
@@ -82,6 +87,13 @@ function renderList(view, context) {
     return [newer, older];
   }
 
+  /** An incoming message's media in the list: a thumbnail of a kept image, else a short note. */
+  function mediaCell(message) {
+    const box = h("div", { class: "media media-compact" });
+    showMedia(box, message, media, { compact: true });
+    return box;
+  }
+
   function messageTable(messages) {
     if (messages.length === 0) return h("p", { class: "muted" }, "No messages match.");
     return table(
@@ -95,7 +107,9 @@ function renderList(view, context) {
           message.reason ? h("span", { class: "muted small" }, ` ${message.reason}`) : null,
         ],
         message.type,
-        truncate(message.content ?? message.media_url, 40),
+        mediaState(message)
+          ? [mediaCell(message), truncate(message.content, 40)]
+          : truncate(message.content ?? message.media_url, 40),
         h("a", { href: `#/messages/${encodeURIComponent(message.id)}` }, "Details"),
       ]),
       "Messages",
@@ -311,6 +325,7 @@ function renderList(view, context) {
   return () => {
     stopped = true;
     if (timer) clearTimeout(timer);
+    media.clear();
   };
 }
 
@@ -354,6 +369,16 @@ function renderMessage(view, id) {
   let timer = null;
   let stopped = false;
   const body = h("div", {}, h("p", { class: "muted" }, "Loading…"));
+  const metadata = h("div");
+  // The media lives outside `body` and `metadata`, drawn again on every poll: a video keeps playing.
+  const media = new MediaCache();
+  const mediaBox = h("div", { class: "media", id: "message-media", "aria-live": "polite" });
+  const mediaSection = h(
+    "section",
+    { "aria-labelledby": "media-title", hidden: true },
+    h("h2", { id: "media-title" }, "Media"),
+    mediaBox,
+  );
   async function load() {
     try {
       const { data: message } = await api("GET", `/v1/chatapp/messages/${encodeURIComponent(id)}`);
@@ -380,18 +405,31 @@ function renderMessage(view, id) {
           ["Created", timeElement(message.created_at)],
           ["Updated", timeElement(message.updated_at)],
         ]),
+      );
+      fill(
+        metadata,
         h("h2", {}, "Metadata"),
         h("pre", { class: "json" }, JSON.stringify(message.metadata, null, 2)),
       );
+      mediaSection.hidden = !mediaState(message);
+      showMedia(mediaBox, message, media);
       if (MOVING.has(message.status)) timer = setTimeout(load, POLL_MS);
     } catch (error) {
       if (!stopped) fill(body, problemBox(error));
     }
   }
-  fill(view, h("p", {}, h("a", { href: "#/messages" }, "← Messages")), h("h1", {}, "Message"), body);
+  fill(
+    view,
+    h("p", {}, h("a", { href: "#/messages" }, "← Messages")),
+    h("h1", {}, "Message"),
+    body,
+    mediaSection,
+    metadata,
+  );
   load();
   return () => {
     stopped = true;
     if (timer) clearTimeout(timer);
+    media.clear();
   };
 }

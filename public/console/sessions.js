@@ -1,9 +1,11 @@
 // Sessions: the list, create, the live QR view (a link token opens the session's /live WebSocket,
 // since a browser cannot set headers on one), disconnect, reconnect, delete, the hosted link URL,
-// and a WhatsApp Cloud API session's message templates.
+// and a WhatsApp Cloud API session's message templates. A session's own page (#/sessions/<id>)
+// shows its health (session-health.js) and checks whether numbers are on the network.
 
 import { api, problemBox, withButton } from "./api.js";
 import { badge, fill, h, table, timeElement } from "./dom.js";
+import { GATEWAY_LABELS, renderSession } from "./session-page.js";
 
 /** `POST …/link-url`: a hosted link URL `{url, expires_at}` whose path ends in `/link/{token}`. */
 function linkUrl(id) {
@@ -15,14 +17,6 @@ function isQrImage(value) {
   return typeof value === "string" && value.startsWith("data:image/png;base64,");
 }
 
-/** How the list names each gateway (the API's `gateway` values). */
-const GATEWAY_LABELS = {
-  sandbox: "Sandbox",
-  waha: "WAHA",
-  evolution: "Evolution API",
-  cloud_api: "WhatsApp Cloud API",
-};
-
 /** The text of a template's BODY component (Meta's `components[].text`), or null. */
 function bodyText(template) {
   const body = (template.components ?? []).find((component) => component.type === "BODY");
@@ -33,12 +27,20 @@ function bodyText(template) {
 const LIST_REFRESH_MS = 5_000;
 
 /**
- * Draws the sessions page into `view`; the list is read again every {@link LIST_REFRESH_MS} and
+ * Draws the sessions page into `view`, or with `context.id` that session's page (session-page.js).
+ * @returns {() => void} stops the page's refresh and closes its live socket, if one is open
+ */
+export function render(view, context) {
+  return context.id ? renderSession(view, context.id) : renderList(view, context);
+}
+
+/**
+ * Draws the sessions list into `view`; the list is read again every {@link LIST_REFRESH_MS} and
  * redrawn only when a session's status, reason or phone changed (so a button under the pointer
  * stays put).
  * @returns {() => void} stops the refresh and closes the live socket, if one is open
  */
-export function render(view, context) {
+function renderList(view, context) {
   const out = h("div", { "aria-live": "polite" });
   const live = h("div");
   const list = h("div", {}, h("p", { class: "muted" }, "Loading…"));
@@ -84,7 +86,15 @@ export function render(view, context) {
           { class: "gateway", "data-gateway": session.gateway },
           GATEWAY_LABELS[session.gateway] ?? session.gateway,
         ),
-        h("span", { class: "mono small" }, session.id),
+        h(
+          "a",
+          {
+            class: "mono small",
+            href: `#/sessions/${encodeURIComponent(session.id)}`,
+            title: "Health and number check",
+          },
+          session.id,
+        ),
         timeElement(session.created_at),
         h("div", { class: "actions" }, actions(session)),
       ]),

@@ -4,7 +4,9 @@ import { ConsolePage } from "./console-page";
 
 /**
  * The security headers of the console page. Scripts, styles, images and API calls come from this
- * service only: `img-src data:` for the QR codes the API sends as data URIs, and `connect-src` with
+ * service only: `img-src data:` for the QR codes the API sends as data URIs, `img-src`/`media-src
+ * blob:` for incoming media, which the console fetches with its key and shows as object URLs
+ * (public/console/media.js), and `connect-src` with
  * the ws/wss origin of this host for the live session socket (CSP Level 3 lets `'self'` match it,
  * older browsers need it named). No framing (`frame-ancestors 'none'`: clickjacking), no referrer.
  */
@@ -14,7 +16,8 @@ export function consoleSecurityHeaders(requestUrl: string): Record<string, strin
     "default-src 'none'",
     "script-src 'self'",
     "style-src 'self'",
-    "img-src 'self' data:",
+    "img-src 'self' data: blob:",
+    "media-src blob:",
     `connect-src 'self' ws://${host} wss://${host}`,
     "base-uri 'none'",
     "form-action 'self'",
