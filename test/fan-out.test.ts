@@ -194,6 +194,10 @@ describe("gateway failures", () => {
     );
     const [sent] = await waitForMessages(key, [id]);
     expect(sent).toMatchObject({ status: "sent", metadata: { attempts: 3 } });
+    // The errors of the attempts before stay in send_attempts; none is the message's error now.
+    expect(sent?.metadata.last_error).toBeUndefined();
+    expect(sent?.metadata).not.toHaveProperty("next_attempt_at");
+    expect(sent?.metadata.send_attempts).toHaveLength(2);
     expect(await balanceOf(accountId)).toBe(0.99);
   });
 

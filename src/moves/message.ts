@@ -165,7 +165,8 @@ export function sentStatement(moves: SentMove[]): SQL {
         json_extract(value, '$.g') AS g, json_extract(value, '$.sb') AS sb FROM json_each(${rows}))
     UPDATE messages SET status = ${MESSAGE_TRANSITIONS.sent.to}, sent_at = s.at, provider_message_id = s.p, from_number = s.f,
       updated_at = s.at,
-      metadata = json_remove(json_set(metadata, '$.attempts', s.n, '$.gateway', s.g, '$.settled_by', s.sb), '$.outcome')
+      metadata = json_remove(json_set(metadata, '$.attempts', s.n, '$.gateway', s.g, '$.settled_by', s.sb),
+        '$.outcome', '$.last_error', '$.next_attempt_at')
     FROM s WHERE messages.id = s.mid AND direction = 'outgoing' AND ${fromOf("sent")}`;
 }
 

@@ -198,7 +198,7 @@ export const MessageSchema = z
     read_at: timestamp.nullable(),
     metadata: z.record(z.string(), z.unknown()).openapi({
       description:
-        "Retry information (`attempts`, `last_error`, `next_attempt_at`; a gateway's error is kept cut to 200 characters and without the message's own text), `gateway`, `events` (acks received), " +
+        "Retry information (`attempts`; while a retry waits, `last_error` and `next_attempt_at`, both removed once the message is sent; a gateway's error is kept cut to 200 characters and without the message's own text), `gateway`, `events` (acks received), " +
         'and how the send\'s outcome became known: `outcome: "unknown"` while the gateway may hold the message ' +
         "unsettled (it stays `queued`), `send_attempts` (each attempt that did not end in `sent`: `{ at, outcome, " +
         "reason }`, outcome `rejected`, `unknown`, `absent` or `unreachable`) and, once sent, `settled_by`: " +
