@@ -186,6 +186,28 @@ describe("the web console: usage", () => {
     expect(await page.inputValue("#ledger-kind")).toBe("credit");
     await screenshot(page, "console-usage-ledger-credit");
 
+    // Paging through links.next: 23 more sends make 26 entries, one more than a page (25).
+    for (let i = 0; i < 23; i++) {
+      const res = await api("POST", "/v1/chatapp/messages", {
+        token: apiKey,
+        body: {
+          chatapp_session_id: session,
+          to_number: ["+14155552671"],
+          type: "text",
+          content: `more ${i}`,
+        },
+      });
+      expect(res.status).toBe(201);
+    }
+    await page.selectOption("#ledger-kind", "");
+    await until(async () => ((await ledgerRows(page)).length === 25 ? true : undefined));
+    expect(page.url()).not.toContain("kind=");
+    expect((await ledgerRows(page))[0]).toEqual(["charge", "-0.01", "9.75", "messages · 1 message"]);
+    await page.click("#ledger-more");
+    await until(async () => ((await ledgerRows(page)).length === 26 ? true : undefined));
+    expect((await ledgerRows(page)).at(-1)).toEqual(["credit", "+10.00", "10.00", "admin · Opening balance"]);
+    expect(await page.locator("#ledger-more").isVisible()).toBe(false);
+
     // Only the 422 above logs an error (the browser reports the failed request).
     expect(errors.filter((text) => !/422/.test(text))).toEqual([]);
   });
