@@ -186,7 +186,7 @@ export interface paths {
         };
         /**
          * The account's outgoing messages per hour or day and type: counts by status, cost and refunds
-         * @description Buckets are UTC hours or days. A message counts in the bucket it was created in, and under its status now, so a bucket's counts move as its messages are sent, delivered, read or failed; `cost` is what they cost and `refunded` what of it came back (failed messages). Incoming messages are not counted. The range runs from `time_from` rounded down to `time_to` rounded up to the granularity, at most 31 days by hour and 366 by day (422 `time_range_invalid`, also when `time_to` is not after `time_from`). Read from counters kept as messages move, so the cost of a request does not grow with the number of messages.
+         * @description Buckets are UTC hours or days. A message counts in the bucket it was created in, and under its status now, so a bucket's counts move as its messages are sent, delivered, read or failed; `cost` is what they cost and `refunded` what of it came back (failed messages). Incoming messages are not counted. The range runs from `time_from` rounded down to `time_to` rounded up to the granularity, at most 31 days by hour and 366 by day (422 `time_range_invalid`, also when `time_to` is not after `time_from`). `time_to` defaults to now and `time_from` to 30 days before `time_to` rounded up to the end of its UTC day: with neither, the last 30 UTC days (by day unless `granularity` is `hour`), from the start of the UTC day 29 days ago to the end of today. Read from counters kept as messages move, so the cost of a request does not grow with the number of messages.
          */
         get: operations["getOwnUsage"];
         put?: never;
@@ -3976,11 +3976,11 @@ export interface operations {
     };
     getOwnUsage: {
         parameters: {
-            query: {
-                /** @description Start of the range; rounded down to the start of its hour or day (UTC). */
-                time_from: string;
-                /** @description End of the range, after `time_from`; rounded up to the end of its hour or day (UTC). */
-                time_to: string;
+            query?: {
+                /** @description Start of the range; rounded down to the start of its hour or day (UTC). Default: 30 days before `time_to` rounded up to the end of its UTC day (with neither bound, the start of the UTC day 29 days ago). */
+                time_from?: string;
+                /** @description End of the range, after `time_from`; rounded up to the end of its hour or day (UTC). Default: now. */
+                time_to?: string;
                 /** @description Bucket size: `hour` (ranges up to 31 days) or `day` (up to 366 days). */
                 granularity?: "hour" | "day";
             };

@@ -1,5 +1,6 @@
 // The web console (/console): a client of the public /v1 API with the key the user pasted, kept in
-// this tab's sessionStorage. Hash routes: #/sessions, #/messages[/<id>], #/apps, #/webhooks[/<id>].
+// this tab's sessionStorage. Hash routes: #/sessions, #/messages[/<id>], #/apps, #/webhooks[/<id>],
+// #/usage.
 // Each page module's `render(view, context)` draws into `view` and may return a cleanup function
 // (closing a live socket, stopping a poll) that runs when the page changes.
 
@@ -8,6 +9,7 @@ import * as apps from "./console/apps.js";
 import { fill } from "./console/dom.js";
 import * as messages from "./console/messages.js";
 import * as sessions from "./console/sessions.js";
+import * as usage from "./console/usage.js";
 import * as webhooks from "./console/webhooks.js";
 
 const $ = (id) => document.getElementById(id);
@@ -77,7 +79,7 @@ function route() {
   }
   view.replaceChildren();
   try {
-    const page = { sessions, messages, apps, webhooks }[parts[0] ?? "sessions"];
+    const page = { sessions, messages, apps, webhooks, usage }[parts[0] ?? "sessions"];
     if (!page) {
       location.hash = "#/sessions";
       return;

@@ -10,6 +10,7 @@ import { connectedSession, seedMessages, sendText, waitForMessages } from "./mes
 // `messages` keep in the statement that inserts a message or moves its status (migrations/0016_account_usage.sql, defined in src/moves/counters.ts).
 
 const HOUR = 3_600_000;
+const DAY = 86_400_000;
 const STATUSES = ["queued", "scheduled", "sent", "delivered", "read", "failed"] as const;
 
 interface Counters {
@@ -285,14 +286,93 @@ describe("usage counters", () => {
 
     const bad: [string, string][] = [
       ["granularity=week&time_from=2026-03-01&time_to=2026-03-02", "granularity"],
-      ["time_to=2026-03-02", "time_from"],
-      ["time_from=2026-03-01", "time_to"],
       ["time_from=yesterday&time_to=2026-03-02", "time_from"],
     ];
     for (const [query, field] of bad) {
       const problem = expectProblem(await usage(key, query), 422, "validation_failed");
       expect(Object.keys(problem.errors as object)).toEqual([field]);
     }
+  });
+
+  it("default to the last 30 UTC days by day without time_from and time_to; a lone bound keeps, the other defaults", async () => {
+    const { key, accountId } = await createAccount(10);
+    const session = await connectedSession(key);
+    const sent = await sendText(key, session.id, ["+14155552671", "+14155552672", "+14155550000"], {
+      delay_between: 0,
+    });
+    expect(sent.status).toBe(201);
+    await waitForMessages(
+      key,
+      sent.body.data.messages.map((m) => m.id),
+      (m) => m.status === "read" || m.status === "failed",
+    );
+    const now = Date.now();
+    const today = now - (now % DAY);
+    // The first day of the default range, its last millisecond before it, and four days ago.
+    await seedMessages(
+      [today - 29 * DAY, today - 29 * DAY - 1, today - 4 * DAY + 5 * HOUR].map((createdAt) => ({
+        accountId,
+        sessionId: session.id,
+        toNumber: "+14155552671",
+        createdAt,
+      })),
+    );
+
+    const last30 = await usage(key, "");
+    expect(last30.status).toBe(200);
+    const { data } = last30.body;
+    expect(data.granularity).toBe("day");
+    expect(data.time_from).toBe(iso(today - 29 * DAY));
+    expect(data.time_to).toBe(iso(today + DAY));
+    expect((Date.parse(data.time_to) - Date.parse(data.time_from)) / DAY).toBe(30);
+    expect(data.buckets).toEqual([
+      bucket(iso(today - 29 * DAY), "text", { queued: 1 }, 0.01),
+      bucket(iso(today - 4 * DAY), "text", { queued: 1 }, 0.01),
+      // What the test sent: two read, one failed (…0000) and refunded.
+      bucket(iso(today), "text", { read: 2, failed: 1 }, 0.03, 0.01),
+    ]);
+
+    // By hour, the same start; the end is now rounded up to its hour.
+    const byHour = await usage(key, "granularity=hour");
+    expect(byHour.body.data).toMatchObject({
+      granularity: "hour",
+      time_from: iso(today - 29 * DAY),
+      time_to: iso(Math.ceil(Date.now() / HOUR) * HOUR),
+    });
+    expect(byHour.body.data.buckets.map((b) => [b.start, b.counts.queued])).toEqual([
+      [iso(today - 29 * DAY), 1],
+      [iso(today - 4 * DAY + 5 * HOUR), 1],
+      ...byHour.body.data.buckets.slice(2).map((b) => [b.start, 0]),
+    ]);
+    expect(byHour.body.data.buckets.slice(2).reduce((n, b) => n + b.counts.read + b.counts.failed, 0)).toBe(
+      3,
+    );
+
+    // Only time_to: the 30 UTC days that end where time_to rounds up to.
+    const upTo = await usage(key, "time_to=2026-03-10");
+    expect(upTo.body.data).toMatchObject({
+      time_from: "2026-02-08T00:00:00.000000Z",
+      time_to: "2026-03-10T00:00:00.000000Z",
+    });
+    const upToNoon = await usage(key, "time_to=2026-03-10T12:00:00Z");
+    expect(upToNoon.body.data).toMatchObject({
+      time_from: "2026-02-09T00:00:00.000000Z",
+      time_to: "2026-03-11T00:00:00.000000Z",
+    });
+    // Only time_from: up to now.
+    const since = await usage(key, `time_from=${new Date(today - 4 * DAY).toISOString().slice(0, 10)}`);
+    expect(since.body.data).toMatchObject({ time_from: iso(today - 4 * DAY), time_to: iso(today + DAY) });
+    expect(since.body.data.buckets.map((b) => b.start)).toEqual([iso(today - 4 * DAY), iso(today)]);
+
+    // The range rules hold for a defaulted bound too.
+    const tooLong = await usage(key, "granularity=hour&time_from=2026-01-01");
+    expect(Object.keys(expectProblem(tooLong, 422, "time_range_invalid").errors as object)).toEqual([
+      "time_to",
+    ]);
+    const future = await usage(key, `time_from=${iso(now + 2 * DAY)}`);
+    expect(Object.keys(expectProblem(future, 422, "time_range_invalid").errors as object)).toEqual([
+      "time_to",
+    ]);
   });
 
   it("are what the migration's backfill builds from the messages", async () => {

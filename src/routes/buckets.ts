@@ -28,6 +28,41 @@ export const BucketQuery = z.object({
     .openapi({ description: "Bucket size: `hour` (ranges up to 31 days) or `day` (up to 366 days)." }),
 });
 
+/** Days covered by `GET /v1/account/usage` when the request gives no `time_from`. */
+export const DEFAULT_RANGE_DAYS = 30;
+
+/** The query of `GET /v1/account/usage`: {@link BucketQuery} with both bounds optional ({@link defaultBounds}). */
+export const DefaultedBucketQuery = BucketQuery.extend({
+  time_from: TimeBound.optional().openapi({
+    description:
+      "Start of the range; rounded down to the start of its hour or day (UTC). Default: 30 days before " +
+      "`time_to` rounded up to the end of its UTC day (with neither bound, the start of the UTC day 29 days ago).",
+  }),
+  time_to: TimeBound.optional().openapi({
+    description:
+      "End of the range, after `time_from`; rounded up to the end of its hour or day (UTC). Default: now.",
+  }),
+});
+
+/**
+ * Fills in the bounds a request left out, before {@link bucketRange} rounds them:
+ * `time_to` defaults to `now`; `time_from` to {@link DEFAULT_RANGE_DAYS} days before `time_to`
+ * rounded up to the end of its UTC day. With neither, that is the last 30 UTC days, today
+ * included: from the start of the UTC day 29 days ago to now. Each bound given is kept as given,
+ * as a list filter on `created` keeps a lone `gte` or `lte` (Stripe's list API).
+ * @param now epoch ms; the bounds are epoch ms.
+ */
+export function defaultBounds(
+  timeFrom: number | undefined,
+  timeTo: number | undefined,
+  now: number,
+): { timeFrom: number; timeTo: number } {
+  const to = timeTo ?? now;
+  const dayMs = BUCKET_RANGES.day.bucketMs;
+  const from = timeFrom ?? Math.ceil(to / dayMs) * dayMs - DEFAULT_RANGE_DAYS * dayMs;
+  return { timeFrom: from, timeTo: to };
+}
+
 /** A range of whole buckets: `[from, to)` in epoch ms and the bucket size in ms. */
 export interface BucketRange {
   from: number;

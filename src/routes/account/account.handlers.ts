@@ -12,7 +12,7 @@ import { fromMinor, toMinor } from "../../lib/money";
 import { formatTimestamp } from "../../lib/time";
 import { toAccountRecord } from "../../presenters/account";
 import { toLedgerRecord } from "../../presenters/ledger";
-import { bucketRange } from "../buckets";
+import { bucketRange, defaultBounds } from "../buckets";
 import { pageLinks } from "../paging";
 import type * as routes from "./account.routes";
 
@@ -77,7 +77,8 @@ export const ledger: RouteHandler<typeof routes.ledger, AppEnv> = async (c) => {
 
 export const usage: RouteHandler<typeof routes.usage, AppEnv> = async (c) => {
   const { time_from, time_to, granularity } = c.req.valid("query");
-  const range = bucketRange(time_from, time_to, granularity);
+  const { timeFrom, timeTo } = defaultBounds(time_from, time_to, Date.now());
+  const range = bucketRange(timeFrom, timeTo, granularity);
   const rows = await usageBuckets(c.var.db, c.var.principal.accountId, range);
   return c.json(
     {

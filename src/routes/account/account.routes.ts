@@ -74,7 +74,9 @@ export const usage = createRoute({
     "a bucket's counts move as its messages are sent, delivered, read or failed; `cost` is what they cost and " +
     "`refunded` what of it came back (failed messages). Incoming messages are not counted. The range runs from " +
     "`time_from` rounded down to `time_to` rounded up to the granularity, at most 31 days by hour and 366 by day " +
-    "(422 `time_range_invalid`, also when `time_to` is not after `time_from`). Read from counters kept as messages " +
+    "(422 `time_range_invalid`, also when `time_to` is not after `time_from`). `time_to` defaults to now and " +
+    "`time_from` to 30 days before `time_to` rounded up to the end of its UTC day: with neither, the last 30 UTC " +
+    "days (by day unless `granularity` is `hour`), from the start of the UTC day 29 days ago to the end of today. Read from counters kept as messages " +
     "move, so the cost of a request does not grow with the number of messages.",
   request: { query: UsageQuery },
   responses: {

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { LEDGER_MESSAGE_IDS } from "../../db/queries/ledger";
 import { MESSAGE_TYPES } from "../../messages/types";
-import { BucketQuery, GRANULARITIES } from "../buckets";
+import { DefaultedBucketQuery, GRANULARITIES } from "../buckets";
 import { moneyAmount } from "../openapi";
 import { CursorParam, enumListFilter, Limit, PageLinksSchema, TimeBound } from "../paging";
 
@@ -137,7 +137,7 @@ export const LedgerListSchema = z.object({
 });
 
 /** Query of `GET /v1/account/usage`. */
-export const UsageQuery = BucketQuery;
+export const UsageQuery = DefaultedBucketQuery;
 
 const counts = z.object({
   queued: z.int(),

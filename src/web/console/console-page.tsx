@@ -21,6 +21,7 @@ export function ConsolePage() {
           <a href="#/messages">Messages</a>
           <a href="#/apps">Apps and codes</a>
           <a href="#/webhooks">Webhooks</a>
+          <a href="#/usage">Usage</a>
         </nav>
       </header>
       <main id="main">
