@@ -158,6 +158,15 @@ export const SendBody = z
       description:
         "Send later: ISO 8601 time in the future, at most 30 days ahead. Messages are `scheduled` until then.",
     }),
+    simulate_typing: z
+      .boolean()
+      .optional()
+      .openapi({
+        description:
+          'Show "typing…" to each recipient before its message (README, Typing before a send): 1 s per 30 ' +
+          "characters of the text or caption, 1–8 s, within the session's pacing. Best effort; the outcome is in " +
+          "the message's `metadata.typing` once sent. Default false.",
+      }),
   })
   .superRefine((body, ctx) => {
     body.to_number.forEach((number, index) => {
