@@ -1,52 +1,23 @@
-import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { typingMs } from "../src/messages/typing";
-import { call, createAccount, expectProblem, sessionStub, TIMESTAMP } from "./helpers";
+import { call, createAccount, expectProblem, TIMESTAMP } from "./helpers";
 import {
   connectedSession,
   driveAlarmUntil,
   getMessage,
-  type Message,
   ms,
   type SendResponse,
   sendText,
-  sessionStorage,
 } from "./message-fixtures";
+import { type Typed, typeThenSend, typingStarted } from "./typing-fixtures";
 
 // "Typing…" before a send (README, Typing before a send), on the sandbox: the duration rule, the
 // typing's wait through the session's alarm (driven here: a driven alarm runs at the time it was
 // armed for, so the tests never sleep the typing out), the pacing it fits in, and what
 // `metadata.typing` records.
 
-type Typed = Message & {
-  metadata: Message["metadata"] & {
-    typing?: { ms: number; started_at: string; shown: boolean; reason?: string };
-  };
-};
-
 /** A text of `n` characters. */
 const text = (n: number) => "x".repeat(n);
-
-/** Waits until the session's object started the message's typing, and answers when (epoch ms). */
-async function typingStarted(sessionId: string, messageId: string): Promise<number> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const at = await runInDurableObject(sessionStub(sessionId), (_instance, state) => {
-      const tables = state.storage.sql
-        .exec<{ n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'outbox'")
-        .toArray();
-      if ((tables[0]?.n ?? 0) === 0) return null;
-      return (
-        state.storage.sql
-          .exec<{ typing_at: number | null }>("SELECT typing_at FROM outbox WHERE id = ?", messageId)
-          .toArray()[0]?.typing_at ?? null
-      );
-    });
-    if (at !== null) return at;
-    if (Date.now() > deadline) throw new Error("the typing never started");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe("typingMs", () => {
   it("is 1 s per 30 characters, rounded to whole seconds, between 1 s and 8 s", () => {
@@ -80,14 +51,8 @@ describe("simulate_typing on a sandbox send", () => {
     expect(res.status, res.text).toBe(201);
     const id = res.body.data.messages[0]?.id ?? "";
 
-    const startedAt = await typingStarted(session.id, id);
     // The send waits for the typing: the session's alarm is set for its end, 8 s on.
-    const storage = await sessionStorage(session.id);
-    expect(storage.deadlines).toContainEqual({ kind: "dispatch", ref: "", due_at: startedAt + 8000 });
-    expect((await getMessage(key, id)).status).toBe("queued");
-
-    await driveAlarmUntil(session.id, async () => (await getMessage(key, id)).status !== "queued");
-    const sent = (await getMessage(key, id)) as Typed;
+    const { message: sent, startedAt } = await typeThenSend(key, session.id, id, 8000);
     expect(sent.status).toBe("sent");
     expect(sent.metadata.typing).toEqual({
       ms: 8000,
