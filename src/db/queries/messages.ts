@@ -240,7 +240,8 @@ export function insertIncomingStatement(db: Db, row: MessageRow): SQL {
 /**
  * The gateway's id of the latest message contact `contact` (E.164) sent session `sessionId` of
  * account `accountId`, or null when none is stored: what the Cloud API's typing indicator answers
- * (ChatGateway `typing`). Read through `messages_account_from`.
+ * (ChatGateway `typing`). Read through `messages_account_from`; of messages dated alike, the one
+ * stored last.
  */
 export async function lastIncomingMessageId(
   db: Db,
@@ -260,7 +261,8 @@ export async function lastIncomingMessageId(
         isNotNull(messages.providerMessageId),
       ),
     )
-    .orderBy(desc(messages.createdAt))
+    // Gateways date messages to the second: of two in one second, the one stored last.
+    .orderBy(desc(messages.createdAt), sql`rowid DESC`)
     .limit(1);
   return row?.id ?? null;
 }
