@@ -1799,7 +1799,7 @@ export interface components {
             delivered_at: string | null;
             /** @example 2026-11-21T09:30:12.345000Z */
             read_at: string | null;
-            /** @description Retry information (`attempts`, `last_error`, `next_attempt_at`; a gateway's error is kept cut to 200 characters and without the message's own text), `gateway`, `events` (acks received), and how the send's outcome became known: `outcome: "unknown"` while the gateway may hold the message unsettled (it stays `queued`), `send_attempts` (each attempt that did not end in `sent`: `{ at, outcome, reason }`, outcome `rejected`, `unknown`, `absent` or `unreachable`) and, once sent, `settled_by`: `answer`, `lookup` or `status_webhook`. An incoming message with media the gateway holds but the API does not link to (WAHA's) has `media_url` null and `media: { mimetype }`. */
+            /** @description Retry information (`attempts`, `last_error`, `next_attempt_at`; a gateway's error is kept cut to 200 characters and without the message's own text), `gateway`, `events` (acks received), and how the send's outcome became known: `outcome: "unknown"` while the gateway may hold the message unsettled (it stays `queued`), `send_attempts` (each attempt that did not end in `sent`: `{ at, outcome, reason }`, outcome `rejected`, `unknown`, `absent` or `unreachable`) and, once sent, `settled_by`: `answer`, `lookup` or `status_webhook`; with `simulate_typing`, once sent, `typing`: `{ ms, started_at, shown, reason? }` (README, Typing before a send). An incoming message with media the gateway holds but the API does not link to (WAHA's) has `media_url` null and `media: { mimetype }`. */
             metadata: {
                 [key: string]: unknown;
             };
@@ -2012,6 +2012,8 @@ export interface components {
             } | null;
             /** @description Whether recipients are checked against the chat network before their message is made. */
             check_numbers: boolean;
+            /** @description Whether each message shows "typing…" to its recipient first (README, Typing before a send). */
+            simulate_typing: boolean;
             stats: components["schemas"]["CampaignStats"];
             /** @description Charged for the campaign, in the account's currency units. */
             cost: number;
@@ -5364,6 +5366,8 @@ export interface operations {
                      * @description Send later: ISO 8601 time in the future, at most 30 days ahead. Messages are `scheduled` until then.
                      */
                     scheduled_at?: string | null;
+                    /** @description Show "typing…" to each recipient before its message (README, Typing before a send): 1 s per 30 characters of the text or caption, 1–8 s, within the session's pacing. Best effort; the outcome is in the message's `metadata.typing` once sent. Default false. */
+                    simulate_typing?: boolean;
                 };
             };
         };
@@ -5765,6 +5769,8 @@ export interface operations {
                     } | null;
                     /** @description Check each recipient against the chat network before its message is made (README, Number checks): one not on it is `skipped` with reason `recipient_not_on_chatapp` and refunded; one the gateway cannot tell about is sent. Default false. */
                     check_numbers?: boolean;
+                    /** @description Show "typing…" to each recipient before its message (README, Typing before a send): 1 s per 30 characters of the text or caption, 1–8 s, within the session's pacing. Best effort; the outcome is in the message's `metadata.typing` once sent. Default false. */
+                    simulate_typing?: boolean;
                 };
             };
         };
