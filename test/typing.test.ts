@@ -1,6 +1,9 @@
-import { describe, expect, it } from "vitest";
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it, vi } from "vitest";
 import { typingMs } from "../src/messages/typing";
-import { call, createAccount, expectProblem, TIMESTAMP } from "./helpers";
+import { campaignMessages, command, createCampaign, outboxStates, recipients } from "./campaign-fixtures";
+import { call, createAccount, expectProblem, sessionStub, TIMESTAMP } from "./helpers";
 import {
   connectedSession,
   driveAlarmUntil,
@@ -140,5 +143,60 @@ describe("simulate_typing on a sandbox send", () => {
     });
     expectProblem(res, 422, "validation_failed");
     expect(JSON.stringify(res.body)).toContain("simulate_typing");
+  });
+});
+
+describe("simulate_typing on a campaign", () => {
+  it("is kept on the campaign and its messages, types before each, and survives a failover", async () => {
+    const { key } = await createAccount();
+    const a = (await connectedSession(key)).id;
+    const b = (await connectedSession(key)).id;
+    const draft = await createCampaign(key, {
+      chatapp_session_ids: [a, b],
+      recipients: recipients(4),
+      delay_between: 60_000,
+      simulate_typing: true,
+    });
+    expect((draft as typeof draft & { simulate_typing: boolean }).simulate_typing).toBe(true);
+    expect((await command(key, draft.id, "start")).status).toBe(200);
+    // Each session types (1 s) and sends its first message, then holds the next for a minute.
+    for (const session of [a, b])
+      await vi.waitFor(
+        async () => {
+          const states = await outboxStates(session);
+          if (states.sent !== 1 || states.pending !== 1) throw new Error(JSON.stringify(states));
+        },
+        { timeout: 10_000, interval: 50 },
+      );
+    const { results } = await env.DB.prepare("SELECT id, simulate_typing FROM messages WHERE campaign_id = ?")
+      .bind(draft.id)
+      .all<{ id: string; simulate_typing: number }>();
+    expect(results.map((row) => row.simulate_typing)).toEqual([1, 1, 1, 1]);
+    await vi.waitFor(
+      async () => {
+        const sent = (await campaignMessages(draft.id)).filter((m) => m.sent_at !== null);
+        expect(sent.map((m) => JSON.parse(m.metadata).typing)).toEqual([
+          { ms: 1000, started_at: expect.stringMatching(TIMESTAMP), shown: true },
+          { ms: 1000, started_at: expect.stringMatching(TIMESTAMP), shown: true },
+        ]);
+      },
+      { timeout: 5_000, interval: 50 },
+    );
+
+    // A ban moves a's waiting message to b, which will type before it too.
+    expect((await call("POST", `/sandbox/sessions/${a}/ban`, { key, body: {} })).status).toBe(200);
+    const moved = (await campaignMessages(draft.id)).filter((m) => m.metadata.includes("failover"));
+    expect(moved).toHaveLength(1);
+    await vi.waitFor(
+      async () => {
+        const typing = await runInDurableObject(sessionStub(b), (_instance, state) =>
+          state.storage.sql
+            .exec<{ typing_ms: number }>("SELECT typing_ms FROM outbox WHERE id = ?", moved[0]?.id ?? "")
+            .toArray(),
+        );
+        expect(typing).toEqual([{ typing_ms: 1000 }]);
+      },
+      { timeout: 8_000, interval: 50 },
+    );
   });
 });
