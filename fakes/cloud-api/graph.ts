@@ -8,7 +8,9 @@
  *
  * Routes (any host; `{version}` like "v23.0"; a bearer token in Authorization):
  * - GET /{version}/{phone number id}: `PhoneNumberInfo`;
- * - POST /{version}/{phone number id}/messages: `Message` in, `MessageResponsePayload` out;
+ * - POST /{version}/{phone number id}/messages: `Message` in, `MessageResponsePayload` out; or,
+ *   with `status: "read"`, a read receipt and typing indicator for an incoming message (the
+ *   document's example "Send typing indicator and read receipt"), `{ success: true }` out;
  * - GET and POST /{version}/{WABA id}/message_templates: the document's inline schemas.
  * Errors are `GraphAPIError` bodies. Meta checks the token first: no token → 104, a token no
  * number holds (or a revoked one) → 190 (HTTP 401); then the object: an id this token may not use,
@@ -277,6 +279,13 @@ export class FakeGraph {
   readonly invalidBodies: InvalidBody[] = [];
   /** Every template of every WABA, seeded or created. */
   readonly templates: FakeTemplate[] = [];
+  /**
+   * Every read receipt taken (`status: "read"` on the messages edge), in order: the number, the
+   * incoming message it marks read, whether it asked for the typing indicator, and when.
+   */
+  readonly reads: { phoneNumberId: string; messageId: string; typingIndicator: boolean; at: number }[] = [];
+  /** Meta's error for every read receipt while set (nothing is recorded in {@link reads}). */
+  readFault: GraphFault | null = null;
 
   private readonly appSecret: string;
   private readonly now: () => number;
@@ -285,6 +294,8 @@ export class FakeGraph {
   private readonly revoked = new Set<string>();
   private readonly faults: Fault[] = [];
   private readonly sendsByWamid = new Map<string, { number: FakeNumber; to: string }>();
+  /** The number each incoming message (by wamid) was sent to. */
+  private readonly incomingByWamid = new Map<string, string>();
   private queue: { body: string; wamid?: string; status?: string }[] = [];
 
   constructor(options: FakeGraphOptions) {
@@ -580,6 +591,7 @@ export class FakeGraph {
 
   /** POST /{version}/{phone number id}/messages: checks, records, queues statuses, answers. */
   private async send(number: FakeNumber, body: unknown, call: GraphCall): Promise<Response> {
+    if (isRecord(body) && body.status === "read") return this.markRead(number, body);
     const problems = checkBody("sendMessage", body);
     if (!isRecord(body) || problems.length > 0) {
       this.invalidBodies.push({ phoneNumberId: number.phoneNumberId, body, problems });
@@ -618,6 +630,48 @@ export class FakeGraph {
       // `message_status` (`MessageStatus`) comes with template messages only.
       messages: [template ? { id: wamid, message_status: "accepted" } : { id: wamid }],
     });
+  }
+
+  /**
+   * A read receipt, with the typing indicator when asked: the body of the document's example
+   * "Send typing indicator and read receipt" (`messaging_product: "whatsapp"`, `status: "read"`,
+   * `message_id`, optional `typing_indicator: { type: "text" }`), which no schema of the document
+   * declares; the fake takes exactly those fields. The message must be one the number received
+   * (Meta: error 100 otherwise). Answers `{ success: true }`, as Meta's "Mark messages as read"
+   * reference shows.
+   */
+  private markRead(number: FakeNumber, body: Record<string, unknown>): Response {
+    const allowed = ["messaging_product", "status", "message_id", "typing_indicator"];
+    const indicator = body.typing_indicator;
+    const problems = [
+      ...Object.keys(body)
+        .filter((field) => !allowed.includes(field))
+        .map((field) => `${field}: not allowed`),
+      ...(body.messaging_product === "whatsapp" ? [] : ["messaging_product: must be whatsapp"]),
+      ...(typeof body.message_id === "string" && body.message_id ? [] : ["message_id: required"]),
+      ...(indicator === undefined ||
+      (isRecord(indicator) && indicator.type === "text" && Object.keys(indicator).length === 1)
+        ? []
+        : ['typing_indicator: must be { type: "text" }']),
+    ];
+    if (problems.length > 0) {
+      this.invalidBodies.push({ phoneNumberId: number.phoneNumberId, body, problems });
+      return invalidParameter(problems);
+    }
+    if (this.incomingByWamid.get(String(body.message_id)) !== number.phoneNumberId)
+      return invalidParameter([`message_id: no message ${String(body.message_id)} to this number`]);
+    if (this.readFault)
+      return graphError(this.readFault.status ?? 400, {
+        code: this.readFault.code,
+        message: this.readFault.message,
+      });
+    this.reads.push({
+      phoneNumberId: number.phoneNumberId,
+      messageId: String(body.message_id),
+      typingIndicator: indicator !== undefined,
+      at: this.now(),
+    });
+    return Response.json({ success: true });
   }
 
   private findTemplate(wabaId: string, template: Record<string, unknown>): FakeTemplate | undefined {
@@ -721,6 +775,7 @@ export class FakeGraph {
     if (!number) throw new Error(`No number ${message.phoneNumberId}`);
     const wamid = newWamid();
     const from = digits(message.from);
+    this.incomingByWamid.set(wamid, number.phoneNumberId);
     this.queueMessagesChange(number, {
       contacts: [{ profile: { name: message.profileName ?? from }, wa_id: from }],
       messages: [{ from, id: wamid, timestamp: this.seconds(), ...content }],

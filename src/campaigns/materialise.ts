@@ -202,6 +202,7 @@ export async function materialiseStep(env: Env, campaignId: string): Promise<boo
     chargeId: campaign.chargeId ?? campaignId,
     campaignId,
     now,
+    simulateTyping: campaign.simulateTyping,
     recipients: kept.flatMap((r) => (r.message ? [r.message] : [])),
   };
   const plan = JSON.stringify(toSend.recipients.map((r) => ({ seq: r.sendIndex, id: r.id })));

@@ -1,13 +1,14 @@
 import { readConfig } from "../config";
 import { createDb } from "../db/client";
+import { lastIncomingMessageId } from "../db/queries/messages";
 import { clientMessageIdOf } from "../gateways/client-id";
-import type { SendOutcome } from "../gateways/gateway";
+import type { SendOutcome, TypingOutcome } from "../gateways/gateway";
 import { redactReason } from "../lib/redact";
 import { windowOpensAt } from "../lib/send-window";
 import { coldContactLimit } from "../lib/session-health";
 import type { DispatchRequest } from "../messages/dispatch-request";
 import { applyMoves } from "../moves/apply";
-import { failMoves, type MessageMove } from "../moves/message";
+import { failMoves, type MessageMove, type SentTyping } from "../moves/message";
 import { failover } from "./failover";
 import type { DispatchHost } from "./host";
 import { mediaOf, type OutboxItem } from "./outbox";
@@ -148,7 +149,23 @@ export class Dispatcher {
           outbox.deferCampaign(item.campaign_id, limitRecheckAt(limit.until, now));
           continue;
         }
-        const readyAt = outbox.lastCallAt() + Math.max(item.delay_between, gatewayGapMs);
+        let readyAt = outbox.lastCallAt() + Math.max(item.delay_between, gatewayGapMs);
+        // "Typing…" before the first attempt (README, Typing before a send): it starts `typing_ms`
+        // before the paced time (never before the last call ended) and the send waits for it.
+        if (item.typing_ms > 0 && item.attempts === 0) {
+          if (item.typing_at === null) {
+            const typeAt = Math.max(readyAt - item.typing_ms, outbox.lastCallAt());
+            if (typeAt <= Date.now()) {
+              await this.startTyping(item);
+              continue;
+            }
+            readyAt = typeAt;
+          } else if (item.typing_at + item.typing_ms > now) {
+            // Waited out through the alarm, on the logical clock: a driven alarm sends at once.
+            deadlines.schedule("dispatch", "", item.typing_at + item.typing_ms);
+            return;
+          }
+        }
         const wait = readyAt - Date.now();
         // Pacing gaps are for bookkeeping: write outcomes, run due deadlines, then look again.
         if (wait > 0 && outbox.unsyncedCount() > 0) {
@@ -255,6 +272,7 @@ export class Dispatcher {
           attempts: row.attempts,
           gateway,
           settledBy: row.settled_by ?? "answer",
+          typing: typingOf(row),
         });
       } else {
         const reason = row.reason ?? "failed";
@@ -324,6 +342,35 @@ export class Dispatcher {
     await this.flush();
   }
 
+  /**
+   * Shows "typing…" to the entry's recipient (ChatGateway `typing`, `start`), its start time
+   * recorded before the call (an Evolution API call lasts the whole typing) and its outcome
+   * after. Best effort: a typing the gateway did not show is logged and recorded, never retried,
+   * and the send goes on (README, Typing before a send).
+   */
+  private async startTyping(item: OutboxItem): Promise<void> {
+    const session = this.host.session();
+    if (!session) return;
+    const gateway = this.host.gateway();
+    const at = Date.now();
+    this.host.outbox.markTyping(item.id, at, null);
+    const outcome: TypingOutcome = gateway.typing
+      ? await gateway.typing(session.sessionId, item.to_number, "start", {
+          ms: item.typing_ms,
+          lastIncomingId: () =>
+            lastIncomingMessageId(createDb(this.env.DB), item.account_id, session.id, item.to_number),
+        })
+      : { shown: false, reason: "not_supported_by_gateway" };
+    // A session deleted during the call took the outbox with it.
+    if (this.host.session() === null) return;
+    // The gateway's words as the message keeps them: cut, and without the message's own text.
+    const kept: TypingOutcome = outcome.shown
+      ? outcome
+      : { shown: false, reason: redactReason(outcome.reason, item.content) };
+    this.host.outbox.markTyping(item.id, at, kept);
+    if (!kept.shown) logTypingNotShown(item.id, "start", kept.reason);
+  }
+
   /** One gateway call for one outbox entry, and its outcome written to the outbox and to D1. */
   private async sendOne(id: string): Promise<void> {
     const { outbox, deadlines } = this.host;
@@ -335,6 +382,15 @@ export class Dispatcher {
     outbox.markSending(id, startedAt);
     const attempts = item.attempts + 1;
     const gateway = this.host.gateway();
+    // The typing shown before it ends before the send (WAHA's docs stop it first); best effort.
+    const typing = typingOf(item);
+    if (typing?.shown && item.attempts === 0 && gateway.typing) {
+      const stopped = await gateway.typing(session.sessionId, item.to_number, "stop", {
+        ms: item.typing_ms,
+        lastIncomingId: async () => null,
+      });
+      if (!stopped.shown) logTypingNotShown(id, "stop", stopped.reason);
+    }
     let outcome: SendOutcome;
     try {
       outcome = await gateway.send(session.sessionId, {
@@ -417,4 +473,23 @@ export function sandboxReceiptTimes(env: Env, at: number): { delivered: number; 
   const config = readConfig(env);
   const onGrid = (ms: number) => Math.ceil((at + ms) / RECEIPT_GRID_MS) * RECEIPT_GRID_MS;
   return { delivered: onGrid(config.SANDBOX_DELIVERED_MS), read: onGrid(config.SANDBOX_READ_MS) };
+}
+
+/**
+ * The typing shown before entry `item` (moves/message.ts `SentTyping`), or null when it had none
+ * or its call never answered (the object stopped during it).
+ */
+function typingOf(item: OutboxItem): SentTyping | null {
+  if (item.typing_at === null || item.typing === null) return null;
+  const outcome = JSON.parse(item.typing) as TypingOutcome;
+  return outcome.shown
+    ? { ms: item.typing_ms, at: item.typing_at, shown: true }
+    : { ms: item.typing_ms, at: item.typing_at, shown: false, reason: outcome.reason };
+}
+
+/** Logs a typing call the gateway did not carry out (best effort: nothing else follows from it). */
+function logTypingNotShown(messageId: string, state: "start" | "stop", reason: string): void {
+  console.warn(
+    JSON.stringify({ level: "warn", event: "typing_not_shown", message_id: messageId, state, reason }),
+  );
 }

@@ -66,7 +66,8 @@ export async function failover(
       RETURNING id, account_id AS accountId, chatapp_session_id AS chatappSessionId, campaign_id AS campaignId,
         to_number AS toNumber, type, content, media_url AS mediaUrl, media_key AS mediaKey,
         media_content_type AS mediaContentType, delay_between AS delayBetween,
-        created_at AS createdAt, charge_id AS chargeId, send_index AS sendIndex, scheduled_at AS scheduledAt`);
+        created_at AS createdAt, charge_id AS chargeId, send_index AS sendIndex, scheduled_at AS scheduledAt,
+        simulate_typing AS simulateTyping`);
     await sendInBatches(
       env.OUTBOUND_QUEUE,
       rows.map((row) => dispatchRequestOf(row, LANE.campaign, { sendWindow: campaign.sendWindow })),

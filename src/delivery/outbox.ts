@@ -1,4 +1,4 @@
-import type { MediaRef } from "../gateways/gateway";
+import type { MediaRef, TypingOutcome } from "../gateways/gateway";
 import type { DispatchRequest } from "../messages/dispatch-request";
 import type { SettledBy } from "../moves/message";
 
@@ -45,6 +45,12 @@ export type OutboxItem = {
   campaign_id: string | null;
   /** JSON of the campaign's send window (SendWindow), or null. */
   send_window: string | null;
+  /** How long "typing…" shows before the first attempt (ms; 0: none). See Dispatcher.run. */
+  typing_ms: number;
+  /** When its typing began (epoch ms), or null while it has not. */
+  typing_at: number | null;
+  /** JSON of the typing call's outcome (TypingOutcome), or null while it has not answered. */
+  typing: string | null;
 };
 
 /** Why a campaign's entries are held: paused (they wait) or cancelled (they fail on arrival). */
@@ -88,7 +94,7 @@ export class Outbox {
         expires_at INTEGER NOT NULL, done_at INTEGER, provider_message_id TEXT,
         synced INTEGER NOT NULL DEFAULT 1, reason TEXT, campaign_id TEXT, send_window TEXT,
         settled_by TEXT, first_attempt_at INTEGER, attempted_at INTEGER, media_key TEXT,
-        media_content_type TEXT);
+        media_content_type TEXT, typing_ms INTEGER NOT NULL DEFAULT 0, typing_at INTEGER, typing TEXT);
       CREATE TABLE IF NOT EXISTS campaign_holds (campaign_id TEXT PRIMARY KEY, hold TEXT NOT NULL);
       CREATE INDEX IF NOT EXISTS outbox_campaign ON outbox (campaign_id, state) WHERE campaign_id IS NOT NULL;
       CREATE INDEX IF NOT EXISTS outbox_unsynced ON outbox (synced) WHERE synced = 0;
@@ -104,14 +110,17 @@ export class Outbox {
       "settled_by",
       "media_key",
       "media_content_type",
+      "typing",
     ]) {
       if (!columns.some((c) => c.name === column))
         this.sql.exec(`ALTER TABLE outbox ADD COLUMN ${column} TEXT`);
     }
-    for (const column of ["first_attempt_at", "attempted_at"]) {
+    for (const column of ["first_attempt_at", "attempted_at", "typing_at"]) {
       if (!columns.some((c) => c.name === column))
         this.sql.exec(`ALTER TABLE outbox ADD COLUMN ${column} INTEGER`);
     }
+    if (!columns.some((c) => c.name === "typing_ms"))
+      this.sql.exec("ALTER TABLE outbox ADD COLUMN typing_ms INTEGER NOT NULL DEFAULT 0");
     this.sql.exec("UPDATE outbox SET state = 'unknown', next_attempt_at = 0 WHERE state = 'sending'");
   }
 
@@ -123,8 +132,8 @@ export class Outbox {
       const cursor = this.sql.exec(
         `INSERT INTO outbox (id, account_id, to_number, type, content, media_url, media_key, media_content_type,
            delay_between, priority, accepted_at, send_ref, send_index, not_before, scheduled, state, expires_at,
-           campaign_id, send_window)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+           campaign_id, send_window, typing_ms)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
         r.id,
         r.accountId,
         r.to,
@@ -143,6 +152,7 @@ export class Outbox {
         Math.max(r.acceptedAt, notBefore) + ttlMs,
         r.campaignId ?? null,
         r.sendWindow ? JSON.stringify(r.sendWindow) : null,
+        r.typingMs ?? 0,
       );
       added += cursor.rowsWritten > 0 ? 1 : 0;
     }
@@ -333,6 +343,19 @@ export class Outbox {
          first_attempt_at = COALESCE(first_attempt_at, ?) WHERE id = ?`,
       at,
       at,
+      id,
+    );
+  }
+
+  /**
+   * Entry `id`'s typing began at `at` (epoch ms); `outcome` is what the gateway answered, or null
+   * while the call is under way (a stop meanwhile does not start it again).
+   */
+  markTyping(id: string, at: number, outcome: TypingOutcome | null): void {
+    this.sql.exec(
+      "UPDATE outbox SET typing_at = ?, typing = ? WHERE id = ?",
+      at,
+      outcome && JSON.stringify(outcome),
       id,
     );
   }

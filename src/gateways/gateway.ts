@@ -6,7 +6,8 @@ import type { MessagePricing } from "../moves/message";
  * gateway: the embedded sandbox (default, `sandbox.ts`), WAHA (`waha/`) and Evolution API
  * (`evolution/`), each of the two in a folder with one file per job (lifecycle, send, events).
  * The session object is the only caller, and it calls one session's methods one at a time, but
- * for {@link ChatGateway.checkNumbers}, which changes nothing and may run beside the others.
+ * for {@link ChatGateway.checkNumbers} and {@link ChatGateway.typing}, which change nothing and
+ * may run beside the others.
  *
  * Lifecycle methods throw {@link GatewayError} when the gateway cannot do what was asked; `send`
  * and `checkNumbers` never throw for a gateway failure: `send` answers a {@link SendOutcome}.
@@ -78,6 +79,30 @@ export interface ChatGateway {
    */
   openIncomingMedia?(sessionId: string, ref: string, signal: AbortSignal): Promise<Response>;
   /**
+   * Shows (`start`) or ends (`stop`) "typing…" in the chat with E.164 `to`, before a message
+   * sent with `simulate_typing` (README, Typing before a send). Best effort: never throws, and
+   * answers whether the recipient was shown it ({@link TypingOutcome}). Not a send: never
+   * charged, never settled. Each gateway's call:
+   * - WAHA: `POST /api/startTyping` and `POST /api/stopTyping` with `{ session, chatId }` (WAHA's
+   *   "Chatting" API; its docs stop typing before the send);
+   * - Evolution API: `POST /chat/sendPresence/{instance}` with `{ number, delay, presence:
+   *   "composing" }` (its `presenceSchema`): Evolution shows it for `delay` ms and then sends
+   *   `paused` itself, answering only then, so `start` takes `ms` and `stop` makes no call;
+   * - WhatsApp Cloud API: `POST /{Phone-Number-ID}/messages` with `{ messaging_product, status:
+   *   "read", message_id, typing_indicator: { type: "text" } }` (Meta's example "Send typing
+   *   indicator and read receipt"): it needs the id of a message the contact sent
+   *   (`lastIncomingId`; none → not shown), marks it read, and Meta ends the indicator at the
+   *   send (or after 25 s), so `stop` makes no call;
+   * - the sandbox: shows it to no one and says it was shown.
+   * The session object calls it outside its chain of changes, as it changes nothing of the session.
+   */
+  typing?(
+    sessionId: string,
+    to: string,
+    state: "start" | "stop",
+    options: TypingOptions,
+  ): Promise<TypingOutcome>;
+  /**
    * Messages per second the gateway takes from this session at most (the Cloud API number's
    * throughput, Meta's "Throughput" page: 80, or 1,000 at the higher tier), or undefined when the
    * gateway sets no rate: the dispatcher then paces by `delay_between` alone. With a rate, gateway
@@ -85,6 +110,23 @@ export interface ChatGateway {
    */
   readonly maxPerSecond?: number;
 }
+
+/**
+ * What a {@link ChatGateway.typing} call needs beside the chat: `ms`, how long the indicator is to
+ * show (milliseconds, 1,000–8,000), and `lastIncomingId`, which finds the gateway's id of the
+ * latest message the contact sent the session (null when none is stored); only a gateway that
+ * needs it (the Cloud API) calls it.
+ */
+export interface TypingOptions {
+  ms: number;
+  lastIncomingId: () => Promise<string | null>;
+}
+
+/**
+ * What came of a {@link ChatGateway.typing} call: `shown`, or not with a `reason`
+ * (`no_incoming_message`, the gateway's error as `GatewayError.message`, `not_supported_by_gateway`).
+ */
+export type TypingOutcome = { shown: true } | { shown: false; reason: string };
 
 /** Most numbers one {@link ChatGateway.checkNumbers} call takes (the route's and a campaign batch's size). */
 export const MAX_NUMBER_CHECK = 100;

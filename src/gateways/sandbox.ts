@@ -9,6 +9,7 @@ import type {
   OutboundMessage,
   SendOutcome,
   SentQuery,
+  TypingOutcome,
 } from "./gateway";
 
 /**
@@ -45,6 +46,9 @@ import type {
  * still reach the sandbox (they end `sent`), but their acks are held ({@link holdAcks}) until it
  * comes back online (sessions/sandbox-phone.ts `phoneSetsOnline`).
  */
+/** The reason the sandbox gives for not showing "typing…" (numbers ending `0007`). */
+export const SANDBOX_TYPING_REFUSED = "sandbox_typing_refused";
+
 export class SandboxGateway implements ChatGateway {
   readonly name = "sandbox";
 
@@ -144,6 +148,14 @@ export class SandboxGateway implements ChatGateway {
     return sent.length > 0
       ? { result: "found", providerMessageId: providerIdOf(query.id) }
       : { result: "absent" };
+  }
+
+  /**
+   * "Typing…" shown to no one: answered `shown`, but for a number ending `0007`, which plays a
+   * gateway refusing it (`sandbox_typing_refused`), so the send after it goes on unshown.
+   */
+  async typing(_sessionId: string, to: string): Promise<TypingOutcome> {
+    return to.endsWith("0007") ? { shown: false, reason: SANDBOX_TYPING_REFUSED } : { shown: true };
   }
 
   /** Each of `numbers` as {@link sandboxOnNetwork} says; the sandbox is always reachable. */

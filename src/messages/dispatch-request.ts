@@ -1,6 +1,7 @@
 import type { SendWindow } from "../lib/send-window";
 import { templateOfRow } from "./template";
 import type { MessageRow, MessageType } from "./types";
+import { typingMs } from "./typing";
 
 /**
  * Dispatch lanes, lower first (README, One-time codes; Campaigns): one-time codes, then single
@@ -45,6 +46,11 @@ export interface DispatchRequest {
   campaignId: string | null;
   /** The campaign's send window: outside it the message waits. Null for any time. */
   sendWindow: SendWindow | null;
+  /**
+   * How long the recipient sees "typing…" before it (ms, typing.ts `typingMs`), or 0 for none
+   * (`simulate_typing` false). Absent in queue messages sent before it existed: none.
+   */
+  typingMs?: number;
 }
 
 /**
@@ -75,6 +81,7 @@ export function dispatchRequestOf(
     priority,
     campaignId: row.campaignId,
     sendWindow: options.sendWindow ?? null,
+    typingMs: row.simulateTyping ? typingMs(row.type, row.content) : 0,
   };
 }
 

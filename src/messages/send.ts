@@ -36,6 +36,8 @@ export interface SendRequest {
   otp?: { id: string; secretContent: string };
   /** For type `template`: the template named and its variables (checked by {@link templateMetadata}). */
   template?: TemplateSend;
+  /** Show "typing…" before each message (README, Typing before a send); false when absent. */
+  simulateTyping?: boolean;
 }
 
 export interface SendResult {
@@ -113,6 +115,7 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
     recipients: request.toNumbers.map((to) => ({ id: crypto.randomUUID(), to })),
     chargeId: crypto.randomUUID(),
     now: Date.now(),
+    simulateTyping: request.simulateTyping ?? false,
   };
   const count = toSend.recipients.length;
   const charged = await charge(

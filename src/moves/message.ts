@@ -58,6 +58,18 @@ export interface MessagePricing {
   pricing_model?: string;
 }
 
+/**
+ * The "typing…" a `simulate_typing` message was sent after (README, Typing before a send): for
+ * `ms` milliseconds from `at` (epoch ms), `shown` or not and then why (`reason`). Kept in the
+ * message's `metadata.typing` as `{ ms, started_at, shown, reason? }`, `started_at` an API timestamp.
+ */
+export interface SentTyping {
+  ms: number;
+  at: number;
+  shown: boolean;
+  reason?: string;
+}
+
 /** One move of {@link MESSAGE_TRANSITIONS}, with what it records. Times are epoch ms. */
 export type MessageMove =
   | { kind: "due"; target: MessageTarget; at: number }
@@ -71,6 +83,8 @@ export type MessageMove =
       attempts: number;
       gateway: string;
       settledBy: SettledBy;
+      /** The "typing…" shown before it, for `metadata.typing` ({@link SentTyping}); absent: none. */
+      typing?: SentTyping | null;
     }
   | {
       kind: "delivered" | "read";
@@ -157,15 +171,26 @@ export function sentStatement(moves: SentMove[]): SQL {
       n: m.attempts,
       g: m.gateway,
       sb: m.settledBy,
+      ty: m.typing
+        ? {
+            ms: m.typing.ms,
+            started_at: formatTimestamp(m.typing.at),
+            shown: m.typing.shown,
+            ...(m.typing.reason === undefined ? {} : { reason: m.typing.reason }),
+          }
+        : null,
     })),
   );
   // MATERIALIZED: the list drives the join, one primary-key lookup per message (see the plan test).
   return sql`WITH s AS MATERIALIZED (SELECT json_extract(value, '$.id') AS mid, json_extract(value, '$.at') AS at,
         json_extract(value, '$.p') AS p, json_extract(value, '$.f') AS f, json_extract(value, '$.n') AS n,
-        json_extract(value, '$.g') AS g, json_extract(value, '$.sb') AS sb FROM json_each(${rows}))
+        json_extract(value, '$.g') AS g, json_extract(value, '$.sb') AS sb, json_extract(value, '$.ty') AS ty
+      FROM json_each(${rows}))
     UPDATE messages SET status = ${MESSAGE_TRANSITIONS.sent.to}, sent_at = s.at, provider_message_id = s.p, from_number = s.f,
       updated_at = s.at,
-      metadata = json_remove(json_set(metadata, '$.attempts', s.n, '$.gateway', s.g, '$.settled_by', s.sb),
+      metadata = json_remove(CASE WHEN s.ty IS NULL
+          THEN json_set(metadata, '$.attempts', s.n, '$.gateway', s.g, '$.settled_by', s.sb)
+          ELSE json_set(metadata, '$.attempts', s.n, '$.gateway', s.g, '$.settled_by', s.sb, '$.typing', json(s.ty)) END,
         '$.outcome', '$.last_error', '$.next_attempt_at')
     FROM s WHERE messages.id = s.mid AND direction = 'outgoing' AND ${fromOf("sent")}`;
 }

@@ -21,6 +21,7 @@ export function toCampaignRecord(row: CampaignRow, now = Date.now()) {
     scheduled_at: formatNullableTimestamp(row.scheduledAt),
     send_window: row.sendWindow,
     check_numbers: row.checkNumbers,
+    simulate_typing: row.simulateTyping,
     stats: {
       total: row.total,
       queued: row.queued,
@@ -83,5 +84,6 @@ export function campaignRowOfSnapshot(snapshot: Record<string, unknown>): Campai
     sendWindow: parsed(snapshot.sendWindow),
     // SQLite's json_object keeps a boolean column as its integer.
     checkNumbers: Boolean(snapshot.checkNumbers),
+    simulateTyping: Boolean(snapshot.simulateTyping),
   };
 }

@@ -400,3 +400,53 @@ describe("template pages", () => {
     ]);
   });
 });
+
+describe("POST /{version}/{phone number id}/messages with status read (typing indicator)", () => {
+  /** The document's example "Send typing indicator and read receipt", for `messageId`. */
+  const typing = (messageId: string) => ({
+    messaging_product: "whatsapp",
+    status: "read",
+    message_id: messageId,
+    typing_indicator: { type: "text" },
+  });
+
+  it("takes the document's example for a message the number received: { success: true }, recorded", async () => {
+    const wamid = fake.graph.queueIncoming({
+      phoneNumberId: NUMBER.phoneNumberId,
+      from: "14155550101",
+      text: "Hi",
+    });
+    const { status, json } = await callGraph("POST", MESSAGES, typing(wamid));
+    expect(status).toBe(200);
+    expect(json).toEqual({ success: true });
+    expect(fake.graph.reads).toEqual([
+      { phoneNumberId: NUMBER.phoneNumberId, messageId: wamid, typingIndicator: true, at: NOW_MS },
+    ]);
+    expect(fake.graph.sent).toEqual([]);
+  });
+
+  it("refuses another indicator type, other fields, and a message the number never received (error 100)", async () => {
+    const wamid = fake.graph.queueIncoming({
+      phoneNumberId: NUMBER.phoneNumberId,
+      from: "14155550101",
+      text: "Hi",
+    });
+    const audio = await callGraph("POST", MESSAGES, {
+      ...typing(wamid),
+      typing_indicator: { type: "audio" },
+    });
+    const extra = await callGraph("POST", MESSAGES, { ...typing(wamid), to: "14155550101" });
+    const unknown = await callGraph("POST", MESSAGES, typing("wamid.unknown"));
+    const elsewhere = await callGraph(
+      "POST",
+      `/${OTHER.phoneNumberId}/messages`,
+      typing(wamid),
+      OTHER.accessToken,
+    );
+    for (const refused of [audio, extra, unknown, elsewhere]) {
+      expect(refused.status).toBe(400);
+      expect(refused.json).toMatchObject({ error: { code: 100, message: "Invalid parameter" } });
+    }
+    expect(fake.graph.reads).toEqual([]);
+  });
+});

@@ -122,6 +122,20 @@ export class FakeEvolution {
    * keeps one message per id, so an id listed twice is a message we sent twice.
    */
   readonly relayed: string[] = [];
+  /**
+   * Every presence Evolution showed (`POST /chat/sendPresence/{instance}`): the number, the
+   * presence, its `delay` (ms), and when it began and ended (epoch ms, the fake's clock).
+   */
+  readonly presences: {
+    instance: string;
+    number: string;
+    presence: string;
+    delay: number;
+    from: number;
+    to: number;
+  }[] = [];
+  /** While true, `sendPresence` answers 400 as the Baileys channel does a failure (nothing shown). */
+  presenceFault = false;
   down = false;
   sendFault: SendFault | SendFaultPlan | null = null;
   private counter = 0;
@@ -288,6 +302,39 @@ export class FakeEvolution {
               lid: undefined,
             })),
           );
+        }),
+      ),
+      // `sendPresence` (src/api/routes/chat.router.ts; body per `presenceSchema` in
+      // src/validate/chat.schema.ts: `number` a string, `delay` a number, `presence` one of its
+      // enum, all three required; the fake refuses other fields). The Baileys channel checks the
+      // number is on WhatsApp (400 otherwise), sends the presence, waits `delay` ms, sends
+      // `paused`, and only then answers 201 `{ presence }`: the fake waits `delay` ms too.
+      route("post", "/chat/sendPresence/:name", ({ name = "" }, body) =>
+        this.withInstance(name, async (instance) => {
+          const presences = ["unavailable", "available", "composing", "recording", "paused"];
+          const refused =
+            unknownFields(body, ["number", "delay", "presence"]) ??
+            (typeof body.number !== "string" ? "number" : undefined) ??
+            (typeof body.delay !== "number" ? "delay" : undefined) ??
+            (typeof body.presence !== "string" || !presences.includes(body.presence)
+              ? "presence"
+              : undefined);
+          if (refused) return problem(400, "Bad Request", [`"${refused}" is invalid or missing`]);
+          if (instance.state !== "open") return problem(400, "Bad Request", ["Error: Connection Closed"]);
+          const number = String(body.number);
+          if (number.endsWith("0000") || this.presenceFault)
+            return problem(400, "Bad Request", [`Error: ${JSON.stringify({ exists: false, number })}`]);
+          const from = Date.now();
+          await delay(Number(body.delay));
+          this.presences.push({
+            instance: name,
+            number,
+            presence: String(body.presence),
+            delay: Number(body.delay),
+            from,
+            to: Date.now(),
+          });
+          return HttpResponse.json({ presence: body.presence }, { status: 201 });
         }),
       ),
       // `getBase64FromMediaMessage` (src/api/routes/chat.router.ts, `getBase64FromMediaMessageDto`

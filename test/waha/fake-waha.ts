@@ -160,6 +160,13 @@ export class FakeWaha {
   readonly relayed: string[] = [];
   /** Files of incoming media WAHA holds, by path ({@link receiveFile}). */
   readonly files = new Map<string, { bytes: Uint8Array; mimetype: string }>();
+  /**
+   * Every typing call WAHA took (`POST /api/startTyping` or `/api/stopTyping`), with the chat
+   * and when it came (epoch ms, the fake's clock).
+   */
+  readonly typing: { state: "start" | "stop"; session: string; chatId: string; at: number }[] = [];
+  /** While true, typing calls answer 500 (an engine failure) and are not recorded in {@link typing}. */
+  typingFault = false;
   down = false;
   sendFault: SendFault | SendFaultPlan | null = null;
   private counter = 0;
@@ -286,6 +293,37 @@ export class FakeWaha {
           return HttpResponse.json({ numberExists: true, chatId: `${phone}@c.us` });
         });
       }),
+      // "Chatting → Start typing / Stop typing": `ChatRequest` `{ session, chatId }`, both required
+      // (src/structures/chatting.dto.ts); WAHA answers `{ result: true }` once the session works.
+      ...(["start", "stop"] as const).map((state) =>
+        route("post", `/api/${state}Typing`, (_p, body) => {
+          const refused =
+            Object.keys(body).find((field) => field !== "session" && field !== "chatId") ??
+            ["session", "chatId"].find((field) => typeof body[field] !== "string" || !body[field]);
+          if (refused)
+            return HttpResponse.json(
+              { message: `property ${refused} is refused or missing` },
+              { status: 422 },
+            );
+          if (!/^\d{6,15}@c\.us$/.test(String(body.chatId)))
+            return HttpResponse.json({ message: "chatId must be <digits>@c.us" }, { status: 422 });
+          return this.withSession(String(body.session), (session) => {
+            if (session.status !== "WORKING")
+              return HttpResponse.json(
+                { message: `Session status is not as expected: ${session.status}` },
+                { status: 422 },
+              );
+            if (this.typingFault) return HttpResponse.text("engine crashed", { status: 500 });
+            this.typing.push({
+              state,
+              session: String(body.session),
+              chatId: String(body.chatId),
+              at: Date.now(),
+            });
+            return HttpResponse.json({ result: true }, { status: 201 });
+          });
+        }),
+      ),
       ...Object.keys(SEND_FIELDS).map((endpoint) =>
         route("post", `/api/${endpoint}`, (_p, body) => this.send(endpoint, body)),
       ),

@@ -1,4 +1,4 @@
-import { and, eq, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, isNotNull, type SQL, sql } from "drizzle-orm";
 import { formatNullableTimestamp, formatTimestamp } from "../../lib/time";
 import type { Db } from "../client";
 import { type MessageRow, type MessageType, messages } from "../schema";
@@ -30,6 +30,8 @@ export interface NewMessages {
   recipients: NewRecipientMessage[];
   /** The campaign they belong to, or null. */
   campaignId?: string | null;
+  /** Whether each shows "typing…" first (the messages' `simulate_typing`); false when absent. */
+  simulateTyping?: boolean;
   /** Epoch ms. */
   now: number;
 }
@@ -62,14 +64,15 @@ export function insertOutgoingStatement(send: NewMessages, condition: SQL): SQL 
   // OR IGNORE: a campaign's message ids are derived from (campaign, seq), so making one twice is a no-op.
   return sql`INSERT OR IGNORE INTO messages (id, account_id, chatapp_session_id, campaign_id, otp_id, to_number, type,
       content, media_url, media_key, media_content_type, status, direction, cost, delay_between, send_index, scheduled_at, metadata, charge_id,
-      created_at, updated_at)
+      created_at, updated_at, simulate_typing)
     SELECT json_extract(value, '$.id'), ${send.accountId}, ${own("sessionId", sql`${send.sessionId}`)},
       ${send.campaignId ?? null}, ${send.otpId}, json_extract(value, '$.to'), ${send.type},
       ${own("content", sql`${send.content}`)}, ${send.mediaUrl}, ${send.mediaKey},
       ${send.mediaContentType}, ${status}, 'outgoing', ${send.price},
       ${own("delayBetween", sql`${send.delayBetween}`)}, ${own("sendIndex", sql`key`)}, ${send.scheduledAt},
       ${own("metadata", sql`${send.metadata ?? "{}"}`)},
-      ${send.chargeId}, ${send.now}, ${send.now}
+      ${send.chargeId}, ${send.now}, ${send.now},
+      ${send.simulateTyping ? 1 : 0}
     FROM json_each(${JSON.stringify(send.recipients)}) WHERE ${condition}`;
 }
 
@@ -97,6 +100,7 @@ export function outgoingRows(send: NewMessages): MessageRow[] {
     delayBetween: r.delayBetween ?? send.delayBetween,
     sendIndex: r.sendIndex ?? index,
     scheduledAt: send.scheduledAt,
+    simulateTyping: send.simulateTyping ?? false,
     acceptedAt: null,
     sentAt: null,
     deliveredAt: null,
@@ -211,6 +215,7 @@ export function incomingRow(input: NewIncoming): MessageRow {
     delayBetween: 0,
     sendIndex: 0,
     scheduledAt: null,
+    simulateTyping: false,
     acceptedAt: null,
     sentAt: null,
     deliveredAt: input.at,
@@ -230,4 +235,34 @@ export function incomingRow(input: NewIncoming): MessageRow {
  */
 export function insertIncomingStatement(db: Db, row: MessageRow): SQL {
   return db.insert(messages).values(row).onConflictDoNothing().getSQL();
+}
+
+/**
+ * The gateway's id of the latest message contact `contact` (E.164) sent session `sessionId` of
+ * account `accountId`, or null when none is stored: what the Cloud API's typing indicator answers
+ * (ChatGateway `typing`). Read through `messages_account_from`; of messages dated alike, the one
+ * stored last.
+ */
+export async function lastIncomingMessageId(
+  db: Db,
+  accountId: string,
+  sessionId: string,
+  contact: string,
+): Promise<string | null> {
+  const [row] = await db
+    .select({ id: messages.providerMessageId })
+    .from(messages)
+    .where(
+      and(
+        eq(messages.accountId, accountId),
+        eq(messages.fromNumber, contact),
+        eq(messages.direction, "incoming"),
+        eq(messages.chatappSessionId, sessionId),
+        isNotNull(messages.providerMessageId),
+      ),
+    )
+    // Gateways date messages to the second: of two in one second, the one stored last.
+    .orderBy(desc(messages.createdAt), sql`rowid DESC`)
+    .limit(1);
+  return row?.id ?? null;
 }

@@ -64,6 +64,8 @@ export const campaigns = sqliteTable(
      * refunded (src/campaigns/number-checks.ts).
      */
     checkNumbers: integer({ mode: "boolean" }).notNull().default(false),
+    /** Whether each of its messages shows "typing…" first (messages `simulate_typing`). */
+    simulateTyping: integer({ mode: "boolean" }).notNull().default(false),
     /** Distinct recipients added. */
     total: integer().notNull().default(0),
     queued: integer().notNull().default(0),

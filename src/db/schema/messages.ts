@@ -43,6 +43,11 @@ export const messages = sqliteTable(
     sendIndex: integer().notNull().default(0),
     scheduledAt: integer(),
     /**
+     * Whether the recipient sees "typing…" before the message (README, Typing before a send;
+     * src/messages/typing.ts): the session shows it for a time that follows the text's length.
+     */
+    simulateTyping: integer({ mode: "boolean" }).notNull().default(false),
+    /**
      * When the session object took the message into its outbox (epoch ms), or null while its
      * queue message has not reached it: the reconciliation sweep re-enqueues only those.
      */

@@ -10,11 +10,14 @@ import {
   type OutboundMessage,
   type SendOutcome,
   type SentQuery,
+  type TypingOptions,
+  type TypingOutcome,
   unknownNumbers,
 } from "../gateway";
 import { type CloudApiNumber, graphErrorOf, graphHttp, TOKEN_INVALID, TOKEN_INVALID_CODE } from "./graph";
 import { qualityOf, readNumber } from "./number";
 import { sendMessage } from "./send";
+import { cloudApiTyping } from "./typing";
 
 /*
  * Meta's WhatsApp Cloud API, as its OpenAPI document describes it (github.com/facebook/openapi,
@@ -163,6 +166,29 @@ export class CloudApiGateway implements ChatGateway {
     const number = this.linked();
     const info = await readNumber(await graphHttp(this.settings, number), number.phoneNumberId);
     return { quality: qualityOf(info.qualityRating) };
+  }
+
+  /**
+   * `start`: the typing indicator in reply to the contact's latest message to the number
+   * ({@link cloudApiTyping}; none stored → not shown); `stop` makes no call (Meta ends it at the send).
+   */
+  async typing(
+    _sessionId: string,
+    _to: string,
+    state: "start" | "stop",
+    options: TypingOptions,
+  ): Promise<TypingOutcome> {
+    if (state === "stop") return { shown: true };
+    try {
+      const number = this.linked();
+      return cloudApiTyping(
+        await graphHttp(this.settings, number),
+        number.phoneNumberId,
+        await options.lastIncomingId(),
+      );
+    } catch (error) {
+      return { shown: false, reason: error instanceof Error ? error.message : String(error) };
+    }
   }
 
   private linked(): CloudApiNumber {

@@ -8,6 +8,8 @@ import type {
   OutboundMessage,
   SendOutcome,
   SentQuery,
+  TypingOptions,
+  TypingOutcome,
 } from "../gateway";
 import type { GatewayHttp } from "../http";
 import { checkNumbers } from "./contacts";
@@ -22,6 +24,7 @@ import {
 } from "./link";
 import { lookupMessage } from "./lookup";
 import { sendMessage } from "./send";
+import { evolutionTyping } from "./typing";
 
 /*
  * Evolution API v2 (EvolutionAPI/evolution-api, https://doc.evolution-api.com/v2) with the
@@ -91,6 +94,20 @@ export class EvolutionGateway implements ChatGateway {
       publicUrl: this.settings.publicUrl,
       secret: this.settings.mediaUrlSecret,
     });
+  }
+
+  /**
+   * `start`: `POST /chat/sendPresence/{instance}`, which shows "typing…" for `options.ms` and
+   * ends it itself ({@link evolutionTyping}); `stop` makes no call.
+   */
+  async typing(
+    sessionId: string,
+    to: string,
+    state: "start" | "stop",
+    options: TypingOptions,
+  ): Promise<TypingOutcome> {
+    if (state === "stop") return { shown: true };
+    return evolutionTyping(this.http, sessionId, to, options.ms);
   }
 
   /** Whether each number is on the network (One call for them all): {@link checkNumbers}. */

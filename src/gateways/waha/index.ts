@@ -9,6 +9,7 @@ import type {
   OutboundMessage,
   SendOutcome,
   SentQuery,
+  TypingOutcome,
 } from "../gateway";
 import type { GatewayHttp } from "../http";
 import { checkNumbers } from "./contacts";
@@ -26,6 +27,7 @@ import {
 } from "./link";
 import { lookupMessage } from "./lookup";
 import { sendMessage } from "./send";
+import { wahaTyping } from "./typing";
 
 /*
  * WAHA (devlikeapro/waha) HTTP API, as documented at https://waha.devlike.pro/docs/how-to/ (source:
@@ -98,6 +100,11 @@ export class WahaGateway implements ChatGateway {
       publicUrl: this.settings.publicUrl,
       secret: this.settings.mediaUrlSecret,
     });
+  }
+
+  /** `POST /api/startTyping` or `/api/stopTyping`: {@link wahaTyping}. */
+  typing(sessionId: string, to: string, state: "start" | "stop"): Promise<TypingOutcome> {
+    return wahaTyping(this.http, sessionId, to, state);
   }
 
   /** Whether each number is on the network (One `check-exists` call per number, a few at a time): {@link checkNumbers}. */

@@ -92,6 +92,7 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
       scheduledAt: body.scheduled_at ? Date.parse(body.scheduled_at) : null,
       sendWindow: body.send_window ?? null,
       checkNumbers: body.check_numbers ?? false,
+      simulateTyping: body.simulate_typing ?? false,
       total: 0,
       queued: 0,
       sent: 0,

@@ -129,6 +129,15 @@ export const CreateCampaignBody = z
           "not on it is `skipped` with reason `recipient_not_on_chatapp` and refunded; one the gateway cannot tell " +
           "about is sent. Default false.",
       }),
+    simulate_typing: z
+      .boolean()
+      .optional()
+      .openapi({
+        description:
+          'Show "typing…" to each recipient before its message (README, Typing before a send): 1 s per 30 ' +
+          "characters of the text or caption, 1–8 s, within the session's pacing. Best effort; the outcome is in " +
+          "the message's `metadata.typing` once sent. Default false.",
+      }),
   })
   .superRefine((body, ctx) => {
     checkContent(body, ctx);
@@ -204,6 +213,10 @@ export const CampaignSchema = z
     send_window: SendWindowSchema.nullable(),
     check_numbers: z.boolean().openapi({
       description: "Whether recipients are checked against the chat network before their message is made.",
+    }),
+    simulate_typing: z.boolean().openapi({
+      description:
+        'Whether each message shows "typing…" to its recipient first (README, Typing before a send).',
     }),
     stats: CampaignStatsSchema,
     cost: z.number().openapi({ description: "Charged for the campaign, in the account's currency units." }),

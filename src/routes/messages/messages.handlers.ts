@@ -29,6 +29,7 @@ export const send: RouteHandler<typeof routes.send, AppEnv> = async (c) => {
     delayBetween: body.delay_between,
     scheduledAt: body.scheduled_at ? Date.parse(body.scheduled_at) : null,
     template: body.template,
+    simulateTyping: body.simulate_typing ?? false,
   });
   const charged = rows.filter((row) => row.status !== "failed").length;
   return c.json(

@@ -158,6 +158,15 @@ export const SendBody = z
       description:
         "Send later: ISO 8601 time in the future, at most 30 days ahead. Messages are `scheduled` until then.",
     }),
+    simulate_typing: z
+      .boolean()
+      .optional()
+      .openapi({
+        description:
+          'Show "typing…" to each recipient before its message (README, Typing before a send): 1 s per 30 ' +
+          "characters of the text or caption, 1–8 s, within the session's pacing. Best effort; the outcome is in " +
+          "the message's `metadata.typing` once sent. Default false.",
+      }),
   })
   .superRefine((body, ctx) => {
     body.to_number.forEach((number, index) => {
@@ -202,7 +211,8 @@ export const MessageSchema = z
         'and how the send\'s outcome became known: `outcome: "unknown"` while the gateway may hold the message ' +
         "unsettled (it stays `queued`), `send_attempts` (each attempt that did not end in `sent`: `{ at, outcome, " +
         "reason }`, outcome `rejected`, `unknown`, `absent` or `unreachable`) and, once sent, `settled_by`: " +
-        "`answer`, `lookup` or `status_webhook`. An incoming message with media the gateway holds but the API does not link to (WAHA's) has `media_url` null and `media: { mimetype }`.",
+        "`answer`, `lookup` or `status_webhook`; with `simulate_typing`, once sent, `typing`: `{ ms, started_at, " +
+        "shown, reason? }` (README, Typing before a send). An incoming message with media the gateway holds but the API does not link to (WAHA's) has `media_url` null and `media: { mimetype }`.",
     }),
     created_at: timestamp,
     updated_at: timestamp,
