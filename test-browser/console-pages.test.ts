@@ -78,7 +78,10 @@ describe("console pages", () => {
         "+14155552684,Ken,KEN10",
       ].join("\n"),
     );
-    await page.locator("#campaign-row-count").filter({ hasText: "4 recipients, no problems found." }).waitFor();
+    await page
+      .locator("#campaign-row-count")
+      .filter({ hasText: "4 recipients, no problems found." })
+      .waitFor();
     await page.click("#create-campaign-form button[type=submit]");
     await page.locator("#create-campaign-form .problem[role=alert]").waitFor();
     expect(await problems.allTextContents()).toEqual(["4+10000000000to_number: invalid phone number (API)"]);
@@ -107,9 +110,14 @@ describe("console pages", () => {
 
     // Start: the list follows the campaign until it completes (SANDBOX_READ_MS is 600).
     await row.locator("button", { hasText: "Start" }).click();
-    await row.filter({ hasText: "running" }).or(row.filter({ hasText: "completed" })).waitFor();
+    await row
+      .filter({ hasText: "running" })
+      .or(row.filter({ hasText: "completed" }))
+      .waitFor();
     await row.filter({ hasText: "completed" }).waitFor({ timeout: 30_000 });
-    await until(async () => ((await row.locator(".campaign-done").textContent()) === "4 of 4 done" ? true : undefined));
+    await until(async () =>
+      (await row.locator(".campaign-done").textContent()) === "4 of 4 done" ? true : undefined,
+    );
     await until(
       async () => ((await row.locator('[data-part="read"]').textContent()) === "read 3" ? true : undefined),
       15_000,
@@ -145,7 +153,8 @@ describe("console pages", () => {
     expect(message.body.data.campaign_id).toBe(draft?.id);
     expect(await page.locator("#campaign-detail").textContent()).toContain("Cost0.03");
     await screenshot(page, "console-campaign-detail");
-    expect(errors).toEqual([]);
+    // Only the refused create's 422 (the browser logs failed requests).
+    expect(errors.filter((text) => !/422/.test(text))).toEqual([]);
   });
 
   it("pauses, resumes and cancels a running campaign; the cancel refunds what was not sent", async () => {
@@ -180,6 +189,8 @@ describe("console pages", () => {
     await detail.locator("button", { hasText: "Pause" }).click();
     await detail.locator("h1").filter({ hasText: "paused" }).waitFor();
     expect((await campaigns(apiKey))[0]?.status).toBe("paused");
+    expect(await detail.locator("button").allTextContents()).toEqual(["Resume", "Cancel"]);
+    await screenshot(page, "console-campaign-paused");
     await detail.locator("button", { hasText: "Resume" }).click();
     await detail.locator("h1").filter({ hasText: "running" }).waitFor();
     await detail.locator("button", { hasText: "Cancel" }).click();
@@ -224,12 +235,17 @@ describe("console pages", () => {
     await secret.waitFor();
     const value = await secret.inputValue();
     expect(value).toMatch(/^sk_/);
-    expect(await page.locator("#key-created").textContent()).toContain("Scopes: messages:send, opt-outs:read");
+    expect(await page.locator("#key-created").textContent()).toContain(
+      "Scopes: messages:send, opt-outs:read",
+    );
     await page.click("#copy-key");
     const said = await until(async () => (await page.locator("#key-copy-status").textContent()) || undefined);
     if (said === "Copied to the clipboard.")
       expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(value);
-    else expect(await page.evaluate(() => window.getSelection()?.toString() || document.activeElement?.id)).toBeTruthy();
+    else
+      expect(
+        await page.evaluate(() => window.getSelection()?.toString() || document.activeElement?.id),
+      ).toBeTruthy();
     const row = page.locator("#key-list tbody tr").filter({ hasText: "checkout backend" });
     await row.waitFor();
     expect(await row.textContent()).toContain("messages:send, opt-outs:read");
@@ -305,7 +321,9 @@ describe("console pages", () => {
     const ids = sent.body.data.messages.map((m) => m.id);
     // Each message reaches `read` (SANDBOX_READ_MS is 600): three message.read events.
     await until(async () => {
-      const res = await api<{ data: unknown[] }>("GET", "/v1/events?filter[type]=message.read", { token: apiKey });
+      const res = await api<{ data: unknown[] }>("GET", "/v1/events?filter[type]=message.read", {
+        token: apiKey,
+      });
       return res.body.data.length === 3 ? true : undefined;
     });
     const page = await newPage(browser);
@@ -318,7 +336,9 @@ describe("console pages", () => {
     expect(types).toContain("session.status_changed");
     expect(types).toContain("message.read");
     // Newest first.
-    const times = await rows.locator("time").evaluateAll((els) => els.map((el) => el.getAttribute("datetime") ?? ""));
+    const times = await rows
+      .locator("time")
+      .evaluateAll((els) => els.map((el) => el.getAttribute("datetime") ?? ""));
     expect([...times].sort().reverse()).toEqual(times);
 
     // The type list is the API's own.

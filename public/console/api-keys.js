@@ -59,8 +59,8 @@ export function render(view, context) {
             )
               return;
             await api("DELETE", `/v1/api-keys/${encodeURIComponent(key.id)}`);
-            fill(out, h("p", { class: "success", role: "status" }, `Revoked ${key.name ?? key.prefix}.`));
             await load();
+            fill(out, h("p", { class: "success", role: "status" }, `Revoked ${key.name ?? key.prefix}.`));
           }),
         );
         return [

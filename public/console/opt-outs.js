@@ -51,8 +51,8 @@ export function render(view, context) {
             if (!confirm(`Remove ${row.to_number} from the opt-out list? Campaigns will message it again.`))
               return;
             await api("DELETE", `/v1/opt-outs/${encodeURIComponent(row.to_number)}`);
-            fill(out, h("p", { class: "success", role: "status" }, `Removed ${row.to_number}.`));
             await load();
+            fill(out, h("p", { class: "success", role: "status" }, `Removed ${row.to_number}.`));
           }),
         );
         return [
