@@ -36,7 +36,7 @@ describe("console pages", () => {
     await page.locator(`#campaign-sessions input[value="${session}"]:checked`).waitFor();
 
     await page.fill("#campaign-name", "November offer");
-    await page.fill("#campaign-delay", "100");
+    await page.fill("#campaign-delay", "1500");
     await page.fill("#campaign-content", "Hi {{name}}, your code {{code}} takes 10% off.");
     await page.fill(
       "#campaign-csv",
@@ -108,13 +108,23 @@ describe("console pages", () => {
     await row.filter({ hasText: "draft" }).waitFor();
     expect(await row.locator(".campaign-done").textContent()).toBe("0 of 4 done");
 
-    // Start: the list follows the campaign until it completes (SANDBOX_READ_MS is 600).
+    // Start: the list follows the campaign while it runs (1.5 s between messages) and after it
+    // completes, until the receipts are in (SANDBOX_READ_MS is 600).
     await row.locator("button", { hasText: "Start" }).click();
-    await row
-      .filter({ hasText: "running" })
-      .or(row.filter({ hasText: "completed" }))
-      .waitFor();
-    await row.filter({ hasText: "completed" }).waitFor({ timeout: 30_000 });
+    const seen = new Set<string>();
+    let running = false;
+    await until(async () => {
+      const status = await row.locator(".badge").first().textContent();
+      const done = (await row.locator(".campaign-done").textContent()) ?? "";
+      seen.add(done);
+      if (status === "running" && /^[23] of 4 done$/.test(done) && !running) {
+        running = true;
+        await screenshot(page, "console-campaign-running");
+      }
+      return status === "completed" ? true : undefined;
+    }, 30_000);
+    expect(running).toBe(true);
+    expect([...seen].some((text) => /^[23] of 4 done$/.test(text))).toBe(true);
     await until(async () =>
       (await row.locator(".campaign-done").textContent()) === "4 of 4 done" ? true : undefined,
     );

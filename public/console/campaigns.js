@@ -7,10 +7,12 @@ import { ApiError, api, problemBox, withButton } from "./api.js";
 import { fillTemplate, readRecipients } from "./campaign-csv.js";
 import { badge, details, field, fill, h, table, timeElement, truncate } from "./dom.js";
 
-/** How often a page showing a running (or scheduled) campaign reads it again (ms). */
+/** How often a page showing a campaign whose figures change reads it again (ms). */
 const POLL_MS = 2000;
 /** Statuses a campaign still moves on from by itself. */
 const MOVING = new Set(["running", "scheduled"]);
+/** How long after a campaign ends its page keeps following receipts (delivered, read) (ms). */
+const RECEIPTS_MS = 120_000;
 /** The parts of `stats` the bar shows, in order, each with its label (the rest of total is queued). */
 const PARTS = [
   ["read", "read"],
@@ -22,6 +24,18 @@ const PARTS = [
 ];
 /** Rows of the CSV whose rendered template the form previews. */
 const PREVIEW_ROWS = 3;
+
+/**
+ * Whether a campaign's figures may still change: it runs (or waits for its time), or it ended
+ * less than {@link RECEIPTS_MS} ago with messages still `sent` or `delivered`, whose receipts
+ * come after the campaign has nothing left to send.
+ */
+function changing(campaign) {
+  if (MOVING.has(campaign.status)) return true;
+  const ended = Date.parse(campaign.completed_at ?? campaign.updated_at);
+  const waiting = campaign.stats.sent + campaign.stats.delivered > 0;
+  return waiting && Date.now() - ended < RECEIPTS_MS;
+}
 
 /** Draws the campaigns page or, with `context.id`, one campaign and its recipients. */
 export function render(view, context) {
@@ -143,7 +157,7 @@ function renderList(view, context) {
         fill(list, campaignTable(page.data));
         fill(pages, pager(page.meta, go));
       }
-      if (page.data.some((campaign) => MOVING.has(campaign.status))) timer = setTimeout(load, POLL_MS);
+      if (page.data.some(changing)) timer = setTimeout(load, POLL_MS);
     } catch (error) {
       shown = null;
       if (!stopped) fill(list, problemBox(error));
@@ -445,7 +459,7 @@ function renderCampaign(view, context) {
         fill(recipients, recipientTable(page.data));
         fill(pages, pager(page.meta, go));
       }
-      if (MOVING.has(campaign.status)) timer = setTimeout(load, POLL_MS);
+      if (changing(campaign)) timer = setTimeout(load, POLL_MS);
     } catch (error) {
       shown = null;
       if (!stopped) fill(head, problemBox(error));
