@@ -2,7 +2,7 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { api, createAccount } from "./api";
 import { launchBrowser, newPage, screenshot } from "./browser";
-import { connectedSession, signIn, until, watchErrors } from "./console-page";
+import { connectedSession, openConsole, signIn, until, watchErrors } from "./console-page";
 
 // The console's campaigns, API keys, opt-outs and events pages, driven as a person would: create,
 // act, and see the result in the page and through the API.
@@ -22,6 +22,66 @@ async function campaigns(key: string): Promise<Campaign[]> {
 }
 
 describe("console pages", () => {
+  it("reads pasted CSV per RFC 4180 and checks each row against the template", async () => {
+    const page = await newPage(browser);
+    await openConsole(page);
+    // The page's own module, imported in the page (a string: vitest would rewrite an import()).
+    const result = (await page.evaluate(`(async () => {
+      const csv = await import("/console/campaign-csv.js");
+      const text =
+        '\\uFEFFto_number, name ,note\\r\\n+14155552671,"Ada, Countess","said ""hi""\\non two lines"\\r\\n\\n' +
+        "+14155552672,Grace\\n+14155552673,,x\\n+1 (415) 555-2674,Alan,late,extra\\n";
+      return {
+        records: csv.parseCsv(text).map((r) => [r.line, r.fields]),
+        read: csv.readRecipients(text, "Hi {{ name }} {note}"),
+        filled: csv.fillTemplate("{{a}} {b} {{c}}", { a: "{{b}}", b: "2" }),
+        header: csv.readRecipients("phone,first-name\\n+14155552671,Ada", "").headerProblems,
+      };
+    })()`)) as {
+      records: unknown[];
+      read: { header: string[]; rows: unknown[] };
+      filled: string;
+      header: string[];
+    };
+    expect(result.records).toEqual([
+      [1, ["to_number", " name ", "note"]],
+      [2, ["+14155552671", "Ada, Countess", 'said "hi"\non two lines']],
+      [4, [""]],
+      [5, ["+14155552672", "Grace"]],
+      [6, ["+14155552673", "", "x"]],
+      [7, ["+1 (415) 555-2674", "Alan", "late", "extra"]],
+    ]);
+    expect(result.read.header).toEqual(["to_number", "name", "note"]);
+    expect(result.read.rows).toEqual([
+      {
+        line: 2,
+        to_number: "+14155552671",
+        variables: { name: "Ada, Countess", note: 'said "hi"\non two lines' },
+        problems: [],
+      },
+      {
+        line: 5,
+        to_number: "+14155552672",
+        variables: { name: "Grace" },
+        problems: ["2 fields where the header has 3", "no value for {{note}}"],
+      },
+      { line: 6, to_number: "+14155552673", variables: { note: "x" }, problems: ["no value for {{name}}"] },
+      {
+        line: 7,
+        to_number: "+1 (415) 555-2674",
+        variables: { name: "Alan", note: "late" },
+        problems: ["4 fields where the header has 3"],
+      },
+    ]);
+    // One pass: a value holding braces never becomes a placeholder; unknown names stay as written.
+    expect(result.filled).toBe("{{b}} 2 {{c}}");
+    // "phone" is a well-formed variable; the number column is missing.
+    expect(result.header).toEqual([
+      "The header row has no to_number column.",
+      'Column "first-name" is not a variable name (letters, digits and _).',
+    ]);
+  });
+
   it("creates a campaign from CSV (preview, a bad row flagged, the API's row errors), starts it and watches it complete", async () => {
     const { apiKey } = await createAccount(10);
     const session = await connectedSession(apiKey);
