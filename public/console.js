@@ -1,13 +1,17 @@
 // The web console (/console): a client of the public /v1 API with the key the user pasted, kept in
 // this tab's sessionStorage. Hash routes: #/sessions, #/messages[/<id>], #/apps, #/webhooks[/<id>],
-// #/usage.
+// #/campaigns[/<id>], #/api-keys, #/opt-outs, #/events[/<id>], #/usage.
 // Each page module's `render(view, context)` draws into `view` and may return a cleanup function
 // (closing a live socket, stopping a poll) that runs when the page changes.
 
 import { api, forgetKey, problemBox, storedKey, storeKey, whenUnauthenticated } from "./console/api.js";
+import * as apiKeys from "./console/api-keys.js";
 import * as apps from "./console/apps.js";
+import * as campaigns from "./console/campaigns.js";
 import { fill } from "./console/dom.js";
+import * as events from "./console/events.js";
 import * as messages from "./console/messages.js";
+import * as optOuts from "./console/opt-outs.js";
 import * as sessions from "./console/sessions.js";
 import * as usage from "./console/usage.js";
 import * as webhooks from "./console/webhooks.js";
@@ -79,7 +83,17 @@ function route() {
   }
   view.replaceChildren();
   try {
-    const page = { sessions, messages, apps, webhooks, usage }[parts[0] ?? "sessions"];
+    const page = {
+      sessions,
+      messages,
+      apps,
+      webhooks,
+      campaigns,
+      "api-keys": apiKeys,
+      "opt-outs": optOuts,
+      events,
+      usage,
+    }[parts[0] ?? "sessions"];
     if (!page) {
       location.hash = "#/sessions";
       return;

@@ -21,6 +21,10 @@ export function ConsolePage() {
           <a href="#/messages">Messages</a>
           <a href="#/apps">Apps and codes</a>
           <a href="#/webhooks">Webhooks</a>
+          <a href="#/campaigns">Campaigns</a>
+          <a href="#/api-keys">API keys</a>
+          <a href="#/opt-outs">Opt-outs</a>
+          <a href="#/events">Events</a>
           <a href="#/usage">Usage</a>
         </nav>
       </header>

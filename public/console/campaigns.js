@@ -1,0 +1,542 @@
+// Campaigns: the list with each status and a progress bar that follows a running campaign, a
+// create form that reads recipients from pasted CSV (the template previewed for the first rows,
+// each row's problems shown before and after the API answers), start / pause / resume / cancel,
+// and a campaign's page with its recipients.
+
+import { ApiError, api, problemBox, withButton } from "./api.js";
+import { fillTemplate, readRecipients } from "./campaign-csv.js";
+import { badge, details, field, fill, h, table, timeElement, truncate } from "./dom.js";
+
+/** How often a page showing a campaign whose figures change reads it again (ms). */
+const POLL_MS = 2000;
+/** Statuses a campaign still moves on from by itself. */
+const MOVING = new Set(["running", "scheduled"]);
+/** How long after a campaign ends its page keeps following receipts (delivered, read) (ms). */
+const RECEIPTS_MS = 120_000;
+/** The parts of `stats` the bar shows, in order, each with its label (the rest of total is queued). */
+const PARTS = [
+  ["read", "read"],
+  ["delivered", "delivered"],
+  ["sent", "sent"],
+  ["failed", "failed"],
+  ["skipped", "skipped"],
+  ["queued", "queued"],
+];
+/** Rows of the CSV whose rendered template the form previews. */
+const PREVIEW_ROWS = 3;
+
+/**
+ * Whether a campaign's figures may still change: it runs (or waits for its time), or it ended
+ * less than {@link RECEIPTS_MS} ago with messages still `sent` or `delivered`, whose receipts
+ * come after the campaign has nothing left to send.
+ */
+function changing(campaign) {
+  if (MOVING.has(campaign.status)) return true;
+  const ended = Date.parse(campaign.completed_at ?? campaign.updated_at);
+  const waiting = campaign.stats.sent + campaign.stats.delivered > 0;
+  return waiting && Date.now() - ended < RECEIPTS_MS;
+}
+
+/** Draws the campaigns page or, with `context.id`, one campaign and its recipients. */
+export function render(view, context) {
+  return context.id ? renderCampaign(view, context) : renderList(view, context);
+}
+
+/**
+ * A campaign's progress: a bar of its recipients by where they stand (read, delivered, sent,
+ * failed, skipped, queued) and the same counts as text, so no part is told by colour alone.
+ * Done is every recipient past `queued`.
+ */
+export function progress(campaign) {
+  const stats = campaign.stats;
+  const total = stats.total;
+  const done = stats.sent + stats.delivered + stats.read + stats.failed + stats.skipped;
+  const bar = h("div", {
+    class: "campaign-bar",
+    role: "progressbar",
+    "aria-label": `Progress of ${campaign.name}`,
+    "aria-valuemin": 0,
+    "aria-valuemax": total,
+    "aria-valuenow": done,
+    "aria-valuetext": `${done} of ${total} done`,
+  });
+  for (const [part] of PARTS) {
+    if (!stats[part] || total === 0) continue;
+    const segment = h("span", { class: `campaign-seg seg-${part}`, title: `${part}: ${stats[part]}` });
+    // CSSOM, not a style attribute: the page's CSP has no 'unsafe-inline' for styles.
+    segment.style.width = `${(100 * stats[part]) / total}%`;
+    bar.append(segment);
+  }
+  return h(
+    "div",
+    { class: "campaign-progress" },
+    bar,
+    h(
+      "p",
+      { class: "campaign-counts small" },
+      h("strong", { class: "campaign-done" }, `${done} of ${total} done`),
+      PARTS.map(([part, label]) => [
+        " · ",
+        h("span", { class: `swatch seg-${part}`, "aria-hidden": "true" }),
+        h("span", { "data-part": part }, `${label} ${stats[part] ?? 0}`),
+      ]),
+    ),
+  );
+}
+
+/**
+ * The commands a campaign's status allows, as buttons: start (draft), pause (running), resume
+ * (paused), cancel (any status before it ends), delete (draft). Each shows its error in `out`
+ * and calls `after` once the API agreed.
+ */
+function commands(campaign, out, after) {
+  const id = encodeURIComponent(campaign.id);
+  const command = (label, cls, run) => {
+    const button = h("button", { type: "button", class: cls, "data-campaign": campaign.id }, label);
+    button.addEventListener("click", () =>
+      withButton(button, out, async () => {
+        if ((await run()) !== false) await after();
+      }),
+    );
+    return button;
+  };
+  const post = (action) => () => api("POST", `/v1/chatapp/campaigns/${id}/${action}`);
+  const buttons = [];
+  if (campaign.status === "draft") buttons.push(command("Start", "", post("start")));
+  if (campaign.status === "running") buttons.push(command("Pause", "secondary", post("pause")));
+  if (campaign.status === "paused") buttons.push(command("Resume", "", post("resume")));
+  if (!["completed", "cancelled", "draft"].includes(campaign.status))
+    buttons.push(
+      command("Cancel", "danger", async () => {
+        if (!confirm(`Cancel the campaign ${campaign.name}? Messages not yet sent are refunded.`))
+          return false;
+        await post("cancel")();
+      }),
+    );
+  if (campaign.status === "draft")
+    buttons.push(
+      command("Delete", "danger", async () => {
+        if (!confirm(`Delete the draft ${campaign.name}?`)) return false;
+        await api("DELETE", `/v1/chatapp/campaigns/${id}`);
+      }),
+    );
+  return h("div", { class: "actions" }, buttons);
+}
+
+/** A cursor pager: `go(cursor)` for the newer and older pages of `meta`. */
+function pager(meta, go) {
+  const newer = h("button", { type: "button", class: "secondary", disabled: !meta.prev_cursor }, "← Newer");
+  const older = h("button", { type: "button", class: "secondary", disabled: !meta.next_cursor }, "Older →");
+  newer.addEventListener("click", () => go(meta.prev_cursor));
+  older.addEventListener("click", () => go(meta.next_cursor));
+  return [newer, older];
+}
+
+function renderList(view, context) {
+  const cursor = context.params.get("cursor") ?? "";
+  const out = h("div", { "aria-live": "polite" });
+  const list = h("div", { id: "campaign-list" }, h("p", { class: "muted" }, "Loading…"));
+  const pages = h("p", { class: "toolbar" });
+  let timer = null;
+  let stopped = false;
+  let shown = null;
+  const go = (next) => {
+    location.hash = `#/campaigns${next ? `?cursor=${encodeURIComponent(next)}` : ""}`;
+  };
+
+  async function load() {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    try {
+      const page = await api("GET", "/v1/chatapp/campaigns", { query: { cursor, limit: 20 } });
+      if (stopped) return;
+      // Redrawn only when something changed, so a button under the pointer stays put.
+      const state = JSON.stringify(page.data.map((c) => [c.id, c.status, c.stats]));
+      if (state !== shown) {
+        shown = state;
+        fill(list, campaignTable(page.data));
+        fill(pages, pager(page.meta, go));
+      }
+      if (page.data.some(changing)) timer = setTimeout(load, POLL_MS);
+    } catch (error) {
+      shown = null;
+      if (!stopped) fill(list, problemBox(error));
+    }
+  }
+
+  const after = async () => {
+    context.refreshAccount();
+    await load();
+  };
+
+  function campaignTable(campaigns) {
+    if (campaigns.length === 0) return h("p", { class: "muted" }, "No campaigns yet.");
+    return table(
+      ["Name", "Status", "Progress", "Created", "Actions"],
+      campaigns.map((campaign) => [
+        h("a", { href: `#/campaigns/${encodeURIComponent(campaign.id)}` }, campaign.name),
+        badge(campaign.status),
+        progress(campaign),
+        timeElement(campaign.created_at),
+        commands(campaign, out, after),
+      ]),
+      "Campaigns",
+    );
+  }
+
+  const form = createForm(async (created) => {
+    fill(
+      out,
+      h(
+        "p",
+        { class: "success", role: "status" },
+        `Draft “${created.data.name}” created with ${created.recipients.total} recipients`,
+        created.recipients.duplicates ? ` (${created.recipients.duplicates} duplicates left out)` : "",
+        ". Start it from the list.",
+      ),
+    );
+    await load();
+  });
+
+  fill(view, h("h1", {}, "Campaigns"), out, list, pages, form);
+  load();
+  return () => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+  };
+}
+
+/**
+ * The create form. Recipients come from the CSV textarea; the template's rendering for the first
+ * rows and each row's problems follow what is typed. A submit with problems is refused in the
+ * browser; the API's own per-recipient errors (`recipients.<index>.<field>`) are shown on their
+ * rows. `created(answer)` runs with the API's 201 body.
+ */
+function createForm(created) {
+  const formOut = h("div", { "aria-live": "polite" });
+  const sessions = h(
+    "fieldset",
+    { class: "events", id: "campaign-sessions" },
+    h("legend", {}, "Sessions (connected ones; messages go out over them in turn)"),
+    h("p", { class: "muted small" }, "Loading sessions…"),
+  );
+  const content = h("textarea", {
+    id: "campaign-content",
+    name: "content",
+    rows: 3,
+    required: true,
+    maxlength: 4096,
+    placeholder: "Hi {{name}}, your code {{code}} takes 10% off.",
+  });
+  const csv = h("textarea", {
+    id: "campaign-csv",
+    name: "csv",
+    rows: 6,
+    required: true,
+    spellcheck: "false",
+    placeholder: 'to_number,name,code\n+14155552671,Ada,ADA10\n+14155552672,"Hopper, Grace",GRACE10',
+  });
+  const preview = h("div", { id: "campaign-preview", "aria-live": "polite" });
+  const rowsOut = h("div", { id: "campaign-rows" });
+  let apiProblems = new Map();
+
+  const form = h(
+    "form",
+    { class: "panel", id: "create-campaign-form", "aria-labelledby": "create-campaign-title" },
+    h("h2", { id: "create-campaign-title" }, "New campaign"),
+    h(
+      "div",
+      { class: "grid" },
+      field("Name", h("input", { id: "campaign-name", name: "name", required: true, maxlength: 200 })),
+      field(
+        "Delay between messages (ms)",
+        h("input", {
+          id: "campaign-delay",
+          name: "delay_between",
+          type: "number",
+          min: 0,
+          max: 600000,
+          step: 1,
+          value: 500,
+          required: true,
+        }),
+        "Each session waits this long before each of its messages.",
+      ),
+    ),
+    sessions,
+    field(
+      "Text (a template: {{variable}} takes each row's value)",
+      content,
+      "Type: text. Variables come from the CSV's columns.",
+    ),
+    field(
+      "Recipients (CSV)",
+      csv,
+      "Header row: to_number, then one column per variable. Quote a value holding commas.",
+    ),
+    h("h3", { class: "small-heading" }, `Preview of the first ${PREVIEW_ROWS} rows`),
+    preview,
+    rowsOut,
+    h("p", {}, h("button", { type: "submit" }, "Create draft")),
+    formOut,
+  );
+
+  api("GET", "/v1/chatapp/sessions")
+    .then(({ sessions: all }) => {
+      const boxes = all.map((session) =>
+        h(
+          "label",
+          { class: "inline" },
+          h("input", {
+            type: "checkbox",
+            name: "chatapp_session_ids",
+            value: session.id,
+            disabled: session.status !== "connected",
+            checked: session.status === "connected" && all.length === 1,
+          }),
+          ` ${session.phone_number ?? session.id.slice(0, 8)} `,
+          badge(session.status),
+        ),
+      );
+      fill(
+        sessions,
+        sessions.querySelector("legend"),
+        boxes.length ? boxes : h("p", { class: "muted small" }, "No sessions yet: link one first."),
+      );
+    })
+    .catch((error) => fill(sessions, sessions.querySelector("legend"), problemBox(error)));
+
+  /** Reads the CSV against the template and redraws the preview and the row problems. */
+  function check() {
+    const read = readRecipients(csv.value, content.value);
+    const template = content.value;
+    fill(
+      preview,
+      read.rows.length === 0
+        ? h("p", { class: "muted" }, "Paste recipients to see their messages.")
+        : h(
+            "ol",
+            { class: "campaign-preview" },
+            read.rows
+              .slice(0, PREVIEW_ROWS)
+              .map((row) =>
+                h(
+                  "li",
+                  {},
+                  h("span", { class: "mono" }, row.to_number || "—"),
+                  ": ",
+                  h("span", { class: "preview-text" }, fillTemplate(template, row.variables)),
+                ),
+              ),
+          ),
+    );
+    const flagged = read.rows
+      .map((row, index) => ({ row, problems: [...row.problems, ...(apiProblems.get(index) ?? [])] }))
+      .filter(({ problems }) => problems.length > 0);
+    const parts = [];
+    if (read.headerProblems.length > 0)
+      parts.push(
+        h(
+          "ul",
+          { class: "error", id: "campaign-header-problems" },
+          read.headerProblems.map((p) => h("li", {}, p)),
+        ),
+      );
+    if (flagged.length > 0)
+      parts.push(
+        h(
+          "div",
+          { class: "problem", id: "campaign-row-problems" },
+          h("strong", {}, `${flagged.length} ${flagged.length === 1 ? "row needs" : "rows need"} a fix`),
+          table(
+            ["Line", "Number", "Problem"],
+            flagged.map(({ row, problems }) => [String(row.line), row.to_number || "—", problems.join("; ")]),
+            "Rows with problems",
+          ),
+        ),
+      );
+    else if (read.rows.length > 0 && read.headerProblems.length === 0)
+      parts.push(
+        h(
+          "p",
+          { class: "muted", id: "campaign-row-count" },
+          `${read.rows.length} recipients, no problems found.`,
+        ),
+      );
+    fill(rowsOut, parts);
+    return read;
+  }
+
+  const edited = () => {
+    apiProblems = new Map();
+    check();
+  };
+  content.addEventListener("input", edited);
+  csv.addEventListener("input", edited);
+  check();
+
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const data = new FormData(form);
+    withButton(form.querySelector("button[type=submit]"), formOut, async () => {
+      apiProblems = new Map();
+      const read = check();
+      if (read.headerProblems.length > 0 || read.rows.some((row) => row.problems.length > 0)) {
+        fill(formOut, h("p", { class: "error", role: "alert" }, "Fix the rows listed above first."));
+        return;
+      }
+      if (read.rows.length === 0) {
+        fill(formOut, h("p", { class: "error", role: "alert" }, "Add at least one recipient."));
+        return;
+      }
+      const chosen = data.getAll("chatapp_session_ids").map(String);
+      if (chosen.length === 0) {
+        fill(formOut, h("p", { class: "error", role: "alert" }, "Choose at least one connected session."));
+        return;
+      }
+      try {
+        const answer = await api("POST", "/v1/chatapp/campaigns", {
+          body: {
+            name: String(data.get("name")).trim(),
+            chatapp_session_ids: chosen,
+            type: "text",
+            content: content.value,
+            delay_between: Number(data.get("delay_between")),
+            recipients: read.rows.map((row) => ({
+              to_number: row.to_number,
+              ...(Object.keys(row.variables).length ? { variables: row.variables } : {}),
+            })),
+          },
+        });
+        form.reset();
+        check();
+        await created(answer);
+      } catch (error) {
+        // `recipients.<index>.<field>` errors go on their rows; the rest stay in the problem box.
+        const errors = error instanceof ApiError ? (error.problem.errors ?? {}) : {};
+        for (const [path, messages] of Object.entries(errors)) {
+          const match = /^recipients\.(\d+)(?:\.(.+))?$/.exec(path);
+          if (!match) continue;
+          const index = Number(match[1]);
+          const said = [].concat(messages).map((m) => `${match[2] ?? "recipient"}: ${m} (API)`);
+          apiProblems.set(index, [...(apiProblems.get(index) ?? []), ...said]);
+        }
+        check();
+        throw error;
+      }
+    });
+  });
+  return form;
+}
+
+function renderCampaign(view, context) {
+  const id = encodeURIComponent(context.id);
+  const cursor = context.params.get("cursor") ?? "";
+  const out = h("div", { "aria-live": "polite" });
+  const head = h("div", { id: "campaign-detail" }, h("p", { class: "muted" }, "Loading…"));
+  const recipients = h("div", { id: "campaign-recipients" });
+  const pages = h("p", { class: "toolbar" });
+  let timer = null;
+  let stopped = false;
+  let shown = null;
+  const go = (next) => {
+    location.hash = `#/campaigns/${id}${next ? `?cursor=${encodeURIComponent(next)}` : ""}`;
+  };
+
+  async function load() {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    try {
+      const [{ data: campaign }, page] = await Promise.all([
+        api("GET", `/v1/chatapp/campaigns/${id}`),
+        api("GET", `/v1/chatapp/campaigns/${id}/recipients`, { query: { cursor, limit: 20 } }),
+      ]);
+      if (stopped) return;
+      const state = JSON.stringify([campaign.status, campaign.stats, campaign.eta, page.data]);
+      if (state !== shown) {
+        shown = state;
+        fill(head, campaignDetails(campaign));
+        fill(recipients, recipientTable(page.data));
+        fill(pages, pager(page.meta, go));
+      }
+      if (changing(campaign)) timer = setTimeout(load, POLL_MS);
+    } catch (error) {
+      shown = null;
+      if (!stopped) fill(head, problemBox(error));
+    }
+  }
+
+  function campaignDetails(campaign) {
+    const delay = campaign.delay_range;
+    return [
+      h("h1", {}, campaign.name, " ", badge(campaign.status)),
+      progress(campaign),
+      commands(campaign, out, async () => {
+        context.refreshAccount();
+        await load();
+      }),
+      details([
+        ["Id", h("span", { class: "mono" }, campaign.id)],
+        ["Type", campaign.type],
+        ["Text", campaign.content == null ? null : h("span", { class: "break" }, campaign.content)],
+        ["Sessions", campaign.chatapp_session_ids.map((s) => h("div", { class: "mono small" }, s))],
+        [
+          "Delay between",
+          delay.min_ms === delay.max_ms ? `${delay.min_ms} ms` : `${delay.min_ms}–${delay.max_ms} ms`,
+        ],
+        ["Cost", campaign.cost.toFixed(2)],
+        ["Refunded", campaign.refunded.toFixed(2)],
+        ["Replied", String(campaign.stats.replied)],
+        ["Created", timeElement(campaign.created_at)],
+        ["Started", timeElement(campaign.started_at)],
+        ["Completed", timeElement(campaign.completed_at)],
+        ["Estimated end", campaign.eta ? timeElement(campaign.eta) : null],
+      ]),
+    ];
+  }
+
+  function recipientTable(rows) {
+    if (rows.length === 0) return h("p", { class: "muted" }, "No recipients.");
+    return table(
+      ["#", "Number", "Status", "Reason", "Variables", "Message"],
+      rows.map((row) => [
+        String(row.seq),
+        row.to_number,
+        badge(row.status),
+        row.reason ?? h("span", { class: "muted" }, "—"),
+        row.variables
+          ? truncate(
+              Object.entries(row.variables)
+                .map(([name, value]) => `${name}=${value}`)
+                .join(", "),
+              60,
+            )
+          : h("span", { class: "muted" }, "—"),
+        row.message_id
+          ? h(
+              "a",
+              { class: "mono small", href: `#/messages/${encodeURIComponent(row.message_id)}` },
+              row.message_id,
+            )
+          : h("span", { class: "muted" }, "—"),
+      ]),
+      "Recipients",
+    );
+  }
+
+  fill(
+    view,
+    h("p", {}, h("a", { href: "#/campaigns" }, "← Campaigns")),
+    head,
+    out,
+    h("h2", {}, "Recipients"),
+    h("p", { class: "muted small" }, "The most recently added first."),
+    recipients,
+    pages,
+  );
+  load();
+  return () => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+  };
+}
