@@ -1,4 +1,4 @@
-import type { MediaRef } from "../gateways/gateway";
+import type { MediaRef, QuotedMessage } from "../gateways/gateway";
 import type { DispatchRequest } from "../messages/dispatch-request";
 import type { SettledBy } from "../moves/message";
 
@@ -45,6 +45,8 @@ export type OutboxItem = {
   campaign_id: string | null;
   /** JSON of the campaign's send window (SendWindow), or null. */
   send_window: string | null;
+  /** JSON of the quoted (or reacted) message (QuotedMessage), or null. */
+  quoted: string | null;
 };
 
 /** Why a campaign's entries are held: paused (they wait) or cancelled (they fail on arrival). */
@@ -88,7 +90,7 @@ export class Outbox {
         expires_at INTEGER NOT NULL, done_at INTEGER, provider_message_id TEXT,
         synced INTEGER NOT NULL DEFAULT 1, reason TEXT, campaign_id TEXT, send_window TEXT,
         settled_by TEXT, first_attempt_at INTEGER, attempted_at INTEGER, media_key TEXT,
-        media_content_type TEXT);
+        media_content_type TEXT, quoted TEXT);
       CREATE TABLE IF NOT EXISTS campaign_holds (campaign_id TEXT PRIMARY KEY, hold TEXT NOT NULL);
       CREATE INDEX IF NOT EXISTS outbox_campaign ON outbox (campaign_id, state) WHERE campaign_id IS NOT NULL;
       CREATE INDEX IF NOT EXISTS outbox_unsynced ON outbox (synced) WHERE synced = 0;
@@ -104,6 +106,7 @@ export class Outbox {
       "settled_by",
       "media_key",
       "media_content_type",
+      "quoted",
     ]) {
       if (!columns.some((c) => c.name === column))
         this.sql.exec(`ALTER TABLE outbox ADD COLUMN ${column} TEXT`);
@@ -123,8 +126,8 @@ export class Outbox {
       const cursor = this.sql.exec(
         `INSERT INTO outbox (id, account_id, to_number, type, content, media_url, media_key, media_content_type,
            delay_between, priority, accepted_at, send_ref, send_index, not_before, scheduled, state, expires_at,
-           campaign_id, send_window)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+           campaign_id, send_window, quoted)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
         r.id,
         r.accountId,
         r.to,
@@ -143,6 +146,7 @@ export class Outbox {
         Math.max(r.acceptedAt, notBefore) + ttlMs,
         r.campaignId ?? null,
         r.sendWindow ? JSON.stringify(r.sendWindow) : null,
+        r.quoted ? JSON.stringify(r.quoted) : null,
       );
       added += cursor.rowsWritten > 0 ? 1 : 0;
     }
@@ -406,6 +410,11 @@ export class Outbox {
 }
 
 /** The stored copy of an entry's media (src/media/), or null for a text or an entry queued without one. */
+/** The message an entry quotes or reacts to, as the gateway knows it, or null. */
+export function quotedOf(item: OutboxItem): QuotedMessage | null {
+  return item.quoted ? (JSON.parse(item.quoted) as QuotedMessage) : null;
+}
+
 export function mediaOf(item: OutboxItem): MediaRef | null {
   return item.media_key && item.media_content_type
     ? { key: item.media_key, contentType: item.media_content_type }

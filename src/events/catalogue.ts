@@ -8,6 +8,9 @@
  * - `message.sent` / `message.delivered` / `message.read` / `message.failed`: an outgoing
  *   message moved (src/moves/message.ts); `data` is the Message.
  * - `message.received`: a contact wrote to a session's phone; `data` is the incoming Message.
+ * - `message.reaction`: a contact set, changed or took off (`emoji` "") their reaction on one of
+ *   the account's messages (src/messages/reactions.ts), once per change; `data` is
+ *   `{ message_id, session_id, from, emoji, at }` (README, Replies and reactions).
  * - `session.status_changed`: a session moved between `pending`, `connected`, `disconnected`,
  *   `banned` and `failed`; `data` is the Session, with its `reason`.
  * - `session.qr_updated`: a pending session's QR rotated; `data` is `{ session, qr_code }`.
@@ -39,6 +42,7 @@ export const EVENT_TYPES = [
   "message.read",
   "message.failed",
   "message.received",
+  "message.reaction",
   "session.status_changed",
   "session.qr_updated",
   "session.health_changed",
@@ -78,6 +82,7 @@ export const EVENT_READ_SCOPE: Record<EventType, EventReadScope> = {
   "message.read": "messages:read",
   "message.failed": "messages:read",
   "message.received": "messages:read",
+  "message.reaction": "messages:read",
   "session.status_changed": "sessions:read",
   "session.qr_updated": "sessions:read",
   "session.health_changed": "sessions:read",

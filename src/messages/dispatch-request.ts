@@ -1,6 +1,6 @@
 import type { SendWindow } from "../lib/send-window";
 import { templateOfRow } from "./template";
-import type { MessageRow, MessageType } from "./types";
+import type { MessageRow, MessageType, QuotedMessage } from "./types";
 
 /**
  * Dispatch lanes, lower first (README, One-time codes; Campaigns): one-time codes, then single
@@ -45,6 +45,11 @@ export interface DispatchRequest {
   campaignId: string | null;
   /** The campaign's send window: outside it the message waits. Null for any time. */
   sendWindow: SendWindow | null;
+  /**
+   * The message it quotes, or a reaction's message, as the gateway knows it (the row's
+   * `metadata.quoted`, send.ts); absent or null for neither (queue messages from before replies).
+   */
+  quoted?: QuotedMessage | null;
 }
 
 /**
@@ -75,7 +80,21 @@ export function dispatchRequestOf(
     priority,
     campaignId: row.campaignId,
     sendWindow: options.sendWindow ?? null,
+    quoted: quotedOfRow(row),
   };
+}
+
+/**
+ * The quoted message a row's `metadata.quoted` holds (`{ provider_message_id, from_me }`, written
+ * by send.ts), or null.
+ */
+export function quotedOfRow(row: Pick<MessageRow, "metadata">): QuotedMessage | null {
+  const quoted = (
+    JSON.parse(row.metadata) as { quoted?: { provider_message_id?: unknown; from_me?: unknown } }
+  ).quoted;
+  return typeof quoted?.provider_message_id === "string"
+    ? { providerMessageId: quoted.provider_message_id, fromMe: quoted.from_me === true }
+    : null;
 }
 
 /** What a row's queue message carries as `content`: a template message's template, else its content. */
