@@ -262,7 +262,8 @@ export const MessageSchema = z
         'and how the send\'s outcome became known: `outcome: "unknown"` while the gateway may hold the message ' +
         "unsettled (it stays `queued`), `send_attempts` (each attempt that did not end in `sent`: `{ at, outcome, " +
         "reason }`, outcome `rejected`, `unknown`, `absent` or `unreachable`) and, once sent, `settled_by`: " +
-        "`answer`, `lookup` or `status_webhook`. An incoming message with media the gateway holds but the API does not link to (WAHA's) has `media_url` null and `media: { mimetype }`.",
+        "`answer`, `lookup` or `status_webhook`. An incoming message with media the gateway holds but the API does not link to (WAHA's) has `media_url` null and `media: { mimetype }`. " +
+        "A reply or reaction keeps the quoted message's gateway id in `quoted: { provider_message_id, from_me }`; a message contacts reacted to lists `reactions: [{ from, emoji, at }]` (one per contact) and `reactions_removed: [{ from, at }]`.",
     }),
     created_at: timestamp,
     updated_at: timestamp,
