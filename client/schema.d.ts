@@ -1228,7 +1228,7 @@ export interface paths {
          * Simulate a contact reacting to a message of their chat
          * @description The contact `from_number` sets `emoji` on message `message_id` (one the session sent them or received from them), or takes their reaction off with `""`, as a real gateway's webhook reports it: the message's `metadata.reactions` holds one entry per contact, and each change records a `message.reaction` event (README, Replies and reactions). Setting the emoji the contact already set changes nothing. Exists only while the embedded sandbox gateway is active (`CHATAPP_GATEWAY=sandbox`).
          */
-        post: operations["reactSandboxMessage"];
+        post: operations["receiveSandboxReaction"];
         delete?: never;
         options?: never;
         head?: never;
@@ -8855,7 +8855,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    reactSandboxMessage: {
+    receiveSandboxReaction: {
         parameters: {
             query?: never;
             header?: never;

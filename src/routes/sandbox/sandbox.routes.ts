@@ -106,7 +106,7 @@ export const inbound = createRoute({
 });
 
 export const inboundReaction = createRoute({
-  operationId: "reactSandboxMessage",
+  operationId: "receiveSandboxReaction",
   ...requires("sessions:write"),
   ...common,
   method: "post",
