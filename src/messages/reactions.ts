@@ -10,21 +10,21 @@ import { formatTimestamp } from "../lib/time";
  */
 
 /**
- * Our id of the session's message that the gateway knows by one of `refs` (its ids of the
+ * Our id of the account's message on the session that the gateway knows by one of `refs` (its ids of the
  * message, as the gateway's event gives them; several when the event gives a short form that
  * more than one stored form could end in: WAHA's reply), or null when the session has none.
  * Messages of both directions count: a contact may quote or react to our message or their own.
  */
 export async function messageOfProviderIds(
   db: Db,
-  sessionId: string,
+  session: { accountId: string; sessionId: string },
   refs: readonly string[],
 ): Promise<{ id: string; accountId: string; metadata: string } | null> {
   if (refs.length === 0) return null;
   const [row] = await db.all<{ id: string; accountId: string; metadata: string }>(
     sql`SELECT id, account_id AS accountId, metadata FROM messages
       WHERE provider_message_id IN (SELECT value FROM json_each(${JSON.stringify(refs)}))
-        AND chatapp_session_id = ${sessionId}
+        AND account_id = ${session.accountId} AND chatapp_session_id = ${session.sessionId}
       ORDER BY created_at LIMIT 1`,
   );
   return row ?? null;
@@ -32,6 +32,7 @@ export async function messageOfProviderIds(
 
 /** A contact's reaction as a gateway reported it; `at` is epoch ms by the gateway's clock. */
 export interface IncomingReaction {
+  accountId: string;
   sessionId: string;
   /** The gateway's id of the message reacted to (or ours, `byId`: the sandbox's inbound route). */
   providerMessageId: string;
@@ -81,8 +82,8 @@ export async function receiveReaction(
   const db = createDb(env.DB);
   for (let tries = 0; tries < MAX_TRIES; tries += 1) {
     const target = options.byId
-      ? await messageOfId(db, reaction.sessionId, reaction.providerMessageId)
-      : await messageOfProviderIds(db, reaction.sessionId, [reaction.providerMessageId]);
+      ? await messageOfId(db, reaction, reaction.providerMessageId)
+      : await messageOfProviderIds(db, reaction, [reaction.providerMessageId]);
     if (!target) {
       console.warn(
         JSON.stringify({
@@ -127,14 +128,15 @@ export async function receiveReaction(
   throw new Error(`the reactions of a message changed ${MAX_TRIES} times while one was recorded`);
 }
 
-/** The session's message with our id `id`, or null. */
+/** The account's message with our id `id` on the session, or null. */
 async function messageOfId(
   db: Db,
-  sessionId: string,
+  session: { accountId: string; sessionId: string },
   id: string,
 ): Promise<{ id: string; accountId: string; metadata: string } | null> {
   const [row] = await db.all<{ id: string; accountId: string; metadata: string }>(
-    sql`SELECT id, account_id AS accountId, metadata FROM messages WHERE id = ${id} AND chatapp_session_id = ${sessionId}`,
+    sql`SELECT id, account_id AS accountId, metadata FROM messages
+      WHERE id = ${id} AND account_id = ${session.accountId} AND chatapp_session_id = ${session.sessionId}`,
   );
   return row ?? null;
 }

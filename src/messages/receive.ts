@@ -33,9 +33,7 @@ export async function receiveMessage(
   options: { quotedIds?: readonly string[] } = {},
 ): Promise<MessageRow | null> {
   const db = createDb(env.DB);
-  const quoted = options.quotedIds?.length
-    ? await messageOfProviderIds(db, input.sessionId, options.quotedIds)
-    : null;
+  const quoted = options.quotedIds?.length ? await messageOfProviderIds(db, input, options.quotedIds) : null;
   const row = incomingRow(quoted ? { ...input, replyTo: quoted.id } : input);
   const statements: SQL[] = [
     insertIncomingStatement(db, row),

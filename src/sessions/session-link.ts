@@ -406,7 +406,12 @@ export class SessionLink {
         received.push(incoming);
       } else if (event.type === "reaction") {
         // Ordered by its own time against the contact's earlier reactions (messages/reactions.ts).
-        await receiveReaction(this.core.env, { ...event, sessionId: this.core.current().id });
+        const current = this.core.current();
+        await receiveReaction(this.core.env, {
+          ...event,
+          accountId: current.account_id,
+          sessionId: current.id,
+        });
       } else if (event.type === "health") {
         // Not a status: not ordered against them.
         await this.moves.healthEvent(event);

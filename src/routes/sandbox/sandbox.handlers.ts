@@ -121,6 +121,7 @@ export const inboundReaction: RouteHandler<typeof routes.inboundReaction, AppEnv
   await receiveReaction(
     c.env,
     {
+      accountId: session.accountId,
       sessionId: session.id,
       providerMessageId: target.id,
       from: body.from_number,
