@@ -1215,6 +1215,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox/sessions/{id}/reactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate a contact reacting to a message of their chat
+         * @description The contact `from_number` sets `emoji` on message `message_id` (one the session sent them or received from them), or takes their reaction off with `""`, as a real gateway's webhook reports it: the message's `metadata.reactions` holds one entry per contact, and each change records a `message.reaction` event (README, Replies and reactions). Setting the emoji the contact already set changes nothing. Exists only while the embedded sandbox gateway is active (`CHATAPP_GATEWAY=sandbox`).
+         */
+        post: operations["receiveSandboxReaction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sandbox/sessions/{id}/received": {
         parameters: {
             query?: never;
@@ -1546,6 +1566,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "message.reaction": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The `message.reaction` event
+         * @description Delivered to webhook endpoints subscribed to this type, signed per Standard Webhooks, and listed by `GET /v1/events`.
+         */
+        post: operations["onMessageReaction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "session.status_changed": {
         parameters: {
             query?: never;
@@ -1781,8 +1821,14 @@ export interface components {
             from_number: string | null;
             to_number: string;
             /** @enum {string} */
-            type: "text" | "image" | "video" | "audio" | "document" | "template";
+            type: "text" | "image" | "video" | "audio" | "document" | "template" | "reaction";
+            /** @description The text or caption; a reaction's emoji ("" when it takes one off). */
             content: string | null;
+            /**
+             * Format: uuid
+             * @description The message this one quotes (a reply, sent or received), or for a reaction the message it reacts to; null for neither (README, Replies and reactions).
+             */
+            reply_to: string | null;
             /** @description The `media_url` the message was sent with, as given (the gateway got a copy). */
             media_url: string | null;
             /** @enum {string} */
@@ -1799,7 +1845,7 @@ export interface components {
             delivered_at: string | null;
             /** @example 2026-11-21T09:30:12.345000Z */
             read_at: string | null;
-            /** @description Retry information (`attempts`, `last_error`, `next_attempt_at`; a gateway's error is kept cut to 200 characters and without the message's own text), `gateway`, `events` (acks received), and how the send's outcome became known: `outcome: "unknown"` while the gateway may hold the message unsettled (it stays `queued`), `send_attempts` (each attempt that did not end in `sent`: `{ at, outcome, reason }`, outcome `rejected`, `unknown`, `absent` or `unreachable`) and, once sent, `settled_by`: `answer`, `lookup` or `status_webhook`; with `simulate_typing`, once sent, `typing`: `{ ms, started_at, shown, reason? }` (README, Typing before a send). An incoming message with media the gateway holds but the API does not link to (WAHA's) has `media_url` null and `media: { mimetype }`. */
+            /** @description Retry information (`attempts`, `last_error`, `next_attempt_at`; a gateway's error is kept cut to 200 characters and without the message's own text), `gateway`, `events` (acks received), and how the send's outcome became known: `outcome: "unknown"` while the gateway may hold the message unsettled (it stays `queued`), `send_attempts` (each attempt that did not end in `sent`: `{ at, outcome, reason }`, outcome `rejected`, `unknown`, `absent` or `unreachable`) and, once sent, `settled_by`: `answer`, `lookup` or `status_webhook`. An incoming message with media the gateway holds but the API does not link to (WAHA's) has `media_url` null and `media: { mimetype }`. A reply or reaction keeps the quoted message's gateway id in `quoted: { provider_message_id, from_me }`; a message contacts reacted to lists `reactions: [{ from, emoji, at }]` (one per contact) and `reactions_removed: [{ from, at }]`. */
             metadata: {
                 [key: string]: unknown;
             };
@@ -1807,6 +1853,33 @@ export interface components {
             created_at: string;
             /** @example 2026-11-21T09:30:12.345000Z */
             updated_at: string;
+        };
+        MessageReaction: {
+            /**
+             * Format: uuid
+             * @description The message reacted to.
+             */
+            message_id: string;
+            /**
+             * Format: uuid
+             * @description The session whose chat it is.
+             */
+            session_id: string;
+            /**
+             * @description The contact who reacted (E.164).
+             * @example +14155552672
+             */
+            from: string;
+            /**
+             * @description The emoji; "" when the contact took their reaction off.
+             * @example 👍
+             */
+            emoji: string;
+            /**
+             * @description When the gateway says the contact reacted.
+             * @example 2026-11-21T09:30:12.345000Z
+             */
+            at: string;
         };
         Session: {
             /** Format: uuid */
@@ -2012,8 +2085,6 @@ export interface components {
             } | null;
             /** @description Whether recipients are checked against the chat network before their message is made. */
             check_numbers: boolean;
-            /** @description Whether each message shows "typing…" to its recipient first (README, Typing before a send). */
-            simulate_typing: boolean;
             stats: components["schemas"]["CampaignStats"];
             /** @description Charged for the campaign, in the account's currency units. */
             cost: number;
@@ -2218,7 +2289,7 @@ export interface components {
              *       "message.read"
              *     ]
              */
-            events: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
+            events: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
             /** @description Whether events are posted to the endpoint. */
             enabled: boolean;
             /** @description Why delivery turned the endpoint off (for example, it answered 410 Gone, or failed for days); null while enabled or when turned off through the API. `PATCH {"enabled": true}` clears it. */
@@ -2275,7 +2346,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "invalid_json" | "unauthenticated" | "invalid_signature" | "insufficient_balance" | "insufficient_scope" | "media_link_invalid" | "verify_token_mismatch" | "not_found" | "link_not_found" | "media_not_kept" | "method_not_allowed" | "session_not_pending" | "session_not_connected" | "session_not_disconnected" | "session_not_linked" | "session_limited" | "idempotency_key_in_use" | "otp_already_verified" | "otp_is_reverse" | "webhook_endpoint_limit" | "webhook_endpoint_disabled" | "campaign_not_draft" | "campaign_not_running" | "campaign_not_paused" | "campaign_finished" | "campaign_empty" | "account_limit_reached" | "not_supported_by_gateway" | "phone_number_in_use" | "otp_expired" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "app_has_no_channel" | "app_has_no_otp_template" | "otp_invalid" | "otp_country_not_allowed" | "pairing_code_invalid" | "time_range_invalid" | "media_unavailable" | "gateway_credentials_invalid" | "template_not_found" | "template_rejected" | "outside_service_window" | "upgrade_required" | "rate_limited" | "otp_attempts_exceeded" | "internal_error" | "gateway_misconfigured" | "service_misconfigured" | "gateway_rejected" | "gateway_unavailable" | "service_unavailable" | "otp_codes_exhausted";
+            code: "invalid_json" | "unauthenticated" | "invalid_signature" | "insufficient_balance" | "insufficient_scope" | "media_link_invalid" | "verify_token_mismatch" | "not_found" | "link_not_found" | "media_not_kept" | "method_not_allowed" | "session_not_pending" | "session_not_connected" | "session_not_disconnected" | "session_not_linked" | "session_limited" | "reply_to_not_sent" | "idempotency_key_in_use" | "otp_already_verified" | "otp_is_reverse" | "webhook_endpoint_limit" | "webhook_endpoint_disabled" | "campaign_not_draft" | "campaign_not_running" | "campaign_not_paused" | "campaign_finished" | "campaign_empty" | "account_limit_reached" | "not_supported_by_gateway" | "phone_number_in_use" | "otp_expired" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "app_has_no_channel" | "app_has_no_otp_template" | "otp_invalid" | "otp_country_not_allowed" | "pairing_code_invalid" | "time_range_invalid" | "media_unavailable" | "reply_to_not_found" | "reply_to_other_chat" | "reaction_other_chat" | "gateway_credentials_invalid" | "template_not_found" | "template_rejected" | "outside_service_window" | "upgrade_required" | "rate_limited" | "otp_attempts_exceeded" | "internal_error" | "gateway_misconfigured" | "service_misconfigured" | "gateway_rejected" | "gateway_unavailable" | "service_unavailable" | "otp_codes_exhausted";
             request_id: string;
             /** @enum {boolean} */
             success: false;
@@ -2608,6 +2679,16 @@ export interface components {
              */
             checked_at: string;
         };
+        /** @description For `reaction`: the message to react to (as `reply_to`, errors included) and the emoji; an empty `emoji` takes the session's reaction off. `to_number` must be that message's chat (422 `reaction_other_chat`). Priced as a text. */
+        ReactionSend: {
+            /**
+             * Format: uuid
+             * @description The message to react to (one of the account's).
+             */
+            message_id: string;
+            /** @example 👍 */
+            emoji: string;
+        };
         AddedRecipients: {
             /** @enum {boolean} */
             success: true;
@@ -2777,10 +2858,10 @@ export interface components {
             /** @example evt_3f2c9a7e1b6d4c08a5e97d2b1f04c6aa */
             id: string;
             /** @enum {string} */
-            type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed";
+            type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed";
             /** @example 2026-11-21T09:30:12.345000Z */
             created_at: string;
-            /** @description The object after the change, in the shape its own GET returns: a Message (`message.*`), a Session (`session.status_changed`, `session.health_changed`), `{session, qr_code}` (`session.qr_updated`), an OTP (`otp.*`), a Campaign (`campaign.*`) or the Account (`account.balance_low`). */
+            /** @description The object after the change, in the shape its own GET returns: a Message (`message.*` but `message.reaction`, whose data is `{message_id, session_id, from, emoji, at}`), a Session (`session.status_changed`, `session.health_changed`), `{session, qr_code}` (`session.qr_updated`), an OTP (`otp.*`), a Campaign (`campaign.*`) or the Account (`account.balance_low`). */
             data: {
                 [key: string]: unknown;
             };
@@ -2822,7 +2903,7 @@ export interface components {
              * @description The event's type.
              * @enum {string}
              */
-            event_type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed";
+            event_type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed";
             /** Format: uuid */
             endpoint_id: string;
             /**
@@ -3073,9 +3154,14 @@ export interface components {
             message_id: string;
             to_number: string;
             /** @enum {string} */
-            type: "text" | "image" | "video" | "audio" | "document" | "template";
+            type: "text" | "image" | "video" | "audio" | "document" | "template" | "reaction";
             content: string | null;
             media_url: string | null;
+            /**
+             * Format: uuid
+             * @description The message it quotes, or that a reaction reacts to.
+             */
+            reply_to: string | null;
             /** @example 2026-11-21T09:30:12.345000Z */
             received_at: string;
         };
@@ -5263,7 +5349,7 @@ export interface operations {
                 "filter[from_number]"?: string;
                 "filter[status]"?: "queued" | "sent" | "delivered" | "read" | "failed" | "scheduled";
                 "filter[direction]"?: "incoming" | "outgoing";
-                "filter[type]"?: "text" | "image" | "video" | "audio" | "document" | "template";
+                "filter[type]"?: "text" | "image" | "video" | "audio" | "document" | "template" | "reaction";
                 /** @description The session's uuid or its `session_<id>` name. */
                 session_id?: string;
                 /** @description Messages created at or after this time. */
@@ -5342,19 +5428,25 @@ export interface operations {
                      */
                     chatapp_session_id: string;
                     /**
-                     * @description Recipients in international format; 1 to 1,000.
+                     * @description Recipients in international format; 1 to 1,000. Required but for `reaction`, which goes to the reacted message's chat.
                      * @example [
                      *       "+14155552671"
                      *     ]
                      */
-                    to_number: string[];
+                    to_number?: string[];
                     /** @enum {string} */
-                    type: "text" | "image" | "video" | "audio" | "document" | "template";
-                    /** @description Text body (1–4,096 characters) for `text`; optional caption (≤ 1,024) for image, video, document; not allowed for audio. */
+                    type: "text" | "image" | "video" | "audio" | "document" | "template" | "reaction";
+                    /** @description Text body (1–4,096 characters) for `text`; optional caption (≤ 1,024) for image, video, document; not allowed for audio or reaction. */
                     content?: string | null;
                     /** @description Public https URL of the media, on port 443, at most 2,048 characters; required for image, video, audio, document. The service fetches it once per send (or campaign), following at most 3 redirects and only within the same host, and stores the file; the gateway gets a link of ours to that copy, never this URL. WhatsApp's limits apply: image ≤ 5 MB (image/jpeg, image/png), video ≤ 16 MB (video/mp4, video/3gpp), audio ≤ 16 MB (audio/aac, audio/amr, audio/mpeg, audio/mp4, audio/ogg), document ≤ 100 MB (PDF, plain text, Word, Excel, PowerPoint). Media that cannot be fetched or break a limit are 422 `media_unavailable`, before anything is charged. Shown back as given. */
                     media_url?: string | null;
                     template?: components["schemas"]["TemplateSend"] & unknown;
+                    /**
+                     * Format: uuid
+                     * @description Quote one of the account's messages of this chat (README, Replies and reactions): an outgoing message of the session to the recipient, or an incoming one from them. One recipient only. Unknown: 422 `reply_to_not_found`; another chat: 422 `reply_to_other_chat`; not yet on the network: 409 `reply_to_not_sent`.
+                     */
+                    reply_to?: string | null;
+                    reaction?: components["schemas"]["ReactionSend"];
                     /**
                      * Format: int32
                      * @description Milliseconds between this session's gateway calls for these messages.
@@ -5366,8 +5458,6 @@ export interface operations {
                      * @description Send later: ISO 8601 time in the future, at most 30 days ahead. Messages are `scheduled` until then.
                      */
                     scheduled_at?: string | null;
-                    /** @description Show "typing…" to each recipient before its message (README, Typing before a send): 1 s per 30 characters of the text or caption, 1–8 s, within the session's pacing. Best effort; the outcome is in the message's `metadata.typing` once sent. Default false. */
-                    simulate_typing?: boolean;
                 };
             };
         };
@@ -5394,8 +5484,14 @@ export interface operations {
                                 from_number: string | null;
                                 to_number: string;
                                 /** @enum {string} */
-                                type: "text" | "image" | "video" | "audio" | "document" | "template";
+                                type: "text" | "image" | "video" | "audio" | "document" | "template" | "reaction";
+                                /** @description The text or caption; a reaction's emoji ("" when it takes one off). */
                                 content: string | null;
+                                /**
+                                 * Format: uuid
+                                 * @description The message this one quotes (a reply, sent or received), or for a reaction the message it reacts to; null for neither (README, Replies and reactions).
+                                 */
+                                reply_to: string | null;
                                 /** @description The `media_url` the message was sent with, as given (the gateway got a copy). */
                                 media_url: string | null;
                                 /** @enum {string} */
@@ -5447,7 +5543,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `session_not_connected`, `session_limited`, `idempotency_key_in_use` */
+            /** @description Problem: `session_not_connected`, `session_limited`, `reply_to_not_sent`, `idempotency_key_in_use` */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -5459,7 +5555,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description Problem: `validation_failed`, `media_unavailable`, `idempotency_key_reused` */
+            /** @description Problem: `validation_failed`, `media_unavailable`, `reply_to_not_found`, `reply_to_other_chat`, `reaction_other_chat`, `idempotency_key_reused` */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -5491,7 +5587,7 @@ export interface operations {
                 "filter[from_number]"?: string;
                 "filter[status]"?: "queued" | "sent" | "delivered" | "read" | "failed" | "scheduled";
                 "filter[direction]"?: "incoming" | "outgoing";
-                "filter[type]"?: "text" | "image" | "video" | "audio" | "document" | "template";
+                "filter[type]"?: "text" | "image" | "video" | "audio" | "document" | "template" | "reaction";
                 /** @description Messages created at or after this time. */
                 time_from?: string;
                 /** @description Messages created at or before this time. */
@@ -5769,8 +5865,6 @@ export interface operations {
                     } | null;
                     /** @description Check each recipient against the chat network before its message is made (README, Number checks): one not on it is `skipped` with reason `recipient_not_on_chatapp` and refunded; one the gateway cannot tell about is sent. Default false. */
                     check_numbers?: boolean;
-                    /** @description Show "typing…" to each recipient before its message (README, Typing before a send): 1 s per 30 characters of the text or caption, 1–8 s, within the session's pacing. Best effort; the outcome is in the message's `metadata.typing` once sent. Default false. */
-                    simulate_typing?: boolean;
                 };
             };
         };
@@ -6914,7 +7008,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Event types to list (repeat the parameter, or separate with commas). Default: all. */
-                "filter[type]"?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[];
+                "filter[type]"?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[];
                 /** @description Events created at or after this time. */
                 time_from?: string;
                 /** @description Events created at or before this time. */
@@ -7102,13 +7196,13 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description The event types posted to this endpoint, each at most once (1–15 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `session.status_changed`, `session.qr_updated`, `session.health_changed`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
+                     * @description The event types posted to this endpoint, each at most once (1–16 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `message.reaction`, `session.status_changed`, `session.qr_updated`, `session.health_changed`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
                      * @example [
                      *       "message.delivered",
                      *       "message.read"
                      *     ]
                      */
-                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
+                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
                     /**
                      * @description A note for the account's own use, at most 500 characters.
                      * @example Order service, production
@@ -7281,13 +7375,13 @@ export interface operations {
                      */
                     url?: string;
                     /**
-                     * @description The event types posted to this endpoint, each at most once (1–15 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `session.status_changed`, `session.qr_updated`, `session.health_changed`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
+                     * @description The event types posted to this endpoint, each at most once (1–16 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `message.reaction`, `session.status_changed`, `session.qr_updated`, `session.health_changed`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
                      * @example [
                      *       "message.delivered",
                      *       "message.read"
                      *     ]
                      */
-                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
+                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
                     /**
                      * @description A note for the account's own use, at most 500 characters; null removes it.
                      * @example Order service, production
@@ -8699,6 +8793,11 @@ export interface operations {
                     content?: string | null;
                     /** Format: uri */
                     media_url?: string | null;
+                    /**
+                     * Format: uuid
+                     * @description Quote a message of this chat (its id): one the session sent to `from_number` or received from it. Errors as a send's `reply_to`.
+                     */
+                    reply_to?: string | null;
                 };
             };
         };
@@ -8730,7 +8829,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `session_not_connected` */
+            /** @description Problem: `session_not_connected`, `reply_to_not_sent` */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -8742,7 +8841,85 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description Problem: `validation_failed` */
+            /** @description Problem: `validation_failed`, `reply_to_not_found`, `reply_to_other_chat` */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    receiveSandboxReaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example +14155552671 */
+                    from_number: string;
+                    /**
+                     * Format: uuid
+                     * @description The message to react to (one of the account's).
+                     */
+                    message_id: string;
+                    /** @example 👍 */
+                    emoji: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The message reacted to, with its reactions */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidJson"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `session_not_connected`, `reply_to_not_sent` */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Problem: `validation_failed`, `reply_to_not_found`, `reaction_other_chat` */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -9723,6 +9900,36 @@ export interface operations {
                     /** @example 2026-11-21T09:30:12.345000Z */
                     created_at: string;
                     data: components["schemas"]["Message"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 15 seconds acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onMessageReaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example evt_3f2c9a7e1b6d4c08a5e97d2b1f04c6aa */
+                    id: string;
+                    /** @enum {string} */
+                    type: "message.reaction";
+                    /** @example 2026-11-21T09:30:12.345000Z */
+                    created_at: string;
+                    data: components["schemas"]["MessageReaction"];
                 };
             };
         };

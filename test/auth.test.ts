@@ -197,6 +197,9 @@ describe("security cases generated from the route table", () => {
     "POST /sandbox/sessions/{id}/inbound": {
       body: { from_number: "+14155552672", type: "text", content: "Hi" },
     },
+    "POST /sandbox/sessions/{id}/reactions": {
+      body: { from_number: "+14155552672", message_id: crypto.randomUUID(), emoji: "👍" },
+    },
     "GET /sandbox/sessions/{id}/received": { query: "?to_number=%2B14155552672" },
     "POST /sandbox/sessions/{id}/phone": { body: { online: false } },
     "POST /sandbox/sessions/{id}/health": { body: { timelock: null, cap: null, quality: null } },

@@ -482,6 +482,7 @@ describe("the 201 response (POST /v1/chatapp/messages in openapi.json)", () => {
           "to_number",
           "type",
           "content",
+          "reply_to",
           "media_url",
           "status",
           "direction",

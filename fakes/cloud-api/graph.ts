@@ -430,6 +430,38 @@ export class FakeGraph {
   }
 
   /**
+   * Queues an incoming text from `from` (digits) replying to message `quoted` (a wamid): its
+   * `context` is `{ from, id }` (`ContextObject`, reading i), `from` the number that sent the
+   * quoted message (the business number for one the fake sent). Returns its wamid.
+   */
+  queueIncomingReply(message: { phoneNumberId: string; from: string; text: string; quoted: string }): string {
+    const number = this.numbers.get(message.phoneNumberId);
+    const ours = this.sendsByWamid.has(message.quoted);
+    const context = {
+      from: ours && number ? digits(number.displayPhoneNumber) : digits(message.from),
+      id: message.quoted,
+    };
+    return this.queueIncomingMessage(message, { type: "text", text: { body: message.text }, context });
+  }
+
+  /**
+   * Queues `from`'s (digits) reaction `emoji` on message `messageId` (a wamid): `type: reaction`
+   * with `reaction: { message_id, emoji }` (`ReactionMessage_1`; an empty emoji when taken off).
+   * Returns the reaction's own wamid.
+   */
+  queueIncomingReaction(message: {
+    phoneNumberId: string;
+    from: string;
+    messageId: string;
+    emoji: string;
+  }): string {
+    return this.queueIncomingMessage(message, {
+      type: "reaction",
+      reaction: { message_id: message.messageId, emoji: message.emoji },
+    });
+  }
+
+  /**
    * Queues an incoming image (`ImageMessage_1`: `image.id`, `mime_type`, `sha256`, optional
    * `caption`); returns its wamid. With `bytes`, the media id is downloadable from the fake.
    */

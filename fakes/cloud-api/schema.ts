@@ -37,6 +37,11 @@
  *     (`TextMessage_2`) without renaming the $refs inside them, so `IncomingMessage` points at the
  *     outgoing `TextMessage`. In webhooks, the names in `x-subset.webhookRenames` are read as
  *     their renamed webhook schemas.
+ * (i) An incoming message's `context` (`ContextObject`) requires `referred_product`, which only a
+ *     message sent from a product's "Message business" button carries (the schema's own
+ *     description), while a reply's context is `{ from, id }` alone (the document's own
+ *     button-reply and list-reply examples; Meta's webhook reference, "messages → context").
+ *     Read with `from` and `id` required.
  * (h) The document has no `message_template_status_update` webhook (`Change.field` lists
  *     messages and group fields only). It is added as {@link TEMPLATE_STATUS_UPDATE_VALUE}, from
  *     Meta's webhook reference page.
@@ -210,7 +215,7 @@ function requestSchemas(): Record<string, JsonObject> {
   return schemas;
 }
 
-/** The document's schemas with the readings of webhooks: (b), (e), (g) and (h). */
+/** The document's schemas with the readings of webhooks: (b), (e), (g), (h) and (i). */
 function webhookSchemas(): Record<string, JsonObject> {
   const schemas = withoutExamples(document.components.schemas);
   const renames = document["x-subset"].webhookRenames;
@@ -221,6 +226,8 @@ function webhookSchemas(): Record<string, JsonObject> {
   });
   const statuses = schemas.Statuses?.properties;
   if (isObject(statuses)) statuses.biz_opaque_callback_data = BIZ_OPAQUE_CALLBACK_DATA; // (b)
+  const context = schemas.ContextObject;
+  if (context) context.required = ["from", "id"]; // (i)
   schemas.TemplateStatusUpdateValue = structuredClone(TEMPLATE_STATUS_UPDATE_VALUE); // (h)
   const change = schemas.Change?.properties;
   if (isObject(change) && isObject(change.field) && Array.isArray(change.field.enum)) {

@@ -1,7 +1,10 @@
 import type { Config } from "../config";
 import type { MessageType } from "../db/schema";
 
-/** Price of one message of each type, in minor units (the `PRICE_*` variables, README, Configuration). */
+/**
+ * Price of one message of each type, in minor units (the `PRICE_*` variables, README,
+ * Configuration); a reaction costs a text (README, Replies and reactions).
+ */
 export function pricesOf(config: Config): Record<MessageType, number> {
   return {
     text: config.PRICE_TEXT,
@@ -10,6 +13,7 @@ export function pricesOf(config: Config): Record<MessageType, number> {
     audio: config.PRICE_AUDIO,
     document: config.PRICE_DOCUMENT,
     template: config.PRICE_TEMPLATE,
+    reaction: config.PRICE_TEXT,
   };
 }
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { dropPoison, redeliveryDelaySeconds } from "../lib/queue";
 import type { DispatchRequest } from "../messages/dispatch-request";
-import { MESSAGE_TYPES } from "../messages/types";
+import { STORED_TYPES } from "../messages/types";
 import { applyMoves } from "../moves/apply";
 import { failMoves } from "../moves/message";
 
@@ -14,7 +14,7 @@ const DispatchRequestSchema = z.object({
   accountId: z.uuid(),
   sessionId: z.uuid(),
   to: z.string(),
-  type: z.enum(MESSAGE_TYPES),
+  type: z.enum(STORED_TYPES),
   content: z.string().nullable(),
   mediaUrl: z.string().nullable(),
   // Absent from queue messages sent before media were stored.
@@ -32,6 +32,8 @@ const DispatchRequestSchema = z.object({
     .object({ start: z.string(), end: z.string(), time_zone: z.string() })
     .nullable()
     .default(null),
+  // Absent from queue messages sent before replies and reactions existed.
+  quoted: z.object({ providerMessageId: z.string(), fromMe: z.boolean() }).nullable().default(null),
 }) satisfies z.ZodType<DispatchRequest, unknown>;
 
 /**

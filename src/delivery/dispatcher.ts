@@ -11,7 +11,7 @@ import { applyMoves } from "../moves/apply";
 import { failMoves, type MessageMove, type SentTyping } from "../moves/message";
 import { failover } from "./failover";
 import type { DispatchHost } from "./host";
-import { mediaOf, type OutboxItem } from "./outbox";
+import { mediaOf, type OutboxItem, quotedOf } from "./outbox";
 import { receiptMoves } from "./receipts";
 import { MAX_SEND_ATTEMPTS, minCallGapMs, retryDelayMs, throttleDelayMs } from "./retry";
 import { noteAttempt, Settlement } from "./settlement";
@@ -401,6 +401,7 @@ export class Dispatcher {
         content: item.content,
         mediaUrl: item.media_url,
         media: mediaOf(item),
+        replyTo: quotedOf(item),
       });
     } catch (error) {
       outcome = { outcome: "unknown", reason: error instanceof Error ? error.message : String(error) };

@@ -1,4 +1,4 @@
-import type { MediaRef, TypingOutcome } from "../gateways/gateway";
+import type { MediaRef, QuotedMessage, TypingOutcome } from "../gateways/gateway";
 import type { DispatchRequest } from "../messages/dispatch-request";
 import type { SettledBy } from "../moves/message";
 
@@ -51,6 +51,8 @@ export type OutboxItem = {
   typing_at: number | null;
   /** JSON of the typing call's outcome (TypingOutcome), or null while it has not answered. */
   typing: string | null;
+  /** JSON of the quoted (or reacted) message (QuotedMessage), or null. */
+  quoted: string | null;
 };
 
 /** Why a campaign's entries are held: paused (they wait) or cancelled (they fail on arrival). */
@@ -94,7 +96,7 @@ export class Outbox {
         expires_at INTEGER NOT NULL, done_at INTEGER, provider_message_id TEXT,
         synced INTEGER NOT NULL DEFAULT 1, reason TEXT, campaign_id TEXT, send_window TEXT,
         settled_by TEXT, first_attempt_at INTEGER, attempted_at INTEGER, media_key TEXT,
-        media_content_type TEXT, typing_ms INTEGER NOT NULL DEFAULT 0, typing_at INTEGER, typing TEXT);
+        media_content_type TEXT, typing_ms INTEGER NOT NULL DEFAULT 0, typing_at INTEGER, typing TEXT, quoted TEXT);
       CREATE TABLE IF NOT EXISTS campaign_holds (campaign_id TEXT PRIMARY KEY, hold TEXT NOT NULL);
       CREATE INDEX IF NOT EXISTS outbox_campaign ON outbox (campaign_id, state) WHERE campaign_id IS NOT NULL;
       CREATE INDEX IF NOT EXISTS outbox_unsynced ON outbox (synced) WHERE synced = 0;
@@ -111,6 +113,7 @@ export class Outbox {
       "media_key",
       "media_content_type",
       "typing",
+      "quoted",
     ]) {
       if (!columns.some((c) => c.name === column))
         this.sql.exec(`ALTER TABLE outbox ADD COLUMN ${column} TEXT`);
@@ -132,8 +135,8 @@ export class Outbox {
       const cursor = this.sql.exec(
         `INSERT INTO outbox (id, account_id, to_number, type, content, media_url, media_key, media_content_type,
            delay_between, priority, accepted_at, send_ref, send_index, not_before, scheduled, state, expires_at,
-           campaign_id, send_window, typing_ms)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+           campaign_id, send_window, typing_ms, quoted)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
         r.id,
         r.accountId,
         r.to,
@@ -153,6 +156,7 @@ export class Outbox {
         r.campaignId ?? null,
         r.sendWindow ? JSON.stringify(r.sendWindow) : null,
         r.typingMs ?? 0,
+        r.quoted ? JSON.stringify(r.quoted) : null,
       );
       added += cursor.rowsWritten > 0 ? 1 : 0;
     }
@@ -442,6 +446,11 @@ export class Outbox {
 }
 
 /** The stored copy of an entry's media (src/media/), or null for a text or an entry queued without one. */
+/** The message an entry quotes or reacts to, as the gateway knows it, or null. */
+export function quotedOf(item: OutboxItem): QuotedMessage | null {
+  return item.quoted ? (JSON.parse(item.quoted) as QuotedMessage) : null;
+}
+
 export function mediaOf(item: OutboxItem): MediaRef | null {
   return item.media_key && item.media_content_type
     ? { key: item.media_key, contentType: item.media_content_type }

@@ -5,7 +5,7 @@ import { carriesClientId, clientMessageIdOf } from "../gateways/client-id";
 import type { ChatGateway, LookupResult } from "../gateways/gateway";
 import { redactReason } from "../lib/redact";
 import type { DispatchHost } from "./host";
-import { mediaOf, type OutboxItem } from "./outbox";
+import { mediaOf, type OutboxItem, quotedOf } from "./outbox";
 import type { Receipt } from "./receipts";
 import { MAX_SEND_ATTEMPTS } from "./retry";
 
@@ -70,6 +70,7 @@ export class Settlement {
         content: item.content,
         mediaUrl: item.media_url,
         media: mediaOf(item),
+        replyTo: quotedOf(item),
         since,
         asOf: now,
       };

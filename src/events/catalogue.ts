@@ -11,6 +11,9 @@
  * - `message.media_kept` / `message.media_failed`: an incoming message's media was downloaded and
  *   kept (its `media_url` now serves it), or could not be (`metadata.media_error` says why)
  *   (README, Incoming media); `data` is the incoming Message.
+ * - `message.reaction`: a contact set, changed or took off (`emoji` "") their reaction on one of
+ *   the account's messages (src/messages/reactions.ts), once per change; `data` is
+ *   `{ message_id, session_id, from, emoji, at }` (README, Replies and reactions).
  * - `session.status_changed`: a session moved between `pending`, `connected`, `disconnected`,
  *   `banned` and `failed`; `data` is the Session, with its `reason`.
  * - `session.qr_updated`: a pending session's QR rotated; `data` is `{ session, qr_code }`.
@@ -44,6 +47,7 @@ export const EVENT_TYPES = [
   "message.received",
   "message.media_kept",
   "message.media_failed",
+  "message.reaction",
   "session.status_changed",
   "session.qr_updated",
   "session.health_changed",
@@ -85,6 +89,7 @@ export const EVENT_READ_SCOPE: Record<EventType, EventReadScope> = {
   "message.received": "messages:read",
   "message.media_kept": "messages:read",
   "message.media_failed": "messages:read",
+  "message.reaction": "messages:read",
   "session.status_changed": "sessions:read",
   "session.qr_updated": "sessions:read",
   "session.health_changed": "sessions:read",

@@ -91,6 +91,17 @@ export function insertEventStatement(event: PendingEvent): SQL {
 }
 
 /**
+ * The statement that records `event` under `dedupeKey` (the change it records, so the same change
+ * recorded again records nothing) when `where` holds at this point of the batch.
+ */
+export function insertKeyedEventStatement(event: PendingEvent, dedupeKey: string, where: SQL): SQL {
+  return sql`INSERT OR IGNORE INTO events (id, account_id, type, dedupe_key, snapshot, created_at)
+    SELECT ${event.id}, ${event.accountId}, ${event.type}, ${dedupeKey}, ${event.snapshot}, ${event.createdAt}
+    WHERE ${where}
+    ${RETURNING_RECORDED}`;
+}
+
+/**
  * An event a batch recorded, as its event statement's `RETURNING` gives it (the statements
  * above return the events they wrote, none for a change already recorded).
  */

@@ -1,5 +1,6 @@
 import type { GatewayKind } from "../config";
 import type { HealthReading } from "../lib/session-health";
+import type { QuotedMessage } from "../messages/types";
 import type { MessagePricing } from "../moves/message";
 /**
  * The boundary between a session's Durable Object and the chat network. One implementation per
@@ -149,12 +150,22 @@ export interface OutboundMessage {
   id: string;
   clientMessageId: string;
   to: string;
-  type: "text" | "image" | "video" | "audio" | "document" | "template";
-  /** The text or caption; for a `template` (Cloud API only), the JSON of a messages/template.ts `TemplateSend`. */
+  type: "text" | "image" | "video" | "audio" | "document" | "template" | "reaction";
+  /**
+   * The text or caption; for a `template` (Cloud API only), the JSON of a messages/template.ts
+   * `TemplateSend`; for a `reaction`, the emoji ("" takes the reaction off).
+   */
   content: string | null;
   mediaUrl: string | null;
   media: MediaRef | null;
+  /**
+   * The message quoted (a reply), or for a `reaction` the message reacted to, as the gateway
+   * knows it ({@link QuotedMessage}); absent or null for neither.
+   */
+  replyTo?: QuotedMessage | null;
 }
+
+export type { QuotedMessage };
 
 /** A stored media file: its key in the `MEDIA` R2 bucket and its content type (e.g. `image/png`). */
 export interface MediaRef {
@@ -242,6 +253,8 @@ export type LinkState =
  * - `banned`: the network banned the linked account (→ banned);
  * - `ack`: a receipt for a message we sent, by the gateway's message id (never moves backwards);
  * - `incoming`: a contact wrote to the session's phone (stored once per gateway message id);
+ * - `reaction`: a contact set (or, with an empty emoji, took off) a reaction on a message of the
+ *   chat, by the gateway's id of that message (recorded once per change, messages/reactions.ts);
  * - `health`: the network limits the session's account as `reading` says (a send refused with
  *   463), or, with `reading` null, its health changed and is to be read from the gateway again
  *   (the Cloud API's `phone_number_quality_update` webhook). Never moves the status.
@@ -281,12 +294,28 @@ export type GatewayEvent =
        * {@link ChatGateway.openIncomingMedia} downloads it by (never shown to callers).
        */
       media?: { mimetype: string | null; ref?: string };
+      /**
+       * The gateway's ids the message this one quotes (a reply) may have, when it quotes one: one
+       * id, or, when the gateway gives a short form several stored ids could stand for (WAHA's
+       * `replyTo.id`, the bare id), each of them. Resolved to ours by messages/reactions.ts.
+       */
+      quotedIds?: string[];
+      at: number;
+    }
+  | {
+      type: "reaction";
+      /** The gateway's id of the message reacted to. */
+      providerMessageId: string;
+      /** E.164 number of the contact who reacted. */
+      from: string;
+      /** The emoji; "" when the contact took their reaction off. */
+      emoji: string;
       at: number;
     }
   | { type: "health"; reading: HealthReading | null; at: number };
 
-/** The events that speak of the session's link (all but `ack`, `incoming` and `health`). */
-export type StatusEvent = Exclude<GatewayEvent, { type: "ack" | "incoming" | "health" }>;
+/** The events that speak of the session's link (all but `ack`, `incoming`, `reaction` and `health`). */
+export type StatusEvent = Exclude<GatewayEvent, { type: "ack" | "incoming" | "reaction" | "health" }>;
 
 /** A `health` event (see {@link GatewayEvent}). */
 export type HealthEvent = Extract<GatewayEvent, { type: "health" }>;

@@ -38,6 +38,10 @@ import type {
  *   {@link PHONE_KEEPS} per recipient, {@link receivedBy}); the session object then acks it
  *   `delivered` after `SANDBOX_DELIVERED_MS` and `read` after `SANDBOX_READ_MS`.
  *
+ * A reply or a reaction is received as any message, with the message it quotes or reacts to
+ * (`reply_to`, our id); re-sending a reaction whose answer was lost is found by {@link lookup} as
+ * any message.
+ *
  * Number checks ({@link checkNumbers}) follow the same digits: `…0000` is not on the network (false),
  * `…9999` the sandbox cannot tell (null; sends to it go through as to any number), any other
  * number is on it (true).
@@ -68,6 +72,12 @@ export class SandboxGateway implements ChatGateway {
       CREATE TABLE IF NOT EXISTS sandbox_sent (message_id TEXT PRIMARY KEY, sent_at INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS sandbox_held_acks (message_id TEXT PRIMARY KEY, held_at INTEGER NOT NULL);
     `);
+    // Objects created before replies: the message a received one quotes or reacts to.
+    const columns = sql
+      .exec<{ name: string }>("SELECT name FROM pragma_table_info('sandbox_received')")
+      .toArray();
+    if (!columns.some((column) => column.name === "reply_to"))
+      sql.exec("ALTER TABLE sandbox_received ADD COLUMN reply_to TEXT");
   }
 
   async create(): Promise<LinkState> {
@@ -195,14 +205,15 @@ export class SandboxGateway implements ChatGateway {
     );
     if (fresh.rowsWritten === 0) return;
     this.sql.exec(
-      `INSERT INTO sandbox_received (message_id, to_number, type, content, media_url, received_at)
-       VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (message_id) DO NOTHING`,
+      `INSERT INTO sandbox_received (message_id, to_number, type, content, media_url, received_at, reply_to)
+       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (message_id) DO NOTHING`,
       message.id,
       message.to,
       message.type,
       message.content,
       message.mediaUrl,
       now,
+      message.replyTo ? ourIdOf(message.replyTo.providerMessageId) : null,
     );
     this.sql.exec(
       `DELETE FROM sandbox_received WHERE to_number = ? AND message_id NOT IN (
@@ -220,7 +231,7 @@ export class SandboxGateway implements ChatGateway {
   receivedBy(toNumber: string): SandboxReceived[] {
     return this.sql
       .exec<SandboxReceived>(
-        `SELECT message_id, to_number, type, content, media_url, received_at FROM sandbox_received
+        `SELECT message_id, to_number, type, content, media_url, received_at, reply_to FROM sandbox_received
          WHERE to_number = ? ORDER BY received_at DESC, rowid DESC`,
         toNumber,
       )
@@ -334,9 +345,17 @@ export function sandboxOnNetwork(number: string): boolean | null {
   return true;
 }
 
-/** The sandbox's message id for our message `id`. */
-function providerIdOf(id: string): string {
+/**
+ * The sandbox's message id for our message `id`: outgoing messages, and incoming ones the
+ * inbound route stores (so a reply or reaction can name either).
+ */
+export function providerIdOf(id: string): string {
   return `sandbox.${id}`;
+}
+
+/** Our message id in a sandbox message id ({@link providerIdOf}); another gateway's id as it is. */
+function ourIdOf(providerMessageId: string): string {
+  return providerMessageId.replace(/^sandbox\./, "");
 }
 
 /** How many received messages the sandbox keeps per recipient phone. */
@@ -350,6 +369,8 @@ export type SandboxReceived = {
   content: string | null;
   media_url: string | null;
   received_at: number;
+  /** Our id of the message it quotes, or that a reaction reacts to; null for neither. */
+  reply_to: string | null;
 };
 
 /** `<origin>/sandbox/pair/<token>`: the sandbox's QR payload. */

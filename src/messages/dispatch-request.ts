@@ -1,6 +1,6 @@
 import type { SendWindow } from "../lib/send-window";
 import { templateOfRow } from "./template";
-import type { MessageRow, MessageType } from "./types";
+import type { MessageRow, MessageType, QuotedMessage } from "./types";
 import { typingMs } from "./typing";
 
 /**
@@ -51,6 +51,11 @@ export interface DispatchRequest {
    * (`simulate_typing` false). Absent in queue messages sent before it existed: none.
    */
   typingMs?: number;
+  /**
+   * The message it quotes, or a reaction's message, as the gateway knows it (the row's
+   * `metadata.quoted`, send.ts); absent or null for neither (queue messages from before replies).
+   */
+  quoted?: QuotedMessage | null;
 }
 
 /**
@@ -82,7 +87,21 @@ export function dispatchRequestOf(
     campaignId: row.campaignId,
     sendWindow: options.sendWindow ?? null,
     typingMs: row.simulateTyping ? typingMs(row.type, row.content) : 0,
+    quoted: quotedOfRow(row),
   };
+}
+
+/**
+ * The quoted message a row's `metadata.quoted` holds (`{ provider_message_id, from_me }`, written
+ * by send.ts), or null.
+ */
+export function quotedOfRow(row: Pick<MessageRow, "metadata">): QuotedMessage | null {
+  const quoted = (
+    JSON.parse(row.metadata) as { quoted?: { provider_message_id?: unknown; from_me?: unknown } }
+  ).quoted;
+  return typeof quoted?.provider_message_id === "string"
+    ? { providerMessageId: quoted.provider_message_id, fromMe: quoted.from_me === true }
+    : null;
 }
 
 /** What a row's queue message carries as `content`: a template message's template, else its content. */

@@ -8,6 +8,7 @@ import { publishEvents } from "../events/publish";
 import { eventsForRows, recordedIn } from "../events/record";
 import { toE164 } from "../lib/phone";
 import { optOutKeyword } from "../opt-outs/keywords";
+import { messageOfProviderIds } from "./reactions";
 import type { MessageRow } from "./types";
 
 /**
@@ -21,14 +22,19 @@ import type { MessageRow } from "./types";
  * its row. A reply from a campaign's recipient counts in the campaign's `replied`, once. The
  * sender's last incoming time on the session moves forward (D1 `contact_windows`: the Cloud API's
  * customer service window, src/messages/service-window.ts), replays included (harmless: MAX).
+ * A reply names the message it quotes by the gateway's ids (`quotedIds`, GatewayEvent
+ * `incoming`): when the session holds it, its id is the row's `reply_to` (else null: a message
+ * from before the session, or one it never saw).
  * @returns the stored row, or null for such a duplicate.
  */
 export async function receiveMessage(
   env: { DB: D1Database; WEBHOOK_QUEUE: Queue },
   input: NewIncoming,
+  options: { quotedIds?: readonly string[] } = {},
 ): Promise<MessageRow | null> {
   const db = createDb(env.DB);
-  const row = incomingRow(input);
+  const quoted = options.quotedIds?.length ? await messageOfProviderIds(db, input, options.quotedIds) : null;
+  const row = incomingRow(quoted ? { ...input, replyTo: quoted.id } : input);
   const statements: SQL[] = [
     insertIncomingStatement(db, row),
     eventsForRows("message.received", messages, sql`id = ${row.id}`),

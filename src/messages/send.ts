@@ -10,6 +10,7 @@ import { ApiError } from "../errors";
 import { sendInBatches } from "../lib/queue";
 import { discardMedia, type StoredMedia, storeMedia } from "../media/store";
 import { type DispatchRequest, dispatchRequestOf, LANE } from "./dispatch-request";
+import { type QuoteTarget, quoteTarget } from "./reply";
 import { requireServiceWindow } from "./service-window";
 import { requireReachable } from "./session-limits";
 import { type TemplateSend, templateNeeds, templateVariableErrors } from "./template";
@@ -38,6 +39,13 @@ export interface SendRequest {
   template?: TemplateSend;
   /** Show "typing…" before each message (README, Typing before a send); false when absent. */
   simulateTyping?: boolean;
+  /** Our id of the message to quote (README, Replies and reactions); one recipient only. */
+  replyTo?: string | null;
+  /**
+   * For type `reaction`: our id of the message to react to and the emoji ("" takes it off). The
+   * recipient is that message's chat; `toNumbers` may be empty, else it must name that chat.
+   */
+  reaction?: { messageId: string; emoji: string };
 }
 
 export interface SendResult {
@@ -60,8 +68,13 @@ export interface SendResult {
  * when `sendBatch` throws, whether it took the messages is unknown, so none is failed or refunded
  * on a guess (see {@link enqueue}; README, Sending messages).
  *
+ * A reply (`replyTo`) or a reaction quotes a message of the session's chat with its one
+ * recipient (messages/reply.ts; README, Replies and reactions): the message's gateway id travels
+ * in `metadata.quoted`, our id in `reply_to`. A reaction's content is its emoji.
+ *
  * @throws ApiError `not_found` (404) for a session not the account's, `session_not_connected`
- *   (409), `session_limited` (409: a cold recipient on a session the network limits,
+ *   (409), `reply_to_not_found`, `reply_to_other_chat`, `reaction_other_chat` (422),
+ *   `reply_to_not_sent` (409), `session_limited` (409: a cold recipient on a session the network limits,
  *   src/messages/session-limits.ts), `outside_service_window` (422), `media_unavailable` (422), `insufficient_balance` (402), `service_unavailable` (503,
  *   the media could not be stored).
  */
@@ -76,7 +89,12 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
   }
   const config = readConfig(env);
   const gateway = session.gateway ?? config.CHATAPP_GATEWAY;
-  const metadata = request.type === "template" ? await templateMetadata(db, request, gateway) : undefined;
+  const quote = await quoteOf(db, request);
+  if (quote) request = { ...request, toNumbers: [quote.chat] };
+  const metadata = withQuote(
+    request.type === "template" ? await templateMetadata(db, request, gateway) : undefined,
+    quote,
+  );
   await requireServiceWindow(
     db,
     {
@@ -94,7 +112,12 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
   );
   const price = priceOf(config, request.type);
   let media: StoredMedia | null = null;
-  if (request.type !== "text" && request.type !== "template" && request.mediaUrl !== null) {
+  if (
+    request.type !== "text" &&
+    request.type !== "template" &&
+    request.type !== "reaction" &&
+    request.mediaUrl !== null
+  ) {
     // An account that cannot pay makes the service fetch nothing (the charge below still decides).
     await coverableOrThrow(db, request.accountId, price * request.toNumbers.length);
     media = await storeMedia(env.MEDIA, request.mediaUrl, request.type);
@@ -103,8 +126,14 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
     accountId: request.accountId,
     sessionId: request.sessionId,
     type: request.type,
-    content: request.type === "template" ? (request.template?.name ?? null) : request.content,
+    content:
+      request.type === "template"
+        ? (request.template?.name ?? null)
+        : request.type === "reaction"
+          ? (request.reaction?.emoji ?? "")
+          : request.content,
     metadata,
+    replyTo: quote?.id ?? null,
     mediaUrl: request.mediaUrl,
     mediaKey: media?.key ?? null,
     mediaContentType: media?.contentType ?? null,
@@ -179,6 +208,36 @@ async function templateMetadata(db: Db, request: SendRequest, gateway: string): 
   if (errors)
     throw new ApiError("validation_failed", "The template's variables do not fit it.", { fields: errors });
   return JSON.stringify({ template });
+}
+
+/**
+ * The message a send quotes (`replyTo`) or reacts to (`reaction`), checked against the send's
+ * session and recipient (messages/reply.ts `quoteTarget`), or null for neither. A reply has one
+ * recipient (the route refuses more); a reaction's recipient, when given, must be the message's chat.
+ * @throws ApiError as `quoteTarget`.
+ */
+async function quoteOf(db: Db, request: SendRequest): Promise<QuoteTarget | null> {
+  const reacted = request.type === "reaction" ? request.reaction : undefined;
+  const messageId = reacted?.messageId ?? request.replyTo ?? null;
+  if (messageId === null) return null;
+  return quoteTarget(db, {
+    accountId: request.accountId,
+    sessionId: request.sessionId,
+    messageId,
+    to: request.toNumbers[0] ?? null,
+    field: reacted ? "reaction" : "reply_to",
+  });
+}
+
+/**
+ * The messages' `metadata` JSON with the quoted message as the gateway knows it, `quoted:
+ * { provider_message_id, from_me }`: the queue message and the outbox carry it to the gateway
+ * (dispatch-request.ts), so nothing is read back at send time.
+ */
+function withQuote(metadata: string | undefined, quote: QuoteTarget | null): string | undefined {
+  if (!quote) return metadata;
+  const quoted = { provider_message_id: quote.quoted.providerMessageId, from_me: quote.quoted.fromMe };
+  return JSON.stringify({ ...(metadata ? JSON.parse(metadata) : {}), quoted });
 }
 
 /** The 402 of a send costing `cost` against `balance` (minor units). */

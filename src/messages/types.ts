@@ -3,8 +3,9 @@ import type { MessageRow, MessageStatus, MessageType } from "../db/schema";
 export type { MessageRow, MessageStatus, MessageType };
 
 /**
- * Every message type. `template` is outgoing only: a Cloud API session's approved message
- * template (README, Message templates).
+ * The message types priced each on its own (accounts show a price per type) and that campaigns
+ * send. `template` is outgoing only: a Cloud API session's approved message template (README,
+ * Message templates).
  */
 export const MESSAGE_TYPES = [
   "text",
@@ -14,6 +15,12 @@ export const MESSAGE_TYPES = [
   "document",
   "template",
 ] as const satisfies readonly MessageType[];
+
+/**
+ * Every type a message row may have: {@link MESSAGE_TYPES} and `reaction`, an emoji set on (or,
+ * empty, taken off) another message of the chat, priced as a text (README, Replies and reactions).
+ */
+export const STORED_TYPES = [...MESSAGE_TYPES, "reaction"] as const satisfies readonly MessageType[];
 
 /** The types carried by content and media alone: incoming messages and campaigns (no templates). */
 export const CONTENT_TYPES = [
@@ -31,3 +38,13 @@ export const MESSAGE_STATUSES = [
   "failed",
   "scheduled",
 ] as const satisfies readonly MessageStatus[];
+
+/**
+ * A message of the recipient's chat that a send quotes or reacts to: the gateway's id of it
+ * (`provider_message_id`) and whether the session sent it (`fromMe`: Evolution API's message key
+ * needs it; README, Replies and reactions).
+ */
+export interface QuotedMessage {
+  providerMessageId: string;
+  fromMe: boolean;
+}

@@ -17,6 +17,8 @@ export function toMessageRecord(row: MessageRow) {
     to_number: row.toNumber,
     type: row.type,
     content: row.content,
+    // Event snapshots taken before the column existed lack it.
+    reply_to: row.replyTo ?? null,
     media_url: row.mediaUrl,
     status: row.status,
     direction: row.direction,
@@ -45,6 +47,7 @@ export function toSentRecord(row: MessageRow) {
     to_number: r.to_number,
     type: r.type,
     content: r.content,
+    reply_to: r.reply_to,
     media_url: r.media_url,
     status: r.status,
     direction: r.direction,

@@ -149,7 +149,13 @@ export class GatewayChecks {
       return;
     }
     this.host.health.recordCheck(event?.type ?? "starting", now);
-    if (event && event.type !== "ack" && event.type !== "incoming" && event.type !== "health")
+    if (
+      event &&
+      event.type !== "ack" &&
+      event.type !== "incoming" &&
+      event.type !== "reaction" &&
+      event.type !== "health"
+    )
       await this.host.move(event);
     if (this.host.state()?.status === "connected") await this.readHealth();
   }

@@ -20,6 +20,7 @@ import {
 } from "../gateways/gateway";
 import type { SandboxGateway, SandboxReceived } from "../gateways/sandbox";
 import type { StoredHealth } from "../lib/session-health";
+import { receiveReaction } from "../messages/reactions";
 import { receiveMessage } from "../messages/receive";
 import { applyMoves } from "../moves/apply";
 import type { Deadline } from "./deadlines";
@@ -396,13 +397,21 @@ export class SessionLink {
           media: event.media ? { mimetype: event.media.mimetype } : null,
           at: event.at,
         };
-        const stored = await receiveMessage(this.core.env, incoming);
+        const stored = await receiveMessage(this.core.env, incoming, { quotedIds: event.quotedIds });
         // Only a message stored now: a redelivered one's media is downloaded (or owed) already.
         if (stored && event.media?.ref) {
           this.media.note(stored.id, event.media.ref, event.media.mimetype);
           noted = true;
         }
         received.push(incoming);
+      } else if (event.type === "reaction") {
+        // Ordered by its own time against the contact's earlier reactions (messages/reactions.ts).
+        const current = this.core.current();
+        await receiveReaction(this.core.env, {
+          ...event,
+          accountId: current.account_id,
+          sessionId: current.id,
+        });
       } else if (event.type === "health") {
         // Not a status: not ordered against them.
         await this.moves.healthEvent(event);

@@ -1,6 +1,11 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { checkWebhook, TEMPLATE_STATUS_UPDATE_VALUE, webhookFields } from "../../fakes/cloud-api/schema.ts";
+import {
+  checkAsWritten,
+  checkWebhook,
+  TEMPLATE_STATUS_UPDATE_VALUE,
+  webhookFields,
+} from "../../fakes/cloud-api/schema.ts";
 import { signBody } from "../../fakes/cloud-api/sign.ts";
 import { APP_SECRET, callGraph, NOW_MS, NUMBER, OTP_TEMPLATE, TEXT, useFakeGraph } from "./fake-graph";
 
@@ -146,6 +151,36 @@ describe("incoming messages", () => {
         ],
       },
     });
+  });
+
+  it("queues a reply with its context { from, id } (reading i) and a reaction as ReactionMessage_1", async () => {
+    await callGraph("POST", MESSAGES, TEXT);
+    const ours = fake.graph.sent[0]?.wamid ?? "";
+    await fake.graph.takeWebhooks();
+    fake.graph.queueIncomingReply({
+      phoneNumberId: NUMBER.phoneNumberId,
+      from: "4915112345678",
+      text: "Yes",
+      quoted: ours,
+    });
+    fake.graph.queueIncomingReaction({
+      phoneNumberId: NUMBER.phoneNumberId,
+      from: "4915112345678",
+      messageId: ours,
+      emoji: "👍",
+    });
+    const [reply, reaction] = await takeChanges();
+    expect(reply?.change.value.messages?.[0]).toMatchObject({
+      type: "text",
+      text: { body: "Yes" },
+      context: { from: "15550100001", id: ours },
+    });
+    expect(reaction?.change.value.messages?.[0]).toMatchObject({
+      type: "reaction",
+      reaction: { message_id: ours, emoji: "👍" },
+    });
+    // As written, the document would refuse the reply's context (it requires referred_product).
+    expect(checkAsWritten("ContextObject", { from: "15550100001", id: ours })).not.toEqual([]);
   });
 
   it("queues an image message with the media fields ImageMessage_1 requires", async () => {

@@ -107,6 +107,8 @@ const SEND_FIELDS: Record<string, { allowed: string[]; required: string[] }> = {
  * answer 503; `sendFault` makes sends misbehave ({@link SendFault}), all alike or each as a
  * {@link SendFaultPlan} says. Every request is recorded as `METHOD path?query` in `calls`, with
  * its JSON body in `bodies`; every send that reached the network, as its `key.id` in `relayed`.
+ * A send's `quoted` is checked against `quotedOptionsSchema`; `sendReaction` relays reactions
+ * (kept in `reactions`).
  */
 export class FakeEvolution {
   readonly instances = new Map<string, FakeInstance>();
@@ -136,6 +138,8 @@ export class FakeEvolution {
   }[] = [];
   /** While true, `sendPresence` answers 400 as the Baileys channel does a failure (nothing shown). */
   presenceFault = false;
+  /** Every `sendReaction` relayed, in order, a repeat included: the body and the reaction's `key.id`. */
+  readonly reactions: { instance: string; body: { key: unknown; reaction: string }; id: string }[] = [];
   down = false;
   sendFault: SendFault | SendFaultPlan | null = null;
   private counter = 0;
@@ -272,6 +276,12 @@ export class FakeEvolution {
         route("post", `/message/${endpoint}/:name`, ({ name = "" }, body) =>
           this.withInstance(name, (instance) => this.send(name, instance, endpoint, body)),
         ),
+      ),
+      // `sendReaction` (sendMessage.router.ts; `SendReactionDto`, `reactionMessageSchema`: `key`
+      // with `id`, `remoteJid` (non-empty) and `fromMe` required, `reaction` required), relayed
+      // by `sendMessageWithTyping` to `key.remoteJid`; answered 201 with the sent message.
+      route("post", "/message/sendReaction/:name", ({ name = "" }, body) =>
+        this.withInstance(name, (instance) => this.react(name, instance, body)),
       ),
       // `whatsappNumber` (Baileys channel): `{ numbers }` as `whatsappNumberSchema` takes it (an
       // array of at least one string, no repeats; the fake refuses other fields), an
@@ -421,6 +431,8 @@ export class FakeEvolution {
       unknownFields(body, fields.allowed) ??
       fields.required.find((field) => typeof body[field] !== "string" || body[field] === "");
     if (refused) return problem(400, "Bad Request", [`instance requires or refuses property "${refused}"`]);
+    const quotedProblem = body.quoted === undefined ? null : quotedRefused(body.quoted);
+    if (quotedProblem) return problem(400, "Bad Request", [quotedProblem]);
     if (instance.state !== "open") return problem(400, "Bad Request", ["Error: Connection Closed"]);
     const fault = typeof this.sendFault === "function" ? this.sendFault(body) : this.sendFault;
     if (fault === "error") return problem(500, "Internal Server Error", ["Error: boom"]);
@@ -449,6 +461,38 @@ export class FakeEvolution {
     }
     const { id: _rowId, MessageUpdate: _updates, ...sent } = record;
     return HttpResponse.json({ ...sent, status: "PENDING" }, { status: 201 });
+  }
+
+  /** A `sendReaction`: checked against `reactionMessageSchema`, relayed, answered as `sendFault` says. */
+  private react(name: string, instance: FakeInstance, body: Record<string, unknown>): Response {
+    const key = body.key as Record<string, unknown> | undefined;
+    const refused =
+      unknownFields(body, ["key", "reaction"]) ??
+      (typeof body.reaction !== "string" ? "reaction" : undefined) ??
+      unknownFields(key ?? null, ["id", "remoteJid", "fromMe"]) ??
+      (["id", "remoteJid"].find((field) => typeof key?.[field] !== "string" || key[field] === "") ||
+        (typeof key?.fromMe !== "boolean" ? "fromMe" : undefined));
+    if (refused) return problem(400, "Bad Request", [`instance requires or refuses property "${refused}"`]);
+    if (instance.state !== "open") return problem(400, "Bad Request", ["Error: Connection Closed"]);
+    const fault = typeof this.sendFault === "function" ? this.sendFault(body) : this.sendFault;
+    if (fault === "error") return problem(500, "Internal Server Error", ["Error: boom"]);
+    const id = this.nextId();
+    this.reactions.push({ instance: name, body: { key, reaction: String(body.reaction) }, id });
+    if (fault === "lost") return HttpResponse.error();
+    return HttpResponse.json(
+      {
+        key: { remoteJid: key?.remoteJid, fromMe: true, id },
+        pushName: "Você",
+        status: "PENDING",
+        message: { reactionMessage: { key, text: body.reaction } },
+        contextInfo: null,
+        messageType: "reactionMessage",
+        messageTimestamp: Math.floor(Date.now() / 1000),
+        instanceId: instance.id,
+        source: "unknown",
+      },
+      { status: 201 },
+    );
   }
 
   private nextId(): string {
@@ -586,6 +630,40 @@ export class FakeEvolution {
     };
   }
 
+  /**
+   * `messages.upsert` data of a text from `from` replying to message `stanzaId`: Baileys'
+   * `contextInfo` of the `extendedTextMessage` (`stanzaId`, `participant`, `quotedMessage`), which
+   * `prepareMessage` lifts to the top as `contextInfo` (and the text to `conversation`).
+   */
+  incomingReply(name: string, id: string, from: string, text: string, stanzaId: string, quotedFromMe = true) {
+    const instance = this.instance(name);
+    return {
+      ...this.incomingText(name, id, from, text),
+      contextInfo: {
+        stanzaId,
+        participant: quotedFromMe ? instance.ownerJid : `${from.replace("+", "")}@s.whatsapp.net`,
+        quotedMessage: { conversation: "the quoted text" },
+      },
+    };
+  }
+
+  /**
+   * `messages.upsert` data of `from`'s reaction `text` ("" to remove) on message `reactedId`
+   * (`messageType: "reactionMessage"`, Baileys' `ReactionMessage`: the reacted message's key,
+   * `text`, `senderTimestampMs`).
+   */
+  incomingReaction(name: string, id: string, from: string, reactedId: string, text: string, at = Date.now()) {
+    const remoteJid = `${from.replace("+", "")}@s.whatsapp.net`;
+    return {
+      ...this.incomingText(name, id, from, ""),
+      message: {
+        reactionMessage: { key: { remoteJid, fromMe: true, id: reactedId }, text, senderTimestampMs: at },
+      },
+      messageType: "reactionMessage",
+      messageTimestamp: Math.floor(at / 1000),
+    };
+  }
+
   private unlink(instance: FakeInstance): void {
     instance.state = "close";
     instance.ownerJid = null;
@@ -612,6 +690,22 @@ export class FakeEvolution {
 }
 
 /** The first field of `body` not in `allowed`, or undefined. */
+/**
+ * Why `quoted` is not a `Quoted` (`quotedOptionsSchema`: `key` with a non-empty `id`, and
+ * `remoteJid` and `fromMe` when given, of their types; `message` an object), or null.
+ */
+function quotedRefused(quoted: unknown): string | null {
+  const refused = unknownFields(quoted, ["key", "message"]);
+  if (refused) return `quoted.${refused} is refused`;
+  const { key, message } = quoted as { key?: Record<string, unknown>; message?: unknown };
+  if (unknownFields(key ?? null, ["id", "remoteJid", "fromMe"])) return "quoted.key must be a message key";
+  if (typeof key?.id !== "string" || key.id === "") return 'The "id" cannot be empty';
+  if (key.remoteJid !== undefined && typeof key.remoteJid !== "string") return "quoted.key.remoteJid";
+  if (key.fromMe !== undefined && typeof key.fromMe !== "boolean") return "quoted.key.fromMe";
+  if (message !== undefined && (typeof message !== "object" || message === null)) return "quoted.message";
+  return null;
+}
+
 function unknownFields(body: unknown, allowed: string[]): string | undefined {
   if (typeof body !== "object" || body === null) return "body";
   return Object.keys(body).find((field) => !allowed.includes(field));

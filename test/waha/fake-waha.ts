@@ -105,6 +105,18 @@ const SEND_FIELDS: Record<string, { allowed: string[]; required: string[] }> = {
   },
 };
 
+/** A WAHA message id in its serialised form, `{fromMe}_{chatId}_{id}` (`MessageIdProperty`). */
+const SERIALIZED_ID = /^(true|false)_\d+@c\.us_[A-Za-z0-9]+$/;
+
+/** A reaction the fake set: the `PUT /api/reaction` body (`MessageReactionRequest`) and its message's id. */
+export interface WahaReaction {
+  session: string;
+  messageId: string;
+  reaction: string;
+  /** The id of the reaction message NOWEB answered. */
+  id: string;
+}
+
 /**
  * Why `file` is not a `RemoteFile` (WAHA's OpenAPI document: `url` and `mimetype` required,
  * `filename` optional, nothing else), or null when it is.
@@ -144,7 +156,8 @@ const LIST_PARAMS = [
  * nothing more) and the chat messages list. `down` makes every call answer 503; `sendFault`
  * makes sends misbehave ({@link SendFault}), all alike or each as a {@link SendFaultPlan} says.
  * Every request is recorded as `METHOD path` in `calls`, with its JSON body in `bodies`; every
- * send that reached the network, as the id of its message in `relayed`.
+ * send that reached the network, as the id of its message in `relayed`. Sends' `reply_to` must be a
+ * serialised message id; `PUT /api/reaction` sets reactions (kept in `reactions`).
  */
 export class FakeWaha {
   readonly sessions = new Map<string, FakeSession>();
@@ -158,6 +171,8 @@ export class FakeWaha {
    * included: WAHA keeps one message per id, so an id listed twice is a message we sent twice.
    */
   readonly relayed: string[] = [];
+  /** Every reaction set, in order, a repeat included (`PUT /api/reaction`). */
+  readonly reactions: WahaReaction[] = [];
   /** Files of incoming media WAHA holds, by path ({@link receiveFile}). */
   readonly files = new Map<string, { bytes: Uint8Array; mimetype: string }>();
   /**
@@ -174,7 +189,7 @@ export class FakeWaha {
   /** Registers the fake's handlers on the test network. */
   install(): this {
     const route = (
-      method: "get" | "post" | "delete",
+      method: "get" | "post" | "put" | "delete",
       path: string,
       answer: (
         params: Record<string, string>,
@@ -327,6 +342,10 @@ export class FakeWaha {
       ...Object.keys(SEND_FIELDS).map((endpoint) =>
         route("post", `/api/${endpoint}`, (_p, body) => this.send(endpoint, body)),
       ),
+      // "Chatting → React to a message with an emoji" (`MessageReactionRequest`: `session`,
+      // `messageId`, `reaction`, all required; "" removes the reaction). NOWEB answers the
+      // reaction message Baileys sent (`sock.sendMessage`): its `key`.
+      route("put", "/api/reaction", (_p, body) => this.react(body)),
       // "Chats → Get messages in chat": our stored messages of the chat, newest first.
       route("get", "/api/:name/chats/:chatId/messages", ({ name = "", chatId = "" }, _b, url) => {
         const unknown = [...url.searchParams.keys()].find((key) => !LIST_PARAMS.includes(key));
@@ -372,6 +391,40 @@ export class FakeWaha {
     return `${WAHA_URL}${path}`;
   }
 
+  /** `PUT /api/reaction`: checked, recorded, then answered as `sendFault` says (`lost`: after recording). */
+  private async react(body: Record<string, unknown>): Promise<Response> {
+    const refused =
+      Object.keys(body).find((field) => !["session", "messageId", "reaction"].includes(field)) ??
+      ["session", "messageId", "reaction"].find((field) => typeof body[field] !== "string");
+    if (refused)
+      return HttpResponse.json({ message: `property ${refused} is refused or missing` }, { status: 422 });
+    const messageId = String(body.messageId);
+    const match = messageId.match(/^(?:true|false)_(\d+@c\.us)_/);
+    if (!SERIALIZED_ID.test(messageId) || !match)
+      return HttpResponse.json({ message: "messageId is not a serialised message id" }, { status: 422 });
+    const fault = typeof this.sendFault === "function" ? this.sendFault(body) : this.sendFault;
+    if (fault === "error") return HttpResponse.text("engine crashed", { status: 500 });
+    this.counter += 1;
+    const keyId = `3EB0${String(this.counter).padStart(16, "0")}`;
+    const chat = match[1] ?? "";
+    this.reactions.push({
+      session: String(body.session),
+      messageId,
+      reaction: String(body.reaction),
+      id: `true_${chat}_${keyId}`,
+    });
+    if (fault === "lost") return HttpResponse.error();
+    return HttpResponse.json(
+      {
+        key: { remoteJid: chat.replace("@c.us", "@s.whatsapp.net"), fromMe: true, id: keyId },
+        message: { reactionMessage: { text: body.reaction } },
+        messageTimestamp: Math.floor(Date.now() / 1000),
+        status: "PENDING",
+      },
+      { status: 200 },
+    );
+  }
+
   /** A send: checked, stored under the text's `id` or a fake one, then answered as `sendFault` says. */
   private async send(endpoint: string, body: Record<string, unknown>): Promise<Response> {
     const fields = SEND_FIELDS[endpoint] ?? { allowed: [], required: [] };
@@ -382,6 +435,12 @@ export class FakeWaha {
       return HttpResponse.json({ message: `property ${refused} is refused or missing` }, { status: 422 });
     const fileProblem = body.file === undefined ? null : remoteFileProblem(body.file);
     if (fileProblem) return HttpResponse.json({ message: fileProblem }, { status: 422 });
+    // `reply_to`: "The ID of the message to reply to - false_11111111111@c.us_AAAAAAAAAAAAAAAAAAAA".
+    if (
+      body.reply_to !== undefined &&
+      !(typeof body.reply_to === "string" && SERIALIZED_ID.test(body.reply_to))
+    )
+      return HttpResponse.json({ message: "reply_to is not a serialised message id" }, { status: 422 });
     const fault = typeof this.sendFault === "function" ? this.sendFault(body) : this.sendFault;
     if (fault === "error") return HttpResponse.text("engine crashed", { status: 500 });
     if (fault === "timelock")
@@ -482,4 +541,35 @@ export async function postWahaEvent(
     headers["X-Webhook-Hmac-Algorithm"] = "sha512";
   }
   return call<{ success: boolean; ignored: boolean }>("POST", "/gateway/waha/events", { body, headers });
+}
+
+/**
+ * A `message` event's payload (`WAMessage`) from `from` (digits) replying to the message whose own
+ * id is `quotedId` (`replyTo: ReplyToMessage`, `id` without chat or sender), as NOWEB sends it.
+ */
+export function wahaReplyPayload(from: string, body: string, quotedId: string, id = "AAAR1") {
+  return {
+    id: `false_${from}@c.us_${id}`,
+    timestamp: Math.floor(Date.now() / 1000),
+    from: `${from}@c.us`,
+    fromMe: false,
+    body,
+    hasMedia: false,
+    replyTo: { id: quotedId, participant: `${from}@c.us`, body: "the quoted text" },
+  };
+}
+
+/**
+ * A `message.reaction` event's payload (`WAMessageReaction`): `from` (digits) set `text` ("" to
+ * remove) on the message with serialised id `messageId`.
+ */
+export function wahaReactionPayload(from: string, messageId: string, text: string, id = "AAAX1") {
+  return {
+    id: `false_${from}@c.us_${id}`,
+    timestamp: Math.floor(Date.now() / 1000),
+    from: `${from}@c.us`,
+    fromMe: false,
+    participant: null,
+    reaction: { text, messageId },
+  };
 }

@@ -133,7 +133,7 @@ describe("create", () => {
             webhooks: [
               {
                 url: `${PUBLIC_URL}/gateway/waha/events`,
-                events: ["session.status", "message", "message.ack"],
+                events: ["session.status", "message", "message.ack", "message.reaction"],
                 hmac: { key: WAHA_WEBHOOK_HMAC_KEY },
                 retries: { policy: "exponential", delaySeconds: 2, attempts: 8 },
               },

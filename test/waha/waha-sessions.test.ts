@@ -57,7 +57,7 @@ describe("sessions on WAHA", () => {
         webhooks: [
           {
             url: `${PUBLIC_URL}/gateway/waha/events`,
-            events: ["session.status", "message", "message.ack"],
+            events: ["session.status", "message", "message.ack", "message.reaction"],
             hmac: { key: WAHA_WEBHOOK_HMAC_KEY },
             retries: { policy: "exponential", delaySeconds: 2, attempts: 8 },
           },

@@ -12,6 +12,8 @@ export interface NewMessages {
   content: string | null;
   /** The messages' initial `metadata` (JSON object), `{}` when absent: a template message's template. */
   metadata?: string;
+  /** The message they quote or react to (our id), or null. */
+  replyTo?: string | null;
   /** The caller's `media_url`, as shown. */
   mediaUrl: string | null;
   /** The stored copy the gateway is given (its `MEDIA` key and content type), or null. */
@@ -63,11 +65,11 @@ export function insertOutgoingStatement(send: NewMessages, condition: SQL): SQL 
     sql`CASE WHEN json_type(value, ${`$.${field}`}) IS NULL THEN ${otherwise} ELSE json_extract(value, ${`$.${field}`}) END`;
   // OR IGNORE: a campaign's message ids are derived from (campaign, seq), so making one twice is a no-op.
   return sql`INSERT OR IGNORE INTO messages (id, account_id, chatapp_session_id, campaign_id, otp_id, to_number, type,
-      content, media_url, media_key, media_content_type, status, direction, cost, delay_between, send_index, scheduled_at, metadata, charge_id,
+      content, reply_to, media_url, media_key, media_content_type, status, direction, cost, delay_between, send_index, scheduled_at, metadata, charge_id,
       created_at, updated_at, simulate_typing)
     SELECT json_extract(value, '$.id'), ${send.accountId}, ${own("sessionId", sql`${send.sessionId}`)},
       ${send.campaignId ?? null}, ${send.otpId}, json_extract(value, '$.to'), ${send.type},
-      ${own("content", sql`${send.content}`)}, ${send.mediaUrl}, ${send.mediaKey},
+      ${own("content", sql`${send.content}`)}, ${send.replyTo ?? null}, ${send.mediaUrl}, ${send.mediaKey},
       ${send.mediaContentType}, ${status}, 'outgoing', ${send.price},
       ${own("delayBetween", sql`${send.delayBetween}`)}, ${own("sendIndex", sql`key`)}, ${send.scheduledAt},
       ${own("metadata", sql`${send.metadata ?? "{}"}`)},
@@ -90,6 +92,7 @@ export function outgoingRows(send: NewMessages): MessageRow[] {
     toNumber: r.to,
     type: send.type,
     content: r.content === undefined ? send.content : r.content,
+    replyTo: send.replyTo ?? null,
     mediaUrl: send.mediaUrl,
     mediaKey: send.mediaKey,
     mediaContentType: send.mediaContentType,
@@ -176,6 +179,8 @@ export async function findMessage(db: Db, accountId: string, id: string): Promis
 
 /** A message received on a session, to store; times in epoch ms. */
 export interface NewIncoming {
+  /** Our id for it; a fresh one when absent (the sandbox's inbound route chooses it, to derive its provider id). */
+  id?: string;
   accountId: string;
   sessionId: string;
   providerMessageId?: string | null;
@@ -186,6 +191,8 @@ export interface NewIncoming {
   mediaUrl: string | null;
   /** Media not passed on by URL, kept in `metadata.media` (see GatewayEvent `incoming`). */
   media?: { mimetype: string | null } | null;
+  /** Our id of the message it quotes, when the session knows it (messages/receive.ts resolves it), else null. */
+  replyTo?: string | null;
   at: number;
 }
 
@@ -195,7 +202,7 @@ export interface NewIncoming {
  */
 export function incomingRow(input: NewIncoming): MessageRow {
   return {
-    id: crypto.randomUUID(),
+    id: input.id ?? crypto.randomUUID(),
     accountId: input.accountId,
     chatappSessionId: input.sessionId,
     campaignId: null,
@@ -205,6 +212,7 @@ export function incomingRow(input: NewIncoming): MessageRow {
     toNumber: input.toNumber,
     type: input.type,
     content: input.content,
+    replyTo: input.replyTo ?? null,
     mediaUrl: input.mediaUrl,
     mediaKey: null,
     mediaContentType: null,

@@ -24,8 +24,14 @@ export const messages = sqliteTable(
     providerMessageId: text(),
     fromNumber: text(),
     toNumber: text().notNull(),
-    type: text({ enum: ["text", "image", "video", "audio", "document", "template"] }).notNull(),
+    type: text({ enum: ["text", "image", "video", "audio", "document", "template", "reaction"] }).notNull(),
+    /** The text or caption; a `reaction`'s emoji ("" removes the reaction). */
     content: text(),
+    /**
+     * The account's message this one quotes (a reply), or, for a `reaction`, the message it reacts
+     * to: an id of this table in the same session's chat, or null (README, Replies and reactions).
+     */
+    replyTo: text(),
     /** The caller's `media_url`, as given and shown; the gateway never fetches it (README, Security → Media). */
     mediaUrl: text(),
     /** The stored copy of the media: its key in the `MEDIA` R2 bucket, or null (text, incoming). */
@@ -97,7 +103,7 @@ export const messages = sqliteTable(
 
 /** A row of {@link messages}, as Drizzle reads it. */
 export type MessageRow = typeof messages.$inferSelect;
-/** A message's type: `text`, `image`, `video`, `audio` or `document`. */
+/** A message's type: `text`, `image`, `video`, `audio`, `document`, `template` or `reaction`. */
 export type MessageType = MessageRow["type"];
 /** A message's status: `queued`, `scheduled`, `sent`, `delivered`, `read` or `failed`. */
 export type MessageStatus = MessageRow["status"];

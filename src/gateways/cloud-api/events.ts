@@ -71,6 +71,10 @@ const Incoming = z.looseObject({
   video: Media.optional(),
   audio: Media.optional(),
   document: Media.optional(),
+  /** `ReactionMessage_1.reaction`: the wamid reacted to and the emoji (absent or "" when taken off). */
+  reaction: z.looseObject({ message_id: z.string().min(1), emoji: z.string().optional() }).optional(),
+  /** A reply's `context` (`ContextObject`): `id` is the quoted message's wamid. */
+  context: z.looseObject({ id: z.string().min(1).optional() }).optional(),
 });
 
 const Change = z.looseObject({
@@ -129,9 +133,10 @@ export interface NumberEvents {
  *   statuses (and malformed entries) are skipped.
  * - `messages[]` → `incoming` events from `+<from>`: `text` with its body; `image`, `video`,
  *   `audio`, `document` with the caption as content and `media: { mimetype, ref }`, `ref` the
- *   media `id` the session object downloads it by (index.ts `openIncomingMedia`): no `mediaUrl`. Other
- *   types (reactions, stickers, locations, system messages …) and senders that are not valid
- *   numbers are skipped.
+ *   media `id` the session object downloads it by (index.ts `openIncomingMedia`): no `mediaUrl`;
+ *   a reply's `context.id` (the quoted wamid) in `quotedIds`. `reaction` → a `reaction` event on
+ *   `reaction.message_id` with its `emoji` ("" or absent when taken off). Other types (stickers,
+ *   locations, system messages …) and senders that are not valid numbers are skipped.
  */
 export function messagesChangeEvents(value: unknown): NumberEvents | null {
   const parsed = Change.shape.value.safeParse(value);
@@ -188,7 +193,18 @@ function incomingOf(message: z.infer<typeof Incoming>): GatewayEvent[] {
   const from = toE164(message.from);
   const at = secondsToMs(message.timestamp);
   if (!from || at === null) return [];
-  const base = { type: "incoming" as const, providerMessageId: message.id, from, mediaUrl: null, at };
+  if (message.type === "reaction" && message.reaction) {
+    const { message_id, emoji } = message.reaction;
+    return [{ type: "reaction", providerMessageId: message_id, from, emoji: emoji ?? "", at }];
+  }
+  const base = {
+    type: "incoming" as const,
+    providerMessageId: message.id,
+    from,
+    mediaUrl: null,
+    ...(message.context?.id ? { quotedIds: [message.context.id] } : {}),
+    at,
+  };
   if (message.type === "text" && message.text) {
     return [{ ...base, messageType: "text", content: message.text.body }];
   }

@@ -60,7 +60,7 @@ export async function sendMessage(
   links: MediaLinkSigner,
 ): Promise<SendOutcome> {
   const mediaUrl = await mediaLinkOf(links, message);
-  if (message.type !== "text" && message.type !== "template" && !mediaUrl)
+  if (message.type !== "text" && message.type !== "template" && message.type !== "reaction" && !mediaUrl)
     return { outcome: "rejected", reason: MEDIA_NOT_STORED, retryable: false };
   try {
     const answer = await gatewayRequest(http, {
@@ -93,7 +93,9 @@ export async function sendMessage(
  * `recipient_type: "individual"`, which the document requires, `to` as digits, `type`) with
  * `biz_opaque_callback_data`, and the type's object: `text: { body }`, or a `MediaObject` by
  * `link` with a `caption` for image, video and document (Meta's media messages take none for
- * audio) and a document's `filename` (from the caller's URL).
+ * audio) and a document's `filename` (from the caller's URL). A reply adds `context: {
+ * message_id }` (the quoted wamid); a reaction is `reaction: { message_id, emoji }`
+ * (`ReactionMessage`; an empty emoji takes the reaction off).
  */
 export function messageBody(message: OutboundMessage, mediaUrl: string): Record<string, unknown> {
   const base = {
@@ -102,7 +104,16 @@ export function messageBody(message: OutboundMessage, mediaUrl: string): Record<
     to: digitsOf(message.to),
     type: message.type,
     biz_opaque_callback_data: message.id,
+    // A reply names the quoted message (`MessageContext.message_id`); a reaction names it in `reaction`.
+    ...(message.replyTo && message.type !== "reaction"
+      ? { context: { message_id: message.replyTo.providerMessageId } }
+      : {}),
   };
+  if (message.type === "reaction")
+    return {
+      ...base,
+      reaction: { message_id: message.replyTo?.providerMessageId ?? "", emoji: message.content ?? "" },
+    };
   if (message.type === "text") return { ...base, text: { body: message.content ?? "" } };
   if (message.type === "template") return { ...base, template: templateObject(message.content) };
   const media: Record<string, string> = { link: mediaUrl };

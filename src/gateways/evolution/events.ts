@@ -67,8 +67,10 @@ const Envelope = z.object({
  *   messageTimestamp }` not from us, from a phone number (not a group, broadcast or newsletter) →
  *   `incoming`: `conversation`/`extendedTextMessage` → text; image, video, audio and document
  *   messages → that type with the caption and `message.mediaUrl` (set when Evolution stores media
- *   in S3), and `media: { mimetype: null, ref: <key.id> }` to download it by; other message
- *   types → nothing.
+ *   in S3), and `media: { mimetype: null, ref: <key.id> }` to download it by; a reply's
+ *   `contextInfo.stanzaId` (the quoted message's id) in `quotedIds`. `messageType: "reactionMessage"`
+ *   → `reaction` on `message.reactionMessage.key.id` with its `text` ("" when taken off), at its
+ *   `senderTimestampMs` (else `messageTimestamp`). Other message types → nothing.
  */
 export function parseEvolutionEvent(body: unknown): GatewayEventBatch | null {
   const envelope = Envelope.safeParse(body);
@@ -183,8 +185,18 @@ const UpsertedMessage = z.object({
         .object({ message: z.object({ documentMessage: Caption }).nullish() })
         .nullish(),
       mediaUrl: z.string().nullish(),
+      /** Baileys' `ReactionMessage`: the reacted message's key, the emoji ("" when taken off). */
+      reactionMessage: z
+        .object({
+          key: z.object({ id: z.string().min(1) }),
+          text: z.string().nullish(),
+          senderTimestampMs: z.union([z.number(), z.string()]).nullish(),
+        })
+        .nullish(),
     })
     .nullish(),
+  /** The content's `ContextInfo` (`prepareMessage`); a reply's `stanzaId` is the quoted message's id. */
+  contextInfo: z.object({ stanzaId: z.string().nullish() }).nullish(),
   messageTimestamp: z.union([z.number(), z.string()]).nullish(),
 });
 type Upserted = z.output<typeof UpsertedMessage>;
@@ -195,11 +207,26 @@ export const StoredMessageBody = UpsertedMessage.shape.message;
 function incomingEvents(data: unknown, at: number): GatewayEvent[] {
   const parsed = UpsertedMessage.safeParse(data);
   if (!parsed.success || parsed.data.key.fromMe) return [];
-  const { key, messageTimestamp, message } = parsed.data;
+  const { key, messageTimestamp, message, contextInfo } = parsed.data;
   const from = phoneOfJid(key.remoteJid) ?? (key.remoteJidAlt ? phoneOfJid(key.remoteJidAlt) : null);
+  const seconds = Number(messageTimestamp ?? Number.NaN);
+  const reaction = parsed.data.messageType === "reactionMessage" ? message?.reactionMessage : null;
+  if (from && reaction) {
+    // Baileys stamps a reaction in milliseconds; the message's own stamp is in seconds.
+    const ms = Number(reaction.senderTimestampMs ?? Number.NaN);
+    return [
+      {
+        type: "reaction",
+        providerMessageId: reaction.key.id,
+        from,
+        emoji: reaction.text ?? "",
+        at:
+          Number.isFinite(ms) && ms > 0 ? ms : Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : at,
+      },
+    ];
+  }
   const content = contentOf(parsed.data);
   if (!from || !content) return [];
-  const seconds = Number(messageTimestamp ?? Number.NaN);
   return [
     {
       type: "incoming",
@@ -209,6 +236,7 @@ function incomingEvents(data: unknown, at: number): GatewayEvent[] {
       mediaUrl: content.messageType === "text" ? null : (message?.mediaUrl ?? null),
       // Media is downloaded by the message's id (index.ts `openIncomingMedia`).
       ...(content.messageType === "text" ? {} : { media: { mimetype: null, ref: key.id } }),
+      ...(contextInfo?.stanzaId ? { quotedIds: [contextInfo.stanzaId] } : {}),
       at: Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : at,
     },
   ];

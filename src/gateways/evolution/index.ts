@@ -12,6 +12,7 @@ import type {
   TypingOutcome,
 } from "../gateway";
 import type { GatewayHttp } from "../http";
+import { reactionLookup } from "../reaction";
 import { checkNumbers } from "./contacts";
 import {
   checkInstance,
@@ -115,9 +116,9 @@ export class EvolutionGateway implements ChatGateway {
     return checkNumbers(this.http, sessionId, numbers);
   }
 
-  /** Whether the instance holds a message we sent: {@link lookupMessage}. */
+  /** Whether the instance holds a message we sent: {@link lookupMessage}; a reaction, {@link reactionLookup}. */
   lookup(sessionId: string, query: SentQuery): Promise<LookupResult> {
-    return lookupMessage(this.http, sessionId, query);
+    return Promise.resolve(reactionLookup(query) ?? lookupMessage(this.http, sessionId, query));
   }
 
   /** The instance's connection state as an event: {@link checkInstance}. */

@@ -40,6 +40,14 @@ const SentMessage = z.object({ key: z.object({ id: z.string().min(1) }) });
  * (the Baileys channel's `prepareMediaMessage` takes it over a guess from the URL, which has no
  * extension), and a document's `fileName` comes from the caller's URL.
  *
+ * A reply adds `quoted: { key: { id, remoteJid, fromMe } }` (`Metadata.quoted`, the `Quoted`
+ * class; `quotedOptionsSchema`), the quoted message's Baileys key: Evolution reads the message
+ * itself from its store by that key (`sendMessageWithTyping`: `getMessage(m.key, true)`), so it
+ * quotes only messages it stored (`DATABASE_SAVE_DATA_NEW_MESSAGE`, as lookups need), and sends
+ * the reply unquoted otherwise. A reaction → `POST /message/sendReaction/{instance}` `{ key,
+ * reaction }` (`SendReactionDto`, `reactionMessageSchema`: the reacted message's key, the emoji,
+ * "" to take it off); it takes no `messageId`, so its id is Baileys' choice.
+ *
  * The answer's `key.id` is the provider message id that `messages.update` acks carry as `keyId`.
  * Media without a stored copy are rejected (`media_not_stored`) without a call; the failures of
  * the call are as {@link sendFailureOf}. Never throws.
@@ -54,7 +62,10 @@ export async function sendMessage(
   if (message.type === "template")
     return { outcome: "rejected", reason: "not_supported_by_gateway", retryable: false };
   const call = sendCall(sessionId, message, await mediaLinkOf(links, message));
-  if (!call) return { outcome: "rejected", reason: MEDIA_NOT_STORED, retryable: false };
+  if (!call) {
+    const reason = message.type === "reaction" ? "reaction_without_message" : MEDIA_NOT_STORED;
+    return { outcome: "rejected", reason, retryable: false };
+  }
   try {
     const sent = await gatewayRequest(http, {
       method: "POST",
@@ -78,17 +89,29 @@ function sendCall(
   mediaUrl: string | null,
 ): { path: string; body: object } | null {
   const number = digitsOf(message.to);
+  // The quoted message's Baileys key (`Quoted.key` of `Metadata`: `{ id, remoteJid, fromMe }`).
+  const key = message.replyTo && {
+    id: message.replyTo.providerMessageId,
+    remoteJid: `${number}@s.whatsapp.net`,
+    fromMe: message.replyTo.fromMe,
+  };
+  if (message.type === "reaction") {
+    // `SendReactionDto` / `reactionMessageSchema`: `key` (all three required) and `reaction`.
+    if (!key) return null;
+    return { path: `/message/sendReaction/${sessionId}`, body: { key, reaction: message.content ?? "" } };
+  }
+  const quoted = key ? { quoted: { key } } : {};
   if (message.type === "text") {
     return {
       path: `/message/sendText/${sessionId}`,
-      body: { number, text: message.content ?? "", messageId: message.clientMessageId },
+      body: { number, text: message.content ?? "", messageId: message.clientMessageId, ...quoted },
     };
   }
   if (!mediaUrl || !message.media) return null;
   if (message.type === "audio") {
     return {
       path: `/message/sendWhatsAppAudio/${sessionId}`,
-      body: { number, audio: mediaUrl, messageId: message.clientMessageId },
+      body: { number, audio: mediaUrl, messageId: message.clientMessageId, ...quoted },
     };
   }
   return {
@@ -103,6 +126,7 @@ function sendCall(
       // extension-less paths (`prepareMediaMessage`), so documents always get one.
       ...(message.type === "document" ? { fileName: fileNameOf(message.mediaUrl ?? "") } : {}),
       messageId: message.clientMessageId,
+      ...quoted,
     },
   };
 }

@@ -33,6 +33,15 @@ const MessagePayload = z.looseObject({
   body: z.string().nullish(),
   hasMedia: z.boolean().nullish(),
   media: z.looseObject({ url: z.string().nullish(), mimetype: z.string().nullish() }).nullish(),
+  /** The message quoted (`ReplyToMessage`: `id` is the message's own id, without chat or `fromMe`). */
+  replyTo: z.looseObject({ id: z.string().min(1) }).nullish(),
+});
+
+/** `message.reaction` payload (`WAMessageReaction`): the reactor's chat and `reaction: { text, messageId }`. */
+const ReactionPayload = z.looseObject({
+  from: z.string(),
+  fromMe: z.boolean(),
+  reaction: z.looseObject({ text: z.string(), messageId: z.string().min(1) }),
 });
 
 /**
@@ -65,6 +74,11 @@ export async function verifyWahaSignature(
  *   the body (caption for media). Never a `mediaUrl`: WAHA's `media.url` points at WAHA itself
  *   (`/api/files/…`, behind its API key), so media is noted as `media: { mimetype, ref }`
  *   instead, `ref` the file's path ({@link wahaFileRef}) when WAHA downloaded it.
+ *   A reply's `replyTo.id` (the quoted message's own id, without chat or sender) gives the
+ *   event's `quotedIds`: the two serialised ids it may have in this chat, `false_<from>_<id>`
+ *   (theirs) and `true_<from>_<id>` (ours, as `send` stores it).
+ * - `message.reaction` not `fromMe` from a phone number → `reaction` on `reaction.messageId` (the
+ *   serialised id) with `reaction.text` as the emoji ("" when taken off), at the envelope's time.
  * - Any other event: a batch without events.
  *
  * Answers null for a body that is not a WAHA envelope, or a known event whose payload lacks the
@@ -119,9 +133,26 @@ function eventsOf(
           content: message.body || null,
           mediaUrl: null,
           ...media,
+          // The quoted message is of this chat, ours or theirs: its serialised id is one of these.
+          ...(message.replyTo
+            ? {
+                quotedIds: [
+                  `false_${message.from}_${message.replyTo.id}`,
+                  `true_${message.from}_${message.replyTo.id}`,
+                ],
+              }
+            : {}),
           at,
         },
       ];
+    }
+    case "message.reaction": {
+      const parsed = ReactionPayload.safeParse(payload);
+      if (!parsed.success) return null;
+      const { from: chat, fromMe, reaction } = parsed.data;
+      const from = phoneOfJid(chat);
+      if (fromMe || !from) return [];
+      return [{ type: "reaction", providerMessageId: reaction.messageId, from, emoji: reaction.text, at }];
     }
     default:
       return [];

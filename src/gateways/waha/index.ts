@@ -12,6 +12,7 @@ import type {
   TypingOutcome,
 } from "../gateway";
 import type { GatewayHttp } from "../http";
+import { reactionLookup } from "../reaction";
 import { checkNumbers } from "./contacts";
 import { readHealth } from "./health";
 import {
@@ -112,9 +113,9 @@ export class WahaGateway implements ChatGateway {
     return checkNumbers(this.http, sessionId, numbers);
   }
 
-  /** Whether the session holds a message we sent: {@link lookupMessage}. */
+  /** Whether the session holds a message we sent: {@link lookupMessage}; a reaction, {@link reactionLookup}. */
   lookup(sessionId: string, query: SentQuery): Promise<LookupResult> {
-    return lookupMessage(this.http, sessionId, query);
+    return Promise.resolve(reactionLookup(query) ?? lookupMessage(this.http, sessionId, query));
   }
 
   /** The session's timelock and cap on new chats: {@link readHealth}. */

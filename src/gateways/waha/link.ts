@@ -22,7 +22,7 @@ const QrValue = z.looseObject({ value: z.string().min(1) });
 const PairingCode = z.looseObject({ code: z.string().min(1) });
 
 /** Events the session's webhook subscribes to (parsed by events.ts). */
-const WEBHOOK_EVENTS = ["session.status", "message", "message.ack"];
+const WEBHOOK_EVENTS = ["session.status", "message", "message.ack", "message.reaction"];
 
 /** How long create/start wait for a session to leave STARTING: `polls` reads, `intervalMs` apart. */
 export interface StartWait {

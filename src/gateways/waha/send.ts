@@ -66,6 +66,7 @@ export async function sendMessage(
   // Message templates are Meta's (Cloud API sessions only); the send path refuses them elsewhere.
   if (message.type === "template")
     return { outcome: "rejected", reason: "not_supported_by_gateway", retryable: false };
+  if (message.type === "reaction") return sendReaction(http, sessionId, message);
   const mediaUrl = await mediaLinkOf(links, message);
   if (message.type !== "text" && !mediaUrl)
     return { outcome: "rejected", reason: MEDIA_NOT_STORED, retryable: false };
@@ -126,7 +127,39 @@ export async function chatIdOf(http: GatewayHttp, sessionId: string, to: string)
   return lookup.chatId ?? `${digits}@c.us`;
 }
 
-const SEND_PATHS: Record<Exclude<OutboundMessage["type"], "template">, string> = {
+/**
+ * Sets (or, with an empty emoji, takes off) the session's reaction on `message.replyTo`: `PUT
+ * /api/reaction` `{ session, messageId, reaction }` (WAHA's `MessageReactionRequest`, "Send
+ * messages → Reaction"; `messageId` in the serialised `{fromMe}_{chatId}_{id}` form every WAHA
+ * message id has, so no number lookup precedes it). NOWEB and GOWS answer the reaction message
+ * sent (its key, read as {@link SentMessageId}); other engines answer no message, and the
+ * reaction's id is then `reaction_<client message id>`, ours. A reaction without a message is
+ * refused (`reaction_without_message`) without a call. Failures as {@link sendFailure}.
+ */
+async function sendReaction(
+  http: GatewayHttp,
+  sessionId: string,
+  message: OutboundMessage,
+): Promise<SendOutcome> {
+  if (!message.replyTo) return { outcome: "rejected", reason: "reaction_without_message", retryable: false };
+  try {
+    const sent = await gatewayRequest(http, {
+      method: "PUT",
+      path: "/api/reaction",
+      body: {
+        session: sessionId,
+        messageId: message.replyTo.providerMessageId,
+        reaction: message.content ?? "",
+      },
+      schema: SentMessageId.nullable().catch(null),
+    });
+    return { outcome: "accepted", providerMessageId: sent ?? `reaction_${message.clientMessageId}` };
+  } catch (error) {
+    return sendFailure(error);
+  }
+}
+
+const SEND_PATHS: Record<Exclude<OutboundMessage["type"], "template" | "reaction">, string> = {
   text: "/api/sendText",
   image: "/api/sendImage",
   video: "/api/sendVideo",
@@ -144,9 +177,18 @@ const SEND_PATHS: Record<Exclude<OutboundMessage["type"], "template">, string> =
  * stored copy's content type; a document's file name comes from the caller's URL. Voice notes
  * must be OGG/Opus and videos H.264 MP4 ("Send messages → Voice File Format / Video File
  * Format"); a content type cannot promise either codec, so voice notes are always sent with
- * `convert: true`, and videos unless `video/mp4`.
+ * `convert: true`, and videos unless `video/mp4`. A reply carries the quoted message's WAHA id as
+ * `reply_to` ("The ID of the message to reply to - false_11111111111@c.us_AAAAAAAAAAAAAAAAAAAA",
+ * on `MessageTextRequest` and every file request).
  */
 function sendBody(message: OutboundMessage, mediaUrl: string): Record<string, unknown> {
+  // A reply quotes by WAHA's serialised message id (`reply_to` of every send request).
+  const reply = message.replyTo ? { reply_to: message.replyTo.providerMessageId } : {};
+  return { ...typeBody(message, mediaUrl), ...reply };
+}
+
+/** {@link sendBody} without the reply. */
+function typeBody(message: OutboundMessage, mediaUrl: string): Record<string, unknown> {
   if (message.type === "text") return { text: message.content ?? "", id: message.clientMessageId };
   const contentType = message.media?.contentType ?? "application/octet-stream";
   const file: Record<string, string> = { url: mediaUrl, mimetype: contentType };

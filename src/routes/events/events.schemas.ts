@@ -45,7 +45,8 @@ export const EventSchema = z
     created_at: z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" }),
     data: z.record(z.string(), z.unknown()).openapi({
       description:
-        "The object after the change, in the shape its own GET returns: a Message (`message.*`), a Session " +
+        "The object after the change, in the shape its own GET returns: a Message (`message.*` but `message.reaction`, " +
+        "whose data is `{message_id, session_id, from, emoji, at}`), a Session " +
         "(`session.status_changed`, `session.health_changed`), `{session, qr_code}` (`session.qr_updated`), an OTP (`otp.*`), a Campaign " +
         "(`campaign.*`) or the Account (`account.balance_low`).",
     }),
@@ -60,6 +61,22 @@ export const EventListSchema = z.object({
   ...PageLinksSchema,
 });
 
+/** `data` of a `message.reaction` event: a contact's reaction on one of the account's messages. */
+export const MessageReactionSchema = z
+  .object({
+    message_id: z.uuid().openapi({ description: "The message reacted to." }),
+    session_id: z.uuid().openapi({ description: "The session whose chat it is." }),
+    from: z.string().openapi({ description: "The contact who reacted (E.164).", example: "+14155552672" }),
+    emoji: z
+      .string()
+      .openapi({ description: 'The emoji; "" when the contact took their reaction off.', example: "👍" }),
+    at: z.string().openapi({
+      description: "When the gateway says the contact reacted.",
+      example: "2026-11-21T09:30:12.345000Z",
+    }),
+  })
+  .openapi("MessageReaction");
+
 /** `data` of each event type: the object in the shape its own GET returns (catalogue.ts). */
 export const EVENT_DATA: Record<EventType, z.ZodType> = {
   "message.sent": MessageSchema,
@@ -69,6 +86,7 @@ export const EVENT_DATA: Record<EventType, z.ZodType> = {
   "message.received": MessageSchema,
   "message.media_kept": MessageSchema,
   "message.media_failed": MessageSchema,
+  "message.reaction": MessageReactionSchema,
   "session.status_changed": SessionSchema,
   "session.health_changed": SessionSchema,
   "session.qr_updated": z

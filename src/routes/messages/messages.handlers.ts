@@ -17,7 +17,7 @@ import { SessionRef, toListQuery } from "./messages.schemas";
 
 export const send: RouteHandler<typeof routes.send, AppEnv> = async (c) => {
   const body = c.req.valid("json");
-  const toNumbers = [...new Set(body.to_number.map((n) => toE164(n) ?? n))];
+  const toNumbers = [...new Set((body.to_number ?? []).map((n) => toE164(n) ?? n))];
   if (body.type === "template") await freshTemplates(c, body.chatapp_session_id);
   const { rows, price, balance } = await sendMessages(c.env, c.var.db, {
     accountId: c.var.principal.accountId,
@@ -30,6 +30,8 @@ export const send: RouteHandler<typeof routes.send, AppEnv> = async (c) => {
     scheduledAt: body.scheduled_at ? Date.parse(body.scheduled_at) : null,
     template: body.template,
     simulateTyping: body.simulate_typing ?? false,
+    replyTo: body.reply_to ?? null,
+    reaction: body.reaction && { messageId: body.reaction.message_id, emoji: body.reaction.emoji },
   });
   const charged = rows.filter((row) => row.status !== "failed").length;
   return c.json(

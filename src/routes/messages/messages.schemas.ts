@@ -2,8 +2,9 @@ import { z } from "@hono/zod-openapi";
 import type { ListQuery } from "../../db/queries/message-list";
 import { mediaUrlProblem } from "../../lib/media-url";
 import { toE164 } from "../../lib/phone";
+import { isReactionEmoji } from "../../messages/reply";
 import { BUTTON_SUB_TYPES } from "../../messages/template";
-import { MESSAGE_STATUSES, MESSAGE_TYPES } from "../../messages/types";
+import { MESSAGE_STATUSES, STORED_TYPES } from "../../messages/types";
 import { CursorParam, Limit, once, PageLinksSchema, TimeBound } from "../paging";
 
 /** Most recipients of one send: this API's limit (`to_number` of `POST /v1/chatapp/messages`). */
@@ -39,12 +40,18 @@ type RefineContext = z.core.$RefinementCtx;
  * Adds an issue on `content` or `media_url` for each rule broken.
  */
 export function checkContent(
-  body: { type: (typeof MESSAGE_TYPES)[number]; content?: string | null; media_url?: string | null },
+  body: { type: (typeof STORED_TYPES)[number]; content?: string | null; media_url?: string | null },
   ctx: RefineContext,
 ): void {
   const content = body.content ?? null;
   const length = content === null ? 0 : characters(content);
-  if (body.type === "template") {
+  if (body.type === "reaction") {
+    // The emoji travels in `reaction`; a reaction has no text or media of its own.
+    if (content !== null)
+      ctx.addIssue({ code: "custom", path: ["content"], message: "not allowed for reaction" });
+    if (body.media_url != null)
+      ctx.addIssue({ code: "custom", path: ["media_url"], message: "not allowed for reaction" });
+  } else if (body.type === "template") {
     if (content !== null)
       ctx.addIssue({ code: "custom", path: ["content"], message: "not allowed for template" });
     if (body.media_url != null)
@@ -119,6 +126,21 @@ export const TemplateSendSchema = z
   .openapi("TemplateSend");
 
 /**
+ * A reaction to send (README, Replies and reactions): the account's message to react to and one
+ * emoji (a single grapheme, {@link isReactionEmoji}), or "" to take the reaction off.
+ */
+export const ReactionSchema = z
+  .strictObject({
+    message_id: z.uuid().max(36).openapi({ description: "The message to react to (one of the account's)." }),
+    emoji: z
+      .string()
+      .max(64)
+      .refine(isReactionEmoji, "one emoji, or an empty string to remove the reaction")
+      .openapi({ example: "👍" }),
+  })
+  .openapi("ReactionSend");
+
+/**
  * The send body (`POST /v1/chatapp/messages` in openapi.json) with this API's rules (README,
  * Sending messages): numbers normalised to E.164 (an invalid one named by its index, duplicates
  * sent once), `content` required for text (1–4,096) and an optional caption (≤ 1,024) for
@@ -137,18 +159,31 @@ export const SendBody = z
       .array(z.string().max(32))
       .min(1)
       .max(MAX_RECIPIENTS)
-      .openapi({ description: "Recipients in international format; 1 to 1,000.", example: ["+14155552671"] }),
-    type: z.enum(MESSAGE_TYPES),
+      .optional()
+      .openapi({
+        description:
+          "Recipients in international format; 1 to 1,000. Required but for `reaction`, which goes to the reacted message's chat.",
+        example: ["+14155552671"],
+      }),
+    type: z.enum(STORED_TYPES),
     content: z.string().nullish().openapi({
       maxLength: 4_096,
       description:
-        "Text body (1–4,096 characters) for `text`; optional caption (≤ 1,024) for image, video, document; not allowed for audio.",
+        "Text body (1–4,096 characters) for `text`; optional caption (≤ 1,024) for image, video, document; not allowed for audio or reaction.",
     }),
     media_url: z.string().nullish().openapi({ maxLength: 2_048, description: MEDIA_URL_DESCRIPTION }),
     template: TemplateSendSchema.optional().openapi({
       description:
         "For `template` (Cloud API sessions only): an APPROVED template of the session and its variables. " +
         "Unknown or unapproved: 422 `template_not_found`; a missing or extra variable: 422 `validation_failed` naming it.",
+    }),
+    reply_to: z.uuid().max(36).nullish().openapi({
+      description:
+        "Quote one of the account's messages of this chat (README, Replies and reactions): an outgoing message of the session to the recipient, or an incoming one from them. One recipient only. Unknown: 422 `reply_to_not_found`; another chat: 422 `reply_to_other_chat`; not yet on the network: 409 `reply_to_not_sent`.",
+    }),
+    reaction: ReactionSchema.optional().openapi({
+      description:
+        "For `reaction`: the message to react to (as `reply_to`, errors included) and the emoji; an empty `emoji` takes the session's reaction off. `to_number` must be that message's chat (422 `reaction_other_chat`). Priced as a text.",
     }),
     delay_between: z.int().min(0).max(60_000).default(500).openapi({
       format: "int32",
@@ -169,7 +204,9 @@ export const SendBody = z
       }),
   })
   .superRefine((body, ctx) => {
-    body.to_number.forEach((number, index) => {
+    if (body.to_number === undefined && body.type !== "reaction")
+      ctx.addIssue({ code: "custom", path: ["to_number"], message: "required" });
+    body.to_number?.forEach((number, index) => {
       if (!toE164(number))
         ctx.addIssue({ code: "custom", path: ["to_number", index], message: "invalid phone number" });
     });
@@ -178,6 +215,22 @@ export const SendBody = z
       ctx.addIssue({ code: "custom", path: ["template"], message: "required for template" });
     if (body.type !== "template" && body.template)
       ctx.addIssue({ code: "custom", path: ["template"], message: "only for template" });
+    if (body.type === "reaction" && !body.reaction)
+      ctx.addIssue({ code: "custom", path: ["reaction"], message: "required for reaction" });
+    if (body.type !== "reaction" && body.reaction)
+      ctx.addIssue({ code: "custom", path: ["reaction"], message: "only for reaction" });
+    if (body.type === "reaction" && body.reply_to != null)
+      ctx.addIssue({
+        code: "custom",
+        path: ["reply_to"],
+        message: "a reaction names its message in reaction.message_id",
+      });
+    if ((body.reply_to != null || body.type === "reaction") && (body.to_number?.length ?? 0) > 1)
+      ctx.addIssue({
+        code: "custom",
+        path: [body.type === "reaction" ? "reaction" : "reply_to"],
+        message: "only with one recipient: a reply or reaction belongs to one chat",
+      });
     checkScheduledAt(body.scheduled_at, ctx);
   });
 
@@ -190,8 +243,15 @@ export const MessageSchema = z
     provider_message_id: z.string().nullable(),
     from_number: z.string().nullable(),
     to_number: z.string(),
-    type: z.enum(MESSAGE_TYPES),
-    content: z.string().nullable(),
+    type: z.enum(STORED_TYPES),
+    content: z
+      .string()
+      .nullable()
+      .openapi({ description: 'The text or caption; a reaction\'s emoji ("" when it takes one off).' }),
+    reply_to: z.uuid().nullable().openapi({
+      description:
+        "The message this one quotes (a reply, sent or received), or for a reaction the message it reacts to; null for neither (README, Replies and reactions).",
+    }),
     media_url: z.string().nullable().openapi({
       description: "The `media_url` the message was sent with, as given (the gateway got a copy).",
     }),
@@ -212,7 +272,8 @@ export const MessageSchema = z
         "unsettled (it stays `queued`), `send_attempts` (each attempt that did not end in `sent`: `{ at, outcome, " +
         "reason }`, outcome `rejected`, `unknown`, `absent` or `unreachable`) and, once sent, `settled_by`: " +
         "`answer`, `lookup` or `status_webhook`; with `simulate_typing`, once sent, `typing`: `{ ms, started_at, " +
-        "shown, reason? }` (README, Typing before a send). An incoming message with media the gateway holds but the API does not link to (WAHA's) has `media_url` null and `media: { mimetype }`.",
+        "shown, reason? }` (README, Typing before a send). An incoming message with media the gateway holds but the API does not link to (WAHA's) has `media_url` null and `media: { mimetype }`. " +
+        "A reply or reaction keeps the quoted message's gateway id in `quoted: { provider_message_id, from_me }`; a message contacts reacted to lists `reactions: [{ from, emoji, at }]` (one per contact) and `reactions_removed: [{ from, at }]`.",
     }),
     created_at: timestamp,
     updated_at: timestamp,
@@ -227,6 +288,7 @@ export const SentMessageSchema = MessageSchema.pick({
   to_number: true,
   type: true,
   content: true,
+  reply_to: true,
   media_url: true,
   status: true,
   direction: true,
@@ -324,7 +386,7 @@ const listQueryShape = {
   "filter[direction]": z
     .enum(["incoming", "outgoing"], { error: once("one of incoming, outgoing") })
     .optional(),
-  "filter[type]": z.enum(MESSAGE_TYPES, { error: once(`one of ${MESSAGE_TYPES.join(", ")}`) }).optional(),
+  "filter[type]": z.enum(STORED_TYPES, { error: once(`one of ${STORED_TYPES.join(", ")}`) }).optional(),
   session_id: SessionRef.optional().openapi({
     description: "The session's uuid or its `session_<id>` name.",
   }),

@@ -1,13 +1,16 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { readConfig } from "../../config";
+import { findMessage } from "../../db/queries/messages";
 import { findSession } from "../../db/queries/sessions";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
-import { sessionOfPairToken } from "../../gateways/sandbox";
+import { providerIdOf, sessionOfPairToken } from "../../gateways/sandbox";
 import { fromSessionHealth } from "../../lib/session-health";
 import { formatTimestamp } from "../../lib/time";
+import { receiveReaction } from "../../messages/reactions";
 import { receiveMessage } from "../../messages/receive";
+import { quoteTarget } from "../../messages/reply";
 import { verifyByIncoming } from "../../otp/reverse";
 import { toMessageRecord } from "../../presenters/message";
 import { unwrap } from "../../sessions/result";
@@ -70,7 +73,21 @@ export const inbound: RouteHandler<typeof routes.inbound, AppEnv> = async (c) =>
   if (session.status !== "connected")
     throw new ApiError("session_not_connected", `The session is ${session.status}.`);
   const body = c.req.valid("json");
+  const quoted = body.reply_to
+    ? await quoteTarget(c.var.db, {
+        accountId: session.accountId,
+        sessionId: session.id,
+        messageId: body.reply_to,
+        to: body.from_number,
+        field: "reply_to",
+      })
+    : null;
+  // Its sandbox id is derived from ours, as a sent message's is, so a reply or reaction can name it.
+  const id = crypto.randomUUID();
   const incoming = {
+    id,
+    providerMessageId: providerIdOf(id),
+    replyTo: quoted?.id ?? null,
     accountId: session.accountId,
     sessionId: session.id,
     fromNumber: body.from_number,
@@ -87,6 +104,35 @@ export const inbound: RouteHandler<typeof routes.inbound, AppEnv> = async (c) =>
   // A reverse OTP's code in the text verifies it, as through a real gateway's webhook.
   await verifyByIncoming(c.env, c.var.db, incoming);
   return c.json({ success: true as const, data: toMessageRecord(row) }, 201);
+};
+
+export const inboundReaction: RouteHandler<typeof routes.inboundReaction, AppEnv> = async (c) => {
+  const session = await sandboxSession(c, c.req.valid("param").id);
+  if (session.status !== "connected")
+    throw new ApiError("session_not_connected", `The session is ${session.status}.`);
+  const body = c.req.valid("json");
+  const target = await quoteTarget(c.var.db, {
+    accountId: session.accountId,
+    sessionId: session.id,
+    messageId: body.message_id,
+    to: body.from_number,
+    field: "reaction",
+  });
+  await receiveReaction(
+    c.env,
+    {
+      accountId: session.accountId,
+      sessionId: session.id,
+      providerMessageId: target.id,
+      from: body.from_number,
+      emoji: body.emoji,
+      at: Date.now(),
+    },
+    { byId: true },
+  );
+  const row = await findMessage(c.var.db, session.accountId, target.id);
+  if (!row) throw new ApiError("not_found", "No such message.");
+  return c.json({ success: true as const, data: toMessageRecord(row) }, 200);
 };
 
 export const received: RouteHandler<typeof routes.received, AppEnv> = async (c) => {

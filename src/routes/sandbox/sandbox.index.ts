@@ -19,6 +19,7 @@ sandboxRoutes
   .openapi(routes.ban, handlers.ban)
   .openapi(routes.health, handlers.health)
   .openapi(routes.inbound, handlers.inbound)
+  .openapi(routes.inboundReaction, handlers.inboundReaction)
   .openapi(routes.received, handlers.received)
   .openapi(routes.setPhone, handlers.setPhone)
   .openapi(routes.showPhone, handlers.showPhone)

@@ -7,6 +7,7 @@ import {
   DropBody,
   HealthBody,
   InboundBody,
+  InboundReactionBody,
   PairParam,
   PhoneBody,
   PhoneEnvelope,
@@ -93,7 +94,36 @@ export const inbound = createRoute({
   request: { params: IdParam, body: jsonBody(InboundBody) },
   responses: {
     201: json(MessageEnvelopeSchema, "The stored incoming message"),
-    ...problems("not_found", "session_not_connected", "validation_failed"),
+    ...problems(
+      "not_found",
+      "session_not_connected",
+      "validation_failed",
+      "reply_to_not_found",
+      "reply_to_other_chat",
+      "reply_to_not_sent",
+    ),
+  },
+});
+
+export const inboundReaction = createRoute({
+  operationId: "receiveSandboxReaction",
+  ...requires("sessions:write"),
+  ...common,
+  method: "post",
+  path: "/sessions/{id}/reactions",
+  summary: "Simulate a contact reacting to a message of their chat",
+  description: `The contact \`from_number\` sets \`emoji\` on message \`message_id\` (one the session sent them or received from them), or takes their reaction off with \`""\`, as a real gateway's webhook reports it: the message's \`metadata.reactions\` holds one entry per contact, and each change records a \`message.reaction\` event (README, Replies and reactions). Setting the emoji the contact already set changes nothing.${sandboxNote}`,
+  request: { params: IdParam, body: jsonBody(InboundReactionBody) },
+  responses: {
+    200: json(MessageEnvelopeSchema, "The message reacted to, with its reactions"),
+    ...problems(
+      "not_found",
+      "session_not_connected",
+      "validation_failed",
+      "reply_to_not_found",
+      "reaction_other_chat",
+      "reply_to_not_sent",
+    ),
   },
 });
 

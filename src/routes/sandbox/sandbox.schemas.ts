@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { CONTENT_TYPES, MESSAGE_TYPES } from "../../messages/types";
+import { CONTENT_TYPES, STORED_TYPES } from "../../messages/types";
+import { ReactionSchema } from "../messages/messages.schemas";
 import { PhoneNumber } from "../openapi";
 import { SessionHealthSchema } from "../sessions/sessions.schemas";
 
@@ -56,6 +57,10 @@ export const InboundBody = z
       .url({ protocol: /^https?$/ })
       .max(2048)
       .nullish(),
+    reply_to: z.uuid().max(36).nullish().openapi({
+      description:
+        "Quote a message of this chat (its id): one the session sent to `from_number` or received from it. Errors as a send's `reply_to`.",
+    }),
   })
   .superRefine((body, ctx) => {
     if (body.type === "text" && body.content == null)
@@ -64,6 +69,13 @@ export const InboundBody = z
       ctx.addIssue({ code: "custom", path: ["media_url"], message: `required for ${body.type}` });
     }
   });
+
+/** A contact's reaction on a message of the chat (README, Replies and reactions). */
+export const InboundReactionBody = z.strictObject({
+  from_number: PhoneNumber,
+  message_id: ReactionSchema.shape.message_id,
+  emoji: ReactionSchema.shape.emoji,
+});
 
 export const ReceivedQuery = z.object({
   to_number: PhoneNumber.openapi({
@@ -77,9 +89,13 @@ export const ReceivedSchema = z
   .object({
     message_id: z.uuid(),
     to_number: z.string(),
-    type: z.enum(MESSAGE_TYPES),
+    type: z.enum(STORED_TYPES),
     content: z.string().nullable(),
     media_url: z.string().nullable(),
+    reply_to: z
+      .uuid()
+      .nullable()
+      .openapi({ description: "The message it quotes, or that a reaction reacts to." }),
     received_at: z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" }),
   })
   .openapi("SandboxReceivedMessage");

@@ -1,0 +1,187 @@
+import { sql } from "drizzle-orm";
+import { batchSql, createDb, type Db } from "../db/client";
+import { publishEvents } from "../events/publish";
+import { insertKeyedEventStatement, newEventId, recordedIn } from "../events/record";
+import { formatTimestamp } from "../lib/time";
+
+/*
+ * Incoming replies and reactions (README, Replies and reactions): which of the session's messages
+ * a gateway's id names, and a contact's reaction recorded on the message it names.
+ */
+
+/**
+ * Our id of the account's message on the session that the gateway knows by one of `refs` (its ids of the
+ * message, as the gateway's event gives them; several when the event gives a short form that
+ * more than one stored form could end in: WAHA's reply), or null when the session has none.
+ * Messages of both directions count: a contact may quote or react to our message or their own.
+ */
+export async function messageOfProviderIds(
+  db: Db,
+  session: { accountId: string; sessionId: string },
+  refs: readonly string[],
+): Promise<{ id: string; accountId: string; metadata: string } | null> {
+  if (refs.length === 0) return null;
+  const [row] = await db.all<{ id: string; accountId: string; metadata: string }>(
+    sql`SELECT id, account_id AS accountId, metadata FROM messages
+      WHERE provider_message_id IN (SELECT value FROM json_each(${JSON.stringify(refs)}))
+        AND account_id = ${session.accountId} AND chatapp_session_id = ${session.sessionId}
+      ORDER BY created_at LIMIT 1`,
+  );
+  return row ?? null;
+}
+
+/** A contact's reaction as a gateway reported it; `at` is epoch ms by the gateway's clock. */
+export interface IncomingReaction {
+  accountId: string;
+  sessionId: string;
+  /** The gateway's id of the message reacted to (or ours, `byId`: the sandbox's inbound route). */
+  providerMessageId: string;
+  /** E.164 number of the contact. */
+  from: string;
+  /** The emoji; "" takes the contact's reaction off. */
+  emoji: string;
+  at: number;
+}
+
+/** One contact's reaction on a message, as `metadata.reactions` lists it (`at`: an API timestamp). */
+interface ReactionEntry {
+  from: string;
+  emoji: string;
+  at: string;
+}
+
+/** A contact's reaction taken off, as `metadata.reactions_removed` keeps it (so an older one cannot come back). */
+interface RemovedEntry {
+  from: string;
+  at: string;
+}
+
+/** Attempts at the compare-and-set of a message's metadata before giving up (a concurrent change). */
+const MAX_TRIES = 3;
+
+/**
+ * Records a contact's reaction on the session's message it names, with its `message.reaction`
+ * event `{ message_id, session_id, from, emoji, at }`, in one D1 batch, then publishes the event.
+ * The message's `metadata.reactions` holds one entry per contact, `{ from, emoji, at }`: a new
+ * emoji replaces the contact's entry, an empty one takes it off (and is kept in
+ * `metadata.reactions_removed` as `{ from, at }`). The latest `at` wins: a reaction older than the
+ * contact's last one changes nothing, and neither does one that changes nothing (a redelivered
+ * webhook), so each change records one event. The write is a compare-and-set on the metadata (a
+ * concurrent change makes it read again), and the event's dedupe key names the change
+ * (`message.reaction:<message>:<from>:<at>:<emoji>`), so two deliveries racing record it once.
+ * A message the session does not hold is ignored (logged `reaction_unknown_message`).
+ * `byId`: `providerMessageId` is our message id (the sandbox's inbound route).
+ * @returns our id of the message reacted to, and whether this call changed its reactions; null
+ *   for an unknown message.
+ */
+export async function receiveReaction(
+  env: { DB: D1Database; WEBHOOK_QUEUE: Queue },
+  reaction: IncomingReaction,
+  options: { byId?: boolean } = {},
+): Promise<{ messageId: string; changed: boolean } | null> {
+  const db = createDb(env.DB);
+  for (let tries = 0; tries < MAX_TRIES; tries += 1) {
+    const target = options.byId
+      ? await messageOfId(db, reaction, reaction.providerMessageId)
+      : await messageOfProviderIds(db, reaction, [reaction.providerMessageId]);
+    if (!target) {
+      console.warn(
+        JSON.stringify({
+          level: "warn",
+          event: "reaction_unknown_message",
+          session_id: reaction.sessionId,
+          provider_message_id: reaction.providerMessageId,
+        }),
+      );
+      return null;
+    }
+    const next = withReaction(target.metadata, reaction);
+    if (next === null) return { messageId: target.id, changed: false };
+    const at = formatTimestamp(reaction.at);
+    const event = {
+      id: newEventId(),
+      accountId: target.accountId,
+      type: "message.reaction" as const,
+      snapshot: JSON.stringify({
+        message_id: target.id,
+        session_id: reaction.sessionId,
+        from: reaction.from,
+        emoji: reaction.emoji,
+        at,
+      }),
+      createdAt: Date.now(),
+    };
+    const results = await batchSql(db, [
+      sql`UPDATE messages SET metadata = ${next}, updated_at = ${Date.now()}
+        WHERE id = ${target.id} AND metadata = ${target.metadata}`,
+      insertKeyedEventStatement(
+        event,
+        `message.reaction:${target.id}:${reaction.from}:${reaction.at}:${reaction.emoji}`,
+        sql`EXISTS (SELECT 1 FROM messages WHERE id = ${target.id} AND metadata = ${next})`,
+      ),
+    ]);
+    if ((results[0]?.meta.changes ?? 0) > 0) {
+      await publishEvents(env, recordedIn(results, [1]));
+      return { messageId: target.id, changed: true };
+    }
+  }
+  throw new Error(`the reactions of a message changed ${MAX_TRIES} times while one was recorded`);
+}
+
+/** The account's message with our id `id` on the session, or null. */
+async function messageOfId(
+  db: Db,
+  session: { accountId: string; sessionId: string },
+  id: string,
+): Promise<{ id: string; accountId: string; metadata: string } | null> {
+  const [row] = await db.all<{ id: string; accountId: string; metadata: string }>(
+    sql`SELECT id, account_id AS accountId, metadata FROM messages
+      WHERE id = ${id} AND account_id = ${session.accountId} AND chatapp_session_id = ${session.sessionId}`,
+  );
+  return row ?? null;
+}
+
+/** Epoch ms of an API timestamp (`2026-11-21T09:30:12.345000Z`: the clock's milliseconds and three zeros). */
+function msOf(timestamp: string): number {
+  return Date.parse(`${timestamp.slice(0, 23)}Z`);
+}
+
+/**
+ * `metadata` (JSON) with `reaction` applied (see {@link receiveReaction}), or null when it
+ * changes nothing: older than the contact's last reaction or removal, the emoji the contact has
+ * already set, or a removal of a reaction the contact has not set.
+ */
+export function withReaction(
+  metadata: string,
+  reaction: Pick<IncomingReaction, "from" | "emoji" | "at">,
+): string | null {
+  const parsed = JSON.parse(metadata) as Record<string, unknown> & {
+    reactions?: ReactionEntry[];
+    reactions_removed?: RemovedEntry[];
+  };
+  const reactions = parsed.reactions ?? [];
+  const removed = parsed.reactions_removed ?? [];
+  const current = reactions.find((entry) => entry.from === reaction.from);
+  const taken = removed.find((entry) => entry.from === reaction.from);
+  const last = Math.max(current ? msOf(current.at) : -1, taken ? msOf(taken.at) : -1);
+  if (reaction.at < last) return null;
+  const others = reactions.filter((entry) => entry.from !== reaction.from);
+  const othersRemoved = removed.filter((entry) => entry.from !== reaction.from);
+  const at = formatTimestamp(reaction.at);
+  if (reaction.emoji === "") {
+    if (!current) return null;
+    return JSON.stringify({
+      ...parsed,
+      reactions: others,
+      reactions_removed: [...othersRemoved, { from: reaction.from, at }],
+    });
+  }
+  if (current?.emoji === reaction.emoji) return null;
+  const next: Record<string, unknown> = {
+    ...parsed,
+    reactions: [...others, { from: reaction.from, emoji: reaction.emoji, at }],
+  };
+  if (othersRemoved.length > 0) next.reactions_removed = othersRemoved;
+  else delete next.reactions_removed;
+  return JSON.stringify(next);
+}
