@@ -32,6 +32,8 @@ const DispatchRequestSchema = z.object({
     .object({ start: z.string(), end: z.string(), time_zone: z.string() })
     .nullable()
     .default(null),
+  // Absent from queue messages sent before typing existed: none.
+  typingMs: z.int().min(0).max(8_000).default(0),
   // Absent from queue messages sent before replies and reactions existed.
   quoted: z.object({ providerMessageId: z.string(), fromMe: z.boolean() }).nullable().default(null),
 }) satisfies z.ZodType<DispatchRequest, unknown>;

@@ -67,7 +67,7 @@ export async function failover(
         to_number AS toNumber, type, content, media_url AS mediaUrl, media_key AS mediaKey,
         media_content_type AS mediaContentType, delay_between AS delayBetween,
         created_at AS createdAt, charge_id AS chargeId, send_index AS sendIndex, scheduled_at AS scheduledAt,
-        simulate_typing AS simulateTyping`);
+        simulate_typing AS simulateTyping, metadata`);
     await sendInBatches(
       env.OUTBOUND_QUEUE,
       rows.map((row) => dispatchRequestOf(row, LANE.campaign, { sendWindow: campaign.sendWindow })),
