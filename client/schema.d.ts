@@ -186,7 +186,7 @@ export interface paths {
         };
         /**
          * The account's outgoing messages per hour or day and type: counts by status, cost and refunds
-         * @description Buckets are UTC hours or days. A message counts in the bucket it was created in, and under its status now, so a bucket's counts move as its messages are sent, delivered, read or failed; `cost` is what they cost and `refunded` what of it came back (failed messages). Incoming messages are not counted. The range runs from `time_from` rounded down to `time_to` rounded up to the granularity, at most 31 days by hour and 366 by day (422 `time_range_invalid`, also when `time_to` is not after `time_from`). Read from counters kept as messages move, so the cost of a request does not grow with the number of messages.
+         * @description Buckets are UTC hours or days. A message counts in the bucket it was created in, and under its status now, so a bucket's counts move as its messages are sent, delivered, read or failed; `cost` is what they cost and `refunded` what of it came back (failed messages). Incoming messages are not counted. The range runs from `time_from` rounded down to `time_to` rounded up to the granularity, at most 31 days by hour and 366 by day (422 `time_range_invalid`, also when `time_to` is not after `time_from`). `time_to` defaults to now and `time_from` to 30 days before `time_to` rounded up to the end of its UTC day: with neither, the last 30 UTC days (by day unless `granularity` is `hour`), from the start of the UTC day 29 days ago to the end of today. Read from counters kept as messages move, so the cost of a request does not grow with the number of messages.
          */
         get: operations["getOwnUsage"];
         put?: never;
@@ -1566,6 +1566,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "message.media_kept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The `message.media_kept` event
+         * @description Delivered to webhook endpoints subscribed to this type, signed per Standard Webhooks, and listed by `GET /v1/events`.
+         */
+        post: operations["onMessageMediaKept"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.media_failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The `message.media_failed` event
+         * @description Delivered to webhook endpoints subscribed to this type, signed per Standard Webhooks, and listed by `GET /v1/events`.
+         */
+        post: operations["onMessageMediaFailed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "message.reaction": {
         parameters: {
             query?: never;
@@ -1845,7 +1885,7 @@ export interface components {
             delivered_at: string | null;
             /** @example 2026-11-21T09:30:12.345000Z */
             read_at: string | null;
-            /** @description Retry information (`attempts`, `last_error`, `next_attempt_at`; a gateway's error is kept cut to 200 characters and without the message's own text), `gateway`, `events` (acks received), and how the send's outcome became known: `outcome: "unknown"` while the gateway may hold the message unsettled (it stays `queued`), `send_attempts` (each attempt that did not end in `sent`: `{ at, outcome, reason }`, outcome `rejected`, `unknown`, `absent` or `unreachable`) and, once sent, `settled_by`: `answer`, `lookup` or `status_webhook`. An incoming message with media the gateway holds but the API does not link to (WAHA's) has `media_url` null and `media: { mimetype }`. A reply or reaction keeps the quoted message's gateway id in `quoted: { provider_message_id, from_me }`; a message contacts reacted to lists `reactions: [{ from, emoji, at }]` (one per contact) and `reactions_removed: [{ from, at }]`. */
+            /** @description Retry information (`attempts`; while a retry waits, `last_error` and `next_attempt_at`, both removed once the message is sent; a gateway's error is kept cut to 200 characters and without the message's own text), `gateway`, `events` (acks received), and how the send's outcome became known: `outcome: "unknown"` while the gateway may hold the message unsettled (it stays `queued`), `send_attempts` (each attempt that did not end in `sent`: `{ at, outcome, reason }`, outcome `rejected`, `unknown`, `absent` or `unreachable`) and, once sent, `settled_by`: `answer`, `lookup` or `status_webhook`; with `simulate_typing`, once sent, `typing`: `{ ms, started_at, shown, reason? }` (README, Typing before a send). An incoming message with media the gateway holds but the API does not link to (WAHA's) has `media_url` null and `media: { mimetype }`. A reply or reaction keeps the quoted message's gateway id in `quoted: { provider_message_id, from_me }`; a message contacts reacted to lists `reactions: [{ from, emoji, at }]` (one per contact) and `reactions_removed: [{ from, at }]`. */
             metadata: {
                 [key: string]: unknown;
             };
@@ -2085,6 +2125,8 @@ export interface components {
             } | null;
             /** @description Whether recipients are checked against the chat network before their message is made. */
             check_numbers: boolean;
+            /** @description Whether each message shows "typing…" to its recipient first (README, Typing before a send). */
+            simulate_typing: boolean;
             stats: components["schemas"]["CampaignStats"];
             /** @description Charged for the campaign, in the account's currency units. */
             cost: number;
@@ -2289,7 +2331,7 @@ export interface components {
              *       "message.read"
              *     ]
              */
-            events: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
+            events: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
             /** @description Whether events are posted to the endpoint. */
             enabled: boolean;
             /** @description Why delivery turned the endpoint off (for example, it answered 410 Gone, or failed for days); null while enabled or when turned off through the API. `PATCH {"enabled": true}` clears it. */
@@ -2858,7 +2900,7 @@ export interface components {
             /** @example evt_3f2c9a7e1b6d4c08a5e97d2b1f04c6aa */
             id: string;
             /** @enum {string} */
-            type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed";
+            type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed";
             /** @example 2026-11-21T09:30:12.345000Z */
             created_at: string;
             /** @description The object after the change, in the shape its own GET returns: a Message (`message.*` but `message.reaction`, whose data is `{message_id, session_id, from, emoji, at}`), a Session (`session.status_changed`, `session.health_changed`), `{session, qr_code}` (`session.qr_updated`), an OTP (`otp.*`), a Campaign (`campaign.*`) or the Account (`account.balance_low`). */
@@ -2903,7 +2945,7 @@ export interface components {
              * @description The event's type.
              * @enum {string}
              */
-            event_type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed";
+            event_type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed";
             /** Format: uuid */
             endpoint_id: string;
             /**
@@ -4024,11 +4066,11 @@ export interface operations {
     };
     getOwnUsage: {
         parameters: {
-            query: {
-                /** @description Start of the range; rounded down to the start of its hour or day (UTC). */
-                time_from: string;
-                /** @description End of the range, after `time_from`; rounded up to the end of its hour or day (UTC). */
-                time_to: string;
+            query?: {
+                /** @description Start of the range; rounded down to the start of its hour or day (UTC). Default: 30 days before `time_to` rounded up to the end of its UTC day (with neither bound, the start of the UTC day 29 days ago). */
+                time_from?: string;
+                /** @description End of the range, after `time_from`; rounded up to the end of its hour or day (UTC). Default: now. */
+                time_to?: string;
                 /** @description Bucket size: `hour` (ranges up to 31 days) or `day` (up to 366 days). */
                 granularity?: "hour" | "day";
             };
@@ -5458,6 +5500,8 @@ export interface operations {
                      * @description Send later: ISO 8601 time in the future, at most 30 days ahead. Messages are `scheduled` until then.
                      */
                     scheduled_at?: string | null;
+                    /** @description Show "typing…" to each recipient before its message (README, Typing before a send): 1 s per 30 characters of the text or caption, 1–8 s, within the session's pacing. Best effort; the outcome is in the message's `metadata.typing` once sent. Default false. */
+                    simulate_typing?: boolean;
                 };
             };
         };
@@ -5865,6 +5909,8 @@ export interface operations {
                     } | null;
                     /** @description Check each recipient against the chat network before its message is made (README, Number checks): one not on it is `skipped` with reason `recipient_not_on_chatapp` and refunded; one the gateway cannot tell about is sent. Default false. */
                     check_numbers?: boolean;
+                    /** @description Show "typing…" to each recipient before its message (README, Typing before a send): 1 s per 30 characters of the text or caption, 1–8 s, within the session's pacing. Best effort; the outcome is in the message's `metadata.typing` once sent. Default false. */
+                    simulate_typing?: boolean;
                 };
             };
         };
@@ -7008,7 +7054,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Event types to list (repeat the parameter, or separate with commas). Default: all. */
-                "filter[type]"?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[];
+                "filter[type]"?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[];
                 /** @description Events created at or after this time. */
                 time_from?: string;
                 /** @description Events created at or before this time. */
@@ -7196,13 +7242,13 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description The event types posted to this endpoint, each at most once (1–16 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `message.reaction`, `session.status_changed`, `session.qr_updated`, `session.health_changed`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
+                     * @description The event types posted to this endpoint, each at most once (1–18 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `message.media_kept`, `message.media_failed`, `message.reaction`, `session.status_changed`, `session.qr_updated`, `session.health_changed`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
                      * @example [
                      *       "message.delivered",
                      *       "message.read"
                      *     ]
                      */
-                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
+                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
                     /**
                      * @description A note for the account's own use, at most 500 characters.
                      * @example Order service, production
@@ -7375,13 +7421,13 @@ export interface operations {
                      */
                     url?: string;
                     /**
-                     * @description The event types posted to this endpoint, each at most once (1–16 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `message.reaction`, `session.status_changed`, `session.qr_updated`, `session.health_changed`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
+                     * @description The event types posted to this endpoint, each at most once (1–18 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `message.media_kept`, `message.media_failed`, `message.reaction`, `session.status_changed`, `session.qr_updated`, `session.health_changed`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
                      * @example [
                      *       "message.delivered",
                      *       "message.read"
                      *     ]
                      */
-                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
+                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
                     /**
                      * @description A note for the account's own use, at most 500 characters; null removes it.
                      * @example Order service, production
@@ -9897,6 +9943,66 @@ export interface operations {
                     id: string;
                     /** @enum {string} */
                     type: "message.received";
+                    /** @example 2026-11-21T09:30:12.345000Z */
+                    created_at: string;
+                    data: components["schemas"]["Message"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 15 seconds acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onMessageMediaKept: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example evt_3f2c9a7e1b6d4c08a5e97d2b1f04c6aa */
+                    id: string;
+                    /** @enum {string} */
+                    type: "message.media_kept";
+                    /** @example 2026-11-21T09:30:12.345000Z */
+                    created_at: string;
+                    data: components["schemas"]["Message"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 15 seconds acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onMessageMediaFailed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example evt_3f2c9a7e1b6d4c08a5e97d2b1f04c6aa */
+                    id: string;
+                    /** @enum {string} */
+                    type: "message.media_failed";
                     /** @example 2026-11-21T09:30:12.345000Z */
                     created_at: string;
                     data: components["schemas"]["Message"];
