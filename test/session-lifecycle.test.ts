@@ -339,7 +339,9 @@ describe("sandbox pairing page", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^text\/html/);
     expect(res.text).toContain("<form");
-    expect(res.text).toContain(session.session_id);
+    expect(res.text).toContain("Test account");
+    expect(res.text).not.toContain(session.session_id);
+    expect(res.text).toContain('href="/link.css"');
     expect((await showSession(key, session.id)).status).toBe("pending");
   });
 

@@ -1,6 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { readConfig } from "../../config";
+import { findAccount } from "../../db/queries/accounts";
 import { findMessage } from "../../db/queries/messages";
 import { findSession } from "../../db/queries/sessions";
 import type { AppEnv } from "../../env";
@@ -15,6 +16,7 @@ import { verifyByIncoming } from "../../otp/reverse";
 import { toMessageRecord } from "../../presenters/message";
 import { unwrap } from "../../sessions/result";
 import { sessionStub } from "../../sessions/stub";
+import { renderPairPage } from "../../web/sandbox/pair-page";
 import type * as routes from "./sandbox.routes";
 
 /**
@@ -159,10 +161,6 @@ export const showPhone: RouteHandler<typeof routes.showPhone, AppEnv> = async (c
   return c.json({ success: true as const, data }, 200);
 };
 
-function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${title}</title><style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;text-align:center}button{font-size:1.2rem;padding:.8rem 1.6rem}</style></head><body><h1>${title}</h1>${body}</body></html>`;
-}
-
 async function pairedSession(c: Context<AppEnv>, token: string) {
   const id = sessionOfPairToken(token);
   if (!id) return null;
@@ -170,10 +168,12 @@ async function pairedSession(c: Context<AppEnv>, token: string) {
   return row ? { row, stub: sessionStub(c.env, id) } : null;
 }
 
-const expired = page(
-  "QR code expired",
-  "<p>This QR code is unknown or has expired. Scan the current one.</p>",
-);
+const expired = renderPairPage({ view: "expired" });
+
+/** The name of the account a session belongs to, as the pairing page shows it. */
+async function accountNameOf(c: Context<AppEnv>, accountId: string): Promise<string> {
+  return (await findAccount(c.var.db, accountId))?.name ?? "this account";
+}
 
 export const pairPage: RouteHandler<typeof routes.pairPage, AppEnv> = async (c) => {
   const { token } = c.req.valid("param");
@@ -182,13 +182,8 @@ export const pairPage: RouteHandler<typeof routes.pairPage, AppEnv> = async (c) 
   // Only the QR currently shown links (POST checks the same); a rotated one is expired.
   const current = await found.stub.qrPayload();
   if (!current.ok || !current.value.endsWith(`/sandbox/pair/${token}`)) return c.html(expired, 404);
-  return c.html(
-    page(
-      "Link device",
-      `<p>Link <strong>${found.row.sessionId}</strong> to this sandbox phone?</p><form method="post"><button type="submit">Link</button></form>`,
-    ),
-    200,
-  );
+  const accountName = await accountNameOf(c, found.row.accountId);
+  return c.html(renderPairPage({ view: "confirm", accountName }), 200);
 };
 
 export const pair: RouteHandler<typeof routes.pair, AppEnv> = async (c) => {
@@ -198,13 +193,9 @@ export const pair: RouteHandler<typeof routes.pair, AppEnv> = async (c) => {
   const result = await found.stub.sandboxScan({ token });
   if (!result.ok) {
     const status = result.code === "session_not_pending" ? 409 : 404;
-    return c.html(
-      status === 409 ? page("Already linked", "<p>This session is not waiting for a scan.</p>") : expired,
-      status,
-    );
+    return c.html(status === 409 ? renderPairPage({ view: "not_pending" }) : expired, status);
   }
-  return c.html(
-    page("Linked", `<p>${result.value.session_id} is connected as ${result.value.phone_number}.</p>`),
-    200,
-  );
+  const accountName = await accountNameOf(c, found.row.accountId);
+  const phoneNumber = result.value.phone_number ?? "";
+  return c.html(renderPairPage({ view: "linked", accountName, phoneNumber }), 200);
 };
