@@ -3,7 +3,7 @@
 // button), and revoke one.
 
 import { api, problemBox, storedKey, withButton } from "./api.js";
-import { field, fill, h, table, timeElement } from "./dom.js";
+import { field, fill, h, pager, table, timeElement } from "./dom.js";
 import { schemaEnum } from "./openapi.js";
 
 /** What a key's prefix is: its first 11 characters (README, API keys and scopes). */
@@ -24,19 +24,7 @@ export function render(view, context) {
     try {
       const page = await api("GET", "/v1/api-keys", { query: { cursor, limit: 50 } });
       fill(list, keyTable(page.data));
-      const newer = h(
-        "button",
-        { type: "button", class: "secondary", disabled: !page.meta.prev_cursor },
-        "← Newer",
-      );
-      const older = h(
-        "button",
-        { type: "button", class: "secondary", disabled: !page.meta.next_cursor },
-        "Older →",
-      );
-      newer.addEventListener("click", () => go(page.meta.prev_cursor));
-      older.addEventListener("click", () => go(page.meta.next_cursor));
-      fill(pages, newer, older);
+      fill(pages, pager(page.meta, go));
     } catch (error) {
       fill(list, problemBox(error));
     }

@@ -5,7 +5,7 @@
 
 import { ApiError, api, problemBox, withButton } from "./api.js";
 import { fillTemplate, readRecipients } from "./campaign-csv.js";
-import { badge, details, field, fill, h, table, timeElement, truncate } from "./dom.js";
+import { badge, details, field, fill, h, pager, table, timeElement, truncate } from "./dom.js";
 
 /** How often a page showing a campaign whose figures change reads it again (ms). */
 const POLL_MS = 2000;
@@ -121,15 +121,6 @@ function commands(campaign, out, after) {
       }),
     );
   return h("div", { class: "actions" }, buttons);
-}
-
-/** A cursor pager: `go(cursor)` for the newer and older pages of `meta`. */
-function pager(meta, go) {
-  const newer = h("button", { type: "button", class: "secondary", disabled: !meta.prev_cursor }, "← Newer");
-  const older = h("button", { type: "button", class: "secondary", disabled: !meta.next_cursor }, "Older →");
-  newer.addEventListener("click", () => go(meta.prev_cursor));
-  older.addEventListener("click", () => go(meta.next_cursor));
-  return [newer, older];
 }
 
 function renderList(view, context) {

@@ -124,3 +124,15 @@ export function select(attrs, options, selected = "") {
     options.map(([value, label]) => h("option", { value, selected: value === selected }, label)),
   );
 }
+
+/**
+ * The buttons of a cursor-paged list (the API's `meta.prev_cursor` and `meta.next_cursor`):
+ * "← Newer" and "Older →", each disabled without its cursor, each calling `go(cursor)`.
+ */
+export function pager(meta, go) {
+  const newer = h("button", { type: "button", class: "secondary", disabled: !meta.prev_cursor }, "← Newer");
+  const older = h("button", { type: "button", class: "secondary", disabled: !meta.next_cursor }, "Older →");
+  newer.addEventListener("click", () => go(meta.prev_cursor));
+  older.addEventListener("click", () => go(meta.next_cursor));
+  return [newer, older];
+}

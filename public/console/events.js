@@ -2,7 +2,7 @@
 // document), paged by cursor; one event's `data` as JSON.
 
 import { api, problemBox } from "./api.js";
-import { details, field, fill, h, select, table, timeElement } from "./dom.js";
+import { details, field, fill, h, pager, select, table, timeElement } from "./dom.js";
 import { schemaEnum } from "./openapi.js";
 
 /** Draws the events page or, with `context.id`, one event. */
@@ -29,23 +29,10 @@ function renderList(view, context) {
         query: { "filter[type]": type, cursor, limit: limit || 20 },
       });
       fill(list, eventTable(page.data));
-      const newer = h(
-        "button",
-        { type: "button", class: "secondary", disabled: !page.meta.prev_cursor },
-        "← Newer",
+      fill(
+        pages,
+        pager(page.meta, (cursor) => go({ "filter[type]": type, limit, cursor })),
       );
-      const older = h(
-        "button",
-        { type: "button", class: "secondary", disabled: !page.links.next },
-        "Older →",
-      );
-      newer.addEventListener("click", () =>
-        go({ "filter[type]": type, limit, cursor: page.meta.prev_cursor }),
-      );
-      older.addEventListener("click", () =>
-        go({ "filter[type]": type, limit, cursor: page.meta.next_cursor }),
-      );
-      fill(pages, newer, older);
     } catch (error) {
       fill(list, problemBox(error));
     }

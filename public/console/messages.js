@@ -4,7 +4,7 @@
 // list, the image, video, audio or a download link on the message's page.
 
 import { api, problemBox, withButton } from "./api.js";
-import { badge, details, field, fill, h, select, table, timeElement, truncate } from "./dom.js";
+import { badge, details, field, fill, h, pager, select, table, timeElement, truncate } from "./dom.js";
 import { MediaCache, mediaState, showMedia } from "./media.js";
 
 const STATUSES = ["queued", "scheduled", "sent", "delivered", "read", "failed"];
@@ -48,7 +48,7 @@ function renderList(view, context) {
   const params = context.params;
   const out = h("div", { "aria-live": "polite" });
   const list = h("div", {}, h("p", { class: "muted" }, "Loading…"));
-  const pager = h("p", { class: "toolbar" });
+  const pages = h("p", { class: "toolbar" });
   let timer = null;
   let stopped = false;
   let sessions = [];
@@ -71,20 +71,15 @@ function renderList(view, context) {
       if (stopped) return;
       fill(list, messageTable(page.data));
       media.keepOnly(page.data.map((message) => message.id));
-      fill(pager, pagerButtons(page.meta));
+      fill(
+        pages,
+        pager(page.meta, (cursor) => go({ ...query, cursor })),
+      );
       if (live.checked && page.data.some((message) => MOVING.has(message.status)))
         timer = setTimeout(load, POLL_MS);
     } catch (error) {
       if (!stopped) fill(list, problemBox(error));
     }
-  }
-
-  function pagerButtons(meta) {
-    const newer = h("button", { type: "button", class: "secondary", disabled: !meta.prev_cursor }, "← Newer");
-    const older = h("button", { type: "button", class: "secondary", disabled: !meta.next_cursor }, "Older →");
-    newer.addEventListener("click", () => go({ ...query, cursor: meta.prev_cursor }));
-    older.addEventListener("click", () => go({ ...query, cursor: meta.next_cursor }));
-    return [newer, older];
   }
 
   /** An incoming message's media in the list: a thumbnail of a kept image, else a short note. */
@@ -318,7 +313,7 @@ function renderList(view, context) {
     ),
     out,
     list,
-    pager,
+    pages,
   );
   loadSessions();
   load();

@@ -2,7 +2,7 @@
 // remove one.
 
 import { api, problemBox, withButton } from "./api.js";
-import { badge, field, fill, h, table, timeElement } from "./dom.js";
+import { badge, field, fill, h, pager, table, timeElement } from "./dom.js";
 
 /** Draws the opt-outs page. */
 export function render(view, context) {
@@ -18,19 +18,7 @@ export function render(view, context) {
     try {
       const page = await api("GET", "/v1/opt-outs", { query: { cursor, limit: 50 } });
       fill(list, optOutTable(page.data));
-      const newer = h(
-        "button",
-        { type: "button", class: "secondary", disabled: !page.meta.prev_cursor },
-        "← Newer",
-      );
-      const older = h(
-        "button",
-        { type: "button", class: "secondary", disabled: !page.meta.next_cursor },
-        "Older →",
-      );
-      newer.addEventListener("click", () => go(page.meta.prev_cursor));
-      older.addEventListener("click", () => go(page.meta.next_cursor));
-      fill(pages, newer, older);
+      fill(pages, pager(page.meta, go));
     } catch (error) {
       fill(list, problemBox(error));
     }

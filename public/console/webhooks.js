@@ -2,7 +2,7 @@
 // one endpoint's deliveries with their attempts and a retry button.
 
 import { api, problemBox, withButton } from "./api.js";
-import { badge, details, field, fill, h, select, table, timeElement } from "./dom.js";
+import { badge, details, field, fill, h, pager, select, table, timeElement } from "./dom.js";
 
 /** The event types an endpoint can subscribe to, from the OpenAPI document's `webhooks`. */
 async function eventTypes() {
@@ -180,7 +180,7 @@ function renderDeliveries(view, context) {
   const out = h("div", { "aria-live": "polite" });
   const head = h("div");
   const list = h("div", {}, h("p", { class: "muted" }, "Loading…"));
-  const pager = h("p", { class: "toolbar" });
+  const pages = h("p", { class: "toolbar" });
   const go = (next) => {
     const search = new URLSearchParams();
     for (const [name, value] of Object.entries(next)) if (value) search.set(name, value);
@@ -221,19 +221,10 @@ function renderDeliveries(view, context) {
         list,
         page.data.length === 0 ? h("p", { class: "muted" }, "No deliveries.") : page.data.map(delivery),
       );
-      const newer = h(
-        "button",
-        { type: "button", class: "secondary", disabled: !page.meta.prev_cursor },
-        "← Newer",
+      fill(
+        pages,
+        pager(page.meta, (cursor) => go({ status, cursor })),
       );
-      const older = h(
-        "button",
-        { type: "button", class: "secondary", disabled: !page.meta.next_cursor },
-        "Older →",
-      );
-      newer.addEventListener("click", () => go({ status, cursor: page.meta.prev_cursor }));
-      older.addEventListener("click", () => go({ status, cursor: page.meta.next_cursor }));
-      fill(pager, newer, older);
     } catch (error) {
       fill(list, problemBox(error));
     }
@@ -301,7 +292,7 @@ function renderDeliveries(view, context) {
     out,
     h("div", { class: "toolbar" }, field("Status", filter), refresh),
     list,
-    pager,
+    pages,
   );
   load();
 }
