@@ -11,6 +11,7 @@ import {
   checkContent,
   checkScheduledAt,
   MEDIA_URL_DESCRIPTION,
+  SimulateTyping,
   TemplateSendSchema,
 } from "../messages/messages.schemas";
 import { PageLinksSchema } from "../paging";
@@ -129,15 +130,7 @@ export const CreateCampaignBody = z
           "not on it is `skipped` with reason `recipient_not_on_chatapp` and refunded; one the gateway cannot tell " +
           "about is sent. Default false.",
       }),
-    simulate_typing: z
-      .boolean()
-      .optional()
-      .openapi({
-        description:
-          'Show "typing…" to each recipient before its message (README, Typing before a send): 1 s per 30 ' +
-          "characters of the text or caption, 1–8 s, within the session's pacing. Best effort; the outcome is in " +
-          "the message's `metadata.typing` once sent. Default false.",
-      }),
+    simulate_typing: SimulateTyping,
   })
   .superRefine((body, ctx) => {
     checkContent(body, ctx);

@@ -140,6 +140,17 @@ export const ReactionSchema = z
   })
   .openapi("ReactionSend");
 
+/** `simulate_typing` of a send or a campaign (README, Typing before a send). */
+export const SimulateTyping = z
+  .boolean()
+  .optional()
+  .openapi({
+    description:
+      'Show "typing…" to each recipient before its message (README, Typing before a send): 1 s per 30 ' +
+      "characters of the text or caption, 1–8 s, within the session's pacing. Best effort; the outcome is in " +
+      "the message's `metadata.typing` once sent. Default false.",
+  });
+
 /**
  * The send body (`POST /v1/chatapp/messages` in openapi.json) with this API's rules (README,
  * Sending messages): numbers normalised to E.164 (an invalid one named by its index, duplicates
@@ -193,15 +204,7 @@ export const SendBody = z
       description:
         "Send later: ISO 8601 time in the future, at most 30 days ahead. Messages are `scheduled` until then.",
     }),
-    simulate_typing: z
-      .boolean()
-      .optional()
-      .openapi({
-        description:
-          'Show "typing…" to each recipient before its message (README, Typing before a send): 1 s per 30 ' +
-          "characters of the text or caption, 1–8 s, within the session's pacing. Best effort; the outcome is in " +
-          "the message's `metadata.typing` once sent. Default false.",
-      }),
+    simulate_typing: SimulateTyping,
   })
   .superRefine((body, ctx) => {
     if (body.to_number === undefined && body.type !== "reaction")
