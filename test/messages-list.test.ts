@@ -90,6 +90,7 @@ describe("GET /v1/chatapp/messages/{id}", () => {
     "to_number",
     "type",
     "content",
+    "reply_to",
     "media_url",
     "status",
     "direction",
@@ -148,7 +149,8 @@ describe("GET /v1/chatapp/messages/{id}", () => {
       chatapp_session_id: session.id,
       campaign_id: null,
       otp_id: null,
-      provider_message_id: null,
+      // The sandbox names an inbound message after our id, so a reply can quote it.
+      provider_message_id: `sandbox.${incomingId}`,
       from_number: CONTACTS[3],
       to_number: session.phone,
       type: "text",
@@ -727,7 +729,7 @@ describe("the list's query in the OpenAPI document", () => {
       "filter[from_number]": { required: false, type: "string", maxLength: 32 },
       "filter[status]": { required: false, type: "string", enum: [...STATUSES] },
       "filter[direction]": { required: false, type: "string", enum: ["incoming", "outgoing"] },
-      "filter[type]": { required: false, type: "string", enum: [...TYPES, "template"] },
+      "filter[type]": { required: false, type: "string", enum: [...TYPES, "template", "reaction"] },
       session_id: {
         required: false,
         type: "string",
