@@ -33,14 +33,17 @@ async function movable(db: Db, accountId: string, id: string, kind: CampaignMove
   return campaign;
 }
 
-/** Runs `call` on every session object of the campaign. @throws ApiError 503 if any fails. */
+/**
+ * Runs `call` on every session object of the campaign. @throws ApiError 503 if any fails or
+ * answers `unsynced` (D1 refused its outcomes).
+ */
 async function tellSessions(
   env: Env,
   campaign: CampaignRow,
   call: (stub: ReturnType<typeof sessionStub>) => Promise<unknown>,
 ): Promise<void> {
   const results = await Promise.allSettled(campaign.sessionIds.map((id) => call(sessionStub(env, id))));
-  if (results.some((result) => result.status === "rejected")) {
+  if (results.some((result) => result.status === "rejected" || result.value === "unsynced")) {
     throw new ApiError("service_unavailable", "A session of the campaign could not be reached; try again.");
   }
 }

@@ -6,7 +6,7 @@ import type { GatewayEvent, GatewayName } from "../gateways/gateway";
 import type { SandboxReceived } from "../gateways/sandbox";
 import type { StoredHealth } from "../lib/session-health";
 import type { DispatchRequest } from "../messages/dispatch-request";
-import { SessionDispatchHost } from "./dispatch-host";
+import { type HoldResult, SessionDispatchHost } from "./dispatch-host";
 import type { GatewayHealthView } from "./gateway-health";
 import { answerClose, type ShownQr } from "./live";
 import { CREDENTIAL_HEADER, credentialOfRequest, credentialTag, lapseClose } from "./live-credentials";
@@ -219,9 +219,10 @@ export class ChatSession extends DurableObject<Env> {
    * Holds campaign `campaignId`'s messages here: `paused`, they wait (a message being handed to
    * the gateway now finishes first: this runs between two sends); `cancelled`, those waiting fail
    * with reason `campaign_cancelled` and are refunded, and so do any that arrive later. Holding
-   * again is harmless. @returns false when this object holds no session.
+   * again is harmless. @returns `held`, `no_session`, or `unsynced` when D1 refused the outcomes
+   * (the hold stands; ask again).
    */
-  async holdCampaign(campaignId: string, hold: CampaignHold): Promise<boolean> {
+  async holdCampaign(campaignId: string, hold: CampaignHold): Promise<HoldResult> {
     return this.core.exclusive(() => this.dispatch.holdCampaign(campaignId, hold));
   }
 

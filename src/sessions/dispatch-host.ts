@@ -15,6 +15,9 @@ import { sandboxOf } from "./sandbox-phone";
 import type { SessionCore } from "./session-core";
 import type { SessionStatus } from "./session-record";
 
+/** What a campaign hold came to (see SessionDispatchHost.holdCampaign). */
+export type HoldResult = "held" | "no_session" | "unsynced";
+
 /**
  * What the fan-out needs of the session's link: its deadlines (its session row owed to D1, QR
  * rotation and timeout, gateway checks), run by {@link SessionDispatchHost.runDueDeadlines} with
@@ -199,17 +202,18 @@ export class SessionDispatchHost implements DispatchHost {
    * claimed, so a message sent a moment ago ends `sent`, never failed and refunded. A message
    * whose outcome is unknown stays the object's: settled, it ends `sent`, or fails
    * `campaign_cancelled` when the gateway confirms it absent.
-   * @returns false when this object holds no session.
-   * @throws when D1 refuses the outcomes (the caller answers 503; holding again is harmless).
+   * @returns `held`; `no_session` when this object holds none; `unsynced` when D1 refused the
+   *   outcomes (the caller answers 503; holding again is harmless). An answer, not a throw: an
+   *   RPC method's exception is the platform's "uncaught exception" in the object's log.
    */
-  async holdCampaign(campaignId: string, hold: CampaignHold): Promise<boolean> {
-    if (!this.core.stored) return false;
+  async holdCampaign(campaignId: string, hold: CampaignHold): Promise<HoldResult> {
+    if (!this.core.stored) return "no_session";
     this.core.outbox.hold(campaignId, hold);
     // Outcomes first: while entries of the campaign still wait, none of them completes it.
-    if (!(await this.dispatcher.flush())) throw new Error("outcomes could not be written to D1");
+    if (!(await this.dispatcher.flush())) return "unsynced";
     await this.dispatcher.failCancelled();
-    if (!(await this.dispatcher.flush())) throw new Error("outcomes could not be written to D1");
-    return true;
+    if (!(await this.dispatcher.flush())) return "unsynced";
+    return "held";
   }
 
   /**
