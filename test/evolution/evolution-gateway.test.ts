@@ -692,6 +692,8 @@ describe("Evolution gateway: send", () => {
   });
 
   it("an unreachable gateway is unknown (gateway_unreachable)", async () => {
+    // The connection fails, as to a host that is down.
+    network.use(http.post(`${EVOLUTION_URL}/message/sendText/:instance`, () => HttpResponse.error()));
     const outcome = await gateway.send(SESSION, message({}));
     expect(outcome).toMatchObject({ outcome: "unknown" });
     expect("reason" in outcome ? outcome.reason : "").toMatch(/^gateway_unreachable/);
