@@ -345,6 +345,8 @@ describe("incoming media on WAHA", () => {
     });
     expect(list.text).not.toContain("waha.internal");
     expect(list.text).not.toContain("/api/files/");
+    // The session asks WAHA for the file (the fake holds none: 404) while this test's fake answers.
+    await runAlarmUntil(id, () => waha.calls.some((c) => c.startsWith("GET /api/files/")));
   });
 });
 
