@@ -2,6 +2,7 @@ import { z } from "zod";
 import { dropPoison, redeliveryDelaySeconds } from "../lib/queue";
 import type { DispatchRequest } from "../messages/dispatch-request";
 import { STORED_TYPES } from "../messages/types";
+import { TYPING_MAX_MS } from "../messages/typing";
 import { applyMoves } from "../moves/apply";
 import { failMoves } from "../moves/message";
 
@@ -33,7 +34,7 @@ const DispatchRequestSchema = z.object({
     .nullable()
     .default(null),
   // Absent from queue messages sent before typing existed: none.
-  typingMs: z.int().min(0).max(8_000).default(0),
+  typingMs: z.int().min(0).max(TYPING_MAX_MS).default(0),
   // Absent from queue messages sent before replies and reactions existed.
   quoted: z.object({ providerMessageId: z.string(), fromMe: z.boolean() }).nullable().default(null),
 }) satisfies z.ZodType<DispatchRequest, unknown>;
