@@ -187,6 +187,7 @@ describe("console campaign options", () => {
         "+14155552691: [image] Hi Ada, ADA10 is yours.",
         "+14155552692: [image] Hi Hopper, Grace, GRACE10 is yours.",
       ]);
+      await screenshot(page, "console-campaign-options");
 
       const options = {
         delay_range: { min_ms: 1000, max_ms: 3000 },
@@ -207,7 +208,6 @@ describe("console campaign options", () => {
       const problem = page.locator("#create-campaign-form .problem[role=alert]");
       await problem.waitFor();
       expect(await problem.textContent()).toContain("media_url");
-      await screenshot(page, "console-campaign-options");
       expect(await campaigns(apiKey)).toEqual([]);
 
       // The same campaign as the Cloud API stand-in's approved `otp_code` template ({{1}} is the code).
@@ -288,6 +288,8 @@ describe("console campaign options", () => {
         "Simulate typingyes",
       ])
         expect(text).toContain(shown);
+      // A template has no text or caption of its own.
+      expect(text).not.toMatch(/Caption|Text/);
       expect(await detail.locator("dd time").first().getAttribute("datetime")).toBe(campaign.scheduled_at);
       await screenshot(page, "console-campaign-scheduled");
       // Only the refused create's 422 (the browser logs failed requests).

@@ -635,8 +635,8 @@ function createForm(created) {
     sync();
     check();
   };
+  // Every control fires `input` as it changes, a select, radio or checkbox too (HTML, "input" event).
   form.addEventListener("input", edited);
-  form.addEventListener("change", edited);
   sync();
   check();
 
@@ -738,10 +738,12 @@ function renderCampaign(view, context) {
         [
           ["Id", h("span", { class: "mono" }, campaign.id)],
           ["Type", campaign.type],
-          [
-            campaign.type === "text" ? "Text" : "Caption",
-            campaign.content == null ? null : h("span", { class: "break" }, campaign.content),
-          ],
+          takesContent(campaign.type)
+            ? [
+                campaign.type === "text" ? "Text" : "Caption",
+                campaign.content == null ? null : h("span", { class: "break" }, campaign.content),
+              ]
+            : null,
           campaign.media_url
             ? ["Media URL", h("span", { class: "break mono small" }, campaign.media_url)]
             : null,
