@@ -4,8 +4,10 @@
 // and a campaign's page with its recipients.
 
 import { ApiError, api, problemBox, withButton } from "./api.js";
-import { fillTemplate, readRecipients } from "./campaign-csv.js";
-import { badge, details, field, fill, h, pager, table, timeElement, truncate } from "./dom.js";
+import { campaignBody, MEDIA_TYPES, placeholderText, previewText, takesContent } from "./campaign-body.js";
+import { readRecipients } from "./campaign-csv.js";
+import { badge, details, field, fill, h, pager, select, table, timeElement, truncate } from "./dom.js";
+import { GATEWAY_LABELS } from "./session-page.js";
 
 /** How often a page showing a campaign whose figures change reads it again (ms). */
 const POLL_MS = 2000;
@@ -35,6 +37,43 @@ function changing(campaign) {
   const ended = Date.parse(campaign.completed_at ?? campaign.updated_at);
   const waiting = campaign.stats.sent + campaign.stats.delivered > 0;
   return waiting && Date.now() - ended < RECEIPTS_MS;
+}
+
+/** A campaign's gap before each message: "500 ms", or "1000–3000 ms (random)" for a range. */
+function pacingText(range) {
+  return range.min_ms === range.max_ms ? `${range.min_ms} ms` : `${range.min_ms}–${range.max_ms} ms (random)`;
+}
+
+/** A send window as "09:00–18:00 Europe/Berlin". */
+function windowText(window) {
+  return `${window.start}–${window.end} ${window.time_zone}`;
+}
+
+/** A template campaign's template: "order_update (en_US)", then its values as `{{n}} = value`. */
+function templateText(template) {
+  const values = [
+    ...template.variables.body.map((value, i) => `{{${i + 1}}} = ${value}`),
+    ...(template.variables.buttons ?? []).map((b) => `button ${b.index} (${b.sub_type}) = ${b.parameter}`),
+  ];
+  return `${template.name} (${template.language})${values.length ? `: ${values.join("; ")}` : ""}`;
+}
+
+/**
+ * The list's line under a campaign's name: its type (a template's name), pacing, the time it
+ * starts at when scheduled, and its send window.
+ */
+function summary(campaign) {
+  const parts = [
+    campaign.template ? `template ${campaign.template.name}` : campaign.type,
+    pacingText(campaign.delay_range),
+    campaign.scheduled_at ? ["starts ", timeElement(campaign.scheduled_at)] : null,
+    campaign.send_window ? `sends ${windowText(campaign.send_window)}` : null,
+  ].filter(Boolean);
+  return h(
+    "div",
+    { class: "muted small campaign-summary" },
+    parts.map((part, i) => (i === 0 ? part : [" · ", part])),
+  );
 }
 
 /** Draws the campaigns page or, with `context.id`, one campaign and its recipients. */
@@ -165,7 +204,10 @@ function renderList(view, context) {
     return table(
       ["Name", "Status", "Progress", "Created", "Actions"],
       campaigns.map((campaign) => [
-        h("a", { href: `#/campaigns/${encodeURIComponent(campaign.id)}` }, campaign.name),
+        [
+          h("a", { href: `#/campaigns/${encodeURIComponent(campaign.id)}` }, campaign.name),
+          summary(campaign),
+        ],
         badge(campaign.status),
         progress(campaign),
         timeElement(campaign.created_at),
@@ -197,11 +239,23 @@ function renderList(view, context) {
   };
 }
 
+/** The types the form offers, each with its label. */
+const TYPES = [
+  ["text", "Text"],
+  ["image", "Image"],
+  ["video", "Video"],
+  ["audio", "Audio"],
+  ["document", "Document"],
+  ["template", "Template (WhatsApp Cloud API)"],
+];
+
 /**
- * The create form. Recipients come from the CSV textarea; the template's rendering for the first
- * rows and each row's problems follow what is typed. A submit with problems is refused in the
- * browser; the API's own per-recipient errors (`recipients.<index>.<field>`) are shown on their
- * rows. `created(answer)` runs with the API's 201 body.
+ * The create form. Recipients come from the CSV textarea; what each of the first rows is sent
+ * (the text or caption, or the template's values, filled in) and each row's problems follow what
+ * is typed. A submit with problems is refused in the browser; the body holds only the fields
+ * filled in (campaign-body.js). The API's per-recipient errors (`recipients.<index>.<field>`) are
+ * shown on their rows, its other field errors under their fields, and all of them in the problem
+ * box. `created(answer)` runs with the API's 201 body.
  */
 function createForm(created) {
   const formOut = h("div", { "aria-live": "polite" });
@@ -211,14 +265,146 @@ function createForm(created) {
     h("legend", {}, "Sessions (connected ones; messages go out over them in turn)"),
     h("p", { class: "muted small" }, "Loading sessions…"),
   );
+  const name = h("input", { id: "campaign-name", name: "name", required: true, maxlength: 200 });
+  const type = select({ id: "campaign-type", name: "type" }, TYPES, "text");
+  const mediaUrl = h("input", {
+    id: "campaign-media-url",
+    name: "media_url",
+    type: "url",
+    maxlength: 2048,
+    placeholder: "https://example.com/offer.jpg",
+  });
+  const mediaField = field(
+    "Media URL",
+    mediaUrl,
+    "Public https URL. The service fetches the file once, when the campaign is created.",
+  );
   const content = h("textarea", {
     id: "campaign-content",
     name: "content",
     rows: 3,
-    required: true,
     maxlength: 4096,
     placeholder: "Hi {{name}}, your code {{code}} takes 10% off.",
   });
+  const contentField = field("Text", content, "Variables come from the CSV's columns.");
+  const contentLabel = contentField.querySelector("label");
+  const templateName = h("input", {
+    id: "campaign-template-name",
+    maxlength: 512,
+    placeholder: "order_update",
+  });
+  const templateLanguage = h("input", {
+    id: "campaign-template-language",
+    maxlength: 16,
+    placeholder: "en_US",
+  });
+  const templateBody = h("textarea", {
+    id: "campaign-template-body",
+    rows: 3,
+    spellcheck: "false",
+    placeholder: "{{name}}\n{{order}}",
+  });
+  const templateButtons = h("textarea", {
+    id: "campaign-template-buttons",
+    rows: 2,
+    spellcheck: "false",
+    placeholder: "0,url,{{order}}",
+  });
+  const templateSet = h(
+    "fieldset",
+    { class: "events", id: "campaign-template" },
+    h("legend", {}, "Template (an approved one of every session; WhatsApp Cloud API sessions only)"),
+    h("div", { class: "grid" }, field("Name", templateName), field("Language", templateLanguage)),
+    field(
+      "Body values",
+      templateBody,
+      "One a line, for {{1}}, {{2}}… in order; {{variable}} takes each row's value.",
+    ),
+    field(
+      "Button parameters (optional)",
+      templateButtons,
+      "One a line: index,sub_type,parameter (sub_type url or quick_reply), e.g. 0,url,{{order}}.",
+    ),
+  );
+  const pacingFixed = h("input", {
+    type: "radio",
+    name: "pacing",
+    value: "fixed",
+    id: "campaign-pacing-fixed",
+    checked: true,
+  });
+  const pacingRange = h("input", {
+    type: "radio",
+    name: "pacing",
+    value: "range",
+    id: "campaign-pacing-range",
+  });
+  const delayInput = (id, value) => h("input", { id, type: "number", min: 0, max: 600000, step: 1, value });
+  const delay = delayInput("campaign-delay", 500);
+  const delayMin = delayInput("campaign-delay-min", 500);
+  const delayMax = delayInput("campaign-delay-max", 2000);
+  const fixedField = field(
+    "Delay between messages (ms)",
+    delay,
+    "Each session waits this long before each of its messages.",
+  );
+  const rangeFields = h(
+    "div",
+    { class: "grid" },
+    field("Shortest delay (ms)", delayMin),
+    field(
+      "Longest delay (ms)",
+      delayMax,
+      "Each session waits a random time in this range before each message.",
+    ),
+  );
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const scheduledAt = h("input", { id: "campaign-scheduled-at", type: "datetime-local" });
+  const windowStart = h("input", { id: "campaign-window-start", type: "time" });
+  const windowEnd = h("input", { id: "campaign-window-end", type: "time" });
+  const timeZone = h("input", {
+    id: "campaign-time-zone",
+    value: zone,
+    maxlength: 64,
+    list: "campaign-time-zones",
+    autocomplete: "off",
+  });
+  const checkNumbers = h("input", { type: "checkbox", id: "campaign-check-numbers" });
+  const simulateTyping = h("input", { type: "checkbox", id: "campaign-simulate-typing" });
+  const options = h(
+    "details",
+    { id: "campaign-options" },
+    h("summary", {}, "Schedule and options"),
+    h(
+      "div",
+      { class: "grid" },
+      field("Start at (your time)", scheduledAt, "Empty: when you press Start. At most 30 days ahead."),
+      field("Send only from", windowStart),
+      field("Until", windowEnd, "Empty: any time. An end before the start spans midnight."),
+      field("Send window time zone", timeZone, "An IANA name, e.g. Europe/Berlin."),
+    ),
+    h(
+      "datalist",
+      { id: "campaign-time-zones" },
+      (Intl.supportedValuesOf?.("timeZone") ?? []).map((value) => h("option", { value })),
+    ),
+    h(
+      "p",
+      {},
+      h(
+        "label",
+        { class: "inline", for: checkNumbers.id },
+        checkNumbers,
+        " Check each number is on the chat network first (skipped and refunded when not)",
+      ),
+      h(
+        "label",
+        { class: "inline", for: simulateTyping.id },
+        simulateTyping,
+        " Show “typing…” before each message",
+      ),
+    ),
+  );
   const csv = h("textarea", {
     id: "campaign-csv",
     name: "csv",
@@ -235,31 +421,25 @@ function createForm(created) {
     "form",
     { class: "panel", id: "create-campaign-form", "aria-labelledby": "create-campaign-title" },
     h("h2", { id: "create-campaign-title" }, "New campaign"),
-    h(
-      "div",
-      { class: "grid" },
-      field("Name", h("input", { id: "campaign-name", name: "name", required: true, maxlength: 200 })),
-      field(
-        "Delay between messages (ms)",
-        h("input", {
-          id: "campaign-delay",
-          name: "delay_between",
-          type: "number",
-          min: 0,
-          max: 600000,
-          step: 1,
-          value: 500,
-          required: true,
-        }),
-        "Each session waits this long before each of its messages.",
-      ),
-    ),
+    h("div", { class: "grid" }, field("Name", name), field("Type", type)),
     sessions,
-    field(
-      "Text (a template: {{variable}} takes each row's value)",
-      content,
-      "Type: text. Variables come from the CSV's columns.",
+    mediaField,
+    contentField,
+    templateSet,
+    h(
+      "fieldset",
+      { class: "events", id: "campaign-pacing" },
+      h("legend", {}, "Pacing"),
+      h(
+        "p",
+        {},
+        h("label", { class: "inline", for: pacingFixed.id }, pacingFixed, " Fixed"),
+        h("label", { class: "inline", for: pacingRange.id }, pacingRange, " Random range"),
+      ),
+      fixedField,
+      rangeFields,
     ),
+    options,
     field(
       "Recipients (CSV)",
       csv,
@@ -271,6 +451,97 @@ function createForm(created) {
     h("p", {}, h("button", { type: "submit" }, "Create draft")),
     formOut,
   );
+
+  /** The controls an API field path names, most specific first (a path matches itself and below). */
+  const controls = [
+    ["name", name],
+    ["chatapp_session_ids", sessions],
+    ["type", type],
+    ["content", content],
+    ["media_url", mediaUrl],
+    ["template.name", templateName],
+    ["template.language", templateLanguage],
+    ["template.variables.body", templateBody],
+    ["template.variables.buttons", templateButtons],
+    ["template", templateName],
+    ["delay_between", delay],
+    ["delay_range.min_ms", delayMin],
+    ["delay_range", delayMax],
+    ["scheduled_at", scheduledAt],
+    ["send_window.start", windowStart],
+    ["send_window.time_zone", timeZone],
+    ["send_window", windowEnd],
+    ["check_numbers", checkNumbers],
+    ["simulate_typing", simulateTyping],
+  ];
+
+  /** The form's values as campaign-body.js takes them. */
+  const values = () => ({
+    name: name.value,
+    sessionIds: [...sessions.querySelectorAll("input[name=chatapp_session_ids]:checked")].map((b) => b.value),
+    type: type.value,
+    content: content.value,
+    mediaUrl: mediaUrl.value,
+    templateName: templateName.value,
+    templateLanguage: templateLanguage.value,
+    templateBody: templateBody.value,
+    templateButtons: templateButtons.value,
+    pacing: pacingRange.checked ? "range" : "fixed",
+    delayBetween: delay.value,
+    delayMin: delayMin.value,
+    delayMax: delayMax.value,
+    scheduledAt: scheduledAt.value,
+    windowStart: windowStart.value,
+    windowEnd: windowEnd.value,
+    timeZone: timeZone.value,
+    checkNumbers: checkNumbers.checked,
+    simulateTyping: simulateTyping.checked,
+  });
+
+  /**
+   * Shows the controls the type and pacing use and hides the others; a hidden control is also
+   * disabled, so the browser neither checks nor sends it.
+   */
+  function sync() {
+    const chosen = type.value;
+    const media = MEDIA_TYPES.includes(chosen);
+    mediaField.hidden = !media;
+    mediaUrl.disabled = !media;
+    mediaUrl.required = media;
+    contentField.hidden = !takesContent(chosen);
+    content.disabled = !takesContent(chosen);
+    content.required = chosen === "text";
+    contentLabel.textContent =
+      chosen === "text"
+        ? "Text (a template: {{variable}} takes each row's value)"
+        : "Caption (optional; {{variable}} takes each row's value)";
+    templateSet.hidden = chosen !== "template";
+    templateSet.disabled = chosen !== "template";
+    templateName.required = chosen === "template";
+    templateLanguage.required = chosen === "template";
+    const range = pacingRange.checked;
+    fixedField.hidden = range;
+    delay.disabled = range;
+    rangeFields.hidden = !range;
+    delayMin.disabled = !range;
+    delayMax.disabled = !range;
+  }
+
+  /** Clears what the API said about fields, then shows each of `errors` under its control. */
+  function markFields(errors) {
+    for (const note of form.querySelectorAll(".field-error")) note.remove();
+    for (const marked of form.querySelectorAll("[aria-invalid]")) marked.removeAttribute("aria-invalid");
+    for (const [path, messages] of Object.entries(errors)) {
+      const match = controls.find(([key]) => path === key || path.startsWith(`${key}.`));
+      if (!match) continue;
+      const control = match[1];
+      control.setAttribute("aria-invalid", "true");
+      const note = h("p", { class: "error field-error small" }, `${path}: ${[].concat(messages).join("; ")}`);
+      if (control.tagName === "FIELDSET") control.append(note);
+      else control.closest(".field")?.append(note);
+      if (options.contains(control)) options.open = true;
+    }
+  }
 
   api("GET", "/v1/chatapp/sessions")
     .then(({ sessions: all }) => {
@@ -287,6 +558,7 @@ function createForm(created) {
           }),
           ` ${session.phone_number ?? session.id.slice(0, 8)} `,
           badge(session.status),
+          h("span", { class: "muted small" }, ` ${GATEWAY_LABELS[session.gateway] ?? session.gateway}`),
         ),
       );
       fill(
@@ -297,10 +569,10 @@ function createForm(created) {
     })
     .catch((error) => fill(sessions, sessions.querySelector("legend"), problemBox(error)));
 
-  /** Reads the CSV against the template and redraws the preview and the row problems. */
+  /** Reads the CSV against the message and redraws the preview and the row problems. */
   function check() {
-    const read = readRecipients(csv.value, content.value);
-    const template = content.value;
+    const current = values();
+    const read = readRecipients(csv.value, placeholderText(current));
     fill(
       preview,
       read.rows.length === 0
@@ -316,7 +588,7 @@ function createForm(created) {
                   {},
                   h("span", { class: "mono" }, row.to_number || "—"),
                   ": ",
-                  h("span", { class: "preview-text" }, fillTemplate(template, row.variables)),
+                  h("span", { class: "preview-text" }, previewText(current, row.variables)),
                 ),
               ),
           ),
@@ -358,19 +630,21 @@ function createForm(created) {
     return read;
   }
 
-  const edited = () => {
-    apiProblems = new Map();
+  const edited = (event) => {
+    if (event.target === csv || event.target === content) apiProblems = new Map();
+    sync();
     check();
   };
-  content.addEventListener("input", edited);
-  csv.addEventListener("input", edited);
+  // Every control fires `input` as it changes, a select, radio or checkbox too (HTML, "input" event).
+  form.addEventListener("input", edited);
+  sync();
   check();
 
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    const data = new FormData(form);
     withButton(form.querySelector("button[type=submit]"), formOut, async () => {
       apiProblems = new Map();
+      markFields({});
       const read = check();
       if (read.headerProblems.length > 0 || read.rows.some((row) => row.problems.length > 0)) {
         fill(formOut, h("p", { class: "error", role: "alert" }, "Fix the rows listed above first."));
@@ -380,38 +654,33 @@ function createForm(created) {
         fill(formOut, h("p", { class: "error", role: "alert" }, "Add at least one recipient."));
         return;
       }
-      const chosen = data.getAll("chatapp_session_ids").map(String);
-      if (chosen.length === 0) {
+      const current = values();
+      if (current.sessionIds.length === 0) {
         fill(formOut, h("p", { class: "error", role: "alert" }, "Choose at least one connected session."));
         return;
       }
       try {
-        const answer = await api("POST", "/v1/chatapp/campaigns", {
-          body: {
-            name: String(data.get("name")).trim(),
-            chatapp_session_ids: chosen,
-            type: "text",
-            content: content.value,
-            delay_between: Number(data.get("delay_between")),
-            recipients: read.rows.map((row) => ({
-              to_number: row.to_number,
-              ...(Object.keys(row.variables).length ? { variables: row.variables } : {}),
-            })),
-          },
-        });
+        const answer = await api("POST", "/v1/chatapp/campaigns", { body: campaignBody(current, read.rows) });
         form.reset();
+        sync();
         check();
         await created(answer);
       } catch (error) {
-        // `recipients.<index>.<field>` errors go on their rows; the rest stay in the problem box.
+        // `recipients.<index>.<field>` errors go on their rows, the others under their fields;
+        // the problem box lists them all.
         const errors = error instanceof ApiError ? (error.problem.errors ?? {}) : {};
+        const fieldErrors = {};
         for (const [path, messages] of Object.entries(errors)) {
           const match = /^recipients\.(\d+)(?:\.(.+))?$/.exec(path);
-          if (!match) continue;
+          if (!match) {
+            fieldErrors[path] = messages;
+            continue;
+          }
           const index = Number(match[1]);
           const said = [].concat(messages).map((m) => `${match[2] ?? "recipient"}: ${m} (API)`);
           apiProblems.set(index, [...(apiProblems.get(index) ?? []), ...said]);
         }
+        markFields(fieldErrors);
         check();
         throw error;
       }
@@ -458,7 +727,6 @@ function renderCampaign(view, context) {
   }
 
   function campaignDetails(campaign) {
-    const delay = campaign.delay_range;
     return [
       h("h1", {}, campaign.name, " ", badge(campaign.status)),
       progress(campaign),
@@ -466,23 +734,35 @@ function renderCampaign(view, context) {
         context.refreshAccount();
         await load();
       }),
-      details([
-        ["Id", h("span", { class: "mono" }, campaign.id)],
-        ["Type", campaign.type],
-        ["Text", campaign.content == null ? null : h("span", { class: "break" }, campaign.content)],
-        ["Sessions", campaign.chatapp_session_ids.map((s) => h("div", { class: "mono small" }, s))],
+      details(
         [
-          "Delay between",
-          delay.min_ms === delay.max_ms ? `${delay.min_ms} ms` : `${delay.min_ms}–${delay.max_ms} ms`,
-        ],
-        ["Cost", campaign.cost.toFixed(2)],
-        ["Refunded", campaign.refunded.toFixed(2)],
-        ["Replied", String(campaign.stats.replied)],
-        ["Created", timeElement(campaign.created_at)],
-        ["Started", timeElement(campaign.started_at)],
-        ["Completed", timeElement(campaign.completed_at)],
-        ["Estimated end", campaign.eta ? timeElement(campaign.eta) : null],
-      ]),
+          ["Id", h("span", { class: "mono" }, campaign.id)],
+          ["Type", campaign.type],
+          takesContent(campaign.type)
+            ? [
+                campaign.type === "text" ? "Text" : "Caption",
+                campaign.content == null ? null : h("span", { class: "break" }, campaign.content),
+              ]
+            : null,
+          campaign.media_url
+            ? ["Media URL", h("span", { class: "break mono small" }, campaign.media_url)]
+            : null,
+          campaign.template ? ["Template", templateText(campaign.template)] : null,
+          ["Sessions", campaign.chatapp_session_ids.map((s) => h("div", { class: "mono small" }, s))],
+          ["Delay between", pacingText(campaign.delay_range)],
+          ["Scheduled for", campaign.scheduled_at ? timeElement(campaign.scheduled_at) : "when started"],
+          ["Send window", campaign.send_window ? windowText(campaign.send_window) : "any time"],
+          ["Check numbers", campaign.check_numbers ? "yes" : "no"],
+          ["Simulate typing", campaign.simulate_typing ? "yes" : "no"],
+          ["Cost", campaign.cost.toFixed(2)],
+          ["Refunded", campaign.refunded.toFixed(2)],
+          ["Replied", String(campaign.stats.replied)],
+          ["Created", timeElement(campaign.created_at)],
+          ["Started", timeElement(campaign.started_at)],
+          ["Completed", timeElement(campaign.completed_at)],
+          ["Estimated end", campaign.eta ? timeElement(campaign.eta) : null],
+        ].filter(Boolean),
+      ),
     ];
   }
 
