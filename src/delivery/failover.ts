@@ -2,11 +2,10 @@ import { sql } from "drizzle-orm";
 import { createDb } from "../db/client";
 import { findCampaign } from "../db/queries/campaigns";
 import { findSessions } from "../db/queries/sessions";
-import type { MessageRow } from "../db/schema";
 import { sendInBatches } from "../lib/queue";
 import { coldContactLimit } from "../lib/session-health";
 import { formatTimestamp } from "../lib/time";
-import { dispatchRequestOf, LANE } from "../messages/dispatch-request";
+import { type DispatchSource, dispatchRequestOf, LANE } from "../messages/dispatch-request";
 
 /** A waiting campaign message of the session that can no longer send. */
 export interface StrandedMessage {
@@ -55,7 +54,7 @@ export async function failover(
     const plan = JSON.stringify(ids.map((id, i) => ({ id, to: targets[i % targets.length] })));
     // MATERIALIZED: the list drives the join, one primary-key lookup per message.
     const rows =
-      await db.all<MessageRow>(sql`WITH p AS MATERIALIZED (SELECT json_extract(value, '$.id') AS mid,
+      await db.all<DispatchSource>(sql`WITH p AS MATERIALIZED (SELECT json_extract(value, '$.id') AS mid,
           json_extract(value, '$.to') AS to_id FROM json_each(${plan}))
       UPDATE messages SET chatapp_session_id = p.to_id, accepted_at = NULL, updated_at = ${now},
         metadata = json_insert(metadata, '$.failover[#]', json_object('from_session_id', ${from.id},

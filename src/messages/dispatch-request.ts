@@ -59,12 +59,37 @@ export interface DispatchRequest {
 }
 
 /**
+ * The columns of a message row that {@link dispatchRequestOf} reads: what a query building queue
+ * messages must select (campaign failover's `RETURNING` names exactly these).
+ */
+export type DispatchSource = Pick<
+  MessageRow,
+  | "id"
+  | "accountId"
+  | "chatappSessionId"
+  | "campaignId"
+  | "toNumber"
+  | "type"
+  | "content"
+  | "mediaUrl"
+  | "mediaKey"
+  | "mediaContentType"
+  | "delayBetween"
+  | "createdAt"
+  | "chargeId"
+  | "sendIndex"
+  | "scheduledAt"
+  | "simulateTyping"
+  | "metadata"
+>;
+
+/**
  * Builds the queue message of a created message row, in lane `priority`. `content` replaces the
  * row's (a one-time code's message carries its code here only; the row holds it masked); a
  * campaign's message carries its campaign's `sendWindow`.
  */
 export function dispatchRequestOf(
-  row: MessageRow,
+  row: DispatchSource,
   priority: Lane,
   options: { content?: string | null; sendWindow?: SendWindow | null } = {},
 ): DispatchRequest {
@@ -105,7 +130,7 @@ export function quotedOfRow(row: Pick<MessageRow, "metadata">): QuotedMessage | 
 }
 
 /** What a row's queue message carries as `content`: a template message's template, else its content. */
-function contentOf(row: MessageRow): string | null {
+function contentOf(row: DispatchSource): string | null {
   const template = templateOfRow(row);
   return template ? JSON.stringify(template) : row.content;
 }
