@@ -117,7 +117,7 @@ describe("console campaign options", () => {
       recipients: [{ to_number: "+14155552691", variables: { name: "Ada", code: "ADA10" } }],
     });
     expect(result.preview).toBe(
-      "order_update (en_US): {{1}} = Ada; {{2}} = ADA10 now; button 0 = ADA10,x; button 1 = ",
+      "order_update (en_US): {{1}} = Ada; {{2}} = ADA10 now; button 0 (url) = ADA10,x; button 1 (quick_reply) = ",
     );
     expect(result.placeholders).toBe("{{name}}\n{{code}} now\n{{code}},x\n");
     expect(result.winter).toBe("2026-11-26T10:00:00+01:00");

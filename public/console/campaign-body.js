@@ -57,20 +57,38 @@ export function placeholderText(values) {
 }
 
 /**
+ * A template as it is sent, in words: "order_update (en_US): {{1}} = Ada; button 0 (url) = A-17",
+ * each body value as `{{n}} = value` and each button parameter as `button i (sub_type) = value`
+ * (a button without one shows nothing after `=`).
+ * @param {{name: string, language: string, variables: {body: string[], buttons?: {index: number, sub_type: string, parameter?: string}[]}}} template
+ */
+export function templateText(template) {
+  const values = [
+    ...template.variables.body.map((value, i) => `{{${i + 1}}} = ${value}`),
+    ...(template.variables.buttons ?? []).map(
+      (b) => `button ${b.index} (${b.sub_type}) = ${b.parameter ?? ""}`,
+    ),
+  ];
+  return `${template.name} (${template.language})${values.length ? `: ${values.join("; ")}` : ""}`;
+}
+
+/**
  * What one recipient is sent, in words, for the form's preview: the text filled in; a media
- * type's `[type]` then its caption filled in; a template's name and language, then each body value
- * as `{{n}} = value` and each button parameter as `button i = value`, filled in.
+ * type's `[type]` then its caption filled in; a template as {@link templateText} words it, its
+ * values filled in.
  * @param {Record<string, string>} variables the recipient's values
  */
 export function previewText(values, variables) {
   if (values.type === "template") {
     const { body, buttons } = templateVariables(values.templateBody, values.templateButtons);
-    const filled = [
-      ...body.map((text, i) => `{{${i + 1}}} = ${fillTemplate(text, variables)}`),
-      ...buttons.map((b) => `button ${b.index} = ${fillTemplate(b.parameter ?? "", variables)}`),
-    ];
-    const name = `${values.templateName || "(no name)"} (${values.templateLanguage || "no language"})`;
-    return filled.length > 0 ? `${name}: ${filled.join("; ")}` : name;
+    return templateText({
+      name: values.templateName || "(no name)",
+      language: values.templateLanguage || "no language",
+      variables: {
+        body: body.map((text) => fillTemplate(text, variables)),
+        buttons: buttons.map((b) => ({ ...b, parameter: fillTemplate(b.parameter ?? "", variables) })),
+      },
+    });
   }
   const text = takesContent(values.type) ? fillTemplate(values.content ?? "", variables) : "";
   if (values.type === "text") return text;

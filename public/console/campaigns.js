@@ -4,10 +4,17 @@
 // and a campaign's page with its recipients.
 
 import { ApiError, api, problemBox, withButton } from "./api.js";
-import { campaignBody, MEDIA_TYPES, placeholderText, previewText, takesContent } from "./campaign-body.js";
+import {
+  campaignBody,
+  MEDIA_TYPES,
+  placeholderText,
+  previewText,
+  takesContent,
+  templateText,
+} from "./campaign-body.js";
 import { readRecipients } from "./campaign-csv.js";
 import { badge, details, field, fill, h, pager, select, table, timeElement, truncate } from "./dom.js";
-import { GATEWAY_LABELS } from "./session-page.js";
+import { gatewayLabel } from "./gateways.js";
 
 /** How often a page showing a campaign whose figures change reads it again (ms). */
 const POLL_MS = 2000;
@@ -47,15 +54,6 @@ function pacingText(range) {
 /** A send window as "09:00–18:00 Europe/Berlin". */
 function windowText(window) {
   return `${window.start}–${window.end} ${window.time_zone}`;
-}
-
-/** A template campaign's template: "order_update (en_US)", then its values as `{{n}} = value`. */
-function templateText(template) {
-  const values = [
-    ...template.variables.body.map((value, i) => `{{${i + 1}}} = ${value}`),
-    ...(template.variables.buttons ?? []).map((b) => `button ${b.index} (${b.sub_type}) = ${b.parameter}`),
-  ];
-  return `${template.name} (${template.language})${values.length ? `: ${values.join("; ")}` : ""}`;
 }
 
 /**
@@ -558,7 +556,7 @@ function createForm(created) {
           }),
           ` ${session.phone_number ?? session.id.slice(0, 8)} `,
           badge(session.status),
-          h("span", { class: "muted small" }, ` ${GATEWAY_LABELS[session.gateway] ?? session.gateway}`),
+          h("span", { class: "muted small" }, ` ${gatewayLabel(session.gateway)}`),
         ),
       );
       fill(

@@ -5,14 +5,7 @@
 
 import { api, problemBox, withButton } from "./api.js";
 import { badge, details, field, fill, h, table, timeElement } from "./dom.js";
-
-/** How the console names each gateway (the API's `gateway` values). */
-export const GATEWAY_LABELS = {
-  sandbox: "Sandbox",
-  waha: "WAHA",
-  evolution: "Evolution API",
-  cloud_api: "WhatsApp Cloud API",
-};
+import { gatewayLabel } from "./gateways.js";
 
 /** How often the page reads the session again, as the sessions list does (ms). */
 const REFRESH_MS = 5_000;
@@ -140,7 +133,7 @@ export function renderSession(view, id) {
           ],
           ["Phone", session.phone_number],
           ["Name", session.display_name],
-          ["Gateway", GATEWAY_LABELS[session.gateway] ?? session.gateway],
+          ["Gateway", gatewayLabel(session.gateway)],
           ["Id", h("span", { class: "mono" }, session.id)],
           ["Created", timeElement(session.created_at)],
           [

@@ -5,7 +5,8 @@
 
 import { api, problemBox, withButton } from "./api.js";
 import { badge, fill, h, table, timeElement } from "./dom.js";
-import { GATEWAY_LABELS, renderSession } from "./session-page.js";
+import { gatewayLabel } from "./gateways.js";
+import { renderSession } from "./session-page.js";
 
 /** `POST …/link-url`: a hosted link URL `{url, expires_at}` whose path ends in `/link/{token}`. */
 function linkUrl(id) {
@@ -81,11 +82,7 @@ function renderList(view, context) {
           session.reason ? h("span", { class: "muted small" }, ` ${session.reason}`) : null,
         ],
         session.phone_number ?? h("span", { class: "muted" }, "—"),
-        h(
-          "span",
-          { class: "gateway", "data-gateway": session.gateway },
-          GATEWAY_LABELS[session.gateway] ?? session.gateway,
-        ),
+        h("span", { class: "gateway", "data-gateway": session.gateway }, gatewayLabel(session.gateway)),
         h(
           "a",
           {
