@@ -224,6 +224,18 @@ describe("a WABA that does not hold the number", () => {
     expect(meta.graph.callsOf("listPhoneNumbers").map((c) => c.id)).toEqual([elsewhere.wabaId]);
   });
 
+  it("a reconnect reads the WABA's numbers again: a number moved to another WABA → 422 naming cloud_api.waba_id", async () => {
+    const { key } = await createAccount();
+    const id = await linkNumber(key, meta.number);
+    expect((await call("PATCH", `/v1/chatapp/sessions/${id}/disconnect`, { key })).status).toBe(200);
+    meta.graph.addNumber({ ...meta.number, wabaId: "102290129340399" });
+    const res = await call("PATCH", `/v1/chatapp/sessions/${id}/reconnect`, { key });
+    const problem = expectProblem(res, 422, "gateway_credentials_invalid");
+    expect(Object.keys(problem.errors ?? {})).toEqual(["cloud_api.waba_id"]);
+    const shown = await call<{ session: { status: string } }>("GET", `/v1/chatapp/sessions/${id}`, { key });
+    expect(shown.body.session.status).toBe("disconnected");
+  });
+
   it("Meta unreachable for the WABA's numbers → 503 gateway_unavailable; nothing stored", async () => {
     meta.graph.dropNext("listPhoneNumbers");
     const { key, accountId } = await createAccount();
