@@ -256,7 +256,7 @@ export interface paths {
         put?: never;
         /**
          * Create a session and get its first QR code
-         * @description The session starts `pending`. Scan the QR code with the phone that holds the chat account; the QR rotates every `QR_ROTATE_SECONDS` and the session fails with reason `qr_timeout` after `QR_TIMEOUT_SECONDS` without a scan (its session at the gateway is then removed; a reconnect creates it again). An account holds at most its `max_sessions` sessions (deleted ones do not count): 409 `account_limit_reached` beyond, before anything is made at the gateway. The optional body's `gateway` chooses the session's gateway among those the deployment enables (`CHATAPP_GATEWAYS`); without it, the session is on `CHATAPP_GATEWAY`. A gateway not enabled is 422 `validation_failed` (under `errors.gateway`), and nothing is made. A `cloud_api` session links a business number on Meta's WhatsApp Cloud API by its ids and access token (`cloud_api`): Meta reads the number at once, and the session is `connected` with `qr_code: null` (422 `gateway_credentials_invalid` with Meta's message when Meta refuses; 409 `phone_number_in_use` when another session holds the number). Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.
+         * @description The session starts `pending`. Scan the QR code with the phone that holds the chat account; the QR rotates every `QR_ROTATE_SECONDS` and the session fails with reason `qr_timeout` after `QR_TIMEOUT_SECONDS` without a scan (its session at the gateway is then removed; a reconnect creates it again). An account holds at most its `max_sessions` sessions (deleted ones do not count): 409 `account_limit_reached` beyond, before anything is made at the gateway. The optional body's `gateway` chooses the session's gateway among those the deployment enables (`CHATAPP_GATEWAYS`); without it, the session is on `CHATAPP_GATEWAY`. A gateway not enabled is 422 `validation_failed` (under `errors.gateway`), and nothing is made. A `cloud_api` session links a business number on Meta's WhatsApp Cloud API by its ids and access token (`cloud_api`): Meta reads the number at once, then, with the same token, the numbers of the WhatsApp Business Account `waba_id` (its `phone_numbers` edge), which must list `phone_number_id`; the session is then `connected` with `qr_code: null`. 422 `gateway_credentials_invalid` with Meta's message when Meta refuses the number or the token; the same naming `cloud_api.waba_id` in `errors` when Meta refuses to list the WABA's numbers to the token or the WABA does not hold the number; nothing is stored either way. 409 `phone_number_in_use` when another session holds the number. Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.
          */
         post: operations["createSession"];
         delete?: never;
@@ -335,7 +335,7 @@ export interface paths {
         head?: never;
         /**
          * Reconnect a disconnected or failed session
-         * @description The session becomes `connected` when the gateway still holds the link to the phone, otherwise `pending` with a fresh QR code (returned as `qr_code`).
+         * @description The session becomes `connected` when the gateway still holds the link to the phone, otherwise `pending` with a fresh QR code (returned as `qr_code`). A `cloud_api` session reads its number and its WABA's numbers again, as on create: 422 `gateway_credentials_invalid` (naming `cloud_api.waba_id` when the WABA no longer holds the number) when Meta refuses.
          */
         patch: operations["reconnectSession"];
         trace?: never;
@@ -2625,7 +2625,7 @@ export interface components {
             gateway?: "sandbox" | "waha" | "evolution" | "cloud_api";
             cloud_api?: components["schemas"]["CloudApiLink"];
         };
-        /** @description With `gateway: "cloud_api"` (and only then): the business number to link. Meta reads it at once: the session is `connected` when Meta takes the ids and token, else 422 `gateway_credentials_invalid` with Meta's message and nothing is stored; a number another session holds → 409 `phone_number_in_use`. */
+        /** @description With `gateway: "cloud_api"` (and only then): the business number to link. Meta reads it at once: the session is `connected` when Meta takes the ids and token and the WABA holds the number, else 422 `gateway_credentials_invalid` with Meta's message (naming `cloud_api.waba_id` in `errors` for the WABA) and nothing is stored; a number another session holds → 409 `phone_number_in_use`. */
         CloudApiLink: {
             /**
              * @description The number's Phone-Number-ID in Meta's Graph API.
@@ -2633,7 +2633,7 @@ export interface components {
              */
             phone_number_id: string;
             /**
-             * @description The WhatsApp Business Account (WABA-ID) that owns the number and its templates.
+             * @description The WhatsApp Business Account (WABA-ID) that owns the number and its templates. Checked on create: its `phone_numbers`, read with `access_token`, must list `phone_number_id`, else 422 `gateway_credentials_invalid` naming `cloud_api.waba_id`.
              * @example 102290129340398
              */
             waba_id: string;
@@ -4770,6 +4770,16 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            /** @description Problem: `gateway_credentials_invalid` */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             /** @description Problem: `gateway_rejected` */

@@ -30,6 +30,7 @@ const LICENSE = [
 const OPERATIONS = [
   ["/{Version}/{Phone-Number-ID}/messages", "post"], // sendMessage
   ["/{Version}/{Phone-Number-ID}", "get"], // getPhoneNumberById
+  ["/{Version}/{WABA-ID}/phone_numbers", "get"], // getWhatsAppBusinessAccountPhoneNumbers
   ["/{Version}/{WABA-ID}/message_templates", "get"], // getTemplateByNameDefaultFields
   ["/{Version}/{WABA-ID}/message_templates", "post"], // createAuthenticationTemplateWOtpCopyCodeButton
   ["/whatsapp/webhooks", "post"], // the webhook payload (WebhookPayload)

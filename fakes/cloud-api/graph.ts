@@ -8,6 +8,8 @@
  *
  * Routes (any host; `{version}` like "v23.0"; a bearer token in Authorization):
  * - GET /{version}/{phone number id}: `PhoneNumberInfo`;
+ * - GET /{version}/{WABA id}/phone_numbers: `WhatsAppBusinessAccountPhoneNumbersConnection`, the
+ *   numbers of the WABA (every number of it, to any token that holds one of them);
  * - POST /{version}/{phone number id}/messages: `Message` in, `MessageResponsePayload` out; or,
  *   with `status: "read"`, a read receipt and typing indicator for an incoming message (the
  *   document's example "Send typing indicator and read receipt"), `{ success: true }` out;
@@ -122,12 +124,14 @@ export interface QueuedWebhook {
 /**
  * The fake's settings: the app secret webhooks are signed with; `now` in milliseconds;
  * `templatePageSize`, the most templates one page of GET message_templates holds whatever `limit`
- * asks (Meta's `limit` is an upper bound; default 25, Meta's default page size).
+ * asks (Meta's `limit` is an upper bound; default 25, Meta's default page size);
+ * `phoneNumberPageSize`, the same for GET phone_numbers (default 25, the document's default).
  */
 export interface FakeGraphOptions {
   appSecret: string;
   now?: () => number;
   templatePageSize?: number;
+  phoneNumberPageSize?: number;
 }
 
 /**
@@ -188,6 +192,7 @@ async function jsonOf(request: GraphRequest): Promise<unknown> {
 function operationOf(method: string, edge: string | undefined): GraphOperation | "unknown" {
   const route = `${method} ${edge ?? ""}`;
   if (route === "GET ") return "getPhoneNumber";
+  if (route === "GET phone_numbers") return "listPhoneNumbers";
   if (route === "POST messages") return "sendMessage";
   if (route === "GET message_templates") return "listTemplates";
   if (route === "POST message_templates") return "createTemplate";
@@ -195,8 +200,9 @@ function operationOf(method: string, edge: string | undefined): GraphOperation |
 }
 
 /**
- * The cursor of the `index`-th template of a list (`paging.cursors`). Meta's cursors are opaque
- * strings; the fake's are the base64 of the index, so a test can name the one it expects.
+ * The cursor of the `index`-th template (or phone number) of a list (`paging.cursors`). Meta's
+ * cursors are opaque strings; the fake's are the base64 of the index, so a test can name the one
+ * it expects.
  */
 export function templateCursor(index: number): string {
   return btoa(String(index));
@@ -290,6 +296,7 @@ export class FakeGraph {
   private readonly appSecret: string;
   private readonly now: () => number;
   private readonly templatePageSize: number;
+  private readonly phoneNumberPageSize: number;
   private readonly numbers = new Map<string, FakeNumber>();
   private readonly revoked = new Set<string>();
   private readonly faults: Fault[] = [];
@@ -302,6 +309,7 @@ export class FakeGraph {
     this.appSecret = options.appSecret;
     this.now = options.now ?? Date.now;
     this.templatePageSize = options.templatePageSize ?? 25;
+    this.phoneNumberPageSize = options.phoneNumberPageSize ?? 25;
   }
 
   /** Serves a phone number (and its WABA) to the holder of `number.accessToken`. */
@@ -539,6 +547,7 @@ export class FakeGraph {
     const fault = this.takeFault(operation);
     if (fault) return faultAnswer(fault);
     if (operation === "getPhoneNumber" && number) return this.phoneNumber(number, url);
+    if (operation === "listPhoneNumbers" && wabaId) return this.listPhoneNumbers(wabaId, url);
     if (operation === "listTemplates" && wabaId) return this.listTemplates(wabaId, url);
     if (operation === "createTemplate" && wabaId) return this.createTemplate(wabaId, body);
     return unsupported(request.method, id);
@@ -619,6 +628,51 @@ export class FakeGraph {
       answer[field] = extra[field];
     }
     return Response.json(answer);
+  }
+
+  /**
+   * GET /{version}/{WABA id}/phone_numbers?fields=&limit=&after=: the WABA's numbers, in the order
+   * they were added, as `WhatsAppBusinessAccountPhoneNumber` (`status` LINKED); `paging.cursors`
+   * and, while more follow, `paging.next`, as {@link listTemplates} pages. Without `fields`, the
+   * fields of the document's "single_phone_number" example (id, display_phone_number,
+   * verified_name, status, quality_rating); with it, `id` and those named, and error 100 for a
+   * field the fake does not serve. A page holds `limit` numbers (1 to 100, default 25) at most,
+   * and never more than the fake's `phoneNumberPageSize`.
+   */
+  private listPhoneNumbers(wabaId: string, url: URL): Response {
+    const all = [...this.numbers.values()].filter((n) => n.wabaId === wabaId);
+    const served = ["id", "display_phone_number", "verified_name", "status", "quality_rating"];
+    const asked = url.searchParams.get("fields")?.split(",").filter(Boolean) ?? served;
+    const unknown = asked.filter((field) => !served.includes(field));
+    if (unknown.length > 0) {
+      return graphError(400, {
+        message: `(#100) Tried accessing nonexisting field (${unknown.join(", ")})`,
+        code: 100,
+      });
+    }
+    const limit = Math.min(
+      this.phoneNumberPageSize,
+      Math.min(100, Math.max(1, Number(url.searchParams.get("limit")) || 25)),
+    );
+    const after = url.searchParams.get("after");
+    const start = after ? Number(atob(after)) + 1 : 0;
+    const page = all.slice(start, start + limit);
+    const data = page.map((number) => {
+      const fields: Record<string, unknown> = {
+        id: number.phoneNumberId,
+        display_phone_number: number.displayPhoneNumber,
+        verified_name: number.verifiedName,
+        status: "LINKED",
+        quality_rating: number.qualityRating ?? "GREEN",
+      };
+      return Object.fromEntries(Object.entries(fields).filter(([k]) => k === "id" || asked.includes(k)));
+    });
+    if (data.length === 0) return Response.json({ data });
+    const cursors = { before: templateCursor(start), after: templateCursor(start + data.length - 1) };
+    if (start + data.length >= all.length) return Response.json({ data, paging: { cursors } });
+    const next = new URL(url);
+    next.searchParams.set("after", cursors.after);
+    return Response.json({ data, paging: { cursors, next: next.toString() } });
   }
 
   /** POST /{version}/{phone number id}/messages: checks, records, queues statuses, answers. */

@@ -56,7 +56,13 @@ type JsonObject = { [key: string]: Json };
 export type RequestOperation = "sendMessage" | "createTemplate";
 
 /** Operations whose 200 answer {@link checkAnswer} checks; `error` is the document's GraphAPIError. */
-export type AnswerOperation = "sendMessage" | "getPhoneNumber" | "listTemplates" | "createTemplate" | "error";
+export type AnswerOperation =
+  | "sendMessage"
+  | "getPhoneNumber"
+  | "listPhoneNumbers"
+  | "listTemplates"
+  | "createTemplate"
+  | "error";
 
 const document = subset as unknown as {
   "x-subset": { webhookRenames: Record<string, string> };
@@ -67,6 +73,7 @@ const document = subset as unknown as {
 const OPERATIONS: Record<Exclude<AnswerOperation, "error">, [path: string, method: string]> = {
   sendMessage: ["/{Version}/{Phone-Number-ID}/messages", "post"],
   getPhoneNumber: ["/{Version}/{Phone-Number-ID}", "get"],
+  listPhoneNumbers: ["/{Version}/{WABA-ID}/phone_numbers", "get"],
   listTemplates: ["/{Version}/{WABA-ID}/message_templates", "get"],
   createTemplate: ["/{Version}/{WABA-ID}/message_templates", "post"],
 };
@@ -344,7 +351,8 @@ export function checkBody(operation: RequestOperation, body: unknown): string[] 
 
 /**
  * Checks an answer body against the document: the 200 answer's schema of `operation`
- * (sendMessage: `MessageResponsePayload`; getPhoneNumber: `PhoneNumberInfo`; listTemplates and
+ * (sendMessage: `MessageResponsePayload`; getPhoneNumber: `PhoneNumberInfo`; listPhoneNumbers:
+ * `WhatsAppBusinessAccountPhoneNumbersConnection`; listTemplates and
  * createTemplate: their inline schemas), or `GraphAPIError` for `error`. Returns the problems as
  * {@link checkBody} does.
  */

@@ -350,6 +350,11 @@ export class GatewayError extends Error {
     readonly status: number | null = null,
     detail?: string,
     readonly body: unknown = null,
+    /**
+     * The create request's field the refusal is about, as a problem's `errors` names it (e.g.
+     * `cloud_api.waba_id`); null when it is about none in particular.
+     */
+    readonly field: string | null = null,
   ) {
     super(detail ? `${reason}: ${detail}` : reason);
     this.name = "GatewayError";

@@ -1,4 +1,4 @@
-import { ApiError, type ErrorCode } from "../errors";
+import { ApiError, type ErrorCode, type FieldErrors } from "../errors";
 
 /**
  * What a session object's RPC method returns. Errors cross the RPC boundary as plain values
@@ -7,10 +7,17 @@ import { ApiError, type ErrorCode } from "../errors";
 export type SessionResult<T> = { ok: true; value: T } | Failure;
 
 /**
- * A failed {@link SessionResult}: an error code, a human-readable detail and the problem's
- * extension members, if any (errors.ts `ApiErrorOptions.extra`).
+ * A failed {@link SessionResult}: an error code, a human-readable detail, the problem's
+ * extension members, if any (errors.ts `ApiErrorOptions.extra`), and its per-field messages, if
+ * any (`ApiErrorOptions.fields`, the problem's `errors`).
  */
-export type Failure = { ok: false; code: ErrorCode; detail: string; extra?: ProblemMembers };
+export type Failure = {
+  ok: false;
+  code: ErrorCode;
+  detail: string;
+  extra?: ProblemMembers;
+  fields?: FieldErrors;
+};
 
 /**
  * Extension members of a problem as they cross the RPC boundary: plain values (a member typed
@@ -22,8 +29,8 @@ export function ok<T>(value: T): SessionResult<T> {
   return { ok: true, value };
 }
 
-export function fail(code: ErrorCode, detail: string): Failure {
-  return { ok: false, code, detail };
+export function fail(code: ErrorCode, detail: string, fields?: FieldErrors): Failure {
+  return fields ? { ok: false, code, detail, fields } : { ok: false, code, detail };
 }
 
 /** An {@link ApiError} as a failure that can cross the RPC boundary (its headers are not kept). */
@@ -34,6 +41,7 @@ export function failWith(error: ApiError): Failure {
 
 /** The value of a successful result; throws the failure as an {@link ApiError}. */
 export function unwrap<T>(result: SessionResult<T>): T {
-  if (!result.ok) throw new ApiError(result.code, result.detail, { extra: result.extra });
+  if (!result.ok)
+    throw new ApiError(result.code, result.detail, { extra: result.extra, fields: result.fields });
   return result.value;
 }

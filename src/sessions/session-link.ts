@@ -547,7 +547,6 @@ export class SessionLink {
   }
 }
 
-/** A failed gateway call as the failure an RPC answers; anything but a GatewayError is rethrown. */
 /** 409 `not_supported_by_gateway`: a Cloud API number is linked by its ids, never by QR or code. */
 function notSupported(): Failure {
   return fail(
@@ -556,13 +555,15 @@ function notSupported(): Failure {
   );
 }
 
+/**
+ * A failed gateway call as the failure an RPC answers; anything but a GatewayError is rethrown.
+ * A refusal of the credentials about one field (`GatewayError.field`) names it in `errors`.
+ */
 function gatewayFailure(error: unknown): Failure {
   if (!(error instanceof GatewayError)) throw error;
   if (error.reason === "gateway_credentials_invalid") {
-    return fail(
-      "gateway_credentials_invalid",
-      `Meta refused the number's ids or access token (${error.message}).`,
-    );
+    const detail = `Meta refused the number's ids or access token (${error.message}).`;
+    return fail("gateway_credentials_invalid", detail, error.field ? { [error.field]: [detail] } : undefined);
   }
   if (error.reason === NOT_SUPPORTED) return notSupported();
   return error.permanent

@@ -44,6 +44,75 @@ describe("GET /{version}/{phone number id}", () => {
   });
 });
 
+describe("GET /{version}/{WABA id}/phone_numbers", () => {
+  const PHONE_NUMBERS = `/${NUMBER.wabaId}/phone_numbers`;
+
+  it("answers the WABA's numbers with the fields of the document's example, as its connection schema gives them", async () => {
+    const { status, json } = await callGraph("GET", `${PHONE_NUMBERS}?limit=100`);
+    expect(status).toBe(200);
+    expect(json).toEqual({
+      data: [
+        {
+          id: NUMBER.phoneNumberId,
+          display_phone_number: "+1 555 010 0001",
+          verified_name: "Sandbox Business",
+          status: "LINKED",
+          quality_rating: "YELLOW",
+        },
+      ],
+      paging: { cursors: { before: templateCursor(0), after: templateCursor(0) } },
+    });
+    expect(checkAnswer("listPhoneNumbers", json)).toEqual([]);
+  });
+
+  it("answers id and the fields asked for; refuses a field it does not serve", async () => {
+    const asked = await callGraph("GET", `${PHONE_NUMBERS}?fields=display_phone_number,status`);
+    expect(asked.json.data).toEqual([
+      { id: NUMBER.phoneNumberId, display_phone_number: "+1 555 010 0001", status: "LINKED" },
+    ]);
+    expect(checkAnswer("listPhoneNumbers", asked.json)).toEqual([]);
+    const unknown = await callGraph("GET", `${PHONE_NUMBERS}?fields=colour`);
+    expect([unknown.status, unknown.json.error]).toMatchObject([400, { code: 100 }]);
+    expect(checkAnswer("error", unknown.json)).toEqual([]);
+  });
+
+  it("refuses a WABA the token holds no number of (100, subcode 33); lists every number of a WABA it does", async () => {
+    const other = await callGraph("GET", `/${OTHER.wabaId}/phone_numbers`);
+    expect([other.status, other.json.error]).toMatchObject([400, { code: 100, error_subcode: 33 }]);
+    // A second number of NUMBER's WABA, with a token of its own, is listed to NUMBER's token too.
+    fake.graph.addNumber({ ...OTHER, phoneNumberId: "100000000000003", wabaId: NUMBER.wabaId });
+    const both = await callGraph("GET", PHONE_NUMBERS);
+    expect((both.json.data as { id: string }[]).map((n) => n.id)).toEqual([
+      NUMBER.phoneNumberId,
+      "100000000000003",
+    ]);
+  });
+
+  it("holds phoneNumberPageSize numbers a page at most; paging.next while more follow", async () => {
+    const g = new FakeGraph({ appSecret: APP_SECRET, phoneNumberPageSize: 1 });
+    g.addNumber(NUMBER);
+    g.addNumber({ ...NUMBER, phoneNumberId: "100000000000003" });
+    const list = async (search: string) =>
+      (await (
+        await g.handle(
+          new Request(`${GRAPH}${PHONE_NUMBERS}${search}`, {
+            headers: { authorization: `Bearer ${NUMBER.accessToken}` },
+          }),
+        )
+      ).json()) as { data: { id: string }[]; paging?: { cursors: unknown; next?: string } };
+    const first = await list("?limit=100");
+    expect(first.data.map((n) => n.id)).toEqual([NUMBER.phoneNumberId]);
+    expect(first.paging?.next).toBe(
+      `${GRAPH}${PHONE_NUMBERS}?limit=100&after=${encodeURIComponent(templateCursor(0))}`,
+    );
+    expect(checkAnswer("listPhoneNumbers", first)).toEqual([]);
+    const second = await list(new URL(first.paging?.next ?? "").search);
+    expect(second.data.map((n) => n.id)).toEqual(["100000000000003"]);
+    expect(second.paging).toEqual({ cursors: { before: templateCursor(1), after: templateCursor(1) } });
+    expect(g.callsOf("listPhoneNumbers").map((c) => c.id)).toEqual([NUMBER.wabaId, NUMBER.wabaId]);
+  });
+});
+
 describe("tokens", () => {
   it("answers 104 (401) without a token and 190 (401) with a wrong one", async () => {
     const missing = await callGraph("GET", `/${NUMBER.phoneNumberId}`, undefined, null);

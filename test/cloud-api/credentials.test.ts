@@ -1,11 +1,12 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { templateCursor } from "../../fakes/cloud-api/graph.ts";
 import { openSecret, sealSecret } from "../../src/lib/sealed-secret";
 import { CREDENTIALS_KEY } from "../gateway-config";
 import { ADMIN_TOKEN, call, createAccount, expectProblem, sessionStub } from "../helpers";
 import { everyD1Row, TOKEN, useExampleNumber, WABA_ID } from "./sessions-fixtures";
-import { createSession, linkNumber } from "./webhooks-fixtures";
+import { addNumber, createSession, deliverWebhooks, linkNumber } from "./webhooks-fixtures";
 
 // Linking a business number by its Meta ids and access token (POST /v1/chatapp/sessions with
 // `gateway: "cloud_api"`): Meta reads the number at once; its refusal stores nothing; the token
@@ -81,6 +82,28 @@ describe("a Cloud API session with good credentials", () => {
     expect(stored).toContain("cloud_api_number");
     expect(stored).toContain(sealed);
     expect(stored).not.toContain(TOKEN);
+
+    // Meta was asked, with the session's token, whether its WABA holds the number.
+    expect(meta.graph.calls.map((c) => [c.operation, c.id, c.search])).toEqual([
+      [
+        "getPhoneNumber",
+        meta.number.phoneNumberId,
+        "?fields=id,display_phone_number,verified_name,quality_rating,throughput",
+      ],
+      ["listPhoneNumbers", WABA_ID, "?limit=100"],
+    ]);
+  });
+
+  it("finds the number on a later page of the WABA's numbers", async () => {
+    // The fake's pages hold 25 numbers: 26 more of the WABA put the linked one on page 2.
+    for (let i = 0; i < 25; i++) addNumber(meta.graph, { wabaId: WABA_ID, accessToken: TOKEN });
+    const last = addNumber(meta.graph, { wabaId: WABA_ID, accessToken: TOKEN });
+    const { key } = await createAccount();
+    await linkNumber(key, last);
+    expect(meta.graph.callsOf("listPhoneNumbers").map((c) => [c.id, c.search])).toEqual([
+      [WABA_ID, "?limit=100"],
+      [WABA_ID, `?limit=100&after=${encodeURIComponent(templateCursor(24))}`],
+    ]);
   });
 
   it("takes the throughput Meta reports: HIGH → 1,000 messages per second", async () => {
@@ -122,6 +145,105 @@ describe("Meta refuses the credentials", () => {
       expect(await sessionRows(accountId)).toBe(1);
     },
   );
+});
+
+describe("a WABA that does not hold the number", () => {
+  /** The problem's one field error, the account's session count and the number's D1 rows. */
+  async function refused(
+    res: Awaited<ReturnType<typeof createSession>>,
+    accountId: string,
+    phoneNumberId: string,
+  ) {
+    const problem = expectProblem(res, 422, "gateway_credentials_invalid");
+    expect(Object.keys(problem.errors ?? {})).toEqual(["cloud_api.waba_id"]);
+    expect(await sessionRows(accountId)).toBe(0);
+    const rows = await env.DB.prepare("SELECT count(*) AS n FROM cloud_api_numbers WHERE phone_number_id = ?")
+      .bind(phoneNumberId)
+      .first<{ n: number }>();
+    expect(rows?.n).toBe(0);
+    // Only reads reached Meta: the number, then the WABA's numbers.
+    expect(meta.graph.calls.map((c) => [c.operation, c.body])).toEqual([
+      ["getPhoneNumber", null],
+      ["listPhoneNumbers", null],
+    ]);
+    expect(meta.graph.sent).toEqual([]);
+    return problem;
+  }
+
+  it("another business's WABA, which the token may not read → 422 naming cloud_api.waba_id; nothing stored; its template updates stay its own", async () => {
+    // The victim's number (of WABA_ID) is linked by its own account.
+    const victim = await createAccount();
+    await linkNumber(victim.key, meta.number);
+    meta.graph.addTemplate({
+      wabaId: WABA_ID,
+      name: "secret_offer",
+      language: "en_US",
+      category: "MARKETING",
+      components: [{ type: "BODY", text: "Offer" }],
+      status: "PENDING",
+    });
+    meta.graph.calls.length = 0;
+
+    // Another account links its own number (its own WABA and token) under the victim's WABA id.
+    const attacker = await createAccount();
+    const own = addNumber(meta.graph);
+    const res = await createSession(attacker.key, own, { waba_id: WABA_ID });
+    const problem = await refused(res, attacker.accountId, own.phoneNumberId);
+    expect(problem.errors).toEqual({
+      "cloud_api.waba_id": [expect.stringMatching(/Object with ID '102290129340398' does not exist/)],
+    });
+    expect(meta.graph.callsOf("listPhoneNumbers").map((c) => c.id)).toEqual([WABA_ID]);
+
+    // The victim's template review goes to the victim only.
+    meta.graph.setTemplateStatus("secret_offer", "en_US", "REJECTED", "INCORRECT_CATEGORY");
+    await deliverWebhooks(meta.graph);
+    const eventsOf = async (key: string) =>
+      (await call<{ data: unknown[] }>("GET", "/v1/events?filter[type]=template.status_changed", { key }))
+        .body.data;
+    expect(await eventsOf(victim.key)).toHaveLength(1);
+    expect(await eventsOf(attacker.key)).toEqual([]);
+  });
+
+  it("a WABA the token reads but that does not list the number → 422 naming cloud_api.waba_id; nothing stored", async () => {
+    // The token holds a number of another WABA too: it may read WABA_ID, which does not hold it.
+    const elsewhere = addNumber(meta.graph, { accessToken: TOKEN });
+    const { key, accountId } = await createAccount();
+    const res = await createSession(key, elsewhere, { waba_id: WABA_ID });
+    const problem = await refused(res, accountId, elsewhere.phoneNumberId);
+    expect(problem.errors).toEqual({
+      "cloud_api.waba_id": [
+        expect.stringMatching(
+          `WhatsApp Business Account ${WABA_ID} does not hold phone number ${elsewhere.phoneNumberId}`,
+        ),
+      ],
+    });
+
+    // Its own WABA links it.
+    meta.graph.calls.length = 0;
+    await linkNumber(key, elsewhere);
+    expect(meta.graph.callsOf("listPhoneNumbers").map((c) => c.id)).toEqual([elsewhere.wabaId]);
+  });
+
+  it("a reconnect reads the WABA's numbers again: a number moved to another WABA → 422 naming cloud_api.waba_id", async () => {
+    const { key } = await createAccount();
+    const id = await linkNumber(key, meta.number);
+    expect((await call("PATCH", `/v1/chatapp/sessions/${id}/disconnect`, { key })).status).toBe(200);
+    meta.graph.addNumber({ ...meta.number, wabaId: "102290129340399" });
+    const res = await call("PATCH", `/v1/chatapp/sessions/${id}/reconnect`, { key });
+    const problem = expectProblem(res, 422, "gateway_credentials_invalid");
+    expect(Object.keys(problem.errors ?? {})).toEqual(["cloud_api.waba_id"]);
+    const shown = await call<{ session: { status: string } }>("GET", `/v1/chatapp/sessions/${id}`, { key });
+    expect(shown.body.session.status).toBe("disconnected");
+  });
+
+  it("Meta unreachable for the WABA's numbers → 503 gateway_unavailable; nothing stored", async () => {
+    meta.graph.dropNext("listPhoneNumbers");
+    const { key, accountId } = await createAccount();
+    const res = await createSession(key, meta.number);
+    expectProblem(res, 503, "gateway_unavailable");
+    expect(await sessionRows(accountId)).toBe(0);
+    expect(await numberRows()).toEqual([]);
+  });
 });
 
 describe("the create body", () => {

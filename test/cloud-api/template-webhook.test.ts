@@ -1,7 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import type { FakeGraph } from "../../fakes/cloud-api/graph.ts";
 import { call, createAccount } from "../helpers";
-import { cloudApiSession, deliverWebhooks, useFakeGraph } from "./webhooks-fixtures";
+import { cloudApiSession, deliverWebhooks, postWebhook, useFakeGraph } from "./webhooks-fixtures";
 
 // Meta's `message_template_status_update` through the signed webhook route, end to end: the fake
 // Graph API moves a template and posts the update as Meta would.
@@ -56,5 +57,81 @@ describe("template status webhooks", () => {
       key,
     });
     expect(after.body.data).toHaveLength(1);
+  });
+});
+
+describe("template status webhooks out of time", () => {
+  /** A session whose cache holds `order_ready` PENDING, read from Meta now; the session and its key. */
+  async function listedSession(graph: FakeGraph) {
+    const { key } = await createAccount();
+    const session = await cloudApiSession(graph, key);
+    graph.addTemplate({
+      wabaId: session.wabaId,
+      name: "order_ready",
+      language: "en_US",
+      category: "UTILITY",
+      components: [{ type: "BODY", text: "Order {{1}} is ready." }],
+      status: "PENDING",
+    });
+    const listed = await call("GET", `/v1/chatapp/sessions/${session.id}/templates`, { key });
+    expect(listed.status).toBe(200);
+    return { key, session };
+  }
+
+  /** The fake's queued status update moved to `time` (its entry's `time`, Unix seconds), re-signed. */
+  async function updateAt(graph: FakeGraph, time: number): Promise<string> {
+    const [hook, ...more] = await graph.takeWebhooks();
+    expect(more).toEqual([]);
+    const body = JSON.parse(hook?.body ?? "{}");
+    body.entry[0].time = time;
+    return JSON.stringify(body);
+  }
+
+  const cacheRow = (sessionId: string) =>
+    env.DB.prepare("SELECT status, reason, synced_at, status_at FROM message_templates WHERE session_id = ?")
+      .bind(sessionId)
+      .first<{ status: string; reason: string | null; synced_at: number; status_at: number }>();
+
+  const statusEvents = async (key: string) =>
+    (
+      await call<{ data: { data: { template: { status: string } } }[] }>(
+        "GET",
+        "/v1/events?filter[type]=template.status_changed",
+        { key },
+      )
+    ).body.data.map((e) => e.data.template.status);
+
+  it("an update triggered before the cache was read from Meta changes nothing and records no event", async () => {
+    const graph = fake();
+    const { key, session } = await listedSession(graph);
+    const before = await cacheRow(session.id);
+    expect(before).toMatchObject({ status: "PENDING", reason: null });
+    expect(before?.status_at).toBe(before?.synced_at);
+
+    // Meta's REJECTED of a minute before the read arrives late.
+    graph.setTemplateStatus("order_ready", "en_US", "REJECTED", "INCORRECT_CATEGORY");
+    const stale = await updateAt(graph, Math.floor((before?.synced_at ?? 0) / 1000) - 60);
+    const res = await postWebhook(stale);
+    expect(res.body).toEqual({ success: true, ignored: true });
+    expect(await cacheRow(session.id)).toEqual(before);
+    expect(await statusEvents(key)).toEqual([]);
+  });
+
+  it("of two updates delivered out of order, the older one changes nothing", async () => {
+    const graph = fake();
+    const { key, session } = await listedSession(graph);
+    const readAt = Math.floor(((await cacheRow(session.id))?.synced_at ?? 0) / 1000);
+
+    graph.setTemplateStatus("order_ready", "en_US", "PAUSED");
+    const paused = await updateAt(graph, readAt + 5);
+    graph.setTemplateStatus("order_ready", "en_US", "APPROVED");
+    const approved = await updateAt(graph, readAt + 10);
+
+    expect((await postWebhook(approved)).body).toEqual({ success: true, ignored: false });
+    const after = await cacheRow(session.id);
+    expect(after).toMatchObject({ status: "APPROVED", reason: null, status_at: (readAt + 10) * 1000 });
+    expect((await postWebhook(paused)).body).toEqual({ success: true, ignored: true });
+    expect(await cacheRow(session.id)).toEqual(after);
+    expect(await statusEvents(key)).toEqual(["APPROVED"]);
   });
 });

@@ -19,10 +19,10 @@ export async function replaceTemplates(
     .values({ sessionId, syncedAt: now })
     .onConflictDoUpdate({ target: messageTemplateSyncs.sessionId, set: { syncedAt: now } });
   const clear = db.delete(messageTemplates).where(eq(messageTemplates.sessionId, sessionId));
-  // D1 binds at most 100 parameters per statement: 11 columns a row → 9 rows an insert.
+  // D1 binds at most 100 parameters per statement: 12 columns a row → 8 rows an insert.
   const inserts = [];
-  for (let i = 0; i < rows.length; i += 9)
-    inserts.push(db.insert(messageTemplates).values(rows.slice(i, i + 9)));
+  for (let i = 0; i < rows.length; i += 8)
+    inserts.push(db.insert(messageTemplates).values(rows.slice(i, i + 8)));
   await db.batch([clear, ...inserts, sync]);
 }
 
@@ -94,13 +94,16 @@ export function templateRowsOf(db: Db, wabaId: string, templateId: string): Prom
 
 /**
  * The statement that sets the status (and its reason, `at` as `synced_at`) of every cached row of
- * Meta's template `templateId` in WABA `wabaId`; raw SQL, to run in a batch with its events.
+ * Meta's template `templateId` in WABA `wabaId` whose `status_at` is before `before` (epoch ms),
+ * raising `status_at` to `statusAt` (epoch ms) where it is lower; a row whose status is as new
+ * as `before` or newer is left as it is. Raw SQL, to run in a batch with its events.
  */
 export function setTemplateStatusStatement(
   wabaId: string,
   templateId: string,
-  change: { status: string; reason: string | null; at: number },
+  change: { status: string; reason: string | null; at: number; statusAt: number; before: number },
 ): SQL {
-  return sql`UPDATE ${messageTemplates} SET status = ${change.status}, reason = ${change.reason}, synced_at = ${change.at}
-    WHERE waba_id = ${wabaId} AND template_id = ${templateId}`;
+  return sql`UPDATE ${messageTemplates} SET status = ${change.status}, reason = ${change.reason}, synced_at = ${change.at},
+    status_at = MAX(status_at, ${change.statusAt})
+    WHERE waba_id = ${wabaId} AND template_id = ${templateId} AND status_at < ${change.before}`;
 }

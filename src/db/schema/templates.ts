@@ -11,7 +11,10 @@ import { sessions } from "./sessions";
  * `status` Meta's (`APPROVED`, `PENDING`, `REJECTED`, `PAUSED`, `DISABLED`…), `components` the
  * JSON array Meta gave, `reason` the last status update's reason (or null). Keyed by session,
  * name and language: Meta names a template by the pair. `synced_at` is when Meta last gave the
- * row (a sync, a create, or a status webhook), epoch ms. Goes with its session.
+ * row (a sync, a create, or a status webhook), epoch ms. `status_at` is the time of the status the
+ * row holds, epoch ms: the sync's or create's time, or the `entry.time` of the status webhook
+ * that set it (Meta's seconds × 1,000); an update older than it changes nothing
+ * (src/gateways/cloud-api/template-status.ts). Goes with its session.
  */
 export const messageTemplates = sqliteTable(
   "message_templates",
@@ -29,6 +32,7 @@ export const messageTemplates = sqliteTable(
     components: text().notNull().default("[]"),
     reason: text(),
     syncedAt: integer().notNull(),
+    statusAt: integer().notNull().default(0),
   },
   (t) => [
     primaryKey({ columns: [t.sessionId, t.name, t.language] }),

@@ -86,10 +86,16 @@ const Change = z.looseObject({
   }),
 });
 
-/** `WebhookPayload`: `object` and `entry[]` of `{ id: WABA id, changes[] }`. */
+/**
+ * `WebhookPayload`: `object` and `entry[]` of `{ id: WABA id, changes[] }`, and the entry's `time`
+ * (Unix seconds), which the document's `Entry` leaves out and Meta's webhook references give
+ * ("message_template_status_update webhook reference": `time`, the webhook's trigger time).
+ */
 const WebhookPayload = z.looseObject({
   object: z.string(),
-  entry: z.array(z.looseObject({ id: z.string(), changes: z.array(z.unknown()) })),
+  entry: z.array(
+    z.looseObject({ id: z.string(), time: z.unknown().optional(), changes: z.array(z.unknown()) }),
+  ),
 });
 
 /** One change of a webhook body, by its `field`: the WABA it came from and its raw `value`. */
@@ -98,6 +104,8 @@ export interface WebhookChange {
   field: string;
   /** `entry[].id`: the WhatsApp Business Account. */
   wabaId: string;
+  /** `entry[].time`: when Meta triggered the webhook, Unix seconds; null when absent or not a whole number. */
+  time: number | null;
   value: unknown;
 }
 
@@ -111,7 +119,8 @@ export function webhookChanges(body: unknown): WebhookChange[] | null {
   return parsed.data.entry.flatMap((entry) =>
     entry.changes.flatMap((change) => {
       const c = z.looseObject({ field: z.string(), value: z.unknown() }).safeParse(change);
-      return c.success ? [{ field: c.data.field, wabaId: entry.id, value: c.data.value }] : [];
+      const time = typeof entry.time === "number" && Number.isSafeInteger(entry.time) ? entry.time : null;
+      return c.success ? [{ field: c.data.field, wabaId: entry.id, time, value: c.data.value }] : [];
     }),
   );
 }

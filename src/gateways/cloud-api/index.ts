@@ -14,10 +14,12 @@ import {
   type TypingOutcome,
   unknownNumbers,
 } from "../gateway";
+import type { GatewayHttp } from "../http";
 import { type CloudApiNumber, graphErrorOf, graphHttp, TOKEN_INVALID, TOKEN_INVALID_CODE } from "./graph";
 import { qualityOf, readNumber } from "./number";
 import { sendMessage } from "./send";
 import { cloudApiTyping } from "./typing";
+import { wabaHoldsNumber } from "./waba";
 
 /*
  * Meta's WhatsApp Cloud API, as its OpenAPI document describes it (github.com/facebook/openapi,
@@ -27,7 +29,8 @@ import { cloudApiTyping } from "./typing";
  * is connected as long as Meta takes its token.
  *
  * One file per job: graph.ts (calling the Graph API as a number, reading its errors), number.ts
- * (reading the number), send.ts (sending, Meta's error codes).
+ * (reading the number), waba.ts (whether the WABA holds the number), send.ts (sending, Meta's
+ * error codes).
  */
 
 /** The reason of a lifecycle call a Cloud API number does not have (QR, pairing code). */
@@ -52,20 +55,20 @@ export class CloudApiGateway implements ChatGateway {
   }
 
   /**
-   * Reads the number with the session's token: `connected` with its E.164 number and verified
-   * name. @throws GatewayError `gateway_credentials_invalid` (permanent, Meta's message) when Meta
-   * refuses the ids or the token, else as `gatewayRequest`.
+   * Reads the number with the session's token, then confirms with the same token that the
+   * session's WABA holds it (waba.ts `wabaHoldsNumber`; README, Security, "Cloud API numbers"):
+   * `connected` with its E.164 number and verified name.
+   * @throws GatewayError `gateway_credentials_invalid` (permanent, Meta's message) when Meta
+   *   refuses the number's id or the token; the same, with `field` {@link WABA_ID_FIELD}, when
+   *   Meta refuses to list the WABA's numbers to this token or the WABA does not list the number;
+   *   else as `gatewayRequest`.
    */
   async create(_sessionId: string): Promise<LinkState> {
     const number = this.linked();
+    const http = await graphHttp(this.settings, number);
+    let info: Awaited<ReturnType<typeof readNumber>>;
     try {
-      const info = await readNumber(await graphHttp(this.settings, number), number.phoneNumberId);
-      return {
-        status: "connected",
-        phoneNumber: info.phoneNumber,
-        displayName: info.displayName,
-        throughputMps: info.throughputMps,
-      };
+      info = await readNumber(http, number.phoneNumberId);
     } catch (error) {
       const graph = graphErrorOf(error);
       if (graph && error instanceof GatewayError && error.permanent) {
@@ -73,6 +76,13 @@ export class CloudApiGateway implements ChatGateway {
       }
       throw error;
     }
+    await confirmWaba(http, number);
+    return {
+      status: "connected",
+      phoneNumber: info.phoneNumber,
+      displayName: info.displayName,
+      throughputMps: info.throughputMps,
+    };
   }
 
   /** Reads the number again: as {@link create}. */
@@ -217,6 +227,42 @@ export class CloudApiGateway implements ChatGateway {
     if (url?.protocol !== "https:")
       throw new IncomingMediaError("http_error", "the Graph API answered no https media url.", false);
     return checkMediaAnswer(await mediaFetch(url.href, http.headers, signal), url.host);
+  }
+}
+
+/** The create request's field a WABA that does not hold the number is refused under. */
+export const WABA_ID_FIELD = "cloud_api.waba_id";
+
+/**
+ * Confirms that `number`'s WABA holds it, asking Meta with the number's own token (`http`), so a
+ * session receives a WABA's webhooks (its template status updates) only when that WABA is its
+ * number's (README, Security, "Cloud API numbers").
+ * @throws GatewayError `gateway_credentials_invalid` with `field` {@link WABA_ID_FIELD} (permanent)
+ *   when Meta refuses to list the WABA's numbers to the token (Meta's message) or does not list
+ *   the number; a transient GatewayError when Meta cannot be reached.
+ */
+async function confirmWaba(http: GatewayHttp, number: CloudApiNumber): Promise<void> {
+  let held: boolean;
+  try {
+    held = await wabaHoldsNumber(http, number.wabaId, number.phoneNumberId);
+  } catch (error) {
+    const graph = graphErrorOf(error);
+    if (graph && error instanceof GatewayError && error.permanent) {
+      const detail = `Meta refused to list the numbers of WhatsApp Business Account ${number.wabaId}: ${graph.message}`;
+      throw new GatewayError(
+        "gateway_credentials_invalid",
+        true,
+        error.status,
+        detail,
+        error.body,
+        WABA_ID_FIELD,
+      );
+    }
+    throw error;
+  }
+  if (!held) {
+    const detail = `WhatsApp Business Account ${number.wabaId} does not hold phone number ${number.phoneNumberId}`;
+    throw new GatewayError("gateway_credentials_invalid", true, null, detail, null, WABA_ID_FIELD);
   }
 }
 

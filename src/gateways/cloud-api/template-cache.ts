@@ -136,6 +136,7 @@ function rowOf(owner: TemplateOwner, template: MetaTemplate, now: number): Messa
     components: JSON.stringify(template.components),
     reason: null,
     syncedAt: now,
+    statusAt: now,
   };
 }
 

@@ -12,7 +12,9 @@ import { insertEventStatement, newEventId, recordedIn } from "../../events/recor
  * message_template_status_update"): `event` (the new status: `APPROVED`, `REJECTED`, `PENDING`,
  * `PAUSED`, `DISABLED`, `FLAGGED`, `REINSTATED`, `PENDING_DELETION`…), `message_template_id`
  * (a number in Meta's examples), `message_template_name`, `message_template_language` and
- * `reason` (`NONE` when there is none).
+ * `reason` (`NONE` when there is none). The same reference gives the webhook entry a `time`, when
+ * the webhook was triggered (Unix seconds): Meta delivers updates in no set order and retries them
+ * for days, so an update is applied only to cache rows whose status is older than it.
  */
 
 const TemplateStatusValue = z.looseObject({
@@ -33,18 +35,22 @@ export interface TemplateStatusResult {
 
 /**
  * Applies one `message_template_status_update` change (`value`, the change's `value`) of WABA
- * `wabaId` (the webhook entry's `id`): the new status (and reason, `NONE` read as none) goes into
- * the cache of every session of that WABA that holds the template, and a `template.status_changed`
- * event is recorded, in the same D1 batch, once for each account with a session of the WABA whose
- * cache did not already show that status (a redelivered update records nothing again; an account
- * that never listed its templates is told too). The events are then published to webhook
- * endpoints. A value that is not the documented shape is ignored (logged); D1 failures throw, so
- * the caller may answer Meta with an error and be sent the update again.
+ * `wabaId` (the webhook entry's `id`), triggered at `time` (the entry's `time`, Unix seconds; null
+ * when the entry has none: then it counts as received now). The new status (and reason, `NONE`
+ * read as none) goes into the cache of every session of that WABA that holds the template, except
+ * the rows whose status is newer (`status_at` in a later second than `time`: a sync or an update
+ * that came after it); a `template.status_changed` event is recorded, in the same D1 batch, once
+ * for each account with a session of the WABA whose cache did not already show that status and
+ * holds a row older than the update (a redelivered or stale update records nothing; an account
+ * that never listed its templates is told too). README, "Message templates". The events are then
+ * published to webhook endpoints. A value that is not the documented shape is ignored (logged);
+ * D1 failures throw, so the caller may answer Meta with an error and be sent the update again.
  */
 export async function applyTemplateStatusUpdate(
   env: Env,
   wabaId: string,
   value: unknown,
+  time: number | null = null,
 ): Promise<TemplateStatusResult> {
   const parsed = TemplateStatusValue.safeParse(value);
   if (!parsed.success) {
@@ -60,13 +66,19 @@ export async function applyTemplateStatusUpdate(
     templateRowsOf(db, wabaId, templateId),
   ]);
   const now = Date.now();
+  // Meta's time has whole seconds: a row stays when its status is of a later second.
+  const statusAt = time === null ? now : time * 1000;
+  const before = statusAt - (statusAt % 1000) + 1000;
   const sessionsOf = new Map<string, string[]>();
   for (const number of numbers)
     sessionsOf.set(number.accountId, [...(sessionsOf.get(number.accountId) ?? []), number.sessionId]);
   const events = [...sessionsOf].flatMap(([accountId, sessionIds]) => {
     const own = rows.filter((row) => row.accountId === accountId);
-    if (own.length > 0 && own.every((row) => row.status === update.event && row.reason === reason)) return [];
-    const known = own[0];
+    const older = own.filter((row) => row.statusAt < before);
+    if (own.length > 0 && older.length === 0) return [];
+    if (own.length > 0 && older.every((row) => row.status === update.event && row.reason === reason))
+      return [];
+    const known = older[0];
     const template = {
       templateId,
       name: known?.name ?? update.message_template_name ?? "",
@@ -88,7 +100,13 @@ export async function applyTemplateStatusUpdate(
     ];
   });
   const results = await batchSql(db, [
-    setTemplateStatusStatement(wabaId, templateId, { status: update.event, reason, at: now }),
+    setTemplateStatusStatement(wabaId, templateId, {
+      status: update.event,
+      reason,
+      at: now,
+      statusAt,
+      before,
+    }),
     ...events,
   ]);
   await publishEvents(

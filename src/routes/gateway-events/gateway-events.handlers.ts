@@ -99,7 +99,7 @@ export const cloudApi: RouteHandler<typeof routes.cloudApi, AppEnv> = async (c) 
         break;
       }
       case "message_template_status_update": {
-        const result = await applyTemplateStatusUpdate(c.env, change.wabaId, change.value);
+        const result = await applyTemplateStatusUpdate(c.env, change.wabaId, change.value, change.time);
         if (result.rowsUpdated > 0 || result.eventsRecorded > 0) applied = true;
         break;
       }

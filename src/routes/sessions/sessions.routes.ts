@@ -50,7 +50,7 @@ export const create = createRoute({
     "The session starts `pending`. Scan the QR code with the phone that holds the chat account; the QR rotates every `QR_ROTATE_SECONDS` and the session fails with reason `qr_timeout` after `QR_TIMEOUT_SECONDS` without a scan (its session at the gateway is then removed; a reconnect creates it again). " +
     "An account holds at most its `max_sessions` sessions (deleted ones do not count): 409 `account_limit_reached` beyond, before anything is made at the gateway. " +
     "The optional body's `gateway` chooses the session's gateway among those the deployment enables (`CHATAPP_GATEWAYS`); without it, the session is on `CHATAPP_GATEWAY`. A gateway not enabled is 422 `validation_failed` (under `errors.gateway`), and nothing is made. " +
-    "A `cloud_api` session links a business number on Meta's WhatsApp Cloud API by its ids and access token (`cloud_api`): Meta reads the number at once, and the session is `connected` with `qr_code: null` (422 `gateway_credentials_invalid` with Meta's message when Meta refuses; 409 `phone_number_in_use` when another session holds the number). " +
+    "A `cloud_api` session links a business number on Meta's WhatsApp Cloud API by its ids and access token (`cloud_api`): Meta reads the number at once, then, with the same token, the numbers of the WhatsApp Business Account `waba_id` (its `phone_numbers` edge), which must list `phone_number_id`; the session is then `connected` with `qr_code: null`. 422 `gateway_credentials_invalid` with Meta's message when Meta refuses the number or the token; the same naming `cloud_api.waba_id` in `errors` when Meta refuses to list the WABA's numbers to the token or the WABA does not hold the number; nothing is stored either way. 409 `phone_number_in_use` when another session holds the number. " +
     "Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.",
   request: { headers: IdempotencyKeyHeader, body: { ...jsonBody(CreateSessionBody), required: false } },
   responses: {
@@ -117,11 +117,17 @@ export const reconnect = createRoute({
   path: "/{id}/reconnect",
   summary: "Reconnect a disconnected or failed session",
   description:
-    "The session becomes `connected` when the gateway still holds the link to the phone, otherwise `pending` with a fresh QR code (returned as `qr_code`).",
+    "The session becomes `connected` when the gateway still holds the link to the phone, otherwise `pending` with a fresh QR code (returned as `qr_code`). A `cloud_api` session reads its number and its WABA's numbers again, as on create: 422 `gateway_credentials_invalid` (naming `cloud_api.waba_id` when the WABA no longer holds the number) when Meta refuses.",
   request: { params: IdParam },
   responses: {
     200: json(ReconnectedSessionSchema, "The reconnected or pending session"),
-    ...problems("not_found", "session_not_disconnected", "gateway_rejected", "gateway_unavailable"),
+    ...problems(
+      "not_found",
+      "session_not_disconnected",
+      "gateway_credentials_invalid",
+      "gateway_rejected",
+      "gateway_unavailable",
+    ),
   },
 });
 

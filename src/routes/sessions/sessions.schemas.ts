@@ -27,7 +27,8 @@ const CloudApiLink = z
       example: "106540352242922",
     }),
     waba_id: GraphId.openapi({
-      description: "The WhatsApp Business Account (WABA-ID) that owns the number and its templates.",
+      description:
+        "The WhatsApp Business Account (WABA-ID) that owns the number and its templates. Checked on create: its `phone_numbers`, read with `access_token`, must list `phone_number_id`, else 422 `gateway_credentials_invalid` naming `cloud_api.waba_id`.",
       example: "102290129340398",
     }),
     access_token: z.string().min(1).max(2048).openapi({
@@ -51,7 +52,7 @@ export const CreateSessionBody = z
     }),
     cloud_api: CloudApiLink.optional().openapi({
       description:
-        'With `gateway: "cloud_api"` (and only then): the business number to link. Meta reads it at once: the session is `connected` when Meta takes the ids and token, else 422 `gateway_credentials_invalid` with Meta\'s message and nothing is stored; a number another session holds → 409 `phone_number_in_use`.',
+        'With `gateway: "cloud_api"` (and only then): the business number to link. Meta reads it at once: the session is `connected` when Meta takes the ids and token and the WABA holds the number, else 422 `gateway_credentials_invalid` with Meta\'s message (naming `cloud_api.waba_id` in `errors` for the WABA) and nothing is stored; a number another session holds → 409 `phone_number_in_use`.',
     }),
   })
   .openapi("CreateSessionRequest");
