@@ -1026,7 +1026,7 @@ export interface paths {
          * Send a one-time code, or start a reverse one
          * @description Generates a code of the app's `code_size` digits, renders it into the app's `message_template` and sends it as a text message through the app's chat session, ahead of any bulk send on that session. The message is charged like any message; the code is never returned. One number gets at most `OTP_MAX_PER_NUMBER_PER_HOUR` codes (sends and resends) from all the apps of the account together in a rolling hour (429 `rate_limited` with `Retry-After`). When the app has `allowed_countries`, a number of another country, or of none (`+800…`), is refused with 422 `otp_country_not_allowed` before anything is charged or sent. Through a Cloud API session the code goes as the app's `otp_template` instead (an authentication template: the code as its body parameter and its copy-code button's; priced `PRICE_TEMPLATE`, not limited by the 24-hour window): 422 `app_has_no_otp_template` without one, 422 `template_not_found` when the session's cache has no such `APPROVED` template, nothing charged. Send an `Idempotency-Key` header to make retries safe.
          *
-         *     With `"mode": "reverse"` nothing is sent: the user sends the code to the app's first `connected` channel (409 `session_not_connected` when none is; 422 `app_has_no_channel` without any), and that incoming message verifies the OTP, with `verified_number` its sender. The response is a ReverseOtp: the OTP plus `code`, a `link` (`https://wa.me/<session number>?text=<the app's message_template with the code>`) and its `qr_code`, shown in this response only. Codes are unique among the session's live reverse OTPs (503 `otp_codes_exhausted` when no free one is drawn). `to_number` is optional: given, only that number's message verifies it (and it must be within `allowed_countries`). Nothing is charged now; the app's `reverse_price` is charged when the OTP is verified (402 `insufficient_balance` now when the balance is below it; a balance that no longer covers it at verification leaves the OTP verified and uncharged). Not counted toward the per-number limit. The Idempotency-Key replay keeps this response for 24 hours sealed (AES-256-GCM under a key derived from `OTP_SECRET`), so the code is no more readable in the database than its HMACs.
+         *     With `"mode": "reverse"` nothing is sent: the user sends the code to the app's first `connected` channel (409 `session_not_connected` when none is; 422 `app_has_no_channel` without any), and that incoming message verifies the OTP, with `verified_number` its sender. The response is a ReverseOtp: the OTP plus `code`, a `link` (`https://wa.me/<session number>?text=<the app's message_template with the code>`) and its `qr_code`, shown in this response only. Codes are unique among the session's live reverse OTPs (503 `otp_codes_exhausted` when no free one is drawn), and a session holds at most 500 live ones (409 `account_limit_reached`, limit `max_live_reverse_otps`). `to_number` is optional: given, only that number's message verifies it (and it must be within `allowed_countries`); without it the app's `code_size` must be at least 6 (422 `validation_failed` naming `to_number`). A number that sent the session 10 wrong codes since the OTP was created, and a message dated before it was created, verify nothing (counted in `refused_messages`). Nothing is charged now; the app's `reverse_price` is charged when the OTP is verified (402 `insufficient_balance` now when the balance is below it; a balance that no longer covers it at verification leaves the OTP verified and uncharged). Not counted toward the per-number limit. The Idempotency-Key replay keeps this response for 24 hours sealed (AES-256-GCM under a key derived from `OTP_SECRET`), so the code is no more readable in the database than its HMACs.
          */
         post: operations["sendOtp"];
         delete?: never;
@@ -2044,6 +2044,11 @@ export interface components {
              * @example 4
              */
             sends_remaining: number;
+            /**
+             * @description A reverse OTP: incoming messages that carried its code and verified nothing: from a number other than `to_number`, from a number that had sent the session too many wrong codes since the OTP was created, or dated before the OTP was created (a replayed message). Always 0 for a send OTP.
+             * @example 0
+             */
+            refused_messages: number;
             /**
              * Format: uuid
              * @description The latest chat message carrying the current code (its content is the rendered template, the code masked): the last of `attempts` for that code, a failover's once one happened. Null while a resend is being queued, and always for a reverse OTP.
@@ -8184,7 +8189,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `session_not_connected`, `session_limited`, `idempotency_key_in_use` */
+            /** @description Problem: `session_not_connected`, `session_limited`, `account_limit_reached`, `idempotency_key_in_use` */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];

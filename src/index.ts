@@ -6,6 +6,7 @@ import { createDb, type Db } from "./db/client";
 import { purgeChecks } from "./db/queries/contact-checks";
 import { purgeEvents } from "./db/queries/events";
 import { purgeExpiredIdempotencyKeys } from "./db/queries/idempotency";
+import { purgeReverseGuesses } from "./db/queries/reverse-guesses";
 import { purgeDeliveryHistory } from "./db/queries/webhook-deliveries";
 import { handleOutboundBatch } from "./delivery/consumer";
 import { requeueStale } from "./delivery/reconcile";
@@ -14,6 +15,7 @@ import { republishUndelivered } from "./events/sweep";
 import { sweepIncomingMedia } from "./messages/media-retention";
 import { completeFinishedCampaigns } from "./moves/campaign";
 import { handleOtpFailoverBatch, OTP_FAILOVER_QUEUE_NAME } from "./otp/failover";
+import { REVERSE_RULES } from "./otp/reverse";
 import { handleWebhookBatch, isWebhookQueue } from "./webhooks/consumer";
 import { requeueOverdueDeliveries } from "./webhooks/sweep";
 
@@ -39,6 +41,10 @@ const HOURLY_JOBS: readonly HousekeepingJob[] = [
     run: (_env, db) => purgeDeliveryHistory(db, Date.now() - EVENT_RETENTION_MS),
   },
   { name: "purge_contact_checks", run: (_env, db) => purgeChecks(db, Date.now() - CONTACT_CHECK_TTL_MS) },
+  {
+    name: "purge_reverse_guesses",
+    run: (_env, db) => purgeReverseGuesses(db, Date.now() - REVERSE_RULES.guessRetentionMs),
+  },
   { name: "requeue_stale_messages", run: (env, db) => requeueStale(env, db, Date.now()) },
   { name: "republish_undelivered_events", run: (env, db) => republishUndelivered(env, db, Date.now()) },
   { name: "requeue_overdue_deliveries", run: (env, db) => requeueOverdueDeliveries(env, db, Date.now()) },

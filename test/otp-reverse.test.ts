@@ -3,10 +3,12 @@ import { decode } from "fast-png";
 import jsQR from "jsqr";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createDb } from "../src/db/client";
+import { purgeReverseGuesses } from "../src/db/queries/reverse-guesses";
 import { hmacSha256Hex } from "../src/lib/crypto";
 import { openSecret } from "../src/lib/sealed-secret";
 import { otpReplayKey } from "../src/otp/code";
-import { type IncomingText, verifyByIncoming } from "../src/otp/reverse";
+import { type IncomingText, REVERSE_RULES, verifyByIncoming } from "../src/otp/reverse";
+import { EXPIRY_SECONDS } from "../src/routes/apps/apps.schemas";
 import { type ApiResponse, call, createAccount, expectProblem, sessionStub, TIMESTAMP } from "./helpers";
 
 // Reverse OTP (README, One-time codes → Reverse OTP): nothing is sent; the user sends the code to
@@ -33,6 +35,7 @@ interface Otp {
   verified_number: string | null;
   attempts_remaining: number;
   sends_remaining: number;
+  refused_messages: number;
   message_id: string | null;
   created_at: string;
   updated_at: string;
@@ -191,6 +194,36 @@ function countingBytes(first: () => number) {
 
 const ms = (timestamp: string | null) => Date.parse(timestamp ?? "");
 
+/**
+ * A text message from `from` as a gateway hands it to verifyByIncoming: a fresh gateway id, dated
+ * now unless `extra` says otherwise.
+ */
+const incomingText = (f: Fixture, from: string, content: string, extra: Partial<IncomingText> = {}) => ({
+  accountId: f.accountId,
+  sessionId: f.sessionId,
+  fromNumber: from,
+  content,
+  providerMessageId: `sandbox-${crypto.randomUUID()}`,
+  at: Date.now(),
+  ...extra,
+});
+
+/** `n` codes of `code`'s length that are not `code` (`code` + 1, + 2, …, wrapping around). */
+function wrongCodes(code: string, n: number): string[] {
+  const size = code.length;
+  return Array.from({ length: n }, (_, i) => String((Number(code) + i + 1) % 10 ** size).padStart(size, "0"));
+}
+
+/** The session's recorded candidates that verified nothing, oldest first. */
+async function guesses(f: Fixture) {
+  const { results } = await env.DB.prepare(
+    "SELECT sender, otp_id, outcome FROM reverse_guesses WHERE session_id = ? ORDER BY at, rowid",
+  )
+    .bind(f.sessionId)
+    .all<{ sender: string; otp_id: string | null; outcome: string }>();
+  return results;
+}
+
 afterEach(() => {
   vi.restoreAllMocks();
 });
@@ -215,6 +248,7 @@ describe("POST /v1/apps/{id}/otp with mode reverse", () => {
         verified_number: null,
         attempts_remaining: 0,
         sends_remaining: 0,
+        refused_messages: 0,
         message_id: null,
         attempts: [],
         created_at: expect.stringMatching(TIMESTAMP),
@@ -326,12 +360,14 @@ describe("POST /v1/apps/{id}/otp with mode reverse", () => {
   });
 
   it("draws another code while a live reverse OTP of the session holds one, and gives up with 503 otp_codes_exhausted", async () => {
+    // 4 digits: only with to_number (REVERSE_RULES.minOpenCodeSize).
     const f = await reverseApp({ app: { code_size: 4 } });
+    const forUser = { to_number: USER };
     // Every draw of the platform's random bytes gives 1, 2, 3, 4: the same code each time.
     const fixed = vi.spyOn(crypto, "getRandomValues").mockImplementation(countingBytes(() => 1));
-    const first = await created(f);
+    const first = await created(f, forUser);
     expect(first.code).toBe("1234");
-    const refused = await create(f);
+    const refused = await create(f, forUser);
     const body = expectProblem(refused as ApiResponse, 503, "otp_codes_exhausted");
     expect(body.detail).toContain("code_size");
     expect(fixed).toHaveBeenCalledTimes(1 + 5);
@@ -340,14 +376,14 @@ describe("POST /v1/apps/{id}/otp with mode reverse", () => {
     // Taken on the first draw only: the second draw is free.
     let calls = 0;
     fixed.mockImplementation(countingBytes(() => (calls++ === 0 ? 1 : 5)));
-    const second = await created(f);
+    const second = await created(f, forUser);
     expect(second.code).toBe("5678");
 
     // Once the first is verified its code is free again.
     await inbound(f, USER, first.code);
     expect((await otpRow(first.id))?.status).toBe("verified");
     fixed.mockImplementation(countingBytes(() => 1));
-    expect((await created(f)).code).toBe("1234");
+    expect((await created(f, forUser)).code).toBe("1234");
   });
 });
 
@@ -424,6 +460,7 @@ describe("verification by the user's message", () => {
       sessionId: f.sessionId,
       fromNumber: USER,
       content: otp.code,
+      at: ms(otp.created_at),
     };
     expect(await verifyByIncoming(env, db, message, expiresAt)).toBeNull();
     expect((await otpRow(otp.id))?.status).toBe("pending");
@@ -536,6 +573,142 @@ describe("verification by the user's message", () => {
   });
 });
 
+describe("guessing (README, Security → Reverse OTP guessing)", () => {
+  const MAX = REVERSE_RULES.maxSenderFailures;
+
+  it("a sender past maxSenderFailures wrong codes verifies nothing, the right code included, and the OTP records it", async () => {
+    expect(MAX).toBe(10);
+    const f = await reverseApp({ app: { reverse_price: 0.05 } });
+    const otp = await created(f);
+    const db = createDb(env.DB);
+    const wrong = wrongCodes(otp.code, MAX);
+    // Five wrong codes in one message, delivered twice by the gateway: counted once.
+    const first = incomingText(f, OTHER, wrong.slice(0, 5).join(" "));
+    expect(await verifyByIncoming(env, db, first)).toBeNull();
+    expect(await verifyByIncoming(env, db, first)).toBeNull();
+    expect(await guesses(f)).toHaveLength(5);
+    // Four more, then the right code beside a tenth wrong one: that message's own wrong code
+    // makes ten, so even the right code in it verifies nothing.
+    await verifyByIncoming(env, db, incomingText(f, OTHER, wrong.slice(5, 9).join(" ")));
+    const refusedMessage = incomingText(f, OTHER, `${wrong[9]} ${otp.code}`);
+    expect(await verifyByIncoming(env, db, refusedMessage)).toBeNull();
+    // And so does every later message of that number, the right code alone included.
+    await inbound(f, OTHER, otp.code);
+    expect(await otpRow(otp.id)).toMatchObject({
+      status: "pending",
+      verified_number: null,
+      verified_at: null,
+    });
+    const shown = (await show(f, otp.id)).body.data;
+    expect(shown).toMatchObject({ status: "pending", refused_messages: 2, attempts_remaining: 0 });
+    expect(await guesses(f)).toEqual([
+      ...Array.from({ length: MAX }, () => ({ sender: OTHER, otp_id: null, outcome: "no_match" })),
+      { sender: OTHER, otp_id: otp.id, outcome: "over_limit" },
+      { sender: OTHER, otp_id: otp.id, outcome: "over_limit" },
+    ]);
+    // A redelivery of the refused message records nothing more.
+    expect(await verifyByIncoming(env, db, refusedMessage)).toBeNull();
+    expect((await show(f, otp.id)).body.data.refused_messages).toBe(2);
+    expect(await ledger(f.accountId)).toEqual([]);
+    expect(await verifiedEvents(f)).toEqual([]);
+
+    // Another number's guesses are its own: the user's right code verifies it.
+    await inbound(f, USER, otp.code);
+    expect(await otpRow(otp.id)).toMatchObject({ status: "verified", verified_number: USER });
+    expect((await verifiedEvents(f)).map((e) => [e.verified_number, e.refused_messages])).toEqual([
+      [USER, 2],
+    ]);
+  });
+
+  it("one wrong code short of the limit, the right code still verifies", async () => {
+    const f = await reverseApp();
+    const otp = await created(f);
+    const db = createDb(env.DB);
+    const wrong = wrongCodes(otp.code, MAX - 1);
+    await verifyByIncoming(env, db, incomingText(f, OTHER, wrong.slice(0, 5).join(" ")));
+    await verifyByIncoming(env, db, incomingText(f, OTHER, wrong.slice(5).join(" ")));
+    expect(await verifyByIncoming(env, db, incomingText(f, OTHER, otp.code))).toMatchObject({
+      id: otp.id,
+      status: "verified",
+      verifiedNumber: OTHER,
+      failedAttempts: 0,
+    });
+  });
+
+  it("counts only guesses since the OTP was created, and none while the session has no live reverse OTP", async () => {
+    const f = await reverseApp();
+    const db = createDb(env.DB);
+    // No live reverse OTP: ordinary numbers in chat are not stored.
+    await inbound(f, OTHER, "order 123456, ref 7654321, 4444 55555 666666");
+    expect(await guesses(f)).toEqual([]);
+    // Ten wrong codes against an OTP made a minute ago, half a minute ago ...
+    const older = await created(f);
+    await env.DB.prepare("UPDATE otps SET created_at = created_at - 60000 WHERE id = ?").bind(older.id).run();
+    for (const batch of [0, 5]) {
+      const codes = wrongCodes(older.code, MAX).slice(batch, batch + 5);
+      await verifyByIncoming(env, db, incomingText(f, OTHER, codes.join(" ")), Date.now() - 30_000);
+    }
+    // ... leave the sender locked out of it, not of one created after them.
+    const newer = await created(f);
+    await inbound(f, OTHER, older.code);
+    expect((await otpRow(older.id))?.status).toBe("pending");
+    await inbound(f, OTHER, newer.code);
+    expect(await otpRow(newer.id)).toMatchObject({ status: "verified", verified_number: OTHER });
+  });
+
+  it("another number's message with a to_number OTP's code is a failed guess of that number, recorded on the OTP", async () => {
+    const f = await reverseApp();
+    const forUser = await created(f, { to_number: USER });
+    const open = await created(f);
+    const db = createDb(env.DB);
+    await verifyByIncoming(env, db, incomingText(f, OTHER, forUser.code));
+    expect((await show(f, forUser.id)).body.data).toMatchObject({ status: "pending", refused_messages: 1 });
+    // With nine wrong codes after it, OTHER has ten failed guesses: the open OTP refuses it too.
+    const wrong = wrongCodes(open.code, MAX + 2)
+      .filter((code) => code !== forUser.code)
+      .slice(0, MAX - 1);
+    await verifyByIncoming(env, db, incomingText(f, OTHER, wrong.slice(0, 5).join(" ")));
+    await verifyByIncoming(env, db, incomingText(f, OTHER, wrong.slice(5).join(" ")));
+    await inbound(f, OTHER, open.code);
+    expect((await show(f, open.id)).body.data).toMatchObject({ status: "pending", refused_messages: 1 });
+    expect((await guesses(f)).filter((g) => g.otp_id !== null)).toEqual([
+      { sender: OTHER, otp_id: forUser.id, outcome: "wrong_sender" },
+      { sender: OTHER, otp_id: open.id, outcome: "over_limit" },
+    ]);
+    // The rightful sender of each is not affected.
+    await inbound(f, USER, forUser.code);
+    expect(await otpRow(forUser.id)).toMatchObject({ status: "verified", verified_number: USER });
+  });
+
+  it("a message dated before the OTP was created verifies nothing (a replayed old message), and is recorded on it", async () => {
+    const f = await reverseApp({ app: { reverse_price: 0.05 } });
+    const otp = await created(f);
+    const createdAt = ms(otp.created_at);
+    const db = createDb(env.DB);
+    const old = incomingText(f, USER, otp.code, { at: createdAt - (createdAt % 1000) - 1 });
+    expect(await verifyByIncoming(env, db, old)).toBeNull();
+    expect(await otpRow(otp.id)).toMatchObject({ status: "pending", verified_number: null });
+    expect((await show(f, otp.id)).body.data.refused_messages).toBe(1);
+    expect(await guesses(f)).toEqual([{ sender: USER, otp_id: otp.id, outcome: "before_creation" }]);
+    expect(await ledger(f.accountId)).toEqual([]);
+    // Gateways date messages to the second: one dated in the second of the creation verifies.
+    const sameSecond = incomingText(f, USER, otp.code, { at: createdAt - (createdAt % 1000) });
+    expect(await verifyByIncoming(env, db, sameSecond)).toMatchObject({ id: otp.id, verifiedNumber: USER });
+  });
+
+  it("keeps guesses longer than any OTP lives, and the hourly sweep deletes older ones", async () => {
+    expect(REVERSE_RULES.guessRetentionMs).toBeGreaterThan(EXPIRY_SECONDS.max * 1000);
+    const f = await reverseApp();
+    const otp = await created(f);
+    const db = createDb(env.DB);
+    const now = Date.now();
+    await verifyByIncoming(env, db, incomingText(f, OTHER, wrongCodes(otp.code, 1).join()), now - 10_000);
+    await verifyByIncoming(env, db, incomingText(f, OTHER, wrongCodes(otp.code, 2)[1] ?? ""), now);
+    await purgeReverseGuesses(db, now - 5_000);
+    expect(await guesses(f)).toHaveLength(1);
+  });
+});
+
 describe("reverse OTPs: errors", () => {
   it("is 402 insufficient_balance when the balance is below reverse_price, writing nothing", async () => {
     const f = await reverseApp({ balance: 0.04, app: { reverse_price: 0.05 } });
@@ -575,6 +748,46 @@ describe("reverse OTPs: errors", () => {
       "session_not_connected",
     );
     expect(await count("SELECT COUNT(*) AS n FROM otps WHERE account_id = ?", accountId)).toBe(0);
+  });
+
+  it("is 422 validation_failed naming to_number without one when the app's code_size is below 6, writing nothing", async () => {
+    expect(REVERSE_RULES.minOpenCodeSize).toBe(6);
+    const f = await reverseApp({ app: { code_size: 5 } });
+    const problem = expectProblem((await create(f)) as ApiResponse, 422, "validation_failed");
+    expect(Object.keys(problem.errors as object)).toEqual(["to_number"]);
+    expect(problem.detail).toContain("code_size");
+    expect(await count("SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(0);
+    // With to_number, or with 6 digits, it is made.
+    expect((await created(f, { to_number: USER })).code).toHaveLength(5);
+    await call("PATCH", `/v1/apps/${f.appId}`, { key: f.key, body: { code_size: 6 } });
+    expect((await created(f)).code).toHaveLength(6);
+  });
+
+  it("is 409 account_limit_reached when the session holds maxLivePerSession live reverse OTPs, writing nothing", async () => {
+    const max = REVERSE_RULES.maxLivePerSession;
+    expect(max).toBe(500);
+    const f = await reverseApp();
+    const now = Date.now();
+    // The session full: max - 1 live ones written straight to D1, then one through the API.
+    await env.DB.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+      INSERT INTO otps (id, account_id, app_id, mode, session_id, code_lookup, code_hmac, status, failed_attempts,
+        sends, last_sent_at, expires_at, created_at, updated_at)
+      SELECT ? || '-' || i, ?, ?, 'reverse', ?, 'lookup-' || i, 'hmac', 'pending', 0, 0, ?, ?, ?, ? FROM n`,
+    )
+      .bind(max - 1, f.appId, f.accountId, f.appId, f.sessionId, now, now + 600_000, now, now)
+      .run();
+    const last = await created(f);
+    const refused = expectProblem((await create(f)) as ApiResponse, 409, "account_limit_reached");
+    expect(refused).toMatchObject({ limit: "max_live_reverse_otps", max, current: max });
+    expect(await count("SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(max);
+    // An expired one and a verified one free their slots.
+    await env.DB.prepare("UPDATE otps SET expires_at = ? WHERE id = ?").bind(now, `${f.appId}-1`).run();
+    await inbound(f, USER, last.code);
+    expect((await otpRow(last.id))?.status).toBe("verified");
+    await created(f);
+    await created(f);
+    expectProblem((await create(f)) as ApiResponse, 409, "account_limit_reached");
   });
 
   it("is 422 otp_country_not_allowed for a to_number outside allowed_countries", async () => {

@@ -210,6 +210,7 @@ describe("POST /v1/apps/{id}/otp → read the code → POST /v1/otp/{id}/verify"
         verified_number: null,
         attempts_remaining: 5,
         sends_remaining: 4,
+        refused_messages: 0,
         message_id: expect.stringMatching(UUID),
         // The one message the code went out in: on the app's only channel, just queued.
         attempts: [

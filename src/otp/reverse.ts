@@ -5,6 +5,7 @@ import { findAccount } from "../db/queries/accounts";
 import { type AppRow, findApp } from "../db/queries/apps";
 import {
   insertReverseOtp,
+  liveReverseCount,
   liveReverseOtps,
   markReverseVerified,
   type OtpRow,
@@ -13,6 +14,12 @@ import {
   reverseVerifiable,
   verifyReverseStatement,
 } from "../db/queries/otps";
+import {
+  type ReverseGuess,
+  type ReverseGuessMessage,
+  recordOverLimit,
+  recordReverseGuesses,
+} from "../db/queries/reverse-guesses";
 import { otps } from "../db/schema";
 import { ApiError } from "../errors";
 import { publishEvents } from "../events/publish";
@@ -42,6 +49,35 @@ export const REVERSE_RULES = {
    * code sizes): a message stuffed with numbers tries no more guesses than this.
    */
   maxCandidates: 5,
+  /**
+   * Failed guesses (candidates that are the code of no live reverse OTP of the session, or of one
+   * whose `to_number` is another number) a sender may send a session since a reverse OTP was
+   * created, the current message's included; from this many on, the sender's messages verify
+   * nothing of that OTP, and a right code from them is recorded on it as refused. With the
+   * candidates of one message, at most `maxSenderFailures - 1 + maxCandidates` (14) codes of one
+   * number are ever tried against an OTP: with {@link REVERSE_RULES}.minOpenCodeSize digits, odds
+   * of at most 14 in a million.
+   */
+  maxSenderFailures: 10,
+  /**
+   * The shortest `code_size` (digits) of a reverse OTP without `to_number`, which any number may
+   * verify: the code is then the only secret (422 `validation_failed` naming `to_number` below).
+   */
+  minOpenCodeSize: 6,
+  /**
+   * Live (pending, unexpired) reverse OTPs one session may hold: every one is a target for each
+   * guess a message carries. A create beyond is 409 `account_limit_reached` (limit
+   * `max_live_reverse_otps`). This API's own choice: at the default `expiry_seconds` (600) it
+   * allows 50 new ones a minute that nobody verifies, and more that users complete (a verified
+   * OTP is no longer live); an app that needs more uses another app on another session.
+   */
+  maxLivePerSession: 500,
+  /**
+   * Ms the failed guesses are kept (src/db/schema/otp.ts `reverseGuesses`): longer than any OTP
+   * lives (`expiry_seconds` at most 3,600, src/routes/apps/apps.schemas.ts `EXPIRY_SECONDS`), so
+   * every guess since a live OTP's creation is still counted.
+   */
+  guessRetentionMs: 2 * 3_600_000,
 } as const;
 
 /**
@@ -105,16 +141,21 @@ async function reverseChannel(env: Env, db: Db, app: AppRow) {
  * Reverse OTP): a `code_size`-digit code the user sends to the app's first connected session, where
  * the incoming message verifies it ({@link verifyByIncoming}). Nothing is sent and nothing charged
  * now: no message, no send log, no count toward the per-number limit. The code is unique among the
- * session's live reverse OTPs (drawn again while taken, {@link REVERSE_RULES}.maxCodeDraws times).
+ * session's live reverse OTPs (drawn again while taken, {@link REVERSE_RULES}.maxCodeDraws times),
+ * and the session holds at most {@link REVERSE_RULES}.maxLivePerSession of them (README, Security →
+ * Reverse OTP guessing).
  *
  * @param input.toNumber E.164: the only number whose message can verify it; null for any number.
  * @param now epoch ms; the OTP expires `expiry_seconds` after it.
  * @returns the OTP row (`pending`, `mode` `reverse`) with the code, its link and QR code, which
  *   nothing stores (but the Idempotency-Key's stored response: src/middleware/idempotency.ts).
- * @throws ApiError `not_found` (no such live app), `otp_country_not_allowed` (422, `to_number`
- *   outside `allowed_countries`), `app_has_no_channel` (422), `session_not_connected` (409),
- *   `insufficient_balance` (402, balance below the app's `reverse_price`), `otp_codes_exhausted`
- *   (503); nothing written for any. Error when `OTP_SECRET` is missing (→ 500).
+ * @throws ApiError `not_found` (no such live app), `validation_failed` (422 naming `to_number`:
+ *   none given and the app's `code_size` below {@link REVERSE_RULES}.minOpenCodeSize),
+ *   `otp_country_not_allowed` (422, `to_number` outside `allowed_countries`),
+ *   `app_has_no_channel` (422), `session_not_connected` (409), `insufficient_balance` (402, balance
+ *   below the app's `reverse_price`), `account_limit_reached` (409, limit `max_live_reverse_otps`:
+ *   the session holds {@link REVERSE_RULES}.maxLivePerSession live reverse OTPs),
+ *   `otp_codes_exhausted` (503); nothing written for any. Error when `OTP_SECRET` is missing (→ 500).
  */
 export async function createReverseOtp(
   env: Env,
@@ -125,6 +166,12 @@ export async function createReverseOtp(
   const secret = otpSecret(env);
   const app = await findApp(db, input.accountId, input.appId);
   if (!app) throw new ApiError("not_found", "No such app.");
+  if (input.toNumber === null && app.codeSize < REVERSE_RULES.minOpenCodeSize) {
+    const rule = `A reverse OTP any number may verify needs a code of at least ${REVERSE_RULES.minOpenCodeSize} digits; the app's code_size is ${app.codeSize}.`;
+    throw new ApiError("validation_failed", `${rule} Give to_number, or raise the app's code_size.`, {
+      fields: { to_number: [`Required: ${rule}`] },
+    });
+  }
   if (input.toNumber !== null) assertCountryAllowed(app.allowedCountries, input.toNumber);
   const channel = await reverseChannel(env, db, app);
   if (app.reversePrice > 0) {
@@ -138,6 +185,18 @@ export async function createReverseOtp(
     }
   }
 
+  const max = REVERSE_RULES.maxLivePerSession;
+  const assertUnderCap = async () => {
+    const current = await liveReverseCount(db, input.accountId, channel.sessionId, now);
+    if (current >= max) {
+      throw new ApiError(
+        "account_limit_reached",
+        `The app's session holds ${current} live reverse OTPs, its max_live_reverse_otps of ${max}: wait for some to be verified or expire.`,
+        { extra: { limit: "max_live_reverse_otps", max, current } },
+      );
+    }
+  };
+  await assertUnderCap();
   for (let draw = 0; draw < REVERSE_RULES.maxCodeDraws; draw++) {
     const id = crypto.randomUUID();
     const code = generateCode(app.codeSize);
@@ -153,9 +212,14 @@ export async function createReverseOtp(
         codeLookup: await codeLookup(secret, channel.sessionId, code),
         expiresAt: now + app.expirySeconds * 1000,
       },
+      max,
       now,
     );
-    if (!otp) continue;
+    if (!otp) {
+      // The code was taken, or another create took the last slot since the check above.
+      await assertUnderCap();
+      continue;
+    }
     const link = waMeLink(
       channel.phoneNumber,
       renderTemplate(app.messageTemplate, { code, app_name: app.name }),
@@ -176,6 +240,13 @@ export interface IncomingText {
   /** The sender as the gateway gives it; normalised to E.164 as receive.ts does. */
   fromNumber: string | null;
   content: string | null;
+  /**
+   * The gateway's id of the message, by which receive.ts stores it once; a message without one
+   * is counted as new at each delivery, as it is stored.
+   */
+  providerMessageId?: string | null;
+  /** When the message was sent, by the gateway's clock (epoch ms, often whole seconds). */
+  at: number;
 }
 
 /**
@@ -243,20 +314,34 @@ async function verifyMatch(
   return change.otp;
 }
 
+/** Epoch ms `at` down to its whole second: gateways date messages to the second. */
+const wholeSecond = (at: number) => at - (at % 1000);
+
 /**
  * Verifies the reverse OTP an incoming message carries the code of (README, One-time codes →
  * Reverse OTP). The message's candidate codes ({@link codeCandidates}) are looked up on its session
- * by their `code_lookup`; of the live reverse OTPs found, the first in the text's order whose
- * `to_number` is null or the sender's becomes `verified`, with `verified_number` the sender (E.164,
- * as src/messages/receive.ts normalises it) and `verified_at` `now`, its `otp.verified` event and,
+ * by their `code_lookup`; of the live reverse OTPs found, the first in the text's order that this
+ * message may verify becomes `verified`, with `verified_number` the sender (E.164, as
+ * src/messages/receive.ts normalises it) and `verified_at` `now`, its `otp.verified` event and,
  * for an app with a `reverse_price`, its charge in the same batch. One message verifies at most one
- * OTP. A message without a sender number or candidate, another sender's message, or one after
- * `expires_at` changes nothing.
+ * OTP. A message without a sender number or candidate, or one after `expires_at`, changes nothing.
+ *
+ * Guessing (README, Security → Reverse OTP guessing): while the session has a live reverse OTP,
+ * each candidate that verifies nothing is recorded (src/db/queries/reverse-guesses.ts): the code
+ * of no live OTP (`no_match`) or of one whose `to_number` is another number (`wrong_sender`) is a
+ * failed guess of the sender; an OTP's own code in a message dated (`message.at`) before the
+ * second the OTP was created in (`before_creation`: a replayed old message), or from a sender with
+ * {@link REVERSE_RULES}.maxSenderFailures failed guesses on the session since the OTP was created,
+ * this message's included (`over_limit`), verifies nothing. Candidates that matched an OTP are
+ * counted on it as refused messages (its `failed_attempts`, the API's `refused_messages`). The
+ * failed-guess count is read in the verification's own statement, so messages racing each other
+ * cannot slip past it.
  *
  * Safe to run again for the same message (a gateway's redelivery, which receive.ts stores once):
- * every write is conditional on the OTP still being pending, so nothing is verified or charged
- * twice, and a run lost after the message was stored is made good by the redelivery. Callers run it
- * for duplicates too for that reason.
+ * every write is conditional on the OTP still being pending, and a candidate is recorded once per
+ * message (by `providerMessageId`), so nothing is verified, charged or counted twice, and a run
+ * lost after the message was stored is made good by the redelivery. Callers run it for duplicates
+ * too for that reason.
  *
  * @param now epoch ms: the time of the verification (not the gateway's time of the message).
  * @returns the verified OTP, or null when the message verified none. Without `OTP_SECRET` no
@@ -279,23 +364,53 @@ export async function verifyByIncoming(
   }
   const lookups = await Promise.all(candidates.map((code) => codeLookup(secret, message.sessionId, code)));
   const found = await liveReverseOtps(db, message.accountId, message.sessionId, lookups, now);
+  const guesses: ReverseGuess[] = [];
+  const eligible: { lookup: string; otp: OtpRow; reversePrice: number }[] = [];
   for (const lookup of lookups) {
     const match = found.find((candidate) => candidate.otp.codeLookup === lookup);
-    if (!match || (match.otp.toNumber !== null && match.otp.toNumber !== sender)) continue;
+    if (!match) {
+      guesses.push({ codeLookup: lookup, outcome: "no_match", otpId: null });
+    } else if (match.otp.toNumber !== null && match.otp.toNumber !== sender) {
+      guesses.push({ codeLookup: lookup, outcome: "wrong_sender", otpId: match.otp.id });
+    } else if (message.at < wholeSecond(match.otp.createdAt)) {
+      guesses.push({ codeLookup: lookup, outcome: "before_creation", otpId: match.otp.id });
+    } else {
+      eligible.push({ lookup, ...match });
+    }
+  }
+  const from: ReverseGuessMessage = {
+    accountId: message.accountId,
+    sessionId: message.sessionId,
+    messageKey: message.providerMessageId ?? crypto.randomUUID(),
+    sender,
+  };
+  // Recorded before any verification, so that this message's failed guesses count against it.
+  await recordReverseGuesses(db, from, guesses, now);
+  for (const { lookup, otp, reversePrice } of eligible) {
     const verified = await verifyMatch(
       env,
       db,
       {
         accountId: message.accountId,
-        id: match.otp.id,
+        id: otp.id,
         sessionId: message.sessionId,
         codeLookup: lookup,
         sender,
+        maxFailures: REVERSE_RULES.maxSenderFailures,
       },
-      match.reversePrice,
+      reversePrice,
       now,
     );
     if (verified) return verified;
+    // Not verified: recorded as refused when the sender is past its failed guesses (not when
+    // the OTP was verified or expired meanwhile).
+    await recordOverLimit(
+      db,
+      from,
+      { otpId: otp.id, codeLookup: lookup },
+      REVERSE_RULES.maxSenderFailures,
+      now,
+    );
   }
   return null;
 }

@@ -28,8 +28,10 @@ function toAttemptRecord(attempt: AttemptView) {
 
 /**
  * An OTP as the API shows it (README, One-time codes): `{id, app_id, mode, to_number, channel,
- * status, expires_at, verified_number, attempts_remaining, sends_remaining, message_id, attempts,
- * created_at, updated_at}`. Never the code, nor its HMAC (a reverse OTP's create response adds the
+ * status, expires_at, verified_number, attempts_remaining, sends_remaining, refused_messages,
+ * message_id, attempts, created_at, updated_at}`. A reverse OTP's `failed_attempts` counts the
+ * messages with its code that it refused (src/otp/reverse.ts `verifyByIncoming`): its
+ * `refused_messages`. Never the code, nor its HMAC (a reverse OTP's create response adds the
  * code itself: src/routes/otp). `attempts` are the messages its codes went out in, oldest first
  * (db/queries/otp-attempts.ts `listAttempts`, or the `attempts` an event's snapshot holds); none
  * when the row comes without them.
@@ -48,6 +50,7 @@ export function toOtpRecord(row: OtpRow & { attempts?: AttemptView[] }, now: num
     attempts_remaining:
       row.mode === "reverse" ? 0 : Math.max(OTP_RULES.maxFailedAttempts - row.failedAttempts, 0),
     sends_remaining: row.mode === "reverse" ? 0 : Math.max(OTP_RULES.maxSends - row.sends, 0),
+    refused_messages: row.mode === "reverse" ? row.failedAttempts : 0,
     message_id: row.messageId,
     attempts: (row.attempts ?? []).map(toAttemptRecord),
     created_at: formatTimestamp(row.createdAt),

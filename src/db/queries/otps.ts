@@ -1,6 +1,7 @@
 import { and, eq, gt, inArray, type SQL, sql } from "drizzle-orm";
 import { batchSql, type Db } from "../client";
 import { apps, otps } from "../schema";
+import { senderFailures } from "./reverse-guesses";
 
 // Every state change below is one conditional statement (or one D1 batch, a transaction): the
 // WHERE clause re-checks the rule it enforces, so two concurrent requests cannot both pass a
@@ -333,21 +334,50 @@ function liveReverse(sessionId: string, codeLookup: string, now: number): SQL {
     AND status = 'pending' AND expires_at > ${now}`;
 }
 
+/** SQL: session `sessionId` of account `accountId` holds fewer than `max` live reverse OTPs at `now`. */
+function underLiveCap(accountId: string, sessionId: string, max: number, now: number): SQL {
+  return sql`(SELECT COUNT(*) FROM otps WHERE session_id = ${sessionId} AND status = 'pending'
+    AND expires_at > ${now} AND mode = 'reverse' AND account_id = ${accountId}) < ${max}`;
+}
+
+/**
+ * How many live (pending, unexpired at `now`, epoch ms) reverse OTPs session `sessionId` of account
+ * `accountId` holds. One seek on `otps_session_live`.
+ */
+export async function liveReverseCount(
+  db: Db,
+  accountId: string,
+  sessionId: string,
+  now: number,
+): Promise<number> {
+  const row = await db.get<{ n: number }>(sql`SELECT COUNT(*) AS n FROM otps WHERE session_id = ${sessionId}
+    AND status = 'pending' AND expires_at > ${now} AND mode = 'reverse' AND account_id = ${accountId}`);
+  return row?.n ?? 0;
+}
+
 /**
  * Creates a `pending` reverse OTP at `now` (epoch ms), only if no live reverse OTP of the same
- * session holds the same `codeLookup` (one conditional INSERT, so two concurrent creates cannot
- * both take a code). Nothing is sent: `sends` is 0 and no send is logged, so it does not count
- * toward the per-number limit.
+ * session holds the same `codeLookup` and the session holds fewer than `maxLive` live reverse OTPs
+ * (one conditional INSERT, so two concurrent creates cannot both take a code or the last slot).
+ * Nothing is sent: `sends` is 0 and no send is logged, so it does not count toward the per-number
+ * limit.
  *
- * @returns the new row, or null when the code is taken (nothing written).
+ * @returns the new row, or null when the code is taken or the session full (nothing written;
+ *   {@link liveReverseCount} tells which).
  */
-export async function insertReverseOtp(db: Db, otp: NewReverseOtp, now: number): Promise<OtpRow | null> {
+export async function insertReverseOtp(
+  db: Db,
+  otp: NewReverseOtp,
+  maxLive: number,
+  now: number,
+): Promise<OtpRow | null> {
   const [inserted] = await batchSql<RawOtpRow>(db, [
     sql`INSERT INTO otps (id, account_id, app_id, message_id, mode, session_id, code_lookup, verified_number,
         to_number, code_hmac, status, failed_attempts, sends, last_sent_at, expires_at, verified_at, created_at, updated_at)
       SELECT ${otp.id}, ${otp.accountId}, ${otp.appId}, NULL, 'reverse', ${otp.sessionId}, ${otp.codeLookup}, NULL,
         ${otp.toNumber}, ${otp.codeHmac}, 'pending', 0, 0, ${now}, ${otp.expiresAt}, NULL, ${now}, ${now}
       WHERE NOT EXISTS (SELECT 1 FROM otps WHERE ${liveReverse(otp.sessionId, otp.codeLookup, now)})
+        AND ${underLiveCap(otp.accountId, otp.sessionId, maxLive, now)}
       RETURNING *`,
   ]);
   return returned(inserted);
@@ -397,16 +427,21 @@ export interface ReverseVerification {
   codeLookup: string;
   /** The sender, E.164. */
   sender: string;
+  /** The failed guesses past which the sender verifies nothing (src/otp/reverse.ts `REVERSE_RULES`). */
+  maxFailures: number;
 }
 
 /**
  * SQL: the reverse OTP of `v` can be verified by `v.sender` at `now` (epoch ms): it is the
- * account's, still live with that code on that session, and has no `to_number` or has the
- * sender's. Holds no more once it is verified.
+ * account's, still live with that code on that session, has no `to_number` or has the sender's,
+ * and the sender sent the session fewer than `v.maxFailures` failed guesses since it was created
+ * (reverse-guesses.ts {@link senderFailures}, read in the same statement). Holds no more once it
+ * is verified.
  */
 export function reverseVerifiable(v: ReverseVerification, now: number): SQL {
   return sql`EXISTS (SELECT 1 FROM otps WHERE id = ${v.id} AND account_id = ${v.accountId}
-    AND ${liveReverse(v.sessionId, v.codeLookup, now)} AND (to_number IS NULL OR to_number = ${v.sender}))`;
+    AND ${liveReverse(v.sessionId, v.codeLookup, now)} AND (to_number IS NULL OR to_number = ${v.sender})
+    AND ${senderFailures(v.sessionId, v.sender, sql`otps.created_at`)} < ${v.maxFailures})`;
 }
 
 /**

@@ -26,6 +26,14 @@ export { contactWindows } from "./contact-windows";
 export { type EventRow, events, webhookAttempts, webhookDeliveries, webhookEndpoints } from "./events";
 export { type MessageRow, type MessageStatus, type MessageType, messages } from "./messages";
 export { type OptOutRow, optOuts } from "./opt-outs";
-export { apps, type OtpTemplate, otpAttempts, otpSends, otps } from "./otp";
+export {
+  apps,
+  type OtpTemplate,
+  otpAttempts,
+  otpSends,
+  otps,
+  REVERSE_GUESS_OUTCOMES,
+  reverseGuesses,
+} from "./otp";
 export { linkTokens, sessions } from "./sessions";
 export { type MessageTemplateRow, messageTemplateSyncs, messageTemplates } from "./templates";

@@ -111,6 +111,53 @@ export const otps = sqliteTable(
     index("otps_account").on(t.accountId, t.createdAt),
     index("otps_app").on(t.appId, t.createdAt),
     index("otps_code_lookup").on(t.sessionId, t.codeLookup),
+    // The live reverse OTPs of a session, counted against `REVERSE_RULES.maxLivePerSession`.
+    index("otps_session_live").on(t.sessionId, t.status, t.expiresAt),
+  ],
+);
+
+/**
+ * What became of a candidate code of an incoming message (src/otp/reverse.ts `verifyByIncoming`)
+ * that verified nothing. `no_match` and `wrong_sender` are failed guesses, counted against the
+ * sender (`REVERSE_RULES.maxSenderFailures`); `over_limit` and `before_creation` are the right code
+ * refused, recorded on its OTP only.
+ */
+export const REVERSE_GUESS_OUTCOMES = [
+  /** The code of no live reverse OTP of the session. */
+  "no_match",
+  /** The code of a live reverse OTP whose `to_number` is another number. */
+  "wrong_sender",
+  /** The code of a live reverse OTP, from a sender past its failed guesses. */
+  "over_limit",
+  /** The code of a live reverse OTP, in a message dated before the OTP was created. */
+  "before_creation",
+] as const;
+
+/**
+ * The candidate codes of incoming messages that verified nothing while their session had a live
+ * reverse OTP (README, One-time codes → Reverse OTP): one row per message (`message_key`, the
+ * gateway's message id) and candidate (`code_lookup`, src/otp/code.ts `codeLookup`), so a message
+ * the gateway delivers again adds nothing. `otp_id` is the OTP the candidate matched, null for
+ * `no_match`. `at` is when the service read it (epoch ms). Kept `REVERSE_RULES.guessRetentionMs`,
+ * longer than any OTP lives (housekeeping `purge_reverse_guesses`, src/index.ts).
+ */
+export const reverseGuesses = sqliteTable(
+  "reverse_guesses",
+  {
+    sessionId: text().notNull(),
+    messageKey: text().notNull(),
+    codeLookup: text().notNull(),
+    /** E.164. */
+    sender: text().notNull(),
+    otpId: text(),
+    outcome: text({ enum: REVERSE_GUESS_OUTCOMES }).notNull(),
+    at: integer().notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.sessionId, t.messageKey, t.codeLookup] }),
+    index("reverse_guesses_sender").on(t.sessionId, t.sender, t.at),
+    index("reverse_guesses_otp").on(t.otpId),
+    index("reverse_guesses_at").on(t.at),
   ],
 );
 

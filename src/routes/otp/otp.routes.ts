@@ -2,6 +2,7 @@ import { createRoute } from "@hono/zod-openapi";
 import { idempotency, sealedIdempotency } from "../../middleware/idempotency";
 import { sendRateLimit } from "../../middleware/rate-limit";
 import { OTP_RULES, otpReplayKey } from "../../otp/code";
+import { REVERSE_RULES } from "../../otp/reverse";
 import { IdempotencyKeyHeader, IdParam, json, jsonBody, problems, requires } from "../openapi";
 import { CreatedOtpEnvelopeSchema, OtpEnvelopeSchema, SendOtpBody, VerifyOtpBody } from "./otp.schemas";
 
@@ -30,8 +31,12 @@ export const send = createRoute({
     "verifies the OTP, with `verified_number` its sender. The response is a ReverseOtp: the OTP plus `code`, a " +
     "`link` (`https://wa.me/<session number>?text=<the app's message_template with the code>`) and its `qr_code`, " +
     "shown in this response only. Codes are unique among the session's live reverse OTPs (503 " +
-    "`otp_codes_exhausted` when no free one is drawn). `to_number` is optional: given, only that number's " +
-    "message verifies it (and it must be within `allowed_countries`). Nothing is charged now; the app's " +
+    `\`otp_codes_exhausted\` when no free one is drawn), and a session holds at most ${REVERSE_RULES.maxLivePerSession} live ones (409 ` +
+    "`account_limit_reached`, limit `max_live_reverse_otps`). `to_number` is optional: given, only that number's " +
+    "message verifies it (and it must be within `allowed_countries`); without it the app's `code_size` must be at " +
+    `least ${REVERSE_RULES.minOpenCodeSize} (422 \`validation_failed\` naming \`to_number\`). A number that sent the session ${REVERSE_RULES.maxSenderFailures} wrong codes since the ` +
+    "OTP was created, and a message dated before it was created, verify nothing (counted in `refused_messages`). " +
+    "Nothing is charged now; the app's " +
     "`reverse_price` is charged when the OTP is verified (402 `insufficient_balance` now when the balance is " +
     "below it; a balance that no longer covers it at verification leaves the OTP verified and uncharged). Not " +
     "counted toward the per-number limit. The Idempotency-Key replay keeps this response for 24 hours sealed (AES-256-GCM under a key derived from `OTP_SECRET`), so the code is no more readable in the database than its HMACs.",
@@ -51,6 +56,7 @@ export const send = createRoute({
       "session_not_connected",
       "session_limited",
       "insufficient_balance",
+      "account_limit_reached",
       "rate_limited",
       "idempotency_key_in_use",
       "idempotency_key_reused",

@@ -76,6 +76,11 @@ export const OtpSchema = z
         description: `Resends still allowed: ${OTP_RULES.maxSends} codes per OTP, the first included. Always 0 for a reverse OTP (nothing is sent).`,
         example: 4,
       }),
+    refused_messages: z.number().int().openapi({
+      description:
+        "A reverse OTP: incoming messages that carried its code and verified nothing: from a number other than `to_number`, from a number that had sent the session too many wrong codes since the OTP was created, or dated before the OTP was created (a replayed message). Always 0 for a send OTP.",
+      example: 0,
+    }),
     message_id: z.uuid().nullable().openapi({
       description:
         "The latest chat message carrying the current code (its content is the rendered template, the code masked): the last of `attempts` for that code, a failover's once one happened. Null while a resend is being queued, and always for a reverse OTP.",
