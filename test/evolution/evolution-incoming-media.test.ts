@@ -1,6 +1,8 @@
-import { env, runDurableObjectAlarm } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { INCOMING_MEDIA_MAX_BYTES, incomingMediaKey } from "../../src/media/incoming";
+import type { ChatSession } from "../../src/sessions/chat-session";
+import { MEDIA_FETCH_TRIES } from "../../src/sessions/incoming-media";
 import { PUBLIC_URL } from "../gateway-config";
 import { call, createAccount, createSession, sessionStub } from "../helpers";
 import { useNetwork } from "../network";
@@ -30,7 +32,10 @@ async function connectedEvolutionSession(key: string) {
   return { id: session.id, name };
 }
 
-/** The incoming message's id and row once its media is kept or has failed (one alarm per try). */
+/**
+ * The incoming message's id and row once its media is kept or has failed: one alarm per try, each
+ * retry made due first (the test owns the clock; retries wait minutes).
+ */
 async function settledMedia(sessionId: string, accountId: string) {
   const id =
     (
@@ -39,6 +44,9 @@ async function settledMedia(sessionId: string, accountId: string) {
         .first<{ id: string }>()
     )?.id ?? "";
   for (let i = 0; i < 10; i++) {
+    await runInDurableObject(sessionStub(sessionId), (_instance: ChatSession, state) => {
+      state.storage.sql.exec("UPDATE deadlines SET due_at = 0 WHERE kind = 'media_fetch'");
+    });
     await runDurableObjectAlarm(sessionStub(sessionId));
     const row = await env.DB.prepare(
       "SELECT media_key, media_content_type, metadata FROM messages WHERE id = ?",
@@ -167,6 +175,32 @@ describe("Evolution API incoming media", () => {
     expect(evolution.mediaAnswer.pulled).toBeLessThan(capChars + 1024 * 1024);
     expect(mediaCalls()).toHaveLength(1);
   });
+
+  it.each([
+    ["garbled", "http_error", "Evolution API answered base64 that does not decode."],
+    ["broken", "unreachable", "The media at media_url cannot be sent: the download broke off."],
+  ] as const)(
+    "records a %s streamed answer as %s after its tries, keeping nothing",
+    async (fault, reason, detail) => {
+      const { key, accountId } = await createAccount();
+      const { id: sessionId, name } = await connectedEvolutionSession(key);
+      evolution.mediaAnswer.chunkChars = 64;
+      evolution.mediaAnswer.fault = fault;
+      const bytes = new Uint8Array(3000).fill(7);
+      await postEvolutionEvent(
+        name,
+        "messages.upsert",
+        evolution.incomingImage(name, "3EB0MEDIA0005", "+14155550199", bytes),
+      );
+
+      const { id, row, metadata } = await settledMedia(sessionId, accountId);
+
+      expect(metadata.media_error).toMatchObject({ reason, detail, tries: MEDIA_FETCH_TRIES });
+      expect(row?.media_key).toBeNull();
+      expect(await env.MEDIA.head(incomingMediaKey(id))).toBeNull();
+      expect(mediaCalls()).toHaveLength(MEDIA_FETCH_TRIES);
+    },
+  );
 });
 
 async function sha256(bytes: ArrayBuffer | Uint8Array): Promise<string> {

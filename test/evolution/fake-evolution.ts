@@ -128,9 +128,15 @@ export class FakeEvolution {
    * Express's `res.json` does (`chunkChars` null, the default); or streamed in pieces of
    * `chunkChars` characters without `Content-Length` (chunked transfer, as a proxy in front of
    * Evolution may send it; a file given by `length` is always streamed, 64 KiB a piece by
-   * default). `pulled` counts the bytes a reader took of streamed answers.
+   * default). `pulled` counts the bytes a reader took of streamed answers. `fault` (streamed too)
+   * spoils the answer of a file given by its bytes: `garbled`, a group of its base64 turned to
+   * `!!!!`; `broken`, the connection lost halfway.
    */
-  readonly mediaAnswer: { chunkChars: number | null; pulled: number } = { chunkChars: null, pulled: 0 };
+  readonly mediaAnswer: {
+    chunkChars: number | null;
+    pulled: number;
+    fault: "garbled" | "broken" | null;
+  } = { chunkChars: null, pulled: 0, fault: null };
   readonly calls: string[] = [];
   readonly bodies: { call: string; body: unknown }[] = [];
   readonly sent: SentMessage[] = [];
@@ -374,7 +380,7 @@ export class FakeEvolution {
           const id = (body.message as { key?: { id?: string } } | undefined)?.key?.id ?? "";
           const media = this.media.get(id);
           if (!media) return problem(400, "Bad Request", ["Message not found"]);
-          if ("length" in media || this.mediaAnswer.chunkChars !== null)
+          if ("length" in media || this.mediaAnswer.chunkChars !== null || this.mediaAnswer.fault)
             return new HttpResponse(this.streamedMediaAnswer(id, media), {
               status: 201,
               headers: { "Content-Type": "application/json; charset=utf-8" },
@@ -665,12 +671,18 @@ export class FakeEvolution {
     }).slice(0, -1)},"base64":"`;
     const tail = '","buffer":null}';
     const chunk = this.mediaAnswer.chunkChars ?? 64 * 1024;
+    const fault = this.mediaAnswer.fault;
     const pieces = (function* (): Generator<string> {
       if (!("length" in media)) {
         let binary = "";
         for (const byte of media.bytes) binary += String.fromCharCode(byte);
-        const text = head + btoa(binary) + tail;
-        for (let at = 0; at < text.length; at += chunk) yield text.slice(at, at + chunk);
+        let base64 = btoa(binary);
+        const middle = Math.floor(base64.length / 8) * 4;
+        if (fault === "garbled") base64 = `${base64.slice(0, middle)}!!!!${base64.slice(middle + 4)}`;
+        const text = head + base64 + tail;
+        const end = fault === "broken" ? Math.floor(text.length / 2) : text.length;
+        for (let at = 0; at < end; at += chunk) yield text.slice(at, Math.min(at + chunk, end));
+        if (fault === "broken") throw new TypeError("Network connection lost.");
         return;
       }
       // `length` bytes of "A": "AAA" is "QUFB" in base64; a last byte or two are "QQ==" or "QUE=".
