@@ -114,12 +114,17 @@ export async function uploadBody(
   }
 }
 
-/** The next chunk of the body, or null at its end. @throws ApiError `media_unavailable` (`unreachable`). */
+/**
+ * The next chunk of the body, or null at its end. @throws ApiError `media_unavailable`
+ * (`unreachable`), or the ApiError a body of ours failed with (a decoding body, src/media/incoming.ts
+ * `base64MediaAnswer`, names what it found wrong).
+ */
 async function readChunk(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<Uint8Array | null> {
   try {
     const { done, value } = await reader.read();
     return done ? null : value;
   } catch (error) {
+    if (error instanceof ApiError) throw error;
     const timedOut = error instanceof DOMException && error.name === "TimeoutError";
     throw mediaUnavailable(
       "unreachable",

@@ -55,6 +55,15 @@ export interface StoredRecord {
  */
 export type SendFault = "error" | "hang" | "lost" | "garbage";
 
+/**
+ * The media file of an incoming message Evolution holds: its `bytes`, or `length` bytes of "A"
+ * made as they are read (a file too large for a test to hold).
+ */
+export type FakeMediaFile = { mimetype: string; mediaType: string } & (
+  | { bytes: Uint8Array }
+  | { length: number }
+);
+
 /** A fault chosen per send from the send's body (a mix of faults across messages); null: none. */
 export type SendFaultPlan = (body: Record<string, unknown>) => SendFault | null;
 
@@ -113,7 +122,21 @@ const SEND_FIELDS: Record<string, { allowed: string[]; required: string[] }> = {
 export class FakeEvolution {
   readonly instances = new Map<string, FakeInstance>();
   /** Media of incoming messages Evolution holds, by message id ({@link incomingImage}). */
-  readonly media = new Map<string, { bytes: Uint8Array; mimetype: string; mediaType: string }>();
+  readonly media = new Map<string, FakeMediaFile>();
+  /**
+   * How `getBase64FromMediaMessage` sends its JSON: whole, with its `Content-Length`, as
+   * Express's `res.json` does (`chunkChars` null, the default); or streamed in pieces of
+   * `chunkChars` characters without `Content-Length` (chunked transfer, as a proxy in front of
+   * Evolution may send it; a file given by `length` is always streamed, 64 KiB a piece by
+   * default). `pulled` counts the bytes a reader took of streamed answers. `fault` (streamed too)
+   * spoils the answer of a file given by its bytes: `garbled`, a group of its base64 turned to
+   * `!!!!`; `broken`, the connection lost halfway.
+   */
+  readonly mediaAnswer: {
+    chunkChars: number | null;
+    pulled: number;
+    fault: "garbled" | "broken" | null;
+  } = { chunkChars: null, pulled: 0, fault: null };
   readonly calls: string[] = [];
   readonly bodies: { call: string; body: unknown }[] = [];
   readonly sent: SentMessage[] = [];
@@ -357,6 +380,11 @@ export class FakeEvolution {
           const id = (body.message as { key?: { id?: string } } | undefined)?.key?.id ?? "";
           const media = this.media.get(id);
           if (!media) return problem(400, "Bad Request", ["Message not found"]);
+          if ("length" in media || this.mediaAnswer.chunkChars !== null || this.mediaAnswer.fault)
+            return new HttpResponse(this.streamedMediaAnswer(id, media), {
+              status: 201,
+              headers: { "Content-Type": "application/json; charset=utf-8" },
+            });
           let binary = "";
           for (const byte of media.bytes) binary += String.fromCharCode(byte);
           return HttpResponse.json(
@@ -607,13 +635,73 @@ export class FakeEvolution {
    * `messages.upsert` data of an image from `from` whose media Evolution holds (served by
    * `getBase64FromMediaMessage` under the message's id).
    */
-  incomingImage(name: string, id: string, from: string, bytes: Uint8Array, mimetype = "image/jpeg") {
-    this.media.set(id, { bytes, mimetype, mediaType: "imageMessage" });
+  incomingImage(
+    name: string,
+    id: string,
+    from: string,
+    bytes: Uint8Array | { length: number },
+    mimetype = "image/jpeg",
+  ) {
+    this.media.set(
+      id,
+      bytes instanceof Uint8Array
+        ? { bytes, mimetype, mediaType: "imageMessage" }
+        : { length: bytes.length, mimetype, mediaType: "imageMessage" },
+    );
     return {
       ...this.incomingText(name, id, from, ""),
       message: { imageMessage: { caption: "photo", mimetype } },
       messageType: "imageMessage",
     };
+  }
+
+  /**
+   * The JSON of `getBase64FromMediaMessage` for `media`, members in the Baileys channel's order
+   * (`mediaType, fileName, caption, size, mimetype, base64, buffer`), made as it is read in pieces
+   * of {@link mediaAnswer}'s `chunkChars` characters; every byte read is counted in `pulled`.
+   */
+  private streamedMediaAnswer(id: string, media: FakeMediaFile): ReadableStream<Uint8Array> {
+    const size = "length" in media ? media.length : media.bytes.byteLength;
+    const head = `${JSON.stringify({
+      mediaType: media.mediaType,
+      fileName: `${id}.bin`,
+      caption: null,
+      size: { fileLength: String(size), height: null, width: null },
+      mimetype: media.mimetype,
+    }).slice(0, -1)},"base64":"`;
+    const tail = '","buffer":null}';
+    const chunk = this.mediaAnswer.chunkChars ?? 64 * 1024;
+    const fault = this.mediaAnswer.fault;
+    const pieces = (function* (): Generator<string> {
+      if (!("length" in media)) {
+        let binary = "";
+        for (const byte of media.bytes) binary += String.fromCharCode(byte);
+        let base64 = btoa(binary);
+        const middle = Math.floor(base64.length / 8) * 4;
+        if (fault === "garbled") base64 = `${base64.slice(0, middle)}!!!!${base64.slice(middle + 4)}`;
+        const text = head + base64 + tail;
+        const end = fault === "broken" ? Math.floor(text.length / 2) : text.length;
+        for (let at = 0; at < end; at += chunk) yield text.slice(at, Math.min(at + chunk, end));
+        if (fault === "broken") throw new TypeError("Network connection lost.");
+        return;
+      }
+      // `length` bytes of "A": "AAA" is "QUFB" in base64; a last byte or two are "QQ==" or "QUE=".
+      yield head;
+      const block = "QUFB".repeat(Math.max(1, Math.floor(chunk / 4)));
+      let groups = Math.floor(media.length / 3);
+      for (; groups * 4 >= block.length; groups -= block.length / 4) yield block;
+      yield "QUFB".repeat(groups) + ["", "QQ==", "QUE="][media.length % 3] + tail;
+    })();
+    const encoder = new TextEncoder();
+    return new ReadableStream<Uint8Array>({
+      pull: (controller) => {
+        const next = pieces.next();
+        if (next.done) return controller.close();
+        const bytes = encoder.encode(next.value);
+        this.mediaAnswer.pulled += bytes.byteLength;
+        controller.enqueue(bytes);
+      },
+    });
   }
 
   incomingText(name: string, id: string, from: string, text: string) {

@@ -131,10 +131,10 @@ export class EvolutionGateway implements ChatGateway {
    * with `{ message: { key: { id } } }` (Evolution API v2, src/api/routes/chat.router.ts and
    * `getBase64FromMediaMessageDto` of src/api/dto/chat.dto.ts), which answers 201
    * `{ mediaType, fileName, caption, size, mimetype, base64, buffer }` (the Baileys channel's
-   * `getBase64FromMediaMessage`; Evolution finds the message in its own store). The body is JSON,
-   * so it is read whole (a `Content-Length` past the base64 of 100 MB is refused unread) and
-   * decoded into a response of the bytes with the answer's `mimetype`.
-   * @throws IncomingMediaError as `checkMediaAnswer`; `http_error` for an answer without `base64`.
+   * `getBase64FromMediaMessage`; Evolution finds the message in its own store). The JSON is read
+   * as it streams and `base64` decoded as it arrives (src/media/incoming.ts `base64MediaAnswer`),
+   * into a response of the bytes with the answer's `mimetype`, never held whole.
+   * @throws IncomingMediaError as `base64MediaAnswer`.
    */
   async openIncomingMedia(sessionId: string, ref: string, signal: AbortSignal): Promise<Response> {
     let response: Response;
