@@ -497,7 +497,7 @@ export interface paths {
         put?: never;
         /**
          * Send a message to one or many recipients
-         * @description Charges the whole send at once (402 `insufficient_balance` creates nothing), then fans the messages out through the session, `delay_between` milliseconds apart. Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.
+         * @description Charges the whole send at once (402 `insufficient_balance` creates nothing, and a media send the balance cannot pay is refused before its `media_url` is fetched), then fans the messages out through the session, `delay_between` milliseconds apart. Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.
          */
         post: operations["sendMessage"];
         delete?: never;
@@ -572,7 +572,7 @@ export interface paths {
         put?: never;
         /**
          * Create a campaign (a draft)
-         * @description A bulk send across 1–20 connected sessions, created as a `draft` with up to 10,000 recipients; add more with `POST …/recipients`. `content` is a template: each `{{name}}` takes the recipient's `variables.name`, and a recipient missing one is 422 naming its index. Numbers are normalised as for sends, each kept once. The account's drafts together hold at most its `max_draft_recipients` (409 `account_limit_reached`, and nothing is created). `type: "template"` (every session on the `cloud_api` gateway) sends `template` instead of `content`: its `variables` values take the recipients' `variables` the same way, and the template must be APPROVED on every session (422 `template_not_found`). Send an `Idempotency-Key` header to make retries safe.
+         * @description A bulk send across 1–20 connected sessions, created as a `draft` with up to 10,000 recipients; add more with `POST …/recipients`. `content` is a template: each `{{name}}` takes the recipient's `variables.name`, and a recipient missing one is 422 naming its index. Numbers are normalised as for sends, each kept once. The account's drafts together hold at most its `max_draft_recipients` (409 `account_limit_reached`, and nothing is created). `type: "template"` (every session on the `cloud_api` gateway) sends `template` instead of `content`: its `variables` values take the recipients' `variables` the same way, and the template must be APPROVED on every session (422 `template_not_found`). A draft is not charged, but a media campaign from an account whose balance cannot pay one message of its type is 402 `insufficient_balance` before its `media_url` is fetched, and nothing is created. Send an `Idempotency-Key` header to make retries safe.
          */
         post: operations["createCampaign"];
         delete?: never;
@@ -5952,6 +5952,16 @@ export interface operations {
             400: components["responses"]["InvalidJson"];
             /** @description Problem: `unauthenticated` */
             401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `insufficient_balance` */
+            402: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;

@@ -384,6 +384,67 @@ describe("a campaign with media", () => {
   });
 });
 
+describe("a campaign's stored copy of its media", () => {
+  const promo = (path: string) =>
+    counted(path, () =>
+      HttpResponse.arrayBuffer(mediaBytes(path).slice().buffer, {
+        headers: { "Content-Type": "application/pdf" },
+      }),
+    );
+  const draftBody = (session: string, path: string, count = 2) => ({
+    name: "Brochure",
+    chatapp_session_ids: [session],
+    type: "document",
+    content: "Our brochure",
+    media_url: `${MEDIA_HOST}${path}`,
+    recipients: recipients(count),
+  });
+  const campaignCount = async (accountId: string) =>
+    (
+      await env.DB.prepare("SELECT COUNT(*) AS n FROM campaigns WHERE account_id = ?")
+        .bind(accountId)
+        .first<{ n: number }>()
+    )?.n;
+
+  it("is not fetched for an account that cannot pay one message of the campaign's type: 402", async () => {
+    const { key, accountId } = await createAccount(0);
+    const session = (await connectedSession(key)).id;
+    // Balance 0.01 is half a document (0.02): not one message either.
+    const poor = await createAccount(0.01);
+    const poorSession = (await connectedSession(poor.key)).id;
+    const { hits, handler } = promo("/unpaid/brochure.pdf");
+    network.use(handler);
+    const before = await storedKeys();
+
+    for (const [k, s] of [
+      [key, session],
+      [poor.key, poorSession],
+    ] as const) {
+      const res = await call("POST", "/v1/chatapp/campaigns", {
+        key: k,
+        body: draftBody(s, "/unpaid/brochure.pdf"),
+      });
+      expect(expectProblem(res, 402, "insufficient_balance").detail).toMatch(/One document message costs 2 /);
+    }
+    expect(hits).toEqual([]);
+    expect(await storedKeys()).toEqual(before);
+    expect(await campaignCount(accountId)).toBe(0);
+    expect(await campaignCount(poor.accountId)).toBe(0);
+  });
+
+  it("a text draft needs no balance: nothing is fetched for it", async () => {
+    const { key } = await createAccount(0);
+    const session = (await connectedSession(key)).id;
+    const campaign = await createCampaign(key, {
+      chatapp_session_ids: [session],
+      type: "text",
+      content: "Hi",
+      recipients: recipients(2),
+    });
+    expect(campaign.status).toBe("draft");
+  });
+});
+
 describe("GET /media/{key} under the sandbox", () => {
   it("does not exist: the sandbox uses the stored copy itself and signs no links", async () => {
     const key = (await storedKeys())[0] ?? crypto.randomUUID();

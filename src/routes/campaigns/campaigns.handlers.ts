@@ -1,8 +1,11 @@
 import type { RouteHandler } from "@hono/zod-openapi";
+import { requireBalance } from "../../billing/balance";
+import { priceOf } from "../../billing/prices";
 import { cancelCampaign, pauseCampaign, resumeCampaign } from "../../campaigns/control";
 import { checkRecipients, type FieldProblem } from "../../campaigns/recipients";
 import { startCampaign } from "../../campaigns/start";
 import { requireCampaignTemplate } from "../../campaigns/template";
+import { readConfig } from "../../config";
 import {
   addRecipients as addTo,
   deleteDraftCampaign,
@@ -16,7 +19,7 @@ import { findSessions } from "../../db/queries/sessions";
 import type { CampaignRow } from "../../db/schema";
 import type { AppEnv } from "../../env";
 import { ApiError, accountLimitReached } from "../../errors";
-import { storeMedia } from "../../media/store";
+import { type StoredMedia, storeMedia } from "../../media/store";
 import { toCampaignRecord, toRecipientRecord } from "../../presenters/campaign";
 import { pageLinks } from "../paging";
 import type * as routes from "./campaigns.routes";
@@ -67,11 +70,14 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
     min_ms: body.delay_between ?? DEFAULT_DELAY_MS,
     max_ms: body.delay_between ?? DEFAULT_DELAY_MS,
   };
-  // Fetched and stored once, for every message of the campaign (README, Security → Media).
-  const media =
-    body.type !== "text" && body.type !== "template" && body.media_url != null
-      ? await storeMedia(c.env.MEDIA, body.media_url, body.type)
-      : null;
+  // Fetched and stored once, for every message of the campaign, and only for an account that can
+  // pay one message of its type (README, Security → Media).
+  let media: StoredMedia | null = null;
+  if (body.type !== "text" && body.type !== "template" && body.media_url != null) {
+    const price = priceOf(readConfig(c.env), body.type);
+    await requireBalance(db, principal.accountId, price, `One ${body.type} message`);
+    media = await storeMedia(c.env.MEDIA, body.media_url, body.type);
+  }
   const now = Date.now();
   const inserted = await insertCampaign(
     db,
