@@ -594,7 +594,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a draft campaign
-         * @description Only a `draft` can be deleted (409 `campaign_not_draft` otherwise); its recipients go with it.
+         * @description Only a `draft` can be deleted (409 `campaign_not_draft` otherwise); its recipients and its stored copy of `media_url` go with it.
          */
         delete: operations["deleteCampaign"];
         options?: never;

@@ -3,7 +3,7 @@ import { HttpResponse, http } from "msw";
 import { describe, expect, it } from "vitest";
 import { PART_BYTES } from "../src/media/store";
 import { campaignMessages, command, createCampaign, recipients, waitForCampaign } from "./campaign-fixtures";
-import { call, createAccount, expectProblem } from "./helpers";
+import { ADMIN_TOKEN, call, createAccount, expectProblem } from "./helpers";
 import { MEDIA_HOST, mediaBytes } from "./media-host";
 import {
   balanceOf,
@@ -442,6 +442,44 @@ describe("a campaign's stored copy of its media", () => {
       recipients: recipients(2),
     });
     expect(campaign.status).toBe("draft");
+  });
+
+  it("is deleted with its draft", async () => {
+    const { key } = await createAccount(1);
+    const session = (await connectedSession(key)).id;
+    network.use(promo("/drafts/brochure.pdf").handler);
+    const campaign = await createCampaign(key, draftBody(session, "/drafts/brochure.pdf"));
+    const stored = await env.DB.prepare("SELECT media_key FROM campaigns WHERE id = ?")
+      .bind(campaign.id)
+      .first<{ media_key: string }>();
+    const mediaKey = stored?.media_key ?? "";
+    expect(await env.MEDIA.head(mediaKey)).not.toBeNull();
+
+    expect((await call("DELETE", `/v1/chatapp/campaigns/${campaign.id}`, { key })).status).toBe(204);
+    expect(await env.MEDIA.head(mediaKey)).toBeNull();
+    expect(await storedKeys()).not.toContain(mediaKey);
+  });
+
+  it("is deleted again when the create is refused after the fetch (the draft recipient limit)", async () => {
+    const { key, accountId } = await createAccount(1);
+    const session = (await connectedSession(key)).id;
+    const limited = await call("PATCH", `/admin/accounts/${accountId}`, {
+      key: ADMIN_TOKEN,
+      body: { max_draft_recipients: 1 },
+    });
+    expect(limited.status).toBe(200);
+    const { hits, handler } = promo("/refused/brochure.pdf");
+    network.use(handler);
+    const before = await storedKeys();
+
+    const res = await call("POST", "/v1/chatapp/campaigns", {
+      key,
+      body: draftBody(session, "/refused/brochure.pdf", 2),
+    });
+    expectProblem(res, 409, "account_limit_reached");
+    expect(hits).toHaveLength(1);
+    expect(await storedKeys()).toEqual(before);
+    expect(await campaignCount(accountId)).toBe(0);
   });
 });
 

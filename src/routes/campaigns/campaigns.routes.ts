@@ -89,7 +89,8 @@ export const remove = createRoute({
   path: "/{id}",
   summary: "Delete a draft campaign",
   description:
-    "Only a `draft` can be deleted (409 `campaign_not_draft` otherwise); its recipients go with it.",
+    "Only a `draft` can be deleted (409 `campaign_not_draft` otherwise); its recipients and its stored copy of " +
+    "`media_url` go with it.",
   request: { params: IdParam },
   responses: {
     204: { description: "Deleted" },
