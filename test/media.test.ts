@@ -293,29 +293,36 @@ describe("a send with media", () => {
     expect(await storedKeys()).toEqual(before);
   });
 
-  it("fetches nothing and keeps no stored copy when the balance does not cover the send", async () => {
-    const { key } = await createAccount(0.01);
-    const session = (await connectedSession(key)).id;
-    const before = await storedKeys();
-    const { hits, handler } = counted("/unpaid.png", () =>
-      HttpResponse.arrayBuffer(mediaBytes("unpaid").slice().buffer, {
-        headers: { "Content-Type": "image/png" },
-      }),
-    );
-    network.use(handler);
-    const res = await call("POST", "/v1/chatapp/messages", {
-      key,
-      body: {
-        chatapp_session_id: session,
-        to_number: TO,
-        type: "image",
-        media_url: `${MEDIA_HOST}/unpaid.png`,
-      },
-    });
-    expectProblem(res, 402, "insufficient_balance");
-    expect(hits).toEqual([]);
-    expect(await storedKeys()).toEqual(before);
-  });
+  it.each([
+    ["0", 0],
+    ["0.01, less than the send's 0.06", 0.01],
+  ])(
+    "fetches nothing and keeps no stored copy when the balance (%s) does not cover the send",
+    async (_case, balance) => {
+      const { key, accountId } = await createAccount(balance);
+      const session = (await connectedSession(key)).id;
+      const before = await storedKeys();
+      const { hits, handler } = counted("/unpaid.png", () =>
+        HttpResponse.arrayBuffer(mediaBytes("unpaid").slice().buffer, {
+          headers: { "Content-Type": "image/png" },
+        }),
+      );
+      network.use(handler);
+      const res = await call("POST", "/v1/chatapp/messages", {
+        key,
+        body: {
+          chatapp_session_id: session,
+          to_number: TO,
+          type: "image",
+          media_url: `${MEDIA_HOST}/unpaid.png`,
+        },
+      });
+      expect(expectProblem(res, 402, "insufficient_balance").detail).toMatch(/This send costs 6 minor units/);
+      expect(hits).toEqual([]);
+      expect(await storedKeys()).toEqual(before);
+      expect(await storedMessageCount(accountId)).toBe(0);
+    },
+  );
 });
 
 describe("a campaign with media", () => {
