@@ -497,7 +497,7 @@ export interface paths {
         put?: never;
         /**
          * Send a message to one or many recipients
-         * @description Charges the whole send at once (402 `insufficient_balance` creates nothing), then fans the messages out through the session, `delay_between` milliseconds apart. Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.
+         * @description Charges the whole send at once (402 `insufficient_balance` creates nothing, and a media send the balance cannot pay is refused before its `media_url` is fetched), then fans the messages out through the session, `delay_between` milliseconds apart. Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.
          */
         post: operations["sendMessage"];
         delete?: never;
@@ -572,7 +572,7 @@ export interface paths {
         put?: never;
         /**
          * Create a campaign (a draft)
-         * @description A bulk send across 1–20 connected sessions, created as a `draft` with up to 10,000 recipients; add more with `POST …/recipients`. `content` is a template: each `{{name}}` takes the recipient's `variables.name`, and a recipient missing one is 422 naming its index. Numbers are normalised as for sends, each kept once. The account's drafts together hold at most its `max_draft_recipients` (409 `account_limit_reached`, and nothing is created). `type: "template"` (every session on the `cloud_api` gateway) sends `template` instead of `content`: its `variables` values take the recipients' `variables` the same way, and the template must be APPROVED on every session (422 `template_not_found`). Send an `Idempotency-Key` header to make retries safe.
+         * @description A bulk send across 1–20 connected sessions, created as a `draft` with up to 10,000 recipients; add more with `POST …/recipients`. `content` is a template: each `{{name}}` takes the recipient's `variables.name`, and a recipient missing one is 422 naming its index. Numbers are normalised as for sends, each kept once. The account's drafts together hold at most its `max_draft_recipients` (409 `account_limit_reached`, and nothing is created). `type: "template"` (every session on the `cloud_api` gateway) sends `template` instead of `content`: its `variables` values take the recipients' `variables` the same way, and the template must be APPROVED on every session (422 `template_not_found`). A draft is not charged, but a media campaign from an account whose balance cannot pay one message of its type is 402 `insufficient_balance` before its `media_url` is fetched, and nothing is created. Send an `Idempotency-Key` header to make retries safe.
          */
         post: operations["createCampaign"];
         delete?: never;
@@ -594,7 +594,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a draft campaign
-         * @description Only a `draft` can be deleted (409 `campaign_not_draft` otherwise); its recipients go with it.
+         * @description Only a `draft` can be deleted (409 `campaign_not_draft` otherwise); its recipients and its stored copy of `media_url` go with it.
          */
         delete: operations["deleteCampaign"];
         options?: never;
@@ -1875,7 +1875,7 @@ export interface components {
             status: "queued" | "sent" | "delivered" | "read" | "failed" | "scheduled";
             /** @enum {string} */
             direction: "incoming" | "outgoing";
-            /** @description Why the message failed: `recipient_not_on_chatapp`, `retries_exhausted`, `message_expired`, `session_banned`, `session_deleted`, `dispatch_failed`, `enqueue_failed`, `outcome_unknown` (the gateway could not be asked whether it had sent it within `OUTCOME_SETTLE_HOURS`), `media_not_stored` (a media message queued before media were stored), or the gateway's reason. */
+            /** @description Why the message failed: `recipient_not_on_chatapp`, `retries_exhausted`, `message_expired`, `session_banned`, `session_deleted`, `dispatch_failed`, `enqueue_failed`, `outcome_unknown` (the gateway could not be asked whether it had sent it within `OUTCOME_SETTLE_HOURS`), `media_not_stored` (a media message without a stored copy: queued before media were stored, or still waiting when its copy passed its retention), or the gateway's reason. */
             reason: string | null;
             /** @description Cost in major units; refunded when the message fails. */
             cost: number;
@@ -1885,7 +1885,7 @@ export interface components {
             delivered_at: string | null;
             /** @example 2026-11-21T09:30:12.345000Z */
             read_at: string | null;
-            /** @description Retry information (`attempts`; while a retry waits, `last_error` and `next_attempt_at`, both removed once the message is sent; a gateway's error is kept cut to 200 characters and without the message's own text), `gateway`, `events` (acks received), and how the send's outcome became known: `outcome: "unknown"` while the gateway may hold the message unsettled (it stays `queued`), `send_attempts` (each attempt that did not end in `sent`: `{ at, outcome, reason }`, outcome `rejected`, `unknown`, `absent` or `unreachable`) and, once sent, `settled_by`: `answer`, `lookup` or `status_webhook`; with `simulate_typing`, once sent, `typing`: `{ ms, started_at, shown, reason? }` (README, Typing before a send). An incoming message with media the gateway holds but the API does not link to (WAHA's) has `media_url` null and `media: { mimetype }`. A reply or reaction keeps the quoted message's gateway id in `quoted: { provider_message_id, from_me }`; a message contacts reacted to lists `reactions: [{ from, emoji, at }]` (one per contact) and `reactions_removed: [{ from, at }]`. */
+            /** @description Retry information (`attempts`; while a retry waits, `last_error` and `next_attempt_at`, both removed once the message is sent; a gateway's error is kept cut to 200 characters and without the message's own text), `gateway`, `events` (acks received), and how the send's outcome became known: `outcome: "unknown"` while the gateway may hold the message unsettled (it stays `queued`), `send_attempts` (each attempt that did not end in `sent`: `{ at, outcome, reason }`, outcome `rejected`, `unknown`, `absent` or `unreachable`) and, once sent, `settled_by`: `answer`, `lookup` or `status_webhook`; with `simulate_typing`, once sent, `typing`: `{ ms, started_at, shown, reason? }` (README, Typing before a send). `media_expired_at`: when the stored media (an incoming message's kept file, an outgoing one's copy) was deleted by its retention. An incoming message with media the gateway holds but the API does not link to (WAHA's) has `media_url` null and `media: { mimetype }`. A reply or reaction keeps the quoted message's gateway id in `quoted: { provider_message_id, from_me }`; a message contacts reacted to lists `reactions: [{ from, emoji, at }]` (one per contact) and `reactions_removed: [{ from, at }]`. */
             metadata: {
                 [key: string]: unknown;
             };
@@ -5495,7 +5495,7 @@ export interface operations {
                     type: "text" | "image" | "video" | "audio" | "document" | "template" | "reaction";
                     /** @description Text body (1–4,096 characters) for `text`; optional caption (≤ 1,024) for image, video, document; not allowed for audio or reaction. */
                     content?: string | null;
-                    /** @description Public https URL of the media, on port 443, at most 2,048 characters; required for image, video, audio, document. The service fetches it once per send (or campaign), following at most 3 redirects and only within the same host, and stores the file; the gateway gets a link of ours to that copy, never this URL. WhatsApp's limits apply: image ≤ 5 MB (image/jpeg, image/png), video ≤ 16 MB (video/mp4, video/3gpp), audio ≤ 16 MB (audio/aac, audio/amr, audio/mpeg, audio/mp4, audio/ogg), document ≤ 100 MB (PDF, plain text, Word, Excel, PowerPoint). Media that cannot be fetched or break a limit are 422 `media_unavailable`, before anything is charged. Shown back as given. */
+                    /** @description Public https URL of the media, on port 443, at most 2,048 characters; required for image, video, audio, document. The service fetches it once per send (or campaign), following at most 3 redirects and only within the same host, and stores the file; the gateway gets a link of ours to that copy, never this URL. WhatsApp's limits apply: image ≤ 5 MB (image/jpeg, image/png), video ≤ 16 MB (video/mp4, video/3gpp), audio ≤ 16 MB (audio/aac, audio/amr, audio/mpeg, audio/mp4, audio/ogg), document ≤ 100 MB (PDF, plain text, Word, Excel, PowerPoint). Media that cannot be fetched or break a limit are 422 `media_unavailable`, before anything is charged; nothing is fetched for an account whose balance cannot pay (402 `insufficient_balance`). The copy is deleted once no message can still need it (or `MEDIA_RETENTION_DAYS` after the messages' time; a running campaign keeps it until it ends), and its messages then show `metadata.media_expired_at`. Shown back as given. */
                     media_url?: string | null;
                     template?: components["schemas"]["TemplateSend"] & unknown;
                     /**
@@ -5878,7 +5878,7 @@ export interface operations {
                      * @example Hi {{name}}, your order {{order}} has shipped.
                      */
                     content?: string | null;
-                    /** @description Public https URL of the media, on port 443, at most 2,048 characters; required for image, video, audio, document. The service fetches it once per send (or campaign), following at most 3 redirects and only within the same host, and stores the file; the gateway gets a link of ours to that copy, never this URL. WhatsApp's limits apply: image ≤ 5 MB (image/jpeg, image/png), video ≤ 16 MB (video/mp4, video/3gpp), audio ≤ 16 MB (audio/aac, audio/amr, audio/mpeg, audio/mp4, audio/ogg), document ≤ 100 MB (PDF, plain text, Word, Excel, PowerPoint). Media that cannot be fetched or break a limit are 422 `media_unavailable`, before anything is charged. Shown back as given. */
+                    /** @description Public https URL of the media, on port 443, at most 2,048 characters; required for image, video, audio, document. The service fetches it once per send (or campaign), following at most 3 redirects and only within the same host, and stores the file; the gateway gets a link of ours to that copy, never this URL. WhatsApp's limits apply: image ≤ 5 MB (image/jpeg, image/png), video ≤ 16 MB (video/mp4, video/3gpp), audio ≤ 16 MB (audio/aac, audio/amr, audio/mpeg, audio/mp4, audio/ogg), document ≤ 100 MB (PDF, plain text, Word, Excel, PowerPoint). Media that cannot be fetched or break a limit are 422 `media_unavailable`, before anything is charged; nothing is fetched for an account whose balance cannot pay (402 `insufficient_balance`). The copy is deleted once no message can still need it (or `MEDIA_RETENTION_DAYS` after the messages' time; a running campaign keeps it until it ends), and its messages then show `metadata.media_expired_at`. Shown back as given. */
                     media_url?: string | null;
                     template?: components["schemas"]["TemplateSend"] & unknown;
                     /** @description Up to 10,000 recipients per request; a number is kept once per campaign. */
@@ -5952,6 +5952,16 @@ export interface operations {
             400: components["responses"]["InvalidJson"];
             /** @description Problem: `unauthenticated` */
             401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `insufficient_balance` */
+            402: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;

@@ -89,7 +89,8 @@ const ConfigSchema = z.object({
   GATEWAY_CHECK_SECONDS: seconds(60),
   /**
    * Days the media of an incoming message stays kept in R2 (README, Incoming media); the hourly
-   * sweep deletes older ones.
+   * sweep deletes older ones. Also the longest a send's (or draft campaign's) stored copy of its
+   * outgoing media outlives the messages' time (README, Security → Media).
    */
   MEDIA_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   /** Seconds between QR rotations of a pending session. */

@@ -12,7 +12,7 @@ import { handleOutboundBatch } from "./delivery/consumer";
 import { requeueStale } from "./delivery/reconcile";
 import { EVENT_RETENTION_MS } from "./events/record";
 import { republishUndelivered } from "./events/sweep";
-import { sweepIncomingMedia } from "./messages/media-retention";
+import { sweepIncomingMedia, sweepOutgoingMedia } from "./messages/media-retention";
 import { completeFinishedCampaigns } from "./moves/campaign";
 import { handleOtpFailoverBatch, OTP_FAILOVER_QUEUE_NAME } from "./otp/failover";
 import { REVERSE_RULES } from "./otp/reverse";
@@ -54,6 +54,10 @@ const HOURLY_JOBS: readonly HousekeepingJob[] = [
     name: "expire_incoming_media",
     run: (env, db) => sweepIncomingMedia(env.MEDIA, db, Date.now(), readConfig(env).MEDIA_RETENTION_DAYS),
   },
+  {
+    name: "expire_outgoing_media",
+    run: (env, db) => sweepOutgoingMedia(env.MEDIA, db, Date.now(), readConfig(env).MEDIA_RETENTION_DAYS),
+  },
 ];
 
 /**
@@ -90,7 +94,7 @@ async function runHousekeeping(env: Env, jobs: readonly HousekeepingJob[]): Prom
  * number checks past their 7 days; the reconciliation sweep of
  * messages that lost their queue message; events whose webhook fan-out never happened; deliveries
  * whose retry message was lost; campaigns whose next step or completion was lost; incoming media
- * past `MEDIA_RETENTION_DAYS`), each job
+ * past `MEDIA_RETENTION_DAYS`; stored copies of outgoing media no message still needs), each job
  * isolated from the others' failures.
  */
 export default {

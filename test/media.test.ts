@@ -3,7 +3,7 @@ import { HttpResponse, http } from "msw";
 import { describe, expect, it } from "vitest";
 import { PART_BYTES } from "../src/media/store";
 import { campaignMessages, command, createCampaign, recipients, waitForCampaign } from "./campaign-fixtures";
-import { call, createAccount, expectProblem } from "./helpers";
+import { ADMIN_TOKEN, call, createAccount, expectProblem } from "./helpers";
 import { MEDIA_HOST, mediaBytes } from "./media-host";
 import {
   balanceOf,
@@ -293,29 +293,36 @@ describe("a send with media", () => {
     expect(await storedKeys()).toEqual(before);
   });
 
-  it("fetches nothing and keeps no stored copy when the balance does not cover the send", async () => {
-    const { key } = await createAccount(0.01);
-    const session = (await connectedSession(key)).id;
-    const before = await storedKeys();
-    const { hits, handler } = counted("/unpaid.png", () =>
-      HttpResponse.arrayBuffer(mediaBytes("unpaid").slice().buffer, {
-        headers: { "Content-Type": "image/png" },
-      }),
-    );
-    network.use(handler);
-    const res = await call("POST", "/v1/chatapp/messages", {
-      key,
-      body: {
-        chatapp_session_id: session,
-        to_number: TO,
-        type: "image",
-        media_url: `${MEDIA_HOST}/unpaid.png`,
-      },
-    });
-    expectProblem(res, 402, "insufficient_balance");
-    expect(hits).toEqual([]);
-    expect(await storedKeys()).toEqual(before);
-  });
+  it.each([
+    ["0", 0],
+    ["0.01, less than the send's 0.06", 0.01],
+  ])(
+    "fetches nothing and keeps no stored copy when the balance (%s) does not cover the send",
+    async (_case, balance) => {
+      const { key, accountId } = await createAccount(balance);
+      const session = (await connectedSession(key)).id;
+      const before = await storedKeys();
+      const { hits, handler } = counted("/unpaid.png", () =>
+        HttpResponse.arrayBuffer(mediaBytes("unpaid").slice().buffer, {
+          headers: { "Content-Type": "image/png" },
+        }),
+      );
+      network.use(handler);
+      const res = await call("POST", "/v1/chatapp/messages", {
+        key,
+        body: {
+          chatapp_session_id: session,
+          to_number: TO,
+          type: "image",
+          media_url: `${MEDIA_HOST}/unpaid.png`,
+        },
+      });
+      expect(expectProblem(res, 402, "insufficient_balance").detail).toMatch(/This send costs 6 minor units/);
+      expect(hits).toEqual([]);
+      expect(await storedKeys()).toEqual(before);
+      expect(await storedMessageCount(accountId)).toBe(0);
+    },
+  );
 });
 
 describe("a campaign with media", () => {
@@ -381,6 +388,105 @@ describe("a campaign with media", () => {
       .bind(accountId)
       .first<{ n: number }>();
     expect(row?.n).toBe(0);
+  });
+});
+
+describe("a campaign's stored copy of its media", () => {
+  const promo = (path: string) =>
+    counted(path, () =>
+      HttpResponse.arrayBuffer(mediaBytes(path).slice().buffer, {
+        headers: { "Content-Type": "application/pdf" },
+      }),
+    );
+  const draftBody = (session: string, path: string, count = 2) => ({
+    name: "Brochure",
+    chatapp_session_ids: [session],
+    type: "document",
+    content: "Our brochure",
+    media_url: `${MEDIA_HOST}${path}`,
+    recipients: recipients(count),
+  });
+  const campaignCount = async (accountId: string) =>
+    (
+      await env.DB.prepare("SELECT COUNT(*) AS n FROM campaigns WHERE account_id = ?")
+        .bind(accountId)
+        .first<{ n: number }>()
+    )?.n;
+
+  it("is not fetched for an account that cannot pay one message of the campaign's type: 402", async () => {
+    const { key, accountId } = await createAccount(0);
+    const session = (await connectedSession(key)).id;
+    // Balance 0.01 is half a document (0.02): not one message either.
+    const poor = await createAccount(0.01);
+    const poorSession = (await connectedSession(poor.key)).id;
+    const { hits, handler } = promo("/unpaid/brochure.pdf");
+    network.use(handler);
+    const before = await storedKeys();
+
+    for (const [k, s] of [
+      [key, session],
+      [poor.key, poorSession],
+    ] as const) {
+      const res = await call("POST", "/v1/chatapp/campaigns", {
+        key: k,
+        body: draftBody(s, "/unpaid/brochure.pdf"),
+      });
+      expect(expectProblem(res, 402, "insufficient_balance").detail).toMatch(/One document message costs 2 /);
+    }
+    expect(hits).toEqual([]);
+    expect(await storedKeys()).toEqual(before);
+    expect(await campaignCount(accountId)).toBe(0);
+    expect(await campaignCount(poor.accountId)).toBe(0);
+  });
+
+  it("a text draft needs no balance: nothing is fetched for it", async () => {
+    const { key } = await createAccount(0);
+    const session = (await connectedSession(key)).id;
+    const campaign = await createCampaign(key, {
+      chatapp_session_ids: [session],
+      type: "text",
+      content: "Hi",
+      recipients: recipients(2),
+    });
+    expect(campaign.status).toBe("draft");
+  });
+
+  it("is deleted with its draft", async () => {
+    const { key } = await createAccount(1);
+    const session = (await connectedSession(key)).id;
+    network.use(promo("/drafts/brochure.pdf").handler);
+    const campaign = await createCampaign(key, draftBody(session, "/drafts/brochure.pdf"));
+    const stored = await env.DB.prepare("SELECT media_key FROM campaigns WHERE id = ?")
+      .bind(campaign.id)
+      .first<{ media_key: string }>();
+    const mediaKey = stored?.media_key ?? "";
+    expect(await env.MEDIA.head(mediaKey)).not.toBeNull();
+
+    expect((await call("DELETE", `/v1/chatapp/campaigns/${campaign.id}`, { key })).status).toBe(204);
+    expect(await env.MEDIA.head(mediaKey)).toBeNull();
+    expect(await storedKeys()).not.toContain(mediaKey);
+  });
+
+  it("is deleted again when the create is refused after the fetch (the draft recipient limit)", async () => {
+    const { key, accountId } = await createAccount(1);
+    const session = (await connectedSession(key)).id;
+    const limited = await call("PATCH", `/admin/accounts/${accountId}`, {
+      key: ADMIN_TOKEN,
+      body: { max_draft_recipients: 1 },
+    });
+    expect(limited.status).toBe(200);
+    const { hits, handler } = promo("/refused/brochure.pdf");
+    network.use(handler);
+    const before = await storedKeys();
+
+    const res = await call("POST", "/v1/chatapp/campaigns", {
+      key,
+      body: draftBody(session, "/refused/brochure.pdf", 2),
+    });
+    expectProblem(res, 409, "account_limit_reached");
+    expect(hits).toHaveLength(1);
+    expect(await storedKeys()).toEqual(before);
+    expect(await campaignCount(accountId)).toBe(0);
   });
 });
 

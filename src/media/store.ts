@@ -42,7 +42,10 @@ export async function storeMedia(bucket: R2Bucket, url: string, type: MediaType)
   return { key, contentType, bytes };
 }
 
-/** Deletes a stored media file that no message will use (a send that was not charged). Never throws. */
+/**
+ * Deletes a stored media file that no message will use (a send that was not charged, a deleted or
+ * refused draft campaign). Never throws: a failure is logged (`media_discard_failed`).
+ */
 export async function discardMedia(bucket: R2Bucket, key: string): Promise<void> {
   await bucket.delete(key).catch((error: unknown) => {
     console.error(

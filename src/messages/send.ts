@@ -1,8 +1,8 @@
+import { insufficientBalance, requireBalance } from "../billing/balance";
 import { charge } from "../billing/ledger";
 import { priceOf } from "../billing/prices";
 import { readConfig } from "../config";
 import type { Db } from "../db/client";
-import { findAccount } from "../db/queries/accounts";
 import { insertOutgoingStatement, type NewMessages, outgoingRows } from "../db/queries/messages";
 import { findSession } from "../db/queries/sessions";
 import { findTemplate } from "../db/queries/templates";
@@ -119,7 +119,7 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
     request.mediaUrl !== null
   ) {
     // An account that cannot pay makes the service fetch nothing (the charge below still decides).
-    await coverableOrThrow(db, request.accountId, price * request.toNumbers.length);
+    await requireBalance(db, request.accountId, price * request.toNumbers.length, "This send");
     media = await storeMedia(env.MEDIA, request.mediaUrl, request.type);
   }
   const toSend: NewMessages = {
@@ -163,7 +163,7 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
   if (!charged.ok) {
     if (media) await discardMedia(env.MEDIA, media.key);
     if (charged.reason === "no_account") throw new ApiError("not_found", "No such account.");
-    throw insufficientBalance(price * count, charged.balance);
+    throw insufficientBalance("This send", price * count, charged.balance);
   }
   const created = outgoingRows(toSend);
   const requests = created.map((row) =>
@@ -238,24 +238,6 @@ function withQuote(metadata: string | undefined, quote: QuoteTarget | null): str
   if (!quote) return metadata;
   const quoted = { provider_message_id: quote.quoted.providerMessageId, from_me: quote.quoted.fromMe };
   return JSON.stringify({ ...(metadata ? JSON.parse(metadata) : {}), quoted });
-}
-
-/** The 402 of a send costing `cost` against `balance` (minor units). */
-function insufficientBalance(cost: number, balance: number): ApiError {
-  return new ApiError(
-    "insufficient_balance",
-    `This send costs ${cost} minor units, more than the balance (${balance}).`,
-  );
-}
-
-/**
- * Refuses a media send the balance cannot cover before its media is fetched (a read, not a hold:
- * the atomic charge decides). @throws ApiError `not_found`, `insufficient_balance` (402).
- */
-async function coverableOrThrow(db: Db, accountId: string, cost: number): Promise<void> {
-  const account = await findAccount(db, accountId);
-  if (!account) throw new ApiError("not_found", "No such account.");
-  if (account.balance < cost) throw insufficientBalance(cost, account.balance);
 }
 
 /**

@@ -173,12 +173,21 @@ export async function listCampaigns(
   return pageOf([rows], page.limit, page.cursor);
 }
 
-/** Deletes the account's campaign `id` with its recipients if it is a `draft`; returns whether it did. */
-export async function deleteDraftCampaign(db: Db, accountId: string, id: string): Promise<boolean> {
-  const result = await db
+/**
+ * Deletes the account's campaign `id` with its recipients if it is a `draft`.
+ * @returns the deleted draft's stored media copy (`mediaKey`, its `MEDIA` key, or null), or null
+ *   when nothing was deleted (not the account's, or not a draft).
+ */
+export async function deleteDraftCampaign(
+  db: Db,
+  accountId: string,
+  id: string,
+): Promise<{ mediaKey: string | null } | null> {
+  const [deleted] = await db
     .delete(campaigns)
-    .where(and(eq(campaigns.id, id), eq(campaigns.accountId, accountId), eq(campaigns.status, "draft")));
-  return result.meta.changes > 0;
+    .where(and(eq(campaigns.id, id), eq(campaigns.accountId, accountId), eq(campaigns.status, "draft")))
+    .returning({ mediaKey: campaigns.mediaKey });
+  return deleted ?? null;
 }
 
 // Recipients page by `seq`; the keyset's second column is the campaign id, the same on every row.

@@ -48,7 +48,10 @@ export const campaigns = sqliteTable(
     template: text({ mode: "json" }).$type<CampaignTemplate>(),
     /** The caller's `media_url`, as given and shown. */
     mediaUrl: text(),
-    /** The stored copy of the media, fetched once at creation for every message: its `MEDIA` key. */
+    /**
+     * The stored copy of the media, fetched once at creation for every message: its `MEDIA` key;
+     * null once the retention sweep deleted it (src/messages/media-retention.ts).
+     */
     mediaKey: text(),
     /** The stored copy's content type. */
     mediaContentType: text(),
@@ -96,6 +99,8 @@ export const campaigns = sqliteTable(
   (t) => [
     index("campaigns_account").on(t.accountId, t.createdAt, t.id),
     index("campaigns_active").on(t.status).where(sql`${t.status} IN ('scheduled', 'running', 'paused')`),
+    // Only campaigns that still keep a stored copy of their media, for the retention sweep.
+    index("campaigns_media").on(t.mediaKey).where(sql`${t.mediaKey} IS NOT NULL`),
   ],
 );
 

@@ -34,7 +34,10 @@ export const messages = sqliteTable(
     replyTo: text(),
     /** The caller's `media_url`, as given and shown; the gateway never fetches it (README, Security → Media). */
     mediaUrl: text(),
-    /** The stored copy of the media: its key in the `MEDIA` R2 bucket, or null (text, incoming). */
+    /**
+     * The stored copy of the media: its key in the `MEDIA` R2 bucket, or null (text; incoming media
+     * not kept; a copy the retention sweep deleted, `metadata.media_expired_at` saying when).
+     */
     mediaKey: text(),
     /** The stored copy's content type, as its host answered it (e.g. `image/png`). */
     mediaContentType: text(),
@@ -94,6 +97,11 @@ export const messages = sqliteTable(
     index("messages_charge").on(t.chargeId, t.sendIndex, t.id),
     index("messages_refund").on(t.refundId, t.sendIndex, t.id),
     index("messages_campaign").on(t.campaignId, t.status),
+    // Only outgoing messages whose stored copy of the media is still kept, for the retention sweep
+    // of outgoing media (src/messages/media-retention.ts): a copy's messages, and which still wait.
+    index("messages_outgoing_media")
+      .on(t.mediaKey, t.status)
+      .where(sql`${t.direction} = 'outgoing' AND ${t.mediaKey} IS NOT NULL`),
     // Small: only incoming messages whose media is kept in R2, for the retention sweep.
     index("messages_incoming_media")
       .on(t.createdAt)

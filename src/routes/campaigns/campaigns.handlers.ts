@@ -1,8 +1,11 @@
 import type { RouteHandler } from "@hono/zod-openapi";
+import { requireBalance } from "../../billing/balance";
+import { priceOf } from "../../billing/prices";
 import { cancelCampaign, pauseCampaign, resumeCampaign } from "../../campaigns/control";
 import { checkRecipients, type FieldProblem } from "../../campaigns/recipients";
 import { startCampaign } from "../../campaigns/start";
 import { requireCampaignTemplate } from "../../campaigns/template";
+import { readConfig } from "../../config";
 import {
   addRecipients as addTo,
   deleteDraftCampaign,
@@ -16,7 +19,7 @@ import { findSessions } from "../../db/queries/sessions";
 import type { CampaignRow } from "../../db/schema";
 import type { AppEnv } from "../../env";
 import { ApiError, accountLimitReached } from "../../errors";
-import { storeMedia } from "../../media/store";
+import { discardMedia, type StoredMedia, storeMedia } from "../../media/store";
 import { toCampaignRecord, toRecipientRecord } from "../../presenters/campaign";
 import { pageLinks } from "../paging";
 import type * as routes from "./campaigns.routes";
@@ -67,56 +70,82 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
     min_ms: body.delay_between ?? DEFAULT_DELAY_MS,
     max_ms: body.delay_between ?? DEFAULT_DELAY_MS,
   };
-  // Fetched and stored once, for every message of the campaign (README, Security → Media).
-  const media =
-    body.type !== "text" && body.type !== "template" && body.media_url != null
-      ? await storeMedia(c.env.MEDIA, body.media_url, body.type)
-      : null;
+  // Fetched and stored once, for every message of the campaign, and only for an account that can
+  // pay one message of its type (README, Security → Media).
+  let media: StoredMedia | null = null;
+  if (body.type !== "text" && body.type !== "template" && body.media_url != null) {
+    const price = priceOf(readConfig(c.env), body.type);
+    await requireBalance(db, principal.accountId, price, `One ${body.type} message`);
+    media = await storeMedia(c.env.MEDIA, body.media_url, body.type);
+  }
   const now = Date.now();
-  const inserted = await insertCampaign(
-    db,
-    {
-      id: crypto.randomUUID(),
-      accountId: principal.accountId,
-      name: body.name,
-      status: "draft",
-      sessionIds: body.chatapp_session_ids,
-      type: body.type,
-      content: body.content ?? null,
-      template,
-      mediaUrl: body.media_url ?? null,
-      mediaKey: media?.key ?? null,
-      mediaContentType: media?.contentType ?? null,
-      delayMinMs: delay.min_ms,
-      delayMaxMs: delay.max_ms,
-      scheduledAt: body.scheduled_at ? Date.parse(body.scheduled_at) : null,
-      sendWindow: body.send_window ?? null,
-      checkNumbers: body.check_numbers ?? false,
-      simulateTyping: body.simulate_typing ?? false,
-      total: 0,
-      queued: 0,
-      sent: 0,
-      delivered: 0,
-      read: 0,
-      failed: 0,
-      replied: 0,
-      skipped: 0,
-      cost: 0,
-      refunded: 0,
-      price: 0,
-      chargeId: null,
-      materialisedSeq: 0,
-      startedAt: null,
-      completedAt: null,
-      createdAt: now,
-      updatedAt: now,
-    },
-    body.recipientRows,
+  const inserted = await withMedia(c.env.MEDIA, media, () =>
+    insertCampaign(
+      db,
+      {
+        id: crypto.randomUUID(),
+        accountId: principal.accountId,
+        name: body.name,
+        status: "draft",
+        sessionIds: body.chatapp_session_ids,
+        type: body.type,
+        content: body.content ?? null,
+        template,
+        mediaUrl: body.media_url ?? null,
+        mediaKey: media?.key ?? null,
+        mediaContentType: media?.contentType ?? null,
+        delayMinMs: delay.min_ms,
+        delayMaxMs: delay.max_ms,
+        scheduledAt: body.scheduled_at ? Date.parse(body.scheduled_at) : null,
+        sendWindow: body.send_window ?? null,
+        checkNumbers: body.check_numbers ?? false,
+        simulateTyping: body.simulate_typing ?? false,
+        total: 0,
+        queued: 0,
+        sent: 0,
+        delivered: 0,
+        read: 0,
+        failed: 0,
+        replied: 0,
+        skipped: 0,
+        cost: 0,
+        refunded: 0,
+        price: 0,
+        chargeId: null,
+        materialisedSeq: 0,
+        startedAt: null,
+        completedAt: null,
+        createdAt: now,
+        updatedAt: now,
+      },
+      body.recipientRows,
+    ),
   );
   if (inserted.refused) throw draftLimitReached(inserted.refused);
   const { campaign, recipients: added } = inserted;
   return c.json({ success: true as const, data: toCampaignRecord(campaign), recipients: added }, 201);
 };
+
+/**
+ * Runs `insert`, the write of a campaign that holds `media` (a copy just stored for it), and
+ * deletes the copy again when no campaign keeps it: `insert` refused (`refused` set, the draft
+ * limit) or threw (README, Security → Media: a refused campaign leaves no stored copy).
+ * @throws what `insert` throws.
+ */
+async function withMedia<T extends { refused: unknown }>(
+  bucket: R2Bucket,
+  media: StoredMedia | null,
+  insert: () => Promise<T>,
+): Promise<T> {
+  try {
+    const result = await insert();
+    if (media && result.refused) await discardMedia(bucket, media.key);
+    return result;
+  } catch (error) {
+    if (media) await discardMedia(bucket, media.key);
+    throw error;
+  }
+}
 
 export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
   const { limit, cursor } = c.req.valid("query");
@@ -137,7 +166,12 @@ export const show: RouteHandler<typeof routes.show, AppEnv> = async (c) => {
 export const remove: RouteHandler<typeof routes.remove, AppEnv> = async (c) => {
   const { db, principal } = c.var;
   const { id } = c.req.valid("param");
-  if (await deleteDraftCampaign(db, principal.accountId, id)) return c.body(null, 204);
+  const deleted = await deleteDraftCampaign(db, principal.accountId, id);
+  if (deleted) {
+    // Nothing else holds a draft's stored copy (README, Security → Media).
+    if (deleted.mediaKey) await discardMedia(c.env.MEDIA, deleted.mediaKey);
+    return c.body(null, 204);
+  }
   const campaign = await findCampaign(db, principal.accountId, id);
   if (!campaign) throw noCampaign();
   throw notDraft(campaign.status);

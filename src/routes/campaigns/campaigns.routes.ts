@@ -28,7 +28,9 @@ export const create = createRoute({
     "The account's drafts together hold at most its `max_draft_recipients` (409 `account_limit_reached`, and nothing " +
     'is created). `type: "template"` (every session on the `cloud_api` gateway) sends `template` instead of ' +
     "`content`: its `variables` values take the recipients' `variables` the same way, and the template must be " +
-    "APPROVED on every session (422 `template_not_found`). Send an `Idempotency-Key` header to make retries safe.",
+    "APPROVED on every session (422 `template_not_found`). A draft is not charged, but a media campaign from an " +
+    "account whose balance cannot pay one message of its type is 402 `insufficient_balance` before its `media_url` " +
+    "is fetched, and nothing is created. Send an `Idempotency-Key` header to make retries safe.",
   request: {
     headers: IdempotencyKeyHeader,
     body: jsonBody(CreateCampaignBody),
@@ -41,6 +43,7 @@ export const create = createRoute({
       "session_not_connected",
       "validation_failed",
       "account_limit_reached",
+      "insufficient_balance",
       "media_unavailable",
       "template_not_found",
       "idempotency_key_in_use",
@@ -86,7 +89,8 @@ export const remove = createRoute({
   path: "/{id}",
   summary: "Delete a draft campaign",
   description:
-    "Only a `draft` can be deleted (409 `campaign_not_draft` otherwise); its recipients go with it.",
+    "Only a `draft` can be deleted (409 `campaign_not_draft` otherwise); its recipients and its stored copy of " +
+    "`media_url` go with it.",
   request: { params: IdParam },
   responses: {
     204: { description: "Deleted" },

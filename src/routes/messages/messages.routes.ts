@@ -21,7 +21,8 @@ export const send = createRoute({
   path: "/",
   summary: "Send a message to one or many recipients",
   description:
-    "Charges the whole send at once (402 `insufficient_balance` creates nothing), then fans the messages out through the session, " +
+    "Charges the whole send at once (402 `insufficient_balance` creates nothing, and a media send the balance cannot pay " +
+    "is refused before its `media_url` is fetched), then fans the messages out through the session, " +
     "`delay_between` milliseconds apart. Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.",
   request: {
     headers: IdempotencyKeyHeader,

@@ -24,7 +24,10 @@ export const MEDIA_URL_DESCRIPTION =
   "and stores the file; the gateway gets a link of ours to that copy, never this URL. WhatsApp's limits apply: " +
   "image ≤ 5 MB (image/jpeg, image/png), video ≤ 16 MB (video/mp4, video/3gpp), audio ≤ 16 MB (audio/aac, audio/amr, " +
   "audio/mpeg, audio/mp4, audio/ogg), document ≤ 100 MB (PDF, plain text, Word, Excel, PowerPoint). Media that cannot " +
-  "be fetched or break a limit are 422 `media_unavailable`, before anything is charged. Shown back as given.";
+  "be fetched or break a limit are 422 `media_unavailable`, before anything is charged; nothing is fetched for an " +
+  "account whose balance cannot pay (402 `insufficient_balance`). The copy is deleted once no message can still " +
+  "need it (or `MEDIA_RETENTION_DAYS` after the messages' time; a running campaign keeps it until it ends), and " +
+  "its messages then show `metadata.media_expired_at`. Shown back as given.";
 
 /** Length in characters (Unicode code points), not UTF-16 code units: an emoji counts once. */
 const characters = (value: string) => [...value].length;
@@ -262,7 +265,7 @@ export const MessageSchema = z
     direction: z.enum(["incoming", "outgoing"]),
     reason: z.string().nullable().openapi({
       description:
-        "Why the message failed: `recipient_not_on_chatapp`, `retries_exhausted`, `message_expired`, `session_banned`, `session_deleted`, `dispatch_failed`, `enqueue_failed`, `outcome_unknown` (the gateway could not be asked whether it had sent it within `OUTCOME_SETTLE_HOURS`), `media_not_stored` (a media message queued before media were stored), or the gateway's reason.",
+        "Why the message failed: `recipient_not_on_chatapp`, `retries_exhausted`, `message_expired`, `session_banned`, `session_deleted`, `dispatch_failed`, `enqueue_failed`, `outcome_unknown` (the gateway could not be asked whether it had sent it within `OUTCOME_SETTLE_HOURS`), `media_not_stored` (a media message without a stored copy: queued before media were stored, or still waiting when its copy passed its retention), or the gateway's reason.",
     }),
     cost: z.number().openapi({ description: "Cost in major units; refunded when the message fails." }),
     sent_at: timestamp.nullable(),
@@ -275,7 +278,7 @@ export const MessageSchema = z
         "unsettled (it stays `queued`), `send_attempts` (each attempt that did not end in `sent`: `{ at, outcome, " +
         "reason }`, outcome `rejected`, `unknown`, `absent` or `unreachable`) and, once sent, `settled_by`: " +
         "`answer`, `lookup` or `status_webhook`; with `simulate_typing`, once sent, `typing`: `{ ms, started_at, " +
-        "shown, reason? }` (README, Typing before a send). An incoming message with media the gateway holds but the API does not link to (WAHA's) has `media_url` null and `media: { mimetype }`. " +
+        "shown, reason? }` (README, Typing before a send). `media_expired_at`: when the stored media (an incoming message's kept file, an outgoing one's copy) was deleted by its retention. An incoming message with media the gateway holds but the API does not link to (WAHA's) has `media_url` null and `media: { mimetype }`. " +
         "A reply or reaction keeps the quoted message's gateway id in `quoted: { provider_message_id, from_me }`; a message contacts reacted to lists `reactions: [{ from, emoji, at }]` (one per contact) and `reactions_removed: [{ from, at }]`.",
     }),
     created_at: timestamp,

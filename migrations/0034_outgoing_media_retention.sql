@@ -1,0 +1,2 @@
+CREATE INDEX `campaigns_media` ON `campaigns` (`media_key`) WHERE "campaigns"."media_key" IS NOT NULL;--> statement-breakpoint
+CREATE INDEX `messages_outgoing_media` ON `messages` (`media_key`,`status`) WHERE "messages"."direction" = 'outgoing' AND "messages"."media_key" IS NOT NULL;
