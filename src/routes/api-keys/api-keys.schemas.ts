@@ -36,7 +36,7 @@ export const KeySchema = z
       .openapi({ description: "When the key last authenticated a request, to the minute." }),
     created_by: z.uuid().nullable().openapi({
       description:
-        "The id of the key that created this one with `POST /v1/api-keys`; null for a key the admin API made (or one made before keys recorded their creator). `DELETE /v1/api-keys/{id}?cascade=true` follows it.",
+        "The id of the key that created this one with `POST /v1/api-keys`; null for a key the admin API made (or one made before keys recorded their creator). `DELETE /v1/api-keys/{id}?cascade=true` and `DELETE /admin/keys/{id}` follow it.",
       example: "0f8fad5b-d9cb-469f-a165-70867728950e",
     }),
   })
