@@ -66,7 +66,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List an account's API keys, newest first
+         * @description The account's live keys (expired ones included, revoked ones not) as `GET /v1/api-keys` shows them: scopes, prefix, `created_by`, when each was last used; never a secret. Cursor-paged like the message list. An unknown account is 404.
+         */
+        get: operations["listAccountApiKeys"];
         put?: never;
         /** Issue another API key for an account */
         post: operations["createApiKey"];
@@ -86,7 +90,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke an API key (it stops working at once) */
+        /**
+         * Revoke an API key and the keys it created (they stop working at once)
+         * @description Revokes the key and, unless `cascade=false`, every key it created (`created_by`), transitively, as `DELETE /v1/api-keys/{id}?cascade=true` does, whatever their scopes. Each revoked key's footholds go with it: the account's webhook endpoints it created or last pointed elsewhere are turned off (`disabled_reason` `key_revoked`), the link tokens it minted are revoked (their pages and live route answer 410 `link_expired`), and the live sockets opened with those keys or tokens close (4401 `key revoked`, 4403 `link revoked`). README, Security, Keys and scopes.
+         */
         delete: operations["revokeApiKey"];
         options?: never;
         head?: never;
@@ -233,7 +240,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke an API key, and with cascade the keys it created
-         * @description The key stops working at once (401 `unauthenticated` from then on), the calling key included. A key revokes only keys within its own scopes, as it creates only those: revoking a key that holds a scope the calling key lacks is 403 `insufficient_scope`, and nothing is revoked. With `cascade=true` the keys it created (`created_by`) go too, transitively, and the answer lists every id revoked; every one of them must be within the calling key's scopes.
+         * @description The key stops working at once (401 `unauthenticated` from then on), the calling key included. A key revokes only keys within its own scopes, as it creates only those: revoking a key that holds a scope the calling key lacks is 403 `insufficient_scope`, and nothing is revoked. With `cascade=true` the keys it created (`created_by`) go too, transitively, and the answer lists every id revoked; every one of them must be within the calling key's scopes. Each revoked key's footholds go with it: webhook endpoints it created or last pointed elsewhere are turned off (`disabled_reason` `key_revoked`), link URLs it made are revoked (410 `link_expired`), and live sockets opened with those keys or link URLs close (4401, 4403). README, Security, Keys and scopes.
          */
         delete: operations["deleteApiKey"];
         options?: never;
@@ -400,7 +407,7 @@ export interface paths {
          *
          *     A socket lives no longer than the key or token that opened it. Close codes:
          *     - **4401** `key revoked` or `key expired`: the API key was revoked (`DELETE /v1/api-keys/{id}`) or reached its `expires_at`.
-         *     - **4403** `link revoked`: the session's link URLs were revoked (`DELETE …/link-url`).
+         *     - **4403** `link revoked`: the session's link URLs were revoked (`DELETE …/link-url`), or the API key that made the link URL was.
          *     - **4404** `session deleted`: right after the `session.deleted` frame.
          *     - **4410** `link expired`: the link token reached its `expires_at`.
          *
@@ -428,7 +435,7 @@ export interface paths {
         put?: never;
         /**
          * Make a link URL: a hosted page where the phone's owner links the session
-         * @description Makes a link token for this session and returns its page URL. The token is random (256 bits), stored only as its SHA-256, and valid for `expires_in` seconds; `DELETE` revokes every token of the session. With the token, `GET /link/{token}/session` shows the session's status and QR code, `POST /link/{token}/pairing-code` and `POST /link/{token}/reconnect` act on it, and `GET /v1/chatapp/sessions/{id}/live?token=…` watches it, all without an API key.
+         * @description Makes a link token for this session and returns its page URL. The token is random (256 bits), stored only as its SHA-256, and valid for `expires_in` seconds; `DELETE` revokes every token of the session, and revoking the API key that made it revokes it too. With the token, `GET /link/{token}/session` shows the session's status and QR code, `POST /link/{token}/pairing-code` and `POST /link/{token}/reconnect` act on it, and `GET /v1/chatapp/sessions/{id}/live?token=…` watches it, all without an API key.
          */
         post: operations["createLinkUrl"];
         /**
@@ -2339,7 +2346,10 @@ export interface components {
             events: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
             /** @description Whether events are posted to the endpoint. */
             enabled: boolean;
-            /** @description Why delivery turned the endpoint off (for example, it answered 410 Gone, or failed for days); null while enabled or when turned off through the API. `PATCH {"enabled": true}` clears it. */
+            /**
+             * @description Why the service turned the endpoint off: `gone` (it answered 410 Gone), `failing` (its deliveries failed for days), `key_revoked` (the API key in `created_by` or `url_set_by` was revoked; README, Security, Keys and scopes). Null while enabled or when turned off through the API. `PATCH {"enabled": true}` clears it.
+             * @example key_revoked
+             */
             disabled_reason: string | null;
             /**
              * @description The first characters of the signing secret, to tell secrets apart; the secret itself is shown only when it is made (create and rotate-secret).
@@ -2357,10 +2367,22 @@ export interface components {
              */
             created_at: string;
             /**
-             * @description Last change through the API (update, rotate-secret) or by delivery (turned off).
+             * @description Last change through the API (update, rotate-secret), by delivery or by a key's revocation (turned off).
              * @example 2026-11-21T09:30:12.345000Z
              */
             updated_at: string;
+            /**
+             * Format: uuid
+             * @description The id of the API key that created the endpoint; null for an endpoint made before endpoints recorded it. Revoking that key turns the endpoint off (`disabled_reason` `key_revoked`).
+             * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+             */
+            created_by: string | null;
+            /**
+             * Format: uuid
+             * @description The id of the API key that set the current `url`: the creating key, or the last key whose `PATCH` pointed the endpoint elsewhere; null for an endpoint made before endpoints recorded it. Revoking that key turns the endpoint off (`disabled_reason` `key_revoked`).
+             * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+             */
+            url_set_by: string | null;
         };
         AdminAccount: {
             /** Format: uuid */
@@ -2464,10 +2486,49 @@ export interface components {
             last_used_at: string | null;
             /**
              * Format: uuid
-             * @description The id of the key that created this one with `POST /v1/api-keys`; null for a key the admin API made (or one made before keys recorded their creator). `DELETE /v1/api-keys/{id}?cascade=true` follows it.
+             * @description The id of the key that created this one with `POST /v1/api-keys`; null for a key the admin API made (or one made before keys recorded their creator). `DELETE /v1/api-keys/{id}?cascade=true` and `DELETE /admin/keys/{id}` follow it.
              * @example 0f8fad5b-d9cb-469f-a165-70867728950e
              */
             created_by: string | null;
+        };
+        ApiKeyList: {
+            /** @enum {boolean} */
+            success: true;
+            /** @description The page, newest first. */
+            data: components["schemas"]["ApiKey"][];
+            links: {
+                first: null;
+                last: null;
+                prev: string | null;
+                next: string | null;
+            };
+            meta: {
+                path: string;
+                per_page: number;
+                next_cursor: string | null;
+                prev_cursor: string | null;
+            };
+        };
+        RevokedApiKeys: {
+            /** @enum {boolean} */
+            success: true;
+            data: {
+                /**
+                 * @description The ids of the keys this call revoked: the key named in the path first, then the keys under it, nearest first. Keys revoked before are not listed.
+                 * @example [
+                 *       "0f8fad5b-d9cb-469f-a165-70867728950e",
+                 *       "7c9e6679-7425-40de-944b-e07fc1f90ae7"
+                 *     ]
+                 */
+                revoked: string[];
+                /**
+                 * @description The ids of the webhook endpoints this call turned off because a revoked key created them or last pointed them elsewhere (their `disabled_reason` is now `key_revoked`). `PATCH {"enabled": true}` with a live key turns one back on.
+                 * @example [
+                 *       "9b2e4c1a-5f3d-4e8b-a6c7-1d2e3f4a5b6c"
+                 *     ]
+                 */
+                disabled_webhook_endpoints: string[];
+            };
         };
         Metrics: {
             /** @enum {boolean} */
@@ -2588,38 +2649,6 @@ export interface components {
             cost: number;
             /** @description What of `cost` was refunded (failed messages), major units. */
             refunded: number;
-        };
-        ApiKeyList: {
-            /** @enum {boolean} */
-            success: true;
-            /** @description The page, newest first. */
-            data: components["schemas"]["ApiKey"][];
-            links: {
-                first: null;
-                last: null;
-                prev: string | null;
-                next: string | null;
-            };
-            meta: {
-                path: string;
-                per_page: number;
-                next_cursor: string | null;
-                prev_cursor: string | null;
-            };
-        };
-        RevokedApiKeys: {
-            /** @enum {boolean} */
-            success: true;
-            data: {
-                /**
-                 * @description The ids of the keys this call revoked: the key named in the path first, then the keys under it, nearest first. Keys revoked before are not listed.
-                 * @example [
-                 *       "0f8fad5b-d9cb-469f-a165-70867728950e",
-                 *       "7c9e6679-7425-40de-944b-e07fc1f90ae7"
-                 *     ]
-                 */
-                revoked: string[];
-            };
         };
         CreateSessionRequest: {
             /**
@@ -3640,6 +3669,66 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    listAccountApiKeys: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1–100. */
+                limit?: number;
+                /** @description `meta.next_cursor` or `meta.prev_cursor` of a previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the account's keys */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyList"];
+                };
+            };
+            /** @description Problem: `unauthenticated` */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `validation_failed` */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     createApiKey: {
         parameters: {
             query?: never;
@@ -3720,7 +3809,10 @@ export interface operations {
     };
     revokeApiKey: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Default `true`: also revoke every key this key created, and the keys those created, down the whole tree (`created_by`), answered 200 with the revoked ids. `false`: this key only, answered 204. */
+                cascade?: "true" | "false";
+            };
             header?: never;
             path: {
                 id: string;
@@ -3729,7 +3821,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Revoked */
+            /** @description Revoked with the keys under it (the default): the ids revoked and turned off */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevokedApiKeys"];
+                };
+            };
+            /** @description Revoked, with `cascade=false`: this key only */
             204: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];

@@ -38,15 +38,45 @@ async function sessionsStatus(key: string): Promise<number> {
   return (await call("GET", "/v1/chatapp/sessions", { key })).status;
 }
 
+/**
+ * Every admin route, from the app's OpenAPI registry (the routes that take the admin token), so a
+ * new admin route gets the 401 cases below without being listed by hand.
+ */
+const adminRoutes: [string, string][] = createApp().openAPIRegistry.definitions.flatMap((definition) =>
+  definition.type === "route" &&
+  (definition.route.security ?? []).some((requirement) => "AdminToken" in requirement)
+    ? [[definition.route.method.toUpperCase(), definition.route.path] as [string, string]]
+    : [],
+);
+
 describe("admin authorization", () => {
-  const routes: [string, string, unknown?][] = [
-    ["POST", "/admin/accounts", { name: "x" }],
-    ["GET", `/admin/accounts/${UNKNOWN_ID}`],
-    ["POST", `/admin/accounts/${UNKNOWN_ID}/keys`, {}],
-    ["POST", `/admin/accounts/${UNKNOWN_ID}/credits`, { amount: 1 }],
-    ["DELETE", `/admin/keys/${UNKNOWN_ID}`],
-    ["GET", "/admin/metrics"],
-  ];
+  /** Valid bodies, so that only the token fails. */
+  const bodies: Record<string, unknown> = {
+    "POST /admin/accounts": { name: "x" },
+    "PATCH /admin/accounts/{id}": { max_sessions: 1 },
+    "POST /admin/accounts/{id}/keys": {},
+    "POST /admin/accounts/{id}/credits": { amount: 1 },
+  };
+  const routes: [string, string, unknown?][] = adminRoutes.map(([method, path]) => [
+    method,
+    path.replace("{id}", UNKNOWN_ID),
+    bodies[`${method} ${path}`],
+  ]);
+
+  it("covers every admin route", () => {
+    expect(adminRoutes.map(([method, path]) => `${method} ${path}`).sort()).toEqual(
+      [
+        "POST /admin/accounts",
+        "PATCH /admin/accounts/{id}",
+        "GET /admin/accounts/{id}",
+        "POST /admin/accounts/{id}/keys",
+        "GET /admin/accounts/{id}/keys",
+        "POST /admin/accounts/{id}/credits",
+        "DELETE /admin/keys/{id}",
+        "GET /admin/metrics",
+      ].sort(),
+    );
+  });
 
   for (const [method, path, body] of routes) {
     it(`${method} ${path} without a token is 401`, async () => {
@@ -413,36 +443,182 @@ describe("POST /admin/accounts/{id}/keys", () => {
   });
 });
 
-describe("DELETE /admin/keys/{id}", () => {
-  it("revokes a key: 204, and the key stops working at once while others still work", async () => {
-    const { accountId, key: other } = await createAccount();
-    const issued = await admin<KeyEnvelope>("POST", `/admin/accounts/${accountId}/keys`, {});
-    const { key, api_key } = issued.body.data;
-    expect(await sessionsStatus(api_key)).toBe(200);
+describe("GET /admin/accounts/{id}/keys", () => {
+  interface ListedKey {
+    id: string;
+    name: string | null;
+    prefix: string;
+    scopes: string[];
+    created_at: string;
+    expires_at: string | null;
+    last_used_at: string | null;
+    created_by: string | null;
+  }
+  type KeyPage = {
+    success: boolean;
+    data: ListedKey[];
+    links: Record<string, string | null>;
+    meta: Record<string, unknown>;
+  };
 
-    const res = await admin("DELETE", `/admin/keys/${key.id}`);
+  it("lists the account's live keys only, newest first, as the API shows keys: never a secret or hash", async () => {
+    const { accountId, key } = await createAccount();
+    const other = await createAccount();
+    const made = await admin<KeyEnvelope>("POST", `/admin/accounts/${accountId}/keys`, {
+      name: "ops",
+      scopes: ["keys:write", "sessions:read"],
+    });
+    const child = await call<KeyEnvelope>("POST", "/v1/api-keys", {
+      key: made.body.data.api_key,
+      body: { name: "child", scopes: ["sessions:read"] },
+    });
+    const gone = await admin<KeyEnvelope>("POST", `/admin/accounts/${accountId}/keys`, { name: "gone" });
+    expect((await admin("DELETE", `/admin/keys/${gone.body.data.key.id}`)).status).toBe(200);
+
+    const res = await admin<KeyPage>("GET", `/admin/accounts/${accountId}/keys`);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.success).toBe(true);
+    expect(res.body.data.map((k) => k.name)).toEqual(["child", "ops", "default"]);
+    expect(res.body.data[0]).toEqual({
+      id: child.body.data.key.id,
+      name: "child",
+      prefix: child.body.data.api_key.slice(0, 11),
+      scopes: ["sessions:read"],
+      created_at: expect.stringMatching(TIMESTAMP),
+      expires_at: null,
+      last_used_at: null,
+      created_by: made.body.data.key.id,
+    });
+    // The account's own list shows the same keys the same way.
+    const own = await call<KeyPage>("GET", "/v1/api-keys", { key });
+    // (`last_used_at` aside: the account's own call just used its key.)
+    const unused = (keys: ListedKey[]) => keys.map(({ last_used_at: _, ...rest }) => rest);
+    expect(unused(res.body.data)).toEqual(unused(own.body.data));
+    expect(res.text).not.toContain(made.body.data.api_key);
+    expect(res.text).not.toMatch(/key_hash|keyHash|"api_key"/);
+    const theirs = await admin<KeyPage>("GET", `/admin/accounts/${other.accountId}/keys`);
+    expect(theirs.body.data.map((k) => k.name)).toEqual(["default"]);
+  });
+
+  it("pages with limit and cursor like the other lists", async () => {
+    const { accountId } = await createAccount();
+    await admin<KeyEnvelope>("POST", `/admin/accounts/${accountId}/keys`, { name: "second" });
+    const first = await admin<KeyPage>("GET", `/admin/accounts/${accountId}/keys?limit=1`);
+    expect(first.body.data.map((k) => k.name)).toEqual(["second"]);
+    const next = first.body.meta.next_cursor;
+    expect(next).toEqual(expect.any(String));
+    const second = await admin<KeyPage>(
+      "GET",
+      `/admin/accounts/${accountId}/keys?limit=1&cursor=${encodeURIComponent(String(next))}`,
+    );
+    expect(second.body.data.map((k) => k.name)).toEqual(["default"]);
+    expect(second.body.meta.next_cursor).toBeNull();
+  });
+
+  it("is 404 for an unknown or malformed account, and 422 for a bad limit", async () => {
+    expectProblem(await admin("GET", `/admin/accounts/${UNKNOWN_ID}/keys`), 404, "not_found");
+    expectProblem(await admin("GET", "/admin/accounts/not-an-id/keys"), 404, "not_found");
+    const { accountId } = await createAccount();
+    const bad = await admin("GET", `/admin/accounts/${accountId}/keys?limit=0`);
+    expect(Object.keys(expectProblem(bad, 422, "validation_failed").errors as object)).toEqual(["limit"]);
+  });
+});
+
+describe("DELETE /admin/keys/{id}", () => {
+  /** An admin key that may make keys, a key it made, and one that key made; with the account's default key. */
+  async function tree() {
+    const { accountId, key: other } = await createAccount();
+    const parent = (
+      await admin<KeyEnvelope>("POST", `/admin/accounts/${accountId}/keys`, {
+        name: "parent",
+        scopes: ["keys:write", "sessions:read"],
+      })
+    ).body.data;
+    const make = async (by: string, name: string) =>
+      (
+        await call<KeyEnvelope>("POST", "/v1/api-keys", {
+          key: by,
+          body: { name, scopes: ["keys:write", "sessions:read"] },
+        })
+      ).body.data;
+    const child = await make(parent.api_key, "child");
+    const grandchild = await make(child.api_key, "grandchild");
+    return { accountId, other, parent, child, grandchild };
+  }
+
+  it("revokes the key and every key under it by default: 200 with the ids, each refused from then on", async () => {
+    const { other, parent, child, grandchild } = await tree();
+    expect(await sessionsStatus(child.api_key)).toBe(200);
+
+    const res = await admin("DELETE", `/admin/keys/${parent.key.id}`);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual({
+      success: true,
+      data: { revoked: [parent.key.id, child.key.id, grandchild.key.id], disabled_webhook_endpoints: [] },
+    });
+    for (const revoked of [parent, child, grandchild]) {
+      const refused = await call("GET", "/v1/chatapp/sessions", { key: revoked.api_key });
+      expectProblem(refused, 401, "unauthenticated");
+      expect(refused.headers.get("www-authenticate")).toMatch(/^Bearer\b/);
+    }
+    expect(await sessionsStatus(other)).toBe(200);
+    const { results } = await env.DB.prepare("SELECT id, revoked_at FROM api_keys WHERE id IN (?, ?, ?)")
+      .bind(parent.key.id, child.key.id, grandchild.key.id)
+      .all<{ id: string; revoked_at: number | null }>();
+    expect(results.map((row) => row.revoked_at)).toEqual([
+      expect.any(Number),
+      expect.any(Number),
+      expect.any(Number),
+    ]);
+  });
+
+  it("with cascade=false revokes that key only: 204, and the keys it made keep working", async () => {
+    const { other, parent, child, grandchild } = await tree();
+    const res = await admin("DELETE", `/admin/keys/${parent.key.id}?cascade=false`);
     expect(res.status).toBe(204);
     expect(res.text).toBe("");
+    expectProblem(await call("GET", "/v1/chatapp/sessions", { key: parent.api_key }), 401, "unauthenticated");
+    for (const kept of [child.api_key, grandchild.api_key, other])
+      expect(await sessionsStatus(kept)).toBe(200);
+    // A later cascade from the child still finds its own tree.
+    const later = await admin("DELETE", `/admin/keys/${child.key.id}?cascade=true`);
+    expect(later.body).toEqual({
+      success: true,
+      data: { revoked: [child.key.id, grandchild.key.id], disabled_webhook_endpoints: [] },
+    });
+  });
 
-    const refused = await call("GET", "/v1/chatapp/sessions", { key: api_key });
-    expectProblem(refused, 401, "unauthenticated");
-    expect(refused.headers.get("www-authenticate")).toMatch(/^Bearer\b/);
-    expect(await sessionsStatus(other)).toBe(200);
-    const row = await env.DB.prepare("SELECT revoked_at FROM api_keys WHERE id = ?")
-      .bind(key.id)
-      .first<{ revoked_at: number | null }>();
-    expect(row?.revoked_at).toEqual(expect.any(Number));
+  it("follows the tree through a key revoked before, listing only the keys it revoked", async () => {
+    const { parent, child, grandchild } = await tree();
+    expect((await admin("DELETE", `/admin/keys/${child.key.id}?cascade=false`)).status).toBe(204);
+    expect(await sessionsStatus(grandchild.api_key)).toBe(200);
+    const res = await admin<{ data: { revoked: string[] } }>("DELETE", `/admin/keys/${parent.key.id}`);
+    expect(res.body.data.revoked).toEqual([parent.key.id, grandchild.key.id]);
+    expectProblem(
+      await call("GET", "/v1/chatapp/sessions", { key: grandchild.api_key }),
+      401,
+      "unauthenticated",
+    );
   });
 
   it("is 404 when the key is already revoked", async () => {
     const { accountId } = await createAccount();
     const issued = await admin<KeyEnvelope>("POST", `/admin/accounts/${accountId}/keys`, {});
-    expect((await admin("DELETE", `/admin/keys/${issued.body.data.key.id}`)).status).toBe(204);
+    expect((await admin("DELETE", `/admin/keys/${issued.body.data.key.id}`)).status).toBe(200);
     expectProblem(await admin("DELETE", `/admin/keys/${issued.body.data.key.id}`), 404, "not_found");
+    expectProblem(
+      await admin("DELETE", `/admin/keys/${issued.body.data.key.id}?cascade=false`),
+      404,
+      "not_found",
+    );
   });
 
-  it("is 404 for an unknown or malformed key id", async () => {
+  it("is 404 for an unknown or malformed key id, and 422 for a bad cascade value", async () => {
     expectProblem(await admin("DELETE", `/admin/keys/${UNKNOWN_ID}`), 404, "not_found");
     expectProblem(await admin("DELETE", "/admin/keys/sk_not-an-id"), 404, "not_found");
+    const { parent } = await tree();
+    const bad = await admin("DELETE", `/admin/keys/${parent.key.id}?cascade=yes`);
+    expect(Object.keys(expectProblem(bad, 422, "validation_failed").errors as object)).toEqual(["cascade"]);
+    expect(await sessionsStatus(parent.api_key)).toBe(200);
   });
 });

@@ -253,7 +253,10 @@ describe("DELETE /v1/api-keys/{id}?cascade=true", () => {
       { key },
     );
     expect(res.status, res.text).toBe(200);
-    expect(res.body).toEqual({ success: true, data: { revoked: [a.key.id, b.key.id, c.key.id, d.key.id] } });
+    expect(res.body).toEqual({
+      success: true,
+      data: { revoked: [a.key.id, b.key.id, c.key.id, d.key.id], disabled_webhook_endpoints: [] },
+    });
     for (const revoked of [a, b, c, d]) expect(await works(revoked.api_key), revoked.key.name).toBe(false);
     expect(await works(e.api_key)).toBe(true);
     expect(await works(key)).toBe(true);

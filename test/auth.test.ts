@@ -80,7 +80,7 @@ describe("bearer API keys", () => {
     const { session } = await createSession(key);
     expect(
       (await call("DELETE", `/admin/keys/${issued.body.data.key.id}`, { key: ADMIN_TOKEN })).status,
-    ).toBe(204);
+    ).toBe(200);
     expectUnauthenticated(await call("GET", "/v1/chatapp/sessions", { key }));
     expectUnauthenticated(await call("GET", `/v1/chatapp/sessions/${session.id}`, { key }));
     expectUnauthenticated(await call("POST", `/sandbox/sessions/${session.id}/scan`, { key }));

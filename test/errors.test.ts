@@ -399,7 +399,7 @@ describe("API reference", () => {
     expect(methods("/gateway/evolution/events")).toEqual(["post"]);
     expect(methods("/admin/accounts")).toEqual(["post"]);
     expect(methods("/admin/accounts/{id}")).toEqual(["get", "patch"]);
-    expect(methods("/admin/accounts/{id}/keys")).toEqual(["post"]);
+    expect(methods("/admin/accounts/{id}/keys")).toEqual(["get", "post"]);
     expect(methods("/admin/accounts/{id}/credits")).toEqual(["post"]);
     expect(methods("/admin/keys/{id}")).toEqual(["delete"]);
     expect(methods("/sandbox/sessions/{id}/scan")).toEqual(["post"]);

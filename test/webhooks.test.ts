@@ -24,6 +24,8 @@ interface Endpoint {
   previous_secret_expires_at: string | null;
   created_at: string;
   updated_at: string;
+  created_by: string | null;
+  url_set_by: string | null;
 }
 
 type EndpointWithSecret = Endpoint & { secret: string };
@@ -41,6 +43,8 @@ interface Row {
   previous_secret_expires_at: number | null;
   created_at: number;
   updated_at: number;
+  created_by: string | null;
+  url_set_by: string | null;
 }
 
 let key: string;
@@ -77,6 +81,14 @@ function rotate(id: string, body?: unknown, apiKey = key) {
     key: apiKey,
     body,
   });
+}
+
+/** The id of the account's first key (`key`, made with the account). */
+async function defaultKeyId(): Promise<string | undefined> {
+  const found = await env.DB.prepare("SELECT id FROM api_keys WHERE account_id = ? AND name = 'default'")
+    .bind(accountId)
+    .first<{ id: string }>();
+  return found?.id;
 }
 
 function row(id: string): Promise<Row | null> {
@@ -120,6 +132,8 @@ describe("POST /v1/webhooks", () => {
       previous_secret_expires_at: null,
       created_at: expect.stringMatching(TIMESTAMP),
       updated_at: expect.stringMatching(TIMESTAMP),
+      created_by: await defaultKeyId(),
+      url_set_by: await defaultKeyId(),
     });
     expect(endpoint.created_at).toBe(endpoint.updated_at);
 
@@ -137,6 +151,8 @@ describe("POST /v1/webhooks", () => {
       previous_secret_expires_at: null,
       created_at: expect.any(Number),
       updated_at: expect.any(Number),
+      created_by: await defaultKeyId(),
+      url_set_by: await defaultKeyId(),
     });
     expect(stored?.created_at).toBeGreaterThanOrEqual(before);
     expect(stored?.created_at).toBeLessThanOrEqual(Date.now());
@@ -515,6 +531,26 @@ describe("PATCH /v1/webhooks/{id}", () => {
     expect((await show(created.id)).body.data).toEqual(res.body.data);
   });
 
+  it("records as url_set_by the key that points the endpoint elsewhere, and only then", async () => {
+    const created = await create({ events: ["message.sent"] });
+    const made = await call<{ data: { key: { id: string }; api_key: string } }>("POST", "/v1/api-keys", {
+      key,
+      body: { name: "hooks", scopes: ["webhooks:write", "messages:read"] },
+    });
+    const other = made.body.data;
+    // The same URL, a description, turning it off and on: not a re-pointing.
+    const same = await patch(
+      created.id,
+      { url: created.url, description: "x", enabled: false },
+      other.api_key,
+    );
+    expect(same.body.data).toMatchObject({ created_by: created.created_by, url_set_by: created.created_by });
+    const moved = await patch(created.id, { url: "https://elsewhere.example.com/in" }, other.api_key);
+    expect(moved.status).toBe(200);
+    expect(moved.body.data).toMatchObject({ created_by: created.created_by, url_set_by: other.key.id });
+    expect(await row(created.id)).toMatchObject({ created_by: created.created_by, url_set_by: other.key.id });
+  });
+
   it("clears description and restores every event type with null", async () => {
     const created = await create({ events: ["message.sent"], description: "first" });
     const res = await patch(created.id, { events: null, description: null });
@@ -796,6 +832,8 @@ describe("OpenAPI document", () => {
         "previous_secret_expires_at",
         "created_at",
         "updated_at",
+        "created_by",
+        "url_set_by",
       ].sort(),
     );
     for (const [name, property] of Object.entries(endpoint?.properties ?? {})) {

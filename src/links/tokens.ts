@@ -21,7 +21,8 @@ export const LINK_EXPIRES_IN = { min: 60, max: 86_400, default: 900 } as const;
 /**
  * Mints a token for the account's session, valid `expiresInSeconds` from `now` (epoch ms):
  * the row to store (holding only the SHA-256 hex of the token) and the plaintext, which is
- * shown once, in the link URL, and never stored.
+ * shown once, in the link URL, and never stored. `createdBy` is the id of the API key that asks
+ * for it: revoking that key revokes the token (src/keys/revoke.ts; README, Security, Live sockets).
  */
 export async function mintLinkToken(input: {
   accountId: string;
@@ -29,6 +30,7 @@ export async function mintLinkToken(input: {
   returnUrl: string | null;
   expiresInSeconds: number;
   now: number;
+  createdBy: string;
 }): Promise<{ row: LinkTokenRow; token: string }> {
   const token = randomToken(LINK_TOKEN_BYTES);
   return {
@@ -42,6 +44,7 @@ export async function mintLinkToken(input: {
       expiresAt: input.now + input.expiresInSeconds * 1000,
       createdAt: input.now,
       revokedAt: null,
+      createdBy: input.createdBy,
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { ApiKeyRow } from "../db/queries/api-keys";
+import type { ApiKeyRow, KeyRevocation } from "../db/queries/api-keys";
 import type { Scope } from "../keys/scopes";
 import { formatTimestamp } from "../lib/time";
 
@@ -19,4 +19,14 @@ export function toKeyRecord(row: ApiKeyRow) {
     last_used_at: row.lastUsedAt === null ? null : formatTimestamp(row.lastUsedAt),
     created_by: row.createdBy,
   };
+}
+
+/**
+ * What a cascading revoke answers (`RevokedApiKeys` in the OpenAPI document):
+ * `{ revoked, disabled_webhook_endpoints }`, the ids of the keys revoked (the key named first, then
+ * the keys under it, nearest first) and of the webhook endpoints turned off with them
+ * (src/keys/revoke.ts). Link tokens revoked with them are not listed: their ids are never shown.
+ */
+export function toRevocationRecord(revocation: KeyRevocation) {
+  return { revoked: revocation.keyIds, disabled_webhook_endpoints: revocation.webhookEndpointIds };
 }

@@ -11,7 +11,8 @@ const isEventType = (type: string): type is EventType => KNOWN_EVENT_TYPES.has(t
 /**
  * An endpoint row as the API shows it (`WebhookEndpoint` in the OpenAPI document), at `now`
  * (epoch ms). Never the secrets: only `secret_prefix`, and the previous secret's expiry while it
- * still signs. A stored type the catalogue no longer has is left out.
+ * still signs. A stored type the catalogue no longer has is left out. `created_by` and
+ * `url_set_by` are API key ids (null for endpoints made before they were recorded).
  */
 export function toEndpointRecord(row: WebhookEndpointRow, now: number) {
   const previousSigns =
@@ -28,5 +29,7 @@ export function toEndpointRecord(row: WebhookEndpointRow, now: number) {
     previous_secret_expires_at: previousSigns ? formatNullableTimestamp(row.previousSecretExpiresAt) : null,
     created_at: formatTimestamp(row.createdAt),
     updated_at: formatTimestamp(row.updatedAt),
+    created_by: row.createdBy,
+    url_set_by: row.urlSetBy,
   };
 }

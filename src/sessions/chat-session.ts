@@ -132,14 +132,17 @@ export class ChatSession extends DurableObject<Env> {
   }
 
   /**
-   * API keys `keyIds` were revoked: closes the live sockets opened with one of them (code 4401,
-   * `key revoked`); others stay. Called for each session of the account by
+   * API keys `keyIds` were revoked, and with them link tokens `linkTokenIds` (those the keys
+   * minted): closes the live sockets opened with one of them (code 4401 `key revoked`, 4403
+   * `link revoked`); others stay. Called for each session of the account by
    * live-revocation.ts `closeKeySockets`. @returns how many sockets were closed.
    */
-  async closeSockets(input: { keyIds: string[] }): Promise<number> {
+  async closeSockets(input: { keyIds: string[]; linkTokenIds?: string[] }): Promise<number> {
     let closed = 0;
     for (const id of input.keyIds)
       closed += this.core.live.closeLapsed(credentialTag({ kind: "key", id }), "revoked");
+    for (const id of input.linkTokenIds ?? [])
+      closed += this.core.live.closeLapsed(credentialTag({ kind: "link", id }), "revoked");
     return closed;
   }
 

@@ -3,15 +3,16 @@ import { listSessionIds } from "../db/queries/sessions";
 import { sessionStub } from "./stub";
 
 /**
- * Closes the live sockets opened with any of the API keys `keyIds`, which were just revoked, on
- * every session of account `accountId` (code 4401 `key revoked`; ChatSession `closeSockets`).
- * Call it after the revoke is stored, with every key it revoked (one, or a key and those revoked
- * with it).
+ * Closes the live sockets opened with any of the API keys `keyIds`, which were just revoked, or
+ * with any of the link tokens `linkTokenIds` revoked with them (the tokens those keys minted), on
+ * every session of account `accountId` (codes 4401 `key revoked` and 4403 `link revoked`;
+ * ChatSession `closeSockets`). Call it after the revoke is stored, with every key it revoked (one,
+ * or a key and those revoked with it) and every token it revoked.
  *
  * Best effort, and never throws: the account's sessions are read from D1 and each session object
  * is called at once; a failure (D1, or an object that cannot be reached) is logged
- * (`live_close_failed`) and left to the session's own check, which closes a revoked key's socket
- * before its next frame (live.ts `LiveWatchers.broadcast`).
+ * (`live_close_failed`) and left to the session's own check, which closes a revoked key's or
+ * token's socket before its next frame (live.ts `LiveWatchers.broadcast`).
  * @returns how many sockets were closed.
  */
 export async function closeKeySockets(
@@ -19,8 +20,9 @@ export async function closeKeySockets(
   db: Db,
   accountId: string,
   keyIds: string[],
+  linkTokenIds: string[] = [],
 ): Promise<number> {
-  if (keyIds.length === 0) return 0;
+  if (keyIds.length === 0 && linkTokenIds.length === 0) return 0;
   let ids: string[];
   try {
     ids = await listSessionIds(db, accountId);
@@ -28,7 +30,9 @@ export async function closeKeySockets(
     logFailure({ accountId, keyIds, error });
     return 0;
   }
-  const results = await Promise.allSettled(ids.map((id) => sessionStub(env, id).closeSockets({ keyIds })));
+  const results = await Promise.allSettled(
+    ids.map((id) => sessionStub(env, id).closeSockets({ keyIds, linkTokenIds })),
+  );
   let closed = 0;
   results.forEach((result, i) => {
     if (result.status === "fulfilled") closed += result.value;

@@ -1,7 +1,7 @@
 import { and, eq, gt, isNull, or, type SQL, sql } from "drizzle-orm";
 import { randomToken, sha256Hex } from "../../lib/crypto";
 import type { Cursor } from "../../lib/cursor";
-import type { Db } from "../client";
+import { batchSql, type Db } from "../client";
 import { apiKeys } from "../schema";
 import { beyond, type KeysetColumns, pageOf, readOrder } from "./keyset";
 
@@ -91,27 +91,16 @@ export async function touchKey(db: Db, keyId: string, now: number): Promise<void
 }
 
 /**
- * Revokes a live key at once; with `accountId`, only that account's. Returns the revoked row, or
- * null when there is no such live key.
+ * The account of the key `keyId`, revoked or not, or null when no key has this id. One read by
+ * primary key; the admin API, which names a key without its account, asks it first.
  */
-export async function revokeKey(
-  db: Db,
-  keyId: string,
-  now: number,
-  accountId?: string,
-): Promise<ApiKeyRow | null> {
-  const [revoked] = await db
-    .update(apiKeys)
-    .set({ revokedAt: now })
-    .where(
-      and(
-        eq(apiKeys.id, keyId),
-        isNull(apiKeys.revokedAt),
-        accountId === undefined ? undefined : eq(apiKeys.accountId, accountId),
-      ),
-    )
-    .returning();
-  return revoked ?? null;
+export async function findKeyAccountId(db: Db, keyId: string): Promise<string | null> {
+  const [row] = await db
+    .select({ accountId: apiKeys.accountId })
+    .from(apiKeys)
+    .where(eq(apiKeys.id, keyId))
+    .limit(1);
+  return row?.accountId ?? null;
 }
 
 /** A key that a revocation would end: its id and scopes. */
@@ -144,31 +133,58 @@ export async function findRevocableKeys(
   return rows.map((row) => ({ id: row.id, scopes: JSON.parse(row.scopes) as string[] }));
 }
 
+/** What one revocation of keys ended, each list in the order D1 returned it (see {@link revokeKeys}). */
+export interface KeyRevocation {
+  /** The ids of the keys revoked, in the order of the `keyIds` asked for. */
+  keyIds: string[];
+  /** The webhook endpoints turned off because one of `keyIds` created or last re-pointed them. */
+  webhookEndpointIds: string[];
+  /** The link tokens revoked because one of `keyIds` minted them, with their sessions. */
+  linkTokens: { id: string; sessionId: string }[];
+}
+
 /**
- * Revokes the account's keys `keyIds` that are not revoked yet, at `now` (epoch ms), in one
- * statement (the ids go in as one JSON array: D1 binds at most 100 parameters).
- * @returns the ids it revoked, in the order of `keyIds`.
+ * Revokes the account's keys `keyIds` that are not revoked yet, at `now` (epoch ms), with what
+ * those keys set up, in one D1 batch (all or nothing):
+ * - the account's webhook endpoints whose `created_by` or `url_set_by` is one of `keyIds` are
+ *   turned off with `disabled_reason` `endpointReason` (an endpoint already turned off by
+ *   delivery keeps its own reason; one turned off through the API gets this one);
+ * - the account's link tokens whose `created_by` is one of them, not revoked yet, are revoked.
+ *
+ * Rows with a null creator (made before the columns existed) are left alone. The ids go in as one
+ * JSON array: D1 binds at most 100 parameters.
  */
 export async function revokeKeys(
   db: Db,
   accountId: string,
   keyIds: string[],
   now: number,
-): Promise<string[]> {
-  if (keyIds.length === 0) return [];
-  const revoked = await db
-    .update(apiKeys)
-    .set({ revokedAt: now })
-    .where(
-      and(
-        eq(apiKeys.accountId, accountId),
-        isNull(apiKeys.revokedAt),
-        sql`${apiKeys.id} IN (SELECT value FROM json_each(${JSON.stringify(keyIds)}))`,
-      ),
-    )
-    .returning({ id: apiKeys.id });
-  const done = new Set(revoked.map((row) => row.id));
-  return keyIds.filter((id) => done.has(id));
+  endpointReason: string,
+): Promise<KeyRevocation> {
+  if (keyIds.length === 0) return { keyIds: [], webhookEndpointIds: [], linkTokens: [] };
+  const ids = sql`(SELECT value FROM json_each(${JSON.stringify(keyIds)}))`;
+  const [keys, endpoints, tokens] = await batchSql(db, [
+    sql`UPDATE api_keys SET revoked_at = ${now}
+      WHERE account_id = ${accountId} AND revoked_at IS NULL AND id IN ${ids}
+      RETURNING id`,
+    sql`UPDATE webhook_endpoints
+      SET enabled = 0, disabled_reason = ${endpointReason}, updated_at = max(${now}, updated_at + 1)
+      WHERE account_id = ${accountId} AND (created_by IN ${ids} OR url_set_by IN ${ids})
+        AND (enabled = 1 OR disabled_reason IS NULL)
+      RETURNING id`,
+    sql`UPDATE link_tokens SET revoked_at = ${now}
+      WHERE account_id = ${accountId} AND revoked_at IS NULL AND created_by IN ${ids}
+      RETURNING id, session_id`,
+  ]);
+  const done = new Set((keys?.results ?? []).map((row) => String(row.id)));
+  return {
+    keyIds: keyIds.filter((id) => done.has(id)),
+    webhookEndpointIds: (endpoints?.results ?? []).map((row) => String(row.id)),
+    linkTokens: (tokens?.results ?? []).map((row) => ({
+      id: String(row.id),
+      sessionId: String(row.session_id),
+    })),
+  };
 }
 
 /** A page of the account's keys that are not revoked (expired ones included), newest first. */

@@ -20,7 +20,8 @@ const owned = (accountId: string, id: string) =>
 /**
  * Inserts a new endpoint for the account at `now` (epoch ms) with signing secret `secret`, unless
  * the account already has `maxPerAccount` endpoints. The count and the insert are one statement,
- * so concurrent creates cannot pass the limit together.
+ * so concurrent creates cannot pass the limit together. `createdBy` is the id of the API key that
+ * creates it, recorded as its `created_by` and `url_set_by`.
  *
  * @returns the new row, or null when the account is at its limit.
  */
@@ -31,6 +32,7 @@ export async function insertWebhookEndpoint(
   secret: string,
   maxPerAccount: number,
   now: number,
+  createdBy: string,
 ): Promise<WebhookEndpointRow | null> {
   const row: WebhookEndpointRow = {
     id: crypto.randomUUID(),
@@ -45,13 +47,17 @@ export async function insertWebhookEndpoint(
     previousSecretExpiresAt: null,
     createdAt: now,
     updatedAt: now,
+    createdBy,
+    urlSetBy: createdBy,
   };
   const result = await db.run(sql`INSERT INTO webhook_endpoints
       (id, account_id, url, description, events, enabled, disabled_reason, secret, previous_secret,
-       previous_secret_expires_at, created_at, updated_at)
+       previous_secret_expires_at, created_at, updated_at,
+       created_by, url_set_by)
     SELECT ${row.id}, ${accountId}, ${row.url}, ${row.description},
       ${row.events === null ? null : JSON.stringify(row.events)}, ${row.enabled ? 1 : 0}, NULL, ${secret},
-      NULL, NULL, ${now}, ${now}
+      NULL, NULL, ${now}, ${now},
+      ${createdBy}, ${createdBy}
     WHERE (SELECT COUNT(*) FROM webhook_endpoints WHERE account_id = ${accountId}) < ${maxPerAccount}`);
   return result.meta.changes > 0 ? row : null;
 }
@@ -79,7 +85,8 @@ export function listWebhookEndpoints(db: Db, accountId: string): Promise<Webhook
  * Applies `changes` to the account's endpoint and moves `updated_at` to `now` (epoch ms), or to
  * 1 ms past its stored value should the clock not have passed it. Fields left undefined keep
  * their value; `events: null` means every type, `description: null` clears it. Turning the
- * endpoint on (`enabled: true`) also clears `disabled_reason`.
+ * endpoint on (`enabled: true`) also clears `disabled_reason`. With `urlSetBy` (the id of the API
+ * key that points the endpoint at a new `url`) it becomes the endpoint's `url_set_by`.
  *
  * @returns the updated row, or null when the account has no such endpoint.
  */
@@ -87,13 +94,14 @@ export async function updateWebhookEndpoint(
   db: Db,
   accountId: string,
   id: string,
-  changes: Partial<WebhookEndpointFields>,
+  changes: Partial<WebhookEndpointFields> & { urlSetBy?: string },
   now: number,
 ): Promise<WebhookEndpointRow | null> {
   const [row] = await db
     .update(webhookEndpoints)
     .set({
       url: changes.url,
+      urlSetBy: changes.urlSetBy,
       description: changes.description,
       events: changes.events,
       enabled: changes.enabled,

@@ -58,6 +58,17 @@ export const webhookEndpoints = sqliteTable(
     previousSecretExpiresAt: integer(),
     createdAt: integer().notNull(),
     updatedAt: integer().notNull(),
+    /**
+     * The id of the API key that created the endpoint; null for endpoints made before this column
+     * existed. Revoking that key turns the endpoint off (src/keys/revoke.ts).
+     */
+    createdBy: text(),
+    /**
+     * The id of the API key that set the endpoint's current `url` (the creating key, or the last
+     * key whose `PATCH` pointed it elsewhere); null for endpoints made before this column existed.
+     * Revoking that key turns the endpoint off (src/keys/revoke.ts).
+     */
+    urlSetBy: text(),
   },
   (t) => [index("webhook_endpoints_account").on(t.accountId, t.createdAt, t.id)],
 );

@@ -61,9 +61,15 @@ export const linkTokens = sqliteTable(
     expiresAt: integer().notNull(),
     createdAt: integer().notNull(),
     revokedAt: integer(),
+    /**
+     * The id of the API key that minted the token; null for tokens minted before this column
+     * existed. Revoking that key revokes the token (src/keys/revoke.ts).
+     */
+    createdBy: text(),
   },
   (t) => [
     uniqueIndex("link_tokens_token_hash").on(t.tokenHash),
     index("link_tokens_session").on(t.sessionId, t.revokedAt),
+    index("link_tokens_created_by").on(t.createdBy),
   ],
 );

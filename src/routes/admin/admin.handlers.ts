@@ -7,14 +7,15 @@ import {
   findAccount,
   createAccount as insertAccount,
 } from "../../db/queries/accounts";
-import { revokeKey as revoke } from "../../db/queries/api-keys";
+import { findKeyAccountId, listKeys as listAccountKeys } from "../../db/queries/api-keys";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { issueKey } from "../../keys/issue";
+import { revokeKey as revoke } from "../../keys/revoke";
 import { fromMinor, toMinor } from "../../lib/money";
 import { formatTimestamp } from "../../lib/time";
-import { toKeyRecord } from "../../presenters/key";
-import { closeKeySockets } from "../../sessions/live-revocation";
+import { toKeyRecord, toRevocationRecord } from "../../presenters/key";
+import { pageLinks } from "../paging";
 import type * as routes from "./admin.routes";
 
 function toAccountRecord(row: AccountRow) {
@@ -70,10 +71,25 @@ export const createKey: RouteHandler<typeof routes.createKey, AppEnv> = async (c
   return c.json({ success: true as const, data: { key: toKeyRecord(row), api_key: plaintext } }, 201);
 };
 
+export const listKeys: RouteHandler<typeof routes.listKeys, AppEnv> = async (c) => {
+  const { id } = c.req.valid("param");
+  if (!(await findAccount(c.var.db, id))) throw noAccount();
+  const query = c.req.valid("query");
+  const page = { limit: query.limit, cursor: query.cursor ?? null };
+  const { rows, more } = await listAccountKeys(c.var.db, id, page);
+  return c.json(
+    { success: true as const, data: rows.map(toKeyRecord), ...pageLinks(c, rows, { ...page, more }) },
+    200,
+  );
+};
+
 export const revokeKey: RouteHandler<typeof routes.revokeKey, AppEnv> = async (c) => {
-  const revoked = await revoke(c.var.db, c.req.valid("param").id, Date.now());
-  if (!revoked) throw new ApiError("not_found", "No such live API key.");
-  await closeKeySockets(c.env, c.var.db, revoked.accountId, [revoked.id]);
+  const { id } = c.req.valid("param");
+  const cascade = c.req.valid("query").cascade !== "false";
+  const accountId = await findKeyAccountId(c.var.db, id);
+  if (!accountId) throw new ApiError("not_found", "No such live API key.");
+  const revoked = await revoke(c.env, c.var.db, accountId, id, null, { cascade, now: Date.now() });
+  if (cascade) return c.json({ success: true as const, data: toRevocationRecord(revoked) }, 200);
   return c.body(null, 204);
 };
 

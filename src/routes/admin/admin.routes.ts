@@ -1,7 +1,14 @@
 import { createRoute } from "@hono/zod-openapi";
 import { adminIdempotency } from "../../middleware/idempotency";
-import { AdminCreateKeyBody, CreatedKeySchema } from "../api-keys/api-keys.schemas";
+import {
+  AdminCreateKeyBody,
+  AdminRevokeKeyQuery,
+  CreatedKeySchema,
+  KeyListSchema,
+  RevokedKeysSchema,
+} from "../api-keys/api-keys.schemas";
 import { IdempotencyKeyHeader, IdParam, json, jsonBody, problems } from "../openapi";
+import { PageQuery } from "../paging";
 import {
   AccountEnvelopeSchema,
   CreateAccountBody,
@@ -53,14 +60,37 @@ export const createKey = createRoute({
   responses: { 201: json(CreatedKeySchema, "The key (shown once)"), ...adminProblems },
 });
 
+export const listKeys = createRoute({
+  operationId: "listAccountApiKeys",
+  ...common,
+  method: "get",
+  path: "/accounts/{id}/keys",
+  summary: "List an account's API keys, newest first",
+  description:
+    "The account's live keys (expired ones included, revoked ones not) as `GET /v1/api-keys` shows them: scopes, prefix, `created_by`, when each was last used; never a secret. Cursor-paged like the message list. An unknown account is 404.",
+  request: { params: IdParam, query: PageQuery },
+  responses: { 200: json(KeyListSchema, "A page of the account's keys"), ...adminProblems },
+});
+
 export const revokeKey = createRoute({
   operationId: "revokeApiKey",
   ...common,
   method: "delete",
   path: "/keys/{id}",
-  summary: "Revoke an API key (it stops working at once)",
-  request: { params: IdParam },
-  responses: { 204: { description: "Revoked" }, ...adminProblems },
+  summary: "Revoke an API key and the keys it created (they stop working at once)",
+  description:
+    "Revokes the key and, unless `cascade=false`, every key it created (`created_by`), transitively, as `DELETE /v1/api-keys/{id}?cascade=true` does, whatever their scopes. " +
+    "Each revoked key's footholds go with it: the account's webhook endpoints it created or last pointed elsewhere are turned off (`disabled_reason` `key_revoked`), the link tokens it minted are revoked (their pages and live route answer 410 `link_expired`), and the live sockets opened with those keys or tokens close (4401 `key revoked`, 4403 `link revoked`). " +
+    "README, Security, Keys and scopes.",
+  request: { params: IdParam, query: AdminRevokeKeyQuery },
+  responses: {
+    200: json(
+      RevokedKeysSchema,
+      "Revoked with the keys under it (the default): the ids revoked and turned off",
+    ),
+    204: { description: "Revoked, with `cascade=false`: this key only" },
+    ...adminProblems,
+  },
 });
 
 export const credit = createRoute({

@@ -3,8 +3,7 @@ import { listKeys } from "../../db/queries/api-keys";
 import type { AppEnv } from "../../env";
 import { issueKey } from "../../keys/issue";
 import { revokeKey } from "../../keys/revoke";
-import { toKeyRecord } from "../../presenters/key";
-import { closeKeySockets } from "../../sessions/live-revocation";
+import { toKeyRecord, toRevocationRecord } from "../../presenters/key";
 import { pageLinks } from "../paging";
 import type * as routes from "./api-keys.routes";
 
@@ -39,9 +38,10 @@ export const remove: RouteHandler<typeof routes.remove, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
   const cascade = c.req.valid("query").cascade === "true";
   const { principal } = c.var;
-  const revoked = await revokeKey(c.var.db, principal.accountId, id, principal, { cascade, now: Date.now() });
-  // Live sockets opened with a revoked key close (4401) at once.
-  await closeKeySockets(c.env, c.var.db, principal.accountId, revoked);
-  if (cascade) return c.json({ success: true as const, data: { revoked } }, 200);
+  const revoked = await revokeKey(c.env, c.var.db, principal.accountId, id, principal, {
+    cascade,
+    now: Date.now(),
+  });
+  if (cascade) return c.json({ success: true as const, data: toRevocationRecord(revoked) }, 200);
   return c.body(null, 204);
 };

@@ -36,7 +36,7 @@ export const KeySchema = z
       .openapi({ description: "When the key last authenticated a request, to the minute." }),
     created_by: z.uuid().nullable().openapi({
       description:
-        "The id of the key that created this one with `POST /v1/api-keys`; null for a key the admin API made (or one made before keys recorded their creator). `DELETE /v1/api-keys/{id}?cascade=true` follows it.",
+        "The id of the key that created this one with `POST /v1/api-keys`; null for a key the admin API made (or one made before keys recorded their creator). `DELETE /v1/api-keys/{id}?cascade=true` and `DELETE /admin/keys/{id}` follow it.",
       example: "0f8fad5b-d9cb-469f-a165-70867728950e",
     }),
   })
@@ -81,6 +81,15 @@ export const RevokeKeyQuery = z.object({
   }),
 });
 
+/** Query of `DELETE /admin/keys/{id}`: as {@link RevokeKeyQuery}, but cascading unless told not to. */
+export const AdminRevokeKeyQuery = z.object({
+  cascade: z.enum(["true", "false"]).optional().openapi({
+    description:
+      "Default `true`: also revoke every key this key created, and the keys those created, down the whole tree (`created_by`), answered 200 with the revoked ids. `false`: this key only, answered 204.",
+    example: "false",
+  }),
+});
+
 export const RevokedKeysSchema = z
   .object({
     success: z.literal(true),
@@ -89,6 +98,11 @@ export const RevokedKeysSchema = z
         description:
           "The ids of the keys this call revoked: the key named in the path first, then the keys under it, nearest first. Keys revoked before are not listed.",
         example: ["0f8fad5b-d9cb-469f-a165-70867728950e", "7c9e6679-7425-40de-944b-e07fc1f90ae7"],
+      }),
+      disabled_webhook_endpoints: z.array(z.uuid()).openapi({
+        description:
+          'The ids of the webhook endpoints this call turned off because a revoked key created them or last pointed them elsewhere (their `disabled_reason` is now `key_revoked`). `PATCH {"enabled": true}` with a live key turns one back on.',
+        example: ["9b2e4c1a-5f3d-4e8b-a6c7-1d2e3f4a5b6c"],
       }),
     }),
   })

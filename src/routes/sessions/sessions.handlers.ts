@@ -169,6 +169,7 @@ export const createLinkUrl: RouteHandler<typeof routes.createLinkUrl, AppEnv> = 
     returnUrl: body.return_url ?? null,
     expiresInSeconds: body.expires_in ?? LINK_EXPIRES_IN.default,
     now: Date.now(),
+    createdBy: c.var.principal.apiKeyId,
   });
   await insertLinkToken(c.var.db, row);
   const origin = readConfig(c.env).publicUrl ?? new URL(c.req.url).origin;

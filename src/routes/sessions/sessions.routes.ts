@@ -201,7 +201,7 @@ export const live = createRoute({
     "",
     "A socket lives no longer than the key or token that opened it. Close codes:",
     "- **4401** `key revoked` or `key expired`: the API key was revoked (`DELETE /v1/api-keys/{id}`) or reached its `expires_at`.",
-    "- **4403** `link revoked`: the session's link URLs were revoked (`DELETE …/link-url`).",
+    "- **4403** `link revoked`: the session's link URLs were revoked (`DELETE …/link-url`), or the API key that made the link URL was.",
     "- **4404** `session deleted`: right after the `session.deleted` frame.",
     "- **4410** `link expired`: the link token reached its `expires_at`.",
     "",
@@ -224,7 +224,7 @@ export const createLinkUrl = createRoute({
   path: "/{id}/link-url",
   summary: "Make a link URL: a hosted page where the phone's owner links the session",
   description:
-    "Makes a link token for this session and returns its page URL. The token is random (256 bits), stored only as its SHA-256, and valid for `expires_in` seconds; `DELETE` revokes every token of the session. With the token, `GET /link/{token}/session` shows the session's status and QR code, `POST /link/{token}/pairing-code` and `POST /link/{token}/reconnect` act on it, and `GET /v1/chatapp/sessions/{id}/live?token=…` watches it, all without an API key.",
+    "Makes a link token for this session and returns its page URL. The token is random (256 bits), stored only as its SHA-256, and valid for `expires_in` seconds; `DELETE` revokes every token of the session, and revoking the API key that made it revokes it too. With the token, `GET /link/{token}/session` shows the session's status and QR code, `POST /link/{token}/pairing-code` and `POST /link/{token}/reconnect` act on it, and `GET /v1/chatapp/sessions/{id}/live?token=…` watches it, all without an API key.",
   request: { params: IdParam, body: { ...jsonBody(LinkUrlBody), required: false } },
   responses: {
     201: json(LinkUrlSchema, "The link URL"),

@@ -58,6 +58,7 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
     webhookSecret(),
     MAX_WEBHOOK_ENDPOINTS,
     now,
+    c.var.principal.apiKeyId,
   );
   if (!row) {
     throw new ApiError(
@@ -83,14 +84,20 @@ export const update: RouteHandler<typeof routes.update, AppEnv> = async (c) => {
   if (!endpoint) throw noEndpoint();
   assertUrlAllowed(c, body.url);
   const events = body.events === undefined ? undefined : subscribableEvents(principal.scopes, body.events);
-  if (body.url !== undefined && body.url !== endpoint.url)
-    assertCanRedirectEndpoint(principal.scopes, events === undefined ? endpoint.events : events);
+  const redirects = body.url !== undefined && body.url !== endpoint.url;
+  if (redirects) assertCanRedirectEndpoint(principal.scopes, events === undefined ? endpoint.events : events);
   const now = Date.now();
   const row = await updateWebhookEndpoint(
     db,
     principal.accountId,
     id,
-    { url: body.url, description: body.description, events, enabled: body.enabled },
+    {
+      url: body.url,
+      description: body.description,
+      events,
+      enabled: body.enabled,
+      urlSetBy: redirects ? principal.apiKeyId : undefined,
+    },
     now,
   );
   if (!row) throw noEndpoint();

@@ -84,7 +84,8 @@ export const WebhookEndpointSchema = z
     enabled: z.boolean().openapi({ description: "Whether events are posted to the endpoint." }),
     disabled_reason: z.string().nullable().openapi({
       description:
-        'Why delivery turned the endpoint off (for example, it answered 410 Gone, or failed for days); null while enabled or when turned off through the API. `PATCH {"enabled": true}` clears it.',
+        'Why the service turned the endpoint off: `gone` (it answered 410 Gone), `failing` (its deliveries failed for days), `key_revoked` (the API key in `created_by` or `url_set_by` was revoked; README, Security, Keys and scopes). Null while enabled or when turned off through the API. `PATCH {"enabled": true}` clears it.',
+      example: "key_revoked",
     }),
     secret_prefix: z.string().openapi({
       description:
@@ -97,7 +98,18 @@ export const WebhookEndpointSchema = z
     }),
     created_at: timestamp.openapi({ description: "Creation time." }),
     updated_at: timestamp.openapi({
-      description: "Last change through the API (update, rotate-secret) or by delivery (turned off).",
+      description:
+        "Last change through the API (update, rotate-secret), by delivery or by a key's revocation (turned off).",
+    }),
+    created_by: z.uuid().nullable().openapi({
+      description:
+        "The id of the API key that created the endpoint; null for an endpoint made before endpoints recorded it. Revoking that key turns the endpoint off (`disabled_reason` `key_revoked`).",
+      example: "0f8fad5b-d9cb-469f-a165-70867728950e",
+    }),
+    url_set_by: z.uuid().nullable().openapi({
+      description:
+        "The id of the API key that set the current `url`: the creating key, or the last key whose `PATCH` pointed the endpoint elsewhere; null for an endpoint made before endpoints recorded it. Revoking that key turns the endpoint off (`disabled_reason` `key_revoked`).",
+      example: "0f8fad5b-d9cb-469f-a165-70867728950e",
     }),
   })
   .openapi("WebhookEndpoint");
