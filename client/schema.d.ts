@@ -1244,7 +1244,7 @@ export interface paths {
         };
         /**
          * Read what a recipient's phone received from the session
-         * @description The messages the session sent to `to_number` as that phone shows them, newest first (the last 50). One-time codes appear here in clear: the API stores and shows them masked. Exists only while the embedded sandbox gateway is active (`CHATAPP_GATEWAY=sandbox`).
+         * @description The messages the session sent to `to_number` as that phone shows them, newest first (the last 50). One-time codes are masked (`•` per digit) as the message shows them: the phone holds the code, the API never shows it. A deployment that sets `SANDBOX_SHOW_CODES=true` (local development only) shows them in clear here. Exists only while the embedded sandbox gateway is active (`CHATAPP_GATEWAY=sandbox`).
          */
         get: operations["listSandboxReceivedMessages"];
         put?: never;

@@ -102,6 +102,15 @@ const ConfigSchema = z.object({
   SANDBOX_DELIVERED_MS: millis(1_000),
   /** Sandbox only: milliseconds from sent to the `read` ack. */
   SANDBOX_READ_MS: millis(3_000),
+  /**
+   * Sandbox only: `"true"` shows one-time codes in clear in `GET /sandbox/sessions/{id}/received`
+   * (local development, so the walkthrough can read a code); `"false"` (the default) masks them
+   * there as the API masks them everywhere (README, Security → Hardening).
+   */
+  SANDBOX_SHOW_CODES: z
+    .enum(["true", "false"])
+    .default("false")
+    .transform((value) => value === "true"),
   /** Price per message by type, in major units (2 decimals); stored as minor units. */
   PRICE_TEXT: price(0.01),
   PRICE_IMAGE: price(0.02),

@@ -31,6 +31,8 @@ function vars(baseUrl: string, cloudApiUrl: string): Record<string, string> {
     QR_ROTATE_SECONDS: "3",
     SANDBOX_DELIVERED_MS: "300",
     SANDBOX_READ_MS: "600",
+    // As `npm run dev` has it (.dev.vars.example): the console test reads a code on the sandbox phone.
+    SANDBOX_SHOW_CODES: "true",
     CHATAPP_GATEWAYS: "sandbox,cloud_api",
     CLOUD_API_BASE_URL: cloudApiUrl,
     CLOUD_API_APP_SECRET,
