@@ -30,6 +30,7 @@ export default defineConfig(async () => {
             OTP_SECRET: "test-otp-secret-0123456789abcdef",
             // The wrangler.toml default, whatever a local .dev.vars (made by `npm run dev`) says.
             WEBHOOK_ALLOW_HTTP_LOCALHOST: "false",
+            SANDBOX_SHOW_CODES: "false",
             // Unset (empty counts as unset) whatever a local .dev.vars holds: each project that
             // enables a real gateway sets its own below.
             MEDIA_URL_SECRET: "",

@@ -556,7 +556,7 @@ export interface paths {
         };
         /**
          * Download an incoming message's media
-         * @description The media an incoming message carried, as the service keeps it (downloaded once from the gateway; README, Incoming media): the bytes with their content type and length. 404 `media_not_kept` while it is not kept: not downloaded yet, its download failed (`metadata.media_error` says why), it passed `MEDIA_RETENTION_DAYS` (`metadata.media_expired_at`), or the message has none.
+         * @description The media an incoming message carried, as the service keeps it (downloaded once from the gateway; README, Incoming media): the bytes with their content type and length, `X-Content-Type-Options: nosniff`, and `Content-Disposition: inline` for an image, audio or video type (not `image/svg+xml`), `attachment` for any other. 404 `media_not_kept` while it is not kept: not downloaded yet, its download failed (`metadata.media_error` says why), it passed `MEDIA_RETENTION_DAYS` (`metadata.media_expired_at`), or the message has none.
          */
         get: operations["getMessageMedia"];
         put?: never;
@@ -821,7 +821,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook endpoint
-         * @description Events of the chosen types (all by default) are posted to `url`, signed per Standard Webhooks. The response holds the signing secret in full (`secret`, Standard Webhooks format `whsec_…`); no other response shows it, only its `secret_prefix`. A key subscribes an endpoint only to event types it may read (the scope each type names: `messages:read` for `message.*`, and so on): naming another is 403 `insufficient_scope`, and without `events` a key that is not `*` gets the list of the types it may read, not every type. An account has at most 10 endpoints: one more is 409 `webhook_endpoint_limit`. Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.
+         * @description Events of the chosen types (all by default) are posted to `url`, signed per Standard Webhooks. The response holds the signing secret in full (`secret`, Standard Webhooks format `whsec_…`); no other response shows it, only its `secret_prefix`. The service stores it sealed (AES-256-GCM under a key derived from `OTP_SECRET`, bound to the endpoint), and an `Idempotency-Key` replay of this response sealed too; without `OTP_SECRET` this is 500 `service_misconfigured`. A key subscribes an endpoint only to event types it may read (the scope each type names: `messages:read` for `message.*`, and so on): naming another is 403 `insufficient_scope`, and without `events` a key that is not `*` gets the list of the types it may read, not every type. An account has at most 10 endpoints: one more is 409 `webhook_endpoint_limit`. Send an `Idempotency-Key` header to make retries safe: the first response is replayed for 24 hours.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -866,7 +866,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate a webhook endpoint's signing secret
-         * @description Makes a new signing secret. The response holds the signing secret in full (`secret`, Standard Webhooks format `whsec_…`); no other response shows it, only its `secret_prefix`. The previous secret keeps signing alongside the new one (each delivery carries both signatures, as Standard Webhooks allows) for `expires_in_seconds`, 24 hours by default, so receivers can switch without missing a delivery; `previous_secret_expires_at` says until when. A secret kept from an earlier rotation stops signing. The body is optional. Send an `Idempotency-Key` header to make retries safe: a retry whose first response was lost gets that response (and secret) again, instead of rotating twice and pushing out the secret the receiver still holds.
+         * @description Makes a new signing secret. The response holds the signing secret in full (`secret`, Standard Webhooks format `whsec_…`); no other response shows it, only its `secret_prefix`. The service stores it sealed (AES-256-GCM under a key derived from `OTP_SECRET`, bound to the endpoint), and an `Idempotency-Key` replay of this response sealed too; without `OTP_SECRET` this is 500 `service_misconfigured`. The previous secret keeps signing alongside the new one (each delivery carries both signatures, as Standard Webhooks allows) for `expires_in_seconds`, 24 hours by default, so receivers can switch without missing a delivery; `previous_secret_expires_at` says until when. A secret kept from an earlier rotation stops signing. The body is optional. Send an `Idempotency-Key` header to make retries safe: a retry whose first response was lost gets that response (and secret) again, instead of rotating twice and pushing out the secret the receiver still holds.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -1251,7 +1251,7 @@ export interface paths {
         };
         /**
          * Read what a recipient's phone received from the session
-         * @description The messages the session sent to `to_number` as that phone shows them, newest first (the last 50). One-time codes appear here in clear: the API stores and shows them masked. Exists only while the embedded sandbox gateway is active (`CHATAPP_GATEWAY=sandbox`).
+         * @description The messages the session sent to `to_number` as that phone shows them, newest first (the last 50). One-time codes are masked (`•` per digit) as the message shows them: the phone holds the code, the API never shows it. A deployment that sets `SANDBOX_SHOW_CODES=true` (local development only) shows them in clear here. Exists only while the embedded sandbox gateway is active (`CHATAPP_GATEWAY=sandbox`).
          */
         get: operations["listSandboxReceivedMessages"];
         put?: never;

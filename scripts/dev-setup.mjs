@@ -18,6 +18,13 @@ if (!existsSync(".dev.vars")) {
       `.dev.vars: ADMIN_TOKEN was the old short default; now ${example.slice("ADMIN_TOKEN=".length)}`,
     );
   }
+  // Gateway secrets must be at least 32 characters (src/config.ts MIN_GATEWAY_SECRET_LENGTH); the
+  // Cloud API's old 26-character dev verify token becomes the example's.
+  const verifyToken = exampleText.match(/^CLOUD_API_VERIFY_TOKEN=.*$/m)?.[0];
+  if (verifyToken && /^CLOUD_API_VERIFY_TOKEN=dev-cloud-api-verify-token$/m.test(vars)) {
+    vars = vars.replace(/^CLOUD_API_VERIFY_TOKEN=dev-cloud-api-verify-token$/m, verifyToken);
+    console.log(`.dev.vars: CLOUD_API_VERIFY_TOKEN was the old short default; now ${verifyToken.slice(23)}`);
+  }
   // Variables the example gained since this .dev.vars was made (e.g. the Cloud API's dev secrets)
   // are added with the example's values; those already set are left as they are.
   const missing = exampleText

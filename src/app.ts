@@ -32,7 +32,7 @@ import { templateRoutes } from "./routes/templates/templates.index";
 import { registerTestEventWebhook, webhookRoutes } from "./routes/webhooks/webhooks.index";
 import { consoleRoutes } from "./web/console/console.index";
 import { docsRoutes } from "./web/docs/docs.index";
-import { linkPageGuard } from "./web/link/page-guard";
+import { linkPageGuard, pairPageGuard } from "./web/link/page-guard";
 
 const healthRoute = createRoute({
   operationId: "getHealth",
@@ -114,6 +114,7 @@ export function createApp() {
   // The hosted link page's headers and HTML error pages, registered before the middleware below
   // so that their failures (a bad token, a broken configuration) are pages too, never JSON.
   app.use("/link/:token", ...linkPageGuard);
+  app.use("/sandbox/pair/:token", ...pairPageGuard);
   // A deployment whose configuration is broken says so at its first request (README, Configuration).
   for (const path of ["/v1/*", "/sandbox/*", "/gateway/*", "/admin/*", "/link/*"]) {
     app.use(path, async (c, next) => {

@@ -41,17 +41,24 @@ const ConfigSchema = z.object({
     .pipe(z.array(z.enum(GATEWAY_NAMES)).min(1).optional()),
   /** The service's public origin; real gateways post their events to `<PUBLIC_URL>/gateway/…`. */
   PUBLIC_URL: setting,
-  /** WAHA: base URL of the WAHA server, its API key (`X-Api-Key`) and the webhook HMAC key. */
+  /**
+   * WAHA: base URL of the WAHA server, its API key (`X-Api-Key`) and the webhook HMAC key (at
+   * least {@link MIN_GATEWAY_SECRET_LENGTH} characters).
+   */
   WAHA_URL: setting,
   WAHA_API_KEY: setting,
   WAHA_WEBHOOK_HMAC_KEY: setting,
-  /** Evolution API: base URL of the server and its global API key (`apikey`). */
+  /**
+   * Evolution API: base URL of the server and its global API key (`apikey`, at least
+   * {@link MIN_GATEWAY_SECRET_LENGTH} characters).
+   */
   EVOLUTION_URL: setting,
   EVOLUTION_API_KEY: setting,
   /**
    * WhatsApp Cloud API: the Graph API's base URL and version (`https://graph.facebook.com`,
    * `v23.0`), the Meta app's secret (it signs Meta's webhooks, `X-Hub-Signature-256`) and the
-   * verify token of the webhook subscription handshake (`hub.verify_token`).
+   * verify token of the webhook subscription handshake (`hub.verify_token`), each at least
+   * {@link MIN_GATEWAY_SECRET_LENGTH} characters.
    */
   CLOUD_API_BASE_URL: setting,
   CLOUD_API_VERSION: setting,
@@ -103,6 +110,15 @@ const ConfigSchema = z.object({
   SANDBOX_DELIVERED_MS: millis(1_000),
   /** Sandbox only: milliseconds from sent to the `read` ack. */
   SANDBOX_READ_MS: millis(3_000),
+  /**
+   * Sandbox only: `"true"` shows one-time codes in clear in `GET /sandbox/sessions/{id}/received`
+   * (local development, so the walkthrough can read a code); `"false"` (the default) masks them
+   * there as the API masks them everywhere (README, Security → Hardening).
+   */
+  SANDBOX_SHOW_CODES: z
+    .enum(["true", "false"])
+    .default("false")
+    .transform((value) => value === "true"),
   /** Price per message by type, in major units (2 decimals); stored as minor units. */
   PRICE_TEXT: price(0.01),
   PRICE_IMAGE: price(0.02),
@@ -246,10 +262,18 @@ export class ConfigError extends Error {
 }
 
 /**
- * Shortest accepted `MEDIA_URL_SECRET`, in characters: a key shorter than the hash's output
- * weakens HMAC (RFC 2104 §3), and 32 random characters carry well over 128 bits.
+ * Shortest accepted gateway secret, in characters: `MEDIA_URL_SECRET`, `CLOUD_API_APP_SECRET`,
+ * `CLOUD_API_VERIFY_TOKEN`, `WAHA_WEBHOOK_HMAC_KEY` and `EVOLUTION_API_KEY` (README,
+ * Configuration). A key shorter than the hash's output weakens HMAC (RFC 2104 §3), and 32 random
+ * characters carry well over 128 bits, as {@link MIN_ADMIN_TOKEN_LENGTH} says. Each of them lets
+ * whoever knows it write gateway events (the WAHA key signs them; Evolution's instance tokens are
+ * HMACs under its key, README "Gateway events"; the verify token subscribes Meta's webhooks), so none
+ * may be guessable.
  */
-export const MIN_MEDIA_URL_SECRET_LENGTH = 32;
+export const MIN_GATEWAY_SECRET_LENGTH = 32;
+
+/** Shortest accepted `MEDIA_URL_SECRET`, in characters ({@link MIN_GATEWAY_SECRET_LENGTH}). */
+export const MIN_MEDIA_URL_SECRET_LENGTH = MIN_GATEWAY_SECRET_LENGTH;
 
 /** The Graph API's origin (Meta, "Graph API → Overview"). */
 const DEFAULT_CLOUD_API_BASE_URL = "https://graph.facebook.com";
@@ -279,7 +303,8 @@ const cache = new WeakMap<object, Config>();
 
 /**
  * Parses (once per `env` object) the configuration. Empty strings count as unset.
- * @throws ConfigError for the first variable that is malformed, `CHATAPP_GATEWAYS` when it leaves
+ * @throws ConfigError for the first variable that is malformed (a gateway secret shorter than
+ *   {@link MIN_GATEWAY_SECRET_LENGTH} characters included), `CHATAPP_GATEWAYS` when it leaves
  *   out `CHATAPP_GATEWAY`, or a variable that an enabled gateway needs and is missing (WAHA: `WAHA_URL`, `WAHA_API_KEY`, `WAHA_WEBHOOK_HMAC_KEY`, `PUBLIC_URL`,
  *   `MEDIA_URL_SECRET`; Evolution API: `EVOLUTION_URL`, `EVOLUTION_API_KEY`, `PUBLIC_URL`,
  *   `MEDIA_URL_SECRET`; WhatsApp Cloud API: `CLOUD_API_APP_SECRET`, `CLOUD_API_VERIFY_TOKEN`,
@@ -338,8 +363,8 @@ export function readConfig(env: Env): Config {
     };
     const secret = (variable: string, value: string | undefined): string => {
       const given = need(variable, value);
-      if (given.length < MIN_MEDIA_URL_SECRET_LENGTH)
-        throw new ConfigError(variable, `is invalid: at least ${MIN_MEDIA_URL_SECRET_LENGTH} characters`);
+      if (given.length < MIN_GATEWAY_SECRET_LENGTH)
+        throw new ConfigError(variable, `is invalid: at least ${MIN_GATEWAY_SECRET_LENGTH} characters`);
       return given;
     };
     switch (kind) {
@@ -350,7 +375,7 @@ export function readConfig(env: Env): Config {
           kind: "waha",
           url: url("WAHA_URL", WAHA_URL),
           apiKey: need("WAHA_API_KEY", WAHA_API_KEY),
-          hmacKey: need("WAHA_WEBHOOK_HMAC_KEY", WAHA_WEBHOOK_HMAC_KEY),
+          hmacKey: secret("WAHA_WEBHOOK_HMAC_KEY", WAHA_WEBHOOK_HMAC_KEY),
           publicUrl: url("PUBLIC_URL", PUBLIC_URL),
           mediaUrlSecret: secret("MEDIA_URL_SECRET", MEDIA_URL_SECRET),
           timeoutMs,
@@ -360,7 +385,7 @@ export function readConfig(env: Env): Config {
         return {
           kind: "evolution",
           url: url("EVOLUTION_URL", EVOLUTION_URL),
-          apiKey: need("EVOLUTION_API_KEY", EVOLUTION_API_KEY),
+          apiKey: secret("EVOLUTION_API_KEY", EVOLUTION_API_KEY),
           publicUrl: url("PUBLIC_URL", PUBLIC_URL),
           mediaUrlSecret: secret("MEDIA_URL_SECRET", MEDIA_URL_SECRET),
           timeoutMs,
@@ -372,7 +397,7 @@ export function readConfig(env: Env): Config {
           baseUrl: url("CLOUD_API_BASE_URL", CLOUD_API_BASE_URL ?? DEFAULT_CLOUD_API_BASE_URL),
           version: graphVersion(CLOUD_API_VERSION ?? DEFAULT_CLOUD_API_VERSION),
           appSecret: secret("CLOUD_API_APP_SECRET", CLOUD_API_APP_SECRET),
-          verifyToken: need("CLOUD_API_VERIFY_TOKEN", CLOUD_API_VERIFY_TOKEN),
+          verifyToken: secret("CLOUD_API_VERIFY_TOKEN", CLOUD_API_VERIFY_TOKEN),
           credentialsKey: credentialsKey(need("CREDENTIALS_KEY", CREDENTIALS_KEY)),
           settleSeconds: raw.CLOUD_API_SETTLE_SECONDS,
           publicUrl: url("PUBLIC_URL", PUBLIC_URL),

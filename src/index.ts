@@ -17,6 +17,7 @@ import { completeFinishedCampaigns } from "./moves/campaign";
 import { handleOtpFailoverBatch, OTP_FAILOVER_QUEUE_NAME } from "./otp/failover";
 import { REVERSE_RULES } from "./otp/reverse";
 import { handleWebhookBatch, isWebhookQueue } from "./webhooks/consumer";
+import { sealClearSecrets } from "./webhooks/secret";
 import { requeueOverdueDeliveries } from "./webhooks/sweep";
 
 export { ChatSession } from "./sessions/chat-session";
@@ -48,6 +49,7 @@ const HOURLY_JOBS: readonly HousekeepingJob[] = [
   { name: "requeue_stale_messages", run: (env, db) => requeueStale(env, db, Date.now()) },
   { name: "republish_undelivered_events", run: (env, db) => republishUndelivered(env, db, Date.now()) },
   { name: "requeue_overdue_deliveries", run: (env, db) => requeueOverdueDeliveries(env, db, Date.now()) },
+  { name: "seal_webhook_secrets", run: (env, db) => sealClearSecrets(env, db) },
   { name: "resume_stalled_campaigns", run: (env, db) => resumeStalledCampaigns(env, db, Date.now()) },
   { name: "complete_finished_campaigns", run: (env) => completeFinishedCampaigns(env) },
   {
@@ -93,8 +95,9 @@ async function runHousekeeping(env: Env, jobs: readonly HousekeepingJob[]): Prom
  * ({@link HOURLY_JOBS}: expired idempotency keys; events and delivery history past their 30 days;
  * number checks past their 7 days; the reconciliation sweep of
  * messages that lost their queue message; events whose webhook fan-out never happened; deliveries
- * whose retry message was lost; campaigns whose next step or completion was lost; incoming media
- * past `MEDIA_RETENTION_DAYS`; stored copies of outgoing media no message still needs), each job
+ * whose retry message was lost; webhook secrets still in clear; campaigns whose next step or
+ * completion was lost; incoming media past `MEDIA_RETENTION_DAYS`; stored copies of outgoing media
+ * no message still needs), each job
  * isolated from the others' failures.
  */
 export default {

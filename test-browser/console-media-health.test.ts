@@ -63,7 +63,7 @@ describe("the web console: incoming media", () => {
         body: PNG,
         headers: {
           "Content-Type": "image/png",
-          "Content-Disposition": "attachment",
+          "Content-Disposition": "inline",
           "X-Content-Type-Options": "nosniff",
           "Cache-Control": "private, no-store",
         },
@@ -123,6 +123,64 @@ describe("the web console: incoming media", () => {
     expect(download.suggestedFilename()).toBe(name);
     const saved = await download.path();
     expect(readFileSync(saved)).toEqual(pdf);
+    expect(errors).toEqual([]);
+  });
+
+  it("never renders a file served as an attachment: a text/html document, an SVG image, each a download of application/octet-stream", async () => {
+    const { apiKey } = await createAccount(10);
+    const session = await connectedSession(apiKey);
+    const page = await newPage(browser);
+    const errors = watchErrors(page);
+    const html = Buffer.from("<script>document.title = 'ran on the console';</script>");
+    const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>');
+    const files = [
+      { type: "document", contentType: "text/html", body: html, name: "bin" },
+      { type: "image", contentType: "image/svg+xml", body: svg, name: "bin" },
+    ];
+    for (const file of files) {
+      const inbound = await api<{ data: { id: string } }>("POST", `/sandbox/sessions/${session}/inbound`, {
+        token: apiKey,
+        body: {
+          from_number: CONTACT,
+          type: file.type,
+          content: "File",
+          media_url: "https://media.chatapp-example.net/in/f",
+        },
+      });
+      expect(inbound.status).toBe(201);
+      const id = inbound.body.data.id;
+      // As the API serves any type but an image, audio or video one (README, Security → Hardening).
+      await page.route(`${baseUrl()}/v1/chatapp/messages/${id}/media`, (route) =>
+        route.fulfill({
+          status: 200,
+          body: file.body,
+          headers: {
+            "Content-Type": file.contentType,
+            "Content-Disposition": "attachment",
+            "X-Content-Type-Options": "nosniff",
+          },
+        }),
+      );
+      if (file === files[0]) await signIn(page, apiKey);
+      await openMessage(page, id);
+      const link = page.locator("#message-media a.media-download");
+      await link.waitFor();
+      expect(await page.locator("#message-media img").count()).toBe(0);
+      const name = `${file.type}-${id.slice(0, 8)}.${file.name}`;
+      expect(await link.getAttribute("download")).toBe(name);
+      const href = (await link.getAttribute("href")) ?? "";
+      expect(href).toMatch(/^blob:/);
+      // The object URL opened in a tab of its own (as "Open link in new tab" does) would be a page
+      // of the console's origin: it is a download instead, of the bytes as served.
+      const tab = await page.context().newPage();
+      const [download] = await Promise.all([
+        tab.waitForEvent("download", { timeout: 5_000 }),
+        tab.goto(href).catch(() => null),
+      ]);
+      expect(readFileSync(await download.path())).toEqual(file.body);
+      await tab.close();
+    }
+    expect(await page.title()).not.toBe("ran on the console");
     expect(errors).toEqual([]);
   });
 

@@ -31,10 +31,12 @@ function vars(baseUrl: string, cloudApiUrl: string): Record<string, string> {
     QR_ROTATE_SECONDS: "3",
     SANDBOX_DELIVERED_MS: "300",
     SANDBOX_READ_MS: "600",
+    // As `npm run dev` has it (.dev.vars.example): the console test reads a code on the sandbox phone.
+    SANDBOX_SHOW_CODES: "true",
     CHATAPP_GATEWAYS: "sandbox,cloud_api",
     CLOUD_API_BASE_URL: cloudApiUrl,
     CLOUD_API_APP_SECRET,
-    CLOUD_API_VERIFY_TOKEN: "browser-cloud-api-verify-token",
+    CLOUD_API_VERIFY_TOKEN: "browser-cloud-api-verify-token-0123456789",
     CREDENTIALS_KEY: "YnJvd3Nlci1jcmVkZW50aWFscy1rZXktMDEyMzQ1Njc=",
     PUBLIC_URL: baseUrl,
     MEDIA_URL_SECRET: "browser-media-url-secret-0123456789abcdef",

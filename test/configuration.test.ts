@@ -2,7 +2,17 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../src/app";
 import { ConfigError, readConfig } from "../src/config";
-import { EVOLUTION_URL, MEDIA_URL_SECRET, PUBLIC_URL, WAHA_URL } from "./gateway-config";
+import {
+  CLOUD_API_APP_SECRET,
+  CLOUD_API_VERIFY_TOKEN,
+  CREDENTIALS_KEY,
+  EVOLUTION_API_KEY,
+  EVOLUTION_URL,
+  MEDIA_URL_SECRET,
+  PUBLIC_URL,
+  WAHA_URL,
+  WAHA_WEBHOOK_HMAC_KEY,
+} from "./gateway-config";
 import { ADMIN_TOKEN, expectProblem } from "./helpers";
 
 /** The Worker's app on a copy of the test bindings with `vars` changed (a fresh configuration). */
@@ -19,7 +29,16 @@ const WAHA = {
   CHATAPP_GATEWAY: "waha",
   WAHA_URL,
   WAHA_API_KEY: "k",
-  WAHA_WEBHOOK_HMAC_KEY: "h",
+  WAHA_WEBHOOK_HMAC_KEY,
+  PUBLIC_URL,
+  MEDIA_URL_SECRET,
+};
+
+const CLOUD_API = {
+  CHATAPP_GATEWAYS: "sandbox,cloud_api",
+  CLOUD_API_APP_SECRET,
+  CLOUD_API_VERIFY_TOKEN,
+  CREDENTIALS_KEY,
   PUBLIC_URL,
   MEDIA_URL_SECRET,
 };
@@ -36,7 +55,7 @@ describe("gateway configuration", () => {
       kind: "waha",
       url: WAHA_URL,
       apiKey: "k",
-      hmacKey: "h",
+      hmacKey: WAHA_WEBHOOK_HMAC_KEY,
       publicUrl: PUBLIC_URL,
       mediaUrlSecret: MEDIA_URL_SECRET,
       timeoutMs: 2500,
@@ -45,14 +64,14 @@ describe("gateway configuration", () => {
     const evolution = {
       CHATAPP_GATEWAY: "evolution",
       EVOLUTION_URL,
-      EVOLUTION_API_KEY: "e",
+      EVOLUTION_API_KEY,
       PUBLIC_URL,
       MEDIA_URL_SECRET,
     };
     expect(readConfig({ ...env, ...evolution }).gateway).toEqual({
       kind: "evolution",
       url: EVOLUTION_URL,
-      apiKey: "e",
+      apiKey: EVOLUTION_API_KEY,
       publicUrl: PUBLIC_URL,
       mediaUrlSecret: MEDIA_URL_SECRET,
       timeoutMs: 10_000,
@@ -69,8 +88,30 @@ describe("gateway configuration", () => {
     ["MEDIA_URL_SECRET", { ...WAHA, MEDIA_URL_SECRET: "short" }, "is invalid: at least 32 characters"],
     [
       "MEDIA_URL_SECRET",
-      { CHATAPP_GATEWAY: "evolution", EVOLUTION_URL, EVOLUTION_API_KEY: "e", PUBLIC_URL },
+      { CHATAPP_GATEWAY: "evolution", EVOLUTION_URL, EVOLUTION_API_KEY, PUBLIC_URL },
       "is required when CHATAPP_GATEWAY is evolution",
+    ],
+    // 31 characters: one short of MIN_GATEWAY_SECRET_LENGTH.
+    [
+      "WAHA_WEBHOOK_HMAC_KEY",
+      { ...WAHA, WAHA_WEBHOOK_HMAC_KEY: "h".repeat(31) },
+      "is invalid: at least 32 characters",
+    ],
+    [
+      "EVOLUTION_API_KEY",
+      {
+        CHATAPP_GATEWAY: "evolution",
+        EVOLUTION_URL,
+        EVOLUTION_API_KEY: "e".repeat(31),
+        PUBLIC_URL,
+        MEDIA_URL_SECRET,
+      },
+      "is invalid: at least 32 characters",
+    ],
+    [
+      "CLOUD_API_VERIFY_TOKEN",
+      { ...CLOUD_API, CLOUD_API_VERIFY_TOKEN: "v".repeat(31) },
+      "is invalid: at least 32 characters",
     ],
     ["WAHA_URL", { ...WAHA, WAHA_URL: "waha:3000" }, "is invalid"],
     ["EVOLUTION_API_KEY", { CHATAPP_GATEWAY: "evolution", EVOLUTION_URL, PUBLIC_URL }, "is required"],
@@ -84,7 +125,7 @@ describe("gateway configuration", () => {
     ["WAHA_URL", { CHATAPP_GATEWAYS: "sandbox,waha" }, "is required when CHATAPP_GATEWAYS enables waha"],
     [
       "MEDIA_URL_SECRET",
-      { CHATAPP_GATEWAYS: "sandbox,evolution", EVOLUTION_URL, EVOLUTION_API_KEY: "e", PUBLIC_URL },
+      { CHATAPP_GATEWAYS: "sandbox,evolution", EVOLUTION_URL, EVOLUTION_API_KEY, PUBLIC_URL },
       "is required when CHATAPP_GATEWAYS enables evolution",
     ],
     ["GATEWAY_TIMEOUT_MS", { GATEWAY_TIMEOUT_MS: "soon" }, "is invalid"],
@@ -116,7 +157,11 @@ describe("gateway configuration", () => {
     expect(several.gateway).toEqual({ kind: "sandbox" });
     expect(several.CHATAPP_GATEWAYS).toEqual(["sandbox", "waha"]);
     expect(several.gateways.sandbox).toEqual({ kind: "sandbox" });
-    expect(several.gateways.waha).toMatchObject({ kind: "waha", url: WAHA_URL, hmacKey: "h" });
+    expect(several.gateways.waha).toMatchObject({
+      kind: "waha",
+      url: WAHA_URL,
+      hmacKey: WAHA_WEBHOOK_HMAC_KEY,
+    });
     expect(several.gateways.evolution).toBeUndefined();
     // Signed media links exist as soon as one real gateway is enabled, whatever the default.
     expect(several.mediaUrlSecret).toBe(MEDIA_URL_SECRET);
@@ -140,11 +185,49 @@ describe("gateway configuration", () => {
     expect(problem.detail).toContain("PRICE_TEXT is invalid");
   });
 
+  it("takes secrets of exactly 32 characters", () => {
+    const exactly = "s".repeat(32);
+    expect(readConfig({ ...env, ...WAHA, WAHA_WEBHOOK_HMAC_KEY: exactly }).gateway).toMatchObject({
+      hmacKey: exactly,
+    });
+    const evolution = { CHATAPP_GATEWAY: "evolution", EVOLUTION_URL, PUBLIC_URL, MEDIA_URL_SECRET };
+    expect(readConfig({ ...env, ...evolution, EVOLUTION_API_KEY: exactly }).gateway).toMatchObject({
+      apiKey: exactly,
+    });
+    const cloudApi: Record<string, string> = { ...CLOUD_API, CLOUD_API_VERIFY_TOKEN: exactly };
+    expect(readConfig({ ...env, ...cloudApi }).gateways.cloud_api).toMatchObject({ verifyToken: exactly });
+  });
+
+  it.each([
+    ["WAHA_WEBHOOK_HMAC_KEY", { ...WAHA, WAHA_WEBHOOK_HMAC_KEY: "short" }, "/gateway/waha/events"],
+    [
+      "EVOLUTION_API_KEY",
+      {
+        CHATAPP_GATEWAY: "evolution",
+        EVOLUTION_URL,
+        EVOLUTION_API_KEY: "short",
+        PUBLIC_URL,
+        MEDIA_URL_SECRET,
+      },
+      "/gateway/evolution/events",
+    ],
+    ["CLOUD_API_VERIFY_TOKEN", { ...CLOUD_API, CLOUD_API_VERIFY_TOKEN: "short" }, "/gateway/cloud-api"],
+  ])(
+    "a short %s answers its gateway's events and the API with 500 gateway_misconfigured, /health 503",
+    async (variable, vars, events) => {
+      const detail = `The service is misconfigured: ${variable} is invalid: at least 32 characters.`;
+      for (const path of [events, "/v1/chatapp/sessions"]) {
+        const problem = expectProblem(await callWith(vars, path), 500, "gateway_misconfigured");
+        expect(problem.detail).toBe(detail);
+      }
+      const health = await callWith(vars, "/health");
+      expect(health.status).toBe(503);
+      expect(health.body).toEqual({ status: "unavailable", code: "gateway_misconfigured", reason: detail });
+    },
+  );
+
   it("reports the reason on GET /health with 503", async () => {
-    const res = await callWith(
-      { CHATAPP_GATEWAY: "evolution", EVOLUTION_API_KEY: "e", PUBLIC_URL },
-      "/health",
-    );
+    const res = await callWith({ CHATAPP_GATEWAY: "evolution", EVOLUTION_API_KEY, PUBLIC_URL }, "/health");
     expect(res.status).toBe(503);
     expect(res.body).toEqual({
       status: "unavailable",

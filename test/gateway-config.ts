@@ -4,9 +4,11 @@
  */
 export const WAHA_URL = "http://waha.test:3000";
 export const WAHA_API_KEY = "test-waha-api-key";
-export const WAHA_WEBHOOK_HMAC_KEY = "test-waha-hmac-key";
+/** WAHA's webhook HMAC key (at least 32 characters, config.ts `MIN_GATEWAY_SECRET_LENGTH`). */
+export const WAHA_WEBHOOK_HMAC_KEY = "test-waha-hmac-key-0123456789abcdef";
 export const EVOLUTION_URL = "http://evolution.test:8080";
-export const EVOLUTION_API_KEY = "test-evolution-api-key";
+/** Evolution API's global key (at least 32 characters). */
+export const EVOLUTION_API_KEY = "test-evolution-api-key-0123456789abcdef";
 export const PUBLIC_URL = "https://api.example.test";
 /** The key of signed media links in the gateway projects (at least 32 characters). */
 export const MEDIA_URL_SECRET = "test-media-url-secret-0123456789abcdef";
@@ -41,6 +43,6 @@ export const CLOUD_API_BASE_URL = "https://graph.facebook.com";
 /** The Meta app secret that signs the Cloud API's webhooks in the `cloud-api` project. */
 export const CLOUD_API_APP_SECRET = "test-cloud-api-app-secret-0123456789abcdef";
 /** The verify token of the Cloud API webhook handshake in the `cloud-api` project. */
-export const CLOUD_API_VERIFY_TOKEN = "test-cloud-api-verify-token";
+export const CLOUD_API_VERIFY_TOKEN = "test-cloud-api-verify-token-0123456789abcdef";
 /** The key that seals Cloud API access tokens in the `cloud-api` project (32 bytes, base64). */
 export const CREDENTIALS_KEY = "dGVzdC1jcmVkZW50aWFscy1rZXktMDEyMzQ1Njc4OWE=";

@@ -156,3 +156,44 @@ export async function storedQrPayload(id: string): Promise<string | null> {
     return row?.qr ?? null;
   });
 }
+
+/** A message as the sandbox phone holds it (`sandbox_received`, src/gateways/sandbox.ts). */
+export interface PhoneMessage {
+  message_id: string;
+  to_number: string;
+  type: string;
+  content: string | null;
+}
+
+/**
+ * What the sandbox phone of `to` received from session `sessionId`, newest first, read on the
+ * phone itself: the session object's `sandbox_received` table, the one place a one-time code is
+ * in clear (README, One-time codes, step 19). `GET /sandbox/sessions/{id}/received` shows codes
+ * masked.
+ */
+export async function phoneReceived(sessionId: string, to: string): Promise<PhoneMessage[]> {
+  return runInDurableObject(sessionStub(sessionId), async (_instance, state) =>
+    state.storage.sql
+      .exec<{ message_id: string; to_number: string; type: string; content: string | null }>(
+        `SELECT message_id, to_number, type, content FROM sandbox_received WHERE to_number = ?
+         ORDER BY received_at DESC, rowid DESC`,
+        to,
+      )
+      .toArray(),
+  );
+}
+
+/**
+ * The text of message `messageId` on the sandbox phone of `to` ({@link phoneReceived}), once it
+ * arrives: polls for up to 15 s, then throws.
+ */
+export async function phoneText(sessionId: string, to: string, messageId: string | null): Promise<string> {
+  expect(messageId).not.toBeNull();
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const found = (await phoneReceived(sessionId, to)).find((m) => m.message_id === messageId);
+    if (found) return found.content ?? "";
+    if (Date.now() > deadline) throw new Error(`message ${messageId} never reached ${to}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

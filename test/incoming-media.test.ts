@@ -127,6 +127,42 @@ describe("incoming media, kept", () => {
     expect(await mediaEvents(key, "message.media_failed")).toEqual([]);
   });
 
+  it.each([
+    ["image", "/in/photo.png", "image/png", "inline"],
+    ["video", "/in/clip.mp4", "video/mp4", "inline"],
+    ["audio", "/in/voice.ogg", "audio/ogg", "inline"],
+    ["document", "/in/invoice.pdf", "application/pdf", "attachment"],
+    // The sender chooses the type: a page or a script-carrying image is a file, never rendered.
+    ["document", "/in/page.html", "text/html", "attachment"],
+    ["image", "/in/drawing.svg", "image/svg+xml", "attachment"],
+    ["document", "/in/blob", "application/octet-stream", "attachment"],
+  ])("serves a kept %s of %s (%s) %s, with nosniff", async (type, path, contentType, disposition) => {
+    network.use(
+      http.get(`${MEDIA_HOST}${path}`, () =>
+        HttpResponse.arrayBuffer(mediaBytes(path).slice().buffer, {
+          headers: { "Content-Type": contentType },
+        }),
+      ),
+    );
+    const { key } = await createAccount(10);
+    const session = await connectedSession(key);
+    const inbound = await call<{ data: { id: string } }>("POST", `/sandbox/sessions/${session.id}/inbound`, {
+      key,
+      body: { from_number: CONTACT, type, content: "file", media_url: `${MEDIA_HOST}${path}` },
+    });
+    expect(inbound.status).toBe(201);
+    const id = inbound.body.data.id;
+    expect((await settleMedia(session.id, id)).media_content_type).toBe(contentType);
+
+    const res = await call("GET", `/v1/chatapp/messages/${id}/media`, { key });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Type")).toBe(contentType);
+    expect(res.headers.get("Content-Disposition")).toBe(disposition);
+    expect(res.headers.get("X-Content-Type-Options")).toBe("nosniff");
+    expect(res.headers.get("Cache-Control")).toBe("private, no-store");
+    expect(res.text).toBe(new TextDecoder().decode(mediaBytes(path)));
+  });
+
   it("answers 404 not_found to another account's key", async () => {
     const { session, id } = await inboundImage(`${MEDIA_HOST}/in/other.png`);
     await settleMedia(session.id, id);

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { getCountries } from "libphonenumber-js/max";
 import { describe, expect, it } from "vitest";
-import { type ApiResponse, call, createAccount, expectProblem } from "./helpers";
+import { type ApiResponse, call, createAccount, expectProblem, phoneText } from "./helpers";
 import { balanceOf, connectedSession, ledgerOf } from "./message-fixtures";
 
 // An app's `allowed_countries` (src/otp/countries.ts): set, replaced and cleared through the app
@@ -103,20 +103,9 @@ async function footprint(f: Fixture) {
   };
 }
 
-/** The text the recipient's phone received in message `messageId` (polls the sandbox). */
+/** The text the recipient's phone received in message `messageId` (polls the sandbox phone). */
 async function received(f: Fixture, messageId: string | null, to: string): Promise<string> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const res = await call<{ data: { message_id: string; content: string }[] }>(
-      "GET",
-      `/sandbox/sessions/${f.sessionId}/received?to_number=${encodeURIComponent(to)}`,
-      { key: f.key },
-    );
-    const found = res.body.data.find((m) => m.message_id === messageId);
-    if (found) return found.content;
-    if (Date.now() > deadline) throw new Error(`message ${messageId} never reached ${to}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  return phoneText(f.sessionId, to, messageId);
 }
 
 describe("allowed_countries on apps", () => {

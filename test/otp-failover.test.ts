@@ -12,7 +12,7 @@ import {
   runFailoverJob,
   verdictOf,
 } from "../src/otp/failover";
-import { type ApiResponse, call, createAccount, expectProblem, TIMESTAMP } from "./helpers";
+import { type ApiResponse, call, createAccount, expectProblem, phoneText, TIMESTAMP } from "./helpers";
 import { connectedSession, driveAlarmUntil, ledgerOf, waitForMessages } from "./message-fixtures";
 
 // One-time codes on several channels (README, One-time codes → Channels and failover): the first
@@ -96,20 +96,10 @@ async function sent(f: Fixture, to = TO): Promise<Otp> {
 }
 
 /** The code message `messageId` carried, read where the recipient reads it: the sandbox phone of `session`. */
-async function codeOn(f: Fixture, session: string, messageId: string | null, to = TO): Promise<string> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const res = await call<{ data: { message_id: string; content: string }[] }>(
-      "GET",
-      `/sandbox/sessions/${session}/received?to_number=${encodeURIComponent(to)}`,
-      { key: f.key },
-    );
-    const found = res.body.data.find((m) => m.message_id === messageId);
-    const match = found && /^Your Acme code is (\d+)\.$/.exec(found.content);
-    if (match?.[1]) return match[1];
-    if (Date.now() > deadline) throw new Error(`message ${messageId} never reached ${to} on ${session}`);
-    await pause(50);
-  }
+async function codeOn(session: string, messageId: string | null, to = TO): Promise<string> {
+  const match = /^Your Acme code is (\d+)\.$/.exec(await phoneText(session, to, messageId));
+  expect(match?.[1], `message ${messageId} on ${session}`).toMatch(/^\d+$/);
+  return match?.[1] ?? "";
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -266,7 +256,7 @@ describe("channels the network limits (README, Session health)", () => {
     await setPhone(f, a, false);
     const otp = await sent(f);
     await waitForMessages(f.key, [otp.message_id ?? ""], (m) => m.status === "sent");
-    const code = await codeOn(f, a, otp.message_id);
+    const code = await codeOn(a, otp.message_id);
     expect((await timelock(f, b)).status).toBe(200);
     expect(await runFailoverJob(env, db, jobFor(f, otp, code), Date.now())).toBeNull();
     expect((await storedAttempts(otp.id)).map((x) => x.session_id)).toEqual([a, c]);
@@ -282,7 +272,7 @@ describe("failover after failover_after_seconds without a delivered ack", () => 
     const otp = await sent(f);
     const [first] = await waitForMessages(f.key, [otp.message_id ?? ""], (m) => m.status === "sent");
     expect(first?.status).toBe("sent");
-    const code = await codeOn(f, a, otp.message_id);
+    const code = await codeOn(a, otp.message_id);
 
     // Before the deadline, a message still `sent` (its ack held) is no failure: check again later,
     // twice as late (2 s), at most until the deadline.
@@ -321,14 +311,14 @@ describe("failover after failover_after_seconds without a delivered ack", () => 
     expect(next?.job.deadline).toBeGreaterThanOrEqual(before + 300_000);
     expect(next?.job.deadline).toBeLessThanOrEqual(Date.now() + 300_000);
     // The same code, not a new one; the OTP's message is the latest.
-    expect(await codeOn(f, b, onB)).toBe(code);
+    expect(await codeOn(b, onB)).toBe(code);
     expect((await show(f, otp.id)).message_id).toBe(onB);
 
     // b's phone is offline too: past its deadline, c. c is the last channel: nothing more to watch.
     await waitForMessages(f.key, [onB], (m) => m.status === "sent");
     expect(await runFailoverJob(env, db, jobFor(f, otp, code, { attemptSeq: 2 }), Date.now())).toBeNull();
     const onC = (await storedAttempts(otp.id))[2]?.message_id ?? "";
-    expect(await codeOn(f, c, onC)).toBe(code);
+    expect(await codeOn(c, onC)).toBe(code);
     await driveAlarmUntil(c, async () => (await show(f, otp.id)).attempts[2]?.status === "read");
 
     const shown = await show(f, otp.id);
@@ -384,7 +374,7 @@ describe("failover after failover_after_seconds without a delivered ack", () => 
     await setPhone(f, a, false);
     const otp = await sent(f);
     await waitForMessages(f.key, [otp.message_id ?? ""], (m) => m.status === "sent");
-    const code = await codeOn(f, a, otp.message_id);
+    const code = await codeOn(a, otp.message_id);
     await call("PATCH", `/v1/chatapp/sessions/${b}/disconnect`, { key: f.key });
 
     // b is disconnected: c takes the code.
@@ -512,7 +502,7 @@ describe("no failover once the code is settled", () => {
     await setPhone(f, a, false);
     const otp = await sent(f);
     await waitForMessages(f.key, [otp.message_id ?? ""], (m) => m.status === "sent");
-    return { f, otp, code: await codeOn(f, a, otp.message_id) };
+    return { f, otp, code: await codeOn(a, otp.message_id) };
   }
 
   async function expectNothingSent(f: Fixture, otp: Otp, job: FailoverJob, attempts: number) {
@@ -568,7 +558,7 @@ describe("exactly once", () => {
     await setPhone(f, a, false);
     const otp = await sent(f);
     await waitForMessages(f.key, [otp.message_id ?? ""], (m) => m.status === "sent");
-    const code = await codeOn(f, a, otp.message_id);
+    const code = await codeOn(a, otp.message_id);
     const job = jobFor(f, otp, code);
 
     const results = await Promise.all([0, 1, 2].map(() => runFailoverJob(env, db, job, Date.now())));
@@ -589,7 +579,7 @@ describe("exactly once", () => {
     await setPhone(f, a, false);
     const otp = await sent(f);
     await waitForMessages(f.key, [otp.message_id ?? ""], (m) => m.status === "sent");
-    const code = await codeOn(f, a, otp.message_id);
+    const code = await codeOn(a, otp.message_id);
     // A job claimed b and stopped before sending (the Worker was killed).
     const claim = { accountId: f.accountId, otpId: otp.id, sendSeq: 1, sessionId: b };
     const claimed = await claimAttempt(db, claim, Date.now());
@@ -619,7 +609,7 @@ describe("exactly once", () => {
       session_id: b,
       message_id: expect.stringMatching(UUID),
     });
-    expect(await codeOn(f, b, attempts[1]?.message_id ?? null)).toBe(code);
+    expect(await codeOn(b, attempts[1]?.message_id ?? null)).toBe(code);
     expect(await otpMessages(otp.id)).toHaveLength(2);
     expect((await ledgerOf(f.accountId)).filter((e) => e.kind === "charge")).toHaveLength(2);
   });
@@ -630,7 +620,7 @@ describe("exactly once", () => {
     await setPhone(f, a, false);
     const otp = await sent(f);
     await waitForMessages(f.key, [otp.message_id ?? ""], (m) => m.status === "sent");
-    const code = await codeOn(f, a, otp.message_id);
+    const code = await codeOn(a, otp.message_id);
     const job = jobFor(f, otp, code);
     expect(await runFailoverJob(env, db, job, Date.now())).toBeNull();
     const made = (await storedAttempts(otp.id))[1]?.message_id;
@@ -658,7 +648,7 @@ describe("the failover queue consumer", () => {
     await setPhone(f, a, false);
     const otp = await sent(f);
     await waitForMessages(f.key, [otp.message_id ?? ""], (m) => m.status === "sent");
-    const code = await codeOn(f, a, otp.message_id);
+    const code = await codeOn(a, otp.message_id);
     const batch = createMessageBatch<unknown>(OTP_FAILOVER_QUEUE_NAME, [
       {
         id: "j-1",

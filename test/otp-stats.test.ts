@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, createAccount, expectProblem } from "./helpers";
+import { call, createAccount, expectProblem, phoneReceived } from "./helpers";
 
 // GET /v1/apps/{id}/otp-stats (README, One-time codes → Statistics): OTPs made through the API on
 // two sandbox sessions, some verified, one failed, one expired, one pending; their start times are
@@ -52,13 +52,8 @@ async function deliveredCode(sessionId: string, messageId: string, to: string): 
   const deadline = Date.now() + 15_000;
   for (;;) {
     const msg = await call<{ data: { status: string } }>("GET", `/v1/chatapp/messages/${messageId}`, { key });
-    const phone = await call<{ data: { message_id: string; content: string }[] }>(
-      "GET",
-      `/sandbox/sessions/${sessionId}/received?to_number=${encodeURIComponent(to)}`,
-      { key },
-    );
-    const found = phone.body.data.find((m) => m.message_id === messageId);
-    if (found && msg.body.data.status === "delivered") return /(\d{6})/.exec(found.content)?.[1] ?? "";
+    const found = (await phoneReceived(sessionId, to)).find((m) => m.message_id === messageId);
+    if (found && msg.body.data.status === "delivered") return /(\d{6})/.exec(found.content ?? "")?.[1] ?? "";
     if (Date.now() > deadline) throw new Error(`message ${messageId} was not delivered`);
     await pause(50);
   }

@@ -3,11 +3,11 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createApp } from "../src/app";
 import { hmacSha256Hex } from "../src/lib/crypto";
-import { type ApiResponse, call, createAccount, expectProblem, sessionStub } from "./helpers";
+import { type ApiResponse, call, createAccount, expectProblem, phoneText, sessionStub } from "./helpers";
 
 // The whole one-time-code flow through the sandbox gateway. The code is read where a user would
-// read it: on the recipient's phone (the sandbox's received messages); the API itself only ever
-// shows it masked. Time is simulated by moving the OTP's stored times (expires_at, last_sent_at,
+// read it: on the recipient's phone (the sandbox phone's own storage, helpers.ts `phoneText`); the
+// API itself, `/sandbox/sessions/{id}/received` included, only ever shows it masked. Time is simulated by moving the OTP's stored times (expires_at, last_sent_at,
 // the send log) into the past.
 
 const SENDER = "6ba7b810-9dad-11d1-80b4-00c04fd430c8";
@@ -132,20 +132,7 @@ async function message(key: string, id: string): Promise<Message> {
 
 /** What the recipient's phone received for message `messageId`, once the session sent it. */
 async function received(f: Fixture, messageId: string | null, to = TO): Promise<string> {
-  expect(messageId).not.toBeNull();
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const res = await call<{ data: { message_id: string; content: string }[] }>(
-      "GET",
-      `/sandbox/sessions/${f.sessionId}/received?to_number=${encodeURIComponent(to)}`,
-      { key: f.key },
-    );
-    expect(res.status).toBe(200);
-    const found = res.body.data.find((m) => m.message_id === messageId);
-    if (found) return found.content;
-    if (Date.now() > deadline) throw new Error(`message ${messageId} never reached ${to}`);
-    await pause(50);
-  }
+  return phoneText(f.sessionId, to, messageId);
 }
 
 /** The code an OTP message carries, read on the recipient's phone. */
@@ -339,6 +326,53 @@ describe("POST /v1/apps/{id}/otp → read the code → POST /v1/otp/{id}/verify"
 describe("the code is readable only on the recipient's phone", () => {
   afterEach(() => {
     vi.restoreAllMocks();
+  });
+
+  it("GET /sandbox/sessions/{id}/received shows it masked as the message does, to every key, unless SANDBOX_SHOW_CODES=true", async () => {
+    const f = await otpApp();
+    const otp = await sent(f);
+    const code = await codeIn(f, otp.message_id);
+    const plain = await call<{ data: { messages: { id: string }[] } }>("POST", "/v1/chatapp/messages", {
+      key: f.key,
+      body: {
+        chatapp_session_id: f.sessionId,
+        to_number: [TO],
+        type: "text",
+        content: "Order 4821 ships today",
+      },
+    });
+    expect(plain.status).toBe(201);
+    const plainId = plain.body.data.messages[0]?.id ?? "";
+    await received(f, plainId);
+    const reader = await call<{ data: { api_key: string } }>("POST", "/v1/api-keys", {
+      key: f.key,
+      body: { name: "reader", scopes: ["sessions:read"] },
+    });
+    expect(reader.status).toBe(201);
+    const path = `/sandbox/sessions/${f.sessionId}/received?to_number=${encodeURIComponent(TO)}`;
+    const expected = (codeText: string) => [
+      expect.objectContaining({ message_id: plainId, content: "Order 4821 ships today" }),
+      expect.objectContaining({ message_id: otp.message_id, type: "text", content: codeText }),
+    ];
+    for (const key of [reader.body.data.api_key, f.key]) {
+      const res = await call<{ data: unknown[] }>("GET", path, { key });
+      expect(res.status).toBe(200);
+      expect(res.body.data).toEqual(expected("Your Acme code is ••••••."));
+      expectNoCode(res.text, code);
+    }
+
+    const ctx = createExecutionContext();
+    const shown = await createApp().request(
+      `http://localhost${path}`,
+      { headers: { Authorization: `Bearer ${reader.body.data.api_key}` } },
+      { ...env, SANDBOX_SHOW_CODES: "true" },
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    expect(shown.status).toBe(200);
+    expect(((await shown.json()) as { data: unknown[] }).data).toEqual(
+      expected(`Your Acme code is ${code}.`),
+    );
   });
 
   it("appears in no API response, D1 row, session-object row (but the phone's) or log line", async () => {

@@ -411,4 +411,37 @@ describe("sandbox pairing page", () => {
       }
     }
   });
+
+  it("every answer, the 404 and 409 pages too, sends the link page's CSP, no framing, nosniff and no-store", async () => {
+    const { key } = await createAccount();
+    const { session } = await createSession(key);
+    const path = pairPath(await qrPayload(session.id));
+    const page = await call("GET", path);
+    const linked = await call("POST", path);
+    const notPending = await call("POST", path);
+    const unknown = await call("GET", `/sandbox/pair/${crypto.randomUUID()}.${"A".repeat(22)}`);
+    expect([page.status, linked.status, notPending.status, unknown.status]).toEqual([200, 200, 409, 404]);
+    for (const res of [page, linked, notPending, unknown]) {
+      const csp = Object.fromEntries(
+        (res.headers.get("content-security-policy") ?? "").split(/;\s*/).map((directive) => {
+          const [name = "", ...values] = directive.split(" ");
+          return [name, values.join(" ")];
+        }),
+      );
+      expect(csp).toEqual({
+        "default-src": "'none'",
+        "script-src": "'self'",
+        "style-src": "'self'",
+        "img-src": "'self' data:",
+        "connect-src": "'self' ws://localhost",
+        "form-action": "'self'",
+        "base-uri": "'none'",
+        "frame-ancestors": "'none'",
+      });
+      expect(res.headers.get("x-frame-options")).toBe("DENY");
+      expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+      expect(res.headers.get("referrer-policy")).toBe("no-referrer");
+      expect(res.headers.get("cache-control")).toBe("no-store");
+    }
+  });
 });

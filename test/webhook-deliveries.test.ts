@@ -226,6 +226,7 @@ describe("POST /v1/webhooks/{id}/deliveries/{event_id}/retry", () => {
     const recording = recordingEnv();
     const before = Date.now();
     const found = await resendNow(
+      env,
       createDb(env.DB),
       recording.env.WEBHOOK_QUEUE,
       accountId,

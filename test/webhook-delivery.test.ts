@@ -1,8 +1,10 @@
+import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { delay, HttpResponse } from "msw";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { newEventId } from "../src/events/record";
+import worker from "../src/index";
 import { handleWebhookBatch } from "../src/webhooks/consumer";
 import { MAX_ATTEMPTS, parseRetryAfter, retryDelaySeconds } from "../src/webhooks/schedule";
 import { call, createAccount } from "./helpers";
@@ -346,6 +348,49 @@ describe("secret rotation", () => {
     const [request] = receiver.to("expired");
     expect(request?.verified).toBe(true);
     expect(request!.headers["webhook-signature"]!.split(" ")).toHaveLength(1);
+  });
+});
+
+describe("endpoints made before secrets were sealed", () => {
+  it("sign as before with their secrets in clear, and the hourly sweep seals them, signatures unchanged", async () => {
+    const { key, endpoint, eventId, message } = await oneDelivery("legacy");
+    // The row as an older release stored it (migration 0036 gave it its prefix): both secrets in clear.
+    const previous = `whsec_${btoa("p".repeat(32))}`;
+    await env.DB.prepare(
+      "UPDATE webhook_endpoints SET secret = ?, previous_secret = ?, previous_secret_expires_at = ? WHERE id = ?",
+    )
+      .bind(endpoint.secret, previous, Date.now() + 3_600_000, endpoint.id)
+      .run();
+    const expectSignedByBoth = (request: (typeof receiver.received)[number] | undefined) => {
+      expect(request?.verified).toBe(true);
+      const signatures = request!.headers["webhook-signature"]!.split(" ");
+      expect(signatures).toHaveLength(2);
+      for (const [i, s] of [endpoint.secret, previous].entries()) {
+        const only = { ...request!.headers, "webhook-signature": signatures[i]! };
+        expect(() => new Webhook(s).verify(request!.body, only)).not.toThrow();
+      }
+    };
+    await runQueue("chatapp-webhooks", [message]);
+    expect(receiver.to("legacy")).toHaveLength(1);
+    expectSignedByBoth(receiver.to("legacy")[0]);
+
+    await worker.scheduled(createScheduledController({ cron: "17 * * * *" }), env);
+    const stored = await env.DB.prepare(
+      "SELECT secret, secret_prefix, previous_secret FROM webhook_endpoints WHERE id = ?",
+    )
+      .bind(endpoint.id)
+      .first<{ secret: string; secret_prefix: string; previous_secret: string }>();
+    expect(stored?.secret).toMatch(/^v1\./);
+    expect(stored?.previous_secret).toMatch(/^v1\./);
+    expect(stored?.secret_prefix).toBe(endpoint.secret.slice(0, 14));
+    expect(JSON.stringify(stored)).not.toContain(endpoint.secret.slice(6));
+    expect(JSON.stringify(stored)).not.toContain(previous.slice(6));
+
+    // Sealed, the same secrets sign the next attempt.
+    const retried = await call("POST", `/v1/webhooks/${endpoint.id}/deliveries/${eventId}/retry`, { key });
+    expect(retried.status).toBe(200);
+    expect(receiver.to("legacy")).toHaveLength(2);
+    expectSignedByBoth(receiver.to("legacy")[1]);
   });
 });
 

@@ -4,6 +4,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { createApp } from "../src/app";
 import { EVENT_TYPES } from "../src/events/catalogue";
 import { webhookRoutes } from "../src/routes/webhooks/webhooks.index";
+import { withOpenSecrets } from "../src/webhooks/secret";
 import { type ApiResponse, call, createAccount, expectProblem, TIMESTAMP } from "./helpers";
 
 /** Standard Webhooks: `whsec_` + base64 of 32 bytes (43 characters and one `=` of padding). */
@@ -39,6 +40,7 @@ interface Row {
   enabled: number;
   disabled_reason: string | null;
   secret: string;
+  secret_prefix: string;
   previous_secret: string | null;
   previous_secret_expires_at: number | null;
   created_at: number;
@@ -91,8 +93,17 @@ async function defaultKeyId(): Promise<string | undefined> {
   return found?.id;
 }
 
-function row(id: string): Promise<Row | null> {
+/** Endpoint `id`'s row as D1 stores it: its secrets sealed. */
+function storedRow(id: string): Promise<Row | null> {
   return env.DB.prepare("SELECT * FROM webhook_endpoints WHERE id = ?").bind(id).first<Row>();
+}
+
+/** Endpoint `id`'s row with its secrets opened (src/webhooks/secret.ts), as signing reads them. */
+async function row(id: string): Promise<Row | null> {
+  const stored = await storedRow(id);
+  if (!stored) return null;
+  const opened = await withOpenSecrets(env, { ...stored, previousSecret: stored.previous_secret });
+  return { ...stored, secret: opened.secret, previous_secret: opened.previousSecret };
 }
 
 /** Asserts a 422 `validation_failed` whose `errors` has exactly these keys; returns `errors`. */
@@ -147,6 +158,7 @@ describe("POST /v1/webhooks", () => {
       enabled: 1,
       disabled_reason: null,
       secret,
+      secret_prefix: secret.slice(0, 14),
       previous_secret: null,
       previous_secret_expires_at: null,
       created_at: expect.any(Number),
@@ -721,6 +733,100 @@ describe("POST /v1/webhooks/{id}/rotate-secret", () => {
 
   it("is 404 for an unknown id", async () => {
     expectProblem(await rotate(UNKNOWN_ID), 404, "not_found");
+  });
+});
+
+describe("secrets at rest (README, Security → Hardening)", () => {
+  /** The stored answer of the account's `Idempotency-Key` `key`. */
+  async function storedReplay(idempotencyKey: string): Promise<string> {
+    const stored = await env.DB.prepare(
+      "SELECT response_body FROM idempotency_keys WHERE account_id = ? AND key = ?",
+    )
+      .bind(accountId, idempotencyKey)
+      .first<{ response_body: string }>();
+    return stored?.response_body ?? "";
+  }
+
+  it("keeps the secret and the previous one only sealed, bound to the endpoint", async () => {
+    const created = await create();
+    const rotated = (await rotate(created.id)).body.data;
+    const stored = await storedRow(created.id);
+    const sealed = /^v1\.[A-Za-z0-9+/]+=*\.[A-Za-z0-9+/]+=*$/;
+    expect(stored?.secret).toMatch(sealed);
+    expect(stored?.previous_secret).toMatch(sealed);
+    expect(stored?.secret_prefix).toBe(rotated.secret.slice(0, 14));
+    const everything = JSON.stringify(await env.DB.prepare("SELECT * FROM webhook_endpoints").all());
+    for (const secret of [created.secret, rotated.secret, created.secret.slice(6), rotated.secret.slice(6)])
+      expect(everything).not.toContain(secret);
+    expect(await row(created.id)).toMatchObject({ secret: rotated.secret, previous_secret: created.secret });
+
+    // Copied onto another endpoint, a sealed secret does not open.
+    const other = await create();
+    await env.DB.prepare("UPDATE webhook_endpoints SET secret = ? WHERE id = ?")
+      .bind(stored?.secret, other.id)
+      .run();
+    await expect(row(other.id)).rejects.toThrow(/does not open/);
+  });
+
+  it("keeps the Idempotency-Key replays of create and rotate sealed, and replays them in clear", async () => {
+    const first = await post({ url: "https://example.com/sealed" }, key, {
+      "Idempotency-Key": "sealed-create",
+    });
+    expect(first.status).toBe(201);
+    const rotatePath = `/v1/webhooks/${first.body.data.id}/rotate-secret`;
+    const headers = { "Idempotency-Key": "sealed-rotate" };
+    const rotated = await call<{ data: EndpointWithSecret }>("POST", rotatePath, { key, headers });
+    expect(rotated.status).toBe(200);
+    for (const [idempotencyKey, secret] of [
+      ["sealed-create", first.body.data.secret],
+      ["sealed-rotate", rotated.body.data.secret],
+    ] as const) {
+      const stored = await storedReplay(idempotencyKey);
+      expect(stored).toMatch(/^v1\./);
+      expect(stored).not.toContain(secret);
+      expect(stored).not.toContain(secret.slice(6));
+    }
+    const again = await post({ url: "https://example.com/sealed" }, key, {
+      "Idempotency-Key": "sealed-create",
+    });
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.body).toEqual(first.body);
+    const rotatedAgain = await call<{ data: EndpointWithSecret }>("POST", rotatePath, { key, headers });
+    expect(rotatedAgain.headers.get("idempotent-replayed")).toBe("true");
+    expect(rotatedAgain.body).toEqual(rotated.body);
+  });
+
+  it("answers create and rotate 500 service_misconfigured naming OTP_SECRET when it is unset, storing nothing", async () => {
+    const created = await create();
+    const request = async (method: string, path: string) => {
+      const ctx = createExecutionContext();
+      const res = await createApp().request(
+        `http://localhost${path}`,
+        {
+          method,
+          headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+          body: JSON.stringify(
+            method === "POST" && path === "/v1/webhooks" ? { url: "https://example.com/x" } : {},
+          ),
+        },
+        { ...env, OTP_SECRET: "" },
+        ctx,
+      );
+      await waitOnExecutionContext(ctx);
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    for (const [method, path] of [
+      ["POST", "/v1/webhooks"],
+      ["POST", `/v1/webhooks/${created.id}/rotate-secret`],
+    ] as const) {
+      const res = await request(method, path);
+      expect(res.status).toBe(500);
+      expect(res.body).toMatchObject({ code: "service_misconfigured" });
+      expect(String(res.body.detail)).toContain("OTP_SECRET");
+    }
+    const listed = await call<{ data: Endpoint[] }>("GET", "/v1/webhooks", { key });
+    expect(listed.body.data.map((e) => e.id)).toEqual([created.id]);
+    expect(await row(created.id)).toMatchObject({ secret: created.secret, previous_secret: null });
   });
 });
 

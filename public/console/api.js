@@ -87,9 +87,14 @@ export async function api(method, path, options = {}) {
 /**
  * Reads a file of the API (e.g. `/v1/chatapp/messages/{id}/media`) with the stored key as bearer
  * token: an `<img>` or `<video>` cannot send that header, so the page fetches the bytes itself and
- * shows them through an object URL.
+ * shows them through an object URL. An object URL belongs to this page's origin and ignores the
+ * answer's headers, so the answer's `Content-Disposition` is followed here: unless it is `inline`
+ * (an image, audio or video type, README Security → Hardening), the blob is typed
+ * `application/octet-stream`, which a browser saves and never renders, whatever type the sender
+ * chose (`text/html`, `image/svg+xml`).
  * @param {string} path
- * @returns {Promise<Blob>} the body, typed by the answer's `Content-Type`
+ * @returns {Promise<{blob: Blob, type: string, inline: boolean}>} the body; `type`, the answer's
+ *   `Content-Type`; `inline`, whether the blob keeps that type
  * @throws {ApiError} on any non-2xx answer (with its problem+json) or a network failure
  */
 export async function apiBlob(path) {
@@ -102,7 +107,12 @@ export async function apiBlob(path) {
   } catch {
     throw new ApiError(0, { title: "Network error", detail: "The service could not be reached. Try again." });
   }
-  if (response.ok) return response.blob();
+  if (response.ok) {
+    const type = response.headers.get("Content-Type") ?? "";
+    const inline = /^inline\s*(;|$)/i.test(response.headers.get("Content-Disposition") ?? "");
+    const bytes = await response.arrayBuffer();
+    return { blob: new Blob([bytes], { type: inline ? type : "application/octet-stream" }), type, inline };
+  }
   const text = await response.text();
   let problem;
   try {

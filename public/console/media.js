@@ -52,9 +52,9 @@ export function mediaState(message) {
   return "pending";
 }
 
-/** A file name for a kept document: the API keeps none, so the message id and the type's extension. */
-export function fileName(message, blob) {
-  const essence = (blob.type || "").split(";")[0].trim().toLowerCase();
+/** A file name for a kept file of content type `type`: the API keeps none, so the message id and the type's extension. */
+export function fileName(message, type) {
+  const essence = (type || "").split(";")[0].trim().toLowerCase();
   const extension = EXTENSIONS[essence] ?? "bin";
   return `${message.type}-${message.id.slice(0, 8)}.${extension}`;
 }
@@ -71,17 +71,20 @@ function size(bytes) {
  * again (and its old URL revoked) only when the message's media changed (`media_url`, its error).
  */
 export class MediaCache {
-  /** @type {Map<string, {key: string, result: Promise<{url: string, blob: Blob} | {error: unknown}>}>} */
+  /** @type {Map<string, {key: string, result: Promise<{url: string, blob: Blob, type: string, inline: boolean} | {error: unknown}>}>} */
   entries = new Map();
 
-  /** The media of `message` as `{url, blob}` or `{error}` (an ApiError, e.g. 404 media_not_kept). */
+  /**
+   * The media of `message` as `{url, blob, type, inline}` (api.js `apiBlob`) or `{error}` (an
+   * ApiError, e.g. 404 media_not_kept).
+   */
   load(message) {
     const key = `${message.media_url} ${mediaState(message)}`;
     const entry = this.entries.get(message.id);
     if (entry?.key === key) return entry.result;
     if (entry) this.revoke(entry);
     const result = apiBlob(mediaPath(message.id)).then(
-      (blob) => ({ url: URL.createObjectURL(blob), blob }),
+      (file) => ({ url: URL.createObjectURL(file.blob), ...file }),
       (error) => ({ error }),
     );
     this.entries.set(message.id, { key, result });
@@ -108,9 +111,12 @@ export class MediaCache {
   }
 }
 
-/** The element that shows the fetched media: by the message's type, else by the blob's. */
-function mediaElement(message, { url, blob }, compact) {
-  const kind = message.type === "document" ? "document" : message.type;
+/**
+ * The element that shows the fetched media, by the message's type: an image, video or audio only
+ * when it was served `inline` (else, whatever the message's type, a download link).
+ */
+function mediaElement(message, { url, blob, type, inline }, compact) {
+  const kind = message.type === "document" || !inline ? "document" : message.type;
   const label = message.content
     ? `${message.type}: ${message.content}`
     : `${message.type} from ${message.from_number}`;
@@ -119,7 +125,7 @@ function mediaElement(message, { url, blob }, compact) {
   if (kind === "video")
     return h("video", { src: url, controls: true, class: "media-video", "aria-label": label });
   if (kind === "audio") return h("audio", { src: url, controls: true, "aria-label": label });
-  const name = fileName(message, blob);
+  const name = fileName(message, type);
   return h(
     "a",
     { href: url, download: name, class: "media-download" },

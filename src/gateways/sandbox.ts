@@ -226,7 +226,8 @@ export class SandboxGateway implements ChatGateway {
 
   /**
    * What the phone of `toNumber` (E.164) received from this session, newest first: the messages
-   * as the recipient reads them, one-time codes in clear (the API itself shows them masked).
+   * as the recipient reads them, one-time codes in clear (the `/received` route masks them, as the
+   * API shows them everywhere).
    */
   receivedBy(toNumber: string): SandboxReceived[] {
     return this.sql

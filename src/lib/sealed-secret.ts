@@ -42,6 +42,23 @@ export async function openSecret(keyBase64: string, context: string, sealed: str
   return decoder.decode(plaintext);
 }
 
+/**
+ * A 32-byte sealing key (standard base64, for {@link sealSecret}) derived from the deployment
+ * secret `secret` for one purpose, `info`: HKDF-SHA-256 (RFC 5869) with a zero salt, so each
+ * purpose gets its own key and a key of one purpose opens nothing of another.
+ */
+export async function deriveSealingKey(secret: string, info: string): Promise<string> {
+  const material = await crypto.subtle.importKey("raw", encoder.encode(secret), "HKDF", false, [
+    "deriveBits",
+  ]);
+  const bits = await crypto.subtle.deriveBits(
+    { name: "HKDF", hash: "SHA-256", salt: new Uint8Array(32), info: encoder.encode(info) },
+    material,
+    256,
+  );
+  return toBase64(new Uint8Array(bits));
+}
+
 function importKey(keyBase64: string): Promise<CryptoKey> {
   return crypto.subtle.importKey("raw", fromBase64(keyBase64), "AES-GCM", false, ["encrypt", "decrypt"]);
 }

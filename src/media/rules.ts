@@ -52,6 +52,22 @@ export const MAX_MEDIA_REDIRECTS = 3;
 export const MEDIA_FETCH_TIMEOUT_MS = 60_000;
 
 /**
+ * The `Content-Disposition` an incoming message's kept media is served with
+ * (`GET /v1/chatapp/messages/{id}/media`; README, Security → Hardening): `inline` for an image,
+ * audio or video type, which a browser only displays, except `image/svg+xml` (an XML document
+ * that runs scripts when opened); `attachment` for anything else, a document or whatever type the
+ * sender chose (`text/html`, none), so that it is saved, never rendered on the service's origin.
+ * The console follows it (public/console/api.js `apiBlob`). `contentType` is the stored
+ * `Content-Type`, parameters allowed; null when unknown.
+ */
+export function servedDisposition(contentType: string | null): "inline" | "attachment" {
+  const essence = contentTypeEssence(contentType);
+  if (!essence || essence === "image/svg+xml") return "attachment";
+  const [type, subtype] = essence.split("/");
+  return subtype && (type === "image" || type === "audio" || type === "video") ? "inline" : "attachment";
+}
+
+/**
  * The essence of a `Content-Type` value (RFC 9110 §8.3.1: type and subtype, case-insensitive,
  * without parameters), lower case: `Image/PNG; q=1` → `image/png`. Null when absent or empty.
  */

@@ -1,4 +1,5 @@
 import { hmacSha256Hex } from "../lib/crypto";
+import { deriveSealingKey } from "../lib/sealed-secret";
 
 /**
  * The rules of one-time codes, in one place. Sources: the numbers are this API's own, documented in
@@ -102,23 +103,6 @@ export function otpSecret(env: Env): string {
  * `OTP_SECRET`, info `otp-idempotency-replay`, 32 bytes, as standard base64.
  * @throws Error when `OTP_SECRET` is missing or too short ({@link otpSecret}).
  */
-export async function otpReplayKey(env: Env): Promise<string> {
-  const material = await crypto.subtle.importKey(
-    "raw",
-    new TextEncoder().encode(otpSecret(env)),
-    "HKDF",
-    false,
-    ["deriveBits"],
-  );
-  const bits = await crypto.subtle.deriveBits(
-    {
-      name: "HKDF",
-      hash: "SHA-256",
-      salt: new Uint8Array(32),
-      info: new TextEncoder().encode("otp-idempotency-replay"),
-    },
-    material,
-    256,
-  );
-  return btoa(String.fromCharCode(...new Uint8Array(bits)));
+export function otpReplayKey(env: Env): Promise<string> {
+  return deriveSealingKey(otpSecret(env), "otp-idempotency-replay");
 }

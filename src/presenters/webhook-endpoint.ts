@@ -2,17 +2,15 @@ import type { WebhookEndpointRow } from "../db/queries/webhook-endpoints";
 import { EVENT_TYPES, type EventType } from "../events/catalogue";
 import { formatNullableTimestamp, formatTimestamp } from "../lib/time";
 
-/** `whsec_` and the first 8 characters of the secret's base64, as API keys show `sk_` and 8. */
-const SECRET_PREFIX_LENGTH = 14;
-
 const KNOWN_EVENT_TYPES: ReadonlySet<string> = new Set(EVENT_TYPES);
 const isEventType = (type: string): type is EventType => KNOWN_EVENT_TYPES.has(type);
 
 /**
  * An endpoint row as the API shows it (`WebhookEndpoint` in the OpenAPI document), at `now`
- * (epoch ms). Never the secrets: only `secret_prefix`, and the previous secret's expiry while it
- * still signs. A stored type the catalogue no longer has is left out. `created_by` and
- * `url_set_by` are API key ids (null for endpoints made before they were recorded).
+ * (epoch ms). Never the secrets (stored sealed): only `secret_prefix` (`whsec_` and the first 8
+ * characters of the secret's base64, as API keys show `sk_` and 8), and the previous secret's
+ * expiry while it still signs. A stored type the catalogue no longer has is left out. `created_by`
+ * and `url_set_by` are API key ids (null for endpoints made before they were recorded).
  */
 export function toEndpointRecord(row: WebhookEndpointRow, now: number) {
   const previousSigns =
@@ -25,7 +23,7 @@ export function toEndpointRecord(row: WebhookEndpointRow, now: number) {
     events: row.events === null ? null : row.events.filter(isEventType),
     enabled: row.enabled,
     disabled_reason: row.disabledReason,
-    secret_prefix: row.secret.slice(0, SECRET_PREFIX_LENGTH),
+    secret_prefix: row.secretPrefix,
     previous_secret_expires_at: previousSigns ? formatNullableTimestamp(row.previousSecretExpiresAt) : null,
     created_at: formatTimestamp(row.createdAt),
     updated_at: formatTimestamp(row.updatedAt),

@@ -60,7 +60,7 @@ export async function handleWebhookBatch(
           m.ack();
           return;
         }
-        const result = await deliverOnce(db, body, {
+        const result = await deliverOnce(env, db, body, {
           defaultGateway: readConfig(env).CHATAPP_GATEWAY,
           ...options,
         });

@@ -11,6 +11,7 @@ import { toEventRecord } from "../presenters/event";
 import { acknowledged, DELIVERY_TIMEOUT_MS, postEvent, RESPONSE_EXCERPT_BYTES } from "./post";
 import type { DeliverMessage } from "./queue-messages";
 import { parseRetryAfter, retryDelaySeconds } from "./schedule";
+import { withOpenSecrets } from "./secret";
 
 /** An endpoint whose deliveries have all failed this long (5 days) is turned off as `failing`. */
 export const FAILING_WINDOW_MS = 5 * 24 * 3_600_000;
@@ -63,11 +64,14 @@ export type DeliveryResult = { retryDelaySeconds: number } | null;
  *   {@link disableEndpointIfFailing} finds it failing for {@link FAILING_WINDOW_MS}.
  * - Every attempt is recorded (status or null, duration in ms, the first
  *   {@link RESPONSE_EXCERPT_BYTES} of the body, the error), with the delivery's new state.
+ * - The endpoint's secrets are opened from `env` for the signature (secret.ts `withOpenSecrets`).
  *
  * @returns null to ack the queue message, or the delay before the next attempt (whole seconds).
- * @throws on D1 errors (the caller retries the message; the claim keeps attempts in order).
+ * @throws on D1 errors, or a secret that does not open (the caller retries the message; the claim
+ *   keeps attempts in order).
  */
 export async function deliverOnce(
+  env: Env,
   db: Db,
   message: DeliverMessage,
   options: DeliveryOptions = {},
@@ -92,7 +96,7 @@ export async function deliverOnce(
   const { endpoint, event } = context;
 
   const answer = await postEvent(
-    endpoint,
+    await withOpenSecrets(env, endpoint),
     event.id,
     JSON.stringify(toEventRecord(event, options.defaultGateway ?? "sandbox")),
     startedAt,

@@ -16,6 +16,7 @@ import type { DeliverMessage } from "./queue-messages";
  * @throws on D1 errors.
  */
 export async function resendNow(
+  env: Env,
   db: Db,
   queue: Queue,
   accountId: string,
@@ -25,7 +26,7 @@ export async function resendNow(
   const now = options.now ?? Date.now;
   if (!(await reopenDelivery(db, accountId, key, now()))) return false;
   const message: DeliverMessage = { kind: "deliver", ...key };
-  const result = await deliverOnce(db, message, options);
+  const result = await deliverOnce(env, db, message, options);
   if (result !== null) {
     // If this send fails, the delivery is pending with its next attempt set: the sweep sends it.
     await queue

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { OTP_CODE_TEMPLATE } from "../../fakes/cloud-api/graph.ts";
 import { createDb } from "../../src/db/client";
 import { type FailoverJob, runFailoverJob } from "../../src/otp/failover";
-import { call, createAccount, expectProblem } from "../helpers";
+import { call, createAccount, expectProblem, phoneText } from "../helpers";
 import { balanceOf, connectedSession, waitForMessages } from "../message-fixtures";
 import { cloudApiSession, useFakeGraph } from "./webhooks-fixtures";
 
@@ -59,12 +59,8 @@ async function codeOnSandbox(f: Awaited<ReturnType<typeof mixedApp>>) {
   expect(res.status, res.text).toBe(201);
   const otp = res.body.data;
   await waitForMessages(f.key, [otp.message_id ?? ""], (m) => m.status === "sent");
-  const received = await call<{ data: { content: string }[] }>(
-    "GET",
-    `/sandbox/sessions/${f.ids.sandbox}/received?to_number=${encodeURIComponent(TO)}`,
-    { key: f.key },
-  );
-  const code = /(\d{6})/.exec(received.body.data[0]?.content ?? "")?.[1] ?? "";
+  const received = await phoneText(f.ids.sandbox, TO, otp.message_id);
+  const code = /(\d{6})/.exec(received)?.[1] ?? "";
   expect(code).toMatch(/^\d{6}$/);
   const job: FailoverJob = {
     otpId: otp.id,

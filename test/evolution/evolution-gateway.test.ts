@@ -24,7 +24,7 @@ useNetwork();
 
 const SESSION = "session_0f1e2d3c-4b5a-4968-8776-655443322110";
 /** HMAC-SHA256(key = EVOLUTION_API_KEY, message = SESSION), computed independently with Node. */
-const SESSION_TOKEN = "23d1aa870ba3c1db38f8501b5c75c8f28c4c27087903ba3df5e02e746711f1f9";
+const SESSION_TOKEN = "2d7e872ea8e95750f152587b40272d256a47c4509d355983fd3c3c7ac0c2bc7b";
 const OWNER_JID = "447911123456@s.whatsapp.net";
 const MESSAGE_ID = "0190a5f2-7c1e-4b3a-9d4e-2f6a8b1c3d5e";
 /** clientMessageIdOf(MESSAGE_ID), written out: `3EB0` and the uuid's first 18 hex digits. */

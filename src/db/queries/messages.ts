@@ -1,4 +1,4 @@
-import { and, desc, eq, isNotNull, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, isNotNull, type SQL, sql } from "drizzle-orm";
 import { formatNullableTimestamp, formatTimestamp } from "../../lib/time";
 import type { Db } from "../client";
 import { type MessageRow, type MessageType, messages } from "../schema";
@@ -175,6 +175,25 @@ export async function findMessage(db: Db, accountId: string, id: string): Promis
     .where(and(eq(messages.id, id), eq(messages.accountId, accountId)))
     .limit(1);
   return row ?? null;
+}
+
+/**
+ * The stored `content` of those of `ids` that are the account's one-time-code messages (`otp_id`
+ * set): the text with the code masked (src/otp/code-message.ts), keyed by message id. Ids of
+ * other messages, or of another account's, are absent from the map. At most 50 ids (the sandbox
+ * phone's `PHONE_KEEPS`), within D1's 100 bound parameters.
+ */
+export async function otpMessageContents(
+  db: Db,
+  accountId: string,
+  ids: string[],
+): Promise<Map<string, string | null>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .select({ id: messages.id, content: messages.content })
+    .from(messages)
+    .where(and(eq(messages.accountId, accountId), inArray(messages.id, ids), isNotNull(messages.otpId)));
+  return new Map(rows.map((row) => [row.id, row.content]));
 }
 
 /** A message received on a session, to store; times in epoch ms. */

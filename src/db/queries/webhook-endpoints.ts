@@ -1,4 +1,4 @@
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, desc, eq, or, sql } from "drizzle-orm";
 import type { Db } from "../client";
 import { webhookEndpoints } from "../schema";
 
@@ -17,32 +17,41 @@ export interface WebhookEndpointFields {
 const owned = (accountId: string, id: string) =>
   and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.accountId, accountId));
 
+/** A signing secret as stored: sealed (src/webhooks/secret.ts), with the prefix shown of it. */
+export interface StoredSecret {
+  sealed: string;
+  /** `secret_prefix`: the secret's first characters, in clear. */
+  prefix: string;
+}
+
 /**
- * Inserts a new endpoint for the account at `now` (epoch ms) with signing secret `secret`, unless
- * the account already has `maxPerAccount` endpoints. The count and the insert are one statement,
- * so concurrent creates cannot pass the limit together. `createdBy` is the id of the API key that
- * creates it, recorded as its `created_by` and `url_set_by`.
+ * Inserts endpoint `id` (a fresh uuid) for the account at `now` (epoch ms) with signing secret
+ * `secret`, unless the account already has `maxPerAccount` endpoints. The count and the insert
+ * are one statement, so concurrent creates cannot pass the limit together. `createdBy` is the id
+ * of the API key that creates it, recorded as its `created_by` and `url_set_by`.
  *
  * @returns the new row, or null when the account is at its limit.
  */
 export async function insertWebhookEndpoint(
   db: Db,
   accountId: string,
+  id: string,
   fields: WebhookEndpointFields,
-  secret: string,
+  secret: StoredSecret,
   maxPerAccount: number,
   now: number,
   createdBy: string,
 ): Promise<WebhookEndpointRow | null> {
   const row: WebhookEndpointRow = {
-    id: crypto.randomUUID(),
+    id,
     accountId,
     url: fields.url,
     description: fields.description,
     events: fields.events,
     enabled: fields.enabled,
     disabledReason: null,
-    secret,
+    secret: secret.sealed,
+    secretPrefix: secret.prefix,
     previousSecret: null,
     previousSecretExpiresAt: null,
     createdAt: now,
@@ -51,13 +60,11 @@ export async function insertWebhookEndpoint(
     urlSetBy: createdBy,
   };
   const result = await db.run(sql`INSERT INTO webhook_endpoints
-      (id, account_id, url, description, events, enabled, disabled_reason, secret, previous_secret,
-       previous_secret_expires_at, created_at, updated_at,
-       created_by, url_set_by)
+      (id, account_id, url, description, events, enabled, disabled_reason, secret, secret_prefix,
+       previous_secret, previous_secret_expires_at, created_at, updated_at, created_by, url_set_by)
     SELECT ${row.id}, ${accountId}, ${row.url}, ${row.description},
-      ${row.events === null ? null : JSON.stringify(row.events)}, ${row.enabled ? 1 : 0}, NULL, ${secret},
-      NULL, NULL, ${now}, ${now},
-      ${createdBy}, ${createdBy}
+      ${row.events === null ? null : JSON.stringify(row.events)}, ${row.enabled ? 1 : 0}, NULL, ${secret.sealed},
+      ${secret.prefix}, NULL, NULL, ${now}, ${now}, ${createdBy}, ${createdBy}
     WHERE (SELECT COUNT(*) FROM webhook_endpoints WHERE account_id = ${accountId}) < ${maxPerAccount}`);
   return result.meta.changes > 0 ? row : null;
 }
@@ -118,7 +125,8 @@ export async function updateWebhookEndpoint(
  * `previous_secret` until `previousExpiresAt` (epoch ms), so that receivers can switch over while
  * both sign; with `previousExpiresAt` null it is dropped at once. A secret kept from an earlier
  * rotation is replaced (one previous secret at most). `updated_at` moves as in
- * {@link updateWebhookEndpoint}. One statement: two rotations cannot interleave.
+ * {@link updateWebhookEndpoint}. One statement: two rotations cannot interleave. The old secret
+ * moves as it is stored (sealed to the same endpoint, or still in clear).
  *
  * @returns the updated row, or null when the account has no such endpoint.
  */
@@ -126,14 +134,15 @@ export async function rotateWebhookSecret(
   db: Db,
   accountId: string,
   id: string,
-  secret: string,
+  secret: StoredSecret,
   previousExpiresAt: number | null,
   now: number,
 ): Promise<WebhookEndpointRow | null> {
   const [row] = await db
     .update(webhookEndpoints)
     .set({
-      secret,
+      secret: secret.sealed,
+      secretPrefix: secret.prefix,
       // SQLite evaluates every SET expression against the row as it was: this is the old secret.
       previousSecret: previousExpiresAt === null ? null : sql`${webhookEndpoints.secret}`,
       previousSecretExpiresAt: previousExpiresAt,
@@ -142,6 +151,45 @@ export async function rotateWebhookSecret(
     .where(owned(accountId, id))
     .returning();
   return row ?? null;
+}
+
+/**
+ * Up to `limit` endpoints, of every account, whose secret or previous secret is still in clear
+ * (`whsec_…`, rows made before secrets were sealed): their ids and stored secrets.
+ */
+export function listClearSecretEndpoints(
+  db: Db,
+  limit: number,
+): Promise<Pick<WebhookEndpointRow, "id" | "secret" | "previousSecret">[]> {
+  const clear = (column: typeof webhookEndpoints.secret | typeof webhookEndpoints.previousSecret) =>
+    sql`substr(${column}, 1, 6) = 'whsec_'`;
+  return db
+    .select({
+      id: webhookEndpoints.id,
+      secret: webhookEndpoints.secret,
+      previousSecret: webhookEndpoints.previousSecret,
+    })
+    .from(webhookEndpoints)
+    .where(or(clear(webhookEndpoints.secret), clear(webhookEndpoints.previousSecret)))
+    .limit(limit);
+}
+
+/**
+ * Stores endpoint `id`'s secrets as `after` if they are still `before` (a compare-and-set: a
+ * rotation since they were read wins). `updated_at` stays: the endpoint did not change.
+ *
+ * @returns whether they were stored.
+ */
+export async function replaceEndpointSecrets(
+  db: Db,
+  id: string,
+  before: Pick<WebhookEndpointRow, "secret" | "previousSecret">,
+  after: Pick<WebhookEndpointRow, "secret" | "previousSecret">,
+): Promise<boolean> {
+  const result = await db.run(sql`UPDATE webhook_endpoints
+    SET secret = ${after.secret}, previous_secret = ${after.previousSecret}
+    WHERE id = ${id} AND secret = ${before.secret} AND previous_secret IS ${before.previousSecret}`);
+  return result.meta.changes > 0;
 }
 
 /** Deletes the account's endpoint for good. Returns false when the account has no such endpoint. */

@@ -53,7 +53,14 @@ export const webhookEndpoints = sqliteTable(
     enabled: integer({ mode: "boolean" }).notNull().default(true),
     /** Why delivery turned the endpoint off; null while enabled or when turned off through the API. */
     disabledReason: text(),
+    /**
+     * The signing secret (`whsec_…`) sealed with AES-256-GCM, bound to the endpoint id
+     * (src/webhooks/secret.ts); a row made before sealing holds it in clear until the hourly sweep
+     * seals it. `previous_secret` likewise.
+     */
     secret: text().notNull(),
+    /** The secret's first characters as shown (`secret_prefix`), kept apart since the secret is sealed. */
+    secretPrefix: text().notNull().default(""),
     previousSecret: text(),
     previousSecretExpiresAt: integer(),
     createdAt: integer().notNull(),

@@ -9,6 +9,7 @@ import { ApiError } from "../../errors";
 import { templateOwnerOf, templatesOf } from "../../gateways/cloud-api/template-cache";
 import { fromMinor } from "../../lib/money";
 import { toE164 } from "../../lib/phone";
+import { servedDisposition } from "../../media/rules";
 import { sendMessages } from "../../messages/send";
 import { toMessageRecord, toSentRecord } from "../../presenters/message";
 import { pageLinks } from "../paging";
@@ -58,17 +59,20 @@ export const show: RouteHandler<typeof routes.show, AppEnv> = async (c) => {
 
 /**
  * Streams an incoming message's kept media (src/media/incoming.ts) with its stored content type
- * and size; as a file (`Content-Disposition: attachment`, `nosniff`), never a page of this origin.
+ * and size, never sniffed (`nosniff`): `Content-Disposition: inline` for an image, audio or video
+ * type, `attachment` for any other (media/rules.ts `servedDisposition`), so a document is a file,
+ * never a page of this origin.
  */
 export const media: RouteHandler<typeof routes.media, AppEnv> = async (c) => {
   const row = await findMessage(c.var.db, c.var.principal.accountId, c.req.valid("param").id);
   if (!row) throw new ApiError("not_found", "No such message.");
   const object = row.direction === "incoming" && row.mediaKey ? await c.env.MEDIA.get(row.mediaKey) : null;
   if (!object) throw new ApiError("media_not_kept", notKeptDetail(row));
+  const contentType = row.mediaContentType ?? object.httpMetadata?.contentType ?? "application/octet-stream";
   return c.body(object.body, 200, {
-    "Content-Type": row.mediaContentType ?? object.httpMetadata?.contentType ?? "application/octet-stream",
+    "Content-Type": contentType,
     "Content-Length": String(object.size),
-    "Content-Disposition": "attachment",
+    "Content-Disposition": servedDisposition(contentType),
     "X-Content-Type-Options": "nosniff",
     "Cache-Control": "private, no-store",
   });

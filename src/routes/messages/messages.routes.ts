@@ -101,7 +101,8 @@ export const media = createRoute({
   summary: "Download an incoming message's media",
   description:
     "The media an incoming message carried, as the service keeps it (downloaded once from the gateway; README, Incoming media): " +
-    "the bytes with their content type and length. 404 `media_not_kept` while it is not kept: not downloaded yet, its download " +
+    "the bytes with their content type and length, `X-Content-Type-Options: nosniff`, and `Content-Disposition: inline` for an image, audio or video type " +
+    "(not `image/svg+xml`), `attachment` for any other. 404 `media_not_kept` while it is not kept: not downloaded yet, its download " +
     "failed (`metadata.media_error` says why), it passed `MEDIA_RETENTION_DAYS` (`metadata.media_expired_at`), or the message has none.",
   request: { params: IdParam },
   responses: {

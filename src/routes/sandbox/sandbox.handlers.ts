@@ -2,7 +2,7 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { readConfig } from "../../config";
 import { findAccount } from "../../db/queries/accounts";
-import { findMessage } from "../../db/queries/messages";
+import { findMessage, otpMessageContents } from "../../db/queries/messages";
 import { findSession } from "../../db/queries/sessions";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
@@ -137,13 +137,29 @@ export const inboundReaction: RouteHandler<typeof routes.inboundReaction, AppEnv
   return c.json({ success: true as const, data: toMessageRecord(row) }, 200);
 };
 
+/**
+ * What the phone received, with each one-time code masked as its message is stored and shown
+ * (`•` per digit, README "Hardening"): the phone holds the code in clear, the API never shows it,
+ * unless the deployment sets `SANDBOX_SHOW_CODES=true` (local development).
+ */
 export const received: RouteHandler<typeof routes.received, AppEnv> = async (c) => {
   const stub = await ownedSession(c, c.req.valid("param").id);
   const messages = unwrap(await stub.sandboxReceived(c.req.valid("query").to_number));
+  const masked = readConfig(c.env).SANDBOX_SHOW_CODES
+    ? new Map<string, string | null>()
+    : await otpMessageContents(
+        c.var.db,
+        c.var.principal.accountId,
+        messages.map((m) => m.message_id),
+      );
   return c.json(
     {
       success: true as const,
-      data: messages.map((m) => ({ ...m, received_at: formatTimestamp(m.received_at) })),
+      data: messages.map((m) => ({
+        ...m,
+        content: masked.has(m.message_id) ? (masked.get(m.message_id) ?? null) : m.content,
+        received_at: formatTimestamp(m.received_at),
+      })),
     },
     200,
   );

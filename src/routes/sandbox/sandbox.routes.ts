@@ -134,7 +134,7 @@ export const received = createRoute({
   method: "get",
   path: "/sessions/{id}/received",
   summary: "Read what a recipient's phone received from the session",
-  description: `The messages the session sent to \`to_number\` as that phone shows them, newest first (the last 50). One-time codes appear here in clear: the API stores and shows them masked.${sandboxNote}`,
+  description: `The messages the session sent to \`to_number\` as that phone shows them, newest first (the last 50). One-time codes are masked (\`•\` per digit) as the message shows them: the phone holds the code, the API never shows it. A deployment that sets \`SANDBOX_SHOW_CODES=true\` (local development only) shows them in clear here.${sandboxNote}`,
   request: { params: IdParam, query: ReceivedQuery },
   responses: {
     200: json(ReceivedEnvelope, "The received messages"),

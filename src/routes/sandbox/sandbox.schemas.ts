@@ -84,7 +84,7 @@ export const ReceivedQuery = z.object({
   }),
 });
 
-/** A message as a sandbox recipient's phone received it (one-time codes in clear). */
+/** A message as a sandbox recipient's phone received it (one-time codes masked, unless `SANDBOX_SHOW_CODES`). */
 export const ReceivedSchema = z
   .object({
     message_id: z.uuid(),

@@ -68,7 +68,7 @@ export const retryDelivery: RouteHandler<typeof routes.retryDelivery, AppEnv> = 
   await enabledEndpointOf(c, id);
   const key = { endpointId: id, eventId: event_id };
   if (
-    !(await resendNow(db, c.env.WEBHOOK_QUEUE, principal.accountId, key, {
+    !(await resendNow(c.env, db, c.env.WEBHOOK_QUEUE, principal.accountId, key, {
       defaultGateway: readConfig(c.env).CHATAPP_GATEWAY,
     }))
   )
@@ -99,6 +99,7 @@ export const recover: RouteHandler<typeof routes.recover, AppEnv> = async (c) =>
 export const test: RouteHandler<typeof routes.test, AppEnv> = async (c) => {
   const endpoint = await endpointOf(c, c.req.valid("param").id);
   const { event, attemptedAt, result } = await sendTestEvent(
+    c.env,
     endpoint,
     toEndpointRecord(endpoint, Date.now()),
   );

@@ -15,6 +15,7 @@ import { assertCanRedirectEndpoint, subscribableEvents } from "../../keys/event-
 import { webhookSecret } from "../../lib/crypto";
 import { publicHttpsUrlProblem } from "../../lib/media-url";
 import { toEndpointRecord } from "../../presenters/webhook-endpoint";
+import { endpointSecretsKey, sealEndpointSecret, secretPrefixOf } from "../../webhooks/secret";
 import type * as routes from "./webhooks.routes";
 import { MAX_WEBHOOK_ENDPOINTS, PREVIOUS_SECRET_SECONDS } from "./webhooks.schemas";
 
@@ -35,6 +36,17 @@ function assertUrlAllowed(c: Context<AppEnv>, url: string | undefined): void {
   }
 }
 
+/**
+ * A new signing secret for endpoint `endpointId`: in clear, to answer once, and as stored (sealed,
+ * bound to the endpoint, with its prefix; src/webhooks/secret.ts).
+ * @throws ConfigError (500 `service_misconfigured`) when `OTP_SECRET` is missing or short.
+ */
+async function newSecret(c: Context<AppEnv>, endpointId: string) {
+  const secret = webhookSecret();
+  const sealed = await sealEndpointSecret(await endpointSecretsKey(c.env), endpointId, secret);
+  return { secret, stored: { sealed, prefix: secretPrefixOf(secret) } };
+}
+
 export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
   const rows = await listWebhookEndpoints(c.var.db, c.var.principal.accountId);
   const now = Date.now();
@@ -46,16 +58,19 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
   assertUrlAllowed(c, body.url);
   const events = subscribableEvents(c.var.principal.scopes, body.events ?? null);
   const now = Date.now();
+  const id = crypto.randomUUID();
+  const { secret, stored } = await newSecret(c, id);
   const row = await insertWebhookEndpoint(
     c.var.db,
     c.var.principal.accountId,
+    id,
     {
       url: body.url,
       description: body.description ?? null,
       events,
       enabled: body.enabled ?? true,
     },
-    webhookSecret(),
+    stored,
     MAX_WEBHOOK_ENDPOINTS,
     now,
     c.var.principal.apiKeyId,
@@ -66,7 +81,7 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
       `An account may have at most ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints: delete one first.`,
     );
   }
-  return c.json({ success: true as const, data: { ...toEndpointRecord(row, now), secret: row.secret } }, 201);
+  return c.json({ success: true as const, data: { ...toEndpointRecord(row, now), secret } }, 201);
 };
 
 export const show: RouteHandler<typeof routes.show, AppEnv> = async (c) => {
@@ -114,14 +129,15 @@ export const rotateSecret: RouteHandler<typeof routes.rotateSecret, AppEnv> = as
   const { id } = c.req.valid("param");
   const seconds = c.req.valid("json").expires_in_seconds ?? PREVIOUS_SECRET_SECONDS.default;
   const now = Date.now();
+  const { secret, stored } = await newSecret(c, id);
   const row = await rotateWebhookSecret(
     c.var.db,
     c.var.principal.accountId,
     id,
-    webhookSecret(),
+    stored,
     seconds === 0 ? null : now + seconds * 1000,
     now,
   );
   if (!row) throw noEndpoint();
-  return c.json({ success: true as const, data: { ...toEndpointRecord(row, now), secret: row.secret } }, 200);
+  return c.json({ success: true as const, data: { ...toEndpointRecord(row, now), secret } }, 200);
 };

@@ -1,5 +1,6 @@
 import { createRoute } from "@hono/zod-openapi";
-import { idempotency } from "../../middleware/idempotency";
+import { sealedIdempotency } from "../../middleware/idempotency";
+import { webhookReplayKey } from "../../webhooks/secret";
 import { IdempotencyKeyHeader, IdParam, json, jsonBody, problems, requires } from "../openapi";
 import {
   CreateWebhookEndpointBody,
@@ -15,7 +16,8 @@ const tags = ["Webhooks"];
 const common = { tags };
 
 const secretNote =
-  "The response holds the signing secret in full (`secret`, Standard Webhooks format `whsec_…`); no other response shows it, only its `secret_prefix`.";
+  "The response holds the signing secret in full (`secret`, Standard Webhooks format `whsec_…`); no other response shows it, only its `secret_prefix`. " +
+  "The service stores it sealed (AES-256-GCM under a key derived from `OTP_SECRET`, bound to the endpoint), and an `Idempotency-Key` replay of this response sealed too; without `OTP_SECRET` this is 500 `service_misconfigured`.";
 
 export const list = createRoute({
   operationId: "listWebhooks",
@@ -33,7 +35,7 @@ export const list = createRoute({
 
 export const create = createRoute({
   operationId: "createWebhook",
-  ...requires("webhooks:write", idempotency),
+  ...requires("webhooks:write", sealedIdempotency(webhookReplayKey)),
   ...common,
   method: "post",
   path: "/",
@@ -105,7 +107,7 @@ export const remove = createRoute({
 
 export const rotateSecret = createRoute({
   operationId: "rotateWebhookSecret",
-  ...requires("webhooks:write", idempotency),
+  ...requires("webhooks:write", sealedIdempotency(webhookReplayKey)),
   ...common,
   method: "post",
   path: "/{id}/rotate-secret",
