@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, createAccount, expectProblem, phoneReceived } from "./helpers";
 
-// GET /v1/apps/{id}/otp-stats (README, One-time codes → Statistics): OTPs made through the API on
+// GET /v1/apps/{id}/otp-stats (README, OTP statistics): OTPs made through the API on
 // two sandbox sessions, some verified, one failed, one expired, one pending; their start times are
 // then moved into two known hours (tests own their clock). The statistics must equal a recount of
 // the rows done here, independently of the route's SQL.

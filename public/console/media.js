@@ -59,7 +59,7 @@ export function fileName(message, type) {
   return `${message.type}-${message.id.slice(0, 8)}.${extension}`;
 }
 
-/** A byte count as "12.3 KB" (1 KB = 1,024 bytes, as the README counts). */
+/** A byte count as "12.3 KB" (1 KB = 1,024 bytes: the KiB of the README's Incoming media). */
 function size(bytes) {
   if (bytes < 1024) return `${bytes} bytes`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;

@@ -12,8 +12,8 @@ export type Receipt = Extract<GatewayEvent, { type: "ack" }>;
 export const RECEIPT_KEEP_MS = 25 * 3_600_000;
 
 /**
- * Receipts kept for messages whose outcome is still unknown (issue 22, "receipts that arrive
- * before settlement are kept and applied once the message is settled, never dropped"): a
+ * Receipts kept for messages whose outcome is still unknown (README, Exactly once: receipts
+ * that arrive before the outcome is known are kept and applied with the settlement, never dropped): a
  * gateway may report delivery of a message the session has not yet learnt it sent, so D1 knows
  * no message by that provider id. Each is kept in the session object's storage, by provider id
  * and status, and applied with the sent outcome that brings that provider id to D1

@@ -1,8 +1,8 @@
 /**
  * Every event type the service emits, in one place. An event is
  * `{ id: "evt_…", type, created_at, data }`, where `data` is the whole object after the change,
- * in exactly the shape its own GET returns (README, Sending messages, step 14; the `webhooks` of
- * openapi.json give each type's payload). The types are this API's own and follow the field's
+ * in exactly the shape its own GET returns (README, Send and track messages, step 14; the
+ * `webhooks` of openapi.json give each type's payload). The types are this API's own and follow the field's
  * names (Stripe's `noun.verb` style, as WAHA's `message.ack` and Evolution's `messages.update`).
  *
  * - `message.sent` / `message.delivered` / `message.read` / `message.failed`: an outgoing

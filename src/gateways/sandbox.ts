@@ -21,8 +21,8 @@ import type {
  * A pairing code (`requestPairingCode`) links the session too: `POST /sandbox/sessions/{id}/scan`
  * with that code in the body stands in for the phone entering it.
  *
- * Sending follows the recipient's last digits, so every path can be tried (README, Sending
- * messages, step 12):
+ * Sending follows the recipient's last digits, so every path can be tried (README, Send and
+ * track messages, step 16):
  * - `…0000`: fails permanently with reason `recipient_not_on_chatapp`;
  * - `…0001`: fails transiently on the first two attempts, then is accepted;
  * - `…0002`: fails transiently on every attempt (retries run out);

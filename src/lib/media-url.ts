@@ -22,7 +22,7 @@ const BLOCKED_SUFFIXES = [".localhost", ".local", ".internal", ".home.arpa"];
 const HTTP_LOCALHOST = /^http:\/\/(?:localhost|127\.0\.0\.1)(?::[0-9]{1,5})?(?:[/?#]|$)/i;
 
 /** Exceptions to {@link publicHttpsUrlProblem}'s rule. */
-export interface PublicUrlOptions {
+interface PublicUrlOptions {
   /**
    * Also accept `http://localhost[:port]` and `http://127.0.0.1[:port]` URLs (a developer's
    * local receiver under `wrangler dev`), and only those. Default false.

@@ -8,7 +8,7 @@ import { formatTimestamp } from "../lib/time";
  * README, Sending messages). The later moves are this API's own; they follow the order of the
  * chat network's receipts (WAHA's `message.ack` levels, Evolution's `messages.update` statuses):
  * `queued|scheduled → sent → delivered → read`. Each stage's time fills its `*_at` field
- * (`sent_at`, `delivered_at`, `read_at`; README, Sending messages, step 13).
+ * (`sent_at`, `delivered_at`, `read_at`; README, Send and track messages, step 13).
  *
  * - `due`: a scheduled message's time came; it joins the fan-out.
  * - `sent`: the gateway accepted it.
@@ -40,8 +40,8 @@ export type MessageTarget =
   | { campaignId: string };
 
 /**
- * How a sent message's outcome became known (its `metadata.settled_by`, issue 22): the gateway's
- * `answer` to the send, or, after the outcome was unknown, a `lookup` that found it or a
+ * How a sent message's outcome became known (its `metadata.settled_by`; README, Exactly once): the
+ * gateway's `answer` to the send, or, after the outcome was unknown, a `lookup` that found it or a
  * receipt (`status_webhook`) for it.
  */
 export type SettledBy = "answer" | "lookup" | "status_webhook";

@@ -25,8 +25,8 @@ export type SessionRecord = {
 };
 
 /**
- * The `session_<id>` name a session has at the gateway (README, Real gateways: WAHA and Evolution
- * API).
+ * The `session_<id>` name a session has at the gateway (README, Real gateways →
+ * Several gateways).
  */
 export function gatewaySessionName(id: string): string {
   return `session_${id}`;

@@ -7,7 +7,7 @@ export const WEBHOOK_QUEUE_NAME = "chatapp-webhooks";
 export const WEBHOOK_DEAD_LETTER_QUEUE = "chatapp-webhooks-dlq";
 
 /** One attempt of one event's delivery to one endpoint. */
-export const DeliverMessageSchema = z.object({
+const DeliverMessageSchema = z.object({
   kind: z.literal("deliver"),
   eventId: EventId,
   endpointId: z.uuid(),

@@ -69,7 +69,7 @@ const json =
   (body: unknown, status = 200) =>
   () =>
     HttpResponse.json(body as Record<string, unknown>, { status });
-/** Evolution's error body (src/main.ts). */
+/** Evolution's error body (src/main.ts of EvolutionAPI/evolution-api). */
 const problem = (status: number, error: string, message: unknown[]) =>
   json({ status, error, response: { message } }, status);
 const seen = (

@@ -68,10 +68,10 @@ export type FakeMediaFile = { mimetype: string; mediaType: string } & (
 export type SendFaultPlan = (body: Record<string, unknown>) => SendFault | null;
 
 /**
- * The fields each send body may carry (src/api/dto/sendMessage.dto.ts: `Metadata` and the
- * endpoint's DTO), and those it must (src/validate/message.schema.ts). Evolution's JSON schemas
- * let unknown fields through and the service ignores them; the fake refuses them (400), so a
- * field Evolution would silently drop, such as v1's `options` object, fails a test instead.
+ * The fields each send body may carry (EvolutionAPI/evolution-api: src/api/dto/sendMessage.dto.ts,
+ * `Metadata` and the endpoint's DTO), and those it must (src/validate/message.schema.ts). Evolution's
+ * JSON schemas let unknown fields through and the service ignores them; the fake refuses them (400),
+ * so a field Evolution would silently drop, such as v1's `options` object, fails a test instead.
  */
 const METADATA = [
   "number",
@@ -337,11 +337,11 @@ export class FakeEvolution {
           );
         }),
       ),
-      // `sendPresence` (src/api/routes/chat.router.ts; body per `presenceSchema` in
-      // src/validate/chat.schema.ts: `number` a string, `delay` a number, `presence` one of its
-      // enum, all three required; the fake refuses other fields). The Baileys channel checks the
-      // number is on WhatsApp (400 otherwise), sends the presence, waits `delay` ms, sends
-      // `paused`, and only then answers 201 `{ presence }`: the fake waits `delay` ms too.
+      // `sendPresence` (EvolutionAPI/evolution-api: src/api/routes/chat.router.ts; body per
+      // `presenceSchema` in src/validate/chat.schema.ts: `number` a string, `delay` a number,
+      // `presence` one of its enum, all three required; the fake refuses other fields). The Baileys
+      // channel checks the number is on WhatsApp (400 otherwise), sends the presence, waits `delay`
+      // ms, sends `paused`, and only then answers 201 `{ presence }`: the fake waits `delay` ms too.
       route("post", "/chat/sendPresence/:name", ({ name = "" }, body) =>
         this.withInstance(name, async (instance) => {
           const presences = ["unavailable", "available", "composing", "recording", "paused"];
@@ -370,9 +370,10 @@ export class FakeEvolution {
           return HttpResponse.json({ presence: body.presence }, { status: 201 });
         }),
       ),
-      // `getBase64FromMediaMessage` (src/api/routes/chat.router.ts, `getBase64FromMediaMessageDto`
-      // `{ message, convertToMp4? }`): the media of a message Evolution stored, found by
-      // `message.key.id`, answered 201 as the Baileys channel returns it; an unknown one is 400.
+      // `getBase64FromMediaMessage` (EvolutionAPI/evolution-api: src/api/routes/chat.router.ts,
+      // `getBase64FromMediaMessageDto` `{ message, convertToMp4? }`): the media of a message
+      // Evolution stored, found by `message.key.id`, answered 201 as the Baileys channel returns it;
+      // an unknown one is 400.
       route("post", "/chat/getBase64FromMediaMessage/:name", ({ name = "" }, body) =>
         this.withInstance(name, () => {
           const refused = unknownFields(body, ["message", "convertToMp4"]);
@@ -832,7 +833,7 @@ function storedMessage(endpoint: string, body: Record<string, unknown>): [string
   return [type, { [type]: { mimetype: body.mimetype ?? null, ...caption } }];
 }
 
-/** Evolution's error body (its src/main.ts): `{ status, error, response: { message } }`. */
+/** Evolution's error body (EvolutionAPI/evolution-api: src/main.ts): `{ status, error, response }`. */
 function problem(status: number, error: string, message: unknown) {
   return HttpResponse.json({ status, error, response: { message } }, { status });
 }

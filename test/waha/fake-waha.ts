@@ -309,7 +309,8 @@ export class FakeWaha {
         });
       }),
       // "Chatting → Start typing / Stop typing": `ChatRequest` `{ session, chatId }`, both required
-      // (src/structures/chatting.dto.ts); WAHA answers `{ result: true }` once the session works.
+      // (devlikeapro/waha's src/structures/chatting.dto.ts); WAHA answers `{ result: true }` once the
+      // session works.
       ...(["start", "stop"] as const).map((state) =>
         route("post", `/api/${state}Typing`, (_p, body) => {
           const refused =

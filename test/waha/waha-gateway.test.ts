@@ -19,7 +19,8 @@ import { network, useNetwork } from "../network";
 
 // Contract tests for the WAHA adapter against a fake WAHA at its HTTP boundary. Response bodies
 // follow the examples of WAHA's docs (waha.devlike.pro/docs/how-to/sessions, /send-messages,
-// /contacts, /events) and, for send answers, the engine formats reported in WAHA issues #407/#1122.
+// /contacts, /events) and, for send answers, the engine formats reported in devlikeapro/waha#407
+// and devlikeapro/waha#1122.
 
 useNetwork();
 

@@ -7,7 +7,7 @@ import { sessions } from "./sessions";
  * When contact `contact_number` (E.164) last wrote to session `session_id`: the time of the
  * latest incoming message stored for the pair (the gateway's time, epoch ms; it only moves
  * forward). A Cloud API session may send a free-form message (any type but a template) to a
- * contact only within 24 hours of it (Meta's "Customer service windows"; src/messages/window.ts).
+ * contact only within 24 hours of it (Meta's "Customer service windows"; src/messages/service-window.ts).
  * Written for every session's incoming messages; only Cloud API sends read it. The row goes with
  * its session (`ON DELETE CASCADE`).
  */

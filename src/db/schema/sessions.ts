@@ -28,7 +28,7 @@ export const sessions = sqliteTable(
      */
     gateway: text({ enum: ["sandbox", "waha", "evolution", "cloud_api"] }),
     /**
-     * The session's health (src/sessions/session-health.ts `StoredHealth`, epoch-ms times) as its
+     * The session's health (src/lib/session-health.ts `StoredHealth`, epoch-ms times) as its
      * object last read it from the gateway; null until then.
      */
     health: text({ mode: "json" }).$type<StoredHealth>(),

@@ -7,7 +7,10 @@ import { GatewayError } from "../gateway";
  * { message } }` (src/main.ts in EvolutionAPI/evolution-api).
  */
 
-/** Evolution's error body (src/main.ts): `{ status, error, response: { message: [...] } }`. */
+/**
+ * Evolution's error body (src/main.ts of EvolutionAPI/evolution-api): `{ status, error, response:
+ * { message: [...] } }`.
+ */
 const ErrorBody = z.object({ response: z.object({ message: z.array(z.unknown()) }) });
 
 /**

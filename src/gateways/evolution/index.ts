@@ -128,7 +128,7 @@ export class EvolutionGateway implements ChatGateway {
 
   /**
    * An incoming message's media, `ref` its message id: `POST /chat/getBase64FromMediaMessage/{instance}`
-   * with `{ message: { key: { id } } }` (Evolution API v2, src/api/routes/chat.router.ts and
+   * with `{ message: { key: { id } } }` (EvolutionAPI/evolution-api v2, src/api/routes/chat.router.ts and
    * `getBase64FromMediaMessageDto` of src/api/dto/chat.dto.ts), which answers 201
    * `{ mediaType, fileName, caption, size, mimetype, base64, buffer }` (the Baileys channel's
    * `getBase64FromMediaMessage`; Evolution finds the message in its own store). The JSON is read

@@ -13,8 +13,8 @@ import { errorMessages, statusOf } from "./errors";
  * src/validate/message.schema.ts (bodies), the channel's `textMessage`, `mediaMessage`,
  * `audioWhatsapp`, `sendMessageWithTyping` and `sendMessage` in
  * src/api/integrations/channel/whatsapp/whatsapp.baileys.service.ts (client ids, answers and
- * errors), on the `develop` branch from 2.4.0-rc1 on (the client message id came with PR #2361,
- * github.com/evolution-foundation/evolution-api/pull/2361).
+ * errors), on the `develop` branch from 2.4.0-rc1 on (the client message id came with
+ * https://github.com/evolution-foundation/evolution-api/pull/2361).
  */
 
 /** `POST /message/send*` → the sent message (`prepareMessage`): `{ key: { remoteJid, fromMe, id }, … }`. */

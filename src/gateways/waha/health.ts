@@ -88,7 +88,7 @@ function capOf(data: z.output<typeof MessageCapping>): Cap {
 /**
  * Whether a failed send call is WhatsApp's error 463 (reach-out timelock), which WAHA passes on as
  * a 500 whose `exception.message` reads "server returned error 463" (devlikeapro/waha#1992,
- * #2219).
+ * devlikeapro/waha#2219).
  */
 export function isReachoutTimelocked(error: unknown): boolean {
   if (!(error instanceof GatewayError)) return false;

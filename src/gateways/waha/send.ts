@@ -18,8 +18,9 @@ const NumberExists = z.looseObject({ numberExists: z.boolean(), chatId: z.string
 
 /**
  * The id of a sent message, in the `{fromMe}_{chatId}_{id}` form that `message.ack` events carry
- * ("Events → message.ack"). `POST /api/send*` answers in the engine's own format (WAHA issues #407,
- * #760, #1122): the documented `WAMessage` and GOWS give `id` as that string; WEBJS gives
+ * ("Events → message.ack"). `POST /api/send*` answers in the engine's own format
+ * (devlikeapro/waha#407, devlikeapro/waha#760, devlikeapro/waha#1122): the documented `WAMessage`
+ * and GOWS give `id` as that string; WEBJS gives
  * `id: { _serialized }`; NOWEB gives the Baileys key `{ remoteJid: "<digits>@s.whatsapp.net", fromMe,
  * id }`, which WAHA serialises for events with the chat id in `@c.us` form (`SerializeMessageKey`
  * after `toCusFormat` in WAHA's NOWEB engine), as done here.
@@ -45,7 +46,7 @@ const SentMessageId = z.union([
 /**
  * Sends one message from session `sessionId` ("Send messages → Send Text / Image / Voice / Video /
  * File"). WAHA accepts a message to a number that is not on the network (NOWEB answers it
- * `PENDING`; WAHA issue #569), so the number is first looked up with `GET
+ * `PENDING`; devlikeapro/waha#569), so the number is first looked up with `GET
  * /api/contacts/check-exists` — the lookup WAHA's maintainers point to, and the one the docs
  * require anyway for Brazilian numbers, whose chat id may differ from the digits ("Contacts →
  * Check phone number exists"); the message goes to the chat id it answers. Resolves with the

@@ -47,7 +47,7 @@ export const PairParam = z.object({
     .openapi({ param: { name: "token", in: "path" } }),
 });
 
-/** A message from a contact to the session's phone (README, Sending messages: `/inbound`). */
+/** A message from a contact to the session's phone (README, Send and track messages: `/inbound`). */
 export const InboundBody = z
   .strictObject({
     from_number: PhoneNumber,
