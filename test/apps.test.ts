@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { LengthAwarePage, PageLink } from "../src/lib/paginator";
-import { type ApiResponse, call, createAccount, expectProblem } from "./helpers";
+import { type ApiResponse, call, clockMoves, createAccount, expectProblem } from "./helpers";
 
 const SENDER = "6ba7b810-9dad-11d1-80b4-00c04fd430c8";
 const BASE = "http://localhost/v1/apps";
@@ -53,8 +53,6 @@ function expectFieldErrors(res: ApiResponse, fields: string[]): Record<string, s
   expect(Object.keys(errors).sort()).toEqual([...fields].sort());
   return errors;
 }
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("POST /v1/apps", () => {
   it("creates an app with the generated template and code size 6 when both are omitted", async () => {
@@ -436,7 +434,7 @@ describe("GET /v1/apps", () => {
     const other = await createAccount();
     await createApp({ name: "Theirs" }, other.key);
     const older = await createApp({ name: "Older" });
-    await pause(5);
+    await clockMoves();
     const newer = await createApp({ name: "Newer" });
     const res = await call<AppList>("GET", "/v1/apps", { key });
     expect(res.body.data).toEqual([

@@ -9,6 +9,7 @@ import {
   createSession,
   expectProblem,
   showSession,
+  waitFor,
 } from "./helpers";
 
 const UNKNOWN_ID = "00000000-0000-4000-8000-000000000000";
@@ -102,15 +103,16 @@ describe("bearer API keys", () => {
   it("records when a key was last used", async () => {
     const { accountId, key } = await createAccount();
     expect((await call("GET", "/v1/chatapp/sessions", { key })).status).toBe(200);
-    // The touch runs in waitUntil; poll the row briefly.
-    let lastUsed: number | null = null;
-    for (let i = 0; i < 50 && lastUsed === null; i++) {
-      const row = await env.DB.prepare("SELECT last_used_at FROM api_keys WHERE account_id = ?")
-        .bind(accountId)
-        .first<{ last_used_at: number | null }>();
-      lastUsed = row?.last_used_at ?? null;
-      if (lastUsed === null) await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    // The touch runs in waitUntil, which the runtime finishes after the response.
+    const lastUsed = await waitFor(
+      async () =>
+        (
+          await env.DB.prepare("SELECT last_used_at FROM api_keys WHERE account_id = ?")
+            .bind(accountId)
+            .first<{ last_used_at: number | null }>()
+        )?.last_used_at ?? undefined,
+      { reason: "the key's touch (run in waitUntil)", timeoutMs: 1_000, intervalMs: 20 },
+    );
     expect(lastUsed).toEqual(expect.any(Number));
   });
 });

@@ -1,5 +1,5 @@
 import { runInDurableObject } from "cloudflare:test";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   campaignMessages,
   command,
@@ -10,7 +10,7 @@ import {
   recount,
   showCampaign,
 } from "./campaign-fixtures";
-import { call, createAccount, sessionStub } from "./helpers";
+import { call, createAccount, sessionStub, waitFor } from "./helpers";
 import { balanceOf, connectedSession, sendText } from "./message-fixtures";
 
 // A campaign's messages outlive the session they were given to: a ban, a failure or a delete
@@ -19,12 +19,17 @@ import { balanceOf, connectedSession, sendText } from "./message-fixtures";
 
 /** Waits until the session's object holds `pending` entries waiting to be sent. */
 async function waitForPending(sessionId: string, pending: number) {
-  await vi.waitFor(
+  await waitFor(
     async () => {
       const states = await outboxStates(sessionId);
       if ((states.pending ?? 0) !== pending) throw new Error(JSON.stringify(states));
+      return true;
     },
-    { timeout: 8_000, interval: 50 },
+    {
+      reason: `the session to hold ${pending} campaign messages (the outbound queue hands them over)`,
+      timeoutMs: 8_000,
+      intervalMs: 50,
+    },
   );
 }
 
@@ -105,7 +110,7 @@ describe("dispatch lanes", () => {
     await waitForPending(session, 2);
     const single = await sendText(key, session, ["+14155559871"], { delay_between: 0 });
     expect(single.status).toBe(201);
-    const order = await vi.waitFor(
+    const order = await waitFor(
       async () => {
         const rows = await runInDurableObject(sessionStub(session), async (_instance, state) =>
           state.storage.sql
@@ -117,7 +122,7 @@ describe("dispatch lanes", () => {
         if (rows.length < 3) throw new Error(`${rows.length} sent`);
         return rows.map((row) => row.to_number);
       },
-      { timeout: 10_000, interval: 100 },
+      { reason: "the session's three sends (paced on the real clock)", timeoutMs: 10_000, intervalMs: 100 },
     );
     // The campaign's first, then the single send, then the campaign's second.
     expect(order.slice(0, 3)).toEqual([number(0), "+14155559871", number(1)]);

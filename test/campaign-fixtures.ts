@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { expect, vi } from "vitest";
-import { call, sessionStub } from "./helpers";
+import { expect } from "vitest";
+import { call, sessionStub, waitFor } from "./helpers";
 
 // Shared set-up of the campaign run tests: campaigns through the API, and reads of what D1 and
 // the session objects hold, to compare the statistics with a recount.
@@ -68,14 +68,18 @@ export async function waitForCampaign(
   done: (campaign: Campaign) => boolean,
   timeout = 10_000,
 ): Promise<Campaign> {
-  return vi.waitFor(
+  return waitFor(
     async () => {
       const campaign = await showCampaign(key, id);
       if (!done(campaign))
         throw new Error(`campaign is ${campaign.status}: ${JSON.stringify(campaign.stats)}`);
       return campaign;
     },
-    { timeout, interval: 100 },
+    {
+      reason: `campaign ${id} to be done (the campaign and outbound queues the runtime delivers)`,
+      timeoutMs: timeout,
+      intervalMs: 100,
+    },
   );
 }
 

@@ -1,19 +1,24 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { campaignMessages, command, createCampaign, outboxStates, recipients } from "./campaign-fixtures";
-import { call, createAccount, sessionStub } from "./helpers";
+import { call, createAccount, sessionStub, waitFor } from "./helpers";
 import { balanceOf, connectedSession, driveAlarmUntil, sandboxReceived } from "./message-fixtures";
 
 // A session the network newly limits (README, Session health) hands its waiting campaign messages
 // to the campaign's other sessions, as failover does; with none to take them, they stay.
 
 async function waitForPending(sessionId: string, pending: number) {
-  await vi.waitFor(
+  await waitFor(
     async () => {
       const states = await outboxStates(sessionId);
       if ((states.pending ?? 0) !== pending) throw new Error(JSON.stringify(states));
+      return true;
     },
-    { timeout: 8_000, interval: 50 },
+    {
+      reason: `the session to hold ${pending} campaign messages (the outbound queue hands them over)`,
+      timeoutMs: 8_000,
+      intervalMs: 50,
+    },
   );
 }
 

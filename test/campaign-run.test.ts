@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { materialise, materialiseStep, resumeStalledCampaigns } from "../src/campaigns/materialise";
 import { startCampaign } from "../src/campaigns/start";
 import { createDb } from "../src/db/client";
@@ -18,7 +18,7 @@ import {
   showCampaign,
   waitForCampaign,
 } from "./campaign-fixtures";
-import { call, createAccount, expectProblem } from "./helpers";
+import { call, createAccount, expectProblem, waitFor } from "./helpers";
 import { balanceOf, connectedSession, ledgerOf } from "./message-fixtures";
 
 // Running campaigns: start (atomic charge, opt-outs skipped), the fan-out over several sessions,
@@ -237,13 +237,13 @@ describe("campaign state moves", () => {
     });
     const started = await command(key, draft.id, "start");
     expect(started.body.data).toMatchObject({ status: "scheduled", started_at: null });
-    const messages = await vi.waitFor(
+    const messages = await waitFor(
       async () => {
         const rows = await campaignMessages(draft.id);
         if (rows.length < 2) throw new Error("not made yet");
         return rows;
       },
-      { timeout: 5_000 },
+      { reason: "the campaign queue's job to make both messages", timeoutMs: 5_000, intervalMs: 50 },
     );
     expect(messages.every((m) => m.status === "scheduled" || Date.now() >= Date.parse(at))).toBe(true);
     const done = await waitForCampaign(key, draft.id, (c) => c.status === "completed");
@@ -261,11 +261,16 @@ describe("pause, resume and cancel", () => {
       delay_between: 200,
     });
     await command(key, draft.id, "start");
-    await vi.waitFor(
+    await waitFor(
       async () => {
         if (((await outboxStates(session)).sent ?? 0) < 2) throw new Error("fewer than 2 sent");
+        return true;
       },
-      { timeout: 8_000, interval: 50 },
+      {
+        reason: "the session to send two of the campaign's messages (the outbound queue hands them over)",
+        timeoutMs: 8_000,
+        intervalMs: 50,
+      },
     );
     expect((await command(key, draft.id, "pause")).body.data.status).toBe("paused");
     const atPause = (await outboxStates(session, draft.id)).sent ?? 0;
@@ -305,12 +310,17 @@ describe("pause, resume and cancel", () => {
     });
     await command(key, draft.id, "start");
     expect(await balanceOf(accountId)).toBe(9.94);
-    await vi.waitFor(
+    await waitFor(
       async () => {
         const states = await outboxStates(session);
         if (states.sent !== 1 || states.pending !== 5) throw new Error(JSON.stringify(states));
+        return true;
       },
-      { timeout: 8_000, interval: 50 },
+      {
+        reason: "the session to send one and hold five (the outbound queue hands them over)",
+        timeoutMs: 8_000,
+        intervalMs: 50,
+      },
     );
     const cancelled = await command(key, draft.id, "cancel");
     expect(cancelled.status, cancelled.text).toBe(200);

@@ -6,7 +6,7 @@ import { findMessage } from "../src/db/queries/messages";
 import { dispatchRequestOf } from "../src/messages/dispatch-request";
 import type { ChatSession } from "../src/sessions/chat-session";
 import { refuse, restoreD1 } from "./d1-outage";
-import { call, createAccount, createSession, expectProblem, sessionStub } from "./helpers";
+import { call, createAccount, createSession, expectProblem, sessionStub, waitFor } from "./helpers";
 import {
   balanceOf,
   connectedSession,
@@ -44,9 +44,10 @@ describe("a refund D1 refuses", () => {
     // …0000 is refused by the sandbox at once: the message fails and must be refunded.
     const res = await sendText(key, session, ["+14155550000"]);
     const id = res.body.data.messages[0]!.id;
-    for (let i = 0; i < 100 && !(await deadlinesOf(session)).some((d) => d.kind === "sync"); i++) {
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    await waitFor(async () => (await deadlinesOf(session)).some((d) => d.kind === "sync"), {
+      reason: "the send and its refused write (the outbound queue hands the message over)",
+      timeoutMs: 2_500,
+    });
     expect(await deadlinesOf(session)).toContainEqual({ kind: "sync", ref: "" });
     expect(await getMessage(key, id)).toMatchObject({ status: "queued" });
     expect(await balanceOf(accountId)).toBe(0.99);

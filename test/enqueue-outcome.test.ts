@@ -202,8 +202,8 @@ describe("POST /v1/chatapp/messages when the Queue's answer is lost", () => {
     expect(res.status).toBe(201);
     const id = res.body.data.messages[0]!.id;
     expect(res.body.data).toMatchObject({ total_cost: 0.01, new_balance: 0.99 });
-    await pause(300);
-    // Nothing reached the session, and nothing was guessed: still queued, still charged.
+    // Nothing reached the session (the Queue took nothing, and callWith waited for the Worker's own
+    // work), and nothing was guessed: still queued, still charged.
     expect(await getMessage(key, id)).toMatchObject({ status: "queued", reason: null });
     expect(await balanceOf(accountId)).toBe(0.99);
 

@@ -1,6 +1,6 @@
 import { createScheduledController, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
 import { findMessage } from "../src/db/queries/messages";
 import { EVENT_RETENTION_MS } from "../src/events/record";
@@ -9,7 +9,15 @@ import { dispatchRequestOf } from "../src/messages/dispatch-request";
 import { applyMoves } from "../src/moves/apply";
 import type { ChatSession } from "../src/sessions/chat-session";
 import { refuse, restoreD1 } from "./d1-outage";
-import { call, createAccount, createSession, expectProblem, sessionStub, showSession } from "./helpers";
+import {
+  call,
+  createAccount,
+  createSession,
+  expectProblem,
+  sessionStub,
+  showSession,
+  waitFor,
+} from "./helpers";
 import {
   connectedSession,
   driveAlarmUntil,
@@ -92,13 +100,18 @@ describe("message events", () => {
     const id = (await sendText(key, session, ["+14155550000"])).body.data.messages[0]!.id;
     // The object has failed the message and D1 has refused the write: a failed entry is written
     // at once (Dispatcher.fail), so one still owed (unsynced) with a `sync` retry set was refused.
-    await vi.waitFor(
+    await waitFor(
       async () => {
         const { outbox, deadlines } = await sessionStorage(session);
         expect(outbox).toEqual([{ id, state: "failed", synced: 0 }]);
         expect(deadlines.map((d) => [d.kind, d.ref])).toContainEqual(["sync", ""]);
+        return true;
       },
-      { timeout: 10_000, interval: 25 },
+      {
+        reason: "the session to fail the message and owe D1 its outcome (the outbound queue hands it over)",
+        timeoutMs: 10_000,
+        intervalMs: 25,
+      },
     );
     expect(await getMessage(key, id)).toMatchObject({ status: "queued" });
     expect(await eventsAbout(key, "message.failed", id)).toEqual([]);

@@ -18,6 +18,7 @@ import { createAccount, sessionStub } from "./helpers";
 import {
   balanceOf,
   connectedSession,
+  driveAlarmUntil,
   ledgerOf,
   ms,
   seedMessages,
@@ -35,19 +36,6 @@ function outboxOf(sessionId: string) {
       .exec<{ id: string; state: string; attempts: number }>("SELECT id, state, attempts FROM outbox")
       .toArray(),
   );
-}
-
-/**
- * Runs the session's alarm until `done` (each forced run fast-forwards to the next deadline).
- * A forced run is a no-op while the real alarm is running, hence the short pauses.
- */
-async function forceAlarms(sessionId: string, done: () => Promise<boolean>, timeoutMs = 8_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error("forceAlarms timed out");
-    await runDurableObjectAlarm(sessionStub(sessionId));
-    await new Promise((resolve) => setTimeout(resolve, 30));
-  }
 }
 
 describe("pacing", () => {
@@ -188,7 +176,7 @@ describe("gateway failures", () => {
       status: "queued",
       metadata: { attempts: 1, last_error: "sandbox_transient_failure" },
     });
-    await forceAlarms(
+    await driveAlarmUntil(
       session,
       async () => (await waitForMessages(key, [id], () => true))[0]!.status === "sent",
     );
@@ -206,7 +194,7 @@ describe("gateway failures", () => {
     const session = (await connectedSession(key)).id;
     const res = await sendText(key, session, ["+14155550002"]);
     const id = res.body.data.messages[0]!.id;
-    await forceAlarms(
+    await driveAlarmUntil(
       session,
       async () => (await waitForMessages(key, [id], () => true))[0]!.status === "failed",
     );

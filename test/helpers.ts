@@ -1,6 +1,50 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
-import { expect } from "vitest";
+import { expect, vi } from "vitest";
+
+/** What {@link waitFor} needs to know: why the test waits, and for how long at most. */
+export interface WaitOptions {
+  /** What the test waits for, and why it cannot drive it (named in the error on a timeout). */
+  reason: string;
+  /** Longest wait (ms); 15 s unless told. */
+  timeoutMs?: number;
+  /** Time between two checks (ms); 25 unless told. */
+  intervalMs?: number;
+}
+
+/**
+ * The tests' one wait on the wall clock (STYLE.md, "Tests own their clock"): for a hand-off the
+ * runtime makes by itself and a test cannot drive, such as a queue message the runtime delivers,
+ * a `waitUntil` it finishes, a frame on a socket, or an alarm it is already running (which makes
+ * `runDurableObjectAlarm` a no-op). Anything a test can drive (an alarm, a queue batch, a
+ * deadline, `now`) it drives instead. Calls `check` every `intervalMs` (never two at once) until
+ * it returns a value other than `undefined` or `false` and does not throw (an `expect` in it may
+ * fail until then); returns that value. After `timeoutMs` it throws, naming `reason` and the
+ * last failure. Built on vitest's `vi.waitFor`.
+ */
+export async function waitFor<T>(
+  check: () => T | Promise<T>,
+  { reason, timeoutMs = 15_000, intervalMs = 25 }: WaitOptions,
+): Promise<Exclude<T, undefined | false>> {
+  return vi.waitFor(
+    async () => {
+      const value = await check();
+      if (value === undefined || value === false) throw new Error("not yet");
+      return value as Exclude<T, undefined | false>;
+    },
+    { timeout: timeoutMs, interval: intervalMs, message: `waited ${timeoutMs} ms for ${reason}` },
+  );
+}
+
+/**
+ * Waits until the clock has moved past now, so that a write after it would show in a timestamp
+ * (a test asserting that something did not change, or two rows needing distinct creation times):
+ * the Workers clock moves only across I/O, so this is the one wait on it that a test needs.
+ */
+export async function clockMoves(): Promise<void> {
+  const now = Date.now();
+  await waitFor(() => Date.now() > now, { reason: "the clock to move past now", intervalMs: 1 });
+}
 
 /** The tests' `ADMIN_TOKEN` (vitest.config.ts), as long as the service requires (32+ characters). */
 export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
@@ -137,16 +181,17 @@ export async function showSession(key: string, id: string): Promise<SessionRecor
 }
 
 /**
- * Runs session `id`'s alarm until `done()` holds (at most 20 tries, 10 ms apart: an alarm
- * already running makes `runDurableObjectAlarm` a no-op, so one call may not be enough).
+ * Runs session `id`'s alarm until `done()` holds (at most 2 s): an alarm the runtime is already
+ * running makes `runDurableObjectAlarm` a no-op, so one call may not be enough.
  */
 export async function runAlarmUntil(id: string, done: () => boolean): Promise<void> {
-  for (let i = 0; i < 20; i++) {
-    await runDurableObjectAlarm(sessionStub(id));
-    if (done()) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error("the alarm did not bring the expected change");
+  await waitFor(
+    async () => {
+      await runDurableObjectAlarm(sessionStub(id));
+      return done();
+    },
+    { reason: "the session's alarm to bring the expected change", timeoutMs: 2_000, intervalMs: 10 },
+  );
 }
 
 /** The session's current QR payload, read from its Durable Object's storage. */
@@ -185,15 +230,13 @@ export async function phoneReceived(sessionId: string, to: string): Promise<Phon
 
 /**
  * The text of message `messageId` on the sandbox phone of `to` ({@link phoneReceived}), once it
- * arrives: polls for up to 15 s, then throws.
+ * arrives (at most 15 s: the outbound queue, which the runtime delivers, hands it to the session).
  */
 export async function phoneText(sessionId: string, to: string, messageId: string | null): Promise<string> {
   expect(messageId).not.toBeNull();
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const found = (await phoneReceived(sessionId, to)).find((m) => m.message_id === messageId);
-    if (found) return found.content ?? "";
-    if (Date.now() > deadline) throw new Error(`message ${messageId} never reached ${to}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  const found = await waitFor(
+    async () => (await phoneReceived(sessionId, to)).find((m) => m.message_id === messageId),
+    { reason: `message ${messageId} to reach ${to} (the outbound queue's delivery)` },
+  );
+  return found.content ?? "";
 }

@@ -6,7 +6,7 @@ import type { GatewayEvent } from "../src/gateways/gateway";
 import { INCOMING_MEDIA_MAX_BYTES, incomingMediaKey } from "../src/media/incoming";
 import { sweepIncomingMedia } from "../src/messages/media-retention";
 import { MEDIA_FETCH_TRIES } from "../src/sessions/incoming-media";
-import { call, createAccount, expectProblem, sessionStub } from "./helpers";
+import { call, createAccount, expectProblem, sessionStub, waitFor } from "./helpers";
 import { MEDIA_HOST, mediaBytes } from "./media-host";
 import { connectedSession } from "./message-fixtures";
 import { network } from "./network";
@@ -38,13 +38,15 @@ async function messageRow(id: string): Promise<MediaRow> {
 
 /** Runs session `sessionId`'s alarm until message `id`'s media is kept or its error recorded. */
 async function settleMedia(sessionId: string, id: string): Promise<MediaRow> {
-  for (let i = 0; i < 20; i++) {
-    await runDurableObjectAlarm(sessionStub(sessionId));
-    const row = await messageRow(id);
-    if (row.media_key || JSON.parse(row.metadata).media_error) return row;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error("the media was neither kept nor failed");
+  return waitFor(
+    async () => {
+      await runDurableObjectAlarm(sessionStub(sessionId));
+      const row = await messageRow(id);
+      return row.media_key || JSON.parse(row.metadata).media_error ? row : undefined;
+    },
+    // An alarm the runtime is already running makes a driven one a no-op: hence the looking again.
+    { reason: "the session's alarm to keep or fail the media", timeoutMs: 2_000, intervalMs: 10 },
+  );
 }
 
 /** The account's events of `type`: each one's message id and `media_url`. */

@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from "vitest";
 import { createDb } from "../src/db/client";
 import { LiveWatchers } from "../src/sessions/live";
 import { closeKeySockets } from "../src/sessions/live-revocation";
-import { ADMIN_TOKEN, call, createAccount, createSession, sessionStub } from "./helpers";
+import { ADMIN_TOKEN, call, createAccount, createSession, sessionStub, waitFor } from "./helpers";
 import { linkUrl, Watcher } from "./live";
 
 /** POST /v1/api-keys with `key`: a second key of the account (asserts 201). */
@@ -37,11 +37,11 @@ async function alarmAt(id: string): Promise<number | null> {
 
 /** The next frame of `watcher`, or "closed" when its close comes first (waits up to 5 s). */
 async function nextOrClose(watcher: Watcher): Promise<string> {
-  const deadline = Date.now() + 5_000;
-  while (watcher.unread.length === 0 && watcher.closed === null) {
-    if (Date.now() > deadline) throw new Error("no frame and no close within 5 s");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await waitFor(() => watcher.unread.length > 0 || watcher.closed !== null, {
+    reason: "a frame or the close on the live socket",
+    timeoutMs: 5_000,
+    intervalMs: 5,
+  });
   return watcher.unread.length > 0 ? (await watcher.next()).type : "closed";
 }
 

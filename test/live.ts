@@ -1,6 +1,6 @@
 import { exports } from "cloudflare:workers";
 import { expect } from "vitest";
-import { call, type SessionRecord } from "./helpers";
+import { call, type SessionRecord, waitFor } from "./helpers";
 
 /** A live frame as the socket receives it (src/sessions/live.ts). */
 export interface Frame {
@@ -38,7 +38,6 @@ export class Watcher {
   readonly frames: Frame[] = [];
   closed: { code: number; reason: string } | null = null;
   private read = 0;
-  private wake: (() => void) | null = null;
 
   private constructor(readonly socket: WebSocket) {
     socket.addEventListener("message", (event) => {
@@ -48,11 +47,9 @@ export class Watcher {
       } catch {
         this.frames.push({ type: "text", text: data });
       }
-      this.wake?.();
     });
     socket.addEventListener("close", (event) => {
       this.closed = { code: event.code, reason: event.reason };
-      this.wake?.();
     });
     socket.accept();
   }
@@ -83,14 +80,7 @@ export class Watcher {
   }
 
   private async until(done: () => boolean, what: string): Promise<void> {
-    const deadline = Date.now() + 5_000;
-    while (!done()) {
-      if (Date.now() > deadline) throw new Error(`no ${what} within 5 s`);
-      await new Promise<void>((resolve) => {
-        this.wake = resolve;
-        setTimeout(resolve, 50);
-      });
-    }
+    await waitFor(done, { reason: `${what} on the live socket`, timeoutMs: 5_000, intervalMs: 5 });
   }
 }
 

@@ -11,7 +11,7 @@ import { createDb } from "../src/db/client";
 import { findMessage } from "../src/db/queries/messages";
 import worker from "../src/index";
 import { type DispatchRequest, dispatchRequestOf } from "../src/messages/dispatch-request";
-import { ADMIN_TOKEN, call, sessionStub } from "./helpers";
+import { ADMIN_TOKEN, call, sessionStub, waitFor } from "./helpers";
 
 // Shared set-up of the message tests: real sessions through the API, and rows seeded straight
 // into the real D1 database when a test needs many messages at once (the API would charge,
@@ -176,21 +176,25 @@ export async function getMessage(key: string, id: string): Promise<Message> {
   return res.body.data;
 }
 
-/** Polls the messages until every one satisfies `done` (default: left queued/scheduled). */
+/**
+ * Waits until every message satisfies `done` (default: left queued/scheduled), at most `timeoutMs`:
+ * the outbound queue, which the runtime delivers, hands them to their session first. What a
+ * session then decides on its alarm, {@link driveAlarmUntil} brings about at once.
+ */
 export async function waitForMessages(
   key: string,
   ids: string[],
   done: (m: Message) => boolean = (m) => m.status !== "queued" && m.status !== "scheduled",
   timeoutMs = 20_000,
 ): Promise<Message[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const messages = await Promise.all(ids.map((id) => getMessage(key, id)));
-    if (messages.every(done)) return messages;
-    if (Date.now() > deadline)
-      throw new Error(`timed out; statuses: ${messages.map((m) => m.status).join(",")}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  return waitFor(
+    async () => {
+      const messages = await Promise.all(ids.map((id) => getMessage(key, id)));
+      if (!messages.every(done)) throw new Error(`statuses: ${messages.map((m) => m.status).join(",")}`);
+      return messages;
+    },
+    { reason: "the messages (handed over by the outbound queue)", timeoutMs, intervalMs: 50 },
+  );
 }
 
 /**
@@ -198,19 +202,22 @@ export async function waitForMessages(
  * what the object has set a deadline for (a sandbox receipt, a scheduled send, a retry, an
  * expiry, a write owed to D1) happens now rather than on the wall clock, since a driven alarm
  * takes the deadlines it was armed for (src/sessions/deadlines.ts). Pacing gaps still take their
- * real time. With no alarm set (a message still on its way), a run is a no-op.
+ * real time. With no alarm set (a message still on its way), or one the runtime is running
+ * already, a run is a no-op: hence the looking again.
  */
 export async function driveAlarmUntil(
   sessionId: string,
   done: () => Promise<boolean>,
   timeoutMs = 10_000,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error("the session's alarm did not bring the expected change");
-    await runDurableObjectAlarm(sessionStub(sessionId));
-    await new Promise((resolve) => setTimeout(resolve, 30));
-  }
+  await waitFor(
+    async () => {
+      if (await done()) return true;
+      await runDurableObjectAlarm(sessionStub(sessionId));
+      return false;
+    },
+    { reason: "the session's alarm to bring the expected change", timeoutMs, intervalMs: 30 },
+  );
 }
 
 /** Epoch ms of an API timestamp. */
@@ -247,18 +254,23 @@ export async function sessionStorage(id: string): Promise<{
  * `timeoutMs`.
  */
 export async function firstAttempts(ids: string[], timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const row = await env.DB.prepare(
-      `SELECT COUNT(*) AS n FROM messages WHERE id IN (SELECT value FROM json_each(?))
-         AND status = 'queued' AND json_extract(metadata, '$.attempts') IS NULL`,
-    )
-      .bind(JSON.stringify(ids))
-      .first<{ n: number }>();
-    if ((row?.n ?? 1) === 0) return;
-    if (Date.now() > deadline) throw new Error(`${row?.n} messages had no attempt yet`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await waitFor(
+    async () => {
+      const row = await env.DB.prepare(
+        `SELECT COUNT(*) AS n FROM messages WHERE id IN (SELECT value FROM json_each(?))
+           AND status = 'queued' AND json_extract(metadata, '$.attempts') IS NULL`,
+      )
+        .bind(JSON.stringify(ids))
+        .first<{ n: number }>();
+      if ((row?.n ?? 1) !== 0) throw new Error(`${row?.n} messages had no attempt yet`);
+      return true;
+    },
+    {
+      reason: "a first attempt of each message (handed over by the outbound queue)",
+      timeoutMs,
+      intervalMs: 50,
+    },
+  );
 }
 
 /**

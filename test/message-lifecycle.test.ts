@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { applyMoves } from "../src/moves/apply";
-import { call, createAccount } from "./helpers";
+import { call, createAccount, waitFor } from "./helpers";
 import {
   balanceOf,
   connectedSession,
@@ -94,15 +94,20 @@ describe("status lifecycle", () => {
     // The session object holds both, and its dispatcher has looked at them since the last arrived
     // (each arrival wakes it now) and set its next wake-up for their time: had it meant to send
     // them early, it would have sent them in that look.
-    await vi.waitFor(
+    await waitFor(
       async () => {
         const { outbox, deadlines } = await sessionStorage(session);
         expect(outbox.map((entry) => [entry.id, entry.state]).sort()).toEqual(
           ids.map((id) => [id, "pending"]).sort(),
         );
         expect(deadlines).toContainEqual({ kind: "dispatch", ref: "", due_at: at.getTime() });
+        return true;
       },
-      { timeout: 10_000, interval: 25 },
+      {
+        reason: "the session to hold both messages and set its wake-up (the outbound queue hands them over)",
+        timeoutMs: 10_000,
+        intervalMs: 25,
+      },
     );
     expect((await Promise.all(ids.map((id) => getMessage(key, id)))).map((m) => m.status)).toEqual([
       "scheduled",

@@ -6,7 +6,7 @@ import { findMessage } from "../src/db/queries/messages";
 import { MESSAGE_STATUSES, type MessageStatus } from "../src/messages/types";
 import { applyMoves } from "../src/moves/apply";
 import { MESSAGE_TRANSITIONS, type MessageMove, type MoveKind, sentStatement } from "../src/moves/message";
-import { call, createAccount, sessionStub } from "./helpers";
+import { call, createAccount, sessionStub, waitFor } from "./helpers";
 import {
   balanceOf,
   connectedSession,
@@ -198,14 +198,15 @@ describe("only messages that never left can be failed by the fan-out's failure p
 });
 
 async function waitForAccepted(id: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const row = await env.DB.prepare("SELECT accepted_at FROM messages WHERE id = ?")
-      .bind(id)
-      .first<{ accepted_at: number | null }>();
-    if (row?.accepted_at) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`message ${id} was never accepted`);
+  await waitFor(
+    async () =>
+      (
+        await env.DB.prepare("SELECT accepted_at FROM messages WHERE id = ?")
+          .bind(id)
+          .first<{ accepted_at: number | null }>()
+      )?.accepted_at ?? undefined,
+    { reason: `message ${id} to be accepted (the outbound queue hands it over)`, timeoutMs: 5_000 },
+  );
 }
 
 describe("the plan of a batch's sent moves", () => {

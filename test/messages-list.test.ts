@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, createAccount, expectProblem } from "./helpers";
+import { call, createAccount, expectProblem, waitFor } from "./helpers";
 import { connectedSession, seedMessages } from "./message-fixtures";
 
 // Reading messages (the `Message` schema and `GET /v1/chatapp/messages` in openapi.json; README,
@@ -105,13 +105,19 @@ describe("GET /v1/chatapp/messages/{id}", () => {
   ].sort();
 
   it("shows an outgoing message with every field of the Message schema", async () => {
-    let shown = await call<{ success: boolean; data: Record_ }>("GET", `/v1/chatapp/messages/${sentId}`, {
-      key,
-    });
-    for (let i = 0; i < 50 && shown.body.data.status === "queued"; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      shown = await call("GET", `/v1/chatapp/messages/${sentId}`, { key });
-    }
+    const shown = await waitFor(
+      async () => {
+        const res = await call<{ success: boolean; data: Record_ }>("GET", `/v1/chatapp/messages/${sentId}`, {
+          key,
+        });
+        return res.body.data.status === "queued" ? undefined : res;
+      },
+      {
+        reason: "the message to leave queued (the outbound queue hands it over)",
+        timeoutMs: 5_000,
+        intervalMs: 100,
+      },
+    );
     expect(shown.status).toBe(200);
     expect(Object.keys(shown.body).sort()).toEqual(["data", "success"]);
     expect(shown.body.success).toBe(true);

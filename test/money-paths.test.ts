@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from "vitest";
 import type { ChatSession } from "../src/sessions/chat-session";
 import { campaignMessages, command, createCampaign, outboxStates, recipients } from "./campaign-fixtures";
 import { refuse, restoreD1 } from "./d1-outage";
-import { createAccount, expectProblem, sessionStub } from "./helpers";
+import { createAccount, expectProblem, sessionStub, waitFor } from "./helpers";
 import {
   balanceOf,
   connectedSession,
@@ -36,13 +36,18 @@ describe("a. cancelling a campaign while its session holds outcomes D1 does not 
       delay_between: 60_000,
     });
     expect((await command(key, draft.id, "start")).status).toBe(200);
-    await vi.waitFor(
+    await waitFor(
       async () => {
         const { outbox } = await sessionStorage(session);
         if (outbox.filter((e) => e.state === "sent" && e.synced === 0).length !== 1)
           throw new Error(JSON.stringify(outbox));
+        return true;
       },
-      { timeout: 8_000, interval: 50 },
+      {
+        reason: "one send the session owes D1 (the outbound queue hands it over)",
+        timeoutMs: 8_000,
+        intervalMs: 50,
+      },
     );
     const sentId = (await sessionStorage(session)).outbox.find((e) => e.state === "sent")?.id ?? "";
     expect((await sandboxReceived(session)).get(sentId)).toBe(1);
@@ -80,12 +85,17 @@ describe("a. cancelling a campaign while its session holds outcomes D1 does not 
       delay_between: 0,
     });
     expect((await command(key, draft.id, "start")).status).toBe(200);
-    await vi.waitFor(
+    await waitFor(
       async () => {
         const states = await outboxStates(session);
         if (states.unknown !== 2) throw new Error(JSON.stringify(states));
+        return true;
       },
-      { timeout: 8_000, interval: 50 },
+      {
+        reason: "two sends of unknown outcome (the outbound queue hands them over)",
+        timeoutMs: 8_000,
+        intervalMs: 50,
+      },
     );
 
     expect((await command(key, draft.id, "cancel")).status).toBe(200);
@@ -151,11 +161,16 @@ describe("b. the dead-letter queue and a session object", () => {
     const { key, accountId } = await createAccount(1);
     const session = (await connectedSession(key)).id;
     const id = (await sendText(key, session, ["+14155552671"])).body.data.messages[0]?.id ?? "";
-    await vi.waitFor(
+    await waitFor(
       async () => {
         if ((await sandboxReceived(session)).get(id) !== 1) throw new Error("not sent yet");
+        return true;
       },
-      { timeout: 8_000, interval: 50 },
+      {
+        reason: "the sandbox phone to receive the message (the outbound queue hands it over)",
+        timeoutMs: 8_000,
+        intervalMs: 50,
+      },
     );
     await deliverBatch("chatapp-outbound-dlq", [await queueBodyOf(accountId, id)]);
     const [message] = await waitForMessages(key, [id]);
@@ -171,11 +186,16 @@ describe("e. a D1 error inside the alarm", () => {
     const at = new Date(Date.now() + 60_000).toISOString();
     const id =
       (await sendText(key, session, ["+14155552671"], { scheduled_at: at })).body.data.messages[0]?.id ?? "";
-    await vi.waitFor(
+    await waitFor(
       async () => {
         if ((await sessionStorage(session)).outbox.length !== 1) throw new Error("not accepted yet");
+        return true;
       },
-      { timeout: 8_000, interval: 50 },
+      {
+        reason: "the session to hold the message (the outbound queue hands it over)",
+        timeoutMs: 8_000,
+        intervalMs: 50,
+      },
     );
     // D1 refuses the scheduled → queued move the alarm makes when the time comes.
     await refuse("messages", "UPDATE", {
@@ -205,12 +225,12 @@ describe("e. a D1 error inside the alarm", () => {
       await runDurableObjectAlarm(sessionStub(session));
     }
     expect((await sandboxReceived(session)).get(id)).toBe(1);
-    await vi.waitFor(
-      async () => expect((await getMessage(key, id)).status).toMatch(/^(sent|delivered|read)$/),
-      {
-        timeout: 8_000,
-        interval: 50,
+    await waitFor(
+      async () => {
+        expect((await getMessage(key, id)).status).toMatch(/^(sent|delivered|read)$/);
+        return true;
       },
+      { reason: "the message to be sent once D1 takes writes again", timeoutMs: 8_000, intervalMs: 50 },
     );
     expect(await balanceOf(accountId)).toBe(0.99);
   });

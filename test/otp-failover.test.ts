@@ -1,4 +1,9 @@
-import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
+import {
+  createExecutionContext,
+  createMessageBatch,
+  getQueueResult,
+  runDurableObjectAlarm,
+} from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
@@ -12,15 +17,32 @@ import {
   runFailoverJob,
   verdictOf,
 } from "../src/otp/failover";
-import { type ApiResponse, call, createAccount, expectProblem, phoneText, TIMESTAMP } from "./helpers";
-import { connectedSession, driveAlarmUntil, ledgerOf, waitForMessages } from "./message-fixtures";
+import {
+  type ApiResponse,
+  call,
+  createAccount,
+  expectProblem,
+  phoneText,
+  sessionStub,
+  TIMESTAMP,
+  waitFor,
+} from "./helpers";
+import {
+  connectedSession,
+  driveAlarmUntil,
+  getMessage,
+  ledgerOf,
+  type Message,
+  sessionStorage,
+} from "./message-fixtures";
 
 // One-time codes on several channels (README, One-time codes → Channels and failover): the first
 // connected channel sends, and a code with no delivered ack in time, or whose message failed, goes
 // out again, the same code, on the next connected channel. Failover jobs are driven here directly
 // (runFailoverJob with the clock of the test), with deadlines already past where a test needs the
 // timeout; the queue's own jobs run beside them in the background, with the app's 300 s deadline,
-// so they never fail over during a test unless a message fails.
+// so they never fail over during a test unless a message fails. What a session decides on its
+// alarm (writing a send to D1, a receipt) is driven too; only the queues' deliveries are waited for.
 
 const SENDER = "6ba7b810-9dad-11d1-80b4-00c04fd430c8";
 const TO = "+14155552671";
@@ -102,7 +124,18 @@ async function codeOn(session: string, messageId: string | null, to = TO): Promi
   return match?.[1] ?? "";
 }
 
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * Message `id` once D1 has it `sent` by `session`: the outbound queue hands it to the session
+ * (the runtime delivers it: waited for), then the session's alarm is driven, so the send is
+ * written to D1 now rather than after the object's coalescing delay.
+ */
+async function sentOn(f: Fixture, session: string, id: string | null): Promise<Message> {
+  await waitFor(async () => (await sessionStorage(session)).outbox.some((entry) => entry.id === id), {
+    reason: `message ${id} to reach session ${session} (the outbound queue)`,
+  });
+  await driveAlarmUntil(session, async () => (await getMessage(f.key, id ?? "")).status === "sent");
+  return getMessage(f.key, id ?? "");
+}
 
 /** A failover job watching attempt `attemptSeq` of code `sendSeq`, its deadline `deadline` (default: already past). */
 function jobFor(f: Fixture, otp: Otp, code: string, over: Partial<FailoverJob> = {}): FailoverJob {
@@ -136,17 +169,6 @@ async function otpMessages(otpId: string) {
     .bind(otpId)
     .all<{ id: string; chatapp_session_id: string; status: string; cost: number }>();
   return results;
-}
-
-/** Polls until `check` returns a value (at most `timeoutMs`). */
-async function until<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error("timed out");
-    await pause(50);
-  }
 }
 
 /**
@@ -255,7 +277,7 @@ describe("channels the network limits (README, Session health)", () => {
     const [a, b, c] = f.sessions as [string, string, string];
     await setPhone(f, a, false);
     const otp = await sent(f);
-    await waitForMessages(f.key, [otp.message_id ?? ""], (m) => m.status === "sent");
+    await sentOn(f, a, otp.message_id);
     const code = await codeOn(a, otp.message_id);
     expect((await timelock(f, b)).status).toBe(200);
     expect(await runFailoverJob(env, db, jobFor(f, otp, code), Date.now())).toBeNull();
@@ -270,7 +292,7 @@ describe("failover after failover_after_seconds without a delivered ack", () => 
     await setPhone(f, a, false);
     await setPhone(f, b, false);
     const otp = await sent(f);
-    const [first] = await waitForMessages(f.key, [otp.message_id ?? ""], (m) => m.status === "sent");
+    const first = await sentOn(f, a, otp.message_id);
     expect(first?.status).toBe("sent");
     const code = await codeOn(a, otp.message_id);
 
@@ -315,7 +337,7 @@ describe("failover after failover_after_seconds without a delivered ack", () => 
     expect((await show(f, otp.id)).message_id).toBe(onB);
 
     // b's phone is offline too: past its deadline, c. c is the last channel: nothing more to watch.
-    await waitForMessages(f.key, [onB], (m) => m.status === "sent");
+    await sentOn(f, b, onB);
     expect(await runFailoverJob(env, db, jobFor(f, otp, code, { attemptSeq: 2 }), Date.now())).toBeNull();
     const onC = (await storedAttempts(otp.id))[2]?.message_id ?? "";
     expect(await codeOn(c, onC)).toBe(code);
@@ -373,7 +395,7 @@ describe("failover after failover_after_seconds without a delivered ack", () => 
     const [a, b, c] = f.sessions as [string, string, string];
     await setPhone(f, a, false);
     const otp = await sent(f);
-    await waitForMessages(f.key, [otp.message_id ?? ""], (m) => m.status === "sent");
+    await sentOn(f, a, otp.message_id);
     const code = await codeOn(a, otp.message_id);
     await call("PATCH", `/v1/chatapp/sessions/${b}/disconnect`, { key: f.key });
 
@@ -392,16 +414,24 @@ describe("failover after failover_after_seconds without a delivered ack", () => 
 describe("failover when the message fails", () => {
   it("sends the code on the next channel within seconds, without waiting for the deadline", async () => {
     // The sandbox fails every message to a number ending in 0000 (recipient_not_on_chatapp); the
-    // queue's own failover jobs (first check after 1 s) do the work here.
+    // queue's own failover jobs (first check after 1 s) do the work here: the runtime delivers
+    // them and the outbound queue's messages, so the test waits for those; each session's
+    // failure is written to D1 on its alarm, which the test drives.
     const f = await failoverApp(2);
     const [a, b] = f.sessions as [string, string];
     const to = "+14155550000";
     const sentAt = Date.now();
     const otp = await sent(f, to);
-    const shown = await until(async () => {
-      const current = await show(f, otp.id);
-      return current.attempts.length === 2 && current.attempts[1]?.status === "failed" ? current : undefined;
-    });
+    const shown = await waitFor(
+      async () => {
+        for (const session of [a, b]) await runDurableObjectAlarm(sessionStub(session));
+        const current = await show(f, otp.id);
+        return current.attempts.length === 2 && current.attempts[1]?.status === "failed"
+          ? current
+          : undefined;
+      },
+      { reason: "the failover queue's job to send the code on b, and that message to fail", intervalMs: 50 },
+    );
     // Well before failover_after_seconds (300 s).
     expect(Date.now() - sentAt).toBeLessThan(15_000);
     expect(shown.attempts).toEqual([
@@ -428,10 +458,13 @@ describe("failover when the message fails", () => {
     ]);
     expect(shown.message_id).toBe(shown.attempts[1]?.message_id);
     // Each attempt charged once and, failed, refunded once.
-    const ledger = await until(async () => {
-      const rows = await ledgerOf(f.accountId);
-      return rows.filter((e) => e.kind === "refund").length === 2 ? rows : undefined;
-    });
+    const ledger = await waitFor(
+      async () => {
+        const rows = await ledgerOf(f.accountId);
+        return rows.filter((e) => e.kind === "refund").length === 2 ? rows : undefined;
+      },
+      { reason: "both refunds" },
+    );
     expect(ledger.filter((e) => e.kind === "charge")).toHaveLength(2);
     expect(ledger.at(-1)?.balance_after).toBe(10_000);
   });
@@ -501,7 +534,7 @@ describe("no failover once the code is settled", () => {
     const [a] = f.sessions as [string, string];
     await setPhone(f, a, false);
     const otp = await sent(f);
-    await waitForMessages(f.key, [otp.message_id ?? ""], (m) => m.status === "sent");
+    await sentOn(f, a, otp.message_id);
     return { f, otp, code: await codeOn(a, otp.message_id) };
   }
 
@@ -557,7 +590,7 @@ describe("exactly once", () => {
     const [a, b] = f.sessions as [string, string, string];
     await setPhone(f, a, false);
     const otp = await sent(f);
-    await waitForMessages(f.key, [otp.message_id ?? ""], (m) => m.status === "sent");
+    await sentOn(f, a, otp.message_id);
     const code = await codeOn(a, otp.message_id);
     const job = jobFor(f, otp, code);
 
@@ -578,7 +611,7 @@ describe("exactly once", () => {
     const [a, b] = f.sessions as [string, string];
     await setPhone(f, a, false);
     const otp = await sent(f);
-    await waitForMessages(f.key, [otp.message_id ?? ""], (m) => m.status === "sent");
+    await sentOn(f, a, otp.message_id);
     const code = await codeOn(a, otp.message_id);
     // A job claimed b and stopped before sending (the Worker was killed).
     const claim = { accountId: f.accountId, otpId: otp.id, sendSeq: 1, sessionId: b };
@@ -619,7 +652,7 @@ describe("exactly once", () => {
     const [a, b] = f.sessions as [string, string];
     await setPhone(f, a, false);
     const otp = await sent(f);
-    await waitForMessages(f.key, [otp.message_id ?? ""], (m) => m.status === "sent");
+    await sentOn(f, a, otp.message_id);
     const code = await codeOn(a, otp.message_id);
     const job = jobFor(f, otp, code);
     expect(await runFailoverJob(env, db, job, Date.now())).toBeNull();
@@ -647,7 +680,7 @@ describe("the failover queue consumer", () => {
     const [a] = f.sessions as [string, string];
     await setPhone(f, a, false);
     const otp = await sent(f);
-    await waitForMessages(f.key, [otp.message_id ?? ""], (m) => m.status === "sent");
+    await sentOn(f, a, otp.message_id);
     const code = await codeOn(a, otp.message_id);
     const batch = createMessageBatch<unknown>(OTP_FAILOVER_QUEUE_NAME, [
       {

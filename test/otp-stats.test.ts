@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, createAccount, expectProblem, phoneReceived } from "./helpers";
+import { call, createAccount, expectProblem, phoneText } from "./helpers";
+import { driveAlarmUntil, getMessage } from "./message-fixtures";
 
 // GET /v1/apps/{id}/otp-stats (README, OTP statistics): OTPs made through the API on
 // two sandbox sessions, some verified, one failed, one expired, one pending; their start times are
@@ -34,8 +35,6 @@ interface Stats {
   buckets: Bucket[];
 }
 
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 let key: string;
 let appId: string;
 const sessions: string[] = [];
@@ -47,16 +46,19 @@ async function connectedSession(): Promise<string> {
   return id;
 }
 
-/** The code the sandbox phone of `to` received in message `messageId`, once it is delivered. */
+/**
+ * The code the sandbox phone of `to` received in message `messageId`, once it is delivered: the
+ * outbound queue hands the message to the session (the runtime delivers it: phoneText waits),
+ * then the session's alarm is driven through the write to D1 and the sandbox's `delivered`
+ * receipt, rather than waiting for them on the wall clock.
+ */
 async function deliveredCode(sessionId: string, messageId: string, to: string): Promise<string> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const msg = await call<{ data: { status: string } }>("GET", `/v1/chatapp/messages/${messageId}`, { key });
-    const found = (await phoneReceived(sessionId, to)).find((m) => m.message_id === messageId);
-    if (found && msg.body.data.status === "delivered") return /(\d{6})/.exec(found.content ?? "")?.[1] ?? "";
-    if (Date.now() > deadline) throw new Error(`message ${messageId} was not delivered`);
-    await pause(50);
-  }
+  const text = await phoneText(sessionId, to, messageId);
+  // Delivered, or read already: the same alarm takes the `read` receipt when it falls due.
+  await driveAlarmUntil(sessionId, async () =>
+    ["delivered", "read"].includes((await getMessage(key, messageId)).status),
+  );
+  return /(\d{6})/.exec(text)?.[1] ?? "";
 }
 
 async function startOtp(to: string): Promise<{ id: string; messageId: string }> {

@@ -1,9 +1,22 @@
-import { createExecutionContext, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
+import {
+  createExecutionContext,
+  runDurableObjectAlarm,
+  runInDurableObject,
+  waitOnExecutionContext,
+} from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createApp } from "../src/app";
 import { hmacSha256Hex } from "../src/lib/crypto";
-import { type ApiResponse, call, createAccount, expectProblem, phoneText, sessionStub } from "./helpers";
+import {
+  type ApiResponse,
+  call,
+  createAccount,
+  expectProblem,
+  phoneText,
+  sessionStub,
+  waitFor,
+} from "./helpers";
 
 // The whole one-time-code flow through the sandbox gateway. The code is read where a user would
 // read it: on the recipient's phone (the sandbox phone's own storage, helpers.ts `phoneText`); the
@@ -145,21 +158,27 @@ async function codeIn(f: Fixture, messageId: string | null): Promise<string> {
 /** A code of the same length that differs in its last digit. */
 const wrong = (code: string) => code.slice(0, -1) + String((Number(code.at(-1)) + 1) % 10);
 
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls a message until its status is one of `statuses`. */
+/**
+ * Message `id` once its status is one of `statuses`. The outbound queue hands it to its session
+ * (the runtime delivers it: waited for); with `drive`, that session's alarm is run at each look,
+ * so the send's write to D1 and the sandbox's receipts come now rather than on the wall clock.
+ */
 async function waitForMessage(
   key: string,
   id: string,
   statuses: string[],
+  drive?: string,
   timeoutMs = 15_000,
 ): Promise<Message> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const m = await message(key, id);
-    if (statuses.includes(m.status) || Date.now() > deadline) return m;
-    await pause(50);
-  }
+  return waitFor(
+    async () => {
+      if (drive) await runDurableObjectAlarm(sessionStub(drive));
+      const m = await message(key, id);
+      if (!statuses.includes(m.status)) throw new Error(`message ${id} is ${m.status}`);
+      return m;
+    },
+    { reason: `message ${id} to be ${statuses.join(" or ")}`, timeoutMs, intervalMs: 50 },
+  );
 }
 
 const otpRow = (id: string) => env.DB.prepare("SELECT * FROM otps WHERE id = ?").bind(id).first<OtpRowInDb>();
@@ -223,7 +242,12 @@ describe("POST /v1/apps/{id}/otp → read the code → POST /v1/otp/{id}/verify"
     expect(ms(otp.created_at)).toBeGreaterThanOrEqual(before - 1);
 
     // The code travels as a text message of the app's session, charged like any message.
-    const carried = await waitForMessage(f.key, otp.message_id ?? "", ["sent", "delivered", "read"]);
+    const carried = await waitForMessage(
+      f.key,
+      otp.message_id ?? "",
+      ["sent", "delivered", "read"],
+      f.sessionId,
+    );
     expect(["sent", "delivered", "read"]).toContain(carried.status);
     expect(carried).toMatchObject({ type: "text", otp_id: otp.id, to_number: TO, cost: 0.01 });
     const code = await codeIn(f, otp.message_id);
@@ -388,7 +412,7 @@ describe("the code is readable only on the recipient's phone", () => {
     const otp = res.body.data;
     const code = await codeIn(f, otp.message_id);
     expect(code).toMatch(/^\d{10}$/);
-    const delivered = await waitForMessage(f.key, otp.message_id ?? "", ["delivered", "read"]);
+    const delivered = await waitForMessage(f.key, otp.message_id ?? "", ["delivered", "read"], f.sessionId);
     expect(delivered.content).toBe("Your Acme code is ••••••••••.");
 
     const responses = [
@@ -801,7 +825,10 @@ describe("OTP lane", () => {
         f.sessionId,
       );
     // The bulk is under way.
-    for (let i = 0; i < 300 && (await bulkSent()) === 0; i++) await pause(50);
+    await waitFor(async () => (await bulkSent()) > 0, {
+      reason: "the bulk's first send (the outbound queue hands it over)",
+      intervalMs: 50,
+    });
     expect(await bulkSent()).toBeGreaterThan(0);
 
     const otp = await sent(f);
@@ -814,7 +841,12 @@ describe("OTP lane", () => {
     expect(queuedWhenOtpSent).toBeGreaterThan(100);
 
     // Let the bulk finish, then compare the times the gateway accepted each message.
-    for (let i = 0; i < 1200 && (await bulkSent()) < 200; i++) await pause(50);
+    // Its sends are paced 50 ms apart on the real clock (pacing gaps are not deadlines to drive).
+    await waitFor(async () => (await bulkSent()) === 200, {
+      reason: "the bulk's 200 paced sends",
+      timeoutMs: 60_000,
+      intervalMs: 50,
+    });
     const last = await env.DB.prepare(
       "SELECT MAX(sent_at) AS at, COUNT(sent_at) AS n FROM messages WHERE chatapp_session_id = ? AND otp_id IS NULL",
     )

@@ -5,7 +5,7 @@ import { createDb } from "../src/db/client";
 import { STALE_AFTER_MS, staleQuery } from "../src/delivery/reconcile";
 import worker from "../src/index";
 import type { ChatSession } from "../src/sessions/chat-session";
-import { call, createAccount, sessionStub } from "./helpers";
+import { call, createAccount, sessionStub, waitFor } from "./helpers";
 import {
   balanceOf,
   connectedSession,
@@ -51,11 +51,12 @@ describe("reconciliation sweep (hourly cron)", () => {
     const later = new Date(Date.now() + 3600_000).toISOString();
     const res = await sendText(key, session.id, ["+14155552676"], { scheduled_at: later });
     const waiting = res.body.data.messages[0]!.id;
-    for (let i = 0; i < 200; i++) {
-      const row = await env.DB.prepare("SELECT accepted_at FROM messages WHERE id = ?").bind(waiting).first();
-      if (row?.accepted_at) break;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    await waitFor(
+      async () =>
+        (await env.DB.prepare("SELECT accepted_at FROM messages WHERE id = ?").bind(waiting).first())
+          ?.accepted_at,
+      { reason: "the session to accept the message (the outbound queue hands it over)", timeoutMs: 5_000 },
+    );
     const old = Date.now() - STALE_AFTER_MS - 3600_000;
     // 1,000 more messages the object holds, older than the one that was really lost.
     const held = await seedMessages(

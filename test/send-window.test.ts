@@ -1,8 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type SendWindow, windowOpensAt } from "../src/lib/send-window";
 import { campaignMessages, command, createCampaign, number } from "./campaign-fixtures";
-import { call, createAccount, sessionStub } from "./helpers";
+import { call, createAccount, sessionStub, waitFor } from "./helpers";
 import { connectedSession } from "./message-fixtures";
 
 // Send windows: outside the window no campaign message reaches the gateway, and dispatch resumes
@@ -59,7 +59,7 @@ describe("a campaign outside its send window", () => {
     expect((await command(key, draft.id, "start")).status).toBe(200);
     const expected = windowOpensAt(window, Date.now());
     expect(expected - Date.now()).toBeGreaterThan(3_600_000);
-    const entries = await vi.waitFor(
+    const entries = await waitFor(
       async () => {
         const rows = await runInDurableObject(sessionStub(session), async (_instance, state) =>
           state.storage.sql
@@ -70,7 +70,11 @@ describe("a campaign outside its send window", () => {
           throw new Error(JSON.stringify(rows));
         return rows;
       },
-      { timeout: 8_000, interval: 50 },
+      {
+        reason: "the session to hold both messages for their window (the outbound queue hands them over)",
+        timeoutMs: 8_000,
+        intervalMs: 50,
+      },
     );
     for (const entry of entries) {
       expect(entry.state).toBe("pending");

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   type ApiResponse,
   call,
+  clockMoves,
   createAccount,
   createSession,
   expectProblem,
@@ -106,7 +107,7 @@ describe("session health", () => {
     const first = await showSession(key, session.id);
     const watcher = await Watcher.open(session.id, { key });
     await watcher.next();
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await clockMoves();
     const again = await setHealth(key, session.id, LIMITED);
     expect(again.status).toBe(200);
     const after = await showSession(key, session.id);

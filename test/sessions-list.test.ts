@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call, createAccount, createSession, expectProblem, type SessionRecord } from "./helpers";
+import { call, clockMoves, createAccount, createSession, expectProblem, type SessionRecord } from "./helpers";
 
 // `GET /v1/chatapp/sessions`: cursor-paged as the message list is (`limit`, `cursor`, Laravel's
 // cursor-paginator `links` and `meta`), with every session on a first page of the default size.
@@ -20,7 +20,7 @@ async function sessionsOf(key: string, count: number): Promise<string[]> {
   for (let i = 0; i < count; i++) {
     ids.unshift((await createSession(key)).session.id);
     // Distinct creation times, so that the order is the creation order.
-    await new Promise((resolve) => setTimeout(resolve, 2));
+    await clockMoves();
   }
   return ids;
 }

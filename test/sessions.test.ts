@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import {
   call,
+  clockMoves,
   createAccount,
   createSession,
   expectProblem,
@@ -108,7 +109,7 @@ describe("GET /v1/chatapp/sessions", () => {
     const created: string[] = [];
     for (let i = 0; i < 3; i++) {
       created.push((await createSession(key)).session.id);
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      await clockMoves();
     }
     const res = await call<{ success: boolean; sessions: SessionRecord[] }>("GET", "/v1/chatapp/sessions", {
       key,

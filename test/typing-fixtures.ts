@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { expect } from "vitest";
-import { sessionStub } from "./helpers";
+import { sessionStub, waitFor } from "./helpers";
 import { driveAlarmUntil, getMessage, type Message, sessionStorage } from "./message-fixtures";
 
 // Shared steps of the typing tests (README, Typing before a send), one file per gateway.
@@ -17,23 +17,26 @@ export type Typed = Message & {
  * answered (the outbox's `typing` set), at most 20 s. @returns when it began (epoch ms).
  */
 export async function typingStarted(sessionId: string, messageId: string): Promise<number> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const at = await runInDurableObject(sessionStub(sessionId), (_instance, state) => {
-      const sql = state.storage.sql;
-      if (sql.exec("SELECT 1 FROM sqlite_master WHERE name = 'outbox'").toArray().length === 0) return null;
-      const row = sql
-        .exec<{ typing_at: number | null; typing: string | null }>(
-          "SELECT typing_at, typing FROM outbox WHERE id = ?",
-          messageId,
-        )
-        .toArray()[0];
-      return row?.typing ? row.typing_at : null;
-    });
-    if (at !== null) return at;
-    if (Date.now() > deadline) throw new Error("the typing never started");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  return waitFor(
+    () =>
+      runInDurableObject(sessionStub(sessionId), (_instance, state) => {
+        const sql = state.storage.sql;
+        if (sql.exec("SELECT 1 FROM sqlite_master WHERE name = 'outbox'").toArray().length === 0)
+          return undefined;
+        const row = sql
+          .exec<{ typing_at: number | null; typing: string | null }>(
+            "SELECT typing_at, typing FROM outbox WHERE id = ?",
+            messageId,
+          )
+          .toArray()[0];
+        return row?.typing ? (row.typing_at ?? undefined) : undefined;
+      }),
+    {
+      reason: "the typing to start (the outbound queue hands the message over first)",
+      timeoutMs: 20_000,
+      intervalMs: 20,
+    },
+  );
 }
 
 /**

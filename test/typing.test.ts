@@ -1,9 +1,9 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { typingMs } from "../src/messages/typing";
 import { campaignMessages, command, createCampaign, outboxStates, recipients } from "./campaign-fixtures";
-import { call, createAccount, expectProblem, sessionStub, TIMESTAMP } from "./helpers";
+import { call, createAccount, expectProblem, sessionStub, TIMESTAMP, waitFor } from "./helpers";
 import {
   connectedSession,
   driveAlarmUntil,
@@ -161,33 +161,39 @@ describe("simulate_typing on a campaign", () => {
     expect((await command(key, draft.id, "start")).status).toBe(200);
     // Each session types (1 s) and sends its first message, then holds the next for a minute.
     for (const session of [a, b])
-      await vi.waitFor(
+      await waitFor(
         async () => {
           const states = await outboxStates(session);
           if (states.sent !== 1 || states.pending !== 1) throw new Error(JSON.stringify(states));
+          return true;
         },
-        { timeout: 10_000, interval: 50 },
+        {
+          reason: "each session to type and send its first message (the outbound queue hands them over)",
+          timeoutMs: 10_000,
+          intervalMs: 50,
+        },
       );
     const { results } = await env.DB.prepare("SELECT id, simulate_typing FROM messages WHERE campaign_id = ?")
       .bind(draft.id)
       .all<{ id: string; simulate_typing: number }>();
     expect(results.map((row) => row.simulate_typing)).toEqual([1, 1, 1, 1]);
-    await vi.waitFor(
+    await waitFor(
       async () => {
         const sent = (await campaignMessages(draft.id)).filter((m) => m.sent_at !== null);
         expect(sent.map((m) => JSON.parse(m.metadata).typing)).toEqual([
           { ms: 1000, started_at: expect.stringMatching(TIMESTAMP), shown: true },
           { ms: 1000, started_at: expect.stringMatching(TIMESTAMP), shown: true },
         ]);
+        return true;
       },
-      { timeout: 5_000, interval: 50 },
+      { reason: "both sends written to D1 with their typing", timeoutMs: 5_000, intervalMs: 50 },
     );
 
     // A ban moves a's waiting message to b, which will type before it too.
     expect((await call("POST", `/sandbox/sessions/${a}/ban`, { key, body: {} })).status).toBe(200);
     const moved = (await campaignMessages(draft.id)).filter((m) => m.metadata.includes("failover"));
     expect(moved).toHaveLength(1);
-    await vi.waitFor(
+    await waitFor(
       async () => {
         const typing = await runInDurableObject(sessionStub(b), (_instance, state) =>
           state.storage.sql
@@ -195,8 +201,13 @@ describe("simulate_typing on a campaign", () => {
             .toArray(),
         );
         expect(typing).toEqual([{ typing_ms: 1000 }]);
+        return true;
       },
-      { timeout: 8_000, interval: 50 },
+      {
+        reason: "the moved message to reach b (the outbound queue hands it over)",
+        timeoutMs: 8_000,
+        intervalMs: 50,
+      },
     );
   });
 });

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
 import { recoverFailed, resendNow } from "../src/webhooks/resend";
 import { OVERDUE_AFTER_MS, requeueOverdueDeliveries } from "../src/webhooks/sweep";
-import { call, createAccount, expectProblem, TIMESTAMP } from "./helpers";
+import { call, createAccount, expectProblem, TIMESTAMP, waitFor } from "./helpers";
 import { network } from "./network";
 import {
   attemptsOf,
@@ -313,8 +313,10 @@ describe("POST /v1/webhooks/{id}/recover", () => {
     );
     expect(res.status).toBe(202);
     expect(res.body.data).toEqual({ since: "2026-01-01T00:00:00.000000Z", deliveries: 1, more: false });
-    for (let i = 0; i < 200 && receiver.to("queued").length === 0; i++)
-      await new Promise((resolve) => setTimeout(resolve, 25));
+    await waitFor(() => receiver.to("queued").length > 0, {
+      reason: "the webhook queue (the runtime delivers it) to deliver",
+      timeoutMs: 5_000,
+    });
     expect(receiver.to("queued").map((r) => [r.headers["webhook-id"], r.verified])).toEqual([
       [eventId, true],
     ]);

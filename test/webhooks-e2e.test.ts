@@ -4,7 +4,7 @@ import { HttpResponse, http } from "msw";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import worker from "../src/index";
-import { call, createAccount } from "./helpers";
+import { call, createAccount, waitFor } from "./helpers";
 import { connectedSession, sendText, waitForMessages } from "./message-fixtures";
 import { network, useNetwork } from "./network";
 
@@ -44,8 +44,10 @@ function receiver(secret: () => string): Delivered[] {
 }
 
 async function until(done: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 300 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 25));
-  if (!done()) throw new Error(`timed out waiting for ${what}`);
+  await waitFor(done, {
+    reason: `${what} (the webhook queue, which the runtime delivers)`,
+    timeoutMs: 7_500,
+  });
 }
 
 async function endpointFor(key: string) {
@@ -137,8 +139,14 @@ describe("delivery history", () => {
           .bind(endpoint.id)
           .first<{ n: number }>()
       )?.n;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect([await count("webhook_deliveries"), await count("webhook_attempts")]).toEqual([3, 3]);
+    // The consumer records each delivery once its receiver answered.
+    await waitFor(
+      async () => {
+        expect([await count("webhook_deliveries"), await count("webhook_attempts")]).toEqual([3, 3]);
+        return true;
+      },
+      { reason: "the webhook consumer to record its three deliveries", timeoutMs: 5_000 },
+    );
 
     const old = Date.now() - 31 * 24 * 3600_000;
     const [first] = got.filter((e) => e.data.id === id);

@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { FakeGraph } from "../../fakes/cloud-api/graph.ts";
 import { checkBody } from "../../fakes/cloud-api/schema.ts";
 import { campaignMessages, command, waitForCampaign } from "../campaign-fixtures";
-import { call, createAccount, expectProblem } from "../helpers";
+import { call, createAccount, expectProblem, waitFor } from "../helpers";
 import { balanceOf, connectedSession, ledgerOf, storedMessageCount } from "../message-fixtures";
 import { cloudApiSession, deliverWebhooks, useFakeGraph } from "./webhooks-fixtures";
 
@@ -87,7 +87,17 @@ describe("template campaigns", () => {
 
     const started = await command(key, created.body.data.id, "start");
     expect(started.status, started.text).toBe(200);
-    await vi.waitFor(() => expect(graph.sent).toHaveLength(3), { timeout: 15_000, interval: 100 });
+    await waitFor(
+      () => {
+        expect(graph.sent).toHaveLength(3);
+        return true;
+      },
+      {
+        reason: "three sends to reach the Graph API fake (the campaign and outbound queues)",
+        timeoutMs: 15_000,
+        intervalMs: 100,
+      },
+    );
 
     const byNumber = new Map(graph.sent.map((s) => [String(s.body.to), s.body]));
     for (const person of PEOPLE) {

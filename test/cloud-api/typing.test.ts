@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { command, waitForCampaign } from "../campaign-fixtures";
-import { call, createAccount, TIMESTAMP } from "../helpers";
+import { call, createAccount, TIMESTAMP, waitFor } from "../helpers";
 import { getMessage, ms, sendText } from "../message-fixtures";
 import { type Typed, typeThenSend } from "../typing-fixtures";
 import { openWindow, useExampleNumber } from "./sessions-fixtures";
@@ -142,7 +142,17 @@ describe("simulate_typing on the Cloud API", () => {
       reason: "no_incoming_message",
     });
     expect(meta.graph.reads).toEqual([]);
-    await vi.waitFor(() => expect(meta.graph.sent).toHaveLength(1));
+    await waitFor(
+      () => {
+        expect(meta.graph.sent).toHaveLength(1);
+        return true;
+      },
+      {
+        reason: "the send to reach the Graph API fake (the outbound queue hands it over)",
+        timeoutMs: 1_000,
+        intervalMs: 50,
+      },
+    );
     expect(meta.graph.callsOf("sendMessage").every((c) => c.body?.status !== "read")).toBe(true);
   });
 });

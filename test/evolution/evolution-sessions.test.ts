@@ -5,6 +5,7 @@ import { evolutionInstanceToken } from "../../src/gateways/evolution/events";
 import { EVOLUTION_API_KEY, PUBLIC_URL } from "../gateway-config";
 import {
   call,
+  clockMoves,
   createAccount,
   createSession,
   expectProblem,
@@ -28,8 +29,6 @@ let evolution: FakeEvolution;
 beforeEach(() => {
   evolution = new FakeEvolution().install();
 });
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Creates a session through the API against the fake gateway; `name` is its gateway name. */
 async function createEvolutionSession(key: string) {
@@ -105,7 +104,7 @@ describe("sessions on Evolution API", () => {
     const { key } = await createAccount();
     const { session, name } = await createEvolutionSession(key);
     const before = await showSession(key, session.id);
-    await pause(5);
+    await clockMoves();
     const res = await postEvolutionEvent(name, "qrcode.updated", evolution.rotateQr(name));
     expect(res.body).toEqual({ success: true, ignored: false });
     expect(await storedQrPayload(session.id)).toBe(evolution.qrOf(name, 2));
@@ -171,7 +170,7 @@ describe("sessions on Evolution API", () => {
     const { key } = await createAccount();
     const { id, name } = await connectedEvolutionSession(key);
     const connected = await showSession(key, id);
-    await pause(5);
+    await clockMoves();
     const again = await postEvolutionEvent(name, "connection.update", evolution.connectionUpdate(name, 200), {
       sender: OWNER_JID,
     });
@@ -182,7 +181,7 @@ describe("sessions on Evolution API", () => {
     await postEvolutionEvent(name, "connection.update", closed);
     const disconnected = await showSession(key, id);
     expect(disconnected.updated_at).not.toBe(connected.updated_at);
-    await pause(5);
+    await clockMoves();
     await postEvolutionEvent(name, "connection.update", closed);
     expect(await showSession(key, id)).toEqual(disconnected);
   });

@@ -2,6 +2,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { PUBLIC_URL, WAHA_WEBHOOK_HMAC_KEY } from "../gateway-config";
 import {
   call,
+  clockMoves,
   createAccount,
   createSession,
   expectProblem,
@@ -111,7 +112,7 @@ describe("sessions on WAHA", () => {
     const { key } = await createAccount();
     const { id, name } = await connectedWahaSession(key);
     const before = await showSession(key, id);
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await clockMoves();
     const again = await postWahaEvent(name, "session.status", { status: "WORKING" }, { me: ME });
     expect(again.status).toBe(200);
     expect(await showSession(key, id)).toEqual(before);
