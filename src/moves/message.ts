@@ -40,11 +40,14 @@ export type MessageTarget =
   | { campaignId: string };
 
 /**
- * How a sent message's outcome became known (its `metadata.settled_by`, issue 22): the gateway's
- * `answer` to the send, or, after the outcome was unknown, a `lookup` that found it or a
+ * How a sent message's outcome became known (its `metadata.settled_by`; README, Exactly once): the
+ * gateway's `answer` to the send, or, after the outcome was unknown, a `lookup` that found it or a
  * receipt (`status_webhook`) for it.
  */
-export type SettledBy = "answer" | "lookup" | "status_webhook";
+export const SETTLED_BY = ["answer", "lookup", "status_webhook"] as const;
+
+/** One of {@link SETTLED_BY}. */
+export type SettledBy = (typeof SETTLED_BY)[number];
 
 /**
  * How Meta prices a sent message, as its status webhook's `pricing` gives it (Meta's OpenAPI
