@@ -1970,7 +1970,7 @@ export interface components {
                 from_session_id: string;
                 /** @description The session it moved to. */
                 to_session_id: string;
-                /** @description Why: the status of the session it left, or `session_limited`. */
+                /** @description Why: `session_banned`, `session_failed`, `session_deleted` or `session_limited` (README, Campaigns). */
                 reason: string;
                 /** @description When it moved (an API timestamp, UTC). */
                 at: string;
