@@ -1892,14 +1892,156 @@ export interface components {
             delivered_at: string | null;
             /** @example 2026-11-21T09:30:12.345000Z */
             read_at: string | null;
-            /** @description Retry information (`attempts`; while a retry waits, `last_error` and `next_attempt_at`, both removed once the message is sent; a gateway's error is kept cut to 200 characters and without the message's own text), `gateway`, `events` (acks received), and how the send's outcome became known: `outcome: "unknown"` while the gateway may hold the message unsettled (it stays `queued`), `send_attempts` (each attempt that did not end in `sent`: `{ at, outcome, reason }`, outcome `rejected`, `unknown`, `absent` or `unreachable`) and, once sent, `settled_by`: `answer`, `lookup` or `status_webhook`; with `simulate_typing`, once sent, `typing`: `{ ms, started_at, shown, reason? }` (README, Typing before a send). `media_expired_at`: when the stored media (an incoming message's kept file, an outgoing one's copy) was deleted by its retention. An incoming message with media the gateway holds but the API does not link to (WAHA's) has `media_url` null and `media: { mimetype }`. A reply or reaction keeps the quoted message's gateway id in `quoted: { provider_message_id, from_me }`; a message contacts reacted to lists `reactions: [{ from, emoji, at }]` (one per contact) and `reactions_removed: [{ from, at }]`. */
-            metadata: {
-                [key: string]: unknown;
-            };
+            metadata: components["schemas"]["MessageMetadata"];
             /** @example 2026-11-21T09:30:12.345000Z */
             created_at: string;
             /** @example 2026-11-21T09:30:12.345000Z */
             updated_at: string;
+        };
+        /** @description What happened to the message beyond its fields: its attempts, receipts, typing, failover, quote, reactions and media. Every key is optional and appears once what it records has happened; keys not listed may be added later and should be ignored. */
+        MessageMetadata: {
+            /** @description Gateway calls made to send the message so far. */
+            attempts?: number;
+            /** @description The gateway that sent it (`sandbox`, `waha`, `evolution`, `cloud_api`), once sent. */
+            gateway?: string;
+            /** @description While a retry waits, why the last call failed (removed once sent): the gateway's words, cut to 200 characters and without the message's own text. */
+            last_error?: string;
+            /** @description While a retry waits, when the next call is due (an API timestamp, UTC); null when none is planned. Removed once the message is sent. */
+            next_attempt_at?: string | null;
+            /** @description Each send attempt that did not end in `sent`, oldest first (README, Exactly once). */
+            send_attempts?: {
+                /** @description When the attempt was made (an API timestamp, UTC). */
+                at: string;
+                /**
+                 * @description What it came to: `rejected` (the gateway refused it), `unknown` (it may or may not have sent it), `absent` (asked, the gateway had not sent it) or `unreachable` (the gateway could not be asked).
+                 * @enum {string}
+                 */
+                outcome: "rejected" | "unknown" | "absent" | "unreachable";
+                /** @description Why: the gateway's words, cut to 200 characters and without the message's own text. */
+                reason: string;
+            }[];
+            /**
+             * @description `unknown` while the gateway may hold the message unsettled (it stays `queued` until the gateway is asked; README, Exactly once). Removed once settled.
+             * @enum {string}
+             */
+            outcome?: "unknown";
+            /**
+             * @description How the send's outcome became known, once sent: `answer` (the send's own answer), `lookup` (the gateway was asked) or `status_webhook` (a receipt naming the message arrived first).
+             * @enum {string}
+             */
+            settled_by?: "answer" | "lookup" | "status_webhook";
+            /** @description With `simulate_typing`, once sent: the typing… shown before it (README, Typing before a send). */
+            typing?: {
+                /** @description How long the recipient was shown typing…, in milliseconds. */
+                ms: number;
+                /** @description When the typing began (an API timestamp, UTC). */
+                started_at: string;
+                /** @description Whether the gateway showed it. */
+                shown: boolean;
+                /** @description Why it was not shown (only when `shown` is false). */
+                reason?: string;
+            };
+            /** @description The gateway's receipts for the sent message, in arrival order. */
+            events?: {
+                /**
+                 * @description The receipt's status.
+                 * @enum {string}
+                 */
+                type: "delivered" | "read" | "failed";
+                /** @description When the service learnt it (an API timestamp, UTC). */
+                at: string;
+                /** @description When the gateway says it happened, by the gateway's clock (an API timestamp, UTC). */
+                gateway_at: string;
+            }[];
+            /** @description Meta's pricing of a message sent on a Cloud API session, from its status webhook (the last receipt's). */
+            pricing?: {
+                /** @description Meta's pricing category: `service`, `utility`, `marketing`, `authentication`… */
+                category: string | null;
+                /** @description Whether Meta bills the message. */
+                billable: boolean | null;
+                /** @description Meta's pricing model (`CBP` or `PMP`), when given. */
+                pricing_model?: string;
+            };
+            /** @description When the message failed (an API timestamp, UTC). */
+            failed_at?: string;
+            /** @description Each move of a campaign's waiting message to another of the campaign's sessions. */
+            failover?: {
+                /** @description The session it left. */
+                from_session_id: string;
+                /** @description The session it moved to. */
+                to_session_id: string;
+                /** @description Why: `session_banned`, `session_failed`, `session_deleted` or `session_limited` (README, Campaigns). */
+                reason: string;
+                /** @description When it moved (an API timestamp, UTC). */
+                at: string;
+            }[];
+            /** @description A template message's template, as sent (README, Message templates). */
+            template?: {
+                /** @description The template's name. */
+                name: string;
+                /** @description The template's language code. */
+                language: string;
+                /** @description The variables it was filled with; a one-time code's are masked. */
+                variables: {
+                    /** @description The body's `{{1}}`, `{{2}}`… in order. */
+                    body: string[];
+                    /** @description One parameter per button filled. */
+                    buttons: {
+                        /** @description The button's position, from 0. */
+                        index: number;
+                        /** @enum {string} */
+                        sub_type: "url" | "quick_reply";
+                        /** @description A URL suffix or a payload. */
+                        parameter: string;
+                    }[];
+                };
+            };
+            /** @description A reply's quoted message, or a reaction's message, as the gateway knows it (README, Replies and reactions). */
+            quoted?: {
+                /** @description The gateway's id of the message quoted or reacted to. */
+                provider_message_id: string;
+                /** @description Whether the session sent that message. */
+                from_me: boolean;
+            };
+            /** @description Contacts' reactions to the message, one per contact (README, Replies and reactions). */
+            reactions?: {
+                /** @description The contact's E.164 number. */
+                from: string;
+                /** @description The emoji they set. */
+                emoji: string;
+                /** @description When they set it, by the gateway's clock (an API timestamp, UTC). */
+                at: string;
+            }[];
+            /** @description Contacts who took their reaction off, one per contact, so an older reaction cannot come back. */
+            reactions_removed?: {
+                /** @description The contact's E.164 number. */
+                from: string;
+                /** @description When they took their reaction off, by the gateway's clock (an API timestamp, UTC). */
+                at: string;
+            }[];
+            /** @description An incoming message's media the gateway holds but does not link to (its `media_url` null until kept). */
+            media?: {
+                /** @description The MIME type the gateway gave, or null. */
+                mimetype: string | null;
+            };
+            /** @description Why an incoming message's media could not be kept (README, Incoming media); removed if a later try keeps it. */
+            media_error?: {
+                /**
+                 * @description Why the media could not be kept (src/media/incoming.ts `IncomingMediaReason`).
+                 * @enum {string}
+                 */
+                reason: "unreachable" | "http_error" | "refused" | "too_large" | "empty" | "not_supported" | "storage";
+                /** @description What went wrong, in words. */
+                detail: string;
+                /** @description Downloads tried. */
+                tries: number;
+                /** @description When the last try ended (an API timestamp, UTC). */
+                at: string;
+            };
+            /** @description When the stored media (an incoming message's kept file, an outgoing one's copy) was deleted by its retention (an API timestamp, UTC). */
+            media_expired_at?: string;
+        } & {
+            [key: string]: unknown;
         };
         MessageReaction: {
             /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ERROR_STATUS } from "../src/errors";
+import { MessageMetadataSchema } from "../src/messages/metadata";
 import { call } from "./helpers";
 
 interface Operation {
@@ -231,5 +232,43 @@ describe("the link page in the document", () => {
       "RateLimit-Policy",
       "Retry-After",
     ]);
+  });
+});
+
+describe("a message's metadata in the document", () => {
+  interface ObjectSchema {
+    $ref?: string;
+    type?: string;
+    description?: string;
+    properties?: Record<string, { description?: string }>;
+    additionalProperties?: unknown;
+  }
+
+  it("is the MessageMetadata schema: every key the service writes, described, unknown keys allowed", async () => {
+    const res = await call<{ components: { schemas: Record<string, ObjectSchema> } }>("GET", "/openapi.json");
+    const schemas = res.body.components.schemas;
+    expect(schemas.Message?.properties?.metadata).toEqual({ $ref: "#/components/schemas/MessageMetadata" });
+    const metadata = schemas.MessageMetadata;
+    expect(metadata?.type).toBe("object");
+    expect(metadata?.additionalProperties).toEqual({});
+    expect(Object.keys(metadata?.properties ?? {})).toEqual(Object.keys(MessageMetadataSchema.shape));
+    expect(Object.keys(metadata?.properties ?? {})).toEqual(
+      expect.arrayContaining(["attempts", "send_attempts", "outcome", "settled_by", "template", "typing"]),
+    );
+    expect(Object.keys(metadata?.properties ?? {})).toEqual(
+      expect.arrayContaining([
+        "pricing",
+        "reactions",
+        "failover",
+        "media_error",
+        "media_expired_at",
+        "quoted",
+      ]),
+    );
+    const undescribed = Object.entries(metadata?.properties ?? {})
+      .filter(([, property]) => !property.description)
+      .map(([key]) => key);
+    expect(undescribed).toEqual([]);
+    expect(metadata?.description).toContain("keys not listed may be added later");
   });
 });

@@ -9,6 +9,7 @@ import { recordedIn } from "../events/record";
 import { dropPoison, redeliveryDelaySeconds, sendInBatches } from "../lib/queue";
 import { fillTemplate } from "../lib/template";
 import { dispatchRequestOf, LANE } from "../messages/dispatch-request";
+import { metadataText } from "../messages/metadata";
 import { campaignFrom, completeCampaignStatements } from "../moves/campaign";
 import { recipientsNotOnChatapp, skipNotOnChatappStatements } from "./number-checks";
 import { failRemainderStatements } from "./remainder";
@@ -249,7 +250,7 @@ export async function materialiseStep(env: Env, campaignId: string): Promise<boo
 /**
  * What differs per recipient in a campaign's message: the content filled with its `variables`; for
  * a template campaign, the template's name as content and `metadata.template` the template filled
- * for it (read by messages/template.ts `templateOfRow` when the message is dispatched).
+ * for it (read by messages/dispatch-request.ts `dispatchRequestOf` when the message is dispatched).
  */
 function messageOf(
   campaign: Pick<CampaignRow, "content" | "template">,
@@ -257,7 +258,7 @@ function messageOf(
 ): { content: string | null; metadata?: string } {
   if (campaign.template) {
     const template = fillCampaignTemplate(campaign.template, variables);
-    return { content: template.name, metadata: JSON.stringify({ template }) };
+    return { content: template.name, metadata: metadataText({ template }) };
   }
   return { content: campaign.content === null ? null : fillTemplate(campaign.content, variables) };
 }

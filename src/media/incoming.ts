@@ -25,14 +25,18 @@ export const INCOMING_MEDIA_TIMEOUT_MS = 60_000;
  * - `not_supported`: the session's gateway cannot download media;
  * - `storage`: R2 refused the write.
  */
-export type IncomingMediaReason =
-  | "unreachable"
-  | "http_error"
-  | "refused"
-  | "too_large"
-  | "empty"
-  | "not_supported"
-  | "storage";
+export const INCOMING_MEDIA_REASONS = [
+  "unreachable",
+  "http_error",
+  "refused",
+  "too_large",
+  "empty",
+  "not_supported",
+  "storage",
+] as const;
+
+/** One of {@link INCOMING_MEDIA_REASONS}. */
+export type IncomingMediaReason = (typeof INCOMING_MEDIA_REASONS)[number];
 
 /**
  * A download of incoming media that failed. `permanent` when trying again cannot help (the

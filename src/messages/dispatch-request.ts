@@ -1,5 +1,5 @@
 import type { SendWindow } from "../lib/send-window";
-import { templateOfRow } from "./template";
+import { type MessageMetadata, parseMessageMetadata } from "./metadata";
 import type { MessageRow, MessageType, QuotedMessage } from "./types";
 import { typingMs } from "./typing";
 
@@ -93,13 +93,14 @@ export function dispatchRequestOf(
   priority: Lane,
   options: { content?: string | null; sendWindow?: SendWindow | null } = {},
 ): DispatchRequest {
+  const metadata = parseMessageMetadata(row.metadata);
   return {
     id: row.id,
     accountId: row.accountId,
     sessionId: row.chatappSessionId ?? "",
     to: row.toNumber,
     type: row.type,
-    content: options.content === undefined ? contentOf(row) : options.content,
+    content: options.content === undefined ? contentOf(row, metadata) : options.content,
     mediaUrl: row.mediaUrl,
     mediaKey: row.mediaKey,
     mediaContentType: row.mediaContentType,
@@ -112,7 +113,7 @@ export function dispatchRequestOf(
     campaignId: row.campaignId,
     sendWindow: options.sendWindow ?? null,
     typingMs: row.simulateTyping ? typingMs(row.type, row.content) : 0,
-    quoted: quotedOfRow(row),
+    quoted: quotedOf(metadata),
   };
 }
 
@@ -120,17 +121,17 @@ export function dispatchRequestOf(
  * The quoted message a row's `metadata.quoted` holds (`{ provider_message_id, from_me }`, written
  * by send.ts), or null.
  */
-export function quotedOfRow(row: Pick<MessageRow, "metadata">): QuotedMessage | null {
-  const quoted = (
-    JSON.parse(row.metadata) as { quoted?: { provider_message_id?: unknown; from_me?: unknown } }
-  ).quoted;
-  return typeof quoted?.provider_message_id === "string"
-    ? { providerMessageId: quoted.provider_message_id, fromMe: quoted.from_me === true }
-    : null;
+function quotedOf(metadata: MessageMetadata): QuotedMessage | null {
+  const quoted = metadata.quoted;
+  return quoted ? { providerMessageId: quoted.provider_message_id, fromMe: quoted.from_me } : null;
 }
 
-/** What a row's queue message carries as `content`: a template message's template, else its content. */
-function contentOf(row: DispatchSource): string | null {
-  const template = templateOfRow(row);
+/**
+ * What a row's queue message carries as `content`: a template message's template (the JSON of its
+ * `metadata.template`, written at the send: src/messages/send.ts, src/campaigns/materialise.ts),
+ * else its content.
+ */
+function contentOf(row: DispatchSource, metadata: MessageMetadata): string | null {
+  const template = row.type === "template" ? metadata.template : undefined;
   return template ? JSON.stringify(template) : row.content;
 }

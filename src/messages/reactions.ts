@@ -3,6 +3,7 @@ import { batchSql, createDb, type Db } from "../db/client";
 import { publishEvents } from "../events/publish";
 import { insertKeyedEventStatement, newEventId, recordedIn } from "../events/record";
 import { formatTimestamp } from "../lib/time";
+import { metadataObject, metadataText, parseMessageMetadata } from "./metadata";
 
 /*
  * Incoming replies and reactions (README, Replies and reactions): which of the session's messages
@@ -41,19 +42,6 @@ export interface IncomingReaction {
   /** The emoji; "" takes the contact's reaction off. */
   emoji: string;
   at: number;
-}
-
-/** One contact's reaction on a message, as `metadata.reactions` lists it (`at`: an API timestamp). */
-interface ReactionEntry {
-  from: string;
-  emoji: string;
-  at: string;
-}
-
-/** A contact's reaction taken off, as `metadata.reactions_removed` keeps it (so an older one cannot come back). */
-interface RemovedEntry {
-  from: string;
-  at: string;
 }
 
 /** Attempts at the compare-and-set of a message's metadata before giving up (a concurrent change). */
@@ -149,18 +137,15 @@ function msOf(timestamp: string): number {
 /**
  * `metadata` (JSON) with `reaction` applied (see {@link receiveReaction}), or null when it
  * changes nothing: older than the contact's last reaction or removal, the emoji the contact has
- * already set, or a removal of a reaction the contact has not set.
+ * already set, or a removal of a reaction the contact has not set. Its other keys are kept as
+ * stored, in their order.
  */
 export function withReaction(
   metadata: string,
   reaction: Pick<IncomingReaction, "from" | "emoji" | "at">,
 ): string | null {
-  const parsed = JSON.parse(metadata) as Record<string, unknown> & {
-    reactions?: ReactionEntry[];
-    reactions_removed?: RemovedEntry[];
-  };
-  const reactions = parsed.reactions ?? [];
-  const removed = parsed.reactions_removed ?? [];
+  const { reactions = [], reactions_removed: removed = [] } = parseMessageMetadata(metadata);
+  const parsed = metadataObject(metadata);
   const current = reactions.find((entry) => entry.from === reaction.from);
   const taken = removed.find((entry) => entry.from === reaction.from);
   const last = Math.max(current ? msOf(current.at) : -1, taken ? msOf(taken.at) : -1);
@@ -170,7 +155,7 @@ export function withReaction(
   const at = formatTimestamp(reaction.at);
   if (reaction.emoji === "") {
     if (!current) return null;
-    return JSON.stringify({
+    return metadataText({
       ...parsed,
       reactions: others,
       reactions_removed: [...othersRemoved, { from: reaction.from, at }],
@@ -183,5 +168,5 @@ export function withReaction(
   };
   if (othersRemoved.length > 0) next.reactions_removed = othersRemoved;
   else delete next.reactions_removed;
-  return JSON.stringify(next);
+  return metadataText(next);
 }

@@ -10,6 +10,7 @@ import { ApiError } from "../errors";
 import { sendInBatches } from "../lib/queue";
 import { discardMedia, type StoredMedia, storeMedia } from "../media/store";
 import { type DispatchRequest, dispatchRequestOf, LANE } from "./dispatch-request";
+import { type MessageMetadata, metadataText } from "./metadata";
 import { type QuoteTarget, quoteTarget } from "./reply";
 import { requireServiceWindow } from "./service-window";
 import { requireReachable } from "./session-limits";
@@ -180,11 +181,11 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
  * `cloud_api` session sends templates; the template must be in the session's cache (as
  * `GET /v1/chatapp/sessions/{id}/templates` last read it) by name and language, and `APPROVED`;
  * its variables must fit it (messages/template.ts `templateVariableErrors`).
- * @returns the messages' `metadata` JSON: `{ template: { name, language, variables } }`.
+ * @returns the messages' `metadata`: `{ template: { name, language, variables } }`.
  * @throws ApiError `validation_failed` (422) naming `type` for another gateway's session or the
  *   variables that do not fit, `template_not_found` (422).
  */
-async function templateMetadata(db: Db, request: SendRequest, gateway: string): Promise<string> {
+async function templateMetadata(db: Db, request: SendRequest, gateway: string): Promise<MessageMetadata> {
   const template = request.template;
   if (gateway !== "cloud_api" || !template) {
     throw new ApiError("validation_failed", "The request has invalid fields.", {
@@ -207,7 +208,7 @@ async function templateMetadata(db: Db, request: SendRequest, gateway: string): 
   const errors = templateVariableErrors(templateNeeds(row.components), template.variables);
   if (errors)
     throw new ApiError("validation_failed", "The template's variables do not fit it.", { fields: errors });
-  return JSON.stringify({ template });
+  return { template };
 }
 
 /**
@@ -230,14 +231,14 @@ async function quoteOf(db: Db, request: SendRequest): Promise<QuoteTarget | null
 }
 
 /**
- * The messages' `metadata` JSON with the quoted message as the gateway knows it, `quoted:
- * { provider_message_id, from_me }`: the queue message and the outbox carry it to the gateway
- * (dispatch-request.ts), so nothing is read back at send time.
+ * The messages' `metadata` JSON text: `metadata` with the quoted message as the gateway knows it,
+ * `quoted: { provider_message_id, from_me }` (the queue message and the outbox carry it to the
+ * gateway, dispatch-request.ts, so nothing is read back at send time); undefined for neither.
  */
-function withQuote(metadata: string | undefined, quote: QuoteTarget | null): string | undefined {
-  if (!quote) return metadata;
+function withQuote(metadata: MessageMetadata | undefined, quote: QuoteTarget | null): string | undefined {
+  if (!quote) return metadata && metadataText(metadata);
   const quoted = { provider_message_id: quote.quoted.providerMessageId, from_me: quote.quoted.fromMe };
-  return JSON.stringify({ ...(metadata ? JSON.parse(metadata) : {}), quoted });
+  return metadataText({ ...metadata, quoted });
 }
 
 /**

@@ -1,5 +1,4 @@
 import type { FieldErrors } from "../errors";
-import type { MessageRow } from "./types";
 
 /*
  * Template messages (README, Message templates): what a send names and fills in, how it is checked
@@ -106,14 +105,4 @@ export function templateVariableErrors(
     }
   }
   return Object.keys(errors).length > 0 ? errors : null;
-}
-
-/**
- * The template a template message's row carries in its `metadata.template` (written at the send),
- * or null when it carries none.
- */
-export function templateOfRow(row: Pick<MessageRow, "type" | "metadata">): TemplateSend | null {
-  if (row.type !== "template") return null;
-  const metadata = JSON.parse(row.metadata) as { template?: TemplateSend };
-  return metadata.template ?? null;
 }

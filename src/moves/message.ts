@@ -44,7 +44,10 @@ export type MessageTarget =
  * gateway's `answer` to the send, or, after the outcome was unknown, a `lookup` that found it or a
  * receipt (`status_webhook`) for it.
  */
-export type SettledBy = "answer" | "lookup" | "status_webhook";
+export const SETTLED_BY = ["answer", "lookup", "status_webhook"] as const;
+
+/** One of {@link SETTLED_BY}. */
+export type SettledBy = (typeof SETTLED_BY)[number];
 
 /**
  * How Meta prices a sent message, as its status webhook's `pricing` gives it (Meta's OpenAPI

@@ -1,10 +1,11 @@
 import type { MessageRow } from "../db/schema";
 import { fromMinor } from "../lib/money";
 import { formatNullableTimestamp, formatTimestamp } from "../lib/time";
+import { parseMessageMetadata } from "../messages/metadata";
 
 /**
  * A message as the API shows it (the `Message` schema of openapi.json): every field, `to_number`
- * one string.
+ * one string, `metadata` as stored (src/messages/metadata.ts `parseMessageMetadata`).
  */
 export function toMessageRecord(row: MessageRow) {
   return {
@@ -27,7 +28,7 @@ export function toMessageRecord(row: MessageRow) {
     sent_at: formatNullableTimestamp(row.sentAt),
     delivered_at: formatNullableTimestamp(row.deliveredAt),
     read_at: formatNullableTimestamp(row.readAt),
-    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    metadata: parseMessageMetadata(row.metadata),
     created_at: formatTimestamp(row.createdAt),
     updated_at: formatTimestamp(row.updatedAt),
   };

@@ -5,6 +5,7 @@ import { checkBody } from "../../fakes/cloud-api/schema.ts";
 import { campaignMessages, command, waitForCampaign } from "../campaign-fixtures";
 import { call, createAccount, expectProblem, waitFor } from "../helpers";
 import { balanceOf, connectedSession, ledgerOf, storedMessageCount } from "../message-fixtures";
+import { metadataProblems } from "../metadata-check";
 import { cloudApiSession, deliverWebhooks, useFakeGraph } from "./webhooks-fixtures";
 
 // Template campaigns (README, Campaigns; Message templates): one approved template to every
@@ -134,6 +135,7 @@ describe("template campaigns", () => {
     ).toEqual(
       PEOPLE.map((p) => [p.to_number, "order_update", [p.variables.name, `no. ${p.variables.order}`]]),
     );
+    expect(rows.flatMap((row) => metadataProblems(row.metadata))).toEqual([]);
 
     const price = Math.round(Number(env.PRICE_TEMPLATE) * 100);
     expect(await ledgerOf(accountId)).toEqual([

@@ -4,6 +4,7 @@ import { OTP_CODE_TEMPLATE } from "../../fakes/cloud-api/graph.ts";
 import { checkBody } from "../../fakes/cloud-api/schema.ts";
 import { call, createAccount, expectProblem } from "../helpers";
 import { balanceOf, storedMessageCount, waitForMessages } from "../message-fixtures";
+import { metadataProblems } from "../metadata-check";
 import { everyD1Row } from "./sessions-fixtures";
 import { cloudApiSession, useFakeGraph } from "./webhooks-fixtures";
 
@@ -90,6 +91,7 @@ describe("codes through a Cloud API session", () => {
       language: "en_US",
       variables: { body: ["••••••"], buttons: [{ index: 0, sub_type: "url", parameter: "••••••" }] },
     });
+    expect(metadataProblems(message?.metadata)).toEqual([]);
     const rows = await everyD1Row();
     expect(rows).toContain(otp.message_id);
     expect(rows).not.toMatch(new RegExp(`(?<![0-9a-f-])${code}(?![0-9a-f-])`));

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { CLOUD_API_VERIFY_TOKEN } from "../gateway-config";
 import { call, createAccount, expectProblem } from "../helpers";
 import { getMessage, sendText, waitForMessages } from "../message-fixtures";
+import { metadataProblems } from "../metadata-check";
 import {
   cloudApiSession,
   deliverWebhooks,
@@ -162,6 +163,7 @@ describe("statuses", () => {
       billable: false,
       pricing_model: "PMP",
     });
+    expect(metadataProblems(message.metadata)).toEqual([]);
   });
 
   it("duplicates apply once", async () => {

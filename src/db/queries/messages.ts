@@ -138,6 +138,16 @@ export async function claimMessages(
 }
 
 /**
+ * What a send attempt that did not end in `sent` came to, as `metadata.send_attempts[].outcome`
+ * holds it (README, Exactly once): `rejected` (the gateway refused it), `unknown` (the call may or
+ * may not have sent it), `absent` (asked, the gateway had not), `unreachable` (it could not be asked).
+ */
+export const SEND_ATTEMPT_OUTCOMES = ["rejected", "unknown", "absent", "unreachable"] as const;
+
+/** One of {@link SEND_ATTEMPT_OUTCOMES}. */
+export type SendAttemptOutcome = (typeof SEND_ATTEMPT_OUTCOMES)[number];
+
+/**
  * Records a send attempt that did not end in `sent` in the message's metadata: `attempts`,
  * `last_error`, `next_attempt_at`, the attempt appended to `send_attempts` (`{ at, outcome,
  * reason }`), and `outcome: "unknown"` while the gateway may hold the message unsettled.
@@ -151,7 +161,7 @@ export async function recordRetry(
     nextAttemptAt: number | null;
     at: number;
     /** What the attempt came to; `unknown` and `unreachable` leave the message's outcome unknown. */
-    outcome: "rejected" | "unknown" | "absent" | "unreachable";
+    outcome: SendAttemptOutcome;
   },
 ) {
   const entry = JSON.stringify({

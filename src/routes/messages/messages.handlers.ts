@@ -10,6 +10,7 @@ import { templateOwnerOf, templatesOf } from "../../gateways/cloud-api/template-
 import { fromMinor } from "../../lib/money";
 import { toE164 } from "../../lib/phone";
 import { servedDisposition } from "../../media/rules";
+import { parseMessageMetadata } from "../../messages/metadata";
 import { sendMessages } from "../../messages/send";
 import { toMessageRecord, toSentRecord } from "../../presenters/message";
 import { pageLinks } from "../paging";
@@ -80,8 +81,8 @@ export const media: RouteHandler<typeof routes.media, AppEnv> = async (c) => {
 
 /** Why message `row`'s media is not served, from its metadata. */
 function notKeptDetail(row: MessageRow): string {
-  const metadata = JSON.parse(row.metadata) as Record<string, unknown>;
   if (row.direction !== "incoming") return "Only an incoming message's media is kept.";
+  const metadata = parseMessageMetadata(row.metadata);
   if (metadata.media_expired_at) return "The message's media passed its retention and was deleted.";
   if (metadata.media_error)
     return "The message's media could not be downloaded; metadata.media_error says why.";

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { ListQuery } from "../../db/queries/message-list";
 import { mediaUrlProblem } from "../../lib/media-url";
 import { toE164 } from "../../lib/phone";
+import { MessageMetadataSchema } from "../../messages/metadata";
 import { isReactionEmoji } from "../../messages/reply";
 import { BUTTON_SUB_TYPES } from "../../messages/template";
 import { MESSAGE_STATUSES, STORED_TYPES } from "../../messages/types";
@@ -271,16 +272,7 @@ export const MessageSchema = z
     sent_at: timestamp.nullable(),
     delivered_at: timestamp.nullable(),
     read_at: timestamp.nullable(),
-    metadata: z.record(z.string(), z.unknown()).openapi({
-      description:
-        "Retry information (`attempts`; while a retry waits, `last_error` and `next_attempt_at`, both removed once the message is sent; a gateway's error is kept cut to 200 characters and without the message's own text), `gateway`, `events` (acks received), " +
-        'and how the send\'s outcome became known: `outcome: "unknown"` while the gateway may hold the message ' +
-        "unsettled (it stays `queued`), `send_attempts` (each attempt that did not end in `sent`: `{ at, outcome, " +
-        "reason }`, outcome `rejected`, `unknown`, `absent` or `unreachable`) and, once sent, `settled_by`: " +
-        "`answer`, `lookup` or `status_webhook`; with `simulate_typing`, once sent, `typing`: `{ ms, started_at, " +
-        "shown, reason? }` (README, Typing before a send). `media_expired_at`: when the stored media (an incoming message's kept file, an outgoing one's copy) was deleted by its retention. An incoming message with media the gateway holds but the API does not link to (WAHA's) has `media_url` null and `media: { mimetype }`. " +
-        "A reply or reaction keeps the quoted message's gateway id in `quoted: { provider_message_id, from_me }`; a message contacts reacted to lists `reactions: [{ from, emoji, at }]` (one per contact) and `reactions_removed: [{ from, at }]`.",
-    }),
+    metadata: MessageMetadataSchema.openapi("MessageMetadata"),
     created_at: timestamp,
     updated_at: timestamp,
   })
