@@ -70,9 +70,10 @@ describe("a session's gateway", () => {
     const { key } = await createAccount();
     const created = await call<SessionEnvelope>("POST", "/v1/chatapp/sessions", { key });
     const { id } = created.body.session;
-    // As before this change: no `gateway` column in the object, null in D1.
+    // As before this change: no `gateway` column in the object, null in D1; and, as every object
+    // of then, no schema version (src/sessions/storage-schema.ts).
     await runInDurableObject(sessionStub(id), (_instance: ChatSession, state) => {
-      state.storage.sql.exec("ALTER TABLE session DROP COLUMN gateway");
+      state.storage.sql.exec("ALTER TABLE session DROP COLUMN gateway; DROP TABLE _schema");
     });
     await env.DB.prepare("UPDATE sessions SET gateway = NULL WHERE id = ?").bind(id).run();
     expect((await showSession(key, id)).gateway).toBe("sandbox");

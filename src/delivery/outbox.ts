@@ -76,54 +76,19 @@ export const OUTBOX_RETENTION_MS = 7 * 24 * 3600 * 1000;
  * A campaign's entries can be held (`campaign_holds`): a paused campaign's wait, a cancelled
  * one's fail. They never expire (a campaign ends by completing, being cancelled, or moving its
  * messages to another session, src/delivery/failover.ts); a `moved` entry went to another session.
+ *
+ * Its tables (`outbox`, `campaign_holds`, `outbox_pacing`) are created by
+ * sessions/storage-schema.ts with the object's other tables.
  */
 export class Outbox {
   constructor(private readonly sql: SqlStorage) {}
 
   /**
-   * Creates the tables (idempotent) and recovers from a stop: an entry left `sending` means the
-   * object stopped during a gateway call, whose outcome is therefore `unknown`: it is settled by
-   * asking the gateway before anything else happens to it (Settlement.settle).
+   * Recovers from a stop (on every wake of the object): an entry left `sending` means the object
+   * stopped during a gateway call, whose outcome is therefore `unknown`: it is settled by asking
+   * the gateway before anything else happens to it (Settlement.settle).
    */
-  setUp(): void {
-    this.sql.exec(`
-      CREATE TABLE IF NOT EXISTS outbox (
-        id TEXT PRIMARY KEY, account_id TEXT NOT NULL, to_number TEXT NOT NULL, type TEXT NOT NULL,
-        content TEXT, media_url TEXT, delay_between INTEGER NOT NULL, priority INTEGER NOT NULL,
-        accepted_at INTEGER NOT NULL, send_ref TEXT NOT NULL, send_index INTEGER NOT NULL,
-        not_before INTEGER NOT NULL, scheduled INTEGER NOT NULL, state TEXT NOT NULL,
-        attempts INTEGER NOT NULL DEFAULT 0, next_attempt_at INTEGER NOT NULL DEFAULT 0,
-        expires_at INTEGER NOT NULL, done_at INTEGER, provider_message_id TEXT,
-        synced INTEGER NOT NULL DEFAULT 1, reason TEXT, campaign_id TEXT, send_window TEXT,
-        settled_by TEXT, first_attempt_at INTEGER, attempted_at INTEGER, media_key TEXT,
-        media_content_type TEXT, typing_ms INTEGER NOT NULL DEFAULT 0, typing_at INTEGER, typing TEXT, quoted TEXT);
-      CREATE TABLE IF NOT EXISTS campaign_holds (campaign_id TEXT PRIMARY KEY, hold TEXT NOT NULL);
-      CREATE INDEX IF NOT EXISTS outbox_campaign ON outbox (campaign_id, state) WHERE campaign_id IS NOT NULL;
-      CREATE INDEX IF NOT EXISTS outbox_unsynced ON outbox (synced) WHERE synced = 0;
-      CREATE INDEX IF NOT EXISTS outbox_order ON outbox (state, priority, accepted_at, send_ref, send_index);
-      CREATE TABLE IF NOT EXISTS outbox_pacing (id INTEGER PRIMARY KEY CHECK (id = 1), last_call_at INTEGER NOT NULL);
-    `);
-    // Objects created before the columns existed.
-    const columns = this.sql.exec<{ name: string }>("SELECT name FROM pragma_table_info('outbox')").toArray();
-    for (const column of [
-      "reason",
-      "campaign_id",
-      "send_window",
-      "settled_by",
-      "media_key",
-      "media_content_type",
-      "typing",
-      "quoted",
-    ]) {
-      if (!columns.some((c) => c.name === column))
-        this.sql.exec(`ALTER TABLE outbox ADD COLUMN ${column} TEXT`);
-    }
-    for (const column of ["first_attempt_at", "attempted_at", "typing_at"]) {
-      if (!columns.some((c) => c.name === column))
-        this.sql.exec(`ALTER TABLE outbox ADD COLUMN ${column} INTEGER`);
-    }
-    if (!columns.some((c) => c.name === "typing_ms"))
-      this.sql.exec("ALTER TABLE outbox ADD COLUMN typing_ms INTEGER NOT NULL DEFAULT 0");
+  recover(): void {
     this.sql.exec("UPDATE outbox SET state = 'unknown', next_attempt_at = 0 WHERE state = 'sending'");
   }
 

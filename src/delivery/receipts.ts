@@ -17,26 +17,12 @@ export const RECEIPT_KEEP_MS = 25 * 3_600_000;
  * gateway may report delivery of a message the session has not yet learnt it sent, so D1 knows
  * no message by that provider id. Each is kept in the session object's storage, by provider id
  * and status, and applied with the sent outcome that brings that provider id to D1
- * (Dispatcher.flush), or forgotten after {@link RECEIPT_KEEP_MS}.
+ * (Dispatcher.flush), or forgotten after {@link RECEIPT_KEEP_MS}. The `kept_receipts` table
+ * (the receipt, our `message_id` and its `pricing` as JSON) is created by
+ * sessions/storage-schema.ts with the object's other tables.
  */
 export class KeptReceipts {
   constructor(private readonly sql: SqlStorage) {}
-
-  /** Creates the table (idempotent). */
-  setUp(): void {
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS kept_receipts (
-      provider_message_id TEXT NOT NULL, status TEXT NOT NULL, reason TEXT, gateway_at INTEGER NOT NULL,
-      kept_at INTEGER NOT NULL, PRIMARY KEY (provider_message_id, status))`);
-    // Objects created before the columns existed: our message id and the pricing (JSON) a
-    // receipt may carry (GatewayEvent `ack`).
-    const columns = this.sql
-      .exec<{ name: string }>("SELECT name FROM pragma_table_info('kept_receipts')")
-      .toArray();
-    for (const column of ["message_id", "pricing"]) {
-      if (!columns.some((c) => c.name === column))
-        this.sql.exec(`ALTER TABLE kept_receipts ADD COLUMN ${column} TEXT`);
-    }
-  }
 
   /** Keeps `receipt` (a second one of the same message and status replaces it). */
   keep(receipt: Receipt, now: number): void {

@@ -15,8 +15,10 @@ import type {
 /**
  * The embedded sandbox gateway: a stand-in for the chat network that runs inside the session's
  * Durable Object and keeps its state (the current pairing token, the linked phone) in that
- * object's SQLite storage. Its QR payload is a URL, `<origin>/sandbox/pair/<token>`, whose page
- * links the session as a phone's scan would; the `/sandbox` routes drive it from scripts.
+ * object's SQLite storage (tables `sandbox_link`, `sandbox_received`, `sandbox_sent` and
+ * `sandbox_held_acks`, created with the object's other tables by src/sessions/storage-schema.ts).
+ * Its QR payload is a URL, `<origin>/sandbox/pair/<token>`, whose page links the session as a
+ * phone's scan would; the `/sandbox` routes drive it from scripts.
  *
  * A pairing code (`requestPairingCode`) links the session too: `POST /sandbox/sessions/{id}/scan`
  * with that code in the body stands in for the phone entering it.
@@ -62,23 +64,7 @@ export class SandboxGateway implements ChatGateway {
     private readonly origin: string,
     /** The session's uuid, embedded in pairing tokens so the pair route can find the session. */
     private readonly sessionUuid: string,
-  ) {
-    sql.exec(`
-      CREATE TABLE IF NOT EXISTS sandbox_link (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS sandbox_received (
-        message_id TEXT PRIMARY KEY, to_number TEXT NOT NULL, type TEXT NOT NULL, content TEXT,
-        media_url TEXT, received_at INTEGER NOT NULL);
-      CREATE INDEX IF NOT EXISTS sandbox_received_to ON sandbox_received (to_number, received_at);
-      CREATE TABLE IF NOT EXISTS sandbox_sent (message_id TEXT PRIMARY KEY, sent_at INTEGER NOT NULL);
-      CREATE TABLE IF NOT EXISTS sandbox_held_acks (message_id TEXT PRIMARY KEY, held_at INTEGER NOT NULL);
-    `);
-    // Objects created before replies: the message a received one quotes or reacts to.
-    const columns = sql
-      .exec<{ name: string }>("SELECT name FROM pragma_table_info('sandbox_received')")
-      .toArray();
-    if (!columns.some((column) => column.name === "reply_to"))
-      sql.exec("ALTER TABLE sandbox_received ADD COLUMN reply_to TEXT");
-  }
+  ) {}
 
   async create(): Promise<LinkState> {
     return this.start();

@@ -61,10 +61,14 @@ export class ChatSession extends DurableObject<Env> {
     });
     const moves = new SessionMoves(this.core, this.dispatch.dispatcher);
     this.link = new SessionLink(this.core, moves, this.dispatch.dispatcher);
-    // Idempotent schema set-up on every wake of a stored session (new tables of a newer version).
     if (this.core.stored) {
+      // The schema at its version on every wake (storage-schema.ts: nothing to do when current).
+      // Synchronous, as SQLite storage is: the constructor ends before the runtime delivers any
+      // call or alarm, so no blockConcurrencyWhile is needed (it is for awaited work, as below).
       this.core.setUp();
-      // Work left by a stop (entries to send, outcomes not yet in D1, a write owed to D1) resumes.
+      // Work left by a stop (an entry cut off mid-send, entries to send, outcomes not yet in D1,
+      // a write owed to D1) resumes.
+      this.core.outbox.recover();
       this.dispatch.resume();
       const { deadlines } = this.core;
       if (deadlines.stale()) void ctx.blockConcurrencyWhile(() => deadlines.rearm());

@@ -33,21 +33,14 @@ export interface Deadline {
  * pattern): work is scheduled as rows, the alarm takes what is due, and {@link rearm} points the
  * alarm at the earliest row left. The time the alarm was armed for is kept too, so an alarm that
  * runs early (as `runDurableObjectAlarm` makes it in tests) still takes what it was set for.
+ * Tables `deadlines` (kind, ref, due_at) and `alarm_state` (one row: armed_for), created by
+ * storage-schema.ts.
  */
 export class Deadlines {
   constructor(
     private readonly sql: SqlStorage,
     private readonly storage: DurableObjectStorage,
   ) {}
-
-  /** Creates the tables (idempotent). */
-  setUp(): void {
-    this.sql.exec(`
-      CREATE TABLE IF NOT EXISTS deadlines (
-        kind TEXT NOT NULL, ref TEXT NOT NULL, due_at INTEGER NOT NULL, PRIMARY KEY (kind, ref));
-      CREATE TABLE IF NOT EXISTS alarm_state (id INTEGER PRIMARY KEY CHECK (id = 1), armed_for INTEGER);
-    `);
-  }
 
   /** Sets (or moves) the deadline `kind`/`ref` to `dueAt` (epoch ms). Call {@link rearm} after. */
   schedule(kind: DeadlineKind, ref: string, dueAt: number): void {

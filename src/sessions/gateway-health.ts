@@ -26,14 +26,12 @@ export const UNREACHABLE_AFTER_FAILURES = 3;
 
 type Key = "event_at" | "checked_at" | "gateway_state" | "failures" | "last_error";
 
-/** The session object's record of gateway events and checks, in its SQLite storage. */
+/**
+ * The session object's record of gateway events and checks, in its SQLite storage (the
+ * `gateway_health` table, one value per key; created by storage-schema.ts).
+ */
 export class GatewayHealth {
   constructor(private readonly sql: SqlStorage) {}
-
-  /** Creates the table (idempotent). */
-  setUp(): void {
-    this.sql.exec("CREATE TABLE IF NOT EXISTS gateway_health (key TEXT PRIMARY KEY, value TEXT)");
-  }
 
   /** Gateway-clock epoch ms of the newest webhook status event applied; 0 before any. */
   eventAt(): number {

@@ -22,8 +22,7 @@ export const MEDIA_RETRY_MS = [60_000, 5 * 60_000] as const;
 /**
  * The media of a session's incoming messages, kept in R2 (README, Incoming media). A message
  * stored with media is {@link note}d: a row of the object's `incoming_media` table
- * (incoming-media-table.ts) (what to
- * download, by the gateway's `ref`) and a `media_fetch` deadline now. The download runs from the
+ * (storage-schema.ts) (what to download, by the gateway's `ref`) and a `media_fetch` deadline now. The download runs from the
  * alarm, off the gateway's webhook call (a 100 MB file may take a minute, longer than a
  * gateway waits for its webhook's answer), in the object's chain of changes like every other
  * deadline. A message is noted only when it is stored for the first time, and its object key is

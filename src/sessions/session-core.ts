@@ -7,10 +7,10 @@ import type { ChatGateway } from "../gateways/gateway";
 import { SandboxGateway } from "../gateways/sandbox";
 import { Deadlines } from "./deadlines";
 import { GatewayHealth } from "./gateway-health";
-import { setUpIncomingMedia } from "./incoming-media-table";
 import { LiveWatchers } from "./live";
 import { lapsedInD1 } from "./live-credentials";
 import { SessionStore, type StoredSession } from "./session-store";
+import { applySchema } from "./storage-schema";
 
 /**
  * What every part of one session object shares: its records in the object's SQLite storage (the
@@ -54,14 +54,15 @@ export class SessionCore {
     return this.store.held;
   }
 
-  /** Creates every table of a session (idempotent: also run on each wake, for a newer version's tables). */
+  /**
+   * Brings the object's storage to the schema's version (storage-schema.ts `applySchema`: every
+   * table of a session for a new one, the migrations it lacks for a stored one; nothing when it
+   * is current); from now on the object holds a session. Run when a session is created and on
+   * every wake of an object that holds one.
+   */
   setUp(): void {
-    this.store.setUp();
-    this.outbox.setUp();
-    this.receipts.setUp();
-    this.deadlines.setUp();
-    this.health.setUp();
-    setUpIncomingMedia(this.sql);
+    applySchema(this.ctx.storage);
+    this.store.noteHeld();
   }
 
   /** The session as the object stores it, or null when it holds none (see {@link SessionStore}). */

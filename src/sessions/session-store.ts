@@ -30,7 +30,8 @@ export type SessionChanges = Partial<
 
 /**
  * A session object's own record of its session, in the object's SQLite storage (the `session`
- * table, one row). The table is created with the session and dropped with it, so an object that
+ * table, one row; `pending_events` and `cloud_api_number` beside it; their DDL is in
+ * storage-schema.ts). The table is created with the session and dropped with it, so an object that
  * holds no session keeps no storage: {@link held} says which, and every read checks it.
  *
  * Only the session object writes here, and only its transition step changes `status`
@@ -57,30 +58,10 @@ export class SessionStore {
   }
 
   /**
-   * Creates the table (idempotent; adds the `gateway` column to a table made before it, null
-   * there meaning the deployment's default, and the `health` column, null meaning nothing read
-   * yet); from now on the object holds a session.
+   * The object's tables now exist (SessionCore.setUp, storage-schema.ts): from now on it holds a
+   * session.
    */
-  setUp(): void {
-    this.sql.exec(`
-      CREATE TABLE IF NOT EXISTS session (
-        id TEXT PRIMARY KEY, account_id TEXT NOT NULL, session_id TEXT NOT NULL, phone_number TEXT,
-        display_name TEXT NOT NULL, status TEXT NOT NULL, reason TEXT, last_seen_at INTEGER,
-        created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, origin TEXT NOT NULL, qr TEXT,
-        gateway TEXT);
-      CREATE TABLE IF NOT EXISTS pending_events (
-        id TEXT PRIMARY KEY, type TEXT NOT NULL, snapshot TEXT NOT NULL, created_at INTEGER NOT NULL);
-      CREATE TABLE IF NOT EXISTS cloud_api_number (
-        phone_number_id TEXT NOT NULL, waba_id TEXT NOT NULL, access_token_sealed TEXT NOT NULL,
-        throughput_mps INTEGER NOT NULL);
-    `);
-    const columns = this.sql.exec<{ name: string }>("PRAGMA table_info(session)").toArray();
-    if (!columns.some((column) => column.name === "gateway")) {
-      this.sql.exec("ALTER TABLE session ADD COLUMN gateway TEXT");
-    }
-    if (!columns.some((column) => column.name === "health")) {
-      this.sql.exec("ALTER TABLE session ADD COLUMN health TEXT");
-    }
+  noteHeld(): void {
     this.present = true;
   }
 
