@@ -34,9 +34,9 @@ describe("log", () => {
   });
 
   it("writes the error field as String(error), wherever it stands among the fields", () => {
-    expect(logLine("error", "cron_job_failed", { job: "j", error: new Error("D1 is down"), cause: "x" })).toBe(
-      '{"level":"error","event":"cron_job_failed","job":"j","error":"Error: D1 is down","cause":"x"}',
-    );
+    expect(
+      logLine("error", "cron_job_failed", { job: "j", error: new Error("D1 is down"), cause: "x" }),
+    ).toBe('{"level":"error","event":"cron_job_failed","job":"j","error":"Error: D1 is down","cause":"x"}');
     expect(logLine("error", "e", { error: new TypeError("bad") })).toBe(
       '{"level":"error","event":"e","error":"TypeError: bad"}',
     );
@@ -51,11 +51,14 @@ describe("log", () => {
     );
   });
 
-  it("leaves out undefined fields, and the event when it is null", () => {
+  it("leaves out undefined fields but error, and the event when it is null", () => {
     expect(logLine("error", "cron_job_failed", { job: "j", error: "E", cause: undefined })).toBe(
       '{"level":"error","event":"cron_job_failed","job":"j","error":"E"}',
     );
-    expect(logLine("error", "e", { error: undefined })).toBe('{"level":"error","event":"e"}');
+    // But for the error field, given: a thrown undefined is written, as String(error) wrote it.
+    expect(logLine("error", "e", { error: undefined })).toBe(
+      '{"level":"error","event":"e","error":"undefined"}',
+    );
     expect(logLine("error", null, { config: "ADMIN_TOKEN is missing" })).toBe(
       '{"level":"error","config":"ADMIN_TOKEN is missing"}',
     );

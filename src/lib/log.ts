@@ -7,9 +7,10 @@ export type LogLevel = "info" | "warn" | "error";
 
 /**
  * A line's fields after `level` and `event`, in the order given (snake_case keys). A field whose
- * value is `undefined` is left out. The `error` field is written as `String(error)`, so a caught
- * value is passed as it is: an `Error` becomes `"Error: message"` (`"TypeError: …"`), a thrown
- * string stays itself. A site that logs `error.message` or an error code passes that string.
+ * value is `undefined` is left out, but for `error`: that field, when given, is always written as
+ * `String(error)`, so a caught value is passed as it is: an `Error` becomes `"Error: message"`
+ * (`"TypeError: …"`), a thrown string stays itself, a thrown `undefined` is `"undefined"`. A site
+ * that logs `error.message` or an error code passes that string.
  */
 export type LogFields = Readonly<Record<string, unknown>>;
 
@@ -21,7 +22,7 @@ export type LogFields = Readonly<Record<string, unknown>>;
 export function logLine(level: LogLevel, event: string | null, fields: LogFields = {}): string {
   const entry: Record<string, unknown> = event === null ? { level } : { level, event };
   for (const [key, value] of Object.entries(fields)) {
-    entry[key] = key === "error" && value !== undefined ? String(value) : value;
+    entry[key] = key === "error" ? String(value) : value;
   }
   return JSON.stringify(entry);
 }
