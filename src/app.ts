@@ -6,6 +6,7 @@ import { ConfigError, GATEWAY_NAMES, readConfig } from "./config";
 import { createDb } from "./db/client";
 import type { AppEnv } from "./env";
 import { ApiError, ERROR_STATUS, type ErrorCode, problemResponse } from "./errors";
+import { log } from "./lib/log";
 import { adminAuth, apiKeyAuth, v1Auth } from "./middleware/auth";
 import { bodyGuard, bodyLimit } from "./middleware/body-guard";
 import { adminRateLimit, apiRateLimit, gatewayRateLimit, publicRateLimit } from "./middleware/rate-limit";
@@ -72,16 +73,13 @@ function handleError(err: Error, c: Context<AppEnv>): Response {
     const code = CODE_BY_STATUS.get(err.status) ?? "validation_failed";
     return problemResponse(c, new ApiError(code, err.message || "The request was refused."));
   }
-  console.error(
-    JSON.stringify({
-      level: "error",
-      request_id: c.get("requestId"),
-      method: c.req.method,
-      path: c.req.path,
-      error: err.message,
-      stack: err.stack,
-    }),
-  );
+  log.error(null, {
+    request_id: c.get("requestId"),
+    method: c.req.method,
+    path: c.req.path,
+    error: err.message,
+    stack: err.stack,
+  });
   return problemResponse(
     c,
     new ApiError("internal_error", "An unexpected error occurred. Quote the request id when you report it."),
@@ -222,7 +220,7 @@ export function createApp() {
 
 /** A configuration error as the 500 problem it is rendered as; logged, since only operators can fix it. */
 function configProblem(error: ConfigError): ApiError {
-  console.error(JSON.stringify({ level: "error", config: error.message }));
+  log.error(null, { config: error.message });
   return new ApiError(
     error.gateway ? "gateway_misconfigured" : "service_misconfigured",
     `The service is misconfigured: ${error.message}.`,

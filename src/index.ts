@@ -12,6 +12,7 @@ import { handleOutboundBatch } from "./delivery/consumer";
 import { requeueStale } from "./delivery/reconcile";
 import { EVENT_RETENTION_MS } from "./events/record";
 import { republishUndelivered } from "./events/sweep";
+import { log } from "./lib/log";
 import { sweepIncomingMedia, sweepOutgoingMedia } from "./messages/media-retention";
 import { completeFinishedCampaigns } from "./moves/campaign";
 import { handleOtpFailoverBatch, OTP_FAILOVER_QUEUE_NAME } from "./otp/failover";
@@ -76,15 +77,7 @@ async function runHousekeeping(env: Env, jobs: readonly HousekeepingJob[]): Prom
       await job.run(env, db);
     } catch (error) {
       const cause = error instanceof Error && error.cause !== undefined ? String(error.cause) : undefined;
-      console.error(
-        JSON.stringify({
-          level: "error",
-          event: "cron_job_failed",
-          job: job.name,
-          error: String(error),
-          cause,
-        }),
-      );
+      log.error("cron_job_failed", { job: job.name, error, cause });
     }
   }
 }

@@ -6,6 +6,7 @@ import { findSessions } from "../db/queries/sessions";
 import { type CampaignRow, campaignRecipients, campaigns } from "../db/schema";
 import { publishEvents } from "../events/publish";
 import { recordedIn } from "../events/record";
+import { log } from "../lib/log";
 import { dropPoison, redeliveryDelaySeconds, sendInBatches } from "../lib/queue";
 import { fillTemplate } from "../lib/template";
 import { dispatchRequestOf, LANE } from "../messages/dispatch-request";
@@ -68,7 +69,7 @@ export async function handleCampaignBatch(batch: MessageBatch<unknown>, env: Env
         await queueMaterialise(env, message.body.campaignId);
       message.ack();
     } catch (error) {
-      console.error(JSON.stringify({ level: "error", event: "materialise_failed", error: String(error) }));
+      log.error("materialise_failed", { error });
       message.retry({ delaySeconds: redeliveryDelaySeconds(message.attempts) });
     }
   }
@@ -242,8 +243,7 @@ export async function materialiseStep(env: Env, campaignId: string): Promise<boo
     bySession.map((row) => dispatchRequestOf(row, LANE.campaign, { sendWindow })),
   );
   // Messages not queued wait for the reconciliation sweep (`accepted_at` is null).
-  if (error)
-    console.error(JSON.stringify({ level: "error", event: "enqueue_failed", campaign_id: campaignId }));
+  if (error) log.error("enqueue_failed", { campaign_id: campaignId });
   return true;
 }
 

@@ -1,6 +1,7 @@
 import type { Db } from "../db/client";
 import { freshChecks, saveChecks } from "../db/queries/contact-checks";
 import { MAX_NUMBER_CHECK } from "../gateways/gateway";
+import { log } from "../lib/log";
 import { unwrap } from "../sessions/result";
 import type { NumberAnswer } from "../sessions/session-link";
 import { sessionStub } from "../sessions/stub";
@@ -81,18 +82,9 @@ async function ask(
   try {
     const result = await sessionStub(env, sessionId).checkNumbers(numbers);
     if (result.ok) return result.value;
-    console.warn(
-      JSON.stringify({ level: "warn", event: "number_check_refused", session: sessionId, code: result.code }),
-    );
+    log.warn("number_check_refused", { session: sessionId, code: result.code });
   } catch (error) {
-    console.error(
-      JSON.stringify({
-        level: "error",
-        event: "number_check_failed",
-        session: sessionId,
-        error: String(error),
-      }),
-    );
+    log.error("number_check_failed", { session: sessionId, error });
   }
   return [];
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { log } from "../lib/log";
 import { dropPoison, redeliveryDelaySeconds } from "../lib/queue";
 import type { DispatchRequest } from "../messages/dispatch-request";
 import { STORED_TYPES } from "../messages/types";
@@ -59,14 +60,7 @@ export async function handleOutboundBatch(batch: MessageBatch<unknown>, env: Env
         await stub.enqueue(messages.map((m) => m.body));
         for (const m of messages) m.ack();
       } catch (error) {
-        console.error(
-          JSON.stringify({
-            level: "error",
-            event: "dispatch_handover_failed",
-            session_id: sessionId,
-            error: String(error),
-          }),
-        );
+        log.error("dispatch_handover_failed", { session_id: sessionId, error });
         for (const m of messages) m.retry({ delaySeconds: redeliveryDelaySeconds(m.attempts) });
       }
     }),

@@ -3,6 +3,7 @@ import { createDb } from "../db/client";
 import { lastIncomingMessageId } from "../db/queries/messages";
 import { clientMessageIdOf } from "../gateways/client-id";
 import type { SendOutcome, TypingOutcome } from "../gateways/gateway";
+import { log } from "../lib/log";
 import { redactReason } from "../lib/redact";
 import { windowOpensAt } from "../lib/send-window";
 import { coldContactLimit } from "../lib/session-health";
@@ -233,7 +234,7 @@ export class Dispatcher {
         this.host.receipts.drop(providerIds);
       }
     } catch (error) {
-      console.error(JSON.stringify({ level: "error", event: "outcome_write_failed", error: String(error) }));
+      log.error("outcome_write_failed", { error });
       this.host.deadlines.schedule("sync", "", Date.now() + SYNC_RETRY_MS);
       await this.host.deadlines.rearm();
       return false;
@@ -248,7 +249,7 @@ export class Dispatcher {
     try {
       await applyMoves(this.env, [{ kind: "due", target: { ids }, at: Date.now() }]);
     } catch (error) {
-      console.error(JSON.stringify({ level: "error", event: "due_write_failed", error: String(error) }));
+      log.error("due_write_failed", { error });
       this.host.deadlines.schedule("dispatch", "", Date.now() + SYNC_RETRY_MS);
       return false;
     }
@@ -322,7 +323,7 @@ export class Dispatcher {
       const movedIds = new Set(moved);
       unmoved = entries.filter((entry) => !movedIds.has(entry.id)).map((entry) => entry.id);
     } catch (error) {
-      console.error(JSON.stringify({ level: "error", event: "failover_failed", error: String(error) }));
+      log.error("failover_failed", { error });
       return;
     }
     if (keep) return;
@@ -490,7 +491,5 @@ function typingOf(item: OutboxItem): SentTyping | null {
 
 /** Logs a typing call the gateway did not carry out (best effort: nothing else follows from it). */
 function logTypingNotShown(messageId: string, state: "start" | "stop", reason: string): void {
-  console.warn(
-    JSON.stringify({ level: "warn", event: "typing_not_shown", message_id: messageId, state, reason }),
-  );
+  log.warn("typing_not_shown", { message_id: messageId, state, reason });
 }

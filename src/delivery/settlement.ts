@@ -3,6 +3,7 @@ import { createDb, type Db } from "../db/client";
 import { recordRetry } from "../db/queries/messages";
 import { carriesClientId, clientMessageIdOf } from "../gateways/client-id";
 import type { ChatGateway, LookupResult } from "../gateways/gateway";
+import { log } from "../lib/log";
 import { redactReason } from "../lib/redact";
 import type { DispatchHost } from "./host";
 import { mediaOf, type OutboxItem, quotedOf } from "./outbox";
@@ -152,8 +153,6 @@ export async function noteAttempt(
   try {
     await recordRetry(db, id, attempt);
   } catch (error) {
-    console.error(
-      JSON.stringify({ level: "error", event: "attempt_note_failed", message_id: id, error: String(error) }),
-    );
+    log.error("attempt_note_failed", { message_id: id, error });
   }
 }

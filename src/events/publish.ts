@@ -1,3 +1,4 @@
+import { log } from "../lib/log";
 import { sendInBatches } from "../lib/queue";
 import type { EventMessage } from "./queue-message";
 import type { RecordedEvent } from "./record";
@@ -15,6 +16,6 @@ export async function publishEvents(env: { WEBHOOK_QUEUE: Queue }, events: Recor
   );
   const { error } = await sendInBatches(env.WEBHOOK_QUEUE, messages);
   if (error !== undefined) {
-    console.error(JSON.stringify({ level: "error", event: "event_publish_failed", error: String(error) }));
+    log.error("event_publish_failed", { error });
   }
 }

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { log } from "./log";
 
 // What the service's Queue producers and consumers share (Cloudflare Queues:
 // https://developers.cloudflare.com/queues/platform/limits/ and
@@ -68,14 +69,7 @@ export function dropPoison<T>(batch: MessageBatch<unknown>, schema: z.ZodType<T>
   for (const message of batch.messages) {
     if (schema.safeParse(message.body).success) valid.push(message as Message<T>);
     else {
-      console.error(
-        JSON.stringify({
-          level: "error",
-          event: "poison_message",
-          queue: batch.queue,
-          message_id: message.id,
-        }),
-      );
+      log.error("poison_message", { queue: batch.queue, message_id: message.id });
       message.ack();
     }
   }

@@ -1,4 +1,5 @@
 import { ApiError } from "../errors";
+import { log } from "../lib/log";
 import { mediaUnavailable, openMedia, tooLarge } from "./fetch";
 import { MEDIA_FETCH_TIMEOUT_MS, MEDIA_RULES, type MediaType } from "./rules";
 
@@ -48,9 +49,7 @@ export async function storeMedia(bucket: R2Bucket, url: string, type: MediaType)
  */
 export async function discardMedia(bucket: R2Bucket, key: string): Promise<void> {
   await bucket.delete(key).catch((error: unknown) => {
-    console.error(
-      JSON.stringify({ level: "warn", event: "media_discard_failed", key, error: String(error) }),
-    );
+    log.write("warn", "media_discard_failed", { key, error }, "error");
   });
 }
 
@@ -141,7 +140,7 @@ async function storage<T>(step: () => Promise<T>): Promise<T> {
   try {
     return await step();
   } catch (error) {
-    console.error(JSON.stringify({ level: "error", event: "media_store_failed", error: String(error) }));
+    log.error("media_store_failed", { error });
     throw new ApiError("service_unavailable", "The media could not be stored; try again.");
   }
 }

@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import { batchSql, createDb, type Db } from "../db/client";
 import { publishEvents } from "../events/publish";
 import { insertKeyedEventStatement, newEventId, recordedIn } from "../events/record";
+import { log } from "../lib/log";
 import { formatTimestamp } from "../lib/time";
 import { metadataObject, metadataText, parseMessageMetadata } from "./metadata";
 
@@ -73,14 +74,10 @@ export async function receiveReaction(
       ? await messageOfId(db, reaction, reaction.providerMessageId)
       : await messageOfProviderIds(db, reaction, [reaction.providerMessageId]);
     if (!target) {
-      console.warn(
-        JSON.stringify({
-          level: "warn",
-          event: "reaction_unknown_message",
-          session_id: reaction.sessionId,
-          provider_message_id: reaction.providerMessageId,
-        }),
-      );
+      log.warn("reaction_unknown_message", {
+        session_id: reaction.sessionId,
+        provider_message_id: reaction.providerMessageId,
+      });
       return null;
     }
     const next = withReaction(target.metadata, reaction);

@@ -7,6 +7,7 @@ import { insertOutgoingStatement, type NewMessages, outgoingRows } from "../db/q
 import { findSession } from "../db/queries/sessions";
 import { findTemplate } from "../db/queries/templates";
 import { ApiError } from "../errors";
+import { log } from "../lib/log";
 import { sendInBatches } from "../lib/queue";
 import { discardMedia, type StoredMedia, storeMedia } from "../media/store";
 import { type DispatchRequest, dispatchRequestOf, LANE } from "./dispatch-request";
@@ -256,17 +257,18 @@ async function enqueue(queue: Queue, requests: DispatchRequest[], accountId: str
   const first = await sendInBatches(queue, requests);
   if (!first.error) return;
   const retry = await sendInBatches(queue, requests.slice(first.sent));
-  console.error(
-    JSON.stringify({
-      level: retry.error ? "error" : "warn",
-      event: "enqueue_failed",
+  log.write(
+    retry.error ? "error" : "warn",
+    "enqueue_failed",
+    {
       account_id: accountId,
       messages: requests.length,
       retried: requests.length - first.sent,
       // Messages whose queue message may be missing: the sweep's to settle.
       left_to_sweep: retry.error ? requests.length - first.sent - retry.sent : 0,
-      error: String(first.error),
+      error: first.error,
       retry_error: retry.error === undefined ? null : String(retry.error),
-    }),
+    },
+    "error",
   );
 }

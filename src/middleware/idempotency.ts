@@ -9,6 +9,7 @@ import {
 import type { AppEnv } from "../env";
 import { ApiError, problemResponse } from "../errors";
 import { sha256Hex } from "../lib/crypto";
+import { log } from "../lib/log";
 import { openSecret, sealSecret } from "../lib/sealed-secret";
 import { formatTimestamp } from "../lib/time";
 
@@ -106,15 +107,11 @@ export function idempotencyIn(scope: (c: Context<AppEnv>) => string, seal?: Repl
  * answer and logged (`idempotency_request_lost`). Returns the key's row as it then stands.
  */
 async function settleAbandoned(c: Context<AppEnv>, scope: string, key: string, createdAt: number) {
-  console.error(
-    JSON.stringify({
-      level: "error",
-      event: "idempotency_request_lost",
-      scope,
-      request_id: c.var.requestId,
-      first_request_at: formatTimestamp(createdAt),
-    }),
-  );
+  log.error("idempotency_request_lost", {
+    scope,
+    request_id: c.var.requestId,
+    first_request_at: formatTimestamp(createdAt),
+  });
   const answer = problemResponse(
     c,
     new ApiError(

@@ -15,6 +15,7 @@ import {
 } from "../db/queries/otp-attempts";
 import { findOtp, type OtpRow } from "../db/queries/otps";
 import { ApiError } from "../errors";
+import { log } from "../lib/log";
 import { dropPoison, redeliveryDelaySeconds } from "../lib/queue";
 import { sendMessages } from "../messages/send";
 import {
@@ -177,15 +178,11 @@ export async function handleOtpFailoverBatch(batch: MessageBatch<unknown>, env: 
       if (next) await queueFailoverJob(env, next);
       message.ack();
     } catch (error) {
-      console.error(
-        JSON.stringify({
-          level: "error",
-          event: "otp_failover_failed",
-          otp_id: message.body.otpId,
-          attempt: message.body.attemptSeq,
-          error: String(error),
-        }),
-      );
+      log.error("otp_failover_failed", {
+        otp_id: message.body.otpId,
+        attempt: message.body.attemptSeq,
+        error,
+      });
       message.retry({ delaySeconds: redeliveryDelaySeconds(message.attempts) });
     }
   }
@@ -362,15 +359,7 @@ async function send(
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
     await releaseClaim(db, job.otpId, attempt.seq);
-    console.warn(
-      JSON.stringify({
-        level: "warn",
-        event: "otp_failover_refused",
-        otp_id: job.otpId,
-        session_id: channel.sessionId,
-        error: error.code,
-      }),
-    );
+    log.warn("otp_failover_refused", { otp_id: job.otpId, session_id: channel.sessionId, error: error.code });
     return error.code === "insufficient_balance" ? { kind: "stop" } : { kind: "refused" };
   }
   if (!messageId) throw new Error(`OTP ${otp.id}: the failover send made no message`);

@@ -24,6 +24,7 @@ import { otps } from "../db/schema";
 import { ApiError } from "../errors";
 import { publishEvents } from "../events/publish";
 import { eventsForRows, recordedIn } from "../events/record";
+import { log } from "../lib/log";
 import { toE164 } from "../lib/phone";
 import { qrPngDataUri } from "../lib/qr-png";
 import { renderTemplate } from "../lib/template";
@@ -299,16 +300,7 @@ async function verifyMatch(
   const change = await markReverseVerified(db, v, now, (verified) => [verifiedEvent(verified)]);
   if (!change) return null;
   if (balance !== null) {
-    console.warn(
-      JSON.stringify({
-        level: "warn",
-        event: "reverse_otp_uncharged",
-        otp_id: v.id,
-        account_id: v.accountId,
-        price,
-        balance,
-      }),
-    );
+    log.warn("reverse_otp_uncharged", { otp_id: v.id, account_id: v.accountId, price, balance });
   }
   await publishEvents(env, recordedIn(change.effects, [0]));
   return change.otp;

@@ -13,6 +13,7 @@ import {
   undoResend,
 } from "../db/queries/otps";
 import { ApiError } from "../errors";
+import { log } from "../lib/log";
 import { sendMessages } from "../messages/send";
 import { canCarryCode, channelsOf, codeChannelOf, reachesNumber } from "./channels";
 import { codeHmac, generateCode, OTP_RULES, otpSecret } from "./code";
@@ -190,14 +191,7 @@ async function recordAttempt(
   try {
     await queueFailoverJob(env, next);
   } catch (error) {
-    console.error(
-      JSON.stringify({
-        level: "error",
-        event: "otp_failover_not_queued",
-        otp_id: otpId,
-        error: String(error),
-      }),
-    );
+    log.error("otp_failover_not_queued", { otp_id: otpId, error });
   }
 }
 
@@ -206,9 +200,7 @@ async function undo(action: () => Promise<void>, otpId: string): Promise<void> {
   try {
     await action();
   } catch (error) {
-    console.error(
-      JSON.stringify({ level: "error", event: "otp_undo_failed", otp_id: otpId, error: String(error) }),
-    );
+    log.error("otp_undo_failed", { otp_id: otpId, error });
   }
 }
 

@@ -4,6 +4,7 @@ import { SYNC_RETRY_MS } from "../delivery/dispatcher";
 import type { CampaignHold } from "../delivery/outbox";
 import type { GatewayEvent, GatewayName } from "../gateways/gateway";
 import type { SandboxReceived } from "../gateways/sandbox";
+import { log } from "../lib/log";
 import type { StoredHealth } from "../lib/session-health";
 import type { DispatchRequest } from "../messages/dispatch-request";
 import { type HoldResult, SessionDispatchHost } from "./dispatch-host";
@@ -318,7 +319,7 @@ export class ChatSession extends DurableObject<Env> {
       if (horizon !== null) await this.dispatch.dispatcher.run(horizon);
     } catch (error) {
       // Tried again from a deadline of its own, which the re-arm below keeps.
-      console.error(JSON.stringify({ level: "error", event: "alarm_failed", error: String(error) }));
+      log.error("alarm_failed", { error });
       if (this.core.stored) this.core.deadlines.schedule("dispatch", "", Date.now() + SYNC_RETRY_MS);
     } finally {
       // In the chain: a delete under way finishes first, and its session's alarm stays cleared.

@@ -6,6 +6,7 @@ import type { DispatchHost } from "../delivery/host";
 import type { CampaignHold, Outbox } from "../delivery/outbox";
 import type { KeptReceipts } from "../delivery/receipts";
 import type { ChatGateway, HealthEvent, StatusEvent } from "../gateways/gateway";
+import { log } from "../lib/log";
 import type { StoredHealth } from "../lib/session-health";
 import type { DispatchRequest } from "../messages/dispatch-request";
 import { applyMoves } from "../moves/apply";
@@ -132,14 +133,7 @@ export class SessionDispatchHost implements DispatchHost {
           else await this.link.runDeadline(deadline);
         } catch (error) {
           // Taken from the table already: set again, so that a failure delays it, never drops it.
-          console.error(
-            JSON.stringify({
-              level: "error",
-              event: "deadline_failed",
-              kind: deadline.kind,
-              error: String(error),
-            }),
-          );
+          log.error("deadline_failed", { kind: deadline.kind, error });
           this.core.deadlines.schedule(deadline.kind, deadline.ref, Date.now() + SYNC_RETRY_MS);
         }
       }
@@ -274,7 +268,7 @@ export class SessionDispatchHost implements DispatchHost {
       });
       await applyMoves(this.core.env, moves);
     } catch (error) {
-      console.error(JSON.stringify({ level: "error", event: "receipts_deferred", error: String(error) }));
+      log.error("receipts_deferred", { error });
       for (const ack of acks) this.core.deadlines.schedule(ack.kind, ack.ref, Date.now() + SYNC_RETRY_MS);
     }
   }

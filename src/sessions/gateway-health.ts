@@ -1,5 +1,6 @@
 import { readConfig } from "../config";
 import { type ChatGateway, GatewayError, type GatewayEvent, type GatewayName } from "../gateways/gateway";
+import { log } from "../lib/log";
 import type { HealthReading } from "../lib/session-health";
 import { formatNullableTimestamp } from "../lib/time";
 import type { Deadlines } from "./deadlines";
@@ -173,14 +174,7 @@ export class GatewayChecks {
       reading = await gateway.health(state.session_id);
     } catch (error) {
       if (!(error instanceof GatewayError)) throw error;
-      console.warn(
-        JSON.stringify({
-          level: "warn",
-          event: "health_read_failed",
-          session: state.id,
-          error: error.message,
-        }),
-      );
+      log.warn("health_read_failed", { session: state.id, error: error.message });
       return;
     }
     await this.host.applyHealth(reading);

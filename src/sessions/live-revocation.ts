@@ -1,5 +1,6 @@
 import type { Db } from "../db/client";
 import { listSessionIds } from "../db/queries/sessions";
+import { log } from "../lib/log";
 import { sessionStub } from "./stub";
 
 /**
@@ -47,14 +48,10 @@ function logFailure(failure: {
   session?: string;
   error: unknown;
 }): void {
-  console.error(
-    JSON.stringify({
-      level: "error",
-      event: "live_close_failed",
-      account: failure.accountId,
-      keys: failure.keyIds,
-      session: failure.session,
-      error: String(failure.error),
-    }),
-  );
+  log.error("live_close_failed", {
+    account: failure.accountId,
+    keys: failure.keyIds,
+    session: failure.session,
+    error: failure.error,
+  });
 }

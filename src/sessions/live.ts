@@ -1,3 +1,4 @@
+import { log } from "../lib/log";
 import { qrPngDataUri } from "../lib/qr-png";
 import { formatNullableTimestamp, formatTimestamp } from "../lib/time";
 import {
@@ -226,7 +227,7 @@ export class LiveWatchers {
     try {
       lapsed = await this.lapsed([...credentials.values()], now);
     } catch (error) {
-      console.error(JSON.stringify({ level: "error", event: "live_check_failed", error: String(error) }));
+      log.error("live_check_failed", { error });
       return;
     }
     for (const [tag, lapse] of lapsed) this.closeLapsed(tag, lapse, now);

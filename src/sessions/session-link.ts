@@ -19,6 +19,7 @@ import {
   MAX_NUMBER_CHECK,
 } from "../gateways/gateway";
 import type { SandboxGateway, SandboxReceived } from "../gateways/sandbox";
+import { log } from "../lib/log";
 import type { StoredHealth } from "../lib/session-health";
 import { receiveReaction } from "../messages/reactions";
 import { receiveMessage } from "../messages/receive";
@@ -114,7 +115,7 @@ export class SessionLink {
       refused = await insertSessionWithinLimit(createDb(this.core.env.DB), this.core.store.row());
     } catch (error) {
       await this.core.forget();
-      console.error(JSON.stringify({ level: "error", event: "session_insert_failed", error: String(error) }));
+      log.error("session_insert_failed", { error });
       return fail("service_unavailable", "The session could not be recorded; try again later.");
     }
     if (refused) {
@@ -165,9 +166,7 @@ export class SessionLink {
         createdAt: now,
       });
     } catch (error) {
-      console.error(
-        JSON.stringify({ level: "error", event: "cloud_api_number_insert_failed", error: String(error) }),
-      );
+      log.error("cloud_api_number_insert_failed", { error });
       await this.undoCreate(id, this.core.current().session_id);
       return fail("service_unavailable", "The session could not be recorded; try again later.");
     }
@@ -193,9 +192,7 @@ export class SessionLink {
     try {
       await createDb(this.core.env.DB).delete(sessions).where(eq(sessions.id, id));
     } catch (error) {
-      console.error(
-        JSON.stringify({ level: "error", event: "session_undo_failed", session: id, error: String(error) }),
-      );
+      log.error("session_undo_failed", { session: id, error });
       await this.moves.move({ type: "failed", reason: "gateway_create_failed" });
       return;
     }
@@ -276,7 +273,7 @@ export class SessionLink {
       await this.core.gateway().remove(state.session_id);
     } catch (error) {
       if (!(error instanceof GatewayError) || !error.permanent) return gatewayFailure(error);
-      console.warn(JSON.stringify({ level: "warn", session: state.id, remove: error.message }));
+      log.warn(null, { session: state.id, remove: error.message });
     }
     await this.fanOut.handOver({ id: state.id, accountId: state.account_id }, "session_deleted");
     await this.fanOut.failPending("session_deleted");

@@ -5,6 +5,7 @@ import { type Dispatcher, SYNC_RETRY_MS } from "../delivery/dispatcher";
 import { publishEvents } from "../events/publish";
 import { insertEventStatement, recordedIn } from "../events/record";
 import { GatewayError, type HealthEvent } from "../gateways/gateway";
+import { log } from "../lib/log";
 import {
   applyReading,
   coldContactLimit,
@@ -179,7 +180,7 @@ export class SessionMoves {
         await deadlines.rearm();
         return;
       }
-      console.warn(JSON.stringify({ level: "warn", session: state.id, release: error.message }));
+      log.warn(null, { session: state.id, release: error.message });
     }
     deadlines.cancel("gateway_release", "");
   }
@@ -267,14 +268,7 @@ export class SessionMoves {
         ),
       );
     } catch (error) {
-      console.error(
-        JSON.stringify({
-          level: "error",
-          event: "session_write_failed",
-          session: row.id,
-          error: causeOf(error),
-        }),
-      );
+      log.error("session_write_failed", { session: row.id, error: causeOf(error) });
       await deadlines.rearm();
     }
   }

@@ -1,6 +1,7 @@
 import { readConfig } from "../config";
 import { createDb } from "../db/client";
 import { failPendingDeliveries } from "../db/queries/webhook-deliveries";
+import { log } from "../lib/log";
 import { dropPoison, redeliveryDelaySeconds } from "../lib/queue";
 import { type DeliveryOptions, deliverOnce } from "./deliver";
 import { fanOutEvent } from "./fan-out";
@@ -43,10 +44,7 @@ export async function handleWebhookBatch(
       .map((body) => ({ endpointId: body.endpointId, eventId: body.eventId }));
     await failPendingDeliveries(db, deliveries, (options.now ?? Date.now)());
     for (const m of valid) {
-      if (m.body.kind === "event")
-        console.error(
-          JSON.stringify({ level: "error", event: "webhook_fan_out_dead", event_id: m.body.eventId }),
-        );
+      if (m.body.kind === "event") log.error("webhook_fan_out_dead", { event_id: m.body.eventId });
       m.ack();
     }
     return;
@@ -67,15 +65,7 @@ export async function handleWebhookBatch(
         if (result === null) m.ack();
         else m.retry({ delaySeconds: result.retryDelaySeconds });
       } catch (error) {
-        console.error(
-          JSON.stringify({
-            level: "error",
-            event: "webhook_message_failed",
-            message_id: m.id,
-            kind: m.body.kind,
-            error: String(error),
-          }),
-        );
+        log.error("webhook_message_failed", { message_id: m.id, kind: m.body.kind, error });
         m.retry({ delaySeconds: redeliveryDelaySeconds(m.attempts) });
       }
     }),

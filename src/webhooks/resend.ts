@@ -1,5 +1,6 @@
 import type { Db } from "../db/client";
 import { type DeliveryKey, reopenDelivery, reopenFailedDeliveries } from "../db/queries/webhook-deliveries";
+import { log } from "../lib/log";
 import { sendInBatches } from "../lib/queue";
 import { type DeliveryOptions, deliverOnce } from "./deliver";
 import type { DeliverMessage } from "./queue-messages";
@@ -31,11 +32,7 @@ export async function resendNow(
     // If this send fails, the delivery is pending with its next attempt set: the sweep sends it.
     await queue
       .send(message, { contentType: "json", delaySeconds: result.retryDelaySeconds })
-      .catch((error: unknown) =>
-        console.error(
-          JSON.stringify({ level: "error", event: "webhook_retry_not_queued", ...key, error: String(error) }),
-        ),
-      );
+      .catch((error: unknown) => log.error("webhook_retry_not_queued", { ...key, error }));
   }
   return true;
 }
@@ -69,14 +66,10 @@ export async function recoverFailed(
   );
   // The rest are pending with their attempt due: the sweep sends them once overdue.
   if (error !== undefined)
-    console.error(
-      JSON.stringify({
-        level: "error",
-        event: "webhook_recover_not_queued",
-        endpoint_id: endpointId,
-        unsent: eventIds.length - sent,
-        error: String(error),
-      }),
-    );
+    log.error("webhook_recover_not_queued", {
+      endpoint_id: endpointId,
+      unsent: eventIds.length - sent,
+      error,
+    });
   return { count: eventIds.length, more: eventIds.length === limit };
 }

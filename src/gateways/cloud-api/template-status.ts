@@ -4,6 +4,7 @@ import { numbersOfWaba } from "../../db/queries/cloud-api";
 import { setTemplateStatusStatement, templateRowsOf } from "../../db/queries/templates";
 import { publishEvents } from "../../events/publish";
 import { insertEventStatement, newEventId, recordedIn } from "../../events/record";
+import { log } from "../../lib/log";
 
 /*
  * Meta's `message_template_status_update` webhook field: a template's review moved. Meta's OpenAPI
@@ -54,7 +55,7 @@ export async function applyTemplateStatusUpdate(
 ): Promise<TemplateStatusResult> {
   const parsed = TemplateStatusValue.safeParse(value);
   if (!parsed.success) {
-    console.warn(JSON.stringify({ level: "warn", event: "template_status_ignored", waba_id: wabaId }));
+    log.warn("template_status_ignored", { waba_id: wabaId });
     return { valid: false, rowsUpdated: 0, eventsRecorded: 0 };
   }
   const update = parsed.data;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { log } from "../../lib/log";
 import { unknownNumbers } from "../gateway";
 import { type GatewayHttp, gatewayRequest } from "../http";
 import { digitsOf } from "../jid";
@@ -40,14 +41,7 @@ export async function checkNumbers(
       schema: z.array(OnWhatsApp),
     });
   } catch (error) {
-    console.warn(
-      JSON.stringify({
-        level: "warn",
-        event: "number_check_failed",
-        gateway: "evolution",
-        error: String(error),
-      }),
-    );
+    log.warn("number_check_failed", { gateway: "evolution", error });
     return answers;
   }
   const byDigits = new Map(numbers.map((number) => [digitsOf(number), number]));

@@ -1,3 +1,4 @@
+import { log } from "../../lib/log";
 import { unknownNumbers } from "../gateway";
 import type { GatewayHttp } from "../http";
 import { chatIdOf } from "./send";
@@ -33,14 +34,7 @@ export async function checkNumbers(
         answers.set(number, (await chatIdOf(http, sessionId, number)) !== null);
       } catch (error) {
         failed = true;
-        console.warn(
-          JSON.stringify({
-            level: "warn",
-            event: "number_check_failed",
-            gateway: "waha",
-            error: String(error),
-          }),
-        );
+        log.warn("number_check_failed", { gateway: "waha", error });
       }
     }
   };

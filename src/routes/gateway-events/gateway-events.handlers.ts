@@ -17,6 +17,7 @@ import { EVENT_FRESHNESS_MS, stalenessOf } from "../../gateways/freshness";
 import type { GatewayEvent, GatewayEventBatch, GatewayName } from "../../gateways/gateway";
 import { parseWahaEvent, verifyWahaSignature } from "../../gateways/waha/events";
 import { timingSafeEqual } from "../../lib/crypto";
+import { log } from "../../lib/log";
 import { verifyByIncoming } from "../../otp/reverse";
 import { sessionUuidOf } from "../../sessions/session-record";
 import { sessionStub } from "../../sessions/stub";
@@ -132,15 +133,11 @@ async function deliverToNumber(env: Env, phoneNumberId: string, events: GatewayE
   if (events.length === 0) return false;
   const number = await numberByPhoneNumberId(createDb(env.DB), phoneNumberId);
   if (!number) {
-    console.warn(
-      JSON.stringify({
-        level: "warn",
-        event: "gateway_event_dropped",
-        gateway: "cloud_api",
-        phone_number_id: phoneNumberId,
-        reason: "unknown_number",
-      }),
-    );
+    log.warn("gateway_event_dropped", {
+      gateway: "cloud_api",
+      phone_number_id: phoneNumberId,
+      reason: "unknown_number",
+    });
     return false;
   }
   return applyToSession(env, number.sessionId, "cloud_api", events);
@@ -188,17 +185,13 @@ async function deliver(env: Env, gateway: GatewayName, batch: GatewayEventBatch 
   const now = Date.now();
   const staleness = stalenessOf(batch.sentAt, now);
   if (staleness) {
-    console.warn(
-      JSON.stringify({
-        level: "warn",
-        event: "gateway_event_dropped",
-        gateway,
-        session: batch.sessionId,
-        reason: staleness,
-        sent_at: batch.sentAt,
-        skew_ms: batch.sentAt === null ? null : batch.sentAt - now,
-      }),
-    );
+    log.warn("gateway_event_dropped", {
+      gateway,
+      session: batch.sessionId,
+      reason: staleness,
+      sent_at: batch.sentAt,
+      skew_ms: batch.sentAt === null ? null : batch.sentAt - now,
+    });
     return false;
   }
   const id = sessionUuidOf(batch.sessionId);
