@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { SEND_ATTEMPT_OUTCOMES } from "../db/queries/messages";
+import { log } from "../lib/log";
 import { INCOMING_MEDIA_REASONS } from "../media/incoming";
 import { SETTLED_BY } from "../moves/message";
 import { BUTTON_SUB_TYPES } from "./template";
@@ -247,7 +248,7 @@ export function parseMessageMetadata(text: string): MessageMetadata {
   if (isMessageMetadata(value)) return value;
   const shape: Record<string, z.ZodType> = MessageMetadataSchema.shape;
   const invalid = Object.keys(value).filter((key) => shape[key]?.safeParse(value[key]).success === false);
-  console.warn(JSON.stringify({ level: "warn", event: "message_metadata_invalid", keys: invalid }));
+  log.warn("message_metadata_invalid", { keys: invalid });
   const kept = Object.fromEntries(Object.entries(value).filter(([key]) => !invalid.includes(key)));
   return isMessageMetadata(kept) ? kept : {};
 }
