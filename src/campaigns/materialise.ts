@@ -1,6 +1,6 @@
 import { and, eq, sql } from "drizzle-orm";
 import { z } from "zod";
-import { batchSql, createDb, type Db } from "../db/client";
+import { batchSql, type Db, databaseFor } from "../db/client";
 import { insertOutgoingStatement, type NewMessages, outgoingRows } from "../db/queries/messages";
 import { findSessions } from "../db/queries/sessions";
 import { type CampaignRow, campaignRecipients, campaigns } from "../db/schema";
@@ -127,7 +127,7 @@ export async function materialise(env: Env, campaignId: string, steps = STEPS_PE
  *   ended).
  */
 export async function materialiseStep(env: Env, campaignId: string): Promise<boolean> {
-  const db = createDb(env.DB);
+  const db = databaseFor(env);
   const [campaign] = await db
     .select()
     .from(campaigns)

@@ -15,6 +15,16 @@ export function createDb(d1: D1Database) {
 
 export type Db = ReturnType<typeof createDb>;
 
+/**
+ * The one way code outside tests gets its database: a request (src/app.ts), a queue message, a
+ * session object or a scheduled job names the account it serves where it knows it, and this
+ * decides which D1 database holds that account's data. Today every account lives in the `DB`
+ * binding; a split by account (another binding, a D1 per region) changes this function only.
+ */
+export function databaseFor(env: { DB: D1Database }, _accountId?: string | null): Db {
+  return createDb(env.DB);
+}
+
 const dialect = new SQLiteAsyncDialect({ casing: "snake_case" });
 
 /**

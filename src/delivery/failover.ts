@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { createDb } from "../db/client";
+import { databaseFor } from "../db/client";
 import { findCampaign } from "../db/queries/campaigns";
 import { findSessions } from "../db/queries/sessions";
 import { sendInBatches } from "../lib/queue";
@@ -32,7 +32,7 @@ export async function failover(
   stranded: StrandedMessage[],
   reason: string,
 ): Promise<string[]> {
-  const db = createDb(env.DB);
+  const db = databaseFor(env, from.accountId);
   const byCampaign = new Map<string, string[]>();
   for (const m of stranded) {
     if (m.campaign_id) byCampaign.set(m.campaign_id, [...(byCampaign.get(m.campaign_id) ?? []), m.id]);

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { batchSql, createDb, type Db } from "../db/client";
+import { batchSql, type Db, databaseFor } from "../db/client";
 import { publishEvents } from "../events/publish";
 import { insertKeyedEventStatement, newEventId, recordedIn } from "../events/record";
 import { formatTimestamp } from "../lib/time";
@@ -79,7 +79,7 @@ export async function receiveReaction(
   reaction: IncomingReaction,
   options: { byId?: boolean } = {},
 ): Promise<{ messageId: string; changed: boolean } | null> {
-  const db = createDb(env.DB);
+  const db = databaseFor(env);
   for (let tries = 0; tries < MAX_TRIES; tries += 1) {
     const target = options.byId
       ? await messageOfId(db, reaction, reaction.providerMessageId)

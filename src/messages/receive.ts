@@ -1,5 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
-import { batchSql, createDb } from "../db/client";
+import { batchSql, databaseFor } from "../db/client";
 import { noteIncomingStatement } from "../db/queries/contact-windows";
 import { incomingRow, insertIncomingStatement, type NewIncoming } from "../db/queries/messages";
 import { optOutByKeywordStatement } from "../db/queries/opt-outs";
@@ -32,7 +32,7 @@ export async function receiveMessage(
   input: NewIncoming,
   options: { quotedIds?: readonly string[] } = {},
 ): Promise<MessageRow | null> {
-  const db = createDb(env.DB);
+  const db = databaseFor(env, input.accountId);
   const quoted = options.quotedIds?.length ? await messageOfProviderIds(db, input, options.quotedIds) : null;
   const row = incomingRow(quoted ? { ...input, replyTo: quoted.id } : input);
   const statements: SQL[] = [

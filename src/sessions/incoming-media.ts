@@ -1,6 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
 import { readConfig } from "../config";
-import { batchSql, createDb, type Db } from "../db/client";
+import { batchSql, type Db, databaseFor } from "../db/client";
 import { keptMediaStatement, mediaErrorStatement } from "../db/queries/incoming-media";
 import { messages } from "../db/schema";
 import { publishEvents } from "../events/publish";
@@ -61,7 +61,7 @@ export class IncomingMediaKeeper {
       .toArray()[0];
     const state = this.core.state();
     if (!owed || !state) return;
-    const db = createDb(this.core.env.DB);
+    const db = databaseFor(this.core.env, state.account_id);
     const message = { id: messageId, accountId: state.account_id };
     try {
       const gateway = this.core.gateway();

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { type GatewayKind, readConfig } from "../config";
-import { createDb } from "../db/client";
+import { databaseFor } from "../db/client";
 import { insertCloudApiNumber } from "../db/queries/cloud-api";
 import { insertSessionWithinLimit, type LimitUsage } from "../db/queries/limits";
 import type { NewIncoming } from "../db/queries/messages";
@@ -111,7 +111,10 @@ export class SessionLink {
     // the insert are one statement, so concurrent creates cannot both take the last slot.
     let refused: LimitUsage | null;
     try {
-      refused = await insertSessionWithinLimit(createDb(this.core.env.DB), this.core.store.row());
+      refused = await insertSessionWithinLimit(
+        databaseFor(this.core.env, this.core.store.row().accountId),
+        this.core.store.row(),
+      );
     } catch (error) {
       await this.core.forget();
       console.error(JSON.stringify({ level: "error", event: "session_insert_failed", error: String(error) }));
@@ -155,7 +158,7 @@ export class SessionLink {
     this.core.store.setCloudApiNumber({ ...number, throughputMps: mps });
     let recorded: boolean;
     try {
-      recorded = await insertCloudApiNumber(createDb(this.core.env.DB), {
+      recorded = await insertCloudApiNumber(databaseFor(this.core.env), {
         sessionId: id,
         accountId,
         phoneNumberId: number.phoneNumberId,
@@ -191,7 +194,7 @@ export class SessionLink {
         if (!(error instanceof GatewayError)) throw error;
       });
     try {
-      await createDb(this.core.env.DB).delete(sessions).where(eq(sessions.id, id));
+      await databaseFor(this.core.env).delete(sessions).where(eq(sessions.id, id));
     } catch (error) {
       console.error(
         JSON.stringify({ level: "error", event: "session_undo_failed", session: id, error: String(error) }),
@@ -284,7 +287,7 @@ export class SessionLink {
     if (!(await this.fanOut.flush())) {
       return fail("service_unavailable", "The session's messages could not be recorded; try again later.");
     }
-    const db = createDb(this.core.env.DB);
+    const db = databaseFor(this.core.env);
     // Also messages whose queue message has not reached this object yet.
     const now = Date.now();
     await applyMoves(this.core.env, [

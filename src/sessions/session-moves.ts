@@ -1,5 +1,5 @@
 import { readConfig } from "../config";
-import { batchSql, createDb } from "../db/client";
+import { batchSql, databaseFor } from "../db/client";
 import { sessions } from "../db/schema";
 import { type Dispatcher, SYNC_RETRY_MS } from "../delivery/dispatcher";
 import { publishEvents } from "../events/publish";
@@ -252,7 +252,7 @@ export class SessionMoves {
     const events = store.pendingEvents();
     deadlines.schedule("sync", "session", Date.now() + SYNC_RETRY_MS);
     try {
-      const db = createDb(this.core.env.DB);
+      const db = databaseFor(this.core.env, row.accountId);
       const results = await batchSql(db, [
         db.insert(sessions).values(row).onConflictDoUpdate({ target: sessions.id, set: row }).getSQL(),
         ...events.map(insertEventStatement),
