@@ -33,7 +33,6 @@ const DRIZZLE_NOT_YET_MOVED = [
   "^src/billing/ledger[.]ts$",
   "^src/campaigns/(control|materialise|number-checks|remainder|service-window|start)[.]ts$",
   "^src/delivery/(failover|reconcile)[.]ts$",
-  "^src/events/record[.]ts$",
   "^src/messages/(reactions|receive)[.]ts$",
   "^src/otp/(reverse|verify)[.]ts$",
   "^src/sessions/(incoming-media|session-link)[.]ts$",
