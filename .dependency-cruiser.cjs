@@ -30,7 +30,6 @@ const FLOORS = [
 
 /** Files that still build D1 statements outside src/db/, each to be moved into src/db/queries/. */
 const DRIZZLE_NOT_YET_MOVED = [
-  "^src/billing/ledger[.]ts$",
   "^src/campaigns/(control|materialise|number-checks|remainder|service-window|start)[.]ts$",
   "^src/delivery/(failover|reconcile)[.]ts$",
   "^src/messages/(reactions|receive)[.]ts$",

@@ -44,3 +44,12 @@ export function batchSql<T = Record<string, unknown>>(db: Db, statements: SQL[])
     }),
   );
 }
+
+/**
+ * A D1 statement built by a named query of src/db/queries/ (or by src/moves/), for code outside
+ * them to put into a batch ({@link batchSql}) without writing SQL itself.
+ */
+export type Statement = SQL;
+
+/** A condition built by a named query of src/db/queries/, for a statement's WHERE clause. */
+export type Condition = SQL;
