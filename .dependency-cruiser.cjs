@@ -32,7 +32,6 @@ const FLOORS = [
 const DRIZZLE_NOT_YET_MOVED = [
   "^src/campaigns/(control|materialise|number-checks|remainder|service-window|start)[.]ts$",
   "^src/delivery/(failover|reconcile)[.]ts$",
-  "^src/messages/(reactions|receive)[.]ts$",
   "^src/otp/(reverse|verify)[.]ts$",
   "^src/sessions/(incoming-media|session-link)[.]ts$",
 ];

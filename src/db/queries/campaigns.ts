@@ -238,3 +238,15 @@ export async function sendWindowsOf(db: Db, ids: string[]): Promise<Map<string, 
     .where(sql`${campaigns.id} IN (SELECT value FROM json_each(${JSON.stringify([...new Set(ids)])}))`);
   return new Map(rows.map((row) => [row.id, row.sendWindow]));
 }
+
+/**
+ * The statement that marks the account's campaign recipient at `sender` replied (at `at`, epoch
+ * ms) when their campaign message was sent before it; once (the `campaign_recipients_replied`
+ * trigger keeps the campaign's counter).
+ */
+export function noteReplyStatement(accountId: string, sender: string, at: number): SQL {
+  return sql`UPDATE campaign_recipients SET replied_at = ${at}
+      WHERE replied_at IS NULL AND message_id IN (SELECT id FROM messages WHERE account_id = ${accountId}
+        AND to_number = ${sender} AND campaign_id IS NOT NULL AND direction = 'outgoing'
+        AND status IN ('sent', 'delivered', 'read') AND sent_at <= ${at})`;
+}

@@ -293,3 +293,56 @@ export async function lastIncomingMessageId(
     .limit(1);
   return row?.id ?? null;
 }
+
+/**
+ * Our id of the account's message on the session that the gateway knows by one of `refs` (its ids of the
+ * message, as the gateway's event gives them; several when the event gives a short form that
+ * more than one stored form could end in: WAHA's reply), or null when the session has none.
+ * Messages of both directions count: a contact may quote or react to our message or their own.
+ */
+export async function messageOfProviderIds(
+  db: Db,
+  session: { accountId: string; sessionId: string },
+  refs: readonly string[],
+): Promise<{ id: string; accountId: string; metadata: string } | null> {
+  if (refs.length === 0) return null;
+  const [row] = await db.all<{ id: string; accountId: string; metadata: string }>(
+    sql`SELECT id, account_id AS accountId, metadata FROM messages
+      WHERE provider_message_id IN (SELECT value FROM json_each(${JSON.stringify(refs)}))
+        AND account_id = ${session.accountId} AND chatapp_session_id = ${session.sessionId}
+      ORDER BY created_at LIMIT 1`,
+  );
+  return row ?? null;
+}
+
+/** The account's message with our id `id` on the session, or null. */
+export async function messageOfId(
+  db: Db,
+  session: { accountId: string; sessionId: string },
+  id: string,
+): Promise<{ id: string; accountId: string; metadata: string } | null> {
+  const [row] = await db.all<{ id: string; accountId: string; metadata: string }>(
+    sql`SELECT id, account_id AS accountId, metadata FROM messages
+      WHERE id = ${id} AND account_id = ${session.accountId} AND chatapp_session_id = ${session.sessionId}`,
+  );
+  return row ?? null;
+}
+
+/**
+ * The compare-and-set of a message's `metadata` (JSON): it becomes `next` only while it is still
+ * `current`, so a concurrent change makes this statement change nothing.
+ */
+export function swapMetadataStatement(id: string, current: string, next: string, now: number): SQL {
+  return sql`UPDATE messages SET metadata = ${next}, updated_at = ${now}
+        WHERE id = ${id} AND metadata = ${current}`;
+}
+
+/** The condition that message `id`'s `metadata` is `metadata` at this point of the batch. */
+export function metadataIs(id: string, metadata: string): SQL {
+  return sql`EXISTS (SELECT 1 FROM messages WHERE id = ${id} AND metadata = ${metadata})`;
+}
+
+/** The condition selecting the message with id `id` (for its event statement). */
+export function messageWithId(id: string): SQL {
+  return sql`id = ${id}`;
+}
