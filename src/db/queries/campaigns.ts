@@ -9,6 +9,7 @@ import {
   messages,
 } from "../schema";
 import { beyond, pageOf, readOrder } from "./keyset";
+import { refundCountStatements, refundedBy } from "./ledger";
 import {
   draftRecipientCount,
   insertWhere,
@@ -249,4 +250,114 @@ export function noteReplyStatement(accountId: string, sender: string, at: number
       WHERE replied_at IS NULL AND message_id IN (SELECT id FROM messages WHERE account_id = ${accountId}
         AND to_number = ${sender} AND campaign_id IS NOT NULL AND direction = 'outgoing'
         AND status IN ('sent', 'delivered', 'read') AND sent_at <= ${at})`;
+}
+
+/**
+ * The query that finds campaign `campaignId`'s recipients outside the window at `since` (epoch ms;
+ * a contact is inside when it last wrote at or after it) of any of `sessionIds`, leaving out those
+ * on account `accountId`'s opt-out list (they are skipped, not sent): the first
+ * `limit` by `seq`, each row carrying `outside_count`, how many there are in all.
+ * One statement: the list walks the campaign's recipients in `seq` order by their primary key
+ * (campaign_id, seq) and stops at the limit; the count, an uncorrelated subquery SQLite runs once,
+ * walks them all. Per recipient, a primary-key lookup in opt_outs and one in contact_windows per
+ * session: no scan, no sort (test/cloud-api/campaign-window.test.ts reads the plan, through src/campaigns/service-window.ts).
+ */
+export function outsideWindowStatement(
+  campaignId: string,
+  accountId: string,
+  sessionIds: string[],
+  since: number,
+  limit: number,
+): SQL {
+  const outside = (r: SQL) => sql`${r}.campaign_id = ${campaignId}
+    AND NOT EXISTS (SELECT 1 FROM opt_outs o WHERE o.account_id = ${accountId} AND o.to_number = ${r}.to_number)
+    AND EXISTS (SELECT 1 FROM json_each(${JSON.stringify(sessionIds)}) s
+      LEFT JOIN contact_windows w ON w.session_id = s.value AND w.contact_number = ${r}.to_number
+      WHERE w.last_incoming_at IS NULL OR w.last_incoming_at < ${since})`;
+  return sql`SELECT r.to_number AS to_number,
+      (SELECT count(*) FROM campaign_recipients c WHERE ${outside(sql.raw("c"))}) AS outside_count
+    FROM campaign_recipients r WHERE ${outside(sql.raw("r"))}
+    ORDER BY r.seq LIMIT ${limit}`;
+}
+
+/** The rows of {@link outsideWindowStatement}: each number outside, and how many there are in all. */
+export async function recipientsOutsideWindow(
+  db: Db,
+  statement: SQL,
+): Promise<{ to_number: string; outside_count: number }[]> {
+  return db.all<{ to_number: string; outside_count: number }>(statement);
+}
+
+/**
+ * The statements that settle recipients of campaign `campaign` whose message will never be made:
+ * those still `pending` that `which` (a condition on `campaign_recipients`) selects become
+ * `outcome.status` with `outcome.reason`, and are refunded: one `refund` ledger entry of their
+ * count × the campaign's price, and the campaign's `refunded` and `failed` or `skipped` up and
+ * `queued` down by as much. Only while `holds` (a condition standing on its own, e.g. an EXISTS on
+ * the campaign row) holds; nothing is written when none is pending, so a batch run twice refunds
+ * once. Put them before any statement of the batch that makes `holds` false.
+ */
+export function settleRecipientsStatements(
+  campaign: { id: string; accountId: string },
+  which: SQL,
+  holds: SQL,
+  outcome: { status: "failed" | "skipped"; reason: string },
+  now: number,
+): SQL[] {
+  const refundId = crypto.randomUUID();
+  const these = sql`campaign_id = ${campaign.id} AND status = 'pending' AND ${which}`;
+  const count = sql`(SELECT count(*) FROM campaign_recipients WHERE ${these} AND ${holds})`;
+  const price = sql`(SELECT price FROM campaigns WHERE id = ${campaign.id})`;
+  const refunded = refundedBy(refundId);
+  const made = sql`EXISTS (SELECT 1 FROM ledger_entries WHERE id = ${refundId})`;
+  // The campaign's counter of that outcome (a fixed column name, not input).
+  const counter = sql.raw(outcome.status);
+  return [
+    ...refundCountStatements(
+      campaign.accountId,
+      refundId,
+      { amount: sql`${count} * ${price}`, count, cause: { campaignId: campaign.id } },
+      now,
+    ),
+    sql`UPDATE campaign_recipients SET status = ${outcome.status}, reason = ${outcome.reason} WHERE ${these} AND ${made}`,
+    sql`UPDATE campaigns SET refunded = refunded + ${refunded.amount}, queued = queued - ${refunded.count},
+        ${counter} = ${counter} + ${refunded.count}, updated_at = MAX(updated_at, ${now})
+      WHERE id = ${campaign.id} AND ${made}`,
+  ];
+}
+
+/**
+ * The statements that fail every recipient of campaign `campaign` still waiting for its message
+ * (not yet made into one by src/campaigns/materialise.ts) with `reason`, and refund them
+ * ({@link settleRecipientsStatements}). Only while `active` (a condition on the campaign row, e.g.
+ * its status) holds. Put them before any statement of the batch that makes `active` false.
+ */
+export function failRemainderStatements(
+  campaign: { id: string; accountId: string },
+  reason: string,
+  active: SQL,
+  now: number,
+): SQL[] {
+  return settleRecipientsStatements(
+    campaign,
+    sql`seq > (SELECT materialised_seq FROM campaigns WHERE id = ${campaign.id})`,
+    sql`EXISTS (SELECT 1 FROM campaigns WHERE id = ${campaign.id} AND ${active})`,
+    { status: "failed", reason },
+    now,
+  );
+}
+
+/** The condition selecting the campaign recipients whose `seq` is one of `seqs`. */
+export function recipientSeqIn(seqs: number[]): SQL {
+  return sql`seq IN (SELECT value FROM json_each(${JSON.stringify(seqs)}))`;
+}
+
+/** The condition selecting campaign `id` of account `accountId` (its row, by id and owner). */
+export function ownedCampaign(id: string, accountId: string): SQL {
+  return sql`id = ${id} AND account_id = ${accountId}`;
+}
+
+/** The condition that campaign `id` of account `accountId` is cancelled at this point of the batch. */
+export function cancelledCampaign(id: string, accountId: string): SQL {
+  return sql`${ownedCampaign(id, accountId)} AND status = 'cancelled'`;
 }
