@@ -1,4 +1,4 @@
-import type { SQL } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { countingD1 } from "./d1-counter";
@@ -53,3 +53,8 @@ export type Statement = SQL;
 
 /** A condition built by a named query of src/db/queries/, for a statement's WHERE clause. */
 export type Condition = SQL;
+
+/** The condition that both `a` and `b` hold (`a AND b`). */
+export function both(a: Condition, b: Condition): Condition {
+  return sql`${a} AND ${b}`;
+}
