@@ -30,7 +30,6 @@ const FLOORS = [
 
 /** Files that still build D1 statements outside src/db/, each to be moved into src/db/queries/. */
 const DRIZZLE_NOT_YET_MOVED = [
-  "^src/delivery/(failover|reconcile)[.]ts$",
   "^src/sessions/(incoming-media|session-link)[.]ts$",
 ];
 
