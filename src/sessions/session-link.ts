@@ -1,10 +1,9 @@
-import { eq } from "drizzle-orm";
 import { type GatewayKind, readConfig } from "../config";
 import { databaseFor } from "../db/client";
 import { insertCloudApiNumber } from "../db/queries/cloud-api";
 import { insertSessionWithinLimit, type LimitUsage } from "../db/queries/limits";
 import type { NewIncoming } from "../db/queries/messages";
-import { sessions } from "../db/schema";
+import { deleteSession } from "../db/queries/sessions";
 import type { Dispatcher } from "../delivery/dispatcher";
 import { receiptMoves } from "../delivery/receipts";
 import { accountLimitReached } from "../errors";
@@ -194,7 +193,7 @@ export class SessionLink {
         if (!(error instanceof GatewayError)) throw error;
       });
     try {
-      await databaseFor(this.core.env).delete(sessions).where(eq(sessions.id, id));
+      await deleteSession(databaseFor(this.core.env), id);
     } catch (error) {
       console.error(
         JSON.stringify({ level: "error", event: "session_undo_failed", session: id, error: String(error) }),
@@ -299,7 +298,7 @@ export class SessionLink {
         at: now,
       },
     ]);
-    await db.delete(sessions).where(eq(sessions.id, state.id));
+    await deleteSession(db, state.id);
     await this.core.forget();
     this.core.live.closeAll(
       { type: "session.deleted", id: state.id },

@@ -1,6 +1,6 @@
 import { readConfig } from "../config";
 import { batchSql, databaseFor } from "../db/client";
-import { sessions } from "../db/schema";
+import { upsertSessionStatement } from "../db/queries/sessions";
 import { type Dispatcher, SYNC_RETRY_MS } from "../delivery/dispatcher";
 import { publishEvents } from "../events/publish";
 import { insertEventStatement, recordedIn } from "../events/record";
@@ -254,7 +254,7 @@ export class SessionMoves {
     try {
       const db = databaseFor(this.core.env, row.accountId);
       const results = await batchSql(db, [
-        db.insert(sessions).values(row).onConflictDoUpdate({ target: sessions.id, set: row }).getSQL(),
+        upsertSessionStatement(db, row),
         ...events.map(insertEventStatement),
       ]);
       store.clearEvents(events.map((event) => event.id));

@@ -396,3 +396,8 @@ export function staleUnacceptedQuery(db: Db, before: number, limit: number) {
     .orderBy(asc(messages.updatedAt))
     .limit(limit);
 }
+
+/** The condition selecting the account's incoming message `id` (for its event statement). */
+export function ownIncomingMessage(id: string, accountId: string): SQL {
+  return sql`id = ${id} AND account_id = ${accountId} AND direction = 'incoming'`;
+}
