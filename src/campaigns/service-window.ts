@@ -18,7 +18,7 @@ export const MAX_OUTSIDE_LISTED = 100;
 
 /**
  * The query that finds campaign `campaignId`'s recipients outside the window at `since`
- * (src/db/queries/campaigns.ts `outsideWindowQuery`), listing at most {@link MAX_OUTSIDE_LISTED}.
+ * (src/db/queries/campaigns.ts `outsideWindowStatement`), listing at most {@link MAX_OUTSIDE_LISTED}.
  */
 export function outsideWindowQuery(
   campaignId: string,
