@@ -18,7 +18,8 @@ export const MAX_OUTSIDE_LISTED = 100;
 
 /**
  * The query that finds campaign `campaignId`'s recipients outside the window at `since`
- * (src/db/queries/campaigns.ts `outsideWindowStatement`), listing at most {@link MAX_OUTSIDE_LISTED}.
+ * (src/db/queries/campaigns.ts `outsideWindowStatement`), listing at most {@link MAX_OUTSIDE_LISTED}:
+ * what {@link requireCampaignWindow} runs, exported so a test can read its plan.
  */
 export function outsideWindowQuery(
   campaignId: string,
@@ -51,7 +52,11 @@ export async function requireCampaignWindow(
   if (windowed.length === 0) return;
   const rows = await recipientsOutsideWindow(
     db,
-    outsideWindowQuery(campaign.id, campaign.accountId, windowed, now - SERVICE_WINDOW_MS),
+    campaign.id,
+    campaign.accountId,
+    windowed,
+    now - SERVICE_WINDOW_MS,
+    MAX_OUTSIDE_LISTED,
   );
   if (rows.length === 0) return;
   const count = rows[0]?.outside_count ?? rows.length;

@@ -280,12 +280,21 @@ export function outsideWindowStatement(
     ORDER BY r.seq LIMIT ${limit}`;
 }
 
-/** The rows of {@link outsideWindowStatement}: each number outside, and how many there are in all. */
+/**
+ * The rows of {@link outsideWindowStatement} (same arguments): each number outside, the first
+ * `limit` of them, and how many there are in all.
+ */
 export async function recipientsOutsideWindow(
   db: Db,
-  statement: SQL,
+  campaignId: string,
+  accountId: string,
+  sessionIds: string[],
+  since: number,
+  limit: number,
 ): Promise<{ to_number: string; outside_count: number }[]> {
-  return db.all<{ to_number: string; outside_count: number }>(statement);
+  return db.all<{ to_number: string; outside_count: number }>(
+    outsideWindowStatement(campaignId, accountId, sessionIds, since, limit),
+  );
 }
 
 /**
