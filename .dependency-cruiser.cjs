@@ -75,6 +75,14 @@ module.exports = {
       to: { path: "^src/routes/([^/]+)/[^/]+[.]handlers[.]ts$", pathNot: "^src/routes/$1/" },
     },
     {
+      name: "drizzle-only-in-db",
+      comment:
+        "One door to the database (STYLE.md): only src/db/ (and src/moves/, whose statements db/ runs) builds D1 statements; elsewhere call a named query of src/db/queries/.",
+      severity: "error",
+      from: { path: "^src/", pathNot: "^src/(db|moves)/" },
+      to: { path: "^node_modules/drizzle-orm/" },
+    },
+    {
       name: "no-circular",
       severity: "error",
       from: {},

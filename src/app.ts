@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { ConfigError, GATEWAY_NAMES, readConfig } from "./config";
-import { createDb } from "./db/client";
+import { databaseFor } from "./db/client";
 import type { AppEnv } from "./env";
 import { ApiError, ERROR_STATUS, type ErrorCode, problemResponse } from "./errors";
 import { log } from "./lib/log";
@@ -106,7 +106,7 @@ export function createApp() {
     }),
   );
   app.use("*", async (c, next) => {
-    c.set("db", createDb(c.env.DB));
+    c.set("db", databaseFor(c.env));
     await next();
   });
   // The hosted link page's headers and HTML error pages, registered before the middleware below

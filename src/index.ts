@@ -2,7 +2,7 @@ import { createApp } from "./app";
 import { CAMPAIGN_QUEUE_NAME, handleCampaignBatch, resumeStalledCampaigns } from "./campaigns/materialise";
 import { readConfig } from "./config";
 import { CONTACT_CHECK_TTL_MS } from "./contacts/check";
-import { createDb, type Db } from "./db/client";
+import { type Db, databaseFor } from "./db/client";
 import { purgeChecks } from "./db/queries/contact-checks";
 import { purgeEvents } from "./db/queries/events";
 import { purgeExpiredIdempotencyKeys } from "./db/queries/idempotency";
@@ -71,7 +71,7 @@ const HOURLY_JOBS: readonly HousekeepingJob[] = [
  * job's work waits for the next hour's run. One at a time, as before: D1 has one writer.
  */
 async function runHousekeeping(env: Env, jobs: readonly HousekeepingJob[]): Promise<void> {
-  const db = createDb(env.DB);
+  const db = databaseFor(env);
   for (const job of jobs) {
     try {
       await job.run(env, db);

@@ -1,6 +1,5 @@
-import { sql } from "drizzle-orm";
 import { batchSql, type Db } from "../db/client";
-import { findCampaign } from "../db/queries/campaigns";
+import { cancelledCampaign, findCampaign, ownedCampaign } from "../db/queries/campaigns";
 import { type CampaignRow, campaigns } from "../db/schema";
 import type { CampaignHold } from "../delivery/outbox";
 import { ApiError } from "../errors";
@@ -50,7 +49,7 @@ async function tellSessions(
 
 /** Makes move `kind` if the campaign may still make it; else the move's 409. @returns the campaign after. */
 async function moveStatus(db: Db, campaign: CampaignRow, kind: CampaignMove): Promise<CampaignRow> {
-  const owned = sql`id = ${campaign.id} AND account_id = ${campaign.accountId}`;
+  const owned = ownedCampaign(campaign.id, campaign.accountId);
   const [moved] = await batchSql(db, [moveCampaignStatement(kind, owned, Date.now())]);
   if ((moved?.meta.changes ?? 0) === 0) return movable(db, campaign.accountId, campaign.id, kind);
   const row = await findCampaign(db, campaign.accountId, campaign.id);
@@ -105,11 +104,11 @@ export async function cancelCampaign(env: Env, db: Db, accountId: string, id: st
     },
   ]);
   const now = Date.now();
-  const owned = sql`id = ${id} AND account_id = ${accountId}`;
+  const owned = ownedCampaign(id, accountId);
   const results = await batchSql(db, [
     ...failRemainderStatements(campaign, "campaign_cancelled", campaignFrom("cancel"), now),
     moveCampaignStatement("cancel", owned, now),
-    eventsForRows("campaign.cancelled", campaigns, sql`${owned} AND status = 'cancelled'`),
+    eventsForRows("campaign.cancelled", campaigns, cancelledCampaign(id, accountId)),
   ]);
   if ((results.at(-2)?.meta.changes ?? 0) === 0) return movable(db, accountId, id, "cancel");
   await publishEvents(env, recordedIn(results, [results.length - 1]));

@@ -1,9 +1,18 @@
-import { and, eq, sql } from "drizzle-orm";
 import { z } from "zod";
-import { batchSql, createDb, type Db } from "../db/client";
+import { batchSql, both, type Db, databaseFor } from "../db/client";
+import {
+  advanceMaterialisedStatement,
+  campaignStillIn,
+  campaignWhere,
+  materialisedTo,
+  queueRecipientsStatement,
+  recipientStillPending,
+  recipientsAfter,
+  stalledCampaigns,
+} from "../db/queries/campaigns";
 import { insertOutgoingStatement, type NewMessages, outgoingRows } from "../db/queries/messages";
 import { findSessions } from "../db/queries/sessions";
-import { type CampaignRow, campaignRecipients, campaigns } from "../db/schema";
+import type { CampaignRow } from "../db/schema";
 import { publishEvents } from "../events/publish";
 import { recordedIn } from "../events/record";
 import { log } from "../lib/log";
@@ -82,10 +91,7 @@ export async function handleCampaignBatch(batch: MessageBatch<unknown>, env: Env
  * @returns how many it queued.
  */
 export async function resumeStalledCampaigns(env: Env, db: Db, now: number): Promise<number> {
-  const stalled = await db.all<{ id: string }>(sql`SELECT id FROM campaigns c
-    WHERE ${campaignFrom("complete")} AND updated_at < ${now - STALLED_AFTER_MS}
-      AND EXISTS (SELECT 1 FROM campaign_recipients r WHERE r.campaign_id = c.id AND r.seq > c.materialised_seq
-        AND r.status = 'pending')`);
+  const stalled = await stalledCampaigns(db, campaignFrom("complete"), now - STALLED_AFTER_MS);
   for (const { id } of stalled) await queueMaterialise(env, id);
   return stalled.length;
 }
@@ -129,11 +135,8 @@ export async function materialise(env: Env, campaignId: string, steps = STEPS_PE
  *   ended).
  */
 export async function materialiseStep(env: Env, campaignId: string): Promise<boolean> {
-  const db = createDb(env.DB);
-  const [campaign] = await db
-    .select()
-    .from(campaigns)
-    .where(and(eq(campaigns.id, campaignId), campaignFrom("complete")));
+  const db = databaseFor(env);
+  const campaign = await campaignWhere(db, campaignId, campaignFrom("complete"));
   if (!campaign) return false;
   const { sessionIds, sendWindow } = campaign;
   const usable = new Set(
@@ -142,16 +145,7 @@ export async function materialiseStep(env: Env, campaignId: string): Promise<boo
       .map((s) => s.id),
   );
   const senders = sessionIds.filter((id) => usable.has(id));
-  const step = await db.all<{
-    seq: number;
-    to_number: string;
-    variables: string | null;
-    status: string;
-  }>(
-    sql`SELECT seq, to_number, variables, status FROM ${campaignRecipients}
-      WHERE campaign_id = ${campaignId} AND seq > ${campaign.materialisedSeq} ORDER BY seq
-      LIMIT ${stepSize(senders.length)}`,
-  );
+  const step = await recipientsAfter(db, campaignId, campaign.materialisedSeq, stepSize(senders.length));
   const now = Date.now();
   if (step.length === 0) {
     await finish(env, db, campaignId, []);
@@ -208,26 +202,22 @@ export async function materialiseStep(env: Env, campaignId: string): Promise<boo
     recipients: kept.flatMap((r) => (r.message ? [r.message] : [])),
   };
   const plan = JSON.stringify(toSend.recipients.map((r) => ({ seq: r.sendIndex, id: r.id })));
-  const advanced = sql`EXISTS (SELECT 1 FROM campaigns WHERE id = ${campaignId} AND materialised_seq >= ${lastSeq})`;
-  // Per message: its recipient still waits (a racing step of this campaign may have skipped it).
-  const stillPending = sql`EXISTS (SELECT 1 FROM campaign_recipients r WHERE r.campaign_id = ${campaignId}
-    AND r.seq = json_extract(value, '$.sendIndex') AND r.status = 'pending')`;
+  const advanced = materialisedTo(campaignId, lastSeq);
   const skipped = kept.flatMap((r) => (notOnChatapp.has(r.seq) ? [r.seq] : []));
   const [moved] = await batchSql(db, [
-    sql`UPDATE campaigns SET materialised_seq = ${lastSeq}, updated_at = MAX(updated_at, ${now})
-      WHERE id = ${campaignId} AND materialised_seq = ${campaign.materialisedSeq} AND ${campaignFrom("complete")}`,
-    insertOutgoingStatement(toSend, sql`${advanced} AND ${stillPending}`),
-    // MATERIALIZED: the step's list drives the join, one primary-key lookup per recipient.
-    // Without it SQLite walks every recipient of the campaign and scans the list for each
-    // (quadratic: some 23 s per step at 100,000 recipients).
-    sql`WITH p AS MATERIALIZED (SELECT json_extract(value, '$.seq') AS pseq, json_extract(value, '$.id') AS mid
-        FROM json_each(${plan}))
-      UPDATE campaign_recipients SET status = 'queued', message_id = p.mid FROM p
-      WHERE campaign_id = ${campaignId} AND seq = p.pseq AND status = 'pending' AND ${advanced}`,
+    advanceMaterialisedStatement(
+      campaignId,
+      campaign.materialisedSeq,
+      lastSeq,
+      campaignFrom("complete"),
+      now,
+    ),
+    insertOutgoingStatement(toSend, both(advanced, recipientStillPending(campaignId))),
+    queueRecipientsStatement(campaignId, plan, advanced),
     ...skipNotOnChatappStatements(
       campaign,
       skipped,
-      sql`${advanced} AND EXISTS (SELECT 1 FROM campaigns WHERE id = ${campaignId} AND ${campaignFrom("complete")})`,
+      both(advanced, campaignStillIn(campaignId, campaignFrom("complete"))),
       now,
     ),
   ]);

@@ -1,6 +1,6 @@
-import { type SQL, sql } from "drizzle-orm";
 import { checkNumbers } from "../contacts/check";
-import type { Db } from "../db/client";
+import type { Condition, Db, Statement } from "../db/client";
+import { recipientSeqIn } from "../db/queries/campaigns";
 import { findSessions } from "../db/queries/sessions";
 import type { CampaignRow } from "../db/schema";
 import { settleRecipientsStatements } from "./remainder";
@@ -54,13 +54,13 @@ export async function recipientsNotOnChatapp(
 export function skipNotOnChatappStatements(
   campaign: { id: string; accountId: string },
   seqs: number[],
-  active: SQL,
+  active: Condition,
   now: number,
-): SQL[] {
+): Statement[] {
   if (seqs.length === 0) return [];
   return settleRecipientsStatements(
     campaign,
-    sql`seq IN (SELECT value FROM json_each(${JSON.stringify(seqs)}))`,
+    recipientSeqIn(seqs),
     active,
     { status: "skipped", reason: NOT_ON_CHATAPP },
     now,

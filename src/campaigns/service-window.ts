@@ -1,6 +1,6 @@
-import { type SQL, sql } from "drizzle-orm";
 import { readConfig } from "../config";
-import type { Db } from "../db/client";
+import type { Db, Statement } from "../db/client";
+import { outsideWindowStatement, recipientsOutsideWindow } from "../db/queries/campaigns";
 import type { CampaignRow, sessions as sessionsTable } from "../db/schema";
 import { ApiError } from "../errors";
 import { allowedOutsideWindow, hasServiceWindow, SERVICE_WINDOW_MS } from "../messages/service-window";
@@ -17,30 +17,17 @@ import { allowedOutsideWindow, hasServiceWindow, SERVICE_WINDOW_MS } from "../me
 export const MAX_OUTSIDE_LISTED = 100;
 
 /**
- * The query that finds campaign `campaignId`'s recipients outside the window at `since` (epoch ms;
- * a contact is inside when it last wrote at or after it) of any of `sessionIds`, leaving out those
- * on account `accountId`'s opt-out list (they are skipped, not sent): the first
- * {@link MAX_OUTSIDE_LISTED} by `seq`, each row carrying `outside_count`, how many there are in all.
- * One statement: the list walks the campaign's recipients in `seq` order by their primary key
- * (campaign_id, seq) and stops at the limit; the count, an uncorrelated subquery SQLite runs once,
- * walks them all. Per recipient, a primary-key lookup in opt_outs and one in contact_windows per
- * session: no scan, no sort (test/cloud-api/campaign-window.test.ts reads the plan).
+ * The query that finds campaign `campaignId`'s recipients outside the window at `since`
+ * (src/db/queries/campaigns.ts `outsideWindowStatement`), listing at most {@link MAX_OUTSIDE_LISTED}:
+ * what {@link requireCampaignWindow} runs, exported so a test can read its plan.
  */
 export function outsideWindowQuery(
   campaignId: string,
   accountId: string,
   sessionIds: string[],
   since: number,
-): SQL {
-  const outside = (r: SQL) => sql`${r}.campaign_id = ${campaignId}
-    AND NOT EXISTS (SELECT 1 FROM opt_outs o WHERE o.account_id = ${accountId} AND o.to_number = ${r}.to_number)
-    AND EXISTS (SELECT 1 FROM json_each(${JSON.stringify(sessionIds)}) s
-      LEFT JOIN contact_windows w ON w.session_id = s.value AND w.contact_number = ${r}.to_number
-      WHERE w.last_incoming_at IS NULL OR w.last_incoming_at < ${since})`;
-  return sql`SELECT r.to_number AS to_number,
-      (SELECT count(*) FROM campaign_recipients c WHERE ${outside(sql.raw("c"))}) AS outside_count
-    FROM campaign_recipients r WHERE ${outside(sql.raw("r"))}
-    ORDER BY r.seq LIMIT ${MAX_OUTSIDE_LISTED}`;
+): Statement {
+  return outsideWindowStatement(campaignId, accountId, sessionIds, since, MAX_OUTSIDE_LISTED);
 }
 
 /**
@@ -63,8 +50,13 @@ export async function requireCampaignWindow(
   const fallback = readConfig(env).CHATAPP_GATEWAY;
   const windowed = sessions.filter((s) => hasServiceWindow(s.gateway ?? fallback)).map((s) => s.id);
   if (windowed.length === 0) return;
-  const rows = await db.all<{ to_number: string; outside_count: number }>(
-    outsideWindowQuery(campaign.id, campaign.accountId, windowed, now - SERVICE_WINDOW_MS),
+  const rows = await recipientsOutsideWindow(
+    db,
+    campaign.id,
+    campaign.accountId,
+    windowed,
+    now - SERVICE_WINDOW_MS,
+    MAX_OUTSIDE_LISTED,
   );
   if (rows.length === 0) return;
   const count = rows[0]?.outside_count ?? rows.length;

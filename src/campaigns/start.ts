@@ -1,9 +1,17 @@
-import { sql } from "drizzle-orm";
 import { charge } from "../billing/ledger";
 import { priceOf } from "../billing/prices";
 import { readConfig } from "../config";
 import type { Db } from "../db/client";
-import { findCampaign } from "../db/queries/campaigns";
+import {
+  campaignCompletedOnceMade,
+  campaignOnceMade,
+  campaignStartedAt,
+  countOptedOut,
+  draftAsPriced,
+  findCampaign,
+  skipOptedOutStatement,
+  startPriceSet,
+} from "../db/queries/campaigns";
 import { findSessions } from "../db/queries/sessions";
 import { type CampaignRow, campaigns } from "../db/schema";
 import { ApiError } from "../errors";
@@ -49,10 +57,7 @@ export async function startCampaign(env: Env, db: Db, accountId: string, id: str
     }
     if (campaign.template) await requireCampaignTemplate(env, db, accountId, sessions, campaign.template);
     await requireCampaignWindow(env, db, campaign, sessions, Date.now());
-    const onOptOutList = sql`to_number IN (SELECT to_number FROM opt_outs WHERE account_id = ${accountId})`;
-    const optedOut = sql`(SELECT count(*) FROM campaign_recipients WHERE campaign_id = ${id} AND ${onOptOutList})`;
-    const [counted] = await db.all<{ n: number }>(sql`SELECT ${optedOut} AS n`);
-    const skipped = counted?.n ?? 0;
+    const skipped = await countOptedOut(db, id, accountId);
     const billable = campaign.total - skipped;
     const price = priceOf(readConfig(env), campaign.type);
     const amount = billable * price;
@@ -70,22 +75,22 @@ export async function startCampaign(env: Env, db: Db, accountId: string, id: str
         messageCount: billable,
         now,
         cause: { campaignId: id },
-        guard: sql`EXISTS (SELECT 1 FROM campaigns WHERE id = ${id} AND account_id = ${accountId}
-          AND ${campaignFrom("start")} AND total = ${campaign.total}) AND ${optedOut} = ${skipped}`,
+        guard: draftAsPriced(id, accountId, campaignFrom("start"), campaign.total, skipped),
       },
       (made) => [
-        sql`UPDATE campaign_recipients SET status = 'skipped', reason = 'recipient_opted_out'
-          WHERE campaign_id = ${id} AND ${onOptOutList} AND ${made}`,
+        skipOptedOutStatement(id, accountId, made),
         moveCampaignStatement(
           move,
-          sql`id = ${id} AND ${made}`,
+          campaignOnceMade(id, made),
           now,
           // A campaign that completes at once has started too, unless it was scheduled.
-          sql`price = ${price}, charge_id = ${chargeId}, cost = ${amount}, skipped = ${skipped},
-            queued = ${billable}${move === "start_empty" && !scheduled ? sql`, started_at = ${now}` : sql``}`,
+          startPriceSet(
+            { price, chargeId, cost: amount, skipped, queued: billable },
+            move === "start_empty" && !scheduled ? now : null,
+          ),
         ),
-        eventsForRows("campaign.started", campaigns, sql`id = ${id} AND started_at = ${now} AND ${made}`),
-        eventsForRows("campaign.completed", campaigns, sql`id = ${id} AND status = 'completed' AND ${made}`),
+        eventsForRows("campaign.started", campaigns, campaignStartedAt(id, now, made)),
+        eventsForRows("campaign.completed", campaigns, campaignCompletedOnceMade(id, made)),
       ],
     );
     if (!charged.ok) {

@@ -1,4 +1,4 @@
-import type { SQL } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { countingD1 } from "./d1-counter";
@@ -14,6 +14,16 @@ export function createDb(d1: D1Database) {
 }
 
 export type Db = ReturnType<typeof createDb>;
+
+/**
+ * The one way code outside tests gets its database: a request (src/app.ts), a queue message, a
+ * session object or a scheduled job names the account it serves where it knows it, and this
+ * decides which D1 database holds that account's data. Today every account lives in the `DB`
+ * binding; a split by account (another binding, a D1 per region) changes this function only.
+ */
+export function databaseFor(env: { DB: D1Database }, _accountId?: string | null): Db {
+  return createDb(env.DB);
+}
 
 const dialect = new SQLiteAsyncDialect({ casing: "snake_case" });
 
@@ -33,4 +43,18 @@ export function batchSql<T = Record<string, unknown>>(db: Db, statements: SQL[])
       return d1.prepare(query.sql).bind(...query.params);
     }),
   );
+}
+
+/**
+ * A D1 statement built by a named query of src/db/queries/ (or by src/moves/), for code outside
+ * them to put into a batch ({@link batchSql}) without writing SQL itself.
+ */
+export type Statement = SQL;
+
+/** A condition built by a named query of src/db/queries/, for a statement's WHERE clause. */
+export type Condition = SQL;
+
+/** The condition that both `a` and `b` hold (`a AND b`). */
+export function both(a: Condition, b: Condition): Condition {
+  return sql`${a} AND ${b}`;
 }

@@ -1,5 +1,5 @@
 import { readConfig } from "../config";
-import { createDb } from "../db/client";
+import { databaseFor } from "../db/client";
 import { lastIncomingMessageId } from "../db/queries/messages";
 import { clientMessageIdOf } from "../gateways/client-id";
 import type { SendOutcome, TypingOutcome } from "../gateways/gateway";
@@ -359,7 +359,12 @@ export class Dispatcher {
       ? await gateway.typing(session.sessionId, item.to_number, "start", {
           ms: item.typing_ms,
           lastIncomingId: () =>
-            lastIncomingMessageId(createDb(this.env.DB), item.account_id, session.id, item.to_number),
+            lastIncomingMessageId(
+              databaseFor(this.env, item.account_id),
+              item.account_id,
+              session.id,
+              item.to_number,
+            ),
         })
       : { shown: false, reason: "not_supported_by_gateway" };
     // A session deleted during the call took the outbox with it.
@@ -409,7 +414,7 @@ export class Dispatcher {
     }
     const at = Date.now();
     outbox.recordCall(at);
-    const db = createDb(env.DB);
+    const db = databaseFor(env);
     if (outcome.outcome === "accepted") {
       outbox.markSent(id, at, outcome.providerMessageId);
       this.scheduleSandboxReceipts(id, at);

@@ -1,6 +1,6 @@
-import { sql } from "drizzle-orm";
-import { createDb } from "../db/client";
+import { databaseFor } from "../db/client";
 import { findCampaign } from "../db/queries/campaigns";
+import { moveToSessions } from "../db/queries/messages";
 import { findSessions } from "../db/queries/sessions";
 import { sendInBatches } from "../lib/queue";
 import { coldContactLimit } from "../lib/session-health";
@@ -32,7 +32,7 @@ export async function failover(
   stranded: StrandedMessage[],
   reason: string,
 ): Promise<string[]> {
-  const db = createDb(env.DB);
+  const db = databaseFor(env, from.accountId);
   const byCampaign = new Map<string, string[]>();
   for (const m of stranded) {
     if (m.campaign_id) byCampaign.set(m.campaign_id, [...(byCampaign.get(m.campaign_id) ?? []), m.id]);
@@ -52,21 +52,14 @@ export async function failover(
     const targets = others.filter((id) => connected.has(id));
     if (targets.length === 0) continue;
     const plan = JSON.stringify(ids.map((id, i) => ({ id, to: targets[i % targets.length] })));
-    // MATERIALIZED: the list drives the join, one primary-key lookup per message.
-    const rows =
-      await db.all<DispatchSource>(sql`WITH p AS MATERIALIZED (SELECT json_extract(value, '$.id') AS mid,
-          json_extract(value, '$.to') AS to_id FROM json_each(${plan}))
-      UPDATE messages SET chatapp_session_id = p.to_id, accepted_at = NULL, updated_at = ${now},
-        metadata = json_insert(metadata, '$.failover[#]', json_object('from_session_id', ${from.id},
-          'to_session_id', p.to_id, 'reason', ${reason}, 'at', ${formatTimestamp(now)}))
-      FROM p
-      WHERE messages.id = p.mid AND account_id = ${from.accountId} AND chatapp_session_id = ${from.id}
-        AND status IN ('queued', 'scheduled')
-      RETURNING id, account_id AS accountId, chatapp_session_id AS chatappSessionId, campaign_id AS campaignId,
-        to_number AS toNumber, type, content, media_url AS mediaUrl, media_key AS mediaKey,
-        media_content_type AS mediaContentType, delay_between AS delayBetween,
-        created_at AS createdAt, charge_id AS chargeId, send_index AS sendIndex, scheduled_at AS scheduledAt,
-        simulate_typing AS simulateTyping, metadata`);
+    const rows = await moveToSessions<DispatchSource>(db, {
+      accountId: from.accountId,
+      fromSessionId: from.id,
+      plan,
+      reason,
+      now,
+      at: formatTimestamp(now),
+    });
     await sendInBatches(
       env.OUTBOUND_QUEUE,
       rows.map((row) => dispatchRequestOf(row, LANE.campaign, { sendWindow: campaign.sendWindow })),

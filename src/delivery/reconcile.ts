@@ -1,7 +1,6 @@
-import { and, asc, eq, lt, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { sendWindowsOf } from "../db/queries/campaigns";
-import { messages } from "../db/schema";
+import { staleUnacceptedQuery } from "../db/queries/messages";
 import { sendInBatches } from "../lib/queue";
 import { dispatchRequestOf, LANE } from "../messages/dispatch-request";
 import { applyMoves } from "../moves/apply";
@@ -49,20 +48,5 @@ export async function requeueStale(env: Env, db: Db, now: number): Promise<numbe
 
 /** The sweep's query (exported so a test can check its plan). */
 export function staleQuery(db: Db, now: number) {
-  const before = now - STALE_AFTER_MS;
-  return db
-    .select()
-    .from(messages)
-    .where(
-      and(
-        // Literal, not bound: SQLite uses the partial index messages_unaccepted only when the
-        // query states its condition as written.
-        sql`${messages.status} IN ('queued', 'scheduled') AND ${messages.acceptedAt} IS NULL`,
-        lt(messages.updatedAt, before),
-        eq(messages.direction, "outgoing"),
-        sql`COALESCE(${messages.scheduledAt}, 0) < ${before}`,
-      ),
-    )
-    .orderBy(asc(messages.updatedAt))
-    .limit(SWEEP_LIMIT);
+  return staleUnacceptedQuery(db, now - STALE_AFTER_MS, SWEEP_LIMIT);
 }

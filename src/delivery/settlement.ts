@@ -1,5 +1,5 @@
 import { readConfig } from "../config";
-import { createDb, type Db } from "../db/client";
+import { type Db, databaseFor } from "../db/client";
 import { recordRetry } from "../db/queries/messages";
 import { carriesClientId, clientMessageIdOf } from "../gateways/client-id";
 import type { ChatGateway, LookupResult } from "../gateways/gateway";
@@ -55,7 +55,7 @@ export class Settlement {
     const gateway = this.host.gateway();
     const config = readConfig(this.env);
     const graceMs = config.OUTCOME_GRACE_SECONDS * 1000;
-    const db = createDb(this.env.DB);
+    const db = databaseFor(this.env);
     for (const item of items) {
       const lastCall = item.attempted_at ?? 0;
       const since = item.first_attempt_at ?? lastCall;

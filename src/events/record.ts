@@ -1,71 +1,22 @@
-import { getTableColumns, type SQL, sql } from "drizzle-orm";
-import type { SQLiteTable } from "drizzle-orm/sqlite-core";
-import { accounts } from "../db/schema";
+import { eventForAccount as accountEvent, eventsForRows as rowsEvents } from "../db/queries/events";
 import type { EventType } from "./catalogue";
 
-// Events are written in the same D1 batch as the change they record (a transactional outbox):
-// the statements below go into the batch of the change, after the statement that makes it.
+// The statements that record events live in src/db/queries/events.ts (every D1 statement lives
+// in src/db/). They go into the D1 batch of the change they record (a transactional outbox);
+// these are the same builders with the event type checked against the catalogue.
 
-/**
- * What an event statement returns of each event it wrote: its id, its account, and whether the
- * account has an enabled webhook endpoint at all (only then is the event worth publishing).
- */
-const RETURNING_RECORDED = sql.raw(`RETURNING id, account_id AS accountId,
-  EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.account_id = events.account_id AND w.enabled = 1) AS hooked`);
+/** A row-event statement builder, typed by the catalogue's event types. */
+type OfEventType<F> = F extends (type: string, ...rest: infer R) => infer S
+  ? (type: EventType, ...rest: R) => S
+  : never;
 
-/** A fresh event id, `evt_` and 32 hex digits, made by SQLite (one per row of an INSERT…SELECT). */
-const NEW_EVENT_ID = sql`'evt_' || lower(hex(randomblob(16)))`;
+/** src/db/queries/events.ts `eventsForRows`, for a catalogue event type. */
+export const eventsForRows: OfEventType<typeof rowsEvents> = rowsEvents;
 
-/** JSON of every column of `table`'s current row, camelCase keys (as Drizzle reads the row). */
-function rowJson(table: SQLiteTable): SQL {
-  const pairs = Object.entries(getTableColumns(table)).map(([key, column]) => sql`${key}, ${column}`);
-  return sql`json_object(${sql.join(pairs, sql`, `)})`;
-}
+/** src/db/queries/events.ts `eventForAccount`, for a catalogue event type. */
+export const eventForAccount: OfEventType<typeof accountEvent> = accountEvent;
 
-/**
- * The statement that records a `type` event for every row of `table` (messages or OTPs: tables
- * with `id`, `account_id` and `updated_at`) that `where` selects, with the row as it is at this
- * point of the batch; the event's time is the row's `updated_at`, which the change set. Its
- * dedupe key is `type:<row id>`: each of these changes happens once per row (a message is sent
- * once, an OTP verified once), so the same change applied again records nothing. `extra` adds
- * keys to the snapshot, each a JSON value computed for the row (e.g. an OTP's attempts, read
- * from another table).
- */
-export function eventsForRows(
-  type: EventType,
-  table: SQLiteTable,
-  where: SQL,
-  extra: Record<string, SQL> = {},
-): SQL {
-  const snapshot = Object.entries(extra).reduce(
-    (json, [key, value]) => sql`json_set(${json}, ${`$.${key}`}, json(${value}))`,
-    rowJson(table),
-  );
-  return sql`INSERT OR IGNORE INTO events (id, account_id, type, dedupe_key, snapshot, created_at)
-    SELECT ${NEW_EVENT_ID}, account_id, ${type}, ${`${type}:`} || id, ${snapshot}, updated_at
-    FROM ${table} WHERE ${where}
-    ${RETURNING_RECORDED}`;
-}
-
-/**
- * The statement that records a `type` event for account `accountId` when `where` holds of its row
- * at this point of the batch. The snapshot is the row with `extra` merged in (what rendering it
- * needs beyond the row, e.g. the prices of the moment); the event's time is the row's
- * `updated_at`, which the change set. `dedupeKey` names the change (`<type>:<what caused it>`),
- * so the same change applied again records nothing.
- */
-export function eventForAccount(
-  type: EventType,
-  accountId: string,
-  where: SQL,
-  dedupeKey: string,
-  extra: Record<string, unknown>,
-): SQL {
-  return sql`INSERT OR IGNORE INTO events (id, account_id, type, dedupe_key, snapshot, created_at)
-    SELECT ${NEW_EVENT_ID}, id, ${type}, ${dedupeKey}, json_patch(${rowJson(accounts)}, ${JSON.stringify(extra)}), updated_at
-    FROM accounts WHERE id = ${accountId} AND ${where}
-    ${RETURNING_RECORDED}`;
-}
+export { insertEventStatement, insertKeyedEventStatement } from "../db/queries/events";
 
 /** An event made outside D1 (by a session object), with its own id as its dedupe key. */
 export interface PendingEvent {
@@ -81,24 +32,6 @@ export interface PendingEvent {
 /** A new {@link PendingEvent} id: `evt_` and 32 hex digits, like the ones SQLite makes. */
 export function newEventId(): string {
   return `evt_${crypto.randomUUID().replaceAll("-", "")}`;
-}
-
-/** The statement that records a {@link PendingEvent}; writing it again records nothing. */
-export function insertEventStatement(event: PendingEvent): SQL {
-  return sql`INSERT OR IGNORE INTO events (id, account_id, type, dedupe_key, snapshot, created_at)
-    VALUES (${event.id}, ${event.accountId}, ${event.type}, ${event.id}, ${event.snapshot}, ${event.createdAt})
-    ${RETURNING_RECORDED}`;
-}
-
-/**
- * The statement that records `event` under `dedupeKey` (the change it records, so the same change
- * recorded again records nothing) when `where` holds at this point of the batch.
- */
-export function insertKeyedEventStatement(event: PendingEvent, dedupeKey: string, where: SQL): SQL {
-  return sql`INSERT OR IGNORE INTO events (id, account_id, type, dedupe_key, snapshot, created_at)
-    SELECT ${event.id}, ${event.accountId}, ${event.type}, ${dedupeKey}, ${event.snapshot}, ${event.createdAt}
-    WHERE ${where}
-    ${RETURNING_RECORDED}`;
 }
 
 /**

@@ -1,5 +1,5 @@
-import { sql } from "drizzle-orm";
-import { batchSql, createDb, type Db } from "../db/client";
+import { batchSql, databaseFor } from "../db/client";
+import { messageOfId, messageOfProviderIds, metadataIs, swapMetadataStatement } from "../db/queries/messages";
 import { publishEvents } from "../events/publish";
 import { insertKeyedEventStatement, newEventId, recordedIn } from "../events/record";
 import { log } from "../lib/log";
@@ -10,27 +10,6 @@ import { metadataObject, metadataText, parseMessageMetadata } from "./metadata";
  * Incoming replies and reactions (README, Replies and reactions): which of the session's messages
  * a gateway's id names, and a contact's reaction recorded on the message it names.
  */
-
-/**
- * Our id of the account's message on the session that the gateway knows by one of `refs` (its ids of the
- * message, as the gateway's event gives them; several when the event gives a short form that
- * more than one stored form could end in: WAHA's reply), or null when the session has none.
- * Messages of both directions count: a contact may quote or react to our message or their own.
- */
-export async function messageOfProviderIds(
-  db: Db,
-  session: { accountId: string; sessionId: string },
-  refs: readonly string[],
-): Promise<{ id: string; accountId: string; metadata: string } | null> {
-  if (refs.length === 0) return null;
-  const [row] = await db.all<{ id: string; accountId: string; metadata: string }>(
-    sql`SELECT id, account_id AS accountId, metadata FROM messages
-      WHERE provider_message_id IN (SELECT value FROM json_each(${JSON.stringify(refs)}))
-        AND account_id = ${session.accountId} AND chatapp_session_id = ${session.sessionId}
-      ORDER BY created_at LIMIT 1`,
-  );
-  return row ?? null;
-}
 
 /** A contact's reaction as a gateway reported it; `at` is epoch ms by the gateway's clock. */
 export interface IncomingReaction {
@@ -68,7 +47,7 @@ export async function receiveReaction(
   reaction: IncomingReaction,
   options: { byId?: boolean } = {},
 ): Promise<{ messageId: string; changed: boolean } | null> {
-  const db = createDb(env.DB);
+  const db = databaseFor(env, reaction.accountId);
   for (let tries = 0; tries < MAX_TRIES; tries += 1) {
     const target = options.byId
       ? await messageOfId(db, reaction, reaction.providerMessageId)
@@ -97,12 +76,11 @@ export async function receiveReaction(
       createdAt: Date.now(),
     };
     const results = await batchSql(db, [
-      sql`UPDATE messages SET metadata = ${next}, updated_at = ${Date.now()}
-        WHERE id = ${target.id} AND metadata = ${target.metadata}`,
+      swapMetadataStatement(target.id, target.metadata, next, Date.now()),
       insertKeyedEventStatement(
         event,
         `message.reaction:${target.id}:${reaction.from}:${reaction.at}:${reaction.emoji}`,
-        sql`EXISTS (SELECT 1 FROM messages WHERE id = ${target.id} AND metadata = ${next})`,
+        metadataIs(target.id, next),
       ),
     ]);
     if ((results[0]?.meta.changes ?? 0) > 0) {
@@ -111,19 +89,6 @@ export async function receiveReaction(
     }
   }
   throw new Error(`the reactions of a message changed ${MAX_TRIES} times while one was recorded`);
-}
-
-/** The account's message with our id `id` on the session, or null. */
-async function messageOfId(
-  db: Db,
-  session: { accountId: string; sessionId: string },
-  id: string,
-): Promise<{ id: string; accountId: string; metadata: string } | null> {
-  const [row] = await db.all<{ id: string; accountId: string; metadata: string }>(
-    sql`SELECT id, account_id AS accountId, metadata FROM messages
-      WHERE id = ${id} AND account_id = ${session.accountId} AND chatapp_session_id = ${session.sessionId}`,
-  );
-  return row ?? null;
 }
 
 /** Epoch ms of an API timestamp (`2026-11-21T09:30:12.345000Z`: the clock's milliseconds and three zeros). */

@@ -1,14 +1,19 @@
-import { type SQL, sql } from "drizzle-orm";
-import { batchSql, createDb } from "../db/client";
+import { batchSql, databaseFor, type Statement } from "../db/client";
+import { noteReplyStatement } from "../db/queries/campaigns";
 import { noteIncomingStatement } from "../db/queries/contact-windows";
-import { incomingRow, insertIncomingStatement, type NewIncoming } from "../db/queries/messages";
+import {
+  incomingRow,
+  insertIncomingStatement,
+  messageOfProviderIds,
+  messageWithId,
+  type NewIncoming,
+} from "../db/queries/messages";
 import { optOutByKeywordStatement } from "../db/queries/opt-outs";
 import { messages } from "../db/schema";
 import { publishEvents } from "../events/publish";
 import { eventsForRows, recordedIn } from "../events/record";
 import { toE164 } from "../lib/phone";
 import { optOutKeyword } from "../opt-outs/keywords";
-import { messageOfProviderIds } from "./reactions";
 import type { MessageRow } from "./types";
 
 /**
@@ -32,12 +37,12 @@ export async function receiveMessage(
   input: NewIncoming,
   options: { quotedIds?: readonly string[] } = {},
 ): Promise<MessageRow | null> {
-  const db = createDb(env.DB);
+  const db = databaseFor(env, input.accountId);
   const quoted = options.quotedIds?.length ? await messageOfProviderIds(db, input, options.quotedIds) : null;
   const row = incomingRow(quoted ? { ...input, replyTo: quoted.id } : input);
-  const statements: SQL[] = [
+  const statements: Statement[] = [
     insertIncomingStatement(db, row),
-    eventsForRows("message.received", messages, sql`id = ${row.id}`),
+    eventsForRows("message.received", messages, messageWithId(row.id)),
   ];
   const keyword = optOutKeyword(row.content);
   const sender = toE164(row.fromNumber ?? "");
@@ -57,10 +62,7 @@ export async function receiveMessage(
   // A campaign recipient writing back after their message was sent counts as `replied`, once
   // (the `campaign_recipients_replied` trigger keeps the campaign's counter).
   if (sender !== null) {
-    statements.push(sql`UPDATE campaign_recipients SET replied_at = ${row.createdAt}
-      WHERE replied_at IS NULL AND message_id IN (SELECT id FROM messages WHERE account_id = ${row.accountId}
-        AND to_number = ${sender} AND campaign_id IS NOT NULL AND direction = 'outgoing'
-        AND status IN ('sent', 'delivered', 'read') AND sent_at <= ${row.createdAt})`);
+    statements.push(noteReplyStatement(row.accountId, sender, row.createdAt));
   }
   const results = await batchSql(db, statements);
   await publishEvents(env, recordedIn(results, [1]));

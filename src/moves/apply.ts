@@ -1,5 +1,5 @@
 import type { SQL } from "drizzle-orm";
-import { batchSql, createDb } from "../db/client";
+import { batchSql, databaseFor } from "../db/client";
 import { publishEvents } from "../events/publish";
 import { recordedIn } from "../events/record";
 import { type MessageMove, moveStatement, type SentMove, sentStatement } from "./message";
@@ -48,7 +48,7 @@ export async function applyMoves(
     statements.push(moveStatement(move, refundId), ...reactionsOf({ move, refundId }));
   }
   statements.push(...batchReactions(sent, [...new Set(options.campaignIds ?? [])], Date.now()));
-  const results = await batchSql(createDb(env.DB), statements);
+  const results = await batchSql(databaseFor(env), statements);
   // Only the event statements of a moves batch return rows.
   await publishEvents(env, recordedIn(results, [...results.keys()]));
   return firstOf.map((index) => (results[index]?.meta.changes ?? 0) > 0);

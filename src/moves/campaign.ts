@@ -1,5 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
-import { batchSql, createDb } from "../db/client";
+import { batchSql, databaseFor } from "../db/client";
 import { type CampaignRow, campaigns } from "../db/schema";
 import type { ErrorCode } from "../errors";
 import { publishEvents } from "../events/publish";
@@ -109,7 +109,7 @@ export async function completeFinishedCampaigns(env: {
   DB: D1Database;
   WEBHOOK_QUEUE: Queue;
 }): Promise<number> {
-  const db = createDb(env.DB);
+  const db = databaseFor(env);
   const rows = await db.all<{ id: string }>(
     sql`SELECT id FROM campaigns WHERE ${campaignFrom("complete")} AND ${FINISHED}`,
   );

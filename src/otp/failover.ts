@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { createDb, type Db } from "../db/client";
+import { type Db, databaseFor } from "../db/client";
 import { type AppRow, findApp } from "../db/queries/apps";
 import {
   type AttemptWithMessage,
@@ -171,7 +171,7 @@ export async function queueFailoverJob(env: Env, next: NextJob): Promise<void> {
  * run twice changes nothing twice. Poison messages are acked and logged.
  */
 export async function handleOtpFailoverBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  const db = createDb(env.DB);
+  const db = databaseFor(env);
   for (const message of dropPoison(batch, JobSchema)) {
     try {
       const next = await runFailoverJob(env, db, message.body, Date.now());

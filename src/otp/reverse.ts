@@ -1,6 +1,5 @@
-import { type SQL, sql } from "drizzle-orm";
 import { charge } from "../billing/ledger";
-import type { Db } from "../db/client";
+import type { Condition, Db } from "../db/client";
 import { findAccount } from "../db/queries/accounts";
 import { type AppRow, findApp } from "../db/queries/apps";
 import {
@@ -12,6 +11,7 @@ import {
   otpChangeOf,
   type ReverseVerification,
   reverseVerifiable,
+  verifiedOnceMade,
   verifyReverseStatement,
 } from "../db/queries/otps";
 import {
@@ -267,7 +267,7 @@ async function verifyMatch(
   price: number,
   now: number,
 ): Promise<OtpRow | null> {
-  const verifiedEvent = (condition: SQL) => eventsForRows("otp.verified", otps, condition);
+  const verifiedEvent = (condition: Condition) => eventsForRows("otp.verified", otps, condition);
   let balance: number | null = null;
   if (price > 0) {
     const charged = await charge(
@@ -282,10 +282,7 @@ async function verifyMatch(
         guard: reverseVerifiable(v, now),
         cause: { otpId: v.id },
       },
-      (made) => [
-        verifyReverseStatement(v, now, made),
-        verifiedEvent(sql`id = ${v.id} AND status = 'verified' AND ${made}`),
-      ],
+      (made) => [verifyReverseStatement(v, now, made), verifiedEvent(verifiedOnceMade(v.id, made))],
     );
     if (charged.ok) {
       const change = otpChangeOf(charged.results);

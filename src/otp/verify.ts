@@ -1,6 +1,5 @@
-import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { attemptsJson } from "../db/queries/otp-attempts";
+import { eventRowAttemptsJson } from "../db/queries/otp-attempts";
 import { findOtp, markExpired, markVerified, type OtpRow, recordWrongCode } from "../db/queries/otps";
 import { otps } from "../db/schema";
 import { ApiError } from "../errors";
@@ -12,7 +11,7 @@ import { reverseRefusal } from "./send";
 import { otpStatusAt } from "./status";
 
 /** What an `otp.*` event's snapshot holds beside the row: the OTP's attempts, as its GET shows them. */
-const withAttempts = { attempts: attemptsJson(sql`otps.id`) };
+const withAttempts = { attempts: eventRowAttemptsJson() };
 
 /**
  * Rounds of read-compare-write before giving up. A round is repeated only when the OTP changed

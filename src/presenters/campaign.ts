@@ -73,7 +73,7 @@ export function etaOf(row: CampaignRow, now: number): number | null {
 }
 
 /**
- * A campaign row as an event stored it (src/events/record.ts `rowJson`: the JSON columns are
+ * A campaign row as an event stored it (src/db/queries/events.ts `rowJson`: the JSON columns are
  * text there), as Drizzle reads it.
  */
 export function campaignRowOfSnapshot(snapshot: Record<string, unknown>): CampaignRow {

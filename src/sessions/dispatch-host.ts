@@ -1,4 +1,4 @@
-import { createDb } from "../db/client";
+import { databaseFor } from "../db/client";
 import { claimMessages } from "../db/queries/messages";
 import { Dispatcher, SYNC_RETRY_MS } from "../delivery/dispatcher";
 import { failover } from "../delivery/failover";
@@ -154,7 +154,7 @@ export class SessionDispatchHost implements DispatchHost {
    */
   async enqueue(requests: DispatchRequest[]): Promise<number> {
     const state = this.core.state();
-    const db = createDb(this.core.env.DB);
+    const db = databaseFor(this.core.env);
     const now = Date.now();
     if (!state) {
       // Deleted: D1 got every outcome before the storage went, so only a message that never

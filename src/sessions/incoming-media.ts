@@ -1,7 +1,7 @@
-import { type SQL, sql } from "drizzle-orm";
 import { readConfig } from "../config";
-import { batchSql, createDb, type Db } from "../db/client";
+import { batchSql, type Db, databaseFor, type Statement } from "../db/client";
 import { keptMediaStatement, mediaErrorStatement } from "../db/queries/incoming-media";
+import { ownIncomingMessage } from "../db/queries/messages";
 import { messages } from "../db/schema";
 import { publishEvents } from "../events/publish";
 import { eventsForRows, recordedIn } from "../events/record";
@@ -60,7 +60,7 @@ export class IncomingMediaKeeper {
       .toArray()[0];
     const state = this.core.state();
     if (!owed || !state) return;
-    const db = createDb(this.core.env.DB);
+    const db = databaseFor(this.core.env, state.account_id);
     const message = { id: messageId, accountId: state.account_id };
     try {
       const gateway = this.core.gateway();
@@ -115,9 +115,9 @@ export class IncomingMediaKeeper {
     db: Db,
     type: "message.media_kept" | "message.media_failed",
     message: { id: string; accountId: string },
-    change: SQL,
+    change: Statement,
   ): Promise<void> {
-    const where = sql`id = ${message.id} AND account_id = ${message.accountId} AND direction = 'incoming'`;
+    const where = ownIncomingMessage(message.id, message.accountId);
     const results = await batchSql(db, [change, eventsForRows(type, messages, where)]);
     await publishEvents(this.core.env, recordedIn(results, [1]));
   }

@@ -1,5 +1,5 @@
 import { ConfigError, type GatewayKind, gatewaySettingsOf, readConfig } from "../config";
-import { createDb } from "../db/client";
+import { databaseFor } from "../db/client";
 import { Outbox } from "../delivery/outbox";
 import { KeptReceipts } from "../delivery/receipts";
 import { createGateway } from "../gateways";
@@ -42,7 +42,7 @@ export class SessionCore {
     this.receipts = new KeptReceipts(this.sql);
     this.deadlines = new Deadlines(this.sql, ctx.storage);
     this.health = new GatewayHealth(this.sql);
-    this.live = new LiveWatchers(ctx, lapsedInD1(createDb(env.DB)));
+    this.live = new LiveWatchers(ctx, lapsedInD1(databaseFor(env)));
   }
 
   /**

@@ -1,10 +1,9 @@
-import { eq } from "drizzle-orm";
 import { type GatewayKind, readConfig } from "../config";
-import { createDb } from "../db/client";
+import { databaseFor } from "../db/client";
 import { insertCloudApiNumber } from "../db/queries/cloud-api";
 import { insertSessionWithinLimit, type LimitUsage } from "../db/queries/limits";
 import type { NewIncoming } from "../db/queries/messages";
-import { sessions } from "../db/schema";
+import { deleteSession } from "../db/queries/sessions";
 import type { Dispatcher } from "../delivery/dispatcher";
 import { receiptMoves } from "../delivery/receipts";
 import { accountLimitReached } from "../errors";
@@ -112,7 +111,10 @@ export class SessionLink {
     // the insert are one statement, so concurrent creates cannot both take the last slot.
     let refused: LimitUsage | null;
     try {
-      refused = await insertSessionWithinLimit(createDb(this.core.env.DB), this.core.store.row());
+      refused = await insertSessionWithinLimit(
+        databaseFor(this.core.env, this.core.store.row().accountId),
+        this.core.store.row(),
+      );
     } catch (error) {
       await this.core.forget();
       log.error("session_insert_failed", { error });
@@ -156,7 +158,7 @@ export class SessionLink {
     this.core.store.setCloudApiNumber({ ...number, throughputMps: mps });
     let recorded: boolean;
     try {
-      recorded = await insertCloudApiNumber(createDb(this.core.env.DB), {
+      recorded = await insertCloudApiNumber(databaseFor(this.core.env), {
         sessionId: id,
         accountId,
         phoneNumberId: number.phoneNumberId,
@@ -190,7 +192,7 @@ export class SessionLink {
         if (!(error instanceof GatewayError)) throw error;
       });
     try {
-      await createDb(this.core.env.DB).delete(sessions).where(eq(sessions.id, id));
+      await deleteSession(databaseFor(this.core.env), id);
     } catch (error) {
       log.error("session_undo_failed", { session: id, error });
       await this.moves.move({ type: "failed", reason: "gateway_create_failed" });
@@ -281,7 +283,7 @@ export class SessionLink {
     if (!(await this.fanOut.flush())) {
       return fail("service_unavailable", "The session's messages could not be recorded; try again later.");
     }
-    const db = createDb(this.core.env.DB);
+    const db = databaseFor(this.core.env);
     // Also messages whose queue message has not reached this object yet.
     const now = Date.now();
     await applyMoves(this.core.env, [
@@ -293,7 +295,7 @@ export class SessionLink {
         at: now,
       },
     ]);
-    await db.delete(sessions).where(eq(sessions.id, state.id));
+    await deleteSession(db, state.id);
     await this.core.forget();
     this.core.live.closeAll(
       { type: "session.deleted", id: state.id },

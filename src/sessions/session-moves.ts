@@ -1,6 +1,6 @@
 import { readConfig } from "../config";
-import { batchSql, createDb } from "../db/client";
-import { sessions } from "../db/schema";
+import { batchSql, databaseFor } from "../db/client";
+import { upsertSessionStatement } from "../db/queries/sessions";
 import { type Dispatcher, SYNC_RETRY_MS } from "../delivery/dispatcher";
 import { publishEvents } from "../events/publish";
 import { insertEventStatement, recordedIn } from "../events/record";
@@ -253,9 +253,9 @@ export class SessionMoves {
     const events = store.pendingEvents();
     deadlines.schedule("sync", "session", Date.now() + SYNC_RETRY_MS);
     try {
-      const db = createDb(this.core.env.DB);
+      const db = databaseFor(this.core.env, row.accountId);
       const results = await batchSql(db, [
-        db.insert(sessions).values(row).onConflictDoUpdate({ target: sessions.id, set: row }).getSQL(),
+        upsertSessionStatement(db, row),
         ...events.map(insertEventStatement),
       ]);
       store.clearEvents(events.map((event) => event.id));

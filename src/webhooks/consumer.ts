@@ -1,5 +1,5 @@
 import { readConfig } from "../config";
-import { createDb } from "../db/client";
+import { databaseFor } from "../db/client";
 import { failPendingDeliveries } from "../db/queries/webhook-deliveries";
 import { log } from "../lib/log";
 import { dropPoison, redeliveryDelaySeconds } from "../lib/queue";
@@ -36,7 +36,7 @@ export async function handleWebhookBatch(
   options: DeliveryOptions = {},
 ): Promise<void> {
   const valid = dropPoison(batch, WebhookQueueMessageSchema);
-  const db = createDb(env.DB);
+  const db = databaseFor(env);
   if (batch.queue === WEBHOOK_DEAD_LETTER_QUEUE) {
     const deliveries = valid
       .map((m) => m.body)

@@ -9,6 +9,7 @@ import {
   messages,
 } from "../schema";
 import { beyond, pageOf, readOrder } from "./keyset";
+import { refundCountStatements, refundedBy } from "./ledger";
 import {
   draftRecipientCount,
   insertWhere,
@@ -237,4 +238,284 @@ export async function sendWindowsOf(db: Db, ids: string[]): Promise<Map<string, 
     .from(campaigns)
     .where(sql`${campaigns.id} IN (SELECT value FROM json_each(${JSON.stringify([...new Set(ids)])}))`);
   return new Map(rows.map((row) => [row.id, row.sendWindow]));
+}
+
+/**
+ * The statement that marks the account's campaign recipient at `sender` replied (at `at`, epoch
+ * ms) when their campaign message was sent before it; once (the `campaign_recipients_replied`
+ * trigger keeps the campaign's counter).
+ */
+export function noteReplyStatement(accountId: string, sender: string, at: number): SQL {
+  return sql`UPDATE campaign_recipients SET replied_at = ${at}
+      WHERE replied_at IS NULL AND message_id IN (SELECT id FROM messages WHERE account_id = ${accountId}
+        AND to_number = ${sender} AND campaign_id IS NOT NULL AND direction = 'outgoing'
+        AND status IN ('sent', 'delivered', 'read') AND sent_at <= ${at})`;
+}
+
+/**
+ * The query that finds campaign `campaignId`'s recipients outside the window at `since` (epoch ms;
+ * a contact is inside when it last wrote at or after it) of any of `sessionIds`, leaving out those
+ * on account `accountId`'s opt-out list (they are skipped, not sent): the first
+ * `limit` by `seq`, each row carrying `outside_count`, how many there are in all.
+ * One statement: the list walks the campaign's recipients in `seq` order by their primary key
+ * (campaign_id, seq) and stops at the limit; the count, an uncorrelated subquery SQLite runs once,
+ * walks them all. Per recipient, a primary-key lookup in opt_outs and one in contact_windows per
+ * session: no scan, no sort (test/cloud-api/campaign-window.test.ts reads the plan, through src/campaigns/service-window.ts).
+ */
+export function outsideWindowStatement(
+  campaignId: string,
+  accountId: string,
+  sessionIds: string[],
+  since: number,
+  limit: number,
+): SQL {
+  const outside = (r: SQL) => sql`${r}.campaign_id = ${campaignId}
+    AND NOT EXISTS (SELECT 1 FROM opt_outs o WHERE o.account_id = ${accountId} AND o.to_number = ${r}.to_number)
+    AND EXISTS (SELECT 1 FROM json_each(${JSON.stringify(sessionIds)}) s
+      LEFT JOIN contact_windows w ON w.session_id = s.value AND w.contact_number = ${r}.to_number
+      WHERE w.last_incoming_at IS NULL OR w.last_incoming_at < ${since})`;
+  return sql`SELECT r.to_number AS to_number,
+      (SELECT count(*) FROM campaign_recipients c WHERE ${outside(sql.raw("c"))}) AS outside_count
+    FROM campaign_recipients r WHERE ${outside(sql.raw("r"))}
+    ORDER BY r.seq LIMIT ${limit}`;
+}
+
+/**
+ * The rows of {@link outsideWindowStatement} (same arguments): each number outside, the first
+ * `limit` of them, and how many there are in all.
+ */
+export async function recipientsOutsideWindow(
+  db: Db,
+  campaignId: string,
+  accountId: string,
+  sessionIds: string[],
+  since: number,
+  limit: number,
+): Promise<{ to_number: string; outside_count: number }[]> {
+  return db.all<{ to_number: string; outside_count: number }>(
+    outsideWindowStatement(campaignId, accountId, sessionIds, since, limit),
+  );
+}
+
+/**
+ * The statements that settle recipients of campaign `campaign` whose message will never be made:
+ * those still `pending` that `which` (a condition on `campaign_recipients`) selects become
+ * `outcome.status` with `outcome.reason`, and are refunded: one `refund` ledger entry of their
+ * count × the campaign's price, and the campaign's `refunded` and `failed` or `skipped` up and
+ * `queued` down by as much. Only while `holds` (a condition standing on its own, e.g. an EXISTS on
+ * the campaign row) holds; nothing is written when none is pending, so a batch run twice refunds
+ * once. Put them before any statement of the batch that makes `holds` false.
+ */
+export function settleRecipientsStatements(
+  campaign: { id: string; accountId: string },
+  which: SQL,
+  holds: SQL,
+  outcome: { status: "failed" | "skipped"; reason: string },
+  now: number,
+): SQL[] {
+  const refundId = crypto.randomUUID();
+  const these = sql`campaign_id = ${campaign.id} AND status = 'pending' AND ${which}`;
+  const count = sql`(SELECT count(*) FROM campaign_recipients WHERE ${these} AND ${holds})`;
+  const price = sql`(SELECT price FROM campaigns WHERE id = ${campaign.id})`;
+  const refunded = refundedBy(refundId);
+  const made = sql`EXISTS (SELECT 1 FROM ledger_entries WHERE id = ${refundId})`;
+  // The campaign's counter of that outcome (a fixed column name, not input).
+  const counter = sql.raw(outcome.status);
+  return [
+    ...refundCountStatements(
+      campaign.accountId,
+      refundId,
+      { amount: sql`${count} * ${price}`, count, cause: { campaignId: campaign.id } },
+      now,
+    ),
+    sql`UPDATE campaign_recipients SET status = ${outcome.status}, reason = ${outcome.reason} WHERE ${these} AND ${made}`,
+    sql`UPDATE campaigns SET refunded = refunded + ${refunded.amount}, queued = queued - ${refunded.count},
+        ${counter} = ${counter} + ${refunded.count}, updated_at = MAX(updated_at, ${now})
+      WHERE id = ${campaign.id} AND ${made}`,
+  ];
+}
+
+/**
+ * The statements that fail every recipient of campaign `campaign` still waiting for its message
+ * (not yet made into one by src/campaigns/materialise.ts) with `reason`, and refund them
+ * ({@link settleRecipientsStatements}). Only while `active` (a condition on the campaign row, e.g.
+ * its status) holds. Put them before any statement of the batch that makes `active` false.
+ */
+export function failRemainderStatements(
+  campaign: { id: string; accountId: string },
+  reason: string,
+  active: SQL,
+  now: number,
+): SQL[] {
+  return settleRecipientsStatements(
+    campaign,
+    sql`seq > (SELECT materialised_seq FROM campaigns WHERE id = ${campaign.id})`,
+    sql`EXISTS (SELECT 1 FROM campaigns WHERE id = ${campaign.id} AND ${active})`,
+    { status: "failed", reason },
+    now,
+  );
+}
+
+/** The condition selecting the campaign recipients whose `seq` is one of `seqs`. */
+export function recipientSeqIn(seqs: number[]): SQL {
+  return sql`seq IN (SELECT value FROM json_each(${JSON.stringify(seqs)}))`;
+}
+
+/** The condition selecting campaign `id` of account `accountId` (its row, by id and owner). */
+export function ownedCampaign(id: string, accountId: string): SQL {
+  return sql`id = ${id} AND account_id = ${accountId}`;
+}
+
+/** The condition that campaign `id` of account `accountId` is cancelled at this point of the batch. */
+export function cancelledCampaign(id: string, accountId: string): SQL {
+  return sql`${ownedCampaign(id, accountId)} AND status = 'cancelled'`;
+}
+
+// Starting a campaign (src/campaigns/start.ts): one charge whose effects skip the opted-out
+// recipients and move the campaign, guarded by the draft as priced.
+
+/** The account's opt-out list, as a condition on a campaign recipient's `to_number`. */
+function onOptOutList(accountId: string): SQL {
+  return sql`to_number IN (SELECT to_number FROM opt_outs WHERE account_id = ${accountId})`;
+}
+
+/** How many of campaign `campaignId`'s recipients are on account `accountId`'s opt-out list (SQL). */
+function optedOutCount(campaignId: string, accountId: string): SQL {
+  return sql`(SELECT count(*) FROM campaign_recipients WHERE campaign_id = ${campaignId} AND ${onOptOutList(accountId)})`;
+}
+
+/** How many of campaign `campaignId`'s recipients are on account `accountId`'s opt-out list. */
+export async function countOptedOut(db: Db, campaignId: string, accountId: string): Promise<number> {
+  const [counted] = await db.all<{ n: number }>(sql`SELECT ${optedOutCount(campaignId, accountId)} AS n`);
+  return counted?.n ?? 0;
+}
+
+/**
+ * The guard of a campaign's start charge: the account's campaign `id` may still make the move
+ * (`from`, src/moves/campaign.ts `campaignFrom("start")`), with `total` recipients of which
+ * `skipped` are on the opt-out list, as it was priced.
+ */
+export function draftAsPriced(id: string, accountId: string, from: SQL, total: number, skipped: number): SQL {
+  return sql`EXISTS (SELECT 1 FROM campaigns WHERE id = ${id} AND account_id = ${accountId}
+          AND ${from} AND total = ${total}) AND ${optedOutCount(id, accountId)} = ${skipped}`;
+}
+
+/** The statement that skips campaign `id`'s recipients on the opt-out list, once `made` holds. */
+export function skipOptedOutStatement(id: string, accountId: string, made: SQL): SQL {
+  return sql`UPDATE campaign_recipients SET status = 'skipped', reason = 'recipient_opted_out'
+          WHERE campaign_id = ${id} AND ${onOptOutList(accountId)} AND ${made}`;
+}
+
+/** The condition selecting campaign `id` once `made` holds. */
+export function campaignOnceMade(id: string, made: SQL): SQL {
+  return sql`id = ${id} AND ${made}`;
+}
+
+/** The columns a start sets (price and charge; `startedAt`, epoch ms, when it starts at once). */
+export function startPriceSet(
+  start: { price: number; chargeId: string; cost: number; skipped: number; queued: number },
+  startedAt: number | null,
+): SQL {
+  return sql`price = ${start.price}, charge_id = ${start.chargeId}, cost = ${start.cost}, skipped = ${start.skipped},
+            queued = ${start.queued}${startedAt !== null ? sql`, started_at = ${startedAt}` : sql``}`;
+}
+
+/** The condition selecting campaign `id` started at `now`, once `made` holds. */
+export function campaignStartedAt(id: string, now: number, made: SQL): SQL {
+  return sql`id = ${id} AND started_at = ${now} AND ${made}`;
+}
+
+/** The condition selecting campaign `id` completed, once `made` holds. */
+export function campaignCompletedOnceMade(id: string, made: SQL): SQL {
+  return sql`id = ${id} AND status = 'completed' AND ${made}`;
+}
+
+// Making a started campaign's messages (src/campaigns/materialise.ts), one step at a time.
+
+/**
+ * The campaigns that may still move (`active`, src/moves/campaign.ts `campaignFrom("complete")`),
+ * last changed before `before` (epoch ms), with recipients still waiting for their message.
+ */
+export async function stalledCampaigns(db: Db, active: SQL, before: number): Promise<{ id: string }[]> {
+  return db.all<{ id: string }>(sql`SELECT id FROM campaigns c
+    WHERE ${active} AND updated_at < ${before}
+      AND EXISTS (SELECT 1 FROM campaign_recipients r WHERE r.campaign_id = c.id AND r.seq > c.materialised_seq
+        AND r.status = 'pending')`);
+}
+
+/** Campaign `id` while `condition` holds of it, or null. */
+export async function campaignWhere(db: Db, id: string, condition: SQL): Promise<CampaignRow | null> {
+  const [campaign] = await db
+    .select()
+    .from(campaigns)
+    .where(and(eq(campaigns.id, id), condition));
+  return campaign ?? null;
+}
+
+/** Campaign `campaignId`'s first `limit` recipients after `seq`, in `seq` order. */
+export async function recipientsAfter(
+  db: Db,
+  campaignId: string,
+  seq: number,
+  limit: number,
+): Promise<{ seq: number; to_number: string; variables: string | null; status: string }[]> {
+  return db.all<{
+    seq: number;
+    to_number: string;
+    variables: string | null;
+    status: string;
+  }>(
+    sql`SELECT seq, to_number, variables, status FROM ${campaignRecipients}
+      WHERE campaign_id = ${campaignId} AND seq > ${seq} ORDER BY seq
+      LIMIT ${limit}`,
+  );
+}
+
+/** The condition that campaign `campaignId`'s messages are made up to recipient `lastSeq`. */
+export function materialisedTo(campaignId: string, lastSeq: number): SQL {
+  return sql`EXISTS (SELECT 1 FROM campaigns WHERE id = ${campaignId} AND materialised_seq >= ${lastSeq})`;
+}
+
+/**
+ * Per message of an INSERT over a `json_each` list (src/db/queries/messages.ts
+ * `insertOutgoingStatement`): its recipient still waits (a racing step of this campaign may have
+ * skipped it).
+ */
+export function recipientStillPending(campaignId: string): SQL {
+  return sql`EXISTS (SELECT 1 FROM campaign_recipients r WHERE r.campaign_id = ${campaignId}
+    AND r.seq = json_extract(value, '$.sendIndex') AND r.status = 'pending')`;
+}
+
+/**
+ * The statement that moves campaign `campaignId`'s `materialised_seq` from `fromSeq` to `lastSeq`
+ * while `active` holds; it changes nothing when another step moved it first.
+ */
+export function advanceMaterialisedStatement(
+  campaignId: string,
+  fromSeq: number,
+  lastSeq: number,
+  active: SQL,
+  now: number,
+): SQL {
+  return sql`UPDATE campaigns SET materialised_seq = ${lastSeq}, updated_at = MAX(updated_at, ${now})
+      WHERE id = ${campaignId} AND materialised_seq = ${fromSeq} AND ${active}`;
+}
+
+/**
+ * The statement that marks the recipients of `plan` (JSON `[{ seq, id }]`: each recipient and its
+ * message) `queued` with their message, those still `pending`, once `advanced` holds.
+ */
+export function queueRecipientsStatement(campaignId: string, plan: string, advanced: SQL): SQL {
+  // MATERIALIZED: the step's list drives the join, one primary-key lookup per recipient.
+  // Without it SQLite walks every recipient of the campaign and scans the list for each
+  // (quadratic: some 23 s per step at 100,000 recipients).
+  return sql`WITH p AS MATERIALIZED (SELECT json_extract(value, '$.seq') AS pseq, json_extract(value, '$.id') AS mid
+        FROM json_each(${plan}))
+      UPDATE campaign_recipients SET status = 'queued', message_id = p.mid FROM p
+      WHERE campaign_id = ${campaignId} AND seq = p.pseq AND status = 'pending' AND ${advanced}`;
+}
+
+/** The condition that campaign `campaignId` is still as `active` says at this point of the batch. */
+export function campaignStillIn(campaignId: string, active: SQL): SQL {
+  return sql`EXISTS (SELECT 1 FROM campaigns WHERE id = ${campaignId} AND ${active})`;
 }

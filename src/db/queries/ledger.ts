@@ -74,3 +74,139 @@ export async function listLedger(
   const results = rest.length === 0 ? [await first] : await db.batch([first, ...rest]);
   return pageOf(results, query.limit, query.cursor);
 }
+
+// The statements that move money: a charge, refunds and credits, each with its ledger entry in
+// the same D1 batch. src/billing/ledger.ts runs them (the only writer of balances); amounts are
+// integer minor units.
+
+/** What a charge, refund or credit is for, stored with its ledger entry. */
+export interface LedgerCause {
+  /** The campaign charged or refunded. */
+  campaignId?: string | null;
+  /** The OTP whose code the charged messages carry. */
+  otpId?: string | null;
+  /** A credit's note. */
+  description?: string | null;
+}
+
+/** The condition that holds once charge `chargeId` is made (its ledger entry exists). */
+export function chargeMade(chargeId: string): SQL {
+  return sql`EXISTS (SELECT 1 FROM ledger_entries WHERE id = ${chargeId})`;
+}
+
+/**
+ * The two statements of a charge of `amount` minor units for `messageCount` messages, as ledger
+ * entry `id` recording `cause`: the entry (written only when the balance covers the amount and
+ * `guard` holds) and the balance's fall (only once `charged`, {@link chargeMade}, holds).
+ */
+export function chargeStatements(
+  input: {
+    id: string;
+    accountId: string;
+    amount: number;
+    messageCount: number;
+    now: number;
+    guard?: SQL;
+    cause?: LedgerCause;
+  },
+  charged: SQL,
+): SQL[] {
+  const { id: chargeId, accountId, amount, messageCount, now, cause = {} } = input;
+  return [
+    sql`INSERT INTO ledger_entries (id, account_id, kind, amount, balance_after, message_count, campaign_id, otp_id, created_at)
+      SELECT ${chargeId}, id, 'charge', ${-amount}, balance - ${amount}, ${messageCount},
+        ${cause.campaignId ?? null}, ${cause.otpId ?? null}, ${now}
+      FROM accounts WHERE id = ${accountId} AND balance >= ${amount} AND ${input.guard ?? sql`1`}`,
+    sql`UPDATE accounts SET balance = balance - ${amount}, updated_at = ${now}
+      WHERE id = ${accountId} AND ${charged}`,
+  ];
+}
+
+/**
+ * Of an account's row after a charge of `amount` (made once `charged` holds): the balance went
+ * from at least its `low_balance_threshold` to below it.
+ */
+export function balanceCrossedLow(amount: number, charged: SQL): SQL {
+  return sql`low_balance_threshold IS NOT NULL AND balance < low_balance_threshold
+    AND balance + ${amount} >= low_balance_threshold AND ${charged}`;
+}
+
+/** The statement reading an account's balance (`{ balance }`, no row for an unknown account). */
+export function balanceStatement(accountId: string): SQL {
+  return sql`SELECT balance FROM accounts WHERE id = ${accountId}`;
+}
+
+/**
+ * The statements that refund the messages tagged with `refundId` (their `refund_id` column, set by
+ * a statement placed before these in the same batch): the balance rises by their summed cost and a
+ * `refund` ledger entry records it. When no message carries the tag, nothing is written, so a
+ * message is refunded at most once: whatever tags it must match only messages not yet refunded.
+ * The entry's cause is read from the messages: their campaign, or their OTP, when they all have
+ * the same one (a session's deletion may fail messages of several campaigns and sends at once).
+ */
+export function refundTaggedStatements(accountId: string, refundId: string, now: number): SQL[] {
+  return [
+    sql`UPDATE accounts SET balance = balance + (SELECT COALESCE(SUM(cost), 0) FROM messages WHERE refund_id = ${refundId}),
+        updated_at = ${now} WHERE id = ${accountId}`,
+    sql`INSERT INTO ledger_entries (id, account_id, kind, amount, balance_after, message_count, campaign_id, otp_id, created_at)
+      SELECT ${refundId}, ${accountId}, 'refund', SUM(cost), (SELECT balance FROM accounts WHERE id = ${accountId}), COUNT(*),
+        ${onlyValue(sql`campaign_id`)}, ${onlyValue(sql`otp_id`)}, ${now}
+      FROM messages WHERE refund_id = ${refundId} HAVING COUNT(*) > 0`,
+  ];
+}
+
+/** Of an aggregate's rows: `column`'s value when every row has the same one, else NULL. */
+function onlyValue(column: SQL): SQL {
+  return sql`CASE WHEN COUNT(DISTINCT ${column}) = 1 AND COUNT(${column}) = COUNT(*) THEN MIN(${column}) END`;
+}
+
+/**
+ * The statements that refund `count` paid items that never became messages (a campaign's
+ * recipients not yet sent when it was cancelled), for `amount` minor units in all, as ledger entry
+ * `refundId` recording `cause`. `amount` and `count` are SQL expressions evaluated once, when the
+ * entry is written; nothing is written when `count` is 0. The balance then rises by the entry's
+ * amount, so later statements of the batch may change what `count` counted (mark those items
+ * refunded), and the entry is the record of what was refunded: read it back with {@link refundedBy}.
+ */
+export function refundCountStatements(
+  accountId: string,
+  refundId: string,
+  refund: { amount: SQL; count: SQL; cause: LedgerCause },
+  now: number,
+): SQL[] {
+  return [
+    sql`INSERT INTO ledger_entries (id, account_id, kind, amount, balance_after, message_count, campaign_id, otp_id, created_at)
+      SELECT ${refundId}, id, 'refund', ${refund.amount}, balance + ${refund.amount}, ${refund.count},
+        ${refund.cause.campaignId ?? null}, ${refund.cause.otpId ?? null}, ${now}
+      FROM accounts WHERE id = ${accountId} AND ${refund.count} > 0`,
+    sql`UPDATE accounts SET balance = balance + ${refundedBy(refundId).amount}, updated_at = ${now}
+      WHERE id = ${accountId} AND EXISTS (SELECT 1 FROM ledger_entries WHERE id = ${refundId})`,
+  ];
+}
+
+/** SQL reading back what ledger entry `refundId` refunded (0 and 0 when it was not written). */
+export function refundedBy(refundId: string): { amount: SQL; count: SQL } {
+  return {
+    amount: sql`COALESCE((SELECT amount FROM ledger_entries WHERE id = ${refundId}), 0)`,
+    count: sql`COALESCE((SELECT message_count FROM ledger_entries WHERE id = ${refundId}), 0)`,
+  };
+}
+
+/**
+ * The statements that credit `amount` minor units to an account, with its `credit` ledger entry
+ * holding `description` (the operator's note, or null); nothing is written for an unknown account.
+ * Run them in a batch of their own or after the account's INSERT.
+ */
+export function creditStatements(
+  accountId: string,
+  amount: number,
+  now: number,
+  description: string | null = null,
+): SQL[] {
+  return [
+    sql`INSERT INTO ledger_entries (id, account_id, kind, amount, balance_after, message_count, description, created_at)
+      SELECT ${crypto.randomUUID()}, id, 'credit', ${amount}, balance + ${amount}, 0, ${description}, ${now}
+      FROM accounts WHERE id = ${accountId}`,
+    sql`UPDATE accounts SET balance = balance + ${amount}, updated_at = ${now} WHERE id = ${accountId}`,
+  ];
+}

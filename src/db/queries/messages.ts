@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, isNotNull, type SQL, sql } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, isNotNull, lt, type SQL, sql } from "drizzle-orm";
 import { formatNullableTimestamp, formatTimestamp } from "../../lib/time";
 import type { Db } from "../client";
 import { type MessageRow, type MessageType, messages } from "../schema";
@@ -302,4 +302,112 @@ export async function lastIncomingMessageId(
     .orderBy(desc(messages.createdAt), sql`rowid DESC`)
     .limit(1);
   return row?.id ?? null;
+}
+
+/**
+ * Our id of the account's message on the session that the gateway knows by one of `refs` (its ids of the
+ * message, as the gateway's event gives them; several when the event gives a short form that
+ * more than one stored form could end in: WAHA's reply), or null when the session has none.
+ * Messages of both directions count: a contact may quote or react to our message or their own.
+ */
+export async function messageOfProviderIds(
+  db: Db,
+  session: { accountId: string; sessionId: string },
+  refs: readonly string[],
+): Promise<{ id: string; accountId: string; metadata: string } | null> {
+  if (refs.length === 0) return null;
+  const [row] = await db.all<{ id: string; accountId: string; metadata: string }>(
+    sql`SELECT id, account_id AS accountId, metadata FROM messages
+      WHERE provider_message_id IN (SELECT value FROM json_each(${JSON.stringify(refs)}))
+        AND account_id = ${session.accountId} AND chatapp_session_id = ${session.sessionId}
+      ORDER BY created_at LIMIT 1`,
+  );
+  return row ?? null;
+}
+
+/** The account's message with our id `id` on the session, or null. */
+export async function messageOfId(
+  db: Db,
+  session: { accountId: string; sessionId: string },
+  id: string,
+): Promise<{ id: string; accountId: string; metadata: string } | null> {
+  const [row] = await db.all<{ id: string; accountId: string; metadata: string }>(
+    sql`SELECT id, account_id AS accountId, metadata FROM messages
+      WHERE id = ${id} AND account_id = ${session.accountId} AND chatapp_session_id = ${session.sessionId}`,
+  );
+  return row ?? null;
+}
+
+/**
+ * The compare-and-set of a message's `metadata` (JSON): it becomes `next` only while it is still
+ * `current`, so a concurrent change makes this statement change nothing.
+ */
+export function swapMetadataStatement(id: string, current: string, next: string, now: number): SQL {
+  return sql`UPDATE messages SET metadata = ${next}, updated_at = ${now}
+        WHERE id = ${id} AND metadata = ${current}`;
+}
+
+/** The condition that message `id`'s `metadata` is `metadata` at this point of the batch. */
+export function metadataIs(id: string, metadata: string): SQL {
+  return sql`EXISTS (SELECT 1 FROM messages WHERE id = ${id} AND metadata = ${metadata})`;
+}
+
+/** The condition selecting the message with id `id` (for its event statement). */
+export function messageWithId(id: string): SQL {
+  return sql`id = ${id}`;
+}
+
+/**
+ * Moves the account's messages of `plan` (JSON `[{ id, to }]`: each message and the session it
+ * moves to) off session `fromSessionId`, those still `queued` or `scheduled`: each gets its new
+ * session, a cleared `accepted_at` and a `metadata.failover` entry (`reason`, `at`: an API
+ * timestamp of `now`, epoch ms). One statement (src/delivery/failover.ts).
+ * @returns the moved messages, as a dispatch request reads them (`T`, camelCase).
+ */
+export async function moveToSessions<T>(
+  db: Db,
+  move: { accountId: string; fromSessionId: string; plan: string; reason: string; now: number; at: string },
+): Promise<T[]> {
+  // MATERIALIZED: the list drives the join, one primary-key lookup per message.
+  return db.all<T>(sql`WITH p AS MATERIALIZED (SELECT json_extract(value, '$.id') AS mid,
+          json_extract(value, '$.to') AS to_id FROM json_each(${move.plan}))
+      UPDATE messages SET chatapp_session_id = p.to_id, accepted_at = NULL, updated_at = ${move.now},
+        metadata = json_insert(metadata, '$.failover[#]', json_object('from_session_id', ${move.fromSessionId},
+          'to_session_id', p.to_id, 'reason', ${move.reason}, 'at', ${move.at}))
+      FROM p
+      WHERE messages.id = p.mid AND account_id = ${move.accountId} AND chatapp_session_id = ${move.fromSessionId}
+        AND status IN ('queued', 'scheduled')
+      RETURNING id, account_id AS accountId, chatapp_session_id AS chatappSessionId, campaign_id AS campaignId,
+        to_number AS toNumber, type, content, media_url AS mediaUrl, media_key AS mediaKey,
+        media_content_type AS mediaContentType, delay_between AS delayBetween,
+        created_at AS createdAt, charge_id AS chargeId, send_index AS sendIndex, scheduled_at AS scheduledAt,
+        simulate_typing AS simulateTyping, metadata`);
+}
+
+/**
+ * The outgoing messages no session object has accepted (`accepted_at` null) and last changed (or
+ * `scheduled_at`) before `before` (epoch ms), oldest first, at most `limit`: the reconciliation
+ * sweep's query (src/delivery/reconcile.ts).
+ */
+export function staleUnacceptedQuery(db: Db, before: number, limit: number) {
+  return db
+    .select()
+    .from(messages)
+    .where(
+      and(
+        // Literal, not bound: SQLite uses the partial index messages_unaccepted only when the
+        // query states its condition as written.
+        sql`${messages.status} IN ('queued', 'scheduled') AND ${messages.acceptedAt} IS NULL`,
+        lt(messages.updatedAt, before),
+        eq(messages.direction, "outgoing"),
+        sql`COALESCE(${messages.scheduledAt}, 0) < ${before}`,
+      ),
+    )
+    .orderBy(asc(messages.updatedAt))
+    .limit(limit);
+}
+
+/** The condition selecting the account's incoming message `id` (for its event statement). */
+export function ownIncomingMessage(id: string, accountId: string): SQL {
+  return sql`id = ${id} AND account_id = ${accountId} AND direction = 'incoming'`;
 }

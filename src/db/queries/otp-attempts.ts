@@ -234,3 +234,8 @@ export async function listAttempts(db: Db, otpId: string): Promise<AttemptView[]
   );
   return row?.attempts ? (JSON.parse(row.attempts) as AttemptView[]) : [];
 }
+
+/** {@link attemptsJson} of the `otps` row an event statement reads (src/otp/verify.ts). */
+export function eventRowAttemptsJson(): SQL {
+  return attemptsJson(sql`otps.id`);
+}

@@ -486,3 +486,8 @@ export async function markReverseVerified(
   ]);
   return otpChangeOf(results);
 }
+
+/** The condition selecting OTP `id` verified, once `made` holds (a charge's effect). */
+export function verifiedOnceMade(id: string, made: SQL): SQL {
+  return sql`id = ${id} AND status = 'verified' AND ${made}`;
+}

@@ -51,3 +51,21 @@ export async function listSessionIds(db: Db, accountId: string): Promise<string[
   const rows = await db.select({ id: sessions.id }).from(sessions).where(eq(sessions.accountId, accountId));
   return rows.map((row) => row.id);
 }
+
+/**
+ * The session with this uuid, whatever its account, or null: for the pairing page, which knows
+ * the session by its pair token (src/routes/sandbox).
+ */
+export async function sessionById(db: Db, id: string): Promise<SessionRow | null> {
+  return (await db.query.sessions.findFirst({ where: (s, { eq }) => eq(s.id, id) })) ?? null;
+}
+
+/** Deletes the session row with this uuid (its own object does, src/sessions/session-link.ts). */
+export async function deleteSession(db: Db, id: string): Promise<void> {
+  await db.delete(sessions).where(eq(sessions.id, id));
+}
+
+/** The statement that writes a session object's row through to D1 (insert, or update all columns). */
+export function upsertSessionStatement(db: Db, row: typeof sessions.$inferInsert): SQL {
+  return db.insert(sessions).values(row).onConflictDoUpdate({ target: sessions.id, set: row }).getSQL();
+}

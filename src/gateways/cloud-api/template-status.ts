@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { batchSql, createDb } from "../../db/client";
+import { batchSql, databaseFor } from "../../db/client";
 import { numbersOfWaba } from "../../db/queries/cloud-api";
 import { setTemplateStatusStatement, templateRowsOf } from "../../db/queries/templates";
 import { publishEvents } from "../../events/publish";
@@ -61,7 +61,7 @@ export async function applyTemplateStatusUpdate(
   const update = parsed.data;
   const templateId = String(update.message_template_id);
   const reason = update.reason && update.reason !== "NONE" ? update.reason : null;
-  const db = createDb(env.DB);
+  const db = databaseFor(env);
   const [numbers, rows] = await Promise.all([
     numbersOfWaba(db, wabaId),
     templateRowsOf(db, wabaId, templateId),

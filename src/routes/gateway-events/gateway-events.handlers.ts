@@ -1,6 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { gatewaySettingsOf, readConfig } from "../../config";
-import { createDb } from "../../db/client";
+import { databaseFor } from "../../db/client";
 import { numberByPhoneNumberId, sessionOfWabaNumber } from "../../db/queries/cloud-api";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
@@ -108,7 +108,7 @@ export const cloudApi: RouteHandler<typeof routes.cloudApi, AppEnv> = async (c) 
         // Its number is named by its display form: the session is found by WABA and phone.
         const update = qualityUpdateOf(change.value, Date.now());
         const sessionId =
-          update && (await sessionOfWabaNumber(createDb(c.env.DB), change.wabaId, update.phoneNumber));
+          update && (await sessionOfWabaNumber(databaseFor(c.env), change.wabaId, update.phoneNumber));
         if (update && sessionId && (await applyToSession(c.env, sessionId, "cloud_api", [update.event])))
           applied = true;
         break;
@@ -131,7 +131,7 @@ export const cloudApi: RouteHandler<typeof routes.cloudApi, AppEnv> = async (c) 
  */
 async function deliverToNumber(env: Env, phoneNumberId: string, events: GatewayEvent[]): Promise<boolean> {
   if (events.length === 0) return false;
-  const number = await numberByPhoneNumberId(createDb(env.DB), phoneNumberId);
+  const number = await numberByPhoneNumberId(databaseFor(env), phoneNumberId);
   if (!number) {
     log.warn("gateway_event_dropped", {
       gateway: "cloud_api",
@@ -159,7 +159,7 @@ async function applyToSession(
 ): Promise<boolean> {
   const received = await sessionStub(env, sessionId).gatewayEvents(gateway, events);
   if (received === null) return false;
-  const db = createDb(env.DB);
+  const db = databaseFor(env);
   for (const message of received) await verifyByIncoming(env, db, message);
   return true;
 }

@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import { readConfig } from "../../config";
 import { findAccount } from "../../db/queries/accounts";
 import { findMessage, otpMessageContents } from "../../db/queries/messages";
-import { findSession } from "../../db/queries/sessions";
+import { findSession, sessionById } from "../../db/queries/sessions";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { providerIdOf, sessionOfPairToken } from "../../gateways/sandbox";
@@ -180,7 +180,7 @@ export const showPhone: RouteHandler<typeof routes.showPhone, AppEnv> = async (c
 async function pairedSession(c: Context<AppEnv>, token: string) {
   const id = sessionOfPairToken(token);
   if (!id) return null;
-  const row = await c.var.db.query.sessions.findFirst({ where: (s, { eq }) => eq(s.id, id) });
+  const row = await sessionById(c.var.db, id);
   return row ? { row, stub: sessionStub(c.env, id) } : null;
 }
 
