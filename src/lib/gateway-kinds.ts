@@ -1,8 +1,8 @@
 /**
  * The gateways a deployment can enable, by the name `CHATAPP_GATEWAY`, `CHATAPP_GATEWAYS` and a
  * session's `gateway` give them, and what each can do. Code outside src/gateways/ asks these
- * capabilities, never a gateway's name (STYLE.md, "Capabilities, not names"; biome.json's
- * `gateway-names.grit` plugin fails lint on a name compared elsewhere). The table sits on the
+ * capabilities, never a gateway's name (STYLE.md, "Capabilities, not names"; the Biome plugin
+ * lint/gateway-names.grit fails lint on a name compared elsewhere). The table sits on the
  * lowest floor because floors below gateways/ ask it too (messages/ checks a send's template and
  * service window); the implementations are in src/gateways/, created by src/gateways/index.ts.
  */
