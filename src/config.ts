@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { GATEWAY_NAMES, type GatewayKind } from "./lib/gateway-kinds";
 import { toMinor } from "./lib/money";
 
 const seconds = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
@@ -10,10 +11,10 @@ const BaseUrl = z.url({ protocol: /^https?$/ }).transform((url) => url.replace(/
 /** A gateway setting: only the chosen gateway's settings are checked (see {@link readConfig}). */
 const setting = z.string().optional();
 
-/** The gateways a deployment can enable (`CHATAPP_GATEWAY`, `CHATAPP_GATEWAYS`). */
-export const GATEWAY_NAMES = ["sandbox", "waha", "evolution", "cloud_api"] as const;
-/** One of {@link GATEWAY_NAMES}. */
-export type GatewayKind = (typeof GATEWAY_NAMES)[number];
+export { GATEWAY_NAMES, type GatewayKind };
+
+/** The gateway `CHATAPP_GATEWAY` names when unset. */
+export const DEFAULT_GATEWAY: GatewayKind = "sandbox";
 
 /**
  * Runtime configuration from Worker variables (wrangler.toml `[vars]`, `.dev.vars`, `--var`,
@@ -26,7 +27,7 @@ const ConfigSchema = z.object({
    * Which gateway reaches the chat network by default: the embedded `sandbox`, `waha`,
    * `evolution` or `cloud_api` (Meta's WhatsApp Cloud API).
    */
-  CHATAPP_GATEWAY: z.enum(GATEWAY_NAMES).default("sandbox"),
+  CHATAPP_GATEWAY: z.enum(GATEWAY_NAMES).default(DEFAULT_GATEWAY),
   /**
    * The gateways a session may choose (`POST /v1/chatapp/sessions` `gateway`), comma-separated;
    * default: `CHATAPP_GATEWAY` alone, which it must include. Each needs its settings as
@@ -200,13 +201,19 @@ export interface CloudApiSettings {
 export type Config = Omit<RawConfig, keyof typeof GATEWAY_SETTINGS | "CHATAPP_GATEWAYS"> & {
   CHATAPP_GATEWAYS: GatewayKind[];
   gateway: GatewaySettings;
-  gateways: Partial<Record<GatewayKind, GatewaySettings>>;
+  gateways: Partial<SettingsByKind>;
   mediaUrlSecret: string | null;
   publicUrl: string | null;
 };
 
+/** The settings of gateway `K` (`{ kind: K, ... }`). */
+export type SettingsOf<K extends GatewayKind> = SettingsByKind[K];
+
+/** Each gateway's settings type, by name. */
+type SettingsByKind = { [K in GatewayKind]: Extract<GatewaySettings, { kind: K }> };
+
 /** The settings of the enabled gateway `name`, or null when the deployment does not enable it. */
-export function gatewaySettingsOf(config: Config, name: GatewayKind): GatewaySettings | null {
+export function gatewaySettingsOf<K extends GatewayKind>(config: Config, name: K): SettingsOf<K> | null {
   return config.gateways[name] ?? null;
 }
 
@@ -347,7 +354,7 @@ export function readConfig(env: Env): Config {
   const timeoutMs = raw.GATEWAY_TIMEOUT_MS;
   const mediaTimeoutMs = raw.GATEWAY_MEDIA_TIMEOUT_MS;
   /** The settings of gateway `kind`; a missing one names what enabled the gateway. */
-  const settingsOf = (kind: GatewayKind): GatewaySettings => {
+  const settingsOf = <K extends GatewayKind>(kind: K): SettingsOf<K> => {
     const need = (variable: string, value: string | undefined): string => {
       if (value === undefined) {
         const why =
@@ -367,53 +374,55 @@ export function readConfig(env: Env): Config {
         throw new ConfigError(variable, `is invalid: at least ${MIN_GATEWAY_SECRET_LENGTH} characters`);
       return given;
     };
-    switch (kind) {
-      case "sandbox":
-        return { kind: "sandbox" };
-      case "waha":
-        return {
-          kind: "waha",
-          url: url("WAHA_URL", WAHA_URL),
-          apiKey: need("WAHA_API_KEY", WAHA_API_KEY),
-          hmacKey: secret("WAHA_WEBHOOK_HMAC_KEY", WAHA_WEBHOOK_HMAC_KEY),
-          publicUrl: url("PUBLIC_URL", PUBLIC_URL),
-          mediaUrlSecret: secret("MEDIA_URL_SECRET", MEDIA_URL_SECRET),
-          timeoutMs,
-          mediaTimeoutMs,
-        };
-      case "evolution":
-        return {
-          kind: "evolution",
-          url: url("EVOLUTION_URL", EVOLUTION_URL),
-          apiKey: secret("EVOLUTION_API_KEY", EVOLUTION_API_KEY),
-          publicUrl: url("PUBLIC_URL", PUBLIC_URL),
-          mediaUrlSecret: secret("MEDIA_URL_SECRET", MEDIA_URL_SECRET),
-          timeoutMs,
-          mediaTimeoutMs,
-        };
-      case "cloud_api":
-        return {
-          kind: "cloud_api",
-          baseUrl: url("CLOUD_API_BASE_URL", CLOUD_API_BASE_URL ?? DEFAULT_CLOUD_API_BASE_URL),
-          version: graphVersion(CLOUD_API_VERSION ?? DEFAULT_CLOUD_API_VERSION),
-          appSecret: secret("CLOUD_API_APP_SECRET", CLOUD_API_APP_SECRET),
-          verifyToken: secret("CLOUD_API_VERIFY_TOKEN", CLOUD_API_VERIFY_TOKEN),
-          credentialsKey: credentialsKey(need("CREDENTIALS_KEY", CREDENTIALS_KEY)),
-          settleSeconds: raw.CLOUD_API_SETTLE_SECONDS,
-          publicUrl: url("PUBLIC_URL", PUBLIC_URL),
-          mediaUrlSecret: secret("MEDIA_URL_SECRET", MEDIA_URL_SECRET),
-          timeoutMs,
-          mediaTimeoutMs,
-        };
-    }
+    // One reader per gateway, by name: only the gateways enabled are read.
+    const readers: { [K in GatewayKind]: () => SettingsOf<K> } = {
+      sandbox: () => ({ kind: "sandbox" }),
+      waha: () => ({
+        kind: "waha",
+        url: url("WAHA_URL", WAHA_URL),
+        apiKey: need("WAHA_API_KEY", WAHA_API_KEY),
+        hmacKey: secret("WAHA_WEBHOOK_HMAC_KEY", WAHA_WEBHOOK_HMAC_KEY),
+        publicUrl: url("PUBLIC_URL", PUBLIC_URL),
+        mediaUrlSecret: secret("MEDIA_URL_SECRET", MEDIA_URL_SECRET),
+        timeoutMs,
+        mediaTimeoutMs,
+      }),
+      evolution: () => ({
+        kind: "evolution",
+        url: url("EVOLUTION_URL", EVOLUTION_URL),
+        apiKey: secret("EVOLUTION_API_KEY", EVOLUTION_API_KEY),
+        publicUrl: url("PUBLIC_URL", PUBLIC_URL),
+        mediaUrlSecret: secret("MEDIA_URL_SECRET", MEDIA_URL_SECRET),
+        timeoutMs,
+        mediaTimeoutMs,
+      }),
+      cloud_api: () => ({
+        kind: "cloud_api",
+        baseUrl: url("CLOUD_API_BASE_URL", CLOUD_API_BASE_URL ?? DEFAULT_CLOUD_API_BASE_URL),
+        version: graphVersion(CLOUD_API_VERSION ?? DEFAULT_CLOUD_API_VERSION),
+        appSecret: secret("CLOUD_API_APP_SECRET", CLOUD_API_APP_SECRET),
+        verifyToken: secret("CLOUD_API_VERIFY_TOKEN", CLOUD_API_VERIFY_TOKEN),
+        credentialsKey: credentialsKey(need("CREDENTIALS_KEY", CREDENTIALS_KEY)),
+        settleSeconds: raw.CLOUD_API_SETTLE_SECONDS,
+        publicUrl: url("PUBLIC_URL", PUBLIC_URL),
+        mediaUrlSecret: secret("MEDIA_URL_SECRET", MEDIA_URL_SECRET),
+        timeoutMs,
+        mediaTimeoutMs,
+      }),
+    };
+    return readers[kind]();
   };
   // The default first, so that its problems are reported as before.
   const gateway = settingsOf(raw.CHATAPP_GATEWAY);
-  const gateways: Partial<Record<GatewayKind, GatewaySettings>> = { [raw.CHATAPP_GATEWAY]: gateway };
-  for (const kind of enabled) gateways[kind] ??= settingsOf(kind);
+  const gateways: Config["gateways"] = {};
+  const enable = <K extends GatewayKind>(kind: K, settings?: SettingsOf<K>) => {
+    gateways[kind] ??= settings ?? settingsOf(kind);
+  };
+  enable(raw.CHATAPP_GATEWAY, gateway);
+  for (const kind of enabled) enable(kind);
   let mediaUrlSecret: string | null = null;
   for (const settings of Object.values(gateways)) {
-    if (settings.kind !== "sandbox") mediaUrlSecret = settings.mediaUrlSecret;
+    if ("mediaUrlSecret" in settings) mediaUrlSecret = settings.mediaUrlSecret;
   }
   let publicUrl: string | null = null;
   if (PUBLIC_URL !== undefined) {

@@ -4,6 +4,7 @@ import { findTemplate } from "../db/queries/templates";
 import type { CampaignTemplate } from "../db/schema";
 import { ApiError } from "../errors";
 import { templateOwnerOf, templatesOf } from "../gateways/cloud-api/template-cache";
+import { capabilitiesOf } from "../lib/gateway-kinds";
 import { fillTemplate, scanTemplate } from "../lib/template";
 import { type TemplateSend, templateNeeds, templateVariableErrors } from "../messages/template";
 
@@ -91,7 +92,7 @@ export async function requireCampaignTemplate(
   template: CampaignTemplate,
 ): Promise<void> {
   const fallback = readConfig(env).CHATAPP_GATEWAY;
-  const other = sessions.find((s) => ((s.gateway ?? fallback) as GatewayKind) !== "cloud_api");
+  const other = sessions.find((s) => !capabilitiesOf((s.gateway ?? fallback) as GatewayKind).sendsTemplates);
   if (other) {
     throw new ApiError("validation_failed", "The request has invalid fields.", {
       fields: {

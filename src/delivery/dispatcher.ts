@@ -2,7 +2,7 @@ import { readConfig } from "../config";
 import { databaseFor } from "../db/client";
 import { lastIncomingMessageId } from "../db/queries/messages";
 import { clientMessageIdOf } from "../gateways/client-id";
-import type { SendOutcome, TypingOutcome } from "../gateways/gateway";
+import type { ChatGateway, SendOutcome, TypingOutcome } from "../gateways/gateway";
 import { log } from "../lib/log";
 import { redactReason } from "../lib/redact";
 import { windowOpensAt } from "../lib/send-window";
@@ -42,12 +42,6 @@ export const SYNC_RETRY_MS = 15_000;
  */
 const FLUSH_COALESCE_MS = 500;
 /**
- * The sandbox's receipts fall due on this grid (ms), so that one batch applies all of a second's
- * receipts of a session rather than one batch per message.
- */
-const RECEIPT_GRID_MS = 1_000;
-
-/**
  * The fan-out end of a session: takes messages into the outbox and sends them through the
  * gateway one at a time, paced, retried and, when they cannot be sent, failed and refunded.
  * Every outcome is recorded in the outbox first and then written to D1 ({@link flush}), so none
@@ -66,7 +60,7 @@ export class Dispatcher {
     this.settlement = new Settlement(host, env, {
       fail: (items, reason) => this.fail(items, reason),
       failCancelled: () => this.failCancelled(),
-      sentAt: (id, at) => this.scheduleSandboxReceipts(id, at),
+      sentAt: (id, at) => this.scheduleOwnReceipts(this.host.gateway(), id, at),
     });
   }
 
@@ -417,7 +411,7 @@ export class Dispatcher {
     const db = databaseFor(env);
     if (outcome.outcome === "accepted") {
       outbox.markSent(id, at, outcome.providerMessageId);
-      this.scheduleSandboxReceipts(id, at);
+      this.scheduleOwnReceipts(gateway, id, at);
       return;
     }
     // The gateway's words as the message keeps them: cut, and without the message's own text.
@@ -445,10 +439,13 @@ export class Dispatcher {
       await this.host.reported(outcome.sessionEvent);
   }
 
-  /** The sandbox's own receipts for a message it took at `at` (see {@link sandboxReceiptTimes}). */
-  private scheduleSandboxReceipts(id: string, at: number): void {
-    if (this.host.gateway().name !== "sandbox") return;
-    const times = sandboxReceiptTimes(this.env, at);
+  /**
+   * The receipts a gateway that makes its own (`ChatGateway.ownReceipts`, the sandbox) gives for
+   * message `id`, which it took at `at`: deadlines the session object applies when they fall due.
+   */
+  private scheduleOwnReceipts(gateway: ChatGateway, id: string, at: number): void {
+    if (!gateway.ownReceipts) return;
+    const times = gateway.ownReceipts.timesFor(at);
     this.host.deadlines.schedule("ack_delivered", id, times.delivered);
     this.host.deadlines.schedule("ack_read", id, times.read);
   }
@@ -469,17 +466,6 @@ export class Dispatcher {
 function limitRecheckAt(until: string | null, now: number): number {
   const end = until === null ? Number.POSITIVE_INFINITY : Date.parse(until);
   return Math.min(end, now + LIMIT_RECHECK_MS);
-}
-
-/**
- * When the sandbox acks a message its phone received at `at` (epoch ms): `delivered` after
- * `SANDBOX_DELIVERED_MS`, `read` after `SANDBOX_READ_MS`, each rounded up to {@link RECEIPT_GRID_MS}
- * so that acks falling due close together are applied in one alarm run.
- */
-export function sandboxReceiptTimes(env: Env, at: number): { delivered: number; read: number } {
-  const config = readConfig(env);
-  const onGrid = (ms: number) => Math.ceil((at + ms) / RECEIPT_GRID_MS) * RECEIPT_GRID_MS;
-  return { delivered: onGrid(config.SANDBOX_DELIVERED_MS), read: onGrid(config.SANDBOX_READ_MS) };
 }
 
 /**

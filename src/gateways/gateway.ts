@@ -110,6 +110,81 @@ export interface ChatGateway {
    * calls start at least `1000 / maxPerSecond` ms apart (src/delivery/dispatcher.ts).
    */
   readonly maxPerSecond?: number;
+  /**
+   * Receipts the gateway makes itself instead of reporting them as `ack` events: the sandbox,
+   * which plays the recipient's phone. The session object schedules them as deadlines when a send
+   * is accepted (src/delivery/dispatcher.ts) and applies them when due. Absent on a gateway whose
+   * receipts come in its events.
+   */
+  readonly ownReceipts?: OwnReceipts;
+  /**
+   * The chat network and the phones on it, played by the gateway itself (the sandbox, whose
+   * `/sandbox` routes drive it); absent on a gateway that reaches the real network. Present where
+   * lib/gateway-kinds.ts `simulatesNetwork` is true.
+   */
+  readonly standIn?: NetworkStandIn;
+}
+
+/**
+ * What a phone does when it links a session (see {@link NetworkStandIn.scan}): `phoneNumber`
+ * (E.164) and `displayName`, and the QR `token` scanned or the `pairingCode` entered.
+ */
+export interface ScanRequest {
+  phoneNumber?: string;
+  displayName?: string;
+  /** The token of the pairing URL scanned; absent for the script-facing scan endpoint. */
+  token?: string;
+  /** A code from `requestPairingCode`, entered on the phone instead of a scan. */
+  pairingCode?: string;
+}
+
+/** What came of a {@link NetworkStandIn.scan}: the phone linked, or why not (an API error code). */
+export type ScanOutcome =
+  | { linked: true; phoneNumber: string; displayName: string }
+  | { linked: false; code: "not_found" | "pairing_code_invalid"; detail: string };
+
+/** A message as a stand-in recipient's phone received it; `received_at` is epoch ms. */
+export type ReceivedMessage = {
+  message_id: string;
+  to_number: string;
+  type: OutboundMessage["type"];
+  content: string | null;
+  media_url: string | null;
+  received_at: number;
+  /** Our id of the message it quotes, or that a reaction reacts to; null for neither. */
+  reply_to: string | null;
+};
+
+/** See {@link ChatGateway.standIn}. */
+export interface NetworkStandIn {
+  /**
+   * A phone scans the QR shown, or enters the pairing code last issued, and is linked; the
+   * session then moves as for a `scan` (sessions/transitions.ts).
+   */
+  scan(request: ScanRequest): ScanOutcome;
+  /** The link is removed on the phone's side (it logged out, or the network banned the account). */
+  unlink(): void;
+  /** What the phone of `toNumber` (E.164) received from the session, newest first. */
+  receivedBy(toNumber: string): ReceivedMessage[];
+  /** Whether the session's phone is online (kept across restarts). */
+  phoneOnline(): boolean;
+  /**
+   * Takes the phone offline (`false`) or back online (`true`): back online, answers the messages
+   * whose receipts were held meanwhile ({@link OwnReceipts.hold}), oldest first, to be acked anew.
+   */
+  setPhoneOnline(online: boolean): string[];
+}
+
+/** See {@link ChatGateway.ownReceipts}. */
+export interface OwnReceipts {
+  /** When a message the gateway took at `at` (epoch ms) is acked `delivered` and `read` (epoch ms). */
+  timesFor(at: number): { delivered: number; read: number };
+  /**
+   * Receipts of messages `messageIds` fell due at `at` (epoch ms): true when the gateway holds
+   * them instead (the recipient's phone is offline; it gives them again later, through the
+   * session's stand-in, {@link NetworkStandIn}), false when they are to be applied now.
+   */
+  hold(messageIds: string[], at: number): boolean;
 }
 
 /**

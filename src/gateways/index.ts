@@ -12,6 +12,12 @@ import { WahaGateway } from "./waha";
  * storage, so that object builds it: `sandbox` is called only when the sandbox is configured, and
  * may throw when the object holds no session. The Cloud API sends as the session's own business
  * number, which `cloudApiNumber` gives (null when the object holds none).
+ *
+ * What each gateway can do is declared by name in src/lib/gateway-kinds.ts (on the lowest floor,
+ * as floors below this one ask it), and by the optional members of {@link ChatGateway}
+ * (`typing`, `health`, `ownReceipts`, `standIn`, ...). A new gateway is its folder here, a case
+ * below, its line of capabilities there, its settings in config.ts (`GatewaySettings` and its
+ * reader) and its name in lint/gateway-names.grit.
  */
 export function createGateway(
   settings: GatewaySettings,

@@ -6,7 +6,12 @@ import type {
   GatewayEvent,
   LinkState,
   LookupResult,
+  NetworkStandIn,
   OutboundMessage,
+  OwnReceipts,
+  ReceivedMessage,
+  ScanOutcome,
+  ScanRequest,
   SendOutcome,
   SentQuery,
   TypingOutcome,
@@ -50,13 +55,26 @@ import type {
  *
  * The phone can be offline ({@link phoneOnline}, `POST /sandbox/sessions/{id}/phone`): messages
  * still reach the sandbox (they end `sent`), but their acks are held ({@link holdAcks}) until it
- * comes back online (sessions/sandbox-phone.ts `phoneSetsOnline`).
+ * comes back online (sessions/session-stand-in.ts `phone`).
  */
 /** The reason the sandbox gives for not showing "typing…" (numbers ending `0007`). */
 export const SANDBOX_TYPING_REFUSED = "sandbox_typing_refused";
 
-export class SandboxGateway implements ChatGateway {
+export class SandboxGateway implements ChatGateway, NetworkStandIn {
   readonly name = "sandbox";
+  readonly standIn: NetworkStandIn = this;
+  /** Receipts on the {@link RECEIPT_GRID_MS} grid; held while the phone is offline. */
+  readonly ownReceipts: OwnReceipts = {
+    timesFor: (at) => {
+      const onGrid = (ms: number) => Math.ceil((at + ms) / RECEIPT_GRID_MS) * RECEIPT_GRID_MS;
+      return { delivered: onGrid(this.receiptDelays.deliveredMs), read: onGrid(this.receiptDelays.readMs) };
+    },
+    hold: (messageIds, at) => {
+      if (this.phoneOnline()) return false;
+      this.holdAcks(messageIds, at);
+      return true;
+    },
+  };
 
   constructor(
     private readonly sql: SqlStorage,
@@ -64,6 +82,11 @@ export class SandboxGateway implements ChatGateway {
     private readonly origin: string,
     /** The session's uuid, embedded in pairing tokens so the pair route can find the session. */
     private readonly sessionUuid: string,
+    /**
+     * How long after a send the phone acks it `delivered` and `read` (ms; `SANDBOX_DELIVERED_MS`,
+     * `SANDBOX_READ_MS`).
+     */
+    private readonly receiptDelays: { deliveredMs: number; readMs: number },
   ) {}
 
   async create(): Promise<LinkState> {
@@ -215,9 +238,9 @@ export class SandboxGateway implements ChatGateway {
    * as the recipient reads them, one-time codes in clear (the `/received` route masks them, as the
    * API shows them everywhere).
    */
-  receivedBy(toNumber: string): SandboxReceived[] {
+  receivedBy(toNumber: string): ReceivedMessage[] {
     return this.sql
-      .exec<SandboxReceived>(
+      .exec<ReceivedMessage>(
         `SELECT message_id, to_number, type, content, media_url, received_at, reply_to FROM sandbox_received
          WHERE to_number = ? ORDER BY received_at DESC, rowid DESC`,
         toNumber,
@@ -232,7 +255,7 @@ export class SandboxGateway implements ChatGateway {
   }
 
   /** True when `token` is the token of the QR currently shown (constant-time comparison). */
-  acceptsToken(token: string): boolean {
+  private acceptsToken(token: string): boolean {
     const current = this.get("pair_token");
     return current !== null && timingSafeEqual(current, token);
   }
@@ -241,15 +264,43 @@ export class SandboxGateway implements ChatGateway {
    * The phone that asked for pairing code `code`, when it is the code last issued (constant-time
    * comparison, case-insensitive), else null.
    */
-  phoneOfPairingCode(code: string): string | null {
+  private phoneOfPairingCode(code: string): string | null {
     const current = this.get("pairing_code");
     return current !== null && timingSafeEqual(current, code.toUpperCase())
       ? this.get("pairing_phone")
       : null;
   }
 
+  /**
+   * A phone scans the QR of the session, or enters its pairing code, and is linked. With
+   * `token`, it must be the token of the QR shown now (the pairing page), else `not_found`; with
+   * `pairingCode`, the code last issued (the phone is then the one it was issued for), else
+   * `pairing_code_invalid`. Without either, whatever QR is shown is linked. The phone defaults to
+   * the session's stand-in number ({@link sandboxPhoneNumber}), the display name to
+   * `Sandbox <phone>`.
+   */
+  scan(request: ScanRequest): ScanOutcome {
+    if (request.token !== undefined && !this.acceptsToken(request.token)) {
+      return { linked: false, code: "not_found", detail: "This QR code has expired; scan the current one." };
+    }
+    let phoneNumber = request.phoneNumber ?? sandboxPhoneNumber(this.sessionUuid);
+    if (request.pairingCode !== undefined) {
+      const paired = this.phoneOfPairingCode(request.pairingCode);
+      if (!paired)
+        return {
+          linked: false,
+          code: "pairing_code_invalid",
+          detail: "This is not the pairing code last issued.",
+        };
+      phoneNumber = paired;
+    }
+    const displayName = request.displayName ?? `Sandbox ${phoneNumber}`;
+    this.link(phoneNumber, displayName);
+    return { linked: true, phoneNumber, displayName };
+  }
+
   /** A phone scanned the QR: the link is now held until the phone logs out or is banned. */
-  link(phoneNumber: string, displayName: string): void {
+  private link(phoneNumber: string, displayName: string): void {
     this.set("phone_number", phoneNumber);
     this.set("display_name", displayName);
     this.sql.exec("DELETE FROM sandbox_link WHERE key IN ('pair_token', 'pairing_code', 'pairing_phone')");
@@ -265,14 +316,21 @@ export class SandboxGateway implements ChatGateway {
     return this.get("phone_offline") === null;
   }
 
-  /** Takes the phone offline (`false`) or back online (`true`); setting the same state again is harmless. */
-  setPhoneOnline(online: boolean): void {
-    if (online) this.sql.exec("DELETE FROM sandbox_link WHERE key = 'phone_offline'");
-    else this.set("phone_offline", "1");
+  /**
+   * Takes the phone offline (`false`) or back online (`true`, answering the messages whose acks
+   * were held, oldest first); setting the same state again is harmless.
+   */
+  setPhoneOnline(online: boolean): string[] {
+    if (!online) {
+      this.set("phone_offline", "1");
+      return [];
+    }
+    this.sql.exec("DELETE FROM sandbox_link WHERE key = 'phone_offline'");
+    return this.releaseHeldAcks();
   }
 
   /** Holds the acks of messages `messageIds` while the phone is offline: none is applied meanwhile. */
-  holdAcks(messageIds: string[], at: number): void {
+  private holdAcks(messageIds: string[], at: number): void {
     for (const id of messageIds) {
       this.sql.exec(
         "INSERT INTO sandbox_held_acks (message_id, held_at) VALUES (?, ?) ON CONFLICT (message_id) DO NOTHING",
@@ -283,7 +341,7 @@ export class SandboxGateway implements ChatGateway {
   }
 
   /** The messages whose acks were held, oldest first; they are held no more. */
-  releaseHeldAcks(): string[] {
+  private releaseHeldAcks(): string[] {
     return this.sql
       .exec<{ message_id: string; held_at: number }>(
         "DELETE FROM sandbox_held_acks RETURNING message_id, held_at",
@@ -348,17 +406,11 @@ function ourIdOf(providerMessageId: string): string {
 /** How many received messages the sandbox keeps per recipient phone. */
 export const PHONE_KEEPS = 50;
 
-/** A message as a sandbox recipient's phone received it; `received_at` is epoch ms. */
-export type SandboxReceived = {
-  message_id: string;
-  to_number: string;
-  type: OutboundMessage["type"];
-  content: string | null;
-  media_url: string | null;
-  received_at: number;
-  /** Our id of the message it quotes, or that a reaction reacts to; null for neither. */
-  reply_to: string | null;
-};
+/**
+ * The sandbox's receipts fall due on this grid (ms), so that one batch applies all of a second's
+ * receipts of a session rather than one batch per message.
+ */
+const RECEIPT_GRID_MS = 1_000;
 
 /** `<origin>/sandbox/pair/<token>`: the sandbox's QR payload. */
 export function pairUrl(origin: string, token: string): string {

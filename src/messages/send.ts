@@ -1,12 +1,14 @@
 import { insufficientBalance, requireBalance } from "../billing/balance";
 import { charge } from "../billing/ledger";
 import { priceOf } from "../billing/prices";
+import type { GatewayKind } from "../config";
 import { readConfig } from "../config";
 import type { Db } from "../db/client";
 import { insertOutgoingStatement, type NewMessages, outgoingRows } from "../db/queries/messages";
 import { findSession } from "../db/queries/sessions";
 import { findTemplate } from "../db/queries/templates";
 import { ApiError } from "../errors";
+import { capabilitiesOf } from "../lib/gateway-kinds";
 import { log } from "../lib/log";
 import { sendInBatches } from "../lib/queue";
 import { discardMedia, type StoredMedia, storeMedia } from "../media/store";
@@ -186,9 +188,13 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
  * @throws ApiError `validation_failed` (422) naming `type` for another gateway's session or the
  *   variables that do not fit, `template_not_found` (422).
  */
-async function templateMetadata(db: Db, request: SendRequest, gateway: string): Promise<MessageMetadata> {
+async function templateMetadata(
+  db: Db,
+  request: SendRequest,
+  gateway: GatewayKind,
+): Promise<MessageMetadata> {
   const template = request.template;
-  if (gateway !== "cloud_api" || !template) {
+  if (!capabilitiesOf(gateway).sendsTemplates || !template) {
     throw new ApiError("validation_failed", "The request has invalid fields.", {
       fields: {
         [template ? "type" : "template"]: [

@@ -2,6 +2,7 @@ import type { GatewayKind } from "../config";
 import type { Db } from "../db/client";
 import { lastIncomingOf } from "../db/queries/contact-windows";
 import { ApiError } from "../errors";
+import { capabilitiesOf } from "../lib/gateway-kinds";
 
 /**
  * The customer service window: a business number on Meta's WhatsApp Cloud API may send a
@@ -11,11 +12,8 @@ import { ApiError } from "../errors";
  */
 export const SERVICE_WINDOW_MS = 24 * 3_600_000;
 
-/** The gateways whose sessions have a service window: the Cloud API's alone. */
-const WINDOWED: ReadonlySet<GatewayKind> = new Set(["cloud_api"]);
-
-/** Whether sessions on `gateway` have a service window (the Cloud API's alone). */
-export const hasServiceWindow = (gateway: GatewayKind): boolean => WINDOWED.has(gateway);
+/** Whether sessions on `gateway` have a service window (lib/gateway-kinds.ts `needsServiceWindow`). */
+export const hasServiceWindow = (gateway: GatewayKind): boolean => capabilitiesOf(gateway).needsServiceWindow;
 
 /** Whether a message of `type` may be sent outside the window (a template alone). */
 export const allowedOutsideWindow = (type: string): boolean => OUTSIDE_ALLOWED.has(type);
@@ -33,7 +31,7 @@ export async function outsideServiceWindow(
   send: { sessionId: string; gateway: GatewayKind; type: string; toNumbers: string[] },
   now: number,
 ): Promise<string[]> {
-  if (!WINDOWED.has(send.gateway) || OUTSIDE_ALLOWED.has(send.type)) return [];
+  if (!hasServiceWindow(send.gateway) || OUTSIDE_ALLOWED.has(send.type)) return [];
   const last = await lastIncomingOf(db, send.sessionId, send.toNumbers);
   return send.toNumbers.filter((to) => (last.get(to) ?? Number.NEGATIVE_INFINITY) < now - SERVICE_WINDOW_MS);
 }

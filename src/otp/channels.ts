@@ -4,6 +4,7 @@ import type { AppRow } from "../db/queries/apps";
 import { lastIncomingOf } from "../db/queries/contact-windows";
 import { findSessions } from "../db/queries/sessions";
 import { templateOwnerOf, templatesOf } from "../gateways/cloud-api/template-cache";
+import { capabilitiesOf } from "../lib/gateway-kinds";
 import { coldContactLimit, type StoredHealth } from "../lib/session-health";
 import type { CodeChannel } from "./code-message";
 
@@ -47,11 +48,12 @@ export async function channelsOf(env: Env, db: Db, app: AppRow): Promise<Channel
 }
 
 /**
- * Whether `channel` can carry the app's codes: a Cloud API session sends them only as the app's
- * authentication template (`otp_template`), so without one it cannot; other gateways send text.
+ * Whether `channel` can carry the app's codes: a session whose gateway has a service window (the
+ * Cloud API) sends them only as the app's authentication template (`otp_template`), as the
+ * recipient has not written to it, so without one it cannot; other gateways send text.
  */
 export function canCarryCode(channel: Channel, app: AppRow): boolean {
-  return channel.gateway !== "cloud_api" || app.otpTemplate !== null;
+  return !capabilitiesOf(channel.gateway).needsServiceWindow || app.otpTemplate !== null;
 }
 
 /**
@@ -87,7 +89,7 @@ export function channelIdsAfter(app: AppRow, sessionId: string): string[] {
  * {@link canCarryCode}.
  */
 export async function codeChannelOf(env: Env, db: Db, app: AppRow, channel: Channel): Promise<CodeChannel> {
-  if (channel.gateway !== "cloud_api" || !app.otpTemplate)
+  if (!capabilitiesOf(channel.gateway).needsServiceWindow || !app.otpTemplate)
     return { sessionId: channel.sessionId, template: null };
   try {
     await templatesOf(db, await templateOwnerOf(env, db, app.accountId, channel.sessionId), {

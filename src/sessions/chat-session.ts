@@ -2,21 +2,19 @@ import { DurableObject } from "cloudflare:workers";
 import type { NewIncoming } from "../db/queries/messages";
 import { SYNC_RETRY_MS } from "../delivery/dispatcher";
 import type { CampaignHold } from "../delivery/outbox";
-import type { GatewayEvent, GatewayName } from "../gateways/gateway";
-import type { SandboxReceived } from "../gateways/sandbox";
+import type { GatewayEvent, GatewayName, ReceivedMessage } from "../gateways/gateway";
 import { log } from "../lib/log";
-import type { StoredHealth } from "../lib/session-health";
 import type { DispatchRequest } from "../messages/dispatch-request";
 import { type HoldResult, SessionDispatchHost } from "./dispatch-host";
 import type { GatewayHealthView } from "./gateway-health";
 import { answerClose, type ShownQr } from "./live";
 import { CREDENTIAL_HEADER, credentialOfRequest, credentialTag, lapseClose } from "./live-credentials";
 import type { SessionResult } from "./result";
-import type { PhoneState, ScanRequest } from "./sandbox-phone";
 import { SessionCore } from "./session-core";
 import { type CreateInput, type NumberAnswer, SessionLink } from "./session-link";
 import { SessionMoves } from "./session-moves";
 import type { SessionRecord } from "./session-record";
+import { type PhoneState, SessionStandIn, type StandInEvent } from "./session-stand-in";
 
 /**
  * One chat session: the single owner and writer of its status, its QR lifecycle, its gateway
@@ -28,7 +26,9 @@ import type { SessionRecord } from "./session-record";
  * share (storage, gateway, watchers, the chain of changes):
  *
  * - {@link SessionLink} (session-link.ts): the link's life: create, QR, pairing code,
- *   disconnect, reconnect, delete, gateway events and checks, the sandbox's phone and network;
+ *   disconnect, reconnect, delete, gateway events and checks;
+ * - {@link SessionStandIn} (session-stand-in.ts): the network and phones a gateway plays itself
+ *   (the sandbox's), driven by its routes;
  * - {@link SessionMoves} (session-moves.ts): the one place the status moves (transitions.ts
  *   `next`), with its event, its write through to D1 and its live frame;
  * - {@link SessionDispatchHost} (dispatch-host.ts): what the delivery Dispatcher calls back into,
@@ -45,6 +45,7 @@ export class ChatSession extends DurableObject<Env> {
   private readonly core: SessionCore;
   private readonly link: SessionLink;
   private readonly dispatch: SessionDispatchHost;
+  private readonly stand: SessionStandIn;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -62,6 +63,7 @@ export class ChatSession extends DurableObject<Env> {
     });
     const moves = new SessionMoves(this.core, this.dispatch.dispatcher);
     this.link = new SessionLink(this.core, moves, this.dispatch.dispatcher);
+    this.stand = new SessionStandIn(this.core, moves);
     if (this.core.stored) {
       // The schema at its version on every wake (storage-schema.ts: nothing to do when current).
       // Synchronous, as SQLite storage is: the constructor ends before the runtime delivers any
@@ -254,52 +256,39 @@ export class ChatSession extends DurableObject<Env> {
     return this.core.exclusive(() => this.link.gatewayEvents(source, events));
   }
 
-  // ---- RPC: sandbox phone ------------------------------------------------------------------
+  /**
+   * Keeps the media of incoming message `messageId` (stored by a route, the sandbox's inbound
+   * one, rather than by {@link gatewayEvents}), downloaded from `ref` by the alarm
+   * (incoming-media.ts). False when this object holds no session.
+   */
+  async keepIncomingMedia(messageId: string, ref: string): Promise<boolean> {
+    return this.core.exclusive(() => this.link.keepIncomingMedia(messageId, ref));
+  }
+
+  // ---- RPC: the network a gateway plays itself -----------------------------------------------
 
   /**
-   * Sandbox only: a phone scans the current QR. With `token`, it must be the token of the QR
-   * currently shown (the pairing page); without one, the script-facing scan endpoint links
-   * whatever QR is shown. See sandbox-phone.ts `phoneScans`.
+   * Only for a session whose gateway plays the network (lib/gateway-kinds.ts `simulatesNetwork`;
+   * else `not_found`): a phone scans or enters its pairing code, the network drops the
+   * connection, bans the account or sets the session's health (session-stand-in.ts
+   * {@link StandInEvent}). @returns the session as it then is.
    */
-  async sandboxScan(input: ScanRequest): Promise<SessionResult<SessionRecord>> {
-    return this.core.exclusive(() => this.link.sandboxScan(input));
+  async standIn(event: StandInEvent): Promise<SessionResult<SessionRecord>> {
+    return this.core.exclusive(() => this.stand.play(event));
   }
 
-  /**
-   * Sandbox only: keeps the media of inbound message `messageId` (stored by the sandbox's inbound
-   * route), downloaded from `mediaUrl` by the alarm (incoming-media.ts). False without a sandbox session.
-   */
-  async sandboxInboundMedia(messageId: string, mediaUrl: string): Promise<boolean> {
-    return this.core.exclusive(() => this.link.sandboxInboundMedia(messageId, mediaUrl));
-  }
-
-  /** Sandbox only: the network drops the connection; `loggedOut` also removes the link. */
-  async sandboxDrop(input: { reason: string; loggedOut: boolean }): Promise<SessionResult<SessionRecord>> {
-    return this.core.exclusive(() => this.link.sandboxDrop(input));
-  }
-
-  /** Sandbox only: the network bans the linked account. */
-  async sandboxBan(input: { reason: string }): Promise<SessionResult<SessionRecord>> {
-    return this.core.exclusive(() => this.link.sandboxBan(input));
-  }
-
-  /** Sandbox only: sets the session's health (see SessionLink `sandboxHealth`). */
-  async sandboxHealth(health: StoredHealth): Promise<SessionResult<SessionRecord>> {
-    return this.core.exclusive(() => this.link.sandboxHealth(health));
-  }
-
-  /** Sandbox only: what the phone of `toNumber` received from this session, newest first. */
-  async sandboxReceived(toNumber: string): Promise<SessionResult<SandboxReceived[]>> {
-    return this.link.sandboxReceived(toNumber);
+  /** As {@link standIn}: what the phone of `toNumber` received from this session, newest first. */
+  async standInReceived(toNumber: string): Promise<SessionResult<ReceivedMessage[]>> {
+    return this.stand.received(toNumber);
   }
 
   /**
-   * Sandbox only: the phone goes offline (`online` false: acks are held, messages stay `sent`) or
-   * back online (true: held acks follow), or `undefined` reads its state. See sandbox-phone.ts
-   * `phoneSetsOnline`.
+   * As {@link standIn}: the phone goes offline (`online` false: acks are held, messages stay
+   * `sent`) or back online (true: held acks follow), or `undefined` reads its state. See
+   * session-stand-in.ts `SessionStandIn.phone`.
    */
-  async sandboxPhone(online?: boolean): Promise<SessionResult<PhoneState>> {
-    return this.core.exclusive(() => this.link.sandboxPhone(online));
+  async standInPhone(online?: boolean): Promise<SessionResult<PhoneState>> {
+    return this.core.exclusive(() => this.stand.phone(online));
   }
 
   // ---- alarm -------------------------------------------------------------------------------

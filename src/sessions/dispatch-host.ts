@@ -1,3 +1,4 @@
+import { ConfigError } from "../config";
 import { databaseFor } from "../db/client";
 import { claimMessages } from "../db/queries/messages";
 import { Dispatcher, SYNC_RETRY_MS } from "../delivery/dispatcher";
@@ -5,14 +6,13 @@ import { failover } from "../delivery/failover";
 import type { DispatchHost } from "../delivery/host";
 import type { CampaignHold, Outbox } from "../delivery/outbox";
 import type { KeptReceipts } from "../delivery/receipts";
-import type { ChatGateway, HealthEvent, StatusEvent } from "../gateways/gateway";
+import type { ChatGateway, HealthEvent, OwnReceipts, StatusEvent } from "../gateways/gateway";
 import { log } from "../lib/log";
 import type { StoredHealth } from "../lib/session-health";
 import type { DispatchRequest } from "../messages/dispatch-request";
 import { applyMoves } from "../moves/apply";
 import { failMoves, type MessageMove } from "../moves/message";
 import type { Deadline, Deadlines } from "./deadlines";
-import { sandboxOf } from "./sandbox-phone";
 import type { SessionCore } from "./session-core";
 import type { SessionStatus } from "./session-record";
 
@@ -35,7 +35,7 @@ export interface LinkDeadlines {
  * The session's side of its fan-out: what the {@link Dispatcher} calls back into (the session,
  * its gateway, its outbox and deadlines, its chain of changes, the deadlines due in a pacing
  * gap), and the work that feeds and holds the dispatcher: messages taken from the outbound
- * Queue, campaign holds, sandbox receipts and the failover of messages that reach a deleted
+ * Queue, campaign holds, the receipts a gateway makes itself and the failover of messages that reach a deleted
  * session. It also runs the object's due deadlines for the alarm, handing the link's to
  * {@link LinkDeadlines}: one alarm serves every deadline (see deadlines.ts).
  */
@@ -138,7 +138,7 @@ export class SessionDispatchHost implements DispatchHost {
         }
       }
       // Acks only move messages D1 already knows as sent; an offline phone acks nothing.
-      await this.applySandboxAcks(this.unlessOffline(acks));
+      await this.applyOwnReceipts(this.unlessOffline(acks));
       this.core.outbox.purge(Date.now());
       this.core.receipts.purge(Date.now());
       return horizon;
@@ -237,25 +237,31 @@ export class SessionDispatchHost implements DispatchHost {
   }
 
   /**
-   * `acks`, or none while the sandbox phone is offline: it then holds them, to be acked anew
-   * when it comes back online (sandbox-phone.ts `phoneSetsOnline`).
+   * `acks`, or none when the gateway that makes them holds them (`OwnReceipts.hold`: the
+   * sandbox's phone is offline), to be acked anew when it comes back online
+   * (session-stand-in.ts `SessionStandIn.phone`).
    */
   private unlessOffline(acks: Deadline[]): Deadline[] {
-    if (acks.length === 0) return acks;
-    const sandbox = sandboxOf(this.core.sql, this.core.state());
-    if (!sandbox || sandbox.phoneOnline()) return acks;
-    sandbox.holdAcks(
+    if (acks.length === 0 || !this.core.state()) return acks;
+    let receipts: OwnReceipts | undefined;
+    try {
+      receipts = this.core.gateway().ownReceipts;
+    } catch (error) {
+      // A gateway the deployment no longer enables holds nothing: the acks are applied.
+      if (!(error instanceof ConfigError)) throw error;
+    }
+    const held = receipts?.hold(
       acks.map((ack) => ack.ref),
       Date.now(),
     );
-    return [];
+    return held ? [] : acks;
   }
 
   /**
-   * The sandbox's receipts, once D1 holds every sent outcome; while D1 refuses writes they wait
+   * The receipts a gateway makes itself (`ChatGateway.ownReceipts`), once D1 holds every sent outcome; while D1 refuses writes they wait
    * for the next `sync` retry.
    */
-  private async applySandboxAcks(acks: Deadline[]): Promise<void> {
+  private async applyOwnReceipts(acks: Deadline[]): Promise<void> {
     const synced = await this.dispatcher.flush();
     if (acks.length === 0) return;
     try {

@@ -1,5 +1,6 @@
 import { readConfig } from "../config";
 import { type ChatGateway, GatewayError, type GatewayEvent, type GatewayName } from "../gateways/gateway";
+import { capabilitiesOf } from "../lib/gateway-kinds";
 import { log } from "../lib/log";
 import type { HealthReading } from "../lib/session-health";
 import { formatNullableTimestamp } from "../lib/time";
@@ -193,7 +194,7 @@ export class GatewayChecks {
    */
   schedule(now: number): void {
     const config = readConfig(this.env);
-    if ((this.host.state()?.gateway ?? config.CHATAPP_GATEWAY) === "sandbox") return;
+    if (!capabilitiesOf(this.host.state()?.gateway ?? config.CHATAPP_GATEWAY).checkedOnSchedule) return;
     this.host.deadlines.schedule("gateway_check", "", now + config.GATEWAY_CHECK_SECONDS * 1000);
   }
 }

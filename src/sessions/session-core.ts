@@ -98,7 +98,11 @@ export class SessionCore {
       settings,
       () => {
         const state = this.current();
-        return new SandboxGateway(this.sql, state.origin, state.id);
+        const config = readConfig(this.env);
+        return new SandboxGateway(this.sql, state.origin, state.id, {
+          deliveredMs: config.SANDBOX_DELIVERED_MS,
+          readMs: config.SANDBOX_READ_MS,
+        });
       },
       () => this.store.cloudApiNumber(),
     );

@@ -7,7 +7,6 @@ import { deleteSession } from "../db/queries/sessions";
 import type { Dispatcher } from "../delivery/dispatcher";
 import { receiptMoves } from "../delivery/receipts";
 import { accountLimitReached } from "../errors";
-import { NOT_SUPPORTED } from "../gateways/cloud-api";
 import type { CloudApiNumber } from "../gateways/cloud-api/graph";
 import { STANDARD_THROUGHPUT_MPS } from "../gateways/cloud-api/number";
 import {
@@ -17,26 +16,17 @@ import {
   type LinkState,
   MAX_NUMBER_CHECK,
 } from "../gateways/gateway";
-import type { SandboxGateway, SandboxReceived } from "../gateways/sandbox";
+import { capabilitiesOf } from "../lib/gateway-kinds";
 import { log } from "../lib/log";
-import type { StoredHealth } from "../lib/session-health";
 import { receiveReaction } from "../messages/reactions";
 import { receiveMessage } from "../messages/receive";
 import { applyMoves } from "../moves/apply";
 import type { Deadline } from "./deadlines";
+import { gatewayFailure, notSupported } from "./gateway-failure";
 import type { GatewayHealthView } from "./gateway-health";
 import { IncomingMediaKeeper } from "./incoming-media";
 import { CLOSE_SESSION_DELETED, CLOSE_SESSION_DELETED_REASON, type LiveChange, type ShownQr } from "./live";
 import { type Failure, fail, failWith, ok, type SessionResult } from "./result";
-import {
-  networkBans,
-  networkDrops,
-  type PhoneState,
-  phoneScans,
-  phoneSetsOnline,
-  type ScanRequest,
-  sandboxOf,
-} from "./sandbox-phone";
 import type { SessionCore } from "./session-core";
 import type { SessionMoves } from "./session-moves";
 import { gatewaySessionName, type SessionRecord } from "./session-record";
@@ -67,7 +57,7 @@ export type LinkFanOut = Pick<Dispatcher, "handOver" | "failPending" | "flush" |
 /**
  * The life of a session's link to its chat account: creation at the gateway and the QR shown
  * while pending (rotated and timed out by deadlines), pairing codes, disconnect and reconnect,
- * the gateway's events and checks, the sandbox's phone and network, and deletion. Each command
+ * the gateway's events and checks, and deletion. Each command
  * checks the status first (`SessionMoves.guard`), calls the gateway, and moves the status
  * through {@link SessionMoves}; a gateway that fails answers `gateway_unavailable` (try again)
  * or `gateway_rejected` (it refused).
@@ -205,7 +195,7 @@ export class SessionLink {
   qrPayload(): SessionResult<string> {
     const state = this.core.state();
     if (!state) return fail("not_found", "No such session.");
-    if (state.gateway === "cloud_api") return notSupported();
+    if (!capabilitiesOf(state.gateway).linksByQr) return notSupported();
     if (state.status !== "pending" || !state.qr) {
       return fail("session_not_pending", "The QR code is only served while the session is pending.");
     }
@@ -310,7 +300,8 @@ export class SessionLink {
    * it as `session.pairing_code`.
    */
   async pairingCode(phoneNumber: string): Promise<SessionResult<string>> {
-    if (this.core.state()?.gateway === "cloud_api") return notSupported();
+    const state = this.core.state();
+    if (state && !capabilitiesOf(state.gateway).linksByPairingCode) return notSupported();
     const guard = this.moves.guard("scan");
     if (guard) return guard;
     let code: string;
@@ -428,72 +419,16 @@ export class SessionLink {
   }
 
   /**
-   * Sandbox only: the media of inbound message `messageId` (just stored by the sandbox's inbound
-   * route) is to be kept, downloaded from the caller's `mediaUrl` (incoming-media.ts).
-   * @returns false when this object holds no sandbox session (nothing is owed).
+   * The media of incoming message `messageId`, stored by a route that is not this object's
+   * events (the sandbox's inbound route), is to be kept: downloaded from `ref` as the gateway's
+   * `openIncomingMedia` takes it (incoming-media.ts).
+   * @returns false when this object holds no session (nothing is owed).
    */
-  async sandboxInboundMedia(messageId: string, mediaUrl: string): Promise<boolean> {
-    if (!this.sandbox()) return false;
-    this.media.note(messageId, mediaUrl, null);
+  async keepIncomingMedia(messageId: string, ref: string): Promise<boolean> {
+    if (!this.core.state()) return false;
+    this.media.note(messageId, ref, null);
     await this.core.deadlines.rearm();
     return true;
-  }
-
-  /** Sandbox only: a phone scans the QR shown (or enters its pairing code); see sandbox-phone.ts. */
-  async sandboxScan(input: ScanRequest): Promise<SessionResult<SessionRecord>> {
-    const sandbox = this.sandbox();
-    if (!sandbox) return fail("not_found", "No such session.");
-    const guard = this.moves.guard("scan");
-    if (guard) return guard;
-    const scan = phoneScans(sandbox, this.core.current().id, input);
-    return scan.ok ? this.moves.command(scan.value) : scan;
-  }
-
-  /** Sandbox only: the network drops the connection; `loggedOut` also removes the link. */
-  async sandboxDrop(input: { reason: string; loggedOut: boolean }): Promise<SessionResult<SessionRecord>> {
-    const sandbox = this.sandbox();
-    if (!sandbox) return fail("not_found", "No such session.");
-    const guard = this.moves.guard("drop");
-    if (guard) return guard;
-    return this.moves.command(networkDrops(sandbox, input));
-  }
-
-  /** Sandbox only: the network bans the linked account. */
-  async sandboxBan(input: { reason: string }): Promise<SessionResult<SessionRecord>> {
-    const sandbox = this.sandbox();
-    if (!sandbox) return fail("not_found", "No such session.");
-    const guard = this.moves.guard("ban");
-    if (guard) return guard;
-    return this.moves.command(networkBans(sandbox, input));
-  }
-
-  /**
-   * Sandbox only: the network sets the session's health to `health` (every field: a null clears
-   * it), as a real gateway's reading would (README, Session health).
-   */
-  async sandboxHealth(health: StoredHealth): Promise<SessionResult<SessionRecord>> {
-    if (!this.sandbox()) return fail("not_found", "No such session.");
-    const { timelock, cap, quality } = health;
-    return ok(await this.moves.applyHealth({ timelock, cap, quality }, health.checkedAt ?? Date.now()));
-  }
-
-  /** Sandbox only: what the phone of `toNumber` received from this session, newest first. */
-  sandboxReceived(toNumber: string): SessionResult<SandboxReceived[]> {
-    const sandbox = this.sandbox();
-    if (!sandbox) return fail("not_found", "No such session.");
-    return ok(sandbox.receivedBy(toNumber));
-  }
-
-  /**
-   * Sandbox only: takes the phone offline or back online (`online`), or reads its state
-   * (`undefined`); see sandbox-phone.ts `phoneSetsOnline`. Any session status will do.
-   */
-  async sandboxPhone(online: boolean | undefined): Promise<SessionResult<PhoneState>> {
-    const sandbox = this.sandbox();
-    if (!sandbox) return fail("not_found", "No such session.");
-    const state = phoneSetsOnline(sandbox, online, this.core.deadlines, this.core.env);
-    if (online) await this.core.deadlines.rearm();
-    return ok(state);
   }
 
   /**
@@ -539,33 +474,4 @@ export class SessionLink {
       await this.moves.move({ type: "qr_timeout" });
     }
   }
-
-  /** The sandbox gateway, or null when this object holds no session or the session is on another gateway. */
-  private sandbox(): SandboxGateway | null {
-    return sandboxOf(this.core.sql, this.core.state());
-  }
-}
-
-/** 409 `not_supported_by_gateway`: a Cloud API number is linked by its ids, never by QR or code. */
-function notSupported(): Failure {
-  return fail(
-    "not_supported_by_gateway",
-    "The session's gateway (cloud_api) links a business number by its ids: it has no QR code or pairing code.",
-  );
-}
-
-/**
- * A failed gateway call as the failure an RPC answers; anything but a GatewayError is rethrown.
- * A refusal of the credentials about one field (`GatewayError.field`) names it in `errors`.
- */
-function gatewayFailure(error: unknown): Failure {
-  if (!(error instanceof GatewayError)) throw error;
-  if (error.reason === "gateway_credentials_invalid") {
-    const detail = `Meta refused the number's ids or access token (${error.message}).`;
-    return fail("gateway_credentials_invalid", detail, error.field ? { [error.field]: [detail] } : undefined);
-  }
-  if (error.reason === NOT_SUPPORTED) return notSupported();
-  return error.permanent
-    ? fail("gateway_rejected", `The gateway refused the request (${error.message}).`)
-    : fail("gateway_unavailable", `The gateway could not be reached (${error.message}). Try again later.`);
 }

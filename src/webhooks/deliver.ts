@@ -1,4 +1,4 @@
-import type { GatewayKind } from "../config";
+import { DEFAULT_GATEWAY, type GatewayKind } from "../config";
 import type { Db } from "../db/client";
 import {
   claimAttempt,
@@ -98,7 +98,7 @@ export async function deliverOnce(
   const answer = await postEvent(
     await withOpenSecrets(env, endpoint),
     event.id,
-    JSON.stringify(toEventRecord(event, options.defaultGateway ?? "sandbox")),
+    JSON.stringify(toEventRecord(event, options.defaultGateway ?? DEFAULT_GATEWAY)),
     startedAt,
     {
       now,

@@ -1,4 +1,5 @@
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { GATEWAY_NAMES } from "../../lib/gateway-kinds";
 import type { StoredHealth } from "../../lib/session-health";
 import { accounts } from "./accounts";
 
@@ -22,11 +23,11 @@ export const sessions = sqliteTable(
     createdAt: integer().notNull(),
     updatedAt: integer().notNull(),
     /**
-     * The gateway the session was created on (config.ts `GATEWAY_NAMES`); null for a session
+     * The gateway the session was created on (lib/gateway-kinds.ts `GATEWAY_NAMES`); null for a session
      * created before sessions chose theirs: the deployment's `CHATAPP_GATEWAY`. Its object
      * writes it with its next change.
      */
-    gateway: text({ enum: ["sandbox", "waha", "evolution", "cloud_api"] }),
+    gateway: text({ enum: GATEWAY_NAMES }),
     /**
      * The session's health (src/lib/session-health.ts `StoredHealth`, epoch-ms times) as its
      * object last read it from the gateway; null until then.

@@ -25,7 +25,7 @@ import type * as routes from "./gateway-events.routes";
 
 export const waha: RouteHandler<typeof routes.waha, AppEnv> = async (c) => {
   const settings = gatewaySettingsOf(readConfig(c.env), "waha");
-  if (settings?.kind !== "waha") throw new ApiError("not_found", "No such resource.");
+  if (!settings) throw new ApiError("not_found", "No such resource.");
   const raw = await c.req.text();
   if (!(await verifyWahaSignature(raw, c.req.header("x-webhook-hmac"), settings.hmacKey))) {
     throw new ApiError(
@@ -41,7 +41,7 @@ export const waha: RouteHandler<typeof routes.waha, AppEnv> = async (c) => {
 
 export const evolution: RouteHandler<typeof routes.evolution, AppEnv> = async (c) => {
   const settings = gatewaySettingsOf(readConfig(c.env), "evolution");
-  if (settings?.kind !== "evolution") throw new ApiError("not_found", "No such resource.");
+  if (!settings) throw new ApiError("not_found", "No such resource.");
   const body = parse(await c.req.text());
   if (!(await verifyEvolutionEvent(body, settings.apiKey))) {
     throw new ApiError("invalid_signature", "The event's apikey is missing or is not its instance's token.");
@@ -55,7 +55,7 @@ export const evolution: RouteHandler<typeof routes.evolution, AppEnv> = async (c
 /** Meta's subscription handshake (Meta's "Webhooks" guide, "Verification requests"). */
 export const cloudApiHandshake: RouteHandler<typeof routes.cloudApiHandshake, AppEnv> = (c) => {
   const settings = gatewaySettingsOf(readConfig(c.env), "cloud_api");
-  if (settings?.kind !== "cloud_api") throw new ApiError("not_found", "No such resource.");
+  if (!settings) throw new ApiError("not_found", "No such resource.");
   const query = c.req.valid("query");
   const token = query["hub.verify_token"] ?? "";
   if (query["hub.mode"] !== "subscribe" || !timingSafeEqual(token, settings.verifyToken)) {
@@ -80,7 +80,7 @@ export const cloudApiHandshake: RouteHandler<typeof routes.cloudApiHandshake, Ap
  */
 export const cloudApi: RouteHandler<typeof routes.cloudApi, AppEnv> = async (c) => {
   const settings = gatewaySettingsOf(readConfig(c.env), "cloud_api");
-  if (settings?.kind !== "cloud_api") throw new ApiError("not_found", "No such resource.");
+  if (!settings) throw new ApiError("not_found", "No such resource.");
   const raw = await c.req.text();
   if (!(await verifyCloudApiSignature(raw, c.req.header(SIGNATURE_HEADER), settings.appSecret))) {
     throw new ApiError(

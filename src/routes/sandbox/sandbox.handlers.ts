@@ -7,6 +7,7 @@ import { findSession, sessionById } from "../../db/queries/sessions";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { providerIdOf, sessionOfPairToken } from "../../gateways/sandbox";
+import { capabilitiesOf } from "../../lib/gateway-kinds";
 import { fromSessionHealth } from "../../lib/session-health";
 import { formatTimestamp } from "../../lib/time";
 import { receiveReaction } from "../../messages/reactions";
@@ -26,7 +27,7 @@ import type * as routes from "./sandbox.routes";
 async function sandboxSession(c: Context<AppEnv>, id: string) {
   const row = await findSession(c.var.db, c.var.principal.accountId, id);
   if (!row) throw new ApiError("not_found", "No such session.");
-  if ((row.gateway ?? readConfig(c.env).CHATAPP_GATEWAY) !== "sandbox")
+  if (!capabilitiesOf(row.gateway ?? readConfig(c.env).CHATAPP_GATEWAY).simulatesNetwork)
     throw new ApiError("not_found", "No such resource.");
   return row;
 }
@@ -40,7 +41,8 @@ export const scan: RouteHandler<typeof routes.scan, AppEnv> = async (c) => {
   const stub = await ownedSession(c, c.req.valid("param").id);
   const body = c.req.valid("json");
   const session = unwrap(
-    await stub.sandboxScan({
+    await stub.standIn({
+      type: "scan",
       phoneNumber: body.phone_number,
       displayName: body.display_name,
       pairingCode: body.pairing_code,
@@ -53,20 +55,26 @@ export const drop: RouteHandler<typeof routes.drop, AppEnv> = async (c) => {
   const stub = await ownedSession(c, c.req.valid("param").id);
   const body = c.req.valid("json");
   const session = unwrap(
-    await stub.sandboxDrop({ reason: body.reason ?? "connection_lost", loggedOut: body.logged_out ?? false }),
+    await stub.standIn({
+      type: "drop",
+      reason: body.reason ?? "connection_lost",
+      loggedOut: body.logged_out ?? false,
+    }),
   );
   return c.json({ success: true as const, session }, 200);
 };
 
 export const ban: RouteHandler<typeof routes.ban, AppEnv> = async (c) => {
   const stub = await ownedSession(c, c.req.valid("param").id);
-  const session = unwrap(await stub.sandboxBan({ reason: c.req.valid("json").reason ?? "banned" }));
+  const session = unwrap(await stub.standIn({ type: "ban", reason: c.req.valid("json").reason ?? "banned" }));
   return c.json({ success: true as const, session }, 200);
 };
 
 export const health: RouteHandler<typeof routes.health, AppEnv> = async (c) => {
   const stub = await ownedSession(c, c.req.valid("param").id);
-  const session = unwrap(await stub.sandboxHealth(fromSessionHealth(c.req.valid("json"), Date.now())));
+  const session = unwrap(
+    await stub.standIn({ type: "health", health: fromSessionHealth(c.req.valid("json"), Date.now()) }),
+  );
   return c.json({ success: true as const, session }, 200);
 };
 
@@ -102,7 +110,7 @@ export const inbound: RouteHandler<typeof routes.inbound, AppEnv> = async (c) =>
   const row = await receiveMessage(c.env, incoming);
   if (!row) throw new Error("insert of an incoming message without provider id stored nothing");
   // Its media is kept as a real gateway's is: downloaded once by the session object, off this call.
-  if (row.mediaUrl) await sessionStub(c.env, session.id).sandboxInboundMedia(row.id, row.mediaUrl);
+  if (row.mediaUrl) await sessionStub(c.env, session.id).keepIncomingMedia(row.id, row.mediaUrl);
   // A reverse OTP's code in the text verifies it, as through a real gateway's webhook.
   await verifyByIncoming(c.env, c.var.db, incoming);
   return c.json({ success: true as const, data: toMessageRecord(row) }, 201);
@@ -144,7 +152,7 @@ export const inboundReaction: RouteHandler<typeof routes.inboundReaction, AppEnv
  */
 export const received: RouteHandler<typeof routes.received, AppEnv> = async (c) => {
   const stub = await ownedSession(c, c.req.valid("param").id);
-  const messages = unwrap(await stub.sandboxReceived(c.req.valid("query").to_number));
+  const messages = unwrap(await stub.standInReceived(c.req.valid("query").to_number));
   const masked = readConfig(c.env).SANDBOX_SHOW_CODES
     ? new Map<string, string | null>()
     : await otpMessageContents(
@@ -167,13 +175,13 @@ export const received: RouteHandler<typeof routes.received, AppEnv> = async (c) 
 
 export const setPhone: RouteHandler<typeof routes.setPhone, AppEnv> = async (c) => {
   const stub = await ownedSession(c, c.req.valid("param").id);
-  const data = unwrap(await stub.sandboxPhone(c.req.valid("json").online));
+  const data = unwrap(await stub.standInPhone(c.req.valid("json").online));
   return c.json({ success: true as const, data }, 200);
 };
 
 export const showPhone: RouteHandler<typeof routes.showPhone, AppEnv> = async (c) => {
   const stub = await ownedSession(c, c.req.valid("param").id);
-  const data = unwrap(await stub.sandboxPhone());
+  const data = unwrap(await stub.standInPhone());
   return c.json({ success: true as const, data }, 200);
 };
 
@@ -206,7 +214,7 @@ export const pair: RouteHandler<typeof routes.pair, AppEnv> = async (c) => {
   const { token } = c.req.valid("param");
   const found = await pairedSession(c, token);
   if (!found) return c.html(expired, 404);
-  const result = await found.stub.sandboxScan({ token });
+  const result = await found.stub.standIn({ type: "scan", token });
   if (!result.ok) {
     const status = result.code === "session_not_pending" ? 409 : 404;
     return c.html(status === 409 ? renderPairPage({ view: "not_pending" }) : expired, status);

@@ -5,6 +5,7 @@ import { insertLinkToken, revokeLinkTokens } from "../../db/queries/link-tokens"
 import { findSession, listSessions } from "../../db/queries/sessions";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
+import { capabilitiesOf } from "../../lib/gateway-kinds";
 import { qrPngDataUri } from "../../lib/qr-png";
 import { sealSecret } from "../../lib/sealed-secret";
 import { formatTimestamp } from "../../lib/time";
@@ -47,18 +48,17 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
       fields: { gateway: [`not enabled here; enabled: ${config.CHATAPP_GATEWAYS.join(", ")}`] },
     });
   }
-  if ((settings.kind === "cloud_api") !== (body.cloud_api !== undefined)) {
+  const byCredentials = capabilitiesOf(gateway).linksByCredentials;
+  if (byCredentials !== (body.cloud_api !== undefined)) {
     throw new ApiError("validation_failed", "The request has invalid fields.", {
       fields: {
-        cloud_api: [
-          settings.kind === "cloud_api" ? "required with gateway cloud_api" : "only with gateway cloud_api",
-        ],
+        cloud_api: [byCredentials ? "required with gateway cloud_api" : "only with gateway cloud_api"],
       },
     });
   }
   const id = crypto.randomUUID();
   const cloudApi =
-    settings.kind === "cloud_api" && body.cloud_api
+    "credentialsKey" in settings && body.cloud_api
       ? {
           phoneNumberId: body.cloud_api.phone_number_id,
           wabaId: body.cloud_api.waba_id,
@@ -156,7 +156,8 @@ export const createLinkUrl: RouteHandler<typeof routes.createLinkUrl, AppEnv> = 
   const accountId = c.var.principal.accountId;
   const owned = await findSession(c.var.db, accountId, id);
   if (!owned) throw new ApiError("not_found", "No such session.");
-  if (owned.gateway === "cloud_api") {
+  const links = owned.gateway && capabilitiesOf(owned.gateway);
+  if (links && !links.linksByQr && !links.linksByPairingCode) {
     throw new ApiError(
       "not_supported_by_gateway",
       "The session's gateway (cloud_api) links a business number by its ids: it has no link page.",

@@ -1,0 +1,75 @@
+/**
+ * The gateways a deployment can enable, by the name `CHATAPP_GATEWAY`, `CHATAPP_GATEWAYS` and a
+ * session's `gateway` give them, and what each can do. Code outside src/gateways/ asks these
+ * capabilities, never a gateway's name (STYLE.md, "Capabilities, not names"; the Biome plugin
+ * lint/gateway-names.grit fails lint on a name compared elsewhere). The table sits on the
+ * lowest floor because floors below gateways/ ask it too (messages/ checks a send's template and
+ * service window); the implementations are in src/gateways/, created by src/gateways/index.ts.
+ */
+export interface GatewayCapabilities {
+  /** A phone links the session by scanning a QR code (the session shows one while pending). */
+  linksByQr: boolean;
+  /** A phone links the session by entering a pairing code (`ChatGateway.requestPairingCode`). */
+  linksByPairingCode: boolean;
+  /**
+   * The session is linked by credentials given when it is created (a business number's ids and
+   * access token, in the create request's section named after the gateway), not by a phone.
+   */
+  linksByCredentials: boolean;
+  /** Sends Meta's message templates (`type: "template"`; README, Message templates). */
+  sendsTemplates: boolean;
+  /**
+   * Free-form messages reach a contact only within the customer service window, 24 hours after
+   * the contact last wrote (messages/service-window.ts); a one-time code then goes out as the
+   * app's authentication template.
+   */
+  needsServiceWindow: boolean;
+  /**
+   * The gateway's view of a session is checked on a schedule (`GATEWAY_CHECK_SECONDS`), as its
+   * webhooks may be lost; a gateway that is its own truth is checked only on demand.
+   */
+  checkedOnSchedule: boolean;
+  /**
+   * The gateway stands in for the chat network and the phones on it (the sandbox): the
+   * `/sandbox` routes drive it, and the session object plays the network's events through it
+   * (`ChatGateway.standIn`).
+   */
+  simulatesNetwork: boolean;
+}
+
+/** A gateway reached over the network that a phone links by QR code or pairing code. */
+const LINKED_DEVICE: GatewayCapabilities = {
+  linksByQr: true,
+  linksByPairingCode: true,
+  linksByCredentials: false,
+  sendsTemplates: false,
+  needsServiceWindow: false,
+  checkedOnSchedule: true,
+  simulatesNetwork: false,
+};
+
+/** Each gateway's capabilities, by name; the key order is the order the API document lists them. */
+const GATEWAY_KINDS = {
+  sandbox: { ...LINKED_DEVICE, checkedOnSchedule: false, simulatesNetwork: true },
+  waha: LINKED_DEVICE,
+  evolution: LINKED_DEVICE,
+  cloud_api: {
+    ...LINKED_DEVICE,
+    linksByQr: false,
+    linksByPairingCode: false,
+    linksByCredentials: true,
+    sendsTemplates: true,
+    needsServiceWindow: true,
+  },
+} as const satisfies Record<string, GatewayCapabilities>;
+
+/** The name of a gateway: one of {@link GATEWAY_NAMES}. */
+export type GatewayKind = keyof typeof GATEWAY_KINDS;
+
+/** The gateways a deployment can enable (`CHATAPP_GATEWAY`, `CHATAPP_GATEWAYS`), in order. */
+export const GATEWAY_NAMES = Object.keys(GATEWAY_KINDS) as [GatewayKind, ...GatewayKind[]];
+
+/** What gateway `name` can do. */
+export function capabilitiesOf(name: GatewayKind): GatewayCapabilities {
+  return GATEWAY_KINDS[name];
+}
