@@ -9,7 +9,7 @@ import {
   recipientStillPending,
   recipientsAfter,
   stalledCampaigns,
-} from "../db/queries/campaigns";
+} from "../db/queries/campaign-steps";
 import { insertOutgoingStatement, type NewMessages, outgoingRows } from "../db/queries/messages";
 import { findSessions } from "../db/queries/sessions";
 import type { CampaignRow } from "../db/schema";

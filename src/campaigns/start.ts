@@ -8,10 +8,10 @@ import {
   campaignStartedAt,
   countOptedOut,
   draftAsPriced,
-  findCampaign,
   skipOptedOutStatement,
   startPriceSet,
-} from "../db/queries/campaigns";
+} from "../db/queries/campaign-steps";
+import { findCampaign } from "../db/queries/campaigns";
 import { findSessions } from "../db/queries/sessions";
 import { type CampaignRow, campaigns } from "../db/schema";
 import { ApiError } from "../errors";
