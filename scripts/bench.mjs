@@ -48,6 +48,9 @@
 // 13. one-time codes (scripts/bench/otp.mjs): the median time from starting an OTP to `verified`
 //     on the sandbox, 20 in send mode (the code read on the sandbox phone, then verified) and 20
 //     in reverse mode (the sandbox phone sends the code back).
+// 14. list ratio (scripts/bench/list-ratio.mjs): requests per second of a filtered list page
+//     (filter[status], limit 100, 2,000 messages stored, four keys, 8 connections) ÷ those of
+//     /health, measured side by side three times; target at least 0.9.
 // Progress goes to stderr, the table to stdout.
 
 import { performance } from "node:perf_hooks";
@@ -67,6 +70,7 @@ import {
   rows,
 } from "./bench/common.mjs";
 import { benchExactlyOnce } from "./bench/exactly-once.mjs";
+import { benchListRatio } from "./bench/list-ratio.mjs";
 import { benchAccept, benchFanOut, benchListPages, benchPacing } from "./bench/messages.mjs";
 import { benchOtp } from "./bench/otp.mjs";
 import { benchReadWebhook, benchWebhookThroughput } from "./bench/webhooks.mjs";
@@ -76,6 +80,13 @@ const STEPS = [
   // Quietest measurements first: pacing and webhook latency see an idle server.
   ["pacing", benchPacing],
   ["auth", benchAuthCost],
+  [
+    "list-ratio",
+    async (apiKey) => {
+      await benchListRatio(apiKey);
+      await cleanUp();
+    },
+  ],
   ["read-webhook", benchReadWebhook],
   ["otp", benchOtp],
   // 150 messages on an account of its own; its wait for the outcome grace leaves the server idle.
