@@ -3,10 +3,10 @@ import { describe, expect, it } from "vitest";
 import type { FakeGraph } from "../../fakes/cloud-api/graph.ts";
 import { checkBody } from "../../fakes/cloud-api/schema.ts";
 import { campaignMessages, command, waitForCampaign } from "../campaign-fixtures";
-import { call, createAccount, expectProblem, waitFor } from "../helpers";
+import { call, createAccount, expectProblem } from "../helpers";
 import { balanceOf, connectedSession, ledgerOf, storedMessageCount } from "../message-fixtures";
 import { metadataProblems } from "../metadata-check";
-import { cloudApiSession, deliverWebhooks, useFakeGraph } from "./webhooks-fixtures";
+import { campaignSendsReached, cloudApiSession, deliverWebhooks, useFakeGraph } from "./webhooks-fixtures";
 
 // Template campaigns (README, Campaigns; Message templates): one approved template to every
 // recipient, each value of its variables filled from the recipient's own `variables`, sent to the
@@ -88,17 +88,7 @@ describe("template campaigns", () => {
 
     const started = await command(key, created.body.data.id, "start");
     expect(started.status, started.text).toBe(200);
-    await waitFor(
-      () => {
-        expect(graph.sent).toHaveLength(3);
-        return true;
-      },
-      {
-        reason: "three sends to reach the Graph API fake (the campaign and outbound queues)",
-        timeoutMs: 15_000,
-        intervalMs: 100,
-      },
-    );
+    await campaignSendsReached(graph, 3);
 
     const byNumber = new Map(graph.sent.map((s) => [String(s.body.to), s.body]));
     for (const person of PEOPLE) {

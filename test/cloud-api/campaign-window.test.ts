@@ -4,9 +4,9 @@ import { describe, expect, it } from "vitest";
 import { outsideWindowQuery } from "../../src/campaigns/service-window";
 import { createDb } from "../../src/db/client";
 import { number as numberOf, showCampaign } from "../campaign-fixtures";
-import { call, createAccount, expectProblem, waitFor } from "../helpers";
+import { call, createAccount, expectProblem } from "../helpers";
 import { balanceOf, ledgerOf } from "../message-fixtures";
-import { cloudApiSession, deliverWebhooks, useFakeGraph } from "./webhooks-fixtures";
+import { campaignSendsReached, cloudApiSession, deliverWebhooks, useFakeGraph } from "./webhooks-fixtures";
 
 // The 24-hour customer service window for campaigns (README, Campaigns): a campaign that is not a
 // template campaign starts only when every recipient is inside the window of every Cloud API
@@ -91,17 +91,7 @@ describe("the service window for campaigns", () => {
     });
     const started = await call("POST", `/v1/chatapp/campaigns/${id}/start`, { key });
     expect(started.status, started.text).toBe(200);
-    await waitFor(
-      () => {
-        expect(graph.sent).toHaveLength(2);
-        return true;
-      },
-      {
-        reason: "two sends to reach the Graph API fake (the campaign and outbound queues)",
-        timeoutMs: 15_000,
-        intervalMs: 100,
-      },
-    );
+    await campaignSendsReached(graph, 2);
     expect((await showCampaign(key, id)).stats.skipped).toBe(1);
   });
 
@@ -110,17 +100,7 @@ describe("the service window for campaigns", () => {
     const id = await createDraft(key, { chatapp_session_ids: [session.id], recipients: people(INSIDE) });
     const started = await call("POST", `/v1/chatapp/campaigns/${id}/start`, { key });
     expect(started.status, started.text).toBe(200);
-    await waitFor(
-      () => {
-        expect(graph.sent).toHaveLength(2);
-        return true;
-      },
-      {
-        reason: "two sends to reach the Graph API fake (the campaign and outbound queues)",
-        timeoutMs: 15_000,
-        intervalMs: 100,
-      },
-    );
+    await campaignSendsReached(graph, 2);
     expect(graph.sent.map((s) => s.body.to).sort()).toEqual(INSIDE.map((n) => n.slice(1)));
     expect(graph.sent.map((s) => (s.body.text as { body: string }).body)).toEqual(["Hi Ana", "Hi Ana"]);
   });
@@ -165,17 +145,7 @@ describe("the service window for campaigns", () => {
     });
     const started = await call("POST", `/v1/chatapp/campaigns/${id}/start`, { key });
     expect(started.status, started.text).toBe(200);
-    await waitFor(
-      () => {
-        expect(graph.sent).toHaveLength(3);
-        return true;
-      },
-      {
-        reason: "three sends to reach the Graph API fake (the campaign and outbound queues)",
-        timeoutMs: 15_000,
-        intervalMs: 100,
-      },
-    );
+    await campaignSendsReached(graph, 3);
     expect(graph.sent.every((s) => s.body.type === "template")).toBe(true);
   });
 

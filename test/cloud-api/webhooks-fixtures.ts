@@ -3,7 +3,7 @@ import { beforeEach, expect } from "vitest";
 import { FakeGraph, type FakeGraphOptions, type FakeNumber } from "../../fakes/cloud-api/graph.ts";
 import { signBody } from "../../fakes/cloud-api/sign.ts";
 import { CLOUD_API_APP_SECRET, CLOUD_API_BASE_URL } from "../gateway-config";
-import { call, type SessionEnvelope } from "../helpers";
+import { call, type SessionEnvelope, waitFor } from "../helpers";
 import { network, useNetwork } from "../network";
 
 // What the Cloud API tests share: the fake Graph API (fakes/cloud-api/graph.ts) on the test
@@ -136,4 +136,22 @@ export function status(
   at = Math.floor(Date.now() / 1000),
 ) {
   return { id, status: value, timestamp: String(at), recipient_id: "14155550123", ...extra };
+}
+
+/**
+ * Waits until the fake Graph API took `count` sends (at most 15 s): a campaign's messages reach it
+ * through the campaign queue, then the outbound queue, which the runtime delivers by itself.
+ */
+export async function campaignSendsReached(graph: FakeGraph, count: number): Promise<void> {
+  await waitFor(
+    () => {
+      expect(graph.sent).toHaveLength(count);
+      return true;
+    },
+    {
+      reason: `${count} sends to reach the Graph API fake (the campaign and outbound queues)`,
+      timeoutMs: 15_000,
+      intervalMs: 100,
+    },
+  );
 }
