@@ -12,11 +12,12 @@ const FLOORS = [
   "billing", // money: charges, refunds, credits and their ledger entries
   "moves", // every status move of a message or campaign and what hangs off it
   "opt-outs",
+  "contacts", // who is on the other side of a chat: learnt from events, known by number or user id
   "messages", // vocabulary, the send and the queue message it produces, incoming messages
   "gateways", // the chat networks' APIs
   "delivery", // the outbound queue's consumer, the outbox, pacing, retries, failover
   "sessions", // the session Durable Object
-  "contacts", // whether numbers are on the chat network: cached answers, asked through sessions
+  "number-checks", // whether numbers are on the chat network: cached answers, asked through sessions
   "campaigns",
   "otp",
   "keys",

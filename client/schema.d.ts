@@ -775,7 +775,7 @@ export interface paths {
         };
         /**
          * List the account's events
-         * @description Every state change of the account's messages, sessions and one-time codes, newest first, kept 30 days: the pull side of webhooks, from which a receiver that was down can catch up. Cursor-paged like the message list. A key sees only the event types whose read scope it holds (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`): without `filter[type]` the others are left out; a `filter[type]` naming one of them is 403 `insufficient_scope`, naming the scope.
+         * @description Every state change of the account's messages, sessions and one-time codes, newest first, kept 30 days: the pull side of webhooks, from which a receiver that was down can catch up. Cursor-paged like the message list. A key sees only the event types whose read scope it holds (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`, `contact.*` `messages:read`): without `filter[type]` the others are left out; a `filter[type]` naming one of them is 403 `insufficient_scope`, naming the scope.
          */
         get: operations["listEvents"];
         put?: never;
@@ -1015,6 +1015,43 @@ export interface paths {
          * @description Campaigns may message the number again. Do this only when the contact opted back in. A contact who texts an opt-out keyword again is added again.
          */
         delete: operations["deleteOptOut"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/contacts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the account's contacts, newest first
+         * @description Everyone who wrote to one of the account's sessions, each known by a phone number, a user id (BSUID or LID) or both (README, Contacts). An identifier filter matches every identifier a contact was ever known by. Cursor-paged like the message list.
+         */
+        get: operations["listContacts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/contacts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a contact, with every identifier it was known by */
+        get: operations["getContact"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1833,6 +1870,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "contact.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The `contact.created` event
+         * @description Delivered to webhook endpoints subscribed to this type, signed per Standard Webhooks, and listed by `GET /v1/events`.
+         */
+        post: operations["onContactCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "contact.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The `contact.updated` event
+         * @description Delivered to webhook endpoints subscribed to this type, signed per Standard Webhooks, and listed by `GET /v1/events`.
+         */
+        post: operations["onContactUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook.test": {
         parameters: {
             query?: never;
@@ -1867,6 +1944,7 @@ export interface components {
             provider_message_id: string | null;
             from_number: string | null;
             to_number: string;
+            contact: components["schemas"]["ContactRef"];
             /** @enum {string} */
             type: "text" | "image" | "video" | "audio" | "document" | "template" | "reaction";
             /** @description The text or caption; a reaction's emoji ("" when it takes one off). */
@@ -1898,6 +1976,30 @@ export interface components {
             /** @example 2026-11-21T09:30:12.345000Z */
             updated_at: string;
         };
+        /** @description Who is on the other side of the chat: the sender of an incoming message, by number, user id (BSUID or LID) or both (README, Contacts); null for outgoing messages and for messages stored before contacts were kept. */
+        ContactRef: {
+            /**
+             * @description The contact's id.
+             * @example ct_9f1c2b7e4a5d4e0f8a3b6c1d2e7f9a04
+             */
+            id: string;
+            /**
+             * @description Their number (E.164), or null while the network has not given it.
+             * @example +14155552671
+             */
+            phone_number: string | null;
+            /**
+             * @description The network's id of the user: a business-scoped user id (BSUID) on the Cloud API, a LID (`<digits>@lid`) on linked devices; the newest one learnt.
+             * @example US.13491208655302741918
+             */
+            user_id: string | null;
+            /** @description The Cloud API's parent BSUID (`US.ENT.…`), when the business uses them. */
+            parent_user_id: string | null;
+            /** @description Their username (display only: it changes). */
+            username: string | null;
+            /** @description Their profile name. */
+            name: string | null;
+        } | null;
         /** @description What happened to the message beyond its fields: its attempts, receipts, typing, failover, quote, reactions and media. Every key is optional and appears once what it records has happened; keys not listed may be added later and should be ignored. */
         MessageMetadata: {
             /** @description Gateway calls made to send the message so far. */
@@ -2451,6 +2553,33 @@ export interface components {
              */
             synced_at: string;
         };
+        Contact: components["schemas"]["ContactRef"] & {
+            /** @description The session whose chats the contact is in. */
+            chatapp_session_id: string;
+            /**
+             * @description When the contact's first stored message was sent; null before any.
+             * @example 2026-11-21T09:30:12.345000Z
+             */
+            first_message_at: string | null;
+            /**
+             * @description When their latest stored message was sent; null before any.
+             * @example 2026-11-21T09:30:12.345000Z
+             */
+            last_message_at: string | null;
+            /**
+             * @description The end of the 24-hour customer service window their latest message opened (Cloud API sessions send free-form messages only inside it), past or not; null before any.
+             * @example 2026-11-21T09:30:12.345000Z
+             */
+            window_open_until: string | null;
+            /** @example 2026-11-21T09:30:12.345000Z */
+            created_at: string;
+            /** @example 2026-11-21T09:30:12.345000Z */
+            updated_at: string;
+        };
+        ContactUpdate: {
+            contact: components["schemas"]["Contact"];
+            previous: components["schemas"]["Contact"];
+        };
         WebhookTestEvent: {
             /** @example evt_7d1e0b9c2a5f4e3d8c6b1a0f9e8d7c6b */
             id: string;
@@ -2485,7 +2614,7 @@ export interface components {
              *       "message.read"
              *     ]
              */
-            events: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
+            events: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated")[] | null;
             /** @description Whether events are posted to the endpoint. */
             enabled: boolean;
             /**
@@ -2621,7 +2750,7 @@ export interface components {
              *       "messages:send"
              *     ]
              */
-            scopes: ("*" | "account:read" | "account:write" | "keys:read" | "keys:write" | "sessions:read" | "sessions:write" | "messages:read" | "messages:send" | "campaigns:read" | "campaigns:write" | "apps:read" | "apps:write" | "otp:read" | "otp:send" | "otp:verify" | "webhooks:read" | "webhooks:write" | "events:read" | "opt-outs:read" | "opt-outs:write")[];
+            scopes: ("*" | "account:read" | "account:write" | "keys:read" | "keys:write" | "sessions:read" | "sessions:write" | "messages:read" | "messages:send" | "campaigns:read" | "campaigns:write" | "apps:read" | "apps:write" | "otp:read" | "otp:send" | "otp:verify" | "webhooks:read" | "webhooks:write" | "events:read" | "opt-outs:read" | "opt-outs:write" | "contacts:read")[];
             created_at: string;
             expires_at: string | null;
             /** @description When the key last authenticated a request, to the minute. */
@@ -3076,10 +3205,10 @@ export interface components {
             /** @example evt_3f2c9a7e1b6d4c08a5e97d2b1f04c6aa */
             id: string;
             /** @enum {string} */
-            type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed";
+            type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated";
             /** @example 2026-11-21T09:30:12.345000Z */
             created_at: string;
-            /** @description The object after the change, in the shape its own GET returns: a Message (`message.*` but `message.reaction`, whose data is `{message_id, session_id, from, emoji, at}`), a Session (`session.status_changed`, `session.health_changed`), `{session, qr_code}` (`session.qr_updated`), an OTP (`otp.*`), a Campaign (`campaign.*`) or the Account (`account.balance_low`). */
+            /** @description The object after the change, in the shape its own GET returns: a Message (`message.*` but `message.reaction`, whose data is `{message_id, session_id, from, emoji, at}`), a Session (`session.status_changed`, `session.health_changed`), `{session, qr_code}` (`session.qr_updated`), an OTP (`otp.*`), a Campaign (`campaign.*`), the Account (`account.balance_low`), a Contact (`contact.created`) or `{contact, previous}` (`contact.updated`). */
             data: {
                 [key: string]: unknown;
             };
@@ -3121,7 +3250,7 @@ export interface components {
              * @description The event's type.
              * @enum {string}
              */
-            event_type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed";
+            event_type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated";
             /** Format: uuid */
             endpoint_id: string;
             /**
@@ -3266,6 +3395,36 @@ export interface components {
              * @example 2026-11-21T09:30:12.345000Z
              */
             created_at: string;
+        };
+        ContactList: {
+            /** @enum {boolean} */
+            success: true;
+            /** @description The page, newest first. */
+            data: components["schemas"]["Contact"][];
+            links: {
+                first: null;
+                last: null;
+                prev: string | null;
+                next: string | null;
+            };
+            meta: {
+                path: string;
+                per_page: number;
+                next_cursor: string | null;
+                prev_cursor: string | null;
+            };
+        };
+        ContactDetail: components["schemas"]["Contact"] & {
+            /** @description Every identifier the contact was ever known by, oldest first: a BSUID that changed with their number stays, and still finds them. */
+            identifiers: {
+                /** @enum {string} */
+                kind: "phone_number" | "user_id" | "parent_user_id";
+                value: string;
+                /** @description When the service learnt it. */
+                since: string;
+            }[];
+            /** @description Whether the account's opt-out list holds the contact. */
+            opted_out: boolean;
         };
         /** @description A new reverse OTP: the Otp, `pending`, with the code and how the user sends it. No other response shows `code`, `link` or `qr_code`. */
         ReverseOtp: components["schemas"]["Otp"] & {
@@ -3885,13 +4044,13 @@ export interface operations {
                 "application/json": {
                     name?: string;
                     /**
-                     * @description What the key may do: `*`, `account:read`, `account:write`, `keys:read`, `keys:write`, `sessions:read`, `sessions:write`, `messages:read`, `messages:send`, `campaigns:read`, `campaigns:write`, `apps:read`, `apps:write`, `otp:read`, `otp:send`, `otp:verify`, `webhooks:read`, `webhooks:write`, `events:read`, `opt-outs:read`, `opt-outs:write`. `*` is everything; `<resource>:write` also reads the resource; `otp:send` and `otp:verify` read one-time codes; `messages:send` only sends. Each operation of this reference names the scope it needs.
+                     * @description What the key may do: `*`, `account:read`, `account:write`, `keys:read`, `keys:write`, `sessions:read`, `sessions:write`, `messages:read`, `messages:send`, `campaigns:read`, `campaigns:write`, `apps:read`, `apps:write`, `otp:read`, `otp:send`, `otp:verify`, `webhooks:read`, `webhooks:write`, `events:read`, `opt-outs:read`, `opt-outs:write`, `contacts:read`. `*` is everything; `<resource>:write` also reads the resource; `otp:send` and `otp:verify` read one-time codes; `messages:send` only sends. Each operation of this reference names the scope it needs.
                      * @example [
                      *       "messages:send",
                      *       "otp:send"
                      *     ]
                      */
-                    scopes?: ("*" | "account:read" | "account:write" | "keys:read" | "keys:write" | "sessions:read" | "sessions:write" | "messages:read" | "messages:send" | "campaigns:read" | "campaigns:write" | "apps:read" | "apps:write" | "otp:read" | "otp:send" | "otp:verify" | "webhooks:read" | "webhooks:write" | "events:read" | "opt-outs:read" | "opt-outs:write")[];
+                    scopes?: ("*" | "account:read" | "account:write" | "keys:read" | "keys:write" | "sessions:read" | "sessions:write" | "messages:read" | "messages:send" | "campaigns:read" | "campaigns:write" | "apps:read" | "apps:write" | "otp:read" | "otp:send" | "otp:verify" | "webhooks:read" | "webhooks:write" | "events:read" | "opt-outs:read" | "opt-outs:write" | "contacts:read")[];
                     /**
                      * Format: date-time
                      * @description When the key stops working (RFC 3339, in the future); after it the key is refused like a revoked one (401). Absent or null: it does not expire, unless the creating key expires, whose expiry it then gets.
@@ -4436,13 +4595,13 @@ export interface operations {
                     /** @example checkout backend */
                     name: string;
                     /**
-                     * @description What the key may do: `*`, `account:read`, `account:write`, `keys:read`, `keys:write`, `sessions:read`, `sessions:write`, `messages:read`, `messages:send`, `campaigns:read`, `campaigns:write`, `apps:read`, `apps:write`, `otp:read`, `otp:send`, `otp:verify`, `webhooks:read`, `webhooks:write`, `events:read`, `opt-outs:read`, `opt-outs:write`. `*` is everything; `<resource>:write` also reads the resource; `otp:send` and `otp:verify` read one-time codes; `messages:send` only sends. Each operation of this reference names the scope it needs.
+                     * @description What the key may do: `*`, `account:read`, `account:write`, `keys:read`, `keys:write`, `sessions:read`, `sessions:write`, `messages:read`, `messages:send`, `campaigns:read`, `campaigns:write`, `apps:read`, `apps:write`, `otp:read`, `otp:send`, `otp:verify`, `webhooks:read`, `webhooks:write`, `events:read`, `opt-outs:read`, `opt-outs:write`, `contacts:read`. `*` is everything; `<resource>:write` also reads the resource; `otp:send` and `otp:verify` read one-time codes; `messages:send` only sends. Each operation of this reference names the scope it needs.
                      * @example [
                      *       "messages:send",
                      *       "otp:send"
                      *     ]
                      */
-                    scopes: ("*" | "account:read" | "account:write" | "keys:read" | "keys:write" | "sessions:read" | "sessions:write" | "messages:read" | "messages:send" | "campaigns:read" | "campaigns:write" | "apps:read" | "apps:write" | "otp:read" | "otp:send" | "otp:verify" | "webhooks:read" | "webhooks:write" | "events:read" | "opt-outs:read" | "opt-outs:write")[];
+                    scopes: ("*" | "account:read" | "account:write" | "keys:read" | "keys:write" | "sessions:read" | "sessions:write" | "messages:read" | "messages:send" | "campaigns:read" | "campaigns:write" | "apps:read" | "apps:write" | "otp:read" | "otp:send" | "otp:verify" | "webhooks:read" | "webhooks:write" | "events:read" | "opt-outs:read" | "opt-outs:write" | "contacts:read")[];
                     /**
                      * Format: date-time
                      * @description When the key stops working (RFC 3339, in the future); after it the key is refused like a revoked one (401). Absent or null: it does not expire, unless the creating key expires, whose expiry it then gets.
@@ -7323,7 +7482,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Event types to list (repeat the parameter, or separate with commas). Default: all. */
-                "filter[type]"?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[];
+                "filter[type]"?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated")[];
                 /** @description Events created at or after this time. */
                 time_from?: string;
                 /** @description Events created at or before this time. */
@@ -7511,13 +7670,13 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description The event types posted to this endpoint, each at most once (1–18 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `message.media_kept`, `message.media_failed`, `message.reaction`, `session.status_changed`, `session.qr_updated`, `session.health_changed`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
+                     * @description The event types posted to this endpoint, each at most once (1–20 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `message.media_kept`, `message.media_failed`, `message.reaction`, `session.status_changed`, `session.qr_updated`, `session.health_changed`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`, `contact.created`, `contact.updated`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`, `contact.*` `messages:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
                      * @example [
                      *       "message.delivered",
                      *       "message.read"
                      *     ]
                      */
-                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
+                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated")[] | null;
                     /**
                      * @description A note for the account's own use, at most 500 characters.
                      * @example Order service, production
@@ -7690,13 +7849,13 @@ export interface operations {
                      */
                     url?: string;
                     /**
-                     * @description The event types posted to this endpoint, each at most once (1–18 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `message.media_kept`, `message.media_failed`, `message.reaction`, `session.status_changed`, `session.qr_updated`, `session.health_changed`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
+                     * @description The event types posted to this endpoint, each at most once (1–20 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `message.media_kept`, `message.media_failed`, `message.reaction`, `session.status_changed`, `session.qr_updated`, `session.health_changed`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`, `contact.created`, `contact.updated`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`, `contact.*` `messages:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
                      * @example [
                      *       "message.delivered",
                      *       "message.read"
                      *     ]
                      */
-                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed")[] | null;
+                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated")[] | null;
                     /**
                      * @description A note for the account's own use, at most 500 characters; null removes it.
                      * @example Order service, production
@@ -8371,6 +8530,113 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listContacts: {
+        parameters: {
+            query?: {
+                /** @description Contacts of this session. */
+                "filter[session_id]"?: string;
+                /** @description Contacts ever known by this number. */
+                "filter[phone_number]"?: string;
+                /** @description Contacts ever known by this user id. */
+                "filter[user_id]"?: string;
+                /** @description Contacts with this username now. */
+                "filter[username]"?: string;
+                /** @description Page size, 1–100. */
+                limit?: number;
+                /** @description `meta.next_cursor` or `meta.prev_cursor` of a previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of contacts */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactList"];
+                };
+            };
+            /** @description Problem: `unauthenticated` */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            403: components["responses"]["InsufficientScope"];
+            /** @description Problem: `validation_failed` */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getContact: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The contact */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["ContactDetail"];
+                    };
+                };
+            };
+            /** @description Problem: `unauthenticated` */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            403: components["responses"]["InsufficientScope"];
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -9101,8 +9367,23 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @example +14155552671 */
-                    from_number: string;
+                    /**
+                     * @description The contact's number. Leave it out for a user known only by `from_user_id`.
+                     * @example +14155552671
+                     */
+                    from_number?: string;
+                    /**
+                     * @description The network's id of the user (a BSUID or `<digits>@lid`): a user who hides their number gives only this; given with `from_number`, it reveals the number (README, Contacts).
+                     * @example US.13491208655302741918
+                     */
+                    from_user_id?: string;
+                    /**
+                     * @description The user's username.
+                     * @example @jane
+                     */
+                    username?: string;
+                    /** @description The user's profile name. */
+                    name?: string;
                     /** @enum {string} */
                     type: "text" | "image" | "video" | "audio" | "document";
                     content?: string | null;
@@ -9110,7 +9391,7 @@ export interface operations {
                     media_url?: string | null;
                     /**
                      * Format: uuid
-                     * @description Quote a message of this chat (its id): one the session sent to `from_number` or received from it. Errors as a send's `reply_to`.
+                     * @description Quote a message of this chat (its id): one the session sent to the contact or received from them. Errors as a send's `reply_to`.
                      */
                     reply_to?: string | null;
                 };
@@ -10605,6 +10886,66 @@ export interface operations {
                     /** @example 2026-11-21T09:30:12.345000Z */
                     created_at: string;
                     data: components["schemas"]["TemplateStatusChange"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 15 seconds acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onContactCreated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example evt_3f2c9a7e1b6d4c08a5e97d2b1f04c6aa */
+                    id: string;
+                    /** @enum {string} */
+                    type: "contact.created";
+                    /** @example 2026-11-21T09:30:12.345000Z */
+                    created_at: string;
+                    data: components["schemas"]["Contact"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 15 seconds acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onContactUpdated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example evt_3f2c9a7e1b6d4c08a5e97d2b1f04c6aa */
+                    id: string;
+                    /** @enum {string} */
+                    type: "contact.updated";
+                    /** @example 2026-11-21T09:30:12.345000Z */
+                    created_at: string;
+                    data: components["schemas"]["ContactUpdate"];
                 };
             };
         };

@@ -22,6 +22,7 @@ import { gatewayEventRoutes } from "./routes/gateway-events/gateway-events.index
 import { linkRoutes } from "./routes/link/link.index";
 import { mediaRoutes } from "./routes/media/media.index";
 import { messageRoutes } from "./routes/messages/messages.index";
+import { numberCheckRoutes } from "./routes/number-checks/number-checks.index";
 import { json, publicOperation, TAGS, withSharedProblems } from "./routes/openapi";
 import { optOutRoutes } from "./routes/opt-outs/opt-outs.index";
 import { otpRoutes } from "./routes/otp/otp.index";
@@ -152,13 +153,14 @@ export function createApp() {
   app.route("/v1/api-keys", apiKeyRoutes);
   app.route("/v1/chatapp/sessions", sessionRoutes);
   app.route("/v1/chatapp/sessions", templateRoutes);
-  app.route("/v1/chatapp/sessions", contactRoutes);
+  app.route("/v1/chatapp/sessions", numberCheckRoutes);
   app.route("/v1/chatapp/messages", messageRoutes);
   app.route("/v1/chatapp/campaigns", campaignRoutes);
   app.route("/v1/apps", appRoutes);
   app.route("/v1/events", eventRoutes);
   app.route("/v1/webhooks", webhookRoutes);
   app.route("/v1/opt-outs", optOutRoutes);
+  app.route("/v1/contacts", contactRoutes);
   app.route("/v1", otpRoutes);
   app.route("/v1", otpStatsRoutes);
   app.route("/sandbox", sandboxRoutes);

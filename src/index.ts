@@ -1,7 +1,6 @@
 import { createApp } from "./app";
 import { CAMPAIGN_QUEUE_NAME, handleCampaignBatch, resumeStalledCampaigns } from "./campaigns/materialise";
 import { readConfig } from "./config";
-import { CONTACT_CHECK_TTL_MS } from "./contacts/check";
 import { type Db, databaseFor } from "./db/client";
 import { purgeChecks } from "./db/queries/contact-checks";
 import { purgeEvents } from "./db/queries/events";
@@ -15,6 +14,7 @@ import { republishUndelivered } from "./events/sweep";
 import { log } from "./lib/log";
 import { sweepIncomingMedia, sweepOutgoingMedia } from "./messages/media-retention";
 import { completeFinishedCampaigns } from "./moves/campaign";
+import { CONTACT_CHECK_TTL_MS } from "./number-checks/check";
 import { handleOtpFailoverBatch, OTP_FAILOVER_QUEUE_NAME } from "./otp/failover";
 import { REVERSE_RULES } from "./otp/reverse";
 import { handleWebhookBatch, isWebhookQueue } from "./webhooks/consumer";

@@ -203,7 +203,7 @@ describe("incoming media, kept", () => {
     const event: GatewayEvent = {
       type: "incoming",
       providerMessageId: "gw-media-1",
-      from: CONTACT,
+      from: { phoneNumber: CONTACT },
       messageType: "image",
       content: null,
       mediaUrl: null,

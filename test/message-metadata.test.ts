@@ -224,7 +224,7 @@ describe("metadata as the service writes it", () => {
     const incoming = {
       accountId,
       sessionId: session.id,
-      fromNumber: "+14155552671",
+      contact: { phoneNumber: "+14155552671" },
       toNumber: "+14155550100",
       type: "image" as const,
       content: null,

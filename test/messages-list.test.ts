@@ -88,6 +88,7 @@ describe("GET /v1/chatapp/messages/{id}", () => {
     "provider_message_id",
     "from_number",
     "to_number",
+    "contact",
     "type",
     "content",
     "reply_to",

@@ -276,7 +276,7 @@ describe("opt-out keywords from incoming messages", () => {
     const event = {
       type: "incoming" as const,
       providerMessageId: "wamid.STOP-replayed",
-      from: "+14155552698",
+      from: { phoneNumber: "+14155552698" },
       messageType: "text" as const,
       content: "STOP",
       mediaUrl: null,

@@ -198,10 +198,15 @@ const ms = (timestamp: string | null) => Date.parse(timestamp ?? "");
  * A text message from `from` as a gateway hands it to verifyByIncoming: a fresh gateway id, dated
  * now unless `extra` says otherwise.
  */
-const incomingText = (f: Fixture, from: string, content: string, extra: Partial<IncomingText> = {}) => ({
+const incomingText = (
+  f: Fixture,
+  from: string,
+  content: string,
+  extra: Partial<IncomingText> = {},
+): IncomingText => ({
   accountId: f.accountId,
   sessionId: f.sessionId,
-  fromNumber: from,
+  contact: { phoneNumber: from },
   content,
   providerMessageId: `sandbox-${crypto.randomUUID()}`,
   at: Date.now(),
@@ -458,7 +463,7 @@ describe("verification by the user's message", () => {
     const message: IncomingText = {
       accountId: f.accountId,
       sessionId: f.sessionId,
-      fromNumber: USER,
+      contact: { phoneNumber: USER },
       content: otp.code,
       at: ms(otp.created_at),
     };
@@ -479,7 +484,7 @@ describe("verification by the user's message", () => {
     const event = {
       type: "incoming" as const,
       providerMessageId: `sandbox-${crypto.randomUUID()}`,
-      from: USER.slice(1),
+      from: { phoneNumber: USER.slice(1) },
       messageType: "text" as const,
       content: linkText(otp.link),
       mediaUrl: null,

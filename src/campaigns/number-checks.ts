@@ -1,8 +1,8 @@
-import { checkNumbers } from "../contacts/check";
 import type { Condition, Db, Statement } from "../db/client";
 import { recipientSeqIn } from "../db/queries/campaigns";
 import { findSessions } from "../db/queries/sessions";
 import type { CampaignRow } from "../db/schema";
+import { checkNumbers } from "../number-checks/check";
 import { settleRecipientsStatements } from "./remainder";
 
 /** The reason a recipient not on the chat network is skipped with (the sandbox's and gateways' send refusal too). */
@@ -11,7 +11,7 @@ export const NOT_ON_CHATAPP = "recipient_not_on_chatapp";
 /**
  * Of a step's recipients (src/campaigns/materialise.ts), the `seq`s of those a `check_numbers`
  * campaign skips: recipients still `pending` whose number is not on the chat network, by
- * contacts/check.ts `checkNumbers` (the account's 7-day cache first, then the gateway through the
+ * number-checks/check.ts `checkNumbers` (the account's 7-day cache first, then the gateway through the
  * campaign's `connected` sessions, 100 numbers a call, in turn). A number the gateway cannot tell
  * about (null), or that no connected session can ask about, is sent. Empty for a campaign without
  * `check_numbers`. Never throws for a session or gateway failure.

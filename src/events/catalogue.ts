@@ -35,6 +35,12 @@
  *   `GET /v1/chatapp/sessions/{id}/templates` lists it, Meta's reason (or null), and the
  *   account's sessions of that business account.
  *
+ * - `contact.created` / `contact.updated`: a session met a new contact (their first message), or
+ *   learnt something new of one: a phone number for a user known by id, a new BSUID, a username
+ *   or name (src/contacts/learn.ts; README, Contacts). `data` is the Contact
+ *   (`GET /v1/contacts/{id}`), and for `contact.updated` `{ contact, previous }`, the Contact before
+ *   the change. They need `messages:read`, as the messages that carry them do.
+ *
  * Each type names the scope that reads it ({@link EVENT_READ_SCOPE}): the scope of its object's own
  * GET, since the event carries that object whole. A key sees in `GET /v1/events`, and subscribes a
  * webhook endpoint to, only the types whose scope it holds (src/keys/event-access.ts).
@@ -58,6 +64,8 @@ export const EVENT_TYPES = [
   "campaign.cancelled",
   "account.balance_low",
   "template.status_changed",
+  "contact.created",
+  "contact.updated",
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -100,6 +108,8 @@ export const EVENT_READ_SCOPE: Record<EventType, EventReadScope> = {
   "campaign.cancelled": "campaigns:read",
   "account.balance_low": "account:read",
   "template.status_changed": "sessions:read",
+  "contact.created": "messages:read",
+  "contact.updated": "messages:read",
 };
 
 /**

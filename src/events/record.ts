@@ -1,4 +1,8 @@
-import { eventForAccount as accountEvent, eventsForRows as rowsEvents } from "../db/queries/events";
+import {
+  eventForAccount as accountEvent,
+  eventsForRows as rowsEvents,
+  eventsForRowsAs as rowsEventsAs,
+} from "../db/queries/events";
 import type { EventType } from "./catalogue";
 
 // The statements that record events live in src/db/queries/events.ts (every D1 statement lives
@@ -12,6 +16,9 @@ type OfEventType<F> = F extends (type: string, ...rest: infer R) => infer S
 
 /** src/db/queries/events.ts `eventsForRows`, for a catalogue event type. */
 export const eventsForRows: OfEventType<typeof rowsEvents> = rowsEvents;
+
+/** src/db/queries/events.ts `eventsForRowsAs`, for a catalogue event type. */
+export const eventsForRowsAs: OfEventType<typeof rowsEventsAs> = rowsEventsAs;
 
 /** src/db/queries/events.ts `eventForAccount`, for a catalogue event type. */
 export const eventForAccount: OfEventType<typeof accountEvent> = accountEvent;

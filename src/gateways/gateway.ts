@@ -1,4 +1,5 @@
 import type { GatewayKind } from "../config";
+import type { ContactIdentity } from "../lib/contact-identity";
 import type { HealthReading } from "../lib/session-health";
 import type { QuotedMessage } from "../messages/types";
 import type { MessagePricing } from "../moves/message";
@@ -357,8 +358,8 @@ export type GatewayEvent =
   | {
       type: "incoming";
       providerMessageId: string;
-      /** E.164 number of the contact. */
-      from: string;
+      /** Who wrote: their number (E.164) and the ids the network gave (README, Contacts). */
+      from: ContactIdentity;
       messageType: OutboundMessage["type"];
       content: string | null;
       /** Where callers may fetch the media; null when there is none or it is not to be shown. */

@@ -30,6 +30,7 @@ export const SCOPES = [
   "events:read",
   "opt-outs:read",
   "opt-outs:write",
+  "contacts:read",
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

@@ -1,4 +1,5 @@
-import { batchSql, databaseFor, type Statement } from "../db/client";
+import { type BatchItem, learnContact } from "../contacts/learn";
+import { batchSql, databaseFor } from "../db/client";
 import { noteReplyStatement } from "../db/queries/campaigns";
 import { noteIncomingStatement } from "../db/queries/contact-windows";
 import {
@@ -40,10 +41,18 @@ export async function receiveMessage(
   const db = databaseFor(env, input.accountId);
   const quoted = options.quotedIds?.length ? await messageOfProviderIds(db, input, options.quotedIds) : null;
   const row = incomingRow(quoted ? { ...input, replyTo: quoted.id } : input);
-  const statements: Statement[] = [
-    insertIncomingStatement(db, row),
-    eventsForRows("message.received", messages, messageWithId(row.id)),
+  const learnt = await learnContact(
+    db,
+    { accountId: input.accountId, sessionId: input.sessionId, identity: input.contact, at: row.createdAt },
+    { sourceRef: row.providerMessageId ?? row.id, message: true },
+  );
+  const items: BatchItem[] = [
+    ...(learnt?.items ?? []),
+    { statement: insertIncomingStatement(db, row, learnt?.contactId ?? null), event: false },
+    { statement: eventsForRows("message.received", messages, messageWithId(row.id)), event: true },
   ];
+  const inserted = items.length - 2;
+  const statements = items.map((item) => item.statement);
   const keyword = optOutKeyword(row.content);
   const sender = toE164(row.fromNumber ?? "");
   if (keyword !== null && sender !== null) {
@@ -65,6 +74,7 @@ export async function receiveMessage(
     statements.push(noteReplyStatement(row.accountId, sender, row.createdAt));
   }
   const results = await batchSql(db, statements);
-  await publishEvents(env, recordedIn(results, [1]));
-  return (results[0]?.meta.changes ?? 0) > 0 ? row : null;
+  const events = items.flatMap((item, index) => (item.event ? [index] : []));
+  await publishEvents(env, recordedIn(results, events));
+  return (results[inserted]?.meta.changes ?? 0) > 0 ? row : null;
 }

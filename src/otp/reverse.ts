@@ -24,6 +24,7 @@ import { otps } from "../db/schema";
 import { ApiError } from "../errors";
 import { publishEvents } from "../events/publish";
 import { eventsForRows, recordedIn } from "../events/record";
+import type { ContactIdentity } from "../lib/contact-identity";
 import { log } from "../lib/log";
 import { toE164 } from "../lib/phone";
 import { qrPngDataUri } from "../lib/qr-png";
@@ -238,8 +239,8 @@ export interface IncomingText {
   accountId: string;
   /** The session (uuid) it reached. */
   sessionId: string;
-  /** The sender as the gateway gives it; normalised to E.164 as receive.ts does. */
-  fromNumber: string | null;
+  /** The sender as the gateway named them; their number is normalised to E.164 as receive.ts does. */
+  contact: ContactIdentity;
   content: string | null;
   /**
    * The gateway's id of the message, by which receive.ts stores it once; a message without one
@@ -342,7 +343,7 @@ export async function verifyByIncoming(
   message: IncomingText,
   now: number = Date.now(),
 ): Promise<OtpRow | null> {
-  const sender = toE164(message.fromNumber ?? "");
+  const sender = toE164(message.contact.phoneNumber ?? "");
   const candidates = codeCandidates(message.content ?? "");
   if (sender === null || candidates.length === 0) return null;
   let secret: string;

@@ -1,13 +1,14 @@
 import type { GatewayKind } from "../config";
 import type { OtpRow } from "../db/queries/otps";
-import type { EventRow, MessageRow } from "../db/schema";
+import type { ContactRow, EventRow } from "../db/schema";
 import type { EventType } from "../events/catalogue";
 import { qrPngDataUri } from "../lib/qr-png";
 import { formatTimestamp } from "../lib/time";
 import { type SessionRow, toSessionRecord } from "../sessions/session-record";
 import { accountOfSnapshot, toAccountRecord } from "./account";
 import { campaignRowOfSnapshot, toCampaignRecord } from "./campaign";
-import { toMessageRecord } from "./message";
+import { toContactRecord } from "./contact";
+import { type MessageWithContact, toMessageRecord } from "./message";
 import { toOtpRecord } from "./otp";
 import { toTemplateStatusRecord } from "./template";
 
@@ -34,7 +35,7 @@ function dataOf(row: EventRow, defaultGateway: GatewayKind): Record<string, unkn
   const snapshot = JSON.parse(row.snapshot) as Record<string, unknown>;
   // A reaction's snapshot is its `data` already (src/messages/reactions.ts).
   if (row.type === "message.reaction") return snapshot;
-  if (row.type.startsWith("message.")) return toMessageRecord(snapshot as MessageRow);
+  if (row.type.startsWith("message.")) return toMessageRecord(snapshot as MessageWithContact);
   if (row.type === "session.status_changed" || row.type === "session.health_changed")
     return toSessionRecord(snapshot as SessionRow, defaultGateway);
   if (row.type === "session.qr_updated") {
@@ -50,5 +51,10 @@ function dataOf(row: EventRow, defaultGateway: GatewayKind): Record<string, unkn
     return toAccountRecord(account, prices);
   }
   if (row.type === "template.status_changed") return toTemplateStatusRecord(snapshot);
+  if (row.type === "contact.created") return toContactRecord(snapshot as ContactRow);
+  if (row.type === "contact.updated") {
+    const { contact, previous } = snapshot as { contact: ContactRow; previous: ContactRow };
+    return { contact: toContactRecord(contact), previous: toContactRecord(previous) };
+  }
   return snapshot;
 }

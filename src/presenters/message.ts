@@ -1,13 +1,18 @@
-import type { MessageRow } from "../db/schema";
+import type { ContactRow, MessageRow } from "../db/schema";
 import { fromMinor } from "../lib/money";
 import { formatNullableTimestamp, formatTimestamp } from "../lib/time";
 import { parseMessageMetadata } from "../messages/metadata";
+import { toContactRef } from "./contact";
+
+/** A message row with its contact's row, as the message reads join them (null: none known). */
+export type MessageWithContact = MessageRow & { contact?: ContactRow | null };
 
 /**
  * A message as the API shows it (the `Message` schema of openapi.json): every field, `to_number`
- * one string, `metadata` as stored (src/messages/metadata.ts `parseMessageMetadata`).
+ * one string, `metadata` as stored (src/messages/metadata.ts `parseMessageMetadata`), `contact`
+ * the contact's identifiers (src/presenters/contact.ts) or null.
  */
-export function toMessageRecord(row: MessageRow) {
+export function toMessageRecord(row: MessageWithContact) {
   return {
     id: row.id,
     chatapp_session_id: row.chatappSessionId,
@@ -16,6 +21,7 @@ export function toMessageRecord(row: MessageRow) {
     provider_message_id: row.providerMessageId,
     from_number: row.fromNumber,
     to_number: row.toNumber,
+    contact: row.contact ? toContactRef(row.contact) : null,
     type: row.type,
     content: row.content,
     // Event snapshots taken before the column existed lack it.

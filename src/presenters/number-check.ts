@@ -1,5 +1,5 @@
-import type { NumberCheck } from "../contacts/check";
 import { formatTimestamp } from "../lib/time";
+import type { NumberCheck } from "../number-checks/check";
 
 /** A number check as the API shows it (`NumberCheck`): `{ number, on_chatapp, checked_at }`. */
 export function toNumberCheckRecord(check: NumberCheck) {

@@ -3,6 +3,7 @@ import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import { ERROR_STATUS, type ErrorCode } from "../errors";
 import type { OperationScope } from "../keys/scopes";
+import { BSUID_PATTERN, LID_PATTERN } from "../lib/contact-identity";
 import { toE164 } from "../lib/phone";
 import { MEDIA_PROBLEM_REASONS } from "../media/fetch";
 import { requireScope } from "../middleware/auth";
@@ -121,6 +122,11 @@ export const TAGS = [
     description: "Bulk sends with templates, pacing, pause, resume, cancel and statistics.",
   },
   { name: "Opt-outs", description: "The account's suppression list, which campaigns skip." },
+  {
+    name: "Contacts",
+    description:
+      "Whoever is on the other side of the account's chats, known by a phone number, a user id (BSUID or LID) or both (README, Contacts).",
+  },
   { name: "Apps", description: "One-time-code settings: sender, template, code size, expiry, countries." },
   { name: "One-time codes", description: "Sending, resending and verifying one-time codes." },
   {
@@ -183,6 +189,19 @@ export const PhoneNumber = z
     return e164;
   })
   .openapi({ type: "string", maxLength: 32, example: "+14155552671" });
+
+/**
+ * The network's id of a user who is not known by a phone number (README, Contacts): a Cloud API
+ * business-scoped user id (`US.13491208655302741918`, a parent `US.ENT.…`) or a linked-device id
+ * (`<digits>@lid`), as the gateway gives it (src/lib/contact-identity.ts).
+ */
+export const UserId = z
+  .string()
+  .max(160)
+  .refine((value) => BSUID_PATTERN.test(value) || LID_PATTERN.test(value), {
+    message: "invalid user id (a business-scoped user id such as US.13491208655302741918, or <digits>@lid)",
+  })
+  .openapi({ example: "US.13491208655302741918" });
 
 /**
  * The `Idempotency-Key` header of the POSTs that take one: 1–255 visible ASCII characters

@@ -379,7 +379,7 @@ export class SessionLink {
           accountId: current.account_id,
           sessionId: current.id,
           providerMessageId: event.providerMessageId,
-          fromNumber: event.from,
+          contact: event.from,
           toNumber: current.phone_number ?? current.session_id,
           type: event.messageType,
           content: event.content,

@@ -1,9 +1,11 @@
-import { and, eq, getTableColumns, gte, lt, lte, type SQL, sql } from "drizzle-orm";
+import { and, eq, gte, lt, lte, type SQL, sql } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Cursor } from "../../lib/cursor";
 import type { Db } from "../client";
-import { accounts, type EventRow, events } from "../schema";
+import { accounts, type EventRow, events, messages } from "../schema";
+import { contactJsonOfMessage } from "./contacts";
 import { beyond, pageOf, readOrder } from "./keyset";
+import { rowJson } from "./row-json";
 
 /** One page request of the event list: types (none: all), epoch-ms bounds, size and cursor. */
 export interface EventListQuery {
@@ -97,12 +99,6 @@ const RETURNING_RECORDED = sql.raw(`RETURNING id, account_id AS accountId,
 /** A fresh event id, `evt_` and 32 hex digits, made by SQLite (one per row of an INSERT…SELECT). */
 const NEW_EVENT_ID = sql`'evt_' || lower(hex(randomblob(16)))`;
 
-/** JSON of every column of `table`'s current row, camelCase keys (as Drizzle reads the row). */
-function rowJson(table: SQLiteTable): SQL {
-  const pairs = Object.entries(getTableColumns(table)).map(([key, column]) => sql`${key}, ${column}`);
-  return sql`json_object(${sql.join(pairs, sql`, `)})`;
-}
-
 /**
  * The statement that records a `type` event for every row of `table` (messages or OTPs: tables
  * with `id`, `account_id` and `updated_at`) that `where` selects, with the row as it is at this
@@ -118,12 +114,34 @@ export function eventsForRows(
   where: SQL,
   extra: Record<string, SQL> = {},
 ): SQL {
-  const snapshot = Object.entries(extra).reduce(
+  // A message's snapshot carries its contact as it is at this point of the batch (README, Contacts).
+  const withContact = table === messages ? { contact: contactJsonOfMessage(), ...extra } : extra;
+  const snapshot = Object.entries(withContact).reduce(
     (json, [key, value]) => sql`json_set(${json}, ${`$.${key}`}, json(${value}))`,
     rowJson(table),
   );
   return sql`INSERT OR IGNORE INTO events (id, account_id, type, dedupe_key, snapshot, created_at)
     SELECT ${NEW_EVENT_ID}, account_id, ${type}, ${`${type}:`} || id, ${snapshot}, updated_at
+    FROM ${table} WHERE ${where}
+    ${RETURNING_RECORDED}`;
+}
+
+/**
+ * The statement that records a `type` event for every row of `table` that `where` selects, with
+ * `snapshotOf` the stored snapshot (given the row's JSON, {@link eventsForRows}'s), `dedupeKey` its
+ * dedupe key (SQL over the row) and `at` (epoch ms) its time: for a change recorded before the
+ * statement that makes it, so that the snapshot can hold the values before and after.
+ */
+export function eventsForRowsAs(
+  type: string,
+  table: SQLiteTable,
+  where: SQL,
+  dedupeKey: SQL,
+  snapshotOf: (row: SQL) => SQL,
+  at: number,
+): SQL {
+  return sql`INSERT OR IGNORE INTO events (id, account_id, type, dedupe_key, snapshot, created_at)
+    SELECT ${NEW_EVENT_ID}, account_id, ${type}, ${dedupeKey}, ${snapshotOf(rowJson(table))}, ${at}
     FROM ${table} WHERE ${where}
     ${RETURNING_RECORDED}`;
 }

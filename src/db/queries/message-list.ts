@@ -1,7 +1,8 @@
-import { and, eq, inArray, type SQL } from "drizzle-orm";
+import { and, eq, getTableColumns, inArray, type SQL } from "drizzle-orm";
 import type { Cursor } from "../../lib/cursor";
 import type { Db } from "../client";
-import { type MessageRow, type MessageStatus, type MessageType, messages } from "../schema";
+import { type ContactRow, type MessageRow, type MessageStatus, type MessageType, messages } from "../schema";
+import { messageContactColumn } from "./contacts";
 import { pageOf, pageWindow, readOrder } from "./keyset";
 
 /** The list's filters, normalised: E.164 numbers, a lower-case session uuid, epoch ms bounds. */
@@ -28,7 +29,7 @@ export interface ListQuery {
 /**
  * The query of one page of the account's messages, newest first, by keyset on `(created_at, id)`:
  * each filter has an index `(account_id, <filter>, created_at, id)`, so a page reads about as many
- * rows as it returns however deep it is. It asks for one row more than the page, to know whether
+ * rows as it returns however deep it is. Each row comes with its contact (by primary key). It asks for one row more than the page, to know whether
  * another page follows; a `prev` cursor reads oldest first (`listMessages` turns the page round).
  * Exposed as a query builder so that tests can run its SQL and read D1's `meta.rows_read`.
  */
@@ -43,7 +44,7 @@ export function buildListQuery(db: Db, accountId: string, query: ListQuery) {
   if (filters.sessionId) where.push(eq(messages.chatappSessionId, filters.sessionId));
   where.push(...pageWindow(messages, cursor, { from: filters.timeFrom, to: filters.timeTo }));
   return db
-    .select()
+    .select({ ...getTableColumns(messages), contact: messageContactColumn() })
     .from(messages)
     .where(and(...where))
     .orderBy(...readOrder(messages, cursor))
@@ -73,7 +74,7 @@ export async function listMessages(
   db: Db,
   accountId: string,
   query: ListQuery,
-): Promise<{ rows: MessageRow[]; more: boolean }> {
+): Promise<{ rows: (MessageRow & { contact: ContactRow | null })[]; more: boolean }> {
   const [first, ...rest] = buildListQueries(db, accountId, query);
   if (!first) return { rows: [], more: false };
   const results = rest.length === 0 ? [await first] : await db.batch([first, ...rest]);

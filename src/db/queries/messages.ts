@@ -1,7 +1,9 @@
-import { and, asc, desc, eq, inArray, isNotNull, lt, type SQL, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, inArray, isNotNull, lt, type SQL, sql } from "drizzle-orm";
+import type { ContactIdentity } from "../../lib/contact-identity";
 import { formatNullableTimestamp, formatTimestamp } from "../../lib/time";
 import type { Db } from "../client";
-import { type MessageRow, type MessageType, messages } from "../schema";
+import { type ContactRow, type MessageRow, type MessageType, messages } from "../schema";
+import { messageContactColumn } from "./contacts";
 
 /** Outgoing messages to create: one per recipient, with what they share. */
 export interface NewMessages {
@@ -89,6 +91,7 @@ export function outgoingRows(send: NewMessages): MessageRow[] {
     otpId: send.otpId,
     providerMessageId: null,
     fromNumber: null,
+    contactId: null,
     toNumber: r.to,
     type: send.type,
     content: r.content === undefined ? send.content : r.content,
@@ -177,10 +180,14 @@ export async function recordRetry(
     WHERE id = ${id} AND status IN ('queued', 'scheduled')`);
 }
 
-/** The account's message with this id, or null. */
-export async function findMessage(db: Db, accountId: string, id: string): Promise<MessageRow | null> {
+/** The account's message with this id, with its contact (null when none is known), or null. */
+export async function findMessage(
+  db: Db,
+  accountId: string,
+  id: string,
+): Promise<(MessageRow & { contact: ContactRow | null }) | null> {
   const [row] = await db
-    .select()
+    .select({ ...getTableColumns(messages), contact: messageContactColumn() })
     .from(messages)
     .where(and(eq(messages.id, id), eq(messages.accountId, accountId)))
     .limit(1);
@@ -213,8 +220,12 @@ export interface NewIncoming {
   accountId: string;
   sessionId: string;
   providerMessageId?: string | null;
-  fromNumber: string;
   toNumber: string;
+  /**
+   * Who wrote, as the gateway named them: the row's `from_number` is their phone number (null when
+   * the network gave only their user id), and its contact is learnt from it (README, Contacts).
+   */
+  contact: ContactIdentity;
   type: MessageType;
   content: string | null;
   mediaUrl: string | null;
@@ -237,8 +248,9 @@ export function incomingRow(input: NewIncoming): MessageRow {
     campaignId: null,
     otpId: null,
     providerMessageId: input.providerMessageId ?? null,
-    fromNumber: input.fromNumber,
+    fromNumber: input.contact.phoneNumber ?? null,
     toNumber: input.toNumber,
+    contactId: null,
     type: input.type,
     content: input.content,
     replyTo: input.replyTo ?? null,
@@ -270,8 +282,12 @@ export function incomingRow(input: NewIncoming): MessageRow {
  * already delivered is not stored again (`messages_incoming_provider_id`): the statement then
  * changes nothing.
  */
-export function insertIncomingStatement(db: Db, row: MessageRow): SQL {
-  return db.insert(messages).values(row).onConflictDoNothing().getSQL();
+export function insertIncomingStatement(db: Db, row: MessageRow, contactId: SQL | null): SQL {
+  return db
+    .insert(messages)
+    .values(contactId ? { ...row, contactId } : row)
+    .onConflictDoNothing()
+    .getSQL();
 }
 
 /**

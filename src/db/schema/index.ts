@@ -23,6 +23,13 @@ export {
 export { cloudApiNumbers } from "./cloud-api";
 export { type ContactCheckRow, contactChecks } from "./contact-checks";
 export { contactWindows } from "./contact-windows";
+export {
+  type ContactRow,
+  contactIdentifiers,
+  contacts,
+  IDENTIFIER_KINDS,
+  type IdentifierKind,
+} from "./contacts";
 export { type EventRow, events, webhookAttempts, webhookDeliveries, webhookEndpoints } from "./events";
 export { type MessageRow, type MessageStatus, type MessageType, messages } from "./messages";
 export { type OptOutRow, optOuts } from "./opt-outs";

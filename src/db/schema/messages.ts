@@ -24,6 +24,11 @@ export const messages = sqliteTable(
     providerMessageId: text(),
     fromNumber: text(),
     toNumber: text().notNull(),
+    /**
+     * The contact on the other side of the chat (src/db/schema/contacts.ts): who wrote an incoming
+     * message; null for messages stored before contacts were kept and for outgoing ones.
+     */
+    contactId: text(),
     type: text({ enum: ["text", "image", "video", "audio", "document", "template", "reaction"] }).notNull(),
     /** The text or caption; a `reaction`'s emoji ("" removes the reaction). */
     content: text(),

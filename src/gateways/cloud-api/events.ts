@@ -209,7 +209,7 @@ function incomingOf(message: z.infer<typeof Incoming>): GatewayEvent[] {
   const base = {
     type: "incoming" as const,
     providerMessageId: message.id,
-    from,
+    from: { phoneNumber: from },
     mediaUrl: null,
     ...(message.context?.id ? { quotedIds: [message.context.id] } : {}),
     at,

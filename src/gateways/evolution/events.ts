@@ -231,7 +231,7 @@ function incomingEvents(data: unknown, at: number): GatewayEvent[] {
     {
       type: "incoming",
       providerMessageId: key.id,
-      from,
+      from: { phoneNumber: from },
       ...content,
       mediaUrl: content.messageType === "text" ? null : (message?.mediaUrl ?? null),
       // Media is downloaded by the message's id (index.ts `openIncomingMedia`).

@@ -128,7 +128,7 @@ function eventsOf(
         {
           type: "incoming",
           providerMessageId: message.id,
-          from,
+          from: { phoneNumber: from },
           messageType: message.hasMedia ? mediaType(message.media?.mimetype) : "text",
           content: message.body || null,
           mediaUrl: null,

@@ -1,27 +1,33 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { checkNumbers } from "../../contacts/check";
-import { findSession } from "../../db/queries/sessions";
+import { findContact, identifiersOfContact, listContacts } from "../../db/queries/contacts";
+import { findOptOut } from "../../db/queries/opt-outs";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
-import { toNumberCheckRecord } from "../../presenters/number-check";
+import { toContactDetail, toContactRecord } from "../../presenters/contact";
+import { pageLinks } from "../paging";
 import type * as routes from "./contacts.routes";
 
-export const check: RouteHandler<typeof routes.check, AppEnv> = async (c) => {
-  const { db, principal } = c.var;
-  const { id } = c.req.valid("param");
-  const session = await findSession(db, principal.accountId, id);
-  if (!session) throw new ApiError("not_found", "No such session.");
-  if (session.status !== "connected") {
-    throw new ApiError(
-      "session_not_connected",
-      `The session is ${session.status}; numbers are checked through a connected session.`,
-    );
-  }
-  const numbers = [...new Set(c.req.valid("json").numbers)];
-  const checks = await checkNumbers(c.env, db, principal.accountId, [id], numbers, Date.now(), "throw");
-  const data = numbers.flatMap((number) => {
-    const found = checks.get(number);
-    return found ? [toNumberCheckRecord(found)] : [];
-  });
-  return c.json({ success: true as const, data }, 200);
+export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
+  const query = c.req.valid("query");
+  const page = { limit: query.limit, cursor: query.cursor ?? null };
+  const filters = {
+    sessionId: query["filter[session_id]"]?.toLowerCase(),
+    phoneNumber: query["filter[phone_number]"],
+    userId: query["filter[user_id]"],
+    username: query["filter[username]"],
+  };
+  const { rows, more } = await listContacts(c.var.db, c.var.principal.accountId, { ...page, filters });
+  return c.json(
+    { success: true as const, data: rows.map(toContactRecord), ...pageLinks(c, rows, { ...page, more }) },
+    200,
+  );
+};
+
+export const show: RouteHandler<typeof routes.show, AppEnv> = async (c) => {
+  const row = await findContact(c.var.db, c.var.principal.accountId, c.req.valid("param").id);
+  if (!row) throw new ApiError("not_found", "The account has no such contact.");
+  const identifiers = await identifiersOfContact(c.var.db, row.id);
+  const optedOut =
+    row.phoneNumber !== null && (await findOptOut(c.var.db, row.accountId, row.phoneNumber)) !== null;
+  return c.json({ success: true as const, data: toContactDetail(row, identifiers, optedOut) }, 200);
 };

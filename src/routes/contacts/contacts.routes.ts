@@ -1,26 +1,41 @@
 import { createRoute } from "@hono/zod-openapi";
-import { IdParam, json, jsonBody, problems, requires } from "../openapi";
-import { CheckNumbersBody, NumberCheckListSchema } from "./contacts.schemas";
+import { json, problems, requires } from "../openapi";
+import {
+  ContactEnvelopeSchema,
+  ContactIdParam,
+  ContactListQuery,
+  ContactListSchema,
+} from "./contacts.schemas";
 
-export const check = createRoute({
-  operationId: "checkSessionContacts",
-  // A check makes the linked phone ask the network about each number, as part of sending: it
-  // needs the key that sends, and a read-only key cannot make the phone ask.
-  ...requires("messages:send"),
-  tags: ["Sessions"],
-  method: "post",
-  path: "/{id}/contacts/check",
-  summary: "Check whether numbers are on the chat network",
+const common = { tags: ["Contacts"] };
+
+export const list = createRoute({
+  operationId: "listContacts",
+  ...requires("contacts:read"),
+  ...common,
+  method: "get",
+  path: "/",
+  summary: "List the account's contacts, newest first",
   description:
-    "Asks the session's gateway, as its linked account, whether each number is on the network. An answer is " +
-    "cached per account for 7 days and served from there without asking again; only the numbers without one " +
-    "are asked. `on_chatapp` is null when the gateway could not tell (an unknown answer is not cached); the " +
-    "WhatsApp Cloud API cannot ask, so its sessions answer null for every number. The session must be the " +
-    "account's and `connected` (409 `session_not_connected`). Check numbers you mean to message: the network " +
-    "may restrict an account that checks far more numbers than it writes to.",
-  request: { params: IdParam, body: jsonBody(CheckNumbersBody) },
+    "Everyone who wrote to one of the account's sessions, each known by a phone number, a user id (BSUID or LID) or both " +
+    "(README, Contacts). An identifier filter matches every identifier a contact was ever known by. Cursor-paged like the message list.",
+  request: { query: ContactListQuery },
   responses: {
-    200: json(NumberCheckListSchema, "An answer per distinct number, in request order"),
-    ...problems("unauthenticated", "not_found", "session_not_connected", "validation_failed"),
+    200: json(ContactListSchema, "A page of contacts"),
+    ...problems("unauthenticated", "validation_failed"),
+  },
+});
+
+export const show = createRoute({
+  operationId: "getContact",
+  ...requires("contacts:read"),
+  ...common,
+  method: "get",
+  path: "/{id}",
+  summary: "Get a contact, with every identifier it was known by",
+  request: { params: ContactIdParam },
+  responses: {
+    200: json(ContactEnvelopeSchema, "The contact"),
+    ...problems("unauthenticated", "not_found"),
   },
 });

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { EVENT_READ_SCOPE, EVENT_TYPES, type EventType } from "../../events/catalogue";
 import { AccountSchema } from "../account/account.schemas";
 import { CampaignSchema } from "../campaigns/campaigns.schemas";
+import { ContactSchema, ContactUpdateSchema } from "../contacts/contacts.schemas";
 import { MessageSchema } from "../messages/messages.schemas";
 import { OtpSchema } from "../otp/otp.schemas";
 import { CursorParam, enumListFilter, Limit, PageLinksSchema, TimeBound } from "../paging";
@@ -48,7 +49,7 @@ export const EventSchema = z
         "The object after the change, in the shape its own GET returns: a Message (`message.*` but `message.reaction`, " +
         "whose data is `{message_id, session_id, from, emoji, at}`), a Session " +
         "(`session.status_changed`, `session.health_changed`), `{session, qr_code}` (`session.qr_updated`), an OTP (`otp.*`), a Campaign " +
-        "(`campaign.*`) or the Account (`account.balance_low`).",
+        "(`campaign.*`), the Account (`account.balance_low`), a Contact (`contact.created`) or `{contact, previous}` (`contact.updated`).",
     }),
   })
   .openapi("Event");
@@ -102,6 +103,8 @@ export const EVENT_DATA: Record<EventType, z.ZodType> = {
   "campaign.cancelled": CampaignSchema,
   "account.balance_low": AccountSchema,
   "template.status_changed": TemplateStatusChangeSchema,
+  "contact.created": ContactSchema,
+  "contact.updated": ContactUpdateSchema,
 };
 
 /** The event of one type as it is listed and delivered: `{ id, type, created_at, data }`. */

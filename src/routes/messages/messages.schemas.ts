@@ -6,6 +6,7 @@ import { MessageMetadataSchema } from "../../messages/metadata";
 import { isReactionEmoji } from "../../messages/reply";
 import { BUTTON_SUB_TYPES } from "../../messages/template";
 import { MESSAGE_STATUSES, STORED_TYPES } from "../../messages/types";
+import { ContactRefSchema } from "../contacts/contacts.schemas";
 import { CursorParam, Limit, once, PageLinksSchema, TimeBound } from "../paging";
 
 /** Most recipients of one send: this API's limit (`to_number` of `POST /v1/chatapp/messages`). */
@@ -250,6 +251,10 @@ export const MessageSchema = z
     provider_message_id: z.string().nullable(),
     from_number: z.string().nullable(),
     to_number: z.string(),
+    contact: ContactRefSchema.nullable().openapi({
+      description:
+        "Who is on the other side of the chat: the sender of an incoming message, by number, user id (BSUID or LID) or both (README, Contacts); null for outgoing messages and for messages stored before contacts were kept.",
+    }),
     type: z.enum(STORED_TYPES),
     content: z
       .string()

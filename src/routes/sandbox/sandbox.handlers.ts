@@ -88,7 +88,7 @@ export const inbound: RouteHandler<typeof routes.inbound, AppEnv> = async (c) =>
         accountId: session.accountId,
         sessionId: session.id,
         messageId: body.reply_to,
-        to: body.from_number,
+        to: body.from_number ?? null,
         field: "reply_to",
       })
     : null;
@@ -100,7 +100,12 @@ export const inbound: RouteHandler<typeof routes.inbound, AppEnv> = async (c) =>
     replyTo: quoted?.id ?? null,
     accountId: session.accountId,
     sessionId: session.id,
-    fromNumber: body.from_number,
+    contact: {
+      phoneNumber: body.from_number ?? null,
+      userId: body.from_user_id ?? null,
+      username: body.username ?? null,
+      name: body.name ?? null,
+    },
     toNumber: session.phoneNumber ?? session.sessionId,
     type: body.type,
     content: body.content ?? null,
@@ -113,7 +118,9 @@ export const inbound: RouteHandler<typeof routes.inbound, AppEnv> = async (c) =>
   if (row.mediaUrl) await sessionStub(c.env, session.id).keepIncomingMedia(row.id, row.mediaUrl);
   // A reverse OTP's code in the text verifies it, as through a real gateway's webhook.
   await verifyByIncoming(c.env, c.var.db, incoming);
-  return c.json({ success: true as const, data: toMessageRecord(row) }, 201);
+  // As stored, with the contact it taught (README, Contacts).
+  const stored = await findMessage(c.var.db, session.accountId, row.id);
+  return c.json({ success: true as const, data: toMessageRecord(stored ?? row) }, 201);
 };
 
 export const inboundReaction: RouteHandler<typeof routes.inboundReaction, AppEnv> = async (c) => {

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { CONTENT_TYPES, STORED_TYPES } from "../../messages/types";
 import { ReactionSchema } from "../messages/messages.schemas";
-import { PhoneNumber } from "../openapi";
+import { PhoneNumber, UserId } from "../openapi";
 import { SessionHealthSchema } from "../sessions/sessions.schemas";
 
 export const ScanBody = z.strictObject({
@@ -50,7 +50,20 @@ export const PairParam = z.object({
 /** A message from a contact to the session's phone (README, Send and track messages: `/inbound`). */
 export const InboundBody = z
   .strictObject({
-    from_number: PhoneNumber,
+    from_number: PhoneNumber.optional().openapi({
+      description: "The contact's number. Leave it out for a user known only by `from_user_id`.",
+    }),
+    from_user_id: UserId.optional().openapi({
+      description:
+        "The network's id of the user (a BSUID or `<digits>@lid`): a user who hides their number gives only this; given with `from_number`, it reveals the number (README, Contacts).",
+    }),
+    username: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .openapi({ description: "The user's username.", example: "@jane" }),
+    name: z.string().min(1).max(128).optional().openapi({ description: "The user's profile name." }),
     type: z.enum(CONTENT_TYPES),
     content: z.string().min(1).max(4096).nullish(),
     media_url: z
@@ -59,10 +72,16 @@ export const InboundBody = z
       .nullish(),
     reply_to: z.uuid().max(36).nullish().openapi({
       description:
-        "Quote a message of this chat (its id): one the session sent to `from_number` or received from it. Errors as a send's `reply_to`.",
+        "Quote a message of this chat (its id): one the session sent to the contact or received from them. Errors as a send's `reply_to`.",
     }),
   })
   .superRefine((body, ctx) => {
+    if (body.from_number === undefined && body.from_user_id === undefined)
+      ctx.addIssue({
+        code: "custom",
+        path: ["from_number"],
+        message: "from_number or from_user_id is required",
+      });
     if (body.type === "text" && body.content == null)
       ctx.addIssue({ code: "custom", path: ["content"], message: "required for text" });
     if (body.type !== "text" && body.media_url == null) {

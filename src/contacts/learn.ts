@@ -1,0 +1,82 @@
+import { batchSql, type Db, type Statement } from "../db/client";
+import {
+  contactChanged,
+  contactIdIs,
+  contactOf,
+  contactsNamed,
+  type LearntContact,
+  linkIdentifierStatements,
+  mergeContactStatements,
+  newContactStatement,
+  noteContactMessageStatement,
+  updateContactStatement,
+  updatedDedupeKey,
+  updatedSnapshot,
+} from "../db/queries/contacts";
+import { contacts } from "../db/schema";
+import { eventsForRows, eventsForRowsAs } from "../events/record";
+import { namesSomeone } from "../lib/contact-identity";
+
+export type { LearntContact } from "../db/queries/contacts";
+
+/** A statement of a batch, and whether it records an event (its RETURNING rows are events). */
+export interface BatchItem {
+  statement: Statement;
+  event: boolean;
+}
+
+/** A fresh contact id: `ct_` and 32 hex digits. */
+export function newContactId(): string {
+  return `ct_${crypto.randomUUID().replaceAll("-", "")}`;
+}
+
+/**
+ * What a message (or any event naming a user) teaches about its contact, as statements for the
+ * batch that stores it (README, Contacts), in order:
+ *
+ * 1. a new contact, with `contact.created`, when none of the identity's identifiers names one;
+ * 2. `contact.updated` (`{ contact, previous }`), then the new values, when the identity gives a
+ *    value the contact lacks or holds otherwise: a number learnt, a new BSUID (the old one stays
+ *    linked, and a later message by it does not make it current again), a username or name
+ *    changed. Its dedupe key names `sourceRef` (the gateway's message id), so a replay records
+ *    nothing twice; the change itself is idempotent.
+ * 3. every identifier linked to the contact (one linked already stays with its own);
+ * 4. with `message`, the contact's first and last message times.
+ *
+ * When the identifiers name two contacts already (a LID chat and a number chat that turn out to
+ * be one person), they are merged first, into the oldest, in a batch of their own.
+ *
+ * @returns the items, and `contactId`, SQL for the contact's id once they ran (for the message row).
+ */
+export async function learnContact(
+  db: Db,
+  learnt: LearntContact,
+  options: { sourceRef: string; message: boolean },
+): Promise<{ items: BatchItem[]; contactId: Statement } | null> {
+  if (!namesSomeone(learnt.identity)) return null;
+  const named = await contactsNamed(db, learnt.sessionId, learnt.identity);
+  const [keep, ...others] = named;
+  if (keep && others.length > 0) await batchSql(db, mergeContactStatements(keep, others, learnt.at));
+  const id = newContactId();
+  const contactId = contactOf(learnt.sessionId, learnt.identity);
+  const items: BatchItem[] = [
+    { statement: newContactStatement(id, learnt), event: false },
+    { statement: eventsForRows("contact.created", contacts, contactIdIs(id)), event: true },
+    {
+      statement: eventsForRowsAs(
+        "contact.updated",
+        contacts,
+        contactChanged(learnt),
+        updatedDedupeKey(options.sourceRef),
+        updatedSnapshot(learnt),
+        learnt.at,
+      ),
+      event: true,
+    },
+    { statement: updateContactStatement(learnt), event: false },
+    // Last: an identifier is told new (it becomes the contact's current one) before it is linked.
+    ...linkIdentifierStatements(id, learnt).map((statement) => ({ statement, event: false })),
+  ];
+  if (options.message) items.push({ statement: noteContactMessageStatement(learnt), event: false });
+  return { items, contactId };
+}

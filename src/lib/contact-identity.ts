@@ -1,0 +1,31 @@
+/**
+ * Who is on the other side of a chat, as an event or a request names them (README, Contacts): any
+ * of a phone number and the network's ids, with the names the user shows. A gateway gives what
+ * its webhook carries; at least one of `phoneNumber` and `userId` is set.
+ *
+ * - `phoneNumber`: E.164 (`+14155552671`).
+ * - `userId`: the network's own id for the user when it is not a phone number: a business-scoped
+ *   user id (BSUID) on the Cloud API (`US.13491208655302741918`: an ISO 3166 alpha-2 code, a dot,
+ *   up to 128 alphanumerics; Meta, "Business-scoped user IDs"), a LID on linked devices
+ *   (`<digits>@lid`, as WAHA and Evolution API give it).
+ * - `parentUserId`: the Cloud API's parent BSUID (`US.ENT.…`), when the business enabled them.
+ * - `username`, `name`: the user's username and profile name; display only, they change.
+ */
+export interface ContactIdentity {
+  phoneNumber?: string | null;
+  userId?: string | null;
+  parentUserId?: string | null;
+  username?: string | null;
+  name?: string | null;
+}
+
+/** A Cloud API business-scoped user id or parent id (Meta, "Business-scoped user IDs"). */
+export const BSUID_PATTERN = /^[A-Z]{2}\.(?:ENT\.)?[A-Za-z0-9]{1,128}$/;
+
+/** A linked-device id as WAHA and Evolution API write it: digits and `@lid`. */
+export const LID_PATTERN = /^\d{1,32}@lid$/;
+
+/** Whether `identity` names someone: a phone number or a user id. */
+export function namesSomeone(identity: ContactIdentity): boolean {
+  return Boolean(identity.phoneNumber || identity.userId);
+}

@@ -1,0 +1,224 @@
+import { describe, expect, it } from "vitest";
+import type { GatewayEvent } from "../src/gateways/gateway";
+import { call, createAccount, expectProblem, sessionStub } from "./helpers";
+import { connectedSession } from "./message-fixtures";
+
+// README, Contacts: whoever is on the other side of a chat, known by a number, a user id (a BSUID
+// or a LID) or both; learnt from each message, never losing an identifier.
+
+interface Contact {
+  id: string;
+  phone_number: string | null;
+  user_id: string | null;
+  parent_user_id: string | null;
+  username: string | null;
+  name: string | null;
+  chatapp_session_id: string;
+  first_message_at: string | null;
+  last_message_at: string | null;
+  window_open_until: string | null;
+  identifiers?: { kind: string; value: string; since: string }[];
+  opted_out?: boolean;
+}
+
+interface Message {
+  id: string;
+  from_number: string | null;
+  contact: Contact | null;
+}
+
+interface Event {
+  type: string;
+  data: Record<string, unknown>;
+}
+
+const BSUID = "US.13491208655302741918";
+const NEW_BSUID = "US.98765432109876543210";
+const LID = "120363025246125888@lid";
+
+/** The sandbox phone of session `session` receiving a text from `from`. */
+async function inbound(key: string, session: string, from: Record<string, string>, content = "hi") {
+  const res = await call<{ data: Message }>("POST", `/sandbox/sessions/${session}/inbound`, {
+    key,
+    body: { ...from, type: "text", content },
+  });
+  expect(res.status).toBe(201);
+  return res.body.data;
+}
+
+async function contactEvents(key: string): Promise<Event[]> {
+  const res = await call<{ data: Event[] }>(
+    "GET",
+    "/v1/events?limit=100&filter[type]=contact.created,contact.updated",
+    { key },
+  );
+  expect(res.status).toBe(200);
+  return res.body.data.reverse();
+}
+
+async function contact(key: string, id: string): Promise<Contact> {
+  const res = await call<{ data: Contact }>("GET", `/v1/contacts/${id}`, { key });
+  expect(res.status).toBe(200);
+  return res.body.data;
+}
+
+describe("a user known only by a user id", () => {
+  it("is stored, named on the message, listed, and found again by the same id", async () => {
+    const { key } = await createAccount(1);
+    const session = (await connectedSession(key)).id;
+    const first = await inbound(key, session, { from_user_id: BSUID, username: "@jane", name: "Jane" });
+    expect(first.from_number).toBeNull();
+    expect(first.contact).toEqual({
+      id: expect.stringMatching(/^ct_[0-9a-f]{32}$/),
+      phone_number: null,
+      user_id: BSUID,
+      parent_user_id: null,
+      username: "@jane",
+      name: "Jane",
+    });
+    const second = await inbound(key, session, { from_user_id: BSUID }, "again");
+    expect(second.contact?.id).toBe(first.contact?.id);
+
+    const listed = await call<{ data: Message[] }>("GET", "/v1/chatapp/messages?filter[direction]=incoming", {
+      key,
+    });
+    expect(listed.body.data.map((m) => [m.id, m.contact?.id, m.contact?.user_id])).toEqual([
+      [second.id, first.contact?.id, BSUID],
+      [first.id, first.contact?.id, BSUID],
+    ]);
+    const shown = await contact(key, String(first.contact?.id));
+    expect(shown).toMatchObject({
+      phone_number: null,
+      user_id: BSUID,
+      username: "@jane",
+      chatapp_session_id: session,
+    });
+    expect(shown.identifiers?.map((i) => [i.kind, i.value])).toEqual([["user_id", BSUID]]);
+    expect(shown.opted_out).toBe(false);
+    expect(Date.parse(String(shown.window_open_until)) - Date.parse(String(shown.last_message_at))).toBe(
+      86_400_000,
+    );
+
+    const events = await contactEvents(key);
+    expect(events.map((e) => e.type)).toEqual(["contact.created"]);
+    expect(events[0]?.data).toMatchObject({ id: first.contact?.id, user_id: BSUID, phone_number: null });
+  });
+
+  it("reveals a number later: the same contact, a contact.updated with the old and new identifiers", async () => {
+    const { key } = await createAccount(1);
+    const session = (await connectedSession(key)).id;
+    const first = await inbound(key, session, { from_user_id: LID });
+    const revealed = await inbound(key, session, { from_user_id: LID, from_number: "+14155552601" });
+    expect(revealed.from_number).toBe("+14155552601");
+    expect(revealed.contact).toMatchObject({
+      id: first.contact?.id,
+      phone_number: "+14155552601",
+      user_id: LID,
+    });
+    // From now on the number alone finds them.
+    const byNumber = await inbound(key, session, { from_number: "+14155552601" });
+    expect(byNumber.contact?.id).toBe(first.contact?.id);
+
+    const events = await contactEvents(key);
+    expect(events.map((e) => e.type)).toEqual(["contact.created", "contact.updated"]);
+    const update = events[1]?.data as { contact: Contact; previous: Contact };
+    expect([update.previous.phone_number, update.contact.phone_number]).toEqual([null, "+14155552601"]);
+    expect([update.previous.user_id, update.contact.user_id]).toEqual([LID, LID]);
+
+    const found = await call<{ data: Contact[] }>("GET", "/v1/contacts?filter[phone_number]=%2B14155552601", {
+      key,
+    });
+    expect(found.body.data.map((c) => c.id)).toEqual([first.contact?.id]);
+  });
+
+  it("keeps an old BSUID linked when the user's BSUID changes with their number", async () => {
+    const { key } = await createAccount(1);
+    const session = (await connectedSession(key)).id;
+    const first = await inbound(key, session, { from_user_id: BSUID, from_number: "+14155552602" });
+    await inbound(key, session, { from_user_id: NEW_BSUID, from_number: "+14155552602" });
+    const byOld = await inbound(key, session, { from_user_id: BSUID });
+    expect(byOld.contact).toMatchObject({ id: first.contact?.id, user_id: NEW_BSUID });
+    const shown = await contact(key, String(first.contact?.id));
+    expect(shown.identifiers?.map((i) => [i.kind, i.value]).sort()).toEqual(
+      [
+        ["phone_number", "+14155552602"],
+        ["user_id", BSUID],
+        ["user_id", NEW_BSUID],
+      ].sort(),
+    );
+    const byOldFilter = await call<{ data: Contact[] }>("GET", `/v1/contacts?filter[user_id]=${BSUID}`, {
+      key,
+    });
+    expect(byOldFilter.body.data.map((c) => c.id)).toEqual([first.contact?.id]);
+  });
+
+  it("merges two contacts that turn out to be one person, messages and identifiers included", async () => {
+    const { key } = await createAccount(1);
+    const session = (await connectedSession(key)).id;
+    const byLid = await inbound(key, session, { from_user_id: LID });
+    const byNumber = await inbound(key, session, { from_number: "+14155552603" });
+    expect(byNumber.contact?.id).not.toBe(byLid.contact?.id);
+    const both = await inbound(key, session, { from_user_id: LID, from_number: "+14155552603" });
+    // The older contact is kept; the other's messages now name it, and it is gone.
+    expect(both.contact).toMatchObject({ id: byLid.contact?.id, user_id: LID, phone_number: "+14155552603" });
+    const again = await call<{ data: Message }>("GET", `/v1/chatapp/messages/${byNumber.id}`, { key });
+    expect(again.body.data.contact?.id).toBe(byLid.contact?.id);
+    expectProblem(await call("GET", `/v1/contacts/${byNumber.contact?.id}`, { key }), 404, "not_found");
+    const all = await call<{ data: Contact[] }>("GET", `/v1/contacts?filter[session_id]=${session}`, { key });
+    expect(all.body.data.map((c) => c.id)).toEqual([byLid.contact?.id]);
+  });
+});
+
+describe("contacts through a gateway's events", () => {
+  it("stores a message delivered twice once, with one contact and one contact.created", async () => {
+    const { key } = await createAccount(1);
+    const session = (await connectedSession(key)).id;
+    const event: GatewayEvent = {
+      type: "incoming",
+      providerMessageId: "gw-contact-1",
+      from: { userId: BSUID, username: "@jane" },
+      messageType: "text",
+      content: "hello",
+      mediaUrl: null,
+      at: Date.now(),
+    };
+    await sessionStub(session).gatewayEvents("sandbox", [event]);
+    await sessionStub(session).gatewayEvents("sandbox", [event]);
+    const listed = await call<{ data: Message[] }>("GET", "/v1/chatapp/messages?filter[direction]=incoming", {
+      key,
+    });
+    expect(listed.body.data).toHaveLength(1);
+    expect(listed.body.data[0]?.contact).toMatchObject({
+      user_id: BSUID,
+      username: "@jane",
+      phone_number: null,
+    });
+    expect((await contactEvents(key)).map((e) => e.type)).toEqual(["contact.created"]);
+  });
+});
+
+describe("GET /v1/contacts", () => {
+  it("needs contacts:read, and keeps one account's contacts from another", async () => {
+    const { key } = await createAccount(1);
+    const session = (await connectedSession(key)).id;
+    const mine = await inbound(key, session, { from_number: "+14155552604" });
+    const scoped = await call<{ data: { api_key: string } }>("POST", "/v1/api-keys", {
+      key,
+      body: { name: "no contacts", scopes: ["messages:read"] },
+    });
+    expectProblem(
+      await call("GET", "/v1/contacts", { key: scoped.body.data.api_key }),
+      403,
+      "insufficient_scope",
+    );
+    const other = await createAccount(1);
+    expectProblem(
+      await call("GET", `/v1/contacts/${mine.contact?.id}`, { key: other.key }),
+      404,
+      "not_found",
+    );
+    const theirs = await call<{ data: Contact[] }>("GET", "/v1/contacts", { key: other.key });
+    expect(theirs.body.data).toEqual([]);
+    expectProblem(await call("GET", "/v1/contacts?filter[user_id]=nope", { key }), 422, "validation_failed");
+  });
+});
