@@ -222,3 +222,25 @@ describe("GET /v1/contacts", () => {
     expectProblem(await call("GET", "/v1/contacts?filter[user_id]=nope", { key }), 422, "validation_failed");
   });
 });
+
+describe("a gateway's contact event (a user id changed, a status naming both ids)", () => {
+  it("links a new BSUID to the contact the old one names, once per event", async () => {
+    const { key } = await createAccount(1);
+    const session = (await connectedSession(key)).id;
+    const first = await inbound(key, session, { from_user_id: BSUID });
+    const change: GatewayEvent = {
+      type: "contact",
+      contact: { userId: NEW_BSUID, previousUserId: BSUID },
+      ref: `user_id_update:${BSUID}:${NEW_BSUID}`,
+      at: Date.now(),
+    };
+    await sessionStub(session).gatewayEvents("sandbox", [change]);
+    await sessionStub(session).gatewayEvents("sandbox", [change]);
+    const shown = await contact(key, String(first.contact?.id));
+    expect(shown.user_id).toBe(NEW_BSUID);
+    expect(shown.identifiers?.map((i) => i.value).sort()).toEqual([BSUID, NEW_BSUID].sort());
+    expect((await contactEvents(key)).map((e) => e.type)).toEqual(["contact.created", "contact.updated"]);
+    const byNew = await inbound(key, session, { from_user_id: NEW_BSUID });
+    expect(byNew.contact?.id).toBe(first.contact?.id);
+  });
+});

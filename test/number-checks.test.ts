@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { CONTACT_CHECK_TTL_MS } from "../src/contacts/check";
 import { createDb } from "../src/db/client";
 import { purgeChecks } from "../src/db/queries/contact-checks";
 import { sandboxOnNetwork } from "../src/gateways/sandbox";
+import { CONTACT_CHECK_TTL_MS } from "../src/number-checks/check";
 import { ADMIN_TOKEN, call, createAccount, createSession, expectProblem, TIMESTAMP } from "./helpers";
 import { connectedSession } from "./message-fixtures";
 

@@ -1,4 +1,4 @@
-import { batchSql, type Db, type Statement } from "../db/client";
+import { batchSql, type Db, databaseFor, type Statement } from "../db/client";
 import {
   contactChanged,
   contactIdIs,
@@ -14,7 +14,8 @@ import {
   updatedSnapshot,
 } from "../db/queries/contacts";
 import { contacts } from "../db/schema";
-import { eventsForRows, eventsForRowsAs } from "../events/record";
+import { publishEvents } from "../events/publish";
+import { eventsForRows, eventsForRowsAs, recordedIn } from "../events/record";
 import { namesSomeone } from "../lib/contact-identity";
 
 export type { LearntContact } from "../db/queries/contacts";
@@ -79,4 +80,29 @@ export async function learnContact(
   ];
   if (options.message) items.push({ statement: noteContactMessageStatement(learnt), event: false });
   return { items, contactId };
+}
+
+/**
+ * Learns `learnt` from a gateway event that names a user without a message (GatewayEvent
+ * `contact`), in a batch of its own, and publishes its events. `ref` names the event, so a
+ * redelivery records nothing twice.
+ */
+export async function recordContact(
+  env: { DB: D1Database; WEBHOOK_QUEUE: Queue },
+  learnt: LearntContact,
+  ref: string,
+): Promise<void> {
+  const db = databaseFor(env, learnt.accountId);
+  const learned = await learnContact(db, learnt, { sourceRef: ref, message: false });
+  if (!learned) return;
+  const results = await batchSql(
+    db,
+    learned.items.map((item) => item.statement),
+  );
+  await publishEvents(env, recordedIn(results, eventIndexes(learned.items)));
+}
+
+/** The positions of the items that record events, for `recordedIn`. */
+export function eventIndexes(items: BatchItem[]): number[] {
+  return items.flatMap((item, index) => (item.event ? [index] : []));
 }

@@ -334,6 +334,9 @@ export type LinkState =
  * - `health`: the network limits the session's account as `reading` says (a send refused with
  *   463), or, with `reading` null, its health changed and is to be read from the gateway again
  *   (the Cloud API's `phone_number_quality_update` webhook). Never moves the status.
+ * - `contact`: the network tells who a user is without a message (the Cloud API's `user_id_update`,
+ *   a status naming both `wa_id` and `user_id`, WAHA's LID lookup): the identifiers are linked to
+ *   the session's contact (src/contacts/learn.ts). Never moves the status.
  */
 export type GatewayEvent =
   | { type: "qr"; qr: string | null; at: number }
@@ -388,10 +391,26 @@ export type GatewayEvent =
       emoji: string;
       at: number;
     }
-  | { type: "health"; reading: HealthReading | null; at: number };
+  | { type: "health"; reading: HealthReading | null; at: number }
+  | {
+      type: "contact";
+      /** Who the network says a user is: identifiers to link (README, Contacts). */
+      contact: ContactIdentity;
+      /** What told it (a webhook's own id, or the change it names): a replay records no second `contact.updated`. */
+      ref: string;
+      at: number;
+    };
 
-/** The events that speak of the session's link (all but `ack`, `incoming`, `reaction` and `health`). */
-export type StatusEvent = Exclude<GatewayEvent, { type: "ack" | "incoming" | "reaction" | "health" }>;
+/** The events that speak of the session's link (all but `ack`, `incoming`, `reaction`, `health` and `contact`). */
+export type StatusEvent = Exclude<
+  GatewayEvent,
+  { type: "ack" | "incoming" | "reaction" | "health" | "contact" }
+>;
+
+/** Whether `event` speaks of the session's link (a {@link StatusEvent}), the kind that moves its status. */
+export function isStatusEvent(event: GatewayEvent): event is StatusEvent {
+  return !["ack", "incoming", "reaction", "health", "contact"].includes(event.type);
+}
 
 /** A `health` event (see {@link GatewayEvent}). */
 export type HealthEvent = Extract<GatewayEvent, { type: "health" }>;

@@ -10,6 +10,7 @@
  *   (`<digits>@lid`, as WAHA and Evolution API give it).
  * - `parentUserId`: the Cloud API's parent BSUID (`US.ENT.…`), when the business enabled them.
  * - `username`, `name`: the user's username and profile name; display only, they change.
+ * - `previousUserId`: see below.
  */
 export interface ContactIdentity {
   phoneNumber?: string | null;
@@ -17,6 +18,11 @@ export interface ContactIdentity {
   parentUserId?: string | null;
   username?: string | null;
   name?: string | null;
+  /**
+   * A user id the user was known by before `userId` (Meta's `user_id_update` webhook: a BSUID that
+   * changed with the user's number): it finds the contact, stays linked, and is not current.
+   */
+  previousUserId?: string | null;
 }
 
 /** A Cloud API business-scoped user id or parent id (Meta, "Business-scoped user IDs"). */

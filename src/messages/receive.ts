@@ -1,4 +1,4 @@
-import { type BatchItem, learnContact } from "../contacts/learn";
+import { type BatchItem, eventIndexes, learnContact } from "../contacts/learn";
 import { batchSql, databaseFor } from "../db/client";
 import { noteReplyStatement } from "../db/queries/campaigns";
 import { noteIncomingStatement } from "../db/queries/contact-windows";
@@ -74,7 +74,6 @@ export async function receiveMessage(
     statements.push(noteReplyStatement(row.accountId, sender, row.createdAt));
   }
   const results = await batchSql(db, statements);
-  const events = items.flatMap((item, index) => (item.event ? [index] : []));
-  await publishEvents(env, recordedIn(results, events));
+  await publishEvents(env, recordedIn(results, eventIndexes(items)));
   return (results[inserted]?.meta.changes ?? 0) > 0 ? row : null;
 }

@@ -1,5 +1,11 @@
 import { readConfig } from "../config";
-import { type ChatGateway, GatewayError, type GatewayEvent, type GatewayName } from "../gateways/gateway";
+import {
+  type ChatGateway,
+  GatewayError,
+  type GatewayEvent,
+  type GatewayName,
+  isStatusEvent,
+} from "../gateways/gateway";
 import { capabilitiesOf } from "../lib/gateway-kinds";
 import { log } from "../lib/log";
 import type { HealthReading } from "../lib/session-health";
@@ -149,14 +155,7 @@ export class GatewayChecks {
       return;
     }
     this.host.health.recordCheck(event?.type ?? "starting", now);
-    if (
-      event &&
-      event.type !== "ack" &&
-      event.type !== "incoming" &&
-      event.type !== "reaction" &&
-      event.type !== "health"
-    )
-      await this.host.move(event);
+    if (event && isStatusEvent(event)) await this.host.move(event);
     if (this.host.state()?.status === "connected") await this.readHealth();
   }
 

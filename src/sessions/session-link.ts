@@ -1,4 +1,5 @@
 import { type GatewayKind, readConfig } from "../config";
+import { recordContact } from "../contacts/learn";
 import { databaseFor } from "../db/client";
 import { insertCloudApiNumber } from "../db/queries/cloud-api";
 import { insertSessionWithinLimit, type LimitUsage } from "../db/queries/limits";
@@ -13,6 +14,7 @@ import {
   GatewayError,
   type GatewayEvent,
   type GatewayName,
+  isStatusEvent,
   type LinkState,
   MAX_NUMBER_CHECK,
 } from "../gateways/gateway";
@@ -405,7 +407,16 @@ export class SessionLink {
       } else if (event.type === "health") {
         // Not a status: not ordered against them.
         await this.moves.healthEvent(event);
-      } else if (event.type !== "ack" && event.at >= this.core.health.eventAt()) {
+      } else if (event.type === "contact") {
+        const current = this.core.current();
+        const learnt = {
+          accountId: current.account_id,
+          sessionId: current.id,
+          identity: event.contact,
+          at: event.at,
+        };
+        await recordContact(this.core.env, learnt, event.ref);
+      } else if (isStatusEvent(event) && event.at >= this.core.health.eventAt()) {
         // Webhook events are ordered by the gateway's own clock, against each other only: a
         // command or a check is not compared with them, so clock skew cannot hide an event. The
         // clock stops at our now: an event from the future cannot hide the ones after it.

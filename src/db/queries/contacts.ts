@@ -34,6 +34,7 @@ export function identifiersOf(identity: ContactIdentity): [IdentifierKind, strin
     ["phone_number", identity.phoneNumber],
     ["user_id", identity.userId],
     ["parent_user_id", identity.parentUserId],
+    ["user_id", identity.previousUserId],
   ];
   return found.filter((pair): pair is [IdentifierKind, string] => Boolean(pair[1]));
 }
