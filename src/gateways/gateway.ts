@@ -225,6 +225,12 @@ export type GatewayName = GatewayKind;
 export interface OutboundMessage {
   id: string;
   clientMessageId: string;
+  /**
+   * The recipient as the network addresses them: an E.164 number, or a user id
+   * (src/lib/contact-identity.ts `userIdKind`: a BSUID, which the Cloud API takes as `recipient`;
+   * a LID, a WAHA or Evolution API chat id as it is), of a kind the gateway declares in
+   * `sendsToUserIds` (src/lib/gateway-kinds.ts).
+   */
   to: string;
   type: "text" | "image" | "video" | "audio" | "document" | "template" | "reaction";
   /**

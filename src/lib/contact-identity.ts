@@ -35,3 +35,10 @@ export const LID_PATTERN = /^\d{1,32}@lid$/;
 export function namesSomeone(identity: ContactIdentity): boolean {
   return Boolean(identity.phoneNumber || identity.userId);
 }
+
+/** Which kind of user id `value` is (src/lib/gateway-kinds.ts `sendsToUserIds`), or null for neither. */
+export function userIdKind(value: string): "bsuid" | "lid" | null {
+  if (BSUID_PATTERN.test(value)) return "bsuid";
+  if (LID_PATTERN.test(value)) return "lid";
+  return null;
+}

@@ -35,7 +35,17 @@ export interface GatewayCapabilities {
    * (`ChatGateway.standIn`).
    */
   simulatesNetwork: boolean;
+  /**
+   * The kinds of user id a message can be sent to (`to_user_id`; README, Contacts): `bsuid`, a
+   * Cloud API business-scoped user id (Meta's `recipient` field), `lid`, a linked-device id
+   * (`<digits>@lid`, a chat id of WAHA and Evolution API). A send to another kind is refused
+   * before any charge (422 `recipient_not_supported`).
+   */
+  sendsToUserIds: readonly UserIdKind[];
 }
+
+/** A kind of user id (src/lib/contact-identity.ts `userIdKind`). */
+export type UserIdKind = "bsuid" | "lid";
 
 /** A gateway reached over the network that a phone links by QR code or pairing code. */
 const LINKED_DEVICE: GatewayCapabilities = {
@@ -46,11 +56,17 @@ const LINKED_DEVICE: GatewayCapabilities = {
   needsServiceWindow: false,
   checkedOnSchedule: true,
   simulatesNetwork: false,
+  sendsToUserIds: ["lid"],
 };
 
 /** Each gateway's capabilities, by name; the key order is the order the API document lists them. */
 const GATEWAY_KINDS = {
-  sandbox: { ...LINKED_DEVICE, checkedOnSchedule: false, simulatesNetwork: true },
+  sandbox: {
+    ...LINKED_DEVICE,
+    checkedOnSchedule: false,
+    simulatesNetwork: true,
+    sendsToUserIds: ["bsuid", "lid"],
+  },
   waha: LINKED_DEVICE,
   evolution: LINKED_DEVICE,
   cloud_api: {
@@ -60,6 +76,7 @@ const GATEWAY_KINDS = {
     linksByCredentials: true,
     sendsTemplates: true,
     needsServiceWindow: true,
+    sendsToUserIds: ["bsuid"],
   },
 } as const satisfies Record<string, GatewayCapabilities>;
 
