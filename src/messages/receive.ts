@@ -1,7 +1,6 @@
 import { type BatchItem, eventIndexes, learnContact } from "../contacts/learn";
 import { batchSql, databaseFor } from "../db/client";
 import { noteReplyStatement } from "../db/queries/campaigns";
-import { noteIncomingStatement } from "../db/queries/contact-windows";
 import {
   incomingRow,
   insertIncomingStatement,
@@ -26,8 +25,9 @@ import type { MessageRow } from "./types";
  * on the account's suppression list (source `keyword`) in the same batch, and only when the
  * message itself is stored: a replayed message adds nothing, and a number already listed keeps
  * its row. A reply from a campaign's recipient counts in the campaign's `replied`, once. The
- * sender's last incoming time on the session moves forward (D1 `contact_windows`: the Cloud API's
- * customer service window, src/messages/service-window.ts), replays included (harmless: MAX).
+ * sender's contact is learnt in the same batch (src/contacts/learn.ts), and its last message time
+ * moves forward (the Cloud API's customer service window, src/messages/service-window.ts), replays
+ * included (harmless: MAX).
  * A reply names the message it quotes by the gateway's ids (`quotedIds`, GatewayEvent
  * `incoming`): when the session holds it, its id is the row's `reply_to` (else null: a message
  * from before the session, or one it never saw).
@@ -66,8 +66,6 @@ export async function receiveMessage(
       }),
     );
   }
-  // The contact's customer service window on this session opens (or stays open) from now on.
-  if (sender !== null) statements.push(noteIncomingStatement(input.sessionId, sender, row.createdAt));
   // A campaign recipient writing back after their message was sent counts as `replied`, once
   // (the `campaign_recipients_replied` trigger keeps the campaign's counter).
   if (sender !== null) {

@@ -1,6 +1,6 @@
 import type { GatewayKind } from "../config";
 import type { Db } from "../db/client";
-import { lastIncomingOf } from "../db/queries/contact-windows";
+import { lastMessageOf } from "../db/queries/contacts";
 import { ApiError } from "../errors";
 import { capabilitiesOf } from "../lib/gateway-kinds";
 
@@ -32,7 +32,7 @@ export async function outsideServiceWindow(
   now: number,
 ): Promise<string[]> {
   if (!hasServiceWindow(send.gateway) || OUTSIDE_ALLOWED.has(send.type)) return [];
-  const last = await lastIncomingOf(db, send.sessionId, send.toNumbers);
+  const last = await lastMessageOf(db, send.sessionId, send.toNumbers);
   return send.toNumbers.filter((to) => (last.get(to) ?? Number.NEGATIVE_INFINITY) < now - SERVICE_WINDOW_MS);
 }
 

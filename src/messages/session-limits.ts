@@ -1,11 +1,11 @@
 import type { Db } from "../db/client";
-import { lastIncomingOf } from "../db/queries/contact-windows";
+import { lastMessageOf } from "../db/queries/contacts";
 import { ApiError } from "../errors";
 import { coldContactLimit, type StoredHealth } from "../lib/session-health";
 
 /**
- * Refuses a send to a cold contact (one who never wrote to the session: no D1 `contact_windows`
- * row for the pair) while the session's health says the network refuses new chats at `now`
+ * Refuses a send to a cold contact (one who never wrote to the session, by any of their
+ * identifiers: db/queries/contacts.ts `lastMessageOf`) while the session's health says the network refuses new chats at `now`
  * (epoch ms): an active reach-out timelock, or a cap on new chats at `CAPPED`
  * (lib/session-health.ts `coldContactLimit`; README, Session health). WhatsApp answers such a
  * send with error 463 ("reach-out timelock") or drops it at the cap, so it is not made: the whole
@@ -22,7 +22,7 @@ export async function requireReachable(
 ): Promise<void> {
   const limit = coldContactLimit(send.health, now);
   if (!limit) return;
-  const warm = await lastIncomingOf(db, send.sessionId, send.toNumbers);
+  const warm = await lastMessageOf(db, send.sessionId, send.toNumbers);
   const cold = send.toNumbers.filter((to) => !warm.has(to));
   if (cold.length === 0) return;
   const what =

@@ -1,7 +1,7 @@
 import { type GatewayKind, readConfig } from "../config";
 import type { Db } from "../db/client";
 import type { AppRow } from "../db/queries/apps";
-import { lastIncomingOf } from "../db/queries/contact-windows";
+import { lastMessageOf } from "../db/queries/contacts";
 import { findSessions } from "../db/queries/sessions";
 import { templateOwnerOf, templatesOf } from "../gateways/cloud-api/template-cache";
 import { capabilitiesOf } from "../lib/gateway-kinds";
@@ -59,8 +59,8 @@ export function canCarryCode(channel: Channel, app: AppRow): boolean {
 /**
  * Whether `channel` may send to `toNumber` (E.164) at `now` (epoch ms) as far as the network's
  * limits go (README, Session health): yes unless its timelock or cap refuses new chats
- * (lib/session-health.ts `coldContactLimit`) and `toNumber` never wrote to it (D1
- * `contact_windows`). A send the limit refuses would answer 409 `session_limited`
+ * (lib/session-health.ts `coldContactLimit`) and `toNumber`'s contact never wrote to it (D1
+ * `contacts`, db/queries/contacts.ts `lastMessageOf`). A send the limit refuses would answer 409 `session_limited`
  * (messages/session-limits.ts); one D1 read, only for a limited channel.
  */
 export async function reachesNumber(
@@ -70,7 +70,7 @@ export async function reachesNumber(
   now: number,
 ): Promise<boolean> {
   if (coldContactLimit(channel.health, now) === null) return true;
-  return (await lastIncomingOf(db, channel.sessionId, [toNumber])).has(toNumber);
+  return (await lastMessageOf(db, channel.sessionId, [toNumber])).has(toNumber);
 }
 
 /**

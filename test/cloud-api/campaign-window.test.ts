@@ -161,9 +161,10 @@ describe("the service window for campaigns", () => {
       /SEARCH o USING (COVERING )?INDEX sqlite_autoindex_opt_outs_1 \(account_id=\? AND to_number=\?\)/,
     );
     expect(details).toMatch(
-      /SEARCH w USING INDEX sqlite_autoindex_contact_windows_1 \(session_id=\? AND contact_number=\?\)/,
+      /SEARCH ci USING (COVERING )?INDEX sqlite_autoindex_contact_identifiers_1 \(chatapp_session_id=\? AND kind=\? AND value=\?\)/,
     );
-    expect(details).not.toMatch(/SCAN r\b|SCAN w\b|SCAN o\b/);
+    expect(details).toMatch(/SEARCH w USING INDEX sqlite_autoindex_contacts_1 \(id=\?\)/);
+    expect(details).not.toMatch(/SCAN r\b|SCAN w\b|SCAN o\b|SCAN ci\b/);
     expect(details).not.toMatch(/TEMP B-TREE FOR ORDER BY/);
   });
 });

@@ -62,11 +62,11 @@ describe("a reverse OTP on a Cloud API session", () => {
 
     expect((await otpOf(key, otp.id)).body.data).toMatchObject({ status: "verified", verified_number: USER });
     const window = await env.DB.prepare(
-      "SELECT last_incoming_at FROM contact_windows WHERE session_id = ? AND contact_number = ?",
+      "SELECT last_message_at FROM contacts WHERE chatapp_session_id = ? AND phone_number = ?",
     )
       .bind(session.id, USER)
-      .first<{ last_incoming_at: number }>();
-    expect(window?.last_incoming_at).toEqual(expect.any(Number));
+      .first<{ last_message_at: number }>();
+    expect(window?.last_message_at).toEqual(expect.any(Number));
     const sent = await sendText(key, session.id, [USER]);
     expect(sent.status, sent.text).toBe(201);
     // The reverse OTP's price, then the text (a message costs 0.01).

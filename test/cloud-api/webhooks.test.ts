@@ -114,11 +114,11 @@ describe("incoming messages", () => {
     expect(rows[1]).toMatchObject({ type: "image", content: "Look", media_url: null });
     expect(JSON.parse(String(rows[1]?.metadata))).toEqual({ media: { mimetype: "image/png" } });
     expect(String(rows[0]?.provider_message_id)).toMatch(/^wamid\./);
-    const window = await env.DB.prepare("SELECT * FROM contact_windows WHERE session_id = ?")
+    const window = await env.DB.prepare("SELECT * FROM contacts WHERE chatapp_session_id = ?")
       .bind(session)
-      .all<{ contact_number: string; last_incoming_at: number }>();
-    expect(window.results.map((w) => w.contact_number)).toEqual([CONTACT]);
-    expect(Math.abs((window.results[0]?.last_incoming_at ?? 0) - Date.now())).toBeLessThan(5_000);
+      .all<{ phone_number: string; last_message_at: number }>();
+    expect(window.results.map((w) => w.phone_number)).toEqual([CONTACT]);
+    expect(Math.abs((window.results[0]?.last_message_at ?? 0) - Date.now())).toBeLessThan(5_000);
   });
 });
 

@@ -272,8 +272,9 @@ export function outsideWindowStatement(
   const outside = (r: SQL) => sql`${r}.campaign_id = ${campaignId}
     AND NOT EXISTS (SELECT 1 FROM opt_outs o WHERE o.account_id = ${accountId} AND o.to_number = ${r}.to_number)
     AND EXISTS (SELECT 1 FROM json_each(${JSON.stringify(sessionIds)}) s
-      LEFT JOIN contact_windows w ON w.session_id = s.value AND w.contact_number = ${r}.to_number
-      WHERE w.last_incoming_at IS NULL OR w.last_incoming_at < ${since})`;
+      LEFT JOIN contact_identifiers ci ON ci.chatapp_session_id = s.value AND ci.kind = 'phone_number' AND ci.value = ${r}.to_number
+      LEFT JOIN contacts w ON w.id = ci.contact_id
+      WHERE w.last_message_at IS NULL OR w.last_message_at < ${since})`;
   return sql`SELECT r.to_number AS to_number,
       (SELECT count(*) FROM campaign_recipients c WHERE ${outside(sql.raw("c"))}) AS outside_count
     FROM campaign_recipients r WHERE ${outside(sql.raw("r"))}

@@ -1,4 +1,4 @@
-import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { ContactIdentity } from "../../lib/contact-identity";
 import type { Cursor } from "../../lib/cursor";
@@ -225,6 +225,39 @@ export function mergeContactStatements(keep: string, others: string[], at: numbe
     sql`UPDATE ${messages} SET contact_id = ${keep} WHERE ${inArray(messages.contactId, others)}`,
     sql`DELETE FROM ${contacts} WHERE ${from}`,
   ];
+}
+
+/**
+ * When the contact each of `addresses` names on session `sessionId` last wrote to it (epoch ms, the
+ * gateway's time of their latest stored message): an address is an E.164 number or a user id, and
+ * any identifier the contact was ever known by finds them, so a contact who wrote by user id is
+ * in their window when answered by number, once known, and the other way round. An address whose
+ * contact never wrote (or that names none) is not in the map. The caller has checked that the
+ * session is its account's. What the Cloud API's customer service window (messages/service-window.ts)
+ * and a limited session's cold-contact rule (messages/session-limits.ts) read.
+ */
+export async function lastMessageOf(
+  db: Db,
+  sessionId: string,
+  addresses: string[],
+): Promise<Map<string, number>> {
+  if (addresses.length === 0) return new Map();
+  const rows = await db
+    .select({ address: contactIdentifiers.value, lastMessageAt: contacts.lastMessageAt })
+    .from(contactIdentifiers)
+    .innerJoin(contacts, eq(contacts.id, contactIdentifiers.contactId))
+    .where(
+      and(
+        eq(contactIdentifiers.chatappSessionId, sessionId),
+        inArray(contactIdentifiers.kind, ["phone_number", "user_id"]),
+        // One bound parameter however many addresses (D1 binds at most 100 per statement).
+        sql`${contactIdentifiers.value} IN (SELECT value FROM json_each(${JSON.stringify(addresses)}))`,
+        isNotNull(contacts.lastMessageAt),
+      ),
+    );
+  return new Map(
+    rows.flatMap((row) => (row.lastMessageAt === null ? [] : [[row.address, row.lastMessageAt]])),
+  );
 }
 
 /** Contact `id` of account `accountId`, or null. */

@@ -22,7 +22,6 @@ export {
 } from "./campaigns";
 export { cloudApiNumbers } from "./cloud-api";
 export { type ContactCheckRow, contactChecks } from "./contact-checks";
-export { contactWindows } from "./contact-windows";
 export {
   type ContactRow,
   contactIdentifiers,
