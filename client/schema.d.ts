@@ -1943,7 +1943,8 @@ export interface components {
             otp_id: string | null;
             provider_message_id: string | null;
             from_number: string | null;
-            to_number: string;
+            /** @description The recipient's number (E.164) of an outgoing message, null when it was sent to a user id (`contact.user_id`); the session's number for an incoming one. */
+            to_number: string | null;
             contact: components["schemas"]["ContactRef"];
             /** @enum {string} */
             type: "text" | "image" | "video" | "audio" | "document" | "template" | "reaction";
@@ -1976,13 +1977,13 @@ export interface components {
             /** @example 2026-11-21T09:30:12.345000Z */
             updated_at: string;
         };
-        /** @description Who is on the other side of the chat: the sender of an incoming message, by number, user id (BSUID or LID) or both (README, Contacts); null for outgoing messages and for messages stored before contacts were kept. */
+        /** @description Who is on the other side of the chat, by number, user id (BSUID or LID) or both (README, Contacts): the recipient of an outgoing message, the sender of an incoming one. `id` is null where the service keeps no contact for them (the address alone). */
         ContactRef: {
             /**
-             * @description The contact's id.
+             * @description The contact's id (`GET /v1/contacts/{id}`); null on a message whose contact the service does not keep (sent to an address no contact is known by yet, or stored before contacts were kept).
              * @example ct_9f1c2b7e4a5d4e0f8a3b6c1d2e7f9a04
              */
-            id: string;
+            id: string | null;
             /**
              * @description Their number (E.164), or null while the network has not given it.
              * @example +14155552671
@@ -2554,6 +2555,11 @@ export interface components {
             synced_at: string;
         };
         Contact: components["schemas"]["ContactRef"] & {
+            /**
+             * @description The contact's id.
+             * @example ct_9f1c2b7e4a5d4e0f8a3b6c1d2e7f9a04
+             */
+            id?: string;
             /** @description The session whose chats the contact is in. */
             chatapp_session_id: string;
             /**
@@ -2686,7 +2692,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "invalid_json" | "unauthenticated" | "invalid_signature" | "insufficient_balance" | "insufficient_scope" | "media_link_invalid" | "verify_token_mismatch" | "not_found" | "link_not_found" | "media_not_kept" | "method_not_allowed" | "session_not_pending" | "session_not_connected" | "session_not_disconnected" | "session_not_linked" | "session_limited" | "reply_to_not_sent" | "idempotency_key_in_use" | "otp_already_verified" | "otp_is_reverse" | "webhook_endpoint_limit" | "webhook_endpoint_disabled" | "campaign_not_draft" | "campaign_not_running" | "campaign_not_paused" | "campaign_finished" | "campaign_empty" | "account_limit_reached" | "not_supported_by_gateway" | "phone_number_in_use" | "otp_expired" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "app_has_no_channel" | "app_has_no_otp_template" | "otp_invalid" | "otp_country_not_allowed" | "pairing_code_invalid" | "time_range_invalid" | "media_unavailable" | "reply_to_not_found" | "reply_to_other_chat" | "reaction_other_chat" | "gateway_credentials_invalid" | "template_not_found" | "template_rejected" | "outside_service_window" | "upgrade_required" | "rate_limited" | "otp_attempts_exceeded" | "internal_error" | "gateway_misconfigured" | "service_misconfigured" | "gateway_rejected" | "gateway_unavailable" | "service_unavailable" | "otp_codes_exhausted";
+            code: "invalid_json" | "unauthenticated" | "invalid_signature" | "insufficient_balance" | "insufficient_scope" | "media_link_invalid" | "verify_token_mismatch" | "not_found" | "link_not_found" | "media_not_kept" | "method_not_allowed" | "session_not_pending" | "session_not_connected" | "session_not_disconnected" | "session_not_linked" | "session_limited" | "reply_to_not_sent" | "idempotency_key_in_use" | "otp_already_verified" | "otp_is_reverse" | "webhook_endpoint_limit" | "webhook_endpoint_disabled" | "campaign_not_draft" | "campaign_not_running" | "campaign_not_paused" | "campaign_finished" | "campaign_empty" | "account_limit_reached" | "not_supported_by_gateway" | "phone_number_in_use" | "otp_expired" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "app_has_no_channel" | "app_has_no_otp_template" | "otp_invalid" | "otp_country_not_allowed" | "pairing_code_invalid" | "time_range_invalid" | "media_unavailable" | "reply_to_not_found" | "reply_to_other_chat" | "reaction_other_chat" | "gateway_credentials_invalid" | "template_not_found" | "template_rejected" | "outside_service_window" | "recipient_not_supported" | "upgrade_required" | "rate_limited" | "otp_attempts_exceeded" | "internal_error" | "gateway_misconfigured" | "service_misconfigured" | "gateway_rejected" | "gateway_unavailable" | "service_unavailable" | "otp_codes_exhausted";
             request_id: string;
             /** @enum {boolean} */
             success: false;
@@ -5888,12 +5894,19 @@ export interface operations {
                      */
                     chatapp_session_id: string;
                     /**
-                     * @description Recipients in international format; 1 to 1,000. Required but for `reaction`, which goes to the reacted message's chat.
+                     * @description Recipients in international format. With `to_user_id`, 1 to 1,000 recipients in all, each once; at least one but for `reaction`, which goes to the reacted message's chat.
                      * @example [
                      *       "+14155552671"
                      *     ]
                      */
                     to_number?: string[];
+                    /**
+                     * @description Recipients known by the network's id instead of a number (README, Contacts): a business-scoped user id (Cloud API) or a LID (`<digits>@lid`; WAHA, Evolution API). A kind the session's gateway cannot send to: 422 `recipient_not_supported` naming it, before any charge.
+                     * @example [
+                     *       "US.13491208655302741918"
+                     *     ]
+                     */
+                    to_user_id?: string[];
                     /** @enum {string} */
                     type: "text" | "image" | "video" | "audio" | "document" | "template" | "reaction";
                     /** @description Text body (1–4,096 characters) for `text`; optional caption (≤ 1,024) for image, video, document; not allowed for audio or reaction. */
@@ -5944,7 +5957,8 @@ export interface operations {
                                 chatapp_session_id: string | null;
                                 campaign_id: string | null;
                                 from_number: string | null;
-                                to_number: string;
+                                /** @description The recipient's number (E.164) of an outgoing message, null when it was sent to a user id (`contact.user_id`); the session's number for an incoming one. */
+                                to_number: string | null;
                                 /** @enum {string} */
                                 type: "text" | "image" | "video" | "audio" | "document" | "template" | "reaction";
                                 /** @description The text or caption; a reaction's emoji ("" when it takes one off). */
@@ -6017,7 +6031,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description Problem: `validation_failed`, `media_unavailable`, `reply_to_not_found`, `reply_to_other_chat`, `reaction_other_chat`, `idempotency_key_reused` */
+            /** @description Problem: `validation_failed`, `media_unavailable`, `reply_to_not_found`, `reply_to_other_chat`, `reaction_other_chat`, `outside_service_window`, `recipient_not_supported`, `idempotency_key_reused` */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { GatewayEvent } from "../src/gateways/gateway";
-import { call, createAccount, expectProblem, sessionStub } from "./helpers";
-import { connectedSession } from "./message-fixtures";
+import { call, createAccount, expectProblem, phoneReceived, sessionStub } from "./helpers";
+import { connectedSession, waitForMessages } from "./message-fixtures";
 
 // README, Contacts: whoever is on the other side of a chat, known by a number, a user id (a BSUID
 // or a LID) or both; learnt from each message, never losing an identifier.
@@ -242,5 +242,94 @@ describe("a gateway's contact event (a user id changed, a status naming both ids
     expect((await contactEvents(key)).map((e) => e.type)).toEqual(["contact.created", "contact.updated"]);
     const byNew = await inbound(key, session, { from_user_id: NEW_BSUID });
     expect(byNew.contact?.id).toBe(first.contact?.id);
+  });
+});
+
+describe("sending to a user id", () => {
+  it("answers a username user by to_user_id: to_number null, the contact named, the phone receives it", async () => {
+    const { key } = await createAccount(1);
+    const session = (await connectedSession(key)).id;
+    const wrote = await inbound(key, session, { from_user_id: BSUID, username: "@jane" });
+    const sent = await call<{ data: { messages: { id: string; to_number: string | null }[] } }>(
+      "POST",
+      "/v1/chatapp/messages",
+      {
+        key,
+        body: {
+          chatapp_session_id: session,
+          to_user_id: [BSUID],
+          type: "text",
+          content: "hello Jane",
+          delay_between: 0,
+        },
+      },
+    );
+    expect(sent.status).toBe(201);
+    expect(sent.body.data.messages.map((m) => m.to_number)).toEqual([null]);
+    const id = String(sent.body.data.messages[0]?.id);
+    const [message] = await waitForMessages(key, [id]);
+    expect(message).toMatchObject({ status: "sent", to_number: null });
+    const shown = await call<{ data: Message }>("GET", `/v1/chatapp/messages/${id}`, { key });
+    expect(shown.body.data.contact).toMatchObject({
+      id: wrote.contact?.id,
+      user_id: BSUID,
+      username: "@jane",
+    });
+    expect((await phoneReceived(session, BSUID)).map((m) => m.content)).toEqual(["hello Jane"]);
+  });
+
+  it("replies by user id to a message that came by number, once the contact is known by both", async () => {
+    const { key } = await createAccount(1);
+    const session = (await connectedSession(key)).id;
+    const wrote = await inbound(key, session, { from_user_id: LID, from_number: "+14155552605" });
+    const reply = await call<{ data: { messages: { id: string }[] } }>("POST", "/v1/chatapp/messages", {
+      key,
+      body: {
+        chatapp_session_id: session,
+        to_user_id: [LID],
+        type: "text",
+        content: "got it",
+        reply_to: wrote.id,
+        delay_between: 0,
+      },
+    });
+    expect(reply.status).toBe(201);
+    const shown = await call<{ data: Message & { reply_to: string | null } }>(
+      "GET",
+      `/v1/chatapp/messages/${reply.body.data.messages[0]?.id}`,
+      { key },
+    );
+    expect(shown.body.data).toMatchObject({ reply_to: wrote.id, contact: { id: wrote.contact?.id } });
+  });
+
+  it("names a number and a user id of one send each once, and refuses a send with neither", async () => {
+    const { key } = await createAccount(1);
+    const session = (await connectedSession(key)).id;
+    const sent = await call<{ data: { count: number; messages: { to_number: string | null }[] } }>(
+      "POST",
+      "/v1/chatapp/messages",
+      {
+        key,
+        body: {
+          chatapp_session_id: session,
+          to_number: ["+14155552606", "+1 415 555 2606"],
+          to_user_id: [BSUID, BSUID, LID],
+          type: "text",
+          content: "hi",
+        },
+      },
+    );
+    expect(sent.status).toBe(201);
+    expect(sent.body.data.messages.map((m) => m.to_number)).toEqual(["+14155552606", null, null]);
+    const none = await call("POST", "/v1/chatapp/messages", {
+      key,
+      body: { chatapp_session_id: session, type: "text", content: "hi" },
+    });
+    expectProblem(none, 422, "validation_failed");
+    const bad = await call("POST", "/v1/chatapp/messages", {
+      key,
+      body: { chatapp_session_id: session, to_user_id: ["jane"], type: "text", content: "hi" },
+    });
+    expectProblem(bad, 422, "validation_failed");
   });
 });

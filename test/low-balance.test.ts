@@ -159,7 +159,7 @@ describe("account.balance_low", () => {
     await sendMessages(recording.env, createDb(env.DB), {
       accountId,
       sessionId: session,
-      toNumbers: ["+14155553001", "+14155553002"],
+      recipients: ["+14155553001", "+14155553002"],
       type: "text",
       content: "hi",
       mediaUrl: null,

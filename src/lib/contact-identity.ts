@@ -42,3 +42,16 @@ export function userIdKind(value: string): "bsuid" | "lid" | null {
   if (LID_PATTERN.test(value)) return "lid";
   return null;
 }
+
+/**
+ * Whether a recipient address (a message's `to_number` column: the recipient as the network was
+ * asked to reach them) is a phone number (E.164, `+…`) rather than a user id.
+ */
+export function isPhoneAddress(address: string): boolean {
+  return address.startsWith("+");
+}
+
+/** The identity an address names: its phone number or its user id. */
+export function identityOfAddress(address: string): ContactIdentity {
+  return isPhoneAddress(address) ? { phoneNumber: address } : { userId: address };
+}

@@ -12,15 +12,18 @@ import type { QuotedMessage } from "./types";
 export interface QuoteTarget {
   /** Our message id. */
   id: string;
-  /** E.164 number of the chat's contact: the recipient of an outgoing message, the sender of an incoming one. */
+  /**
+   * The address the reply goes to: the one the caller gave, else the chat's own (the recipient's
+   * address of an outgoing message; the sender's number, or user id, of an incoming one).
+   */
   chat: string;
   quoted: QuotedMessage;
 }
 
 /**
  * The account's message `messageId` that a send from session `sessionId` quotes (`field`
- * `reply_to`) or reacts to (`reaction`), for a send to `to` (E.164; null when the caller gave no
- * recipient, which only a reaction may do). The message must be one of the session's own chat
+ * `reply_to`) or reacts to (`reaction`), for a send to `to` (an address: a number or a user id; null when the caller gave
+ * no recipient, which only a reaction may do). The message must be one of the session's own chat
  * with that contact: an outgoing message of the session to them, or an incoming one from them.
  * A reaction is not quoted or reacted to (Meta: a reaction to a reaction is not delivered,
  * "Reaction messages" in the Cloud API reference).
@@ -48,8 +51,11 @@ export async function quoteTarget(
       { fields: { [path]: [row ? "a reaction cannot be quoted or reacted to" : "no such message"] } },
     );
   }
-  const chat = row.direction === "outgoing" ? row.toNumber : row.fromNumber;
-  if (row.chatappSessionId !== input.sessionId || !chat || (input.to !== null && chat !== input.to)) {
+  const chat = row.direction === "outgoing" ? row.toNumber : (row.fromNumber ?? row.contact?.userId ?? null);
+  // The chat's contact answers to each of their identifiers: a reply by user id to a message that
+  // came by number (or the other way round) is the same chat (README, Contacts).
+  const known = [chat, row.contact?.phoneNumber, row.contact?.userId].filter((a): a is string => Boolean(a));
+  if (row.chatappSessionId !== input.sessionId || !chat || (input.to !== null && !known.includes(input.to))) {
     throw new ApiError(
       input.field === "reaction" ? "reaction_other_chat" : "reply_to_other_chat",
       "The message belongs to another chat: a reply or reaction goes to the chat of the message, on the session that sent or received it.",
@@ -64,7 +70,7 @@ export async function quoteTarget(
   }
   return {
     id: row.id,
-    chat,
+    chat: input.to ?? chat,
     quoted: { providerMessageId: row.providerMessageId, fromMe: row.direction === "outgoing" },
   };
 }

@@ -8,6 +8,7 @@ import { insertOutgoingStatement, type NewMessages, outgoingRows } from "../db/q
 import { findSession } from "../db/queries/sessions";
 import { findTemplate } from "../db/queries/templates";
 import { ApiError } from "../errors";
+import { userIdKind } from "../lib/contact-identity";
 import { capabilitiesOf } from "../lib/gateway-kinds";
 import { log } from "../lib/log";
 import { sendInBatches } from "../lib/queue";
@@ -23,8 +24,11 @@ import type { MessageRow, MessageType } from "./types";
 export interface SendRequest {
   accountId: string;
   sessionId: string;
-  /** E.164 numbers, already deduplicated. */
-  toNumbers: string[];
+  /**
+   * Recipient addresses, each once: E.164 numbers and user ids (a BSUID or a LID; README,
+   * Contacts), in the request's order.
+   */
+  recipients: string[];
   type: MessageType;
   content: string | null;
   /** The caller's `media_url` for a media type (it passed `mediaUrlProblem`), else null. */
@@ -47,7 +51,7 @@ export interface SendRequest {
   replyTo?: string | null;
   /**
    * For type `reaction`: our id of the message to react to and the emoji ("" takes it off). The
-   * recipient is that message's chat; `toNumbers` may be empty, else it must name that chat.
+   * recipient is that message's chat; `recipients` may be empty, else it must name that chat.
    */
   reaction?: { messageId: string; emoji: string };
 }
@@ -93,8 +97,9 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
   }
   const config = readConfig(env);
   const gateway = session.gateway ?? config.CHATAPP_GATEWAY;
+  requireSupportedRecipients(gateway, request.recipients);
   const quote = await quoteOf(db, request);
-  if (quote) request = { ...request, toNumbers: [quote.chat] };
+  if (quote) request = { ...request, recipients: [quote.chat] };
   const metadata = withQuote(
     request.type === "template" ? await templateMetadata(db, request, gateway) : undefined,
     quote,
@@ -105,13 +110,13 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
       sessionId: session.id,
       gateway,
       type: request.type,
-      toNumbers: request.toNumbers,
+      recipients: request.recipients,
     },
     Date.now(),
   );
   await requireReachable(
     db,
-    { sessionId: session.id, health: session.health, toNumbers: request.toNumbers },
+    { sessionId: session.id, health: session.health, recipients: request.recipients },
     Date.now(),
   );
   const price = priceOf(config, request.type);
@@ -123,7 +128,7 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
     request.mediaUrl !== null
   ) {
     // An account that cannot pay makes the service fetch nothing (the charge below still decides).
-    await requireBalance(db, request.accountId, price * request.toNumbers.length, "This send");
+    await requireBalance(db, request.accountId, price * request.recipients.length, "This send");
     media = await storeMedia(env.MEDIA, request.mediaUrl, request.type);
   }
   const toSend: NewMessages = {
@@ -145,7 +150,7 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
     scheduledAt: request.scheduledAt,
     price,
     otpId: request.otp?.id ?? null,
-    recipients: request.toNumbers.map((to) => ({ id: crypto.randomUUID(), to })),
+    recipients: request.recipients.map((to) => ({ id: crypto.randomUUID(), to })),
     chargeId: crypto.randomUUID(),
     now: Date.now(),
     simulateTyping: request.simulateTyping ?? false,
@@ -177,6 +182,28 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
   );
   await enqueue(env.OUTBOUND_QUEUE, requests, request.accountId);
   return { rows: created, price, balance: charged.balance };
+}
+
+/**
+ * Refuses a send to a user id of a kind the session's gateway cannot send to (lib/gateway-kinds.ts
+ * `sendsToUserIds`; README, Contacts), before anything is charged: a LID on the Cloud API, a BSUID
+ * on WAHA or Evolution API.
+ * @throws ApiError `recipient_not_supported` (422) with extension member `recipients`, those refused.
+ */
+function requireSupportedRecipients(gateway: GatewayKind, recipients: string[]): void {
+  const sendsTo = capabilitiesOf(gateway).sendsToUserIds;
+  const refused = recipients.filter((address) => {
+    const kind = userIdKind(address);
+    return kind !== null && !sendsTo.includes(kind);
+  });
+  if (refused.length === 0) return;
+  throw new ApiError(
+    "recipient_not_supported",
+    `The session's gateway (${gateway}) cannot send to ${refused.join(", ")}: it sends to ${
+      sendsTo.length > 0 ? `phone numbers and ${sendsTo.join(" and ")} user ids` : "phone numbers only"
+    }.`,
+    { extra: { recipients: refused } },
+  );
 }
 
 /**
@@ -232,7 +259,7 @@ async function quoteOf(db: Db, request: SendRequest): Promise<QuoteTarget | null
     accountId: request.accountId,
     sessionId: request.sessionId,
     messageId,
-    to: request.toNumbers[0] ?? null,
+    to: request.recipients[0] ?? null,
     field: reacted ? "reaction" : "reply_to",
   });
 }

@@ -28,19 +28,19 @@ const OUTSIDE_ALLOWED: ReadonlySet<string> = new Set(["template"]);
  */
 export async function outsideServiceWindow(
   db: Db,
-  send: { sessionId: string; gateway: GatewayKind; type: string; toNumbers: string[] },
+  send: { sessionId: string; gateway: GatewayKind; type: string; recipients: string[] },
   now: number,
 ): Promise<string[]> {
   if (!hasServiceWindow(send.gateway) || OUTSIDE_ALLOWED.has(send.type)) return [];
-  const last = await lastMessageOf(db, send.sessionId, send.toNumbers);
-  return send.toNumbers.filter((to) => (last.get(to) ?? Number.NEGATIVE_INFINITY) < now - SERVICE_WINDOW_MS);
+  const last = await lastMessageOf(db, send.sessionId, send.recipients);
+  return send.recipients.filter((to) => (last.get(to) ?? Number.NEGATIVE_INFINITY) < now - SERVICE_WINDOW_MS);
 }
 
 /**
  * Refuses a send any of whose recipients is outside the session's service window
  * ({@link outsideServiceWindow}): the whole send, before anything is charged or written.
  * @throws ApiError `outside_service_window` (422) with the numbers outside as extension member
- *   `outside` (E.164, in the request's order).
+ *   `outside` (their addresses, numbers or user ids, in the request's order).
  */
 export async function requireServiceWindow(
   db: Db,
@@ -51,7 +51,7 @@ export async function requireServiceWindow(
   if (outside.length === 0) return;
   throw new ApiError(
     "outside_service_window",
-    `${outside.length} of ${send.toNumbers.length} recipients have not written to this session in the last 24 hours; outside the customer service window only a template may be sent.`,
+    `${outside.length} of ${send.recipients.length} recipients have not written to this session in the last 24 hours; outside the customer service window only a template may be sent.`,
     { extra: { outside } },
   );
 }

@@ -17,13 +17,13 @@ import { coldContactLimit, type StoredHealth } from "../lib/session-health";
  */
 export async function requireReachable(
   db: Db,
-  send: { sessionId: string; health: StoredHealth | null; toNumbers: string[] },
+  send: { sessionId: string; health: StoredHealth | null; recipients: string[] },
   now: number,
 ): Promise<void> {
   const limit = coldContactLimit(send.health, now);
   if (!limit) return;
-  const warm = await lastMessageOf(db, send.sessionId, send.toNumbers);
-  const cold = send.toNumbers.filter((to) => !warm.has(to));
+  const warm = await lastMessageOf(db, send.sessionId, send.recipients);
+  const cold = send.recipients.filter((to) => !warm.has(to));
   if (cold.length === 0) return;
   const what =
     limit.limit === "timelock"
@@ -32,7 +32,7 @@ export async function requireReachable(
   const end = limit.until ? ` until ${limit.until}` : " (its end is not known)";
   throw new ApiError(
     "session_limited",
-    `${what}${end}: ${cold.length} of ${send.toNumbers.length} recipients never wrote to it, and new chats are refused.`,
+    `${what}${end}: ${cold.length} of ${send.recipients.length} recipients never wrote to it, and new chats are refused.`,
     { extra: { limit: limit.limit, until: limit.until, cold } },
   );
 }

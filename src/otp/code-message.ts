@@ -72,7 +72,7 @@ export function codeSendRequest(
   return {
     accountId: app.accountId,
     sessionId: channel.sessionId,
-    toNumbers: [send.toNumber],
+    recipients: [send.toNumber],
     ...codeMessage(app, channel.template, send.code, send.otpId),
     mediaUrl: null,
     delayBetween: 0,

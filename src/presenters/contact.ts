@@ -1,4 +1,5 @@
 import type { ContactRow, IdentifierKind } from "../db/schema";
+import { isPhoneAddress } from "../lib/contact-identity";
 import { formatNullableTimestamp, formatTimestamp } from "../lib/time";
 import { SERVICE_WINDOW_MS } from "../messages/service-window";
 
@@ -15,6 +16,26 @@ export function toContactRef(row: ContactRow) {
     parent_user_id: row.parentUserId,
     username: row.username,
     name: row.name,
+  };
+}
+
+/**
+ * {@link toContactRef} of a message whose contact the service does not keep (one sent to an
+ * address no contact is known by yet, or stored before contacts were kept): the address alone,
+ * `id` null; null without an address.
+ */
+export function contactOfAddress(
+  address: string | null,
+): (Omit<ReturnType<typeof toContactRef>, "id"> & { id: null }) | null {
+  if (address === null) return null;
+  const phone = isPhoneAddress(address);
+  return {
+    id: null,
+    phone_number: phone ? address : null,
+    user_id: phone ? null : address,
+    parent_user_id: null,
+    username: null,
+    name: null,
   };
 }
 

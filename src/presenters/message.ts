@@ -1,16 +1,19 @@
 import type { ContactRow, MessageRow } from "../db/schema";
+import { isPhoneAddress } from "../lib/contact-identity";
 import { fromMinor } from "../lib/money";
 import { formatNullableTimestamp, formatTimestamp } from "../lib/time";
 import { parseMessageMetadata } from "../messages/metadata";
-import { toContactRef } from "./contact";
+import { contactOfAddress, toContactRef } from "./contact";
 
 /** A message row with its contact's row, as the message reads join them (null: none known). */
 export type MessageWithContact = MessageRow & { contact?: ContactRow | null };
 
 /**
  * A message as the API shows it (the `Message` schema of openapi.json): every field, `to_number`
- * one string, `metadata` as stored (src/messages/metadata.ts `parseMessageMetadata`), `contact`
- * the contact's identifiers (src/presenters/contact.ts) or null.
+ * one string (null for an outgoing message sent to a user id), `metadata` as stored
+ * (src/messages/metadata.ts `parseMessageMetadata`), `contact` the contact's identifiers
+ * (src/presenters/contact.ts), or, where the service keeps no contact for the message, the
+ * address it went to or came from with `id` null.
  */
 export function toMessageRecord(row: MessageWithContact) {
   return {
@@ -20,8 +23,11 @@ export function toMessageRecord(row: MessageWithContact) {
     otp_id: row.otpId,
     provider_message_id: row.providerMessageId,
     from_number: row.fromNumber,
-    to_number: row.toNumber,
-    contact: row.contact ? toContactRef(row.contact) : null,
+    // An outgoing message's `to_number` column holds its address: a user id is not a number.
+    to_number: row.direction === "outgoing" && !isPhoneAddress(row.toNumber) ? null : row.toNumber,
+    contact: row.contact
+      ? toContactRef(row.contact)
+      : contactOfAddress(row.direction === "outgoing" ? row.toNumber : row.fromNumber),
     type: row.type,
     content: row.content,
     // Event snapshots taken before the column existed lack it.

@@ -59,16 +59,22 @@ export interface NewRecipientMessage {
 
 /**
  * The INSERT of every message of a send, from a JSON array (one statement however many
- * recipients), run only when `condition` holds (the charge that pays for them was made).
+ * recipients), run only when `condition` holds (the charge that pays for them was made). Each
+ * recipient's `to` is its address: an E.164 number or a user id (README, Contacts); the message
+ * names the contact the session knows by it, if any.
  */
 export function insertOutgoingStatement(send: NewMessages, condition: SQL): SQL {
   const status = send.scheduledAt === null ? "queued" : "scheduled";
   const own = (field: keyof NewRecipientMessage, otherwise: SQL) =>
     sql`CASE WHEN json_type(value, ${`$.${field}`}) IS NULL THEN ${otherwise} ELSE json_extract(value, ${`$.${field}`}) END`;
   // OR IGNORE: a campaign's message ids are derived from (campaign, seq), so making one twice is a no-op.
+  // The recipient's contact, when the session keeps one known by that address (a number or a user id).
+  const contact = sql`(SELECT ci.contact_id FROM contact_identifiers ci
+      WHERE ci.chatapp_session_id = coalesce(json_extract(r.value, '$.sessionId'), ${send.sessionId})
+      AND ci.kind IN ('phone_number', 'user_id') AND ci.value = json_extract(r.value, '$.to') LIMIT 1)`;
   return sql`INSERT OR IGNORE INTO messages (id, account_id, chatapp_session_id, campaign_id, otp_id, to_number, type,
       content, reply_to, media_url, media_key, media_content_type, status, direction, cost, delay_between, send_index, scheduled_at, metadata, charge_id,
-      created_at, updated_at, simulate_typing)
+      created_at, updated_at, simulate_typing, contact_id)
     SELECT json_extract(value, '$.id'), ${send.accountId}, ${own("sessionId", sql`${send.sessionId}`)},
       ${send.campaignId ?? null}, ${send.otpId}, json_extract(value, '$.to'), ${send.type},
       ${own("content", sql`${send.content}`)}, ${send.replyTo ?? null}, ${send.mediaUrl}, ${send.mediaKey},
@@ -76,8 +82,8 @@ export function insertOutgoingStatement(send: NewMessages, condition: SQL): SQL 
       ${own("delayBetween", sql`${send.delayBetween}`)}, ${own("sendIndex", sql`key`)}, ${send.scheduledAt},
       ${own("metadata", sql`${send.metadata ?? "{}"}`)},
       ${send.chargeId}, ${send.now}, ${send.now},
-      ${send.simulateTyping ? 1 : 0}
-    FROM json_each(${JSON.stringify(send.recipients)}) WHERE ${condition}`;
+      ${send.simulateTyping ? 1 : 0}, ${contact}
+    FROM json_each(${JSON.stringify(send.recipients)}) AS r WHERE ${condition}`;
 }
 
 /** The rows {@link insertOutgoingStatement} writes, as read back. */

@@ -9,9 +9,11 @@ const timestamp = (description: string) =>
 /** A message's contact: who is on the other side of the chat (README, Contacts). */
 export const ContactRefSchema = z
   .object({
-    id: z
-      .string()
-      .openapi({ description: "The contact's id.", example: "ct_9f1c2b7e4a5d4e0f8a3b6c1d2e7f9a04" }),
+    id: z.string().nullable().openapi({
+      description:
+        "The contact's id (`GET /v1/contacts/{id}`); null on a message whose contact the service does not keep (sent to an address no contact is known by yet, or stored before contacts were kept).",
+      example: "ct_9f1c2b7e4a5d4e0f8a3b6c1d2e7f9a04",
+    }),
     phone_number: z.string().nullable().openapi({
       description: "Their number (E.164), or null while the network has not given it.",
       example: "+14155552671",
@@ -32,6 +34,9 @@ export const ContactRefSchema = z
 
 /** A contact, as listed and as its events carry it. */
 export const ContactSchema = ContactRefSchema.extend({
+  id: z
+    .string()
+    .openapi({ description: "The contact's id.", example: "ct_9f1c2b7e4a5d4e0f8a3b6c1d2e7f9a04" }),
   chatapp_session_id: z.string().openapi({ description: "The session whose chats the contact is in." }),
   first_message_at: timestamp("When the contact's first stored message was sent; null before any."),
   last_message_at: timestamp("When their latest stored message was sent; null before any."),

@@ -19,12 +19,15 @@ import { SessionRef, toListQuery } from "./messages.schemas";
 
 export const send: RouteHandler<typeof routes.send, AppEnv> = async (c) => {
   const body = c.req.valid("json");
-  const toNumbers = [...new Set((body.to_number ?? []).map((n) => toE164(n) ?? n))];
+  // Each recipient once: numbers in E.164, then user ids as given.
+  const recipients = [
+    ...new Set([...(body.to_number ?? []).map((n) => toE164(n) ?? n), ...(body.to_user_id ?? [])]),
+  ];
   if (body.type === "template") await freshTemplates(c, body.chatapp_session_id);
   const { rows, price, balance } = await sendMessages(c.env, c.var.db, {
     accountId: c.var.principal.accountId,
     sessionId: body.chatapp_session_id,
-    toNumbers,
+    recipients,
     type: body.type,
     content: body.content ?? null,
     mediaUrl: body.media_url ?? null,

@@ -40,6 +40,8 @@ export const send = createRoute({
       "reply_to_not_found",
       "reply_to_other_chat",
       "reaction_other_chat",
+      "outside_service_window",
+      "recipient_not_supported",
       "reply_to_not_sent",
       "idempotency_key_in_use",
       "idempotency_key_reused",

@@ -7,6 +7,7 @@ import { isReactionEmoji } from "../../messages/reply";
 import { BUTTON_SUB_TYPES } from "../../messages/template";
 import { MESSAGE_STATUSES, STORED_TYPES } from "../../messages/types";
 import { ContactRefSchema } from "../contacts/contacts.schemas";
+import { UserId } from "../openapi";
 import { CursorParam, Limit, once, PageLinksSchema, TimeBound } from "../paging";
 
 /** Most recipients of one send: this API's limit (`to_number` of `POST /v1/chatapp/messages`). */
@@ -178,8 +179,18 @@ export const SendBody = z
       .optional()
       .openapi({
         description:
-          "Recipients in international format; 1 to 1,000. Required but for `reaction`, which goes to the reacted message's chat.",
+          "Recipients in international format. With `to_user_id`, 1 to 1,000 recipients in all, each once; at least one but for `reaction`, which goes to the reacted message's chat.",
         example: ["+14155552671"],
+      }),
+    to_user_id: z
+      .array(UserId)
+      .min(1)
+      .max(MAX_RECIPIENTS)
+      .optional()
+      .openapi({
+        description:
+          "Recipients known by the network's id instead of a number (README, Contacts): a business-scoped user id (Cloud API) or a LID (`<digits>@lid`; WAHA, Evolution API). A kind the session's gateway cannot send to: 422 `recipient_not_supported` naming it, before any charge.",
+        example: ["US.13491208655302741918"],
       }),
     type: z.enum(STORED_TYPES),
     content: z.string().nullish().openapi({
@@ -212,8 +223,14 @@ export const SendBody = z
     simulate_typing: SimulateTyping,
   })
   .superRefine((body, ctx) => {
-    if (body.to_number === undefined && body.type !== "reaction")
-      ctx.addIssue({ code: "custom", path: ["to_number"], message: "required" });
+    if (body.to_number === undefined && body.to_user_id === undefined && body.type !== "reaction")
+      ctx.addIssue({ code: "custom", path: ["to_number"], message: "required (or to_user_id)" });
+    if ((body.to_number?.length ?? 0) + (body.to_user_id?.length ?? 0) > MAX_RECIPIENTS)
+      ctx.addIssue({
+        code: "custom",
+        path: ["to_user_id"],
+        message: `at most ${MAX_RECIPIENTS} recipients in all`,
+      });
     body.to_number?.forEach((number, index) => {
       if (!toE164(number))
         ctx.addIssue({ code: "custom", path: ["to_number", index], message: "invalid phone number" });
@@ -233,7 +250,10 @@ export const SendBody = z
         path: ["reply_to"],
         message: "a reaction names its message in reaction.message_id",
       });
-    if ((body.reply_to != null || body.type === "reaction") && (body.to_number?.length ?? 0) > 1)
+    if (
+      (body.reply_to != null || body.type === "reaction") &&
+      (body.to_number?.length ?? 0) + (body.to_user_id?.length ?? 0) > 1
+    )
       ctx.addIssue({
         code: "custom",
         path: [body.type === "reaction" ? "reaction" : "reply_to"],
@@ -250,10 +270,13 @@ export const MessageSchema = z
     otp_id: z.uuid().nullable(),
     provider_message_id: z.string().nullable(),
     from_number: z.string().nullable(),
-    to_number: z.string(),
+    to_number: z.string().nullable().openapi({
+      description:
+        "The recipient's number (E.164) of an outgoing message, null when it was sent to a user id (`contact.user_id`); the session's number for an incoming one.",
+    }),
     contact: ContactRefSchema.nullable().openapi({
       description:
-        "Who is on the other side of the chat: the sender of an incoming message, by number, user id (BSUID or LID) or both (README, Contacts); null for outgoing messages and for messages stored before contacts were kept.",
+        "Who is on the other side of the chat, by number, user id (BSUID or LID) or both (README, Contacts): the recipient of an outgoing message, the sender of an incoming one. `id` is null where the service keeps no contact for them (the address alone).",
     }),
     type: z.enum(STORED_TYPES),
     content: z
