@@ -3381,10 +3381,12 @@ export interface components {
         };
         OptOut: {
             /**
-             * @description The number, in E.164.
+             * @description The number, in E.164; null for a user id.
              * @example +14155552671
              */
-            to_number: string;
+            to_number: string | null;
+            /** @description The user id (a BSUID or a LID) of a contact who opted out without a number known, or by each of their ids (README, Contacts); null for a number. */
+            user_id: string | null;
             /**
              * @description How it was added: `api` (`POST /v1/opt-outs`) or `keyword` (the contact texted `STOP`, `UNSUBSCRIBE`, `CANCEL` to one of the account's sessions).
              * @example keyword

@@ -333,3 +333,48 @@ describe("sending to a user id", () => {
     expectProblem(bad, 422, "validation_failed");
   });
 });
+
+describe("opting out by user id (STOP)", () => {
+  it("lists the user id, then the number the contact reveals, and a campaign to that number skips it", async () => {
+    const { key } = await createAccount(10);
+    const session = (await connectedSession(key)).id;
+    const number = "+14155552607";
+    await inbound(key, session, { from_user_id: BSUID, username: "@jane" }, "STOP");
+    const listed = async () =>
+      (
+        await call<{ data: { to_number: string | null; user_id: string | null; keyword: string | null }[] }>(
+          "GET",
+          "/v1/opt-outs",
+          { key },
+        )
+      ).body.data.map((o) => [o.to_number, o.user_id, o.keyword]);
+    expect(await listed()).toEqual([[null, BSUID, "STOP"]]);
+    // The number comes later, with an ordinary message: the contact stays opted out by it too.
+    const revealed = await inbound(key, session, { from_user_id: BSUID, from_number: number }, "hello again");
+    expect(await listed()).toEqual(
+      expect.arrayContaining([
+        [null, BSUID, "STOP"],
+        [number, null, "STOP"],
+      ]),
+    );
+    const shown = await contact(key, String(revealed.contact?.id));
+    expect(shown.opted_out).toBe(true);
+    const draft = await call<{ data: { id: string } }>("POST", "/v1/chatapp/campaigns", {
+      key,
+      body: {
+        name: "promo",
+        chatapp_session_ids: [session],
+        type: "text",
+        content: "Sale!",
+        recipients: [{ to_number: number }],
+      },
+    });
+    expect(draft.status).toBe(201);
+    const started = await call<{ data: { status: string; stats: { skipped: number; queued: number } } }>(
+      "POST",
+      `/v1/chatapp/campaigns/${draft.body.data.id}/start`,
+      { key },
+    );
+    expect(started.body.data).toMatchObject({ status: "completed", stats: { skipped: 1, queued: 0 } });
+  });
+});

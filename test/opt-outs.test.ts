@@ -84,6 +84,7 @@ describe("POST /v1/opt-outs", () => {
       success: true,
       data: {
         to_number: "+14155552671",
+        user_id: null,
         source: "api",
         keyword: null,
         created_at: expect.stringMatching(TIMESTAMP),
@@ -189,6 +190,7 @@ describe("GET /v1/opt-outs", () => {
     expect(pages.map((p) => p.data.length)).toEqual([10, 10, 7]);
     expect(pages[0]?.data[1]).toEqual({
       to_number: "+14155559001",
+      user_id: null,
       source: "keyword",
       keyword: "STOP",
       created_at: "2027-01-15T08:00:00.100000Z",
@@ -242,6 +244,7 @@ describe("opt-out keywords from incoming messages", () => {
     expect(created.status).toBe(200);
     expect(created.body.data).toEqual({
       to_number: "+14155552699",
+      user_id: null,
       source: "keyword",
       keyword: "STOP",
       created_at: expect.stringMatching(TIMESTAMP),
@@ -424,7 +427,7 @@ describe("OpenAPI document", () => {
       "500",
     ]);
     const record = res.body.components.schemas.OptOut?.properties ?? {};
-    expect(Object.keys(record).sort()).toEqual(["created_at", "keyword", "source", "to_number"]);
+    expect(Object.keys(record).sort()).toEqual(["created_at", "keyword", "source", "to_number", "user_id"]);
     for (const field of Object.values(record)) expect(field.description).toEqual(expect.any(String));
   });
 });

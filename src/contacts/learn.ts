@@ -13,6 +13,7 @@ import {
   updatedDedupeKey,
   updatedSnapshot,
 } from "../db/queries/contacts";
+import { optOutFollowsContactStatement } from "../db/queries/opt-outs";
 import { contacts } from "../db/schema";
 import { publishEvents } from "../events/publish";
 import { eventsForRows, eventsForRowsAs, recordedIn } from "../events/record";
@@ -42,7 +43,8 @@ export function newContactId(): string {
  *    changed. Its dedupe key names `sourceRef` (the gateway's message id), so a replay records
  *    nothing twice; the change itself is idempotent.
  * 3. every identifier linked to the contact (one linked already stays with its own);
- * 4. with `message`, the contact's first and last message times.
+ * 4. an opted-out contact's new identifiers join the opt-out list (db/queries/opt-outs.ts);
+ * 5. with `message`, the contact's first and last message times.
  *
  * When the identifiers name two contacts already (a LID chat and a number chat that turn out to
  * be one person), they are merged first, into the oldest, in a batch of their own.
@@ -77,6 +79,8 @@ export async function learnContact(
     { statement: updateContactStatement(learnt), event: false },
     // Last: an identifier is told new (it becomes the contact's current one) before it is linked.
     ...linkIdentifierStatements(id, learnt).map((statement) => ({ statement, event: false })),
+    // A contact on the opt-out list stays on it by its new identifiers too.
+    { statement: optOutFollowsContactStatement(learnt.accountId, contactId), event: false },
   ];
   if (options.message) items.push({ statement: noteContactMessageStatement(learnt), event: false });
   return { items, contactId };

@@ -22,9 +22,9 @@ import type { MessageRow } from "./types";
  * `providerMessageId`) is stored once and has one event.
  *
  * A message whose whole text is an opt-out keyword (src/opt-outs/keywords.ts) also puts its sender
- * on the account's suppression list (source `keyword`) in the same batch, and only when the
- * message itself is stored: a replayed message adds nothing, and a number already listed keeps
- * its row. A reply from a campaign's recipient counts in the campaign's `replied`, once. The
+ * on the account's suppression list (source `keyword`), by every address their contact is known
+ * by (number and user ids), in the same batch, and only when the message itself is stored: a
+ * replayed message adds nothing, and an address already listed keeps its row. A reply from a campaign's recipient counts in the campaign's `replied`, once. The
  * sender's contact is learnt in the same batch (src/contacts/learn.ts), and its last message time
  * moves forward (the Cloud API's customer service window, src/messages/service-window.ts), replays
  * included (harmless: MAX).
@@ -55,11 +55,11 @@ export async function receiveMessage(
   const statements = items.map((item) => item.statement);
   const keyword = optOutKeyword(row.content);
   const sender = toE164(row.fromNumber ?? "");
-  if (keyword !== null && sender !== null) {
+  if (keyword !== null && learnt) {
     statements.push(
       optOutByKeywordStatement({
         accountId: row.accountId,
-        fromNumber: sender,
+        contactId: learnt.contactId,
         keyword,
         messageId: row.id,
         at: row.createdAt,

@@ -1,10 +1,17 @@
 import type { OptOutRow } from "../db/schema";
+import { isPhoneAddress } from "../lib/contact-identity";
 import { formatTimestamp } from "../lib/time";
 
-/** An opt-out as the API shows it: `{ to_number, source, keyword, created_at }`. */
+/**
+ * An opt-out as the API shows it: `{ to_number, user_id, source, keyword, created_at }`. The row's
+ * address is a number (`to_number`) or, for a contact who opted out by a user id, that id
+ * (`user_id`; README, Contacts).
+ */
 export function toOptOutRecord(row: OptOutRow) {
+  const phone = isPhoneAddress(row.toNumber);
   return {
-    to_number: row.toNumber,
+    to_number: phone ? row.toNumber : null,
+    user_id: phone ? null : row.toNumber,
     source: row.source,
     keyword: row.keyword,
     created_at: formatTimestamp(row.createdAt),

@@ -37,22 +37,42 @@ export async function addOptOut(
 }
 
 /**
- * The statement that adds a contact who texted an opt-out keyword, for a D1 batch: `fromNumber`
- * (E.164) with source `keyword` and `keyword` (as matched), at `at` (epoch ms), only if the
+ * The statement that adds a contact who texted an opt-out keyword, for a D1 batch: every address
+ * the contact `contactId` (SQL for its id) is known by, its number and its user ids (README,
+ * Contacts), with source `keyword` and `keyword` (as matched), at `at` (epoch ms), only if the
  * incoming message `messageId` is stored at this point of the batch. A message the gateway
- * delivers again is not stored again, so its replay adds nothing; a number already on the list
+ * delivers again is not stored again, so its replay adds nothing; an address already on the list
  * keeps its row (`INSERT OR IGNORE` on the primary key).
  */
 export function optOutByKeywordStatement(input: {
   accountId: string;
-  fromNumber: string;
+  contactId: SQL;
   keyword: string;
   messageId: string;
   at: number;
 }): SQL {
   return sql`INSERT OR IGNORE INTO opt_outs (account_id, to_number, source, keyword, created_at)
-    SELECT ${input.accountId}, ${input.fromNumber}, 'keyword', ${input.keyword}, ${input.at}
-    WHERE EXISTS (SELECT 1 FROM messages WHERE id = ${input.messageId})`;
+    SELECT ${input.accountId}, ci.value, 'keyword', ${input.keyword}, ${input.at}
+    FROM contact_identifiers ci
+    WHERE ci.contact_id = ${input.contactId} AND ci.kind IN ('phone_number', 'user_id')
+      AND EXISTS (SELECT 1 FROM messages WHERE id = ${input.messageId})`;
+}
+
+/**
+ * The statement that keeps an opted-out contact opted out by every address it is known by: when
+ * one of the addresses of contact `contactId` (SQL for its id) is on account `accountId`'s list,
+ * the others join it, with that row's source, keyword and time. Run after a contact learns an
+ * identifier (src/contacts/learn.ts): a user who wrote STOP by username and later gives their
+ * number is not messaged at that number.
+ */
+export function optOutFollowsContactStatement(accountId: string, contactId: SQL): SQL {
+  return sql`INSERT OR IGNORE INTO opt_outs (account_id, to_number, source, keyword, created_at)
+    SELECT o.account_id, ci.value, o.source, o.keyword, o.created_at
+    FROM contact_identifiers ci
+    JOIN opt_outs o ON o.account_id = ${accountId} AND o.to_number IN (
+      SELECT known.value FROM contact_identifiers known
+      WHERE known.contact_id = ${contactId} AND known.kind IN ('phone_number', 'user_id'))
+    WHERE ci.contact_id = ${contactId} AND ci.kind IN ('phone_number', 'user_id')`;
 }
 
 /** The account's opt-out of `toNumber` (E.164), or null. */

@@ -7,7 +7,14 @@ const KEYWORDS = DEFAULT_OPT_OUT_KEYWORDS.map((k) => `\`${k}\``).join(", ");
 
 export const OptOutSchema = z
   .object({
-    to_number: z.string().openapi({ description: "The number, in E.164.", example: "+14155552671" }),
+    to_number: z
+      .string()
+      .nullable()
+      .openapi({ description: "The number, in E.164; null for a user id.", example: "+14155552671" }),
+    user_id: z.string().nullable().openapi({
+      description:
+        "The user id (a BSUID or a LID) of a contact who opted out without a number known, or by each of their ids (README, Contacts); null for a number.",
+    }),
     source: z.enum(["api", "keyword"]).openapi({
       description: `How it was added: \`api\` (\`POST /v1/opt-outs\`) or \`keyword\` (the contact texted ${KEYWORDS} to one of the account's sessions).`,
       example: "keyword",
