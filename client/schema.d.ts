@@ -2282,10 +2282,20 @@ export interface components {
              */
             expires_at: string;
             /**
-             * @description A reverse OTP: the number (E.164) whose message verified it; null otherwise.
+             * @description A reverse OTP: the number (E.164) whose message verified it; null otherwise, and when the sender is known by a user id only.
              * @example null
              */
             verified_number: string | null;
+            /**
+             * @description A reverse OTP: who verified it, by number, user id or both (README, Contacts); null until verified.
+             * @example null
+             */
+            verified_contact: {
+                /** @description Their number (E.164), when known. */
+                phone_number: string | null;
+                /** @description Their user id (a BSUID or a LID), when the network gave one. */
+                user_id: string | null;
+            } | null;
             /**
              * @description Wrong codes still accepted, of 5. Always 0 for a reverse OTP (no code is typed).
              * @example 5

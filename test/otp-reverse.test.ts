@@ -251,6 +251,7 @@ describe("POST /v1/apps/{id}/otp with mode reverse", () => {
         status: "pending",
         expires_at: expect.stringMatching(TIMESTAMP),
         verified_number: null,
+        verified_contact: null,
         attempts_remaining: 0,
         sends_remaining: 0,
         refused_messages: 0,
@@ -575,6 +576,41 @@ describe("verification by the user's message", () => {
         balance: 5,
       },
     ]);
+  });
+});
+
+describe("a user known by a user id (README, Contacts)", () => {
+  const BSUID = "US.13491208655302741918";
+  const fromUser = (f: Fixture, content: string, extra: Record<string, string> = {}) =>
+    call("POST", `/sandbox/sessions/${f.sessionId}/inbound`, {
+      key: f.key,
+      body: { from_user_id: BSUID, username: "@jane", type: "text", content, ...extra },
+    });
+
+  it("verifies an OTP without to_number, reporting verified_contact with no number", async () => {
+    const f = await reverseApp({ app: { reverse_price: 0.05 } });
+    const otp = await created(f);
+    expect((await fromUser(f, otp.code)).status).toBe(201);
+    const shown = await call<{ data: Record<string, unknown> }>("GET", `/v1/otp/${otp.id}`, { key: f.key });
+    expect(shown.body.data).toMatchObject({
+      status: "verified",
+      verified_number: null,
+      verified_contact: { phone_number: null, user_id: BSUID },
+    });
+  });
+
+  it("verifies an OTP for a number only when the user id comes with that number", async () => {
+    const f = await reverseApp({ app: { reverse_price: 0.05 } });
+    const otp = await created(f, { to_number: USER });
+    expect((await fromUser(f, otp.code)).status).toBe(201);
+    expect(await otpRow(otp.id)).toMatchObject({ status: "pending", verified_number: null });
+    expect((await fromUser(f, otp.code, { from_number: USER })).status).toBe(201);
+    const shown = await call<{ data: Record<string, unknown> }>("GET", `/v1/otp/${otp.id}`, { key: f.key });
+    expect(shown.body.data).toMatchObject({
+      status: "verified",
+      verified_number: USER,
+      verified_contact: { phone_number: USER, user_id: BSUID },
+    });
   });
 });
 

@@ -214,6 +214,7 @@ describe("POST /v1/apps/{id}/otp → read the code → POST /v1/otp/{id}/verify"
         status: "pending",
         expires_at: expect.stringMatching(TIMESTAMP),
         verified_number: null,
+        verified_contact: null,
         attempts_remaining: 5,
         sends_remaining: 4,
         refused_messages: 0,

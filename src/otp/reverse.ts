@@ -311,10 +311,13 @@ const wholeSecond = (at: number) => at - (at % 1000);
  * Verifies the reverse OTP an incoming message carries the code of (README, One-time codes →
  * Reverse OTP). The message's candidate codes ({@link codeCandidates}) are looked up on its session
  * by their `code_lookup`; of the live reverse OTPs found, the first in the text's order that this
- * message may verify becomes `verified`, with `verified_number` the sender (E.164, as
- * src/messages/receive.ts normalises it) and `verified_at` `now`, its `otp.verified` event and,
- * for an app with a `reverse_price`, its charge in the same batch. One message verifies at most one
- * OTP. A message without a sender number or candidate, or one after `expires_at`, changes nothing.
+ * message may verify becomes `verified`, with `verified_number` the sender's number (E.164, as
+ * src/messages/receive.ts normalises it; null for a user known by a user id only),
+ * `verified_user_id` their user id when the network gave one (README, Contacts), and `verified_at`
+ * `now`, its `otp.verified` event and, for an app with a `reverse_price`, its charge in the same
+ * batch. An OTP with a `to_number` is verified only by a message that comes with that number. One
+ * message verifies at most one OTP. A message without a sender or candidate, or one after
+ * `expires_at`, changes nothing.
  *
  * Guessing (README, Security → Reverse OTP guessing): while the session has a live reverse OTP,
  * each candidate that verifies nothing is recorded (src/db/queries/reverse-guesses.ts): the code
@@ -343,7 +346,9 @@ export async function verifyByIncoming(
   message: IncomingText,
   now: number = Date.now(),
 ): Promise<OtpRow | null> {
-  const sender = toE164(message.contact.phoneNumber ?? "");
+  // The sender's number when known (what a `to_number` is checked against), else their user id.
+  const userId = message.contact.userId ?? null;
+  const sender = toE164(message.contact.phoneNumber ?? "") ?? userId;
   const candidates = codeCandidates(message.content ?? "");
   if (sender === null || candidates.length === 0) return null;
   let secret: string;
@@ -386,6 +391,7 @@ export async function verifyByIncoming(
         sessionId: message.sessionId,
         codeLookup: lookup,
         sender,
+        senderUserId: userId,
         maxFailures: REVERSE_RULES.maxSenderFailures,
       },
       reversePrice,

@@ -46,6 +46,10 @@ export function toOtpRecord(row: OtpRow & { attempts?: AttemptView[] }, now: num
     status: otpStatusAt(row, now),
     expires_at: formatTimestamp(row.expiresAt),
     verified_number: row.verifiedNumber,
+    verified_contact:
+      row.verifiedNumber === null && row.verifiedUserId === null
+        ? null
+        : { phone_number: row.verifiedNumber, user_id: row.verifiedUserId },
     // A reverse OTP takes no typed code and sends none.
     attempts_remaining:
       row.mode === "reverse" ? 0 : Math.max(OTP_RULES.maxFailedAttempts - row.failedAttempts, 0),

@@ -1,4 +1,5 @@
 import { and, eq, gt, inArray, type SQL, sql } from "drizzle-orm";
+import { isPhoneAddress } from "../../lib/contact-identity";
 import { batchSql, type Db } from "../client";
 import { apps, otps } from "../schema";
 import { senderFailures } from "./reverse-guesses";
@@ -21,6 +22,7 @@ type RawOtpRow = {
   session_id: string | null;
   code_lookup: string | null;
   verified_number: string | null;
+  verified_user_id: string | null;
   to_number: string | null;
   code_hmac: string;
   status: OtpRow["status"];
@@ -43,6 +45,7 @@ function fromRaw(row: RawOtpRow): OtpRow {
     sessionId: row.session_id,
     codeLookup: row.code_lookup,
     verifiedNumber: row.verified_number,
+    verifiedUserId: row.verified_user_id,
     toNumber: row.to_number,
     codeHmac: row.code_hmac,
     status: row.status,
@@ -425,8 +428,10 @@ export interface ReverseVerification {
   sessionId: string;
   /** The lookup of the code the message held. */
   codeLookup: string;
-  /** The sender, E.164. */
+  /** The sender's address: their number (E.164) when known, else their user id (README, Contacts). */
   sender: string;
+  /** The sender's user id, when the network gave one. */
+  senderUserId: string | null;
   /** The failed guesses past which the sender verifies nothing (src/otp/reverse.ts `REVERSE_RULES`). */
   maxFailures: number;
 }
@@ -451,7 +456,9 @@ export function reverseVerifiable(v: ReverseVerification, now: number): SQL {
  * {@link otpChangeOf}.
  */
 export function verifyReverseStatement(v: ReverseVerification, now: number, condition: SQL = sql`1`): SQL {
-  return sql`UPDATE otps SET status = 'verified', verified_number = ${v.sender}, verified_at = ${now}, updated_at = ${now}
+  const number = isPhoneAddress(v.sender) ? v.sender : null;
+  return sql`UPDATE otps SET status = 'verified', verified_number = ${number}, verified_user_id = ${v.senderUserId},
+      verified_at = ${now}, updated_at = ${now}
     WHERE id = ${v.id} AND ${reverseVerifiable(v, now)} AND ${condition}
     RETURNING *`;
 }

@@ -92,8 +92,10 @@ export const otps = sqliteTable(
      * code being stored. Null for `send`.
      */
     codeLookup: text(),
-    /** The E.164 number whose message verified a reverse OTP; null otherwise. */
+    /** The E.164 number whose message verified a reverse OTP; null otherwise, or when the sender's number is not known. */
     verifiedNumber: text(),
+    /** The user id (BSUID or LID) of the contact whose message verified a reverse OTP, when the network gave one (README, Contacts). */
+    verifiedUserId: text(),
     /** E.164. Null only for a reverse OTP that any number may verify. */
     toNumber: text(),
     codeHmac: text().notNull(),

@@ -59,9 +59,23 @@ export const OtpSchema = z
       description: "End of the current code's validity; a resend restarts it.",
     }),
     verified_number: z.string().nullable().openapi({
-      description: "A reverse OTP: the number (E.164) whose message verified it; null otherwise.",
+      description:
+        "A reverse OTP: the number (E.164) whose message verified it; null otherwise, and when the sender is known by a user id only.",
       example: null,
     }),
+    verified_contact: z
+      .object({
+        phone_number: z.string().nullable().openapi({ description: "Their number (E.164), when known." }),
+        user_id: z
+          .string()
+          .nullable()
+          .openapi({ description: "Their user id (a BSUID or a LID), when the network gave one." }),
+      })
+      .nullable()
+      .openapi({
+        description: "A reverse OTP: who verified it, by number, user id or both (README, Contacts); null until verified.",
+        example: null,
+      }),
     attempts_remaining: z
       .number()
       .int()

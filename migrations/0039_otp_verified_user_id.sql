@@ -1,0 +1,1 @@
+ALTER TABLE `otps` ADD `verified_user_id` text;
