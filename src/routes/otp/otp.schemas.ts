@@ -73,7 +73,8 @@ export const OtpSchema = z
       })
       .nullable()
       .openapi({
-        description: "A reverse OTP: who verified it, by number, user id or both (README, Contacts); null until verified.",
+        description:
+          "A reverse OTP: who verified it, by number, user id or both (README, Contacts); null until verified.",
         example: null,
       }),
     attempts_remaining: z
