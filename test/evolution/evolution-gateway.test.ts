@@ -917,7 +917,7 @@ describe("Evolution webhook parsing", () => {
     const incoming = (overrides: Record<string, unknown>) => ({
       type: "incoming",
       providerMessageId: "3EB0A0C1D2E3F4",
-      from: "+447911123457",
+      from: { phoneNumber: "+447911123457", name: "Bruno" },
       messageType: "text",
       content: null,
       mediaUrl: null,
@@ -980,13 +980,65 @@ describe("Evolution webhook parsing", () => {
       expect(events(captioned)).toEqual([incoming({ messageType: "document", content: "Receipt" })]);
     });
 
-    it("a @lid chat with remoteJidAlt → the phone of remoteJidAlt", () => {
-      const body = upsert(
-        { remoteJid: "123456789012345@lid", remoteJidAlt: "447911123457@s.whatsapp.net" },
-        "conversation",
-        { conversation: "Hi" },
-      );
-      expect(events(body)).toEqual([incoming({ content: "Hi" })]);
+    describe("who wrote: the number and the LID the key gives (README, Contacts)", () => {
+      const LID = "123456789012345@lid";
+      const PN = "447911123457@s.whatsapp.net";
+      const both = { phoneNumber: "+447911123457", userId: LID, name: "Bruno" };
+
+      it("a @lid chat with remoteJidAlt (2.3.5–2.3.6) → the LID and the phone of remoteJidAlt", () => {
+        const body = upsert({ remoteJid: LID, remoteJidAlt: PN, addressingMode: "lid" }, "conversation", {
+          conversation: "Hi",
+        });
+        expect(events(body)).toEqual([incoming({ content: "Hi", from: both })]);
+      });
+
+      it("a @lid chat without its number → the LID alone, not dropped", () => {
+        const body = upsert({ remoteJid: LID, addressingMode: "lid" }, "conversation", {
+          conversation: "Hi",
+        });
+        expect(events(body)).toEqual([incoming({ content: "Hi", from: { userId: LID, name: "Bruno" } })]);
+      });
+
+      it("a LID with a device suffix → the LID without it", () => {
+        const body = upsert({ remoteJid: "123456789012345:7@lid" }, "conversation", { conversation: "Hi" });
+        expect(events(body)?.[0]).toMatchObject({ from: { userId: LID } });
+      });
+
+      it("a phone chat whose remoteJidAlt is the LID (2.4.0-rc, addressingMode pn) → both", () => {
+        const body = upsert({ remoteJid: PN, remoteJidAlt: LID, addressingMode: "pn" }, "conversation", {
+          conversation: "Hi",
+        });
+        expect(events(body)).toEqual([incoming({ content: "Hi", from: both })]);
+      });
+
+      it("senderPn and previousRemoteJid (2.3.1–2.3.2) → both", () => {
+        const body = upsert({ remoteJid: PN, senderPn: PN, previousRemoteJid: LID }, "conversation", {
+          conversation: "Hi",
+        });
+        expect(events(body)).toEqual([incoming({ content: "Hi", from: both })]);
+        const lidFirst = upsert({ remoteJid: LID, senderPn: PN }, "conversation", { conversation: "Hi" });
+        expect(events(lidFirst)).toEqual([incoming({ content: "Hi", from: both })]);
+      });
+
+      it("no pushName → no name", () => {
+        const body = envelope("messages.upsert", {
+          key: { remoteJid: LID, fromMe: false, id: "3EB0A0C1D2E3F4" },
+          pushName: null,
+          message: { conversation: "Hi" },
+          messageType: "conversation",
+          messageTimestamp: TIMESTAMP,
+        });
+        expect(events(body)).toEqual([incoming({ content: "Hi", from: { userId: LID } })]);
+      });
+
+      it("a reaction from a @lid chat: kept with its number, skipped without one", () => {
+        const reaction = { reactionMessage: { key: { id: "BAE5AAAA" }, text: "👍", senderTimestampMs: 1 } };
+        const withNumber = upsert({ remoteJid: LID, remoteJidAlt: PN }, "reactionMessage", reaction);
+        expect(events(withNumber)).toEqual([
+          { type: "reaction", providerMessageId: "BAE5AAAA", from: "+447911123457", emoji: "👍", at: 1 },
+        ]);
+        expect(events(upsert({ remoteJid: LID }, "reactionMessage", reaction))).toEqual([]);
+      });
     });
 
     it("our own message (fromMe) → no event", () => {

@@ -470,8 +470,10 @@ export class FakeEvolution {
       return problem(500, "Internal Server Error", ["Error: Timed Out"]);
     }
     const number = String(body.number);
-    const remoteJid = `${number}@s.whatsapp.net`;
-    if (number.endsWith("0000")) {
+    const remoteJid = jidOf(number);
+    // `whatsappNumber` asks the network only for phone JIDs: a `@lid` one Evolution's number cache
+    // does not hold "is considered valid" and is sent to as it is (2.3.6; 2.4.0-rc never refuses one).
+    if (!remoteJid.endsWith("@lid") && number.endsWith("0000")) {
       return problem(400, "Bad Request", [{ jid: remoteJid, exists: false, number }]);
     }
     // Evolution does not check `messageId` for duplicates: it relays again under the same id
@@ -720,6 +722,52 @@ export class FakeEvolution {
   }
 
   /**
+   * `messages.upsert` data of a text `text` from the user of LID `lid` (`<digits>@lid`), with their
+   * number `phone` (E.164) when the network gave it, its key in the shape `release` emitted.
+   * Sources, by path in evolution-foundation/evolution-api at each release tag:
+   * src/api/integrations/channel/whatsapp/whatsapp.baileys.service.ts (`messages.upsert` of
+   * `messageHandle`; `prepareMessage`, which copies Baileys' key; `ExtendedIMessageKey`).
+   * - `2.3.6` (2.3.5–2.3.6, Baileys 7 keys as they come): `{ remoteJid: lid, remoteJidAlt: phone
+   *   JID (only when given), addressingMode: "lid", fromMe, id }`;
+   * - `2.3.2` (2.3.1–2.3.2, Baileys 6): with `senderPn`, Evolution moved the LID to
+   *   `previousRemoteJid` and put `senderPn` in `remoteJid` (`{ remoteJid: phone JID, fromMe, id,
+   *   senderPn: phone JID, previousRemoteJid: lid }`); without it, `{ remoteJid: lid, fromMe, id }`;
+   * - `2.4.0-rc2` (develop): a `@lid` `remoteJid` with `remoteJidAlt` is swapped with it before the
+   *   webhook (`{ remoteJid: phone JID, remoteJidAlt: lid, addressingMode: "pn", fromMe, id }`);
+   *   without it, the Baileys key (`{ remoteJid: lid, addressingMode: "lid", fromMe, id }`).
+   * `pushName` is the sender's WhatsApp name (Baileys' `pushName`), null when not given.
+   */
+  incomingFromLid(
+    name: string,
+    id: string,
+    lid: string,
+    text: string,
+    options: { phone?: string; release?: "2.3.6" | "2.3.2" | "2.4.0-rc2"; pushName?: string | null } = {},
+  ) {
+    const { phone, release = "2.3.6" } = options;
+    const phoneJid = phone ? `${phone.replace("+", "")}@s.whatsapp.net` : null;
+    let key: Record<string, unknown>;
+    if (release === "2.3.2") {
+      key = phoneJid
+        ? { remoteJid: phoneJid, fromMe: false, id, senderPn: phoneJid, previousRemoteJid: lid }
+        : { remoteJid: lid, fromMe: false, id };
+    } else if (release === "2.4.0-rc2" && phoneJid) {
+      key = { remoteJid: phoneJid, remoteJidAlt: lid, addressingMode: "pn", fromMe: false, id };
+    } else {
+      key = {
+        remoteJid: lid,
+        ...(phoneJid ? { remoteJidAlt: phoneJid } : {}),
+        addressingMode: "lid",
+        fromMe: false,
+        id,
+      };
+    }
+    // The rest as `incomingText`'s (`prepareMessage`), under this key and name.
+    const { key: _phoneKey, ...rest } = this.incomingText(name, id, "", text);
+    return { key, ...rest, pushName: options.pushName === undefined ? "Bruno" : options.pushName };
+  }
+
+  /**
    * `messages.upsert` data of a text from `from` replying to message `stanzaId`: Baileys'
    * `contextInfo` of the `extendedTextMessage` (`stanzaId`, `participant`, `quotedMessage`), which
    * `prepareMessage` lifts to the top as `contextInfo` (and the text to `conversation`).
@@ -778,7 +826,18 @@ export class FakeEvolution {
   }
 }
 
-/** The first field of `body` not in `allowed`, or undefined. */
+/**
+ * The JID a body's `number` names, as `createJid` makes it (evolution-foundation/evolution-api:
+ * src/utils/createJid.ts): a device suffix `:<n>` dropped; one holding `@lid`, `@s.whatsapp.net`
+ * or `@g.us` as it is; else its digits at `@s.whatsapp.net` (the Brazilian, Mexican and
+ * Argentinian rewrites are not played).
+ */
+function jidOf(number: string): string {
+  const bare = number.replace(/:\d+/, "");
+  if (["@lid", "@s.whatsapp.net", "@g.us"].some((server) => bare.includes(server))) return bare;
+  return `${bare.replace(/\D/g, "")}@s.whatsapp.net`;
+}
+
 /**
  * Why `quoted` is not a `Quoted` (`quotedOptionsSchema`: `key` with a non-empty `id`, and
  * `remoteJid` and `fromMe` when given, of their types; `message` an object), or null.
@@ -795,6 +854,7 @@ function quotedRefused(quoted: unknown): string | null {
   return null;
 }
 
+/** The first field of `body` not in `allowed`, or undefined. */
 function unknownFields(body: unknown, allowed: string[]): string | undefined {
   if (typeof body !== "object" || body === null) return "body";
   return Object.keys(body).find((field) => !allowed.includes(field));

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { type ContactIdentity, LID_PATTERN } from "../../lib/contact-identity";
 import { hmacSha256Hex, timingSafeEqual } from "../../lib/crypto";
 import type { AckStatus, GatewayEvent, GatewayEventBatch, OutboundMessage } from "../gateway";
 import { phoneOfJid } from "../jid";
@@ -63,14 +64,16 @@ const Envelope = z.object({
  * - `messages.update` `{ keyId, fromMe, status }` (one object per update; arrays accepted):
  *   `SERVER_ACK` → sent, `DELIVERY_ACK` → delivered, `READ`/`PLAYED` → read, `ERROR` → failed;
  *   `PENDING`, `DELETED` and updates of messages not sent by us → nothing.
- * - `messages.upsert` (`prepareMessage`) `{ key: { id, remoteJid, fromMe }, messageType, message,
- *   messageTimestamp }` not from us, from a phone number (not a group, broadcast or newsletter) →
- *   `incoming`: `conversation`/`extendedTextMessage` → text; image, video, audio and document
+ * - `messages.upsert` (`prepareMessage`) `{ key: { id, remoteJid, fromMe, … }, pushName,
+ *   messageType, message, messageTimestamp }` not from us, in a chat with one person (a phone JID
+ *   or a `@lid`; not a group, broadcast or newsletter) → `incoming` from {@link senderOf} (the
+ *   number and the LID the key gives, and `pushName` as the name): `conversation`/`extendedTextMessage` → text; image, video, audio and document
  *   messages → that type with the caption and `message.mediaUrl` (set when Evolution stores media
  *   in S3), and `media: { mimetype: null, ref: <key.id> }` to download it by; a reply's
  *   `contextInfo.stanzaId` (the quoted message's id) in `quotedIds`. `messageType: "reactionMessage"`
  *   → `reaction` on `message.reactionMessage.key.id` with its `text` ("" when taken off), at its
- *   `senderTimestampMs` (else `messageTimestamp`). Other message types → nothing.
+ *   `senderTimestampMs` (else `messageTimestamp`), when the key gives the contact's number (a
+ *   reaction names its contact by number alone). Other message types → nothing.
  */
 export function parseEvolutionEvent(body: unknown): GatewayEventBatch | null {
   const envelope = Envelope.safeParse(body);
@@ -169,10 +172,16 @@ const UpsertedMessage = z.object({
   key: z.object({
     id: z.string().min(1),
     remoteJid: z.string(),
-    /** The phone JID when `remoteJid` is a `@lid` privacy id (newer Baileys). */
+    /** The chat's other JID (Baileys 7): the phone JID of a `@lid` chat, or the LID of a phone chat. */
     remoteJidAlt: z.string().nullish(),
+    /** The phone JID of a `@lid` chat, as Baileys 6 gave it (Evolution 2.3.1–2.3.4). */
+    senderPn: z.string().nullish(),
+    /** The `@lid` chat id Evolution 2.3.1–2.3.4 replaced by `senderPn` in `remoteJid`. */
+    previousRemoteJid: z.string().nullish(),
     fromMe: z.boolean(),
   }),
+  /** The sender's WhatsApp name (`prepareMessage`: Baileys' `pushName`, else null in a one-person chat). */
+  pushName: z.string().nullish(),
   messageType: z.string(),
   message: z
     .object({
@@ -208,17 +217,21 @@ function incomingEvents(data: unknown, at: number): GatewayEvent[] {
   const parsed = UpsertedMessage.safeParse(data);
   if (!parsed.success || parsed.data.key.fromMe) return [];
   const { key, messageTimestamp, message, contextInfo } = parsed.data;
-  const from = phoneOfJid(key.remoteJid) ?? (key.remoteJidAlt ? phoneOfJid(key.remoteJidAlt) : null);
+  const from = senderOf(key, parsed.data.pushName);
+  if (!from) return [];
   const seconds = Number(messageTimestamp ?? Number.NaN);
   const reaction = parsed.data.messageType === "reactionMessage" ? message?.reactionMessage : null;
-  if (from && reaction) {
+  if (reaction) {
+    // A `reaction` event names its contact by E.164 number (GatewayEvent `reaction`): a reaction
+    // from a `@lid` chat whose key gives no number is skipped, as it was before LIDs were read.
+    if (!from.phoneNumber) return [];
     // Baileys stamps a reaction in milliseconds; the message's own stamp is in seconds.
     const ms = Number(reaction.senderTimestampMs ?? Number.NaN);
     return [
       {
         type: "reaction",
         providerMessageId: reaction.key.id,
-        from,
+        from: from.phoneNumber,
         emoji: reaction.text ?? "",
         at:
           Number.isFinite(ms) && ms > 0 ? ms : Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : at,
@@ -226,12 +239,12 @@ function incomingEvents(data: unknown, at: number): GatewayEvent[] {
     ];
   }
   const content = contentOf(parsed.data);
-  if (!from || !content) return [];
+  if (!content) return [];
   return [
     {
       type: "incoming",
       providerMessageId: key.id,
-      from: { phoneNumber: from },
+      from,
       ...content,
       mediaUrl: content.messageType === "text" ? null : (message?.mediaUrl ?? null),
       // Media is downloaded by the message's id (index.ts `openIncomingMedia`).
@@ -240,6 +253,47 @@ function incomingEvents(data: unknown, at: number): GatewayEvent[] {
       at: Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : at,
     },
   ];
+}
+
+/** A LID JID (`<digits>@lid`) without a device suffix (`createJid` drops `:<device>`), or null. */
+function lidOfJid(jid: string): string | null {
+  const bare = jid.replace(/:\d+(?=@lid$)/, "");
+  return LID_PATTERN.test(bare) ? bare : null;
+}
+
+/**
+ * Who wrote a message of a one-person chat, from its Baileys key (README, Contacts): the E.164
+ * number and the LID (`<digits>@lid`) found among `remoteJid`, `remoteJidAlt`, `senderPn` and
+ * `previousRemoteJid`, and `pushName` as the name; null when `remoteJid` is not one person's
+ * (a group, a broadcast list, a newsletter). A `@lid` chat without its number gives the LID
+ * alone; it is never dropped for it.
+ *
+ * The key's shapes, by path in evolution-foundation/evolution-api
+ * (src/api/integrations/channel/whatsapp/whatsapp.baileys.service.ts, `messages.upsert` of
+ * `messageHandle` and `prepareMessage`, which sends the key as Baileys gives it, typed by
+ * `ExtendedIMessageKey`), by release tag:
+ * - 2.3.1–2.3.4: a `@lid` key with `senderPn` has `remoteJid` replaced by `senderPn` and the LID
+ *   kept in `previousRemoteJid`; 2.3.3–2.3.4 then also replace a `@lid` `remoteJid` by
+ *   `remoteJidAlt` just before the webhook (the LID is then lost);
+ * - 2.3.5–2.3.6: the key as Baileys 7 gives it: `remoteJid` the chat (`@lid` or phone),
+ *   `remoteJidAlt` the other JID when the network gave it, `addressingMode` `lid` or `pn`;
+ * - 2.3.7: a `@lid` `remoteJid` is replaced by its `remoteJidAlt` before the webhook;
+ * - 2.4.0-rc1/rc2: a `@lid` `remoteJid` with a `remoteJidAlt` is swapped with it (the phone JID
+ *   in `remoteJid`, the LID in `remoteJidAlt`, `addressingMode: "pn"`).
+ */
+function senderOf(key: Upserted["key"], pushName: string | null | undefined): ContactIdentity | null {
+  if (!phoneOfJid(key.remoteJid) && !lidOfJid(key.remoteJid)) return null;
+  const jids = [key.remoteJid, key.remoteJidAlt, key.senderPn, key.previousRemoteJid].filter(
+    (jid): jid is string => typeof jid === "string",
+  );
+  const phoneNumber = jids.map(phoneOfJid).find((phone) => phone !== null);
+  const userId = jids.map(lidOfJid).find((lid) => lid !== null);
+  const name = pushName?.trim();
+  return {
+    ...(phoneNumber ? { phoneNumber } : {}),
+    ...(userId ? { userId } : {}),
+    ...(name ? { name } : {}),
+  };
 }
 
 /**

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import type { LookupResult, SentQuery } from "../gateway";
 import { type GatewayHttp, gatewayRequest } from "../http";
-import { digitsOf } from "../jid";
 import { contentOf, StoredMessageBody } from "./events";
+import { chatJidOf } from "./recipient";
 
 /*
  * Asking Evolution API whether it holds a message we sent, to settle a send whose outcome was
@@ -40,9 +40,9 @@ const MAX_PAGES = 10;
  * 1. by its id: `{ where: { key: { id: clientMessageId, fromMe: true } } }` (the Prisma filter
  *    `key.path(['id']) equals …`). Text and media sends carry the id as `messageId` (send.ts), so
  *    a message Evolution relayed is stored under it → found, with that id (the `key.id` acks use).
- * 2. when none has it, by the chat and time: our messages to `<digits>@s.whatsapp.net` (Evolution
- *    matches it against `key.remoteJid` or `key.remoteJidAlt`, so a chat under a `@lid` id is
- *    found too) stored from `since` (floored to the second) until now, whose type and text or
+ * 2. when none has it, by the chat and time: our messages to `<digits>@s.whatsapp.net`, or to the
+ *    `<digits>@lid` a LID recipient is (recipient.ts `chatJidOf`; Evolution matches it against
+ *    `key.remoteJid` or `key.remoteJidAlt`, so a chat under its other id is found too) stored from `since` (floored to the second) until now, whose type and text or
  *    caption are the message's (events.ts `contentOf`) → found, with the stored `key.id`. This
  *    finds voice notes, which `sendWhatsAppAudio` sends under an id of Baileys' choosing, and
  *    messages of servers before 2.4.0, which ignore `messageId`. Two of our messages of the same
@@ -65,7 +65,7 @@ export async function lookupMessage(
     const exact = byId.records.find((record) => record.key.id === query.clientMessageId);
     if (exact) return { result: "found", providerMessageId: exact.key.id };
     const window = {
-      key: { fromMe: true, remoteJid: `${digitsOf(query.to)}@s.whatsapp.net` },
+      key: { fromMe: true, remoteJid: chatJidOf(query.to) },
       messageTimestamp: {
         gte: new Date(Math.floor(query.since / 1000) * 1000).toISOString(),
         lte: new Date().toISOString(),

@@ -2,9 +2,9 @@ import { z } from "zod";
 import type { MediaLinkSigner } from "../../media/link";
 import type { OutboundMessage, SendOutcome } from "../gateway";
 import { type GatewayHttp, gatewayRequest, sendFailure } from "../http";
-import { digitsOf } from "../jid";
 import { fileNameOf, MEDIA_NOT_STORED, mediaLinkOf } from "../media";
 import { errorMessages, statusOf } from "./errors";
+import { chatJidOf, numberOf } from "./recipient";
 
 /*
  * Sending through Evolution API v2: the send call and what its answer or failure comes to.
@@ -25,7 +25,8 @@ const SentMessage = z.object({ key: z.object({ id: z.string().min(1) }) });
  * `{ number, text, messageId }`; image, video, document → `POST /message/sendMedia/{instance}`
  * `{ number, mediatype, mimetype, media, caption?, fileName?, messageId }`; audio → `POST
  * /message/sendWhatsAppAudio/{instance}` `{ number, audio, messageId }` (a voice note). `number`
- * is the E.164 number's digits.
+ * is the E.164 number's digits, or a LID recipient (`<digits>@lid`) as it is, which Evolution
+ * sends to as that JID with no number lookup (recipient.ts `numberOf`).
  *
  * `messageId` is `message.clientMessageId`, a top-level field of every send body (`Metadata` in
  * sendMessage.dto.ts; the v2 bodies are flat, there is no `options` object): `textMessage` and
@@ -88,11 +89,11 @@ function sendCall(
   message: OutboundMessage,
   mediaUrl: string | null,
 ): { path: string; body: object } | null {
-  const number = digitsOf(message.to);
+  const number = numberOf(message.to);
   // The quoted message's Baileys key (`Quoted.key` of `Metadata`: `{ id, remoteJid, fromMe }`).
   const key = message.replyTo && {
     id: message.replyTo.providerMessageId,
-    remoteJid: `${number}@s.whatsapp.net`,
+    remoteJid: chatJidOf(message.to),
     fromMe: message.replyTo.fromMe,
   };
   if (message.type === "reaction") {

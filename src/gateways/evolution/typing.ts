@@ -1,10 +1,11 @@
 import type { TypingOutcome } from "../gateway";
 import { type GatewayHttp, gatewayRequest } from "../http";
-import { digitsOf } from "../jid";
 import { typingCall } from "../typing";
+import { numberOf } from "./recipient";
 
 /**
- * Shows "typing…" for `ms` milliseconds in instance `sessionId`'s chat with E.164 `to`: `POST
+ * Shows "typing…" for `ms` milliseconds in instance `sessionId`'s chat with `to` (E.164, or a LID as
+ * it is: recipient.ts `numberOf`): `POST
  * /chat/sendPresence/{instance}` with `{ number, delay, presence: "composing" }`, the fields its
  * `presenceSchema` requires (src/validate/chat.schema.ts of EvolutionAPI/evolution-api). Its
  * Baileys channel (`sendPresence`) sends `composing`, waits `delay` ms, sends `paused`, and only
@@ -21,7 +22,7 @@ export function evolutionTyping(
     gatewayRequest(http, {
       method: "POST",
       path: `/chat/sendPresence/${encodeURIComponent(sessionId)}`,
-      body: { number: digitsOf(to), delay: ms, presence: "composing" },
+      body: { number: numberOf(to), delay: ms, presence: "composing" },
       timeoutMs: http.timeoutMs + ms,
     }),
   );
