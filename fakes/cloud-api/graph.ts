@@ -20,6 +20,17 @@
  * logged in {@link FakeGraph.calls}; faults ({@link FakeGraph.failNext}, `hangNext`, `dropNext`,
  * `loseNextAnswer`) answer the next call of an operation instead. Webhooks (`WebhookPayload`) are
  * queued, signed, for the caller to post: {@link FakeGraph.takeWebhooks}.
+ *
+ * Business-scoped user ids (BSUIDs), which the document predates, as Meta's "Business-scoped user
+ * IDs" page (https://developers.facebook.com/documentation/business-messaging/whatsapp/
+ * business-scoped-user-ids/) and its restatements (https://dualhook.com/docs/contacts-bsuid-api-changes,
+ * https://dualhook.com/docs/contacts-bsuid-webhooks) give them, and schema.ts reading (j) checks:
+ * a send names its recipient by `to` (a number) or `recipient` (a BSUID; with both, `to` wins);
+ * an authentication template with an OTP button sent to a BSUID is refused with 131062; the answer
+ * to a BSUID send has `contacts: [{ input, user_id }]`; users the fake knows ({@link FakeGraph.addUser},
+ * or learnt from an incoming message) are named in webhooks by `from_user_id`, `user_id`,
+ * `recipient_user_id` and `profile.username`, and by number only when one is known; a BSUID that
+ * changed is told by a `user_id_update` webhook ({@link FakeGraph.queueUserIdUpdate}).
  */
 
 import { type AnswerOperation, checkBody } from "./schema.ts";
@@ -49,6 +60,23 @@ export interface FakeNumber {
   /** The bearer token that may act for this number and its WABA. */
   accessToken: string;
 }
+
+/**
+ * A WhatsApp user as Meta knows them for this business: their BSUID (`US.13491208655302741918`),
+ * and, when Meta shares them, their number (digits), parent BSUID and username.
+ */
+export interface FakeUser {
+  userId: string;
+  phoneNumber?: string;
+  parentUserId?: string;
+  username?: string;
+}
+
+/** Meta's refusal of a send to a BSUID that needs a number (131062; Meta's "Business-scoped user IDs"). */
+export const BSUID_NOT_SUPPORTED = {
+  code: 131062,
+  message: "Business-scoped User ID recipients are not supported for this message.",
+};
 
 /** A message the fake accepted: the phone number it was sent from, its body, and the wamid given. */
 export interface SentMessage {
@@ -269,6 +297,59 @@ export const OTP_CODE_TEMPLATE = {
   ],
 };
 
+/** Who sends an incoming message: a number (digits), a BSUID with its username, or both. */
+export interface IncomingSender {
+  from?: string;
+  userId?: string;
+  username?: string;
+  parentUserId?: string;
+}
+
+function isBsuid(value: string): boolean {
+  return /^[A-Z]{2}\.(?:ENT\.)?[A-Za-z0-9]{1,128}$/.test(value);
+}
+
+/** `<prefix>user_id` and `<prefix>parent_user_id` of `user` (`from_`, `recipient_`). */
+function userIdsOf(user: FakeUser, prefix: "from_" | "recipient_"): Record<string, string> {
+  return {
+    [`${prefix}user_id`]: user.userId,
+    ...(user.parentUserId === undefined ? {} : { [`${prefix}parent_user_id`]: user.parentUserId }),
+  };
+}
+
+/**
+ * A `contacts[]` entry for `user` ("Business-scoped user IDs"): `profile` with `name` (incoming
+ * messages) and `username` (when asked and the user has one; Meta leaves it out of `sent`
+ * statuses), `wa_id` when the number is known, `user_id`, `parent_user_id` when enabled.
+ */
+function contactEntry(user: FakeUser, with_: { username: boolean; name?: string }): Record<string, unknown> {
+  const profile = {
+    ...(with_.name === undefined ? {} : { name: with_.name }),
+    ...(with_.username && user.username !== undefined ? { username: user.username } : {}),
+  };
+  return {
+    ...(Object.keys(profile).length > 0 ? { profile } : {}),
+    ...(user.phoneNumber === undefined ? {} : { wa_id: user.phoneNumber }),
+    user_id: user.userId,
+    ...(user.parentUserId === undefined ? {} : { parent_user_id: user.parentUserId }),
+  };
+}
+
+/**
+ * Whether a template needs the recipient's number: an authentication template with an OTP button
+ * (one-tap, zero-tap or copy-code), which Meta refuses to send to a BSUID (131062).
+ */
+function needsNumber(template: FakeTemplate): boolean {
+  if (template.category !== "AUTHENTICATION") return false;
+  return template.components.some(
+    (c) =>
+      isRecord(c) &&
+      String(c.type).toUpperCase() === "BUTTONS" &&
+      Array.isArray(c.buttons) &&
+      c.buttons.some((b) => isRecord(b) && String(b.type).toUpperCase() === "OTP"),
+  );
+}
+
 /** The fake Graph API; see the module comment for its routes. */
 export class FakeGraph {
   /** Every call received, in order, whatever it was answered (see {@link GraphCall}). */
@@ -301,6 +382,8 @@ export class FakeGraph {
   private readonly revoked = new Set<string>();
   private readonly faults: Fault[] = [];
   private readonly sendsByWamid = new Map<string, { number: FakeNumber; to: string }>();
+  /** The users the fake knows, by BSUID (see {@link FakeUser}). */
+  private readonly users = new Map<string, FakeUser>();
   /** The number each incoming message (by wamid) was sent to. */
   private readonly incomingByWamid = new Map<string, string>();
   private queue: { body: string; wamid?: string; status?: string }[] = [];
@@ -315,6 +398,20 @@ export class FakeGraph {
   /** Serves a phone number (and its WABA) to the holder of `number.accessToken`. */
   addNumber(number: FakeNumber): void {
     this.numbers.set(number.phoneNumberId, { ...number });
+  }
+
+  /**
+   * Makes `user` known: webhooks about them carry their BSUID (and their number and username when
+   * given), and a send by `recipient` reaches them. Replaces what was known of that BSUID.
+   */
+  addUser(user: FakeUser): void {
+    this.users.set(user.userId, { ...user });
+  }
+
+  /** The user of BSUID `userId`, or the one whose number is `digits`, if known. */
+  private userOf(to: { userId?: string; digits?: string }): FakeUser | undefined {
+    if (to.userId) return this.users.get(to.userId);
+    return [...this.users.values()].find((u) => u.phoneNumber !== undefined && u.phoneNumber === to.digits);
   }
 
   /** From now on, calls with `token` answer error 190 (HTTP 401), as an expired or revoked token does. */
@@ -417,23 +514,28 @@ export class FakeGraph {
     const send = this.sendsByWamid.get(wamid);
     if (!send) throw new Error(`No message ${wamid}`);
     this.queue = this.queue.filter((w) => w.wamid !== wamid || w.status === "sent");
+    // A failed status carries no contacts[]; `recipient_user_id` only for a send by BSUID.
     const status = {
       id: wamid,
       status: "failed",
       timestamp: this.seconds(),
-      recipient_id: digits(send.to),
+      ...(isBsuid(send.to) ? { recipient_user_id: send.to } : { recipient_id: digits(send.to) }),
       errors: [{ code, title, message: title, error_data: { details: title }, href: ERROR_CODES_URL }],
     };
     this.queueMessagesChange(send.number, { statuses: [status] }, wamid, "failed");
   }
 
-  /** Queues an incoming text message from `from` (digits) to the number; returns its wamid. */
-  queueIncoming(message: {
-    phoneNumberId: string;
-    from: string;
-    text: string;
-    profileName?: string;
-  }): string {
+  /**
+   * Queues an incoming text message from `from` (digits) or from user `userId` (a BSUID, with
+   * their `username`; both for a user known by both) to the number; returns its wamid.
+   */
+  queueIncoming(
+    message: IncomingSender & {
+      phoneNumberId: string;
+      text: string;
+      profileName?: string;
+    },
+  ): string {
     return this.queueIncomingMessage(message, { type: "text", text: { body: message.text } });
   }
 
@@ -689,11 +791,16 @@ export class FakeGraph {
       const refusal = (templateRow && TEMPLATE_REFUSALS[templateRow.status]) ?? TEMPLATE_MISSING;
       return graphError(400, refusal);
     }
+    // `to` wins over `recipient` (reading j): a BSUID send is one without `to`.
+    const byUserId = body.to === undefined ? String(body.recipient) : undefined;
+    if (byUserId !== undefined && templateRow && needsNumber(templateRow)) {
+      return graphError(400, BSUID_NOT_SUPPORTED);
+    }
     const fault = this.takeFault("sendMessage");
     if (fault?.kind === "error" || fault?.kind === "drop") return faultAnswer(fault);
 
     const wamid = newWamid();
-    const to = String(body.to);
+    const to = byUserId ?? String(body.to);
     call.wamid = wamid;
     this.sent.push({ phoneNumberId: number.phoneNumberId, body, wamid });
     this.sendsByWamid.set(wamid, { number, to });
@@ -712,7 +819,7 @@ export class FakeGraph {
     }
     return Response.json({
       messaging_product: "whatsapp",
-      contacts: [{ input: to, wa_id: digits(to) }],
+      contacts: [byUserId === undefined ? { input: to, wa_id: digits(to) } : { input: to, user_id: to }],
       // `message_status` (`MessageStatus`) comes with template messages only.
       messages: [template ? { id: wamid, message_status: "accepted" } : { id: wamid }],
     });
@@ -829,7 +936,11 @@ export class FakeGraph {
   /**
    * Queues sent, delivered and read (`Statuses`). Per Meta's status webhook reference, `pricing`
    * and `conversation` come with sent and with one of delivered or read (here delivered);
-   * `biz_opaque_callback_data` comes only when the send carried it.
+   * `biz_opaque_callback_data` comes only when the send carried it. A recipient the fake knows
+   * a BSUID of ({@link addUser}) is also named by it ("Business-scoped user IDs"): the status
+   * gains `recipient_user_id` (and `recipient_parent_user_id`), and the value a `contacts[]` entry
+   * (`user_id`, `wa_id` when the number is known, `parent_user_id`, and on delivered and read
+   * `profile.username`); a send by BSUID to a user whose number is not known has no `recipient_id`.
    */
   private queueStatuses(number: FakeNumber, wamid: string, to: string, category: string, opaque?: string) {
     const conversationId = Array.from(randomBytes(16), (b) => b.toString(16).padStart(2, "0")).join("");
@@ -841,32 +952,97 @@ export class FakeGraph {
         ...(status === "sent" ? { expiration_timestamp: this.seconds(24 * 60 * 60) } : {}),
         origin: { type: category },
       };
+      const user = this.userOf(isBsuid(to) ? { userId: to } : { digits: digits(to) });
+      const recipientId = isBsuid(to) ? user?.phoneNumber : digits(to);
       const value = {
         id: wamid,
         status,
         timestamp: this.seconds(step),
-        recipient_id: digits(to),
+        ...(recipientId === undefined ? {} : { recipient_id: recipientId }),
+        ...(user ? userIdsOf(user, "recipient_") : {}),
         ...(opaque === undefined ? {} : { biz_opaque_callback_data: opaque }),
         ...(priced ? { conversation, pricing } : {}),
       };
-      this.queueMessagesChange(number, { statuses: [value] }, wamid, status);
+      const contacts = user ? [contactEntry(user, { username: status !== "sent" })] : undefined;
+      this.queueMessagesChange(
+        number,
+        { ...(contacts ? { contacts } : {}), statuses: [value] },
+        wamid,
+        status,
+      );
     });
   }
 
+  /**
+   * Queues an incoming message from `from` (digits), or from a user by BSUID (`userId`, with the
+   * `username` and `parentUserId` given, which the fake then knows: {@link addUser}); a user known
+   * by both is named by both. A user with a BSUID and no number is named by `from_user_id` and no
+   * `from`, the `contacts[]` entry by `user_id` and no `wa_id` ("Business-scoped user IDs").
+   */
   private queueIncomingMessage(
-    message: { phoneNumberId: string; from: string; profileName?: string },
+    message: IncomingSender & { phoneNumberId: string; profileName?: string },
     content: Record<string, unknown>,
   ): string {
     const number = this.numbers.get(message.phoneNumberId);
     if (!number) throw new Error(`No number ${message.phoneNumberId}`);
     const wamid = newWamid();
-    const from = digits(message.from);
+    const from = message.from === undefined ? undefined : digits(message.from);
+    if (message.userId) {
+      const known = this.users.get(message.userId);
+      this.addUser({
+        ...known,
+        userId: message.userId,
+        ...(from === undefined ? {} : { phoneNumber: from }),
+        ...(message.username === undefined ? {} : { username: message.username }),
+        ...(message.parentUserId === undefined ? {} : { parentUserId: message.parentUserId }),
+      });
+    }
+    const user = this.userOf(message.userId ? { userId: message.userId } : { digits: from });
+    if (from === undefined && !user) throw new Error("An incoming message needs `from` or `userId`");
+    const name = message.profileName ?? from ?? user?.username ?? "";
+    const entry = user ? contactEntry(user, { username: true, name }) : { profile: { name }, wa_id: from };
+    const sender = {
+      ...(from === undefined ? {} : { from }),
+      ...(user ? userIdsOf(user, "from_") : {}),
+    };
     this.incomingByWamid.set(wamid, number.phoneNumberId);
     this.queueMessagesChange(number, {
-      contacts: [{ profile: { name: message.profileName ?? from }, wa_id: from }],
-      messages: [{ from, id: wamid, timestamp: this.seconds(), ...content }],
+      contacts: [entry],
+      messages: [{ ...sender, id: wamid, timestamp: this.seconds(), ...content }],
     });
     return wamid;
+  }
+
+  /**
+   * Queues a `user_id_update` webhook for the number's WABA: the user of BSUID `previous` is now
+   * `current` (a BSUID follows the user's number); the fake knows them by `current` from now on.
+   * The value is schema.ts `USER_ID_UPDATE_VALUE` (reading j): `user_id_update: [{ wa_id?,
+   * user_id: { previous, current }, timestamp }]`, `wa_id` when the user's number is known.
+   */
+  queueUserIdUpdate(update: { phoneNumberId: string; previous: string; current: string }): void {
+    const number = this.numbers.get(update.phoneNumberId);
+    if (!number) throw new Error(`No number ${update.phoneNumberId}`);
+    const known = this.users.get(update.previous);
+    this.users.delete(update.previous);
+    this.addUser({ ...known, userId: update.current });
+    const entry = {
+      ...(known?.phoneNumber === undefined ? {} : { wa_id: known.phoneNumber }),
+      user_id: { previous: update.previous, current: update.current },
+      timestamp: this.seconds(),
+    };
+    const value = {
+      messaging_product: "whatsapp",
+      metadata: {
+        display_phone_number: digits(number.displayPhoneNumber),
+        phone_number_id: number.phoneNumberId,
+      },
+      user_id_update: [entry],
+    };
+    const body = {
+      object: "whatsapp_business_account",
+      entry: [{ id: number.wabaId, changes: [{ value, field: "user_id_update" }] }],
+    };
+    this.queue.push({ body: JSON.stringify(body) });
   }
 
   /** Queues a `messages` change of the number's WABA (`WebhookPayload` > `Entry` > `Change`). */

@@ -42,6 +42,20 @@
  *     description), while a reply's context is `{ from, id }` alone (the document's own
  *     button-reply and list-reply examples; Meta's webhook reference, "messages → context").
  *     Read with `from` and `id` required.
+ * (j) The document predates business-scoped user ids (BSUIDs). Its schemas get the BSUID fields
+ *     of Meta's "Business-scoped user IDs" page (https://developers.facebook.com/documentation/
+ *     business-messaging/whatsapp/business-scoped-user-ids/; restated field by field at
+ *     https://dualhook.com/docs/contacts-bsuid-api-changes and
+ *     https://dualhook.com/docs/contacts-bsuid-webhooks), as {@link BSUID_READINGS} lists them,
+ *     and nothing else: a message may name its recipient by `recipient` (a BSUID) instead of `to`
+ *     (one of them required; with both, `to` wins); an incoming message's `from` becomes optional
+ *     beside `from_user_id` / `from_parent_user_id` (one of `from`, `from_user_id` required); a
+ *     `contacts[]` entry gains `user_id`, `parent_user_id` and `profile.username`, and its
+ *     `profile` and `profile.name` become optional (a status webhook's entry has no profile on
+ *     `sent` and `profile.username` alone on delivered and read); a status gains
+ *     `recipient_user_id` / `recipient_parent_user_id` (one of them or `recipient_id` required)
+ *     and its value a `contacts[]`; and the `user_id_update` field is added as
+ *     {@link USER_ID_UPDATE_VALUE}, as (h) adds its field.
  * (h) The document has no `message_template_status_update` webhook (`Change.field` lists
  *     messages and group fields only). It is added as {@link TEMPLATE_STATUS_UPDATE_VALUE}, from
  *     Meta's webhook reference page.
@@ -129,6 +143,89 @@ export const TEMPLATE_STATUS_UPDATE_VALUE = {
   },
 } satisfies JsonObject;
 
+/** A BSUID or parent BSUID: an ISO 3166 alpha-2 code, a dot, up to 128 alphanumerics ("Business-scoped user IDs"). */
+const BSUID = { type: "string", pattern: "^[A-Z]{2}\\.(ENT\\.)?[A-Za-z0-9]{1,128}$" } satisfies JsonObject;
+
+/** `{ previous, current }` of an identifier a `user_id_update` entry reports as changed. */
+const ID_CHANGE = {
+  type: "object",
+  required: ["previous", "current"],
+  properties: { previous: BSUID, current: BSUID },
+} satisfies JsonObject;
+
+/**
+ * The value of a `user_id_update` webhook change (reading j), read as a `messages` value is, with
+ * `user_id_update[]`: `wa_id` (when Meta shares the number), `user_id` and `parent_user_id` as
+ * `{ previous, current }`, `timestamp`. No page we could open quotes this value whole: it is the
+ * shape src/gateways/cloud-api/events.ts `userIdUpdateEvents` reads, kept in one place.
+ */
+export const USER_ID_UPDATE_VALUE = {
+  type: "object",
+  required: ["messaging_product", "metadata", "user_id_update"],
+  properties: {
+    messaging_product: { type: "string" },
+    metadata: { $ref: "#/components/schemas/Metadata" },
+    user_id_update: {
+      type: "array",
+      items: {
+        type: "object",
+        required: ["user_id", "timestamp"],
+        properties: {
+          wa_id: { type: "string" },
+          user_id: ID_CHANGE,
+          parent_user_id: ID_CHANGE,
+          timestamp: { type: "string" },
+        },
+      },
+    },
+  },
+} satisfies JsonObject;
+
+/**
+ * Reading (j): the BSUID fields each schema gains, and the `required` lists they loosen into "one
+ * of these" (`anyOf` of `required`), by schema name (webhook schemas by their renamed names).
+ */
+const BSUID_READINGS: Record<
+  "request" | "webhook",
+  Record<string, { properties: JsonObject; oneOf?: string[]; optional?: string[] }>
+> = {
+  request: { BaseMessageProperties: { properties: { recipient: BSUID }, oneOf: ["to", "recipient"] } },
+  webhook: {
+    BaseMessageProperties_1: {
+      properties: { from_user_id: BSUID, from_parent_user_id: BSUID },
+      oneOf: ["from", "from_user_id"],
+    },
+    ContactProfile: { properties: { user_id: BSUID, parent_user_id: BSUID }, optional: ["profile"] },
+    Statuses: {
+      properties: { recipient_user_id: BSUID, recipient_parent_user_id: BSUID },
+      oneOf: ["recipient_id", "recipient_user_id"],
+    },
+    StatusMessageValue: {
+      properties: { contacts: { type: "array", items: { $ref: "#/components/schemas/ContactProfile" } } },
+    },
+  },
+};
+
+/** Applies reading (j) to `schemas` for `part`. */
+function readBsuids(schemas: Record<string, JsonObject>, part: "request" | "webhook"): void {
+  for (const [name, reading] of Object.entries(BSUID_READINGS[part])) {
+    const schema = schemas[name];
+    if (!schema || !isObject(schema.properties)) throw new Error(`Reading (j): no schema ${name}`);
+    Object.assign(schema.properties, structuredClone(reading.properties));
+    const loosened = [...(reading.oneOf ?? []), ...(reading.optional ?? [])];
+    if (Array.isArray(schema.required))
+      schema.required = schema.required.filter((f) => !loosened.includes(String(f)));
+    if (reading.oneOf) schema.anyOf = reading.oneOf.map((field) => ({ required: [field] }));
+  }
+  if (part === "webhook") {
+    const profile = schemas.ContactProfile?.properties;
+    const inner = isObject(profile) && isObject(profile.profile) ? profile.profile.properties : undefined;
+    if (isObject(inner)) inner.username = { type: "string" };
+    // A status's entry has `profile.username` alone (delivered and read): `name` is not required.
+    if (isObject(profile) && isObject(profile.profile)) delete profile.profile.required;
+  }
+}
+
 function isObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -201,7 +298,7 @@ function expandDiscriminators(schemas: Record<string, JsonObject>): void {
   });
 }
 
-/** The document's schemas with the readings of outgoing requests: (a) to (f). */
+/** The document's schemas with the readings of outgoing requests: (a) to (f), and (j). */
 function requestSchemas(): Record<string, JsonObject> {
   const schemas = withoutExamples(document.components.schemas);
   eachObject(schemas, (node) => {
@@ -218,11 +315,12 @@ function requestSchemas(): Record<string, JsonObject> {
   if (template) template.unevaluatedProperties = false; // (a), TemplateMessage
   const base = schemas.BaseMessageProperties?.properties;
   if (isObject(base)) base.biz_opaque_callback_data = BIZ_OPAQUE_CALLBACK_DATA; // (b)
+  readBsuids(schemas, "request"); // (j)
   expandDiscriminators(schemas); // (e)
   return schemas;
 }
 
-/** The document's schemas with the readings of webhooks: (b), (e), (g), (h) and (i). */
+/** The document's schemas with the readings of webhooks: (b), (e), (g), (h), (i) and (j). */
 function webhookSchemas(): Record<string, JsonObject> {
   const schemas = withoutExamples(document.components.schemas);
   const renames = document["x-subset"].webhookRenames;
@@ -236,12 +334,15 @@ function webhookSchemas(): Record<string, JsonObject> {
   const context = schemas.ContextObject;
   if (context) context.required = ["from", "id"]; // (i)
   schemas.TemplateStatusUpdateValue = structuredClone(TEMPLATE_STATUS_UPDATE_VALUE); // (h)
+  schemas.UserIdUpdateValue = structuredClone(USER_ID_UPDATE_VALUE); // (j)
+  readBsuids(schemas, "webhook"); // (j)
   const change = schemas.Change?.properties;
   if (isObject(change) && isObject(change.field) && Array.isArray(change.field.enum)) {
-    change.field.enum.push("message_template_status_update");
+    change.field.enum.push("message_template_status_update", "user_id_update");
   }
   if (isObject(change) && isObject(change.value) && Array.isArray(change.value.oneOf)) {
     change.value.oneOf.push({ $ref: `${SCHEMAS}TemplateStatusUpdateValue` });
+    change.value.oneOf.push({ $ref: `${SCHEMAS}UserIdUpdateValue` });
   }
   expandDiscriminators(schemas); // (e)
   return schemas;

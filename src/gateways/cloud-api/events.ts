@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { BSUID_PATTERN, type ContactIdentity } from "../../lib/contact-identity";
 import { hmacSha256Hex, timingSafeEqual } from "../../lib/crypto";
 import { toE164 } from "../../lib/phone";
 import type { MessagePricing } from "../../moves/message";
@@ -13,6 +14,17 @@ import { SEND_ERRORS } from "./send";
  * and `MediaMessageProperties`). `statuses[].biz_opaque_callback_data` is not in the document's
  * `Statuses`; Meta's "Webhooks → messages → status" reference lists it (the value the send set).
  * Every schema is loose: fields we do not read pass, so a field Meta adds breaks nothing.
+ *
+ * Business-scoped user ids (BSUIDs), which the document predates, are read as Meta's page
+ * "Business-scoped user IDs" (https://developers.facebook.com/documentation/business-messaging/
+ * whatsapp/business-scoped-user-ids/) and the BSPs' restatements of it
+ * (https://dualhook.com/docs/contacts-bsuid-webhooks,
+ * https://dualhook.com/docs/contacts-bsuid-parent-user-ids) give them: a `contacts[]` entry carries
+ * `profile.name`, `profile.username` (users with a username), `wa_id` (only while Meta shares the
+ * number), `user_id` (the BSUID, always) and `parent_user_id` (parent BSUIDs enabled); a message
+ * carries `from` only with a number, and `from_user_id` / `from_parent_user_id`; a status carries
+ * `recipient_user_id` / `recipient_parent_user_id` beside `recipient_id`, with a `contacts[]`
+ * entry (none on `failed`). `user_id_update` is {@link userIdUpdateEvents}.
  */
 
 /** The header Meta signs webhook posts with (Meta's "Webhooks" guide, "Validate payloads"). */
@@ -46,6 +58,9 @@ const Status = z.looseObject({
   status: z.string(),
   timestamp: z.string(),
   recipient_id: z.string().optional(),
+  /** The BSUID and parent BSUID of the recipient ("Business-scoped user IDs", status webhooks). */
+  recipient_user_id: z.string().optional(),
+  recipient_parent_user_id: z.string().optional(),
   biz_opaque_callback_data: z.string().optional(),
   pricing: Pricing.optional(),
   errors: z
@@ -60,9 +75,26 @@ const Media = z.looseObject({
   caption: z.string().optional(),
 });
 
-/** `IncomingMessage`: `from` (digits), `id` (wamid), `timestamp` (epoch seconds), `type` and its object. */
+/**
+ * A `contacts[]` entry of a `messages` change (`ContactProfile`, with the BSUID fields of
+ * "Business-scoped user IDs"): who wrote, or who a status is about.
+ */
+const Contact = z.looseObject({
+  profile: z.looseObject({ name: z.string().optional(), username: z.string().optional() }).optional(),
+  wa_id: z.string().optional(),
+  user_id: z.string().optional(),
+  parent_user_id: z.string().optional(),
+});
+
+/**
+ * `IncomingMessage`: `from` (digits; absent when Meta withholds the number of a user with a
+ * username, "Business-scoped user IDs"), `from_user_id` and `from_parent_user_id` (the sender's
+ * BSUIDs, same page), `id` (wamid), `timestamp` (epoch seconds), `type` and its object.
+ */
 const Incoming = z.looseObject({
-  from: z.string(),
+  from: z.string().optional(),
+  from_user_id: z.string().optional(),
+  from_parent_user_id: z.string().optional(),
   id: z.string().min(1),
   timestamp: z.string(),
   type: z.string(),
@@ -81,6 +113,7 @@ const Change = z.looseObject({
   field: z.string(),
   value: z.looseObject({
     metadata: z.looseObject({ phone_number_id: z.string() }).optional(),
+    contacts: z.array(z.unknown()).optional(),
     statuses: z.array(z.unknown()).optional(),
     messages: z.array(z.unknown()).optional(),
   }),
@@ -139,26 +172,37 @@ export interface NumberEvents {
  *   `sent`, `delivered`, `read`, and `failed` with the reason of `errors[0].code` through send.ts
  *   `SEND_ERRORS` (else `meta_error_<code>`, or `gateway_ack_error` with no code); `messageId` =
  *   `biz_opaque_callback_data` (our message id, set on every send); `pricing` = `pricing`. Other
- *   statuses (and malformed entries) are skipped.
- * - `messages[]` → `incoming` events from `+<from>`: `text` with its body; `image`, `video`,
+ *   statuses (and malformed entries) are skipped. A status that names the recipient by number
+ *   (`recipient_id`, or the `contacts[]` entry's `wa_id`) and by BSUID (`recipient_user_id`, or
+ *   the entry's `user_id`) also yields a `contact` event linking them, ref `<wamid>:<status>`.
+ * - `messages[]` → `incoming` events from the sender's {@link ContactIdentity}: `phoneNumber`
+ *   (`from` or the entry's `wa_id`, E.164, or null), `userId` and `parentUserId` (`from_user_id`
+ *   or the entry's `user_id`, …, when they are BSUIDs), `username` and `name` (the entry's
+ *   `profile`); the entry is the one whose `user_id` or `wa_id` names the sender, else the only
+ *   one. A message with neither a number nor a BSUID is skipped. `text` with its body; `image`, `video`,
  *   `audio`, `document` with the caption as content and `media: { mimetype, ref }`, `ref` the
  *   media `id` the session object downloads it by (index.ts `openIncomingMedia`): no `mediaUrl`;
  *   a reply's `context.id` (the quoted wamid) in `quotedIds`. `reaction` → a `reaction` event on
  *   `reaction.message_id` with its `emoji` ("" or absent when taken off). Other types (stickers,
- *   locations, system messages …) and senders that are not valid numbers are skipped.
+ *   locations, system messages …) are skipped; so is a reaction from a user known only by BSUID
+ *   (the `reaction` event names its contact by number; such a reaction is lost, not misfiled).
  */
 export function messagesChangeEvents(value: unknown): NumberEvents | null {
   const parsed = Change.shape.value.safeParse(value);
   const phoneNumberId = parsed.success ? parsed.data.metadata?.phone_number_id : undefined;
   if (!parsed.success || !phoneNumberId) return null;
   const events: GatewayEvent[] = [];
+  const contacts = (parsed.data.contacts ?? []).flatMap((raw) => {
+    const contact = Contact.safeParse(raw);
+    return contact.success ? [contact.data] : [];
+  });
   for (const raw of parsed.data.statuses ?? []) {
     const status = Status.safeParse(raw);
-    if (status.success) events.push(...ackOf(status.data));
+    if (status.success) events.push(...ackOf(status.data), ...statusContactOf(status.data, contacts));
   }
   for (const raw of parsed.data.messages ?? []) {
     const message = Incoming.safeParse(raw);
-    if (message.success) events.push(...incomingOf(message.data));
+    if (message.success) events.push(...incomingOf(message.data, contacts));
   }
   return { phoneNumberId, events };
 }
@@ -198,18 +242,72 @@ function pricingOf(pricing: z.infer<typeof Pricing>): MessagePricing {
 
 const MEDIA_TYPES = ["image", "video", "audio", "document"] as const;
 
-function incomingOf(message: z.infer<typeof Incoming>): GatewayEvent[] {
-  const from = toE164(message.from);
+type ContactEntry = z.infer<typeof Contact>;
+
+/** A BSUID or parent BSUID as Meta writes it (lib/contact-identity.ts `BSUID_PATTERN`), else null. */
+function bsuidOf(value: string | undefined): string | null {
+  return value !== undefined && BSUID_PATTERN.test(value) ? value : null;
+}
+
+/** The `contacts[]` entry naming `userId` or `waId`, else the only entry, else none. */
+function entryFor(contacts: ContactEntry[], userId: string | null, waId: string | null) {
+  const named = contacts.find(
+    (c) => (userId !== null && c.user_id === userId) || (waId !== null && c.wa_id === waId),
+  );
+  return named ?? (contacts.length === 1 ? contacts[0] : undefined);
+}
+
+/** Who sent `message`: its own fields first, then its `contacts[]` entry's. */
+function senderOf(message: z.infer<typeof Incoming>, contacts: ContactEntry[]): ContactIdentity {
+  const entry = entryFor(contacts, message.from_user_id ?? null, message.from ?? null);
+  const number = message.from ?? entry?.wa_id;
+  return {
+    phoneNumber: number === undefined ? null : toE164(number),
+    userId: bsuidOf(message.from_user_id ?? entry?.user_id),
+    parentUserId: bsuidOf(message.from_parent_user_id ?? entry?.parent_user_id),
+    username: entry?.profile?.username ?? null,
+    name: entry?.profile?.name ?? null,
+  };
+}
+
+/**
+ * The `contact` event of a status that names its recipient both by number and by BSUID (see
+ * {@link messagesChangeEvents}); none otherwise, or for a status we do not read.
+ */
+function statusContactOf(status: z.infer<typeof Status>, contacts: ContactEntry[]): GatewayEvent[] {
+  const at = secondsToMs(status.timestamp);
+  const recipientUserId = status.recipient_user_id ?? bsuidOf(status.recipient_id) ?? null;
+  const recipientNumber = status.recipient_id && !bsuidOf(status.recipient_id) ? status.recipient_id : null;
+  const entry = entryFor(contacts, recipientUserId, recipientNumber);
+  const number = recipientNumber ?? entry?.wa_id;
+  const phoneNumber = number === undefined ? null : toE164(number);
+  const userId = bsuidOf(recipientUserId ?? entry?.user_id);
+  if (at === null || !ACK_STATUSES.includes(status.status) || !phoneNumber || !userId) return [];
+  const contact: ContactIdentity = {
+    phoneNumber,
+    userId,
+    parentUserId: bsuidOf(status.recipient_parent_user_id ?? entry?.parent_user_id),
+    username: entry?.profile?.username ?? null,
+  };
+  return [{ type: "contact", contact, ref: `${status.id}:${status.status}`, at }];
+}
+
+function incomingOf(message: z.infer<typeof Incoming>, contacts: ContactEntry[]): GatewayEvent[] {
+  const from = senderOf(message, contacts);
   const at = secondsToMs(message.timestamp);
-  if (!from || at === null) return [];
+  if ((!from.phoneNumber && !from.userId) || at === null) return [];
   if (message.type === "reaction" && message.reaction) {
+    // The reaction event names its contact by number: one from a BSUID alone is skipped.
+    if (!from.phoneNumber) return [];
     const { message_id, emoji } = message.reaction;
-    return [{ type: "reaction", providerMessageId: message_id, from, emoji: emoji ?? "", at }];
+    return [
+      { type: "reaction", providerMessageId: message_id, from: from.phoneNumber, emoji: emoji ?? "", at },
+    ];
   }
   const base = {
     type: "incoming" as const,
     providerMessageId: message.id,
-    from: { phoneNumber: from },
+    from,
     mediaUrl: null,
     ...(message.context?.id ? { quotedIds: [message.context.id] } : {}),
     at,
@@ -255,4 +353,57 @@ export function qualityUpdateOf(
   const digits = parsed.data.display_phone_number.replace(/[^0-9]/g, "");
   if (!digits) return null;
   return { phoneNumber: toE164(digits) ?? `+${digits}`, event: { type: "health", reading: null, at } };
+}
+
+/** `{ previous, current }` of an identifier a `user_id_update` entry reports as changed. */
+const IdChange = z.looseObject({ previous: z.string().optional(), current: z.string().optional() });
+
+/** One entry of a `user_id_update` change's `user_id_update[]` (see {@link userIdUpdateEvents}). */
+const UserIdUpdate = z.looseObject({
+  wa_id: z.string().optional(),
+  user_id: IdChange,
+  parent_user_id: IdChange.optional(),
+  timestamp: z.union([z.string(), z.number()]).optional(),
+});
+
+/**
+ * Reads a `user_id_update` change: Meta tells that a user's BSUID changed (a BSUID is tied to the
+ * user's number, so a new number gives a new BSUID; "Business-scoped user IDs", and
+ * https://dualhook.com/docs/contacts-bsuid-webhooks, which lists `user_id_update` among the BSUID
+ * webhooks). The value is read as a `messages` value is, `metadata.phone_number_id` naming the
+ * business number, with `user_id_update[]` entries `{ wa_id?, user_id: { previous, current },
+ * parent_user_id?: { previous, current }, timestamp? }`; this entry shape is how we read Meta's
+ * `user_id_update` reference, and no page we could open quotes it whole, so every field but the
+ * two BSUIDs is optional and an entry we cannot read is skipped. Each entry → a `contact` event:
+ * `userId` the current BSUID, `previousUserId` the previous one, `phoneNumber` the `wa_id` (E.164)
+ * when given, `parentUserId` the current parent BSUID; ref `user_id_update:<previous>:<current>`,
+ * so a redelivery records nothing twice. `at`: the entry's `timestamp` (epoch seconds), else
+ * `time` (the entry's, Unix seconds), else `now`. Null when the value names no number.
+ */
+export function userIdUpdateEvents(value: unknown, time: number | null, now: number): NumberEvents | null {
+  const parsed = z
+    .looseObject({
+      metadata: z.looseObject({ phone_number_id: z.string().min(1) }),
+      user_id_update: z.array(z.unknown()).optional(),
+    })
+    .safeParse(value);
+  if (!parsed.success) return null;
+  const events: GatewayEvent[] = [];
+  for (const raw of parsed.data.user_id_update ?? []) {
+    const entry = UserIdUpdate.safeParse(raw);
+    if (!entry.success) continue;
+    const current = bsuidOf(entry.data.user_id.current);
+    const previous = bsuidOf(entry.data.user_id.previous);
+    if (!current || !previous) continue;
+    const stamp = entry.data.timestamp === undefined ? null : secondsToMs(String(entry.data.timestamp));
+    const contact: ContactIdentity = {
+      phoneNumber: entry.data.wa_id === undefined ? null : toE164(entry.data.wa_id),
+      userId: current,
+      previousUserId: previous,
+      parentUserId: bsuidOf(entry.data.parent_user_id?.current),
+    };
+    const at = stamp ?? (time === null ? now : time * 1000);
+    events.push({ type: "contact", contact, ref: `user_id_update:${previous}:${current}`, at });
+  }
+  return { phoneNumberId: parsed.data.metadata.phone_number_id, events };
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { userIdKind } from "../../lib/contact-identity";
 import type { MediaLinkSigner } from "../../media/link";
 import type { OutboundMessage, SendOutcome } from "../gateway";
 import { type GatewayHttp, gatewayRequest, sendFailure } from "../http";
@@ -39,6 +40,13 @@ export const SEND_ERRORS: Readonly<
   131049: { reason: "marketing_limit", retryable: false },
   /** The user stopped marketing messages from this business. */
   131050: { reason: "recipient_stopped_marketing", retryable: false },
+  /**
+   * "Business-scoped User ID recipients are not supported for this message": authentication
+   * templates with one-tap, zero-tap or copy-code buttons still need a phone number (Meta,
+   * "Business-scoped user IDs"; https://dualhook.com/docs/contacts-bsuid-api-changes, "Unsupported
+   * Message Types"). Final: the same message to the same BSUID is refused again.
+   */
+  131062: { reason: "recipient_not_supported", retryable: false },
   /** Temporarily blocked for policy violations. */
   368: { reason: "policy_block", retryable: false },
   [TOKEN_INVALID_CODE]: { reason: TOKEN_INVALID, retryable: false },
@@ -90,18 +98,23 @@ export async function sendMessage(
 
 /**
  * The request body (schema `Message`): `BaseMessageProperties` (`messaging_product`,
- * `recipient_type: "individual"`, which the document requires, `to` as digits, `type`) with
+ * `recipient_type: "individual"`, which the document requires, the recipient, `type`) with
  * `biz_opaque_callback_data`, and the type's object: `text: { body }`, or a `MediaObject` by
  * `link` with a `caption` for image, video and document (Meta's media messages take none for
  * audio) and a document's `filename` (from the caller's URL). A reply adds `context: {
  * message_id }` (the quoted wamid); a reaction is `reaction: { message_id, emoji }`
  * (`ReactionMessage`; an empty emoji takes the reaction off).
+ *
+ * The recipient is `to` (digits) for a number, or `recipient` (the BSUID or parent BSUID as it
+ * is) and no `to` when `message.to` is a BSUID (lib/contact-identity.ts `userIdKind`): Meta's
+ * "Business-scoped user IDs", "Messages API requests add recipient"; with both, `to` would win
+ * (https://dualhook.com/docs/contacts-bsuid-api-changes), so exactly one is sent.
  */
 export function messageBody(message: OutboundMessage, mediaUrl: string): Record<string, unknown> {
   const base = {
     messaging_product: "whatsapp",
     recipient_type: "individual",
-    to: digitsOf(message.to),
+    ...(userIdKind(message.to) === "bsuid" ? { recipient: message.to } : { to: digitsOf(message.to) }),
     type: message.type,
     biz_opaque_callback_data: message.id,
     // A reply names the quoted message (`MessageContext.message_id`); a reaction names it in `reaction`.

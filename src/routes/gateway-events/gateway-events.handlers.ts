@@ -8,6 +8,7 @@ import {
   messagesChangeEvents,
   qualityUpdateOf,
   SIGNATURE_HEADER,
+  userIdUpdateEvents,
   verifyCloudApiSignature,
   webhookChanges,
 } from "../../gateways/cloud-api/events";
@@ -72,7 +73,8 @@ export const cloudApiHandshake: RouteHandler<typeof routes.cloudApiHandshake, Ap
  * `messages` changes are grouped by business number and handed to that number's session object
  * ({@link deliverToNumber}); `message_template_status_update` updates the templates;
  * `phone_number_quality_update` makes the number's session read its quality again (README,
- * Session health); other fields are not acted on here. No freshness window applies
+ * Session health); `user_id_update` (a user's BSUID changed) goes to the number's session as a
+ * `contact` event, as `messages` changes do; other fields are not acted on here. No freshness window applies
  * (freshness.ts): Meta's body carries no send time, Meta retries a webhook for up to 7 days, and
  * a replayed body is harmless (receipts move a message only forward, each once; an incoming
  * message is stored once per wamid). The session object's failure (D1 refusing the receipts)
@@ -111,6 +113,13 @@ export const cloudApi: RouteHandler<typeof routes.cloudApi, AppEnv> = async (c) 
           update && (await sessionOfWabaNumber(databaseFor(c.env), change.wabaId, update.phoneNumber));
         if (update && sessionId && (await applyToSession(c.env, sessionId, "cloud_api", [update.event])))
           applied = true;
+        break;
+      }
+      case "user_id_update": {
+        // A user's BSUID changed: linked to their contact like a `messages` change's events.
+        const found = userIdUpdateEvents(change.value, change.time, Date.now());
+        if (found)
+          byNumber.set(found.phoneNumberId, [...(byNumber.get(found.phoneNumberId) ?? []), ...found.events]);
         break;
       }
       // Other fields Meta may send (groups, …) are not acted on.
