@@ -105,8 +105,21 @@ const SEND_FIELDS: Record<string, { allowed: string[]; required: string[] }> = {
   },
 };
 
-/** A WAHA message id in its serialised form, `{fromMe}_{chatId}_{id}` (`MessageIdProperty`). */
-const SERIALIZED_ID = /^(true|false)_\d+@c\.us_[A-Za-z0-9]+$/;
+/**
+ * A chat id of one user WAHA sends to: a phone number's (`<digits>@c.us`, or the bare digits) or a
+ * LID (`<digits>@lid`). WAHA's docs: "You can message anyone using either their LID or their PN"
+ * ("Contacts → @lid and @c.us", devlikeapro/waha-docs content/docs/how-to/contacts/index.md); "The
+ * `chatId` must be one of the following formats: `phone`, `phone@c.us`, `{number}@lid`" ("Send
+ * messages", content/docs/how-to/send-messages/index.md). Anything else is refused (422).
+ */
+const USER_CHAT_ID = /^(?:\d{6,15}(?:@c\.us)?|\d{1,32}@lid)$/;
+
+/**
+ * A WAHA message id in its serialised form, `{fromMe}_{chatId}_{id}` (`MessageIdProperty`), in a
+ * phone number's chat or a LID's (`false_4639135154355@lid_297A…`, as NOWEB's `message` webhook
+ * shows it in devlikeapro/waha#1073).
+ */
+const SERIALIZED_ID = /^(true|false)_\d+@(?:c\.us|lid)_[A-Za-z0-9]+$/;
 
 /** A reaction the fake set: the `PUT /api/reaction` body (`MessageReactionRequest`) and its message's id. */
 export interface WahaReaction {
@@ -321,8 +334,11 @@ export class FakeWaha {
               { message: `property ${refused} is refused or missing` },
               { status: 422 },
             );
-          if (!/^\d{6,15}@c\.us$/.test(String(body.chatId)))
-            return HttpResponse.json({ message: "chatId must be <digits>@c.us" }, { status: 422 });
+          if (!/^(?:\d{6,15}@c\.us|\d{1,32}@lid)$/.test(String(body.chatId)))
+            return HttpResponse.json(
+              { message: "chatId must be <digits>@c.us or <digits>@lid" },
+              { status: 422 },
+            );
           return this.withSession(String(body.session), (session) => {
             if (session.status !== "WORKING")
               return HttpResponse.json(
@@ -400,7 +416,7 @@ export class FakeWaha {
     if (refused)
       return HttpResponse.json({ message: `property ${refused} is refused or missing` }, { status: 422 });
     const messageId = String(body.messageId);
-    const match = messageId.match(/^(?:true|false)_(\d+@c\.us)_/);
+    const match = messageId.match(/^(?:true|false)_(\d+@(?:c\.us|lid))_/);
     if (!SERIALIZED_ID.test(messageId) || !match)
       return HttpResponse.json({ message: "messageId is not a serialised message id" }, { status: 422 });
     const fault = typeof this.sendFault === "function" ? this.sendFault(body) : this.sendFault;
@@ -434,6 +450,8 @@ export class FakeWaha {
       fields.required.find((field) => body[field] === undefined);
     if (refused)
       return HttpResponse.json({ message: `property ${refused} is refused or missing` }, { status: 422 });
+    if (typeof body.chatId !== "string" || !USER_CHAT_ID.test(body.chatId))
+      return HttpResponse.json({ message: "chatId is not a user's chat id" }, { status: 422 });
     const fileProblem = body.file === undefined ? null : remoteFileProblem(body.file);
     if (fileProblem) return HttpResponse.json({ message: fileProblem }, { status: 422 });
     // `reply_to`: "The ID of the message to reply to - false_11111111111@c.us_AAAAAAAAAAAAAAAAAAAA".
@@ -574,3 +592,4 @@ export function wahaReactionPayload(from: string, messageId: string, text: strin
     reaction: { text, messageId },
   };
 }
+
