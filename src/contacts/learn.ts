@@ -9,6 +9,7 @@ import {
   mergeContactStatements,
   newContactStatement,
   noteContactMessageStatement,
+  phoneNumberOfContact,
   updateContactStatement,
   updatedDedupeKey,
   updatedSnapshot,
@@ -17,7 +18,7 @@ import { optOutFollowsContactStatement } from "../db/queries/opt-outs";
 import { contacts } from "../db/schema";
 import { publishEvents } from "../events/publish";
 import { eventsForRows, eventsForRowsAs, recordedIn } from "../events/record";
-import { namesSomeone } from "../lib/contact-identity";
+import { type ContactIdentity, namesSomeone } from "../lib/contact-identity";
 
 export type { LearntContact } from "../db/queries/contacts";
 
@@ -109,4 +110,19 @@ export async function recordContact(
 /** The positions of the items that record events, for `recordedIn`. */
 export function eventIndexes(items: BatchItem[]): number[] {
   return items.flatMap((item, index) => (item.event ? [index] : []));
+}
+
+/**
+ * Whether session `sessionId`'s contact known by user id `userId` lacks a phone number
+ * (src/lib/contact-identity.ts `ContactIdentity`): true when it has none, false when it has one or no contact has that id. The session
+ * object asks it before asking the gateway who a user id is (`ChatGateway.resolveUserId`).
+ */
+export async function lacksPhoneNumber(
+  env: { DB: D1Database },
+  accountId: string,
+  sessionId: string,
+  userId: string,
+): Promise<boolean> {
+  const identity: ContactIdentity = { userId };
+  return (await phoneNumberOfContact(databaseFor(env, accountId), sessionId, identity)) === null;
 }

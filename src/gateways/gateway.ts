@@ -73,6 +73,15 @@ export interface ChatGateway {
    */
   health?(sessionId: string): Promise<HealthReading>;
   /**
+   * Who the network says user id `userId` is ({@link ContactIdentity}), for an incoming message that named
+   * the user by it alone: at least `{ userId, phoneNumber }` (E.164) when the gateway knows the
+   * number, or null when it does not, or `userId` is not a kind it maps (no call is made). WAHA
+   * maps a LID by `GET /api/{session}/lids/{lid}` (waha/lids.ts). Absent on a gateway that cannot
+   * tell. The session object calls it best effort, after the message is stored
+   * (src/sessions/session-link.ts `gatewayEvents`). @throws GatewayError for a failed call.
+   */
+  resolveUserId?(sessionId: string, userId: string): Promise<ContactIdentity | null>;
+  /**
    * Opens the download of an incoming message's media, `ref` as the gateway's `incoming` event
    * gave it (`media.ref`), within `signal`. Answers the media's response, status and length
    * checked (src/media/incoming.ts `checkMediaAnswer`), its body unread: the caller streams it

@@ -1,5 +1,5 @@
 import { type GatewayKind, readConfig } from "../config";
-import { recordContact } from "../contacts/learn";
+import { lacksPhoneNumber, recordContact } from "../contacts/learn";
 import { databaseFor } from "../db/client";
 import { insertCloudApiNumber } from "../db/queries/cloud-api";
 import { insertSessionWithinLimit, type LimitUsage } from "../db/queries/limits";
@@ -18,6 +18,7 @@ import {
   type LinkState,
   MAX_NUMBER_CHECK,
 } from "../gateways/gateway";
+import { type ContactIdentity, userIdKind } from "../lib/contact-identity";
 import { capabilitiesOf } from "../lib/gateway-kinds";
 import { log } from "../lib/log";
 import { receiveReaction } from "../messages/reactions";
@@ -395,6 +396,7 @@ export class SessionLink {
           this.media.note(stored.id, event.media.ref, event.media.mimetype);
           noted = true;
         }
+        if (stored) await this.learnNumber(event.from);
         received.push(incoming);
       } else if (event.type === "reaction") {
         // Ordered by its own time against the contact's earlier reactions (messages/reactions.ts).
@@ -427,6 +429,31 @@ export class SessionLink {
     await applyMoves(this.core.env, receipts);
     if (noted) await this.core.deadlines.rearm();
     return received;
+  }
+
+  /**
+   * Best effort, for a message just stored from `from` named by a user id without a number (a
+   * WAHA LID): when the contact lacks a number and the gateway can tell who the id is
+   * (`ChatGateway.resolveUserId`), the number it answers is linked to the contact as a gateway
+   * `contact` event would be (`recordContact`, ref `<kind>:<user id>`, e.g. `lid:<lid>`), so the contact gains it with a `contact.updated`. The call is made in the chain of
+   * changes, within the gateway's timeout; a failure is logged and the message stays as stored (the
+   * contact's next message asks again).
+   */
+  private async learnNumber(from: ContactIdentity): Promise<void> {
+    const gateway = this.core.gateway();
+    const { userId } = from;
+    if (!userId || from.phoneNumber || !gateway.resolveUserId) return;
+    const current = this.core.current();
+    try {
+      if (!(await lacksPhoneNumber(this.core.env, current.account_id, current.id, userId))) return;
+      const identity = await gateway.resolveUserId(current.session_id, userId);
+      if (!identity?.phoneNumber) return;
+      // Dated now, when it was learnt: after the message's own contact.created.
+      const learnt = { accountId: current.account_id, sessionId: current.id, identity, at: Date.now() };
+      await recordContact(this.core.env, learnt, `${userIdKind(userId) ?? "user_id"}:${userId}`);
+    } catch (error) {
+      log.warn("user_id_resolve_failed", { session: current.id, gateway: gateway.name, error });
+    }
   }
 
   /**

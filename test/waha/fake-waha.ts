@@ -105,8 +105,21 @@ const SEND_FIELDS: Record<string, { allowed: string[]; required: string[] }> = {
   },
 };
 
-/** A WAHA message id in its serialised form, `{fromMe}_{chatId}_{id}` (`MessageIdProperty`). */
-const SERIALIZED_ID = /^(true|false)_\d+@c\.us_[A-Za-z0-9]+$/;
+/**
+ * A chat id of one user WAHA sends to: a phone number's (`<digits>@c.us`, or the bare digits) or a
+ * LID (`<digits>@lid`). WAHA's docs: "You can message anyone using either their LID or their PN"
+ * ("Contacts → @lid and @c.us", devlikeapro/waha-docs content/docs/how-to/contacts/index.md); "The
+ * `chatId` must be one of the following formats: `phone`, `phone@c.us`, `{number}@lid`" ("Send
+ * messages", content/docs/how-to/send-messages/index.md). Anything else is refused (422).
+ */
+const USER_CHAT_ID = /^(?:\d{6,15}(?:@c\.us)?|\d{1,32}@lid)$/;
+
+/**
+ * A WAHA message id in its serialised form, `{fromMe}_{chatId}_{id}` (`MessageIdProperty`), in a
+ * phone number's chat or a LID's (`false_4639135154355@lid_297A…`, as NOWEB's `message` webhook
+ * shows it in devlikeapro/waha#1073).
+ */
+const SERIALIZED_ID = /^(true|false)_\d+@(?:c\.us|lid)_[A-Za-z0-9]+$/;
 
 /** A reaction the fake set: the `PUT /api/reaction` body (`MessageReactionRequest`) and its message's id. */
 export interface WahaReaction {
@@ -180,6 +193,12 @@ export class FakeWaha {
    * and when it came (epoch ms, the fake's clock).
    */
   readonly typing: { state: "start" | "stop"; session: string; chatId: string; at: number }[] = [];
+  /**
+   * The LID → phone number mappings WAHA knows (`lid` `<digits>@lid` → `pn` `<digits>@c.us`, or
+   * null: a LID WAHA holds without a number), as `GET /api/{session}/lids/{lid}` answers them
+   * ({@link mapLid}). A LID not listed answers as one without a number.
+   */
+  readonly lids = new Map<string, string | null>();
   /** While true, typing calls answer 500 (an engine failure) and are not recorded in {@link typing}. */
   typingFault = false;
   down = false;
@@ -287,6 +306,25 @@ export class FakeWaha {
       route("post", "/api/:name/auth/request-code", ({ name = "" }) =>
         this.withSession(name, () => HttpResponse.json({ code: "WAHA-C0DE" }, { status: 201 })),
       ),
+      // "Contacts → API - Lids → Get Phone Number by LID" (devlikeapro/waha-docs
+      // content/docs/how-to/contacts/index.md; OpenAPI static/swagger/openapi.json, WAHA 2026.7.1:
+      // `GET /api/{session}/lids/{lid}`, `LidToPhoneNumber` `{ lid, pn }`). "Remember to escape `@`
+      // in `lid` with `%40` (`123123%40lid`) or use just a number (`123123`)"; "Response (Not
+      // Found)" is `{ lid, pn: null }`. A value that is neither form is refused (400).
+      route("get", "/api/:name/lids/:lid", ({ name = "", lid = "" }) => {
+        const value = decodeURIComponent(lid);
+        if (!/^\d{1,32}(?:@lid)?$/.test(value))
+          return HttpResponse.json({ message: `bad lid: ${value}` }, { status: 400 });
+        const full = value.endsWith("@lid") ? value : `${value}@lid`;
+        return this.withSession(name, (session) => {
+          if (session.status !== "WORKING")
+            return HttpResponse.json(
+              { message: `Session status is not as expected: ${session.status}` },
+              { status: 422 },
+            );
+          return HttpResponse.json({ lid: full, pn: this.lids.get(full) ?? null });
+        });
+      }),
       // "Check phone number is registered in WhatsApp" (OpenAPI: `phone` and `session` required;
       // `WANumberExistResult` without `chatId` when the number does not exist). A number ending in
       // 0000 is not on WhatsApp.
@@ -321,8 +359,11 @@ export class FakeWaha {
               { message: `property ${refused} is refused or missing` },
               { status: 422 },
             );
-          if (!/^\d{6,15}@c\.us$/.test(String(body.chatId)))
-            return HttpResponse.json({ message: "chatId must be <digits>@c.us" }, { status: 422 });
+          if (!/^(?:\d{6,15}@c\.us|\d{1,32}@lid)$/.test(String(body.chatId)))
+            return HttpResponse.json(
+              { message: "chatId must be <digits>@c.us or <digits>@lid" },
+              { status: 422 },
+            );
           return this.withSession(String(body.session), (session) => {
             if (session.status !== "WORKING")
               return HttpResponse.json(
@@ -400,7 +441,7 @@ export class FakeWaha {
     if (refused)
       return HttpResponse.json({ message: `property ${refused} is refused or missing` }, { status: 422 });
     const messageId = String(body.messageId);
-    const match = messageId.match(/^(?:true|false)_(\d+@c\.us)_/);
+    const match = messageId.match(/^(?:true|false)_(\d+@(?:c\.us|lid))_/);
     if (!SERIALIZED_ID.test(messageId) || !match)
       return HttpResponse.json({ message: "messageId is not a serialised message id" }, { status: 422 });
     const fault = typeof this.sendFault === "function" ? this.sendFault(body) : this.sendFault;
@@ -434,6 +475,8 @@ export class FakeWaha {
       fields.required.find((field) => body[field] === undefined);
     if (refused)
       return HttpResponse.json({ message: `property ${refused} is refused or missing` }, { status: 422 });
+    if (typeof body.chatId !== "string" || !USER_CHAT_ID.test(body.chatId))
+      return HttpResponse.json({ message: "chatId is not a user's chat id" }, { status: 422 });
     const fileProblem = body.file === undefined ? null : remoteFileProblem(body.file);
     if (fileProblem) return HttpResponse.json({ message: fileProblem }, { status: 422 });
     // `reply_to`: "The ID of the message to reply to - false_11111111111@c.us_AAAAAAAAAAAAAAAAAAAA".
@@ -482,6 +525,14 @@ export class FakeWaha {
     if (fault === "lost") return HttpResponse.error();
     if (fault === "garbage") return HttpResponse.text("<html>502</html>", { status: 201 });
     return HttpResponse.json(sent.message, { status: 201 });
+  }
+
+  /**
+   * WAHA learns (or, with `phone` null, holds without a number) LID `lid` (`<digits>@lid`): its
+   * lids endpoint answers `pn` `<digits of phone>@c.us`, or null.
+   */
+  mapLid(lid: string, phone: string | null): void {
+    this.lids.set(lid, phone === null ? null : `${phone.replace("+", "")}@c.us`);
   }
 
   /** The QR payload the fake shows the `n`th time session `name` is asked for one. */
@@ -572,5 +623,43 @@ export function wahaReactionPayload(from: string, messageId: string, text: strin
     fromMe: false,
     participant: null,
     reaction: { text, messageId },
+  };
+}
+
+/**
+ * A `message` event's payload (`WAMessage`) from a LID chat, `lid` (`<digits>@lid`), as NOWEB sends
+ * it: `from` and the id's chat are the LID, and nothing in it gives the phone number (WAHA's
+ * `WAMessage` has no such field: OpenAPI document, devlikeapro/waha-docs static/swagger/openapi.json;
+ * adding one is devlikeapro/waha#993); `_data` is NOWEB's raw message, `{ key: { remoteJid, fromMe,
+ * id }, messageTimestamp, pushName, broadcast, message }` (content/docs/engines/noweb/index.md
+ * there, "Get messages"; the webhook of devlikeapro/waha#1073), with `pushName` when `pushName` is
+ * given. The number, when WAHA knows it, comes from the lids endpoint ({@link FakeWaha.mapLid}).
+ */
+export function wahaLidMessagePayload(
+  lid: string,
+  body: string,
+  options: { id?: string; pushName?: string } = {},
+) {
+  const id = options.id ?? "297A4A9CC7BD7B111D49B72C8832D6D3";
+  const timestamp = Math.floor(Date.now() / 1000);
+  return {
+    id: `false_${lid}_${id}`,
+    timestamp,
+    from: lid,
+    fromMe: false,
+    source: "app",
+    body,
+    hasMedia: false,
+    media: null,
+    ack: 2,
+    ackName: "DEVICE",
+    replyTo: null,
+    _data: {
+      key: { remoteJid: lid, fromMe: false, id },
+      messageTimestamp: timestamp,
+      ...(options.pushName ? { pushName: options.pushName } : {}),
+      broadcast: false,
+      message: { conversation: body },
+    },
   };
 }

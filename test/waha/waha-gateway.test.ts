@@ -960,7 +960,7 @@ describe("parseWahaEvent", () => {
           {
             type: "incoming",
             providerMessageId: ID,
-            from: CONTACT,
+            from: { phoneNumber: CONTACT },
             messageType: "text",
             content: "Hi there!",
             mediaUrl: null,
@@ -990,7 +990,7 @@ describe("parseWahaEvent", () => {
           {
             type: "incoming",
             providerMessageId: ID,
-            from: CONTACT,
+            from: { phoneNumber: CONTACT },
             messageType,
             content: "Check this out",
             mediaUrl: null,
@@ -1006,7 +1006,7 @@ describe("parseWahaEvent", () => {
         {
           type: "incoming",
           providerMessageId: ID,
-          from: CONTACT,
+          from: { phoneNumber: CONTACT },
           messageType: "document",
           content: null,
           mediaUrl: null,
@@ -1024,10 +1024,41 @@ describe("parseWahaEvent", () => {
       });
     });
 
+    it("names the sender by NOWEB's _data.pushName when given", () => {
+      const events = parseWahaEvent(incoming({ _data: { pushName: "Jane" } }))?.events;
+      expect(events?.[0]).toMatchObject({ from: { phoneNumber: CONTACT, name: "Jane" } });
+    });
+
+    it("maps a message from a LID chat to incoming from the LID, without a number", () => {
+      const lid = "123456789012345@lid";
+      const id = `false_${lid}_AAAAAAAAAAAAAAAAAAAA`;
+      const batch = parseWahaEvent(
+        incoming({ id, from: lid, _data: { key: { remoteJid: lid, fromMe: false }, pushName: "Jane" } }),
+      );
+      expect(batch?.events).toEqual([
+        {
+          type: "incoming",
+          providerMessageId: id,
+          from: { userId: lid, name: "Jane" },
+          messageType: "text",
+          content: "Hi there!",
+          mediaUrl: null,
+          at: AT,
+        },
+      ]);
+      // A LID with a device part is the same user; `_data` of another shape gives no name.
+      expect(
+        parseWahaEvent(incoming({ from: "123456789012345:3@lid", _data: [] }))?.events?.[0],
+      ).toMatchObject({
+        from: { userId: lid },
+      });
+      expect(parseWahaEvent(incoming({ from: lid, _data: null }))?.events?.[0]?.type).toBe("incoming");
+    });
+
     it.each([
       ["a group", "120363402931855007@g.us"],
-      ["a hidden (@lid) id", "123456789012345@lid"],
       ["a status broadcast", "status@broadcast"],
+      ["a channel", "120363417343416222@newsletter"],
     ])("ignores messages from %s", (_what, from) => {
       expect(parseWahaEvent(incoming({ from }))).toEqual({ sessionId: SESSION, events: [], sentAt: AT });
     });

@@ -122,6 +122,24 @@ export async function contactsNamed(db: Db, sessionId: string, identity: Contact
   return rows.map((row) => row.id);
 }
 
+/**
+ * The phone number of session `sessionId`'s contact that `identity` names ({@link contactOf}):
+ * the number, null when the contact has none, or undefined when no contact is named.
+ */
+export async function phoneNumberOfContact(
+  db: Db,
+  sessionId: string,
+  identity: ContactIdentity,
+): Promise<string | null | undefined> {
+  if (identifiersOf(identity).length === 0) return undefined;
+  const [row] = await db
+    .select({ phoneNumber: contacts.phoneNumber })
+    .from(contacts)
+    .where(sql`${contacts.id} = ${contactOf(sessionId, identity)}`)
+    .limit(1);
+  return row ? row.phoneNumber : undefined;
+}
+
 /** What a contact is learnt from: its account and session, who they are, and when (epoch ms). */
 export interface LearntContact {
   accountId: string;

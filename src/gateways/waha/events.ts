@@ -1,7 +1,8 @@
 import { z } from "zod";
+import type { ContactIdentity } from "../../lib/contact-identity";
 import { hmacHex, timingSafeEqual } from "../../lib/crypto";
 import type { GatewayEvent, GatewayEventBatch, OutboundMessage } from "../gateway";
-import { phoneOfJid } from "../jid";
+import { lidOfJid, phoneOfJid } from "../jid";
 import { Me, SessionStatus, statusEvent } from "./session";
 
 /*
@@ -25,10 +26,22 @@ const StatusPayload = z.looseObject({ status: SessionStatus });
 /** `message.ack` payload: `{ id, ack, ackName, … }` ("Events → message.ack"). */
 const AckPayload = z.looseObject({ id: z.string().min(1), ack: z.number().int() });
 
+/**
+ * The sender's name in a message's `_data` ("internal engine data, can be different for each
+ * engine", "Events → message"): NOWEB's `_data.pushName` (WAHA's docs, "NOWEB → Get messages",
+ * devlikeapro/waha-docs content/docs/engines/noweb/index.md, whose `_data` examples carry `key` and
+ * `pushName`). Another engine's `_data`, or one of another shape, gives no name.
+ */
+const RawData = z
+  .looseObject({ pushName: z.string().min(1).nullish() })
+  .nullish()
+  .catch(null);
+
 /** `message` payload ("Events → message", "Receive messages → Media Files"). */
 const MessagePayload = z.looseObject({
   id: z.string().min(1),
   from: z.string(),
+  _data: RawData,
   fromMe: z.boolean(),
   body: z.string().nullish(),
   hasMedia: z.boolean().nullish(),
@@ -69,8 +82,8 @@ export async function verifyWahaSignature(
  * - `message.ack`: ack -1 ERROR → `failed` (`gateway_ack_error`), 1 SERVER → `sent`, 2 DEVICE →
  *   `delivered`, 3 READ and 4 PLAYED → `read`; 0 PENDING → none. The id is the `{fromMe}_{chatId}_{id}`
  *   form that `send` answers.
- * - `message` not `fromMe` from a phone number (`@c.us`; groups, `@lid`, broadcasts are skipped) →
- *   `incoming`: text unless `hasMedia`, then by `media.mimetype` image/video/audio, else document;
+ * - `message` not `fromMe` from a user (`@c.us` or `@lid`; groups, broadcasts, channels are
+ *   skipped) → `incoming` from {@link senderOf}: text unless `hasMedia`, then by `media.mimetype` image/video/audio, else document;
  *   the body (caption for media). Never a `mediaUrl`: WAHA's `media.url` points at WAHA itself
  *   (`/api/files/…`, behind its API key), so media is noted as `media: { mimetype, ref }`
  *   instead, `ref` the file's path ({@link wahaFileRef}) when WAHA downloaded it.
@@ -79,6 +92,8 @@ export async function verifyWahaSignature(
  *   (theirs) and `true_<from>_<id>` (ours, as `send` stores it).
  * - `message.reaction` not `fromMe` from a phone number → `reaction` on `reaction.messageId` (the
  *   serialised id) with `reaction.text` as the emoji ("" when taken off), at the envelope's time.
+ *   A reaction from a `@lid` chat is skipped: the event names its contact by number, and
+ *   `WAMessageReaction` carries none for a LID.
  * - Any other event: a batch without events.
  *
  * Answers null for a body that is not a WAHA envelope, or a known event whose payload lacks the
@@ -115,7 +130,7 @@ function eventsOf(
       const parsed = MessagePayload.safeParse(payload);
       if (!parsed.success) return null;
       const message = parsed.data;
-      const from = phoneOfJid(message.from);
+      const from = senderOf(message.from, message._data?.pushName);
       if (message.fromMe || !from) return [];
       // `media.url` is on WAHA's own host, which callers must not see (and may not reach): the
       // message keeps only that it had media, and of which type; the file's path is the `ref`
@@ -128,7 +143,7 @@ function eventsOf(
         {
           type: "incoming",
           providerMessageId: message.id,
-          from: { phoneNumber: from },
+          from,
           messageType: message.hasMedia ? mediaType(message.media?.mimetype) : "text",
           content: message.body || null,
           mediaUrl: null,
@@ -150,6 +165,8 @@ function eventsOf(
       const parsed = ReactionPayload.safeParse(payload);
       if (!parsed.success) return null;
       const { from: chat, fromMe, reaction } = parsed.data;
+      // `GatewayEvent` `reaction` names its contact by number: one from a `@lid` chat, whose payload
+      // gives no number (`WAMessageReaction`), stays skipped.
       const from = phoneOfJid(chat);
       if (fromMe || !from) return [];
       return [{ type: "reaction", providerMessageId: reaction.messageId, from, emoji: reaction.text, at }];
@@ -157,6 +174,23 @@ function eventsOf(
     default:
       return [];
   }
+}
+
+/**
+ * Who wrote a direct message from chat `chat`, with `name` (NOWEB's `_data.pushName`) when given:
+ * `<digits>@c.us` → its number (E.164); `<digits>@lid` → the LID as `userId` ("Receive messages →
+ * chatId, from, to, participant": "a hidden user ID"), without a number: WAHA's `message` payload
+ * (`WAMessage`, its OpenAPI document, devlikeapro/waha-docs static/swagger/openapi.json) has no
+ * field for the number behind a LID (asked for in devlikeapro/waha#993), which the session learns
+ * afterwards through `GET /api/{session}/lids/{lid}` (lids.ts). Null for any other chat (groups
+ * `@g.us`, `status@broadcast`, channels `@newsletter`).
+ */
+export function senderOf(chat: string, name: string | null | undefined): ContactIdentity | null {
+  const named = name ? { name } : {};
+  const phoneNumber = phoneOfJid(chat);
+  if (phoneNumber) return { phoneNumber, ...named };
+  const userId = lidOfJid(chat);
+  return userId ? { userId, ...named } : null;
 }
 
 /** `message.ack` `ack` values ("Events → message.ack"); 0 PENDING has no status. */

@@ -1,4 +1,5 @@
 import type { GatewaySettings } from "../../config";
+import type { ContactIdentity } from "../../lib/contact-identity";
 import type { HealthReading } from "../../lib/session-health";
 import { checkMediaAnswer, IncomingMediaError } from "../../media/incoming";
 import type {
@@ -15,6 +16,7 @@ import type { GatewayHttp } from "../http";
 import { reactionLookup } from "../reaction";
 import { checkNumbers } from "./contacts";
 import { readHealth } from "./health";
+import { phoneOfLid } from "./lids";
 import {
   checkSession,
   createSession,
@@ -38,7 +40,8 @@ import { wahaTyping } from "./typing";
  *
  * One file per job: link.ts (the session's lifecycle: create, start, QR, pairing code, stop,
  * remove, check), send.ts (sending a message), lookup.ts (asking whether a message was sent, to
- * settle an unknown send), contacts.ts (asking whether numbers are on the network), events.ts
+ * settle an unknown send), contacts.ts (asking whether numbers are on the network), lids.ts (the
+ * phone number behind a LID), events.ts
  * (the webhook: signature and parsing), session.ts (session statuses and the linked account,
  * shared by link.ts and events.ts).
  */
@@ -116,6 +119,11 @@ export class WahaGateway implements ChatGateway {
   /** Whether the session holds a message we sent: {@link lookupMessage}; a reaction, {@link reactionLookup}. */
   lookup(sessionId: string, query: SentQuery): Promise<LookupResult> {
     return Promise.resolve(reactionLookup(query) ?? lookupMessage(this.http, sessionId, query));
+  }
+
+  /** The number behind a LID, when WAHA knows it: {@link phoneOfLid}. */
+  resolveUserId(sessionId: string, userId: string): Promise<ContactIdentity | null> {
+    return phoneOfLid(this.http, sessionId, userId);
   }
 
   /** The session's timelock and cap on new chats: {@link readHealth}. */

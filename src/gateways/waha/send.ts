@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { userIdKind } from "../../lib/contact-identity";
 import type { MediaLinkSigner } from "../../media/link";
 import type { OutboundMessage, SendOutcome } from "../gateway";
 import { type GatewayHttp, gatewayRequest, notSent, sendFailure } from "../http";
@@ -45,7 +46,7 @@ const SentMessageId = z.union([
 
 /**
  * Sends one message from session `sessionId` ("Send messages → Send Text / Image / Voice / Video /
- * File"). WAHA accepts a message to a number that is not on the network (NOWEB answers it
+ * File"), to a number or a LID ({@link chatIdOf}). WAHA accepts a message to a number that is not on the network (NOWEB answers it
  * `PENDING`; devlikeapro/waha#569), so the number is first looked up with `GET
  * /api/contacts/check-exists` — the lookup WAHA's maintainers point to, and the one the docs
  * require anyway for Brazilian numbers, whose chat id may differ from the digits ("Contacts →
@@ -113,11 +114,16 @@ function timelocked(): SendOutcome {
 export const REACHOUT_TIMELOCKED = "reachout_timelocked";
 
 /**
- * The chat id of E.164 `to` by `GET /api/contacts/check-exists` ("Contacts → Check phone number
- * exists"), or null when the number is not on the network; the send and lookup.ts go to it.
+ * The chat id of `to` that the send and lookup.ts go to: a LID (`<digits>@lid`,
+ * src/lib/contact-identity.ts `userIdKind`) is a chat id as it is, without a lookup ("Contacts →
+ * @lid and @c.us": "You can message anyone using either their LID or their PN"; the send
+ * requests' `chatId` is any chat id, WAHA's OpenAPI document, `MessageTextRequest`); an E.164
+ * number's by `GET /api/contacts/check-exists` ("Contacts → Check phone number exists"), or null
+ * when the number is not on the network.
  * @throws GatewayError for a failed call.
  */
 export async function chatIdOf(http: GatewayHttp, sessionId: string, to: string): Promise<string | null> {
+  if (userIdKind(to) === "lid") return to;
   const digits = digitsOf(to);
   const lookup = await gatewayRequest(http, {
     method: "GET",

@@ -1,0 +1,184 @@
+import { beforeEach, describe, expect, it, vi } from "vitest";
+import { parseWahaEvent } from "../../src/gateways/waha/events";
+import { call, createAccount, createSession } from "../helpers";
+import { useNetwork } from "../network";
+import { FakeWaha, postWahaEvent, wahaLidMessagePayload, wahaReactionPayload } from "./fake-waha";
+
+// Users WAHA names by LID (`<digits>@lid`, src/lib/contact-identity.ts `LID_PATTERN`), against the fake server
+// (fake-waha.ts): a `message` webhook from a LID chat is stored with its contact known by the LID,
+// and the number comes from `GET /api/{session}/lids/{lid}` when WAHA knows it. Sends to a LID:
+// waha-lid-sends.test.ts.
+
+useNetwork();
+
+const PHONE = "+14155552671";
+const ME = { id: "14155552671@c.us", pushName: "Ada" };
+const LID = "120363025246125888@lid";
+const NUMBER = "+14155550177";
+/** The lids endpoint's path for {@link LID}, its `@` escaped as WAHA's docs ask. */
+const lidsPath = (name: string) => `GET /api/${name}/lids/120363025246125888%40lid`;
+
+interface Contact {
+  id: string;
+  phone_number: string | null;
+  user_id: string | null;
+  name: string | null;
+  identifiers?: { kind: string; value: string }[];
+}
+
+interface Message {
+  id: string;
+  from_number: string | null;
+  content: string | null;
+  provider_message_id: string | null;
+  contact: Contact | null;
+}
+
+let waha: FakeWaha;
+beforeEach(() => {
+  waha = new FakeWaha().install();
+});
+
+async function connectedWahaSession(key: string) {
+  const { session } = await createSession(key);
+  const name = session.session_id;
+  waha.link(name, PHONE, ME.pushName);
+  await postWahaEvent(name, "session.status", { status: "WORKING" }, { me: ME });
+  return { id: session.id, name };
+}
+
+async function post(name: string, payload: unknown) {
+  const res = await postWahaEvent(name, "message", payload);
+  expect(res.status).toBe(200);
+  expect(res.body).toEqual({ success: true, ignored: false });
+}
+
+async function incomingMessages(key: string): Promise<Message[]> {
+  const res = await call<{ data: Message[] }>("GET", "/v1/chatapp/messages?filter[direction]=incoming", {
+    key,
+  });
+  expect(res.status).toBe(200);
+  return res.body.data;
+}
+
+async function contact(key: string, id: string | undefined): Promise<Contact> {
+  const res = await call<{ data: Contact }>("GET", `/v1/contacts/${id}`, { key });
+  expect(res.status).toBe(200);
+  return res.body.data;
+}
+
+async function contactEvents(key: string): Promise<{ type: string; data: Record<string, unknown> }[]> {
+  const res = await call<{ data: { type: string; data: Record<string, unknown> }[] }>(
+    "GET",
+    "/v1/events?limit=100&filter[type]=contact.created,contact.updated",
+    { key },
+  );
+  expect(res.status).toBe(200);
+  return res.body.data.reverse();
+}
+
+const identifiers = (shown: Contact) => shown.identifiers?.map((i) => [i.kind, i.value]).sort();
+
+describe("WAHA: a message from a LID chat", () => {
+  it("is stored once, from no number, its contact known by the LID and named by pushName, when WAHA knows no number", async () => {
+    const { key } = await createAccount(1);
+    const session = await connectedWahaSession(key);
+    waha.mapLid(LID, null);
+    const payload = wahaLidMessagePayload(LID, "hello", { pushName: "Jane" });
+    await post(session.name, payload);
+    await post(session.name, payload);
+
+    const messages = await incomingMessages(key);
+    expect(messages).toHaveLength(1);
+    expect(messages[0]).toMatchObject({
+      from_number: null,
+      content: "hello",
+      provider_message_id: payload.id,
+      contact: { phone_number: null, user_id: LID, name: "Jane" },
+    });
+    const shown = await contact(key, messages[0]?.contact?.id);
+    expect(identifiers(shown)).toEqual([["user_id", LID]]);
+    // WAHA was asked once, for the message stored: the replay stored nothing and asked nothing.
+    expect(waha.calls.filter((c) => c.includes("/lids/"))).toEqual([lidsPath(session.name)]);
+    expect((await contactEvents(key)).map((e) => e.type)).toEqual(["contact.created"]);
+  });
+
+  it("gains the number WAHA maps the LID to: one contact with both identifiers, and a contact.updated", async () => {
+    const { key } = await createAccount(1);
+    const session = await connectedWahaSession(key);
+    waha.mapLid(LID, NUMBER);
+    await post(session.name, wahaLidMessagePayload(LID, "hello", { pushName: "Jane" }));
+
+    const [message] = await incomingMessages(key);
+    // The message is stored as it came, from the LID alone; its contact then learnt the number.
+    expect(message?.from_number).toBeNull();
+    const shown = await contact(key, message?.contact?.id);
+    expect(shown).toMatchObject({ phone_number: NUMBER, user_id: LID, name: "Jane" });
+    expect(identifiers(shown)).toEqual([
+      ["phone_number", NUMBER],
+      ["user_id", LID],
+    ]);
+    const events = await contactEvents(key);
+    expect(events.map((e) => e.type)).toEqual(["contact.created", "contact.updated"]);
+    const update = events[1]?.data as { contact: Contact; previous: Contact };
+    expect([update.previous.phone_number, update.contact.phone_number]).toEqual([null, NUMBER]);
+    expect([update.previous.user_id, update.contact.user_id]).toEqual([LID, LID]);
+
+    // The next message from the LID finds the contact with its number: WAHA is not asked again.
+    await post(session.name, wahaLidMessagePayload(LID, "again", { id: "3EB0AAAAAAAAAAAAAAAA" }));
+    expect(waha.calls.filter((c) => c.includes("/lids/"))).toEqual([lidsPath(session.name)]);
+    // And the number's own chat is the same contact.
+    await post(session.name, {
+      id: "false_14155550177@c.us_3EB0BBBBBBBBBBBBBBBB",
+      timestamp: Math.floor(Date.now() / 1000),
+      from: "14155550177@c.us",
+      fromMe: false,
+      body: "from my number",
+      hasMedia: false,
+    });
+    const all = await incomingMessages(key);
+    expect(all.map((m) => [m.content, m.from_number, m.contact?.id])).toEqual([
+      ["from my number", NUMBER, shown.id],
+      ["again", null, shown.id],
+      ["hello", null, shown.id],
+    ]);
+    expect((await contactEvents(key)).map((e) => e.type)).toEqual(["contact.created", "contact.updated"]);
+  });
+
+  it("keeps the message when WAHA cannot answer the lookup, and learns the number with the next one", async () => {
+    const { key } = await createAccount(1);
+    const session = await connectedWahaSession(key);
+    waha.mapLid(LID, NUMBER);
+    waha.down = true;
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    await post(session.name, wahaLidMessagePayload(LID, "hello"));
+    const logged = warn.mock.calls.map(([line]) => JSON.parse(String(line)) as Record<string, unknown>);
+    warn.mockRestore();
+    expect(logged.filter((entry) => entry.event === "user_id_resolve_failed")).toEqual([
+      expect.objectContaining({ level: "warn", gateway: "waha", error: expect.stringContaining("503") }),
+    ]);
+    const [first] = await incomingMessages(key);
+    expect(first?.contact).toMatchObject({ phone_number: null, user_id: LID });
+    expect(waha.calls.filter((c) => c.includes("/lids/"))).toEqual([lidsPath(session.name)]);
+
+    waha.down = false;
+    await post(session.name, wahaLidMessagePayload(LID, "again", { id: "3EB0AAAAAAAAAAAAAAAA" }));
+    expect(await contact(key, first?.contact?.id)).toMatchObject({ phone_number: NUMBER, user_id: LID });
+    expect(waha.calls.filter((c) => c.includes("/lids/"))).toEqual([
+      lidsPath(session.name),
+      lidsPath(session.name),
+    ]);
+  });
+
+  it("a reaction from a LID chat is skipped: its event names the contact by a number the payload lacks", () => {
+    const payload = { ...wahaReactionPayload("1", "false_14155550177@c.us_AAAX1", "🙏"), from: LID };
+    const batch = parseWahaEvent({
+      id: "evt_00000000000000000000000001",
+      timestamp: 1741249702485,
+      session: "default",
+      event: "message.reaction",
+      payload,
+    });
+    expect(batch?.events).toEqual([]);
+  });
+});
