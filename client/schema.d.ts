@@ -5825,6 +5825,8 @@ export interface operations {
                 "filter[to_number]"?: string[];
                 /** @description Sender number. */
                 "filter[from_number]"?: string;
+                /** @description The messages of the contact ever known by this user id (a BSUID or a LID), both ways, whatever address each used (README, Contacts). */
+                "filter[user_id]"?: string;
                 "filter[status]"?: "queued" | "sent" | "delivered" | "read" | "failed" | "scheduled";
                 "filter[direction]"?: "incoming" | "outgoing";
                 "filter[type]"?: "text" | "image" | "video" | "audio" | "document" | "template" | "reaction";
@@ -6073,6 +6075,8 @@ export interface operations {
                 "filter[to_number]"?: string[];
                 /** @description Sender number. */
                 "filter[from_number]"?: string;
+                /** @description The messages of the contact ever known by this user id (a BSUID or a LID), both ways, whatever address each used (README, Contacts). */
+                "filter[user_id]"?: string;
                 "filter[status]"?: "queued" | "sent" | "delivered" | "read" | "failed" | "scheduled";
                 "filter[direction]"?: "incoming" | "outgoing";
                 "filter[type]"?: "text" | "image" | "video" | "audio" | "document" | "template" | "reaction";

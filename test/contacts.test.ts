@@ -1,3 +1,4 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { GatewayEvent } from "../src/gateways/gateway";
 import { call, createAccount, expectProblem, phoneReceived, sessionStub } from "./helpers";
@@ -376,5 +377,44 @@ describe("opting out by user id (STOP)", () => {
       { key },
     );
     expect(started.body.data).toMatchObject({ status: "completed", stats: { skipped: 1, queued: 0 } });
+  });
+});
+
+describe("filter[user_id] on the message list", () => {
+  it("lists the contact's messages both ways, whatever address each used, newest first", async () => {
+    const { key } = await createAccount(1);
+    const session = (await connectedSession(key)).id;
+    const first = await inbound(key, session, { from_user_id: LID }, "one");
+    await inbound(key, session, { from_number: "+14155552608" }, "someone else");
+    const second = await inbound(key, session, { from_user_id: LID, from_number: "+14155552609" }, "two");
+    const reply = await call<{ data: { messages: { id: string }[] } }>("POST", "/v1/chatapp/messages", {
+      key,
+      body: { chatapp_session_id: session, to_number: ["+14155552609"], type: "text", content: "three" },
+    });
+    const listed = await call<{ data: Message[] }>(
+      "GET",
+      `/v1/chatapp/messages?filter[user_id]=${encodeURIComponent(LID)}&limit=10`,
+      { key },
+    );
+    expect(listed.status).toBe(200);
+    expect(listed.body.data.map((m) => m.id)).toEqual([reply.body.data.messages[0]?.id, second.id, first.id]);
+    const none = await call<{ data: Message[] }>("GET", `/v1/chatapp/messages?filter[user_id]=${BSUID}`, {
+      key,
+    });
+    expect(none.body.data).toEqual([]);
+  });
+
+  it("reads the contact's messages through messages_account_contact, with no sort", async () => {
+    const plan = await env.DB.prepare(
+      `EXPLAIN QUERY PLAN SELECT id FROM messages WHERE account_id = ? AND contact_id IN (?)
+       ORDER BY created_at DESC, id DESC LIMIT 11`,
+    )
+      .bind("a", "ct_x")
+      .all<{ detail: string }>();
+    const details = plan.results.map((row) => row.detail).join("\n");
+    expect(details).toMatch(
+      /USING (COVERING )?INDEX messages_account_contact \(account_id=\? AND contact_id=\?\)/,
+    );
+    expect(details).not.toMatch(/TEMP B-TREE/);
   });
 });

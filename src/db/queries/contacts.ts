@@ -278,6 +278,25 @@ export async function lastMessageOf(
   );
 }
 
+/**
+ * The ids of account `accountId`'s contacts ever known by user id `userId` (one per session that
+ * met them), through `contact_identifiers_value`.
+ */
+export async function contactsKnownBy(db: Db, accountId: string, userId: string): Promise<string[]> {
+  const rows = await db
+    .select({ id: contacts.id })
+    .from(contactIdentifiers)
+    .innerJoin(contacts, eq(contacts.id, contactIdentifiers.contactId))
+    .where(
+      and(
+        eq(contactIdentifiers.kind, "user_id"),
+        eq(contactIdentifiers.value, userId),
+        eq(contacts.accountId, accountId),
+      ),
+    );
+  return [...new Set(rows.map((row) => row.id))];
+}
+
 /** Contact `id` of account `accountId`, or null. */
 export async function findContact(db: Db, accountId: string, id: string): Promise<ContactRow | null> {
   const [row] = await db

@@ -2,13 +2,17 @@ import { and, eq, getTableColumns, inArray, type SQL } from "drizzle-orm";
 import type { Cursor } from "../../lib/cursor";
 import type { Db } from "../client";
 import { type ContactRow, type MessageRow, type MessageStatus, type MessageType, messages } from "../schema";
-import { messageContactColumn } from "./contacts";
+import { contactsKnownBy, messageContactColumn } from "./contacts";
 import { pageOf, pageWindow, readOrder } from "./keyset";
 
 /** The list's filters, normalised: E.164 numbers, a lower-case session uuid, epoch ms bounds. */
 export interface MessageFilters {
   toNumbers?: string[];
   fromNumber?: string;
+  /** A user id: the messages of the contacts known by it ({@link listMessages} resolves it to `contactIds`). */
+  userId?: string;
+  /** Contact ids: the messages naming one of them. */
+  contactIds?: string[];
   status?: MessageStatus;
   direction?: "incoming" | "outgoing";
   type?: MessageType;
@@ -38,6 +42,7 @@ export function buildListQuery(db: Db, accountId: string, query: ListQuery) {
   const where: (SQL | undefined)[] = [eq(messages.accountId, accountId)];
   if (filters.toNumbers) where.push(inArray(messages.toNumber, filters.toNumbers));
   if (filters.fromNumber) where.push(eq(messages.fromNumber, filters.fromNumber));
+  if (filters.contactIds) where.push(inArray(messages.contactId, filters.contactIds));
   if (filters.status) where.push(eq(messages.status, filters.status));
   if (filters.direction) where.push(eq(messages.direction, filters.direction));
   if (filters.type) where.push(eq(messages.type, filters.type));
@@ -52,12 +57,18 @@ export function buildListQuery(db: Db, accountId: string, query: ListQuery) {
 }
 
 /**
- * The queries that read one page: one, or with several `to_number` values one per number. An
+ * The queries that read one page: one, or with several `to_number` values (or contacts) one per
+ * number (or contact). An
  * `IN` list on the index's second column would make SQLite read every row of those numbers to
  * sort them; one keyset query per number reads at most `limit + 1` rows each.
  */
 export function buildListQueries(db: Db, accountId: string, query: ListQuery) {
   const numbers = query.filters.toNumbers ?? [];
+  const contacts = query.filters.contactIds ?? [];
+  if (contacts.length > 1)
+    return contacts.map((id) =>
+      buildListQuery(db, accountId, { ...query, filters: { ...query.filters, contactIds: [id] } }),
+    );
   if (numbers.length <= 1) return [buildListQuery(db, accountId, query)];
   return numbers.map((n) =>
     buildListQuery(db, accountId, { ...query, filters: { ...query.filters, toNumbers: [n] } }),
@@ -75,6 +86,11 @@ export async function listMessages(
   accountId: string,
   query: ListQuery,
 ): Promise<{ rows: (MessageRow & { contact: ContactRow | null })[]; more: boolean }> {
+  if (query.filters.userId !== undefined) {
+    const contactIds = await contactsKnownBy(db, accountId, query.filters.userId);
+    if (contactIds.length === 0) return { rows: [], more: false };
+    query = { ...query, filters: { ...query.filters, userId: undefined, contactIds } };
+  }
   const [first, ...rest] = buildListQueries(db, accountId, query);
   if (!first) return { rows: [], more: false };
   const results = rest.length === 0 ? [await first] : await db.batch([first, ...rest]);

@@ -67,5 +67,7 @@ export const contactIdentifiers = sqliteTable(
   (t) => [
     primaryKey({ columns: [t.chatappSessionId, t.kind, t.value] }),
     index("contact_identifiers_contact").on(t.contactId),
+    // A user id across the account's sessions (`filter[user_id]` of the message list).
+    index("contact_identifiers_value").on(t.value, t.kind),
   ],
 );

@@ -89,6 +89,10 @@ export const messages = sqliteTable(
     index("messages_account_to").on(t.accountId, t.toNumber, t.createdAt, t.id),
     index("messages_account_from").on(t.accountId, t.fromNumber, t.createdAt, t.id),
     index("messages_account_session").on(t.accountId, t.chatappSessionId, t.createdAt, t.id),
+    // `filter[user_id]`: a contact's messages; only rows that name one.
+    index("messages_account_contact")
+      .on(t.accountId, t.contactId, t.createdAt, t.id)
+      .where(sql`contact_id IS NOT NULL`),
     index("messages_provider_id").on(t.providerMessageId),
     // A gateway may deliver the same incoming message twice; it is stored once.
     uniqueIndex("messages_incoming_provider_id")

@@ -406,6 +406,10 @@ const ToNumbersFilter = z
 const listQueryShape = {
   "filter[to_number]": ToNumbersFilter.optional(),
   "filter[from_number]": PhoneFilter.optional().openapi({ description: "Sender number." }),
+  "filter[user_id]": UserId.optional().openapi({
+    description:
+      "The messages of the contact ever known by this user id (a BSUID or a LID), both ways, whatever address each used (README, Contacts).",
+  }),
   "filter[status]": z
     .enum(MESSAGE_STATUSES, { error: once(`one of ${MESSAGE_STATUSES.join(", ")}`) })
     .optional(),
@@ -470,6 +474,7 @@ export function toListQuery(params: MessageListParams, sessionId = params.sessio
     filters: {
       toNumbers: params["filter[to_number]"],
       fromNumber: params["filter[from_number]"],
+      userId: params["filter[user_id]"],
       status: params["filter[status]"],
       direction: params["filter[direction]"],
       type: params["filter[type]"],

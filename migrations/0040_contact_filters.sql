@@ -1,0 +1,2 @@
+CREATE INDEX `contact_identifiers_value` ON `contact_identifiers` (`value`,`kind`);--> statement-breakpoint
+CREATE INDEX `messages_account_contact` ON `messages` (`account_id`,`contact_id`,`created_at`,`id`) WHERE contact_id IS NOT NULL;
