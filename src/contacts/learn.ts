@@ -4,6 +4,7 @@ import {
   contactIdIs,
   contactOf,
   contactsNamed,
+  identifiersOf,
   type LearntContact,
   linkIdentifierStatements,
   mergeContactStatements,
@@ -58,9 +59,11 @@ export async function learnContact(
   options: { sourceRef: string; message: boolean },
 ): Promise<{ items: BatchItem[]; contactId: Statement } | null> {
   if (!namesSomeone(learnt.identity)) return null;
-  const named = await contactsNamed(db, learnt.sessionId, learnt.identity);
-  const [keep, ...others] = named;
-  if (keep && others.length > 0) await batchSql(db, mergeContactStatements(keep, others, learnt.at));
+  // Only two identifiers or more can name two contacts: a message by one alone reads nothing more.
+  if (identifiersOf(learnt.identity).length > 1) {
+    const [keep, ...others] = await contactsNamed(db, learnt.sessionId, learnt.identity);
+    if (keep && others.length > 0) await batchSql(db, mergeContactStatements(keep, others, learnt.at));
+  }
   const id = newContactId();
   const contactId = contactOf(learnt.sessionId, learnt.identity);
   const items: BatchItem[] = [
