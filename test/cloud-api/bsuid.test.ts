@@ -268,3 +268,61 @@ describe("sends to a BSUID (gateway level)", () => {
     expect(sent.outcome).toBe("accepted");
   });
 });
+
+describe("a username user through the API (README, Contacts)", () => {
+  it("writes by BSUID, is answered by to_user_id inside the window, then opts out with STOP", async () => {
+    const graph = fake();
+    const { key } = await createAccount(10);
+    const { id: session, phoneNumberId } = await cloudApiSession(graph, key);
+    graph.queueIncoming({ phoneNumberId, userId: BSUID, username: "@jane", profileName: "Jane", text: "hi" });
+    await deliverWebhooks(graph);
+    const sent = await call<{ data: { messages: { id: string; to_number: string | null }[] } }>(
+      "POST",
+      "/v1/chatapp/messages",
+      {
+        key,
+        body: {
+          chatapp_session_id: session,
+          to_user_id: [BSUID],
+          type: "text",
+          content: "Hello Jane",
+          delay_between: 0,
+        },
+      },
+    );
+    expect(sent.status, sent.text).toBe(201);
+    const id = String(sent.body.data.messages[0]?.id);
+    const [message] = await waitForMessages(key, [id]);
+    expect(message).toMatchObject({ status: "sent", to_number: null });
+    const request = graph.sent.at(-1)?.body;
+    expect(request).toMatchObject({ recipient: BSUID, text: { body: "Hello Jane" } });
+    expect(request).not.toHaveProperty("to");
+    // A LID is no Cloud API recipient: refused before anything is charged.
+    const lid = await call("POST", "/v1/chatapp/messages", {
+      key,
+      body: {
+        chatapp_session_id: session,
+        to_user_id: ["120363025246125888@lid"],
+        type: "text",
+        content: "x",
+      },
+    });
+    expect(lid.status).toBe(422);
+    expect(lid.body.code).toBe("recipient_not_supported");
+
+    graph.queueIncoming({
+      phoneNumberId,
+      userId: BSUID,
+      username: "@jane",
+      profileName: "Jane",
+      text: "STOP",
+    });
+    await deliverWebhooks(graph);
+    const optOuts = await call<{ data: { to_number: string | null; user_id: string | null }[] }>(
+      "GET",
+      "/v1/opt-outs",
+      { key },
+    );
+    expect(optOuts.body.data.map((o) => [o.to_number, o.user_id])).toEqual([[null, BSUID]]);
+  });
+});
