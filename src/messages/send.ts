@@ -18,7 +18,7 @@ import { type MessageMetadata, metadataText } from "./metadata";
 import { type QuoteTarget, quoteTarget } from "./reply";
 import { requireServiceWindow } from "./service-window";
 import { requireReachable } from "./session-limits";
-import { type TemplateSend, templateNeeds, templateVariableErrors } from "./template";
+import { needsPhoneNumber, type TemplateSend, templateNeeds, templateVariableErrors } from "./template";
 import type { MessageRow, MessageType } from "./types";
 
 export interface SendRequest {
@@ -213,7 +213,8 @@ function requireSupportedRecipients(gateway: GatewayKind, recipients: string[]):
  * its variables must fit it (messages/template.ts `templateVariableErrors`).
  * @returns the messages' `metadata`: `{ template: { name, language, variables } }`.
  * @throws ApiError `validation_failed` (422) naming `type` for another gateway's session or the
- *   variables that do not fit, `template_not_found` (422).
+ *   variables that do not fit, `template_not_found` (422), `recipient_not_supported` (422) for an
+ *   authentication template with a code button to a business-scoped user id.
  */
 async function templateMetadata(
   db: Db,
@@ -237,6 +238,14 @@ async function templateMetadata(
       row
         ? `Template ${template.name} (${template.language}) is ${row.status}; only APPROVED templates can be sent.`
         : `The session has no template ${template.name} (${template.language}); list its templates to refresh them.`,
+    );
+  }
+  const byUserId = request.recipients.filter((address) => userIdKind(address) === "bsuid");
+  if (byUserId.length > 0 && needsPhoneNumber(row)) {
+    throw new ApiError(
+      "recipient_not_supported",
+      `Template ${template.name} is an authentication template with a code button, which Meta sends to phone numbers only (error 131062).`,
+      { extra: { recipients: byUserId } },
     );
   }
   const errors = templateVariableErrors(templateNeeds(row.components), template.variables);

@@ -58,6 +58,18 @@ export function templateNeeds(components: string): TemplateNeeds {
 }
 
 /**
+ * Whether a template can only be sent to a phone number: an authentication template with an `OTP`
+ * button (copy code, one tap, zero tap), which Meta refuses to send to a business-scoped user id
+ * (error 131062; Meta's "Business-scoped user IDs").
+ */
+export function needsPhoneNumber(template: { category: string; components: string }): boolean {
+  return (
+    template.category.toUpperCase() === "AUTHENTICATION" &&
+    templateNeeds(template.components).buttons.some((button) => button.type === "OTP")
+  );
+}
+
+/**
  * Checks a send's variables against the template's needs: each body placeholder `{{n}}` needs
  * `variables.body[n-1]` (none more); a `URL` button with a placeholder needs a `url` parameter at
  * its index; a `QUICK_REPLY` button may take a `quick_reply` payload; an authentication
