@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { delay, HttpResponse, http } from "msw";
 import { GATEWAY_TIMEOUT_MS, WAHA_API_KEY, WAHA_URL, WAHA_WEBHOOK_HMAC_KEY } from "../gateway-config";
-import { call } from "../helpers";
+import { call, createSession } from "../helpers";
 import { network } from "../network";
 
 type Status = "STOPPED" | "STARTING" | "SCAN_QR_CODE" | "WORKING" | "FAILED";
@@ -593,6 +593,25 @@ export async function postWahaEvent(
     headers["X-Webhook-Hmac-Algorithm"] = "sha512";
   }
   return call<{ success: boolean; ignored: boolean }>("POST", "/gateway/waha/events", { body, headers });
+}
+
+/** The phone the tests' WAHA sessions link, and WAHA's `me` for it. */
+export const WAHA_PHONE = "+14155552671";
+export const WAHA_ME = { id: "14155552671@c.us", pushName: "Ada" };
+
+/**
+ * A session of the account of `key` on WAHA, linked: `waha` links the phone {@link WAHA_PHONE},
+ * and WAHA posts `session.status` `WORKING` with {@link WAHA_ME}. Its uuid and WAHA session name.
+ */
+export async function connectedWahaSession(
+  waha: FakeWaha,
+  key: string,
+): Promise<{ id: string; name: string }> {
+  const { session } = await createSession(key);
+  const name = session.session_id;
+  waha.link(name, WAHA_PHONE, WAHA_ME.pushName);
+  await postWahaEvent(name, "session.status", { status: "WORKING" }, { me: WAHA_ME });
+  return { id: session.id, name };
 }
 
 /**

@@ -2,9 +2,9 @@ import { env, runDurableObjectAlarm } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { incomingMediaKey } from "../../src/media/incoming";
 import { PUBLIC_URL } from "../gateway-config";
-import { call, createAccount, createSession, sessionStub } from "../helpers";
+import { call, createAccount, sessionStub } from "../helpers";
 import { useNetwork } from "../network";
-import { FakeWaha, postWahaEvent } from "./fake-waha";
+import { connectedWahaSession, FakeWaha, postWahaEvent } from "./fake-waha";
 
 // WAHA's incoming media (README, Incoming media): its `message` event's `media.url` points at
 // WAHA's own files (`/api/files/…`, behind the API key); the session object downloads the file
@@ -12,8 +12,6 @@ import { FakeWaha, postWahaEvent } from "./fake-waha";
 
 useNetwork();
 
-const PHONE = "+14155552671";
-const ME = { id: "14155552671@c.us", pushName: "Ada" };
 const BYTES = new TextEncoder().encode("a voice note from WAHA");
 
 let waha: FakeWaha;
@@ -21,18 +19,10 @@ beforeEach(() => {
   waha = new FakeWaha().install();
 });
 
-async function connectedWahaSession(key: string) {
-  const { session } = await createSession(key);
-  const name = session.session_id;
-  waha.link(name, PHONE, ME.pushName);
-  await postWahaEvent(name, "session.status", { status: "WORKING" }, { me: ME });
-  return { id: session.id, name };
-}
-
 describe("WAHA incoming media", () => {
   it("downloads WAHA's file once with the API key, keeps it and serves it", async () => {
     const { key, accountId } = await createAccount();
-    const { id: sessionId, name } = await connectedWahaSession(key);
+    const { id: sessionId, name } = await connectedWahaSession(waha, key);
     const url = waha.receiveFile(name, "AAAB.oga", BYTES, "audio/ogg");
     const payload = {
       id: "false_14155550199@c.us_AAAB",
@@ -75,7 +65,7 @@ describe("WAHA incoming media", () => {
 
   it("keeps only the path of media.url: a file named on another host is fetched from WAHA_URL", async () => {
     const { key, accountId } = await createAccount();
-    const { id: sessionId, name } = await connectedWahaSession(key);
+    const { id: sessionId, name } = await connectedWahaSession(waha, key);
     waha.receiveFile(name, "AAAC.jpeg", BYTES, "image/jpeg");
     await postWahaEvent(name, "message", {
       id: "false_14155550199@c.us_AAAC",

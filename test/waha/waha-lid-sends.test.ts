@@ -3,9 +3,9 @@ import { clientMessageIdOf } from "../../src/gateways/client-id";
 import type { OutboundMessage } from "../../src/gateways/gateway";
 import { WahaGateway } from "../../src/gateways/waha";
 import { WAHA_SETTINGS } from "../gateway-config";
-import { createAccount, createSession } from "../helpers";
+import { createAccount } from "../helpers";
 import { useNetwork } from "../network";
-import { FakeWaha, postWahaEvent } from "./fake-waha";
+import { connectedWahaSession, FakeWaha } from "./fake-waha";
 
 // Sending to a user WAHA names by LID (`<digits>@lid`, src/lib/contact-identity.ts `LID_PATTERN`),
 // at the gateway, against the fake server (fake-waha.ts, which refuses a chat id WAHA's docs do not
@@ -14,22 +14,12 @@ import { FakeWaha, postWahaEvent } from "./fake-waha";
 
 useNetwork();
 
-const PHONE = "+14155552671";
-const ME = { id: "14155552671@c.us", pushName: "Ada" };
 const LID = "120363025246125888@lid";
 
 let waha: FakeWaha;
 beforeEach(() => {
   waha = new FakeWaha().install();
 });
-
-async function connectedWahaSession(key: string) {
-  const { session } = await createSession(key);
-  const name = session.session_id;
-  waha.link(name, PHONE, ME.pushName);
-  await postWahaEvent(name, "session.status", { status: "WORKING" }, { me: ME });
-  return { id: session.id, name };
-}
 
 describe("WAHA: sending to a LID (gateway)", () => {
   const gateway = new WahaGateway(WAHA_SETTINGS, { intervalMs: 5, polls: 3 });
@@ -50,7 +40,7 @@ describe("WAHA: sending to a LID (gateway)", () => {
 
   it("sends to the LID as the chat id, without a number lookup, replying to the LID's message", async () => {
     const { key } = await createAccount(1);
-    const session = await connectedWahaSession(key);
+    const session = await connectedWahaSession(waha, key);
     const quoted = `false_${LID}_297A4A9CC7BD7B111D49B72C8832D6D3`;
     const sent = await gateway.send(
       session.name,
@@ -84,7 +74,7 @@ describe("WAHA: sending to a LID (gateway)", () => {
 
   it("sends media to the LID's chat too, and a reaction on a message of that chat", async () => {
     const { key } = await createAccount(1);
-    const session = await connectedWahaSession(key);
+    const session = await connectedWahaSession(waha, key);
     const image = await gateway.send(
       session.name,
       message({ type: "image", content: "look", media: { key: "k", contentType: "image/jpeg" } }),

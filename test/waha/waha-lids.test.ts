@@ -1,8 +1,14 @@
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { parseWahaEvent } from "../../src/gateways/waha/events";
-import { call, createAccount, createSession } from "../helpers";
+import { call, createAccount } from "../helpers";
 import { useNetwork } from "../network";
-import { FakeWaha, postWahaEvent, wahaLidMessagePayload, wahaReactionPayload } from "./fake-waha";
+import {
+  connectedWahaSession,
+  FakeWaha,
+  postWahaEvent,
+  wahaLidMessagePayload,
+  wahaReactionPayload,
+} from "./fake-waha";
 
 // Users WAHA names by LID (`<digits>@lid`, src/lib/contact-identity.ts `LID_PATTERN`), against the fake server
 // (fake-waha.ts): a `message` webhook from a LID chat is stored with its contact known by the LID,
@@ -11,8 +17,6 @@ import { FakeWaha, postWahaEvent, wahaLidMessagePayload, wahaReactionPayload } f
 
 useNetwork();
 
-const PHONE = "+14155552671";
-const ME = { id: "14155552671@c.us", pushName: "Ada" };
 const LID = "120363025246125888@lid";
 const NUMBER = "+14155550177";
 /** The lids endpoint's path for {@link LID}, its `@` escaped as WAHA's docs ask. */
@@ -38,14 +42,6 @@ let waha: FakeWaha;
 beforeEach(() => {
   waha = new FakeWaha().install();
 });
-
-async function connectedWahaSession(key: string) {
-  const { session } = await createSession(key);
-  const name = session.session_id;
-  waha.link(name, PHONE, ME.pushName);
-  await postWahaEvent(name, "session.status", { status: "WORKING" }, { me: ME });
-  return { id: session.id, name };
-}
 
 async function post(name: string, payload: unknown) {
   const res = await postWahaEvent(name, "message", payload);
@@ -82,7 +78,7 @@ const identifiers = (shown: Contact) => shown.identifiers?.map((i) => [i.kind, i
 describe("WAHA: a message from a LID chat", () => {
   it("is stored once, from no number, its contact known by the LID and named by pushName, when WAHA knows no number", async () => {
     const { key } = await createAccount(1);
-    const session = await connectedWahaSession(key);
+    const session = await connectedWahaSession(waha, key);
     waha.mapLid(LID, null);
     const payload = wahaLidMessagePayload(LID, "hello", { pushName: "Jane" });
     await post(session.name, payload);
@@ -105,7 +101,7 @@ describe("WAHA: a message from a LID chat", () => {
 
   it("gains the number WAHA maps the LID to: one contact with both identifiers, and a contact.updated", async () => {
     const { key } = await createAccount(1);
-    const session = await connectedWahaSession(key);
+    const session = await connectedWahaSession(waha, key);
     waha.mapLid(LID, NUMBER);
     await post(session.name, wahaLidMessagePayload(LID, "hello", { pushName: "Jane" }));
 
@@ -147,7 +143,7 @@ describe("WAHA: a message from a LID chat", () => {
 
   it("keeps the message when WAHA cannot answer the lookup, and learns the number with the next one", async () => {
     const { key } = await createAccount(1);
-    const session = await connectedWahaSession(key);
+    const session = await connectedWahaSession(waha, key);
     waha.mapLid(LID, NUMBER);
     waha.down = true;
     const warn = vi.spyOn(console, "warn").mockImplementation(() => {});

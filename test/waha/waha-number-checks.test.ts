@@ -2,9 +2,9 @@ import { HttpResponse, http } from "msw";
 import { beforeEach, describe, expect, it } from "vitest";
 import { WahaGateway } from "../../src/gateways/waha";
 import { WAHA_SETTINGS, WAHA_URL } from "../gateway-config";
-import { call, createAccount, createSession } from "../helpers";
+import { call, createAccount } from "../helpers";
 import { network, useNetwork } from "../network";
-import { FakeWaha, postWahaEvent } from "./fake-waha";
+import { connectedWahaSession, FakeWaha } from "./fake-waha";
 
 // Number checks through WAHA (src/gateways/waha/contacts.ts) against the fake server: one
 // `GET /api/contacts/check-exists?phone=<digits>&session=<name>` per number (WAHA's OpenAPI
@@ -13,8 +13,6 @@ import { FakeWaha, postWahaEvent } from "./fake-waha";
 
 useNetwork();
 
-const PHONE = "+14155552671";
-const ME = { id: "14155552671@c.us", pushName: "Ada" };
 const ON = "+14155550123";
 const OFF = "+14155550000";
 
@@ -22,14 +20,6 @@ let waha: FakeWaha;
 beforeEach(() => {
   waha = new FakeWaha().install();
 });
-
-async function connectedWahaSession(key: string) {
-  const { session } = await createSession(key);
-  const name = session.session_id;
-  waha.link(name, PHONE, ME.pushName);
-  await postWahaEvent(name, "session.status", { status: "WORKING" }, { me: ME });
-  return { id: session.id, name };
-}
 
 function check(key: string, id: string, numbers: string[]) {
   return call<{ data: { number: string; on_chatapp: boolean | null }[] }>(
@@ -44,7 +34,7 @@ const checkCalls = () => waha.calls.filter((c) => c === "GET /api/contacts/check
 describe("number checks through WAHA", () => {
   it("asks check-exists once per number, as digits of the session, and answers numberExists", async () => {
     const { key } = await createAccount(1);
-    const { id } = await connectedWahaSession(key);
+    const { id } = await connectedWahaSession(waha, key);
 
     const res = await check(key, id, [ON, OFF]);
 
@@ -59,7 +49,7 @@ describe("number checks through WAHA", () => {
 
   it("asks nothing for numbers it answered within 7 days, and only the new ones otherwise", async () => {
     const { key } = await createAccount(1);
-    const { id } = await connectedWahaSession(key);
+    const { id } = await connectedWahaSession(waha, key);
     await check(key, id, [ON, OFF]);
 
     const again = await check(key, id, [OFF, ON]);
@@ -73,7 +63,7 @@ describe("number checks through WAHA", () => {
 
   it("answers null when WAHA fails, caches nothing, stops asking after the first failure, and asks again next time", async () => {
     const { key } = await createAccount(1);
-    const { id } = await connectedWahaSession(key);
+    const { id } = await connectedWahaSession(waha, key);
     waha.down = true;
     const numbers = Array.from({ length: 10 }, (_, i) => `+1415555${String(1000 + i)}`);
 

@@ -1,9 +1,9 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { call, createAccount, createSession, sessionStub } from "../helpers";
+import { call, createAccount, sessionStub } from "../helpers";
 import { balanceOf, firstAttempts, getMessage, type SendResponse, sendText } from "../message-fixtures";
 import { useNetwork } from "../network";
-import { FakeWaha, postWahaEvent } from "./fake-waha";
+import { connectedWahaSession, FakeWaha, postWahaEvent } from "./fake-waha";
 
 // Receipts for messages whose send outcome is unknown (README, Exactly once): a text's WAHA id
 // carries our client id (`true_{chatId}_{clientId}`), so its `message.ack` settles it (`status_webhook`); a
@@ -12,8 +12,6 @@ import { FakeWaha, postWahaEvent } from "./fake-waha";
 
 useNetwork();
 
-const PHONE = "+14155552671";
-const ME = { id: "14155552671@c.us", pushName: "Ada" };
 const CONTACT = "+14155550123";
 
 let waha: FakeWaha;
@@ -21,18 +19,10 @@ beforeEach(() => {
   waha = new FakeWaha().install();
 });
 
-async function connectedWahaSession(key: string) {
-  const { session } = await createSession(key);
-  const name = session.session_id;
-  waha.link(name, PHONE, ME.pushName);
-  await postWahaEvent(name, "session.status", { status: "WORKING" }, { me: ME });
-  return { id: session.id, name };
-}
-
 describe("a receipt for a message whose outcome is unknown", () => {
   it("a text's receipt settles it (status_webhook): delivered, stored once, no lookup", async () => {
     const { key, accountId } = await createAccount(10);
-    const { id: session, name } = await connectedWahaSession(key);
+    const { id: session, name } = await connectedWahaSession(waha, key);
     waha.sendFault = "lost";
     const id = (await sendText(key, session, [CONTACT])).body.data.messages[0]?.id ?? "";
     await firstAttempts([id]);
@@ -53,7 +43,7 @@ describe("a receipt for a message whose outcome is unknown", () => {
 
   it("a media message's receipts wait for the lookup, then apply: read, settled by lookup", async () => {
     const { key, accountId } = await createAccount(10);
-    const { id: session, name } = await connectedWahaSession(key);
+    const { id: session, name } = await connectedWahaSession(waha, key);
     waha.sendFault = "lost";
     const sent = await call<SendResponse>("POST", "/v1/chatapp/messages", {
       key,

@@ -4,10 +4,16 @@ import { clientMessageIdOf } from "../../src/gateways/client-id";
 import type { SentQuery } from "../../src/gateways/gateway";
 import { WahaGateway } from "../../src/gateways/waha";
 import { WAHA_SETTINGS } from "../gateway-config";
-import { call, createAccount, createSession } from "../helpers";
+import { call, createAccount } from "../helpers";
 import { balanceOf, getMessage, type SendResponse, sendText, waitForMessages } from "../message-fixtures";
 import { useNetwork } from "../network";
-import { FakeWaha, postWahaEvent, wahaReactionPayload, wahaReplyPayload } from "./fake-waha";
+import {
+  connectedWahaSession,
+  FakeWaha,
+  postWahaEvent,
+  wahaReactionPayload,
+  wahaReplyPayload,
+} from "./fake-waha";
 
 // Replies and reactions through WAHA (README, Replies and reactions), against the fake server
 // (fake-waha.ts): `reply_to` on sends, `PUT /api/reaction`, and the `message` (with `replyTo`) and
@@ -15,8 +21,6 @@ import { FakeWaha, postWahaEvent, wahaReactionPayload, wahaReplyPayload } from "
 
 useNetwork();
 
-const PHONE = "+14155552671";
-const ME = { id: "14155552671@c.us", pushName: "Ada" };
 const CONTACT = "+14155550123";
 const DIGITS = "14155550123";
 
@@ -25,18 +29,10 @@ beforeEach(() => {
   waha = new FakeWaha().install();
 });
 
-async function connectedWahaSession(key: string) {
-  const { session } = await createSession(key);
-  const name = session.session_id;
-  waha.link(name, PHONE, ME.pushName);
-  await postWahaEvent(name, "session.status", { status: "WORKING" }, { me: ME });
-  return { id: session.id, name };
-}
-
 /** An account, a connected WAHA session and one text sent to {@link CONTACT}, `sent`. */
 async function withSentText() {
   const { key, accountId } = await createAccount(10);
-  const session = await connectedWahaSession(key);
+  const session = await connectedWahaSession(waha, key);
   const id = (await sendText(key, session.id, [CONTACT])).body.data.messages[0]?.id ?? "";
   const [sent] = await waitForMessages(key, [id]);
   expect(sent?.status).toBe("sent");
