@@ -56,8 +56,8 @@ describe("the SQL that writes metadata", () => {
     const paths = new Set<string>();
     for (const text of Object.values(sources)) {
       if (!text.includes("metadata")) continue;
-      // A JSON path literal, not one read from a json_each row (`value`, `j.value`).
-      for (const match of text.matchAll(/(\(\s*(?:j\.)?value,\s*)?'\$\.([A-Za-z_]+)/g)) {
+      // A JSON path literal, not one read from a json_each row (`value`, `j.value`, `r.value`).
+      for (const match of text.matchAll(/(\(\s*(?:\w\.)?value,\s*)?'\$\.([A-Za-z_]+)/g)) {
         if (match[1] === undefined && match[2]) paths.add(match[2]);
       }
     }
