@@ -1,5 +1,4 @@
 import { type GatewayKind, readConfig } from "../config";
-import { lacksPhoneNumber, recordContact } from "../contacts/learn";
 import { databaseFor } from "../db/client";
 import { insertCloudApiNumber } from "../db/queries/cloud-api";
 import { insertSessionWithinLimit, type LimitUsage } from "../db/queries/limits";
@@ -18,7 +17,6 @@ import {
   type LinkState,
   MAX_NUMBER_CHECK,
 } from "../gateways/gateway";
-import { type ContactIdentity, userIdKind } from "../lib/contact-identity";
 import { capabilitiesOf } from "../lib/gateway-kinds";
 import { log } from "../lib/log";
 import { receiveReaction } from "../messages/reactions";
@@ -30,6 +28,7 @@ import type { GatewayHealthView } from "./gateway-health";
 import { IncomingMediaKeeper } from "./incoming-media";
 import { CLOSE_SESSION_DELETED, CLOSE_SESSION_DELETED_REASON, type LiveChange, type ShownQr } from "./live";
 import { type Failure, fail, failWith, ok, type SessionResult } from "./result";
+import { SessionContacts } from "./session-contacts";
 import type { SessionCore } from "./session-core";
 import type { SessionMoves } from "./session-moves";
 import { gatewaySessionName, type SessionRecord } from "./session-record";
@@ -70,6 +69,7 @@ export type LinkFanOut = Pick<Dispatcher, "handOver" | "failPending" | "flush" |
  */
 export class SessionLink {
   private readonly media: IncomingMediaKeeper;
+  private readonly contacts: SessionContacts;
 
   constructor(
     private readonly core: SessionCore,
@@ -77,6 +77,7 @@ export class SessionLink {
     private readonly fanOut: LinkFanOut,
   ) {
     this.media = new IncomingMediaKeeper(core);
+    this.contacts = new SessionContacts(core);
   }
 
   /**
@@ -396,7 +397,7 @@ export class SessionLink {
           this.media.note(stored.id, event.media.ref, event.media.mimetype);
           noted = true;
         }
-        if (stored) await this.learnNumber(event.from);
+        if (stored) await this.contacts.learnNumber(event.from);
         received.push(incoming);
       } else if (event.type === "reaction") {
         // Ordered by its own time against the contact's earlier reactions (messages/reactions.ts).
@@ -410,14 +411,7 @@ export class SessionLink {
         // Not a status: not ordered against them.
         await this.moves.healthEvent(event);
       } else if (event.type === "contact") {
-        const current = this.core.current();
-        const learnt = {
-          accountId: current.account_id,
-          sessionId: current.id,
-          identity: event.contact,
-          at: event.at,
-        };
-        await recordContact(this.core.env, learnt, event.ref);
+        await this.contacts.record(event.contact, event.ref, event.at);
       } else if (isStatusEvent(event) && event.at >= this.core.health.eventAt()) {
         // Webhook events are ordered by the gateway's own clock, against each other only: a
         // command or a check is not compared with them, so clock skew cannot hide an event. The
@@ -429,31 +423,6 @@ export class SessionLink {
     await applyMoves(this.core.env, receipts);
     if (noted) await this.core.deadlines.rearm();
     return received;
-  }
-
-  /**
-   * Best effort, for a message just stored from `from` named by a user id without a number (a
-   * WAHA LID): when the contact lacks a number and the gateway can tell who the id is
-   * (`ChatGateway.resolveUserId`), the number it answers is linked to the contact as a gateway
-   * `contact` event would be (`recordContact`, ref `<kind>:<user id>`, e.g. `lid:<lid>`), so the contact gains it with a `contact.updated`. The call is made in the chain of
-   * changes, within the gateway's timeout; a failure is logged and the message stays as stored (the
-   * contact's next message asks again).
-   */
-  private async learnNumber(from: ContactIdentity): Promise<void> {
-    const gateway = this.core.gateway();
-    const { userId } = from;
-    if (!userId || from.phoneNumber || !gateway.resolveUserId) return;
-    const current = this.core.current();
-    try {
-      if (!(await lacksPhoneNumber(this.core.env, current.account_id, current.id, userId))) return;
-      const identity = await gateway.resolveUserId(current.session_id, userId);
-      if (!identity?.phoneNumber) return;
-      // Dated now, when it was learnt: after the message's own contact.created.
-      const learnt = { accountId: current.account_id, sessionId: current.id, identity, at: Date.now() };
-      await recordContact(this.core.env, learnt, `${userIdKind(userId) ?? "user_id"}:${userId}`);
-    } catch (error) {
-      log.warn("user_id_resolve_failed", { session: current.id, gateway: gateway.name, error });
-    }
   }
 
   /**

@@ -84,40 +84,33 @@ function learntColumns(learnt: LearntContact) {
   return all.flatMap(({ next, ...rest }) => (next ? [{ ...rest, next }] : []));
 }
 
+/** SQL over `contact_identifiers`: the row is one of `identity`'s identifiers (at least one). */
+function anyIdentifierOf(identity: ContactIdentity): SQL {
+  const pairs = identifiersOf(identity).map(
+    ([kind, value]) => sql`(${contactIdentifiers.kind} = ${kind} AND ${contactIdentifiers.value} = ${value})`,
+  );
+  return sql`(${sql.join(pairs, sql` OR `)})`;
+}
+
 /**
  * SQL: the id of session `sessionId`'s contact that one of `identity`'s identifiers names (by
  * phone number first, then user id, then parent user id), or NULL. At least one identifier.
  */
 export function contactOf(sessionId: string, identity: ContactIdentity): SQL {
-  const pairs = identifiersOf(identity).map(
-    ([kind, value]) => sql`(${contactIdentifiers.kind} = ${kind} AND ${contactIdentifiers.value} = ${value})`,
-  );
   return sql`(SELECT ${contactIdentifiers.contactId} FROM ${contactIdentifiers}
-    WHERE ${contactIdentifiers.chatappSessionId} = ${sessionId} AND (${sql.join(pairs, sql` OR `)})
+    WHERE ${contactIdentifiers.chatappSessionId} = ${sessionId} AND ${anyIdentifierOf(identity)}
     ORDER BY ${contactIdentifiers.kind} = 'phone_number' DESC, ${contactIdentifiers.kind} = 'user_id' DESC
     LIMIT 1)`;
 }
 
 /** The ids of the contacts of session `sessionId` that `identity`'s identifiers name, oldest first. */
 export async function contactsNamed(db: Db, sessionId: string, identity: ContactIdentity): Promise<string[]> {
-  const pairs = identifiersOf(identity);
-  if (pairs.length === 0) return [];
+  if (identifiersOf(identity).length === 0) return [];
   const rows = await db
     .selectDistinct({ id: contacts.id, createdAt: contacts.createdAt })
     .from(contactIdentifiers)
     .innerJoin(contacts, eq(contacts.id, contactIdentifiers.contactId))
-    .where(
-      and(
-        eq(contactIdentifiers.chatappSessionId, sessionId),
-        sql`(${sql.join(
-          pairs.map(
-            ([kind, value]) =>
-              sql`(${contactIdentifiers.kind} = ${kind} AND ${contactIdentifiers.value} = ${value})`,
-          ),
-          sql` OR `,
-        )})`,
-      ),
-    )
+    .where(and(eq(contactIdentifiers.chatappSessionId, sessionId), anyIdentifierOf(identity)))
     .orderBy(contacts.createdAt, contacts.id);
   return rows.map((row) => row.id);
 }
