@@ -734,6 +734,12 @@ describe("the list's query in the OpenAPI document", () => {
         items: { type: "string", maxLength: 2000 },
       },
       "filter[from_number]": { required: false, type: "string", maxLength: 32 },
+      "filter[user_id]": {
+        required: false,
+        type: "string",
+        maxLength: 160,
+        example: "US.13491208655302741918",
+      },
       "filter[status]": { required: false, type: "string", enum: [...STATUSES] },
       "filter[direction]": { required: false, type: "string", enum: ["incoming", "outgoing"] },
       "filter[type]": { required: false, type: "string", enum: [...TYPES, "template", "reaction"] },
