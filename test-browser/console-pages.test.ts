@@ -291,9 +291,18 @@ describe("console pages", () => {
     page.on("dialog", (dialog) => dialog.accept());
     await signIn(page, apiKey);
     await page.click('#nav a[href="#/api-keys"]');
-    // The scope list is the API's own (its OpenAPI document).
+    // The scope list is the API's own (its OpenAPI document), `*` included.
     await page.locator('#key-scopes input[value="opt-outs:write"]').waitFor();
-    expect(await page.locator("#key-scopes input").count()).toBe(21);
+    const doc = await api<{
+      components: { schemas: { ApiKey: { properties: { scopes: { items: { enum: string[] } } } } } };
+    }>("GET", "/openapi.json");
+    const scopes = doc.body.components.schemas.ApiKey.properties.scopes.items.enum;
+    expect(scopes.length).toBeGreaterThan(20);
+    expect(
+      await page
+        .locator("#key-scopes input")
+        .evaluateAll((inputs) => inputs.map((i) => (i as HTMLInputElement).value)),
+    ).toEqual(scopes);
     const own = page.locator("#key-list tbody tr").filter({ hasText: "this console's key" });
     expect(await own.locator("code").textContent()).toBe(`${apiKey.slice(0, 11)}…`);
 
