@@ -1068,7 +1068,7 @@ export interface paths {
         put?: never;
         /**
          * Send a one-time code, or start a reverse one
-         * @description Generates a code of the app's `code_size` digits, renders it into the app's `message_template` and sends it as a text message through the app's chat session, ahead of any bulk send on that session. The message is charged like any message; the code is never returned. One number gets at most `OTP_MAX_PER_NUMBER_PER_HOUR` codes (sends and resends) from all the apps of the account together in a rolling hour (429 `rate_limited` with `Retry-After`). When the app has `allowed_countries`, a number of another country, or of none (`+800…`), is refused with 422 `otp_country_not_allowed` before anything is charged or sent. Through a Cloud API session the code goes as the app's `otp_template` instead (an authentication template: the code as its body parameter and its copy-code button's; priced `PRICE_TEMPLATE`, not limited by the 24-hour window): 422 `app_has_no_otp_template` without one, 422 `template_not_found` when the session's cache has no such `APPROVED` template, nothing charged. Send an `Idempotency-Key` header to make retries safe.
+         * @description Generates a code of the app's `code_size` digits, renders it into the app's `message_template` and sends it as a text message through the app's chat session, ahead of any bulk send on that session. The message is charged like any message; the code is never returned. One number gets at most `OTP_MAX_PER_NUMBER_PER_HOUR` codes (sends and resends) from all the apps of the account together in a rolling hour (429 `rate_limited` with `Retry-After`), counted per contact: its number and user ids together. A user known by a LID or a BSUID gets codes by `to_user_id` through the first connected channel whose gateway sends to that kind of id (422 `recipient_not_supported` when none does, or for a Cloud API authentication template with a code button to a BSUID). When the app has `allowed_countries`, a number of another country, or of none (`+800…`), is refused with 422 `otp_country_not_allowed` before anything is charged or sent. Through a Cloud API session the code goes as the app's `otp_template` instead (an authentication template: the code as its body parameter and its copy-code button's; priced `PRICE_TEMPLATE`, not limited by the 24-hour window): 422 `app_has_no_otp_template` without one, 422 `template_not_found` when the session's cache has no such `APPROVED` template, nothing charged. Send an `Idempotency-Key` header to make retries safe.
          *
          *     With `"mode": "reverse"` nothing is sent: the user sends the code to the app's first `connected` channel (409 `session_not_connected` when none is; 422 `app_has_no_channel` without any), and that incoming message verifies the OTP, with `verified_number` its sender. The response is a ReverseOtp: the OTP plus `code`, a `link` (`https://wa.me/<session number>?text=<the app's message_template with the code>`) and its `qr_code`, shown in this response only. Codes are unique among the session's live reverse OTPs (503 `otp_codes_exhausted` when no free one is drawn), and a session holds at most 500 live ones (409 `account_limit_reached`, limit `max_live_reverse_otps`). `to_number` is optional: given, only that number's message verifies it (and it must be within `allowed_countries`); without it the app's `code_size` must be at least 6 (422 `validation_failed` naming `to_number`). A number that sent the session 10 wrong codes since the OTP was created, and a message dated before it was created, verify nothing (counted in `refused_messages`). Nothing is charged now; the app's `reverse_price` is charged when the OTP is verified (402 `insufficient_balance` now when the balance is below it; a balance that no longer covers it at verification leaves the OTP verified and uncharged). Not counted toward the per-number limit. The Idempotency-Key replay keeps this response for 24 hours sealed (AES-256-GCM under a key derived from `OTP_SECRET`), so the code is no more readable in the database than its HMACs.
          */
@@ -2262,10 +2262,15 @@ export interface components {
              */
             mode: "send" | "reverse";
             /**
-             * @description The recipient, E.164. A reverse OTP: the only number whose message can verify it, or null when any number can.
+             * @description The recipient, E.164; null for one known by `to_user_id`. A reverse OTP: the only number whose message can verify it, or null when any number can.
              * @example +14155552671
              */
             to_number: string | null;
+            /**
+             * @description The recipient known by the network's id instead of a number (README, Contacts): a BSUID or a LID; null for a number. A reverse OTP: the only user whose message can verify it.
+             * @example null
+             */
+            to_user_id: string | null;
             /**
              * @description How the code is sent: through the app's chat session.
              * @enum {string}
@@ -8687,16 +8692,21 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description `send` (default): the code is sent to `to_number`. `reverse`: nothing is sent; the response holds the code, a wa.me link and its QR code, and the user's message with the code to the app's session verifies the OTP.
+                     * @description `send` (default): the code is sent to `to_number` or `to_user_id`. `reverse`: nothing is sent; the response holds the code, a wa.me link and its QR code, and the user's message with the code to the app's session verifies the OTP.
                      * @example send
                      * @enum {string}
                      */
                     mode?: "send" | "reverse";
                     /**
-                     * @description The recipient, international format; stored as E.164. Required for `send`. For `reverse`, optional: the only number whose message can verify the OTP (else any number can).
+                     * @description The recipient, international format; stored as E.164. To send, this or `to_user_id`. For `reverse`, optional: the only number whose message can verify the OTP (else any number can).
                      * @example +14155552671
                      */
                     to_number?: string;
+                    /**
+                     * @description The recipient known by the network's id instead of a number (README, Contacts): a business-scoped user id (Cloud API) or a LID (WAHA, Evolution API); not with `to_number`. A kind no connected channel's gateway can send to: 422 `recipient_not_supported`. For `reverse`: the only user whose message can verify the OTP.
+                     * @example US.13491208655302741918
+                     */
+                    to_user_id?: string;
                 };
             };
         };
@@ -8751,7 +8761,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description Problem: `validation_failed`, `otp_country_not_allowed`, `app_has_no_channel`, `app_has_no_otp_template`, `template_not_found`, `idempotency_key_reused` */
+            /** @description Problem: `validation_failed`, `otp_country_not_allowed`, `app_has_no_channel`, `app_has_no_otp_template`, `template_not_found`, `recipient_not_supported`, `idempotency_key_reused` */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -8998,7 +9008,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description Problem: `otp_country_not_allowed`, `app_has_no_channel`, `app_has_no_otp_template`, `template_not_found`, `idempotency_key_reused` */
+            /** @description Problem: `otp_country_not_allowed`, `app_has_no_channel`, `app_has_no_otp_template`, `template_not_found`, `recipient_not_supported`, `idempotency_key_reused` */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];

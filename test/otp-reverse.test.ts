@@ -247,6 +247,7 @@ describe("POST /v1/apps/{id}/otp with mode reverse", () => {
         app_id: f.appId,
         mode: "reverse",
         to_number: null,
+        to_user_id: null,
         channel: "chatapp",
         status: "pending",
         expires_at: expect.stringMatching(TIMESTAMP),

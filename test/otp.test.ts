@@ -210,6 +210,7 @@ describe("POST /v1/apps/{id}/otp → read the code → POST /v1/otp/{id}/verify"
         app_id: f.appId,
         mode: "send",
         to_number: TO,
+        to_user_id: null,
         channel: "chatapp",
         status: "pending",
         expires_at: expect.stringMatching(TIMESTAMP),

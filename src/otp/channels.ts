@@ -4,6 +4,7 @@ import type { AppRow } from "../db/queries/apps";
 import { lastMessageOf } from "../db/queries/contacts";
 import { findSessions } from "../db/queries/sessions";
 import { templateOwnerOf, templatesOf } from "../gateways/cloud-api/template-cache";
+import { userIdKind } from "../lib/contact-identity";
 import { capabilitiesOf } from "../lib/gateway-kinds";
 import { coldContactLimit, type StoredHealth } from "../lib/session-health";
 import type { CodeChannel } from "./code-message";
@@ -48,6 +49,16 @@ export async function channelsOf(env: Env, db: Db, app: AppRow): Promise<Channel
 }
 
 /**
+ * Whether `channel`'s gateway can send to `to` (E.164, or a user id of a kind it sends to:
+ * lib/gateway-kinds.ts `sendsToUserIds`; README, Contacts): a LID goes only through a linked-device
+ * gateway, a BSUID only through the Cloud API.
+ */
+export function canAddress(channel: Channel, to: string): boolean {
+  const kind = userIdKind(to);
+  return kind === null || capabilitiesOf(channel.gateway).sendsToUserIds.includes(kind);
+}
+
+/**
  * Whether `channel` can carry the app's codes: a session whose gateway has a service window (the
  * Cloud API) sends them only as the app's authentication template (`otp_template`), as the
  * recipient has not written to it, so without one it cannot; other gateways send text.
@@ -57,7 +68,7 @@ export function canCarryCode(channel: Channel, app: AppRow): boolean {
 }
 
 /**
- * Whether `channel` may send to `toNumber` (E.164) at `now` (epoch ms) as far as the network's
+ * Whether `channel` may send to `toNumber` (E.164 or a user id) at `now` (epoch ms) as far as the network's
  * limits go (README, Session health): yes unless its timelock or cap refuses new chats
  * (lib/session-health.ts `coldContactLimit`) and `toNumber`'s contact never wrote to it (D1
  * `contacts`, db/queries/contacts.ts `lastMessageOf`). A send the limit refuses would answer 409 `session_limited`

@@ -20,6 +20,7 @@ import { dropPoison, redeliveryDelaySeconds } from "../lib/queue";
 import { sendMessages } from "../messages/send";
 import {
   type Channel,
+  canAddress,
   canCarryCode,
   channelIdsAfter,
   channelsOf,
@@ -234,7 +235,8 @@ async function failOver(
 ): Promise<NextJob | null> {
   const { job, otp, from } = step;
   const app = await findApp(db, job.accountId, otp.appId);
-  if (!app || otp.toNumber === null) return null;
+  const to = otp.toNumber;
+  if (!app || to === null) return null;
   const tried = await attemptsOfCode(db, job.otpId, job.sendSeq);
   const made = tried.find((a) => a.seq > job.attemptSeq);
   if (made) return nextJob(app, job, await resume(env, db, { app, otp, job, attempt: made }, now), now);
@@ -243,10 +245,14 @@ async function failOver(
   const triedOn = new Set(tried.map((a) => a.sessionId));
   const candidates = (await channelsOf(env, db, app)).filter(
     (c) =>
-      later.has(c.sessionId) && !triedOn.has(c.sessionId) && c.status === "connected" && canCarryCode(c, app),
+      later.has(c.sessionId) &&
+      !triedOn.has(c.sessionId) &&
+      c.status === "connected" &&
+      canCarryCode(c, app) &&
+      canAddress(c, to),
   );
   for (const channel of candidates) {
-    if (!(await reachesNumber(db, channel, otp.toNumber, now))) continue;
+    if (!(await reachesNumber(db, channel, to, now))) continue;
     const claim = {
       accountId: job.accountId,
       otpId: job.otpId,

@@ -147,7 +147,8 @@ async function reverseChannel(env: Env, db: Db, app: AppRow) {
  * and the session holds at most {@link REVERSE_RULES}.maxLivePerSession of them (README, Security →
  * Reverse OTP guessing).
  *
- * @param input.toNumber E.164: the only number whose message can verify it; null for any number.
+ * @param input.toNumber E.164 or a user id (README, Contacts): the only sender whose message can
+ *   verify it; null for anyone.
  * @param now epoch ms; the OTP expires `expiry_seconds` after it.
  * @returns the OTP row (`pending`, `mode` `reverse`) with the code, its link and QR code, which
  *   nothing stores (but the Idempotency-Key's stored response: src/middleware/idempotency.ts).
@@ -174,7 +175,8 @@ export async function createReverseOtp(
       fields: { to_number: [`Required: ${rule}`] },
     });
   }
-  if (input.toNumber !== null) assertCountryAllowed(app.allowedCountries, input.toNumber);
+  if (input.toNumber !== null)
+    await assertCountryAllowed(db, app.allowedCountries, { accountId: input.accountId, to: input.toNumber });
   const channel = await reverseChannel(env, db, app);
   if (app.reversePrice > 0) {
     // A read, not a hold: the charge is made when the user's message verifies the OTP.
@@ -315,7 +317,8 @@ const wholeSecond = (at: number) => at - (at % 1000);
  * src/messages/receive.ts normalises it; null for a user known by a user id only),
  * `verified_user_id` their user id when the network gave one (README, Contacts), and `verified_at`
  * `now`, its `otp.verified` event and, for an app with a `reverse_price`, its charge in the same
- * batch. An OTP with a `to_number` is verified only by a message that comes with that number. One
+ * batch. An OTP with a `to_number` (or `to_user_id`) is verified only by a message that comes with
+ * that number (or user id). One
  * message verifies at most one OTP. A message without a sender or candidate, or one after
  * `expires_at`, changes nothing.
  *
@@ -365,7 +368,11 @@ export async function verifyByIncoming(
     const match = found.find((candidate) => candidate.otp.codeLookup === lookup);
     if (!match) {
       guesses.push({ codeLookup: lookup, outcome: "no_match", otpId: null });
-    } else if (match.otp.toNumber !== null && match.otp.toNumber !== sender) {
+    } else if (
+      match.otp.toNumber !== null &&
+      match.otp.toNumber !== sender &&
+      match.otp.toNumber !== userId
+    ) {
       guesses.push({ codeLookup: lookup, outcome: "wrong_sender", otpId: match.otp.id });
     } else if (message.at < wholeSecond(match.otp.createdAt)) {
       guesses.push({ codeLookup: lookup, outcome: "before_creation", otpId: match.otp.id });

@@ -15,7 +15,7 @@ import {
 import { ApiError } from "../errors";
 import { log } from "../lib/log";
 import { sendMessages } from "../messages/send";
-import { canCarryCode, channelsOf, codeChannelOf, reachesNumber } from "./channels";
+import { canAddress, canCarryCode, channelsOf, codeChannelOf, reachesNumber } from "./channels";
 import { codeHmac, generateCode, OTP_RULES, otpSecret } from "./code";
 import { type CodeChannel, codeSendRequest } from "./code-message";
 import { assertCountryAllowed } from "./countries";
@@ -38,9 +38,10 @@ function retryAfterSeconds(at: number, now: number): string {
 }
 
 /**
- * The channel a code to `toNumber` goes out on first (README, One-time codes → Channels and
- * failover): the first of the app's `channels`, in list order, whose session is `connected` and
- * not kept from `toNumber` by the network's limits (channels.ts `reachesNumber`); when every
+ * The channel a code to `toNumber` (E.164 or a user id) goes out on first (README, One-time codes →
+ * Channels and failover): the first of the app's `channels`, in list order, whose session is
+ * `connected`, whose gateway sends to that kind of address (channels.ts `canAddress`; 422
+ * `recipient_not_supported` when none does), and that is not kept from `toNumber` by the network's limits (channels.ts `reachesNumber`); when every
  * connected one is, the first connected one, whose send then answers 409 `session_limited`. On a
  * Cloud API session with the app's authentication template (channels.ts `codeChannelOf`).
  * 422 `app_has_no_channel` without channels (or when all their sessions were deleted), 409
@@ -61,9 +62,19 @@ async function firstChannel(env: Env, db: Db, app: AppRow, toNumber: string): Pr
     );
   }
   const connected = channels.filter((c) => c.status === "connected");
+  const addressable = connected.filter((c) => canAddress(c, toNumber));
+  if (connected.length > 0 && addressable.length === 0) {
+    throw new ApiError(
+      "recipient_not_supported",
+      `None of the app's connected channels can send to ${toNumber}: its gateways (${[
+        ...new Set(connected.map((c) => c.gateway)),
+      ].join(", ")}) do not send to that kind of user id.`,
+      { extra: { recipients: [toNumber] } },
+    );
+  }
   const now = Date.now();
-  let channel = connected[0];
-  for (const candidate of connected) {
+  let channel = addressable[0];
+  for (const candidate of addressable) {
     if (await reachesNumber(db, candidate, toNumber, now)) {
       channel = candidate;
       break;
@@ -212,12 +223,13 @@ async function undo(action: () => Promise<void>, otpId: string): Promise<void> {
  * that one, a failover job watches the attempt (src/otp/failover.ts). The code is returned to
  * nobody: only its HMAC is stored.
  *
- * @param input.toNumber E.164.
+ * @param input.toNumber the recipient: E.164, or a user id (README, Contacts).
  * @returns the new OTP row, with its message id.
  * @throws ApiError `not_found` (no such live app), `otp_country_not_allowed` (422; the app's
  *   `allowed_countries`, checked before anything is written), `app_has_no_channel` (422),
  *   `session_not_connected` (409), `app_has_no_otp_template` (422, before anything is written),
- *   `template_not_found` (422, nothing charged or kept), `rate_limited` (429, `Retry-After`; per-number limit),
+ *   `recipient_not_supported` (422: no connected channel sends to that kind of user id, or an
+ *   authentication template with a code button to a BSUID), `template_not_found` (422, nothing charged or kept), `rate_limited` (429, `Retry-After`; per-number limit),
  *   `insufficient_balance` (402). Error when `OTP_SECRET` is missing (→ 500).
  */
 export async function sendOtp(
@@ -229,7 +241,7 @@ export async function sendOtp(
   const perNumber = perNumberLimit(env);
   const app = await findApp(db, input.accountId, input.appId);
   if (!app) throw new ApiError("not_found", "No such app.");
-  assertCountryAllowed(app.allowedCountries, input.toNumber);
+  await assertCountryAllowed(db, app.allowedCountries, { accountId: input.accountId, to: input.toNumber });
   const channel = await firstChannel(env, db, app, input.toNumber);
 
   const id = crypto.randomUUID();
@@ -351,7 +363,7 @@ export async function resendOtp(
   if (refusal) throw refusal;
   const app = await findApp(db, input.accountId, current.appId);
   if (!app) throw new ApiError("not_found", "The OTP's app was deleted.");
-  assertCountryAllowed(app.allowedCountries, toNumber);
+  await assertCountryAllowed(db, app.allowedCountries, { accountId: current.accountId, to: toNumber });
   const channel = await firstChannel(env, db, app, toNumber);
 
   const code = generateCode(app.codeSize);

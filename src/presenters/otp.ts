@@ -1,5 +1,6 @@
 import type { AttemptView } from "../db/queries/otp-attempts";
 import type { OtpRow } from "../db/queries/otps";
+import { isPhoneAddress } from "../lib/contact-identity";
 import { formatNullableTimestamp, formatTimestamp } from "../lib/time";
 import { OTP_RULES } from "../otp/code";
 import type { CreatedReverseOtp } from "../otp/reverse";
@@ -27,7 +28,7 @@ function toAttemptRecord(attempt: AttemptView) {
 }
 
 /**
- * An OTP as the API shows it (README, One-time codes): `{id, app_id, mode, to_number, channel,
+ * An OTP as the API shows it (README, One-time codes): `{id, app_id, mode, to_number, to_user_id, channel,
  * status, expires_at, verified_number, attempts_remaining, sends_remaining, refused_messages,
  * message_id, attempts, created_at, updated_at}`. A reverse OTP's `failed_attempts` counts the
  * messages with its code that it refused (src/otp/reverse.ts `verifyByIncoming`): its
@@ -41,7 +42,8 @@ export function toOtpRecord(row: OtpRow & { attempts?: AttemptView[] }, now: num
     id: row.id,
     app_id: row.appId,
     mode: row.mode,
-    to_number: row.toNumber,
+    to_number: row.toNumber !== null && isPhoneAddress(row.toNumber) ? row.toNumber : null,
+    to_user_id: row.toNumber !== null && !isPhoneAddress(row.toNumber) ? row.toNumber : null,
     channel: "chatapp" as const,
     status: otpStatusAt(row, now),
     expires_at: formatTimestamp(row.expiresAt),

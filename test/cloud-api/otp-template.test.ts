@@ -160,6 +160,30 @@ describe("codes through a Cloud API session", () => {
     expect(await balanceOf(f.accountId)).toBe(100);
   });
 
+  it("to a user id: a BSUID meets Meta's phone-number rule for code buttons (131062), a LID no channel; 422 recipient_not_supported, nothing kept", async () => {
+    const f = await cloudOtpApp();
+    const bsuid = "US.13491208655302741918";
+    const toBsuid = await call("POST", `/v1/apps/${f.appId}/otp`, {
+      key: f.key,
+      body: { to_user_id: bsuid },
+    });
+    const refused = expectProblem(toBsuid, 422, "recipient_not_supported");
+    expect(refused.recipients).toEqual([bsuid]);
+    expect(refused.detail).toMatch(/authentication template with a code button/);
+
+    const lid = "120363025246125888@lid";
+    const toLid = await call("POST", `/v1/apps/${f.appId}/otp`, { key: f.key, body: { to_user_id: lid } });
+    expect(expectProblem(toLid, 422, "recipient_not_supported").recipients).toEqual([lid]);
+
+    expect(f.graph.sent).toEqual([]);
+    expect(await balanceOf(f.accountId)).toBe(100);
+    expect(await storedMessageCount(f.accountId)).toBe(0);
+    const otps = await env.DB.prepare("SELECT count(*) AS n FROM otps WHERE app_id = ?")
+      .bind(f.appId)
+      .first<{ n: number }>();
+    expect(otps?.n).toBe(0);
+  });
+
   it("refuses a malformed otp_template when the app is saved", async () => {
     const { key } = await createAccount();
     const res = await call("POST", "/v1/apps", {

@@ -272,6 +272,32 @@ export async function lastMessageOf(
 }
 
 /**
+ * SQL: a subquery of the addresses (E.164 numbers and user ids) that reach the person `address`
+ * names in account `accountId`: `address` itself, and every phone number and user id (old BSUIDs
+ * included) of each of the account's contacts ever known by it, on any session. What a limit that
+ * counts the contact, not the string, compares `to_number` with (README, Contacts). Index seeks
+ * through `contact_identifiers_value` and `contact_identifiers_contact`.
+ */
+export function addressesOfContact(accountId: string, address: string): SQL {
+  return sql`SELECT ${address} AS value UNION SELECT linked.value FROM contact_identifiers AS known
+    JOIN contacts ON contacts.id = known.contact_id AND contacts.account_id = ${accountId}
+    JOIN contact_identifiers AS linked ON linked.contact_id = known.contact_id
+      AND linked.kind IN ('phone_number', 'user_id')
+    WHERE known.value = ${address}`;
+}
+
+/**
+ * The phone number (E.164) of the person user id `userId` names in account `accountId`
+ * ({@link addressesOfContact}), or null when none of their contacts has one yet.
+ */
+export async function phoneNumberOfUser(db: Db, accountId: string, userId: string): Promise<string | null> {
+  const row = await db.get<{ value: string } | undefined>(
+    sql`SELECT value FROM (${addressesOfContact(accountId, userId)}) WHERE value LIKE '+%' LIMIT 1`,
+  );
+  return row?.value ?? null;
+}
+
+/**
  * The ids of account `accountId`'s contacts ever known by user id `userId` (one per session that
  * met them), through `contact_identifiers_value`.
  */

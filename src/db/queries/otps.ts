@@ -2,6 +2,7 @@ import { and, eq, gt, inArray, type SQL, sql } from "drizzle-orm";
 import { isPhoneAddress } from "../../lib/contact-identity";
 import { batchSql, type Db } from "../client";
 import { apps, otps } from "../schema";
+import { addressesOfContact } from "./contacts";
 import { senderFailures } from "./reverse-guesses";
 
 // Every state change below is one conditional statement (or one D1 batch, a transaction): the
@@ -76,13 +77,16 @@ export interface PerNumberLimit {
 }
 
 /**
- * SQL: the send log of `toNumber` from every app of `accountId`, deleted apps included (a deleted
- * app's codes still count), within the rolling window ending at `now` (epoch ms). One index seek
- * per app of the account: apps_account_live gives the app ids, otp_sends_app_number the sends.
+ * SQL: the send log of the contact `toNumber` names (an E.164 number or a user id, and every
+ * address the account's contacts link to it: contacts.ts `addressesOfContact`), from every app of
+ * `accountId`, deleted apps included (a deleted app's codes still count), within the rolling
+ * window ending at `now` (epoch ms). So the limit counts the person, whether a code went to their
+ * number, their LID or their BSUID. Index seeks per app and address: apps_account_live gives the
+ * app ids, otp_sends_app_number the sends.
  */
 function accountSends(accountId: string, toNumber: string, windowMs: number, now: number) {
   return sql`otp_sends WHERE app_id IN (SELECT id FROM apps WHERE account_id = ${accountId})
-    AND to_number = ${toNumber} AND sent_at > ${now - windowMs}`;
+    AND to_number IN (${addressesOfContact(accountId, toNumber)}) AND sent_at > ${now - windowMs}`;
 }
 
 /** SQL: how many codes {@link accountSends} holds. */
@@ -104,7 +108,7 @@ export interface NewOtp {
   id: string;
   accountId: string;
   appId: string;
-  /** E.164. */
+  /** The recipient's address: E.164, or a user id (README, Contacts). */
   toNumber: string;
   codeHmac: string;
   /** Epoch ms. */
@@ -438,14 +442,15 @@ export interface ReverseVerification {
 
 /**
  * SQL: the reverse OTP of `v` can be verified by `v.sender` at `now` (epoch ms): it is the
- * account's, still live with that code on that session, has no `to_number` or has the sender's,
+ * account's, still live with that code on that session, has no `to_number` or has the sender's
+ * (their number or their user id),
  * and the sender sent the session fewer than `v.maxFailures` failed guesses since it was created
  * (reverse-guesses.ts {@link senderFailures}, read in the same statement). Holds no more once it
  * is verified.
  */
 export function reverseVerifiable(v: ReverseVerification, now: number): SQL {
   return sql`EXISTS (SELECT 1 FROM otps WHERE id = ${v.id} AND account_id = ${v.accountId}
-    AND ${liveReverse(v.sessionId, v.codeLookup, now)} AND (to_number IS NULL OR to_number = ${v.sender})
+    AND ${liveReverse(v.sessionId, v.codeLookup, now)} AND (to_number IS NULL OR to_number IN (${v.sender}, ${v.senderUserId ?? v.sender}))
     AND ${senderFailures(v.sessionId, v.sender, sql`otps.created_at`)} < ${v.maxFailures})`;
 }
 

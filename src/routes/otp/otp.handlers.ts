@@ -20,10 +20,10 @@ export const send: RouteHandler<typeof routes.send, AppEnv> = async (c) => {
   const body = c.req.valid("json");
   const input = { accountId: c.var.principal.accountId, appId: c.req.valid("param").id };
   if (body.mode === "reverse") {
-    const created = await createReverseOtp(c.env, c.var.db, { ...input, toNumber: body.to_number });
+    const created = await createReverseOtp(c.env, c.var.db, { ...input, toNumber: body.to });
     return c.json({ success: true as const, data: toReverseOtpRecord(created) }, 201);
   }
-  const otp = await sendOtp(c.env, c.var.db, { ...input, toNumber: body.to_number });
+  const otp = await sendOtp(c.env, c.var.db, { ...input, toNumber: body.to });
   return c.json({ success: true as const, data: await otpRecord(c.var.db, otp) }, 201);
 };
 

@@ -19,7 +19,10 @@ export const send = createRoute({
     "Generates a code of the app's `code_size` digits, renders it into the app's `message_template` and sends it " +
     "as a text message through the app's chat session, ahead of any bulk send on that session. The message is " +
     "charged like any message; the code is never returned. One number gets at most `OTP_MAX_PER_NUMBER_PER_HOUR` " +
-    "codes (sends and resends) from all the apps of the account together in a rolling hour (429 `rate_limited` with `Retry-After`). When the app has " +
+    "codes (sends and resends) from all the apps of the account together in a rolling hour (429 `rate_limited` with `Retry-After`), counted per " +
+    "contact: its number and user ids together. A user known by a LID or a BSUID gets codes by `to_user_id` through the first connected " +
+    "channel whose gateway sends to that kind of id (422 `recipient_not_supported` when none does, or for a Cloud API " +
+    "authentication template with a code button to a BSUID). When the app has " +
     "`allowed_countries`, a number of another country, or of none (`+800…`), is refused with 422 " +
     "`otp_country_not_allowed` before anything is charged or sent. Through a Cloud API session the code goes " +
     "as the app's `otp_template` instead (an authentication template: the code as its body parameter and its " +
@@ -53,6 +56,7 @@ export const send = createRoute({
       "app_has_no_channel",
       "app_has_no_otp_template",
       "template_not_found",
+      "recipient_not_supported",
       "session_not_connected",
       "session_limited",
       "insufficient_balance",
@@ -129,6 +133,7 @@ export const resend = createRoute({
       "app_has_no_channel",
       "app_has_no_otp_template",
       "template_not_found",
+      "recipient_not_supported",
       "session_not_connected",
       "session_limited",
       "insufficient_balance",

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { MESSAGE_STATUSES } from "../../messages/types";
 import { CODE_SIZE, OTP_RULES } from "../../otp/code";
 import { OTP_STATUSES } from "../../otp/status";
-import { PhoneNumber } from "../openapi";
+import { PhoneNumber, UserId } from "../openapi";
 
 const timestamp = z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" });
 
@@ -45,8 +45,13 @@ export const OtpSchema = z
     }),
     to_number: z.string().nullable().openapi({
       description:
-        "The recipient, E.164. A reverse OTP: the only number whose message can verify it, or null when any number can.",
+        "The recipient, E.164; null for one known by `to_user_id`. A reverse OTP: the only number whose message can verify it, or null when any number can.",
       example: "+14155552671",
+    }),
+    to_user_id: z.string().nullable().openapi({
+      description:
+        "The recipient known by the network's id instead of a number (README, Contacts): a BSUID or a LID; null for a number. A reverse OTP: the only user whose message can verify it.",
+      example: null,
     }),
     channel: z
       .literal("chatapp")
@@ -150,23 +155,42 @@ export const SendOtpBody = z
   .strictObject({
     mode: z.enum(OTP_MODES).optional().openapi({
       description:
-        "`send` (default): the code is sent to `to_number`. `reverse`: nothing is sent; the response holds the code, a wa.me link and its QR code, and the user's message with the code to the app's session verifies the OTP.",
+        "`send` (default): the code is sent to `to_number` or `to_user_id`. `reverse`: nothing is sent; the response holds the code, a wa.me link and its QR code, and the user's message with the code to the app's session verifies the OTP.",
       example: "send",
     }),
     to_number: PhoneNumber.optional().openapi({
       description:
-        "The recipient, international format; stored as E.164. Required for `send`. For `reverse`, optional: the only number whose message can verify the OTP (else any number can).",
+        "The recipient, international format; stored as E.164. To send, this or `to_user_id`. For `reverse`, optional: the only number whose message can verify the OTP (else any number can).",
       example: "+14155552671",
     }),
+    to_user_id: UserId.optional().openapi({
+      description:
+        "The recipient known by the network's id instead of a number (README, Contacts): a business-scoped user id (Cloud API) or a LID (WAHA, Evolution API); not with `to_number`. A kind no connected channel's gateway can send to: 422 `recipient_not_supported`. For `reverse`: the only user whose message can verify the OTP.",
+      example: "US.13491208655302741918",
+    }),
   })
-  // One shape per mode for the handler; `to_number` is required only to send.
+  // One shape per mode for the handler: `to`, the recipient's address (E.164 or a user id), is
+  // required only to send.
   .transform((body, ctx) => {
-    if (body.mode === "reverse") return { mode: "reverse" as const, to_number: body.to_number ?? null };
-    if (body.to_number === undefined) {
-      ctx.addIssue({ code: "custom", path: ["to_number"], message: "required when mode is send" });
+    if (body.to_number !== undefined && body.to_user_id !== undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["to_user_id"],
+        message: "give to_number or to_user_id, not both",
+      });
       return z.NEVER;
     }
-    return { mode: "send" as const, to_number: body.to_number };
+    const to = body.to_number ?? body.to_user_id;
+    if (body.mode === "reverse") return { mode: "reverse" as const, to: to ?? null };
+    if (to === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["to_number"],
+        message: "required when mode is send (or to_user_id)",
+      });
+      return z.NEVER;
+    }
+    return { mode: "send" as const, to };
   });
 
 export const VerifyOtpBody = z.strictObject({
