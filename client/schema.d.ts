@@ -987,7 +987,7 @@ export interface paths {
         put?: never;
         /**
          * Add a number to the opt-out list
-         * @description Bulk campaigns skip the numbers on this list. Single sends (`POST /v1/chatapp/messages`) and one-time codes do not: they are transactional, sent because the recipient asked for them. The number is normalised to E.164 as for sends. Adding a number already on the list changes nothing and answers 200 with the record as it is (its `source` may be `keyword`), so a retry is safe.
+         * @description Bulk campaigns skip the numbers on this list. Single sends (`POST /v1/chatapp/messages`) and one-time codes do not: they are transactional, sent because the recipient asked for them. The number is normalised to E.164 as for sends; a contact known without a number is added by `to_user_id`. Every other address the account's contacts link to it (their number and user ids) is added with it. Adding one already on the list changes nothing and answers 200 with the record as it is (its `source` may be `keyword`), so a retry is safe.
          */
         post: operations["createOptOut"];
         delete?: never;
@@ -1012,7 +1012,7 @@ export interface paths {
         post?: never;
         /**
          * Remove a number from the opt-out list
-         * @description Campaigns may message the number again. Do this only when the contact opted back in. A contact who texts an opt-out keyword again is added again.
+         * @description Campaigns may message the number again, and every other address the account's contacts link to it (their number and user ids), which are removed with it. Do this only when the contact opted back in. A contact who texts an opt-out keyword again is added again.
          */
         delete: operations["deleteOptOut"];
         options?: never;
@@ -8406,10 +8406,15 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description The number to suppress, in international format (spaces, dashes and brackets allowed; a missing `+` is assumed). Stored as E.164.
+                     * @description The number to suppress, in international format (spaces, dashes and brackets allowed; a missing `+` is assumed). Stored as E.164. This or `to_user_id`.
                      * @example +14155552671
                      */
-                    to_number: string;
+                    to_number?: string;
+                    /**
+                     * @description The user id (a BSUID or a LID) to suppress, for a contact known without a number (README, Contacts). This or `to_number`.
+                     * @example US.13491208655302741918
+                     */
+                    to_user_id?: string;
                 };
             };
         };
@@ -8475,7 +8480,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The number, with its `+` URL-encoded (`%2B14155552671`) or left out (`14155552671`). */
+                /** @description The number, with its `+` URL-encoded (`%2B14155552671`) or left out (`14155552671`); or the user id of an entry with `user_id` (`US.13491208655302741918`, `120363025246125888%40lid`). */
                 to_number: string;
             };
             cookie?: never;
@@ -8526,7 +8531,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The number, with its `+` URL-encoded (`%2B14155552671`) or left out (`14155552671`). */
+                /** @description The number, with its `+` URL-encoded (`%2B14155552671`) or left out (`14155552671`); or the user id of an entry with `user_id` (`US.13491208655302741918`, `120363025246125888%40lid`). */
                 to_number: string;
             };
             cookie?: never;

@@ -204,6 +204,28 @@ export const UserId = z
   .openapi({ example: "US.13491208655302741918" });
 
 /**
+ * A recipient's address where either kind is taken (README, Contacts): a user id ({@link UserId}'s
+ * patterns) as given, else a phone number in international format, normalised to E.164.
+ */
+export const Address = z
+  .string()
+  .max(160)
+  .transform((value, ctx) => {
+    if (BSUID_PATTERN.test(value) || LID_PATTERN.test(value)) return value;
+    const e164 = toE164(value);
+    if (!e164) {
+      ctx.addIssue({
+        code: "custom",
+        message:
+          "invalid phone number or user id (e.g. +14155552671, US.13491208655302741918 or <digits>@lid)",
+      });
+      return z.NEVER;
+    }
+    return e164;
+  })
+  .openapi({ type: "string", maxLength: 160, example: "+14155552671" });
+
+/**
  * The `Idempotency-Key` header of the POSTs that take one: 1–255 visible ASCII characters
  * (src/middleware/idempotency.ts checks it first and answers its own 422).
  */

@@ -2,6 +2,7 @@ import { and, eq, type SQL, sql } from "drizzle-orm";
 import type { Cursor } from "../../lib/cursor";
 import type { Db } from "../client";
 import { type OptOutRow, optOuts } from "../schema";
+import { addressesOfContact } from "./contacts";
 import { beyond, type KeysetColumns, pageOf, readOrder } from "./keyset";
 
 export type { OptOutRow };
@@ -13,9 +14,11 @@ const owned = (accountId: string, toNumber: string) =>
   and(eq(optOuts.accountId, accountId), eq(optOuts.toNumber, toNumber));
 
 /**
- * Adds `toNumber` (E.164) to the account's list through the API at `now` (epoch ms), unless it
- * is there already. The insert and the read are one D1 batch, so the answer is the row as stored.
- * @returns the row, and whether this call created it (false: it was there, whatever its source).
+ * Adds `toNumber` (E.164, or a user id) to the account's list through the API at `now` (epoch ms),
+ * with every other address of the person it names (contacts.ts `addressesOfContact`: their number
+ * and user ids, as a keyword would list them; README, Contacts), unless each is there already. The
+ * inserts and the read are one D1 batch, so the answer is the row as stored.
+ * @returns `toNumber`'s row, and whether this call created it (false: it was there, whatever its source).
  */
 export async function addOptOut(
   db: Db,
@@ -23,12 +26,19 @@ export async function addOptOut(
   toNumber: string,
   now: number,
 ): Promise<{ row: OptOutRow; created: boolean }> {
-  const [inserted, found] = await db.batch([
+  const [inserted, , found] = await db.batch([
     db
       .insert(optOuts)
       .values({ accountId, toNumber, source: "api", keyword: null, createdAt: now })
       .onConflictDoNothing()
       .returning({ toNumber: optOuts.toNumber }),
+    db
+      .insert(optOuts)
+      .select(
+        // `WHERE true`: SQLite would read the upsert's ON as a join constraint without it.
+        sql`SELECT ${accountId}, value, 'api', NULL, ${now} FROM (${addressesOfContact(accountId, toNumber)}) WHERE true`,
+      )
+      .onConflictDoNothing(),
     db.select().from(optOuts).where(owned(accountId, toNumber)).limit(1),
   ]);
   const row = found[0];
@@ -82,11 +92,21 @@ export async function findOptOut(db: Db, accountId: string, toNumber: string): P
 }
 
 /**
- * Removes `toNumber` (E.164) from the account's list: campaigns may message it again.
- * @returns false when it was not on the list.
+ * Removes `toNumber` (E.164, or a user id) from the account's list, with every other address of
+ * the person it names (contacts.ts `addressesOfContact`): campaigns may message them again, by any
+ * of them. Leaving one on the list would opt the others out again as the contact learns an
+ * identifier ({@link optOutFollowsContactStatement}).
+ * @returns false when none of them was on the list.
  */
 export async function deleteOptOut(db: Db, accountId: string, toNumber: string): Promise<boolean> {
-  const result = await db.delete(optOuts).where(owned(accountId, toNumber));
+  const result = await db
+    .delete(optOuts)
+    .where(
+      and(
+        eq(optOuts.accountId, accountId),
+        sql`${optOuts.toNumber} IN (${addressesOfContact(accountId, toNumber)})`,
+      ),
+    );
   return result.meta.changes > 0;
 }
 

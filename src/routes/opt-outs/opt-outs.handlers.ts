@@ -6,7 +6,7 @@ import { toOptOutRecord } from "../../presenters/opt-out";
 import { pageLinks } from "../paging";
 import type * as routes from "./opt-outs.routes";
 
-const notListed = () => new ApiError("not_found", "The number is not on the opt-out list.");
+const notListed = () => new ApiError("not_found", "The number or user id is not on the opt-out list.");
 
 export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
   const query = c.req.valid("query");
@@ -20,8 +20,8 @@ export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
 };
 
 export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
-  const { to_number } = c.req.valid("json");
-  const { row, created } = await addOptOut(c.var.db, c.var.principal.accountId, to_number, Date.now());
+  const { address } = c.req.valid("json");
+  const { row, created } = await addOptOut(c.var.db, c.var.principal.accountId, address, Date.now());
   return c.json({ success: true as const, data: toOptOutRecord(row) }, created ? 201 : 200);
 };
 

@@ -32,7 +32,8 @@ export const create = createRoute({
   path: "/",
   summary: "Add a number to the opt-out list",
   description:
-    `${scope} The number is normalised to E.164 as for sends. Adding a number already on the list changes nothing ` +
+    `${scope} The number is normalised to E.164 as for sends; a contact known without a number is added by \`to_user_id\`. ` +
+    "Every other address the account's contacts link to it (their number and user ids) is added with it. Adding one already on the list changes nothing " +
     "and answers 200 with the record as it is (its `source` may be `keyword`), so a retry is safe.",
   request: { body: jsonBody(CreateOptOutBody) },
   responses: {
@@ -65,7 +66,8 @@ export const remove = createRoute({
   path: "/{to_number}",
   summary: "Remove a number from the opt-out list",
   description:
-    "Campaigns may message the number again. Do this only when the contact opted back in. " +
+    "Campaigns may message the number again, and every other address the account's contacts link to it (their number and user ids), " +
+    "which are removed with it. Do this only when the contact opted back in. " +
     "A contact who texts an opt-out keyword again is added again.",
   request: { params: ToNumberParam },
   responses: { 204: { description: "Removed" }, ...problems("unauthenticated", "not_found") },

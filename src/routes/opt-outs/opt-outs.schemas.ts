@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { DEFAULT_OPT_OUT_KEYWORDS } from "../../opt-outs/keywords";
-import { PhoneNumber } from "../openapi";
+import { Address, PhoneNumber, UserId } from "../openapi";
 import { PageLinksSchema } from "../paging";
 
 const KEYWORDS = DEFAULT_OPT_OUT_KEYWORDS.map((k) => `\`${k}\``).join(", ");
@@ -41,23 +41,43 @@ export const OptOutListSchema = z
 
 /** Query of `GET /v1/opt-outs`. */
 
-/** Body of `POST /v1/opt-outs`. */
-export const CreateOptOutBody = z.strictObject({
-  to_number: PhoneNumber.openapi({
-    description:
-      "The number to suppress, in international format (spaces, dashes and brackets allowed; a missing `+` is assumed). Stored as E.164.",
-    example: "+14155552671",
-  }),
-});
+/** Body of `POST /v1/opt-outs`: `{ to_number }` or `{ to_user_id }`, as `{ address }`. */
+export const CreateOptOutBody = z
+  .strictObject({
+    to_number: PhoneNumber.optional().openapi({
+      description:
+        "The number to suppress, in international format (spaces, dashes and brackets allowed; a missing `+` is assumed). Stored as E.164. This or `to_user_id`.",
+      example: "+14155552671",
+    }),
+    to_user_id: UserId.optional().openapi({
+      description:
+        "The user id (a BSUID or a LID) to suppress, for a contact known without a number (README, Contacts). This or `to_number`.",
+    }),
+  })
+  .transform((body, ctx) => {
+    const address = body.to_number ?? body.to_user_id;
+    if (address === undefined || (body.to_number !== undefined && body.to_user_id !== undefined)) {
+      ctx.addIssue({
+        code: "custom",
+        path: [body.to_number === undefined ? "to_number" : "to_user_id"],
+        message:
+          address === undefined ? "required (or to_user_id)" : "give to_number or to_user_id, not both",
+      });
+      return z.NEVER;
+    }
+    return { address };
+  });
 
 /**
- * `{ to_number }` path parameter: a number in international format, normalised to E.164. Encode
- * the `+` as `%2B` or leave it out; a number that is not valid is answered 404, like an unlisted one.
+ * `{ to_number }` path parameter: a number in international format, normalised to E.164 (encode
+ * the `+` as `%2B` or leave it out), or a user id as listed; one that is neither is answered 404,
+ * like an unlisted one.
  */
 export const ToNumberParam = z.object({
-  to_number: PhoneNumber.openapi({
+  to_number: Address.openapi({
     param: { name: "to_number", in: "path" },
-    description: "The number, with its `+` URL-encoded (`%2B14155552671`) or left out (`14155552671`).",
+    description:
+      "The number, with its `+` URL-encoded (`%2B14155552671`) or left out (`14155552671`); or the user id of an entry with `user_id` (`US.13491208655302741918`, `120363025246125888%40lid`).",
     example: "+14155552671",
   }),
 });
