@@ -579,7 +579,7 @@ export interface paths {
         put?: never;
         /**
          * Create a campaign (a draft)
-         * @description A bulk send across 1–20 connected sessions, created as a `draft` with up to 10,000 recipients; add more with `POST …/recipients`. `content` is a template: each `{{name}}` takes the recipient's `variables.name`, and a recipient missing one is 422 naming its index. Numbers are normalised as for sends, each kept once. The account's drafts together hold at most its `max_draft_recipients` (409 `account_limit_reached`, and nothing is created). `type: "template"` (every session on the `cloud_api` gateway) sends `template` instead of `content`: its `variables` values take the recipients' `variables` the same way, and the template must be APPROVED on every session (422 `template_not_found`). A draft is not charged, but a media campaign from an account whose balance cannot pay one message of its type is 402 `insufficient_balance` before its `media_url` is fetched, and nothing is created. Send an `Idempotency-Key` header to make retries safe.
+         * @description A bulk send across 1–20 connected sessions, created as a `draft` with up to 10,000 recipients; add more with `POST …/recipients`. `content` is a template: each `{{name}}` takes the recipient's `variables.name`, and a recipient missing one is 422 naming its index. Numbers are normalised as for sends; each address is kept once. A recipient is `to_number` or `to_user_id` (a business-scoped user id or a LID, README, Contacts): every session of the campaign must send to that kind of user id, and a template campaign with an authentication template with a code button takes no business-scoped user id (422 `recipient_not_supported`, `recipients` the first 100 refused, `refused_count` how many; nothing is stored). The account's drafts together hold at most its `max_draft_recipients` (409 `account_limit_reached`, and nothing is created). `type: "template"` (every session on the `cloud_api` gateway) sends `template` instead of `content`: its `variables` values take the recipients' `variables` the same way, and the template must be APPROVED on every session (422 `template_not_found`). A draft is not charged, but a media campaign from an account whose balance cannot pay one message of its type is 402 `insufficient_balance` before its `media_url` is fetched, and nothing is created. Send an `Idempotency-Key` header to make retries safe.
          */
         post: operations["createCampaign"];
         delete?: never;
@@ -624,7 +624,7 @@ export interface paths {
         put?: never;
         /**
          * Add recipients to a draft campaign
-         * @description Up to 10,000 per request, so a campaign reaches 100,000 without a body over 1 MiB. A number already in the campaign is ignored (counted in `duplicates`). Only a `draft` takes recipients (409 `campaign_not_draft`), and only while the account's drafts together stay within its `max_draft_recipients` (409 `account_limit_reached`: none of the request's recipients is added).
+         * @description Up to 10,000 per request, so a campaign reaches 100,000 without a body over 1 MiB. An address (a number or a user id) already in the campaign is ignored (counted in `duplicates`). A recipient is `to_number` or `to_user_id` (a business-scoped user id or a LID, README, Contacts): every session of the campaign must send to that kind of user id, and a template campaign with an authentication template with a code button takes no business-scoped user id (422 `recipient_not_supported`, `recipients` the first 100 refused, `refused_count` how many; nothing is stored). Only a `draft` takes recipients (409 `campaign_not_draft`), and only while the account's drafts together stay within its `max_draft_recipients` (409 `account_limit_reached`: none of the request's recipients is added).
          */
         post: operations["addCampaignRecipients"];
         delete?: never;
@@ -644,7 +644,7 @@ export interface paths {
         put?: never;
         /**
          * Start a draft campaign
-         * @description Charges the whole campaign at once (402 `insufficient_balance`, and nothing changes, if the balance does not cover it), skips recipients on the opt-out list (`skipped`, reason `recipient_opted_out`, not charged), and moves it to `running`, or `scheduled` until its `scheduled_at`. Its messages are then created in steps and spread over its sessions in turn, paced per session by `delay_range`, behind one-time codes and single sends. Before the charge: a template campaign's template must still be APPROVED on every session (422 `template_not_found`); any other campaign with Cloud API sessions needs every recipient not opted out inside the 24-hour window of each of them (422 `outside_service_window`, `outside` the first 100 numbers outside, `outside_count` how many). Send an `Idempotency-Key` header to make retries safe.
+         * @description Charges the whole campaign at once (402 `insufficient_balance`, and nothing changes, if the balance does not cover it), skips recipients on the opt-out list (`skipped`, reason `recipient_opted_out`, not charged), and moves it to `running`, or `scheduled` until its `scheduled_at`. Its messages are then created in steps and spread over its sessions in turn, paced per session by `delay_range`, behind one-time codes and single sends. Before the charge: a template campaign's template must still be APPROVED on every session (422 `template_not_found`); every recipient known by a user id must still be of a kind every session and the template send to (422 `recipient_not_supported`); any other campaign with Cloud API sessions needs every recipient not opted out inside the 24-hour window of each of them (422 `outside_service_window`, `outside` the first 100 outside, `outside_count` how many). Send an `Idempotency-Key` header to make retries safe.
          */
         post: operations["startCampaign"];
         delete?: never;
@@ -3063,7 +3063,7 @@ export interface components {
             data: {
                 /** @description New recipients. */
                 added: number;
-                /** @description Numbers already in the campaign (or repeated), ignored. */
+                /** @description Addresses (numbers or user ids) already in the campaign (or repeated), ignored. */
                 duplicates: number;
                 /** @description Recipients of the campaign now. */
                 total: number;
@@ -3072,7 +3072,10 @@ export interface components {
         CampaignRecipient: {
             /** @description Order of addition, from 1. */
             seq: number;
-            to_number: string;
+            /** @description The recipient's number (E.164); null for a recipient known by a user id. */
+            to_number: string | null;
+            /** @description The recipient's user id (a BSUID or a LID) as it was added; null for a number. */
+            to_user_id: string | null;
             variables: {
                 [key: string]: string;
             } | null;
@@ -6319,10 +6322,18 @@ export interface operations {
                     /** @description Public https URL of the media, on port 443, at most 2,048 characters; required for image, video, audio, document. The service fetches it once per send (or campaign), following at most 3 redirects and only within the same host, and stores the file; the gateway gets a link of ours to that copy, never this URL. WhatsApp's limits apply: image ≤ 5 MB (image/jpeg, image/png), video ≤ 16 MB (video/mp4, video/3gpp), audio ≤ 16 MB (audio/aac, audio/amr, audio/mpeg, audio/mp4, audio/ogg), document ≤ 100 MB (PDF, plain text, Word, Excel, PowerPoint). Media that cannot be fetched or break a limit are 422 `media_unavailable`, before anything is charged; nothing is fetched for an account whose balance cannot pay (402 `insufficient_balance`). The copy is deleted once no message can still need it (or `MEDIA_RETENTION_DAYS` after the messages' time; a running campaign keeps it until it ends), and its messages then show `metadata.media_expired_at`. Shown back as given. */
                     media_url?: string | null;
                     template?: components["schemas"]["TemplateSend"] & unknown;
-                    /** @description Up to 10,000 recipients per request; a number is kept once per campaign. */
+                    /** @description Up to 10,000 recipients per request; an address (a number or a user id) is kept once per campaign. */
                     recipients?: {
-                        /** @example +14155552671 */
-                        to_number: string;
+                        /**
+                         * @description The recipient's number in international format; or give `to_user_id`.
+                         * @example +14155552671
+                         */
+                        to_number?: string;
+                        /**
+                         * @description The recipient known by the network's id instead of a number (README, Contacts): a business-scoped user id (Cloud API) or a LID (`<digits>@lid`; WAHA, Evolution API). Every session of the campaign must send to its kind, and a template campaign whose template is an authentication template with a code button takes no business-scoped user id: 422 `recipient_not_supported` otherwise.
+                         * @example US.13491208655302741918
+                         */
+                        to_user_id?: string;
                         /**
                          * @description Values of the template's placeholders for this recipient (names: letters, digits, `_`).
                          * @example {
@@ -6431,7 +6442,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description Problem: `validation_failed`, `media_unavailable`, `template_not_found`, `idempotency_key_reused` */
+            /** @description Problem: `validation_failed`, `media_unavailable`, `template_not_found`, `recipient_not_supported`, `idempotency_key_reused` */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -6650,10 +6661,18 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Up to 10,000 recipients per request; a number is kept once per campaign. */
+                    /** @description Up to 10,000 recipients per request; an address (a number or a user id) is kept once per campaign. */
                     recipients: {
-                        /** @example +14155552671 */
-                        to_number: string;
+                        /**
+                         * @description The recipient's number in international format; or give `to_user_id`.
+                         * @example +14155552671
+                         */
+                        to_number?: string;
+                        /**
+                         * @description The recipient known by the network's id instead of a number (README, Contacts): a business-scoped user id (Cloud API) or a LID (`<digits>@lid`; WAHA, Evolution API). Every session of the campaign must send to its kind, and a template campaign whose template is an authentication template with a code button takes no business-scoped user id: 422 `recipient_not_supported` otherwise.
+                         * @example US.13491208655302741918
+                         */
+                        to_user_id?: string;
                         /**
                          * @description Values of the template's placeholders for this recipient (names: letters, digits, `_`).
                          * @example {
@@ -6713,7 +6732,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description Problem: `validation_failed` */
+            /** @description Problem: `validation_failed`, `recipient_not_supported` */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -6799,7 +6818,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description Problem: `validation_failed`, `template_not_found`, `outside_service_window` */
+            /** @description Problem: `validation_failed`, `template_not_found`, `recipient_not_supported`, `outside_service_window` */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];

@@ -22,7 +22,8 @@ interface Campaign {
 
 interface Recipient {
   seq: number;
-  to_number: string;
+  to_number: string | null;
+  to_user_id: string | null;
   variables: Record<string, string> | null;
   status: string;
   message_id: string | null;
@@ -113,6 +114,7 @@ describe("POST /v1/chatapp/campaigns", () => {
       {
         seq: 3,
         to_number: "+14155552672",
+        to_user_id: null,
         variables: { name: "Bo", order: "B-1", extra: "unused" },
         status: "pending",
         reason: null,
@@ -121,6 +123,7 @@ describe("POST /v1/chatapp/campaigns", () => {
       {
         seq: 1,
         to_number: "+14155552671",
+        to_user_id: null,
         variables: { name: "Ada", order: "A-1" },
         status: "pending",
         reason: null,

@@ -767,10 +767,11 @@ function renderCampaign(view, context) {
   function recipientTable(rows) {
     if (rows.length === 0) return h("p", { class: "muted" }, "No recipients.");
     return table(
-      ["#", "Number", "Status", "Reason", "Variables", "Message"],
+      ["#", "Recipient", "Status", "Reason", "Variables", "Message"],
       rows.map((row) => [
         String(row.seq),
-        row.to_number,
+        // A number, or the user id of a recipient known by one (README, Contacts).
+        row.to_number ?? row.to_user_id,
         badge(row.status),
         row.reason ?? h("span", { class: "muted" }, "—"),
         row.variables

@@ -2,6 +2,7 @@ import type { Condition, Db, Statement } from "../db/client";
 import { recipientSeqIn } from "../db/queries/campaigns";
 import { findSessions } from "../db/queries/sessions";
 import type { CampaignRow } from "../db/schema";
+import { isPhoneAddress } from "../lib/contact-identity";
 import { checkNumbers } from "../number-checks/check";
 import { settleRecipientsStatements } from "./remainder";
 
@@ -13,8 +14,9 @@ export const NOT_ON_CHATAPP = "recipient_not_on_chatapp";
  * campaign skips: recipients still `pending` whose number is not on the chat network, by
  * number-checks/check.ts `checkNumbers` (the account's 7-day cache first, then the gateway through the
  * campaign's `connected` sessions, 100 numbers a call, in turn). A number the gateway cannot tell
- * about (null), or that no connected session can ask about, is sent. Empty for a campaign without
- * `check_numbers`. Never throws for a session or gateway failure.
+ * about (null), or that no connected session can ask about, is sent. A recipient known by a user
+ * id is not checked: the network gave the id, so the user is on it (README, Contacts). Empty for a
+ * campaign without `check_numbers`. Never throws for a session or gateway failure.
  */
 export async function recipientsNotOnChatapp(
   env: Env,
@@ -23,7 +25,7 @@ export async function recipientsNotOnChatapp(
   step: { seq: number; to_number: string; status: string }[],
   now: number,
 ): Promise<Set<number>> {
-  const pending = step.filter((r) => r.status === "pending");
+  const pending = step.filter((r) => r.status === "pending" && isPhoneAddress(r.to_number));
   if (!campaign.checkNumbers || pending.length === 0) return new Set();
   const connected = new Set(
     (await findSessions(db, campaign.accountId, campaign.sessionIds))

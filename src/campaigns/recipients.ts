@@ -1,5 +1,6 @@
 import type { NewRecipient } from "../db/queries/campaigns";
 import type { CampaignTemplate } from "../db/schema";
+import { INVALID_USER_ID, userIdKind } from "../lib/contact-identity";
 import { toE164 } from "../lib/phone";
 import { fillTemplate, scanTemplate } from "../lib/template";
 import type { MessageType } from "../messages/types";
@@ -14,9 +15,13 @@ export const contentLimit = (type: MessageType): number => (type === "text" ? 40
 /** A variable's name, as a placeholder names it: a letter or `_`, then letters, digits or `_`, at most 64. */
 export const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
-/** A recipient as a request gives it. */
+/**
+ * A recipient as a request gives it: a phone number or a user id (a BSUID or a LID; README,
+ * Contacts), exactly one of the two, and the values of the campaign template's placeholders.
+ */
 export interface RecipientInput {
-  to_number: string;
+  to_number?: string | undefined;
+  to_user_id?: string | undefined;
   variables?: Record<string, string> | undefined;
 }
 
@@ -44,14 +49,17 @@ function fillable(message: CampaignMessage): TemplateValue[] {
 }
 
 /**
- * Checks recipients against what a campaign sends ({@link CampaignMessage}): each number must be
- * valid (normalised to E.164, as sends are), and each placeholder of the content (or of a
+ * Checks recipients against what a campaign sends ({@link CampaignMessage}): each names exactly
+ * one of `to_number` and `to_user_id`; a number must be valid (normalised to E.164, as sends are)
+ * and a user id a BSUID or a LID (lib/contact-identity.ts `userIdKind`), stored as given, as a
+ * send stores it (README, Contacts); each placeholder of the content (or of a
  * template campaign's variables) needs a value in the recipient's `variables`, each filled text
  * within its limit ({@link contentLimit} for content; 1–1,024 characters for a body value and
  * 1–2,000 for a button parameter, as a template send takes them). Problems name the recipient's
  * index in `recipients`.
  *
- * @returns the recipients to store (numbers normalised), and the problems (none when all pass).
+ * @returns the recipients to store (numbers normalised; `toNumber` holds the address, a number or
+ *   a user id), and the problems (none when all pass).
  */
 export function checkRecipients(
   message: CampaignMessage,
@@ -62,9 +70,7 @@ export function checkRecipients(
   const rows: NewRecipient[] = [];
   const problems: FieldProblem[] = [];
   recipients.forEach((recipient, index) => {
-    const toNumber = toE164(recipient.to_number);
-    if (!toNumber)
-      problems.push({ path: ["recipients", index, "to_number"], message: "invalid phone number" });
+    const toNumber = addressOf(recipient, index, problems);
     const variables = recipient.variables ?? {};
     const missing = names.filter((name) => !Object.hasOwn(variables, name));
     const path = ["recipients", index, "variables"];
@@ -88,6 +94,27 @@ export function checkRecipients(
     if (toNumber) rows.push({ toNumber, variables: recipient.variables ?? null });
   });
   return { rows, problems };
+}
+
+/**
+ * The address recipient `index` names (an E.164 number or a user id), or null after adding its
+ * problem to `problems`: neither or both of `to_number` and `to_user_id`, an invalid number, or a
+ * user id of no known kind.
+ */
+function addressOf(recipient: RecipientInput, index: number, problems: FieldProblem[]): string | null {
+  const problem = (field: "to_number" | "to_user_id", message: string) => {
+    problems.push({ path: ["recipients", index, field], message });
+    return null;
+  };
+  const { to_number: number, to_user_id: userId } = recipient;
+  if (number !== undefined && userId !== undefined)
+    return problem("to_user_id", "give to_number or to_user_id, not both");
+  if (userId !== undefined) {
+    if (userIdKind(userId) === null) return problem("to_user_id", INVALID_USER_ID);
+    return userId;
+  }
+  if (number === undefined) return problem("to_number", "required (or to_user_id)");
+  return toE164(number) ?? problem("to_number", "invalid phone number");
 }
 
 /**

@@ -13,7 +13,7 @@ import { allowedOutsideWindow, hasServiceWindow, SERVICE_WINDOW_MS } from "../me
  * is decided when its message is made (round-robin, and failover may move it to another).
  */
 
-/** Most numbers a refusal lists in `outside`; `outside_count` gives how many there are. */
+/** Most recipients a refusal lists in `outside`; `outside_count` gives how many there are. */
 export const MAX_OUTSIDE_LISTED = 100;
 
 /**
@@ -35,9 +35,10 @@ export function outsideWindowQuery(
  * on Cloud API sessions and any recipient is outside the window of any of them at `now` (epoch
  * ms), before anything is charged. Sessions on other gateways have no window; with none on the
  * Cloud API this reads nothing.
+ * A recipient known by a user id is found by it as a number is (README, Contacts).
  * @throws ApiError `outside_service_window` (422) with extension members `outside` (the first
- *   {@link MAX_OUTSIDE_LISTED} numbers outside, E.164, in the order they were added) and
- *   `outside_count` (how many are outside).
+ *   {@link MAX_OUTSIDE_LISTED} recipients outside, E.164 numbers and user ids, in the order they
+ *   were added) and `outside_count` (how many are outside).
  */
 export async function requireCampaignWindow(
   env: Env,

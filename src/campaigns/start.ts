@@ -19,6 +19,7 @@ import { publishEvents } from "../events/publish";
 import { eventsForRows, recordedIn } from "../events/record";
 import { campaignFrom, mayMove, moveCampaignStatement } from "../moves/campaign";
 import { queueMaterialise } from "./materialise";
+import { requireStoredRecipients } from "./recipient-kinds";
 import { requireCampaignWindow } from "./service-window";
 import { requireCampaignTemplate } from "./template";
 
@@ -32,15 +33,17 @@ const START_ATTEMPTS = 3;
  * `campaign.started` when it runs; a campaign whose every recipient is skipped completes at once).
  * The charge is guarded by the draft as priced: a recipient or opt-out added meanwhile refuses it,
  * and the start is priced again. Before it, a template campaign's template is checked again on
- * every session (src/campaigns/template.ts), and any other campaign with Cloud API sessions must
- * have every recipient inside their 24-hour windows (src/campaigns/service-window.ts). Then the campaign queue makes the messages
+ * every session (src/campaigns/template.ts), every recipient known by a user id must be of a kind
+ * every session (and the template) can send to (src/campaigns/recipient-kinds.ts), and any other
+ * campaign with Cloud API sessions must have every recipient inside their 24-hour windows
+ * (src/campaigns/service-window.ts). Then the campaign queue makes the messages
  * (src/campaigns/materialise.ts).
  *
  * @returns the campaign after the start.
  * @throws ApiError `not_found` (404), `campaign_not_draft` (409), `campaign_empty` (409, no
  *   recipients), `session_not_connected` (409, none of its sessions is), `template_not_found` (422),
- *   `validation_failed` (422, the template's variables no longer fit it), `outside_service_window`
- *   (422), `insufficient_balance` (402).
+ *   `validation_failed` (422, the template's variables no longer fit it), `recipient_not_supported`
+ *   (422), `outside_service_window` (422), `insufficient_balance` (402).
  */
 export async function startCampaign(env: Env, db: Db, accountId: string, id: string): Promise<CampaignRow> {
   for (let attempt = 1; ; attempt++) {
@@ -56,6 +59,7 @@ export async function startCampaign(env: Env, db: Db, accountId: string, id: str
       throw new ApiError("session_not_connected", "None of the campaign's sessions is connected.");
     }
     if (campaign.template) await requireCampaignTemplate(env, db, accountId, sessions, campaign.template);
+    await requireStoredRecipients(env, db, campaign, sessions);
     await requireCampaignWindow(env, db, campaign, sessions, Date.now());
     const skipped = await countOptedOut(db, id, accountId);
     const billable = campaign.total - skipped;

@@ -1,3 +1,5 @@
+import type { UserIdKind } from "./gateway-kinds";
+
 /**
  * Who is on the other side of a chat, as an event or a request names them (README, Contacts): any
  * of a phone number and the network's ids, with the names the user shows. A gateway gives what
@@ -31,17 +33,30 @@ export const BSUID_PATTERN = /^[A-Z]{2}\.(?:ENT\.)?[A-Za-z0-9]{1,128}$/;
 /** A linked-device id as WAHA and Evolution API write it: digits and `@lid`. */
 export const LID_PATTERN = /^\d{1,32}@lid$/;
 
+/** The problem a request's user id that is neither a BSUID nor a LID is told (`to_user_id`). */
+export const INVALID_USER_ID =
+  "invalid user id (a business-scoped user id such as US.13491208655302741918, or <digits>@lid)";
+
 /** Whether `identity` names someone: a phone number or a user id. */
 export function namesSomeone(identity: ContactIdentity): boolean {
   return Boolean(identity.phoneNumber || identity.userId);
 }
 
 /** Which kind of user id `value` is (src/lib/gateway-kinds.ts `sendsToUserIds`), or null for neither. */
-export function userIdKind(value: string): "bsuid" | "lid" | null {
+export function userIdKind(value: string): UserIdKind | null {
   if (BSUID_PATTERN.test(value)) return "bsuid";
   if (LID_PATTERN.test(value)) return "lid";
   return null;
 }
+
+/**
+ * SQLite `GLOB` patterns that tell a stored address's kind of user id, for a query that picks
+ * recipients by kind in the database (src/db/queries/campaigns.ts `recipientsMatching`). A stored
+ * address passed {@link userIdKind} (or is a number, `+…`), so its shape's edge tells it: a BSUID
+ * starts with two capitals and a dot, a LID ends with `@lid` (test/campaign-user-ids.test.ts
+ * checks that they agree with the patterns above).
+ */
+export const USER_ID_GLOB: Readonly<Record<UserIdKind, string>> = { bsuid: "[A-Z][A-Z].*", lid: "*@lid" };
 
 /**
  * Whether a recipient address (a message's `to_number` column: the recipient as the network was

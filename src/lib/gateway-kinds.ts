@@ -44,8 +44,11 @@ export interface GatewayCapabilities {
   sendsToUserIds: readonly UserIdKind[];
 }
 
-/** A kind of user id (src/lib/contact-identity.ts `userIdKind`). */
-export type UserIdKind = "bsuid" | "lid";
+/** The kinds of user id (src/lib/contact-identity.ts `userIdKind`): BSUIDs and LIDs. */
+export const USER_ID_KINDS = ["bsuid", "lid"] as const;
+
+/** A kind of user id: one of {@link USER_ID_KINDS}. */
+export type UserIdKind = (typeof USER_ID_KINDS)[number];
 
 /** A gateway reached over the network that a phone links by QR code or pairing code. */
 const LINKED_DEVICE: GatewayCapabilities = {

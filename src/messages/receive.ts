@@ -54,7 +54,6 @@ export async function receiveMessage(
   const inserted = items.length - 2;
   const statements = items.map((item) => item.statement);
   const keyword = optOutKeyword(row.content);
-  const sender = toE164(row.fromNumber ?? "");
   if (keyword !== null && learnt) {
     statements.push(
       optOutByKeywordStatement({
@@ -67,9 +66,11 @@ export async function receiveMessage(
     );
   }
   // A campaign recipient writing back after their message was sent counts as `replied`, once
-  // (the `campaign_recipients_replied` trigger keeps the campaign's counter).
-  if (sender !== null) {
-    statements.push(noteReplyStatement(row.accountId, sender, row.createdAt));
+  // (the `campaign_recipients_replied` trigger keeps the campaign's counter), whether the campaign
+  // knew them by their number or by their user id.
+  const senders = [toE164(row.fromNumber ?? ""), input.contact.userId].filter((a): a is string => Boolean(a));
+  if (senders.length > 0) {
+    statements.push(noteReplyStatement(row.accountId, senders, row.createdAt));
   }
   const results = await batchSql(db, statements);
   await publishEvents(env, recordedIn(results, eventIndexes(items)));

@@ -8,17 +8,17 @@ import { insertOutgoingStatement, type NewMessages, outgoingRows } from "../db/q
 import { findSession } from "../db/queries/sessions";
 import { findTemplate } from "../db/queries/templates";
 import { ApiError } from "../errors";
-import { userIdKind } from "../lib/contact-identity";
 import { capabilitiesOf } from "../lib/gateway-kinds";
 import { log } from "../lib/log";
 import { sendInBatches } from "../lib/queue";
 import { discardMedia, type StoredMedia, storeMedia } from "../media/store";
 import { type DispatchRequest, dispatchRequestOf, LANE } from "./dispatch-request";
 import { type MessageMetadata, metadataText } from "./metadata";
+import { gatewayRefusals, requireSupportedRecipients, templateRefusals } from "./recipient-kinds";
 import { type QuoteTarget, quoteTarget } from "./reply";
 import { requireServiceWindow } from "./service-window";
 import { requireReachable } from "./session-limits";
-import { needsPhoneNumber, type TemplateSend, templateNeeds, templateVariableErrors } from "./template";
+import { type TemplateSend, templateNeeds, templateVariableErrors } from "./template";
 import type { MessageRow, MessageType } from "./types";
 
 export interface SendRequest {
@@ -83,7 +83,8 @@ export interface SendResult {
  * @throws ApiError `not_found` (404) for a session not the account's, `session_not_connected`
  *   (409), `reply_to_not_found`, `reply_to_other_chat`, `reaction_other_chat` (422),
  *   `reply_to_not_sent` (409), `session_limited` (409: a cold recipient on a session the network limits,
- *   src/messages/session-limits.ts), `outside_service_window` (422), `media_unavailable` (422), `insufficient_balance` (402), `service_unavailable` (503,
+ *   src/messages/session-limits.ts), `outside_service_window` (422), `recipient_not_supported` (422: a user id
+ *   the gateway or the template cannot reach, messages/recipient-kinds.ts), `media_unavailable` (422), `insufficient_balance` (402), `service_unavailable` (503,
  *   the media could not be stored).
  */
 export async function sendMessages(env: Env, db: Db, request: SendRequest): Promise<SendResult> {
@@ -97,7 +98,8 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
   }
   const config = readConfig(env);
   const gateway = session.gateway ?? config.CHATAPP_GATEWAY;
-  requireSupportedRecipients(gateway, request.recipients);
+  // A user id of a kind the gateway cannot send to: a LID on the Cloud API, a BSUID on WAHA.
+  requireSupportedRecipients(gatewayRefusals(gateway), request.recipients);
   const quote = await quoteOf(db, request);
   if (quote) request = { ...request, recipients: [quote.chat] };
   const metadata = withQuote(
@@ -185,28 +187,6 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
 }
 
 /**
- * Refuses a send to a user id of a kind the session's gateway cannot send to (lib/gateway-kinds.ts
- * `sendsToUserIds`; README, Contacts), before anything is charged: a LID on the Cloud API, a BSUID
- * on WAHA or Evolution API.
- * @throws ApiError `recipient_not_supported` (422) with extension member `recipients`, those refused.
- */
-function requireSupportedRecipients(gateway: GatewayKind, recipients: string[]): void {
-  const sendsTo = capabilitiesOf(gateway).sendsToUserIds;
-  const refused = recipients.filter((address) => {
-    const kind = userIdKind(address);
-    return kind !== null && !sendsTo.includes(kind);
-  });
-  if (refused.length === 0) return;
-  throw new ApiError(
-    "recipient_not_supported",
-    `The session's gateway (${gateway}) cannot send to ${refused.join(", ")}: it sends to ${
-      sendsTo.length > 0 ? `phone numbers and ${sendsTo.join(" and ")} user ids` : "phone numbers only"
-    }.`,
-    { extra: { recipients: refused } },
-  );
-}
-
-/**
  * Checks a template send before anything is charged (README, Message templates): only a
  * `cloud_api` session sends templates; the template must be in the session's cache (as
  * `GET /v1/chatapp/sessions/{id}/templates` last read it) by name and language, and `APPROVED`;
@@ -240,14 +220,7 @@ async function templateMetadata(
         : `The session has no template ${template.name} (${template.language}); list its templates to refresh them.`,
     );
   }
-  const byUserId = request.recipients.filter((address) => userIdKind(address) === "bsuid");
-  if (byUserId.length > 0 && needsPhoneNumber(row)) {
-    throw new ApiError(
-      "recipient_not_supported",
-      `Template ${template.name} is an authentication template with a code button, which Meta sends to phone numbers only (error 131062).`,
-      { extra: { recipients: byUserId } },
-    );
-  }
+  requireSupportedRecipients(templateRefusals(row), request.recipients);
   const errors = templateVariableErrors(templateNeeds(row.components), template.variables);
   if (errors)
     throw new ApiError("validation_failed", "The template's variables do not fit it.", { fields: errors });

@@ -1,5 +1,6 @@
 import type { RecipientWithMessage } from "../db/queries/campaigns";
 import type { CampaignRow } from "../db/schema";
+import { isPhoneAddress } from "../lib/contact-identity";
 import { fromMinor } from "../lib/money";
 import { formatNullableTimestamp, formatTimestamp } from "../lib/time";
 
@@ -42,11 +43,17 @@ export function toCampaignRecord(row: CampaignRow, now = Date.now()) {
   };
 }
 
-/** A recipient row as the API shows it (`CampaignRecipient`): its message's status once it has one. */
+/**
+ * A recipient row as the API shows it (`CampaignRecipient`): its address as `to_number` (a number)
+ * or `to_user_id` (a user id), the other null, as a message shows its recipient; its message's
+ * status once it has one.
+ */
 export function toRecipientRecord(row: RecipientWithMessage) {
+  const byNumber = isPhoneAddress(row.toNumber);
   return {
     seq: row.seq,
-    to_number: row.toNumber,
+    to_number: byNumber ? row.toNumber : null,
+    to_user_id: byNumber ? null : row.toNumber,
     variables: row.variables,
     status: row.messageStatus ?? row.status,
     reason: row.messageStatus ? row.messageReason : row.reason,

@@ -3,7 +3,7 @@ import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import { ERROR_STATUS, type ErrorCode } from "../errors";
 import type { OperationScope } from "../keys/scopes";
-import { BSUID_PATTERN, LID_PATTERN } from "../lib/contact-identity";
+import { INVALID_USER_ID, userIdKind } from "../lib/contact-identity";
 import { toE164 } from "../lib/phone";
 import { MEDIA_PROBLEM_REASONS } from "../media/fetch";
 import { requireScope } from "../middleware/auth";
@@ -198,9 +198,7 @@ export const PhoneNumber = z
 export const UserId = z
   .string()
   .max(160)
-  .refine((value) => BSUID_PATTERN.test(value) || LID_PATTERN.test(value), {
-    message: "invalid user id (a business-scoped user id such as US.13491208655302741918, or <digits>@lid)",
-  })
+  .refine((value) => userIdKind(value) !== null, { message: INVALID_USER_ID })
   .openapi({ example: "US.13491208655302741918" });
 
 /**

@@ -241,20 +241,22 @@ export async function sendWindowsOf(db: Db, ids: string[]): Promise<Map<string, 
 }
 
 /**
- * The statement that marks the account's campaign recipient at `sender` replied (at `at`, epoch
- * ms) when their campaign message was sent before it; once (the `campaign_recipients_replied`
- * trigger keeps the campaign's counter).
+ * The statement that marks the account's campaign recipients at `senders` (the addresses a reply
+ * came from: its number and its user id, each as a campaign stores a recipient's address) replied
+ * (at `at`, epoch ms) when their campaign message was sent before it; once (the
+ * `campaign_recipients_replied` trigger keeps the campaign's counter). At least one sender.
  */
-export function noteReplyStatement(accountId: string, sender: string, at: number): SQL {
+export function noteReplyStatement(accountId: string, senders: readonly string[], at: number): SQL {
   return sql`UPDATE campaign_recipients SET replied_at = ${at}
       WHERE replied_at IS NULL AND message_id IN (SELECT id FROM messages WHERE account_id = ${accountId}
-        AND to_number = ${sender} AND campaign_id IS NOT NULL AND direction = 'outgoing'
-        AND status IN ('sent', 'delivered', 'read') AND sent_at <= ${at})`;
+        AND to_number IN (SELECT value FROM json_each(${JSON.stringify(senders)})) AND campaign_id IS NOT NULL
+        AND direction = 'outgoing' AND status IN ('sent', 'delivered', 'read') AND sent_at <= ${at})`;
 }
 
 /**
  * The query that finds campaign `campaignId`'s recipients outside the window at `since` (epoch ms;
- * a contact is inside when it last wrote at or after it) of any of `sessionIds`, leaving out those
+ * a contact is inside when it last wrote at or after it) of any of `sessionIds`, the contact found
+ * by the recipient's address, a number or a user id (README, Contacts), leaving out those
  * on account `accountId`'s opt-out list (they are skipped, not sent): the first
  * `limit` by `seq`, each row carrying `outside_count`, how many there are in all.
  * One statement: the list walks the campaign's recipients in `seq` order by their primary key
@@ -272,7 +274,8 @@ export function outsideWindowStatement(
   const outside = (r: SQL) => sql`${r}.campaign_id = ${campaignId}
     AND NOT EXISTS (SELECT 1 FROM opt_outs o WHERE o.account_id = ${accountId} AND o.to_number = ${r}.to_number)
     AND EXISTS (SELECT 1 FROM json_each(${JSON.stringify(sessionIds)}) s
-      LEFT JOIN contact_identifiers ci ON ci.chatapp_session_id = s.value AND ci.kind = 'phone_number' AND ci.value = ${r}.to_number
+      LEFT JOIN contact_identifiers ci ON ci.chatapp_session_id = s.value
+        AND ci.kind IN ('phone_number', 'user_id') AND ci.value = ${r}.to_number
       LEFT JOIN contacts w ON w.id = ci.contact_id
       WHERE w.last_message_at IS NULL OR w.last_message_at < ${since})`;
   return sql`SELECT r.to_number AS to_number,
@@ -296,6 +299,34 @@ export async function recipientsOutsideWindow(
   return db.all<{ to_number: string; outside_count: number }>(
     outsideWindowStatement(campaignId, accountId, sessionIds, since, limit),
   );
+}
+
+/**
+ * Campaign `campaignId`'s recipients whose address matches one of `globs` (SQLite `GLOB`
+ * patterns, e.g. lib/contact-identity.ts `USER_ID_GLOB`): the first `limit` by `seq`, and how
+ * many match in all (`count`). Reads nothing for no pattern. One statement, each walk of the
+ * recipients by their primary key (campaign_id, seq); the caller has checked that the campaign is
+ * the account's.
+ */
+export async function recipientsMatching(
+  db: Db,
+  campaignId: string,
+  globs: readonly string[],
+  limit: number,
+): Promise<{ addresses: string[]; count: number }> {
+  if (globs.length === 0) return { addresses: [], count: 0 };
+  const matches = (r: SQL) =>
+    sql`${r}.campaign_id = ${campaignId} AND (${sql.join(
+      globs.map((glob) => sql`${r}.to_number GLOB ${glob}`),
+      sql` OR `,
+    )})`;
+  const rows = await db.all<{ to_number: string; count: number }>(
+    sql`SELECT r.to_number AS to_number,
+        (SELECT count(*) FROM campaign_recipients c WHERE ${matches(sql.raw("c"))}) AS count
+      FROM campaign_recipients r WHERE ${matches(sql.raw("r"))}
+      ORDER BY r.seq LIMIT ${limit}`,
+  );
+  return { addresses: rows.map((row) => row.to_number), count: rows[0]?.count ?? 0 };
 }
 
 /**

@@ -2,6 +2,7 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import { requireBalance } from "../../billing/balance";
 import { priceOf } from "../../billing/prices";
 import { cancelCampaign, pauseCampaign, resumeCampaign } from "../../campaigns/control";
+import { requireCampaignRecipients } from "../../campaigns/recipient-kinds";
 import { checkRecipients, type FieldProblem } from "../../campaigns/recipients";
 import { startCampaign } from "../../campaigns/start";
 import { requireCampaignTemplate } from "../../campaigns/template";
@@ -66,6 +67,12 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
   }
   const template = body.type === "template" ? (body.template ?? null) : null;
   if (template) await requireCampaignTemplate(c.env, db, principal.accountId, [...found.values()], template);
+  await requireCampaignRecipients(
+    c.env,
+    db,
+    { accountId: principal.accountId, sessionIds: body.chatapp_session_ids, template },
+    body.recipientRows.map((row) => row.toNumber),
+  );
   const delay = body.delay_range ?? {
     min_ms: body.delay_between ?? DEFAULT_DELAY_MS,
     max_ms: body.delay_between ?? DEFAULT_DELAY_MS,
@@ -185,6 +192,12 @@ export const addRecipients: RouteHandler<typeof routes.addRecipients, AppEnv> = 
   if (campaign.status !== "draft") throw notDraft(campaign.status);
   const { rows, problems } = checkRecipients(campaign, c.req.valid("json").recipients);
   if (problems.length > 0) throw invalid(problems);
+  await requireCampaignRecipients(
+    c.env,
+    db,
+    campaign,
+    rows.map((row) => row.toNumber),
+  );
   const added = await addTo(db, principal.accountId, id, rows, Date.now());
   if (!added) throw notDraft("no longer a draft");
   if ("refused" in added) throw draftLimitReached(added.refused);

@@ -14,6 +14,13 @@ import {
 
 const common = { tags: ["Campaigns"] };
 
+/** What create and add say about recipients known by a user id (src/campaigns/recipient-kinds.ts). */
+const RECIPIENT_KINDS =
+  "A recipient is `to_number` or `to_user_id` (a business-scoped user id or a LID, README, Contacts): every " +
+  "session of the campaign must send to that kind of user id, and a template campaign with an authentication " +
+  "template with a code button takes no business-scoped user id (422 `recipient_not_supported`, `recipients` the " +
+  "first 100 refused, `refused_count` how many; nothing is stored). ";
+
 export const create = createRoute({
   operationId: "createCampaign",
   ...requires("campaigns:write", idempotency),
@@ -24,7 +31,8 @@ export const create = createRoute({
   description:
     "A bulk send across 1–20 connected sessions, created as a `draft` with up to 10,000 recipients; add more with " +
     "`POST …/recipients`. `content` is a template: each `{{name}}` takes the recipient's `variables.name`, and a " +
-    "recipient missing one is 422 naming its index. Numbers are normalised as for sends, each kept once. " +
+    "recipient missing one is 422 naming its index. Numbers are normalised as for sends; each address is kept once. " +
+    RECIPIENT_KINDS +
     "The account's drafts together hold at most its `max_draft_recipients` (409 `account_limit_reached`, and nothing " +
     'is created). `type: "template"` (every session on the `cloud_api` gateway) sends `template` instead of ' +
     "`content`: its `variables` values take the recipients' `variables` the same way, and the template must be " +
@@ -46,6 +54,7 @@ export const create = createRoute({
       "insufficient_balance",
       "media_unavailable",
       "template_not_found",
+      "recipient_not_supported",
       "idempotency_key_in_use",
       "idempotency_key_reused",
       "service_unavailable",
@@ -106,8 +115,10 @@ export const addRecipients = createRoute({
   path: "/{id}/recipients",
   summary: "Add recipients to a draft campaign",
   description:
-    "Up to 10,000 per request, so a campaign reaches 100,000 without a body over 1 MiB. A number already in the " +
-    "campaign is ignored (counted in `duplicates`). Only a `draft` takes recipients (409 `campaign_not_draft`), and " +
+    "Up to 10,000 per request, so a campaign reaches 100,000 without a body over 1 MiB. An address (a number or a " +
+    "user id) already in the campaign is ignored (counted in `duplicates`). " +
+    RECIPIENT_KINDS +
+    "Only a `draft` takes recipients (409 `campaign_not_draft`), and " +
     "only while the account's drafts together stay within its `max_draft_recipients` (409 `account_limit_reached`: " +
     "none of the request's recipients is added).",
   request: { params: IdParam, body: jsonBody(AddRecipientsBody) },
@@ -117,6 +128,7 @@ export const addRecipients = createRoute({
       "unauthenticated",
       "not_found",
       "validation_failed",
+      "recipient_not_supported",
       "campaign_not_draft",
       "account_limit_reached",
     ),
@@ -176,8 +188,9 @@ export const start = command(
     "moves it to `running`, or `scheduled` until its `scheduled_at`. Its messages are then created in steps and " +
     "spread over its sessions in turn, paced per session by `delay_range`, behind one-time codes and single sends. " +
     "Before the charge: a template campaign's template must still be APPROVED on every session (422 " +
-    "`template_not_found`); any other campaign with Cloud API sessions needs every recipient not opted out inside " +
-    "the 24-hour window of each of them (422 `outside_service_window`, `outside` the first 100 numbers outside, " +
+    "`template_not_found`); every recipient known by a user id must still be of a kind every session and the " +
+    "template send to (422 `recipient_not_supported`); any other campaign with Cloud API sessions needs every recipient not opted out inside " +
+    "the 24-hour window of each of them (422 `outside_service_window`, `outside` the first 100 outside, " +
     "`outside_count` how many). Send an `Idempotency-Key` header to make retries safe.",
   [
     "campaign_not_draft",
@@ -185,6 +198,7 @@ export const start = command(
     "session_not_connected",
     "validation_failed",
     "template_not_found",
+    "recipient_not_supported",
     "outside_service_window",
     "insufficient_balance",
     "service_unavailable",

@@ -33,16 +33,35 @@ const Variables = z
     example: { name: "Ada", order: "A-1042" },
   });
 
-const Recipient = z.strictObject({
-  to_number: z.string().max(32).openapi({ example: "+14155552671" }),
-  variables: Variables.optional(),
-});
+const Recipient = z
+  .strictObject({
+    to_number: z.string().max(32).optional().openapi({
+      description: "The recipient's number in international format; or give `to_user_id`.",
+      example: "+14155552671",
+    }),
+    // Its kind is checked with the rest of the recipient (campaigns/recipients.ts `checkRecipients`),
+    // so one answer names every recipient's problems.
+    to_user_id: z
+      .string()
+      .max(160)
+      .optional()
+      .openapi({
+        example: "US.13491208655302741918",
+        description:
+          "The recipient known by the network's id instead of a number (README, Contacts): a business-scoped user id " +
+          "(Cloud API) or a LID (`<digits>@lid`; WAHA, Evolution API). Every session of the campaign must send to its " +
+          "kind, and a template campaign whose template is an authentication template with a code button takes no " +
+          "business-scoped user id: 422 `recipient_not_supported` otherwise.",
+      }),
+    variables: Variables.optional(),
+  })
+  .openapi({ description: "Exactly one of `to_number` and `to_user_id` (422 naming the field otherwise)." });
 
 const Recipients = z
   .array(Recipient)
   .max(MAX_RECIPIENTS_PER_REQUEST)
   .openapi({
-    description: `Up to ${MAX_RECIPIENTS_PER_REQUEST.toLocaleString("en")} recipients per request; a number is kept once per campaign.`,
+    description: `Up to ${MAX_RECIPIENTS_PER_REQUEST.toLocaleString("en")} recipients per request; an address (a number or a user id) is kept once per campaign.`,
   });
 
 const DelayMs = z.int().min(0).max(MAX_DELAY_MS).openapi({ format: "int32" });
@@ -238,7 +257,9 @@ export const AddedRecipientsSchema = z
     success: z.literal(true),
     data: z.object({
       added: z.int().openapi({ description: "New recipients." }),
-      duplicates: z.int().openapi({ description: "Numbers already in the campaign (or repeated), ignored." }),
+      duplicates: z.int().openapi({
+        description: "Addresses (numbers or user ids) already in the campaign (or repeated), ignored.",
+      }),
       total: z.int().openapi({ description: "Recipients of the campaign now." }),
     }),
   })
@@ -247,7 +268,13 @@ export const AddedRecipientsSchema = z
 export const CampaignRecipientSchema = z
   .object({
     seq: z.int().openapi({ description: "Order of addition, from 1." }),
-    to_number: z.string(),
+    to_number: z
+      .string()
+      .nullable()
+      .openapi({ description: "The recipient's number (E.164); null for a recipient known by a user id." }),
+    to_user_id: z.string().nullable().openapi({
+      description: "The recipient's user id (a BSUID or a LID) as it was added; null for a number.",
+    }),
     variables: z.record(z.string(), z.string()).nullable(),
     status: z.string().openapi({
       description:
