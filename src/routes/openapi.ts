@@ -209,7 +209,7 @@ export const Address = z
   .string()
   .max(160)
   .transform((value, ctx) => {
-    if (BSUID_PATTERN.test(value) || LID_PATTERN.test(value)) return value;
+    if (userIdKind(value) !== null) return value;
     const e164 = toE164(value);
     if (!e164) {
       ctx.addIssue({
