@@ -3,8 +3,15 @@ import { clientMessageIdOf } from "../../src/gateways/client-id";
 import { EvolutionGateway } from "../../src/gateways/evolution";
 import type { SentQuery } from "../../src/gateways/gateway";
 import { userIdKind } from "../../src/lib/contact-identity";
+import {
+  contactEvents,
+  expectNumberLearnt,
+  identifiersOf,
+  incomingMessages,
+  shownContact,
+} from "../contact-fixtures";
 import { EVOLUTION_SETTINGS } from "../gateway-config";
-import { call, createAccount, createSession } from "../helpers";
+import { createAccount, createSession } from "../helpers";
 import { useNetwork } from "../network";
 import { FakeEvolution, postEvolutionEvent } from "./fake-evolution";
 
@@ -21,22 +28,6 @@ const OWNER_JID = "14155552671@s.whatsapp.net";
 const LID = "207935014371343@lid";
 const CONTACT = "+14155550123";
 
-interface Contact {
-  id: string;
-  phone_number: string | null;
-  user_id: string | null;
-  name: string | null;
-  identifiers?: { kind: string; value: string }[];
-}
-
-interface Message {
-  id: string;
-  provider_message_id: string | null;
-  from_number: string | null;
-  content: string | null;
-  contact: Contact | null;
-}
-
 let evolution: FakeEvolution;
 beforeEach(() => {
   evolution = new FakeEvolution().install();
@@ -50,33 +41,6 @@ async function connectedSession(key: string) {
   });
   return { id: session.id, name };
 }
-
-async function incomingMessages(key: string): Promise<Message[]> {
-  const res = await call<{ data: Message[] }>("GET", "/v1/chatapp/messages?filter[direction]=incoming", {
-    key,
-  });
-  expect(res.status).toBe(200);
-  return res.body.data;
-}
-
-async function shownContact(key: string, id: string): Promise<Contact> {
-  const res = await call<{ data: Contact }>("GET", `/v1/contacts/${id}`, { key });
-  expect(res.status).toBe(200);
-  return res.body.data;
-}
-
-async function contactEvents(key: string) {
-  const res = await call<{ data: { type: string; data: Record<string, unknown> }[] }>(
-    "GET",
-    "/v1/events?limit=100&filter[type]=contact.created,contact.updated",
-    { key },
-  );
-  expect(res.status).toBe(200);
-  return res.body.data.reverse();
-}
-
-/** The contact's identifiers as `[kind, value]`, sorted. */
-const identifiersOf = (contact: Contact) => (contact.identifiers ?? []).map((i) => [i.kind, i.value]).sort();
 
 describe("Evolution API: a message from a @lid chat", () => {
   it("without the number is stored once, from_number null, its contact known by the LID", async () => {
@@ -161,18 +125,7 @@ describe("Evolution API: a message from a @lid chat", () => {
     expect([first?.content, first?.from_number]).toEqual(["First", null]);
     expect([second?.content, second?.from_number]).toEqual(["Second", CONTACT]);
     expect(second?.contact?.id).toBe(first?.contact?.id);
-    const contact = await shownContact(key, String(first?.contact?.id));
-    expect(contact).toMatchObject({ phone_number: CONTACT, user_id: LID });
-    expect(identifiersOf(contact)).toEqual([
-      ["phone_number", CONTACT],
-      ["user_id", LID],
-    ]);
-
-    const events = await contactEvents(key);
-    expect(events.map((e) => e.type)).toEqual(["contact.created", "contact.updated"]);
-    const update = events[1]?.data as { contact: Contact; previous: Contact };
-    expect([update.previous.phone_number, update.contact.phone_number]).toEqual([null, CONTACT]);
-    expect([update.previous.user_id, update.contact.user_id]).toEqual([LID, LID]);
+    await expectNumberLearnt(key, first?.contact?.id, LID, CONTACT);
 
     // From now on a message from the number alone finds the same contact.
     await postEvolutionEvent(

@@ -1,6 +1,13 @@
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { parseWahaEvent } from "../../src/gateways/waha/events";
-import { call, createAccount } from "../helpers";
+import {
+  contactEvents,
+  expectNumberLearnt,
+  identifiersOf,
+  incomingMessages,
+  shownContact,
+} from "../contact-fixtures";
+import { createAccount } from "../helpers";
 import { useNetwork } from "../network";
 import {
   connectedWahaSession,
@@ -22,22 +29,6 @@ const NUMBER = "+14155550177";
 /** The lids endpoint's path for {@link LID}, its `@` escaped as WAHA's docs ask. */
 const lidsPath = (name: string) => `GET /api/${name}/lids/120363025246125888%40lid`;
 
-interface Contact {
-  id: string;
-  phone_number: string | null;
-  user_id: string | null;
-  name: string | null;
-  identifiers?: { kind: string; value: string }[];
-}
-
-interface Message {
-  id: string;
-  from_number: string | null;
-  content: string | null;
-  provider_message_id: string | null;
-  contact: Contact | null;
-}
-
 let waha: FakeWaha;
 beforeEach(() => {
   waha = new FakeWaha().install();
@@ -48,32 +39,6 @@ async function post(name: string, payload: unknown) {
   expect(res.status).toBe(200);
   expect(res.body).toEqual({ success: true, ignored: false });
 }
-
-async function incomingMessages(key: string): Promise<Message[]> {
-  const res = await call<{ data: Message[] }>("GET", "/v1/chatapp/messages?filter[direction]=incoming", {
-    key,
-  });
-  expect(res.status).toBe(200);
-  return res.body.data;
-}
-
-async function contact(key: string, id: string | undefined): Promise<Contact> {
-  const res = await call<{ data: Contact }>("GET", `/v1/contacts/${id}`, { key });
-  expect(res.status).toBe(200);
-  return res.body.data;
-}
-
-async function contactEvents(key: string): Promise<{ type: string; data: Record<string, unknown> }[]> {
-  const res = await call<{ data: { type: string; data: Record<string, unknown> }[] }>(
-    "GET",
-    "/v1/events?limit=100&filter[type]=contact.created,contact.updated",
-    { key },
-  );
-  expect(res.status).toBe(200);
-  return res.body.data.reverse();
-}
-
-const identifiers = (shown: Contact) => shown.identifiers?.map((i) => [i.kind, i.value]).sort();
 
 describe("WAHA: a message from a LID chat", () => {
   it("is stored once, from no number, its contact known by the LID and named by pushName, when WAHA knows no number", async () => {
@@ -92,8 +57,8 @@ describe("WAHA: a message from a LID chat", () => {
       provider_message_id: payload.id,
       contact: { phone_number: null, user_id: LID, name: "Jane" },
     });
-    const shown = await contact(key, messages[0]?.contact?.id);
-    expect(identifiers(shown)).toEqual([["user_id", LID]]);
+    const shown = await shownContact(key, messages[0]?.contact?.id);
+    expect(identifiersOf(shown)).toEqual([["user_id", LID]]);
     // WAHA was asked once, for the message stored: the replay stored nothing and asked nothing.
     expect(waha.calls.filter((c) => c.includes("/lids/"))).toEqual([lidsPath(session.name)]);
     expect((await contactEvents(key)).map((e) => e.type)).toEqual(["contact.created"]);
@@ -108,17 +73,8 @@ describe("WAHA: a message from a LID chat", () => {
     const [message] = await incomingMessages(key);
     // The message is stored as it came, from the LID alone; its contact then learnt the number.
     expect(message?.from_number).toBeNull();
-    const shown = await contact(key, message?.contact?.id);
-    expect(shown).toMatchObject({ phone_number: NUMBER, user_id: LID, name: "Jane" });
-    expect(identifiers(shown)).toEqual([
-      ["phone_number", NUMBER],
-      ["user_id", LID],
-    ]);
-    const events = await contactEvents(key);
-    expect(events.map((e) => e.type)).toEqual(["contact.created", "contact.updated"]);
-    const update = events[1]?.data as { contact: Contact; previous: Contact };
-    expect([update.previous.phone_number, update.contact.phone_number]).toEqual([null, NUMBER]);
-    expect([update.previous.user_id, update.contact.user_id]).toEqual([LID, LID]);
+    const shown = await expectNumberLearnt(key, message?.contact?.id, LID, NUMBER);
+    expect(shown.name).toBe("Jane");
 
     // The next message from the LID finds the contact with its number: WAHA is not asked again.
     await post(session.name, wahaLidMessagePayload(LID, "again", { id: "3EB0AAAAAAAAAAAAAAAA" }));
@@ -159,7 +115,7 @@ describe("WAHA: a message from a LID chat", () => {
 
     waha.down = false;
     await post(session.name, wahaLidMessagePayload(LID, "again", { id: "3EB0AAAAAAAAAAAAAAAA" }));
-    expect(await contact(key, first?.contact?.id)).toMatchObject({ phone_number: NUMBER, user_id: LID });
+    expect(await shownContact(key, first?.contact?.id)).toMatchObject({ phone_number: NUMBER, user_id: LID });
     expect(waha.calls.filter((c) => c.includes("/lids/"))).toEqual([
       lidsPath(session.name),
       lidsPath(session.name),
