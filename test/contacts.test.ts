@@ -283,9 +283,11 @@ describe("opting out by user id (STOP)", () => {
     const { key } = await createAccount(10);
     const session = (await connectedSession(key)).id;
     const number = "+14155552607";
-    await inbound(key, session, { from_user_id: BSUID, username: "@jane" }, "STOP");
+    const stopped = await inbound(key, session, { from_user_id: BSUID, username: "@jane" }, "STOP");
     const listed = async () => (await optOutsOf(key)).map((o) => [o.to_number, o.user_id, o.keyword]);
     expect(await listed()).toEqual([[null, BSUID, "STOP"]]);
+    // Opted out by the user id alone: the contact says so before any number is known.
+    expect((await shownContact(key, stopped.contact?.id)).opted_out).toBe(true);
     // The number comes later, with an ordinary message: the contact stays opted out by it too.
     const revealed = await inbound(key, session, { from_user_id: BSUID, from_number: number }, "hello again");
     expect(await listed()).toEqual(
