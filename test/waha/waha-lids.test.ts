@@ -2,10 +2,16 @@ import { beforeEach, describe, expect, it, vi } from "vitest";
 import { parseWahaEvent } from "../../src/gateways/waha/events";
 import {
   contactEvents,
+  createReverseOtp,
+  expectCampaignSkips,
   expectNumberLearnt,
+  expectSentLikeAnOptedOutNumber,
+  expectStoppedBy,
   identifiersOf,
   incomingMessages,
+  reverseOtpApp,
   shownContact,
+  shownOtp,
 } from "../contact-fixtures";
 import { createAccount } from "../helpers";
 import { useNetwork } from "../network";
@@ -19,8 +25,9 @@ import {
 
 // Users WAHA names by LID (`<digits>@lid`, src/lib/contact-identity.ts `LID_PATTERN`), against the fake server
 // (fake-waha.ts): a `message` webhook from a LID chat is stored with its contact known by the LID,
-// and the number comes from `GET /api/{session}/lids/{lid}` when WAHA knows it. Sends to a LID:
-// waha-lid-sends.test.ts.
+// and the number comes from `GET /api/{session}/lids/{lid}` when WAHA knows it. Such a user's STOP
+// puts the LID on the opt-out list, and their message verifies a reverse OTP, with the number once
+// WAHA knows it. Sends to a LID at the gateway: waha-lid-sends.test.ts.
 
 useNetwork();
 
@@ -132,5 +139,109 @@ describe("WAHA: a message from a LID chat", () => {
       payload,
     });
     expect(batch?.events).toEqual([]);
+  });
+});
+
+describe("WAHA: STOP from a user WAHA knows by LID alone (README, Opt-outs)", () => {
+  const OPTED_OUT = "+14155550178";
+
+  it("lists the LID; a send to it goes as one to an opted-out number; the number WAHA learns later joins the list", async () => {
+    const { key } = await createAccount(10);
+    const session = await connectedWahaSession(waha, key);
+    waha.mapLid(LID, null);
+    await post(session.name, wahaLidMessagePayload(LID, "STOP", { pushName: "Jane" }));
+    // WAHA was asked for the number and answered "not found" (`pn` null).
+    expect(waha.calls.filter((c) => c.includes("/lids/"))).toEqual([lidsPath(session.name)]);
+    const [stop] = await incomingMessages(key);
+    expect(stop).toMatchObject({
+      from_number: null,
+      content: "STOP",
+      contact: { phone_number: null, user_id: LID },
+    });
+    expect(await expectStoppedBy(key, LID)).toHaveLength(1);
+    expect((await shownContact(key, stop?.contact?.id)).opted_out).toBe(true);
+
+    // A send to the LID goes as one to a number on the list goes: single sends do not read it.
+    await expectSentLikeAnOptedOutNumber(key, session.id, LID, OPTED_OUT, "Your order shipped");
+    expect(waha.sent.map((s) => [s.chatId, s.body.text])).toEqual([
+      [LID, "Your order shipped"],
+      ["14155550178@c.us", "Your order shipped"],
+    ]);
+
+    // WAHA learns the number; the user's next message brings it to the contact, which stays
+    // opted out by it too, with the STOP's keyword and time.
+    waha.mapLid(LID, NUMBER);
+    await post(session.name, wahaLidMessagePayload(LID, "thanks", { id: "3EB0CCCCCCCCCCCCCCCC" }));
+    const shown = await expectNumberLearnt(key, stop?.contact?.id, LID, NUMBER);
+    expect(shown.opted_out).toBe(true);
+    await expectStoppedBy(key, LID, NUMBER);
+
+    // A campaign to that number skips it, as it skips every number on the list.
+    await expectCampaignSkips(key, session.id, [NUMBER, OPTED_OUT]);
+    expect(waha.sent).toHaveLength(2);
+  });
+});
+
+describe("WAHA: a reverse OTP verified by a user WAHA knows by LID (README, Contacts)", () => {
+  it("reports the LID and no number while WAHA knows none, and the number once it does", async () => {
+    const { key } = await createAccount(10);
+    const session = await connectedWahaSession(waha, key);
+    const app = await reverseOtpApp(key, session.id);
+    waha.mapLid(LID, null);
+    const first = await createReverseOtp(key, app);
+    await post(session.name, wahaLidMessagePayload(LID, first.text, { pushName: "Jane" }));
+    expect(await shownOtp(key, first.id)).toMatchObject({
+      status: "verified",
+      verified_number: null,
+      verified_contact: { phone_number: null, user_id: LID },
+      refused_messages: 0,
+    });
+
+    // WAHA learns the number: the contact gains it with the user's next message, and the OTP
+    // that message verifies names it.
+    waha.mapLid(LID, NUMBER);
+    const second = await createReverseOtp(key, app);
+    await post(session.name, wahaLidMessagePayload(LID, second.text, { id: "3EB0DDDDDDDDDDDDDDDD" }));
+    expect(await shownOtp(key, second.id)).toMatchObject({
+      status: "verified",
+      verified_number: NUMBER,
+      verified_contact: { phone_number: NUMBER, user_id: LID },
+    });
+    // The first stays as it was verified.
+    expect(await shownOtp(key, first.id)).toMatchObject({
+      verified_number: null,
+      verified_contact: { phone_number: null, user_id: LID },
+    });
+    const [message] = await incomingMessages(key);
+    expect(message).toMatchObject({ from_number: null, contact: { phone_number: NUMBER, user_id: LID } });
+  });
+
+  it("an OTP for a number: refused while the LID's number is unknown, verified once WAHA knows it is that number", async () => {
+    const { key } = await createAccount(10);
+    const session = await connectedWahaSession(waha, key);
+    const app = await reverseOtpApp(key, session.id);
+    waha.mapLid(LID, null);
+    const otp = await createReverseOtp(key, app, NUMBER);
+    await post(session.name, wahaLidMessagePayload(LID, otp.text));
+    expect(await shownOtp(key, otp.id)).toMatchObject({
+      status: "pending",
+      verified_number: null,
+      verified_contact: null,
+      refused_messages: 1,
+    });
+    // Another number's LID, whose number WAHA knows, verifies nothing of it either.
+    const OTHER_LID = "120363025246125999@lid";
+    waha.mapLid(OTHER_LID, "+14155550179");
+    await post(session.name, wahaLidMessagePayload(OTHER_LID, otp.text, { id: "3EB0EEEEEEEEEEEEEEEE" }));
+    expect(await shownOtp(key, otp.id)).toMatchObject({ status: "pending", refused_messages: 2 });
+
+    waha.mapLid(LID, NUMBER);
+    await post(session.name, wahaLidMessagePayload(LID, otp.text, { id: "3EB0FFFFFFFFFFFFFFFF" }));
+    expect(await shownOtp(key, otp.id)).toMatchObject({
+      status: "verified",
+      verified_number: NUMBER,
+      verified_contact: { phone_number: NUMBER, user_id: LID },
+      refused_messages: 2,
+    });
   });
 });
