@@ -1,37 +1,22 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { GatewayEvent } from "../src/gateways/gateway";
+import {
+  type Contact,
+  contactEvents,
+  expectCampaignSkips,
+  expectStoppedBy,
+  type IncomingMessage,
+  identifiersOf,
+  incomingMessages,
+  sendToUserIds,
+  shownContact,
+} from "./contact-fixtures";
 import { call, createAccount, expectProblem, phoneReceived, sessionStub } from "./helpers";
 import { connectedSession, waitForMessages } from "./message-fixtures";
 
 // README, Contacts: whoever is on the other side of a chat, known by a number, a user id (a BSUID
 // or a LID) or both; learnt from each message, never losing an identifier.
-
-interface Contact {
-  id: string;
-  phone_number: string | null;
-  user_id: string | null;
-  parent_user_id: string | null;
-  username: string | null;
-  name: string | null;
-  chatapp_session_id: string;
-  first_message_at: string | null;
-  last_message_at: string | null;
-  window_open_until: string | null;
-  identifiers?: { kind: string; value: string; since: string }[];
-  opted_out?: boolean;
-}
-
-interface Message {
-  id: string;
-  from_number: string | null;
-  contact: Contact | null;
-}
-
-interface Event {
-  type: string;
-  data: Record<string, unknown>;
-}
 
 const BSUID = "US.13491208655302741918";
 const NEW_BSUID = "US.98765432109876543210";
@@ -39,27 +24,11 @@ const LID = "120363025246125888@lid";
 
 /** The sandbox phone of session `session` receiving a text from `from`. */
 async function inbound(key: string, session: string, from: Record<string, string>, content = "hi") {
-  const res = await call<{ data: Message }>("POST", `/sandbox/sessions/${session}/inbound`, {
+  const res = await call<{ data: IncomingMessage }>("POST", `/sandbox/sessions/${session}/inbound`, {
     key,
     body: { ...from, type: "text", content },
   });
   expect(res.status).toBe(201);
-  return res.body.data;
-}
-
-async function contactEvents(key: string): Promise<Event[]> {
-  const res = await call<{ data: Event[] }>(
-    "GET",
-    "/v1/events?limit=100&filter[type]=contact.created,contact.updated",
-    { key },
-  );
-  expect(res.status).toBe(200);
-  return res.body.data.reverse();
-}
-
-async function contact(key: string, id: string): Promise<Contact> {
-  const res = await call<{ data: Contact }>("GET", `/v1/contacts/${id}`, { key });
-  expect(res.status).toBe(200);
   return res.body.data;
 }
 
@@ -80,21 +49,19 @@ describe("a user known only by a user id", () => {
     const second = await inbound(key, session, { from_user_id: BSUID }, "again");
     expect(second.contact?.id).toBe(first.contact?.id);
 
-    const listed = await call<{ data: Message[] }>("GET", "/v1/chatapp/messages?filter[direction]=incoming", {
-      key,
-    });
-    expect(listed.body.data.map((m) => [m.id, m.contact?.id, m.contact?.user_id])).toEqual([
+    const listed = await incomingMessages(key);
+    expect(listed.map((m) => [m.id, m.contact?.id, m.contact?.user_id])).toEqual([
       [second.id, first.contact?.id, BSUID],
       [first.id, first.contact?.id, BSUID],
     ]);
-    const shown = await contact(key, String(first.contact?.id));
+    const shown = await shownContact(key, String(first.contact?.id));
     expect(shown).toMatchObject({
       phone_number: null,
       user_id: BSUID,
       username: "@jane",
       chatapp_session_id: session,
     });
-    expect(shown.identifiers?.map((i) => [i.kind, i.value])).toEqual([["user_id", BSUID]]);
+    expect(identifiersOf(shown)).toEqual([["user_id", BSUID]]);
     expect(shown.opted_out).toBe(false);
     expect(Date.parse(String(shown.window_open_until)) - Date.parse(String(shown.last_message_at))).toBe(
       86_400_000,
@@ -139,8 +106,8 @@ describe("a user known only by a user id", () => {
     await inbound(key, session, { from_user_id: NEW_BSUID, from_number: "+14155552602" });
     const byOld = await inbound(key, session, { from_user_id: BSUID });
     expect(byOld.contact).toMatchObject({ id: first.contact?.id, user_id: NEW_BSUID });
-    const shown = await contact(key, String(first.contact?.id));
-    expect(shown.identifiers?.map((i) => [i.kind, i.value]).sort()).toEqual(
+    const shown = await shownContact(key, String(first.contact?.id));
+    expect(identifiersOf(shown)).toEqual(
       [
         ["phone_number", "+14155552602"],
         ["user_id", BSUID],
@@ -162,7 +129,9 @@ describe("a user known only by a user id", () => {
     const both = await inbound(key, session, { from_user_id: LID, from_number: "+14155552603" });
     // The older contact is kept; the other's messages now name it, and it is gone.
     expect(both.contact).toMatchObject({ id: byLid.contact?.id, user_id: LID, phone_number: "+14155552603" });
-    const again = await call<{ data: Message }>("GET", `/v1/chatapp/messages/${byNumber.id}`, { key });
+    const again = await call<{ data: IncomingMessage }>("GET", `/v1/chatapp/messages/${byNumber.id}`, {
+      key,
+    });
     expect(again.body.data.contact?.id).toBe(byLid.contact?.id);
     expectProblem(await call("GET", `/v1/contacts/${byNumber.contact?.id}`, { key }), 404, "not_found");
     const all = await call<{ data: Contact[] }>("GET", `/v1/contacts?filter[session_id]=${session}`, { key });
@@ -185,11 +154,9 @@ describe("contacts through a gateway's events", () => {
     };
     await sessionStub(session).gatewayEvents("sandbox", [event]);
     await sessionStub(session).gatewayEvents("sandbox", [event]);
-    const listed = await call<{ data: Message[] }>("GET", "/v1/chatapp/messages?filter[direction]=incoming", {
-      key,
-    });
-    expect(listed.body.data).toHaveLength(1);
-    expect(listed.body.data[0]?.contact).toMatchObject({
+    const listed = await incomingMessages(key);
+    expect(listed).toHaveLength(1);
+    expect(listed[0]?.contact).toMatchObject({
       user_id: BSUID,
       username: "@jane",
       phone_number: null,
@@ -237,7 +204,7 @@ describe("a gateway's contact event (a user id changed, a status naming both ids
     };
     await sessionStub(session).gatewayEvents("sandbox", [change]);
     await sessionStub(session).gatewayEvents("sandbox", [change]);
-    const shown = await contact(key, String(first.contact?.id));
+    const shown = await shownContact(key, String(first.contact?.id));
     expect(shown.user_id).toBe(NEW_BSUID);
     expect(shown.identifiers?.map((i) => i.value).sort()).toEqual([BSUID, NEW_BSUID].sort());
     expect((await contactEvents(key)).map((e) => e.type)).toEqual(["contact.created", "contact.updated"]);
@@ -251,26 +218,13 @@ describe("sending to a user id", () => {
     const { key } = await createAccount(1);
     const session = (await connectedSession(key)).id;
     const wrote = await inbound(key, session, { from_user_id: BSUID, username: "@jane" });
-    const sent = await call<{ data: { messages: { id: string; to_number: string | null }[] } }>(
-      "POST",
-      "/v1/chatapp/messages",
-      {
-        key,
-        body: {
-          chatapp_session_id: session,
-          to_user_id: [BSUID],
-          type: "text",
-          content: "hello Jane",
-          delay_between: 0,
-        },
-      },
-    );
+    const sent = await sendToUserIds(key, session, [BSUID], "hello Jane");
     expect(sent.status).toBe(201);
     expect(sent.body.data.messages.map((m) => m.to_number)).toEqual([null]);
     const id = String(sent.body.data.messages[0]?.id);
     const [message] = await waitForMessages(key, [id]);
     expect(message).toMatchObject({ status: "sent", to_number: null });
-    const shown = await call<{ data: Message }>("GET", `/v1/chatapp/messages/${id}`, { key });
+    const shown = await call<{ data: IncomingMessage }>("GET", `/v1/chatapp/messages/${id}`, { key });
     expect(shown.body.data.contact).toMatchObject({
       id: wrote.contact?.id,
       user_id: BSUID,
@@ -283,19 +237,9 @@ describe("sending to a user id", () => {
     const { key } = await createAccount(1);
     const session = (await connectedSession(key)).id;
     const wrote = await inbound(key, session, { from_user_id: LID, from_number: "+14155552605" });
-    const reply = await call<{ data: { messages: { id: string }[] } }>("POST", "/v1/chatapp/messages", {
-      key,
-      body: {
-        chatapp_session_id: session,
-        to_user_id: [LID],
-        type: "text",
-        content: "got it",
-        reply_to: wrote.id,
-        delay_between: 0,
-      },
-    });
+    const reply = await sendToUserIds(key, session, [LID], "got it", { reply_to: wrote.id });
     expect(reply.status).toBe(201);
-    const shown = await call<{ data: Message & { reply_to: string | null } }>(
+    const shown = await call<{ data: IncomingMessage & { reply_to: string | null } }>(
       "GET",
       `/v1/chatapp/messages/${reply.body.data.messages[0]?.id}`,
       { key },
@@ -340,43 +284,16 @@ describe("opting out by user id (STOP)", () => {
     const { key } = await createAccount(10);
     const session = (await connectedSession(key)).id;
     const number = "+14155552607";
-    await inbound(key, session, { from_user_id: BSUID, username: "@jane" }, "STOP");
-    const listed = async () =>
-      (
-        await call<{ data: { to_number: string | null; user_id: string | null; keyword: string | null }[] }>(
-          "GET",
-          "/v1/opt-outs",
-          { key },
-        )
-      ).body.data.map((o) => [o.to_number, o.user_id, o.keyword]);
-    expect(await listed()).toEqual([[null, BSUID, "STOP"]]);
+    const stopped = await inbound(key, session, { from_user_id: BSUID, username: "@jane" }, "STOP");
+    expect(await expectStoppedBy(key, BSUID)).toHaveLength(1);
+    // Opted out by the user id alone: the contact says so before any number is known.
+    expect((await shownContact(key, stopped.contact?.id)).opted_out).toBe(true);
     // The number comes later, with an ordinary message: the contact stays opted out by it too.
     const revealed = await inbound(key, session, { from_user_id: BSUID, from_number: number }, "hello again");
-    expect(await listed()).toEqual(
-      expect.arrayContaining([
-        [null, BSUID, "STOP"],
-        [number, null, "STOP"],
-      ]),
-    );
-    const shown = await contact(key, String(revealed.contact?.id));
+    expect(await expectStoppedBy(key, BSUID, number)).toHaveLength(2);
+    const shown = await shownContact(key, String(revealed.contact?.id));
     expect(shown.opted_out).toBe(true);
-    const draft = await call<{ data: { id: string } }>("POST", "/v1/chatapp/campaigns", {
-      key,
-      body: {
-        name: "promo",
-        chatapp_session_ids: [session],
-        type: "text",
-        content: "Sale!",
-        recipients: [{ to_number: number }],
-      },
-    });
-    expect(draft.status).toBe(201);
-    const started = await call<{ data: { status: string; stats: { skipped: number; queued: number } } }>(
-      "POST",
-      `/v1/chatapp/campaigns/${draft.body.data.id}/start`,
-      { key },
-    );
-    expect(started.body.data).toMatchObject({ status: "completed", stats: { skipped: 1, queued: 0 } });
+    await expectCampaignSkips(key, session, [number]);
   });
 });
 
@@ -391,16 +308,20 @@ describe("filter[user_id] on the message list", () => {
       key,
       body: { chatapp_session_id: session, to_number: ["+14155552609"], type: "text", content: "three" },
     });
-    const listed = await call<{ data: Message[] }>(
+    const listed = await call<{ data: IncomingMessage[] }>(
       "GET",
       `/v1/chatapp/messages?filter[user_id]=${encodeURIComponent(LID)}&limit=10`,
       { key },
     );
     expect(listed.status).toBe(200);
     expect(listed.body.data.map((m) => m.id)).toEqual([reply.body.data.messages[0]?.id, second.id, first.id]);
-    const none = await call<{ data: Message[] }>("GET", `/v1/chatapp/messages?filter[user_id]=${BSUID}`, {
-      key,
-    });
+    const none = await call<{ data: IncomingMessage[] }>(
+      "GET",
+      `/v1/chatapp/messages?filter[user_id]=${BSUID}`,
+      {
+        key,
+      },
+    );
     expect(none.body.data).toEqual([]);
   });
 

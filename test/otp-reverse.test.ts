@@ -613,6 +613,29 @@ describe("a user known by a user id (README, Contacts)", () => {
       verified_contact: { phone_number: USER, user_id: BSUID },
     });
   });
+
+  it("verifies by the user id alone once the contact is known by a number: that number, and only for it", async () => {
+    const f = await reverseApp({ app: { reverse_price: 0.05 } });
+    // The user wrote once with both: their contact is known by the number from then on.
+    expect((await fromUser(f, "hello", { from_number: USER })).status).toBe(201);
+    const theirs = await created(f, { to_number: USER });
+    const another = await created(f, { to_number: OTHER });
+    expect((await fromUser(f, another.code)).status).toBe(201);
+    expect(await otpRow(another.id)).toMatchObject({ status: "pending", verified_number: null });
+    expect((await fromUser(f, theirs.code)).status).toBe(201);
+    const shown = await call<{ data: Record<string, unknown> }>("GET", `/v1/otp/${theirs.id}`, {
+      key: f.key,
+    });
+    expect(shown.body.data).toMatchObject({
+      status: "verified",
+      verified_number: USER,
+      verified_contact: { phone_number: USER, user_id: BSUID },
+    });
+    const refused = await call<{ data: Record<string, unknown> }>("GET", `/v1/otp/${another.id}`, {
+      key: f.key,
+    });
+    expect(refused.body.data).toMatchObject({ status: "pending", refused_messages: 1 });
+  });
 });
 
 describe("guessing (README, Security → Reverse OTP guessing)", () => {

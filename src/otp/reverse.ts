@@ -2,6 +2,7 @@ import { charge } from "../billing/ledger";
 import type { Condition, Db } from "../db/client";
 import { findAccount } from "../db/queries/accounts";
 import { type AppRow, findApp } from "../db/queries/apps";
+import { phoneNumberOfContact } from "../db/queries/contacts";
 import {
   insertReverseOtp,
   liveReverseCount,
@@ -306,6 +307,20 @@ async function verifyMatch(
   return change.otp;
 }
 
+/**
+ * The number (E.164) of an incoming message's sender: the one the message comes with, else, for a
+ * user named by a user id alone, the one the session's contact known by that id has: learnt from
+ * the network before this message was read (a gateway's lookup, as WAHA's LID lookup right after
+ * the message is stored, or an earlier message naming both; README, Contacts). Null when neither
+ * is known.
+ */
+async function senderNumber(db: Db, message: IncomingText): Promise<string | null> {
+  const given = toE164(message.contact.phoneNumber ?? "");
+  if (given !== null || !message.contact.userId) return given;
+  const known = await phoneNumberOfContact(db, message.sessionId, { userId: message.contact.userId });
+  return known ?? null;
+}
+
 /** Epoch ms `at` down to its whole second: gateways date messages to the second. */
 const wholeSecond = (at: number) => at - (at % 1000);
 
@@ -314,11 +329,12 @@ const wholeSecond = (at: number) => at - (at % 1000);
  * Reverse OTP). The message's candidate codes ({@link codeCandidates}) are looked up on its session
  * by their `code_lookup`; of the live reverse OTPs found, the first in the text's order that this
  * message may verify becomes `verified`, with `verified_number` the sender's number (E.164, as
- * src/messages/receive.ts normalises it; null for a user known by a user id only),
+ * src/messages/receive.ts normalises it; for a user named by a user id alone, the number their
+ * contact is known by ({@link senderNumber}), null while none is),
  * `verified_user_id` their user id when the network gave one (README, Contacts), and `verified_at`
  * `now`, its `otp.verified` event and, for an app with a `reverse_price`, its charge in the same
- * batch. An OTP with a `to_number` (or `to_user_id`) is verified only by a message that comes with
- * that number (or user id). One
+ * batch. An OTP with a `to_number` is verified only by a message from that number, so known, and
+ * one with a `to_user_id` only by a message from that user id. One
  * message verifies at most one OTP. A message without a sender or candidate, or one after
  * `expires_at`, changes nothing.
  *
@@ -349,17 +365,18 @@ export async function verifyByIncoming(
   message: IncomingText,
   now: number = Date.now(),
 ): Promise<OtpRow | null> {
-  // The sender's number when known (what a `to_number` is checked against), else their user id.
-  const userId = message.contact.userId ?? null;
-  const sender = toE164(message.contact.phoneNumber ?? "") ?? userId;
   const candidates = codeCandidates(message.content ?? "");
-  if (sender === null || candidates.length === 0) return null;
+  if (candidates.length === 0) return null;
   let secret: string;
   try {
     secret = otpSecret(env);
   } catch {
     return null;
   }
+  // The sender's number when known (what a `to_number` is checked against), else their user id.
+  const userId = message.contact.userId ?? null;
+  const sender = (await senderNumber(db, message)) ?? userId;
+  if (sender === null) return null;
   const lookups = await Promise.all(candidates.map((code) => codeLookup(secret, message.sessionId, code)));
   const found = await liveReverseOtps(db, message.accountId, message.sessionId, lookups, now);
   const guesses: ReverseGuess[] = [];

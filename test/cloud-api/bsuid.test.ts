@@ -3,6 +3,14 @@ import { OTP_CODE_TEMPLATE } from "../../fakes/cloud-api/graph.ts";
 import { checkBody, checkWebhook } from "../../fakes/cloud-api/schema";
 import { sendMessage } from "../../src/gateways/cloud-api/send";
 import type { OutboundMessage } from "../../src/gateways/gateway";
+import {
+  contactEvents,
+  identifiersOf,
+  incomingMessages,
+  optOutsOf,
+  sendToUserIds,
+  shownContact,
+} from "../contact-fixtures";
 import { CLOUD_API_BASE_URL, MEDIA_URL_SECRET, PUBLIC_URL } from "../gateway-config";
 import { call, createAccount } from "../helpers";
 import { sendText, waitForMessages } from "../message-fixtures";
@@ -18,48 +26,9 @@ const BSUID = "US.13491208655302741918";
 const NEW_BSUID = "US.55512345678901234567";
 const NUMBER = "+14155550123";
 
-interface Contact {
-  id: string;
-  phone_number: string | null;
-  user_id: string | null;
-  parent_user_id: string | null;
-  username: string | null;
-  name: string | null;
-  identifiers?: { kind: string; value: string }[];
-}
-
-interface IncomingMessage {
-  id: string;
-  from_number: string | null;
-  content: string | null;
-  contact: Contact | null;
-}
-
-async function incoming(key: string): Promise<IncomingMessage[]> {
-  const res = await call<{ data: IncomingMessage[] }>(
-    "GET",
-    "/v1/chatapp/messages?filter[direction]=incoming",
-    { key },
-  );
-  expect(res.status, res.text).toBe(200);
-  return res.body.data.reverse();
-}
-
-async function contact(key: string, id: string): Promise<Contact> {
-  const res = await call<{ data: Contact }>("GET", `/v1/contacts/${id}`, { key });
-  expect(res.status, res.text).toBe(200);
-  return res.body.data;
-}
-
-async function contactEvents(key: string) {
-  const res = await call<{ data: { type: string; data: Record<string, unknown> }[] }>(
-    "GET",
-    "/v1/events?limit=100&filter[type]=contact.created,contact.updated",
-    { key },
-  );
-  expect(res.status, res.text).toBe(200);
-  // Events of one second may list in any order: sorted by type, then by what they say.
-  return res.body.data.sort((a, b) =>
+/** The contact.* events, sorted by type, then by what they say: events of one second may list in any order. */
+async function contactEventsSorted(key: string) {
+  return (await contactEvents(key)).sort((a, b) =>
     `${a.type}${JSON.stringify(a.data)}`.localeCompare(`${b.type}${JSON.stringify(b.data)}`),
   );
 }
@@ -81,7 +50,7 @@ describe("incoming from a user known by BSUID", () => {
     // Meta retries: the same body again stores nothing twice.
     for (const hook of hooks) await postWebhook(hook.body, hook.signature);
 
-    const messages = await incoming(key);
+    const messages = await incomingMessages(key);
     expect(messages).toHaveLength(1);
     expect(messages[0]).toMatchObject({ from_number: null, content: "hi" });
     expect(messages[0]?.contact).toEqual({
@@ -92,7 +61,7 @@ describe("incoming from a user known by BSUID", () => {
       username: "@jane",
       name: "Jane",
     });
-    expect((await contactEvents(key)).map((e) => e.type)).toEqual(["contact.created"]);
+    expect((await contactEventsSorted(key)).map((e) => e.type)).toEqual(["contact.created"]);
   });
 
   it("gives the contact its number when a later message carries wa_id and the BSUID", async () => {
@@ -110,13 +79,13 @@ describe("incoming from a user known by BSUID", () => {
     });
     await deliverWebhooks(graph);
 
-    const messages = await incoming(key);
+    const messages = await incomingMessages(key);
     const first = messages.find((m) => m.content === "hi");
     const second = messages.find((m) => m.content === "me");
     expect(first).toMatchObject({ from_number: null });
     expect(second).toMatchObject({ from_number: NUMBER, content: "me" });
     expect(second?.contact).toMatchObject({ id: first?.contact?.id, phone_number: NUMBER, user_id: BSUID });
-    const events = await contactEvents(key);
+    const events = await contactEventsSorted(key);
     expect(events.map((e) => e.type)).toEqual(["contact.created", "contact.updated"]);
     expect(events.find((e) => e.type === "contact.updated")?.data).toMatchObject({
       contact: { id: first?.contact?.id, phone_number: NUMBER, user_id: BSUID },
@@ -136,21 +105,24 @@ describe("incoming from a user known by BSUID", () => {
     expect(hooks.map((h) => checkWebhook(JSON.parse(h.body)))).toEqual([[]]);
     for (const hook of hooks) await postWebhook(hook.body, hook.signature);
 
-    const [message] = await incoming(key);
+    const [message] = await incomingMessages(key);
     expect(message?.content).toBe("hi");
-    const shown = await contact(key, String(message?.contact?.id));
+    const shown = await shownContact(key, String(message?.contact?.id));
     expect(shown).toMatchObject({ user_id: NEW_BSUID, phone_number: NUMBER });
-    expect(shown.identifiers?.map((i) => [i.kind, i.value]).sort()).toEqual([
+    expect(identifiersOf(shown)).toEqual([
       ["phone_number", NUMBER],
       ["user_id", BSUID],
       ["user_id", NEW_BSUID],
     ]);
     // One contact.updated for the change, however often Meta delivers it.
-    expect((await contactEvents(key)).map((e) => e.type)).toEqual(["contact.created", "contact.updated"]);
+    expect((await contactEventsSorted(key)).map((e) => e.type)).toEqual([
+      "contact.created",
+      "contact.updated",
+    ]);
     // A message by the new BSUID finds the same contact.
     graph.queueIncoming({ phoneNumberId, userId: NEW_BSUID, text: "again" });
     await deliverWebhooks(graph);
-    const again = (await incoming(key)).find((m) => m.content === "again");
+    const again = (await incomingMessages(key)).find((m) => m.content === "again");
     expect(again).toMatchObject({ contact: { id: message?.contact?.id, user_id: NEW_BSUID } });
   });
 });
@@ -179,15 +151,15 @@ describe("statuses naming a BSUID", () => {
 
     const [message] = await waitForMessages(key, [id], (m) => m.status === "read");
     expect(message?.status).toBe("read");
-    const [first] = await incoming(key);
-    expect(await contact(key, String(first?.contact?.id))).toMatchObject({
+    const [first] = await incomingMessages(key);
+    expect(await shownContact(key, String(first?.contact?.id))).toMatchObject({
       phone_number: NUMBER,
       user_id: BSUID,
       username: "@jane",
     });
     // `sent` links the BSUID; `delivered` adds the username (Meta leaves it out of `sent`);
     // `read` changes nothing.
-    const events = await contactEvents(key);
+    const events = await contactEventsSorted(key);
     expect(events.map((e) => e.type)).toEqual(["contact.created", "contact.updated", "contact.updated"]);
     const updates = events.filter((e) => e.type === "contact.updated").map((e) => e.data);
     expect(updates).toContainEqual(
@@ -276,20 +248,7 @@ describe("a username user through the API (README, Contacts)", () => {
     const { id: session, phoneNumberId } = await cloudApiSession(graph, key);
     graph.queueIncoming({ phoneNumberId, userId: BSUID, username: "@jane", profileName: "Jane", text: "hi" });
     await deliverWebhooks(graph);
-    const sent = await call<{ data: { messages: { id: string; to_number: string | null }[] } }>(
-      "POST",
-      "/v1/chatapp/messages",
-      {
-        key,
-        body: {
-          chatapp_session_id: session,
-          to_user_id: [BSUID],
-          type: "text",
-          content: "Hello Jane",
-          delay_between: 0,
-        },
-      },
-    );
+    const sent = await sendToUserIds(key, session, [BSUID], "Hello Jane");
     expect(sent.status, sent.text).toBe(201);
     const id = String(sent.body.data.messages[0]?.id);
     const [message] = await waitForMessages(key, [id]);
@@ -318,11 +277,7 @@ describe("a username user through the API (README, Contacts)", () => {
       text: "STOP",
     });
     await deliverWebhooks(graph);
-    const optOuts = await call<{ data: { to_number: string | null; user_id: string | null }[] }>(
-      "GET",
-      "/v1/opt-outs",
-      { key },
-    );
-    expect(optOuts.body.data.map((o) => [o.to_number, o.user_id])).toEqual([[null, BSUID]]);
+    const optOuts = await optOutsOf(key);
+    expect(optOuts.map((o) => [o.to_number, o.user_id])).toEqual([[null, BSUID]]);
   });
 });

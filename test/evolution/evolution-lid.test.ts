@@ -3,8 +3,21 @@ import { clientMessageIdOf } from "../../src/gateways/client-id";
 import { EvolutionGateway } from "../../src/gateways/evolution";
 import type { SentQuery } from "../../src/gateways/gateway";
 import { userIdKind } from "../../src/lib/contact-identity";
+import {
+  contactEvents,
+  createReverseOtp,
+  expectCampaignSkips,
+  expectNumberLearnt,
+  expectSentLikeAnOptedOutNumber,
+  expectStoppedBy,
+  identifiersOf,
+  incomingMessages,
+  reverseOtpApp,
+  shownContact,
+  shownOtp,
+} from "../contact-fixtures";
 import { EVOLUTION_SETTINGS } from "../gateway-config";
-import { call, createAccount, createSession } from "../helpers";
+import { createAccount, createSession } from "../helpers";
 import { useNetwork } from "../network";
 import { FakeEvolution, postEvolutionEvent } from "./fake-evolution";
 
@@ -12,7 +25,9 @@ import { FakeEvolution, postEvolutionEvent } from "./fake-evolution";
 // from a `@lid` chat is stored with the LID as the contact's user id, and with the number when the
 // key gives it (`remoteJidAlt`, `senderPn`; src/gateways/evolution/events.ts `senderOf`), in each
 // shape Evolution's releases emit (fake-evolution.ts `incomingFromLid`); a send to a LID goes to
-// that JID as it is (src/gateways/evolution/recipient.ts).
+// that JID as it is (src/gateways/evolution/recipient.ts). Evolution has no lookup of a LID's
+// number: a user is known by the LID alone until a message's key brings the number. Such a user's
+// STOP puts the LID on the opt-out list, and their message verifies a reverse OTP.
 
 useNetwork();
 
@@ -20,22 +35,6 @@ const PHONE = "+14155552671";
 const OWNER_JID = "14155552671@s.whatsapp.net";
 const LID = "207935014371343@lid";
 const CONTACT = "+14155550123";
-
-interface Contact {
-  id: string;
-  phone_number: string | null;
-  user_id: string | null;
-  name: string | null;
-  identifiers?: { kind: string; value: string }[];
-}
-
-interface Message {
-  id: string;
-  provider_message_id: string | null;
-  from_number: string | null;
-  content: string | null;
-  contact: Contact | null;
-}
 
 let evolution: FakeEvolution;
 beforeEach(() => {
@@ -51,32 +50,14 @@ async function connectedSession(key: string) {
   return { id: session.id, name };
 }
 
-async function incomingMessages(key: string): Promise<Message[]> {
-  const res = await call<{ data: Message[] }>("GET", "/v1/chatapp/messages?filter[direction]=incoming", {
-    key,
-  });
-  expect(res.status).toBe(200);
-  return res.body.data;
+/**
+ * The user of {@link LID} sends `text` (message `id`) to session `name`; the key names their
+ * number too when `phone` is given (`remoteJidAlt`, Evolution 2.3.6).
+ */
+function fromLid(name: string, id: string, text: string, phone?: string) {
+  const data = evolution.incomingFromLid(name, id, LID, text, phone ? { phone } : {});
+  return postEvolutionEvent(name, "messages.upsert", data);
 }
-
-async function shownContact(key: string, id: string): Promise<Contact> {
-  const res = await call<{ data: Contact }>("GET", `/v1/contacts/${id}`, { key });
-  expect(res.status).toBe(200);
-  return res.body.data;
-}
-
-async function contactEvents(key: string) {
-  const res = await call<{ data: { type: string; data: Record<string, unknown> }[] }>(
-    "GET",
-    "/v1/events?limit=100&filter[type]=contact.created,contact.updated",
-    { key },
-  );
-  expect(res.status).toBe(200);
-  return res.body.data.reverse();
-}
-
-/** The contact's identifiers as `[kind, value]`, sorted. */
-const identifiersOf = (contact: Contact) => (contact.identifiers ?? []).map((i) => [i.kind, i.value]).sort();
 
 describe("Evolution API: a message from a @lid chat", () => {
   it("without the number is stored once, from_number null, its contact known by the LID", async () => {
@@ -161,18 +142,7 @@ describe("Evolution API: a message from a @lid chat", () => {
     expect([first?.content, first?.from_number]).toEqual(["First", null]);
     expect([second?.content, second?.from_number]).toEqual(["Second", CONTACT]);
     expect(second?.contact?.id).toBe(first?.contact?.id);
-    const contact = await shownContact(key, String(first?.contact?.id));
-    expect(contact).toMatchObject({ phone_number: CONTACT, user_id: LID });
-    expect(identifiersOf(contact)).toEqual([
-      ["phone_number", CONTACT],
-      ["user_id", LID],
-    ]);
-
-    const events = await contactEvents(key);
-    expect(events.map((e) => e.type)).toEqual(["contact.created", "contact.updated"]);
-    const update = events[1]?.data as { contact: Contact; previous: Contact };
-    expect([update.previous.phone_number, update.contact.phone_number]).toEqual([null, CONTACT]);
-    expect([update.previous.user_id, update.contact.user_id]).toEqual([LID, LID]);
+    await expectNumberLearnt(key, first?.contact?.id, LID, CONTACT);
 
     // From now on a message from the number alone finds the same contact.
     await postEvolutionEvent(
@@ -268,5 +238,107 @@ describe("Evolution API: a send to a LID recipient (gateway level)", () => {
       { id: voice.clientMessageId, fromMe: true },
       { fromMe: true, remoteJid: LID },
     ]);
+  });
+});
+
+describe("Evolution API: STOP from a user known by LID alone (README, Opt-outs)", () => {
+  const OPTED_OUT = "+14155550178";
+
+  it("lists the LID; a send to it goes as one to an opted-out number; the number a later message brings joins the list", async () => {
+    const { key } = await createAccount(10);
+    const session = await connectedSession(key);
+    // Without `remoteJidAlt`: Evolution names the user by the LID alone.
+    const stopData = evolution.incomingFromLid(session.name, "3EB0LID0000010", LID, "STOP");
+    expect(stopData.key).toEqual({
+      remoteJid: LID,
+      addressingMode: "lid",
+      fromMe: false,
+      id: "3EB0LID0000010",
+    });
+    await postEvolutionEvent(session.name, "messages.upsert", stopData);
+    const [stop] = await incomingMessages(key);
+    expect(stop).toMatchObject({
+      from_number: null,
+      content: "STOP",
+      contact: { phone_number: null, user_id: LID },
+    });
+    expect(await expectStoppedBy(key, LID)).toHaveLength(1);
+    expect((await shownContact(key, stop?.contact?.id)).opted_out).toBe(true);
+
+    // A send to the LID goes as one to a number on the list goes: single sends do not read it.
+    await expectSentLikeAnOptedOutNumber(key, session.id, LID, OPTED_OUT, "Your order shipped");
+    expect(evolution.sent.map((s) => [s.remoteJid, s.body.text])).toEqual([
+      [LID, "Your order shipped"],
+      ["14155550178@s.whatsapp.net", "Your order shipped"],
+    ]);
+
+    // A later message brings the number (`remoteJidAlt`): the contact gains it and stays opted
+    // out by it too, with the STOP's keyword and time.
+    await fromLid(session.name, "3EB0LID0000011", "thanks", CONTACT);
+    const shown = await expectNumberLearnt(key, stop?.contact?.id, LID, CONTACT);
+    expect(shown.opted_out).toBe(true);
+    await expectStoppedBy(key, LID, CONTACT);
+
+    // A campaign to that number skips it, as it skips every number on the list.
+    await expectCampaignSkips(key, session.id, [CONTACT, OPTED_OUT]);
+    expect(evolution.sent).toHaveLength(2);
+  });
+});
+
+describe("Evolution API: a reverse OTP verified by a user known by LID (README, Contacts)", () => {
+  it("reports the LID and no number while none is known, and the number once a message brought it", async () => {
+    const { key } = await createAccount(10);
+    const session = await connectedSession(key);
+    const app = await reverseOtpApp(key, session.id);
+    const first = await createReverseOtp(key, app);
+    await fromLid(session.name, "3EB0LID0000020", first.text);
+    expect(await shownOtp(key, first.id)).toMatchObject({
+      status: "verified",
+      verified_number: null,
+      verified_contact: { phone_number: null, user_id: LID },
+      refused_messages: 0,
+    });
+
+    // A message that comes with the number verifies with it.
+    const second = await createReverseOtp(key, app);
+    await fromLid(session.name, "3EB0LID0000021", second.text, CONTACT);
+    expect(await shownOtp(key, second.id)).toMatchObject({
+      status: "verified",
+      verified_number: CONTACT,
+      verified_contact: { phone_number: CONTACT, user_id: LID },
+    });
+    // So does a later one by the LID alone: the contact is known by the number now.
+    const third = await createReverseOtp(key, app);
+    await fromLid(session.name, "3EB0LID0000022", third.text);
+    expect(await shownOtp(key, third.id)).toMatchObject({
+      status: "verified",
+      verified_number: CONTACT,
+      verified_contact: { phone_number: CONTACT, user_id: LID },
+    });
+    expect(await shownOtp(key, first.id)).toMatchObject({
+      verified_number: null,
+      verified_contact: { phone_number: null, user_id: LID },
+    });
+  });
+
+  it("an OTP for a number: refused from the LID alone while its number is unknown, verified by the message that brings it", async () => {
+    const { key } = await createAccount(10);
+    const session = await connectedSession(key);
+    const app = await reverseOtpApp(key, session.id);
+    const otp = await createReverseOtp(key, app, CONTACT);
+    await fromLid(session.name, "3EB0LID0000030", otp.text);
+    expect(await shownOtp(key, otp.id)).toMatchObject({
+      status: "pending",
+      verified_number: null,
+      verified_contact: null,
+      refused_messages: 1,
+    });
+    await fromLid(session.name, "3EB0LID0000031", otp.text, CONTACT);
+    expect(await shownOtp(key, otp.id)).toMatchObject({
+      status: "verified",
+      verified_number: CONTACT,
+      verified_contact: { phone_number: CONTACT, user_id: LID },
+      refused_messages: 1,
+    });
   });
 });

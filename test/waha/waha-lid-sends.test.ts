@@ -9,8 +9,8 @@ import { connectedWahaSession, FakeWaha } from "./fake-waha";
 
 // Sending to a user WAHA names by LID (`<digits>@lid`, src/lib/contact-identity.ts `LID_PATTERN`),
 // at the gateway, against the fake server (fake-waha.ts, which refuses a chat id WAHA's docs do not
-// allow): the LID is the chat id as it is, for the send, its lookup and "typing…". The public API's
-// send to a user id is not there yet; this drives the WAHA gateway directly.
+// allow): the LID is the chat id as it is, for the send, its lookup and "typing…". This drives the
+// WAHA gateway directly; the public API's send to a LID (`to_user_id`): waha-lids.test.ts.
 
 useNetwork();
 

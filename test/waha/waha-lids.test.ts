@@ -1,6 +1,19 @@
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { parseWahaEvent } from "../../src/gateways/waha/events";
-import { call, createAccount } from "../helpers";
+import {
+  contactEvents,
+  createReverseOtp,
+  expectCampaignSkips,
+  expectNumberLearnt,
+  expectSentLikeAnOptedOutNumber,
+  expectStoppedBy,
+  identifiersOf,
+  incomingMessages,
+  reverseOtpApp,
+  shownContact,
+  shownOtp,
+} from "../contact-fixtures";
+import { createAccount } from "../helpers";
 import { useNetwork } from "../network";
 import {
   connectedWahaSession,
@@ -12,8 +25,9 @@ import {
 
 // Users WAHA names by LID (`<digits>@lid`, src/lib/contact-identity.ts `LID_PATTERN`), against the fake server
 // (fake-waha.ts): a `message` webhook from a LID chat is stored with its contact known by the LID,
-// and the number comes from `GET /api/{session}/lids/{lid}` when WAHA knows it. Sends to a LID:
-// waha-lid-sends.test.ts.
+// and the number comes from `GET /api/{session}/lids/{lid}` when WAHA knows it. Such a user's STOP
+// puts the LID on the opt-out list, and their message verifies a reverse OTP, with the number once
+// WAHA knows it. Sends to a LID at the gateway: waha-lid-sends.test.ts.
 
 useNetwork();
 
@@ -21,22 +35,6 @@ const LID = "120363025246125888@lid";
 const NUMBER = "+14155550177";
 /** The lids endpoint's path for {@link LID}, its `@` escaped as WAHA's docs ask. */
 const lidsPath = (name: string) => `GET /api/${name}/lids/120363025246125888%40lid`;
-
-interface Contact {
-  id: string;
-  phone_number: string | null;
-  user_id: string | null;
-  name: string | null;
-  identifiers?: { kind: string; value: string }[];
-}
-
-interface Message {
-  id: string;
-  from_number: string | null;
-  content: string | null;
-  provider_message_id: string | null;
-  contact: Contact | null;
-}
 
 let waha: FakeWaha;
 beforeEach(() => {
@@ -48,32 +46,6 @@ async function post(name: string, payload: unknown) {
   expect(res.status).toBe(200);
   expect(res.body).toEqual({ success: true, ignored: false });
 }
-
-async function incomingMessages(key: string): Promise<Message[]> {
-  const res = await call<{ data: Message[] }>("GET", "/v1/chatapp/messages?filter[direction]=incoming", {
-    key,
-  });
-  expect(res.status).toBe(200);
-  return res.body.data;
-}
-
-async function contact(key: string, id: string | undefined): Promise<Contact> {
-  const res = await call<{ data: Contact }>("GET", `/v1/contacts/${id}`, { key });
-  expect(res.status).toBe(200);
-  return res.body.data;
-}
-
-async function contactEvents(key: string): Promise<{ type: string; data: Record<string, unknown> }[]> {
-  const res = await call<{ data: { type: string; data: Record<string, unknown> }[] }>(
-    "GET",
-    "/v1/events?limit=100&filter[type]=contact.created,contact.updated",
-    { key },
-  );
-  expect(res.status).toBe(200);
-  return res.body.data.reverse();
-}
-
-const identifiers = (shown: Contact) => shown.identifiers?.map((i) => [i.kind, i.value]).sort();
 
 describe("WAHA: a message from a LID chat", () => {
   it("is stored once, from no number, its contact known by the LID and named by pushName, when WAHA knows no number", async () => {
@@ -92,8 +64,8 @@ describe("WAHA: a message from a LID chat", () => {
       provider_message_id: payload.id,
       contact: { phone_number: null, user_id: LID, name: "Jane" },
     });
-    const shown = await contact(key, messages[0]?.contact?.id);
-    expect(identifiers(shown)).toEqual([["user_id", LID]]);
+    const shown = await shownContact(key, messages[0]?.contact?.id);
+    expect(identifiersOf(shown)).toEqual([["user_id", LID]]);
     // WAHA was asked once, for the message stored: the replay stored nothing and asked nothing.
     expect(waha.calls.filter((c) => c.includes("/lids/"))).toEqual([lidsPath(session.name)]);
     expect((await contactEvents(key)).map((e) => e.type)).toEqual(["contact.created"]);
@@ -108,17 +80,8 @@ describe("WAHA: a message from a LID chat", () => {
     const [message] = await incomingMessages(key);
     // The message is stored as it came, from the LID alone; its contact then learnt the number.
     expect(message?.from_number).toBeNull();
-    const shown = await contact(key, message?.contact?.id);
-    expect(shown).toMatchObject({ phone_number: NUMBER, user_id: LID, name: "Jane" });
-    expect(identifiers(shown)).toEqual([
-      ["phone_number", NUMBER],
-      ["user_id", LID],
-    ]);
-    const events = await contactEvents(key);
-    expect(events.map((e) => e.type)).toEqual(["contact.created", "contact.updated"]);
-    const update = events[1]?.data as { contact: Contact; previous: Contact };
-    expect([update.previous.phone_number, update.contact.phone_number]).toEqual([null, NUMBER]);
-    expect([update.previous.user_id, update.contact.user_id]).toEqual([LID, LID]);
+    const shown = await expectNumberLearnt(key, message?.contact?.id, LID, NUMBER);
+    expect(shown.name).toBe("Jane");
 
     // The next message from the LID finds the contact with its number: WAHA is not asked again.
     await post(session.name, wahaLidMessagePayload(LID, "again", { id: "3EB0AAAAAAAAAAAAAAAA" }));
@@ -159,7 +122,7 @@ describe("WAHA: a message from a LID chat", () => {
 
     waha.down = false;
     await post(session.name, wahaLidMessagePayload(LID, "again", { id: "3EB0AAAAAAAAAAAAAAAA" }));
-    expect(await contact(key, first?.contact?.id)).toMatchObject({ phone_number: NUMBER, user_id: LID });
+    expect(await shownContact(key, first?.contact?.id)).toMatchObject({ phone_number: NUMBER, user_id: LID });
     expect(waha.calls.filter((c) => c.includes("/lids/"))).toEqual([
       lidsPath(session.name),
       lidsPath(session.name),
@@ -176,5 +139,109 @@ describe("WAHA: a message from a LID chat", () => {
       payload,
     });
     expect(batch?.events).toEqual([]);
+  });
+});
+
+describe("WAHA: STOP from a user WAHA knows by LID alone (README, Opt-outs)", () => {
+  const OPTED_OUT = "+14155550178";
+
+  it("lists the LID; a send to it goes as one to an opted-out number; the number WAHA learns later joins the list", async () => {
+    const { key } = await createAccount(10);
+    const session = await connectedWahaSession(waha, key);
+    waha.mapLid(LID, null);
+    await post(session.name, wahaLidMessagePayload(LID, "STOP", { pushName: "Jane" }));
+    // WAHA was asked for the number and answered "not found" (`pn` null).
+    expect(waha.calls.filter((c) => c.includes("/lids/"))).toEqual([lidsPath(session.name)]);
+    const [stop] = await incomingMessages(key);
+    expect(stop).toMatchObject({
+      from_number: null,
+      content: "STOP",
+      contact: { phone_number: null, user_id: LID },
+    });
+    expect(await expectStoppedBy(key, LID)).toHaveLength(1);
+    expect((await shownContact(key, stop?.contact?.id)).opted_out).toBe(true);
+
+    // A send to the LID goes as one to a number on the list goes: single sends do not read it.
+    await expectSentLikeAnOptedOutNumber(key, session.id, LID, OPTED_OUT, "Your order shipped");
+    expect(waha.sent.map((s) => [s.chatId, s.body.text])).toEqual([
+      [LID, "Your order shipped"],
+      ["14155550178@c.us", "Your order shipped"],
+    ]);
+
+    // WAHA learns the number; the user's next message brings it to the contact, which stays
+    // opted out by it too, with the STOP's keyword and time.
+    waha.mapLid(LID, NUMBER);
+    await post(session.name, wahaLidMessagePayload(LID, "thanks", { id: "3EB0CCCCCCCCCCCCCCCC" }));
+    const shown = await expectNumberLearnt(key, stop?.contact?.id, LID, NUMBER);
+    expect(shown.opted_out).toBe(true);
+    await expectStoppedBy(key, LID, NUMBER);
+
+    // A campaign to that number skips it, as it skips every number on the list.
+    await expectCampaignSkips(key, session.id, [NUMBER, OPTED_OUT]);
+    expect(waha.sent).toHaveLength(2);
+  });
+});
+
+describe("WAHA: a reverse OTP verified by a user WAHA knows by LID (README, Contacts)", () => {
+  it("reports the LID and no number while WAHA knows none, and the number once it does", async () => {
+    const { key } = await createAccount(10);
+    const session = await connectedWahaSession(waha, key);
+    const app = await reverseOtpApp(key, session.id);
+    waha.mapLid(LID, null);
+    const first = await createReverseOtp(key, app);
+    await post(session.name, wahaLidMessagePayload(LID, first.text, { pushName: "Jane" }));
+    expect(await shownOtp(key, first.id)).toMatchObject({
+      status: "verified",
+      verified_number: null,
+      verified_contact: { phone_number: null, user_id: LID },
+      refused_messages: 0,
+    });
+
+    // WAHA learns the number: the contact gains it with the user's next message, and the OTP
+    // that message verifies names it.
+    waha.mapLid(LID, NUMBER);
+    const second = await createReverseOtp(key, app);
+    await post(session.name, wahaLidMessagePayload(LID, second.text, { id: "3EB0DDDDDDDDDDDDDDDD" }));
+    expect(await shownOtp(key, second.id)).toMatchObject({
+      status: "verified",
+      verified_number: NUMBER,
+      verified_contact: { phone_number: NUMBER, user_id: LID },
+    });
+    // The first stays as it was verified.
+    expect(await shownOtp(key, first.id)).toMatchObject({
+      verified_number: null,
+      verified_contact: { phone_number: null, user_id: LID },
+    });
+    const [message] = await incomingMessages(key);
+    expect(message).toMatchObject({ from_number: null, contact: { phone_number: NUMBER, user_id: LID } });
+  });
+
+  it("an OTP for a number: refused while the LID's number is unknown, verified once WAHA knows it is that number", async () => {
+    const { key } = await createAccount(10);
+    const session = await connectedWahaSession(waha, key);
+    const app = await reverseOtpApp(key, session.id);
+    waha.mapLid(LID, null);
+    const otp = await createReverseOtp(key, app, NUMBER);
+    await post(session.name, wahaLidMessagePayload(LID, otp.text));
+    expect(await shownOtp(key, otp.id)).toMatchObject({
+      status: "pending",
+      verified_number: null,
+      verified_contact: null,
+      refused_messages: 1,
+    });
+    // Another number's LID, whose number WAHA knows, verifies nothing of it either.
+    const OTHER_LID = "120363025246125999@lid";
+    waha.mapLid(OTHER_LID, "+14155550179");
+    await post(session.name, wahaLidMessagePayload(OTHER_LID, otp.text, { id: "3EB0EEEEEEEEEEEEEEEE" }));
+    expect(await shownOtp(key, otp.id)).toMatchObject({ status: "pending", refused_messages: 2 });
+
+    waha.mapLid(LID, NUMBER);
+    await post(session.name, wahaLidMessagePayload(LID, otp.text, { id: "3EB0FFFFFFFFFFFFFFFF" }));
+    expect(await shownOtp(key, otp.id)).toMatchObject({
+      status: "verified",
+      verified_number: NUMBER,
+      verified_contact: { phone_number: NUMBER, user_id: LID },
+      refused_messages: 2,
+    });
   });
 });

@@ -85,6 +85,18 @@ export function optOutFollowsContactStatement(accountId: string, contactId: SQL)
     WHERE ci.contact_id = ${contactId} AND ci.kind IN ('phone_number', 'user_id')`;
 }
 
+/**
+ * Whether account `accountId`'s list holds contact `contactId` by any address it is known by: its
+ * number or one of its user ids, the addresses {@link optOutByKeywordStatement} lists (README,
+ * Contacts). A contact known by a user id alone that texted STOP is on the list by that id.
+ */
+export async function contactOptedOut(db: Db, accountId: string, contactId: string): Promise<boolean> {
+  const row = await db.get<{ listed: number } | undefined>(sql`SELECT EXISTS (SELECT 1
+    FROM contact_identifiers ci JOIN opt_outs o ON o.account_id = ${accountId} AND o.to_number = ci.value
+    WHERE ci.contact_id = ${contactId} AND ci.kind IN ('phone_number', 'user_id')) AS listed`);
+  return row?.listed === 1;
+}
+
 /** The account's opt-out of `toNumber` (E.164), or null. */
 export async function findOptOut(db: Db, accountId: string, toNumber: string): Promise<OptOutRow | null> {
   const [row] = await db.select().from(optOuts).where(owned(accountId, toNumber)).limit(1);

@@ -1,6 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { findContact, identifiersOfContact, listContacts } from "../../db/queries/contacts";
-import { findOptOut } from "../../db/queries/opt-outs";
+import { contactOptedOut } from "../../db/queries/opt-outs";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { toContactDetail, toContactRecord } from "../../presenters/contact";
@@ -27,7 +27,6 @@ export const show: RouteHandler<typeof routes.show, AppEnv> = async (c) => {
   const row = await findContact(c.var.db, c.var.principal.accountId, c.req.valid("param").id);
   if (!row) throw new ApiError("not_found", "The account has no such contact.");
   const identifiers = await identifiersOfContact(c.var.db, row.id);
-  const optedOut =
-    row.phoneNumber !== null && (await findOptOut(c.var.db, row.accountId, row.phoneNumber)) !== null;
+  const optedOut = await contactOptedOut(c.var.db, row.accountId, row.id);
   return c.json({ success: true as const, data: toContactDetail(row, identifiers, optedOut) }, 200);
 };
