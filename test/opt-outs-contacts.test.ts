@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { type OptOut, optOutsOf } from "./contact-fixtures";
 import { call, createAccount, expectProblem } from "./helpers";
 import { connectedSession } from "./message-fixtures";
 
@@ -10,13 +11,6 @@ const LID = "120363025246125888@lid";
 const BSUID = "US.13491208655302741918";
 const NUMBER = "+14155552671";
 
-interface OptOut {
-  to_number: string | null;
-  user_id: string | null;
-  source: string;
-  keyword: string | null;
-}
-
 async function fixture() {
   const { key } = await createAccount(10);
   const session = (await connectedSession(key)).id;
@@ -27,11 +21,8 @@ async function fixture() {
     });
     expect(res.status, res.text).toBe(201);
   };
-  const listed = async () => {
-    const res = await call<{ data: OptOut[] }>("GET", "/v1/opt-outs", { key });
-    expect(res.status).toBe(200);
-    return res.body.data.map((o) => [o.to_number ?? o.user_id, o.source, o.keyword]).sort();
-  };
+  const listed = async () =>
+    (await optOutsOf(key)).map((o) => [o.to_number ?? o.user_id, o.source, o.keyword]).sort();
   return { key, inbound, listed };
 }
 
