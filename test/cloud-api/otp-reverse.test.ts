@@ -121,4 +121,38 @@ describe("a reverse OTP on a Cloud API session", () => {
       .first<{ n: number }>();
     expect(events?.n).toBe(1);
   });
+
+  it("a username user known only by a BSUID verifies one bound to their user id, and another BSUID does not", async () => {
+    const graph = fake();
+    const { key } = await createAccount(10);
+    const session = await cloudApiSession(graph, key);
+    const app = await call<{ data: { id: string } }>("POST", "/v1/apps", {
+      key,
+      body: { name: "Acme", sender_id: SENDER_ID, channels: [session.id] },
+    });
+    const bsuid = "US.13491208655302741918";
+    const created = await call<{ data: ReverseOtp & { to_user_id: string | null } }>(
+      "POST",
+      `/v1/apps/${app.body.data.id}/otp`,
+      { key, body: { mode: "reverse", to_user_id: bsuid } },
+    );
+    expect(created.status, created.text).toBe(201);
+    const otp = created.body.data;
+    expect(otp).toMatchObject({ to_user_id: bsuid, status: "pending" });
+    const text = new URL(otp.link).searchParams.get("text") ?? "";
+
+    graph.queueIncoming({ phoneNumberId: session.phoneNumberId, userId: "US.55555555555555555555", text });
+    graph.queueIncoming({ phoneNumberId: session.phoneNumberId, userId: bsuid, username: "@ada", text });
+    const hooks = await deliverWebhooks(graph);
+    expect(hooks.map((h) => h.res.body)).toEqual([
+      { success: true, ignored: false },
+      { success: true, ignored: false },
+    ]);
+    expect((await otpOf(key, otp.id)).body.data).toMatchObject({
+      status: "verified",
+      verified_number: null,
+      verified_contact: { phone_number: null, user_id: bsuid },
+      refused_messages: 1,
+    });
+  });
 });
