@@ -5,16 +5,18 @@
 //   npm run bench -- --url http://localhost:8787
 //   npm run bench -- --campaign-full   # also runs a 100,000-message campaign to completion
 //   npm run bench -- --only exactly-once,pacing   # only these steps (names: STEPS below)
+//   npm run bench -- --only footprint --footprint-messages 500 --state-dir ../other/.wrangler/state
 //   BENCH_URL=… ADMIN_TOKEN=… BENCH_CAMPAIGN_FULL=1 npm run bench
 //
 // It creates one account (balance 100,000) and a few sandbox sessions, sends 16,020 text messages
 // through the sandbox gateway (and 700 more from accounts of their own: 550 from the two of the
-// webhook rows, each with an endpoint on a local receiver, and 150 from the exactly-once row's),
+// webhook rows, each with an endpoint on a local receiver, 150 from the exactly-once row's and
+// 10,000 from the footprint rows'),
 // then runs campaigns: 17,000 messages over 1, 10 and 20 sessions, one of 5,000 paused while it
 // sends, and one of 100,000 (an account of its own) that is started and cancelled, or with
 // --campaign-full sent to the end. It deletes its sessions and endpoints at the end (messages it
 // parked unsent are failed and refunded). It stops by itself: every request has a timeout, every
-// wait is bounded, and the whole run is capped (BENCH_TIMEOUT_S, default 600 s, 2,400 s with
+// wait is bounded, and the whole run is capped (BENCH_TIMEOUT_S, default 900 s, 2,700 s with
 // --campaign-full).
 //
 // Rows:
@@ -51,6 +53,12 @@
 // 14. list ratio (scripts/bench/list-ratio.mjs): requests per second of a filtered list page
 //     (filter[status], limit 100, 2,000 messages stored, four keys, 8 connections) ÷ those of
 //     /health, measured side by side three times; target at least 0.9.
+// 15.–16. footprint (scripts/bench/footprint.mjs): 10,000 messages (--footprint-messages,
+//     BENCH_FOOTPRINT_MESSAGES) sent, read and delivered to one webhook endpoint as
+//     `message.sent`, `message.delivered` and `message.read`: the D1 page bytes per message at
+//     rest (SQLite's dbstat over the dev server's D1 files, --state-dir / BENCH_STATE_DIR, default
+//     .wrangler/state of the current directory; target at most 1,500) and the D1 rows written per
+//     message (target at most 25); the bytes of each table go to stderr.
 // Progress goes to stderr, the table to stdout.
 
 import { performance } from "node:perf_hooks";
@@ -70,6 +78,7 @@ import {
   rows,
 } from "./bench/common.mjs";
 import { benchExactlyOnce } from "./bench/exactly-once.mjs";
+import { benchFootprint } from "./bench/footprint.mjs";
 import { benchListRatio } from "./bench/list-ratio.mjs";
 import { benchAccept, benchFanOut, benchListPages, benchPacing } from "./bench/messages.mjs";
 import { benchOtp } from "./bench/otp.mjs";
@@ -107,6 +116,8 @@ const STEPS = [
       await cleanUp();
     },
   ],
+  // Before the campaigns, whose cancelled 100,000 leaves work behind: it measures all of D1.
+  ["footprint", benchFootprint],
   // Campaigns last: the 100,000-recipient one leaves the largest tables behind.
   ["campaign-scaling", benchCampaignScaling],
   ["campaign-pause", benchCampaignPause],

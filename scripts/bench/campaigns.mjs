@@ -26,6 +26,8 @@ import {
   cleanUp,
   connectedSession,
   createAccount,
+  d1Change,
+  d1Counters,
   epochMs,
   fmt,
   HttpError,
@@ -71,22 +73,6 @@ function recipients(count) {
     }
   }
   return out;
-}
-
-/** This isolate's D1 counters (GET /admin/metrics; reading them runs no statement). */
-async function d1Counters() {
-  const { json } = await api("GET", "/admin/metrics", { token: ADMIN_TOKEN });
-  return json.data;
-}
-
-/** The counters' change from `before` to `after`; throws if another isolate answered. */
-function d1Change(before, after) {
-  if (before.isolate !== after.isolate)
-    throw new Error("campaigns: the server restarted during a measurement (its D1 counters started again)");
-  return {
-    statements: after.d1.statements - before.d1.statements,
-    rowsWritten: after.d1.rows_written - before.d1.rows_written,
-  };
 }
 
 const showCampaign = async (apiKey, id) =>

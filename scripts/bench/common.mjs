@@ -1,23 +1,31 @@
 // What every benchmark of `npm run bench` shares: the server's address, one JSON request
 // helper with bounded retries, statistics, fixtures (accounts, linked sandbox sessions, sends and
-// message lists) and the result table.
+// message lists), a webhook receiver, the D1 counters of `GET /admin/metrics` and the result
+// table.
 
+import { createServer } from "node:http";
+import { resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
+import { Webhook } from "standardwebhooks";
 
 const { values: args } = parseArgs({
   options: {
     url: { type: "string" },
     "campaign-full": { type: "boolean" },
     only: { type: "string" },
+    "state-dir": { type: "string" },
+    "footprint-messages": { type: "string" },
     help: { type: "boolean", short: "h" },
   },
   allowPositionals: false,
 });
 if (args.help) {
   console.log(
-    "usage: npm run bench [-- [--url http://localhost:8787] [--campaign-full] [--only <step>[,<step>…]]]\n" +
-      "  (env: BENCH_URL, ADMIN_TOKEN, BENCH_TIMEOUT_S, BENCH_CAMPAIGN_FULL=1)",
+    "usage: npm run bench [-- [--url http://localhost:8787] [--campaign-full] [--only <step>[,<step>…]]\n" +
+      "                        [--state-dir <dev server's .wrangler/state>] [--footprint-messages <n>]]\n" +
+      "  (env: BENCH_URL, ADMIN_TOKEN, BENCH_TIMEOUT_S, BENCH_CAMPAIGN_FULL=1, BENCH_STATE_DIR,\n" +
+      "   BENCH_FOOTPRINT_MESSAGES)",
   );
   process.exit(0);
 }
@@ -28,7 +36,17 @@ export const ADMIN_TOKEN = process.env.ADMIN_TOKEN ?? "dev-admin-token-change-me
 export const CAMPAIGN_FULL = Boolean(args["campaign-full"]) || process.env.BENCH_CAMPAIGN_FULL === "1";
 /** The steps to run (`--only`, comma-separated names of scripts/bench.mjs's steps); empty: all. */
 export const ONLY = new Set((args.only ?? "").split(",").filter(Boolean));
-const RUN_LIMIT_MS = Number(process.env.BENCH_TIMEOUT_S ?? (CAMPAIGN_FULL ? 2400 : 600)) * 1000;
+/**
+ * The dev server's local state (`wrangler dev --persist-to`, by default `.wrangler/state` of the
+ * directory it was started in), whose D1 files the footprint step reads.
+ */
+export const STATE_DIR = resolve(args["state-dir"] ?? process.env.BENCH_STATE_DIR ?? ".wrangler/state");
+/** Messages the footprint step sends (scripts/bench/footprint.mjs). */
+export const FOOTPRINT_MESSAGES = Number(
+  args["footprint-messages"] ?? process.env.BENCH_FOOTPRINT_MESSAGES ?? 10_000,
+);
+// The footprint step's 10,000 messages and 30,000 webhooks take about four minutes of it.
+const RUN_LIMIT_MS = Number(process.env.BENCH_TIMEOUT_S ?? (CAMPAIGN_FULL ? 2700 : 900)) * 1000;
 const REQUEST_TIMEOUT_MS = 30_000;
 const POLL_MS = 100;
 /** A wait gives up when the number of queued messages has not moved for this long. */
@@ -129,15 +147,15 @@ export const fmt = (n, digits = 0) =>
 // ---- fixtures ---------------------------------------------------------------------------------
 
 /**
- * US numbers +1415555XXXX from `first` on. The sandbox fails numbers ending in 0000, 0001 and
- * 0002 on purpose, so those are skipped.
+ * Distinct US numbers +1415555XXXX from `first` on (+1415556XXXX from 10,000 on, and so forth).
+ * The sandbox fails numbers ending in 0000, 0001 and 0002 on purpose, so those are skipped.
  */
 export function numbers(count, first) {
   const out = [];
   for (let n = first; out.length < count; n++) {
     const suffix = String(n % 10_000).padStart(4, "0");
     if (suffix === "0000" || suffix === "0001" || suffix === "0002") continue;
-    out.push(`+1415555${suffix}`);
+    out.push(`+1415${555 + Math.floor(n / 10_000)}${suffix}`);
   }
   return out;
 }
@@ -190,7 +208,7 @@ export const listPath = (sessionId) =>
   sessionId ? `/v1/chatapp/messages/${sessionId}/session` : "/v1/chatapp/messages";
 
 /** True when the session (or, without one, the account) has a message in `status`. */
-async function hasStatus(apiKey, sessionId, status) {
+export async function hasStatus(apiKey, sessionId, status) {
   const { json } = await api("GET", `${listPath(sessionId)}?filter[status]=${status}&limit=1`, {
     token: apiKey,
   });
@@ -258,6 +276,78 @@ export async function allMessages(apiKey, sessionId) {
 }
 
 export const epochMs = (iso) => (iso ? Date.parse(iso) : null);
+
+// ---- webhooks ---------------------------------------------------------------------------------
+
+/**
+ * An HTTP receiver on a free port of 127.0.0.1 (the dev server must allow http://127.0.0.1
+ * endpoints: WEBHOOK_ALLOW_HTTP_LOCALHOST=true, as .dev.vars.example sets it): `answer(path, now)`
+ * gives each request's status and headers; every request is kept with its arrival time (epoch
+ * ms), whether its signature verified with the endpoint's secret (`secrets`, by path; checked with
+ * the `standardwebhooks` package's own `verify`) and the status it was answered.
+ */
+export async function startReceiver(answer) {
+  const got = [];
+  const secrets = new Map();
+  const server = createServer((request, response) => {
+    const chunks = [];
+    request.on("data", (chunk) => chunks.push(chunk));
+    request.on("end", () => {
+      const at = Date.now();
+      const body = Buffer.concat(chunks).toString("utf8");
+      const path = request.url ?? "/";
+      let verified = false;
+      try {
+        new Webhook(secrets.get(path) ?? "").verify(body, request.headers);
+        verified = true;
+      } catch {}
+      const { status, headers } = answer(path, at);
+      got.push({ path, at, verified, status, event: JSON.parse(body) });
+      response.writeHead(status, headers).end();
+    });
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address();
+  return {
+    got,
+    secrets,
+    url: (path) => `http://127.0.0.1:${port}${path}`,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
+/** A webhook endpoint of the account on `receiver`'s `path` for `events` (null: every event). */
+export async function createEndpoint(apiKey, receiver, path, events) {
+  const { json } = await api("POST", "/v1/webhooks", {
+    token: apiKey,
+    expect: 201,
+    body: { url: receiver.url(path), events },
+  });
+  receiver.secrets.set(path, json.data.secret);
+  return json.data.id;
+}
+
+// ---- D1 counters ------------------------------------------------------------------------------
+
+/**
+ * The D1 counters of the isolate that answers (GET /admin/metrics; reading them runs no
+ * statement). Under `wrangler dev` the Worker, its queue consumers and its session objects run in
+ * one isolate, so they count everything.
+ */
+export async function d1Counters() {
+  const { json } = await api("GET", "/admin/metrics", { token: ADMIN_TOKEN });
+  return json.data;
+}
+
+/** The counters' change from `before` to `after`; throws if another isolate answered. */
+export function d1Change(before, after) {
+  if (before.isolate !== after.isolate)
+    throw new Error("bench: the server restarted during a measurement (its D1 counters started again)");
+  return {
+    statements: after.d1.statements - before.d1.statements,
+    rowsWritten: after.d1.rows_written - before.d1.rows_written,
+  };
+}
 
 export const rows = [];
 /** `pass`: true, false, or null (informational row, no target). */

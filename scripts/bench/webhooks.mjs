@@ -10,12 +10,11 @@
 //     T0; the row is the rate of their 2xx arrivals, and the check that each event the account's
 //     `GET /v1/events` lists arrived exactly once.
 
-import { createServer } from "node:http";
-import { Webhook } from "standardwebhooks";
 import {
   api,
   connectedSession,
   createAccount,
+  createEndpoint,
   fmt,
   log,
   median,
@@ -24,6 +23,7 @@ import {
   row,
   send,
   sleep,
+  startReceiver,
 } from "./common.mjs";
 
 const LATENCY_MESSAGES = 50;
@@ -32,51 +32,6 @@ const BURST_MESSAGES = 500;
 /** How long the burst's receiver refuses deliveries: time for all of them to be made once. */
 const BURST_HOLD_MS = 25_000;
 const WAIT_MS = 90_000;
-
-/**
- * An HTTP receiver on a free port of 127.0.0.1: `answer(path, now)` gives each request's status
- * and headers; every request is kept with its arrival time (epoch ms), whether its signature
- * verified with the endpoint's secret (`secrets`, by path) and the status it was answered.
- */
-async function startReceiver(answer) {
-  const got = [];
-  const secrets = new Map();
-  const server = createServer((request, response) => {
-    const chunks = [];
-    request.on("data", (chunk) => chunks.push(chunk));
-    request.on("end", () => {
-      const at = Date.now();
-      const body = Buffer.concat(chunks).toString("utf8");
-      const path = request.url ?? "/";
-      let verified = false;
-      try {
-        new Webhook(secrets.get(path) ?? "").verify(body, request.headers);
-        verified = true;
-      } catch {}
-      const { status, headers } = answer(path, at);
-      got.push({ path, at, verified, status, event: JSON.parse(body) });
-      response.writeHead(status, headers).end();
-    });
-  });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address();
-  return {
-    got,
-    secrets,
-    url: (path) => `http://127.0.0.1:${port}${path}`,
-    close: () => new Promise((resolve) => server.close(resolve)),
-  };
-}
-
-async function createEndpoint(apiKey, receiver, path, events) {
-  const { json } = await api("POST", "/v1/webhooks", {
-    token: apiKey,
-    expect: 201,
-    body: { url: receiver.url(path), events },
-  });
-  receiver.secrets.set(path, json.data.secret);
-  return json.data.id;
-}
 
 async function until(done, limitMs, what) {
   const started = Date.now();
