@@ -1,4 +1,4 @@
-import { and, eq, gte, lt, lte, type SQL, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, gte, lt, lte, type SQL, sql } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Cursor } from "../../lib/cursor";
 import type { Db } from "../client";
@@ -6,6 +6,61 @@ import { accounts, type EventRow, events, messages } from "../schema";
 import { contactJsonOfMessage } from "./contacts";
 import { beyond, pageOf, readOrder } from "./keyset";
 import { rowJson } from "./row-json";
+
+/**
+ * The columns of a message that change after it is made, and so what a message event keeps of it
+ * (`events.snapshot`, as they were at the event): its session (failover moves it), the gateway's
+ * id, the sender's number (learnt late for a LID), the media link (kept or expired), status,
+ * reason, cost, the three times, `metadata` and `updated_at`. Every other column of a message is
+ * written once, when the message is stored, and is read from the message itself when the event is
+ * read ({@link eventColumns}). `contact` is read as the contact is then (README, Contacts: a
+ * contact only gains identifiers).
+ */
+export const MESSAGE_EVENT_FIELDS = [
+  "chatappSessionId",
+  "providerMessageId",
+  "fromNumber",
+  "mediaUrl",
+  "status",
+  "reason",
+  "cost",
+  "sentAt",
+  "deliveredAt",
+  "readAt",
+  "metadata",
+  "updatedAt",
+] as const satisfies readonly (keyof typeof messages.$inferSelect)[];
+
+/** SQL: JSON of the {@link MESSAGE_EVENT_FIELDS} of the message row at hand (camelCase keys). */
+function messageEventSnapshot(): SQL {
+  const columns = getTableColumns(messages);
+  const pairs = MESSAGE_EVENT_FIELDS.map((key) => sql`${key}, ${columns[key]}`);
+  return sql`json_object(${sql.join(pairs, sql`, `)})`;
+}
+
+/**
+ * SQL: an event's snapshot as its rendering reads it (src/presenters/event.ts): the stored one,
+ * or, for an event that points at a message (`object_id`), the message row as it is now with its
+ * contact, and the {@link MESSAGE_EVENT_FIELDS} as they were at the event. One primary-key read of
+ * the message per event. A message's events go when the message does.
+ */
+function renderedSnapshot(): SQL<string> {
+  const columns = getTableColumns(messages);
+  const atEvent = MESSAGE_EVENT_FIELDS.map(
+    (key) => sql`${`$.${key}`}, json_extract(${events.snapshot}, ${`$.${key}`})`,
+  );
+  return sql<string>`CASE WHEN ${events.objectId} IS NULL THEN ${events.snapshot} ELSE (
+    SELECT json_set(${rowJson(messages)}, ${"$.contact"}, json(${contactJsonOfMessage()}), ${sql.join(atEvent, sql`, `)})
+    FROM ${messages} WHERE ${columns.id} = ${events.objectId}) END`;
+}
+
+/**
+ * The columns an event is read with, for `db.select(eventColumns())`: the row's, with
+ * {@link renderedSnapshot} as `snapshot`.
+ */
+export function eventColumns() {
+  return { ...getTableColumns(events), snapshot: renderedSnapshot() };
+}
 
 /** One page request of the event list: types (none: all), epoch-ms bounds, size and cursor. */
 export interface EventListQuery {
@@ -34,7 +89,7 @@ export async function listEvents(
     if (query.timeFrom !== undefined) where.push(gte(events.createdAt, query.timeFrom));
     if (query.timeTo !== undefined) where.push(lte(events.createdAt, query.timeTo));
     return db
-      .select()
+      .select(eventColumns())
       .from(events)
       .where(and(...where))
       .orderBy(...readOrder(events, query.cursor))
@@ -49,7 +104,7 @@ export async function listEvents(
 /** The account's event with this id, or null. */
 export async function findEvent(db: Db, accountId: string, id: string): Promise<EventRow | null> {
   const [row] = await db
-    .select()
+    .select(eventColumns())
     .from(events)
     .where(and(eq(events.id, id), eq(events.accountId, accountId)))
     .limit(1);
@@ -102,7 +157,8 @@ const NEW_EVENT_ID = sql`'evt_' || lower(hex(randomblob(16)))`;
 /**
  * The statement that records a `type` event for every row of `table` (messages or OTPs: tables
  * with `id`, `account_id` and `updated_at`) that `where` selects, with the row as it is at this
- * point of the batch; the event's time is the row's `updated_at`, which the change set. Its
+ * point of the batch (a message: what {@link MESSAGE_EVENT_FIELDS} names, pointing at the message);
+ * the event's time is the row's `updated_at`, which the change set. Its
  * dedupe key is `type:<row id>`: each of these changes happens once per row (a message is sent
  * once, an OTP verified once), so the same change applied again records nothing. `extra` adds
  * keys to the snapshot, each a JSON value computed for the row (e.g. an OTP's attempts, read
@@ -114,9 +170,13 @@ export function eventsForRows(
   where: SQL,
   extra: Record<string, SQL> = {},
 ): SQL {
-  // A message's snapshot carries its contact as it is at this point of the batch (README, Contacts).
-  const withContact = table === messages ? { contact: contactJsonOfMessage(), ...extra } : extra;
-  const snapshot = Object.entries(withContact).reduce(
+  // A message event points at its message and keeps what changes (MESSAGE_EVENT_FIELDS).
+  if (table === messages)
+    return sql`INSERT OR IGNORE INTO events (id, account_id, type, dedupe_key, snapshot, object_id, created_at)
+      SELECT ${NEW_EVENT_ID}, account_id, ${type}, ${`${type}:`} || id, ${messageEventSnapshot()}, id, updated_at
+      FROM ${table} WHERE ${where}
+      ${RETURNING_RECORDED}`;
+  const snapshot = Object.entries(extra).reduce(
     (json, [key, value]) => sql`json_set(${json}, ${`$.${key}`}, json(${value}))`,
     rowJson(table),
   );

@@ -2,6 +2,7 @@ import { and, asc, eq, inArray, lt, ne, type SQL, sql } from "drizzle-orm";
 import type { Cursor } from "../../lib/cursor";
 import { batchSql, type Db } from "../client";
 import { type EventRow, events, webhookAttempts, webhookDeliveries, webhookEndpoints } from "../schema";
+import { eventColumns } from "./events";
 import { beyond, pageOf, readOrder } from "./keyset";
 import type { WebhookEndpointRow } from "./webhook-endpoints";
 
@@ -227,7 +228,7 @@ export async function claimAttempt(
       .where(and(eq(webhookEndpoints.id, key.endpointId), eq(webhookEndpoints.accountId, accountOfKey)))
       .limit(1),
     db
-      .select()
+      .select(eventColumns())
       .from(events)
       .where(and(eq(events.id, key.eventId), eq(events.accountId, accountOfKey)))
       .limit(1),

@@ -8,7 +8,10 @@ import { accounts } from "./accounts";
 /**
  * Every state change an account can be told of (src/events/catalogue.ts), written in the same D1
  * batch as the change itself (a transactional outbox). `snapshot` is the changed row as JSON
- * (camelCase keys, as Drizzle reads it), rendered into the resource's API shape when shown.
+ * (camelCase keys, as Drizzle reads it), rendered into the resource's API shape when shown; a
+ * message event instead points at its message (`object_id`) and keeps only the message's fields
+ * that change after it is made, as they were at the event (src/db/queries/events.ts
+ * `MESSAGE_EVENT_FIELDS`): the rest is read from the message when the event is.
  * `dedupe_key` is unique: the same change applied twice (a redelivery, a replayed ack) records
  * one event. Kept 30 days.
  */
@@ -21,6 +24,8 @@ export const events = sqliteTable(
     type: text().notNull(),
     dedupeKey: text().notNull(),
     snapshot: text().notNull(),
+    /** The message a message event points at (its `snapshot` then holds what changes); else null. */
+    objectId: text(),
     createdAt: integer().notNull(),
   },
   (t) => [
