@@ -251,11 +251,12 @@ export interface DeliveryOutcome {
  */
 export async function recordAttempt(
   db: Db,
-  attempt: Omit<WebhookAttemptRow, "id">,
+  attempt: WebhookAttemptRow,
   outcome: DeliveryOutcome,
 ): Promise<void> {
   await db.batch([
-    db.insert(webhookAttempts).values({ id: crypto.randomUUID(), ...attempt }),
+    // Keyed by delivery and number: the same attempt recorded again is one row.
+    db.insert(webhookAttempts).values(attempt).onConflictDoNothing(),
     db
       .update(webhookDeliveries)
       .set({

@@ -90,6 +90,8 @@ export const webhookEndpoints = sqliteTable(
  * (`succeeded`) or the retries run out or the endpoint answers 410 (`failed`). `attempts` counts
  * the attempts made; `next_attempt_at` (epoch ms) is when the next one is due while pending.
  */
+// `WITHOUT ROWID` (migrations/0042_webhook_history_keys.sql): the primary key is the table, not
+// an index beside it; a later migration that rebuilds the table must keep it.
 export const webhookDeliveries = sqliteTable(
   "webhook_deliveries",
   {
@@ -114,11 +116,15 @@ export const webhookDeliveries = sqliteTable(
   ],
 );
 
-/** Every delivery attempt: when, the HTTP status (null without an answer), duration, and the start of the answer. */
+/**
+ * Every delivery attempt: when, the HTTP status (null without an answer), duration, and the start
+ * of the answer. Keyed by its delivery and number, so an attempt recorded twice is one row; the
+ * table is its primary key's b-tree (`WITHOUT ROWID`, migrations/0042_webhook_history_keys.sql,
+ * which drizzle-kit cannot express: a later migration that rebuilds the table must keep it).
+ */
 export const webhookAttempts = sqliteTable(
   "webhook_attempts",
   {
-    id: text().primaryKey(),
     endpointId: text().notNull(),
     eventId: text().notNull(),
     /** 1 for the first attempt. */
@@ -132,7 +138,7 @@ export const webhookAttempts = sqliteTable(
     error: text(),
   },
   (t) => [
-    index("webhook_attempts_delivery").on(t.endpointId, t.eventId, t.attempt),
+    primaryKey({ columns: [t.endpointId, t.eventId, t.attempt] }),
     index("webhook_attempts_time").on(t.attemptedAt),
   ],
 );
