@@ -86,24 +86,23 @@ describe("message events that point at their message", () => {
     // Stored: a pointer and the fields that change, not the message.
     const stored = await storedEvent(sentEvent?.id ?? "");
     expect(stored?.object_id).toBe(id);
-    const snapshot = JSON.parse(stored?.snapshot ?? "{}") as Record<string, unknown>;
-    expect(Object.keys(snapshot).sort()).toEqual(
-      [
-        "cost",
-        "chatappSessionId",
-        "deliveredAt",
-        "fromNumber",
-        "mediaUrl",
-        "metadata",
-        "providerMessageId",
-        "readAt",
-        "reason",
-        "sentAt",
-        "status",
-        "updatedAt",
-      ].sort(),
-    );
-    expect(snapshot).toMatchObject({ status: "sent", deliveredAt: null, readAt: null });
+    const snapshot = JSON.parse(stored?.snapshot ?? "[]") as unknown[];
+    // MESSAGE_EVENT_FIELDS in order: session, gateway id, from, media, status, reason, cost,
+    // sent, delivered, read, metadata (as JSON), updated.
+    expect(snapshot).toEqual([
+      session.id,
+      atSent.provider_message_id,
+      atSent.from_number,
+      null,
+      "sent",
+      null,
+      1,
+      Date.parse(atSent.sent_at ?? ""),
+      null,
+      null,
+      atSent.metadata,
+      Date.parse((atSent as Message & { updated_at: string }).updated_at),
+    ]);
   });
 
   it("an event stored whole before events pointed still renders from its copy", async () => {

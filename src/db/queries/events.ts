@@ -11,10 +11,12 @@ import { rowJson } from "./row-json";
  * The columns of a message that change after it is made, and so what a message event keeps of it
  * (`events.snapshot`, as they were at the event): its session (failover moves it), the gateway's
  * id, the sender's number (learnt late for a LID), the media link (kept or expired), status,
- * reason, cost, the three times, `metadata` and `updated_at`. Every other column of a message is
- * written once, when the message is stored, and is read from the message itself when the event is
- * read ({@link eventColumns}). `contact` is read as the contact is then (README, Contacts: a
- * contact only gains identifiers).
+ * reason, cost, the three times, `metadata` and `updated_at` (not always the event's own time: a
+ * send's event is dated when its outcome was recorded). Stored as a JSON array in this order (the
+ * smallest form: no keys), `metadata` as JSON; so the list only grows at its end, and an array
+ * shorter than the list reads the missing fields from the message. Every other column of a message is written once, when the message is stored, and is read
+ * from the message itself when the event is read ({@link eventColumns}). `contact` is read as the
+ * contact is then (README, Contacts: a contact only gains identifiers).
  */
 export const MESSAGE_EVENT_FIELDS = [
   "chatappSessionId",
@@ -31,24 +33,29 @@ export const MESSAGE_EVENT_FIELDS = [
   "updatedAt",
 ] as const satisfies readonly (keyof typeof messages.$inferSelect)[];
 
-/** SQL: JSON of the {@link MESSAGE_EVENT_FIELDS} of the message row at hand (camelCase keys). */
+/** SQL: the {@link MESSAGE_EVENT_FIELDS} of the message row at hand, as a JSON array. */
 function messageEventSnapshot(): SQL {
   const columns = getTableColumns(messages);
-  const pairs = MESSAGE_EVENT_FIELDS.map((key) => sql`${key}, ${columns[key]}`);
-  return sql`json_object(${sql.join(pairs, sql`, `)})`;
+  const values = MESSAGE_EVENT_FIELDS.map((key) =>
+    key === "metadata" ? sql`json(${columns[key]})` : sql`${columns[key]}`,
+  );
+  return sql`json_array(${sql.join(values, sql`, `)})`;
 }
 
 /**
  * SQL: an event's snapshot as its rendering reads it (src/presenters/event.ts): the stored one,
  * or, for an event that points at a message (`object_id`), the message row as it is now with its
- * contact, and the {@link MESSAGE_EVENT_FIELDS} as they were at the event. One primary-key read of
- * the message per event. A message's events go when the message does.
+ * contact, and the {@link MESSAGE_EVENT_FIELDS} as they were at the event. One primary-key read of the message per event. A message's events go when the message
+ * does.
  */
 function renderedSnapshot(): SQL<string> {
   const columns = getTableColumns(messages);
-  const atEvent = MESSAGE_EVENT_FIELDS.map(
-    (key) => sql`${`$.${key}`}, json_extract(${events.snapshot}, ${`$.${key}`})`,
-  );
+  const atEvent = MESSAGE_EVENT_FIELDS.map((key, index) => {
+    const stored = sql`json_extract(${events.snapshot}, ${`$[${index}]`})`;
+    // `metadata` is a text column: its JSON goes back in as text (`|| ''` drops the JSON subtype).
+    const value = key === "metadata" ? sql`(${stored} || '')` : stored;
+    return sql`${`$.${key}`}, CASE WHEN json_array_length(${events.snapshot}) > ${index} THEN ${value} ELSE ${columns[key]} END`;
+  });
   return sql<string>`CASE WHEN ${events.objectId} IS NULL THEN ${events.snapshot} ELSE (
     SELECT json_set(${rowJson(messages)}, ${"$.contact"}, json(${contactJsonOfMessage()}), ${sql.join(atEvent, sql`, `)})
     FROM ${messages} WHERE ${columns.id} = ${events.objectId}) END`;
