@@ -104,8 +104,9 @@ export const messages = sqliteTable(
       .where(sql`${t.status} IN ('queued', 'scheduled') AND ${t.acceptedAt} IS NULL`),
     // A ledger entry's messages in send order, read from the index alone (GET /v1/account/ledger).
     index("messages_charge").on(t.chargeId, t.sendIndex, t.id),
-    index("messages_refund").on(t.refundId, t.sendIndex, t.id),
-    index("messages_campaign").on(t.campaignId, t.status),
+    // Partial: most messages are never refunded, and many belong to no campaign; `= ?` finds them.
+    index("messages_refund").on(t.refundId, t.sendIndex, t.id).where(sql`${t.refundId} IS NOT NULL`),
+    index("messages_campaign").on(t.campaignId, t.status).where(sql`${t.campaignId} IS NOT NULL`),
     // Only outgoing messages whose stored copy of the media is still kept, for the retention sweep
     // of outgoing media (src/messages/media-retention.ts): a copy's messages, and which still wait.
     index("messages_outgoing_media")
