@@ -4,9 +4,9 @@ import type { AppRow } from "../db/queries/apps";
 import { lastMessageOf } from "../db/queries/contacts";
 import { findSessions } from "../db/queries/sessions";
 import { templateOwnerOf, templatesOf } from "../gateways/cloud-api/template-cache";
-import { userIdKind } from "../lib/contact-identity";
 import { capabilitiesOf } from "../lib/gateway-kinds";
 import { coldContactLimit, type StoredHealth } from "../lib/session-health";
+import { gatewayRefusals, refusedAmong } from "../messages/recipient-kinds";
 import type { CodeChannel } from "./code-message";
 
 /** One of an app's channels as its session is now. */
@@ -54,8 +54,7 @@ export async function channelsOf(env: Env, db: Db, app: AppRow): Promise<Channel
  * gateway, a BSUID only through the Cloud API.
  */
 export function canAddress(channel: Channel, to: string): boolean {
-  const kind = userIdKind(to);
-  return kind === null || capabilitiesOf(channel.gateway).sendsToUserIds.includes(kind);
+  return refusedAmong(gatewayRefusals(channel.gateway), [to]).length === 0;
 }
 
 /**

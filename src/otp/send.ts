@@ -14,6 +14,7 @@ import {
 } from "../db/queries/otps";
 import { ApiError } from "../errors";
 import { log } from "../lib/log";
+import { gatewayRefusals, recipientNotSupported } from "../messages/recipient-kinds";
 import { sendMessages } from "../messages/send";
 import { canAddress, canCarryCode, channelsOf, codeChannelOf, reachesNumber } from "./channels";
 import { codeHmac, generateCode, OTP_RULES, otpSecret } from "./code";
@@ -63,15 +64,11 @@ async function firstChannel(env: Env, db: Db, app: AppRow, toNumber: string): Pr
   }
   const connected = channels.filter((c) => c.status === "connected");
   const addressable = connected.filter((c) => canAddress(c, toNumber));
-  if (connected.length > 0 && addressable.length === 0) {
-    throw new ApiError(
-      "recipient_not_supported",
-      `None of the app's connected channels can send to ${toNumber}: its gateways (${[
-        ...new Set(connected.map((c) => c.gateway)),
-      ].join(", ")}) do not send to that kind of user id.`,
-      { extra: { recipients: [toNumber] } },
-    );
-  }
+  const [first] = connected;
+  if (first && addressable.length === 0)
+    throw recipientNotSupported(gatewayRefusals(first.gateway, "The app's first connected channel"), [
+      toNumber,
+    ]);
   const now = Date.now();
   let channel = addressable[0];
   for (const candidate of addressable) {
