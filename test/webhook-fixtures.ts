@@ -1,8 +1,12 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { eq } from "drizzle-orm";
 import { HttpResponse, http } from "msw";
 import { Webhook } from "standardwebhooks";
 import { beforeAll, beforeEach, expect } from "vitest";
+import { databaseFor } from "../src/db/client";
+import { eventColumns } from "../src/db/queries/events";
+import { events } from "../src/db/schema";
 import { newEventId } from "../src/events/record";
 import worker from "../src/index";
 import { call, createAccount } from "./helpers";
@@ -210,13 +214,14 @@ export async function loadEventTemplate(): Promise<void> {
   const session = await connectedSession(key);
   const res = await sendText(key, session.id, ["+14155552671"], { delay_between: 0 });
   await waitForMessages(key, [res.body.data.messages[0]!.id]);
-  const row = await env.DB.prepare(
-    "SELECT type, snapshot FROM events WHERE type = 'message.sent' LIMIT 1",
-  ).first<{
-    type: string;
-    snapshot: string;
-  }>();
-  template = row!;
+  // As the event renders (src/db/queries/events.ts `eventColumns`): the message whole, so that
+  // the copy stands alone, as events stored before they pointed at their message do.
+  const [row] = await databaseFor(env)
+    .select(eventColumns())
+    .from(events)
+    .where(eq(events.type, "message.sent"))
+    .limit(1);
+  template = { type: row!.type, snapshot: row!.snapshot };
 }
 
 /** Creates an account with one endpoint and one event, fanned out; returns what the deliver needs. */

@@ -58,7 +58,7 @@ function renderedSnapshot(): SQL<string> {
   });
   return sql<string>`CASE WHEN ${events.objectId} IS NULL THEN ${events.snapshot} ELSE (
     SELECT json_set(${rowJson(messages)}, ${"$.contact"}, json(${contactJsonOfMessage()}), ${sql.join(atEvent, sql`, `)})
-    FROM ${messages} WHERE ${columns.id} = ${events.objectId}) END`;
+    FROM ${messages} WHERE ${columns.id} = ${events.objectId} AND ${columns.accountId} = ${events.accountId}) END`;
 }
 
 /**

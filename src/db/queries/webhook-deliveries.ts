@@ -325,11 +325,14 @@ export async function reopenFailedDeliveries(
          SELECT event_id FROM webhook_deliveries
          WHERE endpoint_id = ?2 AND account_id = ?3 AND status = 'failed' AND created_at >= ?4
          ORDER BY created_at, event_id LIMIT ?5)
-       RETURNING event_id AS eventId`,
+       RETURNING event_id AS eventId, created_at AS createdAt`,
     )
     .bind(now, endpointId, accountId, since, limit)
-    .all<{ eventId: string }>();
-  return results.map((row) => row.eventId);
+    .all<{ eventId: string; createdAt: number }>();
+  // RETURNING comes in no promised order (the table is keyed by endpoint and event id): sort.
+  return results
+    .sort((a, b) => a.createdAt - b.createdAt || (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0))
+    .map((row) => row.eventId);
 }
 
 /**
