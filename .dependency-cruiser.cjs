@@ -24,6 +24,7 @@ const FLOORS = [
   "links",
   "presenters", // rows as the API and events show them
   "webhooks",
+  "jobs", // the hourly housekeeping, run by the cron trigger and by POST /admin/jobs/{name}
   "middleware",
   "web",
   "routes",

@@ -140,6 +140,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/jobs/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run one hourly job now
+         * @description Runs one of the hourly housekeeping jobs (README, Configuration → Hourly jobs) once, now, as the cron trigger does every hour: after changing a retention, or under `wrangler dev`, which runs no cron. Each job is a sweep that the next run repeats, so running one again is safe. 404 `not_found` for an unknown name; 503 `service_unavailable` when the job fails (D1 or a queue refused it), with its error in `detail`.
+         */
+        post: operations["runJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/account": {
         parameters: {
             query?: never;
@@ -2841,6 +2861,20 @@ export interface components {
                 };
             };
         };
+        JobRun: {
+            /** @enum {boolean} */
+            success: true;
+            data: {
+                name: string;
+                /** @example 2026-11-21T09:30:12.345000Z */
+                started_at: string;
+                /** @example 2026-11-21T09:30:12.401000Z */
+                finished_at: string;
+                duration_ms: number;
+                /** @description What the job answered (a count, the ids it touched…), or null when it answers nothing. */
+                result?: unknown;
+            };
+        };
         OwnAccount: components["schemas"]["Account"] & {
             limits: components["schemas"]["AccountLimits"];
         };
@@ -4324,6 +4358,64 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    runJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The job: one of `purge_idempotency_keys`, `purge_events`, `purge_delivery_history`, `purge_contact_checks`, `purge_reverse_guesses`, `requeue_stale_messages`, `republish_undelivered_events`, `requeue_overdue_deliveries`, `seal_webhook_secrets`, `resume_stalled_campaigns`, `complete_finished_campaigns`, `expire_incoming_media`, `expire_outgoing_media`. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the job did */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobRun"];
+                };
+            };
+            400: components["responses"]["InvalidJson"];
+            /** @description Problem: `unauthenticated` */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            /** @description Problem: `service_unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getOwnAccount: {

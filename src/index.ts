@@ -1,86 +1,13 @@
 import { createApp } from "./app";
-import { CAMPAIGN_QUEUE_NAME, handleCampaignBatch, resumeStalledCampaigns } from "./campaigns/materialise";
-import { readConfig } from "./config";
-import { type Db, databaseFor } from "./db/client";
-import { purgeChecks } from "./db/queries/contact-checks";
-import { purgeEvents } from "./db/queries/events";
-import { purgeExpiredIdempotencyKeys } from "./db/queries/idempotency";
-import { purgeReverseGuesses } from "./db/queries/reverse-guesses";
-import { purgeDeliveryHistory } from "./db/queries/webhook-deliveries";
+import { CAMPAIGN_QUEUE_NAME, handleCampaignBatch } from "./campaigns/materialise";
 import { handleOutboundBatch } from "./delivery/consumer";
-import { requeueStale } from "./delivery/reconcile";
-import { EVENT_RETENTION_MS } from "./events/record";
-import { republishUndelivered } from "./events/sweep";
-import { log } from "./lib/log";
-import { sweepIncomingMedia, sweepOutgoingMedia } from "./messages/media-retention";
-import { completeFinishedCampaigns } from "./moves/campaign";
-import { CONTACT_CHECK_TTL_MS } from "./number-checks/check";
+import { HOURLY_JOBS, runHousekeeping } from "./jobs/hourly";
 import { handleOtpFailoverBatch, OTP_FAILOVER_QUEUE_NAME } from "./otp/failover";
-import { REVERSE_RULES } from "./otp/reverse";
 import { handleWebhookBatch, isWebhookQueue } from "./webhooks/consumer";
-import { sealClearSecrets } from "./webhooks/secret";
-import { requeueOverdueDeliveries } from "./webhooks/sweep";
 
 export { ChatSession } from "./sessions/chat-session";
 
 const app = createApp();
-
-/** One hourly housekeeping job: `name` (snake_case) is how its failure is logged. */
-interface HousekeepingJob {
-  name: string;
-  run(env: Env, db: Db): Promise<unknown>;
-}
-
-/**
- * The hourly housekeeping jobs, in the order they run; each reads the clock (epoch ms) when it
- * starts. None depends on another having run: each is a sweep that the next hour repeats.
- */
-const HOURLY_JOBS: readonly HousekeepingJob[] = [
-  { name: "purge_idempotency_keys", run: (_env, db) => purgeExpiredIdempotencyKeys(db, Date.now()) },
-  { name: "purge_events", run: (_env, db) => purgeEvents(db, Date.now() - EVENT_RETENTION_MS) },
-  {
-    name: "purge_delivery_history",
-    run: (_env, db) => purgeDeliveryHistory(db, Date.now() - EVENT_RETENTION_MS),
-  },
-  { name: "purge_contact_checks", run: (_env, db) => purgeChecks(db, Date.now() - CONTACT_CHECK_TTL_MS) },
-  {
-    name: "purge_reverse_guesses",
-    run: (_env, db) => purgeReverseGuesses(db, Date.now() - REVERSE_RULES.guessRetentionMs),
-  },
-  { name: "requeue_stale_messages", run: (env, db) => requeueStale(env, db, Date.now()) },
-  { name: "republish_undelivered_events", run: (env, db) => republishUndelivered(env, db, Date.now()) },
-  { name: "requeue_overdue_deliveries", run: (env, db) => requeueOverdueDeliveries(env, db, Date.now()) },
-  { name: "seal_webhook_secrets", run: (env, db) => sealClearSecrets(env, db) },
-  { name: "resume_stalled_campaigns", run: (env, db) => resumeStalledCampaigns(env, db, Date.now()) },
-  { name: "complete_finished_campaigns", run: (env) => completeFinishedCampaigns(env) },
-  {
-    name: "expire_incoming_media",
-    run: (env, db) => sweepIncomingMedia(env.MEDIA, db, Date.now(), readConfig(env).MEDIA_RETENTION_DAYS),
-  },
-  {
-    name: "expire_outgoing_media",
-    run: (env, db) => sweepOutgoingMedia(env.MEDIA, db, Date.now(), readConfig(env).MEDIA_RETENTION_DAYS),
-  },
-];
-
-/**
- * Runs `jobs` one after another, each on its own: a job that throws (D1 refusing its statement,
- * a queue refusing its messages) is logged as one JSON line on `console.error`,
- * `{ level: "error", event: "cron_job_failed", job, error, cause? }` (`cause` when the error has
- * one, such as D1's own message under drizzle's), and the next job runs. Never throws; a failed
- * job's work waits for the next hour's run. One at a time, as before: D1 has one writer.
- */
-async function runHousekeeping(env: Env, jobs: readonly HousekeepingJob[]): Promise<void> {
-  const db = databaseFor(env);
-  for (const job of jobs) {
-    try {
-      await job.run(env, db);
-    } catch (error) {
-      const cause = error instanceof Error && error.cause !== undefined ? String(error.cause) : undefined;
-      log.error("cron_job_failed", { job: job.name, error, cause });
-    }
-  }
-}
 
 /**
  * The Worker: the HTTP API, the Queue consumers (outbound messages; webhook fan-out and

@@ -74,6 +74,7 @@ describe("admin authorization", () => {
         "POST /admin/accounts/{id}/credits",
         "DELETE /admin/keys/{id}",
         "GET /admin/metrics",
+        "POST /admin/jobs/{name}",
       ].sort(),
     );
   });

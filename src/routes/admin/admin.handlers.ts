@@ -10,6 +10,7 @@ import {
 import { findKeyAccountId, listKeys as listAccountKeys } from "../../db/queries/api-keys";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
+import { type JobRun, runJob as runHourlyJob } from "../../jobs/hourly";
 import { issueKey } from "../../keys/issue";
 import { revokeKey as revoke } from "../../keys/revoke";
 import { fromMinor, toMinor } from "../../lib/money";
@@ -120,6 +121,34 @@ export const metrics: RouteHandler<typeof routes.metrics, AppEnv> = (c) => {
     {
       success: true as const,
       data: { isolate, d1: { statements, batches, rows_read: rowsRead, rows_written: rowsWritten } },
+    },
+    200,
+  );
+};
+
+export const runJob: RouteHandler<typeof routes.runJob, AppEnv> = async (c) => {
+  const { name } = c.req.valid("param");
+  let run: JobRun | null;
+  try {
+    run = await runHourlyJob(c.env, name);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    throw new ApiError(
+      "service_unavailable",
+      `The job ${name} failed: ${why}. It runs again within the hour.`,
+    );
+  }
+  if (!run) throw new ApiError("not_found", `No hourly job is named ${name}.`);
+  return c.json(
+    {
+      success: true as const,
+      data: {
+        name: run.name,
+        started_at: formatTimestamp(run.startedAt),
+        finished_at: formatTimestamp(run.finishedAt),
+        duration_ms: run.finishedAt - run.startedAt,
+        result: run.result,
+      },
     },
     200,
   );

@@ -3,7 +3,7 @@ import * as handlers from "./admin.handlers";
 import * as routes from "./admin.routes";
 
 /**
- * `/admin`: accounts, API keys and credits, and the D1 counters, authorized by ADMIN_TOKEN
+ * `/admin`: accounts, API keys and credits, the D1 counters and the hourly jobs, authorized by ADMIN_TOKEN
  * (README, API reference).
  */
 export const adminRoutes = createRouter()
@@ -14,4 +14,5 @@ export const adminRoutes = createRouter()
   .openapi(routes.revokeKey, handlers.revokeKey)
   .openapi(routes.credit, handlers.credit)
   .openapi(routes.showAccount, handlers.showAccount)
-  .openapi(routes.metrics, handlers.metrics);
+  .openapi(routes.metrics, handlers.metrics)
+  .openapi(routes.runJob, handlers.runJob);

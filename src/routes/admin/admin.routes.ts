@@ -14,6 +14,8 @@ import {
   CreateAccountBody,
   CreatedAccountSchema,
   CreditBody,
+  JobNameParam,
+  JobRunSchema,
   MetricsSchema,
   UpdateAccountBody,
 } from "./admin.schemas";
@@ -139,4 +141,22 @@ export const metrics = createRoute({
     "isolate, so this covers them all; deployed, it covers only the isolate that answered. Reading it runs no " +
     "statement.",
   responses: { 200: json(MetricsSchema, "The counters"), ...problems("unauthenticated") },
+});
+
+export const runJob = createRoute({
+  operationId: "runJob",
+  ...common,
+  method: "post",
+  path: "/jobs/{name}",
+  summary: "Run one hourly job now",
+  description:
+    "Runs one of the hourly housekeeping jobs (README, Configuration → Hourly jobs) once, now, as the cron " +
+    "trigger does every hour: after changing a retention, or under `wrangler dev`, which runs no cron. Each job " +
+    "is a sweep that the next run repeats, so running one again is safe. 404 `not_found` for an unknown name; " +
+    "503 `service_unavailable` when the job fails (D1 or a queue refused it), with its error in `detail`.",
+  request: { params: JobNameParam },
+  responses: {
+    200: json(JobRunSchema, "What the job did"),
+    ...problems("unauthenticated", "not_found", "service_unavailable"),
+  },
 });

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { DEFAULT_MAX_DRAFT_RECIPIENTS, DEFAULT_MAX_SESSIONS } from "../../db/schema";
+import { HOURLY_JOBS } from "../../jobs/hourly";
 import { ApiKeyPlaintext } from "../api-keys/api-keys.schemas";
 import { moneyAmount as amount } from "../openapi";
 
@@ -100,3 +101,30 @@ export const MetricsSchema = z
     }),
   })
   .openapi("Metrics");
+
+/** `{ name }` path parameter of `POST /admin/jobs/{name}`: an hourly job's name. */
+export const JobNameParam = z.object({
+  name: z
+    .string()
+    .max(64)
+    .openapi({
+      param: { name: "name", in: "path" },
+      description: `The job: one of ${HOURLY_JOBS.map((job) => `\`${job.name}\``).join(", ")}.`,
+      example: "purge_events",
+    }),
+});
+
+export const JobRunSchema = z
+  .object({
+    success: z.literal(true),
+    data: z.object({
+      name: z.string(),
+      started_at: z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" }),
+      finished_at: z.string().openapi({ example: "2026-11-21T09:30:12.401000Z" }),
+      duration_ms: z.int(),
+      result: z.unknown().openapi({
+        description: "What the job answered (a count, the ids it touched…), or null when it answers nothing.",
+      }),
+    }),
+  })
+  .openapi("JobRun");

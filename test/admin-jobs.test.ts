@@ -1,0 +1,65 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { EVENT_RETENTION_MS, newEventId } from "../src/events/record";
+import { HOURLY_JOBS } from "../src/jobs/hourly";
+import { ADMIN_TOKEN, call, createAccount, expectProblem, TIMESTAMP } from "./helpers";
+
+// POST /admin/jobs/{name} (README, Configuration → Hourly jobs): one hourly job, now, as the cron
+// trigger runs it; what operators use after changing a retention, and developers under
+// `wrangler dev`, which runs no cron.
+
+interface JobRun {
+  name: string;
+  started_at: string;
+  finished_at: string;
+  duration_ms: number;
+  result: unknown;
+}
+
+async function seedEvent(accountId: string, createdAt: number): Promise<string> {
+  const id = newEventId();
+  await env.DB.prepare(
+    "INSERT INTO events (id, account_id, type, dedupe_key, snapshot, created_at) VALUES (?, ?, 'account.balance_low', ?, '{}', ?)",
+  )
+    .bind(id, accountId, id, createdAt)
+    .run();
+  return id;
+}
+
+const eventExists = async (id: string) =>
+  (await env.DB.prepare("SELECT 1 AS x FROM events WHERE id = ?").bind(id).first()) !== null;
+
+describe("POST /admin/jobs/{name}", () => {
+  it("runs purge_events now: events past their 30 days go, newer ones stay", async () => {
+    const { accountId } = await createAccount();
+    const now = Date.now();
+    const old = await seedEvent(accountId, now - EVENT_RETENTION_MS - 60_000);
+    const recent = await seedEvent(accountId, now - EVENT_RETENTION_MS + 60_000);
+    const res = await call<{ data: JobRun }>("POST", "/admin/jobs/purge_events", { key: ADMIN_TOKEN });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data).toMatchObject({ name: "purge_events", result: null });
+    expect(res.body.data.started_at).toMatch(TIMESTAMP);
+    expect(res.body.data.finished_at).toMatch(TIMESTAMP);
+    expect(res.body.data.duration_ms).toBe(
+      Date.parse(res.body.data.finished_at) - Date.parse(res.body.data.started_at),
+    );
+    expect(await eventExists(old)).toBe(false);
+    expect(await eventExists(recent)).toBe(true);
+  });
+
+  it("knows every hourly job by name, and answers 404 for another", async () => {
+    expect(HOURLY_JOBS.map((job) => job.name)).toContain("purge_delivery_history");
+    const unknown = expectProblem(
+      await call("POST", "/admin/jobs/purge_everything", { key: ADMIN_TOKEN }),
+      404,
+      "not_found",
+    );
+    expect(unknown.detail).toBe("No hourly job is named purge_everything.");
+  });
+
+  it("needs the admin token", async () => {
+    expectProblem(await call("POST", "/admin/jobs/purge_events"), 401, "unauthenticated");
+    const { key } = await createAccount();
+    expectProblem(await call("POST", "/admin/jobs/purge_events", { key }), 401, "unauthenticated");
+  });
+});
