@@ -202,6 +202,20 @@ export const UserId = z
   .openapi({ example: "US.13491208655302741918" });
 
 /**
+ * The recipient of a body that names one by `to_number` or by `to_user_id` (README, Contacts):
+ * the address given, or undefined when neither is; giving both is an issue on `to_user_id`
+ * (422 `validation_failed`), answered as `z.NEVER`.
+ */
+export function eitherAddress(
+  body: { to_number?: string | undefined; to_user_id?: string | undefined },
+  ctx: z.core.$RefinementCtx,
+): string | undefined {
+  if (body.to_number === undefined || body.to_user_id === undefined) return body.to_number ?? body.to_user_id;
+  ctx.addIssue({ code: "custom", path: ["to_user_id"], message: "give to_number or to_user_id, not both" });
+  return z.NEVER;
+}
+
+/**
  * A recipient's address where either kind is taken (README, Contacts): a user id ({@link UserId}'s
  * patterns) as given, else a phone number in international format, normalised to E.164.
  */

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { DEFAULT_OPT_OUT_KEYWORDS } from "../../opt-outs/keywords";
-import { Address, PhoneNumber, UserId } from "../openapi";
+import { Address, eitherAddress, PhoneNumber, UserId } from "../openapi";
 import { PageLinksSchema } from "../paging";
 
 const KEYWORDS = DEFAULT_OPT_OUT_KEYWORDS.map((k) => `\`${k}\``).join(", ");
@@ -39,8 +39,6 @@ export const OptOutListSchema = z
   })
   .openapi("OptOutList");
 
-/** Query of `GET /v1/opt-outs`. */
-
 /** Body of `POST /v1/opt-outs`: `{ to_number }` or `{ to_user_id }`, as `{ address }`. */
 export const CreateOptOutBody = z
   .strictObject({
@@ -55,14 +53,9 @@ export const CreateOptOutBody = z
     }),
   })
   .transform((body, ctx) => {
-    const address = body.to_number ?? body.to_user_id;
-    if (address === undefined || (body.to_number !== undefined && body.to_user_id !== undefined)) {
-      ctx.addIssue({
-        code: "custom",
-        path: [body.to_number === undefined ? "to_number" : "to_user_id"],
-        message:
-          address === undefined ? "required (or to_user_id)" : "give to_number or to_user_id, not both",
-      });
+    const address = eitherAddress(body, ctx);
+    if (address === undefined) {
+      ctx.addIssue({ code: "custom", path: ["to_number"], message: "required (or to_user_id)" });
       return z.NEVER;
     }
     return { address };

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { MESSAGE_STATUSES } from "../../messages/types";
 import { CODE_SIZE, OTP_RULES } from "../../otp/code";
 import { OTP_STATUSES } from "../../otp/status";
-import { PhoneNumber, UserId } from "../openapi";
+import { eitherAddress, PhoneNumber, UserId } from "../openapi";
 
 const timestamp = z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" });
 
@@ -172,15 +172,7 @@ export const SendOtpBody = z
   // One shape per mode for the handler: `to`, the recipient's address (E.164 or a user id), is
   // required only to send.
   .transform((body, ctx) => {
-    if (body.to_number !== undefined && body.to_user_id !== undefined) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["to_user_id"],
-        message: "give to_number or to_user_id, not both",
-      });
-      return z.NEVER;
-    }
-    const to = body.to_number ?? body.to_user_id;
+    const to = eitherAddress(body, ctx);
     if (body.mode === "reverse") return { mode: "reverse" as const, to: to ?? null };
     if (to === undefined) {
       ctx.addIssue({
