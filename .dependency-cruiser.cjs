@@ -24,6 +24,7 @@ const FLOORS = [
   "links",
   "presenters", // rows as the API and events show them
   "webhooks",
+  "archives", // messages past their retention, moved to R2 as gzipped NDJSON
   "jobs", // the hourly housekeeping, run by the cron trigger and by POST /admin/jobs/{name}
   "middleware",
   "web",

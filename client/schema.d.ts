@@ -29,7 +29,7 @@ export interface paths {
         put?: never;
         /**
          * Create an account and its first API key
-         * @description `balance` is the opening credit; `max_sessions` and `max_draft_recipients` set the account's limits (README, Security, Account limits), their defaults when left out.
+         * @description `balance` is the opening credit; `max_sessions` and `max_draft_recipients` set the account's limits (README, Security, Account limits), and `message_retention_days` how long its final messages stay before they are archived (README, Data retention); their defaults when left out.
          */
         post: operations["createAccount"];
         delete?: never;
@@ -53,8 +53,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change an account's limits
-         * @description `max_sessions` and `max_draft_recipients` (README, Security, Account limits); a field left out keeps its value. A limit below what the account uses now keeps what it has and refuses more (409 `account_limit_reached`).
+         * Change an account's limits and message retention
+         * @description `max_sessions` and `max_draft_recipients` (README, Security, Account limits), and `message_retention_days` (README, Data retention: the next run of the hourly job `archive_messages`, or `POST /admin/jobs/archive_messages`, applies it); a field left out keeps its value. A limit below what the account uses now keeps what it has and refuses more (409 `account_limit_reached`).
          */
         patch: operations["updateAccount"];
         trace?: never;
@@ -154,6 +154,46 @@ export interface paths {
          * @description Runs one of the hourly housekeeping jobs (README, Configuration → Hourly jobs) once, now, as the cron trigger does every hour: after changing a retention, or under `wrangler dev`, which runs no cron. Each job is a sweep that the next run repeats, so running one again is safe. 404 `not_found` for an unknown name; 503 `service_unavailable` when the job fails (D1 or a queue refused it), with its error in `detail`.
          */
         post: operations["runJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/archives": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the account's message archives, newest first
+         * @description Every hour, final messages (sent, delivered, read, failed, or incoming) older than the account's `message_retention_days` (`GET /v1/account`) leave the database for an archive: gzipped NDJSON per UTC day. Messages still queued or scheduled, waiting on an unknown outcome, whose media is still kept, or of a campaign still running are never archived. Cursor-paged like the message list.
+         */
+        get: operations["listArchives"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/archives/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an archive's messages as NDJSON
+         * @description One Message per line (`application/x-ndjson`). Sent gzip-encoded (`Content-Encoding: gzip`) to a client that accepts gzip, decoded for one that does not; with `Accept: application/gzip`, the gzipped file itself, as an attachment.
+         */
+        get: operations["getArchive"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2545,6 +2585,11 @@ export interface components {
                 document: number;
                 template: number;
             };
+            /**
+             * @description Days a final message stays before the hourly job moves it to an archive (`GET /v1/account/archives`); 0: as soon as it is final. Set by the service's operator.
+             * @example 90
+             */
+            message_retention_days: number;
             /** @example 2026-11-21T09:30:12.345000Z */
             created_at: string;
             /** @example 2026-11-21T09:30:12.345000Z */
@@ -2715,6 +2760,11 @@ export interface components {
              * @example 1000000
              */
             max_draft_recipients: number;
+            /**
+             * @description Days a final message stays before the hourly job archives it (README, Data retention): the account's own, else `MESSAGE_RETENTION_DAYS`.
+             * @example 90
+             */
+            message_retention_days: number;
             created_at: string;
             updated_at: string;
         };
@@ -2727,7 +2777,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "invalid_json" | "unauthenticated" | "invalid_signature" | "insufficient_balance" | "insufficient_scope" | "media_link_invalid" | "verify_token_mismatch" | "not_found" | "link_not_found" | "media_not_kept" | "method_not_allowed" | "session_not_pending" | "session_not_connected" | "session_not_disconnected" | "session_not_linked" | "session_limited" | "reply_to_not_sent" | "idempotency_key_in_use" | "otp_already_verified" | "otp_is_reverse" | "webhook_endpoint_limit" | "webhook_endpoint_disabled" | "campaign_not_draft" | "campaign_not_running" | "campaign_not_paused" | "campaign_finished" | "campaign_empty" | "account_limit_reached" | "not_supported_by_gateway" | "phone_number_in_use" | "otp_expired" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "app_has_no_channel" | "app_has_no_otp_template" | "otp_invalid" | "otp_country_not_allowed" | "pairing_code_invalid" | "time_range_invalid" | "media_unavailable" | "reply_to_not_found" | "reply_to_other_chat" | "reaction_other_chat" | "gateway_credentials_invalid" | "template_not_found" | "template_rejected" | "outside_service_window" | "recipient_not_supported" | "upgrade_required" | "rate_limited" | "otp_attempts_exceeded" | "internal_error" | "gateway_misconfigured" | "service_misconfigured" | "gateway_rejected" | "gateway_unavailable" | "service_unavailable" | "otp_codes_exhausted";
+            code: "invalid_json" | "unauthenticated" | "invalid_signature" | "insufficient_balance" | "insufficient_scope" | "media_link_invalid" | "verify_token_mismatch" | "not_found" | "link_not_found" | "media_not_kept" | "message_archived" | "method_not_allowed" | "session_not_pending" | "session_not_connected" | "session_not_disconnected" | "session_not_linked" | "session_limited" | "reply_to_not_sent" | "idempotency_key_in_use" | "otp_already_verified" | "otp_is_reverse" | "webhook_endpoint_limit" | "webhook_endpoint_disabled" | "campaign_not_draft" | "campaign_not_running" | "campaign_not_paused" | "campaign_finished" | "campaign_empty" | "account_limit_reached" | "not_supported_by_gateway" | "phone_number_in_use" | "otp_expired" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "app_has_no_channel" | "app_has_no_otp_template" | "otp_invalid" | "otp_country_not_allowed" | "pairing_code_invalid" | "time_range_invalid" | "media_unavailable" | "reply_to_not_found" | "reply_to_other_chat" | "reaction_other_chat" | "gateway_credentials_invalid" | "template_not_found" | "template_rejected" | "outside_service_window" | "recipient_not_supported" | "upgrade_required" | "rate_limited" | "otp_attempts_exceeded" | "internal_error" | "gateway_misconfigured" | "service_misconfigured" | "gateway_rejected" | "gateway_unavailable" | "service_unavailable" | "otp_codes_exhausted";
             request_id: string;
             /** @enum {boolean} */
             success: false;
@@ -2874,6 +2924,32 @@ export interface components {
                 /** @description What the job answered (a count, the ids it touched…), or null when it answers nothing. */
                 result?: unknown;
             };
+        };
+        /** @description Messages of one UTC day that passed the account's `message_retention_days` and left the database, stored as gzipped NDJSON (one Message per line, as `GET /v1/chatapp/messages/{id}` showed it). A day may have several archives. */
+        Archive: {
+            /** @example arc_9f1c2d3e4b5a69788796a5b4c3d2e1f0 */
+            id: string;
+            /**
+             * Format: date
+             * @description The UTC day the archived messages were made on.
+             * @example 2026-08-30
+             */
+            day: string;
+            /**
+             * @description Messages in the archive: one NDJSON line each.
+             * @example 9412
+             */
+            message_count: number;
+            /**
+             * @description Size of the gzipped object, in bytes.
+             * @example 1204733
+             */
+            bytes: number;
+            /**
+             * @description When the hourly job wrote it.
+             * @example 2026-11-21T09:30:12.345000Z
+             */
+            created_at: string;
         };
         OwnAccount: components["schemas"]["Account"] & {
             limits: components["schemas"]["AccountLimits"];
@@ -3826,6 +3902,12 @@ export interface operations {
                      * @example 2000000
                      */
                     max_draft_recipients?: number;
+                    /**
+                     * Format: int32
+                     * @description Days a final message stays in the database before the hourly job archives it to R2 (0–3,650; 0: as soon as it is final; README, Data retention). `null` returns to the deployment's `MESSAGE_RETENTION_DAYS` (90 by default).
+                     * @example 30
+                     */
+                    message_retention_days?: number | null;
                 };
             };
         };
@@ -3973,6 +4055,12 @@ export interface operations {
                      * @example 2000000
                      */
                     max_draft_recipients?: number;
+                    /**
+                     * Format: int32
+                     * @description Days a final message stays in the database before the hourly job archives it to R2 (0–3,650; 0: as soon as it is final; README, Data retention). `null` returns to the deployment's `MESSAGE_RETENTION_DAYS` (90 by default).
+                     * @example 30
+                     */
+                    message_retention_days?: number | null;
                 };
             };
         };
@@ -4365,7 +4453,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The job: one of `purge_idempotency_keys`, `purge_events`, `purge_delivery_history`, `purge_contact_checks`, `purge_reverse_guesses`, `requeue_stale_messages`, `republish_undelivered_events`, `requeue_overdue_deliveries`, `seal_webhook_secrets`, `resume_stalled_campaigns`, `complete_finished_campaigns`, `expire_incoming_media`, `expire_outgoing_media`. */
+                /** @description The job: one of `purge_idempotency_keys`, `purge_events`, `purge_delivery_history`, `purge_contact_checks`, `purge_reverse_guesses`, `requeue_stale_messages`, `republish_undelivered_events`, `requeue_overdue_deliveries`, `seal_webhook_secrets`, `resume_stalled_campaigns`, `complete_finished_campaigns`, `expire_incoming_media`, `expire_outgoing_media`, `archive_messages`. */
                 name: string;
             };
             cookie?: never;
@@ -4416,6 +4504,118 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+        };
+    };
+    listArchives: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1–100. */
+                limit?: number;
+                /** @description `meta.next_cursor` or `meta.prev_cursor` of a previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of archives */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Archive"][];
+                        links: {
+                            first: null;
+                            last: null;
+                            prev: string | null;
+                            next: string | null;
+                        };
+                        meta: {
+                            path: string;
+                            per_page: number;
+                            next_cursor: string | null;
+                            prev_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Problem: `unauthenticated` */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            403: components["responses"]["InsufficientScope"];
+            /** @description Problem: `validation_failed` */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getArchive: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The archive's messages */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                    "application/gzip": string;
+                };
+            };
+            /** @description Problem: `unauthenticated` */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            403: components["responses"]["InsufficientScope"];
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     getOwnAccount: {
@@ -6268,7 +6468,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["InsufficientScope"];
-            /** @description Problem: `not_found` */
+            /** @description Problem: `not_found`, `message_archived` */
             404: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -6305,7 +6505,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["InsufficientScope"];
-            /** @description Problem: `not_found`, `media_not_kept` */
+            /** @description Problem: `not_found`, `message_archived`, `media_not_kept` */
             404: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];

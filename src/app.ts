@@ -15,6 +15,7 @@ import { accountRoutes } from "./routes/account/account.index";
 import { adminRoutes } from "./routes/admin/admin.index";
 import { apiKeyRoutes } from "./routes/api-keys/api-keys.index";
 import { appRoutes } from "./routes/apps/apps.index";
+import { archiveRoutes } from "./routes/archives/archives.index";
 import { campaignRoutes } from "./routes/campaigns/campaigns.index";
 import { contactRoutes } from "./routes/contacts/contacts.index";
 import { eventRoutes, registerEventWebhooks } from "./routes/events/events.index";
@@ -149,6 +150,7 @@ export function createApp() {
     }
   });
   app.route("/admin", adminRoutes);
+  app.route("/v1/account/archives", archiveRoutes);
   app.route("/v1/account", accountRoutes);
   app.route("/v1/api-keys", apiKeyRoutes);
   app.route("/v1/chatapp/sessions", sessionRoutes);

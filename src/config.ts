@@ -101,6 +101,12 @@ const ConfigSchema = z.object({
    * outgoing media outlives the messages' time (README, Security → Media).
    */
   MEDIA_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  /**
+   * Days a final message stays in D1 before the hourly job archives it to R2, for accounts whose
+   * own `message_retention_days` is not set (README, Message archives). 0 archives a message as soon
+   * as it is final.
+   */
+  MESSAGE_RETENTION_DAYS: z.coerce.number().int().min(0).max(3650).default(90),
   /** Seconds between QR rotations of a pending session. */
   QR_ROTATE_SECONDS: seconds(20),
   /** Seconds a session may stay pending without a scan before it fails with `qr_timeout`. */

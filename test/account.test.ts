@@ -36,6 +36,7 @@ describe("GET /v1/account", () => {
         remaining_messages: { text: 250, image: 125, video: 83, audio: 125, document: 125, template: 250 },
         low_balance_threshold: null,
         prices: PRICES,
+        message_retention_days: 90,
         limits: {
           max_sessions: { max: 50, current: 0 },
           max_draft_recipients: { max: 1_000_000, current: 0 },

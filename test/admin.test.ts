@@ -173,6 +173,7 @@ describe("POST /admin/accounts", () => {
       balance: 12.5,
       max_sessions: 50,
       max_draft_recipients: 1_000_000,
+      message_retention_days: 90,
       created_at: expect.stringMatching(TIMESTAMP),
       updated_at: account.created_at,
     });

@@ -76,6 +76,7 @@ describe("account.balance_low", () => {
         remaining_messages: { text: 4, image: 2, video: 1, audio: 2, document: 2, template: 4 },
         low_balance_threshold: 0.05,
         prices: { text: 0.01, image: 0.02, video: 0.03, audio: 0.02, document: 0.02, template: 0.01 },
+        message_retention_days: 90,
         created_at: expect.stringMatching(TIMESTAMP),
         updated_at: events[0]?.created_at,
       },

@@ -81,7 +81,7 @@ export async function charge(
       accountId,
       balanceCrossedLow(amount, charged),
       `account.balance_low:${chargeId}`,
-      { prices: pricesOf(readConfig(env)) },
+      { prices: pricesOf(readConfig(env)), defaultRetentionDays: readConfig(env).MESSAGE_RETENTION_DAYS },
     ),
     balanceStatement(accountId),
   ]);

@@ -1,3 +1,4 @@
+import { archiveMessages } from "../archives/archive";
 import { resumeStalledCampaigns } from "../campaigns/materialise";
 import { readConfig } from "../config";
 import { type Db, databaseFor } from "../db/client";
@@ -57,6 +58,8 @@ export const HOURLY_JOBS: readonly HousekeepingJob[] = [
     name: "expire_outgoing_media",
     run: (env, db) => sweepOutgoingMedia(env.MEDIA, db, Date.now(), readConfig(env).MEDIA_RETENTION_DAYS),
   },
+  // After the media sweeps: a message whose stored media is still kept waits for them.
+  { name: "archive_messages", run: (env, db) => archiveMessages(env, db, Date.now()) },
 ];
 
 /**

@@ -6,9 +6,8 @@ import {
   forgetCampaignMedia,
   recordExpiredOutgoingMedia,
 } from "../db/queries/outgoing-media";
-import { campaigns, type MessageStatus } from "../db/schema";
-import { CAMPAIGN_TRANSITIONS } from "../moves/campaign";
-import { MESSAGE_TRANSITIONS } from "../moves/message";
+import { FINISHED_CAMPAIGN_STATUSES } from "../moves/campaign";
+import { WAITING_STATUSES } from "../moves/message";
 
 /** Messages whose media one step of the sweep deletes (R2 deletes up to 1,000 keys per call). */
 const SWEEP_BATCH = 200;
@@ -50,15 +49,6 @@ export async function sweepIncomingMedia(
   return deleted;
 }
 
-/** The statuses of an outgoing message that may still be sent: those a `sent` move starts from. */
-const WAITING: readonly MessageStatus[] = MESSAGE_TRANSITIONS.sent.from;
-
-/** The campaign statuses no move leaves (src/moves/campaign.ts): it makes and sends nothing more. */
-const FINISHED_CAMPAIGN = campaigns.status.enumValues.filter(
-  (status) =>
-    !Object.values(CAMPAIGN_TRANSITIONS).some((move) => (move.from as readonly string[]).includes(status)),
-);
-
 /** Stored copies one step of the outgoing sweep takes (R2 deletes up to 1,000 keys per call). */
 const COPY_BATCH = 100;
 
@@ -99,7 +89,11 @@ export async function sweepOutgoingMedia(
   now: number,
   retentionDays: number,
 ): Promise<OutgoingSweep> {
-  const rule = { before: now - retentionDays * DAY_MS, waiting: WAITING, finished: FINISHED_CAMPAIGN };
+  const rule = {
+    before: now - retentionDays * DAY_MS,
+    waiting: WAITING_STATUSES,
+    finished: FINISHED_CAMPAIGN_STATUSES,
+  };
   const done: OutgoingSweep = { campaigns: 0, messages: 0 };
   for (let step = 0; step < SWEEP_MAX_BATCHES; step++) {
     const batch = await expiredCampaignMedia(db, rule, COPY_BATCH);

@@ -46,6 +46,12 @@ export const CAMPAIGN_TRANSITIONS = {
 
 export type CampaignMove = keyof typeof CAMPAIGN_TRANSITIONS;
 
+/** The campaign statuses no move leaves: it makes and sends nothing more. */
+export const FINISHED_CAMPAIGN_STATUSES: readonly CampaignStatus[] = campaigns.status.enumValues.filter(
+  (status) =>
+    !Object.values(CAMPAIGN_TRANSITIONS).some((move) => (move.from as readonly string[]).includes(status)),
+);
+
 /** Whether a campaign in `status` may make move `kind`. */
 export function mayMove(kind: CampaignMove, status: CampaignStatus): boolean {
   return (CAMPAIGN_TRANSITIONS[kind].from as readonly CampaignStatus[]).includes(status);

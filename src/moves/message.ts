@@ -29,6 +29,9 @@ export const MESSAGE_TRANSITIONS = {
 
 export type MoveKind = keyof typeof MESSAGE_TRANSITIONS;
 
+/** The statuses of an outgoing message that may still be sent: those a `sent` move starts from. */
+export const WAITING_STATUSES: readonly MessageStatus[] = MESSAGE_TRANSITIONS.sent.from;
+
 /**
  * Which outgoing messages a move applies to: by our ids; by the gateway's message id on a session
  * (a receipt); or every message of a session (the session is deleted).

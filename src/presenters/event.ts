@@ -47,8 +47,8 @@ function dataOf(row: EventRow, defaultGateway: GatewayKind): Record<string, unkn
   if (row.type.startsWith("campaign."))
     return toCampaignRecord(campaignRowOfSnapshot(snapshot), row.createdAt);
   if (row.type.startsWith("account.")) {
-    const { row: account, prices } = accountOfSnapshot(snapshot);
-    return toAccountRecord(account, prices);
+    const { row: account, prices, defaultRetentionDays } = accountOfSnapshot(snapshot);
+    return toAccountRecord(account, prices, defaultRetentionDays);
   }
   if (row.type === "template.status_changed") return toTemplateStatusRecord(snapshot);
   if (row.type === "contact.created") return toContactRecord(snapshot as ContactRow);

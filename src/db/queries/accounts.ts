@@ -9,6 +9,8 @@ export type AccountRow = typeof accounts.$inferSelect;
 export interface AccountLimitSettings {
   maxSessions?: number | undefined;
   maxDraftRecipients?: number | undefined;
+  /** Days final messages stay before they are archived (README, Message archives); null: the deployment's default. */
+  messageRetentionDays?: number | null | undefined;
 }
 
 /**
@@ -30,6 +32,7 @@ export async function createAccount(
     lowBalanceThreshold: null,
     maxSessions: input.maxSessions ?? DEFAULT_MAX_SESSIONS,
     maxDraftRecipients: input.maxDraftRecipients ?? DEFAULT_MAX_DRAFT_RECIPIENTS,
+    messageRetentionDays: input.messageRetentionDays ?? null,
     createdAt: now,
     updatedAt: now,
   };
@@ -48,8 +51,8 @@ export async function findAccount(db: Db, id: string): Promise<AccountRow | null
 }
 
 /**
- * Changes an account's name, low-balance threshold (minor units, or null for no alert) and
- * limits; a field left undefined keeps its value.
+ * Changes an account's name, low-balance threshold (minor units, or null for no alert), limits
+ * and message retention; a field left undefined keeps its value.
  * @returns the account after the change, or null for an unknown account.
  */
 export async function updateAccount(
@@ -65,6 +68,7 @@ export async function updateAccount(
       lowBalanceThreshold: changes.lowBalanceThreshold,
       maxSessions: changes.maxSessions,
       maxDraftRecipients: changes.maxDraftRecipients,
+      messageRetentionDays: changes.messageRetentionDays,
       updatedAt: now,
     })
     .where(eq(accounts.id, id))

@@ -69,6 +69,23 @@ export function eventColumns() {
   return { ...getTableColumns(events), snapshot: renderedSnapshot() };
 }
 
+/**
+ * The statement that turns the events pointing at messages `ids` (SQL: a subquery of message ids
+ * of account `accountId`) into whole snapshots, as {@link renderedSnapshot} renders them now
+ * (`object_id` null): before those messages leave D1 (archived), so that their events still render
+ * the same. Finds them by their dedupe keys (`<type>:<message id>` for each of `types`, the message
+ * event types; {@link eventsForRows}), one index read per message and type.
+ */
+export function materialiseMessageEventsStatement(
+  accountId: string,
+  ids: SQL,
+  types: readonly string[],
+): SQL {
+  return sql`UPDATE events SET snapshot = ${renderedSnapshot()}, object_id = NULL
+    WHERE dedupe_key IN (SELECT t.value || ':' || x.id FROM json_each(${JSON.stringify(types)}) t, ${ids} x)
+      AND object_id IS NOT NULL AND account_id = ${accountId}`;
+}
+
 /** One page request of the event list: types (none: all), epoch-ms bounds, size and cursor. */
 export interface EventListQuery {
   types: string[];

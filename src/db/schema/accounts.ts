@@ -34,6 +34,12 @@ export const accounts = sqliteTable(
      * they start); the admin API changes it.
      */
     maxDraftRecipients: integer().notNull().default(DEFAULT_MAX_DRAFT_RECIPIENTS),
+    /**
+     * Days a final message stays in D1 before the hourly job archives it to R2 (0–3,650; 0: as
+     * soon as it is final; README, Message archives); null follows the deployment's
+     * `MESSAGE_RETENTION_DAYS`. The admin API changes it.
+     */
+    messageRetentionDays: integer(),
     createdAt: integer().notNull(),
     updatedAt: integer().notNull(),
   },

@@ -12,6 +12,7 @@ export {
   DEFAULT_MAX_SESSIONS,
   idempotencyKeys,
 } from "./accounts";
+export { archivedMessages, type MessageArchiveRow, messageArchives } from "./archives";
 export { type AccountUsageRow, accountUsage, ledgerEntries } from "./billing";
 export {
   type CampaignRecipientRow,

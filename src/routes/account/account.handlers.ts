@@ -25,7 +25,7 @@ async function ownAccount(c: Context<AppEnv>, account: AccountRow) {
   if (!limits) throw noAccount();
   const usage = ({ max, current }: LimitUsage) => ({ max, current });
   return {
-    ...toAccountRecord(account, pricesOf(readConfig(c.env))),
+    ...toAccountRecord(account, pricesOf(readConfig(c.env)), readConfig(c.env).MESSAGE_RETENTION_DAYS),
     limits: {
       max_sessions: usage(limits.max_sessions),
       max_draft_recipients: usage(limits.max_draft_recipients),

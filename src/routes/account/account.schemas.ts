@@ -36,6 +36,11 @@ export const AccountSchema = z
       description: "Price of one message by type, in major units.",
       example: { text: 0.01, image: 0.02, video: 0.03, audio: 0.02, document: 0.02, template: 0.01 },
     }),
+    message_retention_days: z.int().openapi({
+      description:
+        "Days a final message stays before the hourly job moves it to an archive (`GET /v1/account/archives`); 0: as soon as it is final. Set by the service's operator.",
+      example: 90,
+    }),
     created_at: timestamp,
     updated_at: timestamp,
   })

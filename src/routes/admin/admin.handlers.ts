@@ -1,5 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { credit as creditBalance, creditStatements } from "../../billing/ledger";
+import { readConfig } from "../../config";
 import { d1Counts } from "../../db/d1-counter";
 import {
   type AccountRow,
@@ -19,13 +20,14 @@ import { toKeyRecord, toRevocationRecord } from "../../presenters/key";
 import { pageLinks } from "../paging";
 import type * as routes from "./admin.routes";
 
-function toAccountRecord(row: AccountRow) {
+function toAccountRecord(row: AccountRow, defaultRetentionDays: number) {
   return {
     id: row.id,
     name: row.name,
     balance: fromMinor(row.balance),
     max_sessions: row.maxSessions,
     max_draft_recipients: row.maxDraftRecipients,
+    message_retention_days: row.messageRetentionDays ?? defaultRetentionDays,
     created_at: formatTimestamp(row.createdAt),
     updated_at: formatTimestamp(row.updatedAt),
   };
@@ -41,22 +43,39 @@ export const createAccount: RouteHandler<typeof routes.createAccount, AppEnv> = 
     name: body.name,
     maxSessions: body.max_sessions,
     maxDraftRecipients: body.max_draft_recipients,
+    messageRetentionDays: body.message_retention_days,
   };
   const { account, apiKey } = await insertAccount(c.var.db, input, now, (id) =>
     balance > 0 ? creditStatements(id, balance, now, "Opening balance") : [],
   );
   return c.json(
-    { success: true as const, data: { account: toAccountRecord({ ...account, balance }), api_key: apiKey } },
+    {
+      success: true as const,
+      data: {
+        account: toAccountRecord({ ...account, balance }, readConfig(c.env).MESSAGE_RETENTION_DAYS),
+        api_key: apiKey,
+      },
+    },
     201,
   );
 };
 
 export const updateAccount: RouteHandler<typeof routes.updateAccount, AppEnv> = async (c) => {
   const body = c.req.valid("json");
-  const changes = { maxSessions: body.max_sessions, maxDraftRecipients: body.max_draft_recipients };
+  const changes = {
+    maxSessions: body.max_sessions,
+    maxDraftRecipients: body.max_draft_recipients,
+    messageRetentionDays: body.message_retention_days,
+  };
   const account = await changeAccount(c.var.db, c.req.valid("param").id, changes, Date.now());
   if (!account) throw noAccount();
-  return c.json({ success: true as const, data: { account: toAccountRecord(account) } }, 200);
+  return c.json(
+    {
+      success: true as const,
+      data: { account: toAccountRecord(account, readConfig(c.env).MESSAGE_RETENTION_DAYS) },
+    },
+    200,
+  );
 };
 
 export const createKey: RouteHandler<typeof routes.createKey, AppEnv> = async (c) => {
@@ -106,13 +125,25 @@ export const credit: RouteHandler<typeof routes.credit, AppEnv> = async (c) => {
   );
   const account = balance === null ? null : await findAccount(c.var.db, id);
   if (!account) throw noAccount();
-  return c.json({ success: true as const, data: { account: toAccountRecord(account) } }, 200);
+  return c.json(
+    {
+      success: true as const,
+      data: { account: toAccountRecord(account, readConfig(c.env).MESSAGE_RETENTION_DAYS) },
+    },
+    200,
+  );
 };
 
 export const showAccount: RouteHandler<typeof routes.showAccount, AppEnv> = async (c) => {
   const account = await findAccount(c.var.db, c.req.valid("param").id);
   if (!account) throw noAccount();
-  return c.json({ success: true as const, data: { account: toAccountRecord(account) } }, 200);
+  return c.json(
+    {
+      success: true as const,
+      data: { account: toAccountRecord(account, readConfig(c.env).MESSAGE_RETENTION_DAYS) },
+    },
+    200,
+  );
 };
 
 export const metrics: RouteHandler<typeof routes.metrics, AppEnv> = (c) => {

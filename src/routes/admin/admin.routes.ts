@@ -31,7 +31,8 @@ export const createAccount = createRoute({
   summary: "Create an account and its first API key",
   description:
     "`balance` is the opening credit; `max_sessions` and `max_draft_recipients` set the account's limits (README, " +
-    "Security, Account limits), their defaults when left out.",
+    "Security, Account limits), and `message_retention_days` how long its final messages stay before they are " +
+    "archived (README, Message archives); their defaults when left out.",
   request: { body: jsonBody(CreateAccountBody) },
   responses: {
     201: json(CreatedAccountSchema, "The account and its API key (shown once)"),
@@ -44,10 +45,12 @@ export const updateAccount = createRoute({
   ...common,
   method: "patch",
   path: "/accounts/{id}",
-  summary: "Change an account's limits",
+  summary: "Change an account's limits and message retention",
   description:
-    "`max_sessions` and `max_draft_recipients` (README, Security, Account limits); a field left out keeps its value. " +
-    "A limit below what the account uses now keeps what it has and refuses more (409 `account_limit_reached`).",
+    "`max_sessions` and `max_draft_recipients` (README, Security, Account limits), and `message_retention_days` " +
+    "(README, Message archives: the next run of the hourly job `archive_messages`, or `POST /admin/jobs/archive_messages`, " +
+    "applies it); a field left out keeps its value. A limit below what the account uses now keeps what it has and " +
+    "refuses more (409 `account_limit_reached`).",
   request: { params: IdParam, body: jsonBody(UpdateAccountBody) },
   responses: { 200: json(AccountEnvelopeSchema, "The account after the change"), ...adminProblems },
 });

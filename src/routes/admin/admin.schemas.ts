@@ -21,6 +21,11 @@ export const AccountSchema = z
       description: "Recipients the account's `draft` campaigns may hold together.",
       example: DEFAULT_MAX_DRAFT_RECIPIENTS,
     }),
+    message_retention_days: z.int().openapi({
+      description:
+        "Days a final message stays before the hourly job archives it (README, Message archives): the account's own, else `MESSAGE_RETENTION_DAYS`.",
+      example: 90,
+    }),
     created_at: z.string(),
     updated_at: z.string(),
   })
@@ -53,6 +58,12 @@ const limitFields = {
       example: 2_000_000,
       format: "int32",
     }),
+  message_retention_days: z.int().min(0).max(3650).nullable().optional().openapi({
+    description:
+      "Days a final message stays in the database before the hourly job archives it to R2 (0–3,650; 0: as soon as it is final; README, Message archives). `null` returns to the deployment's `MESSAGE_RETENTION_DAYS` (90 by default).",
+    example: 30,
+    format: "int32",
+  }),
 };
 
 export const CreateAccountBody = z.strictObject({
@@ -61,7 +72,7 @@ export const CreateAccountBody = z.strictObject({
   ...limitFields,
 });
 
-/** Body of `PATCH /admin/accounts/{id}`: each limit given is changed, the others kept. */
+/** Body of `PATCH /admin/accounts/{id}`: each limit or retention given is changed, the others kept. */
 export const UpdateAccountBody = z.strictObject(limitFields);
 export const CreditBody = z.strictObject({
   amount: amount(0.01),

@@ -91,7 +91,10 @@ export const show = createRoute({
   path: "/{id}",
   summary: "Show a message",
   request: { params: IdParam },
-  responses: { 200: json(MessageEnvelopeSchema, "The message"), ...problems("not_found") },
+  responses: {
+    200: json(MessageEnvelopeSchema, "The message"),
+    ...problems("not_found", "message_archived"),
+  },
 });
 
 export const media = createRoute({
@@ -112,6 +115,6 @@ export const media = createRoute({
       description: "The media, with its content type",
       content: { "application/octet-stream": { schema: { type: "string" as const, format: "binary" } } },
     },
-    ...problems("not_found", "media_not_kept"),
+    ...problems("not_found", "message_archived", "media_not_kept"),
   },
 });

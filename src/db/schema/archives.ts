@@ -1,0 +1,50 @@
+import { blob, index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { accounts } from "./accounts";
+
+// Message archives in R2 and the tombstones of the messages they hold. Conventions of every
+// table: see index.ts.
+
+/**
+ * One archive: a gzipped NDJSON object in the `ARCHIVES` R2 bucket holding final messages of one
+ * account made on one UTC `day` (`YYYY-MM-DD`), one Message (as the API shows it) per line; the
+ * hourly job `archive_messages` writes it and deletes the rows (src/archives/archive.ts). A day may
+ * have several archives: each run archives what became due since the last. `seq` is the compact
+ * key tombstones point with; `id` (`arc_` and 32 hex digits) is what the API shows.
+ */
+export const messageArchives = sqliteTable(
+  "message_archives",
+  {
+    seq: integer().primaryKey({ autoIncrement: true }),
+    id: text().notNull().unique(),
+    accountId: text()
+      .notNull()
+      .references(() => accounts.id),
+    day: text().notNull(),
+    /** The object's key in `ARCHIVES`: `<account id>/<day>/<id>.ndjson.gz`. */
+    objectKey: text().notNull(),
+    messageCount: integer().notNull(),
+    /** The object's size in bytes (gzipped). */
+    bytes: integer().notNull(),
+    createdAt: integer().notNull(),
+  },
+  (t) => [
+    // The list (`GET /v1/account/archives`, newest first) and the archives of a day.
+    index("message_archives_account").on(t.accountId, t.createdAt, t.id),
+    index("message_archives_day").on(t.accountId, t.day),
+  ],
+);
+
+/**
+ * What is left in D1 of an archived message: its id (the uuid's 16 bytes) and the archive that
+ * holds it, so that `GET /v1/chatapp/messages/{id}` answers 404 `message_archived` with the
+ * archive's id. About 30 bytes a message (README, Message archives); erasure keeps it (it names no one).
+ */
+export const archivedMessages = sqliteTable("archived_messages", {
+  messageId: blob({ mode: "buffer" }).primaryKey(),
+  archiveSeq: integer()
+    .notNull()
+    .references(() => messageArchives.seq),
+});
+
+/** A row of {@link messageArchives}, as Drizzle reads it. */
+export type MessageArchiveRow = typeof messageArchives.$inferSelect;

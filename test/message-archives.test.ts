@@ -1,0 +1,302 @@
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { utcDay } from "../src/archives/archive";
+import { ADMIN_TOKEN, call, createAccount, expectProblem, TIMESTAMP } from "./helpers";
+import {
+  connectedSession,
+  driveAlarmUntil,
+  getMessage,
+  type Message,
+  seedMessages,
+  sendText,
+} from "./message-fixtures";
+
+// Message retention and archives (README, Message archives): the hourly job `archive_messages` moves
+// final messages past the account's `message_retention_days` to R2 as gzipped NDJSON per UTC day.
+
+interface Archive {
+  id: string;
+  day: string;
+  message_count: number;
+  bytes: number;
+  created_at: string;
+}
+
+const DAY_MS = 86_400_000;
+
+async function setRetention(accountId: string, days: number | null): Promise<number> {
+  const res = await call<{ data: { account: { message_retention_days: number } } }>(
+    "PATCH",
+    `/admin/accounts/${accountId}`,
+    { key: ADMIN_TOKEN, body: { message_retention_days: days } },
+  );
+  expect(res.status, res.text).toBe(200);
+  return res.body.data.account.message_retention_days;
+}
+
+async function runArchiveJob(): Promise<{ archives: number; messages: number }> {
+  const res = await call<{ data: { result: { archives: number; messages: number } } }>(
+    "POST",
+    "/admin/jobs/archive_messages",
+    { key: ADMIN_TOKEN },
+  );
+  expect(res.status, res.text).toBe(200);
+  return res.body.data.result;
+}
+
+async function archivesOf(key: string): Promise<Archive[]> {
+  const res = await call<{ data: Archive[] }>("GET", "/v1/account/archives", { key });
+  expect(res.status, res.text).toBe(200);
+  return res.body.data;
+}
+
+/** `GET /v1/account/archives/{id}` with `headers`, as the raw response (the test decodes it). */
+function download(key: string, id: string, headers: Record<string, string> = {}): Promise<Response> {
+  return exports.default.fetch(
+    new Request(`http://localhost/v1/account/archives/${id}`, {
+      headers: { Authorization: `Bearer ${key}`, ...headers },
+    }),
+  );
+}
+
+async function gunzipText(bytes: ArrayBuffer): Promise<string> {
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return new Response(stream).text();
+}
+
+const lines = (text: string) =>
+  text
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Message);
+
+const rowsOf = async (accountId: string) =>
+  (
+    await env.DB.prepare("SELECT id FROM messages WHERE account_id = ? ORDER BY created_at, id")
+      .bind(accountId)
+      .all<{ id: string }>()
+  ).results.map((row) => row.id);
+
+describe("message retention", () => {
+  it("is the deployment's MESSAGE_RETENTION_DAYS until the admin sets the account's own; GET /v1/account shows it", async () => {
+    const { accountId, key } = await createAccount();
+    const shown = async () =>
+      (await call<{ data: { message_retention_days: number } }>("GET", "/v1/account", { key })).body.data
+        .message_retention_days;
+    expect(await shown()).toBe(90);
+    expect(await setRetention(accountId, 0)).toBe(0);
+    expect(await shown()).toBe(0);
+    expect(await setRetention(accountId, 3650)).toBe(3650);
+    expect(await setRetention(accountId, null)).toBe(90);
+    expect(await shown()).toBe(90);
+    for (const bad of [-1, 3651, 1.5, "30"]) {
+      const res = await call("PATCH", `/admin/accounts/${accountId}`, {
+        key: ADMIN_TOKEN,
+        body: { message_retention_days: bad },
+      });
+      expectProblem(res, 422, "validation_failed");
+    }
+  });
+});
+
+describe("archive_messages", () => {
+  it("archives a read message and an incoming one at retention 0: listed, downloadable, 404 message_archived, events intact", async () => {
+    const { accountId, key } = await createAccount();
+    const { id: session } = await connectedSession(key);
+    const sent = await sendText(key, session, ["+14155550101"]);
+    expect(sent.status, sent.text).toBe(201);
+    const messageId = sent.body.data.messages[0]?.id ?? "";
+    await driveAlarmUntil(session, async () => (await getMessage(key, messageId)).status === "read");
+    const [incomingId = ""] = await seedMessages([
+      {
+        accountId,
+        sessionId: session,
+        toNumber: "+14155550100",
+        fromNumber: "+14155550101",
+        direction: "incoming",
+        status: "delivered",
+        content: "thanks!",
+        createdAt: Date.now() - 60_000,
+      },
+    ]);
+    const before = [await getMessage(key, incomingId), await getMessage(key, messageId)];
+    const eventsBefore = await call<{ data: { id: string; data: Message }[] }>(
+      "GET",
+      "/v1/events?filter[type]=message.sent",
+      { key },
+    );
+    expect(eventsBefore.body.data.map((event) => event.data.status)).toEqual(["sent"]);
+
+    // Within the default 90 days nothing moves; at 0 both go.
+    await runArchiveJob();
+    expect(await rowsOf(accountId)).toHaveLength(2);
+    await setRetention(accountId, 0);
+    const run = await runArchiveJob();
+    expect(run.messages).toBeGreaterThanOrEqual(2);
+    expect(await rowsOf(accountId)).toEqual([]);
+
+    const [archive, ...others] = await archivesOf(key);
+    expect(others).toEqual([]);
+    expect(archive).toMatchObject({ day: utcDay(Date.now() - 60_000), message_count: 2 });
+    expect(archive?.id).toMatch(/^arc_[0-9a-f]{32}$/);
+    expect(archive?.created_at).toMatch(TIMESTAMP);
+    const archiveId = archive?.id ?? "";
+
+    // gzip-encoded NDJSON for a client that accepts gzip: each line the message as GET showed it.
+    const encoded = await download(key, archiveId, { "Accept-Encoding": "gzip" });
+    expect(encoded.status).toBe(200);
+    expect(encoded.headers.get("content-type")).toBe("application/x-ndjson");
+    expect(encoded.headers.get("content-encoding")).toBe("gzip");
+    // (The runtime's fetch decodes gzip for its caller, as a browser does.)
+    expect(lines(await encoded.text())).toEqual(before);
+    const stored = await env.ARCHIVES.get(`${accountId}/${archive?.day}/${archiveId}.ndjson.gz`);
+    const gzipped = await stored?.arrayBuffer();
+    expect(gzipped?.byteLength).toBe(archive?.bytes);
+    expect(lines(await gunzipText(gzipped ?? new ArrayBuffer(0)))).toEqual(before);
+    // Decoded for one that does not; the file itself with Accept: application/gzip.
+    const plain = await download(key, archiveId);
+    expect(plain.headers.get("content-encoding")).toBeNull();
+    expect(lines(await plain.text())).toEqual(before);
+    const file = await download(key, archiveId, { Accept: "application/gzip" });
+    expect(file.headers.get("content-type")).toBe("application/gzip");
+    expect(file.headers.get("content-disposition")).toBe(
+      `attachment; filename="${archive?.day}-${archiveId}.ndjson.gz"`,
+    );
+    expect(lines(await gunzipText(await file.arrayBuffer()))).toEqual(before);
+
+    for (const id of [messageId, incomingId]) {
+      const gone = expectProblem(
+        await call("GET", `/v1/chatapp/messages/${id}`, { key }),
+        404,
+        "message_archived",
+      );
+      expect(gone.archive_id).toBe(archiveId);
+      expect(gone.detail).toContain(`/v1/account/archives/${archiveId}`);
+    }
+    // The message's events render as they did (a message.sent still shows `sent`).
+    const eventsAfter = await call<{ data: { id: string; data: Message }[] }>(
+      "GET",
+      "/v1/events?filter[type]=message.sent",
+      { key },
+    );
+    expect(eventsAfter.body).toEqual(eventsBefore.body);
+    const read = await call<{ data: { data: Message }[] }>("GET", "/v1/events?filter[type]=message.read", {
+      key,
+    });
+    expect(read.body.data.map((event) => event.data)).toEqual([before[1]]);
+
+    // Another account sees neither the archive nor the message's fate.
+    const other = await createAccount();
+    expectProblem(await download(other.key, archiveId).then(asProblem), 404, "not_found");
+    expectProblem(
+      await call("GET", `/v1/chatapp/messages/${messageId}`, { key: other.key }),
+      404,
+      "not_found",
+    );
+    expect(await archivesOf(other.key)).toEqual([]);
+    expectProblem(await call("GET", "/v1/account/archives/arc_nope", { key }), 404, "not_found");
+  });
+
+  it("never archives what is not final: queued, scheduled, an unknown outcome, kept media, a running campaign's", async () => {
+    const { accountId, key } = await createAccount();
+    const { id: session } = await connectedSession(key);
+    await setRetention(accountId, 1);
+    const old = Date.now() - 3 * DAY_MS;
+    const seed = (extra: Partial<Parameters<typeof seedMessages>[0][number]>) =>
+      seedMessages([{ accountId, sessionId: session, toNumber: "+14155550123", createdAt: old, ...extra }]);
+    const [queued] = await seed({ status: "queued" });
+    const [scheduled] = await seed({ status: "scheduled" });
+    const [unknown] = await seed({ status: "queued" });
+    const [media] = await seed({ direction: "incoming", status: "delivered", type: "image" });
+    const [campaignRead] = await seed({ status: "read" });
+    const [recent] = await seed({ status: "read", createdAt: Date.now() - 60_000 });
+    const [final] = await seed({ status: "failed" });
+    const campaign = await call<{ data: { id: string } }>("POST", "/v1/chatapp/campaigns", {
+      key,
+      body: {
+        name: "Run",
+        type: "text",
+        content: "Hi",
+        chatapp_session_ids: [session],
+        recipients: [{ to_number: "+14155550123" }],
+      },
+    });
+    expect(campaign.status, campaign.text).toBe(201);
+    const campaignId = campaign.body.data.id;
+    await env.DB.batch([
+      env.DB.prepare(`UPDATE messages SET metadata = '{"outcome":"unknown"}' WHERE id = ?`).bind(unknown),
+      env.DB.prepare("UPDATE messages SET media_key = 'kept-object' WHERE id = ?").bind(media),
+      env.DB.prepare("UPDATE messages SET campaign_id = ? WHERE id = ?").bind(campaignId, campaignRead),
+      env.DB.prepare("UPDATE campaigns SET status = 'running' WHERE id = ?").bind(campaignId),
+    ]);
+
+    await runArchiveJob();
+    const stays = [queued, scheduled, unknown, media, campaignRead, recent].sort();
+    expect((await rowsOf(accountId)).sort()).toEqual(stays);
+    expect((await archivesOf(key)).map((archive) => archive.message_count)).toEqual([1]);
+    expectProblem(await call("GET", `/v1/chatapp/messages/${final}`, { key }), 404, "message_archived");
+
+    // Once the campaign is over, its final messages go too.
+    await env.DB.prepare("UPDATE campaigns SET status = 'completed' WHERE id = ?").bind(campaignId).run();
+    await runArchiveJob();
+    expect((await rowsOf(accountId)).sort()).toEqual(stays.filter((id) => id !== campaignRead));
+    expect((await archivesOf(key)).map((archive) => archive.day)).toEqual([utcDay(old), utcDay(old)]);
+  });
+
+  it("keeps a message that changed while it was being archived, and archives it once", async () => {
+    const { accountId, key } = await createAccount();
+    await setRetention(accountId, 0);
+    const { id: session } = await connectedSession(key);
+    const [id = ""] = await seedMessages([
+      {
+        accountId,
+        sessionId: session,
+        toNumber: "+14155550124",
+        status: "sent",
+        createdAt: Date.now() - 1_000,
+      },
+    ]);
+    // The job reads the row, then a receipt moves it before the delete: the archive is empty of it.
+    const { archivableMessages, recordArchive } = await import("../src/db/queries/archives");
+    const { databaseFor } = await import("../src/db/client");
+    const db = databaseFor(env);
+    const rule = {
+      before: Date.now(),
+      waiting: ["queued", "scheduled"] as const,
+      finishedCampaign: [],
+      messageEventTypes: [],
+    };
+    const [row] = await archivableMessages(db, accountId, rule, null, 10);
+    expect(row?.id).toBe(id);
+    await env.DB.prepare("UPDATE messages SET status = 'delivered', updated_at = updated_at + 1 WHERE id = ?")
+      .bind(id)
+      .run();
+    const archive = {
+      id: `arc_${"0".repeat(31)}1`,
+      accountId,
+      day: utcDay(Date.now()),
+      objectKey: "test/none",
+      messageCount: 1,
+      bytes: 0,
+      createdAt: Date.now(),
+    };
+    expect(await recordArchive(db, archive, [{ id, updatedAt: row?.updatedAt ?? 0 }], rule)).toEqual([]);
+    expect(await rowsOf(accountId)).toEqual([id]);
+    expect((await getMessage(key, id)).status).toBe("delivered");
+    // The next run takes it as it is now.
+    await runArchiveJob();
+    expect(await rowsOf(accountId)).toEqual([]);
+    const listed = await archivesOf(key);
+    const latest = listed.find((archive) => archive.id !== `arc_${"0".repeat(31)}1`);
+    const body = await download(key, latest?.id ?? "");
+    expect(lines(await body.text()).map((message) => [message.id, message.status])).toEqual([
+      [id, "delivered"],
+    ]);
+  });
+});
+
+/** A raw Response as the shape {@link expectProblem} reads. */
+async function asProblem(response: Response) {
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: JSON.parse(text), text };
+}
