@@ -4365,7 +4365,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The job: one of `purge_idempotency_keys`, `purge_events`, `purge_delivery_history`, `purge_contact_checks`, `purge_reverse_guesses`, `requeue_stale_messages`, `republish_undelivered_events`, `requeue_overdue_deliveries`, `seal_webhook_secrets`, `resume_stalled_campaigns`, `complete_finished_campaigns`, `expire_incoming_media`, `expire_outgoing_media`. */
+                /** @description The job: one of `purge_idempotency_keys`, `purge_events`, `purge_delivery_history`, `purge_contact_checks`, `purge_reverse_guesses`, `purge_otp_sends`, `purge_link_tokens`, `requeue_stale_messages`, `republish_undelivered_events`, `requeue_overdue_deliveries`, `seal_webhook_secrets`, `resume_stalled_campaigns`, `complete_finished_campaigns`, `expire_incoming_media`, `expire_outgoing_media`. */
                 name: string;
             };
             cookie?: never;
