@@ -29,7 +29,7 @@ export interface paths {
         put?: never;
         /**
          * Create an account and its first API key
-         * @description `balance` is the opening credit; `max_sessions` and `max_draft_recipients` set the account's limits (README, Security, Account limits), and `message_retention_days` how long its final messages stay before they are archived (README, Data retention); their defaults when left out.
+         * @description `balance` is the opening credit; `max_sessions` and `max_draft_recipients` set the account's limits (README, Security, Account limits), and `message_retention_days` how long its final messages stay before they are archived (README, Message archives); their defaults when left out.
          */
         post: operations["createAccount"];
         delete?: never;
@@ -54,7 +54,7 @@ export interface paths {
         head?: never;
         /**
          * Change an account's limits and message retention
-         * @description `max_sessions` and `max_draft_recipients` (README, Security, Account limits), and `message_retention_days` (README, Data retention: the next run of the hourly job `archive_messages`, or `POST /admin/jobs/archive_messages`, applies it); a field left out keeps its value. A limit below what the account uses now keeps what it has and refuses more (409 `account_limit_reached`).
+         * @description `max_sessions` and `max_draft_recipients` (README, Security, Account limits), and `message_retention_days` (README, Message archives: the next run of the hourly job `archive_messages`, or `POST /admin/jobs/archive_messages`, applies it); a field left out keeps its value. A limit below what the account uses now keeps what it has and refuses more (409 `account_limit_reached`).
          */
         patch: operations["updateAccount"];
         trace?: never;
@@ -2761,7 +2761,7 @@ export interface components {
              */
             max_draft_recipients: number;
             /**
-             * @description Days a final message stays before the hourly job archives it (README, Data retention): the account's own, else `MESSAGE_RETENTION_DAYS`.
+             * @description Days a final message stays before the hourly job archives it (README, Message archives): the account's own, else `MESSAGE_RETENTION_DAYS`.
              * @example 90
              */
             message_retention_days: number;
@@ -3904,7 +3904,7 @@ export interface operations {
                     max_draft_recipients?: number;
                     /**
                      * Format: int32
-                     * @description Days a final message stays in the database before the hourly job archives it to R2 (0–3,650; 0: as soon as it is final; README, Data retention). `null` returns to the deployment's `MESSAGE_RETENTION_DAYS` (90 by default).
+                     * @description Days a final message stays in the database before the hourly job archives it to R2 (0–3,650; 0: as soon as it is final; README, Message archives). `null` returns to the deployment's `MESSAGE_RETENTION_DAYS` (90 by default).
                      * @example 30
                      */
                     message_retention_days?: number | null;
@@ -4057,7 +4057,7 @@ export interface operations {
                     max_draft_recipients?: number;
                     /**
                      * Format: int32
-                     * @description Days a final message stays in the database before the hourly job archives it to R2 (0–3,650; 0: as soon as it is final; README, Data retention). `null` returns to the deployment's `MESSAGE_RETENTION_DAYS` (90 by default).
+                     * @description Days a final message stays in the database before the hourly job archives it to R2 (0–3,650; 0: as soon as it is final; README, Message archives). `null` returns to the deployment's `MESSAGE_RETENTION_DAYS` (90 by default).
                      * @example 30
                      */
                     message_retention_days?: number | null;
@@ -4453,7 +4453,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The job: one of `purge_idempotency_keys`, `purge_events`, `purge_delivery_history`, `purge_contact_checks`, `purge_reverse_guesses`, `requeue_stale_messages`, `republish_undelivered_events`, `requeue_overdue_deliveries`, `seal_webhook_secrets`, `resume_stalled_campaigns`, `complete_finished_campaigns`, `expire_incoming_media`, `expire_outgoing_media`, `archive_messages`. */
+                /** @description The job: one of `purge_idempotency_keys`, `purge_events`, `purge_delivery_history`, `purge_contact_checks`, `purge_reverse_guesses`, `purge_otp_sends`, `purge_link_tokens`, `requeue_stale_messages`, `republish_undelivered_events`, `requeue_overdue_deliveries`, `seal_webhook_secrets`, `resume_stalled_campaigns`, `complete_finished_campaigns`, `expire_incoming_media`, `expire_outgoing_media`, `archive_messages`. */
                 name: string;
             };
             cookie?: never;

@@ -206,7 +206,7 @@ describe("the hourly purge of number checks", () => {
       .bind(cutOff - 1, accountId, OFF)
       .run();
 
-    expect(await purgeChecks(createDb(env.DB), cutOff)).toBeGreaterThanOrEqual(1);
+    expect((await purgeChecks(createDb(env.DB), cutOff)).deleted).toBeGreaterThanOrEqual(1);
     expect((await storedChecks(accountId)).map((row) => row.number)).toEqual([ON]);
   });
 });

@@ -5,15 +5,19 @@ import { type Db, databaseFor } from "../db/client";
 import { purgeChecks } from "../db/queries/contact-checks";
 import { purgeEvents } from "../db/queries/events";
 import { purgeExpiredIdempotencyKeys } from "../db/queries/idempotency";
+import { purgeLinkTokens } from "../db/queries/link-tokens";
+import { purgeOtpSends } from "../db/queries/otp-sends";
 import { purgeReverseGuesses } from "../db/queries/reverse-guesses";
 import { purgeDeliveryHistory } from "../db/queries/webhook-deliveries";
 import { requeueStale } from "../delivery/reconcile";
 import { EVENT_RETENTION_MS } from "../events/record";
 import { republishUndelivered } from "../events/sweep";
 import { log } from "../lib/log";
+import { LINK_TOKEN_RETENTION_MS } from "../links/tokens";
 import { sweepIncomingMedia, sweepOutgoingMedia } from "../messages/media-retention";
 import { completeFinishedCampaigns } from "../moves/campaign";
 import { CONTACT_CHECK_TTL_MS } from "../number-checks/check";
+import { OTP_RULES } from "../otp/code";
 import { REVERSE_RULES } from "../otp/reverse";
 import { sealClearSecrets } from "../webhooks/secret";
 import { requeueOverdueDeliveries } from "../webhooks/sweep";
@@ -30,7 +34,9 @@ export interface HousekeepingJob {
 
 /**
  * The hourly housekeeping jobs, in the order they run; each reads the clock (epoch ms) when it
- * starts. None depends on another having run: each is a sweep that the next hour repeats.
+ * starts. None depends on another having run: each is a sweep that the next hour repeats. The
+ * `purge_*` jobs enforce the retentions of README, Configuration → Data retention; those built on
+ * src/db/queries/purge.ts `purgeBefore` delete in bounded chunks and answer `{ deleted, more }`.
  */
 export const HOURLY_JOBS: readonly HousekeepingJob[] = [
   { name: "purge_idempotency_keys", run: (_env, db) => purgeExpiredIdempotencyKeys(db, Date.now()) },
@@ -44,6 +50,8 @@ export const HOURLY_JOBS: readonly HousekeepingJob[] = [
     name: "purge_reverse_guesses",
     run: (_env, db) => purgeReverseGuesses(db, Date.now() - REVERSE_RULES.guessRetentionMs),
   },
+  { name: "purge_otp_sends", run: (_env, db) => purgeOtpSends(db, Date.now() - OTP_RULES.perNumberWindowMs) },
+  { name: "purge_link_tokens", run: (_env, db) => purgeLinkTokens(db, Date.now() - LINK_TOKEN_RETENTION_MS) },
   { name: "requeue_stale_messages", run: (env, db) => requeueStale(env, db, Date.now()) },
   { name: "republish_undelivered_events", run: (env, db) => republishUndelivered(env, db, Date.now()) },
   { name: "requeue_overdue_deliveries", run: (env, db) => requeueOverdueDeliveries(env, db, Date.now()) },

@@ -19,6 +19,14 @@ export const LINK_TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 export const LINK_EXPIRES_IN = { min: 60, max: 86_400, default: 900 } as const;
 
 /**
+ * How long a token is kept after its `expires_at` (ms; 7 days): until then its link answers 410
+ * `link_expired` ("This link has expired"), which tells whoever opens an old link to ask for a new
+ * one; afterwards the hourly job `purge_link_tokens` deletes it and the link is 404
+ * `link_not_found` (README, Configuration → Data retention).
+ */
+export const LINK_TOKEN_RETENTION_MS = 7 * 86_400_000;
+
+/**
  * Mints a token for the account's session, valid `expiresInSeconds` from `now` (epoch ms):
  * the row to store (holding only the SHA-256 hex of the token) and the plaintext, which is
  * shown once, in the link URL, and never stored. `createdBy` is the id of the API key that asks
@@ -56,8 +64,9 @@ export function linkUrl(origin: string, token: string): string {
 
 /**
  * The grant of a live `token` at `now` (epoch ms).
- * @throws ApiError `link_not_found` (404) for a malformed or unknown token, or one whose session
- *   was deleted; `link_expired` (410) for an expired or revoked one.
+ * @throws ApiError `link_not_found` (404) for a malformed or unknown token, one whose session
+ *   was deleted, or one deleted {@link LINK_TOKEN_RETENTION_MS} after its expiry; `link_expired`
+ *   (410) for an expired or revoked one.
  */
 export async function resolveLinkToken(db: Db, token: string, now: number): Promise<LinkGrant> {
   const found = LINK_TOKEN_PATTERN.test(token) ? await findLinkToken(db, token, now) : null;

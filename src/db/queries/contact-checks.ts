@@ -1,6 +1,7 @@
-import { and, eq, gte, lt, sql } from "drizzle-orm";
+import { and, eq, gte, sql } from "drizzle-orm";
 import type { Db } from "../client";
 import { contactChecks } from "../schema";
+import { type Purge, type PurgeBudget, purgeBefore } from "./purge";
 
 /** A stored answer: whether the number was on the chat network at `checkedAt` (epoch ms). */
 export interface StoredCheck {
@@ -56,8 +57,10 @@ export async function saveChecks(
       WHERE excluded.checked_at >= contact_checks.checked_at`);
 }
 
-/** Deletes the answers of every account checked before `before` (epoch ms). @returns how many. */
-export async function purgeChecks(db: Db, before: number): Promise<number> {
-  const result = await db.delete(contactChecks).where(lt(contactChecks.checkedAt, before));
-  return result.meta.changes;
+/**
+ * Deletes the answers of every account checked before `before` (epoch ms), in bounded chunks
+ * through `contact_checks_checked` (the hourly job `purge_contact_checks`).
+ */
+export function purgeChecks(db: Db, before: number, budget?: PurgeBudget): Promise<Purge> {
+  return purgeBefore(db, contactChecks, contactChecks.checkedAt, before, budget);
 }

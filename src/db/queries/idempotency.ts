@@ -1,6 +1,7 @@
-import { and, eq, lt, sql } from "drizzle-orm";
+import { and, eq, lt } from "drizzle-orm";
 import type { Db } from "../client";
 import { idempotencyKeys } from "../schema";
+import { type Purge, type PurgeBudget, purgeBefore } from "./purge";
 
 /**
  * Stored responses are kept (and keys reserved) for 24 hours (README, Sending messages), as
@@ -110,7 +111,10 @@ export async function settleAbandonedKey(
   return findKey(db, accountId, key);
 }
 
-/** Deletes expired keys (hourly cron). */
-export async function purgeExpiredIdempotencyKeys(db: Db, now: number): Promise<void> {
-  await db.delete(idempotencyKeys).where(sql`${idempotencyKeys.expiresAt} < ${now}`);
+/**
+ * Deletes the keys expired before `now` (epoch ms), their stored answers with them, in bounded
+ * chunks through `idempotency_keys_expires` (the hourly job `purge_idempotency_keys`).
+ */
+export function purgeExpiredIdempotencyKeys(db: Db, now: number, budget?: PurgeBudget): Promise<Purge> {
+  return purgeBefore(db, idempotencyKeys, idempotencyKeys.expiresAt, now, budget);
 }

@@ -2,6 +2,7 @@ import { and, eq, isNull } from "drizzle-orm";
 import { sha256Hex } from "../../lib/crypto";
 import type { Db } from "../client";
 import { linkTokens, sessions } from "../schema";
+import { type Purge, type PurgeBudget, purgeBefore } from "./purge";
 
 export type LinkTokenRow = typeof linkTokens.$inferSelect;
 
@@ -88,4 +89,14 @@ export async function revokeLinkTokens(
     )
     .returning({ id: linkTokens.id });
   return revoked.length;
+}
+
+/**
+ * Deletes the tokens (of every account) that expired before `before` (epoch ms), revoked ones
+ * included (a token expires at most a day after it was made, revoked or not: src/links/tokens.ts
+ * `LINK_EXPIRES_IN`), in bounded chunks through `link_tokens_expires` (the hourly job
+ * `purge_link_tokens`). A deleted token is unknown: its link answers 404 `link_not_found`.
+ */
+export function purgeLinkTokens(db: Db, before: number, budget?: PurgeBudget): Promise<Purge> {
+  return purgeBefore(db, linkTokens, linkTokens.expiresAt, before, budget);
 }

@@ -1,5 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
-import { batchSql, type Db } from "../client";
+import { batchSql, type Db, type Statement } from "../client";
 import type { MessageStatus, otpAttempts } from "../schema";
 
 // The attempts of an OTP's codes, one per channel a code went out on (src/otp/failover.ts). Every
@@ -238,4 +238,16 @@ export async function listAttempts(db: Db, otpId: string): Promise<AttemptView[]
 /** {@link attemptsJson} of the `otps` row an event statement reads (src/otp/verify.ts). */
 export function eventRowAttemptsJson(): SQL {
   return attemptsJson(sql`otps.id`);
+}
+
+/**
+ * The statement that deletes the attempts of the OTPs `otpIds` (any number of ids: they travel as
+ * one JSON parameter), by the primary key `(otp_id, seq)`. An OTP's attempts are what
+ * `GET /v1/otp/{id}`, its events and the OTP statistics show of it, so they stay as long as the
+ * OTP does; this goes in the batch that deletes or archives the OTPs, before their own delete
+ * (the foreign key `otp_attempts.otp_id` refuses it while an attempt remains), with
+ * otp-sends.ts `deleteOtpSendsOf`.
+ */
+export function deleteOtpAttemptsOf(otpIds: string[]): Statement {
+  return sql`DELETE FROM otp_attempts WHERE otp_id IN (SELECT value FROM json_each(${JSON.stringify(otpIds)}))`;
 }

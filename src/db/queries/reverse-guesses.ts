@@ -1,6 +1,7 @@
-import { lt, type SQL, sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import { batchSql, type Db } from "../client";
 import { type REVERSE_GUESS_OUTCOMES, reverseGuesses } from "../schema";
+import { type Purge, type PurgeBudget, purgeBefore } from "./purge";
 
 // The candidate codes of incoming messages that verified no reverse OTP (schema/otp.ts
 // `reverseGuesses`), and what they count toward (src/otp/reverse.ts `REVERSE_RULES`). Every write
@@ -120,8 +121,9 @@ export async function recordOverLimit(
 
 /**
  * Deletes the rows read before `before` (epoch ms): the hourly sweep, once no OTP they could count
- * against is live (src/otp/reverse.ts `REVERSE_RULES.guessRetentionMs`).
+ * against is live (src/otp/reverse.ts `REVERSE_RULES.guessRetentionMs`), in bounded chunks through
+ * `reverse_guesses_at`.
  */
-export async function purgeReverseGuesses(db: Db, before: number): Promise<void> {
-  await db.delete(reverseGuesses).where(lt(reverseGuesses.at, before));
+export function purgeReverseGuesses(db: Db, before: number, budget?: PurgeBudget): Promise<Purge> {
+  return purgeBefore(db, reverseGuesses, reverseGuesses.at, before, budget);
 }

@@ -141,7 +141,7 @@ export const REVERSE_GUESS_OUTCOMES = [
  * gateway's message id) and candidate (`code_lookup`, src/otp/code.ts `codeLookup`), so a message
  * the gateway delivers again adds nothing. `otp_id` is the OTP the candidate matched, null for
  * `no_match`. `at` is when the service read it (epoch ms). Kept `REVERSE_RULES.guessRetentionMs`,
- * longer than any OTP lives (housekeeping `purge_reverse_guesses`, src/index.ts).
+ * longer than any OTP lives (hourly job `purge_reverse_guesses`, src/jobs/hourly.ts).
  */
 export const reverseGuesses = sqliteTable(
   "reverse_guesses",
@@ -194,7 +194,8 @@ export const otpAttempts = sqliteTable(
  * Every code sent (first sends and resends), the log that the per-number limit counts
  * (`OTP_MAX_PER_NUMBER_PER_HOUR` per account and number in a rolling hour: the sends of every
  * app of the account, found through `apps.account_id`). `seq` is the send's
- * number within its OTP (1–5), so one OTP cannot log the same send twice.
+ * number within its OTP (1–5), so one OTP cannot log the same send twice. Kept for the window
+ * only (hourly job `purge_otp_sends`): nothing else reads it.
  */
 export const otpSends = sqliteTable(
   "otp_sends",
@@ -210,5 +211,7 @@ export const otpSends = sqliteTable(
   (t) => [
     primaryKey({ columns: [t.otpId, t.seq] }),
     index("otp_sends_app_number").on(t.appId, t.toNumber, t.sentAt),
+    // The hourly purge of sends older than the window (src/db/queries/otp-sends.ts `purgeOtpSends`).
+    index("otp_sends_sent").on(t.sentAt),
   ],
 );

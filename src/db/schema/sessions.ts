@@ -44,7 +44,8 @@ export const sessions = sqliteTable(
  * Link tokens: bearer capabilities in a link URL (`<origin>/link/<token>`) that let whoever holds
  * one watch and link one session of one account without an API key (src/links/tokens.ts). Only
  * the token's SHA-256 (hex) is stored, as for API keys. A token is live until `expires_at` (epoch
- * ms) or `revoked_at`; it goes with its session (`ON DELETE CASCADE`).
+ * ms) or `revoked_at`; it goes with its session (`ON DELETE CASCADE`), or
+ * `LINK_TOKEN_RETENTION_MS` after it expired (src/links/tokens.ts; hourly job `purge_link_tokens`).
  */
 export const linkTokens = sqliteTable(
   "link_tokens",
@@ -72,5 +73,7 @@ export const linkTokens = sqliteTable(
     uniqueIndex("link_tokens_token_hash").on(t.tokenHash),
     index("link_tokens_session").on(t.sessionId, t.revokedAt),
     index("link_tokens_created_by").on(t.createdBy),
+    // The hourly purge of tokens past their retention (src/db/queries/link-tokens.ts `purgeLinkTokens`).
+    index("link_tokens_expires").on(t.expiresAt),
   ],
 );
