@@ -293,7 +293,13 @@ describe("failed attempts", () => {
       [old, "failed", 6 * DAY_MS],
       [recent, "succeeded", DAY_MS],
     ] as const)
-      await insertDelivery({ endpointId: endpoint.id, eventId, status, attempts: 1, createdAt: Date.now() - age });
+      await insertDelivery({
+        endpointId: endpoint.id,
+        eventId,
+        status,
+        attempts: 1,
+        createdAt: Date.now() - age,
+      });
     receiver.answers.set("flaky", () => new HttpResponse(null, { status: 500 }));
     await runQueue("chatapp-webhooks", [message]);
     expect(await endpointRow(endpoint.id)).toEqual({ enabled: 1, disabled_reason: null });

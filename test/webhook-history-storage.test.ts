@@ -86,8 +86,10 @@ describe("webhook history tables", () => {
       first_response_excerpt: "ok",
       first_error: null,
     });
-    expect(row?.event_id).toEqual(expect.any(Array)); // a BLOB: D1 reads it as bytes
-    expect((row?.event_id as number[]).length).toBe(16);
+    // The event id's 16 bytes (a BLOB: D1 reads it as an array of bytes).
+    expect(row?.event_id).toEqual(
+      [...eventId.slice(4).matchAll(/../g)].map(([hex]) => Number.parseInt(hex, 16)),
+    );
     expect(await rowsOf("webhook_attempts", endpoint.id)).toEqual([]);
 
     const shown = await call<{ data: { attempts: { attempt: number; status_code: number }[] } }>(
@@ -114,13 +116,14 @@ describe("webhook history tables", () => {
     expect((await rowsOf("webhook_attempts", endpoint.id)).map((row) => row.attempt)).toEqual([2, 3]);
 
     const listed = await call<{
-      data: { status: string; attempts: { attempt: number; status_code: number; response_excerpt: string }[] }[];
+      data: {
+        status: string;
+        attempts: { attempt: number; status_code: number; response_excerpt: string }[];
+      }[];
     }>("GET", `/v1/webhooks/${endpoint.id}/deliveries`, { key });
     expect(listed.body.data).toHaveLength(1);
     expect(listed.body.data[0]?.status).toBe("succeeded");
-    expect(
-      listed.body.data[0]?.attempts.map((a) => [a.attempt, a.status_code, a.response_excerpt]),
-    ).toEqual([
+    expect(listed.body.data[0]?.attempts.map((a) => [a.attempt, a.status_code, a.response_excerpt])).toEqual([
       [1, 501, "no 1"],
       [2, 502, "no 2"],
       [3, 200, '{"n":3}'],
@@ -161,7 +164,14 @@ describe("webhook history tables", () => {
     const now = Date.now();
     expect((await claimAttempt(db, key, now, 60_000, now + 120_000)).attempt).toBe(1);
     await failPendingDeliveries(db, [key], now + 1);
-    const attempt = { attempt: 1, attemptedAt: now, statusCode: 200, durationMs: 3, responseExcerpt: null, error: null };
+    const attempt = {
+      attempt: 1,
+      attemptedAt: now,
+      statusCode: 200,
+      durationMs: 3,
+      responseExcerpt: null,
+      error: null,
+    };
     await recordAttempt(db, key, attempt, { status: "succeeded", nextAttemptAt: null });
     expect(await deliveriesOf(endpoint.id)).toMatchObject([{ status: "failed", last_status_code: 200 }]);
     expect(await attemptsOf(endpoint.id, eventId)).toHaveLength(1);
@@ -170,11 +180,14 @@ describe("webhook history tables", () => {
   it("fails an endpoint's pending deliveries when it is deleted, and does not give its number again", async () => {
     const { key, endpoint, eventId } = await oneDelivery(receiver, "deleted");
     const number = async (id: string) =>
-      (await env.DB.prepare("SELECT number FROM webhook_endpoints WHERE id = ?").bind(id).first<number>("number")) ??
-      null;
+      (await env.DB.prepare("SELECT number FROM webhook_endpoints WHERE id = ?")
+        .bind(id)
+        .first<number>("number")) ?? null;
     const before = await number(endpoint.id);
     expect((await call("DELETE", `/v1/webhooks/${endpoint.id}`, { key })).status).toBe(204);
-    const [row] = await env.DB.prepare("SELECT status, next_attempt_at FROM webhook_deliveries WHERE endpoint_number = ?")
+    const [row] = await env.DB.prepare(
+      "SELECT status, next_attempt_at FROM webhook_deliveries WHERE endpoint_number = ?",
+    )
       .bind(before)
       .all()
       .then((r) => r.results);
@@ -186,7 +199,9 @@ describe("webhook history tables", () => {
     });
     expect(await number(next.body.data.id)).toBeGreaterThan(before ?? Number.POSITIVE_INFINITY);
     // Its history is no longer shown: the endpoint is gone.
-    expect((await call("GET", `/v1/webhooks/${endpoint.id}/deliveries/${eventId}`, { key })).status).toBe(404);
+    expect((await call("GET", `/v1/webhooks/${endpoint.id}/deliveries/${eventId}`, { key })).status).toBe(
+      404,
+    );
   });
 });
 
@@ -243,7 +258,8 @@ async function plansOf(
 }
 
 /** A plan line that reads a whole history table (its b-tree, or an index of all its rows). */
-const FULL_SCAN = /SCAN (webhook_deliveries|webhook_attempts|d|a)\b(?! USING (COVERING )?INDEX webhook_deliveries_(pending|failed))/;
+const FULL_SCAN =
+  /SCAN (webhook_deliveries|webhook_attempts|d|a)\b(?! USING (COVERING )?INDEX webhook_deliveries_(pending|failed))/;
 
 describe("query plans of the webhook history", () => {
   it("seek by key or read a partial index: no statement reads a history table whole", async () => {
@@ -284,7 +300,8 @@ describe("query plans of the webhook history", () => {
     const one = (name: string) => plans[name]?.join("\n---\n") ?? "";
     // A page is read in the key's order, the status filters from their partial indexes, unsorted
     // (then its later attempts, sorted).
-    const page = /SEARCH webhook_deliveries USING (PRIMARY KEY|INDEX webhook_deliveries_(\w+)) \(endpoint_number=\? AND \(created_at,event_id\)<\(\?,\?\)\)/;
+    const page =
+      /SEARCH webhook_deliveries USING (PRIMARY KEY|INDEX webhook_deliveries_(\w+)) \(endpoint_number=\? AND \(created_at,event_id\)<\(\?,\?\)\)/;
     for (const [name, index] of [
       ["listAll", "PRIMARY KEY"],
       ["listSucceeded", "PRIMARY KEY"],
@@ -296,13 +313,21 @@ describe("query plans of the webhook history", () => {
       expect(query, name).not.toMatch(/USE TEMP B-TREE/);
     }
     // Later attempts by their delivery's key; a delivery by its event id.
-    expect(one("find")).toMatch(/SEARCH webhook_attempts USING PRIMARY KEY \(endpoint_number=\? AND event_id=\?\)/);
+    expect(one("find")).toMatch(
+      /SEARCH webhook_attempts USING PRIMARY KEY \(endpoint_number=\? AND event_id=\?\)/,
+    );
     for (const name of ["claim", "recordFirst", "recordLater", "find", "reopen", "fail", "reopenFailed"])
-      expect(one(name), name).toMatch(/USING (COVERING )?INDEX webhook_deliveries_event \(endpoint_number=\? AND event_id=\?\)/);
-    expect(one("reopenFailed")).toMatch(/INDEX webhook_deliveries_failed \(endpoint_number=\? AND created_at>\?\)/);
+      expect(one(name), name).toMatch(
+        /USING (COVERING )?INDEX webhook_deliveries_event \(endpoint_number=\? AND event_id=\?\)/,
+      );
+    expect(one("reopenFailed")).toMatch(
+      /INDEX webhook_deliveries_failed \(endpoint_number=\? AND created_at>\?\)/,
+    );
     // The sweep reads the pending deliveries only; the purge each endpoint's old rows only.
     expect(one("sweep")).toMatch(/SCAN d USING INDEX webhook_deliveries_pending/);
-    expect(one("purge")).toMatch(/SEARCH webhook_deliveries USING PRIMARY KEY \(endpoint_number=\? AND created_at<\?\)/);
+    expect(one("purge")).toMatch(
+      /SEARCH webhook_deliveries USING PRIMARY KEY \(endpoint_number=\? AND created_at<\?\)/,
+    );
     expect(one("remove")).toMatch(/INDEX webhook_deliveries_pending \(endpoint_number=\?\)/);
   });
 });

@@ -13,7 +13,10 @@ import { pageOf } from "./keyset";
 export type WebhookDeliveryStatus = "pending" | "succeeded" | "failed";
 
 /** A status as the `status` column stores it. */
-const STATUS_CODES = { pending: 0, succeeded: 1, failed: 2 } as const satisfies Record<WebhookDeliveryStatus, number>;
+const STATUS_CODES = { pending: 0, succeeded: 1, failed: 2 } as const satisfies Record<
+  WebhookDeliveryStatus,
+  number
+>;
 const STATUS_NAMES: readonly WebhookDeliveryStatus[] = ["pending", "succeeded", "failed"];
 
 // Literals, not bound parameters: SQLite uses a partial index only for a query whose WHERE holds
@@ -163,7 +166,10 @@ export async function listDeliveries(
   const backwards = cursor?.direction === "prev";
   const order = backwards ? asc : desc;
   const build = (status: WebhookDeliveryStatus | null) =>
-    selectDeliveries(db, status === null || status === "succeeded" ? undefined : `webhook_deliveries_${status}`)
+    selectDeliveries(
+      db,
+      status === null || status === "succeeded" ? undefined : `webhook_deliveries_${status}`,
+    )
       .where(
         and(
           eq(d.endpointNumber, ownedEndpointNumber(accountId, endpointId)),
@@ -207,7 +213,12 @@ export async function findDelivery(
   eventId: string,
 ): Promise<DeliveryHistory | null> {
   const [row] = await selectDeliveries(db)
-    .where(and(eq(d.endpointNumber, ownedEndpointNumber(accountId, endpointId)), eq(d.eventId, eventBytes(eventId))))
+    .where(
+      and(
+        eq(d.endpointNumber, ownedEndpointNumber(accountId, endpointId)),
+        eq(d.eventId, eventBytes(eventId)),
+      ),
+    )
     .limit(1);
   if (!row) return null;
   const later = row.attempts > 1 ? await laterAttempts(db, endpointId, [eventId]) : new Map();
@@ -331,7 +342,9 @@ export async function claimAttempt(
       )
       .returning({ attempts: d.attempts }),
     selectDeliveries(db)
-      .where(and(eq(d.endpointNumber, endpointNumber(key.endpointId)), eq(d.eventId, eventBytes(key.eventId))))
+      .where(
+        and(eq(d.endpointNumber, endpointNumber(key.endpointId)), eq(d.eventId, eventBytes(key.eventId))),
+      )
       .limit(1),
     // Separate reads, not joins: drizzle maps the rows of a batched join by column name, and
     // the tables share names (`id`, `created_at`).

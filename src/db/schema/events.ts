@@ -1,5 +1,13 @@
 import { sql } from "drizzle-orm";
-import { customType, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import {
+  customType,
+  index,
+  integer,
+  primaryKey,
+  sqliteTable,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/sqlite-core";
 import { accounts } from "./accounts";
 
 // Events (the outbox of state changes an account can be told of) and their delivery to webhook
