@@ -10,21 +10,16 @@ import { pageOf } from "./keyset";
 // after `created_at` as ms after it, the first attempt in the delivery's own row. Every statement
 // converts at the edge of SQL, so callers see endpoint uuids, `evt_…` ids, names and epoch ms.
 
-export type WebhookDeliveryStatus = "pending" | "succeeded" | "failed";
-
-/** A status as the `status` column stores it. */
-const STATUS_CODES = { pending: 0, succeeded: 1, failed: 2 } as const satisfies Record<
-  WebhookDeliveryStatus,
-  number
->;
-const STATUS_NAMES: readonly WebhookDeliveryStatus[] = ["pending", "succeeded", "failed"];
+/** A delivery's statuses; the `status` column stores each as its index here. */
+const STATUSES = ["pending", "succeeded", "failed"] as const;
+export type WebhookDeliveryStatus = (typeof STATUSES)[number];
 
 // Literals, not bound parameters: SQLite uses a partial index only for a query whose WHERE holds
 // the index's own condition (https://www.sqlite.org/partialindex.html#queries_using_partial_indexes).
-const PENDING = sql.raw(String(STATUS_CODES.pending));
-const SUCCEEDED = sql.raw(String(STATUS_CODES.succeeded));
-const FAILED = sql.raw(String(STATUS_CODES.failed));
-const statusCode = (status: WebhookDeliveryStatus) => sql.raw(String(STATUS_CODES[status]));
+const statusCode = (status: WebhookDeliveryStatus) => sql.raw(String(STATUSES.indexOf(status)));
+const PENDING = statusCode("pending");
+const SUCCEEDED = statusCode("succeeded");
+const FAILED = statusCode("failed");
 
 /** The 16 bytes an event id (`evt_` and 32 hex digits) is stored as; NULL for any other string. */
 const eventBytes = (eventId: string) => sql`unhex(substr(${eventId}, 5))`;
@@ -109,7 +104,7 @@ const selectDeliveries = (db: Db, index?: string) =>
 type StoredDelivery = Awaited<ReturnType<typeof selectDeliveries>>[number];
 
 function toDelivery(row: StoredDelivery): WebhookDelivery {
-  const status = STATUS_NAMES[row.status];
+  const status = STATUSES[row.status];
   if (!status) throw new Error(`webhook_deliveries: unknown status code ${row.status}`);
   return {
     endpointId: row.endpointId,
@@ -174,6 +169,7 @@ export async function listDeliveries(
         and(
           eq(d.endpointNumber, ownedEndpointNumber(accountId, endpointId)),
           status === null ? undefined : sql`${d.status} = ${statusCode(status)}`,
+          // keyset.ts `beyond`, with the cursor's event id as the column's bytes.
           cursor === null
             ? undefined
             : sql`(${d.createdAt}, ${d.eventId}) ${sql.raw(backwards ? ">" : "<")} (${cursor.createdAt}, ${eventBytes(cursor.id)})`,

@@ -144,7 +144,7 @@ export const webhookDeliveries = sqliteTable(
     eventId: idBytes().notNull(),
     /** The event's type ({@link webhookEventTypes} `code`), kept so the history reads without the event. */
     eventTypeCode: integer().notNull(),
-    /** 0 `pending`, 1 `succeeded`, 2 `failed` (src/db/queries/webhook-deliveries.ts `STATUS_CODES`). */
+    /** 0 `pending`, 1 `succeeded`, 2 `failed` (src/db/queries/webhook-deliveries.ts `STATUSES`). */
     status: integer().notNull(),
     /** Attempts claimed so far. */
     attempts: integer().notNull().default(0),
