@@ -13,6 +13,7 @@ import {
   deliveriesOf,
   oneDelivery as deliveryTo,
   endpointRow,
+  insertDelivery,
   makeDue,
   RECEIVER,
   recordingEnv,
@@ -64,20 +65,14 @@ async function seedDelivery(
   createdAt: number,
 ): Promise<string> {
   const eventId = await seedEvent(accountId, createdAt);
-  await env.DB.prepare(
-    "INSERT INTO webhook_deliveries (endpoint_id, event_id, account_id, event_type, status, attempts, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, 'message.sent', ?, ?, ?, ?, ?)",
-  )
-    .bind(
-      endpointId,
-      eventId,
-      accountId,
-      status,
-      status === "pending" ? 0 : 8,
-      status === "pending" ? createdAt : null,
-      createdAt,
-      createdAt,
-    )
-    .run();
+  await insertDelivery({
+    endpointId,
+    eventId,
+    status,
+    attempts: status === "pending" ? 0 : 8,
+    nextAttemptAt: status === "pending" ? createdAt : null,
+    createdAt,
+  });
   return eventId;
 }
 

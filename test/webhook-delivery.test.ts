@@ -17,6 +17,7 @@ import {
   oneDelivery as deliveryTo,
   type EventRecord,
   endpointRow,
+  insertDelivery,
   makeDue,
   recordingEnv,
   runBatch,
@@ -267,11 +268,14 @@ describe("failed attempts", () => {
     const { accountId, endpoint, eventId, message } = await oneDelivery("failing");
     // An older delivery of the same run that failed 6 days ago.
     const old = await seedEvent(accountId, Date.now() - 6 * DAY_MS);
-    await env.DB.prepare(
-      "INSERT INTO webhook_deliveries (endpoint_id, event_id, account_id, status, attempts, created_at, updated_at) VALUES (?, ?, ?, 'failed', 8, ?, ?)",
-    )
-      .bind(endpoint.id, old, accountId, Date.now() - 6 * DAY_MS, Date.now() - DAY_MS)
-      .run();
+    await insertDelivery({
+      endpointId: endpoint.id,
+      eventId: old,
+      status: "failed",
+      attempts: 8,
+      createdAt: Date.now() - 6 * DAY_MS,
+      updatedAt: Date.now() - DAY_MS,
+    });
     receiver.answers.set("failing", () => new HttpResponse(null, { status: 500 }));
     await runQueue("chatapp-webhooks", [message]);
     expect(await endpointRow(endpoint.id)).toEqual({ enabled: 0, disabled_reason: "failing" });
@@ -285,16 +289,17 @@ describe("failed attempts", () => {
     const { accountId, endpoint, message } = await oneDelivery("flaky");
     const old = await seedEvent(accountId, Date.now() - 6 * DAY_MS);
     const recent = await seedEvent(accountId, Date.now() - DAY_MS);
-    await env.DB.batch(
-      [
-        [old, "failed", 6 * DAY_MS],
-        [recent, "succeeded", DAY_MS],
-      ].map(([id, status, age]) =>
-        env.DB.prepare(
-          "INSERT INTO webhook_deliveries (endpoint_id, event_id, account_id, status, attempts, created_at, updated_at) VALUES (?, ?, ?, ?, 1, ?, ?)",
-        ).bind(endpoint.id, id, accountId, status, Date.now() - Number(age), Date.now() - Number(age)),
-      ),
-    );
+    for (const [eventId, status, age] of [
+      [old, "failed", 6 * DAY_MS],
+      [recent, "succeeded", DAY_MS],
+    ] as const)
+      await insertDelivery({
+        endpointId: endpoint.id,
+        eventId,
+        status,
+        attempts: 1,
+        createdAt: Date.now() - age,
+      });
     receiver.answers.set("flaky", () => new HttpResponse(null, { status: 500 }));
     await runQueue("chatapp-webhooks", [message]);
     expect(await endpointRow(endpoint.id)).toEqual({ enabled: 1, disabled_reason: null });

@@ -140,29 +140,52 @@ export async function createEndpoint(
   return res.body.data;
 }
 
+// Deliveries are stored small (src/db/schema/events.ts `webhookDeliveries`): keyed by the
+// endpoint's number and the event id's 16 bytes, the status as 0/1/2, the first attempt in the
+// delivery's row. These read and write them in the shapes the tests speak.
+
+/** A delivery's key in SQL, bound to an endpoint uuid and an `evt_…` id. */
+export const DELIVERY_KEY =
+  "endpoint_number = (SELECT number FROM webhook_endpoints WHERE id = ?) AND event_id = unhex(substr(?, 5))";
+const STATUS_NAME = "CASE d.status WHEN 0 THEN 'pending' WHEN 1 THEN 'succeeded' ELSE 'failed' END";
+export const STATUS_CODE = { pending: 0, succeeded: 1, failed: 2 } as const;
+
 export interface DeliveryRow {
   endpoint_id: string;
   event_id: string;
   status: string;
   attempts: number;
+  /** The HTTP status of the latest attempt recorded (null without an answer or an attempt). */
   last_status_code: number | null;
   next_attempt_at: number | null;
 }
 
 export async function deliveriesOf(endpointId: string): Promise<DeliveryRow[]> {
   const { results } = await env.DB.prepare(
-    "SELECT endpoint_id, event_id, status, attempts, last_status_code, next_attempt_at FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY created_at, event_id",
+    `SELECT w.id AS endpoint_id, 'evt_' || lower(hex(d.event_id)) AS event_id, ${STATUS_NAME} AS status,
+       d.attempts, CASE WHEN a.attempt IS NULL THEN d.first_status_code ELSE a.status_code END AS last_status_code,
+       d.next_attempt_at
+     FROM webhook_deliveries d JOIN webhook_endpoints w ON w.number = d.endpoint_number
+     LEFT JOIN webhook_attempts a ON a.endpoint_number = d.endpoint_number AND a.event_id = d.event_id
+       AND a.attempt = (SELECT max(attempt) FROM webhook_attempts b WHERE b.endpoint_number = d.endpoint_number AND b.event_id = d.event_id)
+     WHERE w.id = ? ORDER BY d.created_at, d.event_id`,
   )
     .bind(endpointId)
     .all<DeliveryRow>();
   return results;
 }
 
+/** Every attempt of a delivery as stored, oldest first: the first from its row, the rest from webhook_attempts. */
 export async function attemptsOf(endpointId: string, eventId: string) {
   const { results } = await env.DB.prepare(
-    "SELECT attempt, status_code, duration_ms, response_excerpt, error FROM webhook_attempts WHERE endpoint_id = ? AND event_id = ? ORDER BY attempt",
+    `SELECT 1 AS attempt, first_status_code AS status_code, first_duration_ms AS duration_ms,
+       first_response_excerpt AS response_excerpt, first_error AS error
+     FROM webhook_deliveries WHERE ${DELIVERY_KEY} AND first_attempt_after_ms IS NOT NULL
+     UNION ALL
+     SELECT attempt, status_code, duration_ms, response_excerpt, error FROM webhook_attempts WHERE ${DELIVERY_KEY}
+     ORDER BY attempt`,
   )
-    .bind(endpointId, eventId)
+    .bind(endpointId, eventId, endpointId, eventId)
     .all<{
       attempt: number;
       status_code: number | null;
@@ -173,6 +196,40 @@ export async function attemptsOf(endpointId: string, eventId: string) {
   return results;
 }
 
+/** A delivery as a test seeds it: times in epoch ms (`updatedAt` defaults to `createdAt`). */
+export interface SeededDelivery {
+  endpointId: string;
+  eventId: string;
+  status: keyof typeof STATUS_CODE;
+  attempts: number;
+  createdAt: number;
+  updatedAt?: number;
+  nextAttemptAt?: number | null;
+  type?: string;
+}
+
+/** Inserts a delivery without attempt records, as the fan-out and later moves would leave it. */
+export async function insertDelivery(delivery: SeededDelivery): Promise<void> {
+  const type = delivery.type ?? "message.sent";
+  await env.DB.batch([
+    env.DB.prepare("INSERT OR IGNORE INTO webhook_event_types (name) VALUES (?)").bind(type),
+    env.DB.prepare(
+      `INSERT INTO webhook_deliveries (endpoint_number, created_at, event_id, event_type_code, status, attempts, next_attempt_at, updated_after_ms)
+       SELECT number, ?, unhex(substr(?, 5)), (SELECT code FROM webhook_event_types WHERE name = ?), ?, ?, ?, ?
+       FROM webhook_endpoints WHERE id = ?`,
+    ).bind(
+      delivery.createdAt,
+      delivery.eventId,
+      type,
+      STATUS_CODE[delivery.status],
+      delivery.attempts,
+      delivery.nextAttemptAt ?? null,
+      (delivery.updatedAt ?? delivery.createdAt) - delivery.createdAt,
+      delivery.endpointId,
+    ),
+  ]);
+}
+
 export async function endpointRow(id: string) {
   return env.DB.prepare("SELECT enabled, disabled_reason FROM webhook_endpoints WHERE id = ?")
     .bind(id)
@@ -181,9 +238,7 @@ export async function endpointRow(id: string) {
 
 /** The wait before a scheduled retry has passed (tests own the clock). */
 export async function makeDue(endpointId: string, eventId: string): Promise<void> {
-  await env.DB.prepare(
-    "UPDATE webhook_deliveries SET next_attempt_at = 0 WHERE endpoint_id = ? AND event_id = ?",
-  )
+  await env.DB.prepare(`UPDATE webhook_deliveries SET next_attempt_at = 0 WHERE ${DELIVERY_KEY}`)
     .bind(endpointId, eventId)
     .run();
 }

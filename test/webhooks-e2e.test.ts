@@ -7,6 +7,7 @@ import worker from "../src/index";
 import { call, createAccount, waitFor } from "./helpers";
 import { connectedSession, sendText, waitForMessages } from "./message-fixtures";
 import { network, useNetwork } from "./network";
+import { DELIVERY_KEY, deliveriesOf } from "./webhook-fixtures";
 
 // The whole path with the real queues: a message's change commits with its event, the event is
 // published, fanned out to the endpoint and delivered, signed; a receiver at the HTTP boundary
@@ -114,7 +115,7 @@ describe("webhooks, end to end", () => {
     const sent = got.find((e) => e.data.id === id && e.type === "message.sent");
     const tenMinutesAgo = Date.now() - 10 * 60_000;
     await env.DB.batch([
-      env.DB.prepare("DELETE FROM webhook_deliveries WHERE event_id = ?").bind(sent?.id),
+      env.DB.prepare(`DELETE FROM webhook_deliveries WHERE ${DELIVERY_KEY}`).bind(endpoint.id, sent?.id),
       env.DB.prepare("UPDATE events SET created_at = ? WHERE id = ?").bind(tenMinutesAgo, sent?.id),
       env.DB.prepare("UPDATE webhook_endpoints SET created_at = ? WHERE id = ?").bind(
         tenMinutesAgo - 1,
@@ -123,38 +124,51 @@ describe("webhooks, end to end", () => {
     ]);
     await worker.scheduled(createScheduledController({ cron: "17 * * * *" }), env);
     await until(() => got.filter((e) => e.id === sent?.id).length === 2, "the swept event");
-    const delivery = await env.DB.prepare("SELECT status FROM webhook_deliveries WHERE event_id = ?")
-      .bind(sent?.id)
-      .first<{ status: string }>();
+    const delivery = (await deliveriesOf(endpoint.id)).find((row) => row.event_id === sent?.id);
     expect(delivery?.status).toBe("succeeded");
   });
 });
 
 describe("delivery history", () => {
-  it("keeps attempts and finished deliveries 30 days: the hourly sweep deletes older ones", async () => {
+  it("keeps finished deliveries with their attempts 30 days: the hourly sweep deletes older ones", async () => {
     const { endpoint, got, id } = await deliveredMessage("+14155552673");
-    const count = async (table: string) =>
+    const ofEndpoint = "endpoint_number = (SELECT number FROM webhook_endpoints WHERE id = ?)";
+    const count = async (table: string, where = "true") =>
       (
-        await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE endpoint_id = ?`)
+        await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE ${ofEndpoint} AND ${where}`)
           .bind(endpoint.id)
           .first<{ n: number }>()
       )?.n;
-    // The consumer records each delivery once its receiver answered.
+    // The consumer records each delivery's attempt once its receiver answered: each succeeded at
+    // once, so its row holds that attempt and webhook_attempts has none.
     await waitFor(
       async () => {
-        expect([await count("webhook_deliveries"), await count("webhook_attempts")]).toEqual([3, 3]);
+        expect([
+          await count("webhook_deliveries", "first_attempt_after_ms IS NOT NULL"),
+          await count("webhook_attempts"),
+        ]).toEqual([3, 0]);
         return true;
       },
       { reason: "the webhook consumer to record its three deliveries", timeoutMs: 5_000 },
     );
 
-    const old = Date.now() - 31 * 24 * 3600_000;
-    const [first] = got.filter((e) => e.data.id === id);
-    await env.DB.batch([
-      env.DB.prepare("UPDATE webhook_attempts SET attempted_at = ? WHERE event_id = ?").bind(old, first?.id),
-      env.DB.prepare("UPDATE webhook_deliveries SET updated_at = ? WHERE event_id = ?").bind(old, first?.id),
-    ]);
+    // One delivery made and last changed 31 days ago, with a later attempt; one made then but
+    // changed (retried through the API) 29 days ago, which stays with its attempts.
+    const day = 24 * 3600_000;
+    const [first, second] = got.filter((e) => e.data.id === id);
+    const age = (eventId: string | undefined, made: number, changed: number) => [
+      env.DB.prepare(
+        `UPDATE webhook_deliveries SET created_at = ?, updated_after_ms = ?, first_attempt_after_ms = 0 WHERE ${DELIVERY_KEY}`,
+      ).bind(Date.now() - made * day, (made - changed) * day, endpoint.id, eventId),
+      env.DB.prepare(
+        `INSERT INTO webhook_attempts (endpoint_number, event_id, attempt, attempted_at, status_code, duration_ms)
+         SELECT endpoint_number, event_id, 2, ?, 200, 5 FROM webhook_deliveries WHERE ${DELIVERY_KEY}`,
+      ).bind(Date.now() - changed * day, endpoint.id, eventId),
+    ];
+    await env.DB.batch([...age(first?.id, 31, 31), ...age(second?.id, 31, 29)]);
+    expect([await count("webhook_deliveries"), await count("webhook_attempts")]).toEqual([3, 2]);
     await worker.scheduled(createScheduledController({ cron: "17 * * * *" }), env);
-    expect([await count("webhook_deliveries"), await count("webhook_attempts")]).toEqual([2, 2]);
+    expect([await count("webhook_deliveries"), await count("webhook_attempts")]).toEqual([2, 1]);
+    expect((await deliveriesOf(endpoint.id)).map((row) => row.event_id)).not.toContain(first?.id);
   });
 });

@@ -47,6 +47,8 @@ interface Row {
   updated_at: number;
   created_by: string | null;
   url_set_by: string | null;
+  /** The small number its deliveries are keyed by (src/db/schema/events.ts). */
+  number: number;
 }
 
 let key: string;
@@ -165,6 +167,7 @@ describe("POST /v1/webhooks", () => {
       updated_at: expect.any(Number),
       created_by: await defaultKeyId(),
       url_set_by: await defaultKeyId(),
+      number: expect.any(Number),
     });
     expect(stored?.created_at).toBeGreaterThanOrEqual(before);
     expect(stored?.created_at).toBeLessThanOrEqual(Date.now());

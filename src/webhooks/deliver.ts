@@ -122,9 +122,8 @@ export async function deliverOnce(
   }
   await recordAttempt(
     db,
+    key,
     {
-      endpointId: key.endpointId,
-      eventId: key.eventId,
       attempt,
       attemptedAt: startedAt,
       statusCode: code,

@@ -157,7 +157,8 @@ export async function undeliveredEvents(
        JOIN webhook_endpoints w ON w.account_id = e.account_id AND w.enabled = 1 AND w.created_at <= e.created_at
          AND (w.events IS NULL OR e.type IN (SELECT value FROM json_each(w.events)))
        WHERE e.created_at BETWEEN ? AND ?
-         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.event_id = e.id)
+         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
+           WHERE d.endpoint_number = w.number AND d.event_id = unhex(substr(e.id, 5)))
        ORDER BY e.created_at LIMIT ?`,
     )
     .bind(range.from, range.to, limit)

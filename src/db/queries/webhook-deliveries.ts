@@ -1,19 +1,136 @@
-import { and, asc, eq, inArray, lt, ne, type SQL, sql } from "drizzle-orm";
+import { and, asc, desc, eq, type SQL, sql } from "drizzle-orm";
 import type { Cursor } from "../../lib/cursor";
 import { batchSql, type Db } from "../client";
-import { type EventRow, events, webhookAttempts, webhookDeliveries, webhookEndpoints } from "../schema";
+import { type EventRow, events, webhookDeliveries, webhookEndpoints, webhookEventTypes } from "../schema";
 import { eventColumns } from "./events";
-import { beyond, pageOf, readOrder } from "./keyset";
-import type { WebhookEndpointRow } from "./webhook-endpoints";
+import { pageOf } from "./keyset";
 
-export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
-export type WebhookAttemptRow = typeof webhookAttempts.$inferSelect;
-export type WebhookDeliveryStatus = WebhookDeliveryRow["status"];
+// Deliveries and their attempts as stored (src/db/schema/events.ts `webhookDeliveries`): keyed by
+// the endpoint's `number` and the event id's 16 bytes, status and type as small numbers, times
+// after `created_at` as ms after it, the first attempt in the delivery's own row. Every statement
+// converts at the edge of SQL, so callers see endpoint uuids, `evt_…` ids, names and epoch ms.
+
+/** A delivery's statuses; the `status` column stores each as its index here. */
+const STATUSES = ["pending", "succeeded", "failed"] as const;
+export type WebhookDeliveryStatus = (typeof STATUSES)[number];
+
+// Literals, not bound parameters: SQLite uses a partial index only for a query whose WHERE holds
+// the index's own condition (https://www.sqlite.org/partialindex.html#queries_using_partial_indexes).
+const statusCode = (status: WebhookDeliveryStatus) => sql.raw(String(STATUSES.indexOf(status)));
+const PENDING = statusCode("pending");
+const SUCCEEDED = statusCode("succeeded");
+const FAILED = statusCode("failed");
+
+/** The 16 bytes an event id (`evt_` and 32 hex digits) is stored as; NULL for any other string. */
+const eventBytes = (eventId: string) => sql`unhex(substr(${eventId}, 5))`;
+/** The number of endpoint `endpointId`, or NULL when there is none. */
+const endpointNumber = (endpointId: string) =>
+  sql`(SELECT number FROM webhook_endpoints WHERE id = ${endpointId})`;
+/** The number of the account's endpoint `endpointId`, or NULL when the account has none such. */
+const ownedEndpointNumber = (accountId: string, endpointId: string) =>
+  sql`(SELECT number FROM webhook_endpoints WHERE id = ${endpointId} AND account_id = ${accountId})`;
+/** The delivery `key` (alias-free, for UPDATE). */
+const isKey = (key: DeliveryKey) =>
+  sql`endpoint_number = ${endpointNumber(key.endpointId)} AND event_id = ${eventBytes(key.eventId)}`;
+
+/** A delivery as the history shows it; times in epoch ms. */
+export interface WebhookDelivery {
+  endpointId: string;
+  eventId: string;
+  /** The event's catalogue type (src/events/catalogue.ts), as the fan-out stored it. */
+  eventType: string;
+  status: WebhookDeliveryStatus;
+  /** Attempts claimed so far. */
+  attempts: number;
+  /** While pending, when the next attempt is due; else null. */
+  nextAttemptAt: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** One attempt of a delivery: when (epoch ms), the HTTP status (null without an answer), and so on. */
+export interface WebhookAttempt {
+  /** 1 for the first. */
+  attempt: number;
+  attemptedAt: number;
+  statusCode: number | null;
+  durationMs: number;
+  /** The first 1 KiB of the response body. */
+  responseExcerpt: string | null;
+  /** Why there was no answer (timeout, unreachable), else null. */
+  error: string | null;
+}
 
 /** A delivery with its attempts, oldest first, as the delivery history shows it. */
 export interface DeliveryHistory {
-  delivery: WebhookDeliveryRow;
-  attempts: WebhookAttemptRow[];
+  delivery: WebhookDelivery;
+  attempts: WebhookAttempt[];
+}
+
+const d = webhookDeliveries;
+
+/**
+ * A delivery's row joined to its endpoint and type, converted (uuid, `evt_…`, name, epoch ms);
+ * each field an aliased expression: drizzle maps a batched query's rows by column name, and
+ * checks a plain column's table against a FROM it can read (not one with INDEXED BY).
+ */
+const deliveryFields = {
+  endpointId: sql<string>`${webhookEndpoints.id}`.as("endpoint_uuid"),
+  eventId: sql<string>`'evt_' || lower(hex(${d.eventId}))`.as("event_id_text"),
+  eventType: sql<string>`${webhookEventTypes.name}`.as("event_type_name"),
+  status: sql<number>`${d.status}`.as("status"),
+  attempts: sql<number>`${d.attempts}`.as("attempts"),
+  nextAttemptAt: sql<number | null>`${d.nextAttemptAt}`.as("next_attempt_at"),
+  createdAt: sql<number>`${d.createdAt}`.as("created_at"),
+  updatedAt: sql<number>`${d.createdAt} + ${d.updatedAfterMs}`.as("updated_at"),
+  firstAttemptedAt: sql<number | null>`${d.createdAt} + ${d.firstAttemptAfterMs}`.as("first_attempted_at"),
+  firstStatusCode: sql<number | null>`${d.firstStatusCode}`.as("first_status_code"),
+  firstDurationMs: sql<number | null>`${d.firstDurationMs}`.as("first_duration_ms"),
+  firstResponseExcerpt: sql<string | null>`${d.firstResponseExcerpt}`.as("first_response_excerpt"),
+  firstError: sql<string | null>`${d.firstError}`.as("first_error"),
+};
+
+/**
+ * Deliveries with {@link deliveryFields}, for a WHERE to pick; read through `index` when given
+ * (SQLite's planner, without statistics, prefers the table's own key to a partial index).
+ */
+const selectDeliveries = (db: Db, index?: string) =>
+  db
+    .select(deliveryFields)
+    .from(sql`${d}${sql.raw(index ? ` INDEXED BY ${index}` : "")}`)
+    .innerJoin(webhookEndpoints, eq(webhookEndpoints.number, d.endpointNumber))
+    .innerJoin(webhookEventTypes, eq(webhookEventTypes.code, d.eventTypeCode));
+
+type StoredDelivery = Awaited<ReturnType<typeof selectDeliveries>>[number];
+
+function toDelivery(row: StoredDelivery): WebhookDelivery {
+  const status = STATUSES[row.status];
+  if (!status) throw new Error(`webhook_deliveries: unknown status code ${row.status}`);
+  return {
+    endpointId: row.endpointId,
+    eventId: row.eventId,
+    eventType: row.eventType,
+    status,
+    attempts: row.attempts,
+    nextAttemptAt: row.nextAttemptAt,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+
+/** The first attempt a delivery row holds, or none (not yet recorded). */
+function firstAttempt(row: StoredDelivery): WebhookAttempt[] {
+  if (row.firstAttemptedAt === null) return [];
+  return [
+    {
+      attempt: 1,
+      attemptedAt: row.firstAttemptedAt,
+      statusCode: row.firstStatusCode,
+      durationMs: row.firstDurationMs ?? 0,
+      responseExcerpt: row.firstResponseExcerpt,
+      error: row.firstError,
+    },
+  ];
 }
 
 /** One page request of an endpoint's deliveries: statuses (none: all), size and cursor. */
@@ -24,14 +141,12 @@ export interface DeliveryListQuery {
   cursor: Cursor | null;
 }
 
-// Deliveries page by `(created_at, event_id)`; the event id plays the keyset's `id`.
-const keyset = { createdAt: webhookDeliveries.createdAt, id: webhookDeliveries.eventId };
-
 /**
  * One page of the account's endpoint `endpointId`'s deliveries with their attempts, newest first:
- * one keyset query per status (index `webhook_deliveries_endpoint_status`) or one over all
- * (`webhook_deliveries_endpoint_created`), each at most `limit + 1` rows, merged; then the page's
- * attempts in one query. An endpoint of another account has no deliveries here.
+ * one keyset query per status or one over all, each at most `limit + 1` rows, merged; then the
+ * later attempts of the page's deliveries that have any, in one query. All reads the table in its
+ * key's order (`endpoint_number, created_at, event_id`); `pending` and `failed` read their partial
+ * indexes, `succeeded` the table (most rows are). An endpoint of another account has no deliveries.
  *
  * @returns the page newest first (each row's `id` is its event id, for the cursor), and whether
  *   more rows lie beyond it in the direction read.
@@ -42,39 +157,45 @@ export async function listDeliveries(
   endpointId: string,
   query: DeliveryListQuery,
 ): Promise<{ rows: (DeliveryHistory & { id: string; createdAt: number })[]; more: boolean }> {
-  const build = (status: WebhookDeliveryStatus | null) => {
-    const where: (SQL | undefined)[] = [
-      eq(webhookDeliveries.endpointId, endpointId),
-      eq(webhookDeliveries.accountId, accountId),
-    ];
-    if (status !== null) where.push(eq(webhookDeliveries.status, status));
-    if (query.cursor) where.push(beyond(keyset, query.cursor));
-    return db
-      .select()
-      .from(webhookDeliveries)
-      .where(and(...where))
-      .orderBy(...readOrder(keyset, query.cursor))
+  const { cursor } = query;
+  const backwards = cursor?.direction === "prev";
+  const order = backwards ? asc : desc;
+  const build = (status: WebhookDeliveryStatus | null) =>
+    selectDeliveries(
+      db,
+      status === null || status === "succeeded" ? undefined : `webhook_deliveries_${status}`,
+    )
+      .where(
+        and(
+          eq(d.endpointNumber, ownedEndpointNumber(accountId, endpointId)),
+          status === null ? undefined : sql`${d.status} = ${statusCode(status)}`,
+          // keyset.ts `beyond`, with the cursor's event id as the column's bytes.
+          cursor === null
+            ? undefined
+            : sql`(${d.createdAt}, ${d.eventId}) ${sql.raw(backwards ? ">" : "<")} (${cursor.createdAt}, ${eventBytes(cursor.id)})`,
+        ),
+      )
+      .orderBy(order(d.createdAt), order(d.eventId))
       .limit(query.limit + 1);
-  };
   const [first, ...rest] = query.statuses.length === 0 ? [build(null)] : query.statuses.map(build);
   if (!first) return { rows: [], more: false };
   const results = rest.length === 0 ? [await first] : await db.batch([first, ...rest]);
   const page = pageOf(
-    results.map((rows) => rows.map((delivery) => ({ ...delivery, id: delivery.eventId }))),
+    results.map((rows) => rows.map((row) => ({ ...row, id: row.eventId }))),
     query.limit,
-    query.cursor,
+    cursor,
   );
-  const attempts = await attemptsOf(
+  const later = await laterAttempts(
     db,
     endpointId,
-    page.rows.map((row) => row.eventId),
+    page.rows.filter((row) => row.attempts > 1).map((row) => row.eventId),
   );
   return {
-    rows: page.rows.map(({ id, ...delivery }) => ({
-      id,
-      createdAt: delivery.createdAt,
-      delivery,
-      attempts: attempts.get(delivery.eventId) ?? [],
+    rows: page.rows.map((row) => ({
+      id: row.id,
+      createdAt: row.createdAt,
+      delivery: toDelivery(row),
+      attempts: [...firstAttempt(row), ...(later.get(row.eventId) ?? [])],
     })),
     more: page.more,
   };
@@ -87,47 +208,42 @@ export async function findDelivery(
   endpointId: string,
   eventId: string,
 ): Promise<DeliveryHistory | null> {
-  const [delivery] = await db
-    .select()
-    .from(webhookDeliveries)
+  const [row] = await selectDeliveries(db)
     .where(
       and(
-        eq(webhookDeliveries.endpointId, endpointId),
-        eq(webhookDeliveries.eventId, eventId),
-        eq(webhookDeliveries.accountId, accountId),
+        eq(d.endpointNumber, ownedEndpointNumber(accountId, endpointId)),
+        eq(d.eventId, eventBytes(eventId)),
       ),
     )
     .limit(1);
-  if (!delivery) return null;
-  const attempts = await attemptsOf(db, endpointId, [eventId]);
-  return { delivery, attempts: attempts.get(eventId) ?? [] };
+  if (!row) return null;
+  const later = row.attempts > 1 ? await laterAttempts(db, endpointId, [eventId]) : new Map();
+  return { delivery: toDelivery(row), attempts: [...firstAttempt(row), ...(later.get(eventId) ?? [])] };
 }
 
 /**
- * The attempts of endpoint `endpointId`'s deliveries of `eventIds`, oldest first, by event id. The
- * ids go in as one JSON array: D1 binds at most 100 parameters to a statement.
+ * The attempts after the first of endpoint `endpointId`'s deliveries of `eventIds`, oldest first,
+ * by event id; no query for no ids. The ids go in as one JSON array: D1 binds at most 100
+ * parameters to a statement.
  */
-async function attemptsOf(
+async function laterAttempts(
   db: Db,
   endpointId: string,
   eventIds: string[],
-): Promise<Map<string, WebhookAttemptRow[]>> {
-  const byEvent = new Map<string, WebhookAttemptRow[]>();
+): Promise<Map<string, WebhookAttempt[]>> {
+  const byEvent = new Map<string, WebhookAttempt[]>();
   if (eventIds.length === 0) return byEvent;
-  const rows = await db
-    .select()
-    .from(webhookAttempts)
-    .where(
-      and(
-        eq(webhookAttempts.endpointId, endpointId),
-        inArray(webhookAttempts.eventId, sql`(SELECT value FROM json_each(${JSON.stringify(eventIds)}))`),
-      ),
-    )
-    .orderBy(asc(webhookAttempts.attemptedAt), asc(webhookAttempts.attempt));
-  for (const row of rows) {
-    const list = byEvent.get(row.eventId) ?? [];
-    list.push(row);
-    byEvent.set(row.eventId, list);
+  const rows = await db.all<WebhookAttempt & { eventId: string }>(sql`SELECT
+      'evt_' || lower(hex(event_id)) AS eventId, attempt, attempted_at AS attemptedAt,
+      status_code AS statusCode, duration_ms AS durationMs, response_excerpt AS responseExcerpt, error
+    FROM webhook_attempts
+    WHERE endpoint_number = ${endpointNumber(endpointId)}
+      AND event_id IN (SELECT unhex(substr(value, 5)) FROM json_each(${JSON.stringify(eventIds)}))
+    ORDER BY attempted_at, attempt`);
+  for (const { eventId, ...attempt } of rows) {
+    const list = byEvent.get(eventId) ?? [];
+    list.push(attempt);
+    byEvent.set(eventId, list);
   }
   return byEvent;
 }
@@ -137,7 +253,7 @@ async function attemptsOf(
 // message, or a retry and the dead-letter queue, cannot both move it. Which move an attempt makes
 // (which answers succeed, the retry schedule) is decided in src/webhooks/deliver.ts.
 
-/** One event's delivery to one endpoint: the table's primary key. */
+/** One event's delivery to one endpoint: the endpoint's uuid and the event's id. */
 export interface DeliveryKey {
   endpointId: string;
   eventId: string;
@@ -146,8 +262,9 @@ export interface DeliveryKey {
 /**
  * Inserts a `pending` delivery of the account's event `eventId` (of type `type`) for every
  * endpoint of the account that is enabled and subscribed to the type (`events` null, or a JSON
- * array holding it), at `now` (epoch ms). A delivery that exists already is left as it is, so
- * running this again for the same event adds nothing.
+ * array holding it), at `now` (epoch ms); the type gets its code in `webhook_event_types` the
+ * first time. A delivery that exists already is left as it is (the unique index on endpoint and
+ * event), so running this again for the same event adds nothing.
  *
  * @returns the endpoint ids of the event's deliveries still `pending` with no attempt made: the
  *   new ones, and those of an earlier run whose queue messages may never have been sent.
@@ -159,24 +276,26 @@ export async function createDeliveries(
   type: string,
   now: number,
 ): Promise<string[]> {
-  const [, waiting] = await batchSql<{ endpoint_id: string }>(db, [
+  const [, , waiting] = await batchSql<{ endpoint_id: string }>(db, [
+    sql`INSERT OR IGNORE INTO webhook_event_types (name) VALUES (${type})`,
     sql`INSERT OR IGNORE INTO webhook_deliveries
-        (endpoint_id, event_id, account_id, event_type, status, attempts, next_attempt_at, last_status_code, created_at, updated_at)
-      SELECT id, ${eventId}, ${accountId}, ${type}, 'pending', 0, ${now}, NULL, ${now}, ${now}
+        (endpoint_number, created_at, event_id, event_type_code, status, attempts, next_attempt_at, updated_after_ms)
+      SELECT number, ${now}, ${eventBytes(eventId)}, (SELECT code FROM webhook_event_types WHERE name = ${type}),
+        ${PENDING}, 0, ${now}, 0
       FROM webhook_endpoints
       WHERE account_id = ${accountId} AND enabled = 1
         AND (events IS NULL OR EXISTS (SELECT 1 FROM json_each(webhook_endpoints.events) WHERE value = ${type}))`,
-    sql`SELECT d.endpoint_id FROM webhook_endpoints e
-      JOIN webhook_deliveries d ON d.endpoint_id = e.id AND d.event_id = ${eventId}
-      WHERE e.account_id = ${accountId} AND d.status = 'pending' AND d.attempts = 0`,
+    sql`SELECT w.id AS endpoint_id FROM webhook_endpoints w
+      JOIN webhook_deliveries d ON d.endpoint_number = w.number AND d.event_id = ${eventBytes(eventId)}
+      WHERE w.account_id = ${accountId} AND d.status = ${PENDING} AND d.attempts = 0`,
   ]);
   return (waiting?.results ?? []).map((row) => row.endpoint_id);
 }
 
 /** A delivery with its endpoint and event (each null when gone), all of the delivery's account. */
 export interface DeliveryContext {
-  delivery: WebhookDeliveryRow;
-  endpoint: WebhookEndpointRow | null;
+  delivery: WebhookDelivery;
+  endpoint: typeof webhookEndpoints.$inferSelect | null;
   event: EventRow | null;
 }
 
@@ -184,9 +303,10 @@ export interface DeliveryContext {
  * Claims the next attempt of the delivery `key` if it may be made now, and reads the delivery with
  * its endpoint and event, in one D1 batch (one round trip). The claim is one conditional UPDATE:
  * the delivery is `pending`, its attempt is due (`next_attempt_at` null or at most `now + earlyMs`,
- * epoch ms), its endpoint is enabled and its event exists; it then adds one to `attempts` and
- * moves `next_attempt_at` to `leaseUntil`. So of two copies of a queue message only one claims an
- * attempt, and a copy that arrives while that attempt is under way finds it not due.
+ * epoch ms), its endpoint is enabled and its event exists in the endpoint's account; it then adds
+ * one to `attempts` and moves `next_attempt_at` to `leaseUntil`. So of two copies of a queue
+ * message only one claims an attempt, and a copy that arrives while that attempt is under way
+ * finds it not due.
  *
  * @returns the number of the claimed attempt (1-based), or null when nothing was claimed; and the
  *   delivery as it stands after the claim (null when there is none).
@@ -198,81 +318,95 @@ export async function claimAttempt(
   earlyMs: number,
   leaseUntil: number,
 ): Promise<{ attempt: number | null; context: DeliveryContext | null }> {
-  const sameKey = and(
-    eq(webhookDeliveries.endpointId, key.endpointId),
-    eq(webhookDeliveries.eventId, key.eventId),
-  );
-  const accountOfKey = sql`(SELECT account_id FROM webhook_deliveries WHERE endpoint_id = ${key.endpointId} AND event_id = ${key.eventId})`;
+  const accountOfKey = sql`(SELECT account_id FROM webhook_endpoints WHERE id = ${key.endpointId})`;
   const [claimed, [delivery], [endpoint], [event]] = await db.batch([
     db
-      .update(webhookDeliveries)
-      .set({ attempts: sql`${webhookDeliveries.attempts} + 1`, nextAttemptAt: leaseUntil, updatedAt: now })
+      .update(d)
+      .set({
+        attempts: sql`${d.attempts} + 1`,
+        nextAttemptAt: leaseUntil,
+        updatedAfterMs: sql`${now} - ${d.createdAt}`,
+      })
       .where(
         and(
-          sameKey,
-          eq(webhookDeliveries.status, "pending"),
-          sql`coalesce(${webhookDeliveries.nextAttemptAt}, 0) <= ${now + earlyMs}`,
-          sql`EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = ${webhookDeliveries.endpointId}
-            AND e.account_id = ${webhookDeliveries.accountId} AND e.enabled = 1)`,
-          sql`EXISTS (SELECT 1 FROM events v WHERE v.id = ${webhookDeliveries.eventId}
-            AND v.account_id = ${webhookDeliveries.accountId})`,
+          sql`${d.endpointNumber} = (SELECT number FROM webhook_endpoints WHERE id = ${key.endpointId} AND enabled = 1)`,
+          eq(d.eventId, eventBytes(key.eventId)),
+          sql`${d.status} = ${PENDING}`,
+          sql`coalesce(${d.nextAttemptAt}, 0) <= ${now + earlyMs}`,
+          sql`EXISTS (SELECT 1 FROM events v WHERE v.id = ${key.eventId} AND v.account_id = ${accountOfKey})`,
         ),
       )
-      .returning({ attempts: webhookDeliveries.attempts }),
-    db.select().from(webhookDeliveries).where(sameKey).limit(1),
-    // Separate reads, not joins: drizzle maps the rows of a batched join by column name, and
-    // the three tables share names (`id`, `created_at`).
-    db
-      .select()
-      .from(webhookEndpoints)
-      .where(and(eq(webhookEndpoints.id, key.endpointId), eq(webhookEndpoints.accountId, accountOfKey)))
+      .returning({ attempts: d.attempts }),
+    selectDeliveries(db)
+      .where(
+        and(eq(d.endpointNumber, endpointNumber(key.endpointId)), eq(d.eventId, eventBytes(key.eventId))),
+      )
       .limit(1),
+    // Separate reads, not joins: drizzle maps the rows of a batched join by column name, and
+    // the tables share names (`id`, `created_at`).
+    db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, key.endpointId)).limit(1),
     db
       .select(eventColumns())
       .from(events)
       .where(and(eq(events.id, key.eventId), eq(events.accountId, accountOfKey)))
       .limit(1),
   ]);
-  const context = delivery ? { delivery, endpoint: endpoint ?? null, event: event ?? null } : null;
+  const context = delivery
+    ? { delivery: toDelivery(delivery), endpoint: endpoint ?? null, event: event ?? null }
+    : null;
   return { attempt: claimed[0]?.attempts ?? null, context };
 }
 
 /** What an attempt left a delivery as. */
 export interface DeliveryOutcome {
-  status: WebhookDeliveryRow["status"];
+  status: WebhookDeliveryStatus;
   /** Epoch ms of the next attempt while `pending`, else null. */
   nextAttemptAt: number | null;
 }
 
 /**
- * Records attempt `attempt.attempt` of a delivery and moves the delivery to `outcome`, with the
- * attempt's HTTP status as its `last_status_code`, in one D1 batch. The delivery changes only
- * while it is still at that attempt and `pending` (a dead-letter mark that came first stands).
+ * Records attempt `attempt.attempt` of the delivery `key` and moves the delivery to `outcome`,
+ * its last change at the attempt's time. The delivery moves only while it is still at that attempt
+ * and `pending` (a dead-letter mark that came first stands); the attempt is kept either way, and
+ * an attempt recorded again changes nothing.
+ *
+ * The first attempt goes into the delivery's own row (`first_*`, unless set already): one UPDATE,
+ * so a delivery that succeeds at once is written once more after its claim. A later one is a
+ * {@link webhookAttempts} row (keyed by delivery and number) and the delivery's move, one batch.
  */
 export async function recordAttempt(
   db: Db,
-  attempt: WebhookAttemptRow,
+  key: DeliveryKey,
+  attempt: WebhookAttempt,
   outcome: DeliveryOutcome,
 ): Promise<void> {
-  await db.batch([
-    // Keyed by delivery and number: the same attempt recorded again is one row.
-    db.insert(webhookAttempts).values(attempt).onConflictDoNothing(),
-    db
-      .update(webhookDeliveries)
-      .set({
-        status: outcome.status,
-        nextAttemptAt: outcome.nextAttemptAt,
-        lastStatusCode: attempt.statusCode,
-        updatedAt: attempt.attemptedAt,
-      })
-      .where(
-        and(
-          eq(webhookDeliveries.endpointId, attempt.endpointId),
-          eq(webhookDeliveries.eventId, attempt.eventId),
-          eq(webhookDeliveries.attempts, attempt.attempt),
-          eq(webhookDeliveries.status, "pending"),
-        ),
-      ),
+  const moves = sql`attempts = ${attempt.attempt} AND status = ${PENDING}`;
+  const updatedAfter = sql`${attempt.attemptedAt} - created_at`;
+  if (attempt.attempt === 1) {
+    const unset = sql`first_attempt_after_ms IS NULL`;
+    const first = (column: string, value: unknown) =>
+      sql`${sql.raw(column)} = CASE WHEN ${unset} THEN ${value} ELSE ${sql.raw(column)} END`;
+    const move = (column: string, value: unknown) =>
+      sql`${sql.raw(column)} = CASE WHEN ${moves} THEN ${value} ELSE ${sql.raw(column)} END`;
+    await db.run(sql`UPDATE webhook_deliveries SET
+        ${first("first_attempt_after_ms", updatedAfter)}, ${first("first_status_code", attempt.statusCode)},
+        ${first("first_duration_ms", attempt.durationMs)},
+        ${first("first_response_excerpt", attempt.responseExcerpt)}, ${first("first_error", attempt.error)},
+        ${move("status", statusCode(outcome.status))}, ${move("next_attempt_at", outcome.nextAttemptAt)},
+        ${move("updated_after_ms", updatedAfter)}
+      WHERE ${isKey(key)} AND (${unset} OR (${moves}))`);
+    return;
+  }
+  await batchSql(db, [
+    sql`INSERT INTO webhook_attempts
+        (endpoint_number, event_id, attempt, attempted_at, status_code, duration_ms, response_excerpt, error)
+      SELECT number, ${eventBytes(key.eventId)}, ${attempt.attempt}, ${attempt.attemptedAt}, ${attempt.statusCode},
+        ${attempt.durationMs}, ${attempt.responseExcerpt}, ${attempt.error}
+      FROM webhook_endpoints WHERE id = ${key.endpointId}
+      ON CONFLICT DO NOTHING`,
+    sql`UPDATE webhook_deliveries
+      SET status = ${statusCode(outcome.status)}, next_attempt_at = ${outcome.nextAttemptAt}, updated_after_ms = ${updatedAfter}
+      WHERE ${isKey(key)} AND ${moves}`,
   ]);
 }
 
@@ -290,23 +424,17 @@ export async function reopenDelivery(
   key: DeliveryKey,
   now: number,
 ): Promise<boolean> {
-  const result = await db
-    .update(webhookDeliveries)
-    .set({ status: "pending", nextAttemptAt: now, updatedAt: now })
-    .where(
-      and(
-        eq(webhookDeliveries.endpointId, key.endpointId),
-        eq(webhookDeliveries.eventId, key.eventId),
-        eq(webhookDeliveries.accountId, accountId),
-      ),
-    );
+  const result = await db.run(sql`UPDATE webhook_deliveries
+    SET status = ${PENDING}, next_attempt_at = ${now}, updated_after_ms = ${now} - created_at
+    WHERE endpoint_number = ${ownedEndpointNumber(accountId, key.endpointId)} AND event_id = ${eventBytes(key.eventId)}`);
   return result.meta.changes > 0;
 }
 
 /**
- * Makes up to `limit` `failed` deliveries of the account's endpoint `endpointId` whose event came at
- * or after `since` (epoch ms) `pending` and due at `now`, as {@link reopenDelivery} does one: the
- * oldest first, so repeating the call goes on where the last one stopped.
+ * Makes up to `limit` `failed` deliveries of the account's endpoint `endpointId` whose event came at or
+ * after `since` (epoch ms) `pending` and due at `now`, as {@link reopenDelivery} does one: the
+ * oldest first (index `webhook_deliveries_failed`), so repeating the call goes on where the last
+ * one stopped.
  *
  * @returns the event ids of the deliveries reopened.
  */
@@ -318,18 +446,15 @@ export async function reopenFailedDeliveries(
   now: number,
   limit: number,
 ): Promise<string[]> {
-  const { results } = await db.$client
-    .prepare(
-      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?1, updated_at = ?1
-       WHERE endpoint_id = ?2 AND event_id IN (
-         SELECT event_id FROM webhook_deliveries
-         WHERE endpoint_id = ?2 AND account_id = ?3 AND status = 'failed' AND created_at >= ?4
-         ORDER BY created_at, event_id LIMIT ?5)
-       RETURNING event_id AS eventId, created_at AS createdAt`,
-    )
-    .bind(now, endpointId, accountId, since, limit)
-    .all<{ eventId: string; createdAt: number }>();
-  // RETURNING comes in no promised order (the table is keyed by endpoint and event id): sort.
+  const results = await db.all<{ eventId: string; createdAt: number }>(sql`UPDATE webhook_deliveries
+    INDEXED BY webhook_deliveries_event
+    SET status = ${PENDING}, next_attempt_at = ${now}, updated_after_ms = ${now} - created_at
+    WHERE endpoint_number = ${ownedEndpointNumber(accountId, endpointId)} AND event_id IN (
+      SELECT event_id FROM webhook_deliveries
+      WHERE endpoint_number = ${ownedEndpointNumber(accountId, endpointId)} AND status = ${FAILED} AND created_at >= ${since}
+      ORDER BY created_at, event_id LIMIT ${limit})
+    RETURNING 'evt_' || lower(hex(event_id)) AS eventId, created_at AS createdAt`);
+  // RETURNING comes in no promised order: sort.
   return results
     .sort((a, b) => a.createdAt - b.createdAt || (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0))
     .map((row) => row.eventId);
@@ -338,15 +463,14 @@ export async function reopenFailedDeliveries(
 /**
  * `pending` deliveries whose next attempt was due before `before` (epoch ms), oldest first, at
  * most `limit`: those whose queue message was lost (a retry or a reopen whose message was never
- * sent). Index `webhook_deliveries_pending`.
+ * sent). Read from index `webhook_deliveries_pending`, which holds only the pending ones.
  */
 export async function overdueDeliveries(db: Db, before: number, limit: number): Promise<DeliveryKey[]> {
-  return db
-    .select({ endpointId: webhookDeliveries.endpointId, eventId: webhookDeliveries.eventId })
-    .from(webhookDeliveries)
-    .where(and(sql`${webhookDeliveries.status} = 'pending'`, lt(webhookDeliveries.nextAttemptAt, before)))
-    .orderBy(asc(webhookDeliveries.nextAttemptAt))
-    .limit(limit);
+  return db.all<DeliveryKey>(sql`SELECT w.id AS endpointId, 'evt_' || lower(hex(d.event_id)) AS eventId
+    FROM webhook_deliveries d INDEXED BY webhook_deliveries_pending
+    JOIN webhook_endpoints w ON w.number = d.endpoint_number
+    WHERE d.status = ${PENDING} AND d.next_attempt_at < ${before}
+    ORDER BY d.next_attempt_at LIMIT ${limit}`);
 }
 
 /** Moves the given deliveries that are still `pending` to `failed` at `now` (epoch ms), in one batch. */
@@ -355,23 +479,61 @@ export async function failPendingDeliveries(db: Db, keys: DeliveryKey[], now: nu
   await batchSql(
     db,
     keys.map(
-      (
-        key,
-      ) => sql`UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, updated_at = ${now}
-        WHERE endpoint_id = ${key.endpointId} AND event_id = ${key.eventId} AND status = 'pending'`,
+      (key) => sql`UPDATE webhook_deliveries
+        SET status = ${FAILED}, next_attempt_at = NULL, updated_after_ms = ${now} - created_at
+        WHERE ${isKey(key)} AND status = ${PENDING}`,
     ),
   );
 }
 
 /**
- * Deletes attempt records and finished deliveries older than `before` (epoch ms): the hourly
- * sweep keeps 30 days of delivery history, as long as the events they delivered.
+ * The statement that moves every `pending` delivery of endpoint `endpointId` to `failed` at `now`
+ * (epoch ms): run with the endpoint's deletion (src/db/queries/webhook-endpoints.ts), since a
+ * delivery whose endpoint is gone can no longer be attempted, failed, or found by the sweep.
+ */
+export function failEndpointDeliveries(endpointId: string, now: number): SQL {
+  return sql`UPDATE webhook_deliveries INDEXED BY webhook_deliveries_pending
+    SET status = ${FAILED}, next_attempt_at = NULL, updated_after_ms = ${now} - created_at
+    WHERE endpoint_number = ${endpointNumber(endpointId)} AND status = ${PENDING}`;
+}
+
+/**
+ * Deletes the finished deliveries whose last change came before `before` (epoch ms), with their
+ * attempts: the hourly sweep keeps 30 days of delivery history, as long as the events they
+ * delivered. Each endpoint's range of the table is read from its start to `before` (a delivery
+ * changes after it is made), the endpoint numbers found in the key itself (one seek each), so the
+ * sweep reads old rows only.
  */
 export async function purgeDeliveryHistory(db: Db, before: number): Promise<void> {
-  await db.batch([
-    db.delete(webhookAttempts).where(lt(webhookAttempts.attemptedAt, before)),
-    db
-      .delete(webhookDeliveries)
-      .where(and(ne(webhookDeliveries.status, "pending"), lt(webhookDeliveries.updatedAt, before))),
+  await batchSql(db, [
+    sql`DELETE FROM webhook_attempts AS a WHERE EXISTS (SELECT 1 FROM webhook_deliveries d
+      WHERE d.endpoint_number = a.endpoint_number AND d.event_id = a.event_id
+        AND d.status <> ${PENDING} AND d.created_at + d.updated_after_ms < ${before})`,
+    sql`WITH RECURSIVE numbers(n) AS (
+        SELECT min(endpoint_number) FROM webhook_deliveries
+        UNION ALL
+        SELECT (SELECT min(endpoint_number) FROM webhook_deliveries WHERE endpoint_number > n) FROM numbers WHERE n IS NOT NULL)
+      DELETE FROM webhook_deliveries
+      WHERE endpoint_number IN (SELECT n FROM numbers) AND created_at < ${before}
+        AND status <> ${PENDING} AND created_at + updated_after_ms < ${before}`,
   ]);
+}
+
+/**
+ * The condition that endpoint `endpointId` has been failing since `since` (epoch ms): no delivery
+ * of it succeeded at or after `since`, and one made after its latest success (or ever, without
+ * one) that is `pending` or `failed` was made at or before `since`. Its first term, such a
+ * delivery made at or before `since` at all, is a seek in the partial indexes; only when it holds
+ * are the endpoint's successes read (all of them: a success's time is not in an index).
+ */
+export function endpointFailingSince(endpointId: string, since: number): SQL {
+  const endpoint = endpointNumber(endpointId);
+  const lastSuccess = sql`coalesce((SELECT max(created_at + updated_after_ms) FROM webhook_deliveries
+    WHERE endpoint_number = ${endpoint} AND status = ${SUCCEEDED}), -1)`;
+  const unfinishedAfter = (after: SQL) => {
+    const exists = (status: SQL) => sql`EXISTS (SELECT 1 FROM webhook_deliveries
+      WHERE endpoint_number = ${endpoint} AND status = ${status} AND created_at <= ${since} AND created_at > ${after})`;
+    return sql`(${exists(PENDING)} OR ${exists(FAILED)})`;
+  };
+  return sql`${unfinishedAfter(sql`-1`)} AND ${lastSuccess} < ${since} AND ${unfinishedAfter(lastSuccess)}`;
 }

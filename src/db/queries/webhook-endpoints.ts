@@ -1,6 +1,7 @@
 import { and, desc, eq, or, sql } from "drizzle-orm";
-import type { Db } from "../client";
+import { batchSql, type Db } from "../client";
 import { webhookEndpoints } from "../schema";
+import { endpointFailingSince, failEndpointDeliveries } from "./webhook-deliveries";
 
 export type WebhookEndpointRow = typeof webhookEndpoints.$inferSelect;
 
@@ -28,7 +29,9 @@ export interface StoredSecret {
  * Inserts endpoint `id` (a fresh uuid) for the account at `now` (epoch ms) with signing secret
  * `secret`, unless the account already has `maxPerAccount` endpoints. The count and the insert
  * are one statement, so concurrent creates cannot pass the limit together. `createdBy` is the id
- * of the API key that creates it, recorded as its `created_by` and `url_set_by`.
+ * of the API key that creates it, recorded as its `created_by` and `url_set_by`. Its `number`
+ * (the key of its deliveries) is one past the highest an endpoint or a delivery holds, so the
+ * number of an endpoint deleted while history of it remains is not given again.
  *
  * @returns the new row, or null when the account is at its limit.
  */
@@ -42,7 +45,7 @@ export async function insertWebhookEndpoint(
   now: number,
   createdBy: string,
 ): Promise<WebhookEndpointRow | null> {
-  const row: WebhookEndpointRow = {
+  const row: Omit<WebhookEndpointRow, "number"> = {
     id,
     accountId,
     url: fields.url,
@@ -59,14 +62,17 @@ export async function insertWebhookEndpoint(
     createdBy,
     urlSetBy: createdBy,
   };
-  const result = await db.run(sql`INSERT INTO webhook_endpoints
+  const [inserted] = await db.all<{ number: number }>(sql`INSERT INTO webhook_endpoints
       (id, account_id, url, description, events, enabled, disabled_reason, secret, secret_prefix,
-       previous_secret, previous_secret_expires_at, created_at, updated_at, created_by, url_set_by)
+       previous_secret, previous_secret_expires_at, created_at, updated_at, created_by, url_set_by, number)
     SELECT ${row.id}, ${accountId}, ${row.url}, ${row.description},
       ${row.events === null ? null : JSON.stringify(row.events)}, ${row.enabled ? 1 : 0}, NULL, ${secret.sealed},
-      ${secret.prefix}, NULL, NULL, ${now}, ${now}, ${createdBy}, ${createdBy}
-    WHERE (SELECT COUNT(*) FROM webhook_endpoints WHERE account_id = ${accountId}) < ${maxPerAccount}`);
-  return result.meta.changes > 0 ? row : null;
+      ${secret.prefix}, NULL, NULL, ${now}, ${now}, ${createdBy}, ${createdBy},
+      1 + max(coalesce((SELECT max(number) FROM webhook_endpoints), 0),
+        coalesce((SELECT max(endpoint_number) FROM webhook_deliveries), 0))
+    WHERE (SELECT COUNT(*) FROM webhook_endpoints WHERE account_id = ${accountId}) < ${maxPerAccount}
+    RETURNING number`);
+  return inserted ? { ...row, number: inserted.number } : null;
 }
 
 /** The account's endpoint with this uuid, or null (also for another account's). */
@@ -192,13 +198,23 @@ export async function replaceEndpointSecrets(
   return result.meta.changes > 0;
 }
 
-/** Deletes the account's endpoint for good. Returns false when the account has no such endpoint. */
-export async function deleteWebhookEndpoint(db: Db, accountId: string, id: string): Promise<boolean> {
-  const deleted = await db
-    .delete(webhookEndpoints)
-    .where(owned(accountId, id))
-    .returning({ id: webhookEndpoints.id });
-  return deleted.length > 0;
+/**
+ * Deletes the account's endpoint for good, and fails its `pending` deliveries at `now` (epoch ms),
+ * which can no longer be attempted; its delivery history stays until the hourly purge. Returns
+ * false when the account has no such endpoint.
+ */
+export async function deleteWebhookEndpoint(
+  db: Db,
+  accountId: string,
+  id: string,
+  now: number,
+): Promise<boolean> {
+  const [, deleted] = await batchSql(db, [
+    sql`${failEndpointDeliveries(id, now)}
+      AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = ${id} AND account_id = ${accountId})`,
+    sql`DELETE FROM webhook_endpoints WHERE id = ${id} AND account_id = ${accountId}`,
+  ]);
+  return (deleted?.meta.changes ?? 0) > 0;
 }
 
 /**
@@ -237,15 +253,8 @@ export async function disableEndpointIfFailing(
   windowMs: number,
   now: number,
 ): Promise<boolean> {
-  const since = now - windowMs;
   const result = await db.run(sql`UPDATE webhook_endpoints
     SET enabled = 0, disabled_reason = ${reason}, updated_at = max(${now}, updated_at + 1)
-    WHERE id = ${endpointId} AND enabled = 1
-      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries
-        WHERE endpoint_id = ${endpointId} AND status = 'succeeded' AND updated_at >= ${since})
-      AND EXISTS (SELECT 1 FROM webhook_deliveries
-        WHERE endpoint_id = ${endpointId} AND status IN ('pending', 'failed') AND created_at <= ${since}
-          AND created_at > coalesce((SELECT max(updated_at) FROM webhook_deliveries
-            WHERE endpoint_id = ${endpointId} AND status = 'succeeded'), -1))`);
+    WHERE id = ${endpointId} AND enabled = 1 AND ${endpointFailingSince(endpointId, now - windowMs)}`);
   return result.meta.changes > 0;
 }

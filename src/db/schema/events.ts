@@ -1,5 +1,13 @@
 import { sql } from "drizzle-orm";
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import {
+  customType,
+  index,
+  integer,
+  primaryKey,
+  sqliteTable,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/sqlite-core";
 import { accounts } from "./accounts";
 
 // Events (the outbox of state changes an account can be told of) and their delivery to webhook
@@ -81,53 +89,105 @@ export const webhookEndpoints = sqliteTable(
      * Revoking that key turns the endpoint off (src/keys/revoke.ts).
      */
     urlSetBy: text(),
-  },
-  (t) => [index("webhook_endpoints_account").on(t.accountId, t.createdAt, t.id)],
-);
-
-/**
- * One event's delivery to one webhook endpoint: `pending` until an attempt gets a 2xx
- * (`succeeded`) or the retries run out or the endpoint answers 410 (`failed`). `attempts` counts
- * the attempts made; `next_attempt_at` (epoch ms) is when the next one is due while pending.
- */
-// `WITHOUT ROWID` (migrations/0042_webhook_history_keys.sql): the primary key is the table, not
-// an index beside it; a later migration that rebuilds the table must keep it.
-export const webhookDeliveries = sqliteTable(
-  "webhook_deliveries",
-  {
-    endpointId: text().notNull(),
-    eventId: text().notNull(),
-    accountId: text().notNull(),
-    /** The event's type, kept so the delivery history reads without the event (purged first). */
-    eventType: text().notNull(),
-    status: text({ enum: ["pending", "succeeded", "failed"] }).notNull(),
-    attempts: integer().notNull().default(0),
-    nextAttemptAt: integer(),
-    lastStatusCode: integer(),
-    createdAt: integer().notNull(),
-    updatedAt: integer().notNull(),
+    /**
+     * A small number of the endpoint's own (1, 2, …) that its deliveries are keyed by in place of
+     * the 36-character id: one past the highest in use by an endpoint or a delivery when it is
+     * made, so a number is never reused while history of an endpoint deleted before still holds it.
+     */
+    number: integer().notNull(),
   },
   (t) => [
-    primaryKey({ columns: [t.endpointId, t.eventId] }),
-    // Keyset paging of an endpoint's deliveries, all of them or by status (newest first).
-    index("webhook_deliveries_endpoint_created").on(t.endpointId, t.createdAt, t.eventId),
-    index("webhook_deliveries_endpoint_status").on(t.endpointId, t.status, t.createdAt, t.eventId),
-    index("webhook_deliveries_pending").on(t.nextAttemptAt).where(sql`${t.status} = 'pending'`),
+    index("webhook_endpoints_account").on(t.accountId, t.createdAt, t.id),
+    uniqueIndex("webhook_endpoints_number").on(t.number),
   ],
 );
 
 /**
- * Every delivery attempt: when, the HTTP status (null without an answer), duration, and the start
- * of the answer. Keyed by its delivery and number, so an attempt recorded twice is one row; the
- * table is its primary key's b-tree (`WITHOUT ROWID`, migrations/0042_webhook_history_keys.sql,
- * which drizzle-kit cannot express: a later migration that rebuilds the table must keep it).
+ * 16 bytes held as a BLOB: the 32 hex digits of an event id (`evt_…`), half the size of its text.
+ * Queries convert at the edge of SQL (`unhex(substr(id, 5))`, `'evt_' || lower(hex(bytes))`), and
+ * bytes sort as their hex digits do, so keyset order is the text id's order.
+ */
+const idBytes = customType<{ data: Uint8Array; driverData: Uint8Array }>({ dataType: () => "blob" });
+
+/**
+ * The event type names a delivery row refers to by number (`code`), so each row holds one byte
+ * instead of the name. A name is added the first time a delivery of its type is made
+ * (src/db/queries/webhook-deliveries.ts `createDeliveries`) and never changes.
+ */
+export const webhookEventTypes = sqliteTable("webhook_event_types", {
+  code: integer().primaryKey(),
+  name: text().notNull().unique(),
+});
+
+/**
+ * One event's delivery to one webhook endpoint, with its first attempt: `pending` until an attempt
+ * gets a 2xx (`succeeded`) or the retries run out or the endpoint answers 410 (`failed`).
+ *
+ * Stored small, since every event makes one per endpoint (README, Webhooks): the endpoint by its
+ * `number`, which also gives the delivery's account; the event id as 16 bytes; the type by its
+ * code in {@link webhookEventTypes}; `status` as 0 `pending`, 1 `succeeded`, 2 `failed`; times
+ * after `created_at` (epoch ms) as ms after it. A delivery that succeeds at its first attempt is
+ * this one row: the first attempt's outcome lives here (`first_*`), and {@link webhookAttempts}
+ * holds only the attempts after it.
+ *
+ * `WITHOUT ROWID` (migrations/0044_webhook_history_small.sql, which drizzle-kit cannot express: a
+ * later migration that rebuilds the table must keep it): the table is its primary key's b-tree, in
+ * the order the history lists it (an endpoint's deliveries by `created_at`, then event id).
+ */
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    /** The endpoint's {@link webhookEndpoints} `number`. */
+    endpointNumber: integer().notNull(),
+    /** When the event was fanned out to the endpoint, epoch ms. */
+    createdAt: integer().notNull(),
+    eventId: idBytes().notNull(),
+    /** The event's type ({@link webhookEventTypes} `code`), kept so the history reads without the event. */
+    eventTypeCode: integer().notNull(),
+    /** 0 `pending`, 1 `succeeded`, 2 `failed` (src/db/queries/webhook-deliveries.ts `STATUSES`). */
+    status: integer().notNull(),
+    /** Attempts claimed so far. */
+    attempts: integer().notNull().default(0),
+    /** While pending, when the next attempt is due (epoch ms); else null. */
+    nextAttemptAt: integer(),
+    /** The last change, in ms after `created_at`. */
+    updatedAfterMs: integer().notNull(),
+    /** The first attempt, in ms after `created_at`; null until it is recorded. */
+    firstAttemptAfterMs: integer(),
+    /** The first attempt's HTTP status; null without an answer. */
+    firstStatusCode: integer(),
+    firstDurationMs: integer(),
+    /** The first 1 KiB of the first attempt's response body. */
+    firstResponseExcerpt: text(),
+    /** Why the first attempt got no answer (timeout, unreachable), else null. */
+    firstError: text(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.endpointNumber, t.createdAt, t.eventId] }),
+    // One delivery per (endpoint, event), found by its event id.
+    uniqueIndex("webhook_deliveries_event").on(t.endpointNumber, t.eventId),
+    // The few deliveries not `succeeded`, in list order: the status filters, the sweep, recover.
+    index("webhook_deliveries_pending")
+      .on(t.endpointNumber, t.createdAt, t.eventId)
+      .where(sql`${t.status} = 0`),
+    index("webhook_deliveries_failed")
+      .on(t.endpointNumber, t.createdAt, t.eventId)
+      .where(sql`${t.status} = 2`),
+  ],
+);
+
+/**
+ * The attempts of a delivery after its first (which its {@link webhookDeliveries} row holds): when
+ * (epoch ms), the HTTP status (null without an answer), duration, and the start of the answer.
+ * Keyed by its delivery and number, so an attempt recorded twice is one row; purged with its
+ * delivery. `WITHOUT ROWID` like the deliveries (migrations/0044_webhook_history_small.sql).
  */
 export const webhookAttempts = sqliteTable(
   "webhook_attempts",
   {
-    endpointId: text().notNull(),
-    eventId: text().notNull(),
-    /** 1 for the first attempt. */
+    endpointNumber: integer().notNull(),
+    eventId: idBytes().notNull(),
+    /** 2 for the second attempt, and so on. */
     attempt: integer().notNull(),
     attemptedAt: integer().notNull(),
     statusCode: integer(),
@@ -137,8 +197,5 @@ export const webhookAttempts = sqliteTable(
     /** Why there was no answer (timeout, unreachable), else null. */
     error: text(),
   },
-  (t) => [
-    primaryKey({ columns: [t.endpointId, t.eventId, t.attempt] }),
-    index("webhook_attempts_time").on(t.attemptedAt),
-  ],
+  (t) => [primaryKey({ columns: [t.endpointNumber, t.eventId, t.attempt] })],
 );

@@ -30,7 +30,14 @@ export {
   IDENTIFIER_KINDS,
   type IdentifierKind,
 } from "./contacts";
-export { type EventRow, events, webhookAttempts, webhookDeliveries, webhookEndpoints } from "./events";
+export {
+  type EventRow,
+  events,
+  webhookAttempts,
+  webhookDeliveries,
+  webhookEndpoints,
+  webhookEventTypes,
+} from "./events";
 export { type MessageRow, type MessageStatus, type MessageType, messages } from "./messages";
 export { type OptOutRow, optOuts } from "./opt-outs";
 export {

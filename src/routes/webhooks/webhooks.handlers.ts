@@ -120,8 +120,8 @@ export const update: RouteHandler<typeof routes.update, AppEnv> = async (c) => {
 };
 
 export const remove: RouteHandler<typeof routes.remove, AppEnv> = async (c) => {
-  if (!(await deleteWebhookEndpoint(c.var.db, c.var.principal.accountId, c.req.valid("param").id)))
-    throw noEndpoint();
+  const { id } = c.req.valid("param");
+  if (!(await deleteWebhookEndpoint(c.var.db, c.var.principal.accountId, id, Date.now()))) throw noEndpoint();
   return c.body(null, 204);
 };
 
