@@ -17,6 +17,7 @@ const FLOORS = [
   "gateways", // the chat networks' APIs
   "delivery", // the outbound queue's consumer, the outbox, pacing, retries, failover
   "sessions", // the session Durable Object
+  "erasures", // a contact's data erased on request: keyed hashes of addresses, phases, the runner
   "number-checks", // whether numbers are on the chat network: cached answers, asked through sessions
   "campaigns",
   "otp",

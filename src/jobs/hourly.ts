@@ -7,6 +7,7 @@ import { purgeExpiredIdempotencyKeys } from "../db/queries/idempotency";
 import { purgeReverseGuesses } from "../db/queries/reverse-guesses";
 import { purgeDeliveryHistory } from "../db/queries/webhook-deliveries";
 import { requeueStale } from "../delivery/reconcile";
+import { completePendingErasures } from "../erasures/erase";
 import { EVENT_RETENTION_MS } from "../events/record";
 import { republishUndelivered } from "../events/sweep";
 import { log } from "../lib/log";
@@ -57,6 +58,7 @@ export const HOURLY_JOBS: readonly HousekeepingJob[] = [
     name: "expire_outgoing_media",
     run: (env, db) => sweepOutgoingMedia(env.MEDIA, db, Date.now(), readConfig(env).MEDIA_RETENTION_DAYS),
   },
+  { name: "complete_erasures", run: (env, db) => completePendingErasures(env, db, Date.now()) },
 ];
 
 /**

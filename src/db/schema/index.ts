@@ -29,6 +29,7 @@ export {
   IDENTIFIER_KINDS,
   type IdentifierKind,
 } from "./contacts";
+export { type ErasureRow, erasures } from "./erasures";
 export { type EventRow, events, webhookAttempts, webhookDeliveries, webhookEndpoints } from "./events";
 export { type MessageRow, type MessageStatus, type MessageType, messages } from "./messages";
 export { type OptOutRow, optOuts } from "./opt-outs";
