@@ -251,7 +251,7 @@ export async function replaceStoredAnswer(
  * The statements that erase, in one D1 batch (one transaction), the person's rows the erasure
  * may erase now ({@link ErasureScope}), first adding to the erasure's counts what they will
  * change (read in the same transaction, so the counts are exact) and `mediaObjects`, the stored
- * files deleted just before (src/erasures/media.ts):
+ * files deleted just before (src/erasures/phases.ts `rowsPhase`):
  * - webhook attempts and deliveries of their events, then the events (`events`);
  * - messages (`messages`): `to_number` and `from_number` replaced by their erased form where they
  *   were the person's, text, media and contact gone, `metadata` without what names anyone (`removed`
