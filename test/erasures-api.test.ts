@@ -1,5 +1,7 @@
 import { env } from "cloudflare:workers";
+import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { describe, expect, it } from "vitest";
+import { eraseRowsStatements } from "../src/db/queries/erasures";
 import { sha256Hex } from "../src/lib/crypto";
 import { number } from "./campaign-fixtures";
 import { ERASED, type Erasure, erase, NOTHING, shownErasure } from "./erasure-fixtures";
@@ -105,6 +107,30 @@ describe("POST /v1/erasures", () => {
       .first<{ request_hash: string }>();
     expect(stored?.request_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(stored?.request_hash).not.toBe(await sha256Hex(`POST /v1/erasures\n${JSON.stringify(body)}`));
+  });
+});
+
+describe("the erasure's statements", () => {
+  it("bind at most 100 parameters each, as D1 allows, however many addresses and contacts", () => {
+    const many = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+    const scope = {
+      id: "ers_0",
+      accountId: "a",
+      createdAt: 0,
+      hashes: new Map(many(50, "+1415555").map((a) => [a, `erased:${a}`])),
+      contactIds: many(20, "ct_"),
+      waiting: ["queued", "scheduled"],
+      active: ["scheduled", "running", "paused"],
+    };
+    const dialect = new SQLiteAsyncDialect({ casing: "snake_case" });
+    const statements = eraseRowsStatements(scope, {
+      mediaObjects: 0,
+      erasedAt: "2026-01-01T00:00:00.000000Z",
+      removed: ["$.template", "$.reactions"],
+      now: 0,
+    });
+    const counts = statements.map((statement) => dialect.sqlToQuery(statement).params.length);
+    expect(Math.max(...counts)).toBeLessThanOrEqual(100);
   });
 });
 

@@ -86,6 +86,9 @@ function scrub(
   return object;
 }
 
+/** Keys one R2 `delete` takes at most (Cloudflare R2 docs, Workers API: `delete`). */
+const R2_DELETE_MAX = 1_000;
+
 /**
  * The person's rows in D1 and their stored media in R2 (`MEDIA`): first the files no one else's
  * message needs (db/queries/erasures.ts `unsharedMediaOf`) are deleted, then every row, in one D1
@@ -96,7 +99,8 @@ export const rowsPhase: ErasurePhase = {
   name: "rows",
   async run(env, db, { scope }, now) {
     const keys = await unsharedMediaOf(db, scope);
-    if (keys.length > 0) await env.MEDIA.delete(keys);
+    for (let i = 0; i < keys.length; i += R2_DELETE_MAX)
+      await env.MEDIA.delete(keys.slice(i, i + R2_DELETE_MAX));
     const { waiting } = await eraseRows(db, scope, {
       mediaObjects: keys.length,
       erasedAt: formatTimestamp(now),
