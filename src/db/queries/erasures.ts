@@ -36,12 +36,11 @@ export interface ErasureScope {
 /** SQL pieces of a scope, each list bound as one JSON parameter (D1 binds at most 100). */
 function piecesOf(scope: ErasureScope) {
   const hashes = JSON.stringify(Object.fromEntries(scope.hashes));
-  const contactIds = JSON.stringify(scope.contactIds);
-  const addresses = sql`(SELECT key FROM json_each(${hashes}))`;
   const inList = (values: readonly string[]) => sql`(SELECT value FROM json_each(${JSON.stringify(values)}))`;
   return {
-    addresses,
-    contacts: sql`(SELECT value FROM json_each(${contactIds}))`,
+    /** The JSON object of each address and its erased form, for a `json_each` that drives a join. */
+    hashes,
+    addresses: sql`(SELECT key FROM json_each(${hashes}))`,
     waiting: inList(scope.waiting),
     active: inList(scope.active),
     /** SQL: `column`'s erased form when it is one of the addresses, else `column` as it is. */
@@ -62,11 +61,14 @@ function piecesOf(scope: ErasureScope) {
  * contacts), made at or before the erasure.
  */
 function personsMessage(scope: ErasureScope, m: string): SQL {
-  const p = piecesOf(scope);
-  const at = sql.raw(m);
-  return sql`${at}.account_id = ${scope.accountId} AND ${at}.created_at <= ${scope.createdAt} AND (
-    (${at}.direction = 'outgoing' AND ${at}.to_number IN ${p.addresses})
-    OR (${at}.direction = 'incoming' AND (${at}.from_number IN ${p.addresses} OR ${at}.contact_id IN ${p.contacts})))`;
+  // One index seek per address or contact (messages_account_to, _from, _contact), driven from the
+  // list (CROSS JOIN keeps SQLite from walking the account's messages instead).
+  const by = (list: string, condition: SQL) => sql`SELECT x.id FROM json_each(${list}) j CROSS JOIN messages x
+    ON x.account_id = ${scope.accountId} AND ${condition} AND x.created_at <= ${scope.createdAt}`;
+  const { hashes: addresses } = piecesOf(scope);
+  return sql`${sql.raw(m)}.id IN (${by(addresses, sql`x.to_number = j.key AND x.direction = 'outgoing'`)}
+    UNION ALL ${by(addresses, sql`x.from_number = j.key AND x.direction = 'incoming'`)}
+    UNION ALL ${by(JSON.stringify(scope.contactIds), sql`x.contact_id = j.value AND x.direction = 'incoming'`)})`;
 }
 
 /** SQL over `m`: {@link personsMessage}, and no longer waiting to be sent (erasable now). */
@@ -120,15 +122,16 @@ function personsOtp(scope: ErasureScope, o: string): SQL {
 
 /** SQL over `o` (an `opt_outs` alias): the opt-out lists one of the person's addresses. */
 function personsOptOut(scope: ErasureScope, o: string): SQL {
-  const at = sql.raw(o);
-  return sql`${at}.account_id = ${scope.accountId} AND ${at}.to_number IN ${piecesOf(scope).addresses}
-    AND ${at}.created_at <= ${scope.createdAt}`;
+  // A primary-key seek per address, driven from the list (an account's list may be long).
+  return sql`${sql.raw(o)}.rowid IN (SELECT x.rowid FROM json_each(${piecesOf(scope).hashes}) j
+    CROSS JOIN opt_outs x ON x.account_id = ${scope.accountId} AND x.to_number = j.key
+    WHERE x.created_at <= ${scope.createdAt})`;
 }
 
 /** SQL over `c` (a `contacts` alias): one of the person's contacts. */
 function personsContact(scope: ErasureScope, c: string): SQL {
-  const at = sql.raw(c);
-  return sql`${at}.account_id = ${scope.accountId} AND ${at}.id IN ${piecesOf(scope).contacts}`;
+  return sql`${sql.raw(c)}.id IN (SELECT x.id FROM json_each(${JSON.stringify(scope.contactIds)}) j
+    CROSS JOIN contacts x ON x.id = j.value AND x.account_id = ${scope.accountId})`;
 }
 
 /**
@@ -315,8 +318,9 @@ export function eraseRowsStatements(
       SELECT o.account_id, ${p.hashOf(sql`o.to_number`)}, o.source, o.keyword, o.created_at FROM opt_outs o
       WHERE ${personsOptOut(scope, "o")}`,
     sql`DELETE FROM opt_outs AS o WHERE ${personsOptOut(scope, "o")}`,
-    sql`DELETE FROM contact_checks WHERE account_id = ${scope.accountId} AND number IN ${p.addresses}
-      AND checked_at <= ${scope.createdAt}`,
+    sql`DELETE FROM contact_checks WHERE rowid IN (SELECT x.rowid FROM json_each(${p.hashes}) j
+      CROSS JOIN contact_checks x ON x.account_id = ${scope.accountId} AND x.number = j.key
+      WHERE x.checked_at <= ${scope.createdAt})`,
     sql`DELETE FROM contact_identifiers WHERE contact_id IN (SELECT c.id FROM contacts c WHERE ${personsContact(scope, "c")})`,
     sql`DELETE FROM contacts AS c WHERE ${personsContact(scope, "c")}`,
     // What is left of the person after the statements above is what still waits.
