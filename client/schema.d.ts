@@ -2023,8 +2023,9 @@ export interface components {
             /** Format: uuid */
             otp_id: string | null;
             provider_message_id: string | null;
+            /** @description The sender's number (E.164) of an incoming message, null for one known by a user id alone; the session's number for an outgoing one. Once the contact was erased, the keyed hash that stands for them (`erased:…`, README, Erasure). */
             from_number: string | null;
-            /** @description The recipient's number (E.164) of an outgoing message, null when it was sent to a user id (`contact.user_id`); the session's number for an incoming one. */
+            /** @description The recipient's number (E.164) of an outgoing message, null when it was sent to a user id (`contact.user_id`); the session's number for an incoming one. Once the contact was erased, the keyed hash that stands for them (`erased:…`, README, Erasure). */
             to_number: string | null;
             contact: components["schemas"]["ContactRef"];
             /** @enum {string} */
@@ -2345,7 +2346,7 @@ export interface components {
              */
             mode: "send" | "reverse";
             /**
-             * @description The recipient, E.164; null for one known by `to_user_id`. A reverse OTP: the only number whose message can verify it, or null when any number can.
+             * @description The recipient, E.164; null for one known by `to_user_id`. A reverse OTP: the only number whose message can verify it, or null when any number can. Once the contact was erased, the keyed hash that stands for them (`erased:…`, README, Erasure).
              * @example +14155552671
              */
             to_number: string | null;
@@ -3229,7 +3230,7 @@ export interface components {
         CampaignRecipient: {
             /** @description Order of addition, from 1. */
             seq: number;
-            /** @description The recipient's number (E.164); null for a recipient known by a user id. */
+            /** @description The recipient's number (E.164); null for a recipient known by a user id. Once the contact was erased, the keyed hash that stands for them (`erased:…`, README, Erasure). */
             to_number: string | null;
             /** @description The recipient's user id (a BSUID or a LID) as it was added; null for a number. */
             to_user_id: string | null;
@@ -3556,7 +3557,7 @@ export interface components {
         };
         OptOut: {
             /**
-             * @description The number, in E.164; null for a user id.
+             * @description The number, in E.164; null for a user id. Once the contact was erased, the keyed hash that stands for them (`erased:…`, README, Erasure).
              * @example +14155552671
              */
             to_number: string | null;
@@ -6211,8 +6212,9 @@ export interface operations {
                                 /** Format: uuid */
                                 chatapp_session_id: string | null;
                                 campaign_id: string | null;
+                                /** @description The sender's number (E.164) of an incoming message, null for one known by a user id alone; the session's number for an outgoing one. Once the contact was erased, the keyed hash that stands for them (`erased:…`, README, Erasure). */
                                 from_number: string | null;
-                                /** @description The recipient's number (E.164) of an outgoing message, null when it was sent to a user id (`contact.user_id`); the session's number for an incoming one. */
+                                /** @description The recipient's number (E.164) of an outgoing message, null when it was sent to a user id (`contact.user_id`); the session's number for an incoming one. Once the contact was erased, the keyed hash that stands for them (`erased:…`, README, Erasure). */
                                 to_number: string | null;
                                 /** @enum {string} */
                                 type: "text" | "image" | "video" | "audio" | "document" | "template" | "reaction";

@@ -177,6 +177,13 @@ export function requires(scope: OperationScope, ...middleware: MiddlewareHandler
   };
 }
 
+/**
+ * What a number field of a response says of an erased contact (src/erasures/address.ts): the
+ * keyed hash stands where their number or user id stood.
+ */
+export const ERASED_NOTE =
+  " Once the contact was erased, the keyed hash that stands for them (`erased:…`, README, Erasure).";
+
 /** A phone number in international format, normalised to E.164. */
 export const PhoneNumber = z
   .string()
