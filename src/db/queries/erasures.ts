@@ -259,7 +259,8 @@ export async function replaceStoredAnswer(
  * - messages (`messages`): `to_number` and `from_number` replaced by their erased form where they
  *   were the person's, text, media and contact gone, `metadata` without what names anyone (`removed`
  *   paths) and with `erased_at` at `erasedAt` (an API timestamp);
- * - OTPs (`otps`): their numbers and user id hashed; their send log and reverse guesses too;
+ * - OTPs (`otps`): their numbers and user id hashed, their send log too; reverse-OTP guesses
+ *   from them deleted;
  * - campaign recipients (`campaign_recipients`): the address hashed and variables gone in started
  *   campaigns, deleted from drafts (whose `total` is counted again);
  * - opt-outs (`opt_outs`): each kept as its erased form, with its source, keyword and time;
@@ -305,8 +306,8 @@ export function eraseRowsStatements(
     sql`UPDATE otp_sends SET to_number = ${p.hashOf(sql`otp_sends.to_number`)}
       WHERE to_number IN ${p.addresses} AND sent_at <= ${scope.createdAt}
         AND app_id IN (SELECT id FROM apps WHERE account_id = ${scope.accountId})`,
-    sql`UPDATE reverse_guesses SET sender = ${p.hashOf(sql`reverse_guesses.sender`)}
-      WHERE sender IN ${p.addresses} AND at <= ${scope.createdAt}
+    // Guesses go whole: their message key is the gateway's message id, which may name the chat.
+    sql`DELETE FROM reverse_guesses WHERE sender IN ${p.addresses} AND at <= ${scope.createdAt}
         AND session_id IN (SELECT id FROM sessions WHERE account_id = ${scope.accountId})`,
     sql`UPDATE campaign_recipients AS r SET to_number = ${p.hashOf(sql`r.to_number`)}, variables = NULL
       WHERE ${erasableRecipient(scope, "r")}`,
