@@ -835,7 +835,7 @@ export interface paths {
         };
         /**
          * List the account's events
-         * @description Every state change of the account's messages, sessions and one-time codes, newest first, kept 30 days: the pull side of webhooks, from which a receiver that was down can catch up. Cursor-paged like the message list. A key sees only the event types whose read scope it holds (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`, `contact.*` `messages:read`): without `filter[type]` the others are left out; a `filter[type]` naming one of them is 403 `insufficient_scope`, naming the scope.
+         * @description Every state change of the account's messages, sessions and one-time codes, newest first, kept 30 days: the pull side of webhooks, from which a receiver that was down can catch up. Cursor-paged like the message list. A key sees only the event types whose read scope it holds (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`, `contact.*` `messages:read`, `contact.erased` `erasures:read`): without `filter[type]` the others are left out; a `filter[type]` naming one of them is 403 `insufficient_scope`, naming the scope.
          */
         get: operations["listEvents"];
         put?: never;
@@ -1109,6 +1109,47 @@ export interface paths {
         };
         /** Get a contact, with every identifier it was known by */
         get: operations["getContact"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/erasures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the account's erasures, newest first
+         * @description Cursor-paged like the message list.
+         */
+        get: operations["listErasures"];
+        put?: never;
+        /**
+         * Erase everything the account holds about a contact
+         * @description GDPR Art. 17 (README, Erasure). Every address the account's contacts link to the one given (their number and user ids) is erased with it: message text, captions, media and template variables are deleted; the addresses are replaced by a keyed hash in messages, one-time codes and campaign recipients; the contacts (and their customer service window) are deleted; events and webhook deliveries that name them are purged. An opt-out stays, as the hash, so campaigns still skip the contact. Money does not change: costs, the ledger and usage stay as they are. Answers 201 with the erasure, `completed` unless something still waits (a message not yet sent), then `pending` until the hourly job erases it. A contact the account never met, or erased before, gives a `completed` erasure with zero counts. Send an `Idempotency-Key` header to make retries safe.
+         */
+        post: operations["createErasure"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/erasures/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an erasure: its status, what it erased and when it completed */
+        get: operations["getErasure"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1970,6 +2011,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "contact.erased": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The `contact.erased` event
+         * @description Delivered to webhook endpoints subscribed to this type, signed per Standard Webhooks, and listed by `GET /v1/events`.
+         */
+        post: operations["onContactErased"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook.test": {
         parameters: {
             query?: never;
@@ -2002,8 +2063,9 @@ export interface components {
             /** Format: uuid */
             otp_id: string | null;
             provider_message_id: string | null;
+            /** @description The sender's number (E.164) of an incoming message, null for one known by a user id alone; the session's number for an outgoing one. Once the contact was erased, the keyed hash that stands for them (`erased:…`, README, Erasure). */
             from_number: string | null;
-            /** @description The recipient's number (E.164) of an outgoing message, null when it was sent to a user id (`contact.user_id`); the session's number for an incoming one. */
+            /** @description The recipient's number (E.164) of an outgoing message, null when it was sent to a user id (`contact.user_id`); the session's number for an incoming one. Once the contact was erased, the keyed hash that stands for them (`erased:…`, README, Erasure). */
             to_number: string | null;
             contact: components["schemas"]["ContactRef"];
             /** @enum {string} */
@@ -2203,6 +2265,8 @@ export interface components {
             };
             /** @description When the stored media (an incoming message's kept file, an outgoing one's copy) was deleted by its retention (an API timestamp, UTC). */
             media_expired_at?: string;
+            /** @description When the message was erased with its contact (README, Erasure): its text, media and addresses are gone (an API timestamp, UTC). */
+            erased_at?: string;
         } & {
             [key: string]: unknown;
         };
@@ -2322,7 +2386,7 @@ export interface components {
              */
             mode: "send" | "reverse";
             /**
-             * @description The recipient, E.164; null for one known by `to_user_id`. A reverse OTP: the only number whose message can verify it, or null when any number can.
+             * @description The recipient, E.164; null for one known by `to_user_id`. A reverse OTP: the only number whose message can verify it, or null when any number can. Once the contact was erased, the keyed hash that stands for them (`erased:…`, README, Erasure).
              * @example +14155552671
              */
             to_number: string | null;
@@ -2666,6 +2730,66 @@ export interface components {
             contact: components["schemas"]["Contact"];
             previous: components["schemas"]["Contact"];
         };
+        Erasure: {
+            /** @example ers_3f2c9a7e1b6d4c08a5e97d2b1f04c6aa */
+            id: string;
+            /**
+             * @description The keyed hash of the number or user id erased (`erased:` and 64 hex digits), as it now stands in the erased rows (messages' `to_number` and `from_number`, OTPs, campaign recipients, opt-outs): the same for the same address, never the address.
+             * @example erased:9b74c9897bac770ffc029102a200c5de3c1d5d0e4f1b0a3f0c9f1b1d8e2a7c4f
+             */
+            address: string;
+            /**
+             * @description `completed` once nothing of the contact is left; `pending` while something still waits (a message not yet sent, a pending recipient of a running campaign), which the hourly `complete_erasures` job erases once it may.
+             * @example completed
+             * @enum {string}
+             */
+            status: "pending" | "completed";
+            /** @description What the erasure erased, summed over its runs. */
+            counts: {
+                /**
+                 * @description Messages (sent and received) whose text, media and addresses were erased.
+                 * @example 0
+                 */
+                messages: number;
+                /**
+                 * @description Stored media files deleted.
+                 * @example 0
+                 */
+                media_objects: number;
+                /**
+                 * @description One-time codes whose number was replaced by its hash.
+                 * @example 0
+                 */
+                otps: number;
+                /**
+                 * @description Campaign recipients erased: hashed in started campaigns, removed from drafts.
+                 * @example 0
+                 */
+                campaign_recipients: number;
+                /**
+                 * @description Contacts deleted, with their identifiers and customer service window.
+                 * @example 0
+                 */
+                contacts: number;
+                /**
+                 * @description Opt-outs kept as the hash, so campaigns still skip the contact.
+                 * @example 0
+                 */
+                opt_outs: number;
+                /**
+                 * @description Events purged, with their webhook deliveries.
+                 * @example 0
+                 */
+                events: number;
+            };
+            /** @example 2026-11-21T09:30:12.345000Z */
+            created_at: string;
+            /**
+             * @description When it completed; null while pending.
+             * @example 2026-11-21T09:30:12.456000Z
+             */
+            completed_at: string | null;
+        };
         WebhookTestEvent: {
             /** @example evt_7d1e0b9c2a5f4e3d8c6b1a0f9e8d7c6b */
             id: string;
@@ -2700,7 +2824,7 @@ export interface components {
              *       "message.read"
              *     ]
              */
-            events: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated")[] | null;
+            events: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated" | "contact.erased")[] | null;
             /** @description Whether events are posted to the endpoint. */
             enabled: boolean;
             /**
@@ -2841,7 +2965,7 @@ export interface components {
              *       "messages:send"
              *     ]
              */
-            scopes: ("*" | "account:read" | "account:write" | "keys:read" | "keys:write" | "sessions:read" | "sessions:write" | "messages:read" | "messages:send" | "campaigns:read" | "campaigns:write" | "apps:read" | "apps:write" | "otp:read" | "otp:send" | "otp:verify" | "webhooks:read" | "webhooks:write" | "events:read" | "opt-outs:read" | "opt-outs:write" | "contacts:read")[];
+            scopes: ("*" | "account:read" | "account:write" | "keys:read" | "keys:write" | "sessions:read" | "sessions:write" | "messages:read" | "messages:send" | "campaigns:read" | "campaigns:write" | "apps:read" | "apps:write" | "otp:read" | "otp:send" | "otp:verify" | "webhooks:read" | "webhooks:write" | "events:read" | "opt-outs:read" | "opt-outs:write" | "contacts:read" | "erasures:read" | "erasures:write")[];
             created_at: string;
             expires_at: string | null;
             /** @description When the key last authenticated a request, to the minute. */
@@ -3182,7 +3306,7 @@ export interface components {
         CampaignRecipient: {
             /** @description Order of addition, from 1. */
             seq: number;
-            /** @description The recipient's number (E.164); null for a recipient known by a user id. */
+            /** @description The recipient's number (E.164); null for a recipient known by a user id. Once the contact was erased, the keyed hash that stands for them (`erased:…`, README, Erasure). */
             to_number: string | null;
             /** @description The recipient's user id (a BSUID or a LID) as it was added; null for a number. */
             to_user_id: string | null;
@@ -3339,10 +3463,10 @@ export interface components {
             /** @example evt_3f2c9a7e1b6d4c08a5e97d2b1f04c6aa */
             id: string;
             /** @enum {string} */
-            type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated";
+            type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated" | "contact.erased";
             /** @example 2026-11-21T09:30:12.345000Z */
             created_at: string;
-            /** @description The object after the change, in the shape its own GET returns: a Message (`message.*` but `message.reaction`, whose data is `{message_id, session_id, from, emoji, at}`), a Session (`session.status_changed`, `session.health_changed`), `{session, qr_code}` (`session.qr_updated`), an OTP (`otp.*`), a Campaign (`campaign.*`), the Account (`account.balance_low`), a Contact (`contact.created`) or `{contact, previous}` (`contact.updated`). */
+            /** @description The object after the change, in the shape its own GET returns: a Message (`message.*` but `message.reaction`, whose data is `{message_id, session_id, from, emoji, at}`), a Session (`session.status_changed`, `session.health_changed`), `{session, qr_code}` (`session.qr_updated`), an OTP (`otp.*`), a Campaign (`campaign.*`), the Account (`account.balance_low`), a Contact (`contact.created`), `{contact, previous}` (`contact.updated`) or an Erasure (`contact.erased`). */
             data: {
                 [key: string]: unknown;
             };
@@ -3384,7 +3508,7 @@ export interface components {
              * @description The event's type.
              * @enum {string}
              */
-            event_type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated";
+            event_type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated" | "contact.erased";
             /** Format: uuid */
             endpoint_id: string;
             /**
@@ -3509,7 +3633,7 @@ export interface components {
         };
         OptOut: {
             /**
-             * @description The number, in E.164; null for a user id.
+             * @description The number, in E.164; null for a user id. Once the contact was erased, the keyed hash that stands for them (`erased:…`, README, Erasure).
              * @example +14155552671
              */
             to_number: string | null;
@@ -3561,6 +3685,24 @@ export interface components {
             }[];
             /** @description Whether the account's opt-out list holds the contact. */
             opted_out: boolean;
+        };
+        ErasureList: {
+            /** @enum {boolean} */
+            success: true;
+            /** @description The page, newest first. */
+            data: components["schemas"]["Erasure"][];
+            links: {
+                first: null;
+                last: null;
+                prev: string | null;
+                next: string | null;
+            };
+            meta: {
+                path: string;
+                per_page: number;
+                next_cursor: string | null;
+                prev_cursor: string | null;
+            };
         };
         /** @description A new reverse OTP: the Otp, `pending`, with the code and how the user sends it. No other response shows `code`, `link` or `qr_code`. */
         ReverseOtp: components["schemas"]["Otp"] & {
@@ -4192,13 +4334,13 @@ export interface operations {
                 "application/json": {
                     name?: string;
                     /**
-                     * @description What the key may do: `*`, `account:read`, `account:write`, `keys:read`, `keys:write`, `sessions:read`, `sessions:write`, `messages:read`, `messages:send`, `campaigns:read`, `campaigns:write`, `apps:read`, `apps:write`, `otp:read`, `otp:send`, `otp:verify`, `webhooks:read`, `webhooks:write`, `events:read`, `opt-outs:read`, `opt-outs:write`, `contacts:read`. `*` is everything; `<resource>:write` also reads the resource; `otp:send` and `otp:verify` read one-time codes; `messages:send` only sends. Each operation of this reference names the scope it needs.
+                     * @description What the key may do: `*`, `account:read`, `account:write`, `keys:read`, `keys:write`, `sessions:read`, `sessions:write`, `messages:read`, `messages:send`, `campaigns:read`, `campaigns:write`, `apps:read`, `apps:write`, `otp:read`, `otp:send`, `otp:verify`, `webhooks:read`, `webhooks:write`, `events:read`, `opt-outs:read`, `opt-outs:write`, `contacts:read`, `erasures:read`, `erasures:write`. `*` is everything; `<resource>:write` also reads the resource; `otp:send` and `otp:verify` read one-time codes; `messages:send` only sends. Each operation of this reference names the scope it needs.
                      * @example [
                      *       "messages:send",
                      *       "otp:send"
                      *     ]
                      */
-                    scopes?: ("*" | "account:read" | "account:write" | "keys:read" | "keys:write" | "sessions:read" | "sessions:write" | "messages:read" | "messages:send" | "campaigns:read" | "campaigns:write" | "apps:read" | "apps:write" | "otp:read" | "otp:send" | "otp:verify" | "webhooks:read" | "webhooks:write" | "events:read" | "opt-outs:read" | "opt-outs:write" | "contacts:read")[];
+                    scopes?: ("*" | "account:read" | "account:write" | "keys:read" | "keys:write" | "sessions:read" | "sessions:write" | "messages:read" | "messages:send" | "campaigns:read" | "campaigns:write" | "apps:read" | "apps:write" | "otp:read" | "otp:send" | "otp:verify" | "webhooks:read" | "webhooks:write" | "events:read" | "opt-outs:read" | "opt-outs:write" | "contacts:read" | "erasures:read" | "erasures:write")[];
                     /**
                      * Format: date-time
                      * @description When the key stops working (RFC 3339, in the future); after it the key is refused like a revoked one (401). Absent or null: it does not expire, unless the creating key expires, whose expiry it then gets.
@@ -4453,7 +4595,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The job: one of `purge_idempotency_keys`, `purge_events`, `purge_delivery_history`, `purge_contact_checks`, `purge_reverse_guesses`, `purge_otp_sends`, `purge_link_tokens`, `requeue_stale_messages`, `republish_undelivered_events`, `requeue_overdue_deliveries`, `seal_webhook_secrets`, `resume_stalled_campaigns`, `complete_finished_campaigns`, `expire_incoming_media`, `expire_outgoing_media`, `archive_messages`. */
+                /** @description The job: one of `purge_idempotency_keys`, `purge_events`, `purge_delivery_history`, `purge_contact_checks`, `purge_reverse_guesses`, `purge_otp_sends`, `purge_link_tokens`, `requeue_stale_messages`, `republish_undelivered_events`, `requeue_overdue_deliveries`, `seal_webhook_secrets`, `resume_stalled_campaigns`, `complete_finished_campaigns`, `expire_incoming_media`, `expire_outgoing_media`, `complete_erasures`, `archive_messages`. */
                 name: string;
             };
             cookie?: never;
@@ -4913,13 +5055,13 @@ export interface operations {
                     /** @example checkout backend */
                     name: string;
                     /**
-                     * @description What the key may do: `*`, `account:read`, `account:write`, `keys:read`, `keys:write`, `sessions:read`, `sessions:write`, `messages:read`, `messages:send`, `campaigns:read`, `campaigns:write`, `apps:read`, `apps:write`, `otp:read`, `otp:send`, `otp:verify`, `webhooks:read`, `webhooks:write`, `events:read`, `opt-outs:read`, `opt-outs:write`, `contacts:read`. `*` is everything; `<resource>:write` also reads the resource; `otp:send` and `otp:verify` read one-time codes; `messages:send` only sends. Each operation of this reference names the scope it needs.
+                     * @description What the key may do: `*`, `account:read`, `account:write`, `keys:read`, `keys:write`, `sessions:read`, `sessions:write`, `messages:read`, `messages:send`, `campaigns:read`, `campaigns:write`, `apps:read`, `apps:write`, `otp:read`, `otp:send`, `otp:verify`, `webhooks:read`, `webhooks:write`, `events:read`, `opt-outs:read`, `opt-outs:write`, `contacts:read`, `erasures:read`, `erasures:write`. `*` is everything; `<resource>:write` also reads the resource; `otp:send` and `otp:verify` read one-time codes; `messages:send` only sends. Each operation of this reference names the scope it needs.
                      * @example [
                      *       "messages:send",
                      *       "otp:send"
                      *     ]
                      */
-                    scopes: ("*" | "account:read" | "account:write" | "keys:read" | "keys:write" | "sessions:read" | "sessions:write" | "messages:read" | "messages:send" | "campaigns:read" | "campaigns:write" | "apps:read" | "apps:write" | "otp:read" | "otp:send" | "otp:verify" | "webhooks:read" | "webhooks:write" | "events:read" | "opt-outs:read" | "opt-outs:write" | "contacts:read")[];
+                    scopes: ("*" | "account:read" | "account:write" | "keys:read" | "keys:write" | "sessions:read" | "sessions:write" | "messages:read" | "messages:send" | "campaigns:read" | "campaigns:write" | "apps:read" | "apps:write" | "otp:read" | "otp:send" | "otp:verify" | "webhooks:read" | "webhooks:write" | "events:read" | "opt-outs:read" | "opt-outs:write" | "contacts:read" | "erasures:read" | "erasures:write")[];
                     /**
                      * Format: date-time
                      * @description When the key stops working (RFC 3339, in the future); after it the key is refused like a revoked one (401). Absent or null: it does not expire, unless the creating key expires, whose expiry it then gets.
@@ -6270,8 +6412,9 @@ export interface operations {
                                 /** Format: uuid */
                                 chatapp_session_id: string | null;
                                 campaign_id: string | null;
+                                /** @description The sender's number (E.164) of an incoming message, null for one known by a user id alone; the session's number for an outgoing one. Once the contact was erased, the keyed hash that stands for them (`erased:…`, README, Erasure). */
                                 from_number: string | null;
-                                /** @description The recipient's number (E.164) of an outgoing message, null when it was sent to a user id (`contact.user_id`); the session's number for an incoming one. */
+                                /** @description The recipient's number (E.164) of an outgoing message, null when it was sent to a user id (`contact.user_id`); the session's number for an incoming one. Once the contact was erased, the keyed hash that stands for them (`erased:…`, README, Erasure). */
                                 to_number: string | null;
                                 /** @enum {string} */
                                 type: "text" | "image" | "video" | "audio" | "document" | "template" | "reaction";
@@ -7828,7 +7971,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Event types to list (repeat the parameter, or separate with commas). Default: all. */
-                "filter[type]"?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated")[];
+                "filter[type]"?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated" | "contact.erased")[];
                 /** @description Events created at or after this time. */
                 time_from?: string;
                 /** @description Events created at or before this time. */
@@ -8016,13 +8159,13 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description The event types posted to this endpoint, each at most once (1–20 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `message.media_kept`, `message.media_failed`, `message.reaction`, `session.status_changed`, `session.qr_updated`, `session.health_changed`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`, `contact.created`, `contact.updated`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`, `contact.*` `messages:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
+                     * @description The event types posted to this endpoint, each at most once (1–21 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `message.media_kept`, `message.media_failed`, `message.reaction`, `session.status_changed`, `session.qr_updated`, `session.health_changed`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`, `contact.created`, `contact.updated`, `contact.erased`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`, `contact.*` `messages:read`, `contact.erased` `erasures:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
                      * @example [
                      *       "message.delivered",
                      *       "message.read"
                      *     ]
                      */
-                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated")[] | null;
+                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated" | "contact.erased")[] | null;
                     /**
                      * @description A note for the account's own use, at most 500 characters.
                      * @example Order service, production
@@ -8195,13 +8338,13 @@ export interface operations {
                      */
                     url?: string;
                     /**
-                     * @description The event types posted to this endpoint, each at most once (1–20 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `message.media_kept`, `message.media_failed`, `message.reaction`, `session.status_changed`, `session.qr_updated`, `session.health_changed`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`, `contact.created`, `contact.updated`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`, `contact.*` `messages:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
+                     * @description The event types posted to this endpoint, each at most once (1–21 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `message.media_kept`, `message.media_failed`, `message.reaction`, `session.status_changed`, `session.qr_updated`, `session.health_changed`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`, `contact.created`, `contact.updated`, `contact.erased`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`, `contact.*` `messages:read`, `contact.erased` `erasures:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
                      * @example [
                      *       "message.delivered",
                      *       "message.read"
                      *     ]
                      */
-                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated")[] | null;
+                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated" | "contact.erased")[] | null;
                     /**
                      * @description A note for the account's own use, at most 500 characters; null removes it.
                      * @example Order service, production
@@ -8964,6 +9107,184 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["ContactDetail"];
+                    };
+                };
+            };
+            /** @description Problem: `unauthenticated` */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            403: components["responses"]["InsufficientScope"];
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listErasures: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1–100. */
+                limit?: number;
+                /** @description `meta.next_cursor` or `meta.prev_cursor` of a previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of erasures */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErasureList"];
+                };
+            };
+            /** @description Problem: `unauthenticated` */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            403: components["responses"]["InsufficientScope"];
+            /** @description Problem: `validation_failed` */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createErasure: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key and body replay the first answer for 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The contact's number, in international format (normalised to E.164 as for sends). This or `user_id`.
+                     * @example +14155552671
+                     */
+                    phone_number?: string;
+                    /**
+                     * @description The contact's user id (a BSUID or a LID; README, Contacts). This or `phone_number`.
+                     * @example US.13491208655302741918
+                     */
+                    user_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The erasure */
+            201: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Erasure"];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidJson"];
+            /** @description Problem: `unauthenticated` */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            403: components["responses"]["InsufficientScope"];
+            /** @description Problem: `idempotency_key_in_use` */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Problem: `validation_failed`, `idempotency_key_reused` */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getErasure: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The erasure */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Erasure"];
                     };
                 };
             };
@@ -11302,6 +11623,36 @@ export interface operations {
                     /** @example 2026-11-21T09:30:12.345000Z */
                     created_at: string;
                     data: components["schemas"]["ContactUpdate"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 15 seconds acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onContactErased: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example evt_3f2c9a7e1b6d4c08a5e97d2b1f04c6aa */
+                    id: string;
+                    /** @enum {string} */
+                    type: "contact.erased";
+                    /** @example 2026-11-21T09:30:12.345000Z */
+                    created_at: string;
+                    data: components["schemas"]["Erasure"];
                 };
             };
         };

@@ -18,6 +18,7 @@ import { appRoutes } from "./routes/apps/apps.index";
 import { archiveRoutes } from "./routes/archives/archives.index";
 import { campaignRoutes } from "./routes/campaigns/campaigns.index";
 import { contactRoutes } from "./routes/contacts/contacts.index";
+import { erasureRoutes } from "./routes/erasures/erasures.index";
 import { eventRoutes, registerEventWebhooks } from "./routes/events/events.index";
 import { gatewayEventRoutes } from "./routes/gateway-events/gateway-events.index";
 import { linkRoutes } from "./routes/link/link.index";
@@ -163,6 +164,7 @@ export function createApp() {
   app.route("/v1/webhooks", webhookRoutes);
   app.route("/v1/opt-outs", optOutRoutes);
   app.route("/v1/contacts", contactRoutes);
+  app.route("/v1/erasures", erasureRoutes);
   app.route("/v1", otpRoutes);
   app.route("/v1", otpStatsRoutes);
   app.route("/sandbox", sandboxRoutes);

@@ -212,6 +212,7 @@ describe("webhook endpoints get only the event types the key may read", () => {
       "otp:read",
       "campaigns:read",
       "account:read",
+      "erasures:read",
     ]);
     const movedAll = await call("PATCH", `/v1/webhooks/${everything.id}`, {
       key: readsAll,

@@ -40,6 +40,9 @@
  *   or name (src/contacts/learn.ts; README, Contacts). `data` is the Contact
  *   (`GET /v1/contacts/{id}`), and for `contact.updated` `{ contact, previous }`, the Contact before
  *   the change. They need `messages:read`, as the messages that carry them do.
+ * - `contact.erased`: an erasure of everything the account held about a contact completed
+ *   (src/erasures/erase.ts; README, Erasure); `data` is the Erasure (`GET /v1/erasures/{id}`),
+ *   which names the contact only by the hash of its address.
  *
  * Each type names the scope that reads it ({@link EVENT_READ_SCOPE}): the scope of its object's own
  * GET, since the event carries that object whole. A key sees in `GET /v1/events`, and subscribes a
@@ -66,6 +69,7 @@ export const EVENT_TYPES = [
   "template.status_changed",
   "contact.created",
   "contact.updated",
+  "contact.erased",
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -79,7 +83,8 @@ export type EventReadScope =
   | "sessions:read"
   | "otp:read"
   | "campaigns:read"
-  | "account:read";
+  | "account:read"
+  | "erasures:read";
 
 /**
  * The scope a key needs to read each event type, in `GET /v1/events` and through a webhook
@@ -87,7 +92,8 @@ export type EventReadScope =
  * `GET /v1/chatapp/messages/{id}` (`messages:read`, which the send-only `messages:send` does not
  * grant); sessions and their QR codes `GET /v1/chatapp/sessions/{id}[/qr-code]` (`sessions:read`);
  * one-time codes `GET /v1/otp/{id}` (`otp:read`); campaigns `GET /v1/chatapp/campaigns/{id}`
- * (`campaigns:read`); the account `GET /v1/account` (`account:read`).
+ * (`campaigns:read`); the account `GET /v1/account` (`account:read`); erasures
+ * `GET /v1/erasures/{id}` (`erasures:read`).
  */
 export const EVENT_READ_SCOPE: Record<EventType, EventReadScope> = {
   "message.sent": "messages:read",
@@ -110,6 +116,7 @@ export const EVENT_READ_SCOPE: Record<EventType, EventReadScope> = {
   "template.status_changed": "sessions:read",
   "contact.created": "messages:read",
   "contact.updated": "messages:read",
+  "contact.erased": "erasures:read",
 };
 
 /**

@@ -10,6 +10,7 @@ import { purgeOtpSends } from "../db/queries/otp-sends";
 import { purgeReverseGuesses } from "../db/queries/reverse-guesses";
 import { purgeDeliveryHistory } from "../db/queries/webhook-deliveries";
 import { requeueStale } from "../delivery/reconcile";
+import { completePendingErasures } from "../erasures/erase";
 import { EVENT_RETENTION_MS } from "../events/record";
 import { republishUndelivered } from "../events/sweep";
 import { log } from "../lib/log";
@@ -66,6 +67,7 @@ export const HOURLY_JOBS: readonly HousekeepingJob[] = [
     name: "expire_outgoing_media",
     run: (env, db) => sweepOutgoingMedia(env.MEDIA, db, Date.now(), readConfig(env).MEDIA_RETENTION_DAYS),
   },
+  { name: "complete_erasures", run: (env, db) => completePendingErasures(env, db, Date.now()) },
   // After the media sweeps: a message whose stored media is still kept waits for them.
   { name: "archive_messages", run: (env, db) => archiveMessages(env, db, Date.now()) },
 ];

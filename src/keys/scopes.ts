@@ -31,6 +31,8 @@ export const SCOPES = [
   "opt-outs:read",
   "opt-outs:write",
   "contacts:read",
+  "erasures:read",
+  "erasures:write",
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];
@@ -49,6 +51,7 @@ const IMPLIES: Partial<Record<Scope, OperationScope[]>> = {
   "otp:verify": ["otp:read"],
   "webhooks:write": ["webhooks:read"],
   "opt-outs:write": ["opt-outs:read"],
+  "erasures:write": ["erasures:read"],
 };
 
 /** Whether a key holding `held` may do what `needed` allows. */

@@ -70,3 +70,23 @@ export function isPhoneAddress(address: string): boolean {
 export function identityOfAddress(address: string): ContactIdentity {
   return isPhoneAddress(address) ? { phoneNumber: address } : { userId: address };
 }
+
+/**
+ * What an erased address starts with: `erased:` and 64 hex digits, the keyed hash that stands
+ * where a contact's number or user id stood once the contact was erased (src/erasures/address.ts;
+ * README, Erasure). Neither a phone number (`+…`) nor a user id ({@link userIdKind}).
+ */
+export const ERASED_PREFIX = "erased:";
+
+/** Whether a stored address is an erased one ({@link ERASED_PREFIX}). */
+export function isErasedAddress(address: string): boolean {
+  return address.startsWith(ERASED_PREFIX);
+}
+
+/**
+ * Whether the API shows a stored address in a number field (`to_number`, `from_number`): a phone
+ * number, or an erased address, which stands for the number or user id it replaced.
+ */
+export function shownAsNumber(address: string): boolean {
+  return isPhoneAddress(address) || isErasedAddress(address);
+}

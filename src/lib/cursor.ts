@@ -13,12 +13,13 @@ export interface Cursor {
 export const MAX_CURSOR_LENGTH = 200;
 
 /**
- * The ids a cursor may hold: a uuid (messages), an event id (`evt_` and 32 hex digits), or an
- * E.164 number (opt-outs, keyed by the number: `+`, a non-zero digit, at most 15 digits in all,
- * ITU-T E.164 §6.1).
+ * The ids a cursor may hold: a uuid (messages), an event or erasure id (`evt_` or `ers_` and 32
+ * hex digits), or an E.164 number (opt-outs, keyed by the number: `+`, a non-zero digit, at most
+ * 15 digits in all, ITU-T E.164 §6.1) or the erased form of an address that stands for one
+ * (`erased:` and 64 hex digits, src/erasures/address.ts).
  */
 const ID =
-  /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|evt_[0-9a-f]{32}|\+[1-9][0-9]{1,14})$/i;
+  /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|(?:evt|ers)_[0-9a-f]{32}|\+[1-9][0-9]{1,14}|erased:[0-9a-f]{64})$/i;
 
 /**
  * Encodes a cursor as the opaque string of `meta.next_cursor`/`meta.prev_cursor`: base64url

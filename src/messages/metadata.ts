@@ -128,7 +128,8 @@ const MediaError = z.object({
  * - `template`, `quoted`: the send, src/messages/send.ts and src/campaigns/materialise.ts;
  * - `reactions`, `reactions_removed`: src/messages/reactions.ts `withReaction`;
  * - `media`: src/db/queries/messages.ts `incomingRow`;
- * - `media_error`, `media_expired_at`: src/db/queries/incoming-media.ts and outgoing-media.ts.
+ * - `media_error`, `media_expired_at`: src/db/queries/incoming-media.ts and outgoing-media.ts;
+ * - `erased_at` (and removing what may name the contact): src/db/queries/erasures.ts `eraseRowsStatements`.
  */
 export const MessageMetadataSchema = z
   .looseObject({
@@ -203,6 +204,9 @@ export const MessageMetadataSchema = z
     ),
     media_expired_at: timestamp(
       "When the stored media (an incoming message's kept file, an outgoing one's copy) was deleted by its retention",
+    ).optional(),
+    erased_at: timestamp(
+      "When the message was erased with its contact (README, Erasure): its text, media and addresses are gone",
     ).optional(),
   })
   .describe(

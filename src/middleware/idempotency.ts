@@ -8,7 +8,7 @@ import {
 } from "../db/queries/idempotency";
 import type { AppEnv } from "../env";
 import { ApiError, problemResponse } from "../errors";
-import { sha256Hex } from "../lib/crypto";
+import { hmacSha256Hex, sha256Hex } from "../lib/crypto";
 import { log } from "../lib/log";
 import { openSecret, sealSecret } from "../lib/sealed-secret";
 import { formatTimestamp } from "../lib/time";
@@ -38,8 +38,16 @@ const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
  * secret that must not sit in D1 readable (a reverse OTP's code). Problem details carry no secret
  * and are stored as they are, so a failure to derive the key (a missing secret, a 500) is replayed
  * too.
+ *
+ * With `requestKey`, the request's hash is HMAC-SHA256 (RFC 2104) under the key it derives rather
+ * than a plain SHA-256, for routes whose bodies name a person (`POST /v1/erasures`): the stored
+ * hash of a body holding a phone number cannot be matched against guessed numbers without it.
  */
-export function idempotencyIn(scope: (c: Context<AppEnv>) => string, seal?: ReplaySeal) {
+export function idempotencyIn(
+  scope: (c: Context<AppEnv>) => string,
+  seal?: ReplaySeal,
+  requestKey?: ReplaySeal,
+) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const key = c.req.header("idempotency-key");
     if (key === undefined) return next();
@@ -54,7 +62,10 @@ export function idempotencyIn(scope: (c: Context<AppEnv>) => string, seal?: Repl
     }
     const accountId = scope(c);
     const db = c.var.db;
-    const requestHash = await sha256Hex(`${c.req.method} ${c.req.path}\n${await c.req.raw.clone().text()}`);
+    const request = `${c.req.method} ${c.req.path}\n${await c.req.raw.clone().text()}`;
+    const requestHash = requestKey
+      ? await hmacSha256Hex(await requestKey(c.env), request)
+      : await sha256Hex(request);
     const now = Date.now();
     let existing = await reserveKey(db, accountId, key, requestHash, now);
     if (existing) {
@@ -132,6 +143,10 @@ export const idempotency = idempotencyIn((c) => c.var.principal.accountId);
 
 /** Keys of the account API whose stored answers are sealed under the key `seal` derives. */
 export const sealedIdempotency = (seal: ReplaySeal) => idempotencyIn((c) => c.var.principal.accountId, seal);
+
+/** Keys of the account API whose request hashes are keyed under the key `requestKey` derives. */
+export const keyedIdempotency = (requestKey: ReplaySeal) =>
+  idempotencyIn((c) => c.var.principal.accountId, undefined, requestKey);
 
 /** The admin API's keys live apart from every account's (account ids are uuids). */
 export const ADMIN_SCOPE = "admin";

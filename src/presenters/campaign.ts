@@ -1,6 +1,6 @@
 import type { RecipientWithMessage } from "../db/queries/campaigns";
 import type { CampaignRow } from "../db/schema";
-import { isPhoneAddress } from "../lib/contact-identity";
+import { shownAsNumber } from "../lib/contact-identity";
 import { fromMinor } from "../lib/money";
 import { formatNullableTimestamp, formatTimestamp } from "../lib/time";
 
@@ -45,11 +45,12 @@ export function toCampaignRecord(row: CampaignRow, now = Date.now()) {
 
 /**
  * A recipient row as the API shows it (`CampaignRecipient`): its address as `to_number` (a number)
- * or `to_user_id` (a user id), the other null, as a message shows its recipient; its message's
+ * or `to_user_id` (a user id), the other null, as a message shows its recipient (an erased one's
+ * hash, `erased:…`, as `to_number`: README, Erasure); its message's
  * status once it has one.
  */
 export function toRecipientRecord(row: RecipientWithMessage) {
-  const byNumber = isPhoneAddress(row.toNumber);
+  const byNumber = shownAsNumber(row.toNumber);
   return {
     seq: row.seq,
     to_number: byNumber ? row.toNumber : null,

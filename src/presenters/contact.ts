@@ -1,5 +1,5 @@
 import type { ContactRow, IdentifierKind } from "../db/schema";
-import { isPhoneAddress } from "../lib/contact-identity";
+import { isErasedAddress, isPhoneAddress } from "../lib/contact-identity";
 import { formatNullableTimestamp, formatTimestamp } from "../lib/time";
 import { SERVICE_WINDOW_MS } from "../messages/service-window";
 
@@ -22,12 +22,12 @@ export function toContactRef(row: ContactRow) {
 /**
  * {@link toContactRef} of a message whose contact the service does not keep (one sent to an
  * address no contact is known by yet, or stored before contacts were kept): the address alone,
- * `id` null; null without an address.
+ * `id` null; null without an address, or for an erased one (README, Erasure).
  */
 export function contactOfAddress(
   address: string | null,
 ): (Omit<ReturnType<typeof toContactRef>, "id"> & { id: null }) | null {
-  if (address === null) return null;
+  if (address === null || isErasedAddress(address)) return null;
   const phone = isPhoneAddress(address);
   return {
     id: null,

@@ -1,6 +1,6 @@
 import type { GatewayKind } from "../config";
 import type { OtpRow } from "../db/queries/otps";
-import type { ContactRow, EventRow } from "../db/schema";
+import type { ContactRow, ErasureRow, EventRow } from "../db/schema";
 import type { EventType } from "../events/catalogue";
 import { qrPngDataUri } from "../lib/qr-png";
 import { formatTimestamp } from "../lib/time";
@@ -8,6 +8,7 @@ import { type SessionRow, toSessionRecord } from "../sessions/session-record";
 import { accountOfSnapshot, toAccountRecord } from "./account";
 import { campaignRowOfSnapshot, toCampaignRecord } from "./campaign";
 import { toContactRecord } from "./contact";
+import { toErasureRecord } from "./erasure";
 import { type MessageWithContact, toMessageRecord } from "./message";
 import { toOtpRecord } from "./otp";
 import { toTemplateStatusRecord } from "./template";
@@ -56,5 +57,6 @@ function dataOf(row: EventRow, defaultGateway: GatewayKind): Record<string, unkn
     const { contact, previous } = snapshot as { contact: ContactRow; previous: ContactRow };
     return { contact: toContactRecord(contact), previous: toContactRecord(previous) };
   }
+  if (row.type === "contact.erased") return toErasureRecord(snapshot as ErasureRow);
   return snapshot;
 }

@@ -1,5 +1,5 @@
 import type { ContactRow, MessageRow } from "../db/schema";
-import { isPhoneAddress } from "../lib/contact-identity";
+import { shownAsNumber } from "../lib/contact-identity";
 import { fromMinor } from "../lib/money";
 import { formatNullableTimestamp, formatTimestamp } from "../lib/time";
 import { parseMessageMetadata } from "../messages/metadata";
@@ -10,7 +10,8 @@ export type MessageWithContact = MessageRow & { contact?: ContactRow | null };
 
 /**
  * A message as the API shows it (the `Message` schema of openapi.json): every field, `to_number`
- * one string (null for an outgoing message sent to a user id), `metadata` as stored
+ * one string (null for an outgoing message sent to a user id; the hash of an erased contact's
+ * address, `erased:…`, as stored), `metadata` as stored
  * (src/messages/metadata.ts `parseMessageMetadata`), `contact` the contact's identifiers
  * (src/presenters/contact.ts), or, where the service keeps no contact for the message, the
  * address it went to or came from with `id` null.
@@ -23,8 +24,9 @@ export function toMessageRecord(row: MessageWithContact) {
     otp_id: row.otpId,
     provider_message_id: row.providerMessageId,
     from_number: row.fromNumber,
-    // An outgoing message's `to_number` column holds its address: a user id is not a number.
-    to_number: row.direction === "outgoing" && !isPhoneAddress(row.toNumber) ? null : row.toNumber,
+    // An outgoing message's `to_number` column holds its address: a user id is not a number (an
+    // erased address, which stands for either, is shown: README, Erasure).
+    to_number: row.direction === "outgoing" && !shownAsNumber(row.toNumber) ? null : row.toNumber,
     contact: row.contact
       ? toContactRef(row.contact)
       : contactOfAddress(row.direction === "outgoing" ? row.toNumber : row.fromNumber),

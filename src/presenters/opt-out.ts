@@ -1,14 +1,15 @@
 import type { OptOutRow } from "../db/schema";
-import { isPhoneAddress } from "../lib/contact-identity";
+import { shownAsNumber } from "../lib/contact-identity";
 import { formatTimestamp } from "../lib/time";
 
 /**
  * An opt-out as the API shows it: `{ to_number, user_id, source, keyword, created_at }`. The row's
  * address is a number (`to_number`) or, for a contact who opted out by a user id, that id
- * (`user_id`; README, Contacts).
+ * (`user_id`; README, Contacts). An erased contact's opt-out shows its address's keyed hash,
+ * `erased:…`, as `to_number` (README, Erasure).
  */
 export function toOptOutRecord(row: OptOutRow) {
-  const phone = isPhoneAddress(row.toNumber);
+  const phone = shownAsNumber(row.toNumber);
   return {
     to_number: phone ? row.toNumber : null,
     user_id: phone ? null : row.toNumber,

@@ -1,6 +1,6 @@
 import type { AttemptView } from "../db/queries/otp-attempts";
 import type { OtpRow } from "../db/queries/otps";
-import { isPhoneAddress } from "../lib/contact-identity";
+import { shownAsNumber } from "../lib/contact-identity";
 import { formatNullableTimestamp, formatTimestamp } from "../lib/time";
 import { OTP_RULES } from "../otp/code";
 import type { CreatedReverseOtp } from "../otp/reverse";
@@ -42,8 +42,9 @@ export function toOtpRecord(row: OtpRow & { attempts?: AttemptView[] }, now: num
     id: row.id,
     app_id: row.appId,
     mode: row.mode,
-    to_number: row.toNumber !== null && isPhoneAddress(row.toNumber) ? row.toNumber : null,
-    to_user_id: row.toNumber !== null && !isPhoneAddress(row.toNumber) ? row.toNumber : null,
+    // An erased contact's address (README, Erasure) shows as `to_number`, as on messages.
+    to_number: row.toNumber !== null && shownAsNumber(row.toNumber) ? row.toNumber : null,
+    to_user_id: row.toNumber !== null && !shownAsNumber(row.toNumber) ? row.toNumber : null,
     channel: "chatapp" as const,
     status: otpStatusAt(row, now),
     expires_at: formatTimestamp(row.expiresAt),

@@ -127,6 +127,10 @@ export const TAGS = [
     description:
       "Whoever is on the other side of the account's chats, known by a phone number, a user id (BSUID or LID) or both (README, Contacts).",
   },
+  {
+    name: "Erasures",
+    description: "A contact's data erased on request (GDPR Art. 17), money left exact (README, Erasure).",
+  },
   { name: "Apps", description: "One-time-code settings: sender, template, code size, expiry, countries." },
   { name: "One-time codes", description: "Sending, resending and verifying one-time codes." },
   {
@@ -173,6 +177,13 @@ export function requires(scope: OperationScope, ...middleware: MiddlewareHandler
   };
 }
 
+/**
+ * What a number field of a response says of an erased contact (src/erasures/address.ts): the
+ * keyed hash stands where their number or user id stood.
+ */
+export const ERASED_NOTE =
+  " Once the contact was erased, the keyed hash that stands for them (`erased:…`, README, Erasure).";
+
 /** A phone number in international format, normalised to E.164. */
 export const PhoneNumber = z
   .string()
@@ -202,16 +213,27 @@ export const UserId = z
   .openapi({ example: "US.13491208655302741918" });
 
 /**
- * The recipient of a body that names one by `to_number` or by `to_user_id` (README, Contacts):
- * the address given, or undefined when neither is; giving both is an issue on `to_user_id`
+ * The recipient of a body that names one by `to_number` or by `to_user_id` (README, Contacts), or
+ * by the two `fields` it names instead (`phone_number` and `user_id` of `POST /v1/erasures`): the
+ * address given, or undefined when neither is; giving both is an issue on the user id's field
  * (422 `validation_failed`), answered as `z.NEVER`.
  */
-export function eitherAddress(
-  body: { to_number?: string | undefined; to_user_id?: string | undefined },
+export function eitherAddress<N extends string = "to_number", U extends string = "to_user_id">(
+  body: { [F in N | U]?: string | undefined },
   ctx: z.core.$RefinementCtx,
+  fields: { number: N; userId: U } = { number: "to_number", userId: "to_user_id" } as {
+    number: N;
+    userId: U;
+  },
 ): string | undefined {
-  if (body.to_number === undefined || body.to_user_id === undefined) return body.to_number ?? body.to_user_id;
-  ctx.addIssue({ code: "custom", path: ["to_user_id"], message: "give to_number or to_user_id, not both" });
+  const number = body[fields.number];
+  const userId = body[fields.userId];
+  if (number === undefined || userId === undefined) return number ?? userId;
+  ctx.addIssue({
+    code: "custom",
+    path: [fields.userId],
+    message: `give ${fields.number} or ${fields.userId}, not both`,
+  });
   return z.NEVER;
 }
 

@@ -1,4 +1,5 @@
 import { and, eq, type SQL, sql } from "drizzle-orm";
+import { ERASED_PREFIX } from "../../lib/contact-identity";
 import type { Cursor } from "../../lib/cursor";
 import type { Db } from "../client";
 import { type OptOutRow, optOuts } from "../schema";
@@ -9,6 +10,9 @@ export type { OptOutRow };
 
 /** The list's keyset columns: `(created_at, to_number)`, the number standing in for an id. */
 const KEYSET: KeysetColumns = { createdAt: optOuts.createdAt, id: optOuts.toNumber };
+
+/** The first string after every erased form (`erased;` follows `erased:`), for a key range. */
+const ERASED_UPPER = `${ERASED_PREFIX.slice(0, -1)};`;
 
 const owned = (accountId: string, toNumber: string) =>
   and(eq(optOuts.accountId, accountId), eq(optOuts.toNumber, toNumber));
@@ -88,35 +92,91 @@ export function optOutFollowsContactStatement(accountId: string, contactId: SQL)
 /**
  * Whether account `accountId`'s list holds contact `contactId` by any address it is known by: its
  * number or one of its user ids, the addresses {@link optOutByKeywordStatement} lists (README,
- * Contacts). A contact known by a user id alone that texted STOP is on the list by that id.
+ * Contacts), or by one of `erased`, the erased forms of those addresses (an erasure keeps an
+ * opt-out as one: README, Erasure). A contact known by a user id alone that texted STOP is on the
+ * list by that id.
  */
-export async function contactOptedOut(db: Db, accountId: string, contactId: string): Promise<boolean> {
+export async function contactOptedOut(
+  db: Db,
+  accountId: string,
+  contactId: string,
+  erased: readonly string[] = [],
+): Promise<boolean> {
   const row = await db.get<{ listed: number } | undefined>(sql`SELECT EXISTS (SELECT 1
     FROM contact_identifiers ci JOIN opt_outs o ON o.account_id = ${accountId} AND o.to_number = ci.value
-    WHERE ci.contact_id = ${contactId} AND ci.kind IN ('phone_number', 'user_id')) AS listed`);
+    WHERE ci.contact_id = ${contactId} AND ci.kind IN ('phone_number', 'user_id'))
+    OR EXISTS (SELECT 1 FROM opt_outs WHERE account_id = ${accountId}
+      AND to_number IN (SELECT value FROM json_each(${JSON.stringify(erased)}))) AS listed`);
   return row?.listed === 1;
 }
 
-/** The account's opt-out of `toNumber` (E.164), or null. */
-export async function findOptOut(db: Db, accountId: string, toNumber: string): Promise<OptOutRow | null> {
-  const [row] = await db.select().from(optOuts).where(owned(accountId, toNumber)).limit(1);
-  return row ?? null;
+/**
+ * The account's opt-out of `toNumber` (E.164, or a user id), or else the one an erasure kept as
+ * `erased`, its erased form (README, Erasure); or null.
+ */
+export async function findOptOut(
+  db: Db,
+  accountId: string,
+  toNumber: string,
+  erased?: string,
+): Promise<OptOutRow | null> {
+  const rows = await db
+    .select()
+    .from(optOuts)
+    .where(
+      and(eq(optOuts.accountId, accountId), sql`${optOuts.toNumber} IN (${toNumber}, ${erased ?? toNumber})`),
+    );
+  return rows.find((row) => row.toNumber === toNumber) ?? rows[0] ?? null;
+}
+
+/** Whether account `accountId`'s list holds an erased contact's opt-out (README, Erasure). */
+export async function hasErasedOptOuts(db: Db, accountId: string): Promise<boolean> {
+  // A range of the primary key (account_id, to_number): every erased form starts `erased:`.
+  const row = await db.get<{ listed: number } | undefined>(sql`SELECT EXISTS (SELECT 1 FROM opt_outs
+    WHERE account_id = ${accountId} AND to_number >= ${ERASED_PREFIX} AND to_number < ${ERASED_UPPER}) AS listed`);
+  return row?.listed === 1;
+}
+
+/**
+ * Lists again by its address each of `erased`'s addresses (address → erased form) whose erased
+ * form is on account `accountId`'s list, with that entry's source, keyword and time: the account
+ * gave an erased contact's address again (a campaign recipient), and the contact stays opted out
+ * by it (README, Erasure). An address listed already keeps its row.
+ * @returns how many addresses were listed again.
+ */
+export async function relistErased(
+  db: Db,
+  accountId: string,
+  erased: ReadonlyMap<string, string>,
+): Promise<number> {
+  const pairs = JSON.stringify(Object.fromEntries(erased));
+  const result =
+    await db.run(sql`INSERT OR IGNORE INTO opt_outs (account_id, to_number, source, keyword, created_at)
+    SELECT o.account_id, j.key, o.source, o.keyword, o.created_at FROM json_each(${pairs}) j
+    JOIN opt_outs o ON o.account_id = ${accountId} AND o.to_number = j.value
+    WHERE true`);
+  return result.meta.changes;
 }
 
 /**
  * Removes `toNumber` (E.164, or a user id) from the account's list, with every other address of
- * the person it names (contacts.ts `addressesOfContact`): campaigns may message them again, by any
- * of them. Leaving one on the list would opt the others out again as the contact learns an
- * identifier ({@link optOutFollowsContactStatement}).
+ * the person it names (contacts.ts `addressesOfContact`) and `erased`, its erased form (README,
+ * Erasure): campaigns may message them again, by any of them. Leaving one on the list would opt
+ * the others out again as the contact learns an identifier ({@link optOutFollowsContactStatement}).
  * @returns false when none of them was on the list.
  */
-export async function deleteOptOut(db: Db, accountId: string, toNumber: string): Promise<boolean> {
+export async function deleteOptOut(
+  db: Db,
+  accountId: string,
+  toNumber: string,
+  erased?: string,
+): Promise<boolean> {
   const result = await db
     .delete(optOuts)
     .where(
       and(
         eq(optOuts.accountId, accountId),
-        sql`${optOuts.toNumber} IN (${addressesOfContact(accountId, toNumber)})`,
+        sql`(${optOuts.toNumber} IN (${addressesOfContact(accountId, toNumber)}) OR ${optOuts.toNumber} = ${erased ?? toNumber})`,
       ),
     );
   return result.meta.changes > 0;

@@ -130,7 +130,7 @@ export const webhookEventTypes = sqliteTable("webhook_event_types", {
  * this one row: the first attempt's outcome lives here (`first_*`), and {@link webhookAttempts}
  * holds only the attempts after it.
  *
- * `WITHOUT ROWID` (migrations/0044_webhook_history_small.sql, which drizzle-kit cannot express: a
+ * `WITHOUT ROWID` (migrations/0046_webhook_history_small.sql, which drizzle-kit cannot express: a
  * later migration that rebuilds the table must keep it): the table is its primary key's b-tree, in
  * the order the history lists it (an endpoint's deliveries by `created_at`, then event id).
  */
@@ -180,7 +180,7 @@ export const webhookDeliveries = sqliteTable(
  * The attempts of a delivery after its first (which its {@link webhookDeliveries} row holds): when
  * (epoch ms), the HTTP status (null without an answer), duration, and the start of the answer.
  * Keyed by its delivery and number, so an attempt recorded twice is one row; purged with its
- * delivery. `WITHOUT ROWID` like the deliveries (migrations/0044_webhook_history_small.sql).
+ * delivery. `WITHOUT ROWID` like the deliveries (migrations/0046_webhook_history_small.sql).
  */
 export const webhookAttempts = sqliteTable(
   "webhook_attempts",

@@ -30,6 +30,7 @@ export {
   IDENTIFIER_KINDS,
   type IdentifierKind,
 } from "./contacts";
+export { type ErasureRow, erasures } from "./erasures";
 export {
   type EventRow,
   events,

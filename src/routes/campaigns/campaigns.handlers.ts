@@ -19,6 +19,7 @@ import type { LimitUsage } from "../../db/queries/limits";
 import { findSessions } from "../../db/queries/sessions";
 import type { CampaignRow } from "../../db/schema";
 import type { AppEnv } from "../../env";
+import { relistErasedOptOuts } from "../../erasures/opt-outs";
 import { ApiError, accountLimitReached } from "../../errors";
 import { discardMedia, type StoredMedia, storeMedia } from "../../media/store";
 import { toCampaignRecord, toRecipientRecord } from "../../presenters/campaign";
@@ -71,6 +72,12 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
     c.env,
     db,
     { accountId: principal.accountId, sessionIds: body.chatapp_session_ids, template },
+    body.recipientRows.map((row) => row.toNumber),
+  );
+  await relistErasedOptOuts(
+    c.env,
+    db,
+    principal.accountId,
     body.recipientRows.map((row) => row.toNumber),
   );
   const delay = body.delay_range ?? {
@@ -196,6 +203,12 @@ export const addRecipients: RouteHandler<typeof routes.addRecipients, AppEnv> = 
     c.env,
     db,
     campaign,
+    rows.map((row) => row.toNumber),
+  );
+  await relistErasedOptOuts(
+    c.env,
+    db,
+    principal.accountId,
     rows.map((row) => row.toNumber),
   );
   const added = await addTo(db, principal.accountId, id, rows, Date.now());

@@ -14,6 +14,7 @@ import {
   SimulateTyping,
   TemplateSendSchema,
 } from "../messages/messages.schemas";
+import { ERASED_NOTE } from "../openapi";
 import { PageLinksSchema } from "../paging";
 
 /** Sessions one campaign may spread over (README, Campaigns). */
@@ -271,7 +272,9 @@ export const CampaignRecipientSchema = z
     to_number: z
       .string()
       .nullable()
-      .openapi({ description: "The recipient's number (E.164); null for a recipient known by a user id." }),
+      .openapi({
+        description: `The recipient's number (E.164); null for a recipient known by a user id.${ERASED_NOTE}`,
+      }),
     to_user_id: z.string().nullable().openapi({
       description: "The recipient's user id (a BSUID or a LID) as it was added; null for a number.",
     }),

@@ -2,6 +2,7 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import { findContact, identifiersOfContact, listContacts } from "../../db/queries/contacts";
 import { contactOptedOut } from "../../db/queries/opt-outs";
 import type { AppEnv } from "../../env";
+import { erasedFormsOf } from "../../erasures/opt-outs";
 import { ApiError } from "../../errors";
 import { toContactDetail, toContactRecord } from "../../presenters/contact";
 import { pageLinks } from "../paging";
@@ -27,6 +28,8 @@ export const show: RouteHandler<typeof routes.show, AppEnv> = async (c) => {
   const row = await findContact(c.var.db, c.var.principal.accountId, c.req.valid("param").id);
   if (!row) throw new ApiError("not_found", "The account has no such contact.");
   const identifiers = await identifiersOfContact(c.var.db, row.id);
-  const optedOut = await contactOptedOut(c.var.db, row.accountId, row.id);
+  const addresses = identifiers.filter((i) => i.kind !== "parent_user_id").map((i) => i.value);
+  const erased = await erasedFormsOf(c.env, row.accountId, addresses);
+  const optedOut = await contactOptedOut(c.var.db, row.accountId, row.id, erased);
   return c.json({ success: true as const, data: toContactDetail(row, identifiers, optedOut) }, 200);
 };

@@ -3,18 +3,33 @@ import { EVENT_READ_SCOPE, EVENT_TYPES, type EventType } from "../../events/cata
 import { AccountSchema } from "../account/account.schemas";
 import { CampaignSchema } from "../campaigns/campaigns.schemas";
 import { ContactSchema, ContactUpdateSchema } from "../contacts/contacts.schemas";
+import { ErasureSchema } from "../erasures/erasures.schemas";
 import { MessageSchema } from "../messages/messages.schemas";
 import { OtpSchema } from "../otp/otp.schemas";
 import { CursorParam, enumListFilter, Limit, PageLinksSchema, TimeBound } from "../paging";
 import { SessionSchema } from "../sessions/sessions.schemas";
 import { TemplateStatusChangeSchema } from "../templates/templates.schemas";
 
+/** The family of an event type (`contact` of `contact.created`). */
+const familyOf = (type: EventType) => type.split(".")[0] ?? type;
+
+/** The read scope of each family: its first type's. */
+const FAMILY_SCOPE = new Map(
+  [...EVENT_TYPES].reverse().map((type) => [familyOf(type), EVENT_READ_SCOPE[type]] as const),
+);
+
 /**
- * The read scope of each family of event types, for descriptions:
- * "`message.*` need `messages:read`, `session.*` `sessions:read`, …" (src/events/catalogue.ts).
+ * The read scope of each family of event types, for descriptions, a type whose scope is not its
+ * family's named on its own: "`message.*` need `messages:read`, `session.*` `sessions:read`, …,
+ * `contact.erased` `erasures:read`" (src/events/catalogue.ts).
  */
 export const EVENT_SCOPES_NOTE = [
-  ...new Map(EVENT_TYPES.map((type) => [`${type.split(".")[0]}.*`, EVENT_READ_SCOPE[type]])),
+  ...new Map(
+    EVENT_TYPES.map((type) => [
+      EVENT_READ_SCOPE[type] === FAMILY_SCOPE.get(familyOf(type)) ? `${familyOf(type)}.*` : type,
+      EVENT_READ_SCOPE[type],
+    ]),
+  ),
 ]
   .map(([family, scope], i) => `\`${family}\` ${i === 0 ? "need " : ""}\`${scope}\``)
   .join(", ");
@@ -49,7 +64,7 @@ export const EventSchema = z
         "The object after the change, in the shape its own GET returns: a Message (`message.*` but `message.reaction`, " +
         "whose data is `{message_id, session_id, from, emoji, at}`), a Session " +
         "(`session.status_changed`, `session.health_changed`), `{session, qr_code}` (`session.qr_updated`), an OTP (`otp.*`), a Campaign " +
-        "(`campaign.*`), the Account (`account.balance_low`), a Contact (`contact.created`) or `{contact, previous}` (`contact.updated`).",
+        "(`campaign.*`), the Account (`account.balance_low`), a Contact (`contact.created`), `{contact, previous}` (`contact.updated`) or an Erasure (`contact.erased`).",
     }),
   })
   .openapi("Event");
@@ -105,6 +120,7 @@ export const EVENT_DATA: Record<EventType, z.ZodType> = {
   "template.status_changed": TemplateStatusChangeSchema,
   "contact.created": ContactSchema,
   "contact.updated": ContactUpdateSchema,
+  "contact.erased": ErasureSchema,
 };
 
 /** The event of one type as it is listed and delivered: `{ id, type, created_at, data }`. */

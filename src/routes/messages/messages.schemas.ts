@@ -7,7 +7,7 @@ import { isReactionEmoji } from "../../messages/reply";
 import { BUTTON_SUB_TYPES } from "../../messages/template";
 import { MESSAGE_STATUSES, STORED_TYPES } from "../../messages/types";
 import { ContactRefSchema } from "../contacts/contacts.schemas";
-import { UserId } from "../openapi";
+import { ERASED_NOTE, UserId } from "../openapi";
 import { CursorParam, Limit, once, PageLinksSchema, TimeBound } from "../paging";
 
 /** Most recipients of one send: this API's limit (`to_number` of `POST /v1/chatapp/messages`). */
@@ -269,11 +269,22 @@ export const MessageSchema = z
     campaign_id: z.string().nullable(),
     otp_id: z.uuid().nullable(),
     provider_message_id: z.string().nullable(),
-    from_number: z.string().nullable(),
-    to_number: z.string().nullable().openapi({
-      description:
-        "The recipient's number (E.164) of an outgoing message, null when it was sent to a user id (`contact.user_id`); the session's number for an incoming one.",
-    }),
+    from_number: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          "The sender's number (E.164) of an incoming message, null for one known by a user id alone; the session's number for an outgoing one." +
+          ERASED_NOTE,
+      }),
+    to_number: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          "The recipient's number (E.164) of an outgoing message, null when it was sent to a user id (`contact.user_id`); the session's number for an incoming one." +
+          ERASED_NOTE,
+      }),
     contact: ContactRefSchema.nullable().openapi({
       description:
         "Who is on the other side of the chat, by number, user id (BSUID or LID) or both (README, Contacts): the recipient of an outgoing message, the sender of an incoming one. `id` is null where the service keeps no contact for them (the address alone).",

@@ -1,6 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { addOptOut, deleteOptOut, findOptOut, listOptOuts } from "../../db/queries/opt-outs";
 import type { AppEnv } from "../../env";
+import { erasedFormOf } from "../../erasures/opt-outs";
 import { ApiError } from "../../errors";
 import { toOptOutRecord } from "../../presenters/opt-out";
 import { pageLinks } from "../paging";
@@ -26,13 +27,17 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
 };
 
 export const show: RouteHandler<typeof routes.show, AppEnv> = async (c) => {
-  const row = await findOptOut(c.var.db, c.var.principal.accountId, c.req.valid("param").to_number);
+  const { accountId } = c.var.principal;
+  const address = c.req.valid("param").to_number;
+  const row = await findOptOut(c.var.db, accountId, address, await erasedFormOf(c.env, accountId, address));
   if (!row) throw notListed();
   return c.json({ success: true as const, data: toOptOutRecord(row) }, 200);
 };
 
 export const remove: RouteHandler<typeof routes.remove, AppEnv> = async (c) => {
-  if (!(await deleteOptOut(c.var.db, c.var.principal.accountId, c.req.valid("param").to_number)))
+  const { accountId } = c.var.principal;
+  const address = c.req.valid("param").to_number;
+  if (!(await deleteOptOut(c.var.db, accountId, address, await erasedFormOf(c.env, accountId, address))))
     throw notListed();
   return c.body(null, 204);
 };

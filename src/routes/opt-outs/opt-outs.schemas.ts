@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { DEFAULT_OPT_OUT_KEYWORDS } from "../../opt-outs/keywords";
-import { Address, eitherAddress, PhoneNumber, UserId } from "../openapi";
+import { Address, ERASED_NOTE, eitherAddress, PhoneNumber, UserId } from "../openapi";
 import { PageLinksSchema } from "../paging";
 
 const KEYWORDS = DEFAULT_OPT_OUT_KEYWORDS.map((k) => `\`${k}\``).join(", ");
@@ -10,7 +10,10 @@ export const OptOutSchema = z
     to_number: z
       .string()
       .nullable()
-      .openapi({ description: "The number, in E.164; null for a user id.", example: "+14155552671" }),
+      .openapi({
+        description: `The number, in E.164; null for a user id.${ERASED_NOTE}`,
+        example: "+14155552671",
+      }),
     user_id: z.string().nullable().openapi({
       description:
         "The user id (a BSUID or a LID) of a contact who opted out without a number known, or by each of their ids (README, Contacts); null for a number.",

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { MESSAGE_STATUSES } from "../../messages/types";
 import { CODE_SIZE, OTP_RULES } from "../../otp/code";
 import { OTP_STATUSES } from "../../otp/status";
-import { eitherAddress, PhoneNumber, UserId } from "../openapi";
+import { ERASED_NOTE, eitherAddress, PhoneNumber, UserId } from "../openapi";
 
 const timestamp = z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" });
 
@@ -43,11 +43,15 @@ export const OtpSchema = z
       description:
         "`send`: the service sends the code to `to_number`. `reverse`: nothing is sent; the user sends the code to the app's session, and that message verifies the OTP.",
     }),
-    to_number: z.string().nullable().openapi({
-      description:
-        "The recipient, E.164; null for one known by `to_user_id`. A reverse OTP: the only number whose message can verify it, or null when any number can.",
-      example: "+14155552671",
-    }),
+    to_number: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          "The recipient, E.164; null for one known by `to_user_id`. A reverse OTP: the only number whose message can verify it, or null when any number can." +
+          ERASED_NOTE,
+        example: "+14155552671",
+      }),
     to_user_id: z.string().nullable().openapi({
       description:
         "The recipient known by the network's id instead of a number (README, Contacts): a BSUID or a LID; null for a number. A reverse OTP: the only user whose message can verify it.",
