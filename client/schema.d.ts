@@ -2781,6 +2781,11 @@ export interface components {
                  * @example 0
                  */
                 events: number;
+                /**
+                 * @description Archived messages (`GET /v1/account/archives`) erased, their archives rewritten.
+                 * @example 0
+                 */
+                archived_messages: number;
             };
             /** @example 2026-11-21T09:30:12.345000Z */
             created_at: string;

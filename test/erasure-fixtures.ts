@@ -11,7 +11,14 @@ export interface Erasure {
   address: string;
   status: "pending" | "completed";
   counts: Record<
-    "messages" | "media_objects" | "otps" | "campaign_recipients" | "contacts" | "opt_outs" | "events",
+    | "messages"
+    | "media_objects"
+    | "otps"
+    | "campaign_recipients"
+    | "contacts"
+    | "opt_outs"
+    | "events"
+    | "archived_messages",
     number
   >;
   created_at: string;
@@ -27,6 +34,7 @@ export const NOTHING = {
   contacts: 0,
   opt_outs: 0,
   events: 0,
+  archived_messages: 0,
 };
 
 /** The erased form of an address: `erased:` and 64 hex digits. */

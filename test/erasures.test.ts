@@ -4,9 +4,15 @@ import { incomingMediaKey } from "../src/media/incoming";
 import { command, createCampaign, number, waitForCampaign } from "./campaign-fixtures";
 import { expectCampaignSkips } from "./contact-fixtures";
 import { ERASED, type Erasure, erase, moneyOf, NOTHING, rowsNaming, shownErasure } from "./erasure-fixtures";
-import { call, createAccount, waitFor } from "./helpers";
+import { ADMIN_TOKEN, call, createAccount, waitFor } from "./helpers";
 import { MEDIA_HOST } from "./media-host";
-import { connectedSession, driveAlarmUntil, getMessage } from "./message-fixtures";
+import {
+  connectedSession,
+  driveAlarmUntil,
+  getMessage,
+  type SeedRow,
+  seedMessages,
+} from "./message-fixtures";
 import { metadataProblems } from "./metadata-check";
 import { createEndpoint, Receiver } from "./webhook-fixtures";
 
@@ -26,8 +32,44 @@ function unique() {
     captionIn: `incoming caption ${tag}`,
     textOut: `outgoing words ${tag}`,
     captionOut: `outgoing caption ${tag}`,
+    archivedText: `archived words ${tag}`,
     name: `Zelda${tag}`,
   };
+}
+
+/**
+ * Seeds `rows` two days old and archives them (the account's retention set to 1 day, then the
+ * job `archive_messages`). @returns the archive's object key in `ARCHIVES`.
+ */
+async function archiveOldMessages(
+  accountId: string,
+  sessionId: string,
+  rows: Omit<SeedRow, "accountId" | "sessionId" | "createdAt">[],
+): Promise<string> {
+  const createdAt = Date.now() - 2 * 86_400_000;
+  await seedMessages(
+    rows.map((row, i) => ({ ...row, accountId, sessionId, createdAt: createdAt + i, status: "read" })),
+  );
+  const admin = { key: ADMIN_TOKEN };
+  expect(
+    (await call("PATCH", `/admin/accounts/${accountId}`, { ...admin, body: { message_retention_days: 1 } }))
+      .status,
+  ).toBe(200);
+  expect((await call("POST", "/admin/jobs/archive_messages", admin)).status).toBe(200);
+  const row = await env.DB.prepare(
+    "SELECT object_key AS key, message_count AS n FROM message_archives WHERE account_id = ?",
+  )
+    .bind(accountId)
+    .first<{ key: string; n: number }>();
+  expect(row?.n).toBe(rows.length);
+  return row?.key ?? "";
+}
+
+/** The NDJSON text of archive object `key`, decompressed. */
+async function archiveTexts(key: string): Promise<string> {
+  const object = await env.ARCHIVES.get(key);
+  const text = await new Response(object?.body.pipeThrough(new DecompressionStream("gzip"))).text();
+  return text.trim();
 }
 
 /** `POST /sandbox/sessions/{id}/inbound`: the contact writes to the session. @returns the message id. */
@@ -203,7 +245,22 @@ describe("POST /v1/erasures: a contact with data everywhere", () => {
     );
     expect(contact.body.data).toHaveLength(1);
     const contactId = contact.body.data[0]?.id ?? "";
-    const needles = [u.contact, u.contact.slice(1), u.textIn, u.captionIn, u.textOut, u.captionOut, u.name];
+    // An archived day: two days ago the contact wrote, and the other one was written to.
+    const archived = await archiveOldMessages(accountId, session.id, [
+      { direction: "incoming", fromNumber: u.contact, toNumber: session.phone, content: u.archivedText },
+      { direction: "outgoing", fromNumber: session.phone, toNumber: u.other, content: "archived, other" },
+    ]);
+    const needles = [
+      u.contact,
+      u.contact.slice(1),
+      u.textIn,
+      u.captionIn,
+      u.textOut,
+      u.captionOut,
+      u.archivedText,
+      u.name,
+    ];
+    expect(await archiveTexts(archived)).toContain(u.archivedText);
     expect((await rowsNaming(needles)).length).toBeGreaterThan(10);
     const money = await moneyOf(accountId);
 
@@ -223,6 +280,7 @@ describe("POST /v1/erasures: a contact with data everywhere", () => {
         contacts: 1,
         opt_outs: 1,
         events: contactEvents.length,
+        archived_messages: 1,
       },
       created_at: expect.any(String),
       completed_at: expect.any(String),
@@ -234,6 +292,17 @@ describe("POST /v1/erasures: a contact with data everywhere", () => {
     expect(await rowsNaming([...needles, contactId])).toEqual([]);
     expect(await env.MEDIA.head(keys.photoIn)).toBeNull();
     expect(await env.MEDIA.head(keys.photoOut ?? "")).toBeNull();
+    // Nor in the archived day: their line erased as their rows are, the other's as it was.
+    const lines = await archiveTexts(archived);
+    for (const needle of needles) expect(lines).not.toContain(needle);
+    const [theirs, others] = lines.split("\n").map((line) => JSON.parse(line));
+    expect(theirs).toMatchObject({
+      from_number: expect.stringMatching(ERASED),
+      content: null,
+      contact: null,
+    });
+    expect(theirs.metadata.erased_at).toEqual(expect.any(String));
+    expect(others).toMatchObject({ to_number: u.other, content: "archived, other" });
     // Money exact: balance, ledger, usage, campaign counters, costs and statuses as they were.
     expect(await moneyOf(accountId)).toEqual(money);
 

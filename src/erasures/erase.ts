@@ -13,15 +13,16 @@ import { log } from "../lib/log";
 import { CAMPAIGN_TRANSITIONS } from "../moves/campaign";
 import { MESSAGE_TRANSITIONS } from "../moves/message";
 import { erasedAddress, erasedAddresses, erasureKeys, openSubject, sealSubject } from "./address";
+import { archivesPhase } from "./archives-phase";
 import { type ErasurePhase, rowsPhase, storedAnswersPhase } from "./phases";
 
 /**
  * The phases of every erasure, in the order they run (src/erasures/phases.ts `ErasurePhase`).
  * An erasure completes on the first run in which every phase is done; until then it stays
  * `pending` and the hourly `complete_erasures` runs them all again. A new place that holds a
- * contact's data (an archived day in R2) adds its phase here.
+ * contact's data adds its phase here.
  */
-export const ERASURE_PHASES: readonly ErasurePhase[] = [storedAnswersPhase, rowsPhase];
+export const ERASURE_PHASES: readonly ErasurePhase[] = [storedAnswersPhase, rowsPhase, archivesPhase];
 
 /** A new erasure id: `ers_` and 32 hex digits. */
 export function newErasureId(): string {

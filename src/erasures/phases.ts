@@ -35,7 +35,7 @@ export interface ErasurePhase {
  * name the person or quote them: a template's variables, reactions (by number), gateway errors
  * (which may name the number), and an incoming media error's words.
  */
-const ERASED_METADATA = [
+export const ERASED_METADATA = [
   "$.template",
   "$.reactions",
   "$.reactions_removed",

@@ -19,6 +19,7 @@ export function toErasureRecord(row: ErasureRow) {
       contacts: row.contacts,
       opt_outs: row.optOuts,
       events: row.events,
+      archived_messages: row.archivedMessages,
     },
     created_at: formatTimestamp(row.createdAt),
     completed_at: formatNullableTimestamp(row.completedAt),

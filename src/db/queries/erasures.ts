@@ -360,3 +360,16 @@ export function completeErasure(db: Db, id: string, now: number): Promise<D1Resu
     ),
   ]);
 }
+
+/** Adds `count` archived messages (lines of rewritten archives) to erasure `id`'s counts. */
+export async function countErasedArchivedMessages(
+  db: Db,
+  id: string,
+  count: number,
+  now: number,
+): Promise<void> {
+  await db
+    .update(erasures)
+    .set({ archivedMessages: sql`${erasures.archivedMessages} + ${count}`, updatedAt: now })
+    .where(eq(erasures.id, id));
+}

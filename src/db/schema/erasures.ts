@@ -39,6 +39,8 @@ export const erasures = sqliteTable(
     optOuts: integer().notNull().default(0),
     /** Events purged (with their webhook deliveries). */
     events: integer().notNull().default(0),
+    /** Archived messages (lines of R2 archives, src/archives/) erased, their archives rewritten. */
+    archivedMessages: integer().notNull().default(0),
     createdAt: integer().notNull(),
     updatedAt: integer().notNull(),
     completedAt: integer(),

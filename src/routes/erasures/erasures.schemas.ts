@@ -30,6 +30,9 @@ export const ErasureSchema = z
         contacts: count("Contacts deleted, with their identifiers and customer service window."),
         opt_outs: count("Opt-outs kept as the hash, so campaigns still skip the contact."),
         events: count("Events purged, with their webhook deliveries."),
+        archived_messages: count(
+          "Archived messages (`GET /v1/account/archives`) erased, their archives rewritten.",
+        ),
       })
       .openapi({ description: "What the erasure erased, summed over its runs." }),
     created_at: z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" }),

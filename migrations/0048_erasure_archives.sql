@@ -1,0 +1,1 @@
+ALTER TABLE `erasures` ADD `archived_messages` integer DEFAULT 0 NOT NULL;
