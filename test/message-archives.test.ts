@@ -1,6 +1,6 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { utcDay } from "../src/archives/archive";
+import { archiveCutoff, utcDay } from "../src/archives/archive";
 import { ADMIN_TOKEN, call, createAccount, expectProblem, TIMESTAMP } from "./helpers";
 import {
   connectedSession,
@@ -100,6 +100,13 @@ describe("message retention", () => {
 });
 
 describe("archive_messages", () => {
+  it("takes whole UTC days: at 1 day, what was made before the start of yesterday; at 0, everything final", () => {
+    const now = Date.parse("2026-11-28T10:15:00Z");
+    expect(archiveCutoff(now, 1)).toBe(Date.parse("2026-11-27T00:00:00Z"));
+    expect(archiveCutoff(now, 90)).toBe(Date.parse("2026-08-30T00:00:00Z"));
+    expect(archiveCutoff(now, 0)).toBe(now);
+  });
+
   it("archives a read message and an incoming one at retention 0: listed, downloadable, 404 message_archived, events intact", async () => {
     const { accountId, key } = await createAccount();
     const { id: session } = await connectedSession(key);

@@ -32,6 +32,17 @@ const MAX_PER_RUN = 100_000;
 /** The event types that point at a message (src/db/queries/events.ts `eventsForRows`). */
 const MESSAGE_EVENT_TYPES = EVENT_TYPES.filter((type) => type.startsWith("message."));
 
+/**
+ * Epoch ms before which an account keeping messages `days` days archives them at `now`: the start
+ * of the UTC day `days` days ago, so that a day goes in one run (a message stays at least `days`
+ * days, at most one more); 0 days: `now`, as soon as final.
+ */
+export function archiveCutoff(now: number, days: number): number {
+  if (days === 0) return now;
+  const then = now - days * DAY_MS;
+  return then - (then % DAY_MS);
+}
+
 /** What one run of {@link archiveMessages} did. */
 export interface ArchiveRun {
   /** Archive objects written. */
@@ -50,8 +61,8 @@ export function utcDay(ms: number): string {
 
 /**
  * Archives every account's messages that its retention lets go (src/db/queries/archives.ts
- * `archivableMessages`: final, created more than `message_retention_days` days before `now` — or
- * `MESSAGE_RETENTION_DAYS` — no stored media left, outside running campaigns), oldest first, at
+ * `archivableMessages`: final, created before {@link archiveCutoff} of `message_retention_days` —
+ * or `MESSAGE_RETENTION_DAYS` — no stored media left, outside running campaigns), oldest first, at
  * most {@link MAX_PER_RUN} a run. Each object is written to R2 before its rows are deleted, so a
  * failure leaves the rows for the next run (and at worst an object no archive row lists).
  * @param now epoch ms. @throws Error when R2 or D1 refuses (the cron job's log; the next hour
@@ -62,7 +73,7 @@ export async function archiveMessages(env: Env, db: Db, now: number): Promise<Ar
   const fallback = readConfig(env).MESSAGE_RETENTION_DAYS;
   for (const account of await retentionOfAccounts(db, fallback)) {
     const rule: ArchiveRule = {
-      before: now - account.days * DAY_MS,
+      before: archiveCutoff(now, account.days),
       waiting: WAITING_STATUSES,
       finishedCampaign: FINISHED_CAMPAIGN_STATUSES,
       messageEventTypes: MESSAGE_EVENT_TYPES,
