@@ -22,14 +22,18 @@ export const events = sqliteTable(
     id: text().primaryKey(),
     accountId: text().notNull(),
     type: text().notNull(),
-    dedupeKey: text().notNull(),
+    /**
+     * What makes the change once (`<type>:<what caused it>`); null for a message event, whose id
+     * already does (src/db/queries/events.ts `messageEventId`).
+     */
+    dedupeKey: text(),
     snapshot: text().notNull(),
     /** The message a message event points at (its `snapshot` then holds what changes); else null. */
     objectId: text(),
     createdAt: integer().notNull(),
   },
   (t) => [
-    uniqueIndex("events_dedupe_key").on(t.dedupeKey),
+    uniqueIndex("events_dedupe_key").on(t.dedupeKey).where(sql`${t.dedupeKey} IS NOT NULL`),
     index("events_account_created").on(t.accountId, t.createdAt, t.id),
     index("events_account_type").on(t.accountId, t.type, t.createdAt, t.id),
     index("events_created").on(t.createdAt),
