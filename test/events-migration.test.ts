@@ -62,10 +62,10 @@ describe("migration 0046 (message events without dedupe keys)", () => {
            m.chatapp_session_id, m.provider_message_id, m.from_number, json_extract(events.snapshot, '$[0]'),
            json_extract(events.snapshot, '$[1]'), json_extract(events.snapshot, '$[2]'), m.cost, m.sent_at,
            events.created_at + json_extract(events.snapshot, '$[3]'), events.created_at + json_extract(events.snapshot, '$[4]'),
-           json(json_extract(events.snapshot, '$[5]')), events.created_at) FROM messages m WHERE m.id = events.object_id)
+           json(?), events.created_at) FROM messages m WHERE m.id = events.object_id)
          WHERE id = ?`,
       )
-        .bind(old, event.id)
+        .bind(old, JSON.stringify(event.data.metadata), event.id)
         .run();
     }
     const read = await env.DB.prepare("SELECT snapshot FROM events WHERE id = ?")

@@ -253,7 +253,11 @@ export function targetOf(target: MessageTarget): SQL {
   return sql`chatapp_session_id = ${target.sessionId}`;
 }
 
-/** `metadata` with a receipt appended to its `events`: `{ type, at, gateway_at }`, API timestamps. */
+/**
+ * `metadata` with a receipt appended to its `events`: `{ type, at, gateway_at }`, API timestamps.
+ * Receipts are only ever appended: a message event keeps their count, not them
+ * (src/db/queries/events.ts `MESSAGE_EVENT_FIELDS`).
+ */
 function withReceipt(metadata: SQL, move: { kind: string; at: number; gatewayAt: number }): SQL {
   const type = move.kind === "gateway_failed" ? "failed" : move.kind;
   const event = JSON.stringify({

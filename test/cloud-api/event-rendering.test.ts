@@ -100,8 +100,10 @@ describe("message events that point at their message", () => {
       null,
       Date.parse(shown[2]?.delivered_at ?? "") - readAt,
       Date.parse(shown[2]?.read_at ?? "") - readAt,
-      shown[2]?.metadata,
+      // Its receipts as their count: the message's first two.
+      { ...shown[2]?.metadata, events: 2 },
     ]);
+    expect(shown[2]?.metadata.events).toHaveLength(2);
   });
 
   it("an event stored whole before events pointed still renders from its copy", async () => {

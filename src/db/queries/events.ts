@@ -12,9 +12,10 @@ import { rowJson } from "./row-json";
  * keeps of it (`events.snapshot`, as they were at the event): the media link (an incoming
  * message's is kept, then expired), status, reason (a sent message the gateway fails), the
  * delivered and read times, and `metadata`. Stored as a JSON array in this order (the smallest
- * form: no keys), `metadata` as JSON and each time as milliseconds from the event's own time
- * (`created_at`; null stays null); so the list only grows at its end, and an array shorter than
- * the list reads the missing fields from the message.
+ * form: no keys), `metadata` as JSON with its receipts as their count ({@link metadataAtEvent})
+ * and each time as milliseconds from the event's own time (`created_at`; null stays null); so the
+ * list only grows at its end, and an array shorter than the list reads the missing fields from
+ * the message.
  *
  * Every other column is read from the message when the event is ({@link eventColumns}), since it
  * is the same then as at the event: `updated_at` is the event's own time (the event is dated by
@@ -36,11 +37,35 @@ export const MESSAGE_EVENT_FIELDS = [
 /** The {@link MESSAGE_EVENT_FIELDS} stored as milliseconds from the event's time. */
 const RELATIVE_TIMES: ReadonlySet<string> = new Set(["deliveredAt", "readAt"]);
 
+/** JSON path of a message's receipts in its `metadata` (src/moves/message.ts `withReceipt`). */
+const RECEIPTS = "$.events";
+
+/**
+ * SQL: message `metadata` (JSON text) as a message event keeps it: its receipts (`events`) as
+ * their count. Receipts are only ever appended, so the message's first that many are the ones it
+ * had at the event ({@link metadataOfEvent}).
+ */
+function metadataAtEvent(metadata: SQLWrapper): SQL {
+  return sql`CASE WHEN json_type(${metadata}, ${RECEIPTS}) = 'array'
+    THEN json_set(${metadata}, ${RECEIPTS}, json_array_length(${metadata}, ${RECEIPTS})) ELSE json(${metadata}) END`;
+}
+
+/**
+ * SQL: the `metadata` (JSON text) a message event kept, `kept`, whole again: a receipt count
+ * ({@link metadataAtEvent}) becomes that many first receipts of the message's `metadata` now.
+ */
+function metadataOfEvent(kept: SQL, metadata: SQLWrapper): SQL {
+  const receipts = sql`(SELECT json_group_array(json(r.value) ORDER BY r.key) FROM json_each(${metadata}, ${RECEIPTS}) r
+    WHERE r.key < json_extract(${kept}, ${RECEIPTS}))`;
+  return sql`CASE WHEN json_type(${kept}, ${RECEIPTS}) = 'integer'
+    THEN json_set(${kept}, ${RECEIPTS}, json(${receipts})) ELSE ${kept} END`;
+}
+
 /** SQL: the {@link MESSAGE_EVENT_FIELDS} of the message row at hand, as a JSON array. */
 function messageEventSnapshot(): SQL {
   const columns = getTableColumns(messages);
   const values = MESSAGE_EVENT_FIELDS.map((key) => {
-    if (key === "metadata") return sql`json(${columns[key]})`;
+    if (key === "metadata") return metadataAtEvent(columns[key]);
     if (RELATIVE_TIMES.has(key)) return sql`${columns[key]} - ${columns.updatedAt}`;
     return sql`${columns[key]}`;
   });
@@ -61,7 +86,7 @@ function renderedSnapshot(): SQL<string> {
     // `metadata` is a text column: its JSON goes back in as text (`|| ''` drops the JSON subtype).
     const value =
       key === "metadata"
-        ? sql`(${stored} || '')`
+        ? sql`(${metadataOfEvent(stored, columns.metadata)} || '')`
         : RELATIVE_TIMES.has(key)
           ? sql`${events.createdAt} + ${stored}`
           : stored;
