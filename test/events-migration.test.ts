@@ -8,15 +8,15 @@ import { newEventId } from "../src/events/record";
 import { call, createAccount } from "./helpers";
 import { connectedSession, driveAlarmUntil, getMessage, sendText } from "./message-fixtures";
 
-// Migration 0046 rebuilds `events` (a nullable `dedupe_key`) and rewrites the snapshots of message
+// Migration 0046 (smaller_events_and_indexes) rebuilds `events` (a nullable `dedupe_key`) and rewrites the snapshots of message
 // events from the old MESSAGE_EVENT_FIELDS (12 fields) to the new ones. This file stores message
 // events as they were before it (random id, dedupe key, the old array), runs the migration's
 // statements on `events` again, and checks that they render as before and are still recorded once.
 
-/** The statements of migrations/0046_*.sql that rebuild `events` (PRAGMAs left out). */
+/** The statements of migrations/0046_smaller_events_and_indexes.sql that rebuild `events` (PRAGMAs left out). */
 function rebuild(): string[] {
-  const migration = env.TEST_MIGRATIONS.find((m) => m.name.startsWith("0046_"));
-  if (!migration) throw new Error("migration 0046 is not among the test migrations");
+  const migration = env.TEST_MIGRATIONS.find((m) => m.name.includes("_smaller_events_and_indexes"));
+  if (!migration) throw new Error("migration smaller_events_and_indexes is not among the test migrations");
   const code = (q: string) => q.replace(/^\s*--.*$/gm, "");
   const statements = migration.queries.filter((q) => /`(__new_)?events`/.test(code(q)) && !/PRAGMA/.test(q));
   expect(statements).toHaveLength(8);
@@ -36,7 +36,7 @@ async function eventsOf(key: string): Promise<Event[]> {
   return res.body.data;
 }
 
-describe("migration 0046 (message events without dedupe keys)", () => {
+describe("migration smaller_events_and_indexes (message events without dedupe keys)", () => {
   it("keeps every event, renders old message events as before, and still records each change once", async () => {
     const { key } = await createAccount(1);
     const session = (await connectedSession(key)).id;

@@ -126,8 +126,8 @@ const MESSAGE_EVENT_CODES: Readonly<Record<string, string>> = {
 /**
  * SQL: whether message id `id` is a lower-case version 4 UUID (RFC 9562 §5.4), as
  * `crypto.randomUUID()` makes message ids: the ids {@link messageEventId} applies to. Its shape by
- * `GLOB` (D1 refuses a pattern over 50 bytes, so no character classes), its 32 hex digits by
- * `unhex`.
+ * `GLOB` (no character classes: D1 refuses a pattern over 50 bytes,
+ * https://developers.cloudflare.com/d1/platform/limits/), its 32 hex digits by `unhex`.
  */
 function isUuidV4(id: SQLWrapper): SQL {
   return sql`(${id} GLOB '????????-????-4???-????-????????????'

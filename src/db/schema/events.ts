@@ -12,8 +12,9 @@ import { accounts } from "./accounts";
  * message event instead points at its message (`object_id`) and keeps only the message's fields
  * that change after it is made, as they were at the event (src/db/queries/events.ts
  * `MESSAGE_EVENT_FIELDS`): the rest is read from the message when the event is.
- * `dedupe_key` is unique: the same change applied twice (a redelivery, a replayed ack) records
- * one event. Kept 30 days.
+ * The same change applied twice (a redelivery, a replayed ack) records one event: a message
+ * event's id is made of its message's id and type (src/db/queries/events.ts `messageEventId`),
+ * any other event has a unique `dedupe_key`. Kept 30 days.
  */
 export const events = sqliteTable(
   "events",
