@@ -245,13 +245,19 @@ export function moveStatement(move: Exclude<MessageMove, SentMove>, refundId: st
 /** The SQL condition that selects a move's target messages. */
 export function targetOf(target: MessageTarget): SQL {
   if ("ids" in target) return sql`id IN (SELECT value FROM json_each(${JSON.stringify(target.ids)}))`;
+  // `+`: SQLite then finds the message by the gateway's id (messages_provider_id), not by reading
+  // the session's messages (https://sqlite.org/optoverview.html#uplus; test/message-transitions.test.ts).
   if ("providerMessageId" in target)
-    return sql`chatapp_session_id = ${target.sessionId} AND provider_message_id = ${target.providerMessageId}`;
+    return sql`+chatapp_session_id = ${target.sessionId} AND provider_message_id = ${target.providerMessageId}`;
   if ("campaignId" in target) return sql`campaign_id = ${target.campaignId}`;
   return sql`chatapp_session_id = ${target.sessionId}`;
 }
 
-/** `metadata` with a receipt appended to its `events`: `{ type, at, gateway_at }`, API timestamps. */
+/**
+ * `metadata` with a receipt appended to its `events`: `{ type, at, gateway_at }`, API timestamps.
+ * Receipts are only ever appended: a message event keeps their count, not them
+ * (src/db/queries/events.ts `MESSAGE_EVENT_FIELDS`).
+ */
 function withReceipt(metadata: SQL, move: { kind: string; at: number; gatewayAt: number }): SQL {
   const type = move.kind === "gateway_failed" ? "failed" : move.kind;
   const event = JSON.stringify({

@@ -83,26 +83,27 @@ describe("message events that point at their message", () => {
     const one = await call<{ data: Event }>("GET", `/v1/events/${sentEvent?.id}`, { key });
     expect(one.body.data).toEqual(sentEvent);
 
-    // Stored: a pointer and the fields that change, not the message.
+    // Stored: a pointer and the fields that change, not the message; its id made of the message's.
     const stored = await storedEvent(sentEvent?.id ?? "");
     expect(stored?.object_id).toBe(id);
+    const hex = id.replaceAll("-", "");
+    expect(sentEvent?.id).toBe(`evt_${hex.slice(0, 12)}1${hex.slice(13)}`);
     const snapshot = JSON.parse(stored?.snapshot ?? "[]") as unknown[];
-    // MESSAGE_EVENT_FIELDS in order: session, gateway id, from, media, status, reason, cost,
-    // sent, delivered, read, metadata (as JSON), updated.
-    expect(snapshot).toEqual([
-      session.id,
-      atSent.provider_message_id,
-      atSent.from_number,
+    // MESSAGE_EVENT_FIELDS in order: media, status, reason, delivered and read (ms from the
+    // event's time), metadata (as JSON).
+    expect(snapshot).toEqual([null, "sent", null, null, null, atSent.metadata]);
+    const readEvent = events.find((e) => e.type === "message.read" && e.data.id === id);
+    const readAt = Date.parse(readEvent?.created_at ?? "");
+    expect(JSON.parse((await storedEvent(readEvent?.id ?? ""))?.snapshot ?? "[]")).toEqual([
       null,
-      "sent",
+      "read",
       null,
-      1,
-      Date.parse(atSent.sent_at ?? ""),
-      null,
-      null,
-      atSent.metadata,
-      Date.parse((atSent as Message & { updated_at: string }).updated_at),
+      Date.parse(shown[2]?.delivered_at ?? "") - readAt,
+      Date.parse(shown[2]?.read_at ?? "") - readAt,
+      // Its receipts as their count: the message's first two.
+      { ...shown[2]?.metadata, events: 2 },
     ]);
+    expect(shown[2]?.metadata.events).toHaveLength(2);
   });
 
   it("an event stored whole before events pointed still renders from its copy", async () => {

@@ -1,4 +1,4 @@
-import { and, eq, getTableColumns, gte, lt, lte, type SQL, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, gte, lt, lte, type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Cursor } from "../../lib/cursor";
 import type { Db } from "../client";
@@ -8,44 +8,75 @@ import { beyond, pageOf, readOrder } from "./keyset";
 import { rowJson } from "./row-json";
 
 /**
- * The columns of a message that change after it is made, and so what a message event keeps of it
- * (`events.snapshot`, as they were at the event): its session (failover moves it), the gateway's
- * id, the sender's number (learnt late for a LID), the media link (kept or expired), status,
- * reason, cost, the three times, `metadata` and `updated_at` (not always the event's own time: a
- * send's event is dated when its outcome was recorded). Stored as a JSON array in this order (the
- * smallest form: no keys), `metadata` as JSON; so the list only grows at its end, and an array
- * shorter than the list reads the missing fields from the message. Every other column of a message is written once, when the message is stored, and is read
- * from the message itself when the event is read ({@link eventColumns}). `contact` is read as the
- * contact is then (README, Contacts: a contact only gains identifiers).
+ * The columns of a message that may change after its first event, and so what a message event
+ * keeps of it (`events.snapshot`, as they were at the event): the media link (an incoming
+ * message's is kept, then expired), status, reason (a sent message the gateway fails), the
+ * delivered and read times, and `metadata`. Stored as a JSON array in this order (the smallest
+ * form: no keys), `metadata` as JSON with its receipts as their count ({@link metadataAtEvent})
+ * and each time as milliseconds from the event's own time (`created_at`; null stays null); so the
+ * list only grows at its end, and an array shorter than the list reads the missing fields from
+ * the message.
+ *
+ * Every other column is read from the message when the event is ({@link eventColumns}), since it
+ * is the same then as at the event: `updated_at` is the event's own time (the event is dated by
+ * it, {@link eventsForRows}); the session, the gateway's id, the sender's number and `sent_at` are
+ * written only while a message is `queued` or `scheduled` (src/moves/message.ts `sentStatement`,
+ * src/db/queries/messages.ts `moveToSessions`), before any event but a `message.failed` after which
+ * it never leaves; the rest, `cost` included, is written once, when the message is stored.
+ * `contact` is read as the contact is then (README, Contacts: a contact only gains identifiers).
  */
 export const MESSAGE_EVENT_FIELDS = [
-  "chatappSessionId",
-  "providerMessageId",
-  "fromNumber",
   "mediaUrl",
   "status",
   "reason",
-  "cost",
-  "sentAt",
   "deliveredAt",
   "readAt",
   "metadata",
-  "updatedAt",
 ] as const satisfies readonly (keyof typeof messages.$inferSelect)[];
+
+/** The {@link MESSAGE_EVENT_FIELDS} stored as milliseconds from the event's time. */
+const RELATIVE_TIMES: ReadonlySet<string> = new Set(["deliveredAt", "readAt"]);
+
+/** JSON path of a message's receipts in its `metadata` (src/moves/message.ts `withReceipt`). */
+const RECEIPTS = "$.events";
+
+/**
+ * SQL: message `metadata` (JSON text) as a message event keeps it: its receipts (`events`) as
+ * their count. Receipts are only ever appended, so the message's first that many are the ones it
+ * had at the event ({@link metadataOfEvent}).
+ */
+function metadataAtEvent(metadata: SQLWrapper): SQL {
+  return sql`CASE WHEN json_type(${metadata}, ${RECEIPTS}) = 'array'
+    THEN json_set(${metadata}, ${RECEIPTS}, json_array_length(${metadata}, ${RECEIPTS})) ELSE json(${metadata}) END`;
+}
+
+/**
+ * SQL: the `metadata` (JSON text) a message event kept, `kept`, whole again: a receipt count
+ * ({@link metadataAtEvent}) becomes that many first receipts of the message's `metadata` now.
+ */
+function metadataOfEvent(kept: SQL, metadata: SQLWrapper): SQL {
+  const receipts = sql`(SELECT json_group_array(json(r.value) ORDER BY r.key) FROM json_each(${metadata}, ${RECEIPTS}) r
+    WHERE r.key < json_extract(${kept}, ${RECEIPTS}))`;
+  return sql`CASE WHEN json_type(${kept}, ${RECEIPTS}) = 'integer'
+    THEN json_set(${kept}, ${RECEIPTS}, json(${receipts})) ELSE ${kept} END`;
+}
 
 /** SQL: the {@link MESSAGE_EVENT_FIELDS} of the message row at hand, as a JSON array. */
 function messageEventSnapshot(): SQL {
   const columns = getTableColumns(messages);
-  const values = MESSAGE_EVENT_FIELDS.map((key) =>
-    key === "metadata" ? sql`json(${columns[key]})` : sql`${columns[key]}`,
-  );
+  const values = MESSAGE_EVENT_FIELDS.map((key) => {
+    if (key === "metadata") return metadataAtEvent(columns[key]);
+    if (RELATIVE_TIMES.has(key)) return sql`${columns[key]} - ${columns.updatedAt}`;
+    return sql`${columns[key]}`;
+  });
   return sql`json_array(${sql.join(values, sql`, `)})`;
 }
 
 /**
  * SQL: an event's snapshot as its rendering reads it (src/presenters/event.ts): the stored one,
  * or, for an event that points at a message (`object_id`), the message row as it is now with its
- * contact, and the {@link MESSAGE_EVENT_FIELDS} as they were at the event. One primary-key read of the message per event. A message's events go when the message
+ * contact, the {@link MESSAGE_EVENT_FIELDS} as they were at the event and `updatedAt` the event's
+ * time. One primary-key read of the message per event. A message's events go when the message
  * does.
  */
 function renderedSnapshot(): SQL<string> {
@@ -53,12 +84,21 @@ function renderedSnapshot(): SQL<string> {
   const atEvent = MESSAGE_EVENT_FIELDS.map((key, index) => {
     const stored = sql`json_extract(${events.snapshot}, ${`$[${index}]`})`;
     // `metadata` is a text column: its JSON goes back in as text (`|| ''` drops the JSON subtype).
-    const value = key === "metadata" ? sql`(${stored} || '')` : stored;
+    const value =
+      key === "metadata"
+        ? sql`(${metadataOfEvent(stored, columns.metadata)} || '')`
+        : RELATIVE_TIMES.has(key)
+          ? sql`${events.createdAt} + ${stored}`
+          : stored;
     return sql`${`$.${key}`}, CASE WHEN json_array_length(${events.snapshot}) > ${index} THEN ${value} ELSE ${columns[key]} END`;
   });
+  // Nested fragments: a select of one table names its columns bare at the top level of a field's
+  // SQL (drizzle-orm), where inside the subquery they would be the message's.
+  const eventTime = sql`${events.createdAt}`;
+  const itsMessage = sql`${columns.id} = ${events.objectId} AND ${columns.accountId} = ${events.accountId}`;
   return sql<string>`CASE WHEN ${events.objectId} IS NULL THEN ${events.snapshot} ELSE (
-    SELECT json_set(${rowJson(messages)}, ${"$.contact"}, json(${contactJsonOfMessage()}), ${sql.join(atEvent, sql`, `)})
-    FROM ${messages} WHERE ${columns.id} = ${events.objectId} AND ${columns.accountId} = ${events.accountId}) END`;
+    SELECT json_set(${rowJson(messages)}, ${"$.contact"}, json(${contactJsonOfMessage()}), ${sql.join(atEvent, sql`, `)}, ${"$.updatedAt"}, ${eventTime})
+    FROM ${messages} WHERE ${itsMessage}) END`;
 }
 
 /**
@@ -70,20 +110,64 @@ export function eventColumns() {
 }
 
 /**
+ * The hex digit that stands for each event type pointing at a message in its events' ids
+ * ({@link messageEventId}). Never change one: ids made with it are kept and delivered.
+ */
+const MESSAGE_EVENT_CODES: Readonly<Record<string, string>> = {
+  "message.sent": "1",
+  "message.delivered": "2",
+  "message.read": "3",
+  "message.failed": "5",
+  "message.received": "6",
+  "message.media_kept": "7",
+  "message.media_failed": "8",
+};
+
+/**
+ * SQL: whether message id `id` is a lower-case version 4 UUID (RFC 9562 §5.4), as
+ * `crypto.randomUUID()` makes message ids: the ids {@link messageEventId} applies to. Its shape by
+ * `GLOB` (no character classes: D1 refuses a pattern over 50 bytes,
+ * https://developers.cloudflare.com/d1/platform/limits/), its 32 hex digits by `unhex`.
+ */
+function isUuidV4(id: SQLWrapper): SQL {
+  return sql`(${id} GLOB '????????-????-4???-????-????????????'
+    AND length(unhex(replace(${id}, '-', ''))) = 16 AND lower(${id}) = ${id})`;
+}
+
+/**
+ * SQL: the id of message `id`'s event of type code `code` (SQL, {@link MESSAGE_EVENT_CODES}):
+ * `evt_` and the message id's 32 hex digits with its version digit (the 13th, always `4`) replaced
+ * by `code`; so each message has one event of each type, and recording it again is a
+ * primary-key conflict (`INSERT OR IGNORE`) instead of a dedupe key to store and index. Only for
+ * {@link isUuidV4} ids, where it is one-to-one; an event of another message gets a random id and
+ * its dedupe key.
+ */
+function messageEventId(id: SQLWrapper, code: SQLWrapper): SQL {
+  const hex = sql`replace(${id}, '-', '')`;
+  return sql`'evt_' || substr(${hex}, 1, 12) || ${code} || substr(${hex}, 14)`;
+}
+
+/**
  * The statement that turns the events pointing at messages `ids` (SQL: a subquery of message ids
  * of account `accountId`) into whole snapshots, as {@link renderedSnapshot} renders them now
  * (`object_id` null): before those messages leave D1 (archived), so that their events still render
- * the same. Finds them by their dedupe keys (`<type>:<message id>` for each of `types`, the message
- * event types; {@link eventsForRows}), one index read per message and type.
+ * the same. Finds them by id ({@link messageEventId}) and by dedupe key (`<type>:<message id>`,
+ * an event recorded before ids were derived or of a message whose id is not a UUID), for each of
+ * `types`, the message event types: two primary-key or index reads per message and type (the
+ * unary `+` keeps SQLite from reading the account's events by `account_id` instead,
+ * https://sqlite.org/optoverview.html#uplus).
  */
 export function materialiseMessageEventsStatement(
   accountId: string,
   ids: SQL,
   types: readonly string[],
 ): SQL {
+  const codes = types.flatMap((type) => MESSAGE_EVENT_CODES[type] ?? []);
   return sql`UPDATE events SET snapshot = ${renderedSnapshot()}, object_id = NULL
-    WHERE dedupe_key IN (SELECT t.value || ':' || x.id FROM json_each(${JSON.stringify(types)}) t, ${ids} x)
-      AND object_id IS NOT NULL AND account_id = ${accountId}`;
+    WHERE id IN (SELECT ${messageEventId(sql`x.id`, sql`c.value`)} FROM json_each(${JSON.stringify(codes)}) c, ${ids} x
+        UNION ALL SELECT keyed.id FROM events keyed
+          WHERE keyed.dedupe_key IN (SELECT t.value || ':' || x.id FROM json_each(${JSON.stringify(types)}) t, ${ids} x))
+      AND object_id IS NOT NULL AND +account_id = ${accountId}`;
 }
 
 /** One page request of the event list: types (none: all), epoch-ms bounds, size and cursor. */
@@ -183,11 +267,12 @@ const NEW_EVENT_ID = sql`'evt_' || lower(hex(randomblob(16)))`;
  * The statement that records a `type` event for every row of `table` (messages or OTPs: tables
  * with `id`, `account_id` and `updated_at`) that `where` selects, with the row as it is at this
  * point of the batch (a message: what {@link MESSAGE_EVENT_FIELDS} names, pointing at the message);
- * the event's time is the row's `updated_at`, which the change set. Its
- * dedupe key is `type:<row id>`: each of these changes happens once per row (a message is sent
- * once, an OTP verified once), so the same change applied again records nothing. `extra` adds
- * keys to the snapshot, each a JSON value computed for the row (e.g. an OTP's attempts, read
- * from another table).
+ * the event's time is the row's `updated_at`, which the change set. Each of these changes happens
+ * once per row (a message is sent once, an OTP verified once), so the same change applied again
+ * records nothing: a message's event has the id {@link messageEventId} gives it, any other row's
+ * event the dedupe key `type:<row id>`. `extra` adds keys to the snapshot, each a JSON value
+ * computed for the row (e.g. an OTP's attempts, read from another table).
+ * @throws Error for a message event type without a code in {@link MESSAGE_EVENT_CODES}.
  */
 export function eventsForRows(
   type: string,
@@ -195,12 +280,7 @@ export function eventsForRows(
   where: SQL,
   extra: Record<string, SQL> = {},
 ): SQL {
-  // A message event points at its message and keeps what changes (MESSAGE_EVENT_FIELDS).
-  if (table === messages)
-    return sql`INSERT OR IGNORE INTO events (id, account_id, type, dedupe_key, snapshot, object_id, created_at)
-      SELECT ${NEW_EVENT_ID}, account_id, ${type}, ${`${type}:`} || id, ${messageEventSnapshot()}, id, updated_at
-      FROM ${table} WHERE ${where}
-      ${RETURNING_RECORDED}`;
+  if (table === messages) return messageEvents(type, where);
   const snapshot = Object.entries(extra).reduce(
     (json, [key, value]) => sql`json_set(${json}, ${`$.${key}`}, json(${value}))`,
     rowJson(table),
@@ -208,6 +288,26 @@ export function eventsForRows(
   return sql`INSERT OR IGNORE INTO events (id, account_id, type, dedupe_key, snapshot, created_at)
     SELECT ${NEW_EVENT_ID}, account_id, ${type}, ${`${type}:`} || id, ${snapshot}, updated_at
     FROM ${table} WHERE ${where}
+    ${RETURNING_RECORDED}`;
+}
+
+/**
+ * {@link eventsForRows} for messages: each event points at its message and keeps what changes
+ * ({@link MESSAGE_EVENT_FIELDS}). An event recorded before migrations/0049_smaller_events_and_indexes.sql
+ * has a random id and the dedupe key `type:<message id>`: one with that key also means recorded
+ * (until the hourly purge has taken the last of them, `EVENT_RETENTION_MS` after it).
+ */
+function messageEvents(type: string, where: SQL): SQL {
+  const code = MESSAGE_EVENT_CODES[type];
+  if (code === undefined) throw new Error(`no event id code for ${type} (MESSAGE_EVENT_CODES)`);
+  const { id } = getTableColumns(messages);
+  const dedupeKey = sql`${`${type}:`} || ${id}`;
+  return sql`INSERT OR IGNORE INTO events (id, account_id, type, dedupe_key, snapshot, object_id, created_at)
+    SELECT CASE WHEN ${isUuidV4(id)} THEN ${messageEventId(id, sql`${code}`)} ELSE ${NEW_EVENT_ID} END,
+      account_id, ${type}, CASE WHEN ${isUuidV4(id)} THEN NULL ELSE ${dedupeKey} END,
+      ${messageEventSnapshot()}, id, updated_at
+    FROM ${messages} WHERE ${where}
+      AND NOT EXISTS (SELECT 1 FROM events recorded WHERE recorded.dedupe_key = ${dedupeKey})
     ${RETURNING_RECORDED}`;
 }
 

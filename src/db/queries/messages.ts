@@ -331,6 +331,8 @@ export async function lastIncomingMessageId(
  * message, as the gateway's event gives them; several when the event gives a short form that
  * more than one stored form could end in: WAHA's reply), or null when the session has none.
  * Messages of both directions count: a contact may quote or react to our message or their own.
+ * Read through `messages_provider_id` (the unary `+` keeps SQLite from reading the session's
+ * messages instead, https://sqlite.org/optoverview.html#uplus).
  */
 export async function messageOfProviderIds(
   db: Db,
@@ -341,7 +343,7 @@ export async function messageOfProviderIds(
   const [row] = await db.all<{ id: string; accountId: string; metadata: string }>(
     sql`SELECT id, account_id AS accountId, metadata FROM messages
       WHERE provider_message_id IN (SELECT value FROM json_each(${JSON.stringify(refs)}))
-        AND account_id = ${session.accountId} AND chatapp_session_id = ${session.sessionId}
+        AND +account_id = ${session.accountId} AND +chatapp_session_id = ${session.sessionId}
       ORDER BY created_at LIMIT 1`,
   );
   return row ?? null;

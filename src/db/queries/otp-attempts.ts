@@ -181,7 +181,7 @@ export async function findAttempt(
 /**
  * The message an unfinished claim made before its maker stopped, if it got that far: the OTP's
  * message on session `sessionId` created at or after `since` (epoch ms, the claim's time), newest
- * first. Read through the `messages_account_session` index.
+ * first. Read through the `messages_session` index.
  */
 export async function messageOfClaim(
   db: Db,

@@ -20,8 +20,9 @@ import { accounts } from "./accounts";
  * message event instead points at its message (`object_id`) and keeps only the message's fields
  * that change after it is made, as they were at the event (src/db/queries/events.ts
  * `MESSAGE_EVENT_FIELDS`): the rest is read from the message when the event is.
- * `dedupe_key` is unique: the same change applied twice (a redelivery, a replayed ack) records
- * one event. Kept 30 days.
+ * The same change applied twice (a redelivery, a replayed ack) records one event: a message
+ * event's id is made of its message's id and type (src/db/queries/events.ts `messageEventId`),
+ * any other event has a unique `dedupe_key`. Kept 30 days.
  */
 export const events = sqliteTable(
   "events",
@@ -30,14 +31,18 @@ export const events = sqliteTable(
     id: text().primaryKey(),
     accountId: text().notNull(),
     type: text().notNull(),
-    dedupeKey: text().notNull(),
+    /**
+     * What makes the change once (`<type>:<what caused it>`); null for a message event, whose id
+     * already does (src/db/queries/events.ts `messageEventId`).
+     */
+    dedupeKey: text(),
     snapshot: text().notNull(),
     /** The message a message event points at (its `snapshot` then holds what changes); else null. */
     objectId: text(),
     createdAt: integer().notNull(),
   },
   (t) => [
-    uniqueIndex("events_dedupe_key").on(t.dedupeKey),
+    uniqueIndex("events_dedupe_key").on(t.dedupeKey).where(sql`${t.dedupeKey} IS NOT NULL`),
     index("events_account_created").on(t.accountId, t.createdAt, t.id),
     index("events_account_type").on(t.accountId, t.type, t.createdAt, t.id),
     index("events_created").on(t.createdAt),

@@ -88,7 +88,8 @@ export const messages = sqliteTable(
     index("messages_account_type").on(t.accountId, t.type, t.createdAt, t.id),
     index("messages_account_to").on(t.accountId, t.toNumber, t.createdAt, t.id),
     index("messages_account_from").on(t.accountId, t.fromNumber, t.createdAt, t.id),
-    index("messages_account_session").on(t.accountId, t.chatappSessionId, t.createdAt, t.id),
+    // A session belongs to one account: its id alone leads (the queries still name the account).
+    index("messages_session").on(t.chatappSessionId, t.createdAt, t.id),
     // `filter[user_id]`: a contact's messages; only rows that name one.
     index("messages_account_contact")
       .on(t.accountId, t.contactId, t.createdAt, t.id)
