@@ -37,7 +37,9 @@ const dialect = new SQLiteSyncDialect();
 const textOf = (query: SQL) => dialect.sqlToQuery(query).sql;
 
 describe("SQL function arguments within D1's limit", () => {
-  const tables = Object.values(schema).filter((value): value is SQLiteTable => is(value, SQLiteTable));
+  const tables = (Object.values(schema) as unknown[]).filter((value): value is SQLiteTable =>
+    is(value, SQLiteTable),
+  );
 
   it("counts what it should", () => {
     expect(callArities("json_object('a', x, 'b', coalesce(y, 'c,d'))")).toEqual([
