@@ -169,7 +169,7 @@ export interface paths {
         };
         /**
          * List the account's message archives, newest first
-         * @description Every hour, final messages (sent, delivered, read, failed, or incoming) older than the account's `message_retention_days` (`GET /v1/account`) leave the database for an archive: gzipped NDJSON per UTC day. Messages still queued or scheduled, waiting on an unknown outcome, whose media is still kept, or of a campaign still running are never archived. Cursor-paged like the message list.
+         * @description Every hour, final messages (sent, delivered, read, failed, or incoming) older than the account's `message_retention_days` (`GET /v1/account`) leave the database for an archive: gzipped NDJSON per UTC day. Messages still queued or scheduled, waiting on an unknown outcome, whose media is still kept, carrying a one-time code, or of a campaign still running are never archived. Cursor-paged like the message list.
          */
         get: operations["listArchives"];
         put?: never;

@@ -217,6 +217,7 @@ describe("archive_messages", () => {
     const [media] = await seed({ direction: "incoming", status: "delivered", type: "image" });
     const [campaignRead] = await seed({ status: "read" });
     const [recent] = await seed({ status: "read", createdAt: Date.now() - 60_000 });
+    const [otpMessage] = await seed({ status: "read" });
     const [final] = await seed({ status: "failed" });
     const campaign = await call<{ data: { id: string } }>("POST", "/v1/chatapp/campaigns", {
       key,
@@ -233,20 +234,37 @@ describe("archive_messages", () => {
     await env.DB.batch([
       env.DB.prepare(`UPDATE messages SET metadata = '{"outcome":"unknown"}' WHERE id = ?`).bind(unknown),
       env.DB.prepare("UPDATE messages SET media_key = 'kept-object' WHERE id = ?").bind(media),
-      env.DB.prepare("UPDATE messages SET campaign_id = ? WHERE id = ?").bind(campaignId, campaignRead),
+      env.DB.prepare("UPDATE messages SET campaign_id = ?, send_index = 1, reason = NULL WHERE id = ?").bind(
+        campaignId,
+        campaignRead,
+      ),
+      env.DB.prepare(
+        "UPDATE campaign_recipients SET status = 'queued', message_id = ? WHERE campaign_id = ? AND seq = 1",
+      ).bind(campaignRead, campaignId),
       env.DB.prepare("UPDATE campaigns SET status = 'running' WHERE id = ?").bind(campaignId),
+      env.DB.prepare("UPDATE messages SET otp_id = ? WHERE id = ?").bind(crypto.randomUUID(), otpMessage),
     ]);
 
     await runArchiveJob();
-    const stays = [queued, scheduled, unknown, media, campaignRead, recent].sort();
+    const stays = [queued, scheduled, unknown, media, campaignRead, recent, otpMessage].sort();
     expect((await rowsOf(accountId)).sort()).toEqual(stays);
     expect((await archivesOf(key)).map((archive) => archive.message_count)).toEqual([1]);
     expectProblem(await call("GET", `/v1/chatapp/messages/${final}`, { key }), 404, "message_archived");
 
-    // Once the campaign is over, its final messages go too.
+    // Once the campaign is over, its final messages go too; the recipient keeps showing its status.
+    const recipientsOf = async () =>
+      (
+        await call<{ data: { status: string; message_id: string | null }[] }>(
+          "GET",
+          `/v1/chatapp/campaigns/${campaignId}/recipients`,
+          { key },
+        )
+      ).body.data;
+    expect(await recipientsOf()).toMatchObject([{ status: "read", message_id: campaignRead }]);
     await env.DB.prepare("UPDATE campaigns SET status = 'completed' WHERE id = ?").bind(campaignId).run();
     await runArchiveJob();
     expect((await rowsOf(accountId)).sort()).toEqual(stays.filter((id) => id !== campaignRead));
+    expect(await recipientsOf()).toMatchObject([{ status: "read", message_id: campaignRead }]);
     expect((await archivesOf(key)).map((archive) => archive.day)).toEqual([utcDay(old), utcDay(old)]);
   });
 

@@ -57,7 +57,8 @@ export async function retentionOfAccounts(
  * last `(created_at, id)` of the previous call, so rows that stay are not read again), with their
  * contact: created before `rule.before`, not waiting to be sent (nor waiting on an unknown outcome,
  * `metadata.outcome`), their stored media already gone (`media_key` null: the media sweeps own
- * those objects), and outside any campaign that still runs. Reads `messages_account_created`.
+ * those objects), carrying no one-time code, and outside any campaign that still runs. Reads
+ * `messages_account_created`.
  */
 export async function archivableMessages(
   db: Db,
@@ -71,6 +72,9 @@ export async function archivableMessages(
     sql`${messages.createdAt} < ${rule.before}`,
     sql`NOT ${statusIn("messages.status", rule.waiting)}`,
     sql`${messages.mediaKey} IS NULL`,
+    // A one-time code's attempts read their message (otp-attempts.ts `attemptsJson`): its messages
+    // stay while the OTP does.
+    sql`${messages.otpId} IS NULL`,
     sql`(${messages.metadata} ->> ${"$.outcome"}) IS NOT 'unknown'`,
     sql`(${messages.campaignId} IS NULL OR EXISTS (SELECT 1 FROM campaigns c WHERE c.id = ${messages.campaignId}
       AND ${statusIn("c.status", rule.finishedCampaign)}))`,
@@ -103,7 +107,8 @@ function sameVersions(accountId: string, versions: ArchivedVersion[]): SQL {
  * Records archive `archive` and moves its messages out of D1, in one D1 batch: the archive row;
  * a tombstone for each of `versions` still as archived (a message that changed since it was read
  * stays, for a later archive); the events that point at those messages rendered into whole
- * snapshots (src/db/queries/events.ts); the messages deleted.
+ * snapshots (src/db/queries/events.ts); their campaign recipients given their final status and
+ * reason; the messages deleted.
  * @returns the ids deleted (those of `versions` that had not changed).
  */
 export async function recordArchive(
@@ -120,6 +125,11 @@ export async function recordArchive(
       SELECT unhex(replace(m.id, '-', '')), (SELECT seq FROM message_archives WHERE id = ${archive.id})
       FROM messages m WHERE ${matched}`,
     materialiseMessageEventsStatement(archive.accountId, ids, rule.messageEventTypes),
+    // A campaign recipient shows its message's status and reason: it keeps them as the message goes
+    // (a campaign message's `send_index` is its recipient's `seq`).
+    sql`UPDATE campaign_recipients AS r SET status = m.status, reason = m.reason
+      FROM messages m WHERE ${matched} AND m.campaign_id IS NOT NULL
+        AND r.campaign_id = m.campaign_id AND r.seq = m.send_index AND r.message_id = m.id`,
     sql`DELETE FROM messages AS m WHERE ${matched} RETURNING id`,
   ]);
   return (results.at(-1)?.results ?? []).map((row) => row.id);

@@ -14,8 +14,8 @@ export const list = createRoute({
   description:
     "Every hour, final messages (sent, delivered, read, failed, or incoming) older than the account's " +
     "`message_retention_days` (`GET /v1/account`) leave the database for an archive: gzipped NDJSON per UTC day. " +
-    "Messages still queued or scheduled, waiting on an unknown outcome, whose media is still kept, or of a campaign " +
-    "still running are never archived. Cursor-paged like the message list.",
+    "Messages still queued or scheduled, waiting on an unknown outcome, whose media is still kept, carrying a one-time " +
+    "code, or of a campaign still running are never archived. Cursor-paged like the message list.",
   request: { query: ArchiveListQuery },
   responses: {
     200: json(ArchiveListSchema, "A page of archives"),
