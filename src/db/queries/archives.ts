@@ -14,6 +14,7 @@ import {
 import { messageContactColumn } from "./contacts";
 import { materialiseMessageEventsStatement } from "./events";
 import { beyond, pageOf, readOrder } from "./keyset";
+import { statusIn } from "./status-in";
 
 // Message archives (src/archives/archive.ts moves the rows; the rules of what may go are its own,
 // passed in as an ArchiveRule). A message leaves a tombstone (`archived_messages`: its id's 16
@@ -33,11 +34,6 @@ export interface ArchiveRule {
 
 /** A message as an archive line renders it: the row and its contact. */
 export type ArchivableMessage = MessageRow & { contact: ContactRow | null };
-
-/** `column IN ('a', 'b')` for a fixed list of status names (enum values, never request input). */
-function statusIn(column: string, statuses: readonly string[]): SQL {
-  return sql.raw(`${column} IN (${statuses.map((status) => `'${status}'`).join(", ")})`);
-}
 
 /** Every account with its message retention in days: its own, else `fallbackDays`. */
 export async function retentionOfAccounts(

@@ -2,6 +2,7 @@ import { type SQL, sql } from "drizzle-orm";
 import { formatTimestamp } from "../../lib/time";
 import type { Db } from "../client";
 import type { CampaignRow, MessageStatus } from "../schema";
+import { statusIn } from "./status-in";
 
 /*
  * The stored copies of outgoing media (src/media/store.ts): one per send, shared by its messages
@@ -18,11 +19,6 @@ export interface OutgoingMediaRule {
   waiting: readonly MessageStatus[];
   /** The statuses of a campaign that makes and sends no more messages. */
   finished: readonly CampaignRow["status"][];
-}
-
-/** `column IN ('a', 'b')` for a fixed list of status names (enum values, never request input). */
-function statusIn(column: string, statuses: readonly string[]): SQL {
-  return sql.raw(`${column} IN (${statuses.map((status) => `'${status}'`).join(", ")})`);
 }
 
 /** The campaigns (in scope as `campaigns`) whose copy may go under `rule`. */
