@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { EVENT_RETENTION_MS, newEventId } from "../src/events/record";
 import { HOURLY_JOBS } from "../src/jobs/hourly";
+import { EVENTS, insertEvent } from "./event-fixtures";
 import { ADMIN_TOKEN, call, createAccount, expectProblem, TIMESTAMP } from "./helpers";
 
 // POST /admin/jobs/{name} (README, Configuration → Hourly jobs): one hourly job, now, as the cron
@@ -18,16 +19,12 @@ interface JobRun {
 
 async function seedEvent(accountId: string, createdAt: number): Promise<string> {
   const id = newEventId();
-  await env.DB.prepare(
-    "INSERT INTO events (id, account_id, type, dedupe_key, snapshot, created_at) VALUES (?, ?, 'account.balance_low', ?, '{}', ?)",
-  )
-    .bind(id, accountId, id, createdAt)
-    .run();
+  await insertEvent({ id, accountId, type: "account.balance_low", snapshot: "{}", createdAt });
   return id;
 }
 
 const eventExists = async (id: string) =>
-  (await env.DB.prepare("SELECT 1 AS x FROM events WHERE id = ?").bind(id).first()) !== null;
+  (await env.DB.prepare(`SELECT 1 AS x FROM ${EVENTS} WHERE id = ?`).bind(id).first()) !== null;
 
 describe("POST /admin/jobs/{name}", () => {
   it("runs purge_events now: events past their 30 days go, newer ones stay", async () => {

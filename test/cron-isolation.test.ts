@@ -17,6 +17,7 @@ import {
   showCampaign,
 } from "./campaign-fixtures";
 import { refuse, restoreD1 } from "./d1-outage";
+import { backdateEvent, EVENTS } from "./event-fixtures";
 import { call, createAccount } from "./helpers";
 import { connectedSession, seedMessages, waitForMessages } from "./message-fixtures";
 
@@ -64,7 +65,7 @@ async function idempotencyKeyExists(accountId: string, key: string): Promise<boo
 /** The account's event ids in D1, oldest first. */
 async function eventIdsOf(accountId: string): Promise<string[]> {
   const { results } = await env.DB.prepare(
-    "SELECT id FROM events WHERE account_id = ? ORDER BY created_at, id",
+    `SELECT id FROM ${EVENTS} WHERE account_id = ? ORDER BY created_at, id`,
   )
     .bind(accountId)
     .all<{ id: string }>();
@@ -109,9 +110,7 @@ describe("the hourly cron isolates its jobs", () => {
     // An event past its 30 days (purge_events), and the account's newer ones, which stay.
     const [oldest, ...newer] = await eventIdsOf(accountId);
     expect(newer.length).toBeGreaterThan(0);
-    await env.DB.prepare("UPDATE events SET created_at = ? WHERE id = ?")
-      .bind(Date.now() - EVENT_RETENTION_MS - 60_000, oldest!)
-      .run();
+    await backdateEvent(oldest!, Date.now() - EVENT_RETENTION_MS - 60_000);
     // A message whose queue message was lost (requeue_stale_messages).
     const [lost] = await seedMessages([
       {

@@ -4,6 +4,7 @@ import { incomingMediaKey } from "../src/media/incoming";
 import { command, createCampaign, number, waitForCampaign } from "./campaign-fixtures";
 import { expectCampaignSkips } from "./contact-fixtures";
 import { ERASED, type Erasure, erase, moneyOf, NOTHING, rowsNaming, shownErasure } from "./erasure-fixtures";
+import { EVENTS } from "./event-fixtures";
 import { ADMIN_TOKEN, call, createAccount, waitFor } from "./helpers";
 import { MEDIA_HOST } from "./media-host";
 import {
@@ -119,8 +120,8 @@ async function mediaKeyOf(id: string): Promise<string | null> {
 /** Ids of the account's events whose stored snapshot names `needle`, or that point at one of `messageIds`. */
 async function eventsNaming(accountId: string, needle: string, messageIds: string[]): Promise<string[]> {
   const { results } = await env.DB.prepare(
-    `SELECT id FROM events WHERE account_id = ? AND (instr(snapshot, ?) > 0
-       OR object_id IN (SELECT value FROM json_each(?)))`,
+    `SELECT id FROM ${EVENTS} WHERE account_id = ? AND (instr(snapshot, ?) > 0
+       OR message_id IN (SELECT value FROM json_each(?)))`,
   )
     .bind(accountId, needle, JSON.stringify(messageIds))
     .all<{ id: string }>();

@@ -5,22 +5,56 @@ import { batchSql, createDb } from "../src/db/client";
 import { eventsForRows } from "../src/db/queries/events";
 import { messages } from "../src/db/schema";
 import { newEventId } from "../src/events/record";
+import { EVENTS } from "./event-fixtures";
 import { call, createAccount } from "./helpers";
 import { connectedSession, driveAlarmUntil, getMessage, sendText } from "./message-fixtures";
 
-// Migration 0049 (smaller_events_and_indexes) rebuilds `events` (a nullable `dedupe_key`) and rewrites the snapshots of message
-// events from the old MESSAGE_EVENT_FIELDS (12 fields) to the new ones. This file stores message
-// events as they were before it (random id, dedupe key, the old array), runs the migration's
-// statements on `events` again, and checks that they render as before and are still recorded once.
+// Two migrations of `events`, run again in order on events stored as they were before each:
+// - 0049 (smaller_events_and_indexes) rebuilds `events` (a nullable `dedupe_key`) and rewrites the
+//   snapshots of message events from the old MESSAGE_EVENT_FIELDS (12 fields) to the new ones;
+// - 0050 (events_keyed_small) rebuilds it again WITHOUT ROWID: ids as 16 bytes, the account by its
+//   number (which it adds), the type by its code.
+// This file puts `events` back as 0049 left it, stores message events as they were before 0049
+// (random id, dedupe key, the old array), runs both migrations' statements on `events` again, and
+// checks that every event renders as before and each change is still recorded once.
 
-/** The statements of migrations/0049_smaller_events_and_indexes.sql that rebuild `events` (PRAGMAs left out). */
-function rebuild(): string[] {
-  const migration = env.TEST_MIGRATIONS.find((m) => m.name.includes("_smaller_events_and_indexes"));
-  if (!migration) throw new Error("migration smaller_events_and_indexes is not among the test migrations");
+/** The statements (PRAGMAs and comments left out) of the migration named `name` that touch `tables`. */
+function statementsOf(name: string, tables: RegExp): string[] {
+  const migration = env.TEST_MIGRATIONS.find((m) => m.name.includes(name));
+  if (!migration) throw new Error(`migration ${name} is not among the test migrations`);
   const code = (q: string) => q.replace(/^\s*--.*$/gm, "");
-  const statements = migration.queries.filter((q) => /`(__new_)?events`/.test(code(q)) && !/PRAGMA/.test(q));
-  expect(statements).toHaveLength(8);
-  return statements;
+  return migration.queries.filter((q) => tables.test(code(q)) && !/PRAGMA/.test(q));
+}
+
+/** 0049's statements that rebuild `events`. */
+const rebuild0049 = () => statementsOf("_smaller_events_and_indexes", /`(__new_)?events`/);
+
+/**
+ * `events` and `accounts` as 0049 left them: its table and indexes (no account numbers), holding
+ * the events there are now, converted back (text ids, account ids, type names, `object_id` set).
+ */
+async function backToShapeOf0049(): Promise<void> {
+  const table = rebuild0049().find((q) => /CREATE TABLE/.test(q));
+  const indexes = rebuild0049().filter((q) => /CREATE (UNIQUE )?INDEX/.test(q));
+  expect(indexes).toHaveLength(4);
+  const { results } = await env.DB.prepare(`SELECT * FROM ${EVENTS}`).all<Record<string, unknown>>();
+  await env.DB.batch(
+    [
+      "DROP TABLE events",
+      (table ?? "").replaceAll("__new_events", "events"),
+      ...indexes,
+      "DROP INDEX accounts_number",
+      "ALTER TABLE accounts DROP COLUMN number",
+    ].map((q) => env.DB.prepare(q)),
+  );
+  const insert = env.DB.prepare(
+    "INSERT INTO events (id, account_id, type, dedupe_key, snapshot, object_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+  );
+  await env.DB.batch(
+    results.map((e) =>
+      insert.bind(e.id, e.account_id, e.type, e.dedupe_key, e.snapshot, e.message_id, e.created_at),
+    ),
+  );
 }
 
 interface Event {
@@ -36,7 +70,7 @@ async function eventsOf(key: string): Promise<Event[]> {
   return res.body.data;
 }
 
-describe("migration smaller_events_and_indexes (message events without dedupe keys)", () => {
+describe("migrations smaller_events_and_indexes and events_keyed_small", () => {
   it("keeps every event, renders old message events as before, and still records each change once", async () => {
     const { key } = await createAccount(1);
     const session = (await connectedSession(key)).id;
@@ -53,6 +87,7 @@ describe("migration smaller_events_and_indexes (message events without dedupe ke
     // As events were stored before: a random id, the dedupe key `type:<message id>`, and the old
     // fields (session, gateway id, from, media, status, reason, cost, sent, delivered, read,
     // metadata, updated), each time absolute.
+    await backToShapeOf0049();
     const renamed = new Map<string, string>();
     for (const event of before.filter((e) => e.type.startsWith("message."))) {
       const old = newEventId();
@@ -88,12 +123,16 @@ describe("migration smaller_events_and_indexes (message events without dedupe ke
     ]);
 
     const count = await env.DB.prepare("SELECT count(*) AS n FROM events").first<{ n: number }>();
-    for (const statement of rebuild()) await env.DB.prepare(statement).run();
+    expect(rebuild0049()).toHaveLength(8);
+    for (const statement of rebuild0049()) await env.DB.prepare(statement).run();
+    const migrated = statementsOf("_events_keyed_small", /`(__new_)?events`|`accounts`/);
+    expect(migrated).toHaveLength(10);
+    for (const statement of migrated) await env.DB.prepare(statement).run();
     expect(await env.DB.prepare("SELECT count(*) AS n FROM events").first<{ n: number }>()).toEqual(count);
 
     // Rendered as before, under the ids they had; the session's event, stored whole, untouched.
     expect(await eventsOf(key)).toEqual(before.map((e) => ({ ...e, id: renamed.get(e.id) ?? e.id })));
-    const stored = await env.DB.prepare("SELECT snapshot FROM events WHERE id = ?")
+    const stored = await env.DB.prepare(`SELECT snapshot FROM ${EVENTS} WHERE id = ?`)
       .bind(renamed.get(before[0]?.id ?? ""))
       .first<{ snapshot: string }>();
     const readAt = Date.parse(before[0]?.created_at ?? "");

@@ -9,6 +9,7 @@ import { dispatchRequestOf } from "../src/messages/dispatch-request";
 import { applyMoves } from "../src/moves/apply";
 import type { ChatSession } from "../src/sessions/chat-session";
 import { refuse, restoreD1 } from "./d1-outage";
+import { backdateEvent } from "./event-fixtures";
 import {
   call,
   createAccount,
@@ -272,9 +273,7 @@ describe("GET /v1/events", () => {
   it("keeps events 30 days: the hourly sweep deletes older ones", async () => {
     const { key } = await accountWithEvents();
     const [latest, ...older] = await eventsOf(key);
-    await env.DB.prepare("UPDATE events SET created_at = ? WHERE id = ?")
-      .bind(Date.now() - EVENT_RETENTION_MS - 1000, latest!.id)
-      .run();
+    await backdateEvent(latest!.id, Date.now() - EVENT_RETENTION_MS - 1000);
     await worker.scheduled(createScheduledController({ cron: "17 * * * *" }), env);
     expect((await eventsOf(key)).map((e) => e.id)).toEqual(older.map((e) => e.id));
   });

@@ -17,6 +17,7 @@ import {
   runFailoverJob,
   verdictOf,
 } from "../src/otp/failover";
+import { EVENTS } from "./event-fixtures";
 import {
   type ApiResponse,
   call,
@@ -180,7 +181,7 @@ async function expectCodeNowhereInD1(f: Fixture, otpId: string, code: string): P
     env.DB.prepare("SELECT * FROM messages WHERE otp_id = ?").bind(otpId),
     env.DB.prepare("SELECT * FROM otps WHERE id = ?").bind(otpId),
     env.DB.prepare("SELECT * FROM otp_attempts WHERE otp_id = ?").bind(otpId),
-    env.DB.prepare("SELECT * FROM events WHERE account_id = ?").bind(f.accountId),
+    env.DB.prepare(`SELECT * FROM ${EVENTS} WHERE account_id = ?`).bind(f.accountId),
   ]);
   const text = JSON.stringify(tables.map((t) => t.results))
     .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "<uuid>")

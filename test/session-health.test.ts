@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { EVENTS } from "./event-fixtures";
 import {
   type ApiResponse,
   call,
@@ -39,7 +40,7 @@ const LIMITED = {
 async function healthEvents(id: string) {
   return (
     await env.DB.prepare(
-      "SELECT type, snapshot FROM events WHERE type = 'session.health_changed' ORDER BY created_at",
+      `SELECT type, snapshot FROM ${EVENTS} WHERE type = 'session.health_changed' ORDER BY created_at`,
     ).all<{ type: string; snapshot: string }>()
   ).results.filter((row) => (JSON.parse(row.snapshot) as { id?: string }).id === id);
 }

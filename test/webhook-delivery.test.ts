@@ -7,6 +7,7 @@ import { newEventId } from "../src/events/record";
 import worker from "../src/index";
 import { handleWebhookBatch } from "../src/webhooks/consumer";
 import { MAX_ATTEMPTS, parseRetryAfter, retryDelaySeconds } from "../src/webhooks/schedule";
+import { EVENTS } from "./event-fixtures";
 import { call, createAccount } from "./helpers";
 import { connectedSession, driveAlarmUntil, getMessage, sendText } from "./message-fixtures";
 import {
@@ -41,7 +42,7 @@ describe("fan-out and delivery of real events", () => {
     await driveAlarmUntil(session.id, async () => (await getMessage(key, id)).status === "read");
 
     const { results: events } = await env.DB.prepare(
-      "SELECT id, type FROM events WHERE account_id = ? ORDER BY created_at, id",
+      `SELECT id, type FROM ${EVENTS} WHERE account_id = ? ORDER BY created_at, id`,
     )
       .bind(accountId)
       .all<{ id: string; type: string }>();

@@ -5,10 +5,11 @@ import { HttpResponse, http } from "msw";
 import { Webhook } from "standardwebhooks";
 import { beforeAll, beforeEach, expect } from "vitest";
 import { databaseFor } from "../src/db/client";
-import { eventColumns } from "../src/db/queries/events";
+import { eventColumns, eventTypeCode } from "../src/db/queries/events";
 import { events } from "../src/db/schema";
 import { newEventId } from "../src/events/record";
 import worker from "../src/index";
+import { insertEvent } from "./event-fixtures";
 import { call, createAccount } from "./helpers";
 import { connectedSession, sendText, waitForMessages } from "./message-fixtures";
 import { network, useNetwork } from "./network";
@@ -212,15 +213,14 @@ export interface SeededDelivery {
 export async function insertDelivery(delivery: SeededDelivery): Promise<void> {
   const type = delivery.type ?? "message.sent";
   await env.DB.batch([
-    env.DB.prepare("INSERT OR IGNORE INTO webhook_event_types (name) VALUES (?)").bind(type),
     env.DB.prepare(
       `INSERT INTO webhook_deliveries (endpoint_number, created_at, event_id, event_type_code, status, attempts, next_attempt_at, updated_after_ms)
-       SELECT number, ?, unhex(substr(?, 5)), (SELECT code FROM webhook_event_types WHERE name = ?), ?, ?, ?, ?
+       SELECT number, ?, unhex(substr(?, 5)), ?, ?, ?, ?, ?
        FROM webhook_endpoints WHERE id = ?`,
     ).bind(
       delivery.createdAt,
       delivery.eventId,
-      type,
+      eventTypeCode(type),
       STATUS_CODE[delivery.status],
       delivery.attempts,
       delivery.nextAttemptAt ?? null,
@@ -248,11 +248,7 @@ let template: { type: string; snapshot: string };
 
 export async function seedEvent(accountId: string, createdAt = Date.now()): Promise<string> {
   const id = newEventId();
-  await env.DB.prepare(
-    "INSERT INTO events (id, account_id, type, dedupe_key, snapshot, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-  )
-    .bind(id, accountId, template.type, id, template.snapshot, createdAt)
-    .run();
+  await insertEvent({ id, accountId, type: template.type, snapshot: template.snapshot, createdAt });
   return id;
 }
 
@@ -274,7 +270,7 @@ export async function loadEventTemplate(): Promise<void> {
   const [row] = await databaseFor(env)
     .select(eventColumns())
     .from(events)
-    .where(eq(events.type, "message.sent"))
+    .where(eq(events.typeCode, eventTypeCode("message.sent")))
     .limit(1);
   template = { type: row!.type, snapshot: row!.snapshot };
 }

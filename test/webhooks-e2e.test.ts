@@ -116,7 +116,10 @@ describe("webhooks, end to end", () => {
     const tenMinutesAgo = Date.now() - 10 * 60_000;
     await env.DB.batch([
       env.DB.prepare(`DELETE FROM webhook_deliveries WHERE ${DELIVERY_KEY}`).bind(endpoint.id, sent?.id),
-      env.DB.prepare("UPDATE events SET created_at = ? WHERE id = ?").bind(tenMinutesAgo, sent?.id),
+      env.DB.prepare("UPDATE events SET created_at = ? WHERE id = unhex(substr(?, 5))").bind(
+        tenMinutesAgo,
+        sent?.id,
+      ),
       env.DB.prepare("UPDATE webhook_endpoints SET created_at = ? WHERE id = ?").bind(
         tenMinutesAgo - 1,
         endpoint.id,

@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { EVENTS } from "../event-fixtures";
 import { call, createAccount } from "../helpers";
 import { getMessage, type Message, sendText, waitForMessages } from "../message-fixtures";
 import { cloudApiSession, deliverWebhooks, postWebhook, useFakeGraph } from "./webhooks-fixtures";
@@ -27,9 +28,9 @@ async function eventsOf(key: string, types: string): Promise<Event[]> {
 }
 
 async function storedEvent(id: string) {
-  return env.DB.prepare("SELECT object_id, snapshot FROM events WHERE id = ?")
+  return env.DB.prepare(`SELECT message_id, snapshot FROM ${EVENTS} WHERE id = ?`)
     .bind(id)
-    .first<{ object_id: string | null; snapshot: string }>();
+    .first<{ message_id: string | null; snapshot: string }>();
 }
 
 describe("message events that point at their message", () => {
@@ -85,7 +86,7 @@ describe("message events that point at their message", () => {
 
     // Stored: a pointer and the fields that change, not the message; its id made of the message's.
     const stored = await storedEvent(sentEvent?.id ?? "");
-    expect(stored?.object_id).toBe(id);
+    expect(stored?.message_id).toBe(id);
     const hex = id.replaceAll("-", "");
     expect(sentEvent?.id).toBe(`evt_${hex.slice(0, 12)}1${hex.slice(13)}`);
     const snapshot = JSON.parse(stored?.snapshot ?? "[]") as unknown[];
@@ -124,10 +125,12 @@ describe("message events that point at their message", () => {
         Object.entries(r).map(([k, v]) => [k.replace(/_([a-z])/g, (_, c) => c.toUpperCase()), v]),
       );
     const legacy = { ...camel(row ?? {}), contact: camel(contact ?? {}) };
-    await env.DB.prepare("UPDATE events SET object_id = NULL, snapshot = ? WHERE id = ? AND account_id = ?")
+    await env.DB.prepare(
+      "UPDATE events SET object_id = NULL, snapshot = ? WHERE id = unhex(substr(?, 5)) AND account_number = (SELECT number FROM accounts WHERE id = ?)",
+    )
       .bind(JSON.stringify(legacy), received?.id, accountId)
       .run();
-    expect((await storedEvent(received?.id ?? ""))?.object_id).toBeNull();
+    expect((await storedEvent(received?.id ?? ""))?.message_id).toBeNull();
     const [again] = await eventsOf(key, "message.received");
     expect(again).toEqual(received);
   });

@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { EVENTS } from "../event-fixtures";
 import { call, createAccount, expectProblem, sessionStub } from "../helpers";
 import { ledgerOf, sendText } from "../message-fixtures";
 import { cloudApiSession, deliverWebhooks, postWebhook, useFakeGraph } from "./webhooks-fixtures";
@@ -115,7 +116,7 @@ describe("a reverse OTP on a Cloud API session", () => {
       { kind: "charge", amount: -5, balance_after: 995, message_count: 0 },
     ]);
     const events = await env.DB.prepare(
-      "SELECT COUNT(*) AS n FROM events WHERE account_id = ? AND type = 'otp.verified'",
+      `SELECT COUNT(*) AS n FROM ${EVENTS} WHERE account_id = ? AND type = 'otp.verified'`,
     )
       .bind(accountId)
       .first<{ n: number }>();

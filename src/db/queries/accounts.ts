@@ -1,4 +1,4 @@
-import { eq, type SQL } from "drizzle-orm";
+import { eq, type SQL, sql } from "drizzle-orm";
 import { batchSql, type Db } from "../client";
 import { accounts, DEFAULT_MAX_DRAFT_RECIPIENTS, DEFAULT_MAX_SESSIONS } from "../schema";
 import { insertApiKeyStatement, mintApiKey } from "./api-keys";
@@ -25,7 +25,7 @@ export async function createAccount(
   now: number,
   opening: (accountId: string) => SQL[],
 ) {
-  const account: AccountRow = {
+  const fields: Omit<AccountRow, "number"> = {
     id: crypto.randomUUID(),
     name: input.name,
     balance: 0,
@@ -36,13 +36,19 @@ export async function createAccount(
     createdAt: now,
     updatedAt: now,
   };
-  const key = await mintApiKey(account.id, { name: "default", scopes: ["*"], expiresAt: null }, now);
-  await batchSql(db, [
-    db.insert(accounts).values(account).getSQL(),
+  const key = await mintApiKey(fields.id, { name: "default", scopes: ["*"], expiresAt: null }, now);
+  const [inserted] = await batchSql<{ number: number }>(db, [
+    // The account's number: one past the highest (src/db/schema/accounts.ts `number`).
+    sql`${db
+      .insert(accounts)
+      .values({ ...fields, number: sql`(SELECT COALESCE(MAX(number), 0) + 1 FROM accounts)` })
+      .getSQL()} RETURNING number`,
     insertApiKeyStatement(db, key.row),
-    ...opening(account.id),
+    ...opening(fields.id),
   ]);
-  return { account, apiKey: key.plaintext };
+  const number = inserted?.results[0]?.number;
+  if (number === undefined) throw new Error("createAccount: the insert returned no number");
+  return { account: { ...fields, number }, apiKey: key.plaintext };
 }
 
 export async function findAccount(db: Db, id: string): Promise<AccountRow | null> {

@@ -3,7 +3,7 @@ import type { Cursor } from "../../lib/cursor";
 import { batchSql, type Db } from "../client";
 import { type ErasureRow, erasures } from "../schema";
 import { addressesOfContact } from "./contacts";
-import { eventsForRows } from "./events";
+import { accountNumberOf, eventsForRows, messagePointedAt } from "./events";
 import { pageOf, pageWindow, readOrder } from "./keyset";
 
 export type { ErasureRow };
@@ -100,14 +100,14 @@ function draftRecipient(scope: ErasureScope, r: string): SQL {
 
 /**
  * SQL over `e` (an `events` alias): the event is the person's: one of their erased messages'
- * (`object_id`), or one whose snapshot or dedupe key names one of their addresses or contacts
+ * (src/db/queries/events.ts `messagePointedAt`), or one whose snapshot or dedupe key names one of their addresses or contacts
  * (OTPs, reactions, `contact.*`), recorded at or before the erasure.
  */
 function personsEvent(scope: ErasureScope, e: string): SQL {
   const at = sql.raw(e);
   const p = piecesOf(scope);
-  return sql`${at}.account_id = ${scope.accountId} AND ${at}.created_at <= ${scope.createdAt} AND (
-    ${at}.object_id IN (SELECT m.id FROM messages m WHERE ${erasableMessage(scope, "m")})
+  return sql`${at}.account_number = ${accountNumberOf(scope.accountId)} AND ${at}.created_at <= ${scope.createdAt} AND (
+    ${messagePointedAt(at)} IN (SELECT m.id FROM messages m WHERE ${erasableMessage(scope, "m")})
     OR EXISTS (SELECT 1 FROM ${p.needles} n WHERE instr(${at}.snapshot, n.quoted) > 0
       OR substr(${at}.dedupe_key, -length(n.value) - 1) = ':' || n.value))`;
 }
@@ -276,9 +276,8 @@ export function eraseRowsStatements(
   const p = piecesOf(scope);
   const count = (from: string, where: SQL) => sql`(SELECT count(*) FROM ${sql.raw(from)} WHERE ${where})`;
   const endpoints = sql`(SELECT number FROM webhook_endpoints WHERE account_id = ${scope.accountId})`;
+  // Events and webhook history name an event by its id's 16 bytes (src/db/schema/events.ts).
   const doomed = sql`(SELECT e.id FROM events e WHERE ${personsEvent(scope, "e")})`;
-  // Webhook history names an event by its id's 16 bytes (src/db/schema/events.ts).
-  const doomedBytes = sql`(SELECT unhex(substr(e.id, 5)) FROM events e WHERE ${personsEvent(scope, "e")})`;
   const erasedMetadata = sql`json_set(json_remove(m.metadata, ${sql.join(
     media.removed.map((path) => sql`${path}`),
     sql`, `,
@@ -295,8 +294,8 @@ export function eraseRowsStatements(
         events = events + ${count("events e", personsEvent(scope, "e"))},
         updated_at = ${media.now}
       WHERE id = ${scope.id}`,
-    sql`DELETE FROM webhook_attempts WHERE endpoint_number IN ${endpoints} AND event_id IN ${doomedBytes}`,
-    sql`DELETE FROM webhook_deliveries WHERE endpoint_number IN ${endpoints} AND event_id IN ${doomedBytes}`,
+    sql`DELETE FROM webhook_attempts WHERE endpoint_number IN ${endpoints} AND event_id IN ${doomed}`,
+    sql`DELETE FROM webhook_deliveries WHERE endpoint_number IN ${endpoints} AND event_id IN ${doomed}`,
     sql`DELETE FROM events WHERE id IN ${doomed}`,
     sql`UPDATE messages AS m SET to_number = ${p.hashOf(sql`m.to_number`)}, from_number = ${p.hashOf(sql`m.from_number`)},
         contact_id = NULL, content = NULL, media_url = NULL, media_key = NULL, media_content_type = NULL,

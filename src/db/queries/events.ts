@@ -1,8 +1,8 @@
-import { and, eq, getTableColumns, gte, lt, lte, type SQL, type SQLWrapper, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, gte, lte, type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Cursor } from "../../lib/cursor";
 import type { Db } from "../client";
-import { accounts, type EventRow, events, messages } from "../schema";
+import { accounts, EVENT_TYPE_CODES, type EventRow, events, messages } from "../schema";
 import { contactJsonOfMessage } from "./contacts";
 import { beyond, pageOf, readOrder } from "./keyset";
 import { rowJson } from "./row-json";
@@ -73,11 +73,56 @@ function messageEventSnapshot(): SQL {
 }
 
 /**
+ * SQL: the 16 bytes event id `id` (`evt_` and 32 hex digits) is stored as; NULL (or no bytes) for
+ * any other string, which no event has.
+ */
+export function eventBytes(id: SQLWrapper | string): SQL {
+  return sql`unhex(substr(${id}, 5))`;
+}
+
+/** SQL: the `evt_…` id of an event's stored bytes `bytes`. */
+export function eventIdOf(bytes: SQLWrapper): SQL<string> {
+  return sql<string>`'evt_' || lower(hex(${bytes}))`;
+}
+
+/** SQL: the `number` of account `accountId` (src/db/schema/accounts.ts), or NULL for none. */
+export function accountNumberOf(accountId: SQLWrapper | string): SQL<number> {
+  return sql<number>`(SELECT number FROM accounts WHERE id = ${accountId})`;
+}
+
+/**
+ * The number event type `type` is stored as (src/db/schema/events.ts `EVENT_TYPE_CODES`).
+ * @throws Error for a type the catalogue does not have.
+ */
+export function eventTypeCode(type: string): number {
+  const code = EVENT_TYPE_CODES[type];
+  if (code === undefined) throw new Error(`no stored code for event type ${type} (EVENT_TYPE_CODES)`);
+  return code;
+}
+
+/** SQL: the name of the event type stored as `code` (a `type_code` column), NULL for none. */
+export function eventTypeName(code: SQLWrapper): SQL<string> {
+  const cases = Object.entries(EVENT_TYPE_CODES).map(([name, value]) => `WHEN ${value} THEN '${name}'`);
+  return sql<string>`(CASE ${code} ${sql.raw(cases.join(" "))} END)`;
+}
+
+/**
+ * SQL: the id of the message a message event with id bytes `bytes` points at, as
+ * {@link messageEventId} made the event's id from it: the uuid with its version digit back.
+ */
+function messageIdOf(bytes: SQLWrapper): SQL {
+  const hex = sql`lower(hex(${bytes}))`;
+  return sql`(substr(${hex}, 1, 8) || '-' || substr(${hex}, 9, 4) || '-4' || substr(${hex}, 14, 3) || '-'
+    || substr(${hex}, 17, 4) || '-' || substr(${hex}, 21))`;
+}
+
+/**
  * SQL: an event's snapshot as its rendering reads it (src/presenters/event.ts): the stored one,
- * or, for an event that points at a message (`object_id`), the message row as it is now with its
- * contact, the {@link MESSAGE_EVENT_FIELDS} as they were at the event and `updatedAt` the event's
- * time. One primary-key read of the message per event. A message's events go when the message
- * does.
+ * or, for an event that points at a message (its snapshot a JSON array of
+ * {@link MESSAGE_EVENT_FIELDS}), the message row as it is now with its contact, those fields as
+ * they were at the event and `updatedAt` the event's time. The message is its `object_id`, or the
+ * one its id names ({@link messageIdOf}): one primary-key read of the message per event. A
+ * message's events go when the message does, or are made whole before (archives).
  */
 function renderedSnapshot(): SQL<string> {
   const columns = getTableColumns(messages);
@@ -95,18 +140,41 @@ function renderedSnapshot(): SQL<string> {
   // Nested fragments: a select of one table names its columns bare at the top level of a field's
   // SQL (drizzle-orm), where inside the subquery they would be the message's.
   const eventTime = sql`${events.createdAt}`;
-  const itsMessage = sql`${columns.id} = ${events.objectId} AND ${columns.accountId} = ${events.accountId}`;
-  return sql<string>`CASE WHEN ${events.objectId} IS NULL THEN ${events.snapshot} ELSE (
+  const itsMessage = sql`${columns.id} = ${messagePointedAt(sql`${events}`)}`;
+  return sql<string>`CASE WHEN ${pointsAtMessage()} THEN (
     SELECT json_set(${rowJson(messages)}, ${"$.contact"}, json(${contactJsonOfMessage()}), ${sql.join(atEvent, sql`, `)}, ${"$.updatedAt"}, ${eventTime})
-    FROM ${messages} WHERE ${itsMessage}) END`;
+    FROM ${messages} WHERE ${itsMessage}) ELSE ${events.snapshot} END`;
+}
+
+/** SQL: whether the event at hand points at a message (its snapshot an array, not an object). */
+function pointsAtMessage(): SQL {
+  return sql`substr(${events.snapshot}, 1, 1) = '['`;
 }
 
 /**
- * The columns an event is read with, for `db.select(eventColumns())`: the row's, with
- * {@link renderedSnapshot} as `snapshot`.
+ * SQL over `e` (an `events` alias): the id of the message event `e` points at (its `object_id`,
+ * or the message its id names), or NULL for an event that points at none.
+ */
+export function messagePointedAt(e: SQL): SQL {
+  return sql`CASE WHEN substr(${e}.snapshot, 1, 1) = '[' THEN COALESCE(${e}.object_id, ${messageIdOf(sql`${e}.id`)}) END`;
+}
+
+/**
+ * The columns an event is read with, for `db.select(eventColumns())`: an {@link EventRow}, its id,
+ * account and type converted from their stored forms and the snapshot rendered
+ * ({@link renderedSnapshot}).
  */
 export function eventColumns() {
-  return { ...getTableColumns(events), snapshot: renderedSnapshot() };
+  // Aliased apart from the columns: drizzle maps a batched query's rows by column name.
+  return {
+    id: eventIdOf(sql`${events.id}`).as("event_id"),
+    accountId: sql<string>`(SELECT a.id FROM accounts a WHERE a.number = ${events.accountNumber})`.as(
+      "account_uuid",
+    ),
+    type: eventTypeName(sql`${events.typeCode}`).as("type_name"),
+    snapshot: renderedSnapshot().as("rendered_snapshot"),
+    createdAt: events.createdAt,
+  };
 }
 
 /**
@@ -135,16 +203,17 @@ function isUuidV4(id: SQLWrapper): SQL {
 }
 
 /**
- * SQL: the id of message `id`'s event of type code `code` (SQL, {@link MESSAGE_EVENT_CODES}):
- * `evt_` and the message id's 32 hex digits with its version digit (the 13th, always `4`) replaced
- * by `code`; so each message has one event of each type, and recording it again is a
+ * SQL: the id of message `id`'s event of type code `code` (SQL, {@link MESSAGE_EVENT_CODES}), as
+ * stored (16 bytes): the message id's 32 hex digits with its version digit (the 13th, always `4`)
+ * replaced by `code`; so each message has one event of each type, the event's id names its
+ * message ({@link messageIdOf}), and recording it again is a
  * primary-key conflict (`INSERT OR IGNORE`) instead of a dedupe key to store and index. Only for
  * {@link isUuidV4} ids, where it is one-to-one; an event of another message gets a random id and
  * its dedupe key.
  */
 function messageEventId(id: SQLWrapper, code: SQLWrapper): SQL {
   const hex = sql`replace(${id}, '-', '')`;
-  return sql`'evt_' || substr(${hex}, 1, 12) || ${code} || substr(${hex}, 14)`;
+  return sql`unhex(substr(${hex}, 1, 12) || ${code} || substr(${hex}, 14))`;
 }
 
 /**
@@ -154,7 +223,7 @@ function messageEventId(id: SQLWrapper, code: SQLWrapper): SQL {
  * the same. Finds them by id ({@link messageEventId}) and by dedupe key (`<type>:<message id>`,
  * an event recorded before ids were derived or of a message whose id is not a UUID), for each of
  * `types`, the message event types: two primary-key or index reads per message and type (the
- * unary `+` keeps SQLite from reading the account's events by `account_id` instead,
+ * unary `+` keeps SQLite from reading the account's events by `account_number` instead,
  * https://sqlite.org/optoverview.html#uplus).
  */
 export function materialiseMessageEventsStatement(
@@ -167,7 +236,7 @@ export function materialiseMessageEventsStatement(
     WHERE id IN (SELECT ${messageEventId(sql`x.id`, sql`c.value`)} FROM json_each(${JSON.stringify(codes)}) c, ${ids} x
         UNION ALL SELECT keyed.id FROM events keyed
           WHERE keyed.dedupe_key IN (SELECT t.value || ':' || x.id FROM json_each(${JSON.stringify(types)}) t, ${ids} x))
-      AND object_id IS NOT NULL AND +account_id = ${accountId}`;
+      AND ${pointsAtMessage()} AND +account_number = ${accountNumberOf(accountId)}`;
 }
 
 /** One page request of the event list: types (none: all), epoch-ms bounds, size and cursor. */
@@ -191,9 +260,9 @@ export async function listEvents(
   query: EventListQuery,
 ): Promise<{ rows: EventRow[]; more: boolean }> {
   const build = (type: string | null) => {
-    const where: (SQL | undefined)[] = [eq(events.accountId, accountId)];
-    if (type !== null) where.push(eq(events.type, type));
-    if (query.cursor) where.push(beyond(events, query.cursor));
+    const where: (SQL | undefined)[] = [eq(events.accountNumber, accountNumberOf(accountId))];
+    if (type !== null) where.push(eq(events.typeCode, eventTypeCode(type)));
+    if (query.cursor) where.push(beyond(events, query.cursor, eventBytes));
     if (query.timeFrom !== undefined) where.push(gte(events.createdAt, query.timeFrom));
     if (query.timeTo !== undefined) where.push(lte(events.createdAt, query.timeTo));
     return db
@@ -209,19 +278,25 @@ export async function listEvents(
   return pageOf(results, query.limit, query.cursor);
 }
 
-/** The account's event with this id, or null. */
+/** The account's event with this id (`evt_…`), or null (none, another account's, not an event id). */
 export async function findEvent(db: Db, accountId: string, id: string): Promise<EventRow | null> {
+  if (!id.startsWith("evt_")) return null;
   const [row] = await db
     .select(eventColumns())
     .from(events)
-    .where(and(eq(events.id, id), eq(events.accountId, accountId)))
+    .where(and(eq(events.id, eventBytes(id)), eq(events.accountNumber, accountNumberOf(accountId))))
     .limit(1);
   return row ?? null;
 }
 
-/** Deletes events created before `before` (epoch ms; the hourly sweep, 30-day retention). */
+/**
+ * Deletes events created before `before` (epoch ms; the hourly sweep, 30-day retention): each
+ * account's oldest, read by `events_account_created` (there is no index by time alone).
+ */
 export async function purgeEvents(db: Db, before: number): Promise<void> {
-  await db.delete(events).where(lt(events.createdAt, before));
+  await db.run(
+    sql`DELETE FROM events WHERE account_number IN (SELECT number FROM accounts) AND created_at < ${before}`,
+  );
 }
 
 /**
@@ -235,19 +310,18 @@ export async function undeliveredEvents(
   range: { from: number; to: number },
   limit: number,
 ): Promise<{ id: string; accountId: string }[]> {
-  const { results } = await db.$client
-    .prepare(
-      `SELECT DISTINCT e.id AS id, e.account_id AS accountId, e.created_at FROM events e
-       JOIN webhook_endpoints w ON w.account_id = e.account_id AND w.enabled = 1 AND w.created_at <= e.created_at
-         AND (w.events IS NULL OR e.type IN (SELECT value FROM json_each(w.events)))
-       WHERE e.created_at BETWEEN ? AND ?
-         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
-           WHERE d.endpoint_number = w.number AND d.event_id = unhex(substr(e.id, 5)))
-       ORDER BY e.created_at LIMIT ?`,
-    )
-    .bind(range.from, range.to, limit)
-    .all<{ id: string; accountId: string }>();
-  return results.map(({ id, accountId }) => ({ id, accountId }));
+  // Driven from the enabled endpoints: each account's events in the range are read by
+  // `events_account_created` (there is no index by time alone).
+  const rows = await db.all<{ id: string; accountId: string }>(sql`SELECT DISTINCT
+      ${eventIdOf(sql`e.id`)} AS id, a.id AS accountId, e.created_at FROM webhook_endpoints w
+    JOIN accounts a ON a.id = w.account_id
+    JOIN events e ON e.account_number = a.number AND e.created_at BETWEEN ${range.from} AND ${range.to}
+      AND w.created_at <= e.created_at
+      AND (w.events IS NULL OR ${eventTypeName(sql`e.type_code`)} IN (SELECT value FROM json_each(w.events)))
+    WHERE w.enabled = 1
+      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_number = w.number AND d.event_id = e.id)
+    ORDER BY e.created_at LIMIT ${limit}`);
+  return rows.map(({ id, accountId }) => ({ id, accountId }));
 }
 
 // Events are written in the same D1 batch as the change they record (a transactional outbox):
@@ -257,11 +331,17 @@ export async function undeliveredEvents(
  * What an event statement returns of each event it wrote: its id, its account, and whether the
  * account has an enabled webhook endpoint at all (only then is the event worth publishing).
  */
-const RETURNING_RECORDED = sql.raw(`RETURNING id, account_id AS accountId,
-  EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.account_id = events.account_id AND w.enabled = 1) AS hooked`);
+const RETURNING_RECORDED = sql.raw(`RETURNING 'evt_' || lower(hex(id)) AS id,
+  (SELECT a.id FROM accounts a WHERE a.number = events.account_number) AS accountId,
+  EXISTS (SELECT 1 FROM webhook_endpoints w JOIN accounts a ON a.id = w.account_id
+    WHERE a.number = events.account_number AND w.enabled = 1) AS hooked`);
 
-/** A fresh event id, `evt_` and 32 hex digits, made by SQLite (one per row of an INSERT…SELECT). */
-const NEW_EVENT_ID = sql`'evt_' || lower(hex(randomblob(16)))`;
+/** A fresh event id's 16 bytes, made by SQLite (one per row of an INSERT…SELECT). */
+const NEW_EVENT_ID = sql`randomblob(16)`;
+
+/** SQL: the account number of the row at hand of `table` (a table with `account_id`). */
+const accountNumberOfRow = (table: SQLiteTable) =>
+  sql`(SELECT a.number FROM accounts a WHERE a.id = ${table}.account_id)`;
 
 /**
  * The statement that records a `type` event for every row of `table` (messages or OTPs: tables
@@ -272,7 +352,8 @@ const NEW_EVENT_ID = sql`'evt_' || lower(hex(randomblob(16)))`;
  * records nothing: a message's event has the id {@link messageEventId} gives it, any other row's
  * event the dedupe key `type:<row id>`. `extra` adds keys to the snapshot, each a JSON value
  * computed for the row (e.g. an OTP's attempts, read from another table).
- * @throws Error for a message event type without a code in {@link MESSAGE_EVENT_CODES}.
+ * @throws Error for a type without a stored code ({@link eventTypeCode}), or a message event type
+ *   without a code in {@link MESSAGE_EVENT_CODES}.
  */
 export function eventsForRows(
   type: string,
@@ -285,8 +366,8 @@ export function eventsForRows(
     (json, [key, value]) => sql`json_set(${json}, ${`$.${key}`}, json(${value}))`,
     rowJson(table),
   );
-  return sql`INSERT OR IGNORE INTO events (id, account_id, type, dedupe_key, snapshot, created_at)
-    SELECT ${NEW_EVENT_ID}, account_id, ${type}, ${`${type}:`} || id, ${snapshot}, updated_at
+  return sql`INSERT OR IGNORE INTO events (id, account_number, type_code, dedupe_key, snapshot, created_at)
+    SELECT ${NEW_EVENT_ID}, ${accountNumberOfRow(table)}, ${eventTypeCode(type)}, ${`${type}:`} || id, ${snapshot}, updated_at
     FROM ${table} WHERE ${where}
     ${RETURNING_RECORDED}`;
 }
@@ -295,17 +376,18 @@ export function eventsForRows(
  * {@link eventsForRows} for messages: each event points at its message and keeps what changes
  * ({@link MESSAGE_EVENT_FIELDS}). An event recorded before migrations/0049_smaller_events_and_indexes.sql
  * has a random id and the dedupe key `type:<message id>`: one with that key also means recorded
- * (until the hourly purge has taken the last of them, `EVENT_RETENTION_MS` after it).
+ * (until the hourly purge has taken the last of them, `EVENT_RETENTION_MS` after it). So has the
+ * event of a message whose id is not a UUID, which names its message in `object_id`.
  */
 function messageEvents(type: string, where: SQL): SQL {
   const code = MESSAGE_EVENT_CODES[type];
   if (code === undefined) throw new Error(`no event id code for ${type} (MESSAGE_EVENT_CODES)`);
   const { id } = getTableColumns(messages);
   const dedupeKey = sql`${`${type}:`} || ${id}`;
-  return sql`INSERT OR IGNORE INTO events (id, account_id, type, dedupe_key, snapshot, object_id, created_at)
+  return sql`INSERT OR IGNORE INTO events (id, account_number, type_code, dedupe_key, snapshot, object_id, created_at)
     SELECT CASE WHEN ${isUuidV4(id)} THEN ${messageEventId(id, sql`${code}`)} ELSE ${NEW_EVENT_ID} END,
-      account_id, ${type}, CASE WHEN ${isUuidV4(id)} THEN NULL ELSE ${dedupeKey} END,
-      ${messageEventSnapshot()}, id, updated_at
+      ${accountNumberOfRow(messages)}, ${eventTypeCode(type)}, CASE WHEN ${isUuidV4(id)} THEN NULL ELSE ${dedupeKey} END,
+      ${messageEventSnapshot()}, CASE WHEN ${isUuidV4(id)} THEN NULL ELSE ${id} END, updated_at
     FROM ${messages} WHERE ${where}
       AND NOT EXISTS (SELECT 1 FROM events recorded WHERE recorded.dedupe_key = ${dedupeKey})
     ${RETURNING_RECORDED}`;
@@ -325,8 +407,8 @@ export function eventsForRowsAs(
   snapshotOf: (row: SQL) => SQL,
   at: number,
 ): SQL {
-  return sql`INSERT OR IGNORE INTO events (id, account_id, type, dedupe_key, snapshot, created_at)
-    SELECT ${NEW_EVENT_ID}, account_id, ${type}, ${dedupeKey}, ${snapshotOf(rowJson(table))}, ${at}
+  return sql`INSERT OR IGNORE INTO events (id, account_number, type_code, dedupe_key, snapshot, created_at)
+    SELECT ${NEW_EVENT_ID}, ${accountNumberOfRow(table)}, ${eventTypeCode(type)}, ${dedupeKey}, ${snapshotOf(rowJson(table))}, ${at}
     FROM ${table} WHERE ${where}
     ${RETURNING_RECORDED}`;
 }
@@ -345,13 +427,13 @@ export function eventForAccount(
   dedupeKey: string,
   extra: Record<string, unknown>,
 ): SQL {
-  return sql`INSERT OR IGNORE INTO events (id, account_id, type, dedupe_key, snapshot, created_at)
-    SELECT ${NEW_EVENT_ID}, id, ${type}, ${dedupeKey}, json_patch(${rowJson(accounts)}, ${JSON.stringify(extra)}), updated_at
+  return sql`INSERT OR IGNORE INTO events (id, account_number, type_code, dedupe_key, snapshot, created_at)
+    SELECT ${NEW_EVENT_ID}, number, ${eventTypeCode(type)}, ${dedupeKey}, json_patch(${rowJson(accounts)}, ${JSON.stringify(extra)}), updated_at
     FROM accounts WHERE id = ${accountId} AND ${where}
     ${RETURNING_RECORDED}`;
 }
 
-/** An event made outside D1 (src/events/record.ts `PendingEvent`): its id is its dedupe key. */
+/** An event made outside D1 (src/events/record.ts `PendingEvent`), with an id of its own (`evt_…`). */
 export interface StoredEvent {
   id: string;
   accountId: string;
@@ -362,10 +444,13 @@ export interface StoredEvent {
   createdAt: number;
 }
 
-/** The statement that records `event`, made outside D1; writing it again records nothing. */
+/**
+ * The statement that records `event`, made outside D1; writing it again records nothing (its id is
+ * the primary key).
+ */
 export function insertEventStatement(event: StoredEvent): SQL {
-  return sql`INSERT OR IGNORE INTO events (id, account_id, type, dedupe_key, snapshot, created_at)
-    VALUES (${event.id}, ${event.accountId}, ${event.type}, ${event.id}, ${event.snapshot}, ${event.createdAt})
+  return sql`INSERT OR IGNORE INTO events (id, account_number, type_code, snapshot, created_at)
+    VALUES (${eventBytes(event.id)}, ${accountNumberOf(event.accountId)}, ${eventTypeCode(event.type)}, ${event.snapshot}, ${event.createdAt})
     ${RETURNING_RECORDED}`;
 }
 
@@ -374,8 +459,8 @@ export function insertEventStatement(event: StoredEvent): SQL {
  * recorded again records nothing) when `where` holds at this point of the batch.
  */
 export function insertKeyedEventStatement(event: StoredEvent, dedupeKey: string, where: SQL): SQL {
-  return sql`INSERT OR IGNORE INTO events (id, account_id, type, dedupe_key, snapshot, created_at)
-    SELECT ${event.id}, ${event.accountId}, ${event.type}, ${dedupeKey}, ${event.snapshot}, ${event.createdAt}
+  return sql`INSERT OR IGNORE INTO events (id, account_number, type_code, dedupe_key, snapshot, created_at)
+    SELECT ${eventBytes(event.id)}, ${accountNumberOf(event.accountId)}, ${eventTypeCode(event.type)}, ${dedupeKey}, ${event.snapshot}, ${event.createdAt}
     WHERE ${where}
     ${RETURNING_RECORDED}`;
 }

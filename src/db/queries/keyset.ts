@@ -12,11 +12,19 @@ export interface KeysetColumns {
   id: SQLiteColumn;
 }
 
-/** The condition that selects rows beyond `cursor` in its direction. */
-export function beyond(columns: KeysetColumns, cursor: Cursor): SQL {
+/**
+ * The condition that selects rows beyond `cursor` in its direction. `stored` gives the id as the
+ * column holds it (SQL), for a table that keeps ids in another form than the API's (e.g. events'
+ * 16 bytes, src/db/queries/events.ts `eventBytes`); by default the id itself.
+ */
+export function beyond(
+  columns: KeysetColumns,
+  cursor: Cursor,
+  stored: (id: string) => SQL = (id) => sql`${id}`,
+): SQL {
   return cursor.direction === "prev"
-    ? sql`(${columns.createdAt}, ${columns.id}) > (${cursor.createdAt}, ${cursor.id})`
-    : sql`(${columns.createdAt}, ${columns.id}) < (${cursor.createdAt}, ${cursor.id})`;
+    ? sql`(${columns.createdAt}, ${columns.id}) > (${cursor.createdAt}, ${stored(cursor.id)})`
+    : sql`(${columns.createdAt}, ${columns.id}) < (${cursor.createdAt}, ${stored(cursor.id)})`;
 }
 
 /**

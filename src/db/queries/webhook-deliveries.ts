@@ -1,8 +1,8 @@
 import { and, asc, desc, eq, type SQL, sql } from "drizzle-orm";
 import type { Cursor } from "../../lib/cursor";
 import { batchSql, type Db } from "../client";
-import { type EventRow, events, webhookDeliveries, webhookEndpoints, webhookEventTypes } from "../schema";
-import { eventColumns } from "./events";
+import { type EventRow, events, webhookDeliveries, webhookEndpoints } from "../schema";
+import { accountNumberOf, eventBytes, eventColumns, eventTypeCode, eventTypeName } from "./events";
 import { pageOf } from "./keyset";
 
 // Deliveries and their attempts as stored (src/db/schema/events.ts `webhookDeliveries`): keyed by
@@ -21,8 +21,6 @@ const PENDING = statusCode("pending");
 const SUCCEEDED = statusCode("succeeded");
 const FAILED = statusCode("failed");
 
-/** The 16 bytes an event id (`evt_` and 32 hex digits) is stored as; NULL for any other string. */
-const eventBytes = (eventId: string) => sql`unhex(substr(${eventId}, 5))`;
 /** The number of endpoint `endpointId`, or NULL when there is none. */
 const endpointNumber = (endpointId: string) =>
   sql`(SELECT number FROM webhook_endpoints WHERE id = ${endpointId})`;
@@ -77,7 +75,7 @@ const d = webhookDeliveries;
 const deliveryFields = {
   endpointId: sql<string>`${webhookEndpoints.id}`.as("endpoint_uuid"),
   eventId: sql<string>`'evt_' || lower(hex(${d.eventId}))`.as("event_id_text"),
-  eventType: sql<string>`${webhookEventTypes.name}`.as("event_type_name"),
+  eventType: sql<string>`${eventTypeName(d.eventTypeCode)}`.as("event_type_name"),
   status: sql<number>`${d.status}`.as("status"),
   attempts: sql<number>`${d.attempts}`.as("attempts"),
   nextAttemptAt: sql<number | null>`${d.nextAttemptAt}`.as("next_attempt_at"),
@@ -98,8 +96,7 @@ const selectDeliveries = (db: Db, index?: string) =>
   db
     .select(deliveryFields)
     .from(sql`${d}${sql.raw(index ? ` INDEXED BY ${index}` : "")}`)
-    .innerJoin(webhookEndpoints, eq(webhookEndpoints.number, d.endpointNumber))
-    .innerJoin(webhookEventTypes, eq(webhookEventTypes.code, d.eventTypeCode));
+    .innerJoin(webhookEndpoints, eq(webhookEndpoints.number, d.endpointNumber));
 
 type StoredDelivery = Awaited<ReturnType<typeof selectDeliveries>>[number];
 
@@ -262,9 +259,9 @@ export interface DeliveryKey {
 /**
  * Inserts a `pending` delivery of the account's event `eventId` (of type `type`) for every
  * endpoint of the account that is enabled and subscribed to the type (`events` null, or a JSON
- * array holding it), at `now` (epoch ms); the type gets its code in `webhook_event_types` the
- * first time. A delivery that exists already is left as it is (the unique index on endpoint and
- * event), so running this again for the same event adds nothing.
+ * array holding it), at `now` (epoch ms). A delivery that exists already is left as it is (the
+ * unique index on endpoint and event), so running this again for the same event adds nothing.
+ * @throws Error for a type without a stored code (src/db/queries/events.ts `eventTypeCode`).
  *
  * @returns the endpoint ids of the event's deliveries still `pending` with no attempt made: the
  *   new ones, and those of an earlier run whose queue messages may never have been sent.
@@ -276,12 +273,10 @@ export async function createDeliveries(
   type: string,
   now: number,
 ): Promise<string[]> {
-  const [, , waiting] = await batchSql<{ endpoint_id: string }>(db, [
-    sql`INSERT OR IGNORE INTO webhook_event_types (name) VALUES (${type})`,
+  const [, waiting] = await batchSql<{ endpoint_id: string }>(db, [
     sql`INSERT OR IGNORE INTO webhook_deliveries
         (endpoint_number, created_at, event_id, event_type_code, status, attempts, next_attempt_at, updated_after_ms)
-      SELECT number, ${now}, ${eventBytes(eventId)}, (SELECT code FROM webhook_event_types WHERE name = ${type}),
-        ${PENDING}, 0, ${now}, 0
+      SELECT number, ${now}, ${eventBytes(eventId)}, ${eventTypeCode(type)}, ${PENDING}, 0, ${now}, 0
       FROM webhook_endpoints
       WHERE account_id = ${accountId} AND enabled = 1
         AND (events IS NULL OR EXISTS (SELECT 1 FROM json_each(webhook_endpoints.events) WHERE value = ${type}))`,
@@ -318,7 +313,9 @@ export async function claimAttempt(
   earlyMs: number,
   leaseUntil: number,
 ): Promise<{ attempt: number | null; context: DeliveryContext | null }> {
-  const accountOfKey = sql`(SELECT account_id FROM webhook_endpoints WHERE id = ${key.endpointId})`;
+  const accountOfKey = accountNumberOf(
+    sql`(SELECT account_id FROM webhook_endpoints WHERE id = ${key.endpointId})`,
+  );
   const [claimed, [delivery], [endpoint], [event]] = await db.batch([
     db
       .update(d)
@@ -333,7 +330,7 @@ export async function claimAttempt(
           eq(d.eventId, eventBytes(key.eventId)),
           sql`${d.status} = ${PENDING}`,
           sql`coalesce(${d.nextAttemptAt}, 0) <= ${now + earlyMs}`,
-          sql`EXISTS (SELECT 1 FROM events v WHERE v.id = ${key.eventId} AND v.account_id = ${accountOfKey})`,
+          sql`EXISTS (SELECT 1 FROM events v WHERE v.id = ${eventBytes(key.eventId)} AND v.account_number = ${accountOfKey})`,
         ),
       )
       .returning({ attempts: d.attempts }),
@@ -348,7 +345,7 @@ export async function claimAttempt(
     db
       .select(eventColumns())
       .from(events)
-      .where(and(eq(events.id, key.eventId), eq(events.accountId, accountOfKey)))
+      .where(and(eq(events.id, eventBytes(key.eventId)), eq(events.accountNumber, accountOfKey)))
       .limit(1),
   ]);
   const context = delivery

@@ -42,10 +42,19 @@ export const accounts = sqliteTable(
     messageRetentionDays: integer(),
     createdAt: integer().notNull(),
     updatedAt: integer().notNull(),
+    /**
+     * A small number of the account's own (1, 2, …), one past the highest when it is made: the
+     * tables that hold a row per event key by it in place of the 36-character id
+     * (src/db/schema/events.ts). Never reused, never changed.
+     */
+    number: integer().notNull(),
   },
-  // The database itself refuses a negative balance, so concurrent charges can never overdraw:
-  // a charge that would cross zero aborts its whole batch (src/billing/ledger.ts checks first).
-  (t) => [check("accounts_balance_non_negative", sql`${t.balance} >= 0`)],
+  (t) => [
+    // The database itself refuses a negative balance, so concurrent charges can never overdraw:
+    // a charge that would cross zero aborts its whole batch (src/billing/ledger.ts checks first).
+    check("accounts_balance_non_negative", sql`${t.balance} >= 0`),
+    uniqueIndex("accounts_number").on(t.number),
+  ],
 );
 
 /**

@@ -14,43 +14,101 @@ import { accounts } from "./accounts";
 // endpoints: endpoints, deliveries and attempts. Conventions of every table: see index.ts.
 
 /**
+ * 16 bytes held as a BLOB: the 32 hex digits of an event id (`evt_…`), half the size of its text.
+ * Queries convert at the edge of SQL (`unhex(substr(id, 5))`, `'evt_' || lower(hex(bytes))`), and
+ * bytes sort as their hex digits do, so keyset order is the text id's order.
+ */
+const idBytes = customType<{ data: Uint8Array; driverData: Uint8Array }>({ dataType: () => "blob" });
+
+/**
+ * The number each event type is stored as (`events.type_code`, `webhook_deliveries.event_type_code`),
+ * so a row holds one byte instead of the name. Every type of src/events/catalogue.ts has one
+ * (test/events-storage.test.ts holds it); never change or reuse a number, since rows keep it.
+ */
+export const EVENT_TYPE_CODES: Readonly<Record<string, number>> = {
+  "message.sent": 1,
+  "message.delivered": 2,
+  "message.read": 3,
+  "message.failed": 4,
+  "message.received": 5,
+  "message.media_kept": 6,
+  "message.media_failed": 7,
+  "message.reaction": 8,
+  "session.status_changed": 9,
+  "session.qr_updated": 10,
+  "session.health_changed": 11,
+  "otp.verified": 12,
+  "otp.failed": 13,
+  "campaign.started": 14,
+  "campaign.completed": 15,
+  "campaign.cancelled": 16,
+  "account.balance_low": 17,
+  "template.status_changed": 18,
+  "contact.created": 19,
+  "contact.updated": 20,
+  "contact.erased": 21,
+};
+
+/**
  * Every state change an account can be told of (src/events/catalogue.ts), written in the same D1
  * batch as the change itself (a transactional outbox). `snapshot` is the changed row as JSON
  * (camelCase keys, as Drizzle reads it), rendered into the resource's API shape when shown; a
- * message event instead points at its message (`object_id`) and keeps only the message's fields
- * that change after it is made, as they were at the event (src/db/queries/events.ts
+ * message event instead points at its message and keeps only the message's fields that change
+ * after it is made, as a JSON array of their values at the event (src/db/queries/events.ts
  * `MESSAGE_EVENT_FIELDS`): the rest is read from the message when the event is.
  * The same change applied twice (a redelivery, a replayed ack) records one event: a message
  * event's id is made of its message's id and type (src/db/queries/events.ts `messageEventId`),
- * any other event has a unique `dedupe_key`. Kept 30 days.
+ * which also names the message it points at; any other event has a unique `dedupe_key`. Kept 30
+ * days.
+ *
+ * Stored small, since every message makes several (README, Data retention): the id as 16 bytes,
+ * the account by its `number`, the type by its {@link EVENT_TYPE_CODES} number. `WITHOUT ROWID`
+ * (migrations/0050_events_keyed_small.sql, which drizzle-kit cannot express: a later migration that
+ * rebuilds the table must keep it): the table is its primary key's b-tree, so an id is found, and
+ * a message event recorded twice is refused, with no index of its own.
  */
 export const events = sqliteTable(
   "events",
   {
-    /** `evt_` and 32 hex digits. */
-    id: text().primaryKey(),
-    accountId: text().notNull(),
-    type: text().notNull(),
+    /** The id's 32 hex digits as 16 bytes. */
+    id: idBytes().primaryKey(),
+    /** The account's {@link accounts} `number`. */
+    accountNumber: integer().notNull(),
+    /** The type's {@link EVENT_TYPE_CODES} number. */
+    typeCode: integer().notNull(),
     /**
-     * What makes the change once (`<type>:<what caused it>`); null for a message event, whose id
+     * What makes the change once (`<type>:<what caused it>`); null for a message event whose id
      * already does (src/db/queries/events.ts `messageEventId`).
      */
     dedupeKey: text(),
     snapshot: text().notNull(),
-    /** The message a message event points at (its `snapshot` then holds what changes); else null. */
+    /**
+     * The message a message event points at when its id does not say it (a message whose id is
+     * not a UUID, or an event recorded before migrations/0049_smaller_events_and_indexes.sql);
+     * else null.
+     */
     objectId: text(),
     createdAt: integer().notNull(),
   },
   (t) => [
     uniqueIndex("events_dedupe_key").on(t.dedupeKey).where(sql`${t.dedupeKey} IS NOT NULL`),
-    index("events_account_created").on(t.accountId, t.createdAt, t.id),
-    index("events_account_type").on(t.accountId, t.type, t.createdAt, t.id),
-    index("events_created").on(t.createdAt),
+    index("events_account_created").on(t.accountNumber, t.createdAt, t.id),
+    index("events_account_type").on(t.accountNumber, t.typeCode, t.createdAt, t.id),
   ],
 );
 
-/** A row of {@link events}, as Drizzle reads it. */
-export type EventRow = typeof events.$inferSelect;
+/**
+ * An event as it is read (src/db/queries/events.ts `eventColumns`): its `evt_…` id, the account's
+ * id, the type's name, the snapshot rendered (a message event's message as it was at the event)
+ * and the time (epoch ms).
+ */
+export interface EventRow {
+  id: string;
+  accountId: string;
+  type: string;
+  snapshot: string;
+  createdAt: number;
+}
 
 /**
  * Where an account's events are pushed (Standard Webhooks). `secret` is the signing secret
@@ -108,29 +166,12 @@ export const webhookEndpoints = sqliteTable(
 );
 
 /**
- * 16 bytes held as a BLOB: the 32 hex digits of an event id (`evt_…`), half the size of its text.
- * Queries convert at the edge of SQL (`unhex(substr(id, 5))`, `'evt_' || lower(hex(bytes))`), and
- * bytes sort as their hex digits do, so keyset order is the text id's order.
- */
-const idBytes = customType<{ data: Uint8Array; driverData: Uint8Array }>({ dataType: () => "blob" });
-
-/**
- * The event type names a delivery row refers to by number (`code`), so each row holds one byte
- * instead of the name. A name is added the first time a delivery of its type is made
- * (src/db/queries/webhook-deliveries.ts `createDeliveries`) and never changes.
- */
-export const webhookEventTypes = sqliteTable("webhook_event_types", {
-  code: integer().primaryKey(),
-  name: text().notNull().unique(),
-});
-
-/**
  * One event's delivery to one webhook endpoint, with its first attempt: `pending` until an attempt
  * gets a 2xx (`succeeded`) or the retries run out or the endpoint answers 410 (`failed`).
  *
  * Stored small, since every event makes one per endpoint (README, Webhooks): the endpoint by its
  * `number`, which also gives the delivery's account; the event id as 16 bytes; the type by its
- * code in {@link webhookEventTypes}; `status` as 0 `pending`, 1 `succeeded`, 2 `failed`; times
+ * {@link EVENT_TYPE_CODES} number; `status` as 0 `pending`, 1 `succeeded`, 2 `failed`; times
  * after `created_at` (epoch ms) as ms after it. A delivery that succeeds at its first attempt is
  * this one row: the first attempt's outcome lives here (`first_*`), and {@link webhookAttempts}
  * holds only the attempts after it.
@@ -147,7 +188,7 @@ export const webhookDeliveries = sqliteTable(
     /** When the event was fanned out to the endpoint, epoch ms. */
     createdAt: integer().notNull(),
     eventId: idBytes().notNull(),
-    /** The event's type ({@link webhookEventTypes} `code`), kept so the history reads without the event. */
+    /** The event's type ({@link EVENT_TYPE_CODES}), kept so the history reads without the event. */
     eventTypeCode: integer().notNull(),
     /** 0 `pending`, 1 `succeeded`, 2 `failed` (src/db/queries/webhook-deliveries.ts `STATUSES`). */
     status: integer().notNull(),

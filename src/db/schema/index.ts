@@ -32,12 +32,12 @@ export {
 } from "./contacts";
 export { type ErasureRow, erasures } from "./erasures";
 export {
+  EVENT_TYPE_CODES,
   type EventRow,
   events,
   webhookAttempts,
   webhookDeliveries,
   webhookEndpoints,
-  webhookEventTypes,
 } from "./events";
 export { type MessageRow, type MessageStatus, type MessageType, messages } from "./messages";
 export { type OptOutRow, optOuts } from "./opt-outs";
