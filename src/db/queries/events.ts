@@ -294,9 +294,12 @@ export async function findEvent(db: Db, accountId: string, id: string): Promise<
  * account's oldest, read by `events_account_created` (there is no index by time alone).
  */
 export async function purgeEvents(db: Db, before: number): Promise<void> {
-  await db.run(
-    sql`DELETE FROM events WHERE account_number IN (SELECT number FROM accounts) AND created_at < ${before}`,
-  );
+  await db.run(purgeEventsStatement(before));
+}
+
+/** The statement {@link purgeEvents} runs (exported for its query plan's test). */
+export function purgeEventsStatement(before: number): SQL {
+  return sql`DELETE FROM events WHERE account_number IN (SELECT number FROM accounts) AND created_at < ${before}`;
 }
 
 /**
@@ -310,18 +313,23 @@ export async function undeliveredEvents(
   range: { from: number; to: number },
   limit: number,
 ): Promise<{ id: string; accountId: string }[]> {
-  // Driven from the enabled endpoints: each account's events in the range are read by
-  // `events_account_created` (there is no index by time alone).
-  const rows = await db.all<{ id: string; accountId: string }>(sql`SELECT DISTINCT
-      ${eventIdOf(sql`e.id`)} AS id, a.id AS accountId, e.created_at FROM webhook_endpoints w
+  const rows = await db.all<{ id: string; accountId: string }>(undeliveredEventsQuery(range, limit));
+  return rows.map(({ id, accountId }) => ({ id, accountId }));
+}
+
+/**
+ * The query {@link undeliveredEvents} runs (exported for its query plan's test): driven from the
+ * enabled endpoints, each account's events in the range read by `events_account_created`.
+ */
+export function undeliveredEventsQuery(range: { from: number; to: number }, limit: number): SQL {
+  return sql`SELECT DISTINCT ${eventIdOf(sql`e.id`)} AS id, a.id AS accountId, e.created_at FROM webhook_endpoints w
     JOIN accounts a ON a.id = w.account_id
     JOIN events e ON e.account_number = a.number AND e.created_at BETWEEN ${range.from} AND ${range.to}
       AND w.created_at <= e.created_at
       AND (w.events IS NULL OR ${eventTypeName(sql`e.type_code`)} IN (SELECT value FROM json_each(w.events)))
     WHERE w.enabled = 1
       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_number = w.number AND d.event_id = e.id)
-    ORDER BY e.created_at LIMIT ${limit}`);
-  return rows.map(({ id, accountId }) => ({ id, accountId }));
+    ORDER BY e.created_at LIMIT ${limit}`;
 }
 
 // Events are written in the same D1 batch as the change they record (a transactional outbox):

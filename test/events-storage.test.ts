@@ -1,0 +1,134 @@
+import { env } from "cloudflare:workers";
+import { type SQL, sql } from "drizzle-orm";
+import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
+import { describe, expect, it } from "vitest";
+import { createDb } from "../src/db/client";
+import { d1Counts } from "../src/db/d1-counter";
+import {
+  findEvent,
+  listEvents,
+  purgeEventsStatement,
+  undeliveredEventsQuery,
+} from "../src/db/queries/events";
+import { EVENT_TYPE_CODES } from "../src/db/schema";
+import { EVENT_TYPES } from "../src/events/catalogue";
+import { newEventId } from "../src/events/record";
+import { insertEvent } from "./event-fixtures";
+import { createAccount } from "./helpers";
+
+// How events are stored (src/db/schema/events.ts): a WITHOUT ROWID table keyed by the id's 16
+// bytes, the account by its number, the type by its code; what reads them uses the indexes.
+
+const dialect = new SQLiteAsyncDialect({ casing: "snake_case" });
+
+async function planOf(statement: SQL): Promise<string> {
+  const query = dialect.sqlToQuery(statement);
+  const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${query.sql}`)
+    .bind(...query.params)
+    .all<{ detail: string }>();
+  return plan.results.map((row) => row.detail).join("\n");
+}
+
+describe("events as stored", () => {
+  it("give every catalogue type a code of its own, and no type outside it one", () => {
+    expect(Object.keys(EVENT_TYPE_CODES).sort()).toEqual([...EVENT_TYPES].sort());
+    const codes = Object.values(EVENT_TYPE_CODES);
+    expect(new Set(codes).size).toBe(codes.length);
+    for (const name of Object.keys(EVENT_TYPE_CODES)) expect(name).toMatch(/^[a-z_]+\.[a-z_]+$/);
+  });
+
+  it("are a WITHOUT ROWID table with the id as its key and three indexes", async () => {
+    const table = await env.DB.prepare(
+      "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'events'",
+    ).first<{
+      sql: string;
+    }>();
+    expect(table?.sql).toMatch(/`id` blob PRIMARY KEY NOT NULL/);
+    expect(table?.sql).toMatch(/\) WITHOUT ROWID$/);
+    const { results } = await env.DB.prepare(
+      "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'events' ORDER BY name",
+    ).all<{ name: string }>();
+    expect(results.map((row) => row.name)).toEqual([
+      "events_account_created",
+      "events_account_type",
+      "events_dedupe_key",
+    ]);
+  });
+
+  it("number accounts one past the highest, each its own", async () => {
+    const numberOf = async (id: string) =>
+      (await env.DB.prepare("SELECT number FROM accounts WHERE id = ?").bind(id).first<{ number: number }>())
+        ?.number;
+    const first = await numberOf((await createAccount()).accountId);
+    const second = await numberOf((await createAccount()).accountId);
+    const highest = await env.DB.prepare(
+      "SELECT max(number) AS n, count(*) AS c, count(DISTINCT number) AS d FROM accounts",
+    ).first<{
+      n: number;
+      c: number;
+      d: number;
+    }>();
+    expect(first).toBeGreaterThan(0);
+    expect(second).toBe((first ?? 0) + 1);
+    expect(highest?.n).toBe(second);
+    expect(highest?.d).toBe(highest?.c);
+  });
+
+  it("list a page of one type reading about as many rows as it returns", async () => {
+    const { accountId } = await createAccount();
+    const other = await createAccount();
+    const at = Date.UTC(2026, 10, 1);
+    // 60 events over two types, and another account's, each a millisecond apart.
+    for (let i = 0; i < 60; i++)
+      await insertEvent({
+        id: newEventId(),
+        accountId: i % 3 === 0 ? other.accountId : accountId,
+        type: i % 2 === 0 ? "otp.verified" : "otp.failed",
+        snapshot: "{}",
+        createdAt: at + i,
+      });
+    const db = createDb(env.DB);
+    const before = d1Counts().rowsRead;
+    const page = await listEvents(db, accountId, { types: ["otp.failed"], limit: 5, cursor: null });
+    const read = d1Counts().rowsRead - before;
+    expect(page.rows.map((row) => [row.type, row.accountId, row.createdAt])).toEqual(
+      [59, 55, 53, 49, 47].map((i) => ["otp.failed", accountId, at + i]),
+    );
+    expect(page.more).toBe(true);
+    // The page's 6 index entries (one more than the page) and the account's number.
+    expect(read).toBeLessThanOrEqual(8);
+  });
+
+  it("are purged, and swept for missed deliveries, through each account's index, not a scan", async () => {
+    const purge = await planOf(purgeEventsStatement(Date.now()));
+    expect(purge).toMatch(
+      /SEARCH events USING (COVERING )?INDEX events_account_created \(account_number=\? AND created_at<\?\)/,
+    );
+    expect(purge).not.toMatch(/SCAN events/);
+    const sweep = await planOf(undeliveredEventsQuery({ from: 0, to: Date.now() }, 10));
+    expect(sweep).toMatch(
+      /SEARCH e USING (COVERING )?INDEX events_account_created \(account_number=\? AND created_at>\? AND created_at<\?\)/,
+    );
+    expect(sweep).not.toMatch(/SCAN e\b/);
+  });
+
+  it("show an id as `evt_` and its 32 hex digits, and find none for a malformed one", async () => {
+    const { accountId } = await createAccount();
+    const id = newEventId();
+    await insertEvent({ id, accountId, type: "otp.failed", snapshot: "{}", createdAt: 1 });
+    const stored = await env.DB.prepare(
+      "SELECT typeof(id) AS kind, length(id) AS bytes FROM events WHERE id = unhex(substr(?, 5))",
+    )
+      .bind(id)
+      .first<{ kind: string; bytes: number }>();
+    expect(stored).toEqual({ kind: "blob", bytes: 16 });
+    const shown = await createDb(env.DB).all<{ id: string }>(
+      sql`SELECT 'evt_' || lower(hex(id)) AS id FROM events WHERE id = unhex(substr(${id}, 5))`,
+    );
+    expect(shown).toEqual([{ id }]);
+    const db = createDb(env.DB);
+    expect((await findEvent(db, accountId, id))?.id).toBe(id);
+    for (const malformed of ["evt_zz", `msg_${id.slice(4)}`, id.slice(4), "evt_"])
+      expect(await findEvent(db, accountId, malformed)).toBeNull();
+  });
+});
