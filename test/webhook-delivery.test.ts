@@ -130,17 +130,31 @@ describe("at-least-once queue messages never send twice", () => {
     expect(await attemptsOf(endpoint.id, eventId)).toHaveLength(1);
   });
 
-  it("sends once for two copies of a deliver message handled at the same time", async () => {
+  it("records one first attempt for two copies handled at the same time, and sends a retry once", async () => {
     const { eventId, endpoint, message } = await oneDelivery("twins");
-    receiver.answers.set("twins", async () => {
-      await delay(50);
-      return new HttpResponse("ok", { status: 200 });
-    });
-    const result = await runQueue("chatapp-webhooks", [message, message]);
-    expect(result.explicitAcks).toHaveLength(2);
-    expect(receiver.to("twins")).toHaveLength(1);
+    const answer = (status: number) =>
+      receiver.answers.set("twins", async () => {
+        await delay(50);
+        return new HttpResponse("answer", { status });
+      });
+    // Before its first attempt is recorded a delivery has no row to claim: both copies send it
+    // (at-least-once, one webhook-id), and its one row records one first attempt.
+    answer(500);
+    const first = await runQueue("chatapp-webhooks", [message, message]);
+    expect(first.retryMessages).toHaveLength(2);
+    expect(receiver.to("twins")).toHaveLength(2);
     expect(await deliveriesOf(endpoint.id)).toMatchObject([
-      { event_id: eventId, status: "succeeded", attempts: 1 },
+      { event_id: eventId, status: "pending", attempts: 1, last_status_code: 500 },
+    ]);
+    expect(await attemptsOf(endpoint.id, eventId)).toHaveLength(1);
+    // A retry is claimed first: two copies send it once.
+    answer(200);
+    await makeDue(endpoint.id, eventId);
+    const retried = await runQueue("chatapp-webhooks", [message, message], env, 2);
+    expect(retried.explicitAcks).toHaveLength(2);
+    expect(receiver.to("twins")).toHaveLength(3);
+    expect(await deliveriesOf(endpoint.id)).toMatchObject([
+      { event_id: eventId, status: "succeeded", attempts: 2, last_status_code: 200 },
     ]);
   });
 });

@@ -2,10 +2,11 @@ import { env } from "cloudflare:workers";
 import { HttpResponse } from "msw";
 import { describe, expect, it } from "vitest";
 import { createDb, databaseFor } from "../src/db/client";
+import { d1Counts } from "../src/db/d1-counter";
 import { undeliveredEvents } from "../src/db/queries/events";
 import {
   claimAttempt,
-  createDeliveries,
+  endpointsToDeliver,
   failPendingDeliveries,
   findDelivery,
   listDeliveries,
@@ -72,9 +73,15 @@ describe("webhook history tables", () => {
   });
 
   it("keeps a delivery that succeeded at its first attempt as one row, that attempt in it", async () => {
+    // The fan-out (in oneDelivery) wrote no row: the first attempt writes it, once.
     const { key, endpoint, eventId, message } = await oneDelivery(receiver, "once");
+    expect(await rowsOf("webhook_deliveries", endpoint.id)).toEqual([]);
     receiver.answers.set("once", () => HttpResponse.text("ok", { status: 200 }));
+    const before = d1Counts().rowsWritten;
     await runQueue("chatapp-webhooks", [message]);
+    // D1 counts the row and its one index entry (webhook_deliveries_event); the partial indexes
+    // hold no succeeded delivery.
+    expect(d1Counts().rowsWritten - before).toBe(2);
 
     const [row, ...others] = await rowsOf("webhook_deliveries", endpoint.id);
     expect(others).toEqual([]);
@@ -139,7 +146,10 @@ describe("webhook history tables", () => {
     const attempt = { attemptedAt: now, statusCode: 500, durationMs: 12, responseExcerpt: "no", error: null };
     const retry = { status: "pending" as const, nextAttemptAt: now + 5_000 };
 
-    expect((await claimAttempt(db, key, now, 60_000, now + 120_000)).attempt).toBe(1);
+    // The first attempt has no row to claim (recordAttempt writes it).
+    const unclaimed = await claimAttempt(db, key, now, 60_000, now + 120_000);
+    expect(unclaimed.attempt).toBeNull();
+    expect(unclaimed.context.delivery).toBeNull();
     await recordAttempt(db, key, { ...attempt, attempt: 1 }, retry);
     await recordAttempt(db, key, { ...attempt, attempt: 1, durationMs: 99 }, retry);
     await makeDue(endpoint.id, eventId);
@@ -162,8 +172,9 @@ describe("webhook history tables", () => {
     const db = databaseFor(env);
     const key = { endpointId: endpoint.id, eventId };
     const now = Date.now();
-    expect((await claimAttempt(db, key, now, 60_000, now + 120_000)).attempt).toBe(1);
+    // No row yet: the dead-letter mark writes a failed one, with no attempt.
     await failPendingDeliveries(db, [key], now + 1);
+    expect(await deliveriesOf(endpoint.id)).toMatchObject([{ status: "failed", attempts: 0 }]);
     const attempt = {
       attempt: 1,
       attemptedAt: now,
@@ -178,7 +189,11 @@ describe("webhook history tables", () => {
   });
 
   it("fails an endpoint's pending deliveries when it is deleted, and does not give its number again", async () => {
-    const { key, endpoint, eventId } = await oneDelivery(receiver, "deleted");
+    const { key, endpoint, eventId, message } = await oneDelivery(receiver, "deleted");
+    // A first attempt that failed leaves the delivery pending, its retry to come.
+    receiver.answers.set("deleted", () => new HttpResponse("no", { status: 500 }));
+    await runQueue("chatapp-webhooks", [message]);
+    expect(await deliveriesOf(endpoint.id)).toMatchObject([{ status: "pending", attempts: 1 }]);
     const number = async (id: string) =>
       (await env.DB.prepare("SELECT number FROM webhook_endpoints WHERE id = ?")
         .bind(id)
@@ -272,7 +287,7 @@ describe("query plans of the webhook history", () => {
     const list = (statuses: ("pending" | "succeeded" | "failed")[]) => (db: ReturnType<typeof createDb>) =>
       listDeliveries(db, accountId, endpoint.id, { statuses, limit: 10, cursor });
     const plans = await plansOf({
-      create: (db) => createDeliveries(db, accountId, eventId, "message.sent", now),
+      create: (db) => endpointsToDeliver(db, accountId, eventId, "message.sent"),
       claim: (db) => claimAttempt(db, key, now, 0, now),
       recordFirst: (db) => recordAttempt(db, key, { ...attempt, attempt: 1 }, pending),
       claimAgain: (db) => claimAttempt(db, key, now, 0, now),

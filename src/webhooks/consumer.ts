@@ -54,7 +54,7 @@ export async function handleWebhookBatch(
       try {
         const body = m.body;
         if (body.kind === "event") {
-          await fanOutEvent(db, env.WEBHOOK_QUEUE, body, (options.now ?? Date.now)());
+          await fanOutEvent(db, env.WEBHOOK_QUEUE, body);
           m.ack();
           return;
         }

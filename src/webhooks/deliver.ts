@@ -50,12 +50,15 @@ export type DeliveryResult = { retryDelaySeconds: number } | null;
  * {@link postEvent}, signed with `webhook-id` = the event id on every attempt, so receivers can
  * dedupe on it (Standard Webhooks spec, "Idempotency").
  *
- * - Nothing is sent unless the delivery is `pending` and its endpoint exists and is enabled (a
- *   delivery whose endpoint is off or gone, or whose event was purged, becomes `failed`), and
- *   unless this call claims the attempt ({@link claimAttempt}) when it is due (at most
- *   {@link EARLY_TOLERANCE_MS} early): two copies of one queue message never send at once, a copy
- *   that arrives after a 2xx sends nothing, and one that comes before the scheduled retry is
- *   acked, as the retried message itself will come.
+ * - Nothing is sent unless the delivery is `pending` (or has no row yet) and its endpoint exists
+ *   and is enabled (a delivery whose endpoint is off or gone, or whose event was purged, becomes
+ *   `failed`). A delivery's first attempt writes its row, with the outcome, after the POST
+ *   (D1 is written once for a delivery that succeeds at once; README, Webhooks); every later one
+ *   is claimed first ({@link claimAttempt}) when it is due (at most {@link EARLY_TOLERANCE_MS}
+ *   early): two copies of one queue message never send a retry at once, a copy that arrives after
+ *   a 2xx sends nothing, and one that comes before the scheduled retry is acked, as the retried
+ *   message itself will come. Two copies arriving together before the first attempt is recorded
+ *   may both send it (at-least-once; the same `webhook-id`), and one row records it.
  * - A 2xx within {@link DELIVERY_TIMEOUT_MS} → `succeeded`. 410 Gone → the endpoint is turned off
  *   (`disabled_reason` `gone`) and the delivery `failed` (Standard Webhooks spec, "Disabling
  *   failing endpoints"). Anything else (another status, a timeout, no answer) is retried after
@@ -79,21 +82,24 @@ export async function deliverOnce(
   const now = options.now ?? Date.now;
   const key = { endpointId: message.endpointId, eventId: message.eventId };
   const startedAt = now();
-  const { attempt, context } = await claimAttempt(
+  const { attempt: claimed, context } = await claimAttempt(
     db,
     key,
     startedAt,
     EARLY_TOLERANCE_MS,
     startedAt + CLAIM_LEASE_MS,
   );
-  if (attempt === null || !context?.endpoint || !context.event) {
+  const { delivery, endpoint, event } = context;
+  // A delivery with no row has had no attempt: this is its first, unclaimed (recordAttempt
+  // writes the row).
+  const attempt = delivery === null && endpoint?.enabled && event ? 1 : claimed;
+  if (attempt === null || !endpoint || !event) {
     // Not claimed: sent already, not due, or a delivery whose endpoint is off or gone or whose
     // event was purged, which cannot succeed.
-    if (context?.delivery.status === "pending" && (!context.endpoint?.enabled || !context.event))
+    if ((delivery === null || delivery.status === "pending") && (!endpoint?.enabled || !event))
       await failPendingDeliveries(db, [key], now());
     return null;
   }
-  const { endpoint, event } = context;
 
   const answer = await postEvent(
     await withOpenSecrets(env, endpoint),

@@ -2,7 +2,7 @@ import { and, asc, desc, eq, type SQL, sql } from "drizzle-orm";
 import type { Cursor } from "../../lib/cursor";
 import { batchSql, type Db } from "../client";
 import { type EventRow, events, webhookDeliveries, webhookEndpoints } from "../schema";
-import { accountNumberOf, eventBytes, eventColumns, eventTypeCode, eventTypeName } from "./events";
+import { accountNumberOf, eventBytes, eventColumns, eventTypeName } from "./events";
 import { pageOf } from "./keyset";
 
 // Deliveries and their attempts as stored (src/db/schema/events.ts `webhookDeliveries`): keyed by
@@ -257,39 +257,50 @@ export interface DeliveryKey {
 }
 
 /**
- * Inserts a `pending` delivery of the account's event `eventId` (of type `type`) for every
- * endpoint of the account that is enabled and subscribed to the type (`events` null, or a JSON
- * array holding it), at `now` (epoch ms). A delivery that exists already is left as it is (the
- * unique index on endpoint and event), so running this again for the same event adds nothing.
- * @throws Error for a type without a stored code (src/db/queries/events.ts `eventTypeCode`).
+ * The endpoints event `eventId` (of type `type`) of the account is still to be delivered to: every
+ * enabled endpoint of the account subscribed to the type (`events` null, or a JSON array holding
+ * it) whose delivery of the event has not been attempted: it has no row yet (a delivery's row is
+ * written with its first attempt's outcome, {@link recordAttempt}), or a `pending` one with no
+ * attempt (as the fan-out made them before the first attempt wrote the row). Reads only: running
+ * it again for the same
+ * event names the same endpoints until their first attempts are recorded.
  *
- * @returns the endpoint ids of the event's deliveries still `pending` with no attempt made: the
- *   new ones, and those of an earlier run whose queue messages may never have been sent.
+ * @returns their endpoint ids.
  */
-export async function createDeliveries(
+export async function endpointsToDeliver(
   db: Db,
   accountId: string,
   eventId: string,
   type: string,
-  now: number,
 ): Promise<string[]> {
-  const [, waiting] = await batchSql<{ endpoint_id: string }>(db, [
-    sql`INSERT OR IGNORE INTO webhook_deliveries
-        (endpoint_number, created_at, event_id, event_type_code, status, attempts, next_attempt_at, updated_after_ms)
-      SELECT number, ${now}, ${eventBytes(eventId)}, ${eventTypeCode(type)}, ${PENDING}, 0, ${now}, 0
-      FROM webhook_endpoints
-      WHERE account_id = ${accountId} AND enabled = 1
-        AND (events IS NULL OR EXISTS (SELECT 1 FROM json_each(webhook_endpoints.events) WHERE value = ${type}))`,
-    sql`SELECT w.id AS endpoint_id FROM webhook_endpoints w
-      JOIN webhook_deliveries d ON d.endpoint_number = w.number AND d.event_id = ${eventBytes(eventId)}
-      WHERE w.account_id = ${accountId} AND d.status = ${PENDING} AND d.attempts = 0`,
-  ]);
-  return (waiting?.results ?? []).map((row) => row.endpoint_id);
+  const rows = await db.all<{ endpoint_id: string }>(sql`SELECT w.id AS endpoint_id FROM webhook_endpoints w
+    WHERE w.account_id = ${accountId} AND w.enabled = 1
+      AND (w.events IS NULL OR EXISTS (SELECT 1 FROM json_each(w.events) WHERE value = ${type}))
+      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_number = w.number
+        AND d.event_id = ${eventBytes(eventId)} AND NOT (d.status = ${PENDING} AND d.attempts = 0))`);
+  return rows.map((row) => row.endpoint_id);
 }
 
-/** A delivery with its endpoint and event (each null when gone), all of the delivery's account. */
+/**
+ * The statement that writes the delivery `key`'s row when it has none, from its event (its time
+ * is the delivery's `created_at`, its type the delivery's) with `columns` (SQL names) set to
+ * `values` (SQL over `e`, the event, and `w`, the endpoint): nothing when the row exists, the
+ * event is gone or the endpoint is.
+ */
+function insertMissingDelivery(key: DeliveryKey, columns: string[], values: SQL[]): SQL {
+  return sql`INSERT OR IGNORE INTO webhook_deliveries (endpoint_number, created_at, event_id, event_type_code, ${sql.raw(columns.join(", "))})
+    SELECT w.number, e.created_at, e.id, e.type_code, ${sql.join(values, sql`, `)}
+    FROM webhook_endpoints w JOIN events e ON e.id = ${eventBytes(key.eventId)}
+    WHERE w.id = ${key.endpointId}
+      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_number = w.number AND d.event_id = e.id)`;
+}
+
+/**
+ * A delivery with its endpoint and event, each null when there is none: the delivery before its
+ * first attempt is recorded, the endpoint or event when gone; all of the delivery's account.
+ */
 export interface DeliveryContext {
-  delivery: WebhookDelivery;
+  delivery: WebhookDelivery | null;
   endpoint: typeof webhookEndpoints.$inferSelect | null;
   event: EventRow | null;
 }
@@ -300,11 +311,12 @@ export interface DeliveryContext {
  * the delivery is `pending`, its attempt is due (`next_attempt_at` null or at most `now + earlyMs`,
  * epoch ms), its endpoint is enabled and its event exists in the endpoint's account; it then adds
  * one to `attempts` and moves `next_attempt_at` to `leaseUntil`. So of two copies of a queue
- * message only one claims an attempt, and a copy that arrives while that attempt is under way
- * finds it not due.
+ * message only one claims a retry, and a copy that arrives while that attempt is under way finds
+ * it not due. A delivery with no row yet has nothing to claim: its first attempt is made
+ * unclaimed and writes the row (src/webhooks/deliver.ts).
  *
  * @returns the number of the claimed attempt (1-based), or null when nothing was claimed; and the
- *   delivery as it stands after the claim (null when there is none).
+ *   delivery as it stands after the claim, with its endpoint and event.
  */
 export async function claimAttempt(
   db: Db,
@@ -312,7 +324,7 @@ export async function claimAttempt(
   now: number,
   earlyMs: number,
   leaseUntil: number,
-): Promise<{ attempt: number | null; context: DeliveryContext | null }> {
+): Promise<{ attempt: number | null; context: DeliveryContext }> {
   const accountOfKey = accountNumberOf(
     sql`(SELECT account_id FROM webhook_endpoints WHERE id = ${key.endpointId})`,
   );
@@ -348,9 +360,11 @@ export async function claimAttempt(
       .where(and(eq(events.id, eventBytes(key.eventId)), eq(events.accountNumber, accountOfKey)))
       .limit(1),
   ]);
-  const context = delivery
-    ? { delivery: toDelivery(delivery), endpoint: endpoint ?? null, event: event ?? null }
-    : null;
+  const context = {
+    delivery: delivery ? toDelivery(delivery) : null,
+    endpoint: endpoint ?? null,
+    event: event ?? null,
+  };
   return { attempt: claimed[0]?.attempts ?? null, context };
 }
 
@@ -367,9 +381,11 @@ export interface DeliveryOutcome {
  * and `pending` (a dead-letter mark that came first stands); the attempt is kept either way, and
  * an attempt recorded again changes nothing.
  *
- * The first attempt goes into the delivery's own row (`first_*`, unless set already): one UPDATE,
- * so a delivery that succeeds at once is written once more after its claim. A later one is a
- * {@link webhookAttempts} row (keyed by delivery and number) and the delivery's move, one batch.
+ * The first attempt goes into the delivery's own row (`first_*`, unless set already), which it
+ * writes when there is none (the delivery's first attempt is what makes its row,
+ * {@link endpointsToDeliver}): a delivery that succeeds at once is one row written once. A later
+ * one is a {@link webhookAttempts} row (keyed by delivery and number) and the delivery's move, one
+ * batch.
  */
 export async function recordAttempt(
   db: Db,
@@ -385,13 +401,41 @@ export async function recordAttempt(
       sql`${sql.raw(column)} = CASE WHEN ${unset} THEN ${value} ELSE ${sql.raw(column)} END`;
     const move = (column: string, value: unknown) =>
       sql`${sql.raw(column)} = CASE WHEN ${moves} THEN ${value} ELSE ${sql.raw(column)} END`;
-    await db.run(sql`UPDATE webhook_deliveries SET
+    const sinceEvent = sql`${attempt.attemptedAt} - e.created_at`;
+    await batchSql(db, [
+      sql`UPDATE webhook_deliveries SET
         ${first("first_attempt_after_ms", updatedAfter)}, ${first("first_status_code", attempt.statusCode)},
         ${first("first_duration_ms", attempt.durationMs)},
         ${first("first_response_excerpt", attempt.responseExcerpt)}, ${first("first_error", attempt.error)},
         ${move("status", statusCode(outcome.status))}, ${move("next_attempt_at", outcome.nextAttemptAt)},
         ${move("updated_after_ms", updatedAfter)}
-      WHERE ${isKey(key)} AND (${unset} OR (${moves}))`);
+      WHERE ${isKey(key)} AND (${unset} OR (${moves}))`,
+      insertMissingDelivery(
+        key,
+        [
+          "status",
+          "attempts",
+          "next_attempt_at",
+          "updated_after_ms",
+          "first_attempt_after_ms",
+          "first_status_code",
+          "first_duration_ms",
+          "first_response_excerpt",
+          "first_error",
+        ],
+        [
+          sql`${statusCode(outcome.status)}`,
+          sql`1`,
+          sql`${outcome.nextAttemptAt}`,
+          sinceEvent,
+          sinceEvent,
+          sql`${attempt.statusCode}`,
+          sql`${attempt.durationMs}`,
+          sql`${attempt.responseExcerpt}`,
+          sql`${attempt.error}`,
+        ],
+      ),
+    ]);
     return;
   }
   await batchSql(db, [
@@ -470,16 +514,25 @@ export async function overdueDeliveries(db: Db, before: number, limit: number): 
     ORDER BY d.next_attempt_at LIMIT ${limit}`);
 }
 
-/** Moves the given deliveries that are still `pending` to `failed` at `now` (epoch ms), in one batch. */
+/**
+ * Moves the given deliveries that are still `pending` to `failed` at `now` (epoch ms), in one
+ * batch; one with no row yet (never attempted) gets a `failed` row with no attempt, when its event
+ * and endpoint still exist.
+ */
 export async function failPendingDeliveries(db: Db, keys: DeliveryKey[], now: number): Promise<void> {
   if (keys.length === 0) return;
   await batchSql(
     db,
-    keys.map(
-      (key) => sql`UPDATE webhook_deliveries
+    keys.flatMap((key) => [
+      sql`UPDATE webhook_deliveries
         SET status = ${FAILED}, next_attempt_at = NULL, updated_after_ms = ${now} - created_at
         WHERE ${isKey(key)} AND status = ${PENDING}`,
-    ),
+      insertMissingDelivery(
+        key,
+        ["status", "attempts", "updated_after_ms"],
+        [sql`${FAILED}`, sql`0`, sql`${now} - e.created_at`],
+      ),
+    ]),
   );
 }
 
