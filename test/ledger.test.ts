@@ -317,7 +317,7 @@ describe("paging and filters", () => {
     expect(their.data.map((e) => e.kind)).toEqual(["credit", "charge"]);
   });
 
-  it("reads a page from the ledger's indexes in order, and each entry's messages from theirs alone", async () => {
+  it("reads a page from the ledger's indexes in order, and each entry's messages in order from an index", async () => {
     const db = createDb(env.DB);
     const query = { kinds: [], limit: 10, cursor: null, timeFrom: T, timeTo: T + H };
     for (const kind of [null, "charge"] as const) {
@@ -331,9 +331,40 @@ describe("paging and filters", () => {
           ? /SEARCH ledger_entries USING INDEX ledger_entries_account \(account_id=\?/
           : /SEARCH ledger_entries USING INDEX ledger_entries_account_kind \(account_id=\? AND kind=\?/,
       );
-      expect(details).toMatch(/SEARCH messages USING COVERING INDEX messages_charge \(charge_id=\?\)/);
+      // A campaign's charge (the partial index), a send's charge (its millisecond), a refund.
+      expect(details).toMatch(/SEARCH messages USING INDEX messages_charge \(charge_id=\?\)/);
+      expect(details).toMatch(
+        /SEARCH messages USING INDEX messages_account_created \(account_id=\? AND created_at=\?\)/,
+      );
       expect(details).toMatch(/SEARCH messages USING COVERING INDEX messages_refund \(refund_id=\?\)/);
       expect(details).not.toMatch(/TEMP B-TREE/);
     }
+  });
+
+  it("reads about as many messages as an entry lists, however many its send made", async () => {
+    const { key, accountId } = await createAccount(100);
+    const session = (await connectedSession(key)).id;
+    const later = { scheduled_at: new Date(Date.now() + 86_400_000).toISOString() };
+    const to = (from: number, count: number) =>
+      Array.from({ length: count }, (_, i) => `+1415555${String(from + i).padStart(4, "0")}`);
+    // Two sends of 400 (nothing is sent while the test reads), and a lone one between them.
+    const big = await sendText(key, session, to(1000, 400), later);
+    const lone = await sendText(key, session, to(2000, 1), later);
+    const other = await sendText(key, session, to(3000, 400), later);
+    expect([big.status, lone.status, other.status]).toEqual([201, 201, 201]);
+    const query = { kinds: [], limit: 10, cursor: null };
+    const { sql, params } = buildLedgerQuery(createDb(env.DB), accountId, query, null).toSQL();
+    const read = await env.DB.prepare(sql)
+      .bind(...params)
+      .all<Record<string, unknown>>();
+    // The message ids are the last column (drizzle reads columns by position).
+    const listed = read.results.map((row) => JSON.parse(String(Object.values(row).at(-1))) as string[]);
+    // Newest first: the second big send, the lone one, the first big one, the opening credit.
+    expect(listed.map((ids) => ids.length)).toEqual([101, 1, 101, 0]);
+    expect(listed[0]).toEqual(other.body.data.messages.slice(0, 101).map((m) => m.id));
+    expect(listed[1]).toEqual(lone.body.data.messages.map((m) => m.id));
+    expect(listed[2]).toEqual(big.body.data.messages.slice(0, 101).map((m) => m.id));
+    // The four entries and the 203 messages listed, each read once, and none of the 598 others.
+    expect(read.meta.rows_read).toBeLessThanOrEqual(4 + 203 + 4);
   });
 });

@@ -88,7 +88,9 @@ export interface SeedRow {
 
 /**
  * Inserts message rows into D1 in one statement per 500 rows (a JSON array expanded by
- * `json_each`, as `chargeAndCreate` does). Returns the ids in input order.
+ * `json_each`, as `insertOutgoingStatements` does), each followed by the statement that counts the
+ * outgoing ones in `account_usage` as a send counts its messages (the backfill of
+ * migrations/0016_account_usage.sql over these rows). Returns the ids in input order.
  */
 export async function seedMessages(rows: SeedRow[]): Promise<string[]> {
   const full = rows.map((r) => ({
@@ -115,6 +117,16 @@ export async function seedMessages(rows: SeedRow[]): Promise<string[]> {
            json_extract(value, '$.content'), json_extract(value, '$.media_url'), json_extract(value, '$.status'),
            json_extract(value, '$.direction'), 1, '{}', json_extract(value, '$.at'), json_extract(value, '$.at')
          FROM json_each(?)`,
+      ).bind(JSON.stringify(full.slice(i, i + 500))),
+      env.DB.prepare(
+        `INSERT INTO account_usage (account_id, hour, type, queued, scheduled, sent, delivered, "read", failed, cost, refunded)
+         SELECT account_id, created_at - created_at % 3600000, type, SUM(status = 'queued'), SUM(status = 'scheduled'),
+           SUM(status = 'sent'), SUM(status = 'delivered'), SUM(status = 'read'), SUM(status = 'failed'), SUM(cost), 0
+         FROM messages WHERE id IN (SELECT json_extract(value, '$.id') FROM json_each(?)) AND direction = 'outgoing'
+         GROUP BY 1, 2, 3
+         ON CONFLICT (account_id, hour, type) DO UPDATE SET queued = queued + excluded.queued,
+           scheduled = scheduled + excluded.scheduled, sent = sent + excluded.sent, delivered = delivered + excluded.delivered,
+           "read" = "read" + excluded."read", failed = failed + excluded.failed, cost = cost + excluded.cost`,
       ).bind(JSON.stringify(full.slice(i, i + 500))),
     );
   }

@@ -1,13 +1,20 @@
 import { env } from "cloudflare:workers";
+import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { materialiseStep } from "../src/campaigns/materialise";
+import { startCampaign } from "../src/campaigns/start";
+import { batchSql, createDb } from "../src/db/client";
+import { insertOutgoingStatements, type NewMessages } from "../src/db/queries/messages";
 import { applyMoves } from "../src/moves/apply";
 import { failMoves } from "../src/moves/message";
-import { command, createCampaign, recipients, waitForCampaign } from "./campaign-fixtures";
+import { command, createCampaign, heldCampaignQueue, recipients, waitForCampaign } from "./campaign-fixtures";
 import { call, createAccount, expectProblem } from "./helpers";
 import { connectedSession, seedMessages, sendText, waitForMessages } from "./message-fixtures";
 
-// GET /v1/account/usage and the counters behind it (table `account_usage`), which triggers on
-// `messages` keep in the statement that inserts a message or moves its status (migrations/0016_account_usage.sql, defined in src/moves/counters.ts).
+// GET /v1/account/usage and the counters behind it (table `account_usage`): a send's messages are
+// counted by the statement before their INSERT (src/db/queries/messages.ts
+// `insertOutgoingStatements`), and a trigger on `messages` moves them as their status moves
+// (migrations/0016_account_usage.sql, defined in src/moves/counters.ts).
 
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
@@ -149,6 +156,103 @@ describe("usage counters", () => {
     const stored = await counters(accountId);
     expect(stored).toEqual(await recount(accountId));
     expect(stored.reduce((n, row) => n + row.read, 0)).toBe(6);
+  });
+
+  it("count each outgoing message once, on every path that creates one, and nothing for a replay or a refused send", async () => {
+    const { key, accountId } = await createAccount(10);
+    const session = (await connectedSession(key)).id;
+    const total = async () =>
+      (await counters(accountId)).reduce(
+        (n, c) => n + c.queued + c.scheduled + c.sent + c.delivered + c.read + c.failed,
+        0,
+      );
+    // A send, and its retry with the same Idempotency-Key (replayed: nothing is created again).
+    const idempotent = {
+      key,
+      headers: { "Idempotency-Key": "usage-once" },
+      body: {
+        chatapp_session_id: session,
+        to_number: ["+14155552671", "+14155552672", "+14155550000"],
+        type: "text",
+        content: "Hello",
+      },
+    };
+    const first = await call("POST", "/v1/chatapp/messages", idempotent);
+    const retried = await call("POST", "/v1/chatapp/messages", idempotent);
+    expect([first.status, retried.status]).toEqual([201, 201]);
+    expect(retried.headers.get("idempotent-replayed")).toBe("true");
+    // Media, and a scheduled send.
+    const image = await call("POST", "/v1/chatapp/messages", {
+      key,
+      body: {
+        chatapp_session_id: session,
+        to_number: ["+14155552673"],
+        type: "image",
+        media_url: "https://cdn.example.test/cat.png",
+      },
+    });
+    const later = await sendText(key, session, ["+14155552674"], {
+      scheduled_at: new Date(Date.now() + 86_400_000).toISOString(),
+    });
+    // A one-time code.
+    const app = await call<{ data: { id: string } }>("POST", "/v1/apps", {
+      key,
+      body: {
+        name: "Acme",
+        sender_id: "6ba7b810-9dad-11d1-80b4-00c04fd430c8",
+        message_template: "Your code is {{code}}.",
+        chatapp_session_id: session,
+      },
+    });
+    const otp = await call("POST", `/v1/apps/${app.body.data.id}/otp`, {
+      key,
+      body: { to_number: "+14155552675" },
+    });
+    expect([image.status, later.status, app.status, otp.status]).toEqual([201, 201, 201, 201]);
+    // A campaign's step, run twice at once: one makes its messages, the other nothing.
+    const draft = await createCampaign(key, { chatapp_session_ids: [session], recipients: recipients(3) });
+    await startCampaign(heldCampaignQueue().env, createDb(env.DB), accountId, draft.id);
+    await Promise.all([materialiseStep(env, draft.id), materialiseStep(env, draft.id)]);
+    expect(await total()).toBe(3 + 1 + 1 + 1 + 3);
+    expect(await counters(accountId)).toEqual(await recount(accountId));
+
+    // The statements of a send run again (as a campaign's ids, derived, may be made twice): its
+    // messages exist, so nothing is counted again.
+    const again: NewMessages = {
+      accountId,
+      sessionId: session,
+      type: "video",
+      content: null,
+      mediaUrl: null,
+      mediaKey: null,
+      mediaContentType: null,
+      delayBetween: 0,
+      scheduledAt: null,
+      price: 7,
+      otpId: null,
+      chargeId: crypto.randomUUID(),
+      recipients: [
+        { id: crypto.randomUUID(), to: "+14155552676" },
+        { id: crypto.randomUUID(), to: "+14155552677" },
+      ],
+      now: Date.now(),
+    };
+    for (let run = 0; run < 2; run++)
+      await batchSql(createDb(env.DB), insertOutgoingStatements(again, sql`1`));
+    expect(await total()).toBe(11);
+    // A send the balance cannot cover creates and counts nothing.
+    const refused = await sendText(
+      key,
+      session,
+      Array.from({ length: 1000 }, (_, i) => `+1415556${String(i).padStart(4, "0")}`),
+    );
+    expectProblem(refused, 402, "insufficient_balance");
+    expect(await total()).toBe(11);
+    expect(await counters(accountId)).toEqual(await recount(accountId));
+    expect((await counters(accountId)).find((c) => c.type === "video")).toMatchObject({
+      queued: 2,
+      cost: 14,
+    });
   });
 
   it("count each message in the UTC hour it was created, and move it between statuses as it moves", async () => {

@@ -10,7 +10,7 @@ import {
   recipientsAfter,
   stalledCampaigns,
 } from "../db/queries/campaign-steps";
-import { insertOutgoingStatement, type NewMessages, outgoingRows } from "../db/queries/messages";
+import { insertOutgoingStatements, type NewMessages, outgoingRows } from "../db/queries/messages";
 import { findSessions } from "../db/queries/sessions";
 import type { CampaignRow } from "../db/schema";
 import { publishEvents } from "../events/publish";
@@ -212,7 +212,7 @@ export async function materialiseStep(env: Env, campaignId: string): Promise<boo
       campaignFrom("complete"),
       now,
     ),
-    insertOutgoingStatement(toSend, both(advanced, recipientStillPending(campaignId))),
+    ...insertOutgoingStatements(toSend, both(advanced, recipientStillPending(campaignId))),
     queueRecipientsStatement(campaignId, plan, advanced),
     ...skipNotOnChatappStatements(
       campaign,

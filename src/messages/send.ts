@@ -4,7 +4,7 @@ import { priceOf } from "../billing/prices";
 import type { GatewayKind } from "../config";
 import { readConfig } from "../config";
 import type { Db } from "../db/client";
-import { insertOutgoingStatement, type NewMessages, outgoingRows } from "../db/queries/messages";
+import { insertOutgoingStatements, type NewMessages, outgoingRows } from "../db/queries/messages";
 import { findSession } from "../db/queries/sessions";
 import { findTemplate } from "../db/queries/templates";
 import { ApiError } from "../errors";
@@ -152,7 +152,7 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
     scheduledAt: request.scheduledAt,
     price,
     otpId: request.otp?.id ?? null,
-    recipients: request.recipients.map((to) => ({ id: crypto.randomUUID(), to })),
+    recipients: idsInSendOrder(request.recipients),
     chargeId: crypto.randomUUID(),
     now: Date.now(),
     simulateTyping: request.simulateTyping ?? false,
@@ -169,7 +169,7 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
       now: toSend.now,
       cause: { otpId: toSend.otpId },
     },
-    (condition) => [insertOutgoingStatement(toSend, condition)],
+    (condition) => insertOutgoingStatements(toSend, condition),
   );
   if (!charged.ok) {
     if (media) await discardMedia(env.MEDIA, media.key);
@@ -184,6 +184,16 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
   );
   await enqueue(env.OUTBOUND_QUEUE, requests, request.accountId);
   return { rows: created, price, balance: charged.balance };
+}
+
+/**
+ * Each recipient with a fresh message id (a random UUID), the ids ascending in the recipients'
+ * order: the ledger lists a send's messages in send order by their ids (src/db/queries/ledger.ts
+ * `buildLedgerQuery`), reading them in the order of `messages_account_created`.
+ */
+function idsInSendOrder(recipients: string[]): { id: string; to: string }[] {
+  const ids = recipients.map(() => crypto.randomUUID()).sort();
+  return recipients.map((to, i) => ({ id: ids[i] ?? crypto.randomUUID(), to }));
 }
 
 /**

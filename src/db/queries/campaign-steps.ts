@@ -113,7 +113,7 @@ export function materialisedTo(campaignId: string, lastSeq: number): SQL {
 
 /**
  * Per message of an INSERT over a `json_each` list (src/db/queries/messages.ts
- * `insertOutgoingStatement`): its recipient still waits (a racing step of this campaign may have
+ * `insertOutgoingStatements`): its recipient still waits (a racing step of this campaign may have
  * skipped it).
  */
 export function recipientStillPending(campaignId: string): SQL {

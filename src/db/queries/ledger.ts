@@ -25,14 +25,36 @@ export interface LedgerListQuery {
   cursor: Cursor | null;
 }
 
+/** The ids of a subquery's messages as a JSON array, at most one more than {@link LEDGER_MESSAGE_IDS}. */
+function idsOf(messagesInOrder: SQL): SQL {
+  return sql`(SELECT json_group_array(id) FROM (${messagesInOrder} LIMIT ${LEDGER_MESSAGE_IDS + 1}))`;
+}
+
 /**
- * The ids, in send order, of the messages that name the entry in scope in `column` (`charge_id`
- * or `refund_id`): at most one more than {@link LEDGER_MESSAGE_IDS}, read from the index
- * `messages_charge` / `messages_refund` alone.
+ * The ids, in send order, of the messages the entry in scope charged, read in order from an
+ * index (no sort), each message once:
+ * - a campaign's charge (the entry names the campaign): through the partial index
+ *   `messages_charge`, by `send_index` (the recipient's `seq`), its messages being made step by
+ *   step at different times;
+ * - a send's charge: its messages were written with the entry, at its `created_at`
+ *   (src/messages/send.ts `sendMessages`), and their ids ascend in send order, so
+ *   `messages_account_created` finds them in order, reading only the account's messages of that
+ *   millisecond. (Sends made before their ids ascended list in id order.)
  */
-function messageIdsOf(column: "charge_id" | "refund_id"): SQL {
-  return sql`(SELECT json_group_array(id) FROM (SELECT id FROM messages
-    WHERE ${sql.raw(column)} = ${ledgerEntries.id} ORDER BY send_index, id LIMIT ${LEDGER_MESSAGE_IDS + 1}))`;
+function chargedMessageIds(): SQL {
+  return sql`CASE WHEN ${ledgerEntries.campaignId} IS NOT NULL
+    THEN ${idsOf(sql`SELECT id FROM messages WHERE charge_id = ${ledgerEntries.id} AND campaign_id IS NOT NULL
+      ORDER BY send_index, id`)}
+    ELSE ${idsOf(sql`SELECT id FROM messages WHERE account_id = ${ledgerEntries.accountId}
+      AND created_at = ${ledgerEntries.createdAt} AND charge_id = ${ledgerEntries.id} ORDER BY id`)} END`;
+}
+
+/**
+ * The ids, in send order, of the messages the entry in scope refunded, read from the partial
+ * index `messages_refund` alone.
+ */
+function refundedMessageIds(): SQL {
+  return idsOf(sql`SELECT id FROM messages WHERE refund_id = ${ledgerEntries.id} ORDER BY send_index, id`);
 }
 
 /**
@@ -44,8 +66,8 @@ function messageIdsOf(column: "charge_id" | "refund_id"): SQL {
  */
 export function buildLedgerQuery(db: Db, accountId: string, query: LedgerListQuery, kind: LedgerKind | null) {
   const messageIds = sql<string>`CASE ${ledgerEntries.kind}
-    WHEN 'charge' THEN ${messageIdsOf("charge_id")}
-    WHEN 'refund' THEN ${messageIdsOf("refund_id")}
+    WHEN 'charge' THEN ${chargedMessageIds()}
+    WHEN 'refund' THEN ${refundedMessageIds()}
     ELSE '[]' END`;
   const where: (SQL | undefined)[] = [eq(ledgerEntries.accountId, accountId)];
   if (kind !== null) where.push(eq(ledgerEntries.kind, kind));

@@ -58,13 +58,52 @@ export interface NewRecipientMessage {
 }
 
 /**
- * The INSERT of every message of a send, from a JSON array (one statement however many
- * recipients), run only when `condition` holds (the charge that pays for them was made). Each
- * recipient's `to` is its address: an E.164 number or a user id (README, Contacts); the message
- * names the contact the session knows by it, if any.
+ * The statements that create every message of a send, from a JSON array (two statements however
+ * many recipients), run only when `condition` holds (the charge that pays for them was made), to
+ * run in this order in one D1 batch:
+ * 1. {@link countOutgoingStatement}: the send's count in its hour's `account_usage` row;
+ * 2. the INSERT of the messages. Each recipient's `to` is its address: an E.164 number or a user id
+ *    (README, Contacts); the message names the contact the session knows by it, if any.
+ * Every outgoing message is created here (sends, one-time codes, campaign steps), so the counters
+ * of `GET /v1/account/usage` count each exactly once (test/usage.test.ts).
  */
-export function insertOutgoingStatement(send: NewMessages, condition: SQL): SQL {
-  const status = send.scheduledAt === null ? "queued" : "scheduled";
+export function insertOutgoingStatements(send: NewMessages, condition: SQL): [SQL, SQL] {
+  return [countOutgoingStatement(send, condition), insertOutgoingStatement(send, condition)];
+}
+
+/** The status a send's messages start in: `scheduled` with a time, else `queued`. */
+function initialStatus(send: NewMessages): "queued" | "scheduled" {
+  return send.scheduledAt === null ? "queued" : "scheduled";
+}
+
+/** `FROM` the send's recipients (`r`, a `json_each` row: `value` is one {@link NewRecipientMessage}) `WHERE condition`. */
+function recipientsWhere(send: NewMessages, condition: SQL): SQL {
+  return sql`FROM json_each(${JSON.stringify(send.recipients)}) AS r WHERE ${condition}`;
+}
+
+/**
+ * The upsert that counts the messages {@link insertOutgoingStatement} is about to create (placed
+ * just before it, with the same `condition`: those of its recipients not stored yet, as its
+ * `OR IGNORE` skips the others) in `account_usage`, as the trigger `messages_usage_insert` of
+ * migrations/0016_account_usage.sql did per row: in the counter of their status, and their cost,
+ * under the UTC hour of their `created_at` and their type. The messages of one send share all
+ * three, so the send writes one counter row, not one per message. Writes nothing when none is new.
+ */
+function countOutgoingStatement(send: NewMessages, condition: SQL): SQL {
+  const status = sql.raw(initialStatus(send));
+  const hour = send.now - (send.now % 3_600_000);
+  return sql`INSERT INTO account_usage (account_id, hour, type, ${status}, cost)
+    SELECT ${send.accountId}, ${hour}, ${send.type}, n, n * ${send.price}
+    FROM (SELECT COUNT(DISTINCT json_extract(r.value, '$.id')) AS n ${recipientsWhere(send, condition)}
+      AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = json_extract(r.value, '$.id')))
+    WHERE n > 0
+    ON CONFLICT (account_id, hour, type) DO UPDATE SET ${status} = ${status} + excluded.${status},
+      cost = cost + excluded.cost`;
+}
+
+/** The INSERT of every message of a send (see {@link insertOutgoingStatements}). */
+function insertOutgoingStatement(send: NewMessages, condition: SQL): SQL {
+  const status = initialStatus(send);
   const own = (field: keyof NewRecipientMessage, otherwise: SQL) =>
     sql`CASE WHEN json_type(value, ${`$.${field}`}) IS NULL THEN ${otherwise} ELSE json_extract(value, ${`$.${field}`}) END`;
   // OR IGNORE: a campaign's message ids are derived from (campaign, seq), so making one twice is a no-op.
@@ -83,12 +122,12 @@ export function insertOutgoingStatement(send: NewMessages, condition: SQL): SQL 
       ${own("metadata", sql`${send.metadata ?? "{}"}`)},
       ${send.chargeId}, ${send.now}, ${send.now},
       ${send.simulateTyping ? 1 : 0}, ${contact}
-    FROM json_each(${JSON.stringify(send.recipients)}) AS r WHERE ${condition}`;
+    ${recipientsWhere(send, condition)}`;
 }
 
-/** The rows {@link insertOutgoingStatement} writes, as read back. */
+/** The rows {@link insertOutgoingStatements} writes, as read back. */
 export function outgoingRows(send: NewMessages): MessageRow[] {
-  const status = send.scheduledAt === null ? "queued" : "scheduled";
+  const status = initialStatus(send);
   return send.recipients.map((r, index) => ({
     id: r.id,
     accountId: send.accountId,

@@ -41,9 +41,10 @@ export const ledgerEntries = sqliteTable(
 /**
  * Running counters of an account's outgoing messages per UTC hour (`hour`, epoch ms of its start,
  * by the message's `created_at`) and type: how many are in each status now, what they cost and
- * what of that was refunded (minor units). Kept by triggers on `messages` (migrations/0016_account_usage.sql), in
- * the statement that inserts a message or moves its status, so they are exact by construction
- * and cost no statement of their own; `GET /v1/account/usage` reads them, never the messages.
+ * what of that was refunded (minor units). A send's new messages are counted by the statement
+ * before their INSERT, in its batch (src/db/queries/messages.ts `insertOutgoingStatements`); a
+ * trigger on `messages` (migrations/0016_account_usage.sql) moves them between counters in the
+ * statement that moves their status or refunds them. `GET /v1/account/usage` reads them, never the messages.
  */
 export const accountUsage = sqliteTable(
   "account_usage",

@@ -8,7 +8,7 @@ import { accounts } from "./accounts";
  * Every message, outgoing (`queued`/`scheduled` until sent, then `sent`, `delivered`, `read` or
  * `failed`; moves in src/moves/message.ts) and incoming (stored once per session and gateway
  * message id). `cost` is minor units; times are epoch ms. Outgoing ones are counted per hour
- * into `account_usage` by triggers (see `accountUsage`, billing.ts).
+ * into `account_usage` (see `accountUsage`, billing.ts).
  */
 export const messages = sqliteTable(
   "messages",
@@ -87,14 +87,20 @@ export const messages = sqliteTable(
     index("messages_account_direction").on(t.accountId, t.direction, t.createdAt, t.id),
     index("messages_account_type").on(t.accountId, t.type, t.createdAt, t.id),
     index("messages_account_to").on(t.accountId, t.toNumber, t.createdAt, t.id),
-    index("messages_account_from").on(t.accountId, t.fromNumber, t.createdAt, t.id),
+    // Partial: an outgoing message has no `from_number` until it is sent (nor an incoming one from
+    // a user known only by a user id); every read by sender names one (`= ?`).
+    index("messages_account_from")
+      .on(t.accountId, t.fromNumber, t.createdAt, t.id)
+      .where(sql`${t.fromNumber} IS NOT NULL`),
     // A session belongs to one account: its id alone leads (the queries still name the account).
     index("messages_session").on(t.chatappSessionId, t.createdAt, t.id),
     // `filter[user_id]`: a contact's messages; only rows that name one.
     index("messages_account_contact")
       .on(t.accountId, t.contactId, t.createdAt, t.id)
       .where(sql`contact_id IS NOT NULL`),
-    index("messages_provider_id").on(t.providerMessageId),
+    // Partial: an outgoing message has no gateway id until it is sent; every read by it names one
+    // (`= ?`, `IN (…)`).
+    index("messages_provider_id").on(t.providerMessageId).where(sql`${t.providerMessageId} IS NOT NULL`),
     // A gateway may deliver the same incoming message twice; it is stored once.
     uniqueIndex("messages_incoming_provider_id")
       .on(t.chatappSessionId, t.providerMessageId)
@@ -103,8 +109,10 @@ export const messages = sqliteTable(
     index("messages_unaccepted")
       .on(t.updatedAt)
       .where(sql`${t.status} IN ('queued', 'scheduled') AND ${t.acceptedAt} IS NULL`),
-    // A ledger entry's messages in send order, read from the index alone (GET /v1/account/ledger).
-    index("messages_charge").on(t.chargeId, t.sendIndex, t.id),
+    // A campaign charge's messages in send order, read from the index alone (GET /v1/account/ledger).
+    // Only a campaign's: the messages of one send share its charge's `created_at` and are found
+    // through `messages_account_created` (src/db/queries/ledger.ts).
+    index("messages_charge").on(t.chargeId, t.sendIndex, t.id).where(sql`${t.campaignId} IS NOT NULL`),
     // Partial: most messages are never refunded, and many belong to no campaign; `= ?` finds them.
     index("messages_refund").on(t.refundId, t.sendIndex, t.id).where(sql`${t.refundId} IS NOT NULL`),
     index("messages_campaign").on(t.campaignId, t.status).where(sql`${t.campaignId} IS NOT NULL`),
