@@ -37,7 +37,7 @@ describe("events as stored", () => {
     for (const name of Object.keys(EVENT_TYPE_CODES)) expect(name).toMatch(/^[a-z_]+\.[a-z_]+$/);
   });
 
-  it("are a WITHOUT ROWID table with the id as its key and three indexes", async () => {
+  it("are a WITHOUT ROWID table with the id as its key and three indexes, the type's partial", async () => {
     const table = await env.DB.prepare(
       "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'events'",
     ).first<{
@@ -53,6 +53,10 @@ describe("events as stored", () => {
       "events_account_type",
       "events_dedupe_key",
     ]);
+    const typeIndex = await env.DB.prepare(
+      "SELECT sql FROM sqlite_schema WHERE name = 'events_account_type'",
+    ).first<{ sql: string }>();
+    expect(typeIndex?.sql).toMatch(/WHERE type_code NOT IN \(1, 2, 3\)$/);
   });
 
   it("number accounts one past the highest, each its own", async () => {
@@ -97,6 +101,29 @@ describe("events as stored", () => {
     expect(page.more).toBe(true);
     // The page's 6 index entries (one more than the page) and the account's number.
     expect(read).toBeLessThanOrEqual(8);
+  });
+
+  it("list a page of a type most events have from the account's events, about limit ÷ its share", async () => {
+    const { accountId } = await createAccount();
+    const at = Date.UTC(2026, 10, 2);
+    // Half of 60 events are message.sent (not in events_account_type).
+    for (let i = 0; i < 60; i++)
+      await insertEvent({
+        id: newEventId(),
+        accountId,
+        type: i % 2 === 0 ? "message.sent" : "otp.failed",
+        snapshot: "{}",
+        createdAt: at + i,
+      });
+    const db = createDb(env.DB);
+    const before = d1Counts().rowsRead;
+    const page = await listEvents(db, accountId, { types: ["message.sent"], limit: 5, cursor: null });
+    const read = d1Counts().rowsRead - before;
+    expect(page.rows.map((row) => [row.type, row.createdAt])).toEqual(
+      [58, 56, 54, 52, 50].map((i) => ["message.sent", at + i]),
+    );
+    // 6 of the type among the newest 11 or 12, and the account's number.
+    expect(read).toBeLessThanOrEqual(14);
   });
 
   it("are purged, and swept for missed deliveries, through each account's index, not a scan", async () => {

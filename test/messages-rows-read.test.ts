@@ -196,6 +196,32 @@ describe("filter[to_number] with several numbers", () => {
   }
 });
 
+// A status, direction or type most messages have is in no index of its own (src/db/schema/messages.ts
+// LISTED_STATUSES, LISTED_DIRECTION, UNLISTED_TYPE): its page reads the account's messages newest
+// first and keeps those that match, about `limit` ÷ the value's share of the account's messages.
+describe.each([
+  ["filter[status]=read", "filter[status]=read", "status = 'read'"],
+  ["filter[direction]=outgoing", "filter[direction]=outgoing", "direction = 'outgoing'"],
+  ["filter[type]=text", "filter[type]=text", "type = 'text'"],
+])("%s (a value most messages have)", (_name, search, condition) => {
+  it("reads the account's messages newest first, about limit ÷ the value's share of them", async () => {
+    const shares = await env.DB.prepare(
+      `SELECT avg(${condition}) AS share FROM messages WHERE account_id = ?`,
+    )
+      .bind(accountA)
+      .first<{ share: number }>();
+    const share = shares?.share ?? 0;
+    expect(share).toBeGreaterThan(0.1);
+    const query = parseListQuery(`${search}&limit=50`);
+    const first = await measure(query);
+    expect(first.ids).toHaveLength(50);
+    const deep = await measure(await deepCursor(query, 500, "next"));
+    expect(deep.ids).toHaveLength(50);
+    // Within a fifth of what the share predicts, and 5 rows.
+    for (const { rowsRead } of [first, deep]) expect(rowsRead).toBeLessThanOrEqual((51 / share) * 1.2 + 5);
+  });
+});
+
 // The whole table in one figure: rows read per row needed, over every page above. The code reads
 // one row more than a page needs (two on a deep page), about 1.03 in all; a filter that scanned,
 // or pages reading more than a tenth over what they need, would fail it.

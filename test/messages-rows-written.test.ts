@@ -41,18 +41,18 @@ function send(accountId: string, count: number, now: number): NewMessages {
 const written = (results: D1Result[]) => results.map((result) => result.meta.rows_written);
 
 describe("rows written per outgoing message", () => {
-  it("are 9 to create it (a send's count 1 or 2), 1 to accept it, 5 to send it, 3 to deliver and 3 to read it", async () => {
+  it("are 7 to create a text (a send's count 1 or 2), 1 to accept it, 4 to send it, 2 to deliver and 2 to read it", async () => {
     const { accountId } = await createAccount(1);
     const now = Date.now();
     // The hour's first send creates its counter row (the row and its primary key), the next one
-    // adds to it; each message: its row, its primary key, and messages_account_created, _status,
-    // _direction, _type, _to, messages_session and messages_unaccepted. Not messages_account_from,
-    // messages_provider_id (null until sent), nor messages_charge (a campaign's only), nor a
-    // counter per message.
+    // adds to it; each message: its row, its primary key, and messages_account_created, _status
+    // (queued), _to, messages_session and messages_unaccepted. Not messages_account_direction
+    // (incoming only) or _type (not text), messages_account_from, messages_provider_id (null until
+    // sent), nor messages_charge (a campaign's only), nor a counter per message.
     const one = send(accountId, 1, now);
-    expect(written(await batchSql(db, insertOutgoingStatements(one, sql`1`)))).toEqual([2, 9]);
+    expect(written(await batchSql(db, insertOutgoingStatements(one, sql`1`)))).toEqual([2, 7]);
     expect(written(await batchSql(db, insertOutgoingStatements(send(accountId, 10, now), sql`1`)))).toEqual([
-      1, 90,
+      1, 70,
     ]);
     const id = one.recipients[0]?.id ?? "";
 
@@ -61,8 +61,9 @@ describe("rows written per outgoing message", () => {
     expect(await claimMessages(db, one.sessionId, [id], now)).toEqual(new Set([id]));
     expect(d1Counts().rowsWritten - before).toBe(1);
 
-    // sent: the row, messages_account_status, messages_provider_id and messages_account_from (now
-    // set), and the usage counter (trigger messages_usage_status).
+    // sent: the row, messages_provider_id and messages_account_from (now set), and the usage
+    // counter (trigger messages_usage_status); the queued entry of messages_account_status goes,
+    // which writes nothing, and `sent` has none.
     const sent = sentStatement([
       {
         kind: "sent",
@@ -75,9 +76,9 @@ describe("rows written per outgoing message", () => {
         settledBy: "answer",
       },
     ]);
-    // delivered, read: the row, messages_account_status and the usage counter.
+    // delivered, read: the row and the usage counter (no messages_account_status entry).
     const receipt = (kind: "delivered" | "read") =>
       moveStatement({ kind, target: { ids: [id] }, at: now, gatewayAt: now }, crypto.randomUUID());
-    expect(written(await batchSql(db, [sent, receipt("delivered"), receipt("read")]))).toEqual([5, 3, 3]);
+    expect(written(await batchSql(db, [sent, receipt("delivered"), receipt("read")]))).toEqual([4, 2, 2]);
   });
 });

@@ -2,7 +2,7 @@ import { and, eq, getTableColumns, gte, lte, type SQL, type SQLWrapper, sql } fr
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Cursor } from "../../lib/cursor";
 import type { Db } from "../client";
-import { accounts, EVENT_TYPE_CODES, type EventRow, events, messages } from "../schema";
+import { accounts, EVENT_TYPE_CODES, type EventRow, events, messages, UNLISTED_EVENT_TYPES } from "../schema";
 import { contactJsonOfMessage } from "./contacts";
 import { beyond, pageOf, readOrder } from "./keyset";
 import { rowJson } from "./row-json";
@@ -239,6 +239,17 @@ export function materialiseMessageEventsStatement(
       AND ${pointsAtMessage()} AND +account_number = ${accountNumberOf(accountId)}`;
 }
 
+/**
+ * For a type `events_account_type` holds, the index's condition as a literal (SQLite uses a
+ * partial index only for a query whose WHERE holds it); none for an unlisted type
+ * (src/db/schema/events.ts `UNLISTED_EVENT_TYPES`), whose page reads `events_account_created`.
+ */
+function listedType(type: string): SQL[] {
+  if ((UNLISTED_EVENT_TYPES as readonly string[]).includes(type)) return [];
+  const unlisted = UNLISTED_EVENT_TYPES.map(eventTypeCode).join(", ");
+  return [sql.raw(`type_code NOT IN (${unlisted})`)];
+}
+
 /** One page request of the event list: types (none: all), epoch-ms bounds, size and cursor. */
 export interface EventListQuery {
   types: string[];
@@ -250,8 +261,9 @@ export interface EventListQuery {
 
 /**
  * One page of the account's events, newest first, by keyset on `(created_at, id)`: one query per
- * type (index `events_account_type`) or one over all (`events_account_created`), run as one D1
- * batch and merged, each reading at most `limit + 1` rows.
+ * type (index `events_account_type`, or `events_account_created` for a type most events have,
+ * {@link listedType}) or one over all (`events_account_created`), run as one D1 batch and merged,
+ * each reading `limit + 1` rows of its type.
  * @returns the page newest first, and whether more rows lie beyond it in the direction read.
  */
 export async function listEvents(
@@ -261,7 +273,7 @@ export async function listEvents(
 ): Promise<{ rows: EventRow[]; more: boolean }> {
   const build = (type: string | null) => {
     const where: (SQL | undefined)[] = [eq(events.accountNumber, accountNumberOf(accountId))];
-    if (type !== null) where.push(eq(events.typeCode, eventTypeCode(type)));
+    if (type !== null) where.push(eq(events.typeCode, eventTypeCode(type)), ...listedType(type));
     if (query.cursor) where.push(beyond(events, query.cursor, eventBytes));
     if (query.timeFrom !== undefined) where.push(gte(events.createdAt, query.timeFrom));
     if (query.timeTo !== undefined) where.push(lte(events.createdAt, query.timeTo));

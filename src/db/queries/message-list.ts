@@ -1,7 +1,16 @@
-import { and, eq, getTableColumns, inArray, type SQL } from "drizzle-orm";
+import { and, eq, getTableColumns, inArray, type SQL, sql } from "drizzle-orm";
 import type { Cursor } from "../../lib/cursor";
 import type { Db } from "../client";
-import { type ContactRow, type MessageRow, type MessageStatus, type MessageType, messages } from "../schema";
+import {
+  type ContactRow,
+  LISTED_DIRECTION,
+  LISTED_STATUSES,
+  type MessageRow,
+  type MessageStatus,
+  type MessageType,
+  messages,
+  UNLISTED_TYPE,
+} from "../schema";
 import { contactsKnownBy, messageContactColumn } from "./contacts";
 import { pageOf, pageWindow, readOrder } from "./keyset";
 
@@ -31,9 +40,26 @@ export interface ListQuery {
 }
 
 /**
+ * For a filter value a partial index holds, its condition as a literal (SQLite uses a partial index
+ * only for a query whose WHERE holds the index's own condition,
+ * https://www.sqlite.org/partialindex.html#queries_using_partial_indexes); none for another value,
+ * whose page reads `messages_account_created` (src/db/schema/messages.ts).
+ */
+const listedBy = {
+  status: (status: MessageStatus): SQL[] =>
+    (LISTED_STATUSES as readonly string[]).includes(status)
+      ? [sql.raw(`status IN (${LISTED_STATUSES.map((s) => `'${s}'`).join(", ")})`)]
+      : [],
+  direction: (direction: string): SQL[] =>
+    direction === LISTED_DIRECTION ? [sql.raw(`direction = '${LISTED_DIRECTION}'`)] : [],
+  type: (type: MessageType): SQL[] => (type === UNLISTED_TYPE ? [] : [sql.raw(`type <> '${UNLISTED_TYPE}'`)]),
+};
+
+/**
  * The query of one page of the account's messages, newest first, by keyset on `(created_at, id)`:
  * each filter has an index `(account_id, <filter>, created_at, id)`, so a page reads about as many
- * rows as it returns however deep it is. Each row comes with its contact (by primary key). It asks for one row more than the page, to know whether
+ * rows as it returns however deep it is; a status, direction or type most messages have reads the
+ * account's messages newest first instead ({@link listedBy}), about `limit` ÷ its share of them. Each row comes with its contact (by primary key). It asks for one row more than the page, to know whether
  * another page follows; a `prev` cursor reads oldest first (`listMessages` turns the page round).
  * Exposed as a query builder so that tests can run its SQL and read D1's `meta.rows_read`.
  */
@@ -43,9 +69,10 @@ export function buildListQuery(db: Db, accountId: string, query: ListQuery) {
   if (filters.toNumbers) where.push(inArray(messages.toNumber, filters.toNumbers));
   if (filters.fromNumber) where.push(eq(messages.fromNumber, filters.fromNumber));
   if (filters.contactIds) where.push(inArray(messages.contactId, filters.contactIds));
-  if (filters.status) where.push(eq(messages.status, filters.status));
-  if (filters.direction) where.push(eq(messages.direction, filters.direction));
-  if (filters.type) where.push(eq(messages.type, filters.type));
+  if (filters.status) where.push(eq(messages.status, filters.status), ...listedBy.status(filters.status));
+  if (filters.direction)
+    where.push(eq(messages.direction, filters.direction), ...listedBy.direction(filters.direction));
+  if (filters.type) where.push(eq(messages.type, filters.type), ...listedBy.type(filters.type));
   if (filters.sessionId) where.push(eq(messages.chatappSessionId, filters.sessionId));
   where.push(...pageWindow(messages, cursor, { from: filters.timeFrom, to: filters.timeTo }));
   return db

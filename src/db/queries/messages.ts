@@ -354,7 +354,9 @@ export async function lastIncomingMessageId(
       and(
         eq(messages.accountId, accountId),
         eq(messages.fromNumber, contact),
-        eq(messages.direction, "incoming"),
+        // Unary `+`: the contact's number, not every incoming message, leads the read
+        // (https://sqlite.org/optoverview.html#uplus).
+        sql`+${messages.direction} = 'incoming'`,
         eq(messages.chatappSessionId, sessionId),
         isNotNull(messages.providerMessageId),
       ),

@@ -35,11 +35,20 @@ export {
   EVENT_TYPE_CODES,
   type EventRow,
   events,
+  UNLISTED_EVENT_TYPES,
   webhookAttempts,
   webhookDeliveries,
   webhookEndpoints,
 } from "./events";
-export { type MessageRow, type MessageStatus, type MessageType, messages } from "./messages";
+export {
+  LISTED_DIRECTION,
+  LISTED_STATUSES,
+  type MessageRow,
+  type MessageStatus,
+  type MessageType,
+  messages,
+  UNLISTED_TYPE,
+} from "./messages";
 export { type OptOutRow, optOuts } from "./opt-outs";
 export {
   apps,

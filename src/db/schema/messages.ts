@@ -5,6 +5,19 @@ import { accounts } from "./accounts";
 // Messages, outgoing and incoming. Conventions of every table: see index.ts.
 
 /**
+ * The statuses `messages_account_status` holds: those few messages are in (waiting, or failed),
+ * which a status filter finds by that index. Most messages are `sent`, `delivered` or `read`; a
+ * filter on one of those reads the account's messages newest first (`messages_account_created`)
+ * and keeps those in it, so no message writes a status index entry on those moves (README, Data
+ * retention).
+ */
+export const LISTED_STATUSES = ["queued", "scheduled", "failed"] as const;
+/** The direction `messages_account_direction` holds (most messages of a sending API are outgoing). */
+export const LISTED_DIRECTION = "incoming";
+/** The type `messages_account_type` leaves out (most messages are text). */
+export const UNLISTED_TYPE = "text";
+
+/**
  * Every message, outgoing (`queued`/`scheduled` until sent, then `sent`, `delivered`, `read` or
  * `failed`; moves in src/moves/message.ts) and incoming (stored once per session and gateway
  * message id). `cost` is minor units; times are epoch ms. Outgoing ones are counted per hour
@@ -81,11 +94,21 @@ export const messages = sqliteTable(
   },
   // One index per list filter, each ending in the (created_at, id) keyset so that a page reads
   // about as many rows as it returns (this API's target; test/messages-rows-read.test.ts holds it).
+  // The status, direction and type indexes hold only the rows of their few-holder values
+  // (LISTED_STATUSES, LISTED_DIRECTION, UNLISTED_TYPE): a filter on a value most messages have
+  // reads `messages_account_created` instead, and every message spares the index entries (a
+  // status index entry on each of its moves).
   (t) => [
     index("messages_account_created").on(t.accountId, t.createdAt, t.id),
-    index("messages_account_status").on(t.accountId, t.status, t.createdAt, t.id),
-    index("messages_account_direction").on(t.accountId, t.direction, t.createdAt, t.id),
-    index("messages_account_type").on(t.accountId, t.type, t.createdAt, t.id),
+    index("messages_account_status")
+      .on(t.accountId, t.status, t.createdAt, t.id)
+      .where(sql.raw(`status IN (${LISTED_STATUSES.map((s) => `'${s}'`).join(", ")})`)),
+    index("messages_account_direction")
+      .on(t.accountId, t.direction, t.createdAt, t.id)
+      .where(sql.raw(`direction = '${LISTED_DIRECTION}'`)),
+    index("messages_account_type")
+      .on(t.accountId, t.type, t.createdAt, t.id)
+      .where(sql.raw(`type <> '${UNLISTED_TYPE}'`)),
     index("messages_account_to").on(t.accountId, t.toNumber, t.createdAt, t.id),
     // Partial: an outgoing message has no `from_number` until it is sent (nor an incoming one from
     // a user known only by a user id); every read by sender names one (`= ?`).
