@@ -71,7 +71,6 @@ async function seedDelivery(
     status,
     attempts: status === "pending" ? 0 : 8,
     nextAttemptAt: status === "pending" ? createdAt : null,
-    createdAt,
   });
   return eventId;
 }

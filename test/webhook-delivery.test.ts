@@ -288,7 +288,6 @@ describe("failed attempts", () => {
       eventId: old,
       status: "failed",
       attempts: 8,
-      createdAt: Date.now() - 6 * DAY_MS,
       updatedAt: Date.now() - DAY_MS,
     });
     receiver.answers.set("failing", () => new HttpResponse(null, { status: 500 }));
@@ -304,17 +303,12 @@ describe("failed attempts", () => {
     const { accountId, endpoint, message } = await oneDelivery("flaky");
     const old = await seedEvent(accountId, Date.now() - 6 * DAY_MS);
     const recent = await seedEvent(accountId, Date.now() - DAY_MS);
-    for (const [eventId, status, age] of [
-      [old, "failed", 6 * DAY_MS],
-      [recent, "succeeded", DAY_MS],
+    // Each delivery made at its event's time.
+    for (const [eventId, status] of [
+      [old, "failed"],
+      [recent, "succeeded"],
     ] as const)
-      await insertDelivery({
-        endpointId: endpoint.id,
-        eventId,
-        status,
-        attempts: 1,
-        createdAt: Date.now() - age,
-      });
+      await insertDelivery({ endpointId: endpoint.id, eventId, status, attempts: 1 });
     receiver.answers.set("flaky", () => new HttpResponse(null, { status: 500 }));
     await runQueue("chatapp-webhooks", [message]);
     expect(await endpointRow(endpoint.id)).toEqual({ enabled: 1, disabled_reason: null });

@@ -197,13 +197,15 @@ export async function attemptsOf(endpointId: string, eventId: string) {
   return results;
 }
 
-/** A delivery as a test seeds it: times in epoch ms (`updatedAt` defaults to `createdAt`). */
+/**
+ * A delivery as a test seeds it: its `created_at` is its event's time (src/db/schema/events.ts
+ * `webhookDeliveries`), `updatedAt` (epoch ms) defaults to it.
+ */
 export interface SeededDelivery {
   endpointId: string;
   eventId: string;
   status: keyof typeof STATUS_CODE;
   attempts: number;
-  createdAt: number;
   updatedAt?: number;
   nextAttemptAt?: number | null;
   type?: string;
@@ -212,22 +214,21 @@ export interface SeededDelivery {
 /** Inserts a delivery without attempt records, as the fan-out and later moves would leave it. */
 export async function insertDelivery(delivery: SeededDelivery): Promise<void> {
   const type = delivery.type ?? "message.sent";
-  await env.DB.batch([
-    env.DB.prepare(
-      `INSERT INTO webhook_deliveries (endpoint_number, created_at, event_id, event_type_code, status, attempts, next_attempt_at, updated_after_ms)
-       SELECT number, ?, unhex(substr(?, 5)), ?, ?, ?, ?, ?
-       FROM webhook_endpoints WHERE id = ?`,
-    ).bind(
-      delivery.createdAt,
-      delivery.eventId,
+  await env.DB.prepare(
+    `INSERT INTO webhook_deliveries (endpoint_number, created_at, event_id, event_type_code, status, attempts, next_attempt_at, updated_after_ms)
+     SELECT w.number, e.created_at, e.id, ?, ?, ?, ?, coalesce(? - e.created_at, 0)
+     FROM webhook_endpoints w JOIN events e ON e.id = unhex(substr(?, 5)) WHERE w.id = ?`,
+  )
+    .bind(
       eventTypeCode(type),
       STATUS_CODE[delivery.status],
       delivery.attempts,
       delivery.nextAttemptAt ?? null,
-      (delivery.updatedAt ?? delivery.createdAt) - delivery.createdAt,
+      delivery.updatedAt ?? null,
+      delivery.eventId,
       delivery.endpointId,
-    ),
-  ]);
+    )
+    .run();
 }
 
 export async function endpointRow(id: string) {

@@ -5,7 +5,8 @@ import { attemptsOf, createEndpoint, runQueue, seedEvent, useWebhookReceiver } f
 
 // Migration 0046 stores the webhook history small (src/db/schema/events.ts). This file puts the
 // tables back as migration 0042 left them, stores history in that shape, runs 0046's statements
-// again on it (and 0050's, which move the type codes to EVENT_TYPE_CODES) and checks that every
+// again on it (and 0050's, which move the type codes to EVENT_TYPE_CODES, and 0053's, which key
+// deliveries by their event's time) and checks that every
 // delivery and attempt reads as before and delivery goes on.
 
 const receiver = useWebhookReceiver();
@@ -105,6 +106,8 @@ describe("migration 0046 (webhook history stored small)", () => {
     // And on to where the deliveries name their type by its EVENT_TYPE_CODES number (0050).
     const code = (q: string) => q.replace(/^\s*--.*$/gm, "");
     await run(migration("0050_").filter((q) => /webhook_/.test(code(q))));
+    // And on to deliveries keyed by their event's time, found through it (0053).
+    await run(migration("0053_"));
 
     const listed = await call<{ data: Shown[] }>("GET", `/v1/webhooks/${endpoint.id}/deliveries`, { key });
     expect(listed.status).toBe(200);

@@ -164,8 +164,8 @@ describe("delivery history", () => {
         `UPDATE webhook_deliveries SET created_at = ?, updated_after_ms = ?, first_attempt_after_ms = 0 WHERE ${DELIVERY_KEY}`,
       ).bind(Date.now() - made * day, (made - changed) * day, endpoint.id, eventId),
       env.DB.prepare(
-        `INSERT INTO webhook_attempts (endpoint_number, event_id, attempt, attempted_at, status_code, duration_ms)
-         SELECT endpoint_number, event_id, 2, ?, 200, 5 FROM webhook_deliveries WHERE ${DELIVERY_KEY}`,
+        `INSERT INTO webhook_attempts (endpoint_number, event_id, attempt, created_at, attempted_at, status_code, duration_ms)
+         SELECT endpoint_number, event_id, 2, created_at, ?, 200, 5 FROM webhook_deliveries WHERE ${DELIVERY_KEY}`,
       ).bind(Date.now() - changed * day, endpoint.id, eventId),
     ];
     await env.DB.batch([...age(first?.id, 31, 31), ...age(second?.id, 31, 29)]);

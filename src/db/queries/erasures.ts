@@ -295,7 +295,10 @@ export function eraseRowsStatements(
         updated_at = ${media.now}
       WHERE id = ${scope.id}`,
     sql`DELETE FROM webhook_attempts WHERE endpoint_number IN ${endpoints} AND event_id IN ${doomed}`,
-    sql`DELETE FROM webhook_deliveries WHERE endpoint_number IN ${endpoints} AND event_id IN ${doomed}`,
+    // By key: a delivery's created_at is its event's time.
+    sql`DELETE FROM webhook_deliveries WHERE (endpoint_number, created_at, event_id) IN
+      (SELECT w.number, e.created_at, e.id FROM webhook_endpoints w, events e
+        WHERE w.account_id = ${scope.accountId} AND ${personsEvent(scope, "e")})`,
     sql`DELETE FROM events WHERE id IN ${doomed}`,
     sql`UPDATE messages AS m SET to_number = ${p.hashOf(sql`m.to_number`)}, from_number = ${p.hashOf(sql`m.from_number`)},
         contact_id = NULL, content = NULL, media_url = NULL, media_key = NULL, media_content_type = NULL,

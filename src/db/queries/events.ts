@@ -340,7 +340,8 @@ export function undeliveredEventsQuery(range: { from: number; to: number }, limi
       AND w.created_at <= e.created_at
       AND (w.events IS NULL OR ${eventTypeName(sql`e.type_code`)} IN (SELECT value FROM json_each(w.events)))
     WHERE w.enabled = 1
-      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_number = w.number AND d.event_id = e.id)
+      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
+        WHERE d.endpoint_number = w.number AND d.created_at = e.created_at AND d.event_id = e.id)
     ORDER BY e.created_at LIMIT ${limit}`;
 }
 

@@ -27,9 +27,14 @@ const endpointNumber = (endpointId: string) =>
 /** The number of the account's endpoint `endpointId`, or NULL when the account has none such. */
 const ownedEndpointNumber = (accountId: string, endpointId: string) =>
   sql`(SELECT number FROM webhook_endpoints WHERE id = ${endpointId} AND account_id = ${accountId})`;
-/** The delivery `key` (alias-free, for UPDATE). */
+/**
+ * The time of event `eventId`, which is its deliveries' `created_at` (src/db/schema/events.ts
+ * `webhookDeliveries`), or NULL when the event is gone: with it, a delivery is found by its key.
+ */
+const eventTime = (eventId: string) => sql`(SELECT created_at FROM events WHERE id = ${eventBytes(eventId)})`;
+/** The delivery `key` (alias-free, for UPDATE): a primary-key seek. */
 const isKey = (key: DeliveryKey) =>
-  sql`endpoint_number = ${endpointNumber(key.endpointId)} AND event_id = ${eventBytes(key.eventId)}`;
+  sql`endpoint_number = ${endpointNumber(key.endpointId)} AND created_at = ${eventTime(key.eventId)} AND event_id = ${eventBytes(key.eventId)}`;
 
 /** A delivery as the history shows it; times in epoch ms. */
 export interface WebhookDelivery {
@@ -209,6 +214,7 @@ export async function findDelivery(
     .where(
       and(
         eq(d.endpointNumber, ownedEndpointNumber(accountId, endpointId)),
+        eq(d.createdAt, eventTime(eventId)),
         eq(d.eventId, eventBytes(eventId)),
       ),
     )
@@ -277,7 +283,8 @@ export async function endpointsToDeliver(
     WHERE w.account_id = ${accountId} AND w.enabled = 1
       AND (w.events IS NULL OR EXISTS (SELECT 1 FROM json_each(w.events) WHERE value = ${type}))
       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_number = w.number
-        AND d.event_id = ${eventBytes(eventId)} AND NOT (d.status = ${PENDING} AND d.attempts = 0))`);
+        AND d.created_at = ${eventTime(eventId)} AND d.event_id = ${eventBytes(eventId)}
+        AND NOT (d.status = ${PENDING} AND d.attempts = 0))`);
   return rows.map((row) => row.endpoint_id);
 }
 
@@ -292,7 +299,8 @@ function insertMissingDelivery(key: DeliveryKey, columns: string[], values: SQL[
     SELECT w.number, e.created_at, e.id, e.type_code, ${sql.join(values, sql`, `)}
     FROM webhook_endpoints w JOIN events e ON e.id = ${eventBytes(key.eventId)}
     WHERE w.id = ${key.endpointId}
-      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_number = w.number AND d.event_id = e.id)`;
+      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
+        WHERE d.endpoint_number = w.number AND d.created_at = e.created_at AND d.event_id = e.id)`;
 }
 
 /**
@@ -339,6 +347,7 @@ export async function claimAttempt(
       .where(
         and(
           sql`${d.endpointNumber} = (SELECT number FROM webhook_endpoints WHERE id = ${key.endpointId} AND enabled = 1)`,
+          eq(d.createdAt, eventTime(key.eventId)),
           eq(d.eventId, eventBytes(key.eventId)),
           sql`${d.status} = ${PENDING}`,
           sql`coalesce(${d.nextAttemptAt}, 0) <= ${now + earlyMs}`,
@@ -348,7 +357,11 @@ export async function claimAttempt(
       .returning({ attempts: d.attempts }),
     selectDeliveries(db)
       .where(
-        and(eq(d.endpointNumber, endpointNumber(key.endpointId)), eq(d.eventId, eventBytes(key.eventId))),
+        and(
+          eq(d.endpointNumber, endpointNumber(key.endpointId)),
+          eq(d.createdAt, eventTime(key.eventId)),
+          eq(d.eventId, eventBytes(key.eventId)),
+        ),
       )
       .limit(1),
     // Separate reads, not joins: drizzle maps the rows of a batched join by column name, and
@@ -440,9 +453,9 @@ export async function recordAttempt(
   }
   await batchSql(db, [
     sql`INSERT INTO webhook_attempts
-        (endpoint_number, event_id, attempt, attempted_at, status_code, duration_ms, response_excerpt, error)
-      SELECT number, ${eventBytes(key.eventId)}, ${attempt.attempt}, ${attempt.attemptedAt}, ${attempt.statusCode},
-        ${attempt.durationMs}, ${attempt.responseExcerpt}, ${attempt.error}
+        (endpoint_number, event_id, attempt, created_at, attempted_at, status_code, duration_ms, response_excerpt, error)
+      SELECT number, ${eventBytes(key.eventId)}, ${attempt.attempt}, ${eventTime(key.eventId)}, ${attempt.attemptedAt},
+        ${attempt.statusCode}, ${attempt.durationMs}, ${attempt.responseExcerpt}, ${attempt.error}
       FROM webhook_endpoints WHERE id = ${key.endpointId}
       ON CONFLICT DO NOTHING`,
     sql`UPDATE webhook_deliveries
@@ -467,7 +480,8 @@ export async function reopenDelivery(
 ): Promise<boolean> {
   const result = await db.run(sql`UPDATE webhook_deliveries
     SET status = ${PENDING}, next_attempt_at = ${now}, updated_after_ms = ${now} - created_at
-    WHERE endpoint_number = ${ownedEndpointNumber(accountId, key.endpointId)} AND event_id = ${eventBytes(key.eventId)}`);
+    WHERE endpoint_number = ${ownedEndpointNumber(accountId, key.endpointId)} AND created_at = ${eventTime(key.eventId)}
+      AND event_id = ${eventBytes(key.eventId)}`);
   return result.meta.changes > 0;
 }
 
@@ -488,10 +502,9 @@ export async function reopenFailedDeliveries(
   limit: number,
 ): Promise<string[]> {
   const results = await db.all<{ eventId: string; createdAt: number }>(sql`UPDATE webhook_deliveries
-    INDEXED BY webhook_deliveries_event
     SET status = ${PENDING}, next_attempt_at = ${now}, updated_after_ms = ${now} - created_at
-    WHERE endpoint_number = ${ownedEndpointNumber(accountId, endpointId)} AND event_id IN (
-      SELECT event_id FROM webhook_deliveries
+    WHERE (endpoint_number, created_at, event_id) IN (
+      SELECT endpoint_number, created_at, event_id FROM webhook_deliveries INDEXED BY webhook_deliveries_failed
       WHERE endpoint_number = ${ownedEndpointNumber(accountId, endpointId)} AND status = ${FAILED} AND created_at >= ${since}
       ORDER BY created_at, event_id LIMIT ${limit})
     RETURNING 'evt_' || lower(hex(event_id)) AS eventId, created_at AS createdAt`);
@@ -557,7 +570,7 @@ export function failEndpointDeliveries(endpointId: string, now: number): SQL {
 export async function purgeDeliveryHistory(db: Db, before: number): Promise<void> {
   await batchSql(db, [
     sql`DELETE FROM webhook_attempts AS a WHERE EXISTS (SELECT 1 FROM webhook_deliveries d
-      WHERE d.endpoint_number = a.endpoint_number AND d.event_id = a.event_id
+      WHERE d.endpoint_number = a.endpoint_number AND d.created_at = a.created_at AND d.event_id = a.event_id
         AND d.status <> ${PENDING} AND d.created_at + d.updated_after_ms < ${before})`,
     sql`WITH RECURSIVE numbers(n) AS (
         SELECT min(endpoint_number) FROM webhook_deliveries

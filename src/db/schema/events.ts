@@ -193,14 +193,17 @@ export const webhookEndpoints = sqliteTable(
  *
  * `WITHOUT ROWID` (migrations/0046_webhook_history_small.sql, which drizzle-kit cannot express: a
  * later migration that rebuilds the table must keep it): the table is its primary key's b-tree, in
- * the order the history lists it (an endpoint's deliveries by `created_at`, then event id).
+ * the order the history lists it (an endpoint's deliveries by `created_at`, then event id). Its
+ * `created_at` is its event's own time, so a delivery is found by endpoint and event id through the
+ * event (src/db/queries/webhook-deliveries.ts `isKey`), with no index of its own, and written
+ * once: a delivery that succeeds at its first attempt is one row written (migrations/0053).
  */
 export const webhookDeliveries = sqliteTable(
   "webhook_deliveries",
   {
     /** The endpoint's {@link webhookEndpoints} `number`. */
     endpointNumber: integer().notNull(),
-    /** When the event was fanned out to the endpoint, epoch ms. */
+    /** The event's time (`events.created_at`), epoch ms. */
     createdAt: integer().notNull(),
     eventId: idBytes().notNull(),
     /** The event's type ({@link EVENT_TYPE_CODES}), kept so the history reads without the event. */
@@ -225,8 +228,6 @@ export const webhookDeliveries = sqliteTable(
   },
   (t) => [
     primaryKey({ columns: [t.endpointNumber, t.createdAt, t.eventId] }),
-    // One delivery per (endpoint, event), found by its event id.
-    uniqueIndex("webhook_deliveries_event").on(t.endpointNumber, t.eventId),
     // The few deliveries not `succeeded`, in list order: the status filters, the sweep, recover.
     index("webhook_deliveries_pending")
       .on(t.endpointNumber, t.createdAt, t.eventId)
@@ -241,7 +242,8 @@ export const webhookDeliveries = sqliteTable(
  * The attempts of a delivery after its first (which its {@link webhookDeliveries} row holds): when
  * (epoch ms), the HTTP status (null without an answer), duration, and the start of the answer.
  * Keyed by its delivery and number, so an attempt recorded twice is one row; purged with its
- * delivery. `WITHOUT ROWID` like the deliveries (migrations/0046_webhook_history_small.sql).
+ * delivery, whose `created_at` it keeps to find it by key. `WITHOUT ROWID` like the deliveries
+ * (migrations/0046_webhook_history_small.sql).
  */
 export const webhookAttempts = sqliteTable(
   "webhook_attempts",
@@ -250,6 +252,8 @@ export const webhookAttempts = sqliteTable(
     eventId: idBytes().notNull(),
     /** 2 for the second attempt, and so on. */
     attempt: integer().notNull(),
+    /** Its delivery's `created_at` (its event's time), epoch ms; null for one made before 0053 whose event was gone. */
+    createdAt: integer(),
     attemptedAt: integer().notNull(),
     statusCode: integer(),
     durationMs: integer().notNull(),
