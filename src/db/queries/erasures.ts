@@ -62,13 +62,14 @@ function piecesOf(scope: ErasureScope) {
  */
 function personsMessage(scope: ErasureScope, m: string): SQL {
   // One index seek per address or contact (messages_account_to, _from, _contact), driven from the
-  // list (CROSS JOIN keeps SQLite from walking the account's messages instead).
+  // list (CROSS JOIN keeps SQLite from walking the account's messages instead; the unary `+` from
+  // reading all incoming ones by messages_account_direction, https://sqlite.org/optoverview.html#uplus).
   const by = (list: string, condition: SQL) => sql`SELECT x.id FROM json_each(${list}) j CROSS JOIN messages x
     ON x.account_id = ${scope.accountId} AND ${condition} AND x.created_at <= ${scope.createdAt}`;
   const { hashes: addresses } = piecesOf(scope);
-  return sql`${sql.raw(m)}.id IN (${by(addresses, sql`x.to_number = j.key AND x.direction = 'outgoing'`)}
-    UNION ALL ${by(addresses, sql`x.from_number = j.key AND x.direction = 'incoming'`)}
-    UNION ALL ${by(JSON.stringify(scope.contactIds), sql`x.contact_id = j.value AND x.direction = 'incoming'`)})`;
+  return sql`${sql.raw(m)}.id IN (${by(addresses, sql`x.to_number = j.key AND +x.direction = 'outgoing'`)}
+    UNION ALL ${by(addresses, sql`x.from_number = j.key AND +x.direction = 'incoming'`)}
+    UNION ALL ${by(JSON.stringify(scope.contactIds), sql`x.contact_id = j.value AND +x.direction = 'incoming'`)})`;
 }
 
 /** SQL over `m`: {@link personsMessage}, and no longer waiting to be sent (erasable now). */
