@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { batchSql, createDb } from "../src/db/client";
 import { d1Counts } from "../src/db/d1-counter";
 import { claimMessages, insertOutgoingStatements, type NewMessages } from "../src/db/queries/messages";
-import { moveStatement, sentStatement } from "../src/moves/message";
+import { moveStatement, sentStatements } from "../src/moves/message";
 import { createAccount } from "./helpers";
 
 // D1 bills a row written per b-tree entry it writes: a table row, one per index entry, and the
@@ -41,7 +41,7 @@ function send(accountId: string, count: number, now: number): NewMessages {
 const written = (results: D1Result[]) => results.map((result) => result.meta.rows_written);
 
 describe("rows written per outgoing message", () => {
-  it("are 7 to create a text (a send's count 1 or 2), 1 to accept it, 4 to send it, 2 to deliver and 2 to read it", async () => {
+  it("are 7 to create a text (a send's count 1 or 2), 1 to accept it, 3 to send it (a batch's count 1), 2 to deliver and 2 to read it", async () => {
     const { accountId } = await createAccount(1);
     const now = Date.now();
     // The hour's first send creates its counter row (the row and its primary key), the next one
@@ -61,10 +61,10 @@ describe("rows written per outgoing message", () => {
     expect(await claimMessages(db, one.sessionId, [id], now)).toEqual(new Set([id]));
     expect(d1Counts().rowsWritten - before).toBe(1);
 
-    // sent: the row, messages_provider_id and messages_account_from (now set), and the usage
-    // counter (trigger messages_usage_status); the queued entry of messages_account_status goes,
-    // which writes nothing, and `sent` has none.
-    const sent = sentStatement([
+    // sent: its count (the hour and type's usage row, once for the whole batch), then the row,
+    // messages_provider_id and messages_account_from (now set); the queued entry of
+    // messages_account_status goes, which writes nothing, and `sent` has none.
+    const sent = sentStatements([
       {
         kind: "sent",
         id,
@@ -79,6 +79,8 @@ describe("rows written per outgoing message", () => {
     // delivered, read: the row and the usage counter (no messages_account_status entry).
     const receipt = (kind: "delivered" | "read") =>
       moveStatement({ kind, target: { ids: [id] }, at: now, gatewayAt: now }, crypto.randomUUID());
-    expect(written(await batchSql(db, [sent, receipt("delivered"), receipt("read")]))).toEqual([4, 2, 2]);
+    expect(written(await batchSql(db, [...sent, receipt("delivered"), receipt("read")]))).toEqual([
+      1, 3, 2, 2,
+    ]);
   });
 });

@@ -255,6 +255,61 @@ describe("usage counters", () => {
     });
   });
 
+  it("count a batch's moves into sent in one write per hour and type, each message once", async () => {
+    const { key, accountId } = await createAccount(10);
+    const other = await createAccount(10);
+    const session = (await connectedSession(key)).id;
+    const otherSession = (await connectedSession(other.key)).id;
+    const at = Date.parse("2026-03-03T10:00:00Z");
+    const seed = (
+      account: string,
+      sessionId: string,
+      status: "queued" | "scheduled" | "sent",
+      type = "text",
+    ) => ({
+      accountId: account,
+      sessionId,
+      toNumber: "+14155552671",
+      type: type as "text" | "image",
+      status,
+      createdAt: at,
+    });
+    const ids = await seedMessages([
+      seed(accountId, session, "queued"),
+      seed(accountId, session, "queued"),
+      seed(accountId, session, "scheduled"),
+      seed(accountId, session, "queued", "image"),
+      seed(accountId, session, "sent"),
+      seed(other.accountId, otherSession, "queued"),
+    ]);
+    const sentMove = (id: string) => ({
+      kind: "sent" as const,
+      id,
+      at: Date.now(),
+      providerMessageId: `p-${id}`,
+      fromNumber: null,
+      attempts: 1,
+      gateway: "sandbox" as const,
+      settledBy: "answer" as const,
+    });
+    // The first message twice, the already sent one again, and the other account's.
+    const moved = await applyMoves(
+      env,
+      [...ids, ids[0]].map((id) => sentMove(id ?? "")),
+    );
+    expect(moved.every(Boolean)).toBe(true);
+    expect(await counters(accountId)).toEqual(await recount(accountId));
+    expect(await counters(other.accountId)).toEqual(await recount(other.accountId));
+    const textRow = (await counters(accountId)).find((row) => row.type === "text");
+    expect(textRow).toMatchObject({ queued: 0, scheduled: 0, sent: 4 });
+    // Applied again, nothing moves and nothing is counted twice.
+    await applyMoves(
+      env,
+      ids.map((id) => sentMove(id ?? "")),
+    );
+    expect(await counters(accountId)).toEqual(await recount(accountId));
+  });
+
   it("count each message in the UTC hour it was created, and move it between statuses as it moves", async () => {
     const { key, accountId } = await createAccount(10);
     const session = (await connectedSession(key)).id;

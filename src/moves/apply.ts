@@ -2,7 +2,7 @@ import type { SQL } from "drizzle-orm";
 import { batchSql, databaseFor } from "../db/client";
 import { publishEvents } from "../events/publish";
 import { recordedIn } from "../events/record";
-import { type MessageMove, moveStatement, type SentMove, sentStatement } from "./message";
+import { type MessageMove, moveStatement, type SentMove, sentStatements } from "./message";
 import { batchReactions, reactionsOf } from "./reactions";
 
 /**
@@ -13,7 +13,7 @@ import { batchReactions, reactionsOf } from "./reactions";
  * start from, so applying the same moves twice changes nothing the second time, and a refund
  * covers exactly the messages its move failed.
  *
- * All `sent` moves of a batch are one UPDATE and one event statement, first in the batch (so a
+ * All `sent` moves of a batch are one count, one UPDATE and one event statement, first in the batch (so a
  * batch must not also move its sent messages further); a move by ids is one statement however
  * many ids it holds. D1 is one writer for the whole deployment, so a batch costs few statements
  * whatever its size.
@@ -37,10 +37,11 @@ export async function applyMoves(
   const statements: SQL[] = [];
   const firstOf: number[] = [];
   const sent = moves.filter((move): move is SentMove => move.kind === "sent");
-  if (sent.length > 0) statements.push(sentStatement(sent));
+  if (sent.length > 0) statements.push(...sentStatements(sent));
+  const sentAt = statements.length - 1;
   for (const move of moves) {
     if (move.kind === "sent") {
-      firstOf.push(0);
+      firstOf.push(sentAt);
       continue;
     }
     firstOf.push(statements.length);

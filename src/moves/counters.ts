@@ -1,3 +1,4 @@
+import { type SQL, sql } from "drizzle-orm";
 import type { MessageStatus } from "../db/schema";
 
 // The counters that follow an outgoing message's status, defined beside the moves that change it.
@@ -42,11 +43,15 @@ export const CAMPAIGN_STATS = {
   },
 } as const satisfies StatusCounters;
 
-/** The account's usage per UTC hour of creation and message type (`GET /v1/account/usage`). */
+/**
+ * The account's usage per UTC hour of creation and message type (`GET /v1/account/usage`). A
+ * move into `sent` is counted instead by the statement before its UPDATE, once per hour and type
+ * of the batch rather than once per message ({@link sentUsageStatement}): the trigger leaves it.
+ */
 export const ACCOUNT_USAGE = {
   trigger: "messages_usage_status",
   table: "account_usage",
-  when: "NEW.direction = 'outgoing'",
+  when: "NEW.direction = 'outgoing' AND (NEW.status IS NOT 'sent' OR OLD.status IS 'sent')",
   row: "account_id = NEW.account_id AND hour = NEW.created_at - NEW.created_at % 3600000 AND type = NEW.type",
   columns: {
     queued: ["queued"],
@@ -92,4 +97,27 @@ export function counterTriggers(): Record<string, string> {
     [CAMPAIGN_STATS.trigger]: statusTriggerSql(CAMPAIGN_STATS),
     [ACCOUNT_USAGE.trigger]: statusTriggerSql(ACCOUNT_USAGE),
   };
+}
+
+/**
+ * The statement that counts in `account_usage` the move into `sent` of the outgoing messages
+ * `ids` (SQL: a subquery of message ids) that are in one of `from` (the statuses the move starts
+ * from, src/moves/message.ts `MESSAGE_TRANSITIONS`): each (account, hour, type) row loses them
+ * from their status's counter and gains them in `sent`, in one UPDATE. It goes into the batch just
+ * before the move's UPDATE, which matches the same messages, so the counters stay exact (the
+ * trigger {@link ACCOUNT_USAGE} leaves moves into `sent` to it).
+ */
+export function sentUsageStatement(ids: SQL, from: readonly MessageStatus[]): SQL {
+  const counted = Object.entries(ACCOUNT_USAGE.columns).filter(([column]) => column !== "sent");
+  const sums = counted.map(([column, statuses]) =>
+    sql.raw(`SUM(m.status IN (${statuses.map((status) => `'${status}'`).join(", ")})) AS ${column}_n`),
+  );
+  const sets = counted.map(([column]) => sql.raw(`${quoted(column)} = ${quoted(column)} - c.${column}_n`));
+  const moved = sql.raw(counted.map(([column]) => `c.${column}_n`).join(" + "));
+  return sql`UPDATE account_usage SET ${sql.join(sets, sql`, `)}, sent = sent + ${moved}
+    FROM (SELECT m.account_id AS a, m.created_at - m.created_at % 3600000 AS h, m.type AS t, ${sql.join(sums, sql`, `)}
+      FROM messages m WHERE m.id IN ${ids} AND m.direction = 'outgoing'
+        AND m.status IN (${sql.raw(from.map((status) => `'${status}'`).join(", "))})
+      GROUP BY 1, 2, 3) AS c
+    WHERE account_usage.account_id = c.a AND account_usage.hour = c.h AND account_usage.type = c.t`;
 }

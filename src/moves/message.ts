@@ -1,6 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { MessageStatus } from "../db/schema";
 import { formatTimestamp } from "../lib/time";
+import { sentUsageStatement } from "./counters";
 
 /**
  * Every move an outgoing message's status may make, and the only place that moves it. The
@@ -161,6 +162,16 @@ export type SentMove = Extract<MessageMove, { kind: "sent" }>;
 /** `status IN (…)`: the statuses move `kind` may start from. */
 function fromOf(kind: MoveKind): SQL {
   return sql.raw(`status IN (${MESSAGE_TRANSITIONS[kind].from.map((status) => `'${status}'`).join(", ")})`);
+}
+
+/**
+ * The statements of every `sent` move of a batch: their count in `account_usage`
+ * (src/moves/counters.ts `sentUsageStatement`), then their UPDATE ({@link sentStatement}), which
+ * comes last.
+ */
+export function sentStatements(moves: SentMove[]): SQL[] {
+  const ids = sql`(SELECT json_extract(value, '$.id') FROM json_each(${JSON.stringify(moves.map((m) => ({ id: m.id })))}))`;
+  return [sentUsageStatement(ids, MESSAGE_TRANSITIONS.sent.from), sentStatement(moves)];
 }
 
 /**
