@@ -2,7 +2,15 @@ import { and, eq, getTableColumns, gte, lte, type SQL, type SQLWrapper, sql } fr
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Cursor } from "../../lib/cursor";
 import type { Db } from "../client";
-import { accounts, EVENT_TYPE_CODES, type EventRow, events, messages, UNLISTED_EVENT_TYPES } from "../schema";
+import {
+  accounts,
+  EVENT_TYPE_CODES,
+  type EventRow,
+  events,
+  LISTED_EVENT_TYPE_CONDITION,
+  messages,
+  UNLISTED_EVENT_TYPES,
+} from "../schema";
 import { contactJsonOfMessage } from "./contacts";
 import { beyond, pageOf, readOrder } from "./keyset";
 import { rowJson } from "./row-json";
@@ -245,9 +253,9 @@ export function materialiseMessageEventsStatement(
  * (src/db/schema/events.ts `UNLISTED_EVENT_TYPES`), whose page reads `events_account_created`.
  */
 function listedType(type: string): SQL[] {
-  if ((UNLISTED_EVENT_TYPES as readonly string[]).includes(type)) return [];
-  const unlisted = UNLISTED_EVENT_TYPES.map(eventTypeCode).join(", ");
-  return [sql.raw(`type_code NOT IN (${unlisted})`)];
+  return (UNLISTED_EVENT_TYPES as readonly string[]).includes(type)
+    ? []
+    : [sql.raw(LISTED_EVENT_TYPE_CONDITION)];
 }
 
 /** One page request of the event list: types (none: all), epoch-ms bounds, size and cursor. */

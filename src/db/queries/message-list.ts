@@ -3,6 +3,7 @@ import type { Cursor } from "../../lib/cursor";
 import type { Db } from "../client";
 import {
   type ContactRow,
+  LISTED_CONDITION,
   LISTED_DIRECTION,
   LISTED_STATUSES,
   type MessageRow,
@@ -40,19 +41,15 @@ export interface ListQuery {
 }
 
 /**
- * For a filter value a partial index holds, its condition as a literal (SQLite uses a partial index
- * only for a query whose WHERE holds the index's own condition,
- * https://www.sqlite.org/partialindex.html#queries_using_partial_indexes); none for another value,
- * whose page reads `messages_account_created` (src/db/schema/messages.ts).
+ * For a filter value a partial index holds, its condition (src/db/schema/messages.ts
+ * `LISTED_CONDITION`); none for another value, whose page reads `messages_account_created`.
  */
 const listedBy = {
   status: (status: MessageStatus): SQL[] =>
-    (LISTED_STATUSES as readonly string[]).includes(status)
-      ? [sql.raw(`status IN (${LISTED_STATUSES.map((s) => `'${s}'`).join(", ")})`)]
-      : [],
+    (LISTED_STATUSES as readonly string[]).includes(status) ? [sql.raw(LISTED_CONDITION.status)] : [],
   direction: (direction: string): SQL[] =>
-    direction === LISTED_DIRECTION ? [sql.raw(`direction = '${LISTED_DIRECTION}'`)] : [],
-  type: (type: MessageType): SQL[] => (type === UNLISTED_TYPE ? [] : [sql.raw(`type <> '${UNLISTED_TYPE}'`)]),
+    direction === LISTED_DIRECTION ? [sql.raw(LISTED_CONDITION.direction)] : [],
+  type: (type: MessageType): SQL[] => (type === UNLISTED_TYPE ? [] : [sql.raw(LISTED_CONDITION.type)]),
 };
 
 /**

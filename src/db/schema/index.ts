@@ -35,12 +35,14 @@ export {
   EVENT_TYPE_CODES,
   type EventRow,
   events,
+  LISTED_EVENT_TYPE_CONDITION,
   UNLISTED_EVENT_TYPES,
   webhookAttempts,
   webhookDeliveries,
   webhookEndpoints,
 } from "./events";
 export {
+  LISTED_CONDITION,
   LISTED_DIRECTION,
   LISTED_STATUSES,
   type MessageRow,

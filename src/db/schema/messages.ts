@@ -16,6 +16,16 @@ export const LISTED_STATUSES = ["queued", "scheduled", "failed"] as const;
 export const LISTED_DIRECTION = "incoming";
 /** The type `messages_account_type` leaves out (most messages are text). */
 export const UNLISTED_TYPE = "text";
+/**
+ * The conditions of the partial indexes on status, direction and type, as SQL text: each index is
+ * made with its own, and a query that reads one must hold it literally (SQLite uses a partial
+ * index only then, https://www.sqlite.org/partialindex.html#queries_using_partial_indexes).
+ */
+export const LISTED_CONDITION = {
+  status: `status IN (${LISTED_STATUSES.map((status) => `'${status}'`).join(", ")})`,
+  direction: `direction = '${LISTED_DIRECTION}'`,
+  type: `type <> '${UNLISTED_TYPE}'`,
+} as const;
 
 /**
  * Every message, outgoing (`queued`/`scheduled` until sent, then `sent`, `delivered`, `read` or
@@ -102,13 +112,13 @@ export const messages = sqliteTable(
     index("messages_account_created").on(t.accountId, t.createdAt, t.id),
     index("messages_account_status")
       .on(t.accountId, t.status, t.createdAt, t.id)
-      .where(sql.raw(`status IN (${LISTED_STATUSES.map((s) => `'${s}'`).join(", ")})`)),
+      .where(sql.raw(LISTED_CONDITION.status)),
     index("messages_account_direction")
       .on(t.accountId, t.direction, t.createdAt, t.id)
-      .where(sql.raw(`direction = '${LISTED_DIRECTION}'`)),
+      .where(sql.raw(LISTED_CONDITION.direction)),
     index("messages_account_type")
       .on(t.accountId, t.type, t.createdAt, t.id)
-      .where(sql.raw(`type <> '${UNLISTED_TYPE}'`)),
+      .where(sql.raw(LISTED_CONDITION.type)),
     index("messages_account_to").on(t.accountId, t.toNumber, t.createdAt, t.id),
     // Partial: an outgoing message has no `from_number` until it is sent (nor an incoming one from
     // a user known only by a user id); every read by sender names one (`= ?`).
