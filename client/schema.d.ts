@@ -944,7 +944,7 @@ export interface paths {
         };
         /**
          * List an endpoint's deliveries with their attempts
-         * @description One delivery per event fanned out to the endpoint, newest first, each with every attempt made (time, HTTP status, duration, the first 1 KiB of the answer). Kept 30 days. Cursor-paged like the message list.
+         * @description One delivery per event sent to the endpoint, listed from its first attempt on, newest first, each with every attempt made (time, HTTP status, duration, the first 1 KiB of the answer). Kept 30 days. Cursor-paged like the message list.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -3527,7 +3527,7 @@ export interface components {
              */
             next_attempt_at: string | null;
             /**
-             * @description When the event was fanned out to this endpoint.
+             * @description The event's time (`created_at` of the event); deliveries are listed by it.
              * @example 2026-11-21T09:30:12.345000Z
              */
             created_at: string;

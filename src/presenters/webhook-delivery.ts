@@ -9,7 +9,7 @@ import { formatNullableTimestamp, formatTimestamp } from "../lib/time";
 export function toDeliveryRecord({ delivery, attempts }: DeliveryHistory) {
   return {
     event_id: delivery.eventId,
-    // Only the fan-out writes the column, with the event's catalogue type.
+    // Written with the row at the first attempt, the event's catalogue type.
     event_type: delivery.eventType as EventType,
     endpoint_id: delivery.endpointId,
     status: delivery.status,

@@ -20,7 +20,7 @@ export const listDeliveries = createRoute({
   path: "/{id}/deliveries",
   summary: "List an endpoint's deliveries with their attempts",
   description:
-    "One delivery per event fanned out to the endpoint, newest first, each with every attempt made " +
+    "One delivery per event sent to the endpoint, listed from its first attempt on, newest first, each with every attempt made " +
     "(time, HTTP status, duration, the first 1 KiB of the answer). Kept 30 days. Cursor-paged like the message list.",
   request: { params: IdParam, query: DeliveryListQuery },
   responses: {

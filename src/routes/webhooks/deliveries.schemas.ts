@@ -63,7 +63,9 @@ export const WebhookDeliverySchema = z
     next_attempt_at: timestamp.nullable().openapi({
       description: "While `pending`: when the next attempt is due. Null otherwise.",
     }),
-    created_at: timestamp.openapi({ description: "When the event was fanned out to this endpoint." }),
+    created_at: timestamp.openapi({
+      description: "The event's time (`created_at` of the event); deliveries are listed by it.",
+    }),
     updated_at: timestamp.openapi({ description: "The delivery's last change." }),
     attempts: z.array(WebhookAttemptSchema).openapi({
       description: "Every attempt made, oldest first (attempt records are kept 30 days).",
