@@ -13,8 +13,11 @@ import {
 import { EVENT_TYPE_CODES } from "../src/db/schema";
 import { EVENT_TYPES } from "../src/events/catalogue";
 import { newEventId } from "../src/events/record";
+import { formatTimestamp } from "../src/lib/time";
+import { applyMoves } from "../src/moves/apply";
 import { insertEvent } from "./event-fixtures";
-import { createAccount } from "./helpers";
+import { call, createAccount } from "./helpers";
+import { getMessage, seedMessages } from "./message-fixtures";
 
 // How events are stored (src/db/schema/events.ts): a WITHOUT ROWID table keyed by the id's 16
 // bytes, the account by its number, the type by its code; what reads them uses the indexes.
@@ -157,5 +160,83 @@ describe("events as stored", () => {
     expect((await findEvent(db, accountId, id))?.id).toBe(id);
     for (const malformed of ["evt_zz", `msg_${id.slice(4)}`, id.slice(4), "evt_"])
       expect(await findEvent(db, accountId, malformed)).toBeNull();
+  });
+
+  it("keep a message's metadata as its receipt count until a key written later is in it, and render each event as the message was", async () => {
+    const { key, accountId } = await createAccount(1);
+    const session = "22222222-2222-4222-8222-222222222222";
+    const [id] = await seedMessages([
+      { accountId, sessionId: session, toNumber: "+14155552671", createdAt: Date.now() - 60_000 },
+    ]);
+    const at = Date.now() - 30_000;
+    const receipt = { sessionId: session, providerMessageId: `gw-${id}` };
+    const views: Record<string, unknown>[] = [];
+    const view = async () => views.push((await getMessage(key, id!)) as unknown as Record<string, unknown>);
+    await applyMoves(env, [
+      {
+        kind: "sent",
+        id: id!,
+        at,
+        providerMessageId: `gw-${id}`,
+        fromNumber: "+14155550100",
+        attempts: 1,
+        gateway: "sandbox",
+        settledBy: "answer",
+      },
+    ]);
+    await view();
+    // The gateway's clock behind ours: the receipt keeps both times.
+    await applyMoves(env, [{ kind: "delivered", target: receipt, at: at + 1000, gatewayAt: at + 400 }]);
+    await view();
+    const pricing = { category: "service", billable: false, pricing_model: "PMP" };
+    await applyMoves(env, [{ kind: "priced", target: receipt, pricing, at: at + 1500 }]);
+    await applyMoves(env, [{ kind: "read", target: receipt, at: at + 2000, gatewayAt: at + 2000 }]);
+    await view();
+
+    const stored = await env.DB.prepare(
+      `SELECT json_extract(snapshot, '$[5]') AS metadata FROM events
+        WHERE account_number = (SELECT number FROM accounts WHERE id = ?) ORDER BY created_at`,
+    )
+      .bind(accountId)
+      .all<{ metadata: number | string }>();
+    // Sent and delivered: the receipt count alone; read, once priced: the metadata, receipts counted.
+    expect(stored.results.map((row) => row.metadata)).toEqual([
+      0,
+      1,
+      JSON.stringify({ attempts: 1, gateway: "sandbox", settled_by: "answer", events: 2, pricing }),
+    ]);
+    const receipts = await env.DB.prepare(
+      "SELECT json_extract(metadata, '$.events') AS events FROM messages WHERE id = ?",
+    )
+      .bind(id)
+      .first<string>("events");
+    expect(JSON.parse(receipts!)).toEqual([
+      { type: "delivered", at: at + 1000, gateway_at: at + 400 },
+      { type: "read", at: at + 2000 },
+    ]);
+
+    // A reaction after every event: no event shows it, each shows the message as it was.
+    await env.DB.prepare(
+      `UPDATE messages SET metadata = json_set(metadata, '$.reactions', json('[{"from":"+14155552671","emoji":"👍","at":"2026-11-28T00:00:00.000000Z"}]')) WHERE id = ?`,
+    )
+      .bind(id)
+      .run();
+    const page = await call<{ data: { type: string; data: Record<string, unknown> }[] }>(
+      "GET",
+      "/v1/events?limit=10",
+      {
+        key,
+      },
+    );
+    expect(page.body.data.map((event) => event.type)).toEqual([
+      "message.read",
+      "message.delivered",
+      "message.sent",
+    ]);
+    expect(page.body.data.map((event) => event.data).reverse()).toEqual(views);
+    expect((views[1]!.metadata as { events: unknown[] }).events).toEqual([
+      { type: "delivered", at: formatTimestamp(at + 1000), gateway_at: formatTimestamp(at + 400) },
+    ]);
+    expect(views[0]!.metadata).toEqual({ attempts: 1, gateway: "sandbox", settled_by: "answer" });
   });
 });

@@ -3,6 +3,7 @@ import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
 import { findMessage } from "../src/db/queries/messages";
+import { parseMessageMetadata } from "../src/messages/metadata";
 import { MESSAGE_STATUSES, type MessageStatus } from "../src/messages/types";
 import { applyMoves } from "../src/moves/apply";
 import { MESSAGE_TRANSITIONS, type MessageMove, type MoveKind, sentStatement } from "../src/moves/message";
@@ -130,7 +131,12 @@ describe("message transitions", () => {
     await applyMoves(env, [{ kind: "read", target: receipt, at: sentAt + 3000, gatewayAt: behind + 1000 }]);
     const row = await findMessage(db, accountId, id!);
     expect(row).toMatchObject({ status: "read", sentAt, deliveredAt: sentAt, readAt: sentAt });
+    // Stored in epoch ms, shown as API timestamps.
     expect(JSON.parse(row?.metadata ?? "{}").events).toEqual([
+      { type: "delivered", at: sentAt + 2000, gateway_at: behind },
+      { type: "read", at: sentAt + 3000, gateway_at: behind + 1000 },
+    ]);
+    expect(parseMessageMetadata(row?.metadata ?? "{}").events).toEqual([
       { type: "delivered", at: "2026-11-21T10:00:02.000000Z", gateway_at: "2026-11-21T09:00:00.000000Z" },
       { type: "read", at: "2026-11-21T10:00:03.000000Z", gateway_at: "2026-11-21T09:00:01.000000Z" },
     ]);

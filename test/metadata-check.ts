@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MessageMetadataSchema } from "../src/messages/metadata";
+import { MessageMetadataSchema, shownMetadata } from "../src/messages/metadata";
 
 // Checks a message's stored or shown metadata against its declaration (src/messages/metadata.ts),
 // nested objects included: the schema lets unknown keys pass (forward compatibility), so a key a
@@ -24,11 +24,12 @@ export function undeclared(schema: z.core.$ZodType, value: unknown, path = "meta
 }
 
 /**
- * The problems of `metadata` (a parsed object, or the stored JSON text) against
- * MessageMetadataSchema: its values that do not fit, then its undeclared keys; [] when none.
+ * The problems of `metadata` (a parsed object, or the stored JSON text, read as the API shows it:
+ * src/messages/metadata.ts `shownMetadata`) against MessageMetadataSchema: its values that do not
+ * fit, then its undeclared keys; [] when none.
  */
 export function metadataProblems(metadata: unknown): string[] {
-  const value: unknown = typeof metadata === "string" ? JSON.parse(metadata) : metadata;
+  const value: unknown = typeof metadata === "string" ? shownMetadata(metadata) : metadata;
   const parsed = MessageMetadataSchema.safeParse(value);
   return [
     ...(parsed.error?.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`) ?? []),

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { SEND_ATTEMPT_OUTCOMES } from "../db/queries/messages";
 import { log } from "../lib/log";
+import { formatTimestamp } from "../lib/time";
 import { INCOMING_MEDIA_REASONS } from "../media/incoming";
 import { SETTLED_BY } from "../moves/message";
 import { BUTTON_SUB_TYPES } from "./template";
@@ -10,7 +11,8 @@ import { BUTTON_SUB_TYPES } from "./template";
  * openapi.json): every key the service writes, with its type and meaning, declared once here. The
  * API document, the presenter (src/presenters/message.ts) and every reader use this schema; the
  * writers are the statements named beside each key. Keys are snake_case, times API timestamps
- * (src/lib/time.ts `formatTimestamp`: `2026-11-21T09:30:12.345000Z`, UTC).
+ * (src/lib/time.ts `formatTimestamp`: `2026-11-21T09:30:12.345000Z`, UTC), except the receipts'
+ * (`events`), stored in epoch ms and shown as API timestamps ({@link StoredReceipt}).
  */
 
 /** An API timestamp (src/lib/time.ts), UTC, with what it marks. */
@@ -218,6 +220,55 @@ export const MessageMetadataSchema = z
 /** A message's `metadata`, as {@link MessageMetadataSchema} declares it. */
 export type MessageMetadata = z.infer<typeof MessageMetadataSchema>;
 
+/**
+ * A receipt as `metadata.events` stores it (src/moves/message.ts `withReceipt`): its times in epoch ms, `gateway_at` left out when it equals `at` (the sandbox's
+ * receipts, and any gateway whose clock reads as ours), so a read message keeps about half the
+ * bytes (README, Data retention). Shown as {@link Receipt} ({@link shownReceipts}); receipts stored
+ * before keep their API timestamps and are shown as stored.
+ */
+interface StoredReceipt {
+  type: string;
+  /** Epoch ms. */
+  at: number;
+  /** Epoch ms; absent: `at`. */
+  gateway_at?: number;
+}
+
+/** Whether `value` is a receipt in its stored form ({@link StoredReceipt}). */
+function isStoredReceipt(value: unknown): value is StoredReceipt {
+  return typeof value === "object" && value !== null && typeof (value as StoredReceipt).at === "number";
+}
+
+/**
+ * Metadata `value` with its receipts as the API shows them ({@link Receipt}: `type`, `at`,
+ * `gateway_at`, API timestamps), whichever form each is stored in; `value` itself when it has none
+ * stored in epoch ms.
+ */
+function shownReceipts(value: Record<string, unknown>): Record<string, unknown> {
+  const receipts = value.events;
+  if (!Array.isArray(receipts) || !receipts.some(isStoredReceipt)) return value;
+  return {
+    ...value,
+    events: receipts.map((receipt) =>
+      isStoredReceipt(receipt)
+        ? {
+            ...receipt,
+            at: formatTimestamp(receipt.at),
+            gateway_at: formatTimestamp(receipt.gateway_at ?? receipt.at),
+          }
+        : receipt,
+    ),
+  };
+}
+
+/**
+ * A stored `metadata` JSON text as the API shows it before it is checked: {@link metadataObject}
+ * with its receipts in the API's form ({@link shownReceipts}).
+ */
+export function shownMetadata(text: string): Record<string, unknown> {
+  return shownReceipts(metadataObject(text));
+}
+
 /** Whether `value` is metadata as declared: the check behind {@link parseMessageMetadata}. */
 function isMessageMetadata(value: unknown): value is MessageMetadata {
   return MessageMetadataSchema.safeParse(value).success;
@@ -242,13 +293,14 @@ export function metadataObject(text: string): Record<string, unknown> {
 
 /**
  * A stored `metadata` JSON text as {@link MessageMetadata}, its members in their stored order (so
- * the API shows the row as stored) and undeclared keys kept. Never throws, so no stored row can
+ * the API shows the row as stored), its receipts in the API's form ({@link shownReceipts}) and
+ * undeclared keys kept. Never throws, so no stored row can
  * turn a read into a 500: a declared key whose value does not fit its declaration (never written
  * by this service; a test checks every writer) is left out and logged
  * (`message_metadata_invalid`), and text that is not a JSON object reads as `{}`.
  */
 export function parseMessageMetadata(text: string): MessageMetadata {
-  const value = metadataObject(text);
+  const value = shownMetadata(text);
   if (isMessageMetadata(value)) return value;
   const shape: Record<string, z.ZodType> = MessageMetadataSchema.shape;
   const invalid = Object.keys(value).filter((key) => shape[key]?.safeParse(value[key]).success === false);

@@ -265,16 +265,15 @@ export function targetOf(target: MessageTarget): SQL {
 }
 
 /**
- * `metadata` with a receipt appended to its `events`: `{ type, at, gateway_at }`, API timestamps.
- * Receipts are only ever appended: a message event keeps their count, not them
- * (src/db/queries/events.ts `MESSAGE_EVENT_FIELDS`).
+ * `metadata` with a receipt appended to its `events`, in its stored form
+ * (src/messages/metadata.ts `StoredReceipt`): `{ type, at, gateway_at }` in epoch ms, `gateway_at`
+ * left out when it is `at`. Receipts are only ever appended: a message event keeps their count,
+ * not them (src/db/queries/events.ts `MESSAGE_EVENT_FIELDS`).
  */
 function withReceipt(metadata: SQL, move: { kind: string; at: number; gatewayAt: number }): SQL {
   const type = move.kind === "gateway_failed" ? "failed" : move.kind;
-  const event = JSON.stringify({
-    type,
-    at: formatTimestamp(move.at),
-    gateway_at: formatTimestamp(move.gatewayAt),
-  });
+  const event = JSON.stringify(
+    move.gatewayAt === move.at ? { type, at: move.at } : { type, at: move.at, gateway_at: move.gatewayAt },
+  );
   return sql`json_insert(${metadata}, '$.events[#]', json(${event}))`;
 }

@@ -20,8 +20,8 @@ import { rowJson } from "./row-json";
  * keeps of it (`events.snapshot`, as they were at the event): the media link (an incoming
  * message's is kept, then expired), status, reason (a sent message the gateway fails), the
  * delivered and read times, and `metadata`. Stored as a JSON array in this order (the smallest
- * form: no keys), `metadata` as JSON with its receipts as their count ({@link metadataAtEvent})
- * and each time as milliseconds from the event's own time (`created_at`; null stays null); so the
+ * form: no keys), `metadata` as its receipt count, or while a key written later is in it as JSON
+ * with its receipts as their count ({@link metadataAtEvent}), and each time as milliseconds from the event's own time (`created_at`; null stays null); so the
  * list only grows at its end, and an array shorter than the list reads the missing fields from
  * the message.
  *
@@ -49,24 +49,66 @@ const RELATIVE_TIMES: ReadonlySet<string> = new Set(["deliveredAt", "readAt"]);
 const RECEIPTS = "$.events";
 
 /**
- * SQL: message `metadata` (JSON text) as a message event keeps it: its receipts (`events`) as
- * their count. Receipts are only ever appended, so the message's first that many are the ones it
- * had at the event ({@link metadataOfEvent}).
+ * The `metadata` keys that may be written after a message's first event, each by its writer: the
+ * rest are written before it (when the message is stored, retried or sent) and never change after
+ * (src/messages/metadata.ts names every key's writer), and its receipts (`events`) are only ever
+ * appended. A message event whose message has none of these keys yet keeps its `metadata` as the
+ * receipt count alone ({@link metadataAtEvent}).
+ * - `pricing`, `failed_at`: src/moves/message.ts `moveStatement` (a Cloud API status webhook; a
+ *   sent message the gateway fails);
+ * - `reactions`, `reactions_removed`: src/messages/reactions.ts `withReaction`;
+ * - `media_error`, `media_expired_at`: src/db/queries/incoming-media.ts and outgoing-media.ts;
+ * - `erased_at`: src/db/queries/erasures.ts (whose erasure also purges the message's events).
+ */
+export const LATER_METADATA_KEYS = [
+  "pricing",
+  "failed_at",
+  "reactions",
+  "reactions_removed",
+  "media_error",
+  "media_expired_at",
+  "erased_at",
+] as const;
+
+const LATER_PATHS = LATER_METADATA_KEYS.map((key) => `$.${key}`);
+
+/**
+ * SQL: message `metadata` (JSON text) as a message event keeps it. While it holds none of the
+ * {@link LATER_METADATA_KEYS}, the number of its receipts alone (a JSON integer): the message's
+ * metadata at any later time, without those keys and with only its first that many receipts, is
+ * the metadata at the event ({@link metadataOfEvent}). Otherwise the metadata with its receipts as
+ * their count.
  */
 function metadataAtEvent(metadata: SQLWrapper): SQL {
-  return sql`CASE WHEN json_type(${metadata}, ${RECEIPTS}) = 'array'
+  const noLaterKey = sql.join(
+    LATER_PATHS.map((path) => sql`json_type(${metadata}, ${path}) IS NULL`),
+    sql` AND `,
+  );
+  return sql`CASE WHEN ${noLaterKey} THEN coalesce(json_array_length(${metadata}, ${RECEIPTS}), 0)
+    WHEN json_type(${metadata}, ${RECEIPTS}) = 'array'
     THEN json_set(${metadata}, ${RECEIPTS}, json_array_length(${metadata}, ${RECEIPTS})) ELSE json(${metadata}) END`;
 }
 
 /**
- * SQL: the `metadata` (JSON text) a message event kept, `kept`, whole again: a receipt count
- * ({@link metadataAtEvent}) becomes that many first receipts of the message's `metadata` now.
+ * SQL: the `metadata` (JSON text) a message event kept, `kept` (its SQL value), whole again from
+ * the message's `metadata` now ({@link metadataAtEvent}): a receipt count alone becomes the
+ * message's metadata without the {@link LATER_METADATA_KEYS} and with that many first receipts (none:
+ * no `events`); a receipt count inside kept metadata becomes that many first receipts.
  */
 function metadataOfEvent(kept: SQL, metadata: SQLWrapper): SQL {
-  const receipts = sql`(SELECT json_group_array(json(r.value) ORDER BY r.key) FROM json_each(${metadata}, ${RECEIPTS}) r
-    WHERE r.key < json_extract(${kept}, ${RECEIPTS}))`;
-  return sql`CASE WHEN json_type(${kept}, ${RECEIPTS}) = 'integer'
-    THEN json_set(${kept}, ${RECEIPTS}, json(${receipts})) ELSE ${kept} END`;
+  const receipts = (
+    count: SQL,
+  ) => sql`(SELECT json_group_array(json(r.value) ORDER BY r.key) FROM json_each(${metadata}, ${RECEIPTS}) r
+    WHERE r.key < ${count})`;
+  const laterKeys = sql.join(
+    LATER_PATHS.map((path) => sql`${path}`),
+    sql`, `,
+  );
+  return sql`CASE WHEN typeof(${kept}) = 'integer' THEN
+      CASE WHEN ${kept} = 0 THEN json_remove(${metadata}, ${RECEIPTS}, ${laterKeys})
+        ELSE json_remove(json_set(${metadata}, ${RECEIPTS}, json(${receipts(kept)})), ${laterKeys}) END
+    WHEN json_type(${kept}, ${RECEIPTS}) = 'integer'
+    THEN json_set(${kept}, ${RECEIPTS}, json(${receipts(sql`json_extract(${kept}, ${RECEIPTS})`)})) ELSE ${kept} END`;
 }
 
 /** SQL: the {@link MESSAGE_EVENT_FIELDS} of the message row at hand, as a JSON array. */
