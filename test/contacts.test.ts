@@ -327,14 +327,14 @@ describe("filter[user_id] on the message list", () => {
 
   it("reads the contact's messages through messages_account_contact, with no sort", async () => {
     const plan = await env.DB.prepare(
-      `EXPLAIN QUERY PLAN SELECT id FROM messages WHERE account_id = ? AND contact_id IN (?)
+      `EXPLAIN QUERY PLAN SELECT id FROM messages WHERE account_number = ? AND contact_id IN (?)
        ORDER BY created_at DESC, id DESC LIMIT 11`,
     )
-      .bind("a", "ct_x")
+      .bind(1, "ct_x")
       .all<{ detail: string }>();
     const details = plan.results.map((row) => row.detail).join("\n");
     expect(details).toMatch(
-      /USING (COVERING )?INDEX messages_account_contact \(account_id=\? AND contact_id=\?\)/,
+      /USING (COVERING )?INDEX messages_account_contact \(account_number=\? AND contact_id=\?\)/,
     );
     expect(details).not.toMatch(/TEMP B-TREE/);
   });

@@ -163,8 +163,8 @@ describe("the erasure's statements", () => {
     expect(scans).toEqual([]);
     // A message is found by its address or contact, never by a range of the account's messages.
     const all = plans.join("\n");
-    expect(all).toMatch(/messages_account_to \(account_id=\? AND to_number=\?/);
-    expect(all).toMatch(/messages_account_from \(account_id=\? AND from_number=\?/);
+    expect(all).toMatch(/messages_account_to \(account_number=\? AND to_number=\?/);
+    expect(all).toMatch(/messages_account_from \(account_number=\? AND from_number=\?/);
     expect(all).not.toMatch(
       /USING (COVERING )?INDEX messages_account_(created|direction|status|type|session)/,
     );

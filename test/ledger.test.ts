@@ -334,7 +334,7 @@ describe("paging and filters", () => {
       // A campaign's charge (the partial index), a send's charge (its millisecond), a refund.
       expect(details).toMatch(/SEARCH messages USING INDEX messages_charge \(charge_id=\?\)/);
       expect(details).toMatch(
-        /SEARCH messages USING INDEX messages_account_created \(account_id=\? AND created_at=\?\)/,
+        /SEARCH messages USING INDEX messages_account_created \(account_number=\? AND created_at=\?\)/,
       );
       expect(details).toMatch(/SEARCH messages USING COVERING INDEX messages_refund \(refund_id=\?\)/);
       expect(details).not.toMatch(/TEMP B-TREE/);

@@ -110,9 +110,10 @@ export async function seedMessages(rows: SeedRow[]): Promise<string[]> {
   for (let i = 0; i < full.length; i += 500) {
     statements.push(
       env.DB.prepare(
-        `INSERT INTO messages (id, account_id, chatapp_session_id, to_number, from_number, type, content, media_url,
+        `INSERT INTO messages (id, account_id, account_number, chatapp_session_id, to_number, from_number, type, content, media_url,
            status, direction, cost, metadata, created_at, updated_at)
-         SELECT json_extract(value, '$.id'), json_extract(value, '$.account_id'), json_extract(value, '$.session_id'),
+         SELECT json_extract(value, '$.id'), json_extract(value, '$.account_id'),
+           (SELECT number FROM accounts WHERE id = json_extract(value, '$.account_id')), json_extract(value, '$.session_id'),
            json_extract(value, '$.to'), json_extract(value, '$.from'), json_extract(value, '$.type'),
            json_extract(value, '$.content'), json_extract(value, '$.media_url'), json_extract(value, '$.status'),
            json_extract(value, '$.direction'), 1, '{}', json_extract(value, '$.at'), json_extract(value, '$.at')

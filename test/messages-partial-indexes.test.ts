@@ -59,7 +59,7 @@ describe("partial indexes on messages", () => {
       /\(`provider_message_id`\) WHERE "messages"."provider_message_id" IS NOT NULL$/,
     );
     expect(await indexSql("messages_account_from")).toMatch(
-      /\(`account_id`,`from_number`,`created_at`,`id`\) WHERE "messages"."from_number" IS NOT NULL$/,
+      /\(`account_number`,`from_number`,`created_at`,`id`\) WHERE "messages"."from_number" IS NOT NULL$/,
     );
     expect(await indexSql("messages_charge")).toMatch(
       /\(`charge_id`,`send_index`,`id`\) WHERE "messages"."campaign_id" IS NOT NULL$/,
@@ -86,7 +86,7 @@ describe("partial indexes on messages", () => {
       /SEARCH messages USING INDEX messages_provider_id \(provider_message_id=\?\)/,
     );
     expect(await plan(last?.sql ?? "", ...(last?.params ?? []))).toMatch(
-      /SEARCH messages USING INDEX messages_account_from \(account_id=\? AND from_number=\?\)/,
+      /SEARCH messages USING INDEX messages_account_from \(account_number=\? AND from_number=\?\)/,
     );
   });
 });

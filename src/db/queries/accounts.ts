@@ -1,9 +1,17 @@
-import { eq, type SQL, sql } from "drizzle-orm";
+import { eq, type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import { batchSql, type Db } from "../client";
 import { accounts, DEFAULT_MAX_DRAFT_RECIPIENTS, DEFAULT_MAX_SESSIONS } from "../schema";
 import { insertApiKeyStatement, mintApiKey } from "./api-keys";
 
 export type AccountRow = typeof accounts.$inferSelect;
+
+/**
+ * SQL: the `number` of account `accountId` (src/db/schema/accounts.ts), or NULL for none: what
+ * events, webhook deliveries and the indexes of messages hold in place of the account's id.
+ */
+export function accountNumberOf(accountId: SQLWrapper | string): SQL<number> {
+  return sql<number>`(SELECT number FROM accounts WHERE id = ${accountId})`;
+}
 
 /** An account's limits (README, Security, Account limits); a field left undefined keeps its default. */
 export interface AccountLimitSettings {

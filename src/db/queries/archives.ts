@@ -11,6 +11,7 @@ import {
   messageArchives,
   messages,
 } from "../schema";
+import { accountNumberOf } from "./accounts";
 import { messageContactColumn } from "./contacts";
 import { materialiseMessageEventsStatement } from "./events";
 import { beyond, pageOf, readOrder } from "./keyset";
@@ -64,7 +65,7 @@ export async function archivableMessages(
   limit: number,
 ): Promise<ArchivableMessage[]> {
   const where: SQL[] = [
-    eq(messages.accountId, accountId),
+    eq(messages.accountNumber, accountNumberOf(accountId)),
     sql`${messages.createdAt} < ${rule.before}`,
     sql`NOT ${statusIn("messages.status", rule.waiting)}`,
     sql`${messages.mediaKey} IS NULL`,

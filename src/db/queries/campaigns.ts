@@ -8,6 +8,7 @@ import {
   campaigns,
   messages,
 } from "../schema";
+import { accountNumberOf } from "./accounts";
 import { beyond, pageOf, readOrder } from "./keyset";
 import { refundCountStatements, refundedBy } from "./ledger";
 import {
@@ -248,7 +249,7 @@ export async function sendWindowsOf(db: Db, ids: string[]): Promise<Map<string, 
  */
 export function noteReplyStatement(accountId: string, senders: readonly string[], at: number): SQL {
   return sql`UPDATE campaign_recipients SET replied_at = ${at}
-      WHERE replied_at IS NULL AND message_id IN (SELECT id FROM messages WHERE account_id = ${accountId}
+      WHERE replied_at IS NULL AND message_id IN (SELECT id FROM messages WHERE account_number = ${accountNumberOf(accountId)}
         AND to_number IN (SELECT value FROM json_each(${JSON.stringify(senders)})) AND campaign_id IS NOT NULL
         AND direction = 'outgoing' AND status IN ('sent', 'delivered', 'read') AND sent_at <= ${at})`;
 }

@@ -2,8 +2,9 @@ import { and, eq, type SQL, sql } from "drizzle-orm";
 import type { Cursor } from "../../lib/cursor";
 import { batchSql, type Db } from "../client";
 import { type ErasureRow, erasures } from "../schema";
+import { accountNumberOf } from "./accounts";
 import { addressesOfContact } from "./contacts";
-import { accountNumberOf, eventsForRows, messagePointedAt } from "./events";
+import { eventsForRows, messagePointedAt } from "./events";
 import { pageOf, pageWindow, readOrder } from "./keyset";
 
 export type { ErasureRow };
@@ -65,7 +66,7 @@ function personsMessage(scope: ErasureScope, m: string): SQL {
   // list (CROSS JOIN keeps SQLite from walking the account's messages instead; the unary `+` from
   // reading all incoming ones by messages_account_direction, https://sqlite.org/optoverview.html#uplus).
   const by = (list: string, condition: SQL) => sql`SELECT x.id FROM json_each(${list}) j CROSS JOIN messages x
-    ON x.account_id = ${scope.accountId} AND ${condition} AND x.created_at <= ${scope.createdAt}`;
+    ON x.account_number = ${accountNumberOf(scope.accountId)} AND ${condition} AND x.created_at <= ${scope.createdAt}`;
   const { hashes: addresses } = piecesOf(scope);
   return sql`${sql.raw(m)}.id IN (${by(addresses, sql`x.to_number = j.key AND +x.direction = 'outgoing'`)}
     UNION ALL ${by(addresses, sql`x.from_number = j.key AND +x.direction = 'incoming'`)}

@@ -11,6 +11,7 @@ import {
   messages,
   UNLISTED_EVENT_TYPES,
 } from "../schema";
+import { accountNumberOf } from "./accounts";
 import { contactJsonOfMessage } from "./contacts";
 import { beyond, pageOf, readOrder } from "./keyset";
 import { rowJson } from "./row-json";
@@ -133,11 +134,6 @@ export function eventBytes(id: SQLWrapper | string): SQL {
 /** SQL: the `evt_…` id of an event's stored bytes `bytes`. */
 export function eventIdOf(bytes: SQLWrapper): SQL<string> {
   return sql<string>`'evt_' || lower(hex(${bytes}))`;
-}
-
-/** SQL: the `number` of account `accountId` (src/db/schema/accounts.ts), or NULL for none. */
-export function accountNumberOf(accountId: SQLWrapper | string): SQL<number> {
-  return sql<number>`(SELECT number FROM accounts WHERE id = ${accountId})`;
 }
 
 /**

@@ -2,6 +2,7 @@ import { and, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
 import type { Cursor } from "../../lib/cursor";
 import type { Db } from "../client";
 import { ledgerEntries } from "../schema";
+import { accountNumberOf } from "./accounts";
 import { pageOf, pageWindow, readOrder } from "./keyset";
 
 export type LedgerEntryRow = typeof ledgerEntries.$inferSelect;
@@ -40,12 +41,13 @@ function idsOf(messagesInOrder: SQL): SQL {
  *   (src/messages/send.ts `sendMessages`), and their ids ascend in send order, so
  *   `messages_account_created` finds them in order, reading only the account's messages of that
  *   millisecond. (Sends made before their ids ascended list in id order.)
+ * `accountId` is the entries' account.
  */
-function chargedMessageIds(): SQL {
+function chargedMessageIds(accountId: string): SQL {
   return sql`CASE WHEN ${ledgerEntries.campaignId} IS NOT NULL
     THEN ${idsOf(sql`SELECT id FROM messages WHERE charge_id = ${ledgerEntries.id} AND campaign_id IS NOT NULL
       ORDER BY send_index, id`)}
-    ELSE ${idsOf(sql`SELECT id FROM messages WHERE account_id = ${ledgerEntries.accountId}
+    ELSE ${idsOf(sql`SELECT id FROM messages WHERE account_number = ${accountNumberOf(accountId)}
       AND created_at = ${ledgerEntries.createdAt} AND charge_id = ${ledgerEntries.id} ORDER BY id`)} END`;
 }
 
@@ -66,7 +68,7 @@ function refundedMessageIds(): SQL {
  */
 export function buildLedgerQuery(db: Db, accountId: string, query: LedgerListQuery, kind: LedgerKind | null) {
   const messageIds = sql<string>`CASE ${ledgerEntries.kind}
-    WHEN 'charge' THEN ${chargedMessageIds()}
+    WHEN 'charge' THEN ${chargedMessageIds(accountId)}
     WHEN 'refund' THEN ${refundedMessageIds()}
     ELSE '[]' END`;
   const where: (SQL | undefined)[] = [eq(ledgerEntries.accountId, accountId)];

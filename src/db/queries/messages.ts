@@ -3,6 +3,7 @@ import type { ContactIdentity } from "../../lib/contact-identity";
 import { formatNullableTimestamp, formatTimestamp } from "../../lib/time";
 import type { Db } from "../client";
 import { type ContactRow, type MessageRow, type MessageType, messages } from "../schema";
+import { accountNumberOf } from "./accounts";
 import { messageContactColumn } from "./contacts";
 
 /** Outgoing messages to create: one per recipient, with what they share. */
@@ -111,10 +112,10 @@ function insertOutgoingStatement(send: NewMessages, condition: SQL): SQL {
   const contact = sql`(SELECT ci.contact_id FROM contact_identifiers ci
       WHERE ci.chatapp_session_id = coalesce(json_extract(r.value, '$.sessionId'), ${send.sessionId})
       AND ci.kind IN ('phone_number', 'user_id') AND ci.value = json_extract(r.value, '$.to') LIMIT 1)`;
-  return sql`INSERT OR IGNORE INTO messages (id, account_id, chatapp_session_id, campaign_id, otp_id, to_number, type,
+  return sql`INSERT OR IGNORE INTO messages (id, account_id, account_number, chatapp_session_id, campaign_id, otp_id, to_number, type,
       content, reply_to, media_url, media_key, media_content_type, status, direction, cost, delay_between, send_index, scheduled_at, metadata, charge_id,
       created_at, updated_at, simulate_typing, contact_id)
-    SELECT json_extract(value, '$.id'), ${send.accountId}, ${own("sessionId", sql`${send.sessionId}`)},
+    SELECT json_extract(value, '$.id'), ${send.accountId}, ${accountNumberOf(send.accountId)}, ${own("sessionId", sql`${send.sessionId}`)},
       ${send.campaignId ?? null}, ${send.otpId}, json_extract(value, '$.to'), ${send.type},
       ${own("content", sql`${send.content}`)}, ${send.replyTo ?? null}, ${send.mediaUrl}, ${send.mediaKey},
       ${send.mediaContentType}, ${status}, 'outgoing', ${send.price},
@@ -330,7 +331,7 @@ export function incomingRow(input: NewIncoming): MessageRow {
 export function insertIncomingStatement(db: Db, row: MessageRow, contactId: SQL | null): SQL {
   return db
     .insert(messages)
-    .values(contactId ? { ...row, contactId } : row)
+    .values({ ...row, accountNumber: accountNumberOf(row.accountId), ...(contactId ? { contactId } : {}) })
     .onConflictDoNothing()
     .getSQL();
 }
@@ -352,7 +353,7 @@ export async function lastIncomingMessageId(
     .from(messages)
     .where(
       and(
-        eq(messages.accountId, accountId),
+        eq(messages.accountNumber, accountNumberOf(accountId)),
         eq(messages.fromNumber, contact),
         // Unary `+`: the contact's number, not every incoming message, leads the read
         // (https://sqlite.org/optoverview.html#uplus).

@@ -2,7 +2,8 @@ import { and, asc, desc, eq, type SQL, sql } from "drizzle-orm";
 import type { Cursor } from "../../lib/cursor";
 import { batchSql, type Db } from "../client";
 import { type EventRow, events, webhookDeliveries, webhookEndpoints } from "../schema";
-import { accountNumberOf, eventBytes, eventColumns, eventTypeName } from "./events";
+import { accountNumberOf } from "./accounts";
+import { eventBytes, eventColumns, eventTypeName } from "./events";
 import { pageOf } from "./keyset";
 
 // Deliveries and their attempts as stored (src/db/schema/events.ts `webhookDeliveries`): keyed by

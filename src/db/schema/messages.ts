@@ -40,6 +40,12 @@ export const messages = sqliteTable(
     accountId: text()
       .notNull()
       .references(() => accounts.id),
+    /**
+     * The account's {@link accounts} `number`, which every index by account leads with in place of
+     * the 36-character id (README, Data retention): a query that reads one names the account by it
+     * (src/db/queries/accounts.ts `accountNumberOf`). Set when the message is stored.
+     */
+    accountNumber: integer().notNull(),
     // No foreign key: a message outlives the deletion of its session.
     chatappSessionId: text(),
     campaignId: text(),
@@ -102,34 +108,34 @@ export const messages = sqliteTable(
     createdAt: integer().notNull(),
     updatedAt: integer().notNull(),
   },
-  // One index per list filter, each ending in the (created_at, id) keyset so that a page reads
+  // One index per list filter, led by the account's number and ending in the (created_at, id) keyset so that a page reads
   // about as many rows as it returns (this API's target; test/messages-rows-read.test.ts holds it).
   // The status, direction and type indexes hold only the rows of their few-holder values
   // (LISTED_STATUSES, LISTED_DIRECTION, UNLISTED_TYPE): a filter on a value most messages have
   // reads `messages_account_created` instead, and every message spares the index entries (a
   // status index entry on each of its moves).
   (t) => [
-    index("messages_account_created").on(t.accountId, t.createdAt, t.id),
+    index("messages_account_created").on(t.accountNumber, t.createdAt, t.id),
     index("messages_account_status")
-      .on(t.accountId, t.status, t.createdAt, t.id)
+      .on(t.accountNumber, t.status, t.createdAt, t.id)
       .where(sql.raw(LISTED_CONDITION.status)),
     index("messages_account_direction")
-      .on(t.accountId, t.direction, t.createdAt, t.id)
+      .on(t.accountNumber, t.direction, t.createdAt, t.id)
       .where(sql.raw(LISTED_CONDITION.direction)),
     index("messages_account_type")
-      .on(t.accountId, t.type, t.createdAt, t.id)
+      .on(t.accountNumber, t.type, t.createdAt, t.id)
       .where(sql.raw(LISTED_CONDITION.type)),
-    index("messages_account_to").on(t.accountId, t.toNumber, t.createdAt, t.id),
+    index("messages_account_to").on(t.accountNumber, t.toNumber, t.createdAt, t.id),
     // Partial: an outgoing message has no `from_number` until it is sent (nor an incoming one from
     // a user known only by a user id); every read by sender names one (`= ?`).
     index("messages_account_from")
-      .on(t.accountId, t.fromNumber, t.createdAt, t.id)
+      .on(t.accountNumber, t.fromNumber, t.createdAt, t.id)
       .where(sql`${t.fromNumber} IS NOT NULL`),
     // A session belongs to one account: its id alone leads (the queries still name the account).
     index("messages_session").on(t.chatappSessionId, t.createdAt, t.id),
     // `filter[user_id]`: a contact's messages; only rows that name one.
     index("messages_account_contact")
-      .on(t.accountId, t.contactId, t.createdAt, t.id)
+      .on(t.accountNumber, t.contactId, t.createdAt, t.id)
       .where(sql`contact_id IS NOT NULL`),
     // Partial: an outgoing message has no gateway id until it is sent; every read by it names one
     // (`= ?`, `IN (…)`).
@@ -161,8 +167,12 @@ export const messages = sqliteTable(
   ],
 );
 
-/** A row of {@link messages}, as Drizzle reads it. */
-export type MessageRow = typeof messages.$inferSelect;
+/**
+ * A row of {@link messages}, as Drizzle reads it, without `accountNumber`: that is what the indexes
+ * find the account's messages by, written by the inserts from `accountId` (the account the service
+ * works with), so a row made in code has none of its own.
+ */
+export type MessageRow = Omit<typeof messages.$inferSelect, "accountNumber">;
 /** A message's type: `text`, `image`, `video`, `audio`, `document`, `template` or `reaction`. */
 export type MessageType = MessageRow["type"];
 /** A message's status: `queued`, `scheduled`, `sent`, `delivered`, `read` or `failed`. */
