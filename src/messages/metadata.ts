@@ -221,9 +221,10 @@ export const MessageMetadataSchema = z
 export type MessageMetadata = z.infer<typeof MessageMetadataSchema>;
 
 /**
- * A receipt as `metadata.events` stores it (src/moves/message.ts `withReceipt`): its times in epoch ms, `gateway_at` left out when it equals `at` (the sandbox's
- * receipts, and any gateway whose clock reads as ours), so a read message keeps about half the
- * bytes (README, Data retention). Shown as {@link Receipt} ({@link shownReceipts}); receipts stored
+ * A receipt as `metadata.events` stores it (src/moves/message.ts `withReceipt`): its times in
+ * epoch ms, `gateway_at` left out when it equals `at` (the sandbox's receipts, and any gateway
+ * whose clock reads as ours), so a read message's receipts keep less than half the bytes (README,
+ * Data retention). Shown as {@link Receipt} ({@link shownReceipts}); receipts stored
  * before keep their API timestamps and are shown as stored.
  */
 interface StoredReceipt {
@@ -294,10 +295,10 @@ export function metadataObject(text: string): Record<string, unknown> {
 /**
  * A stored `metadata` JSON text as {@link MessageMetadata}, its members in their stored order (so
  * the API shows the row as stored), its receipts in the API's form ({@link shownReceipts}) and
- * undeclared keys kept. Never throws, so no stored row can
- * turn a read into a 500: a declared key whose value does not fit its declaration (never written
- * by this service; a test checks every writer) is left out and logged
- * (`message_metadata_invalid`), and text that is not a JSON object reads as `{}`.
+ * undeclared keys kept. Never throws, so no stored row can turn a read into a 500: a declared key
+ * whose value does not fit its declaration (never written by this service; a test checks every
+ * writer) is left out and logged (`message_metadata_invalid`), and text that is not a JSON object
+ * reads as `{}`.
  */
 export function parseMessageMetadata(text: string): MessageMetadata {
   const value = shownMetadata(text);

@@ -22,9 +22,9 @@ import { rowJson } from "./row-json";
  * message's is kept, then expired), status, reason (a sent message the gateway fails), the
  * delivered and read times, and `metadata`. Stored as a JSON array in this order (the smallest
  * form: no keys), `metadata` as its receipt count, or while a key written later is in it as JSON
- * with its receipts as their count ({@link metadataAtEvent}), and each time as milliseconds from the event's own time (`created_at`; null stays null); so the
- * list only grows at its end, and an array shorter than the list reads the missing fields from
- * the message.
+ * with its receipts as their count ({@link metadataAtEvent}), and each time as milliseconds from
+ * the event's own time (`created_at`; null stays null); so the list only grows at its end, and an
+ * array shorter than the list reads the missing fields from the message.
  *
  * Every other column is read from the message when the event is ({@link eventColumns}), since it
  * is the same then as at the event: `updated_at` is the event's own time (the event is dated by

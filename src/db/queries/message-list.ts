@@ -55,8 +55,8 @@ const listedBy = {
 
 /**
  * The query of one page of the account's messages, newest first, by keyset on `(created_at, id)`:
- * each filter has an index `(account_number, <filter>, created_at, id)`, so a page reads about as many
- * rows as it returns however deep it is; a status, direction or type most messages have reads the
+ * each filter has an index `(account_number, <filter>, created_at, id)`, so a page reads about as
+ * many rows as it returns however deep it is; a status, direction or type most messages have reads the
  * account's messages newest first instead ({@link listedBy}), about `limit` ÷ its share of them. Each row comes with its contact (by primary key). It asks for one row more than the page, to know whether
  * another page follows; a `prev` cursor reads oldest first (`listMessages` turns the page round).
  * Exposed as a query builder so that tests can run its SQL and read D1's `meta.rows_read`.

@@ -108,8 +108,9 @@ export const messages = sqliteTable(
     createdAt: integer().notNull(),
     updatedAt: integer().notNull(),
   },
-  // One index per list filter, led by the account's number and ending in the (created_at, id) keyset so that a page reads
-  // about as many rows as it returns (this API's target; test/messages-rows-read.test.ts holds it).
+  // One index per list filter, led by the account's number and ending in the (created_at, id)
+  // keyset so that a page reads about as many rows as it returns (this API's target;
+  // test/messages-rows-read.test.ts holds it).
   // The status, direction and type indexes hold only the rows of their few-holder values
   // (LISTED_STATUSES, LISTED_DIRECTION, UNLISTED_TYPE): a filter on a value most messages have
   // reads `messages_account_created` instead, and every message spares the index entries (a
