@@ -132,6 +132,10 @@ const MediaError = z.object({
  * - `media`: src/db/queries/messages.ts `incomingRow`;
  * - `media_error`, `media_expired_at`: src/db/queries/incoming-media.ts and outgoing-media.ts;
  * - `erased_at` (and removing what may name the contact): src/db/queries/erasures.ts `eraseRowsStatements`.
+ *
+ * A key written after a message's first event (any writer but the send, a retry, a failover and
+ * the `sent` move) must be listed in src/db/queries/events.ts `LATER_METADATA_KEYS`: a message
+ * event rebuilds the metadata it had without those keys.
  */
 export const MessageMetadataSchema = z
   .looseObject({

@@ -13,9 +13,9 @@ import { batchReactions, reactionsOf } from "./reactions";
  * start from, so applying the same moves twice changes nothing the second time, and a refund
  * covers exactly the messages its move failed.
  *
- * All `sent` moves of a batch are one count, one UPDATE and one event statement, first in the batch (so a
- * batch must not also move its sent messages further); a move by ids is one statement however
- * many ids it holds. D1 is one writer for the whole deployment, so a batch costs few statements
+ * All `sent` moves of a batch are one count, one UPDATE and one event statement, first in the
+ * batch (so a batch must not also move its sent messages further); a move by ids is one statement
+ * however many ids it holds. D1 is one writer for the whole deployment, so a batch costs few statements
  * whatever its size.
  *
  * Stage times never run backwards whatever the gateway's clock says: `delivered_at` is at least

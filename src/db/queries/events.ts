@@ -61,7 +61,7 @@ const RECEIPTS = "$.events";
  * - `media_error`, `media_expired_at`: src/db/queries/incoming-media.ts and outgoing-media.ts;
  * - `erased_at`: src/db/queries/erasures.ts (whose erasure also purges the message's events).
  */
-export const LATER_METADATA_KEYS = [
+const LATER_METADATA_KEYS = [
   "pricing",
   "failed_at",
   "reactions",

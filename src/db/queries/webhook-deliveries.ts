@@ -269,8 +269,7 @@ export interface DeliveryKey {
  * it) whose delivery of the event has not been attempted: it has no row yet (a delivery's row is
  * written with its first attempt's outcome, {@link recordAttempt}), or a `pending` one with no
  * attempt (as the fan-out made them before the first attempt wrote the row). Reads only: running
- * it again for the same
- * event names the same endpoints until their first attempts are recorded.
+ * it again for the same event names the same endpoints until their first attempts are recorded.
  *
  * @returns their endpoint ids.
  */
