@@ -24,7 +24,7 @@ const FLOORS = [
   "links",
   "presenters", // rows as the API and events show them
   "webhooks",
-  "archives", // messages past their retention, moved to R2 as gzipped NDJSON
+  "archives", // messages and OTPs past their retention, moved to R2 as gzipped NDJSON
   "erasures", // a contact's data erased on request: keyed hashes of addresses, phases, the runner
   "jobs", // the hourly housekeeping, run by the cron trigger and by POST /admin/jobs/{name}
   "middleware",

@@ -29,7 +29,7 @@ export interface paths {
         put?: never;
         /**
          * Create an account and its first API key
-         * @description `balance` is the opening credit; `max_sessions` and `max_draft_recipients` set the account's limits (README, Security, Account limits), and `message_retention_days` how long its final messages stay before they are archived (README, Message archives); their defaults when left out.
+         * @description `balance` is the opening credit; `max_sessions` and `max_draft_recipients` set the account's limits (README, Security, Account limits), and `message_retention_days` how long its final messages stay before they are archived (README, Archives); their defaults when left out.
          */
         post: operations["createAccount"];
         delete?: never;
@@ -54,7 +54,7 @@ export interface paths {
         head?: never;
         /**
          * Change an account's limits and message retention
-         * @description `max_sessions` and `max_draft_recipients` (README, Security, Account limits), and `message_retention_days` (README, Message archives: the next run of the hourly job `archive_messages`, or `POST /admin/jobs/archive_messages`, applies it); a field left out keeps its value. A limit below what the account uses now keeps what it has and refuses more (409 `account_limit_reached`).
+         * @description `max_sessions` and `max_draft_recipients` (README, Security, Account limits), and `message_retention_days` (README, Archives: the next run of the hourly job `archive_messages`, or `POST /admin/jobs/archive_messages`, applies it); a field left out keeps its value. A limit below what the account uses now keeps what it has and refuses more (409 `account_limit_reached`).
          */
         patch: operations["updateAccount"];
         trace?: never;
@@ -2786,6 +2786,11 @@ export interface components {
                  * @example 0
                  */
                 archived_messages: number;
+                /**
+                 * @description Archived OTPs erased (their numbers hashed), their archives rewritten.
+                 * @example 0
+                 */
+                archived_otps: number;
             };
             /** @example 2026-11-21T09:30:12.345000Z */
             created_at: string;
@@ -2890,7 +2895,7 @@ export interface components {
              */
             max_draft_recipients: number;
             /**
-             * @description Days a final message stays before the hourly job archives it (README, Message archives): the account's own, else `MESSAGE_RETENTION_DAYS`.
+             * @description Days a final message stays before the hourly job archives it (README, Archives): the account's own, else `MESSAGE_RETENTION_DAYS`.
              * @example 90
              */
             message_retention_days: number;
@@ -2906,7 +2911,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "invalid_json" | "unauthenticated" | "invalid_signature" | "insufficient_balance" | "insufficient_scope" | "media_link_invalid" | "verify_token_mismatch" | "not_found" | "link_not_found" | "media_not_kept" | "message_archived" | "method_not_allowed" | "session_not_pending" | "session_not_connected" | "session_not_disconnected" | "session_not_linked" | "session_limited" | "reply_to_not_sent" | "idempotency_key_in_use" | "otp_already_verified" | "otp_is_reverse" | "webhook_endpoint_limit" | "webhook_endpoint_disabled" | "campaign_not_draft" | "campaign_not_running" | "campaign_not_paused" | "campaign_finished" | "campaign_empty" | "account_limit_reached" | "not_supported_by_gateway" | "phone_number_in_use" | "otp_expired" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "app_has_no_channel" | "app_has_no_otp_template" | "otp_invalid" | "otp_country_not_allowed" | "pairing_code_invalid" | "time_range_invalid" | "media_unavailable" | "reply_to_not_found" | "reply_to_other_chat" | "reaction_other_chat" | "gateway_credentials_invalid" | "template_not_found" | "template_rejected" | "outside_service_window" | "recipient_not_supported" | "upgrade_required" | "rate_limited" | "otp_attempts_exceeded" | "internal_error" | "gateway_misconfigured" | "service_misconfigured" | "gateway_rejected" | "gateway_unavailable" | "service_unavailable" | "otp_codes_exhausted";
+            code: "invalid_json" | "unauthenticated" | "invalid_signature" | "insufficient_balance" | "insufficient_scope" | "media_link_invalid" | "verify_token_mismatch" | "not_found" | "link_not_found" | "media_not_kept" | "message_archived" | "otp_archived" | "method_not_allowed" | "session_not_pending" | "session_not_connected" | "session_not_disconnected" | "session_not_linked" | "session_limited" | "reply_to_not_sent" | "idempotency_key_in_use" | "otp_already_verified" | "otp_is_reverse" | "webhook_endpoint_limit" | "webhook_endpoint_disabled" | "campaign_not_draft" | "campaign_not_running" | "campaign_not_paused" | "campaign_finished" | "campaign_empty" | "account_limit_reached" | "not_supported_by_gateway" | "phone_number_in_use" | "otp_expired" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "app_has_no_channel" | "app_has_no_otp_template" | "otp_invalid" | "otp_country_not_allowed" | "pairing_code_invalid" | "time_range_invalid" | "media_unavailable" | "reply_to_not_found" | "reply_to_other_chat" | "reaction_other_chat" | "gateway_credentials_invalid" | "template_not_found" | "template_rejected" | "outside_service_window" | "recipient_not_supported" | "upgrade_required" | "rate_limited" | "otp_attempts_exceeded" | "internal_error" | "gateway_misconfigured" | "service_misconfigured" | "gateway_rejected" | "gateway_unavailable" | "service_unavailable" | "otp_codes_exhausted";
             request_id: string;
             /** @enum {boolean} */
             success: false;
@@ -3054,18 +3059,30 @@ export interface components {
                 result?: unknown;
             };
         };
-        /** @description Messages of one UTC day that passed the account's `message_retention_days` and left the database, stored as gzipped NDJSON (one Message per line, as `GET /v1/chatapp/messages/{id}` showed it). A day may have several archives. */
+        /** @description Messages or OTPs of one UTC day that passed the account's `message_retention_days` and left the database, stored as gzipped NDJSON (one record per line, as the API showed it). A day may have several archives of each kind. */
         Archive: {
             /** @example arc_9f1c2d3e4b5a69788796a5b4c3d2e1f0 */
             id: string;
             /**
+             * @description What each line is: `messages`, a Message as `GET /v1/chatapp/messages/{id}` showed it; `otps`, an OTP as `GET /v1/otp/{id}` showed it, with its attempts.
+             * @example messages
+             * @enum {string}
+             */
+            kind: "messages" | "otps";
+            /**
              * Format: date
-             * @description The UTC day the archived messages were made on.
+             * @description The UTC day the archived records were made on.
              * @example 2026-08-30
              */
             day: string;
             /**
-             * @description Messages in the archive: one NDJSON line each.
+             * @description Records in the archive: one NDJSON line each.
+             * @example 9412
+             */
+            count: number;
+            /**
+             * @deprecated
+             * @description Deprecated: `count` for an archive of `messages`, else 0.
              * @example 9412
              */
             message_count: number;
@@ -4051,7 +4068,7 @@ export interface operations {
                     max_draft_recipients?: number;
                     /**
                      * Format: int32
-                     * @description Days a final message stays in the database before the hourly job archives it to R2 (0–3,650; 0: as soon as it is final; README, Message archives). `null` returns to the deployment's `MESSAGE_RETENTION_DAYS` (90 by default).
+                     * @description Days a final message stays in the database before the hourly job archives it to R2 (0–3,650; 0: as soon as it is final; README, Archives). `null` returns to the deployment's `MESSAGE_RETENTION_DAYS` (90 by default).
                      * @example 30
                      */
                     message_retention_days?: number | null;
@@ -4204,7 +4221,7 @@ export interface operations {
                     max_draft_recipients?: number;
                     /**
                      * Format: int32
-                     * @description Days a final message stays in the database before the hourly job archives it to R2 (0–3,650; 0: as soon as it is final; README, Message archives). `null` returns to the deployment's `MESSAGE_RETENTION_DAYS` (90 by default).
+                     * @description Days a final message stays in the database before the hourly job archives it to R2 (0–3,650; 0: as soon as it is final; README, Archives). `null` returns to the deployment's `MESSAGE_RETENTION_DAYS` (90 by default).
                      * @example 30
                      */
                     message_retention_days?: number | null;
@@ -9466,7 +9483,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["InsufficientScope"];
-            /** @description Problem: `not_found` */
+            /** @description Problem: `not_found`, `otp_archived` */
             404: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -9518,7 +9535,7 @@ export interface operations {
             400: components["responses"]["InvalidJson"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["InsufficientScope"];
-            /** @description Problem: `not_found` */
+            /** @description Problem: `not_found`, `otp_archived` */
             404: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -9618,7 +9635,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["InsufficientScope"];
-            /** @description Problem: `not_found` */
+            /** @description Problem: `not_found`, `otp_archived` */
             404: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];

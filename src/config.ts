@@ -103,7 +103,7 @@ const ConfigSchema = z.object({
   MEDIA_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   /**
    * Days a final message stays in D1 before the hourly job archives it to R2, for accounts whose
-   * own `message_retention_days` is not set (README, Message archives). 0 archives a message as soon
+   * own `message_retention_days` is not set (README, Archives). 0 archives a message as soon
    * as it is final.
    */
   MESSAGE_RETENTION_DAYS: z.coerce.number().int().min(0).max(3650).default(90),

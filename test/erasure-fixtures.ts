@@ -18,7 +18,8 @@ export interface Erasure {
     | "contacts"
     | "opt_outs"
     | "events"
-    | "archived_messages",
+    | "archived_messages"
+    | "archived_otps",
     number
   >;
   created_at: string;
@@ -35,6 +36,7 @@ export const NOTHING = {
   opt_outs: 0,
   events: 0,
   archived_messages: 0,
+  archived_otps: 0,
 };
 
 /** The erased form of an address: `erased:` and 64 hex digits. */

@@ -282,6 +282,7 @@ describe("POST /v1/erasures: a contact with data everywhere", () => {
         opt_outs: 1,
         events: contactEvents.length,
         archived_messages: 1,
+        archived_otps: 0,
       },
       created_at: expect.any(String),
       completed_at: expect.any(String),

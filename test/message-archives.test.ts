@@ -11,7 +11,7 @@ import {
   sendText,
 } from "./message-fixtures";
 
-// Message retention and archives (README, Message archives): the hourly job `archive_messages` moves
+// Message retention and archives (README, Archives): the hourly job `archive_messages` moves
 // final messages past the account's `message_retention_days` to R2 as gzipped NDJSON per UTC day.
 
 interface Archive {
@@ -218,7 +218,15 @@ describe("archive_messages", () => {
     const [campaignRead] = await seed({ status: "read" });
     const [recent] = await seed({ status: "read", createdAt: Date.now() - 60_000 });
     const [otpMessage] = await seed({ status: "read" });
+    // The code of an OTP already archived (no row left) goes like any message.
+    const [archivedOtpMessage] = await seed({ status: "read" });
     const [final] = await seed({ status: "failed" });
+    const app = await call<{ data: { id: string } }>("POST", "/v1/apps", {
+      key,
+      body: { name: "Acme", sender_id: "6ba7b810-9dad-11d1-80b4-00c04fd430c8", chatapp_session_id: session },
+    });
+    expect(app.status, app.text).toBe(201);
+    const otpId = crypto.randomUUID();
     const campaign = await call<{ data: { id: string } }>("POST", "/v1/chatapp/campaigns", {
       key,
       body: {
@@ -242,14 +250,25 @@ describe("archive_messages", () => {
         "UPDATE campaign_recipients SET status = 'queued', message_id = ? WHERE campaign_id = ? AND seq = 1",
       ).bind(campaignRead, campaignId),
       env.DB.prepare("UPDATE campaigns SET status = 'running' WHERE id = ?").bind(campaignId),
-      env.DB.prepare("UPDATE messages SET otp_id = ? WHERE id = ?").bind(crypto.randomUUID(), otpMessage),
+      // A pending OTP still in D1: its attempts read its message, which stays while it does.
+      env.DB.prepare(
+        `INSERT INTO otps (id, account_id, app_id, to_number, code_hmac, status, last_sent_at, expires_at, created_at, updated_at)
+          VALUES (?1, ?2, ?3, '+14155550123', 'x', 'pending', ?4, ?4 + 600000, ?4, ?4)`,
+      ).bind(otpId, accountId, app.body.data.id, Date.now()),
+      env.DB.prepare("UPDATE messages SET otp_id = ? WHERE id = ?").bind(otpId, otpMessage),
+      env.DB.prepare("UPDATE messages SET otp_id = ? WHERE id = ?").bind(crypto.randomUUID(), archivedOtpMessage),
     ]);
 
     await runArchiveJob();
     const stays = [queued, scheduled, unknown, media, campaignRead, recent, otpMessage].sort();
     expect((await rowsOf(accountId)).sort()).toEqual(stays);
-    expect((await archivesOf(key)).map((archive) => archive.message_count)).toEqual([1]);
+    expect((await archivesOf(key)).map((archive) => archive.message_count)).toEqual([2]);
     expectProblem(await call("GET", `/v1/chatapp/messages/${final}`, { key }), 404, "message_archived");
+    expectProblem(
+      await call("GET", `/v1/chatapp/messages/${archivedOtpMessage}`, { key }),
+      404,
+      "message_archived",
+    );
 
     // Once the campaign is over, its final messages go too; the recipient keeps showing its status.
     const recipientsOf = async () =>
@@ -287,6 +306,7 @@ describe("archive_messages", () => {
     const db = databaseFor(env);
     const rule = {
       before: Date.now(),
+      now: Date.now(),
       waiting: ["queued", "scheduled"] as const,
       finishedCampaign: [],
       messageEventTypes: [],
@@ -299,6 +319,7 @@ describe("archive_messages", () => {
     const archive = {
       id: `arc_${"0".repeat(31)}1`,
       accountId,
+      kind: "messages" as const,
       day: utcDay(Date.now()),
       objectKey: "test/none",
       messageCount: 1,

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, createAccount, expectProblem, phoneText } from "./helpers";
+import { ADMIN_TOKEN, call, createAccount, expectProblem, phoneText } from "./helpers";
 import { driveAlarmUntil, getMessage } from "./message-fixtures";
 
 // GET /v1/apps/{id}/otp-stats (README, OTP statistics): OTPs made through the API on
@@ -36,6 +36,7 @@ interface Stats {
 }
 
 let key: string;
+let accountId: string;
 let appId: string;
 const sessions: string[] = [];
 
@@ -85,7 +86,7 @@ async function startAt(id: string, at: number, verifiedAfterMs?: number): Promis
 }
 
 beforeAll(async () => {
-  ({ key } = await createAccount(100));
+  ({ key, accountId } = await createAccount(100));
   sessions.push(await connectedSession(), await connectedSession());
   const app = await call<{ data: { id: string } }>("POST", "/v1/apps", {
     key,
@@ -270,5 +271,43 @@ describe("GET /v1/apps/{id}/otp-stats", () => {
       key: other.key,
     });
     expectProblem(res, 404, "not_found");
+  });
+});
+
+describe("OTP statistics once the OTPs are archived", () => {
+  it("stay as they were, each OTP counted once, from the counts the archive kept", async () => {
+    const hours = `time_from=${new Date(H0).toISOString()}&time_to=${new Date(H1 + 1).toISOString()}&granularity=hour`;
+    const days = "time_from=2026-11-02&time_to=2026-11-02T23:00:00Z";
+    const read = async () =>
+      Promise.all([hours, days].map(async (q) => sorted((await stats(q)).body.data.buckets)));
+    const before = await read();
+    const retention = await call("PATCH", `/admin/accounts/${accountId}`, {
+      key: ADMIN_TOKEN,
+      body: { message_retention_days: 0 },
+    });
+    expect(retention.status).toBe(200);
+    const job = () =>
+      call<{ data: { result: { otps: number } } }>("POST", "/admin/jobs/archive_messages", {
+        key: ADMIN_TOKEN,
+      });
+
+    // Every OTP but the pending one leaves D1; the next run finds nothing more to add.
+    expect((await job()).body.data.result.otps).toBe(7);
+    const left = await env.DB.prepare("SELECT status FROM otps WHERE app_id = ?").bind(appId).all();
+    expect(left.results).toEqual([{ status: "pending" }]);
+    expect(await read()).toEqual(before);
+    expect((await job()).body.data.result.otps).toBe(0);
+    expect(await read()).toEqual(before);
+    // The figures, as the first test read them from the rows (verify times were whole seconds).
+    const [[first, second]] = before as [Bucket[]];
+    expect(first).toMatchObject({
+      sent: 3,
+      delivered: 3,
+      verified: 1,
+      failed: 1,
+      expired: 1,
+      median_seconds_to_verify: 4,
+    });
+    expect(second).toMatchObject({ sent: 5, verified: 4, median_seconds_to_verify: 7 });
   });
 });

@@ -13,10 +13,12 @@ import { FINISHED_CAMPAIGN_STATUSES } from "../moves/campaign";
 import { WAITING_STATUSES } from "../moves/message";
 import { toMessageRecord } from "../presenters/message";
 import { gzipLines } from "./ndjson";
+import { OTP_SOURCE } from "./otps";
+import type { ArchivableRow, ArchiveSource } from "./source";
 
-// The hourly job `archive_messages` (src/jobs/hourly.ts; README, Message archives): each account's
-// final messages older than its `message_retention_days` go to the `ARCHIVES` R2 bucket as gzipped
-// NDJSON, one object per account and UTC day per run, and leave D1.
+// The hourly job `archive_messages` (src/jobs/hourly.ts; README, Archives): each account's final
+// OTPs and messages older than its `message_retention_days` go to the `ARCHIVES` R2 bucket as
+// gzipped NDJSON, one object per account, kind and UTC day per run, and leave D1.
 
 const DAY_MS = 86_400_000;
 
@@ -26,7 +28,7 @@ const READ_BATCH = 1_000;
 /** Most lines one archive object holds: a busier day gets several objects. */
 const MAX_LINES = 10_000;
 
-/** Most messages one run archives (all accounts): what is left waits for the next hour. */
+/** Most records one run archives (all accounts): what is left waits for the next hour. */
 const MAX_PER_RUN = 100_000;
 
 /** The event types that point at a message (src/db/queries/events.ts `eventsForRows`). */
@@ -49,66 +51,94 @@ export interface ArchiveRun {
   archives: number;
   /** Messages moved out of D1 into them. */
   messages: number;
+  /** OTPs (with their attempts) moved out of D1 into them. */
+  otps: number;
 }
 
 /**
- * The UTC day (`YYYY-MM-DD`) of epoch-ms `ms`: the day an archive groups a message by (its
+ * The UTC day (`YYYY-MM-DD`) of epoch-ms `ms`: the day an archive groups a record by (its
  * `created_at`).
  */
 export function utcDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
 
+/** Messages (src/db/queries/archives.ts). */
+const MESSAGE_SOURCE: ArchiveSource<ArchivableMessage> = {
+  kind: "messages",
+  read: archivableMessages,
+  line: (row) => JSON.stringify(toMessageRecord(row)),
+  record: recordArchive,
+};
+
 /**
- * Archives every account's messages that its retention lets go (src/db/queries/archives.ts
- * `archivableMessages`: final, created before {@link archiveCutoff} of `message_retention_days` —
- * or `MESSAGE_RETENTION_DAYS` — no stored media left, outside running campaigns), oldest first, at
- * most {@link MAX_PER_RUN} a run. Each object is written to R2 before its rows are deleted, so a
- * failure leaves the rows for the next run (and at worst an object no archive row lists).
+ * Archives every account's records that its retention lets go, OTPs first (so that their messages
+ * may go in the same run), then messages (src/db/queries/otp-archives.ts `archivableOtps`,
+ * src/db/queries/archives.ts `archivableMessages`: final, created before {@link archiveCutoff} of
+ * `message_retention_days` — or `MESSAGE_RETENTION_DAYS`), oldest first, at most {@link MAX_PER_RUN} a run. Each object is
+ * written to R2 before its rows are deleted, so a failure leaves the rows for the next run (and at
+ * worst an object no archive row lists).
  * @param now epoch ms. @throws Error when R2 or D1 refuses (the cron job's log; the next hour
  *   tries again).
  */
 export async function archiveMessages(env: Env, db: Db, now: number): Promise<ArchiveRun> {
-  const done: ArchiveRun = { archives: 0, messages: 0 };
+  const done: ArchiveRun = { archives: 0, messages: 0, otps: 0 };
   const fallback = readConfig(env).MESSAGE_RETENTION_DAYS;
   for (const account of await retentionOfAccounts(db, fallback)) {
     const rule: ArchiveRule = {
       before: archiveCutoff(now, account.days),
+      now,
       waiting: WAITING_STATUSES,
       finishedCampaign: FINISHED_CAMPAIGN_STATUSES,
       messageEventTypes: MESSAGE_EVENT_TYPES,
     };
-    let after: ArchivableMessage | null = null;
-    let pending: ArchivableMessage[] = [];
-    while (done.messages + pending.length < MAX_PER_RUN) {
-      const rows: ArchivableMessage[] = await archivableMessages(db, account.id, rule, after, READ_BATCH);
-      for (const row of rows) {
-        const first = pending[0];
-        if (first && (utcDay(first.createdAt) !== utcDay(row.createdAt) || pending.length >= MAX_LINES)) {
-          await archiveDay(env, db, pending, now, rule, done);
-          pending = [];
-        }
-        pending.push(row);
-      }
-      after = rows.at(-1) ?? after;
-      if (rows.length < READ_BATCH) break;
-    }
-    if (pending.length > 0) await archiveDay(env, db, pending, now, rule, done);
-    if (done.messages >= MAX_PER_RUN) break;
+    await archiveAccount(env, db, account.id, OTP_SOURCE, rule, done);
+    await archiveAccount(env, db, account.id, MESSAGE_SOURCE, rule, done);
+    if (done.messages + done.otps >= MAX_PER_RUN) break;
   }
   return done;
 }
 
 /**
- * Writes `rows` (one account's, one UTC day's) as one archive object, then records the archive
- * and deletes the rows; a row that changed in between stays in D1 and its line is taken out of
- * the object again. Adds what it did to `done`.
+ * Archives the account's rows of `source` that `rule` lets go, one object per UTC day (or per
+ * {@link MAX_LINES}), while the run is under {@link MAX_PER_RUN}. Adds what it did to `done`.
  */
-async function archiveDay(
+async function archiveAccount<Row extends ArchivableRow>(
   env: Env,
   db: Db,
-  rows: ArchivableMessage[],
-  now: number,
+  accountId: string,
+  source: ArchiveSource<Row>,
+  rule: ArchiveRule,
+  done: ArchiveRun,
+): Promise<void> {
+  let after: Row | null = null;
+  let pending: Row[] = [];
+  while (done.messages + done.otps + pending.length < MAX_PER_RUN) {
+    const rows: Row[] = await source.read(db, accountId, rule, after, READ_BATCH);
+    for (const row of rows) {
+      const first = pending[0];
+      if (first && (utcDay(first.createdAt) !== utcDay(row.createdAt) || pending.length >= MAX_LINES)) {
+        await archiveDay(env, db, source, pending, rule, done);
+        pending = [];
+      }
+      pending.push(row);
+    }
+    after = rows.at(-1) ?? after;
+    if (rows.length < READ_BATCH) break;
+  }
+  if (pending.length > 0) await archiveDay(env, db, source, pending, rule, done);
+}
+
+/**
+ * Writes `rows` (one account's, one UTC day's, of one kind) as one archive object, then records the
+ * archive and deletes the rows; a row that changed in between stays in D1 and its line is taken out
+ * of the object again. Adds what it did to `done`.
+ */
+async function archiveDay<Row extends ArchivableRow>(
+  env: Env,
+  db: Db,
+  source: ArchiveSource<Row>,
+  rows: Row[],
   rule: ArchiveRule,
   done: ArchiveRun,
 ): Promise<void> {
@@ -117,28 +147,23 @@ async function archiveDay(
   const id = `arc_${crypto.randomUUID().replaceAll("-", "")}`;
   const day = utcDay(first.createdAt);
   const objectKey = `${first.accountId}/${day}/${id}.ndjson.gz`;
-  const lines = (kept: ArchivableMessage[]) => kept.map((row) => JSON.stringify(toMessageRecord(row)));
+  const lines = (kept: Row[]) => kept.map((row) => source.line(row, rule.now));
   const body = await gzipLines(lines(rows));
   await env.ARCHIVES.put(objectKey, body, { httpMetadata: ARCHIVE_HTTP_METADATA });
   const archive = {
     id,
     accountId: first.accountId,
+    kind: source.kind,
     day,
     objectKey,
     messageCount: rows.length,
     bytes: body.byteLength,
-    createdAt: now,
+    createdAt: rule.now,
   };
   let deleted: Set<string>;
   try {
-    deleted = new Set(
-      await recordArchive(
-        db,
-        archive,
-        rows.map((row) => ({ id: row.id, updatedAt: row.updatedAt })),
-        rule,
-      ),
-    );
+    const versions = rows.map((row) => ({ id: row.id, updatedAt: row.updatedAt }));
+    deleted = new Set(await source.record(db, archive, versions, rule));
   } catch (error) {
     await env.ARCHIVES.delete(objectKey);
     throw error;
@@ -150,7 +175,7 @@ async function archiveDay(
     await resizeArchive(db, id, kept.length, rewritten.byteLength);
   }
   done.archives += 1;
-  done.messages += deleted.size;
+  done[source.kind] += deleted.size;
 }
 
 /** How an archive object is stored: NDJSON, gzip-encoded (what `GET /v1/account/archives/{id}` serves). */

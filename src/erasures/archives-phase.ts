@@ -1,28 +1,64 @@
 import { rewriteArchive } from "../archives/rewrite";
 import { archivesOfAccount } from "../db/queries/archives";
-import { countErasedArchivedMessages, type ErasureScope } from "../db/queries/erasures";
+import { countErasedArchived, type ErasureScope } from "../db/queries/erasures";
 import { formatTimestamp } from "../lib/time";
 import { ERASED_METADATA, type ErasurePhase } from "./phases";
 
 /**
- * The person's archived messages (README, Message archives): each archive of the account is read,
- * and the lines that are the person's are rewritten as the rows phase leaves their rows in D1 (so
- * an archived message shows what `GET /v1/chatapp/messages/{id}` of an erased one shows): the
- * addresses as their erased forms, `contact`, `content` and `media_url` null, `metadata` without
- * what may name them and with `erased_at`. Every archive on each run: a message archived between
- * two runs is found too. Counted as `archived_messages`.
+ * The person's archived messages and OTPs (README, Archives): each archive of the account is
+ * read, and the lines that are the person's are rewritten as the rows phase leaves their rows in
+ * D1, so an archived record shows what `GET` of an erased one shows ({@link erasedLine},
+ * {@link erasedOtpLine}). Every archive on each run: a record archived between two runs is found
+ * too. Counted as `archived_messages` and `archived_otps`.
  */
 export const archivesPhase: ErasurePhase = {
   name: "archives",
   async run(env, db, { scope }, now) {
     const erasedAt = formatTimestamp(now);
-    let erased = 0;
+    const erased = { messages: 0, otps: 0 };
     for (const archive of await archivesOfAccount(db, scope.accountId))
-      erased += await rewriteArchive(env, db, archive, (line) => erasedLine(line, scope, erasedAt));
-    if (erased > 0) await countErasedArchivedMessages(db, scope.id, erased, now);
+      erased[archive.kind] += await rewriteArchive(env, db, archive, (line) =>
+        archive.kind === "otps" ? erasedOtpLine(line, scope) : erasedLine(line, scope, erasedAt),
+      );
+    if (erased.messages + erased.otps > 0) await countErasedArchived(db, scope.id, erased, now);
     return { done: true };
   },
 };
+
+/** An OTP as an archive line holds it: the fields that may name the person. */
+interface ArchivedOtp {
+  to_number?: unknown;
+  to_user_id?: unknown;
+  verified_number?: unknown;
+  verified_contact?: { phone_number?: unknown; user_id?: unknown } | null;
+}
+
+/**
+ * Archive line `line` (an OTP) erased when it names the person, else `line` itself: each of its
+ * addresses that is theirs replaced by its erased form, as the rows phase hashes `to_number`,
+ * `verified_number` and `verified_user_id` in D1 (an erased address shows as `to_number`, so
+ * `to_user_id` becomes null).
+ */
+export function erasedOtpLine(line: Record<string, unknown>, scope: ErasureScope) {
+  const otp = line as ArchivedOtp;
+  const hashOf = (value: unknown) => (typeof value === "string" ? scope.hashes.get(value) : undefined);
+  const verified = otp.verified_contact ?? null;
+  const addressed = otp.to_number ?? otp.to_user_id;
+  const named = [addressed, otp.verified_number, verified?.phone_number, verified?.user_id];
+  if (!named.some((value) => hashOf(value) !== undefined)) return line;
+  const erased = (value: unknown) => hashOf(value) ?? value ?? null;
+  const toHash = hashOf(addressed);
+  return {
+    ...line,
+    to_number: toHash ?? otp.to_number ?? null,
+    to_user_id: toHash === undefined ? (otp.to_user_id ?? null) : null,
+    verified_number: erased(otp.verified_number),
+    verified_contact:
+      verified === null
+        ? null
+        : { phone_number: erased(verified.phone_number), user_id: erased(verified.user_id) },
+  };
+}
 
 /** The top-level `metadata` keys an erased message loses (`$.template` → `template`). */
 const ERASED_KEYS = new Set(ERASED_METADATA.map((path) => path.slice(2)));

@@ -1,6 +1,7 @@
 import { readConfig } from "../config";
 import type { Db } from "../db/client";
 import { type AppRow, findApp } from "../db/queries/apps";
+import { missingRecord } from "../db/queries/archives";
 import { recordSentAttempt } from "../db/queries/otp-attempts";
 import {
   claimResend,
@@ -353,7 +354,7 @@ export async function resendOtp(
   const secret = otpSecret(env);
   const perNumber = perNumberLimit(env);
   const current = await findOtp(db, input.accountId, input.otpId);
-  if (!current) throw new ApiError("not_found", "No such OTP.");
+  if (!current) throw await missingRecord(db, input.accountId, "otps", input.otpId);
   const toNumber = current.toNumber;
   if (current.mode === "reverse" || toNumber === null) throw reverseRefusal();
   const refusal = resendRefusal(current, Date.now());

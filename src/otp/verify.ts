@@ -1,4 +1,5 @@
 import type { Db } from "../db/client";
+import { missingRecord } from "../db/queries/archives";
 import { eventRowAttemptsJson } from "../db/queries/otp-attempts";
 import { findOtp, markExpired, markVerified, type OtpRow, recordWrongCode } from "../db/queries/otps";
 import { otps } from "../db/schema";
@@ -68,7 +69,7 @@ export async function verifyOtp(
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const now = Date.now();
     const otp = await findOtp(db, input.accountId, input.otpId);
-    if (!otp) throw new ApiError("not_found", "No such OTP.");
+    if (!otp) throw await missingRecord(db, input.accountId, "otps", input.otpId);
     if (otp.mode === "reverse") throw reverseRefusal();
     const refusal = await verifyRefusal(db, otp, now);
     if (refusal) throw refusal;

@@ -1,12 +1,18 @@
 import type { MessageArchiveRow } from "../db/schema";
 import { formatTimestamp } from "../lib/time";
 
-/** An archive as the API shows it (the `Archive` schema of openapi.json). */
+/**
+ * An archive as the API shows it (the `Archive` schema of openapi.json): `{id, kind, day, count,
+ * message_count, bytes, created_at}`.
+ */
 export function toArchiveRecord(row: MessageArchiveRow) {
   return {
     id: row.id,
+    kind: row.kind,
     day: row.day,
-    message_count: row.messageCount,
+    count: row.messageCount,
+    // Deprecated (its name predates OTP archives): the messages it holds.
+    message_count: row.kind === "messages" ? row.messageCount : 0,
     bytes: row.bytes,
     created_at: formatTimestamp(row.createdAt),
   };

@@ -20,6 +20,7 @@ export function toErasureRecord(row: ErasureRow) {
       opt_outs: row.optOuts,
       events: row.events,
       archived_messages: row.archivedMessages,
+      archived_otps: row.archivedOtps,
     },
     created_at: formatTimestamp(row.createdAt),
     completed_at: formatNullableTimestamp(row.completedAt),

@@ -1,7 +1,9 @@
 import { and, desc, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
+import { ApiError } from "../../errors";
 import type { Cursor } from "../../lib/cursor";
 import { batchSql, type Db } from "../client";
 import {
+  type ArchiveKind,
   accounts,
   type CampaignRow,
   type ContactRow,
@@ -17,14 +19,16 @@ import { materialiseMessageEventsStatement } from "./events";
 import { beyond, pageOf, readOrder } from "./keyset";
 import { statusIn } from "./status-in";
 
-// Message archives (src/archives/archive.ts moves the rows; the rules of what may go are its own,
-// passed in as an ArchiveRule). A message leaves a tombstone (`archived_messages`: its id's 16
-// bytes and the archive's `seq`).
+// Archives (src/archives/archive.ts moves the rows; the rules of what may go are its own, passed in
+// as an ArchiveRule). A message leaves a tombstone (`archived_messages`: its id's 16 bytes and the
+// archive's `seq`); OTPs: src/db/queries/otp-archives.ts.
 
 /** What decides whether a message may be archived; the caller states the rules. */
 export interface ArchiveRule {
-  /** Epoch ms: only messages created before it. */
+  /** Epoch ms: only records created before it. */
   before: number;
+  /** Epoch ms: the run's time (a `pending` OTP past its expiry by then is final, `expired`). */
+  now: number;
   /** The statuses of a message that may still change by a send (never archived). */
   waiting: readonly MessageStatus[];
   /** The statuses of a campaign that makes and sends no more messages (its messages may go). */
@@ -54,8 +58,8 @@ export async function retentionOfAccounts(
  * last `(created_at, id)` of the previous call, so rows that stay are not read again), with their
  * contact: created before `rule.before`, not waiting to be sent (nor waiting on an unknown outcome,
  * `metadata.outcome`), their stored media already gone (`media_key` null: the media sweeps own
- * those objects), carrying no one-time code, and outside any campaign that still runs. Reads
- * `messages_account_created`.
+ * those objects), carrying no code of an OTP still in D1, and outside any campaign that still
+ * runs. Reads `messages_account_created`.
  */
 export async function archivableMessages(
   db: Db,
@@ -70,8 +74,8 @@ export async function archivableMessages(
     sql`NOT ${statusIn("messages.status", rule.waiting)}`,
     sql`${messages.mediaKey} IS NULL`,
     // A one-time code's attempts read their message (otp-attempts.ts `attemptsJson`): its messages
-    // stay while the OTP does.
-    sql`${messages.otpId} IS NULL`,
+    // stay while the OTP does (an OTP is archived first, src/db/queries/otp-archives.ts).
+    sql`(${messages.otpId} IS NULL OR NOT EXISTS (SELECT 1 FROM otps o WHERE o.id = ${messages.otpId}))`,
     sql`(${messages.metadata} ->> ${"$.outcome"}) IS NOT 'unknown'`,
     sql`(${messages.campaignId} IS NULL OR EXISTS (SELECT 1 FROM campaigns c WHERE c.id = ${messages.campaignId}
       AND ${statusIn("c.status", rule.finishedCampaign)}))`,
@@ -91,13 +95,22 @@ export interface ArchivedVersion {
   updatedAt: number;
 }
 
-/** SQL: the rows of `messages` (aliased `m`) that are `versions` exactly (id and `updated_at`). */
-function sameVersions(accountId: string, versions: ArchivedVersion[]): SQL {
+/**
+ * SQL over `alias` (an alias of `table`, `messages` or `otps`): the rows of the account that are
+ * `versions` exactly (id and `updated_at`).
+ */
+export function sameVersions(
+  table: "messages" | "otps",
+  alias: string,
+  accountId: string,
+  versions: ArchivedVersion[],
+): SQL {
   const list = JSON.stringify(versions.map((version) => [version.id, version.updatedAt]));
+  const [t, a] = [sql.raw(table), sql.raw(alias)];
   // By primary key (`+` keeps the planner off the account's index, which would read all its rows).
-  return sql`m.id IN (SELECT x.id FROM json_each(${list}) j
-      JOIN messages x ON x.id = j.value ->> 0 AND x.updated_at = j.value ->> 1)
-    AND +m.account_id = ${accountId}`;
+  return sql`${a}.id IN (SELECT x.id FROM json_each(${list}) j
+      JOIN ${t} x ON x.id = j.value ->> 0 AND x.updated_at = j.value ->> 1)
+    AND +${a}.account_id = ${accountId}`;
 }
 
 /**
@@ -112,9 +125,9 @@ export async function recordArchive(
   db: Db,
   archive: Omit<MessageArchiveRow, "seq">,
   versions: ArchivedVersion[],
-  rule: Pick<ArchiveRule, "messageEventTypes">,
+  rule: ArchiveRule,
 ): Promise<string[]> {
-  const matched = sameVersions(archive.accountId, versions);
+  const matched = sameVersions("messages", "m", archive.accountId, versions);
   const ids = sql`(SELECT m.id FROM messages m WHERE ${matched})`;
   const results = await batchSql<{ id: string }>(db, [
     db.insert(messageArchives).values(archive).getSQL(),
@@ -168,13 +181,23 @@ export async function findArchive(db: Db, accountId: string, id: string): Promis
 }
 
 /**
- * The id of the account's archive that holds message `messageId` (a uuid), or null when the
- * message was never archived (or is another account's). One primary-key read of the tombstone.
+ * The id of the account's archive that holds record `id` (a uuid) of `kind`, or null when it was
+ * never archived (or is another account's): one primary-key read of its tombstone
+ * (`archived_messages`, `archived_otps`).
  */
-export async function archiveOfMessage(db: Db, accountId: string, messageId: string): Promise<string | null> {
-  const row = await db.get<{ id: string } | undefined>(sql`SELECT a.id AS id FROM archived_messages t
+export async function archiveHolding(
+  db: Db,
+  accountId: string,
+  kind: ArchiveKind,
+  id: string,
+): Promise<string | null> {
+  const [tombstones, key] =
+    kind === "otps"
+      ? [sql.raw("archived_otps"), sql.raw("otp_id")]
+      : [sql.raw("archived_messages"), sql.raw("message_id")];
+  const row = await db.get<{ id: string } | undefined>(sql`SELECT a.id AS id FROM ${tombstones} t
     JOIN message_archives a ON a.seq = t.archive_seq
-    WHERE t.message_id = unhex(replace(${messageId}, '-', '')) AND a.account_id = ${accountId}`);
+    WHERE t.${key} = unhex(replace(${id}, '-', '')) AND a.account_id = ${accountId} AND a.kind = ${kind}`);
   return row?.id ?? null;
 }
 
@@ -185,4 +208,31 @@ export async function archivesOfAccount(db: Db, accountId: string): Promise<Mess
     .from(messageArchives)
     .where(eq(messageArchives.accountId, accountId))
     .orderBy(desc(messageArchives.createdAt));
+}
+
+/** What each kind's archived record answers, and what it is called in the error's detail. */
+const ARCHIVED = {
+  messages: { code: "message_archived", noun: "message" },
+  otps: { code: "otp_archived", noun: "OTP" },
+} as const satisfies Record<ArchiveKind, { code: string; noun: string }>;
+
+/**
+ * The error for a record id (a message's or an OTP's uuid) the account has no row for: 404
+ * `message_archived` or `otp_archived` with the archive's id (`archive_id`) when the hourly job
+ * moved it to an archive (README, Archives), else 404 `not_found`.
+ */
+export async function missingRecord(
+  db: Db,
+  accountId: string,
+  kind: ArchiveKind,
+  id: string,
+): Promise<ApiError> {
+  const { code, noun } = ARCHIVED[kind];
+  const archiveId = await archiveHolding(db, accountId, kind, id);
+  if (!archiveId) return new ApiError("not_found", `No such ${noun}.`);
+  return new ApiError(
+    code,
+    `The ${noun} passed the account's message retention and was moved to archive ${archiveId}: GET /v1/account/archives/${archiveId} downloads it.`,
+    { extra: { archive_id: archiveId } },
+  );
 }

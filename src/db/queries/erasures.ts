@@ -365,15 +365,22 @@ export function completeErasure(db: Db, id: string, now: number): Promise<D1Resu
   ]);
 }
 
-/** Adds `count` archived messages (lines of rewritten archives) to erasure `id`'s counts. */
-export async function countErasedArchivedMessages(
+/**
+ * Adds archived records erased (lines of rewritten archives, by kind) to erasure `id`'s counts
+ * `archived_messages` and `archived_otps`.
+ */
+export async function countErasedArchived(
   db: Db,
   id: string,
-  count: number,
+  count: { messages: number; otps: number },
   now: number,
 ): Promise<void> {
   await db
     .update(erasures)
-    .set({ archivedMessages: sql`${erasures.archivedMessages} + ${count}`, updatedAt: now })
+    .set({
+      archivedMessages: sql`${erasures.archivedMessages} + ${count.messages}`,
+      archivedOtps: sql`${erasures.archivedOtps} + ${count.otps}`,
+      updatedAt: now,
+    })
     .where(eq(erasures.id, id));
 }

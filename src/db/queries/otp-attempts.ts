@@ -241,13 +241,12 @@ export function eventRowAttemptsJson(): SQL {
 }
 
 /**
- * The statement that deletes the attempts of the OTPs `otpIds` (any number of ids: they travel as
- * one JSON parameter), by the primary key `(otp_id, seq)`. An OTP's attempts are what
- * `GET /v1/otp/{id}`, its events and the OTP statistics show of it, so they stay as long as the
- * OTP does; this goes in the batch that deletes or archives the OTPs, before their own delete
- * (the foreign key `otp_attempts.otp_id` refuses it while an attempt remains), with
- * otp-sends.ts `deleteOtpSendsOf`.
+ * The statement that deletes the attempts of the OTPs `otpIds` (SQL: a subquery of OTP ids), by
+ * the primary key `(otp_id, seq)`. An OTP's attempts are what `GET /v1/otp/{id}`, its events and
+ * the OTP statistics show of it, so they stay as long as the OTP does; this goes in the batch that
+ * archives the OTPs (src/db/queries/otp-archives.ts), before their own delete (the foreign key
+ * `otp_attempts.otp_id` refuses it while an attempt remains), with otp-sends.ts `deleteOtpSendsOf`.
  */
-export function deleteOtpAttemptsOf(otpIds: string[]): Statement {
-  return sql`DELETE FROM otp_attempts WHERE otp_id IN (SELECT value FROM json_each(${JSON.stringify(otpIds)}))`;
+export function deleteOtpAttemptsOf(otpIds: SQL): Statement {
+  return sql`DELETE FROM otp_attempts WHERE otp_id IN ${otpIds}`;
 }

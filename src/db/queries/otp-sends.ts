@@ -1,4 +1,4 @@
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import type { Db, Statement } from "../client";
 import { otpSends } from "../schema";
 import { type Purge, type PurgeBudget, purgeBefore } from "./purge";
@@ -17,11 +17,12 @@ export function purgeOtpSends(db: Db, before: number, budget?: PurgeBudget): Pro
 }
 
 /**
- * The statement that deletes the send log of the OTPs `otpIds` (any number of ids: they travel as
- * one JSON parameter), by the primary key `(otp_id, seq)`. For the batch that deletes or archives
- * those OTPs: it goes before the OTPs' own delete, which the foreign key `otp_sends.otp_id`
- * refuses while a send of them remains (with {@link purgeOtpSends} hourly, only the last hour's).
+ * The statement that deletes the send log of the OTPs `otpIds` (SQL: a subquery of OTP ids), by
+ * the primary key `(otp_id, seq)`. For the batch that archives those OTPs
+ * (src/db/queries/otp-archives.ts): it goes before the OTPs' own delete, which the foreign key
+ * `otp_sends.otp_id` refuses while a send of them remains (with {@link purgeOtpSends} hourly, only
+ * the last hour's).
  */
-export function deleteOtpSendsOf(otpIds: string[]): Statement {
-  return sql`DELETE FROM otp_sends WHERE otp_id IN (SELECT value FROM json_each(${JSON.stringify(otpIds)}))`;
+export function deleteOtpSendsOf(otpIds: SQL): Statement {
+  return sql`DELETE FROM otp_sends WHERE otp_id IN ${otpIds}`;
 }

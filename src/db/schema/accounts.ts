@@ -36,7 +36,7 @@ export const accounts = sqliteTable(
     maxDraftRecipients: integer().notNull().default(DEFAULT_MAX_DRAFT_RECIPIENTS),
     /**
      * Days a final message stays in D1 before the hourly job archives it to R2 (0–3,650; 0: as
-     * soon as it is final; README, Message archives); null follows the deployment's
+     * soon as it is final; README, Archives); null follows the deployment's
      * `MESSAGE_RETENTION_DAYS`. The admin API changes it.
      */
     messageRetentionDays: integer(),

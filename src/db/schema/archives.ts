@@ -1,15 +1,22 @@
 import { blob, index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { accounts } from "./accounts";
 
-// Message archives in R2 and the tombstones of the messages they hold. Conventions of every
-// table: see index.ts.
+// Archives in R2 and the tombstones of the records they hold. Conventions of every table: see
+// index.ts.
+
+/** What an archive holds, one per line: Messages, or OTPs (README, Archives). */
+export const ARCHIVE_KINDS = ["messages", "otps"] as const;
+
+/** One of {@link ARCHIVE_KINDS}. */
+export type ArchiveKind = (typeof ARCHIVE_KINDS)[number];
 
 /**
- * One archive: a gzipped NDJSON object in the `ARCHIVES` R2 bucket holding final messages of one
- * account made on one UTC `day` (`YYYY-MM-DD`), one Message (as the API shows it) per line; the
- * hourly job `archive_messages` writes it and deletes the rows (src/archives/archive.ts). A day may
- * have several archives: each run archives what became due since the last. `seq` is the compact
- * key tombstones point with; `id` (`arc_` and 32 hex digits) is what the API shows.
+ * One archive: a gzipped NDJSON object in the `ARCHIVES` R2 bucket holding final records of one
+ * `kind` of one account made on one UTC `day` (`YYYY-MM-DD`), one record (a Message, or an OTP,
+ * as the API shows it) per line; the hourly job `archive_messages` writes it and deletes the rows
+ * (src/archives/archive.ts). A day may have several archives: each run archives what became due
+ * since the last. `seq` is the compact key tombstones point with; `id` (`arc_` and 32 hex digits)
+ * is what the API shows. `message_count` is the number of lines, whatever their kind.
  */
 export const messageArchives = sqliteTable(
   "message_archives",
@@ -19,6 +26,7 @@ export const messageArchives = sqliteTable(
     accountId: text()
       .notNull()
       .references(() => accounts.id),
+    kind: text({ enum: ARCHIVE_KINDS }).notNull().default("messages"),
     day: text().notNull(),
     /** The object's key in `ARCHIVES`: `<account id>/<day>/<id>.ndjson.gz`. */
     objectKey: text().notNull(),
@@ -37,10 +45,22 @@ export const messageArchives = sqliteTable(
 /**
  * What is left in D1 of an archived message: its id (the uuid's 16 bytes) and the archive that
  * holds it, so that `GET /v1/chatapp/messages/{id}` answers 404 `message_archived` with the
- * archive's id. About 30 bytes a message (README, Message archives); erasure keeps it (it names no one).
+ * archive's id. About 30 bytes a message (README, Archives); erasure keeps it (it names no one).
  */
 export const archivedMessages = sqliteTable("archived_messages", {
   messageId: blob({ mode: "buffer" }).primaryKey(),
+  archiveSeq: integer()
+    .notNull()
+    .references(() => messageArchives.seq),
+});
+
+/**
+ * What is left in D1 of an archived OTP: its id (the uuid's 16 bytes) and the archive that holds
+ * it, so that `GET /v1/otp/{id}` answers 404 `otp_archived` with the archive's id. `WITHOUT ROWID`
+ * (migrations/0056_otp_archives.sql), as {@link archivedMessages}.
+ */
+export const archivedOtps = sqliteTable("archived_otps", {
+  otpId: blob({ mode: "buffer" }).primaryKey(),
   archiveSeq: integer()
     .notNull()
     .references(() => messageArchives.seq),

@@ -41,6 +41,8 @@ export const erasures = sqliteTable(
     events: integer().notNull().default(0),
     /** Archived messages (lines of R2 archives, src/archives/) erased, their archives rewritten. */
     archivedMessages: integer().notNull().default(0),
+    /** Archived OTPs (lines of R2 archives of kind `otps`) erased, their archives rewritten. */
+    archivedOtps: integer().notNull().default(0),
     createdAt: integer().notNull(),
     updatedAt: integer().notNull(),
     completedAt: integer(),

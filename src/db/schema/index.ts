@@ -12,7 +12,14 @@ export {
   DEFAULT_MAX_SESSIONS,
   idempotencyKeys,
 } from "./accounts";
-export { archivedMessages, type MessageArchiveRow, messageArchives } from "./archives";
+export {
+  ARCHIVE_KINDS,
+  type ArchiveKind,
+  archivedMessages,
+  archivedOtps,
+  type MessageArchiveRow,
+  messageArchives,
+} from "./archives";
 export { type AccountUsageRow, accountUsage, ledgerEntries } from "./billing";
 export {
   type CampaignRecipientRow,
@@ -57,7 +64,9 @@ export {
   type OtpTemplate,
   otpAttempts,
   otpSends,
+  otpStatsHours,
   otps,
+  otpVerifyTimes,
   REVERSE_GUESS_OUTCOMES,
   reverseGuesses,
 } from "./otp";

@@ -215,3 +215,45 @@ export const otpSends = sqliteTable(
     index("otp_sends_sent").on(t.sentAt),
   ],
 );
+
+/**
+ * The OTP statistics of archived OTPs (README, OTP statistics): as the hourly job
+ * `archive_messages` moves an app's final OTPs out of D1 (src/archives/otps.ts), it adds them here,
+ * per UTC hour of their start (`start`, epoch ms), mode and channel (`''` for none), with their
+ * statuses as they were then, final (a `pending` OTP past its expiry counted `expired`).
+ * `GET /v1/apps/{id}/otp-stats` adds these to the counts of the OTPs still in D1
+ * (src/db/queries/otp-stats.ts). `WITHOUT ROWID` (migrations/0056_otp_archives.sql).
+ */
+export const otpStatsHours = sqliteTable(
+  "otp_stats_hours",
+  {
+    appId: text().notNull(),
+    start: integer().notNull(),
+    mode: text({ enum: ["send", "reverse"] }).notNull(),
+    channel: text().notNull(),
+    sent: integer().notNull(),
+    delivered: integer().notNull(),
+    verified: integer().notNull(),
+    failed: integer().notNull(),
+    expired: integer().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.appId, t.start, t.mode, t.channel] })],
+);
+
+/**
+ * How long the archived verified OTPs of an app took to be verified, per UTC hour of their start
+ * (`start`, epoch ms): `count` of them took `seconds` whole seconds (from start to `verified_at`,
+ * rounded down), so a bucket's median over archived OTPs is exact to the second whatever their
+ * number (at most 3,600 rows an hour: an OTP lives an hour at most). Written with
+ * {@link otpStatsHours}. `WITHOUT ROWID` (migrations/0056_otp_archives.sql).
+ */
+export const otpVerifyTimes = sqliteTable(
+  "otp_verify_times",
+  {
+    appId: text().notNull(),
+    start: integer().notNull(),
+    seconds: integer().notNull(),
+    count: integer().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.appId, t.start, t.seconds] })],
+);

@@ -32,7 +32,7 @@ export const createAccount = createRoute({
   description:
     "`balance` is the opening credit; `max_sessions` and `max_draft_recipients` set the account's limits (README, " +
     "Security, Account limits), and `message_retention_days` how long its final messages stay before they are " +
-    "archived (README, Message archives); their defaults when left out.",
+    "archived (README, Archives); their defaults when left out.",
   request: { body: jsonBody(CreateAccountBody) },
   responses: {
     201: json(CreatedAccountSchema, "The account and its API key (shown once)"),
@@ -48,7 +48,7 @@ export const updateAccount = createRoute({
   summary: "Change an account's limits and message retention",
   description:
     "`max_sessions` and `max_draft_recipients` (README, Security, Account limits), and `message_retention_days` " +
-    "(README, Message archives: the next run of the hourly job `archive_messages`, or `POST /admin/jobs/archive_messages`, " +
+    "(README, Archives: the next run of the hourly job `archive_messages`, or `POST /admin/jobs/archive_messages`, " +
     "applies it); a field left out keeps its value. A limit below what the account uses now keeps what it has and " +
     "refuses more (409 `account_limit_reached`).",
   request: { params: IdParam, body: jsonBody(UpdateAccountBody) },

@@ -23,7 +23,7 @@ export const AccountSchema = z
     }),
     message_retention_days: z.int().openapi({
       description:
-        "Days a final message stays before the hourly job archives it (README, Message archives): the account's own, else `MESSAGE_RETENTION_DAYS`.",
+        "Days a final message stays before the hourly job archives it (README, Archives): the account's own, else `MESSAGE_RETENTION_DAYS`.",
       example: 90,
     }),
     created_at: z.string(),
@@ -60,7 +60,7 @@ const limitFields = {
     }),
   message_retention_days: z.int().min(0).max(3650).nullable().optional().openapi({
     description:
-      "Days a final message stays in the database before the hourly job archives it to R2 (0–3,650; 0: as soon as it is final; README, Message archives). `null` returns to the deployment's `MESSAGE_RETENTION_DAYS` (90 by default).",
+      "Days a final message stays in the database before the hourly job archives it to R2 (0–3,650; 0: as soon as it is final; README, Archives). `null` returns to the deployment's `MESSAGE_RETENTION_DAYS` (90 by default).",
     example: 30,
     format: "int32",
   }),

@@ -33,6 +33,7 @@ export const ErasureSchema = z
         archived_messages: count(
           "Archived messages (`GET /v1/account/archives`) erased, their archives rewritten.",
         ),
+        archived_otps: count("Archived OTPs erased (their numbers hashed), their archives rewritten."),
       })
       .openapi({ description: "What the erasure erased, summed over its runs." }),
     created_at: z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" }),

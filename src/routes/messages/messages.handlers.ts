@@ -1,7 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { Db } from "../../db/client";
-import { archiveOfMessage } from "../../db/queries/archives";
+import { missingRecord } from "../../db/queries/archives";
 import type { ListQuery } from "../../db/queries/message-list";
 import { listMessages } from "../../db/queries/message-list";
 import { findMessage } from "../../db/queries/messages";
@@ -59,7 +58,8 @@ export const send: RouteHandler<typeof routes.send, AppEnv> = async (c) => {
 
 export const show: RouteHandler<typeof routes.show, AppEnv> = async (c) => {
   const row = await findMessage(c.var.db, c.var.principal.accountId, c.req.valid("param").id);
-  if (!row) throw await missingMessage(c.var.db, c.var.principal.accountId, c.req.valid("param").id);
+  if (!row)
+    throw await missingRecord(c.var.db, c.var.principal.accountId, "messages", c.req.valid("param").id);
   return c.json({ success: true as const, data: toMessageRecord(row) }, 200);
 };
 
@@ -71,7 +71,8 @@ export const show: RouteHandler<typeof routes.show, AppEnv> = async (c) => {
  */
 export const media: RouteHandler<typeof routes.media, AppEnv> = async (c) => {
   const row = await findMessage(c.var.db, c.var.principal.accountId, c.req.valid("param").id);
-  if (!row) throw await missingMessage(c.var.db, c.var.principal.accountId, c.req.valid("param").id);
+  if (!row)
+    throw await missingRecord(c.var.db, c.var.principal.accountId, "messages", c.req.valid("param").id);
   const object = row.direction === "incoming" && row.mediaKey ? await c.env.MEDIA.get(row.mediaKey) : null;
   if (!object) throw new ApiError("media_not_kept", notKeptDetail(row));
   const contentType = row.mediaContentType ?? object.httpMetadata?.contentType ?? "application/octet-stream";
@@ -83,21 +84,6 @@ export const media: RouteHandler<typeof routes.media, AppEnv> = async (c) => {
     "Cache-Control": "private, no-store",
   });
 };
-
-/**
- * The error for a message id the account has no row for: 404 `message_archived` with the
- * archive's id (`archive_id`) when the hourly job moved it to an archive (README, Message archives),
- * else 404 `not_found`.
- */
-async function missingMessage(db: Db, accountId: string, id: string): Promise<ApiError> {
-  const archiveId = await archiveOfMessage(db, accountId, id);
-  if (!archiveId) return new ApiError("not_found", "No such message.");
-  return new ApiError(
-    "message_archived",
-    `The message passed the account's message retention and was moved to archive ${archiveId}: GET /v1/account/archives/${archiveId} downloads it.`,
-    { extra: { archive_id: archiveId } },
-  );
-}
 
 /** Why message `row`'s media is not served, from its metadata. */
 function notKeptDetail(row: MessageRow): string {

@@ -1,9 +1,9 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Db } from "../../db/client";
+import { missingRecord } from "../../db/queries/archives";
 import { listAttempts } from "../../db/queries/otp-attempts";
 import { findOtp, type OtpRow } from "../../db/queries/otps";
 import type { AppEnv } from "../../env";
-import { ApiError } from "../../errors";
 import { otpSecret } from "../../otp/code";
 import { createReverseOtp } from "../../otp/reverse";
 import { resendOtp, sendOtp } from "../../otp/send";
@@ -30,8 +30,10 @@ export const send: RouteHandler<typeof routes.send, AppEnv> = async (c) => {
 export const show: RouteHandler<typeof routes.show, AppEnv> = async (c) => {
   // Not needed to read an OTP, but a missing secret is reported on every OTP endpoint alike.
   otpSecret(c.env);
-  const otp = await findOtp(c.var.db, c.var.principal.accountId, c.req.valid("param").id);
-  if (!otp) throw new ApiError("not_found", "No such OTP.");
+  const { accountId } = c.var.principal;
+  const { id } = c.req.valid("param");
+  const otp = await findOtp(c.var.db, accountId, id);
+  if (!otp) throw await missingRecord(c.var.db, accountId, "otps", id);
   return c.json({ success: true as const, data: await otpRecord(c.var.db, otp) }, 200);
 };
 

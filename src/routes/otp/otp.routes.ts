@@ -79,7 +79,7 @@ export const show = createRoute({
   description:
     "The OTP as it stands now: a `pending` OTP past `expires_at` shows `expired`. A reverse OTP shows `verified_number` once verified, and never its code, link or QR code.",
   request: { params: IdParam },
-  responses: { 200: json(OtpEnvelopeSchema, "The OTP"), ...problems("not_found") },
+  responses: { 200: json(OtpEnvelopeSchema, "The OTP"), ...problems("not_found", "otp_archived") },
 });
 
 export const verify = createRoute({
@@ -100,6 +100,7 @@ export const verify = createRoute({
     ...problems(
       "validation_failed",
       "not_found",
+      "otp_archived",
       "otp_invalid",
       "otp_attempts_exceeded",
       "otp_expired",
@@ -129,6 +130,7 @@ export const resend = createRoute({
     200: json(OtpEnvelopeSchema, "The OTP with its new code on its way"),
     ...problems(
       "not_found",
+      "otp_archived",
       "otp_country_not_allowed",
       "app_has_no_channel",
       "app_has_no_otp_template",
