@@ -678,7 +678,7 @@ export interface paths {
         };
         /**
          * List a campaign's recipients, the most recently added first
-         * @description Cursor-paged like the message list. Once the campaign starts, each shows its message id and status.
+         * @description Cursor-paged like the message list. Once the campaign starts, each shows its message id and status. Once the hourly job has archived them (a campaign finished before the account's `message_retention_days`, its messages archived): 404 `campaign_recipients_archived`, `archive_ids` naming the archives that hold them.
          */
         get: operations["listCampaignRecipients"];
         put?: never;
@@ -2791,6 +2791,11 @@ export interface components {
                  * @example 0
                  */
                 archived_otps: number;
+                /**
+                 * @description Archived campaign recipients erased (hashed, variables gone), their archives rewritten.
+                 * @example 0
+                 */
+                archived_campaign_recipients: number;
             };
             /** @example 2026-11-21T09:30:12.345000Z */
             created_at: string;
@@ -2911,7 +2916,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "invalid_json" | "unauthenticated" | "invalid_signature" | "insufficient_balance" | "insufficient_scope" | "media_link_invalid" | "verify_token_mismatch" | "not_found" | "link_not_found" | "media_not_kept" | "message_archived" | "otp_archived" | "method_not_allowed" | "session_not_pending" | "session_not_connected" | "session_not_disconnected" | "session_not_linked" | "session_limited" | "reply_to_not_sent" | "idempotency_key_in_use" | "otp_already_verified" | "otp_is_reverse" | "webhook_endpoint_limit" | "webhook_endpoint_disabled" | "campaign_not_draft" | "campaign_not_running" | "campaign_not_paused" | "campaign_finished" | "campaign_empty" | "account_limit_reached" | "not_supported_by_gateway" | "phone_number_in_use" | "otp_expired" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "app_has_no_channel" | "app_has_no_otp_template" | "otp_invalid" | "otp_country_not_allowed" | "pairing_code_invalid" | "time_range_invalid" | "media_unavailable" | "reply_to_not_found" | "reply_to_other_chat" | "reaction_other_chat" | "gateway_credentials_invalid" | "template_not_found" | "template_rejected" | "outside_service_window" | "recipient_not_supported" | "upgrade_required" | "rate_limited" | "otp_attempts_exceeded" | "internal_error" | "gateway_misconfigured" | "service_misconfigured" | "gateway_rejected" | "gateway_unavailable" | "service_unavailable" | "otp_codes_exhausted";
+            code: "invalid_json" | "unauthenticated" | "invalid_signature" | "insufficient_balance" | "insufficient_scope" | "media_link_invalid" | "verify_token_mismatch" | "not_found" | "link_not_found" | "media_not_kept" | "message_archived" | "otp_archived" | "campaign_recipients_archived" | "method_not_allowed" | "session_not_pending" | "session_not_connected" | "session_not_disconnected" | "session_not_linked" | "session_limited" | "reply_to_not_sent" | "idempotency_key_in_use" | "otp_already_verified" | "otp_is_reverse" | "webhook_endpoint_limit" | "webhook_endpoint_disabled" | "campaign_not_draft" | "campaign_not_running" | "campaign_not_paused" | "campaign_finished" | "campaign_empty" | "account_limit_reached" | "not_supported_by_gateway" | "phone_number_in_use" | "otp_expired" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "app_has_no_channel" | "app_has_no_otp_template" | "otp_invalid" | "otp_country_not_allowed" | "pairing_code_invalid" | "time_range_invalid" | "media_unavailable" | "reply_to_not_found" | "reply_to_other_chat" | "reaction_other_chat" | "gateway_credentials_invalid" | "template_not_found" | "template_rejected" | "outside_service_window" | "recipient_not_supported" | "upgrade_required" | "rate_limited" | "otp_attempts_exceeded" | "internal_error" | "gateway_misconfigured" | "service_misconfigured" | "gateway_rejected" | "gateway_unavailable" | "service_unavailable" | "otp_codes_exhausted";
             request_id: string;
             /** @enum {boolean} */
             success: false;
@@ -3059,16 +3064,21 @@ export interface components {
                 result?: unknown;
             };
         };
-        /** @description Messages or OTPs of one UTC day that passed the account's `message_retention_days` and left the database, stored as gzipped NDJSON (one record per line, as the API showed it). A day may have several archives of each kind. */
+        /** @description Messages, OTPs or a campaign's recipients of one UTC day that passed the account's `message_retention_days` and left the database, stored as gzipped NDJSON (one record per line, as the API showed it). A day may have several archives of each kind. */
         Archive: {
             /** @example arc_9f1c2d3e4b5a69788796a5b4c3d2e1f0 */
             id: string;
             /**
-             * @description What each line is: `messages`, a Message as `GET /v1/chatapp/messages/{id}` showed it; `otps`, an OTP as `GET /v1/otp/{id}` showed it, with its attempts.
+             * @description What each line is: `messages`, a Message as `GET /v1/chatapp/messages/{id}` showed it; `otps`, an OTP as `GET /v1/otp/{id}` showed it, with its attempts; `campaign_recipients`, a recipient of campaign `campaign_id` as `GET /v1/chatapp/campaigns/{id}/recipients` showed it.
              * @example messages
              * @enum {string}
              */
-            kind: "messages" | "otps";
+            kind: "messages" | "otps" | "campaign_recipients";
+            /**
+             * @description An archive of `campaign_recipients`: their campaign (each campaign's archived apart); else null.
+             * @example null
+             */
+            campaign_id: string | null;
             /**
              * Format: date
              * @description The UTC day the archived records were made on.
@@ -7082,7 +7092,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["InsufficientScope"];
-            /** @description Problem: `not_found` */
+            /** @description Problem: `not_found`, `campaign_recipients_archived` */
             404: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];

@@ -19,7 +19,8 @@ export interface Erasure {
     | "opt_outs"
     | "events"
     | "archived_messages"
-    | "archived_otps",
+    | "archived_otps"
+    | "archived_campaign_recipients",
     number
   >;
   created_at: string;
@@ -37,6 +38,7 @@ export const NOTHING = {
   events: 0,
   archived_messages: 0,
   archived_otps: 0,
+  archived_campaign_recipients: 0,
 };
 
 /** The erased form of an address: `erased:` and 64 hex digits. */

@@ -283,6 +283,7 @@ describe("POST /v1/erasures: a contact with data everywhere", () => {
         events: contactEvents.length,
         archived_messages: 1,
         archived_otps: 0,
+        archived_campaign_recipients: 0,
       },
       created_at: expect.any(String),
       completed_at: expect.any(String),

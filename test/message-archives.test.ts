@@ -256,7 +256,10 @@ describe("archive_messages", () => {
           VALUES (?1, ?2, ?3, '+14155550123', 'x', 'pending', ?4, ?4 + 600000, ?4, ?4)`,
       ).bind(otpId, accountId, app.body.data.id, Date.now()),
       env.DB.prepare("UPDATE messages SET otp_id = ? WHERE id = ?").bind(otpId, otpMessage),
-      env.DB.prepare("UPDATE messages SET otp_id = ? WHERE id = ?").bind(crypto.randomUUID(), archivedOtpMessage),
+      env.DB.prepare("UPDATE messages SET otp_id = ? WHERE id = ?").bind(
+        crypto.randomUUID(),
+        archivedOtpMessage,
+      ),
     ]);
 
     await runArchiveJob();
@@ -320,6 +323,7 @@ describe("archive_messages", () => {
       id: `arc_${"0".repeat(31)}1`,
       accountId,
       kind: "messages" as const,
+      campaignId: null,
       day: utcDay(Date.now()),
       objectKey: "test/none",
       messageCount: 1,

@@ -12,6 +12,7 @@ import { EVENT_TYPES } from "../events/catalogue";
 import { FINISHED_CAMPAIGN_STATUSES } from "../moves/campaign";
 import { WAITING_STATUSES } from "../moves/message";
 import { toMessageRecord } from "../presenters/message";
+import { RECIPIENT_SOURCE } from "./campaign-recipients";
 import { gzipLines } from "./ndjson";
 import { OTP_SOURCE } from "./otps";
 import type { ArchivableRow, ArchiveSource } from "./source";
@@ -53,6 +54,13 @@ export interface ArchiveRun {
   messages: number;
   /** OTPs (with their attempts) moved out of D1 into them. */
   otps: number;
+  /** Campaign recipients moved out of D1 into them. */
+  campaign_recipients: number;
+}
+
+/** Records a run has archived so far, of every kind. */
+function archived(done: ArchiveRun): number {
+  return done.messages + done.otps + done.campaign_recipients;
 }
 
 /**
@@ -72,17 +80,18 @@ const MESSAGE_SOURCE: ArchiveSource<ArchivableMessage> = {
 };
 
 /**
- * Archives every account's records that its retention lets go, OTPs first (so that their messages
- * may go in the same run), then messages (src/db/queries/otp-archives.ts `archivableOtps`,
- * src/db/queries/archives.ts `archivableMessages`: final, created before {@link archiveCutoff} of
- * `message_retention_days` — or `MESSAGE_RETENTION_DAYS`), oldest first, at most {@link MAX_PER_RUN} a run. Each object is
+ * Archives every account's records that its retention lets go, kind by kind (OTPs, messages,
+ * campaign recipients: src/db/queries/otp-archives.ts `archivableOtps`, src/db/queries/archives.ts `archivableMessages`,
+ * src/db/queries/recipient-archives.ts `archivableRecipients`: final, made — or, a campaign's
+ * recipients, finished — before {@link archiveCutoff} of `message_retention_days` — or
+ * `MESSAGE_RETENTION_DAYS`), oldest first, at most {@link MAX_PER_RUN} a run. Each object is
  * written to R2 before its rows are deleted, so a failure leaves the rows for the next run (and at
  * worst an object no archive row lists).
  * @param now epoch ms. @throws Error when R2 or D1 refuses (the cron job's log; the next hour
  *   tries again).
  */
 export async function archiveMessages(env: Env, db: Db, now: number): Promise<ArchiveRun> {
-  const done: ArchiveRun = { archives: 0, messages: 0, otps: 0 };
+  const done: ArchiveRun = { archives: 0, messages: 0, otps: 0, campaign_recipients: 0 };
   const fallback = readConfig(env).MESSAGE_RETENTION_DAYS;
   for (const account of await retentionOfAccounts(db, fallback)) {
     const rule: ArchiveRule = {
@@ -92,9 +101,12 @@ export async function archiveMessages(env: Env, db: Db, now: number): Promise<Ar
       finishedCampaign: FINISHED_CAMPAIGN_STATUSES,
       messageEventTypes: MESSAGE_EVENT_TYPES,
     };
+    // OTPs before messages (an OTP's messages stay while it does), messages before campaign
+    // recipients (a campaign's stay while any of its messages does): a run can move all three.
     await archiveAccount(env, db, account.id, OTP_SOURCE, rule, done);
     await archiveAccount(env, db, account.id, MESSAGE_SOURCE, rule, done);
-    if (done.messages + done.otps >= MAX_PER_RUN) break;
+    await archiveAccount(env, db, account.id, RECIPIENT_SOURCE, rule, done);
+    if (archived(done) >= MAX_PER_RUN) break;
   }
   return done;
 }
@@ -113,11 +125,11 @@ async function archiveAccount<Row extends ArchivableRow>(
 ): Promise<void> {
   let after: Row | null = null;
   let pending: Row[] = [];
-  while (done.messages + done.otps + pending.length < MAX_PER_RUN) {
+  while (archived(done) + pending.length < MAX_PER_RUN) {
     const rows: Row[] = await source.read(db, accountId, rule, after, READ_BATCH);
     for (const row of rows) {
       const first = pending[0];
-      if (first && (utcDay(first.createdAt) !== utcDay(row.createdAt) || pending.length >= MAX_LINES)) {
+      if (first && (groupOf(source, first) !== groupOf(source, row) || pending.length >= MAX_LINES)) {
         await archiveDay(env, db, source, pending, rule, done);
         pending = [];
       }
@@ -129,8 +141,13 @@ async function archiveAccount<Row extends ArchivableRow>(
   if (pending.length > 0) await archiveDay(env, db, source, pending, rule, done);
 }
 
+/** What puts rows in one archive: their UTC day, and their campaign when the source archives campaigns apart. */
+function groupOf<Row extends ArchivableRow>(source: ArchiveSource<Row>, row: Row): string {
+  return `${utcDay(row.createdAt)} ${source.campaignOf?.(row) ?? ""}`;
+}
+
 /**
- * Writes `rows` (one account's, one UTC day's, of one kind) as one archive object, then records the
+ * Writes `rows` (one account's, one group's ({@link groupOf}), of one kind) as one archive object, then records the
  * archive and deletes the rows; a row that changed in between stays in D1 and its line is taken out
  * of the object again. Adds what it did to `done`.
  */
@@ -154,6 +171,7 @@ async function archiveDay<Row extends ArchivableRow>(
     id,
     accountId: first.accountId,
     kind: source.kind,
+    campaignId: source.campaignOf?.(first) ?? null,
     day,
     objectKey,
     messageCount: rows.length,
@@ -162,8 +180,7 @@ async function archiveDay<Row extends ArchivableRow>(
   };
   let deleted: Set<string>;
   try {
-    const versions = rows.map((row) => ({ id: row.id, updatedAt: row.updatedAt }));
-    deleted = new Set(await source.record(db, archive, versions, rule));
+    deleted = new Set(await source.record(db, archive, rows, rule));
   } catch (error) {
     await env.ARCHIVES.delete(objectKey);
     throw error;

@@ -1,5 +1,5 @@
 import type { Db } from "../db/client";
-import type { ArchivedVersion, ArchiveRule } from "../db/queries/archives";
+import type { ArchiveRule } from "../db/queries/archives";
 import type { ArchiveKind, MessageArchiveRow } from "../db/schema";
 
 // What the archive job (src/archives/archive.ts) needs of each kind of record it archives.
@@ -23,13 +23,10 @@ export interface ArchiveSource<Row extends ArchivableRow> {
   /** The row as an archive line holds it: as the API shows it (JSON text). */
   line(row: Row, now: number): string;
   /**
-   * Records `archive` and deletes its rows still as read (`versions`), in one D1 batch.
+   * Records `archive` and deletes those of `rows` still as they were read, in one D1 batch.
    * @returns the ids deleted.
    */
-  record(
-    db: Db,
-    archive: Omit<MessageArchiveRow, "seq">,
-    versions: ArchivedVersion[],
-    rule: ArchiveRule,
-  ): Promise<string[]>;
+  record(db: Db, archive: Omit<MessageArchiveRow, "seq">, rows: Row[], rule: ArchiveRule): Promise<string[]>;
+  /** The campaign a row belongs to, when each campaign's rows are archived apart (the archive names it). */
+  campaignOf?(row: Row): string;
 }

@@ -1,26 +1,32 @@
 import { rewriteArchive } from "../archives/rewrite";
 import { archivesOfAccount } from "../db/queries/archives";
 import { countErasedArchived, type ErasureScope } from "../db/queries/erasures";
+import type { ArchiveKind } from "../db/schema";
 import { formatTimestamp } from "../lib/time";
 import { ERASED_METADATA, type ErasurePhase } from "./phases";
 
 /**
- * The person's archived messages and OTPs (README, Archives): each archive of the account is
- * read, and the lines that are the person's are rewritten as the rows phase leaves their rows in
- * D1, so an archived record shows what `GET` of an erased one shows ({@link erasedLine},
- * {@link erasedOtpLine}). Every archive on each run: a record archived between two runs is found
- * too. Counted as `archived_messages` and `archived_otps`.
+ * The person's archived messages, OTPs and campaign recipients (README, Archives): each archive
+ * of the account is read, and the lines that are the person's are rewritten as the rows phase
+ * leaves their rows in D1, so an archived record shows what `GET` of an erased one shows
+ * ({@link erasedLine}, {@link erasedOtpLine}, {@link erasedRecipientLine}). Every archive on each
+ * run: a record archived between two runs is found too. Counted as `archived_messages`,
+ * `archived_otps` and `archived_campaign_recipients`.
  */
 export const archivesPhase: ErasurePhase = {
   name: "archives",
   async run(env, db, { scope }, now) {
     const erasedAt = formatTimestamp(now);
-    const erased = { messages: 0, otps: 0 };
+    const erase = {
+      messages: (line: Record<string, unknown>) => erasedLine(line, scope, erasedAt),
+      otps: (line: Record<string, unknown>) => erasedOtpLine(line, scope),
+      campaign_recipients: (line: Record<string, unknown>) => erasedRecipientLine(line, scope),
+    } satisfies Record<ArchiveKind, unknown>;
+    const erased = { messages: 0, otps: 0, campaign_recipients: 0 };
     for (const archive of await archivesOfAccount(db, scope.accountId))
-      erased[archive.kind] += await rewriteArchive(env, db, archive, (line) =>
-        archive.kind === "otps" ? erasedOtpLine(line, scope) : erasedLine(line, scope, erasedAt),
-      );
-    if (erased.messages + erased.otps > 0) await countErasedArchived(db, scope.id, erased, now);
+      erased[archive.kind] += await rewriteArchive(env, db, archive, erase[archive.kind]);
+    if (erased.messages + erased.otps + erased.campaign_recipients > 0)
+      await countErasedArchived(db, scope.id, erased, now);
     return { done: true };
   },
 };
@@ -100,4 +106,16 @@ export function erasedLine(line: Record<string, unknown>, scope: ErasureScope, e
     media_url: null,
     metadata: { ...metadata, erased_at: erasedAt },
   };
+}
+
+/**
+ * Archive line `line` (a campaign recipient) erased when its address is the person's, else `line`
+ * itself: the address as its erased form (shown as `to_number`) and `variables` null, as the rows
+ * phase leaves a started campaign's recipient.
+ */
+export function erasedRecipientLine(line: Record<string, unknown>, scope: ErasureScope) {
+  const address = line.to_number ?? line.to_user_id;
+  const hash = typeof address === "string" ? scope.hashes.get(address) : undefined;
+  if (hash === undefined) return line;
+  return { ...line, to_number: hash, to_user_id: null, variables: null };
 }

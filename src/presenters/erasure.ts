@@ -21,6 +21,7 @@ export function toErasureRecord(row: ErasureRow) {
       events: row.events,
       archived_messages: row.archivedMessages,
       archived_otps: row.archivedOtps,
+      archived_campaign_recipients: row.archivedCampaignRecipients,
     },
     created_at: formatTimestamp(row.createdAt),
     completed_at: formatNullableTimestamp(row.completedAt),

@@ -180,6 +180,9 @@ export async function findArchive(db: Db, accountId: string, id: string): Promis
   return row ?? null;
 }
 
+/** The kinds whose records leave a tombstone by id (a campaign's recipients: their archives name the campaign). */
+export type TombstonedKind = Exclude<ArchiveKind, "campaign_recipients">;
+
 /**
  * The id of the account's archive that holds record `id` (a uuid) of `kind`, or null when it was
  * never archived (or is another account's): one primary-key read of its tombstone
@@ -188,7 +191,7 @@ export async function findArchive(db: Db, accountId: string, id: string): Promis
 export async function archiveHolding(
   db: Db,
   accountId: string,
-  kind: ArchiveKind,
+  kind: TombstonedKind,
   id: string,
 ): Promise<string | null> {
   const [tombstones, key] =
@@ -214,7 +217,7 @@ export async function archivesOfAccount(db: Db, accountId: string): Promise<Mess
 const ARCHIVED = {
   messages: { code: "message_archived", noun: "message" },
   otps: { code: "otp_archived", noun: "OTP" },
-} as const satisfies Record<ArchiveKind, { code: string; noun: string }>;
+} as const satisfies Record<TombstonedKind, { code: string; noun: string }>;
 
 /**
  * The error for a record id (a message's or an OTP's uuid) the account has no row for: 404
@@ -224,7 +227,7 @@ const ARCHIVED = {
 export async function missingRecord(
   db: Db,
   accountId: string,
-  kind: ArchiveKind,
+  kind: TombstonedKind,
   id: string,
 ): Promise<ApiError> {
   const { code, noun } = ARCHIVED[kind];

@@ -367,12 +367,12 @@ export function completeErasure(db: Db, id: string, now: number): Promise<D1Resu
 
 /**
  * Adds archived records erased (lines of rewritten archives, by kind) to erasure `id`'s counts
- * `archived_messages` and `archived_otps`.
+ * `archived_messages`, `archived_otps` and `archived_campaign_recipients`.
  */
 export async function countErasedArchived(
   db: Db,
   id: string,
-  count: { messages: number; otps: number },
+  count: { messages: number; otps: number; campaign_recipients: number },
   now: number,
 ): Promise<void> {
   await db
@@ -380,6 +380,7 @@ export async function countErasedArchived(
     .set({
       archivedMessages: sql`${erasures.archivedMessages} + ${count.messages}`,
       archivedOtps: sql`${erasures.archivedOtps} + ${count.otps}`,
+      archivedCampaignRecipients: sql`${erasures.archivedCampaignRecipients} + ${count.campaign_recipients}`,
       updatedAt: now,
     })
     .where(eq(erasures.id, id));

@@ -1,19 +1,20 @@
+import { sql } from "drizzle-orm";
 import { blob, index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { accounts } from "./accounts";
 
 // Archives in R2 and the tombstones of the records they hold. Conventions of every table: see
 // index.ts.
 
-/** What an archive holds, one per line: Messages, or OTPs (README, Archives). */
-export const ARCHIVE_KINDS = ["messages", "otps"] as const;
+/** What an archive holds, one per line: Messages, OTPs, or a campaign's recipients (README, Archives). */
+export const ARCHIVE_KINDS = ["messages", "otps", "campaign_recipients"] as const;
 
 /** One of {@link ARCHIVE_KINDS}. */
 export type ArchiveKind = (typeof ARCHIVE_KINDS)[number];
 
 /**
  * One archive: a gzipped NDJSON object in the `ARCHIVES` R2 bucket holding final records of one
- * `kind` of one account made on one UTC `day` (`YYYY-MM-DD`), one record (a Message, or an OTP,
- * as the API shows it) per line; the hourly job `archive_messages` writes it and deletes the rows
+ * `kind` of one account made on one UTC `day` (`YYYY-MM-DD`), one record (a Message, an OTP, or a
+ * recipient of campaign `campaign_id`, as the API shows it) per line; the hourly job `archive_messages` writes it and deletes the rows
  * (src/archives/archive.ts). A day may have several archives: each run archives what became due
  * since the last. `seq` is the compact key tombstones point with; `id` (`arc_` and 32 hex digits)
  * is what the API shows. `message_count` is the number of lines, whatever their kind.
@@ -27,6 +28,8 @@ export const messageArchives = sqliteTable(
       .notNull()
       .references(() => accounts.id),
     kind: text({ enum: ARCHIVE_KINDS }).notNull().default("messages"),
+    /** An archive of `campaign_recipients`: their campaign (each campaign's recipients archived apart); else null. */
+    campaignId: text(),
     day: text().notNull(),
     /** The object's key in `ARCHIVES`: `<account id>/<day>/<id>.ndjson.gz`. */
     objectKey: text().notNull(),
@@ -39,6 +42,8 @@ export const messageArchives = sqliteTable(
     // The list (`GET /v1/account/archives`, newest first) and the archives of a day.
     index("message_archives_account").on(t.accountId, t.createdAt, t.id),
     index("message_archives_day").on(t.accountId, t.day),
+    // The archives of a campaign's recipients (`GET /v1/chatapp/campaigns/{id}/recipients` names them).
+    index("message_archives_campaign").on(t.campaignId).where(sql`${t.campaignId} IS NOT NULL`),
   ],
 );
 

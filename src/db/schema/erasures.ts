@@ -43,6 +43,8 @@ export const erasures = sqliteTable(
     archivedMessages: integer().notNull().default(0),
     /** Archived OTPs (lines of R2 archives of kind `otps`) erased, their archives rewritten. */
     archivedOtps: integer().notNull().default(0),
+    /** Archived campaign recipients erased (hashed, variables gone), their archives rewritten. */
+    archivedCampaignRecipients: integer().notNull().default(0),
     createdAt: integer().notNull(),
     updatedAt: integer().notNull(),
     completedAt: integer(),

@@ -11,8 +11,14 @@ export const ArchiveSchema = z
     kind: z.enum(ARCHIVE_KINDS).openapi({
       description:
         "What each line is: `messages`, a Message as `GET /v1/chatapp/messages/{id}` showed it; `otps`, an OTP as " +
-        "`GET /v1/otp/{id}` showed it, with its attempts.",
+        "`GET /v1/otp/{id}` showed it, with its attempts; `campaign_recipients`, a recipient of campaign `campaign_id` " +
+        "as `GET /v1/chatapp/campaigns/{id}/recipients` showed it.",
       example: "messages",
+    }),
+    campaign_id: z.string().nullable().openapi({
+      description:
+        "An archive of `campaign_recipients`: their campaign (each campaign's archived apart); else null.",
+      example: null,
     }),
     day: z.iso
       .date()
@@ -28,7 +34,7 @@ export const ArchiveSchema = z
   })
   .openapi("Archive", {
     description:
-      "Messages or OTPs of one UTC day that passed the account's `message_retention_days` and left the database, stored " +
+      "Messages, OTPs or a campaign's recipients of one UTC day that passed the account's `message_retention_days` and left the database, stored " +
       "as gzipped NDJSON (one record per line, as the API showed it). A day may have several archives of each kind.",
   });
 

@@ -7,6 +7,7 @@ import { checkRecipients, type FieldProblem } from "../../campaigns/recipients";
 import { startCampaign } from "../../campaigns/start";
 import { requireCampaignTemplate } from "../../campaigns/template";
 import { readConfig } from "../../config";
+import type { Db } from "../../db/client";
 import {
   addRecipients as addTo,
   deleteDraftCampaign,
@@ -16,6 +17,7 @@ import {
   listRecipients as listRecipientPage,
 } from "../../db/queries/campaigns";
 import type { LimitUsage } from "../../db/queries/limits";
+import { recipientArchivesOf } from "../../db/queries/recipient-archives";
 import { findSessions } from "../../db/queries/sessions";
 import type { CampaignRow } from "../../db/schema";
 import type { AppEnv } from "../../env";
@@ -28,6 +30,20 @@ import type * as routes from "./campaigns.routes";
 import { DEFAULT_DELAY_MS } from "./campaigns.schemas";
 
 const noCampaign = () => new ApiError("not_found", "No such campaign.");
+
+/**
+ * Throws 404 `campaign_recipients_archived`, with the ids of the archives holding them
+ * (`archive_ids`), when the hourly job moved campaign `id`'s recipients to R2 (README, Archives).
+ */
+async function assertRecipientsKept(db: Db, accountId: string, id: string): Promise<void> {
+  const archiveIds = await recipientArchivesOf(db, accountId, id);
+  if (archiveIds.length === 0) return;
+  throw new ApiError(
+    "campaign_recipients_archived",
+    `The campaign finished before the account's message retention and its recipients were moved to ${archiveIds.length === 1 ? "archive" : "archives"} ${archiveIds.join(", ")}: GET /v1/account/archives/{id} downloads them; the campaign's stats stay.`,
+    { extra: { archive_ids: archiveIds } },
+  );
+}
 const notDraft = (status: string) =>
   new ApiError(
     "campaign_not_draft",
@@ -223,6 +239,7 @@ export const listRecipients: RouteHandler<typeof routes.listRecipients, AppEnv> 
   if (!(await findCampaign(c.var.db, c.var.principal.accountId, id))) throw noCampaign();
   const page = { limit, cursor: cursor ?? null };
   const { rows, more } = await listRecipientPage(c.var.db, id, page);
+  if (rows.length === 0 && !page.cursor) await assertRecipientsKept(c.var.db, c.var.principal.accountId, id);
   return c.json(
     { success: true as const, data: rows.map(toRecipientRecord), ...pageLinks(c, rows, { ...page, more }) },
     200,

@@ -143,11 +143,13 @@ export const listRecipients = createRoute({
   path: "/{id}/recipients",
   summary: "List a campaign's recipients, the most recently added first",
   description:
-    "Cursor-paged like the message list. Once the campaign starts, each shows its message id and status.",
+    "Cursor-paged like the message list. Once the campaign starts, each shows its message id and status. Once the " +
+    "hourly job has archived them (a campaign finished before the account's `message_retention_days`, its messages " +
+    "archived): 404 `campaign_recipients_archived`, `archive_ids` naming the archives that hold them.",
   request: { params: IdParam, query: PageQuery },
   responses: {
     200: json(RecipientListSchema, "A page of recipients"),
-    ...problems("unauthenticated", "not_found", "validation_failed"),
+    ...problems("unauthenticated", "not_found", "campaign_recipients_archived", "validation_failed"),
   },
 });
 

@@ -34,6 +34,9 @@ export const ErasureSchema = z
           "Archived messages (`GET /v1/account/archives`) erased, their archives rewritten.",
         ),
         archived_otps: count("Archived OTPs erased (their numbers hashed), their archives rewritten."),
+        archived_campaign_recipients: count(
+          "Archived campaign recipients erased (hashed, variables gone), their archives rewritten.",
+        ),
       })
       .openapi({ description: "What the erasure erased, summed over its runs." }),
     created_at: z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" }),

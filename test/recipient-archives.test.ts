@@ -1,0 +1,188 @@
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { databaseFor } from "../src/db/client";
+import { archivableRecipients, recordRecipientArchive } from "../src/db/queries/recipient-archives";
+import { command, createCampaign, showCampaign, waitForCampaign } from "./campaign-fixtures";
+import { ERASED, erase } from "./erasure-fixtures";
+import { ADMIN_TOKEN, call, createAccount, expectProblem } from "./helpers";
+import { connectedSession } from "./message-fixtures";
+
+// Archives of campaign recipients (README, Archives): once a campaign is finished past the
+// account's `message_retention_days` and its messages are archived, the hourly job moves its
+// recipients to R2, one archive per campaign, and the recipient list names the archives.
+
+const ANN = "+14155550141";
+const BOB = "+14155550142";
+
+interface Recipient {
+  seq: number;
+  to_number: string | null;
+  variables: Record<string, string> | null;
+  status: string;
+  message_id: string | null;
+}
+
+/** An account keeping nothing (retention 0) whose two-recipient campaign has completed, every message sent. */
+async function completedCampaign() {
+  const { accountId, key } = await createAccount(100);
+  const session = await connectedSession(key);
+  const draft = await createCampaign(key, {
+    chatapp_session_ids: [session.id],
+    recipients: [
+      { to_number: ANN, variables: { name: "Ann" } },
+      { to_number: BOB, variables: { name: "Bob" } },
+    ],
+    delay_range: { min_ms: 10, max_ms: 20 },
+  });
+  expect((await command(key, draft.id, "start")).status).toBe(200);
+  await waitForCampaign(key, draft.id, (c) => c.status === "completed" && c.stats.queued === 0);
+  const patched = await call("PATCH", `/admin/accounts/${accountId}`, {
+    key: ADMIN_TOKEN,
+    body: { message_retention_days: 0 },
+  });
+  expect(patched.status, patched.text).toBe(200);
+  return { accountId, key, campaignId: draft.id };
+}
+
+async function recipientsOf(key: string, campaignId: string) {
+  return call<{ data: Recipient[]; archive_ids?: string[] }>(
+    "GET",
+    `/v1/chatapp/campaigns/${campaignId}/recipients`,
+    { key },
+  );
+}
+
+async function runArchiveJob(): Promise<Record<string, number>> {
+  const res = await call<{ data: { result: Record<string, number> } }>(
+    "POST",
+    "/admin/jobs/archive_messages",
+    {
+      key: ADMIN_TOKEN,
+    },
+  );
+  expect(res.status, res.text).toBe(200);
+  return res.body.data.result;
+}
+
+async function archiveLines(key: string, id: string): Promise<Record<string, unknown>[]> {
+  const res = await exports.default.fetch(
+    new Request(`http://localhost/v1/account/archives/${id}`, {
+      headers: { Authorization: `Bearer ${key}`, "Accept-Encoding": "identity" },
+    }),
+  );
+  expect(res.status).toBe(200);
+  return (await res.text())
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
+}
+
+describe("campaign recipient archives", () => {
+  it("take a finished campaign's recipients after its messages, in one run, and the list names the archive", async () => {
+    const { key, campaignId } = await completedCampaign();
+    const shown = await recipientsOf(key, campaignId);
+    expect(shown.status).toBe(200);
+    expect(shown.body.data).toHaveLength(2);
+    for (const recipient of shown.body.data) {
+      expect(["sent", "delivered", "read"]).toContain(recipient.status);
+      expect(recipient.message_id).not.toBeNull();
+    }
+    const campaign = await showCampaign(key, campaignId);
+
+    const run = await runArchiveJob();
+
+    expect(run).toMatchObject({ messages: 2, campaign_recipients: 2 });
+    const listed = await call<{
+      data: { id: string; kind: string; campaign_id: string | null; count: number }[];
+    }>("GET", "/v1/account/archives", { key });
+    const archive = listed.body.data.find((a) => a.kind === "campaign_recipients");
+    expect(archive).toMatchObject({ campaign_id: campaignId, count: 2 });
+    expect(listed.body.data.filter((a) => a.kind === "messages").map((a) => a.campaign_id)).toEqual([null]);
+    // Each line a recipient as the list showed it (the list is newest first, the archive by seq).
+    expect(await archiveLines(key, archive?.id ?? "")).toEqual([...shown.body.data].reverse());
+
+    const gone = await recipientsOf(key, campaignId);
+    expectProblem(gone, 404, "campaign_recipients_archived");
+    expect(gone.body.archive_ids).toEqual([archive?.id]);
+    // The campaign itself stays, its counts as they were.
+    expect(await showCampaign(key, campaignId)).toEqual(campaign);
+    const left = await env.DB.prepare("SELECT count(*) AS n FROM campaign_recipients WHERE campaign_id = ?")
+      .bind(campaignId)
+      .first<{ n: number }>();
+    expect(left?.n).toBe(0);
+    expect(await runArchiveJob()).toMatchObject({ campaign_recipients: 0 });
+  });
+
+  it("keep a campaign's recipients while any of its messages is in D1, or while it runs", async () => {
+    const { campaignId } = await completedCampaign();
+    const db = databaseFor(env);
+    const { accountId } = (await env.DB.prepare("SELECT account_id AS accountId FROM campaigns WHERE id = ?")
+      .bind(campaignId)
+      .first<{ accountId: string }>()) ?? { accountId: "" };
+    const now = Date.now();
+    const rule = {
+      before: now,
+      now,
+      waiting: ["queued", "scheduled"] as const,
+      finishedCampaign: ["completed", "cancelled"] as const,
+      messageEventTypes: [],
+    };
+    // Its messages are still there: nothing to take.
+    expect(await archivableRecipients(db, accountId, rule, null, 10)).toEqual([]);
+    await env.DB.prepare("UPDATE messages SET campaign_id = NULL WHERE campaign_id = ?")
+      .bind(campaignId)
+      .run();
+    expect((await archivableRecipients(db, accountId, rule, null, 10)).map((r) => r.toNumber)).toEqual([
+      ANN,
+      BOB,
+    ]);
+    // Running again (say the operator's fix): nothing to take.
+    await env.DB.prepare("UPDATE campaigns SET status = 'running' WHERE id = ?").bind(campaignId).run();
+    expect(await archivableRecipients(db, accountId, rule, null, 10)).toEqual([]);
+    await env.DB.prepare("UPDATE campaigns SET status = 'completed' WHERE id = ?").bind(campaignId).run();
+
+    // An erasure that hashes a recipient between the read and the delete keeps that row.
+    const rows = await archivableRecipients(db, accountId, rule, null, 10);
+    await env.DB.prepare(
+      "UPDATE campaign_recipients SET to_number = 'erased:x' WHERE campaign_id = ? AND seq = 1",
+    )
+      .bind(campaignId)
+      .run();
+    const archive = {
+      id: `arc_${"0".repeat(31)}7`,
+      accountId,
+      kind: "campaign_recipients" as const,
+      campaignId,
+      day: "2026-11-28",
+      objectKey: "test/7",
+      messageCount: 2,
+      bytes: 0,
+      createdAt: now,
+    };
+    expect(await recordRecipientArchive(db, archive, rows)).toEqual([`${campaignId}/2`]);
+  });
+
+  it("are rewritten by an erasure of a recipient's number", async () => {
+    const { key, campaignId } = await completedCampaign();
+    await runArchiveJob();
+    const listed = await call<{ data: { id: string; kind: string; campaign_id: string | null }[] }>(
+      "GET",
+      "/v1/account/archives",
+      { key },
+    );
+    const archive = listed.body.data.find((a) => a.campaign_id === campaignId);
+    const before = await archiveLines(key, archive?.id ?? "");
+
+    const erased = await erase(key, { phone_number: ANN });
+
+    expect(erased.status).toBe("completed");
+    expect(erased.counts).toMatchObject({ archived_campaign_recipients: 1, archived_messages: 1 });
+    const after = await archiveLines(key, archive?.id ?? "");
+    expect(JSON.stringify(after)).not.toContain(ANN.slice(1));
+    expect(JSON.stringify(after)).not.toContain("Ann");
+    expect(after).toEqual([
+      { ...before[0], to_number: expect.stringMatching(ERASED), variables: null },
+      before[1],
+    ]);
+  });
+});
