@@ -18,12 +18,13 @@ import { OTP_SOURCE } from "./otps";
 import type { ArchivableRow, ArchiveSource } from "./source";
 
 // The hourly job `archive_messages` (src/jobs/hourly.ts; README, Archives): each account's final
-// OTPs and messages older than its `message_retention_days` go to the `ARCHIVES` R2 bucket as
-// gzipped NDJSON, one object per account, kind and UTC day per run, and leave D1.
+// OTPs, messages and campaign recipients older than its `message_retention_days` go to the
+// `ARCHIVES` R2 bucket as gzipped NDJSON, one object per account, kind and UTC day (and campaign)
+// per run, and leave D1.
 
 const DAY_MS = 86_400_000;
 
-/** Messages read per query. */
+/** Records read per query. */
 const READ_BATCH = 1_000;
 
 /** Most lines one archive object holds: a busier day gets several objects. */
@@ -81,10 +82,10 @@ const MESSAGE_SOURCE: ArchiveSource<ArchivableMessage> = {
 
 /**
  * Archives every account's records that its retention lets go, kind by kind (OTPs, messages,
- * campaign recipients: src/db/queries/otp-archives.ts `archivableOtps`, src/db/queries/archives.ts `archivableMessages`,
- * src/db/queries/recipient-archives.ts `archivableRecipients`: final, made — or, a campaign's
- * recipients, finished — before {@link archiveCutoff} of `message_retention_days` — or
- * `MESSAGE_RETENTION_DAYS`), oldest first, at most {@link MAX_PER_RUN} a run. Each object is
+ * campaign recipients: src/db/queries/otp-archives.ts `archivableOtps`,
+ * src/db/queries/archives.ts `archivableMessages`, src/db/queries/recipient-archives.ts
+ * `archivableRecipients`: final, made — or, a campaign's recipients, finished — before
+ * {@link archiveCutoff} of `message_retention_days` — or `MESSAGE_RETENTION_DAYS`), oldest first, at most {@link MAX_PER_RUN} a run. Each object is
  * written to R2 before its rows are deleted, so a failure leaves the rows for the next run (and at
  * worst an object no archive row lists).
  * @param now epoch ms. @throws Error when R2 or D1 refuses (the cron job's log; the next hour
@@ -112,8 +113,9 @@ export async function archiveMessages(env: Env, db: Db, now: number): Promise<Ar
 }
 
 /**
- * Archives the account's rows of `source` that `rule` lets go, one object per UTC day (or per
- * {@link MAX_LINES}), while the run is under {@link MAX_PER_RUN}. Adds what it did to `done`.
+ * Archives the account's rows of `source` that `rule` lets go, one object per group (UTC day, and
+ * campaign: {@link groupOf}) or per {@link MAX_LINES}, while the run is under {@link MAX_PER_RUN}.
+ * Adds what it did to `done`.
  */
 async function archiveAccount<Row extends ArchivableRow>(
   env: Env,

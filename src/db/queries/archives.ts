@@ -21,9 +21,10 @@ import { statusIn } from "./status-in";
 
 // Archives (src/archives/archive.ts moves the rows; the rules of what may go are its own, passed in
 // as an ArchiveRule). A message leaves a tombstone (`archived_messages`: its id's 16 bytes and the
-// archive's `seq`); OTPs: src/db/queries/otp-archives.ts.
+// archive's `seq`); OTPs: src/db/queries/otp-archives.ts; campaign recipients:
+// src/db/queries/recipient-archives.ts.
 
-/** What decides whether a message may be archived; the caller states the rules. */
+/** What decides whether a record may be archived; the caller states the rules. */
 export interface ArchiveRule {
   /** Epoch ms: only records created before it. */
   before: number;
@@ -31,7 +32,7 @@ export interface ArchiveRule {
   now: number;
   /** The statuses of a message that may still change by a send (never archived). */
   waiting: readonly MessageStatus[];
-  /** The statuses of a campaign that makes and sends no more messages (its messages may go). */
+  /** The statuses of a campaign that makes and sends no more messages (its messages, then its recipients, may go). */
   finishedCampaign: readonly CampaignRow["status"][];
   /** The event types that point at a message (src/events/catalogue.ts), rendered whole before it goes. */
   messageEventTypes: readonly string[];
