@@ -1,6 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { archiveCutoff, utcDay } from "../src/archives/archive";
+import { archivesOf, runArchiveJob, setRetention } from "./archive-fixtures";
 import { ADMIN_TOKEN, call, createAccount, expectProblem, TIMESTAMP } from "./helpers";
 import {
   connectedSession,
@@ -14,41 +15,7 @@ import {
 // Message retention and archives (README, Archives): the hourly job `archive_messages` moves
 // final messages past the account's `message_retention_days` to R2 as gzipped NDJSON per UTC day.
 
-interface Archive {
-  id: string;
-  day: string;
-  message_count: number;
-  bytes: number;
-  created_at: string;
-}
-
 const DAY_MS = 86_400_000;
-
-async function setRetention(accountId: string, days: number | null): Promise<number> {
-  const res = await call<{ data: { account: { message_retention_days: number } } }>(
-    "PATCH",
-    `/admin/accounts/${accountId}`,
-    { key: ADMIN_TOKEN, body: { message_retention_days: days } },
-  );
-  expect(res.status, res.text).toBe(200);
-  return res.body.data.account.message_retention_days;
-}
-
-async function runArchiveJob(): Promise<{ archives: number; messages: number }> {
-  const res = await call<{ data: { result: { archives: number; messages: number } } }>(
-    "POST",
-    "/admin/jobs/archive_messages",
-    { key: ADMIN_TOKEN },
-  );
-  expect(res.status, res.text).toBe(200);
-  return res.body.data.result;
-}
-
-async function archivesOf(key: string): Promise<Archive[]> {
-  const res = await call<{ data: Archive[] }>("GET", "/v1/account/archives", { key });
-  expect(res.status, res.text).toBe(200);
-  return res.body.data;
-}
 
 /** `GET /v1/account/archives/{id}` with `headers`, as the raw response (the test decodes it). */
 function download(key: string, id: string, headers: Record<string, string> = {}): Promise<Response> {

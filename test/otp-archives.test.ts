@@ -1,10 +1,11 @@
-import { env, exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { utcDay } from "../src/archives/archive";
 import { databaseFor } from "../src/db/client";
 import { recordOtpArchive } from "../src/db/queries/otp-archives";
+import { archiveLines, archivesOf, runArchiveJob, setRetention } from "./archive-fixtures";
 import { ERASED, erase } from "./erasure-fixtures";
-import { ADMIN_TOKEN, call, createAccount, expectProblem, phoneText } from "./helpers";
+import { call, createAccount, expectProblem, phoneText } from "./helpers";
 import { connectedSession, driveAlarmUntil, getMessage } from "./message-fixtures";
 
 // OTP archives (README, Archives): the hourly job `archive_messages` moves an account's
@@ -21,14 +22,6 @@ interface Otp {
   attempts: { message_id: string; status: string }[];
 }
 
-interface Archive {
-  id: string;
-  kind: string;
-  day: string;
-  count: number;
-  message_count: number;
-}
-
 /** An account keeping nothing (retention 0), with a connected session and an app sending on it. */
 async function otpAccount() {
   const { accountId, key } = await createAccount(100);
@@ -38,11 +31,7 @@ async function otpAccount() {
     body: { name: "Acme", sender_id: SENDER, chatapp_session_id: session.id },
   });
   expect(app.status, app.text).toBe(201);
-  const patched = await call("PATCH", `/admin/accounts/${accountId}`, {
-    key: ADMIN_TOKEN,
-    body: { message_retention_days: 0 },
-  });
-  expect(patched.status, patched.text).toBe(200);
+  await setRetention(accountId, 0);
   return { accountId, key, sessionId: session.id, appId: app.body.data.id };
 }
 
@@ -80,36 +69,6 @@ async function showOtp(a: Account, id: string): Promise<Otp> {
   const res = await call<{ data: Otp }>("GET", `/v1/otp/${id}`, { key: a.key });
   expect(res.status, res.text).toBe(200);
   return res.body.data;
-}
-
-async function runArchiveJob(): Promise<Record<string, number>> {
-  const res = await call<{ data: { result: Record<string, number> } }>(
-    "POST",
-    "/admin/jobs/archive_messages",
-    { key: ADMIN_TOKEN },
-  );
-  expect(res.status, res.text).toBe(200);
-  return res.body.data.result;
-}
-
-async function archivesOf(key: string): Promise<Archive[]> {
-  const res = await call<{ data: Archive[] }>("GET", "/v1/account/archives", { key });
-  expect(res.status, res.text).toBe(200);
-  return res.body.data;
-}
-
-/** The lines of archive `id`, decoded (the client accepts no gzip: the service decodes). */
-async function archiveLines(key: string, id: string): Promise<Record<string, unknown>[]> {
-  const res = await exports.default.fetch(
-    new Request(`http://localhost/v1/account/archives/${id}`, {
-      headers: { Authorization: `Bearer ${key}`, "Accept-Encoding": "identity" },
-    }),
-  );
-  expect(res.status).toBe(200);
-  return (await res.text())
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line));
 }
 
 const count = async (query: string, ...params: unknown[]) =>

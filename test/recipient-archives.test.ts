@@ -1,10 +1,11 @@
-import { env, exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { databaseFor } from "../src/db/client";
 import { archivableRecipients, recordRecipientArchive } from "../src/db/queries/recipient-archives";
+import { archiveLines, archivesOf, runArchiveJob, setRetention } from "./archive-fixtures";
 import { command, createCampaign, showCampaign, waitForCampaign } from "./campaign-fixtures";
 import { ERASED, erase } from "./erasure-fixtures";
-import { ADMIN_TOKEN, call, createAccount, expectProblem } from "./helpers";
+import { call, createAccount, expectProblem } from "./helpers";
 import { connectedSession } from "./message-fixtures";
 
 // Archives of campaign recipients (README, Archives): once a campaign is finished past the
@@ -36,11 +37,7 @@ async function completedCampaign() {
   });
   expect((await command(key, draft.id, "start")).status).toBe(200);
   await waitForCampaign(key, draft.id, (c) => c.status === "completed" && c.stats.queued === 0);
-  const patched = await call("PATCH", `/admin/accounts/${accountId}`, {
-    key: ADMIN_TOKEN,
-    body: { message_retention_days: 0 },
-  });
-  expect(patched.status, patched.text).toBe(200);
+  await setRetention(accountId, 0);
   return { accountId, key, campaignId: draft.id };
 }
 
@@ -50,31 +47,6 @@ async function recipientsOf(key: string, campaignId: string) {
     `/v1/chatapp/campaigns/${campaignId}/recipients`,
     { key },
   );
-}
-
-async function runArchiveJob(): Promise<Record<string, number>> {
-  const res = await call<{ data: { result: Record<string, number> } }>(
-    "POST",
-    "/admin/jobs/archive_messages",
-    {
-      key: ADMIN_TOKEN,
-    },
-  );
-  expect(res.status, res.text).toBe(200);
-  return res.body.data.result;
-}
-
-async function archiveLines(key: string, id: string): Promise<Record<string, unknown>[]> {
-  const res = await exports.default.fetch(
-    new Request(`http://localhost/v1/account/archives/${id}`, {
-      headers: { Authorization: `Bearer ${key}`, "Accept-Encoding": "identity" },
-    }),
-  );
-  expect(res.status).toBe(200);
-  return (await res.text())
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line));
 }
 
 describe("campaign recipient archives", () => {
@@ -92,12 +64,10 @@ describe("campaign recipient archives", () => {
     const run = await runArchiveJob();
 
     expect(run).toMatchObject({ messages: 2, campaign_recipients: 2 });
-    const listed = await call<{
-      data: { id: string; kind: string; campaign_id: string | null; count: number }[];
-    }>("GET", "/v1/account/archives", { key });
-    const archive = listed.body.data.find((a) => a.kind === "campaign_recipients");
+    const listed = await archivesOf(key);
+    const archive = listed.find((a) => a.kind === "campaign_recipients");
     expect(archive).toMatchObject({ campaign_id: campaignId, count: 2 });
-    expect(listed.body.data.filter((a) => a.kind === "messages").map((a) => a.campaign_id)).toEqual([null]);
+    expect(listed.filter((a) => a.kind === "messages").map((a) => a.campaign_id)).toEqual([null]);
     // Each line a recipient as the list showed it (the list is newest first, the archive by seq).
     expect(await archiveLines(key, archive?.id ?? "")).toEqual([...shown.body.data].reverse());
 
@@ -165,12 +135,7 @@ describe("campaign recipient archives", () => {
   it("are rewritten by an erasure of a recipient's number", async () => {
     const { key, campaignId } = await completedCampaign();
     await runArchiveJob();
-    const listed = await call<{ data: { id: string; kind: string; campaign_id: string | null }[] }>(
-      "GET",
-      "/v1/account/archives",
-      { key },
-    );
-    const archive = listed.body.data.find((a) => a.campaign_id === campaignId);
+    const archive = (await archivesOf(key)).find((a) => a.campaign_id === campaignId);
     const before = await archiveLines(key, archive?.id ?? "");
 
     const erased = await erase(key, { phone_number: ANN });
