@@ -277,6 +277,7 @@ describe("archive_messages", () => {
     const rule = {
       before: Date.now(),
       now: Date.now(),
+      otpSendWindowMs: 0,
       waiting: ["queued", "scheduled"] as const,
       finishedCampaign: [],
       messageEventTypes: [],

@@ -71,6 +71,16 @@ async function showOtp(a: Account, id: string): Promise<Otp> {
   return res.body.data;
 }
 
+/**
+ * Dates the account's codes an hour and a second back: the per-number limit no longer counts them,
+ * so their OTPs may be archived (README, Archives).
+ */
+async function sentAnHourAgo(accountId: string): Promise<void> {
+  await env.DB.prepare("UPDATE otps SET last_sent_at = last_sent_at - 3601000 WHERE account_id = ?")
+    .bind(accountId)
+    .run();
+}
+
 const count = async (query: string, ...params: unknown[]) =>
   (
     await env.DB.prepare(query)
@@ -92,6 +102,9 @@ describe("OTP archives", () => {
       .run();
     await env.DB.prepare("UPDATE messages SET status = 'queued' WHERE id = ?").bind(waiting.message_id).run();
 
+    // Within the hour of its code the per-number limit still counts its send: it stays.
+    expect(await runArchiveJob()).toEqual({ archives: 0, otps: 0, messages: 0, campaign_recipients: 0 });
+    await sentAnHourAgo(a.accountId);
     expect(await runArchiveJob()).toEqual({ archives: 2, otps: 1, messages: 1, campaign_recipients: 0 });
 
     const archives = await archivesOf(a.key);
@@ -142,7 +155,14 @@ describe("OTP archives", () => {
       .bind(otp.id)
       .first<{ updatedAt: number }>();
     const now = Date.now();
-    const rule = { before: now, now, waiting: [], finishedCampaign: [], messageEventTypes: [] };
+    const rule = {
+      before: now,
+      now,
+      otpSendWindowMs: 0,
+      waiting: [],
+      finishedCampaign: [],
+      messageEventTypes: [],
+    };
     const versions = [{ id: otp.id, updatedAt: row?.updatedAt ?? 0 }];
     const archive = (n: number) => ({
       id: `arc_${"0".repeat(31)}${n}`,
@@ -182,6 +202,7 @@ describe("OTP archives", () => {
     const to = "+14155550131";
     const kept = await verifiedOtp(a, "+14155550132");
     const otp = await verifiedOtp(a, to);
+    await sentAnHourAgo(a.accountId);
     await runArchiveJob();
     const [archive] = (await archivesOf(a.key)).filter((listed) => listed.kind === "otps");
     expect(archive?.count).toBe(2);

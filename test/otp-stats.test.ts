@@ -286,6 +286,10 @@ describe("OTP statistics once the OTPs are archived", () => {
       body: { message_retention_days: 0 },
     });
     expect(retention.status).toBe(200);
+    // Codes older than the per-number limit's hour (the archive takes their send log).
+    await env.DB.prepare("UPDATE otps SET last_sent_at = last_sent_at - 3601000 WHERE app_id = ?")
+      .bind(appId)
+      .run();
     const job = () =>
       call<{ data: { result: { otps: number } } }>("POST", "/admin/jobs/archive_messages", {
         key: ADMIN_TOKEN,

@@ -93,6 +93,7 @@ describe("campaign recipient archives", () => {
     const rule = {
       before: now,
       now,
+      otpSendWindowMs: 0,
       waiting: ["queued", "scheduled"] as const,
       finishedCampaign: ["completed", "cancelled"] as const,
       messageEventTypes: [],

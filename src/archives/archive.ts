@@ -11,6 +11,7 @@ import {
 import { EVENT_TYPES } from "../events/catalogue";
 import { FINISHED_CAMPAIGN_STATUSES } from "../moves/campaign";
 import { WAITING_STATUSES } from "../moves/message";
+import { OTP_RULES } from "../otp/code";
 import { toMessageRecord } from "../presenters/message";
 import { RECIPIENT_SOURCE } from "./campaign-recipients";
 import { gzipLines } from "./ndjson";
@@ -85,9 +86,9 @@ const MESSAGE_SOURCE: ArchiveSource<ArchivableMessage> = {
  * campaign recipients: src/db/queries/otp-archives.ts `archivableOtps`,
  * src/db/queries/archives.ts `archivableMessages`, src/db/queries/recipient-archives.ts
  * `archivableRecipients`: final, made — or, a campaign's recipients, finished — before
- * {@link archiveCutoff} of `message_retention_days` — or `MESSAGE_RETENTION_DAYS`), oldest first, at most {@link MAX_PER_RUN} a run. Each object is
- * written to R2 before its rows are deleted, so a failure leaves the rows for the next run (and at
- * worst an object no archive row lists).
+ * {@link archiveCutoff} of `message_retention_days` — or `MESSAGE_RETENTION_DAYS`), oldest first,
+ * at most {@link MAX_PER_RUN} a run. Each object is written to R2 before its rows are deleted, so
+ * a failure leaves the rows for the next run (and at worst an object no archive row lists).
  * @param now epoch ms. @throws Error when R2 or D1 refuses (the cron job's log; the next hour
  *   tries again).
  */
@@ -98,6 +99,7 @@ export async function archiveMessages(env: Env, db: Db, now: number): Promise<Ar
     const rule: ArchiveRule = {
       before: archiveCutoff(now, account.days),
       now,
+      otpSendWindowMs: OTP_RULES.perNumberWindowMs,
       waiting: WAITING_STATUSES,
       finishedCampaign: FINISHED_CAMPAIGN_STATUSES,
       messageEventTypes: MESSAGE_EVENT_TYPES,
@@ -143,15 +145,18 @@ async function archiveAccount<Row extends ArchivableRow>(
   if (pending.length > 0) await archiveDay(env, db, source, pending, rule, done);
 }
 
-/** What puts rows in one archive: their UTC day, and their campaign when the source archives campaigns apart. */
+/**
+ * What puts rows in one archive: their UTC day, and their campaign when the source archives
+ * campaigns apart.
+ */
 function groupOf<Row extends ArchivableRow>(source: ArchiveSource<Row>, row: Row): string {
   return `${utcDay(row.createdAt)} ${source.campaignOf?.(row) ?? ""}`;
 }
 
 /**
- * Writes `rows` (one account's, one group's ({@link groupOf}), of one kind) as one archive object, then records the
- * archive and deletes the rows; a row that changed in between stays in D1 and its line is taken out
- * of the object again. Adds what it did to `done`.
+ * Writes `rows` (one account's, of one kind and one group, {@link groupOf}) as one archive object,
+ * then records the archive and deletes the rows; a row that changed in between stays in D1 and its
+ * line is taken out of the object again. Adds what it did to `done`.
  */
 async function archiveDay<Row extends ArchivableRow>(
   env: Env,

@@ -30,6 +30,11 @@ export interface ArchiveRule {
   before: number;
   /** Epoch ms: the run's time (a `pending` OTP past its expiry by then is final, `expired`). */
   now: number;
+  /**
+   * Ms an OTP's sends count toward the per-number limit (`OTP_RULES.perNumberWindowMs`): its send
+   * log goes with it, so an OTP stays until its last code is older than that.
+   */
+  otpSendWindowMs: number;
   /** The statuses of a message that may still change by a send (never archived). */
   waiting: readonly MessageStatus[];
   /** The statuses of a campaign that makes and sends no more messages (its messages, then its recipients, may go). */

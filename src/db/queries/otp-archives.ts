@@ -22,8 +22,10 @@ const HOUR_MS = 3_600_000;
 /**
  * Up to `limit` of the account's OTPs that `rule` lets go, oldest first after `after` (the last
  * `(created_at, id)` of the previous call), with their attempts: created before `rule.before`,
- * final at `rule.now` (verified, failed, or expired: also a `pending` one past `expires_at`), and
- * none of whose messages still waits to be sent or on an unknown outcome. Reads `otps_account`.
+ * final at `rule.now` (verified, failed, or expired: also a `pending` one past `expires_at`), whose
+ * last code went out more than `rule.otpSendWindowMs` ago (its send log, which goes with it, no
+ * longer counts toward the per-number limit), and none of whose messages still waits to be sent or
+ * on an unknown outcome. Reads `otps_account`.
  */
 export async function archivableOtps(
   db: Db,
@@ -36,6 +38,7 @@ export async function archivableOtps(
     sql`${otps.accountId} = ${accountId}`,
     sql`${otps.createdAt} < ${rule.before}`,
     sql`(${otps.status} <> 'pending' OR ${otps.expiresAt} <= ${rule.now})`,
+    sql`${otps.lastSentAt} <= ${rule.now - rule.otpSendWindowMs}`,
     sql`NOT EXISTS (SELECT 1 FROM otp_attempts a JOIN messages m ON m.id = a.message_id
       WHERE a.otp_id = otps.id AND (${statusIn("m.status", rule.waiting)} OR (m.metadata ->> '$.outcome') IS 'unknown'))`,
   ];

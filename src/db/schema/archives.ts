@@ -14,9 +14,9 @@ export type ArchiveKind = (typeof ARCHIVE_KINDS)[number];
 /**
  * One archive: a gzipped NDJSON object in the `ARCHIVES` R2 bucket holding final records of one
  * `kind` of one account made on one UTC `day` (`YYYY-MM-DD`), one record (a Message, an OTP, or a
- * recipient of campaign `campaign_id`, as the API shows it) per line; the hourly job `archive_messages` writes it and deletes the rows
- * (src/archives/archive.ts). A day may have several archives: each run archives what became due
- * since the last. `seq` is the compact key tombstones point with; `id` (`arc_` and 32 hex digits)
+ * recipient of campaign `campaign_id`, as the API shows it) per line; the hourly job
+ * `archive_messages` writes it and deletes the rows (src/archives/archive.ts). A day may have
+ * several archives: each run archives what became due since the last. `seq` is the compact key tombstones point with; `id` (`arc_` and 32 hex digits)
  * is what the API shows. `message_count` is the number of lines, whatever their kind.
  */
 export const messageArchives = sqliteTable(
