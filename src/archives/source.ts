@@ -4,12 +4,11 @@ import type { ArchiveKind, MessageArchiveRow } from "../db/schema";
 
 // What the archive job (src/archives/archive.ts) needs of each kind of record it archives.
 
-/** A row an archive can take: the account's, made at `createdAt`, as of `updatedAt` (epoch ms). */
+/** A row an archive can take: the account's, made at `createdAt` (epoch ms; its archive's day). */
 export interface ArchivableRow {
   id: string;
   accountId: string;
   createdAt: number;
-  updatedAt: number;
 }
 
 /**

@@ -17,7 +17,6 @@ export type ArchivableRecipient = RecipientWithMessage & {
   id: string;
   accountId: string;
   createdAt: number;
-  updatedAt: number;
 };
 
 type RawRecipient = {
@@ -64,7 +63,6 @@ export async function archivableRecipients(
     id: `${row.campaign_id}/${row.seq}`,
     accountId: row.account_id,
     createdAt: row.created_at,
-    updatedAt: row.created_at,
     campaignId: row.campaign_id,
     seq: row.seq,
     toNumber: row.to_number,
