@@ -3060,8 +3060,14 @@ export interface components {
                 /** @example 2026-11-21T09:30:12.401000Z */
                 finished_at: string;
                 duration_ms: number;
-                /** @description What the job answered (a count, the ids it touched…), or null when it answers nothing. */
+                /** @description What the job answered (a count, the ids it touched…) over every account database, their answers added up (numbers summed, `more` true if any is), or null when it answers nothing. */
                 result?: unknown;
+                /** @description Each account database's own answer (README, Databases). */
+                databases: {
+                    /** @example DB_ACCOUNTS_0 */
+                    database: string;
+                    result?: unknown;
+                }[];
             };
         };
         /** @description Messages, OTPs or a campaign's recipients of one UTC day that passed the account's `message_retention_days` and left the database, stored as gzipped NDJSON (one record per line, as the API showed it). A day may have several archives of each kind. */

@@ -3,7 +3,6 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { ConfigError, GATEWAY_NAMES, readConfig } from "./config";
-import { databaseFor } from "./db/client";
 import type { AppEnv } from "./env";
 import { ApiError, ERROR_STATUS, type ErrorCode, problemResponse } from "./errors";
 import { log } from "./lib/log";
@@ -108,10 +107,6 @@ export function createApp() {
       },
     }),
   );
-  app.use("*", async (c, next) => {
-    c.set("db", databaseFor(c.env));
-    await next();
-  });
   // The hosted link page's headers and HTML error pages, registered before the middleware below
   // so that their failures (a bad token, a broken configuration) are pages too, never JSON.
   app.use("/link/:token", ...linkPageGuard);

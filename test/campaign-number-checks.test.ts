@@ -14,6 +14,7 @@ import {
   showCampaign,
   waitForCampaign,
 } from "./campaign-fixtures";
+import { accountDb } from "./databases";
 import { call, createAccount, expectProblem } from "./helpers";
 import { balanceOf, connectedSession, ledgerOf } from "./message-fixtures";
 
@@ -102,7 +103,7 @@ describe("a campaign with check_numbers", () => {
     expect(await balanceOf(accountId)).toBe(9.95);
 
     // The step checks, skips and refunds the one not on the network, in its batch.
-    expect(await materialiseStep(env, draft.id)).toBe(true);
+    expect(await materialiseStep(env, await accountDb(accountId), draft.id)).toBe(true);
     const rows = await recipientRows(draft.id);
     expect(rows.find((r) => r.to_number === OFF)).toEqual({
       seq: 4,
@@ -148,7 +149,7 @@ describe("a campaign with check_numbers", () => {
     );
 
     // The rest is sent; nothing else is refunded, and the statistics equal a recount.
-    expect(await materialiseStep(env, draft.id)).toBe(false);
+    expect(await materialiseStep(env, await accountDb(accountId), draft.id)).toBe(false);
     const done = await waitForCampaign(key, draft.id, (c) => c.status === "completed" && c.stats.read === 4);
     expect(done).toMatchObject({
       cost: 0.05,
@@ -169,7 +170,10 @@ describe("a campaign with check_numbers", () => {
     });
     const { env: held } = heldCampaignQueue();
     await startCampaign(held, createDb(env.DB), accountId, draft.id);
-    await Promise.all([materialiseStep(env, draft.id), materialiseStep(env, draft.id)]);
+    await Promise.all([
+      materialiseStep(env, await accountDb(accountId), draft.id),
+      materialiseStep(env, await accountDb(accountId), draft.id),
+    ]);
 
     expect(await refundEntries(accountId)).toEqual([{ amount: 1, message_count: 1, campaign_id: draft.id }]);
     expect((await campaignMessages(draft.id)).map((m) => m.send_index)).toEqual([1, 2, 3, 5]);

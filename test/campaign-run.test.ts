@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { materialise, materialiseStep, resumeStalledCampaigns } from "../src/campaigns/materialise";
 import { startCampaign } from "../src/campaigns/start";
 import { createDb } from "../src/db/client";
-import { applyMoves } from "../src/moves/apply";
+import { applyFailMoves } from "../src/moves/apply";
 import { completeFinishedCampaigns } from "../src/moves/campaign";
 import { failMoves } from "../src/moves/message";
 import {
@@ -18,6 +18,7 @@ import {
   showCampaign,
   waitForCampaign,
 } from "./campaign-fixtures";
+import { accountDb } from "./databases";
 import { call, createAccount, expectProblem, waitFor } from "./helpers";
 import { balanceOf, connectedSession, ledgerOf } from "./message-fixtures";
 
@@ -139,9 +140,9 @@ describe("starting and running a campaign", () => {
     const { env: held } = heldCampaignQueue();
     await startCampaign(held, createDb(env.DB), accountId, draft.id);
     await Promise.all([
-      materialiseStep(env, draft.id),
-      materialiseStep(env, draft.id),
-      materialiseStep(env, draft.id),
+      materialiseStep(env, await accountDb(accountId), draft.id),
+      materialiseStep(env, await accountDb(accountId), draft.id),
+      materialiseStep(env, await accountDb(accountId), draft.id),
     ]);
     const messages = await campaignMessages(draft.id);
     expect(messages.map((m) => m.send_index)).toEqual([1, 2, 3, 4, 5]);
@@ -384,7 +385,7 @@ describe("pause, resume and cancel", () => {
       true,
     );
     // The job the queue kept, run now, makes nothing.
-    expect(await materialise(env, draft.id)).toBe(false);
+    expect(await materialise(env, await accountDb(accountId), draft.id)).toBe(false);
     expect(await campaignMessages(draft.id)).toEqual([]);
   });
 });
@@ -401,15 +402,15 @@ describe("the hourly sweep's campaign safety nets", () => {
     expect(
       await resumeStalledCampaigns(held, createDb(env.DB), Date.now() + 16 * 60_000),
     ).toBeGreaterThanOrEqual(1);
-    expect(jobs).toContainEqual({ campaignId: draft.id });
+    expect(jobs).toContainEqual({ campaignId: draft.id, accountId });
 
     // Its messages made, then failed by a path that names no campaign (the dead-letter queue's).
     const quiet = { ...env, OUTBOUND_QUEUE: { sendBatch: async () => undefined } as unknown as Queue };
-    expect(await materialise(quiet, draft.id)).toBe(false);
+    expect(await materialise(quiet, await accountDb(accountId), draft.id)).toBe(false);
     const ids = (await campaignMessages(draft.id)).map((m) => ({ id: m.id, accountId }));
-    await applyMoves(env, failMoves(ids, "dispatch_failed", Date.now()));
+    await applyFailMoves(env, failMoves(ids, "dispatch_failed", Date.now()));
     expect((await showCampaign(key, draft.id)).status).toBe("running");
-    expect(await completeFinishedCampaigns(env)).toBeGreaterThanOrEqual(1);
+    expect(await completeFinishedCampaigns(env, await accountDb(accountId))).toBeGreaterThanOrEqual(1);
     const done = await showCampaign(key, draft.id);
     expect(done).toMatchObject({ status: "completed", refunded: 0.03, stats: { failed: 3, queued: 0 } });
     expect(done.stats).toEqual(await recount(draft.id));

@@ -13,6 +13,7 @@ import {
   recount,
   waitForCampaign,
 } from "./campaign-fixtures";
+import { accountDb } from "./databases";
 import { call, createAccount } from "./helpers";
 import { balanceOf, connectedSession } from "./message-fixtures";
 
@@ -42,7 +43,9 @@ describe("campaign steps", () => {
         void batches.push(messages.map((m) => m.body)),
     } as unknown as Queue;
 
-    expect(await materialiseStep({ ...held, OUTBOUND_QUEUE: outbound }, draft.id)).toBe(true);
+    expect(
+      await materialiseStep({ ...held, OUTBOUND_QUEUE: outbound }, await accountDb(accountId), draft.id),
+    ).toBe(true);
     const made = await campaignMessages(draft.id);
     expect(made).toHaveLength(2_000);
     expect(batches).toHaveLength(20);
@@ -78,13 +81,13 @@ describe("campaign steps", () => {
     const { env: held } = heldCampaignQueue();
     await startCampaign(held, createDb(env.DB), accountId, draft.id);
 
-    expect(await materialiseStep(env, draft.id)).toBe(true);
+    expect(await materialiseStep(env, await accountDb(accountId), draft.id)).toBe(true);
     const first = (await campaignMessages(draft.id)).length;
     expect(first).toBeGreaterThanOrEqual(75);
     expect(first * 12_000).toBeLessThanOrEqual(STEP_BYTES);
 
     // The rest, through the real queues: 12 kB messages make queue batches of 16, not 100.
-    while (await materialiseStep(env, draft.id));
+    while (await materialiseStep(env, await accountDb(accountId), draft.id));
     const done = await waitForCampaign(key, draft.id, (c) => c.status === "completed", 30_000);
     expect(done.stats).toMatchObject({ total: count, queued: 0, failed: 0 });
     expect(done.stats.sent + done.stats.delivered + done.stats.read).toBe(count);

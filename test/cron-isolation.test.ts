@@ -7,7 +7,7 @@ import { createDb } from "../src/db/client";
 import { STALE_AFTER_MS } from "../src/delivery/reconcile";
 import { EVENT_RETENTION_MS } from "../src/events/record";
 import worker from "../src/index";
-import { applyMoves } from "../src/moves/apply";
+import { applyFailMoves } from "../src/moves/apply";
 import { failMoves } from "../src/moves/message";
 import {
   campaignMessages,
@@ -17,6 +17,7 @@ import {
   showCampaign,
 } from "./campaign-fixtures";
 import { refuse, restoreD1 } from "./d1-outage";
+import { accountDb } from "./databases";
 import { backdateEvent, EVENTS } from "./event-fixtures";
 import { call, createAccount } from "./helpers";
 import { connectedSession, seedMessages, waitForMessages } from "./message-fixtures";
@@ -93,10 +94,10 @@ async function finishedCampaign(key: string, accountId: string, sessionId: strin
   const draft = await createCampaign(key, { chatapp_session_ids: [sessionId], recipients: recipients(2) });
   await startCampaign(heldCampaignQueue().env, createDb(env.DB), accountId, draft.id);
   const quiet = { ...env, OUTBOUND_QUEUE: { sendBatch: async () => undefined } as unknown as Queue };
-  expect(await materialise(quiet, draft.id)).toBe(false);
+  expect(await materialise(quiet, await accountDb(accountId), draft.id)).toBe(false);
   const ids = (await campaignMessages(draft.id)).map((m) => ({ id: m.id, accountId }));
   expect(ids).toHaveLength(2);
-  await applyMoves(env, failMoves(ids, "dispatch_failed", Date.now()));
+  await applyFailMoves(env, failMoves(ids, "dispatch_failed", Date.now()));
   expect((await showCampaign(key, draft.id)).status).toBe("running");
   return draft.id;
 }
@@ -195,7 +196,7 @@ describe("the hourly cron isolates its jobs", () => {
       },
     ]);
     // It reached the queue for the stalled campaign, which still waits for its next step.
-    expect(refused).toContainEqual({ campaignId: stalled });
+    expect(refused).toContainEqual({ campaignId: stalled, accountId });
     expect(await showCampaign(key, stalled)).toMatchObject({ status: "running", stats: { queued: 2 } });
     // The job before it and the one after it ran.
     expect(await idempotencyKeyExists(accountId, expired)).toBe(false);

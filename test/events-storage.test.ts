@@ -172,7 +172,7 @@ describe("events as stored", () => {
     const receipt = { sessionId: session, providerMessageId: `gw-${id}` };
     const views: Record<string, unknown>[] = [];
     const view = async () => views.push((await getMessage(key, id!)) as unknown as Record<string, unknown>);
-    await applyMoves(env, [
+    await applyMoves(env, accountId, [
       {
         kind: "sent",
         id: id!,
@@ -186,11 +186,15 @@ describe("events as stored", () => {
     ]);
     await view();
     // The gateway's clock behind ours: the receipt keeps both times.
-    await applyMoves(env, [{ kind: "delivered", target: receipt, at: at + 1000, gatewayAt: at + 400 }]);
+    await applyMoves(env, accountId, [
+      { kind: "delivered", target: receipt, at: at + 1000, gatewayAt: at + 400 },
+    ]);
     await view();
     const pricing = { category: "service", billable: false, pricing_model: "PMP" };
-    await applyMoves(env, [{ kind: "priced", target: receipt, pricing, at: at + 1500 }]);
-    await applyMoves(env, [{ kind: "read", target: receipt, at: at + 2000, gatewayAt: at + 2000 }]);
+    await applyMoves(env, accountId, [{ kind: "priced", target: receipt, pricing, at: at + 1500 }]);
+    await applyMoves(env, accountId, [
+      { kind: "read", target: receipt, at: at + 2000, gatewayAt: at + 2000 },
+    ]);
     await view();
 
     const stored = await env.DB.prepare(

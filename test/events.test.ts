@@ -75,7 +75,7 @@ describe("message events", () => {
     const row = await findMessage(createDb(env.DB), accountId, id);
     expect(await sessionStub(session).enqueue([dispatchRequestOf(row!, 1)])).toBe(0);
     const now = Date.now();
-    await applyMoves(env, [
+    await applyMoves(env, accountId, [
       { kind: "delivered", target: { ids: [id] }, at: now, gatewayAt: now },
       { kind: "read", target: { ids: [id] }, at: now, gatewayAt: now },
     ]);

@@ -2,6 +2,7 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { archiveCutoff, utcDay } from "../src/archives/archive";
 import { archivesOf, runArchiveJob, setRetention } from "./archive-fixtures";
+import { accountDb } from "./databases";
 import { ADMIN_TOKEN, call, createAccount, expectProblem, TIMESTAMP } from "./helpers";
 import {
   connectedSession,
@@ -272,8 +273,7 @@ describe("archive_messages", () => {
     ]);
     // The job reads the row, then a receipt moves it before the delete: the archive is empty of it.
     const { archivableMessages, recordArchive } = await import("../src/db/queries/archives");
-    const { databaseFor } = await import("../src/db/client");
-    const db = databaseFor(env);
+    const db = await accountDb(accountId);
     const rule = {
       before: Date.now(),
       now: Date.now(),

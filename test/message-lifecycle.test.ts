@@ -45,18 +45,20 @@ describe("status lifecycle", () => {
   });
 
   it("never moves backwards: read before delivered fills delivered_at, a late delivered changes nothing", async () => {
-    const { key } = await createAccount(1);
+    const { key, accountId } = await createAccount(1);
     const session = (await connectedSession(key)).id;
     const res = await sendText(key, session, ["+14155552671"]);
     const id = res.body.data.messages[0]!.id;
     await waitForMessages(key, [id]);
     const t = Date.now();
-    await applyMoves(env, [{ kind: "read", target: { ids: [id] }, at: t, gatewayAt: t }]);
+    await applyMoves(env, accountId, [{ kind: "read", target: { ids: [id] }, at: t, gatewayAt: t }]);
     const afterRead = await getMessage(key, id);
     expect(afterRead).toMatchObject({ status: "read" });
     expect(ms(afterRead.read_at)).toBe(t);
     expect(ms(afterRead.delivered_at)).toBe(t);
-    await applyMoves(env, [{ kind: "delivered", target: { ids: [id] }, at: t + 500, gatewayAt: t + 500 }]);
+    await applyMoves(env, accountId, [
+      { kind: "delivered", target: { ids: [id] }, at: t + 500, gatewayAt: t + 500 },
+    ]);
     const afterLate = await getMessage(key, id);
     expect(afterLate).toMatchObject({
       status: "read",
@@ -66,13 +68,13 @@ describe("status lifecycle", () => {
   });
 
   it("ignores acks for a failed message", async () => {
-    const { key } = await createAccount(1);
+    const { key, accountId } = await createAccount(1);
     const session = (await connectedSession(key)).id;
     const res = await sendText(key, session, ["+14155550000"]);
     const id = res.body.data.messages[0]!.id;
     await waitForMessages(key, [id]);
     const now = Date.now();
-    await applyMoves(env, [
+    await applyMoves(env, accountId, [
       { kind: "delivered", target: { ids: [id] }, at: now, gatewayAt: now },
       { kind: "read", target: { ids: [id] }, at: now, gatewayAt: now },
     ]);

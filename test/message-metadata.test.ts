@@ -110,7 +110,7 @@ describe("metadata as the service writes it", () => {
       .run();
     const receipt = (id: string | undefined) => ({ sessionId: SESSION, providerMessageId: `gw-${id}` });
     for (const id of [sent, gatewayFailed]) {
-      await applyMoves(env, [
+      await applyMoves(env, accountId, [
         {
           kind: "sent",
           id: id ?? "",
@@ -124,7 +124,7 @@ describe("metadata as the service writes it", () => {
         },
       ]);
     }
-    await applyMoves(env, [
+    await applyMoves(env, accountId, [
       { kind: "delivered", target: receipt(sent), at: now, gatewayAt: now },
       { kind: "read", target: receipt(sent), at: now, gatewayAt: now },
       {

@@ -73,7 +73,7 @@ describe("message transitions", () => {
       await env.DB.prepare("UPDATE messages SET provider_message_id = ? WHERE id = ?")
         .bind(`gw-${id}`, id)
         .run();
-      const [moved] = await applyMoves(env, [moveOf(kind, accountId, id!, Date.now())]);
+      const [moved] = await applyMoves(env, accountId, [moveOf(kind, accountId, id!, Date.now())]);
 
       const expected = nextStatus(kind, status as MessageStatus);
       const row = await findMessage(createDb(env.DB), accountId, id!);
@@ -110,7 +110,7 @@ describe("message transitions", () => {
       { accountId, sessionId: SESSION, toNumber: "+14155552671", createdAt: 1 },
     ]);
     const move = moveOf("fail", accountId, id!, Date.now());
-    expect(await applyMoves(env, [move, move])).toEqual([true, false]);
+    expect(await applyMoves(env, accountId, [move, move])).toEqual([true, false]);
     expect((await ledgerOf(accountId)).filter((entry) => entry.kind === "refund")).toHaveLength(1);
   });
 
@@ -124,11 +124,15 @@ describe("message transitions", () => {
       .run();
     const db = createDb(env.DB);
     const sentAt = Date.parse("2026-11-21T10:00:00.000Z");
-    await applyMoves(env, [moveOf("sent", accountId, id!, sentAt)]);
+    await applyMoves(env, accountId, [moveOf("sent", accountId, id!, sentAt)]);
     const behind = sentAt - 3600_000; // a gateway whose local time is labelled UTC, an hour behind
     const receipt = { sessionId: SESSION, providerMessageId: `gw-${id}` };
-    await applyMoves(env, [{ kind: "delivered", target: receipt, at: sentAt + 2000, gatewayAt: behind }]);
-    await applyMoves(env, [{ kind: "read", target: receipt, at: sentAt + 3000, gatewayAt: behind + 1000 }]);
+    await applyMoves(env, accountId, [
+      { kind: "delivered", target: receipt, at: sentAt + 2000, gatewayAt: behind },
+    ]);
+    await applyMoves(env, accountId, [
+      { kind: "read", target: receipt, at: sentAt + 3000, gatewayAt: behind + 1000 },
+    ]);
     const row = await findMessage(db, accountId, id!);
     expect(row).toMatchObject({ status: "read", sentAt, deliveredAt: sentAt, readAt: sentAt });
     // Stored in epoch ms, shown as API timestamps.

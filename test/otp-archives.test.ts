@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { utcDay } from "../src/archives/archive";
-import { databaseFor } from "../src/db/client";
 import { recordOtpArchive } from "../src/db/queries/otp-archives";
 import { archiveLines, archivesOf, runArchiveJob, setRetention } from "./archive-fixtures";
+import { accountDb } from "./databases";
 import { ERASED, erase } from "./erasure-fixtures";
 import { call, createAccount, expectProblem, phoneText } from "./helpers";
 import { connectedSession, driveAlarmUntil, getMessage } from "./message-fixtures";
@@ -175,7 +175,7 @@ describe("OTP archives", () => {
       bytes: 0,
       createdAt: now,
     });
-    const db = databaseFor(env);
+    const db = await accountDb(a.accountId);
     // Two runs that read the same OTP: the first batch moves it, the second finds nothing to add.
     const results = await Promise.all([
       recordOtpArchive(db, archive(1), versions, rule),

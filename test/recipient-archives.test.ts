@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { databaseFor } from "../src/db/client";
 import { archivableRecipients, recordRecipientArchive } from "../src/db/queries/recipient-archives";
 import { archiveLines, archivesOf, runArchiveJob, setRetention } from "./archive-fixtures";
 import { command, createCampaign, showCampaign, waitForCampaign } from "./campaign-fixtures";
+import { accountDb } from "./databases";
 import { ERASED, erase } from "./erasure-fixtures";
 import { call, createAccount, expectProblem } from "./helpers";
 import { connectedSession } from "./message-fixtures";
@@ -84,11 +84,8 @@ describe("campaign recipient archives", () => {
   });
 
   it("keep a campaign's recipients while any of its messages is in D1, or while it runs", async () => {
-    const { campaignId } = await completedCampaign();
-    const db = databaseFor(env);
-    const { accountId } = (await env.DB.prepare("SELECT account_id AS accountId FROM campaigns WHERE id = ?")
-      .bind(campaignId)
-      .first<{ accountId: string }>()) ?? { accountId: "" };
+    const { campaignId, accountId } = await completedCampaign();
+    const db = await accountDb(accountId);
     const now = Date.now();
     const rule = {
       before: now,

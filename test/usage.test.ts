@@ -5,9 +5,10 @@ import { materialiseStep } from "../src/campaigns/materialise";
 import { startCampaign } from "../src/campaigns/start";
 import { batchSql, createDb } from "../src/db/client";
 import { insertOutgoingStatements, type NewMessages } from "../src/db/queries/messages";
-import { applyMoves } from "../src/moves/apply";
+import { applyFailMoves, applyMoves } from "../src/moves/apply";
 import { failMoves } from "../src/moves/message";
 import { command, createCampaign, heldCampaignQueue, recipients, waitForCampaign } from "./campaign-fixtures";
+import { accountDb } from "./databases";
 import { call, createAccount, expectProblem } from "./helpers";
 import { connectedSession, seedMessages, sendText, waitForMessages } from "./message-fixtures";
 
@@ -212,7 +213,10 @@ describe("usage counters", () => {
     // A campaign's step, run twice at once: one makes its messages, the other nothing.
     const draft = await createCampaign(key, { chatapp_session_ids: [session], recipients: recipients(3) });
     await startCampaign(heldCampaignQueue().env, createDb(env.DB), accountId, draft.id);
-    await Promise.all([materialiseStep(env, draft.id), materialiseStep(env, draft.id)]);
+    await Promise.all([
+      materialiseStep(env, await accountDb(accountId), draft.id),
+      materialiseStep(env, await accountDb(accountId), draft.id),
+    ]);
     expect(await total()).toBe(3 + 1 + 1 + 1 + 3);
     expect(await counters(accountId)).toEqual(await recount(accountId));
 
@@ -292,11 +296,15 @@ describe("usage counters", () => {
       gateway: "sandbox" as const,
       settledBy: "answer" as const,
     });
-    // The first message twice, the already sent one again, and the other account's.
-    const moved = await applyMoves(
-      env,
-      [...ids, ids[0]].map((id) => sentMove(id ?? "")),
-    );
+    // The first message twice, the already sent one again; and the other account's, in its batch.
+    const moved = [
+      ...(await applyMoves(
+        env,
+        accountId,
+        [...ids.slice(0, 5), ids[0]].map((id) => sentMove(id ?? "")),
+      )),
+      ...(await applyMoves(env, other.accountId, [sentMove(ids[5] ?? "")])),
+    ];
     expect(moved.every(Boolean)).toBe(true);
     expect(await counters(accountId)).toEqual(await recount(accountId));
     expect(await counters(other.accountId)).toEqual(await recount(other.accountId));
@@ -305,8 +313,10 @@ describe("usage counters", () => {
     // Applied again, nothing moves and nothing is counted twice.
     await applyMoves(
       env,
-      ids.map((id) => sentMove(id ?? "")),
+      accountId,
+      ids.slice(0, 5).map((id) => sentMove(id ?? "")),
     );
+    await applyMoves(env, other.accountId, [sentMove(ids[5] ?? "")]);
     expect(await counters(accountId)).toEqual(await recount(accountId));
   });
 
@@ -336,7 +346,7 @@ describe("usage counters", () => {
       seed("2T05:00:00", "video", "scheduled"),
     ]);
     const now = Date.now();
-    await applyMoves(env, [
+    await applyMoves(env, accountId, [
       ...failMoves([{ id: failing ?? "", accountId }], "retries_exhausted", now),
       {
         kind: "sent",
@@ -551,7 +561,7 @@ describe("usage counters", () => {
     )
       .bind(accountId)
       .all<{ id: string }>();
-    await applyMoves(
+    await applyFailMoves(
       env,
       failMoves(
         results.slice(0, 7).map((r) => ({ id: r.id, accountId })),

@@ -4,11 +4,11 @@ import { eq } from "drizzle-orm";
 import { HttpResponse, http } from "msw";
 import { Webhook } from "standardwebhooks";
 import { beforeAll, beforeEach, expect } from "vitest";
-import { databaseFor } from "../src/db/client";
 import { eventColumns, eventTypeCode } from "../src/db/queries/events";
 import { events } from "../src/db/schema";
 import { newEventId } from "../src/events/record";
 import worker from "../src/index";
+import { accountDb } from "./databases";
 import { insertEvent } from "./event-fixtures";
 import { call, createAccount } from "./helpers";
 import { connectedSession, sendText, waitForMessages } from "./message-fixtures";
@@ -262,13 +262,13 @@ export interface EventRecord {
 
 /** Makes the event that {@link seedEvent} copies: a real `message.sent` of the sandbox. */
 export async function loadEventTemplate(): Promise<void> {
-  const { key } = await createAccount(10);
+  const { key, accountId } = await createAccount(10);
   const session = await connectedSession(key);
   const res = await sendText(key, session.id, ["+14155552671"], { delay_between: 0 });
   await waitForMessages(key, [res.body.data.messages[0]!.id]);
   // As the event renders (src/db/queries/events.ts `eventColumns`): the message whole, so that
   // the copy stands alone, as events stored before they pointed at their message do.
-  const [row] = await databaseFor(env)
+  const [row] = await (await accountDb(accountId))
     .select(eventColumns())
     .from(events)
     .where(eq(events.typeCode, eventTypeCode("message.sent")))
@@ -284,7 +284,7 @@ export async function oneDelivery(receiver: Receiver, path: string) {
   const recording = recordingEnv();
   const fanned = await runQueue("chatapp-webhooks", [{ kind: "event", eventId, accountId }], recording.env);
   expect(fanned.explicitAcks).toHaveLength(1);
-  expect(recording.sent).toEqual([{ kind: "deliver", eventId, endpointId: endpoint.id }]);
+  expect(recording.sent).toEqual([{ kind: "deliver", eventId, endpointId: endpoint.id, accountId }]);
   return { key, accountId, endpoint, eventId, message: recording.sent[0] };
 }
 

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { HttpResponse } from "msw";
 import { describe, expect, it } from "vitest";
-import { createDb, databaseFor } from "../src/db/client";
+import { createDb } from "../src/db/client";
 import { d1Counts } from "../src/db/d1-counter";
 import { undeliveredEvents } from "../src/db/queries/events";
 import {
@@ -17,6 +17,7 @@ import {
   reopenFailedDeliveries,
 } from "../src/db/queries/webhook-deliveries";
 import { deleteWebhookEndpoint, disableEndpointIfFailing } from "../src/db/queries/webhook-endpoints";
+import { accountDb } from "./databases";
 import { call } from "./helpers";
 import {
   attemptsOf,
@@ -137,8 +138,8 @@ describe("webhook history tables", () => {
   });
 
   it("keeps an attempt recorded twice (a retried batch) once, the first or a later one", async () => {
-    const { endpoint, eventId } = await oneDelivery(receiver, "twice");
-    const db = databaseFor(env);
+    const { endpoint, eventId, accountId } = await oneDelivery(receiver, "twice");
+    const db = await accountDb(accountId);
     const key = { endpointId: endpoint.id, eventId };
     const now = Date.now();
     const attempt = { attemptedAt: now, statusCode: 500, durationMs: 12, responseExcerpt: "no", error: null };
@@ -166,8 +167,8 @@ describe("webhook history tables", () => {
   });
 
   it("records a first attempt that a dead-letter mark overtook, and leaves the mark", async () => {
-    const { endpoint, eventId } = await oneDelivery(receiver, "overtaken");
-    const db = databaseFor(env);
+    const { endpoint, eventId, accountId } = await oneDelivery(receiver, "overtaken");
+    const db = await accountDb(accountId);
     const key = { endpointId: endpoint.id, eventId };
     const now = Date.now();
     // No row yet: the dead-letter mark writes a failed one, with no attempt.

@@ -93,7 +93,7 @@ export async function cancelCampaign(env: Env, db: Db, accountId: string, id: st
   // Messages on their way to a session (on the queue, unclaimed) fail here; a session no longer
   // claims them. Those a session claimed are its own to fail (above), or to send once more when
   // it holds their outcome unsettled; it wrote every outcome it held before answering.
-  await applyMoves(env, [
+  await applyMoves(env, accountId, [
     {
       kind: "fail",
       accountId,

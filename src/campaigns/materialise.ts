@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { batchSql, both, type Db, databaseFor } from "../db/client";
+import { batchSql, both, type Db } from "../db/client";
+import { databaseFor } from "../db/databases";
 import {
   advanceMaterialisedStatement,
   campaignStillIn,
@@ -54,16 +55,25 @@ export const CAMPAIGN_QUEUE_NAME = "chatapp-campaigns";
 /** A campaign with recipients waiting and no step for this long may have lost its job. */
 const STALLED_AFTER_MS = 15 * 60_000;
 
-/** A campaign queue message: make the next messages of this campaign. */
+/**
+ * A campaign queue message: make the next messages of campaign `campaignId` of account
+ * `accountId`. A job queued before jobs named their account (a deployment of one database) has
+ * none: it runs on the first account database (src/db/databases.ts `databaseFor` of an unknown
+ * account).
+ */
 export interface MaterialiseJob {
   campaignId: string;
+  accountId?: string | undefined;
 }
 
-const JobSchema = z.object({ campaignId: z.uuid() }) satisfies z.ZodType<MaterialiseJob>;
+const JobSchema = z.object({
+  campaignId: z.uuid(),
+  accountId: z.uuid().optional(),
+}) satisfies z.ZodType<MaterialiseJob>;
 
 /** Puts a job for campaign `campaignId` on the campaign queue (see {@link handleCampaignBatch}). */
-export async function queueMaterialise(env: Env, campaignId: string): Promise<void> {
-  await env.CAMPAIGN_QUEUE.send({ campaignId } satisfies MaterialiseJob);
+export async function queueMaterialise(env: Env, accountId: string, campaignId: string): Promise<void> {
+  await env.CAMPAIGN_QUEUE.send({ campaignId, accountId } satisfies MaterialiseJob);
 }
 
 /**
@@ -73,9 +83,13 @@ export async function queueMaterialise(env: Env, campaignId: string): Promise<vo
  */
 export async function handleCampaignBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   for (const message of dropPoison(batch, JobSchema)) {
+    const { campaignId } = message.body;
     try {
-      if (await materialise(env, message.body.campaignId))
-        await queueMaterialise(env, message.body.campaignId);
+      const db = await databaseFor(env, message.body.accountId ?? "");
+      const accountId =
+        message.body.accountId ?? (await campaignWhere(db, campaignId, campaignFrom("complete")))?.accountId;
+      if (accountId && (await materialise(env, db, campaignId)))
+        await queueMaterialise(env, accountId, campaignId);
       message.ack();
     } catch (error) {
       log.error("materialise_failed", { error });
@@ -92,18 +106,23 @@ export async function handleCampaignBatch(batch: MessageBatch<unknown>, env: Env
  */
 export async function resumeStalledCampaigns(env: Env, db: Db, now: number): Promise<number> {
   const stalled = await stalledCampaigns(db, campaignFrom("complete"), now - STALLED_AFTER_MS);
-  for (const { id } of stalled) await queueMaterialise(env, id);
+  for (const { id, accountId } of stalled) await queueMaterialise(env, accountId, id);
   return stalled.length;
 }
 
 /**
- * Runs steps of campaign `campaignId` until it is done, `steps` ran or {@link JOB_BUDGET_MS} passed.
+ * Runs steps of campaign `campaignId` (in its account's database `db`) until it is done, `steps` ran or {@link JOB_BUDGET_MS} passed.
  * @returns whether more wait.
  */
-export async function materialise(env: Env, campaignId: string, steps = STEPS_PER_JOB): Promise<boolean> {
+export async function materialise(
+  env: Env,
+  db: Db,
+  campaignId: string,
+  steps = STEPS_PER_JOB,
+): Promise<boolean> {
   const until = Date.now() + JOB_BUDGET_MS;
   for (let i = 0; i < steps; i++) {
-    if (!(await materialiseStep(env, campaignId))) return false;
+    if (!(await materialiseStep(env, db, campaignId))) return false;
     if (Date.now() >= until) return true;
   }
   return true;
@@ -134,8 +153,7 @@ export async function materialise(env: Env, campaignId: string, steps = STEPS_PE
  * @returns whether more may wait (false once every recipient has its message or the campaign
  *   ended).
  */
-export async function materialiseStep(env: Env, campaignId: string): Promise<boolean> {
-  const db = databaseFor(env);
+export async function materialiseStep(env: Env, db: Db, campaignId: string): Promise<boolean> {
   const campaign = await campaignWhere(db, campaignId, campaignFrom("complete"));
   if (!campaign) return false;
   const { sessionIds, sendWindow } = campaign;

@@ -109,7 +109,7 @@ export async function startCampaign(env: Env, db: Db, accountId: string, id: str
       );
     }
     await publishEvents(env, recordedIn(charged.results, [2, 3]));
-    if (move !== "start_empty") await queueMaterialise(env, id);
+    if (move !== "start_empty") await queueMaterialise(env, accountId, id);
     const started = await findCampaign(db, accountId, id);
     if (!started) throw new Error(`campaign ${id} not found after its start`);
     return started;

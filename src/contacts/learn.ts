@@ -1,4 +1,5 @@
-import { batchSql, type Db, databaseFor, type Statement } from "../db/client";
+import { batchSql, type Db, type Statement } from "../db/client";
+import { databaseFor } from "../db/databases";
 import {
   contactChanged,
   contactIdIs,
@@ -100,7 +101,7 @@ export async function recordContact(
   learnt: LearntContact,
   ref: string,
 ): Promise<void> {
-  const db = databaseFor(env, learnt.accountId);
+  const db = await databaseFor(env, learnt.accountId);
   const learned = await learnContact(db, learnt, { sourceRef: ref, message: false });
   if (!learned) return;
   const results = await batchSql(
@@ -127,5 +128,5 @@ export async function lacksPhoneNumber(
   userId: string,
 ): Promise<boolean> {
   const identity: ContactIdentity = { userId };
-  return (await phoneNumberOfContact(databaseFor(env, accountId), sessionId, identity)) === null;
+  return (await phoneNumberOfContact(await databaseFor(env, accountId), sessionId, identity)) === null;
 }

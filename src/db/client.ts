@@ -15,28 +15,6 @@ export function createDb(d1: D1Database) {
 
 export type Db = ReturnType<typeof createDb>;
 
-/**
- * The one way code outside tests gets its database: a request (src/app.ts), a queue message, a
- * session object or a scheduled job names the account it serves where it knows it, and this
- * decides which D1 database holds that account's data. Today every account lives in the `DB`
- * binding; a split by account (another binding, a D1 per region) changes this function only.
- */
-export function databaseFor(env: { DB: D1Database }, _accountId?: string | null): Db {
-  let db = databases.get(env.DB);
-  if (!db) {
-    db = createDb(env.DB);
-    databases.set(env.DB, db);
-  }
-  return db;
-}
-
-/**
- * One Drizzle instance per D1 binding for the isolate's life: building one walks the whole schema
- * (its relational config), which costs more than a short request's own work. A binding object
- * lives as long as the isolate's `env`; a test's fresh binding gets its own instance.
- */
-const databases = new WeakMap<D1Database, Db>();
-
 const dialect = new SQLiteAsyncDialect({ casing: "snake_case" });
 
 /**

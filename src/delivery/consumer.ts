@@ -4,7 +4,7 @@ import { dropPoison, redeliveryDelaySeconds } from "../lib/queue";
 import type { DispatchRequest } from "../messages/dispatch-request";
 import { STORED_TYPES } from "../messages/types";
 import { TYPING_MAX_MS } from "../messages/typing";
-import { applyMoves } from "../moves/apply";
+import { applyFailMoves } from "../moves/apply";
 import { failMoves } from "../moves/message";
 
 /** Name of the dead-letter queue (wrangler.toml): messages that exhausted their deliveries. */
@@ -76,6 +76,6 @@ export async function handleOutboundBatch(batch: MessageBatch<unknown>, env: Env
  */
 async function handleDeadLetters(messages: Message<DispatchRequest>[], env: Env): Promise<void> {
   const failed = messages.map((m) => ({ id: m.body.id, accountId: m.body.accountId }));
-  await applyMoves(env, failMoves(failed, "dispatch_failed", Date.now(), { unacceptedOnly: true }));
+  await applyFailMoves(env, failMoves(failed, "dispatch_failed", Date.now(), { unacceptedOnly: true }));
   for (const m of messages) m.ack();
 }

@@ -1,5 +1,5 @@
 import { readConfig } from "../config";
-import { databaseFor } from "../db/client";
+import { databaseFor } from "../db/databases";
 import { lastIncomingMessageId } from "../db/queries/messages";
 import { clientMessageIdOf } from "../gateways/client-id";
 import type { ChatGateway, SendOutcome, TypingOutcome } from "../gateways/gateway";
@@ -223,7 +223,9 @@ export class Dispatcher {
         // Receipts kept for these messages apply once their provider ids are in D1: in the same batch.
         const providerIds = rows.flatMap((row) => (row.provider_message_id ? [row.provider_message_id] : []));
         const kept = this.host.receipts.of(providerIds).flatMap((receipt) => receiptMoves(session, receipt));
-        await applyMoves(this.env, [...this.movesOf(rows, session.phoneNumber), ...kept], { campaignIds });
+        await applyMoves(this.env, session.accountId, [...this.movesOf(rows, session.phoneNumber), ...kept], {
+          campaignIds,
+        });
         outbox.markSynced(rows.map((row) => row.id));
         this.host.receipts.drop(providerIds);
       }
@@ -240,8 +242,10 @@ export class Dispatcher {
    * @returns false when D1 refused (a `dispatch` deadline tries again after {@link SYNC_RETRY_MS}).
    */
   private async writeDue(ids: string[]): Promise<boolean> {
+    const session = this.host.session();
+    if (!session) return false;
     try {
-      await applyMoves(this.env, [{ kind: "due", target: { ids }, at: Date.now() }]);
+      await applyMoves(this.env, session.accountId, [{ kind: "due", target: { ids }, at: Date.now() }]);
     } catch (error) {
       log.error("due_write_failed", { error });
       this.host.deadlines.schedule("dispatch", "", Date.now() + SYNC_RETRY_MS);
@@ -352,9 +356,9 @@ export class Dispatcher {
     const outcome: TypingOutcome = gateway.typing
       ? await gateway.typing(session.sessionId, item.to_number, "start", {
           ms: item.typing_ms,
-          lastIncomingId: () =>
+          lastIncomingId: async () =>
             lastIncomingMessageId(
-              databaseFor(this.env, item.account_id),
+              await databaseFor(this.env, item.account_id),
               item.account_id,
               session.id,
               item.to_number,
@@ -408,7 +412,7 @@ export class Dispatcher {
     }
     const at = Date.now();
     outbox.recordCall(at);
-    const db = databaseFor(env);
+    const db = await databaseFor(env, item.account_id);
     if (outcome.outcome === "accepted") {
       outbox.markSent(id, at, outcome.providerMessageId);
       this.scheduleOwnReceipts(gateway, id, at);

@@ -1,4 +1,4 @@
-import { databaseFor } from "../db/client";
+import { databaseFor } from "../db/databases";
 import { findCampaign } from "../db/queries/campaigns";
 import { moveToSessions } from "../db/queries/messages";
 import { findSessions } from "../db/queries/sessions";
@@ -32,7 +32,7 @@ export async function failover(
   stranded: StrandedMessage[],
   reason: string,
 ): Promise<string[]> {
-  const db = databaseFor(env, from.accountId);
+  const db = await databaseFor(env, from.accountId);
   const byCampaign = new Map<string, string[]>();
   for (const m of stranded) {
     if (m.campaign_id) byCampaign.set(m.campaign_id, [...(byCampaign.get(m.campaign_id) ?? []), m.id]);

@@ -3,7 +3,7 @@ import { sendWindowsOf } from "../db/queries/campaigns";
 import { staleUnacceptedQuery } from "../db/queries/messages";
 import { sendInBatches } from "../lib/queue";
 import { dispatchRequestOf, LANE } from "../messages/dispatch-request";
-import { applyMoves } from "../moves/apply";
+import { applyFailMoves } from "../moves/apply";
 import { failMoves } from "../moves/message";
 
 /** A message still waiting this long after its last change may have lost its queue message. */
@@ -29,7 +29,7 @@ export async function requeueStale(env: Env, db: Db, now: number): Promise<numbe
   const stale = await staleQuery(db, now);
   const codes = stale.filter((row) => row.otpId !== null);
   const moves = failMoves(codes, "dispatch_failed", now, { unacceptedOnly: true });
-  await applyMoves(env, moves);
+  await applyFailMoves(env, moves);
   const resent = stale.filter((row) => row.otpId === null);
   const windows = await sendWindowsOf(
     db,

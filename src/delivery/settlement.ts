@@ -1,5 +1,6 @@
 import { readConfig } from "../config";
-import { type Db, databaseFor } from "../db/client";
+import type { Db } from "../db/client";
+import { databaseFor } from "../db/databases";
 import { recordRetry } from "../db/queries/messages";
 import { carriesClientId, clientMessageIdOf } from "../gateways/client-id";
 import type { ChatGateway, LookupResult } from "../gateways/gateway";
@@ -55,7 +56,7 @@ export class Settlement {
     const gateway = this.host.gateway();
     const config = readConfig(this.env);
     const graceMs = config.OUTCOME_GRACE_SECONDS * 1000;
-    const db = databaseFor(this.env);
+    const db = await databaseFor(this.env, session.accountId);
     for (const item of items) {
       const lastCall = item.attempted_at ?? 0;
       const since = item.first_attempt_at ?? lastCall;

@@ -1,8 +1,10 @@
 import { archiveMessages } from "../archives/archive";
 import { resumeStalledCampaigns } from "../campaigns/materialise";
 import { readConfig } from "../config";
-import { type Db, databaseFor } from "../db/client";
+import type { Db } from "../db/client";
+import { directoryOf, everyAccountDatabase } from "../db/databases";
 import { purgeChecks } from "../db/queries/contact-checks";
+import { purgeExpiredRoutes } from "../db/queries/directory";
 import { purgeEvents } from "../db/queries/events";
 import { purgeExpiredIdempotencyKeys } from "../db/queries/idempotency";
 import { purgeLinkTokens } from "../db/queries/link-tokens";
@@ -40,7 +42,14 @@ export interface HousekeepingJob {
  * src/db/queries/purge.ts `purgeBefore` delete in bounded chunks and answer `{ deleted, more }`.
  */
 export const HOURLY_JOBS: readonly HousekeepingJob[] = [
-  { name: "purge_idempotency_keys", run: (_env, db) => purgeExpiredIdempotencyKeys(db, Date.now()) },
+  {
+    name: "purge_idempotency_keys",
+    run: async (env, db) => {
+      // The admin API's too, in the directory (src/middleware/idempotency.ts `adminIdempotency`).
+      await purgeExpiredIdempotencyKeys(directoryOf(env), Date.now());
+      return purgeExpiredIdempotencyKeys(db, Date.now());
+    },
+  },
   { name: "purge_events", run: (_env, db) => purgeEvents(db, Date.now() - EVENT_RETENTION_MS) },
   {
     name: "purge_delivery_history",
@@ -52,13 +61,20 @@ export const HOURLY_JOBS: readonly HousekeepingJob[] = [
     run: (_env, db) => purgeReverseGuesses(db, Date.now() - REVERSE_RULES.guessRetentionMs),
   },
   { name: "purge_otp_sends", run: (_env, db) => purgeOtpSends(db, Date.now() - OTP_RULES.perNumberWindowMs) },
-  { name: "purge_link_tokens", run: (_env, db) => purgeLinkTokens(db, Date.now() - LINK_TOKEN_RETENTION_MS) },
+  {
+    name: "purge_link_tokens",
+    run: async (env, db) => {
+      // Their routes too (src/db/schema/directory.ts): each database's run may take its turn.
+      await purgeExpiredRoutes(directoryOf(env), Date.now());
+      return purgeLinkTokens(db, Date.now() - LINK_TOKEN_RETENTION_MS);
+    },
+  },
   { name: "requeue_stale_messages", run: (env, db) => requeueStale(env, db, Date.now()) },
   { name: "republish_undelivered_events", run: (env, db) => republishUndelivered(env, db, Date.now()) },
   { name: "requeue_overdue_deliveries", run: (env, db) => requeueOverdueDeliveries(env, db, Date.now()) },
   { name: "seal_webhook_secrets", run: (env, db) => sealClearSecrets(env, db) },
   { name: "resume_stalled_campaigns", run: (env, db) => resumeStalledCampaigns(env, db, Date.now()) },
-  { name: "complete_finished_campaigns", run: (env) => completeFinishedCampaigns(env) },
+  { name: "complete_finished_campaigns", run: (env, db) => completeFinishedCampaigns(env, db) },
   {
     name: "expire_incoming_media",
     run: (env, db) => sweepIncomingMedia(env.MEDIA, db, Date.now(), readConfig(env).MEDIA_RETENTION_DAYS),
@@ -73,22 +89,26 @@ export const HOURLY_JOBS: readonly HousekeepingJob[] = [
 ];
 
 /**
- * Runs `jobs` one after another, each on its own: a job that throws (D1 refusing its statement,
- * a queue refusing its messages) is logged as one JSON line on `console.error`,
- * `{ level: "error", event: "cron_job_failed", job, error, cause? }` (`cause` when the error has
- * one, such as D1's own message under drizzle's), and the next job runs. Never throws; a failed
- * job's work waits for the next hour's run. One at a time, as before: D1 has one writer.
+ * Runs `jobs` one after another on every account database (src/db/databases.ts), each on its
+ * own: a job that throws (D1 refusing its statement, a queue refusing its messages) is logged as
+ * one JSON line on `console.error`, `{ level: "error", event: "cron_job_failed", job, database,
+ * error, cause? }` (`cause` when the error has one, such as D1's own message under drizzle's),
+ * and the next runs. Never throws; a failed job's work waits for the next hour's run. One at a
+ * time within a database, as before (a D1 database has one writer); the databases side by side.
  */
 export async function runHousekeeping(env: Env, jobs: readonly HousekeepingJob[]): Promise<void> {
-  const db = databaseFor(env);
-  for (const job of jobs) {
-    try {
-      await job.run(env, db);
-    } catch (error) {
-      const cause = error instanceof Error && error.cause !== undefined ? String(error.cause) : undefined;
-      log.error("cron_job_failed", { job: job.name, error, cause });
-    }
-  }
+  await Promise.all(
+    everyAccountDatabase(env).map(async ({ name, db }) => {
+      for (const job of jobs) {
+        try {
+          await job.run(env, db);
+        } catch (error) {
+          const cause = error instanceof Error && error.cause !== undefined ? String(error.cause) : undefined;
+          log.error("cron_job_failed", { job: job.name, database: name, error, cause });
+        }
+      }
+    }),
+  );
 }
 
 /** What running one job now did: its name, when it started and ended (epoch ms), and what it returned. */
@@ -96,12 +116,17 @@ export interface JobRun {
   name: string;
   startedAt: number;
   finishedAt: number;
-  /** The job's own answer (a count, the ids it touched…), when it gives one; else null. */
+  /**
+   * The job's own answer (a count, `{ deleted, more }`, the ids it touched…) over every database:
+   * their answers added up ({@link combined}); null when it gives none.
+   */
   result: unknown;
+  /** Each account database's own answer, by the binding's name. */
+  databases: { database: string; result: unknown }[];
 }
 
 /**
- * Runs the hourly job `name` ({@link HOURLY_JOBS}) once, now, on its own.
+ * Runs the hourly job `name` ({@link HOURLY_JOBS}) once, now, on every account database in turn.
  * @returns what it did, or null when no job has that name.
  * @throws what the job throws (D1 refusing its statement, a queue refusing its messages).
  */
@@ -109,6 +134,28 @@ export async function runJob(env: Env, name: string): Promise<JobRun | null> {
   const job = HOURLY_JOBS.find((each) => each.name === name);
   if (!job) return null;
   const startedAt = Date.now();
-  const result = await job.run(env, databaseFor(env));
-  return { name, startedAt, finishedAt: Date.now(), result: result ?? null };
+  const databases: JobRun["databases"] = [];
+  for (const { name: database, db } of everyAccountDatabase(env))
+    databases.push({ database, result: (await job.run(env, db)) ?? null });
+  const result = databases.map((d) => d.result).reduce(combined, null);
+  return { name, startedAt, finishedAt: Date.now(), result, databases };
+}
+
+/**
+ * Two databases' answers of one job as one: numbers added, booleans or-ed (`more`), lists joined,
+ * objects field by field; null gives way to the other.
+ */
+export function combined(a: unknown, b: unknown): unknown {
+  if (a === null || a === undefined) return b ?? null;
+  if (b === null || b === undefined) return a;
+  if (typeof a === "number" && typeof b === "number") return a + b;
+  if (typeof a === "boolean" && typeof b === "boolean") return a || b;
+  if (Array.isArray(a) && Array.isArray(b)) return [...a, ...b];
+  if (typeof a === "object" && typeof b === "object") {
+    const out: Record<string, unknown> = { ...(a as Record<string, unknown>) };
+    for (const [key, value] of Object.entries(b as Record<string, unknown>))
+      out[key] = combined(out[key], value);
+    return out;
+  }
+  return b;
 }

@@ -1,5 +1,7 @@
 import type { Db } from "../db/client";
+import { directoryOf } from "../db/databases";
 import { type ApiKeyRow, insertApiKey, type KeyGrant, mintApiKey } from "../db/queries/api-keys";
+import { addRoutes, keyRoutes } from "../db/queries/directory";
 import { ApiError } from "../errors";
 import { formatTimestamp } from "../lib/time";
 import { type Scope, scopesBeyond } from "./scopes";
@@ -14,7 +16,8 @@ export interface KeyIssuer {
 }
 
 /**
- * Issues a key for `accountId` and stores it (its SHA-256 only): the row, and the plaintext to
+ * Issues a key for `accountId` and stores it (its SHA-256 only) in the account's database `db`
+ * and its routes in the directory: the row, and the plaintext to
  * show once. A key may issue only what it holds itself (no escalation, OWASP API Security Top 10
  * 2023, API5): scopes within its own, and an expiry no later than its own (a key that expires
  * gives its expiry to a new key that names none). The new key's `created_by` is the issuer's id
@@ -23,6 +26,7 @@ export interface KeyIssuer {
  *   `validation_failed` (422) when `expiresAt` is not in the future.
  */
 export async function issueKey(
+  env: { DB: D1Database },
   db: Db,
   accountId: string,
   grant: KeyGrant,
@@ -51,6 +55,8 @@ export async function issueKey(
     }
   }
   const minted = await mintApiKey(accountId, { ...grant, expiresAt }, now, issuer?.apiKeyId ?? null);
+  // The directory first: a key whose row is written is one that authenticates.
+  await addRoutes(directoryOf(env), keyRoutes(minted.row));
   await insertApiKey(db, minted.row);
   return minted;
 }

@@ -1,5 +1,7 @@
 import type { Db } from "../db/client";
-import { findLinkToken, type LinkGrant, type LinkTokenRow } from "../db/queries/link-tokens";
+import { databaseFor, directoryOf, routeFor } from "../db/databases";
+import { addRoutes } from "../db/queries/directory";
+import { findLinkToken, insertLinkToken, type LinkGrant, type LinkTokenRow } from "../db/queries/link-tokens";
 import { ApiError } from "../errors";
 import { randomToken, sha256Hex } from "../lib/crypto";
 
@@ -63,19 +65,45 @@ export function linkUrl(origin: string, token: string): string {
 }
 
 /**
- * The grant of a live `token` at `now` (epoch ms).
+ * The grant of a live `token` at `now` (epoch ms), and the database of its account (the
+ * directory names it).
  * @throws ApiError `link_not_found` (404) for a malformed or unknown token, one whose session
  *   was deleted, or one deleted {@link LINK_TOKEN_RETENTION_MS} after its expiry; `link_expired`
  *   (410) for an expired or revoked one.
  */
-export async function resolveLinkToken(db: Db, token: string, now: number): Promise<LinkGrant> {
-  const found = LINK_TOKEN_PATTERN.test(token) ? await findLinkToken(db, token, now) : null;
-  if (!found) throw new ApiError("link_not_found", "No such link.");
+export async function resolveLinkToken(
+  env: { DB: D1Database },
+  token: string,
+  now: number,
+): Promise<{ grant: LinkGrant; db: Db }> {
+  const route = LINK_TOKEN_PATTERN.test(token)
+    ? await routeFor(env, "link_token", await sha256Hex(token))
+    : null;
+  const db = route && (await databaseFor(env, route.accountId));
+  const found = db && (await findLinkToken(db, token, now));
+  if (!db || !found) throw new ApiError("link_not_found", "No such link.");
   if (found.state === "lapsed") {
     throw new ApiError(
       "link_expired",
       `The link has ${found.why === "revoked" ? "been revoked" : "expired"}.`,
     );
   }
-  return found.grant;
+  return { grant: found.grant, db };
+}
+
+/**
+ * Stores a token {@link mintLinkToken} made: its route in the directory first (until its row is
+ * purged), then its row in its account's database `db`.
+ */
+export async function storeLinkToken(env: { DB: D1Database }, db: Db, row: LinkTokenRow): Promise<void> {
+  await addRoutes(directoryOf(env), [
+    {
+      kind: "link_token",
+      key: row.tokenHash,
+      accountId: row.accountId,
+      sessionId: row.sessionId,
+      expiresAt: row.expiresAt + LINK_TOKEN_RETENTION_MS,
+    },
+  ]);
+  await insertLinkToken(db, row);
 }

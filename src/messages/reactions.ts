@@ -1,4 +1,5 @@
-import { batchSql, databaseFor } from "../db/client";
+import { batchSql } from "../db/client";
+import { databaseFor } from "../db/databases";
 import { messageOfId, messageOfProviderIds, metadataIs, swapMetadataStatement } from "../db/queries/messages";
 import { publishEvents } from "../events/publish";
 import { insertKeyedEventStatement, newEventId, recordedIn } from "../events/record";
@@ -47,7 +48,7 @@ export async function receiveReaction(
   reaction: IncomingReaction,
   options: { byId?: boolean } = {},
 ): Promise<{ messageId: string; changed: boolean } | null> {
-  const db = databaseFor(env, reaction.accountId);
+  const db = await databaseFor(env, reaction.accountId);
   for (let tries = 0; tries < MAX_TRIES; tries += 1) {
     const target = options.byId
       ? await messageOfId(db, reaction, reaction.providerMessageId)

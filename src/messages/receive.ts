@@ -1,5 +1,6 @@
 import { type BatchItem, eventIndexes, learnContact } from "../contacts/learn";
-import { batchSql, databaseFor } from "../db/client";
+import { batchSql } from "../db/client";
+import { databaseFor } from "../db/databases";
 import { noteReplyStatement } from "../db/queries/campaigns";
 import {
   incomingRow,
@@ -38,7 +39,7 @@ export async function receiveMessage(
   input: NewIncoming,
   options: { quotedIds?: readonly string[] } = {},
 ): Promise<MessageRow | null> {
-  const db = databaseFor(env, input.accountId);
+  const db = await databaseFor(env, input.accountId);
   const quoted = options.quotedIds?.length ? await messageOfProviderIds(db, input, options.quotedIds) : null;
   const row = incomingRow(quoted ? { ...input, replyTo: quoted.id } : input);
   const learnt = await learnContact(

@@ -1,11 +1,12 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { readAdminToken } from "../config";
+import { databaseFor, routeFor } from "../db/databases";
 import { API_KEY_PATTERN, findLiveKey, touchKey } from "../db/queries/api-keys";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { grants, type OperationScope, type Scope } from "../keys/scopes";
-import { timingSafeEqual } from "../lib/crypto";
+import { sha256Hex, timingSafeEqual } from "../lib/crypto";
 import { resolveLinkToken } from "../links/tokens";
 
 /** `last_used_at` is rewritten at most once a minute per key, to keep reads free of writes. */
@@ -22,7 +23,7 @@ function unauthenticated(detail: string): ApiError {
 
 /**
  * Authenticates `/v1` and `/sandbox` API calls with `Authorization: Bearer <API key>` (RFC 6750)
- * and sets `c.var.principal`. A missing, malformed, unknown or revoked key is 401
+ * and sets `c.var.principal` and `c.var.db`, the database of the key's account. A missing, malformed, unknown or revoked key is 401
  * `unauthenticated` with `WWW-Authenticate: Bearer`.
  */
 export const apiKeyAuth = createMiddleware<AppEnv>(async (c, next) => {
@@ -30,11 +31,15 @@ export const apiKeyAuth = createMiddleware<AppEnv>(async (c, next) => {
   if (!token) throw unauthenticated("Send an API key as `Authorization: Bearer <key>`.");
   if (!API_KEY_PATTERN.test(token)) throw unauthenticated("The API key is malformed.");
   const now = Date.now();
-  const key = await findLiveKey(c.var.db, token, now);
-  if (!key) throw unauthenticated("The API key is unknown, revoked or expired.");
+  // The directory names the key's account; its database holds the key's state.
+  const route = await routeFor(c.env, "api_key", await sha256Hex(token));
+  const db = route && (await databaseFor(c.env, route.accountId));
+  const key = db && (await findLiveKey(db, token, now));
+  if (!db || !key) throw unauthenticated("The API key is unknown, revoked or expired.");
   if (key.lastUsedAt === null || now - key.lastUsedAt > TOUCH_INTERVAL_MS) {
-    c.executionCtx.waitUntil(touchKey(c.var.db, key.id, now));
+    c.executionCtx.waitUntil(touchKey(db, key.id, now));
   }
+  c.set("db", db);
   c.set("principal", {
     accountId: key.accountId,
     apiKeyId: key.id,
@@ -83,12 +88,14 @@ export const adminAuth = createMiddleware<AppEnv>(async (c, next) => {
 
 /**
  * Authenticates with a link token (src/links/tokens.ts) that `tokenOf` reads from the request,
- * and sets `c.var.linkGrant` to the one session it grants. A malformed or unknown token (or one
+ * and sets `c.var.linkGrant` to the one session it grants (and `c.var.db` to its account's database). A malformed or unknown token (or one
  * whose session is gone) is 404 `link_not_found`; an expired or revoked one is 410 `link_expired`.
  */
 export function linkTokenAuth(tokenOf: (c: Context<AppEnv>) => string | undefined) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    c.set("linkGrant", await resolveLinkToken(c.var.db, tokenOf(c) ?? "", Date.now()));
+    const { grant, db } = await resolveLinkToken(c.env, tokenOf(c) ?? "", Date.now());
+    c.set("db", db);
+    c.set("linkGrant", grant);
     await next();
   });
 }

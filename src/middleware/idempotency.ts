@@ -1,5 +1,7 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
+import type { Db } from "../db/client";
+import { directoryOf } from "../db/databases";
 import {
   completeKey,
   IN_PROGRESS_TIMEOUT_MS,
@@ -44,7 +46,7 @@ const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
  * hash of a body holding a phone number cannot be matched against guessed numbers without it.
  */
 export function idempotencyIn(
-  scope: (c: Context<AppEnv>) => string,
+  scope: (c: Context<AppEnv>) => { scope: string; db: Db },
   seal?: ReplaySeal,
   requestKey?: ReplaySeal,
 ) {
@@ -60,8 +62,7 @@ export function idempotencyIn(
         },
       );
     }
-    const accountId = scope(c);
-    const db = c.var.db;
+    const { scope: accountId, db } = scope(c);
     const request = `${c.req.method} ${c.req.path}\n${await c.req.raw.clone().text()}`;
     const requestHash = requestKey
       ? await hmacSha256Hex(await requestKey(c.env), request)
@@ -76,7 +77,7 @@ export function idempotencyIn(
         );
       }
       if (existing.status === "in_progress" && existing.createdAt < now - IN_PROGRESS_TIMEOUT_MS) {
-        existing = await settleAbandoned(c, accountId, key, existing.createdAt);
+        existing = await settleAbandoned(c, db, accountId, key, existing.createdAt);
       }
       if (!existing || existing.status === "in_progress" || existing.responseStatus === null) {
         throw new ApiError(
@@ -117,7 +118,7 @@ export function idempotencyIn(
  * `createdAt`, past IN_PROGRESS_TIMEOUT_MS): a 500 `internal_error` saying so, stored as the key's
  * answer and logged (`idempotency_request_lost`). Returns the key's row as it then stands.
  */
-async function settleAbandoned(c: Context<AppEnv>, scope: string, key: string, createdAt: number) {
+async function settleAbandoned(c: Context<AppEnv>, db: Db, scope: string, key: string, createdAt: number) {
   log.error("idempotency_request_lost", {
     scope,
     request_id: c.var.requestId,
@@ -132,24 +133,27 @@ async function settleAbandoned(c: Context<AppEnv>, scope: string, key: string, c
         "use a new key for what is missing.",
     ),
   );
-  return settleAbandonedKey(c.var.db, scope, key, createdAt, answer.status, await answer.text());
+  return settleAbandonedKey(db, scope, key, createdAt, answer.status, await answer.text());
 }
 
 /** Derives the 32-byte key (standard base64) that seals a route's stored answers. */
 export type ReplaySeal = (env: Env) => Promise<string>;
 
+/** The account API's keys: per account, in its database. */
+const accountScope = (c: Context<AppEnv>) => ({ scope: c.var.principal.accountId, db: c.var.db });
+
 /** Keys of the account API: per account. */
-export const idempotency = idempotencyIn((c) => c.var.principal.accountId);
+export const idempotency = idempotencyIn(accountScope);
 
 /** Keys of the account API whose stored answers are sealed under the key `seal` derives. */
-export const sealedIdempotency = (seal: ReplaySeal) => idempotencyIn((c) => c.var.principal.accountId, seal);
+export const sealedIdempotency = (seal: ReplaySeal) => idempotencyIn(accountScope, seal);
 
 /** Keys of the account API whose request hashes are keyed under the key `requestKey` derives. */
 export const keyedIdempotency = (requestKey: ReplaySeal) =>
-  idempotencyIn((c) => c.var.principal.accountId, undefined, requestKey);
+  idempotencyIn(accountScope, undefined, requestKey);
 
 /** The admin API's keys live apart from every account's (account ids are uuids). */
 export const ADMIN_SCOPE = "admin";
 
-/** Keys of the admin API (a retried credit must not credit twice). */
-export const adminIdempotency = idempotencyIn(() => ADMIN_SCOPE);
+/** Keys of the admin API (a retried credit must not credit twice), in the directory: they span accounts. */
+export const adminIdempotency = idempotencyIn((c) => ({ scope: ADMIN_SCOPE, db: directoryOf(c.env) }));

@@ -1,12 +1,13 @@
 import type { SQL } from "drizzle-orm";
-import { batchSql, databaseFor } from "../db/client";
+import { batchSql } from "../db/client";
+import { databaseFor } from "../db/databases";
 import { publishEvents } from "../events/publish";
 import { recordedIn } from "../events/record";
-import { type MessageMove, moveStatement, type SentMove, sentStatements } from "./message";
+import { type FailMove, type MessageMove, moveStatement, type SentMove, sentStatements } from "./message";
 import { batchReactions, reactionsOf } from "./reactions";
 
 /**
- * Applies message moves in one D1 batch (one transaction), in order: each move's UPDATE
+ * Applies message moves of account `accountId` in one D1 batch of its database (one transaction), in order: each move's UPDATE
  * (src/moves/message.ts) followed by its reactions (src/moves/reactions.ts: events, refunds, a
  * scheduled campaign's start), then the batch's reactions (the sent events, the completion of the
  * campaigns named in `campaignIds`). Each UPDATE matches only messages in a status its move may
@@ -30,6 +31,7 @@ import { batchReactions, reactionsOf } from "./reactions";
  */
 export async function applyMoves(
   env: { DB: D1Database; WEBHOOK_QUEUE: Queue },
+  accountId: string,
   moves: MessageMove[],
   options: { campaignIds?: string[] } = {},
 ): Promise<boolean[]> {
@@ -49,8 +51,19 @@ export async function applyMoves(
     statements.push(moveStatement(move, refundId), ...reactionsOf({ move, refundId }));
   }
   statements.push(...batchReactions(sent, [...new Set(options.campaignIds ?? [])], Date.now()));
-  const results = await batchSql(databaseFor(env), statements);
+  const results = await batchSql(await databaseFor(env, accountId), statements);
   // Only the event statements of a moves batch return rows.
   await publishEvents(env, recordedIn(results, [...results.keys()]));
   return firstOf.map((index) => (results[index]?.meta.changes ?? 0) > 0);
+}
+
+/**
+ * Applies `fail` moves of possibly several accounts (src/moves/message.ts `failMoves`): each
+ * account's in its own batch, in its own database.
+ */
+export async function applyFailMoves(
+  env: { DB: D1Database; WEBHOOK_QUEUE: Queue },
+  moves: FailMove[],
+): Promise<void> {
+  for (const move of moves) await applyMoves(env, move.accountId, [move]);
 }

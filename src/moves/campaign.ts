@@ -1,5 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
-import { batchSql, databaseFor } from "../db/client";
+import { batchSql, type Db } from "../db/client";
 import { type CampaignRow, campaigns } from "../db/schema";
 import type { ErrorCode } from "../errors";
 import { publishEvents } from "../events/publish";
@@ -107,15 +107,11 @@ export function completeCampaignStatements(ids: string[], at: number): SQL[] {
 }
 
 /**
- * The hourly safety net: completes every active campaign with nothing left to send (its last
+ * The hourly safety net, on one account database `db`: completes every active campaign with nothing left to send (its last
  * message failed on a path that does not name its campaign, such as the dead-letter queue).
  * @returns how many it completed.
  */
-export async function completeFinishedCampaigns(env: {
-  DB: D1Database;
-  WEBHOOK_QUEUE: Queue;
-}): Promise<number> {
-  const db = databaseFor(env);
+export async function completeFinishedCampaigns(env: { WEBHOOK_QUEUE: Queue }, db: Db): Promise<number> {
   const rows = await db.all<{ id: string }>(
     sql`SELECT id FROM campaigns WHERE ${campaignFrom("complete")} AND ${FINISHED}`,
   );

@@ -144,7 +144,7 @@ export function failMoves(
   reason: string,
   at: number,
   options: { unacceptedOnly?: boolean } = {},
-): MessageMove[] {
+): FailMove[] {
   const byAccount = new Map<string, string[]>();
   for (const m of messages) byAccount.set(m.accountId, [...(byAccount.get(m.accountId) ?? []), m.id]);
   return [...byAccount].map(([accountId, ids]) => ({
@@ -158,6 +158,7 @@ export function failMoves(
 }
 
 export type SentMove = Extract<MessageMove, { kind: "sent" }>;
+export type FailMove = Extract<MessageMove, { kind: "fail" }>;
 
 /** `status IN (…)`: the statuses move `kind` may start from. */
 function fromOf(kind: MoveKind): SQL {

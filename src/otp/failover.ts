@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { type Db, databaseFor } from "../db/client";
+import type { Db } from "../db/client";
+import { databaseFor } from "../db/databases";
 import { type AppRow, findApp } from "../db/queries/apps";
 import {
   type AttemptWithMessage,
@@ -172,9 +173,9 @@ export async function queueFailoverJob(env: Env, next: NextJob): Promise<void> {
  * run twice changes nothing twice. Poison messages are acked and logged.
  */
 export async function handleOtpFailoverBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  const db = databaseFor(env);
   for (const message of dropPoison(batch, JobSchema)) {
     try {
+      const db = await databaseFor(env, message.body.accountId);
       const next = await runFailoverJob(env, db, message.body, Date.now());
       if (next) await queueFailoverJob(env, next);
       message.ack();

@@ -1,5 +1,5 @@
 import { ConfigError } from "../config";
-import { databaseFor } from "../db/client";
+import { databaseFor } from "../db/databases";
 import { claimMessages } from "../db/queries/messages";
 import { Dispatcher, SYNC_RETRY_MS } from "../delivery/dispatcher";
 import { failover } from "../delivery/failover";
@@ -10,7 +10,7 @@ import type { ChatGateway, HealthEvent, OwnReceipts, StatusEvent } from "../gate
 import { log } from "../lib/log";
 import type { StoredHealth } from "../lib/session-health";
 import type { DispatchRequest } from "../messages/dispatch-request";
-import { applyMoves } from "../moves/apply";
+import { applyFailMoves, applyMoves } from "../moves/apply";
 import { failMoves, type MessageMove } from "../moves/message";
 import type { Deadline, Deadlines } from "./deadlines";
 import type { SessionCore } from "./session-core";
@@ -154,7 +154,9 @@ export class SessionDispatchHost implements DispatchHost {
    */
   async enqueue(requests: DispatchRequest[]): Promise<number> {
     const state = this.core.state();
-    const db = databaseFor(this.core.env);
+    const accountId = state?.account_id ?? requests[0]?.accountId;
+    if (accountId === undefined) return 0;
+    const db = await databaseFor(this.core.env, accountId);
     const now = Date.now();
     if (!state) {
       // Deleted: D1 got every outcome before the storage went, so only a message that never
@@ -163,7 +165,7 @@ export class SessionDispatchHost implements DispatchHost {
       const waiting = requests
         .filter((r) => !moved.has(r.id))
         .map((r) => ({ id: r.id, accountId: r.accountId }));
-      await applyMoves(this.core.env, failMoves(waiting, "session_deleted", now));
+      await applyFailMoves(this.core.env, failMoves(waiting, "session_deleted", now));
       return 0;
     }
     // Claimed in D1 first: what the object holds, nothing else may fail (see claimMessages).
@@ -272,7 +274,7 @@ export class SessionDispatchHost implements DispatchHost {
         const ids = acks.filter((ack) => ack.kind === `ack_${kind}`).map((ack) => ack.ref);
         return ids.length > 0 ? [{ kind, target: { ids }, at: now, gatewayAt: now }] : [];
       });
-      await applyMoves(this.core.env, moves);
+      await applyMoves(this.core.env, this.core.current().account_id, moves);
     } catch (error) {
       log.error("receipts_deferred", { error });
       for (const ack of acks) this.core.deadlines.schedule(ack.kind, ack.ref, Date.now() + SYNC_RETRY_MS);

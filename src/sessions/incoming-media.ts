@@ -1,5 +1,6 @@
 import { readConfig } from "../config";
-import { batchSql, type Db, databaseFor, type Statement } from "../db/client";
+import { batchSql, type Db, type Statement } from "../db/client";
+import { databaseFor } from "../db/databases";
 import { keptMediaStatement, mediaErrorStatement } from "../db/queries/incoming-media";
 import { ownIncomingMessage } from "../db/queries/messages";
 import { messages } from "../db/schema";
@@ -60,7 +61,7 @@ export class IncomingMediaKeeper {
       .toArray()[0];
     const state = this.core.state();
     if (!owed || !state) return;
-    const db = databaseFor(this.core.env, state.account_id);
+    const db = await databaseFor(this.core.env, state.account_id);
     const message = { id: messageId, accountId: state.account_id };
     try {
       const gateway = this.core.gateway();

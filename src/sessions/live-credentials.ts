@@ -88,11 +88,14 @@ export type LapseCheck = (credentials: LiveCredential[], now: number) => Promise
 /**
  * The {@link LapseCheck} against D1: a credential whose row is revoked, or gone (a token goes with
  * its session), has lapsed as `revoked`; one past its `expires_at` as `expired`. One read per
- * kind present, by primary key.
+ * kind present, by primary key, in the database `database` names (the session's account's; null
+ * once the session is gone, when nothing is judged: its watchers are closed with it).
  * @throws when D1 cannot be read.
  */
-export function lapsedInD1(db: Db): LapseCheck {
+export function lapsedInD1(database: () => Promise<Db | null>): LapseCheck {
   return async (credentials, now) => {
+    const db = await database();
+    if (!db) return new Map();
     const ids = (kind: LiveCredential["kind"]) => [
       ...new Set(credentials.filter((c) => c.kind === kind).map((c) => c.id)),
     ];

@@ -1,5 +1,5 @@
 import { ConfigError, type GatewayKind, gatewaySettingsOf, readConfig } from "../config";
-import { databaseFor } from "../db/client";
+import { databaseFor } from "../db/databases";
 import { Outbox } from "../delivery/outbox";
 import { KeptReceipts } from "../delivery/receipts";
 import { createGateway } from "../gateways";
@@ -42,7 +42,13 @@ export class SessionCore {
     this.receipts = new KeptReceipts(this.sql);
     this.deadlines = new Deadlines(this.sql, ctx.storage);
     this.health = new GatewayHealth(this.sql);
-    this.live = new LiveWatchers(ctx, lapsedInD1(databaseFor(env)));
+    this.live = new LiveWatchers(
+      ctx,
+      lapsedInD1(async () => {
+        const state = this.store.state();
+        return state && (await databaseFor(env, state.account_id));
+      }),
+    );
   }
 
   /**

@@ -1,6 +1,7 @@
 import { type GatewayKind, readConfig } from "../config";
-import { databaseFor } from "../db/client";
+import { databaseFor, directoryOf } from "../db/databases";
 import { insertCloudApiNumber } from "../db/queries/cloud-api";
+import { addRoutes, claimRoute, releaseRoute } from "../db/queries/directory";
 import { insertSessionWithinLimit, type LimitUsage } from "../db/queries/limits";
 import type { NewIncoming } from "../db/queries/messages";
 import { deleteSession } from "../db/queries/sessions";
@@ -105,8 +106,12 @@ export class SessionLink {
     // the insert are one statement, so concurrent creates cannot both take the last slot.
     let refused: LimitUsage | null;
     try {
+      // The directory first: a session the directory lacks could not be found by its id.
+      await addRoutes(directoryOf(this.core.env), [
+        { kind: "session", key: input.id, accountId: input.accountId, sessionId: input.id },
+      ]);
       refused = await insertSessionWithinLimit(
-        databaseFor(this.core.env, this.core.store.row().accountId),
+        await databaseFor(this.core.env, input.accountId),
         this.core.store.row(),
       );
     } catch (error) {
@@ -152,7 +157,14 @@ export class SessionLink {
     this.core.store.setCloudApiNumber({ ...number, throughputMps: mps });
     let recorded: boolean;
     try {
-      recorded = await insertCloudApiNumber(databaseFor(this.core.env), {
+      // Claimed in the directory first: it holds each number once across every database.
+      recorded = await claimRoute(directoryOf(this.core.env), {
+        kind: "phone_number_id",
+        key: number.phoneNumberId,
+        accountId,
+        sessionId: id,
+      });
+      recorded &&= await insertCloudApiNumber(await databaseFor(this.core.env, accountId), {
         sessionId: id,
         accountId,
         phoneNumberId: number.phoneNumberId,
@@ -186,13 +198,20 @@ export class SessionLink {
         if (!(error instanceof GatewayError)) throw error;
       });
     try {
-      await deleteSession(databaseFor(this.core.env), id);
+      await deleteSession(await databaseFor(this.core.env, this.core.current().account_id), id);
+      await this.releaseNumber(id);
     } catch (error) {
       log.error("session_undo_failed", { session: id, error });
       await this.moves.move({ type: "failed", reason: "gateway_create_failed" });
       return;
     }
     await this.core.forget();
+  }
+
+  /** Frees the Cloud API number session `id` holds in the directory, for another session to take. */
+  private async releaseNumber(id: string): Promise<void> {
+    const number = this.core.store.cloudApiNumber();
+    if (number) await releaseRoute(directoryOf(this.core.env), "phone_number_id", number.phoneNumberId, id);
   }
 
   /** The QR payload shown; `session_not_pending` in any other state. */
@@ -277,10 +296,10 @@ export class SessionLink {
     if (!(await this.fanOut.flush())) {
       return fail("service_unavailable", "The session's messages could not be recorded; try again later.");
     }
-    const db = databaseFor(this.core.env);
+    const db = await databaseFor(this.core.env, state.account_id);
     // Also messages whose queue message has not reached this object yet.
     const now = Date.now();
-    await applyMoves(this.core.env, [
+    await applyMoves(this.core.env, state.account_id, [
       {
         kind: "fail",
         accountId: state.account_id,
@@ -290,6 +309,7 @@ export class SessionLink {
       },
     ]);
     await deleteSession(db, state.id);
+    await this.releaseNumber(state.id);
     await this.core.forget();
     this.core.live.closeAll(
       { type: "session.deleted", id: state.id },
@@ -420,7 +440,7 @@ export class SessionLink {
         await this.moves.move(event);
       }
     }
-    await applyMoves(this.core.env, receipts);
+    await applyMoves(this.core.env, state.account_id, receipts);
     if (noted) await this.core.deadlines.rearm();
     return received;
   }

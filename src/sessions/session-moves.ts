@@ -1,5 +1,6 @@
 import { readConfig } from "../config";
-import { batchSql, databaseFor } from "../db/client";
+import { batchSql } from "../db/client";
+import { databaseFor } from "../db/databases";
 import { upsertSessionStatement } from "../db/queries/sessions";
 import { type Dispatcher, SYNC_RETRY_MS } from "../delivery/dispatcher";
 import { publishEvents } from "../events/publish";
@@ -253,7 +254,7 @@ export class SessionMoves {
     const events = store.pendingEvents();
     deadlines.schedule("sync", "session", Date.now() + SYNC_RETRY_MS);
     try {
-      const db = databaseFor(this.core.env, row.accountId);
+      const db = await databaseFor(this.core.env, row.accountId);
       const results = await batchSql(db, [
         upsertSessionStatement(db, row),
         ...events.map(insertEventStatement),

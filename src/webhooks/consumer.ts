@@ -1,16 +1,11 @@
 import { readConfig } from "../config";
-import { databaseFor } from "../db/client";
+import { databaseFor } from "../db/databases";
 import { failPendingDeliveries } from "../db/queries/webhook-deliveries";
 import { log } from "../lib/log";
 import { dropPoison, redeliveryDelaySeconds } from "../lib/queue";
 import { type DeliveryOptions, deliverOnce } from "./deliver";
 import { fanOutEvent } from "./fan-out";
-import {
-  type DeliverMessage,
-  WEBHOOK_DEAD_LETTER_QUEUE,
-  WEBHOOK_QUEUE_NAME,
-  WebhookQueueMessageSchema,
-} from "./queue-messages";
+import { WEBHOOK_DEAD_LETTER_QUEUE, WEBHOOK_QUEUE_NAME, WebhookQueueMessageSchema } from "./queue-messages";
 
 /** Whether `queue` is one of the webhook queues that {@link handleWebhookBatch} consumes. */
 export function isWebhookQueue(queue: string): boolean {
@@ -36,13 +31,18 @@ export async function handleWebhookBatch(
   options: DeliveryOptions = {},
 ): Promise<void> {
   const valid = dropPoison(batch, WebhookQueueMessageSchema);
-  const db = databaseFor(env);
+  // A message that names no account was queued when there was one database: the first.
+  const databaseOf = (body: { accountId?: string | undefined }) => databaseFor(env, body.accountId ?? "");
   if (batch.queue === WEBHOOK_DEAD_LETTER_QUEUE) {
-    const deliveries = valid
-      .map((m) => m.body)
-      .filter((body): body is DeliverMessage => body.kind === "deliver")
-      .map((body) => ({ endpointId: body.endpointId, eventId: body.eventId }));
-    await failPendingDeliveries(db, deliveries, (options.now ?? Date.now)());
+    const now = (options.now ?? Date.now)();
+    for (const body of valid.map((m) => m.body)) {
+      if (body.kind !== "deliver") continue;
+      await failPendingDeliveries(
+        await databaseOf(body),
+        [{ endpointId: body.endpointId, eventId: body.eventId }],
+        now,
+      );
+    }
     for (const m of valid) {
       if (m.body.kind === "event") log.error("webhook_fan_out_dead", { event_id: m.body.eventId });
       m.ack();
@@ -53,6 +53,7 @@ export async function handleWebhookBatch(
     valid.map(async (m) => {
       try {
         const body = m.body;
+        const db = await databaseOf(body);
         if (body.kind === "event") {
           await fanOutEvent(db, env.WEBHOOK_QUEUE, body);
           m.ack();

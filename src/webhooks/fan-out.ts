@@ -22,7 +22,12 @@ export async function fanOutEvent(db: Db, queue: Queue, message: EventMessage): 
   if (!event) return 0;
   const endpointIds = await endpointsToDeliver(db, event.accountId, event.id, event.type);
   const messages = endpointIds.map(
-    (endpointId): DeliverMessage => ({ kind: "deliver", eventId: event.id, endpointId }),
+    (endpointId): DeliverMessage => ({
+      kind: "deliver",
+      eventId: event.id,
+      endpointId,
+      accountId: event.accountId,
+    }),
   );
   const { error } = await sendInBatches(queue, messages);
   if (error !== undefined) throw error;

@@ -11,6 +11,11 @@ const DeliverMessageSchema = z.object({
   kind: z.literal("deliver"),
   eventId: EventId,
   endpointId: z.uuid(),
+  /**
+   * The endpoint's account, whose database holds the delivery; absent from messages queued before
+   * messages named it (a deployment of one database: src/db/databases.ts `databaseFor`).
+   */
+  accountId: z.uuid().optional(),
 });
 export type DeliverMessage = z.infer<typeof DeliverMessageSchema>;
 

@@ -26,7 +26,7 @@ export async function resendNow(
 ): Promise<boolean> {
   const now = options.now ?? Date.now;
   if (!(await reopenDelivery(db, accountId, key, now()))) return false;
-  const message: DeliverMessage = { kind: "deliver", ...key };
+  const message: DeliverMessage = { kind: "deliver", ...key, accountId };
   const result = await deliverOnce(env, db, message, options);
   if (result !== null) {
     // If this send fails, the delivery is pending with its next attempt set: the sweep sends it.
@@ -62,7 +62,7 @@ export async function recoverFailed(
   const eventIds = await reopenFailedDeliveries(db, accountId, endpointId, since, now, limit);
   const { sent, error } = await sendInBatches(
     queue,
-    eventIds.map((eventId): DeliverMessage => ({ kind: "deliver", eventId, endpointId })),
+    eventIds.map((eventId): DeliverMessage => ({ kind: "deliver", eventId, endpointId, accountId })),
   );
   // The rest are pending with their attempt due: the sweep sends them once overdue.
   if (error !== undefined)

@@ -1,7 +1,7 @@
 import { eq, type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import { batchSql, type Db } from "../client";
 import { accounts, DEFAULT_MAX_DRAFT_RECIPIENTS, DEFAULT_MAX_SESSIONS } from "../schema";
-import { insertApiKeyStatement, mintApiKey } from "./api-keys";
+import { type ApiKeyRow, insertApiKeyStatement } from "./api-keys";
 
 export type AccountRow = typeof accounts.$inferSelect;
 
@@ -22,19 +22,22 @@ export interface AccountLimitSettings {
 }
 
 /**
- * Creates an account (balance 0, the limits given or their defaults) and its first API key, and
- * runs the statements `opening` builds for the new account id (its opening credit), all in one
- * D1 batch.
- * @returns the account as created, before `opening`, and the key's plaintext (shown once).
+ * Creates account `input.id` (balance 0, number `input.number` from the directory, the limits
+ * given or their defaults) and its first API key `key` (a row src/db/queries/api-keys.ts
+ * `mintApiKey` made), and runs the statements `opening` builds for it (its opening credit), all
+ * in one D1 batch of its account database `db`.
+ * @returns the account as created, before `opening`.
  */
 export async function createAccount(
   db: Db,
-  input: { name: string } & AccountLimitSettings,
+  input: { id: string; number: number; name: string } & AccountLimitSettings,
+  key: ApiKeyRow,
   now: number,
   opening: (accountId: string) => SQL[],
-) {
-  const fields: Omit<AccountRow, "number"> = {
-    id: crypto.randomUUID(),
+): Promise<AccountRow> {
+  const account: AccountRow = {
+    id: input.id,
+    number: input.number,
     name: input.name,
     balance: 0,
     lowBalanceThreshold: null,
@@ -44,19 +47,12 @@ export async function createAccount(
     createdAt: now,
     updatedAt: now,
   };
-  const key = await mintApiKey(fields.id, { name: "default", scopes: ["*"], expiresAt: null }, now);
-  const [inserted] = await batchSql<{ number: number }>(db, [
-    // The account's number: one past the highest (src/db/schema/accounts.ts `number`).
-    sql`${db
-      .insert(accounts)
-      .values({ ...fields, number: sql`(SELECT COALESCE(MAX(number), 0) + 1 FROM accounts)` })
-      .getSQL()} RETURNING number`,
-    insertApiKeyStatement(db, key.row),
-    ...opening(fields.id),
+  await batchSql(db, [
+    db.insert(accounts).values(account).getSQL(),
+    insertApiKeyStatement(db, key),
+    ...opening(account.id),
   ]);
-  const number = inserted?.results[0]?.number;
-  if (number === undefined) throw new Error("createAccount: the insert returned no number");
-  return { account: { ...fields, number }, apiKey: key.plaintext };
+  return account;
 }
 
 export async function findAccount(db: Db, id: string): Promise<AccountRow | null> {

@@ -71,8 +71,12 @@ export function campaignCompletedOnceMade(id: string, made: SQL): SQL {
  * The campaigns that may still move (`active`, src/moves/campaign.ts `campaignFrom("complete")`),
  * last changed before `before` (epoch ms), with recipients still waiting for their message.
  */
-export async function stalledCampaigns(db: Db, active: SQL, before: number): Promise<{ id: string }[]> {
-  return db.all<{ id: string }>(sql`SELECT id FROM campaigns c
+export async function stalledCampaigns(
+  db: Db,
+  active: SQL,
+  before: number,
+): Promise<{ id: string; accountId: string }[]> {
+  return db.all<{ id: string; accountId: string }>(sql`SELECT id, account_id AS accountId FROM campaigns c
     WHERE ${active} AND updated_at < ${before}
       AND EXISTS (SELECT 1 FROM campaign_recipients r WHERE r.campaign_id = c.id AND r.seq > c.materialised_seq
         AND r.status = 'pending')`);

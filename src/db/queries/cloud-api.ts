@@ -18,19 +18,6 @@ export async function insertCloudApiNumber(db: Db, row: CloudApiNumberRow): Prom
   return inserted.length > 0;
 }
 
-/** The number with Meta's `phone_number_id`, or null: how a Meta webhook finds its session. */
-export async function numberByPhoneNumberId(
-  db: Db,
-  phoneNumberId: string,
-): Promise<CloudApiNumberRow | null> {
-  const [row] = await db
-    .select()
-    .from(cloudApiNumbers)
-    .where(eq(cloudApiNumbers.phoneNumberId, phoneNumberId))
-    .limit(1);
-  return row ?? null;
-}
-
 /**
  * The session of WhatsApp Business Account `wabaId`'s number whose linked phone is `phoneNumber`
  * (E.164): whom a `phone_number_quality_update` webhook concerns (it names the number by its

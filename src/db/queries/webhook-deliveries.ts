@@ -519,8 +519,13 @@ export async function reopenFailedDeliveries(
  * most `limit`: those whose queue message was lost (a retry or a reopen whose message was never
  * sent). Read from index `webhook_deliveries_pending`, which holds only the pending ones.
  */
-export async function overdueDeliveries(db: Db, before: number, limit: number): Promise<DeliveryKey[]> {
-  return db.all<DeliveryKey>(sql`SELECT w.id AS endpointId, 'evt_' || lower(hex(d.event_id)) AS eventId
+export async function overdueDeliveries(
+  db: Db,
+  before: number,
+  limit: number,
+): Promise<(DeliveryKey & { accountId: string })[]> {
+  return db.all<DeliveryKey & { accountId: string }>(sql`SELECT w.id AS endpointId,
+      'evt_' || lower(hex(d.event_id)) AS eventId, w.account_id AS accountId
     FROM webhook_deliveries d INDEXED BY webhook_deliveries_pending
     JOIN webhook_endpoints w ON w.number = d.endpoint_number
     WHERE d.status = ${PENDING} AND d.next_attempt_at < ${before}

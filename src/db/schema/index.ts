@@ -37,6 +37,7 @@ export {
   IDENTIFIER_KINDS,
   type IdentifierKind,
 } from "./contacts";
+export { directoryAccounts, directoryRoutes, ROUTE_KINDS, type RouteKind } from "./directory";
 export { type ErasureRow, erasures } from "./erasures";
 export {
   EVENT_TYPE_CODES,

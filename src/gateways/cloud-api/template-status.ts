@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { batchSql, databaseFor } from "../../db/client";
+import { batchSql, type Db } from "../../db/client";
+import { everyAccountDatabase } from "../../db/databases";
 import { numbersOfWaba } from "../../db/queries/cloud-api";
 import { setTemplateStatusStatement, templateRowsOf } from "../../db/queries/templates";
 import { publishEvents } from "../../events/publish";
@@ -58,10 +59,27 @@ export async function applyTemplateStatusUpdate(
     log.warn("template_status_ignored", { waba_id: wabaId });
     return { valid: false, rowsUpdated: 0, eventsRecorded: 0 };
   }
-  const update = parsed.data;
+  // A WABA's numbers may be linked by accounts of several databases: each database on its own.
+  let rowsUpdated = 0;
+  let eventsRecorded = 0;
+  for (const { db } of everyAccountDatabase(env)) {
+    const done = await applyIn(env, db, wabaId, parsed.data, time);
+    rowsUpdated += done.rowsUpdated;
+    eventsRecorded += done.eventsRecorded;
+  }
+  return { valid: true, rowsUpdated, eventsRecorded };
+}
+
+/** {@link applyTemplateStatusUpdate} in one account database. */
+async function applyIn(
+  env: Env,
+  db: Db,
+  wabaId: string,
+  update: z.infer<typeof TemplateStatusValue>,
+  time: number | null,
+): Promise<{ rowsUpdated: number; eventsRecorded: number }> {
   const templateId = String(update.message_template_id);
   const reason = update.reason && update.reason !== "NONE" ? update.reason : null;
-  const db = databaseFor(env);
   const [numbers, rows] = await Promise.all([
     numbersOfWaba(db, wabaId),
     templateRowsOf(db, wabaId, templateId),
@@ -117,5 +135,5 @@ export async function applyTemplateStatusUpdate(
       events.map((_, index) => index + 1),
     ),
   );
-  return { valid: true, rowsUpdated: results[0]?.meta.changes ?? 0, eventsRecorded: events.length };
+  return { rowsUpdated: results[0]?.meta.changes ?? 0, eventsRecorded: events.length };
 }

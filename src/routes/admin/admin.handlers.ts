@@ -2,12 +2,9 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import { credit as creditBalance, creditStatements } from "../../billing/ledger";
 import { readConfig } from "../../config";
 import { d1Counts } from "../../db/d1-counter";
-import {
-  type AccountRow,
-  updateAccount as changeAccount,
-  findAccount,
-  createAccount as insertAccount,
-} from "../../db/queries/accounts";
+import { databaseFor, routeFor } from "../../db/databases";
+import { openAccount } from "../../db/open-account";
+import { type AccountRow, updateAccount as changeAccount, findAccount } from "../../db/queries/accounts";
 import { findKeyAccountId, listKeys as listAccountKeys } from "../../db/queries/api-keys";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
@@ -45,7 +42,7 @@ export const createAccount: RouteHandler<typeof routes.createAccount, AppEnv> = 
     maxDraftRecipients: body.max_draft_recipients,
     messageRetentionDays: body.message_retention_days,
   };
-  const { account, apiKey } = await insertAccount(c.var.db, input, now, (id) =>
+  const { account, apiKey } = await openAccount(c.env, input, now, (id) =>
     balance > 0 ? creditStatements(id, balance, now, "Opening balance") : [],
   );
   return c.json(
@@ -67,7 +64,8 @@ export const updateAccount: RouteHandler<typeof routes.updateAccount, AppEnv> = 
     maxDraftRecipients: body.max_draft_recipients,
     messageRetentionDays: body.message_retention_days,
   };
-  const account = await changeAccount(c.var.db, c.req.valid("param").id, changes, Date.now());
+  const { id } = c.req.valid("param");
+  const account = await changeAccount(await databaseFor(c.env, id), id, changes, Date.now());
   if (!account) throw noAccount();
   return c.json(
     {
@@ -80,23 +78,25 @@ export const updateAccount: RouteHandler<typeof routes.updateAccount, AppEnv> = 
 
 export const createKey: RouteHandler<typeof routes.createKey, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
-  if (!(await findAccount(c.var.db, id))) throw noAccount();
+  const db = await databaseFor(c.env, id);
+  if (!(await findAccount(db, id))) throw noAccount();
   const body = c.req.valid("json");
   const grant = {
     name: body.name ?? null,
     scopes: body.scopes ?? ["*"],
     expiresAt: body.expires_at ? Date.parse(body.expires_at) : null,
   };
-  const { row, plaintext } = await issueKey(c.var.db, id, grant, null, Date.now());
+  const { row, plaintext } = await issueKey(c.env, db, id, grant, null, Date.now());
   return c.json({ success: true as const, data: { key: toKeyRecord(row), api_key: plaintext } }, 201);
 };
 
 export const listKeys: RouteHandler<typeof routes.listKeys, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
-  if (!(await findAccount(c.var.db, id))) throw noAccount();
+  const db = await databaseFor(c.env, id);
+  if (!(await findAccount(db, id))) throw noAccount();
   const query = c.req.valid("query");
   const page = { limit: query.limit, cursor: query.cursor ?? null };
-  const { rows, more } = await listAccountKeys(c.var.db, id, page);
+  const { rows, more } = await listAccountKeys(db, id, page);
   return c.json(
     { success: true as const, data: rows.map(toKeyRecord), ...pageLinks(c, rows, { ...page, more }) },
     200,
@@ -106,9 +106,11 @@ export const listKeys: RouteHandler<typeof routes.listKeys, AppEnv> = async (c) 
 export const revokeKey: RouteHandler<typeof routes.revokeKey, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
   const cascade = c.req.valid("query").cascade !== "false";
-  const accountId = await findKeyAccountId(c.var.db, id);
-  if (!accountId) throw new ApiError("not_found", "No such live API key.");
-  const revoked = await revoke(c.env, c.var.db, accountId, id, null, { cascade, now: Date.now() });
+  const accountId = (await routeFor(c.env, "api_key_id", id))?.accountId;
+  const db = accountId && (await databaseFor(c.env, accountId));
+  if (!accountId || !db || !(await findKeyAccountId(db, id)))
+    throw new ApiError("not_found", "No such live API key.");
+  const revoked = await revoke(c.env, db, accountId, id, null, { cascade, now: Date.now() });
   if (cascade) return c.json({ success: true as const, data: toRevocationRecord(revoked) }, 200);
   return c.body(null, 204);
 };
@@ -116,14 +118,9 @@ export const revokeKey: RouteHandler<typeof routes.revokeKey, AppEnv> = async (c
 export const credit: RouteHandler<typeof routes.credit, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
   const body = c.req.valid("json");
-  const balance = await creditBalance(
-    c.var.db,
-    id,
-    toMinor(body.amount),
-    Date.now(),
-    body.description ?? null,
-  );
-  const account = balance === null ? null : await findAccount(c.var.db, id);
+  const db = await databaseFor(c.env, id);
+  const balance = await creditBalance(db, id, toMinor(body.amount), Date.now(), body.description ?? null);
+  const account = balance === null ? null : await findAccount(db, id);
   if (!account) throw noAccount();
   return c.json(
     {
@@ -135,7 +132,8 @@ export const credit: RouteHandler<typeof routes.credit, AppEnv> = async (c) => {
 };
 
 export const showAccount: RouteHandler<typeof routes.showAccount, AppEnv> = async (c) => {
-  const account = await findAccount(c.var.db, c.req.valid("param").id);
+  const { id } = c.req.valid("param");
+  const account = await findAccount(await databaseFor(c.env, id), id);
   if (!account) throw noAccount();
   return c.json(
     {
@@ -179,6 +177,7 @@ export const runJob: RouteHandler<typeof routes.runJob, AppEnv> = async (c) => {
         finished_at: formatTimestamp(run.finishedAt),
         duration_ms: run.finishedAt - run.startedAt,
         result: run.result,
+        databases: run.databases,
       },
     },
     200,

@@ -134,8 +134,13 @@ export const JobRunSchema = z
       finished_at: z.string().openapi({ example: "2026-11-21T09:30:12.401000Z" }),
       duration_ms: z.int(),
       result: z.unknown().openapi({
-        description: "What the job answered (a count, the ids it touched…), or null when it answers nothing.",
+        description:
+          "What the job answered (a count, the ids it touched…) over every account database, their answers " +
+          "added up (numbers summed, `more` true if any is), or null when it answers nothing.",
       }),
+      databases: z
+        .array(z.object({ database: z.string().openapi({ example: "DB_ACCOUNTS_0" }), result: z.unknown() }))
+        .openapi({ description: "Each account database's own answer (README, Databases)." }),
     }),
   })
   .openapi("JobRun");

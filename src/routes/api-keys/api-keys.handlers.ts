@@ -21,6 +21,7 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
   const body = c.req.valid("json");
   const { principal } = c.var;
   const { row, plaintext } = await issueKey(
+    c.env,
     c.var.db,
     principal.accountId,
     {

@@ -1,7 +1,8 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { gatewaySettingsOf, readConfig } from "../../config";
-import { databaseFor } from "../../db/client";
-import { numberByPhoneNumberId, sessionOfWabaNumber } from "../../db/queries/cloud-api";
+import { databaseFor, directoryOf, everyAccountDatabase } from "../../db/databases";
+import { sessionOfWabaNumber } from "../../db/queries/cloud-api";
+import { routeOf } from "../../db/queries/directory";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import {
@@ -110,7 +111,7 @@ export const cloudApi: RouteHandler<typeof routes.cloudApi, AppEnv> = async (c) 
         // Its number is named by its display form: the session is found by WABA and phone.
         const update = qualityUpdateOf(change.value, Date.now());
         const sessionId =
-          update && (await sessionOfWabaNumber(databaseFor(c.env), change.wabaId, update.phoneNumber));
+          update && (await sessionOfWabaNumberAnywhere(c.env, change.wabaId, update.phoneNumber));
         if (update && sessionId && (await applyToSession(c.env, sessionId, "cloud_api", [update.event])))
           applied = true;
         break;
@@ -134,14 +135,30 @@ export const cloudApi: RouteHandler<typeof routes.cloudApi, AppEnv> = async (c) 
 };
 
 /**
- * Hands events to the session of business number `phoneNumberId` (D1 `cloud_api_numbers`).
+ * The session of WABA `wabaId`'s number `phoneNumber`, in whichever account database holds it.
+ * A quality update is rare: each database is asked in turn.
+ */
+async function sessionOfWabaNumberAnywhere(
+  env: Env,
+  wabaId: string,
+  phoneNumber: string,
+): Promise<string | null> {
+  for (const { db } of everyAccountDatabase(env)) {
+    const sessionId = await sessionOfWabaNumber(db, wabaId, phoneNumber);
+    if (sessionId) return sessionId;
+  }
+  return null;
+}
+
+/**
+ * Hands events to the session of business number `phoneNumberId` (found in the directory).
  * @returns false when there is nothing to apply or no session holds the number (Meta gets a 200
  *   all the same: a number we do not know gains nothing from a retry).
  */
 async function deliverToNumber(env: Env, phoneNumberId: string, events: GatewayEvent[]): Promise<boolean> {
   if (events.length === 0) return false;
-  const number = await numberByPhoneNumberId(databaseFor(env), phoneNumberId);
-  if (!number) {
+  const number = await routeOf(directoryOf(env), "phone_number_id", phoneNumberId);
+  if (!number?.sessionId) {
     log.warn("gateway_event_dropped", {
       gateway: "cloud_api",
       phone_number_id: phoneNumberId,
@@ -168,8 +185,8 @@ async function applyToSession(
 ): Promise<boolean> {
   const received = await sessionStub(env, sessionId).gatewayEvents(gateway, events);
   if (received === null) return false;
-  const db = databaseFor(env);
-  for (const message of received) await verifyByIncoming(env, db, message);
+  for (const message of received)
+    await verifyByIncoming(env, await databaseFor(env, message.accountId), message);
   return true;
 }
 

@@ -1,6 +1,8 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { readConfig } from "../../config";
+import type { Db } from "../../db/client";
+import { databaseFor, routeFor } from "../../db/databases";
 import { findAccount } from "../../db/queries/accounts";
 import { findMessage, otpMessageContents } from "../../db/queries/messages";
 import { findSession, sessionById } from "../../db/queries/sessions";
@@ -194,16 +196,18 @@ export const showPhone: RouteHandler<typeof routes.showPhone, AppEnv> = async (c
 
 async function pairedSession(c: Context<AppEnv>, token: string) {
   const id = sessionOfPairToken(token);
-  if (!id) return null;
-  const row = await sessionById(c.var.db, id);
-  return row ? { row, stub: sessionStub(c.env, id) } : null;
+  const route = id && (await routeFor(c.env, "session", id));
+  if (!id || !route) return null;
+  const db = await databaseFor(c.env, route.accountId);
+  const row = await sessionById(db, id);
+  return row ? { row, db, stub: sessionStub(c.env, id) } : null;
 }
 
 const expired = renderPairPage({ view: "expired" });
 
 /** The name of the account a session belongs to, as the pairing page shows it. */
-async function accountNameOf(c: Context<AppEnv>, accountId: string): Promise<string> {
-  return (await findAccount(c.var.db, accountId))?.name ?? "this account";
+async function accountNameOf(db: Db, accountId: string): Promise<string> {
+  return (await findAccount(db, accountId))?.name ?? "this account";
 }
 
 export const pairPage: RouteHandler<typeof routes.pairPage, AppEnv> = async (c) => {
@@ -213,7 +217,7 @@ export const pairPage: RouteHandler<typeof routes.pairPage, AppEnv> = async (c) 
   // Only the QR currently shown links (POST checks the same); a rotated one is expired.
   const current = await found.stub.qrPayload();
   if (!current.ok || !current.value.endsWith(`/sandbox/pair/${token}`)) return c.html(expired, 404);
-  const accountName = await accountNameOf(c, found.row.accountId);
+  const accountName = await accountNameOf(found.db, found.row.accountId);
   return c.html(renderPairPage({ view: "confirm", accountName }), 200);
 };
 
@@ -226,7 +230,7 @@ export const pair: RouteHandler<typeof routes.pair, AppEnv> = async (c) => {
     const status = result.code === "session_not_pending" ? 409 : 404;
     return c.html(status === 409 ? renderPairPage({ view: "not_pending" }) : expired, status);
   }
-  const accountName = await accountNameOf(c, found.row.accountId);
+  const accountName = await accountNameOf(found.db, found.row.accountId);
   const phoneNumber = result.value.phone_number ?? "";
   return c.html(renderPairPage({ view: "linked", accountName, phoneNumber }), 200);
 };

@@ -1,7 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { gatewaySettingsOf, readConfig } from "../../config";
-import { insertLinkToken, revokeLinkTokens } from "../../db/queries/link-tokens";
+import { revokeLinkTokens } from "../../db/queries/link-tokens";
 import { findSession, listSessions } from "../../db/queries/sessions";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
@@ -9,7 +9,7 @@ import { capabilitiesOf } from "../../lib/gateway-kinds";
 import { qrPngDataUri } from "../../lib/qr-png";
 import { sealSecret } from "../../lib/sealed-secret";
 import { formatTimestamp } from "../../lib/time";
-import { LINK_EXPIRES_IN, linkUrl, mintLinkToken } from "../../links/tokens";
+import { LINK_EXPIRES_IN, linkUrl, mintLinkToken, storeLinkToken } from "../../links/tokens";
 import { CREDENTIAL_HEADER, credentialHeader, type LiveCredential } from "../../sessions/live-credentials";
 import { unwrap } from "../../sessions/result";
 import { toSessionRecord } from "../../sessions/session-record";
@@ -172,7 +172,7 @@ export const createLinkUrl: RouteHandler<typeof routes.createLinkUrl, AppEnv> = 
     now: Date.now(),
     createdBy: c.var.principal.apiKeyId,
   });
-  await insertLinkToken(c.var.db, row);
+  await storeLinkToken(c.env, c.var.db, row);
   const origin = readConfig(c.env).publicUrl ?? new URL(c.req.url).origin;
   return c.json(
     {

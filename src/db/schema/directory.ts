@@ -1,0 +1,54 @@
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+// The directory: what must be found before the account is known, in the `DB` binding, beside the
+// account databases that hold everything else of each account (src/db/client.ts `databaseFor`;
+// README, Databases). Conventions of every table: see index.ts.
+
+/**
+ * Where each account lives: the name of the D1 binding of its account database (`DB`, or one of
+ * `DB_ACCOUNTS_<n>`), and its `number`, given here so that it is unique across every database
+ * (the tables that hold a row per event key by it: src/db/schema/events.ts).
+ */
+export const directoryAccounts = sqliteTable(
+  "directory_accounts",
+  {
+    id: text().primaryKey(),
+    database: text().notNull(),
+    number: integer().notNull(),
+    createdAt: integer().notNull(),
+  },
+  (t) => [uniqueIndex("directory_accounts_number").on(t.number)],
+);
+
+/**
+ * The kinds of key the outside world reaches an account by, before it knows the account:
+ * `api_key` (the SHA-256 of a key, as `api_keys.key_hash`), `api_key_id` (a key's id, for the
+ * admin API's revocation), `session` (a session's id: a gateway's webhook, the pairing page),
+ * `link_token` (the SHA-256 of a link token), `phone_number_id` (a Cloud API business number:
+ * Meta's webhooks).
+ */
+export const ROUTE_KINDS = ["api_key", "api_key_id", "session", "link_token", "phone_number_id"] as const;
+export type RouteKind = (typeof ROUTE_KINDS)[number];
+
+/**
+ * One key → the account it belongs to, and the session it names where it names one
+ * (`phone_number_id`, `link_token`, `session`). The primary key makes each key unique across every
+ * account database: a Cloud API number is claimed here before its session row is written.
+ * `expires_at` (epoch ms): a link token's route goes with its token (hourly job
+ * `purge_link_tokens`); null for the others, which stay. `WITHOUT ROWID`.
+ */
+export const directoryRoutes = sqliteTable(
+  "directory_routes",
+  {
+    kind: text({ enum: ROUTE_KINDS }).notNull(),
+    key: text().notNull(),
+    accountId: text().notNull(),
+    sessionId: text(),
+    expiresAt: integer(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.kind, t.key] }),
+    index("directory_routes_expires").on(t.expiresAt).where(sql`${t.expiresAt} IS NOT NULL`),
+  ],
+);

@@ -1,0 +1,19 @@
+import { env } from "cloudflare:workers";
+import type { Db } from "../src/db/client";
+import { databaseFor, directoryOf } from "../src/db/databases";
+import { databaseNameOf } from "../src/db/queries/directory";
+
+/**
+ * The account database that holds account `accountId` (src/db/databases.ts `databaseFor`): the
+ * one place tests read and seed an account's rows in, as the service does.
+ */
+export function accountDb(accountId: string): Promise<Db> {
+  return databaseFor(env, accountId);
+}
+
+/** The raw D1 binding of account `accountId`'s database, for SQL a test writes itself. */
+export async function accountD1(accountId: string): Promise<D1Database> {
+  const name = await databaseNameOf(directoryOf(env), accountId);
+  if (!name) throw new Error(`account ${accountId} is not in the directory`);
+  return (env as unknown as Record<string, D1Database>)[name] as D1Database;
+}
