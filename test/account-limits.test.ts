@@ -1,6 +1,6 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { command, number, recipients } from "./campaign-fixtures";
+import { accountD1 } from "./databases";
 import {
   ADMIN_TOKEN,
   call,
@@ -45,7 +45,8 @@ async function limitsOf(key: string): Promise<Limits> {
 }
 
 async function storedSessions(accountId: string): Promise<number> {
-  const row = await env.DB.prepare("SELECT count(*) AS n FROM sessions WHERE account_id = ?")
+  const row = await (await accountD1(accountId))
+    .prepare("SELECT count(*) AS n FROM sessions WHERE account_id = ?")
     .bind(accountId)
     .first<{ n: number }>();
   return row?.n ?? -1;
@@ -262,7 +263,7 @@ describe("max_draft_recipients", () => {
   });
 
   it("lets exactly what fits through when adds race for the last of the limit", async () => {
-    const { key } = await limitedAccount({ max_draft_recipients: 10 });
+    const { key, accountId } = await limitedAccount({ max_draft_recipients: 10 });
     const sessionId = await connectedSession(key);
     const first = await newCampaign(key, sessionId, []);
     const second = await newCampaign(key, sessionId, []);
@@ -274,9 +275,10 @@ describe("max_draft_recipients", () => {
     expect(results.filter((r) => r.status === 200)).toHaveLength(3);
     expect(results.filter((r) => r.status === 409)).toHaveLength(3);
     expect(await limitsOf(key)).toMatchObject({ max_draft_recipients: { max: 10, current: 9 } });
-    const totals = await env.DB.prepare(
-      "SELECT sum(total) AS total, (SELECT count(*) FROM campaign_recipients WHERE campaign_id IN (?, ?)) AS rows FROM campaigns WHERE id IN (?, ?)",
-    )
+    const totals = await (await accountD1(accountId))
+      .prepare(
+        "SELECT sum(total) AS total, (SELECT count(*) FROM campaign_recipients WHERE campaign_id IN (?, ?)) AS rows FROM campaigns WHERE id IN (?, ?)",
+      )
       .bind(ids[0], ids[1], ids[0], ids[1])
       .first<{ total: number; rows: number }>();
     expect(totals).toEqual({ total: 9, rows: 9 });

@@ -1,5 +1,5 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { accountD1 } from "./databases";
 import { ADMIN_TOKEN, call, createAccount, expectProblem, TIMESTAMP } from "./helpers";
 
 interface Account {
@@ -96,7 +96,8 @@ describe("PATCH /v1/account", () => {
 
     const alerted = await patch(key, { low_balance_threshold: 2.5 });
     expect(alerted.body.data).toMatchObject({ name: "Acme Ltd", low_balance_threshold: 2.5, balance: 10 });
-    const row = await env.DB.prepare("SELECT name, low_balance_threshold FROM accounts WHERE id = ?")
+    const row = await (await accountD1(accountId))
+      .prepare("SELECT name, low_balance_threshold FROM accounts WHERE id = ?")
       .bind(accountId)
       .first();
     expect(row).toEqual({ name: "Acme Ltd", low_balance_threshold: 250 });
@@ -129,7 +130,8 @@ describe("PATCH /v1/account", () => {
       expect(Object.keys(errors)).toEqual([field]);
       expect(errors[field]?.[0]).toContain(message);
     }
-    const row = await env.DB.prepare("SELECT name, balance, low_balance_threshold FROM accounts WHERE id = ?")
+    const row = await (await accountD1(accountId))
+      .prepare("SELECT name, balance, low_balance_threshold FROM accounts WHERE id = ?")
       .bind(accountId)
       .first();
     expect(row).toEqual({ name: "Test account", balance: 1000, low_balance_threshold: null });

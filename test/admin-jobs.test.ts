@@ -1,7 +1,7 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { EVENT_RETENTION_MS, newEventId } from "../src/events/record";
 import { HOURLY_JOBS } from "../src/jobs/hourly";
+import { accountD1 } from "./databases";
 import { EVENTS, insertEvent } from "./event-fixtures";
 import { ADMIN_TOKEN, call, createAccount, expectProblem, TIMESTAMP } from "./helpers";
 
@@ -23,8 +23,11 @@ async function seedEvent(accountId: string, createdAt: number): Promise<string> 
   return id;
 }
 
-const eventExists = async (id: string) =>
-  (await env.DB.prepare(`SELECT 1 AS x FROM ${EVENTS} WHERE id = ?`).bind(id).first()) !== null;
+/** Whether event `id` of account `accountId` is stored in the account's database. */
+async function eventExists(accountId: string, id: string): Promise<boolean> {
+  const d1 = await accountD1(accountId);
+  return (await d1.prepare(`SELECT 1 AS x FROM ${EVENTS} WHERE id = ?`).bind(id).first()) !== null;
+}
 
 describe("POST /admin/jobs/{name}", () => {
   it("runs purge_events now: events past their 30 days go, newer ones stay", async () => {
@@ -40,8 +43,8 @@ describe("POST /admin/jobs/{name}", () => {
     expect(res.body.data.duration_ms).toBe(
       Date.parse(res.body.data.finished_at) - Date.parse(res.body.data.started_at),
     );
-    expect(await eventExists(old)).toBe(false);
-    expect(await eventExists(recent)).toBe(true);
+    expect(await eventExists(accountId, old)).toBe(false);
+    expect(await eventExists(accountId, recent)).toBe(true);
   });
 
   it("knows every hourly job by name, and answers 404 for another", async () => {

@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../src/app";
 import { MIN_ADMIN_TOKEN_LENGTH } from "../src/config";
+import { accountD1, everyAccountD1 } from "./databases";
 import { ADMIN_TOKEN, type ApiResponse, call, createAccount, expectProblem, TIMESTAMP } from "./helpers";
 
 interface Account {
@@ -28,7 +29,8 @@ const admin = <T = Record<string, unknown>>(method: string, path: string, body?:
   call<T>(method, path, { key: ADMIN_TOKEN, body });
 
 async function storedBalance(id: string): Promise<unknown> {
-  const row = await env.DB.prepare("SELECT balance FROM accounts WHERE id = ?")
+  const row = await (await accountD1(id))
+    .prepare("SELECT balance FROM accounts WHERE id = ?")
     .bind(id)
     .first<{ balance: unknown }>();
   return row?.balance;
@@ -192,7 +194,8 @@ describe("POST /admin/accounts", () => {
   it("keeps only the key's hash, never the plaintext", async () => {
     const res = await admin<AccountEnvelope>("POST", "/admin/accounts", { name: "Hashing" });
     const plaintext = res.body.data.api_key as string;
-    const rows = await env.DB.prepare("SELECT * FROM api_keys WHERE account_id = ?")
+    const rows = await (await accountD1(res.body.data.account.id))
+      .prepare("SELECT * FROM api_keys WHERE account_id = ?")
       .bind(res.body.data.account.id)
       .all<Record<string, unknown>>();
     expect(rows.results).toHaveLength(1);
@@ -270,9 +273,10 @@ describe("POST /admin/accounts/{id}/credits", () => {
   it("records each credit in the ledger with the balance after it", async () => {
     const { accountId } = await createAccount(1);
     await admin("POST", `/admin/accounts/${accountId}/credits`, { amount: 2 });
-    const ledger = await env.DB.prepare(
-      "SELECT kind, amount, balance_after FROM ledger_entries WHERE account_id = ? ORDER BY balance_after",
-    )
+    const ledger = await (await accountD1(accountId))
+      .prepare(
+        "SELECT kind, amount, balance_after FROM ledger_entries WHERE account_id = ? ORDER BY balance_after",
+      )
       .bind(accountId)
       .all();
     expect(ledger.results).toEqual([
@@ -298,9 +302,8 @@ describe("POST /admin/accounts/{id}/credits", () => {
     expect(retry.headers.get("idempotent-replayed")).toBe("true");
     expect(retry.text).toBe(first.text);
     expect(await storedBalance(accountId)).toBe(600);
-    const credits = await env.DB.prepare(
-      "SELECT COUNT(*) AS n FROM ledger_entries WHERE account_id = ? AND kind = 'credit'",
-    )
+    const credits = await (await accountD1(accountId))
+      .prepare("SELECT COUNT(*) AS n FROM ledger_entries WHERE account_id = ? AND kind = 'credit'")
       .bind(accountId)
       .first<{ n: number }>();
     expect(credits?.n).toBe(2); // the opening balance and one credit
@@ -335,10 +338,16 @@ describe("POST /admin/accounts/{id}/credits", () => {
       404,
       "not_found",
     );
-    const ledger = await env.DB.prepare("SELECT COUNT(*) AS n FROM ledger_entries WHERE account_id = ?")
-      .bind(UNKNOWN_ID)
-      .first<{ n: number }>();
-    expect(ledger?.n).toBe(0);
+    // An unknown account has no database: none of them holds a row of it.
+    let ledger = 0;
+    for (const d1 of everyAccountD1()) {
+      const row = await d1
+        .prepare("SELECT COUNT(*) AS n FROM ledger_entries WHERE account_id = ?")
+        .bind(UNKNOWN_ID)
+        .first<{ n: number }>();
+      ledger += row?.n ?? 0;
+    }
+    expect(ledger).toBe(0);
   });
 
   it("is 404 for a malformed id", async () => {
@@ -549,7 +558,7 @@ describe("DELETE /admin/keys/{id}", () => {
   }
 
   it("revokes the key and every key under it by default: 200 with the ids, each refused from then on", async () => {
-    const { other, parent, child, grandchild } = await tree();
+    const { accountId, other, parent, child, grandchild } = await tree();
     expect(await sessionsStatus(child.api_key)).toBe(200);
 
     const res = await admin("DELETE", `/admin/keys/${parent.key.id}`);
@@ -564,7 +573,8 @@ describe("DELETE /admin/keys/{id}", () => {
       expect(refused.headers.get("www-authenticate")).toMatch(/^Bearer\b/);
     }
     expect(await sessionsStatus(other)).toBe(200);
-    const { results } = await env.DB.prepare("SELECT id, revoked_at FROM api_keys WHERE id IN (?, ?, ?)")
+    const { results } = await (await accountD1(accountId))
+      .prepare("SELECT id, revoked_at FROM api_keys WHERE id IN (?, ?, ?)")
       .bind(parent.key.id, child.key.id, grandchild.key.id)
       .all<{ id: string; revoked_at: number | null }>();
     expect(results.map((row) => row.revoked_at)).toEqual([

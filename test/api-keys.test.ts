@@ -2,6 +2,7 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../src/index";
+import { accountD1 } from "./databases";
 import { ADMIN_TOKEN, call, createAccount, expectProblem } from "./helpers";
 
 // The account's own API keys: created with scopes (the secret shown once), listed without
@@ -132,12 +133,13 @@ describe("a key's life", () => {
   });
 
   it("refuses a key whose expiry has passed with 401, like a revoked one", async () => {
-    const { key } = await createAccount();
+    const { key, accountId } = await createAccount();
     const res = await createKey(key, { name: "short", scopes: ["keys:read"], expires_at: inOneHour() });
     const short = res.body.data.api_key;
     expect((await call("GET", "/v1/api-keys", { key: short })).status).toBe(200);
     // The hour passes: the test moves the key's expiry into the past rather than waiting.
-    await env.DB.prepare("UPDATE api_keys SET expires_at = ? WHERE id = ?")
+    await (await accountD1(accountId))
+      .prepare("UPDATE api_keys SET expires_at = ? WHERE id = ?")
       .bind(Date.now() - 1, res.body.data.key.id)
       .run();
     const refused = await call("GET", "/v1/api-keys", { key: short });

@@ -1,5 +1,5 @@
-import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
+import { accountD1 } from "./databases";
 import { call, createAccount, createSession, expectProblem } from "./helpers";
 
 // An app's channels, failover_after_seconds and reverse_price (README, One-time codes → Channels
@@ -35,9 +35,10 @@ async function patchApp(id: string, body: Record<string, unknown>) {
 
 /** The stored columns, read straight from D1. */
 async function stored(id: string) {
-  return env.DB.prepare(
-    "SELECT chatapp_session_id, channels, failover_after_seconds, reverse_price FROM apps WHERE id = ?",
-  )
+  return (await accountD1(accountId))
+    .prepare(
+      "SELECT chatapp_session_id, channels, failover_after_seconds, reverse_price FROM apps WHERE id = ?",
+    )
     .bind(id)
     .first<{
       chatapp_session_id: string | null;
@@ -118,7 +119,8 @@ describe("channels", () => {
       const problem = expectProblem(res, 422, "validation_failed");
       expect(Object.keys(problem.errors as object), JSON.stringify(channels)).toEqual([field]);
     }
-    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM apps WHERE account_id = ?")
+    const count = await (await accountD1(accountId))
+      .prepare("SELECT COUNT(*) AS n FROM apps WHERE account_id = ?")
       .bind(accountId)
       .first<{ n: number }>();
     expect(count?.n).toBe(0);

@@ -1,6 +1,6 @@
-import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { LengthAwarePage, PageLink } from "../src/lib/paginator";
+import { accountD1 } from "./databases";
 import { type ApiResponse, call, clockMoves, createAccount, expectProblem } from "./helpers";
 
 const SENDER = "6ba7b810-9dad-11d1-80b4-00c04fd430c8";
@@ -389,7 +389,8 @@ describe("DELETE /v1/apps/{id}", () => {
     expect(list.body.data.map((a) => a.id)).toEqual([kept.id]);
     expect(list.body.meta.total).toBe(1);
 
-    const row = await env.DB.prepare("SELECT deleted_at, updated_at FROM apps WHERE id = ?")
+    const row = await (await accountD1(accountId))
+      .prepare("SELECT deleted_at, updated_at FROM apps WHERE id = ?")
       .bind(app.id)
       .first<{ deleted_at: number | null; updated_at: number }>();
     expect(row?.deleted_at).toEqual(expect.any(Number));

@@ -1,6 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
+import { everyAccountD1 } from "./databases";
 import { call, sessionStub, waitFor } from "./helpers";
 
 // Shared set-up of the campaign run tests: campaigns through the API, and reads of what D1 and
@@ -97,12 +98,24 @@ export interface CampaignMessage {
   metadata: string;
 }
 
+/**
+ * The account database holding campaign `campaignId`: the campaign's rows are all in its account's
+ * database, and callers name only the campaign.
+ */
+async function campaignD1(campaignId: string): Promise<D1Database> {
+  for (const d1 of everyAccountD1()) {
+    if (await d1.prepare("SELECT 1 FROM campaigns WHERE id = ?").bind(campaignId).first()) return d1;
+  }
+  throw new Error(`campaign ${campaignId} is in no account database`);
+}
+
 /** The campaign's message rows in D1, by recipient order. */
 export async function campaignMessages(campaignId: string): Promise<CampaignMessage[]> {
-  const { results } = await env.DB.prepare(
-    `SELECT id, chatapp_session_id, to_number, content, status, reason, delay_between, send_index, sent_at, cost, metadata
+  const { results } = await (await campaignD1(campaignId))
+    .prepare(
+      `SELECT id, chatapp_session_id, to_number, content, status, reason, delay_between, send_index, sent_at, cost, metadata
      FROM messages WHERE campaign_id = ? ORDER BY send_index`,
-  )
+    )
     .bind(campaignId)
     .all<CampaignMessage>();
   return results;
@@ -113,14 +126,15 @@ export async function campaignMessages(campaignId: string): Promise<CampaignMess
  * own (`skipped`, or `failed` without a message); `replied` from the recipients' `replied_at`.
  */
 export async function recount(campaignId: string): Promise<Campaign["stats"]> {
-  const row = await env.DB.prepare(
-    `SELECT count(*) AS total,
+  const row = await (await campaignD1(campaignId))
+    .prepare(
+      `SELECT count(*) AS total,
        sum(coalesce(m.status IN ('queued', 'scheduled'), r.status = 'pending')) AS queued,
        sum(coalesce(m.status = 'sent', 0)) AS sent, sum(coalesce(m.status = 'delivered', 0)) AS delivered,
        sum(coalesce(m.status = 'read', 0)) AS read, sum(coalesce(m.status = 'failed', r.status = 'failed')) AS failed,
        sum(r.replied_at IS NOT NULL) AS replied, sum(r.status = 'skipped') AS skipped
      FROM campaign_recipients r LEFT JOIN messages m ON m.id = r.message_id WHERE r.campaign_id = ?`,
-  )
+    )
     .bind(campaignId)
     .first<Campaign["stats"]>();
   if (!row) throw new Error("no recipients");

@@ -2,7 +2,6 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { materialiseStep } from "../src/campaigns/materialise";
 import { startCampaign } from "../src/campaigns/start";
-import { createDb } from "../src/db/client";
 import {
   type Campaign,
   campaignMessages,
@@ -14,7 +13,7 @@ import {
   showCampaign,
   waitForCampaign,
 } from "./campaign-fixtures";
-import { accountDb } from "./databases";
+import { accountD1, accountDb } from "./databases";
 import { call, createAccount, expectProblem } from "./helpers";
 import { balanceOf, connectedSession, ledgerOf } from "./message-fixtures";
 
@@ -39,10 +38,11 @@ const RECIPIENTS = [number(0), number(1), number(2), OFF, UNKNOWN].map((to_numbe
   variables: { name: `R${i + 1}` },
 }));
 
-async function recipientRows(campaignId: string) {
-  const { results } = await env.DB.prepare(
-    "SELECT seq, to_number, status, reason, message_id FROM campaign_recipients WHERE campaign_id = ? ORDER BY seq",
-  )
+async function recipientRows(accountId: string, campaignId: string) {
+  const { results } = await (await accountD1(accountId))
+    .prepare(
+      "SELECT seq, to_number, status, reason, message_id FROM campaign_recipients WHERE campaign_id = ? ORDER BY seq",
+    )
     .bind(campaignId)
     .all<{
       seq: number;
@@ -55,9 +55,10 @@ async function recipientRows(campaignId: string) {
 }
 
 async function refundEntries(accountId: string) {
-  const { results } = await env.DB.prepare(
-    "SELECT amount, message_count, campaign_id FROM ledger_entries WHERE account_id = ? AND kind = 'refund'",
-  )
+  const { results } = await (await accountD1(accountId))
+    .prepare(
+      "SELECT amount, message_count, campaign_id FROM ledger_entries WHERE account_id = ? AND kind = 'refund'",
+    )
     .bind(accountId)
     .all<{ amount: number; message_count: number; campaign_id: string | null }>();
   return results;
@@ -94,7 +95,7 @@ describe("a campaign with check_numbers", () => {
     const { env: held } = heldCampaignQueue();
 
     // The start charges all five, as any start does: it does not wait for the network.
-    await startCampaign(held, createDb(env.DB), accountId, draft.id);
+    await startCampaign(held, await accountDb(accountId), accountId, draft.id);
     expect(await showCampaign(key, draft.id)).toMatchObject({
       cost: 0.05,
       refunded: 0,
@@ -104,7 +105,7 @@ describe("a campaign with check_numbers", () => {
 
     // The step checks, skips and refunds the one not on the network, in its batch.
     expect(await materialiseStep(env, await accountDb(accountId), draft.id)).toBe(true);
-    const rows = await recipientRows(draft.id);
+    const rows = await recipientRows(accountId, draft.id);
     expect(rows.find((r) => r.to_number === OFF)).toEqual({
       seq: 4,
       to_number: OFF,
@@ -137,9 +138,8 @@ describe("a campaign with check_numbers", () => {
     ]);
     expect(await refundEntries(accountId)).toEqual([{ amount: 1, message_count: 1, campaign_id: draft.id }]);
     // The answers the sandbox gave are the account's cache now; the unknown one is not.
-    const { results: cached } = await env.DB.prepare(
-      "SELECT number, on_chatapp FROM contact_checks WHERE account_id = ? ORDER BY number",
-    )
+    const { results: cached } = await (await accountD1(accountId))
+      .prepare("SELECT number, on_chatapp FROM contact_checks WHERE account_id = ? ORDER BY number")
       .bind(accountId)
       .all<{ number: string; on_chatapp: number }>();
     expect(cached).toEqual(
@@ -169,7 +169,7 @@ describe("a campaign with check_numbers", () => {
       check_numbers: true,
     });
     const { env: held } = heldCampaignQueue();
-    await startCampaign(held, createDb(env.DB), accountId, draft.id);
+    await startCampaign(held, await accountDb(accountId), accountId, draft.id);
     await Promise.all([
       materialiseStep(env, await accountDb(accountId), draft.id),
       materialiseStep(env, await accountDb(accountId), draft.id),
@@ -215,7 +215,8 @@ describe("a campaign with check_numbers", () => {
     expect(done.stats).toMatchObject({ failed: 1, skipped: 0 });
     expect((await campaignMessages(draft.id)).map((m) => m.reason)).toEqual(["recipient_not_on_chatapp"]);
     expect(await balanceOf(accountId)).toBe(10);
-    const { results } = await env.DB.prepare("SELECT count(*) AS n FROM contact_checks WHERE account_id = ?")
+    const { results } = await (await accountD1(accountId))
+      .prepare("SELECT count(*) AS n FROM contact_checks WHERE account_id = ?")
       .bind(accountId)
       .all<{ n: number }>();
     expect(results[0]?.n).toBe(0);

@@ -2,7 +2,6 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { materialise, materialiseStep, resumeStalledCampaigns } from "../src/campaigns/materialise";
 import { startCampaign } from "../src/campaigns/start";
-import { createDb } from "../src/db/client";
 import { applyFailMoves } from "../src/moves/apply";
 import { completeFinishedCampaigns } from "../src/moves/campaign";
 import { failMoves } from "../src/moves/message";
@@ -138,7 +137,7 @@ describe("starting and running a campaign", () => {
     const { key, accountId, sessionIds } = await account(10);
     const draft = await createCampaign(key, { chatapp_session_ids: sessionIds, recipients: recipients(5) });
     const { env: held } = heldCampaignQueue();
-    await startCampaign(held, createDb(env.DB), accountId, draft.id);
+    await startCampaign(held, await accountDb(accountId), accountId, draft.id);
     await Promise.all([
       materialiseStep(env, await accountDb(accountId), draft.id),
       materialiseStep(env, await accountDb(accountId), draft.id),
@@ -356,8 +355,8 @@ describe("pause, resume and cancel", () => {
     const draft = await createCampaign(key, { chatapp_session_ids: sessionIds, recipients: recipients(7) });
     // Started with a campaign queue that keeps its jobs: no message is made before the cancel.
     const { env: held, jobs } = heldCampaignQueue();
-    await startCampaign(held, createDb(env.DB), accountId, draft.id);
-    expect(jobs).toEqual([{ campaignId: draft.id }]);
+    await startCampaign(held, await accountDb(accountId), accountId, draft.id);
+    expect(jobs).toEqual([{ campaignId: draft.id, accountId }]);
     expect(await balanceOf(accountId)).toBe(9.93);
 
     const cancelled = await command(key, draft.id, "cancel");
@@ -395,22 +394,21 @@ describe("the hourly sweep's campaign safety nets", () => {
     const { key, accountId, sessionIds } = await account(10);
     const draft = await createCampaign(key, { chatapp_session_ids: sessionIds, recipients: recipients(3) });
     const { env: held, jobs } = heldCampaignQueue();
-    await startCampaign(held, createDb(env.DB), accountId, draft.id);
+    const db = await accountDb(accountId);
+    await startCampaign(held, db, accountId, draft.id);
     expect(jobs).toHaveLength(1);
     // Just started: not stalled.
-    expect(await resumeStalledCampaigns(held, createDb(env.DB), Date.now())).toBe(0);
-    expect(
-      await resumeStalledCampaigns(held, createDb(env.DB), Date.now() + 16 * 60_000),
-    ).toBeGreaterThanOrEqual(1);
+    expect(await resumeStalledCampaigns(held, db, Date.now())).toBe(0);
+    expect(await resumeStalledCampaigns(held, db, Date.now() + 16 * 60_000)).toBeGreaterThanOrEqual(1);
     expect(jobs).toContainEqual({ campaignId: draft.id, accountId });
 
     // Its messages made, then failed by a path that names no campaign (the dead-letter queue's).
     const quiet = { ...env, OUTBOUND_QUEUE: { sendBatch: async () => undefined } as unknown as Queue };
-    expect(await materialise(quiet, await accountDb(accountId), draft.id)).toBe(false);
+    expect(await materialise(quiet, db, draft.id)).toBe(false);
     const ids = (await campaignMessages(draft.id)).map((m) => ({ id: m.id, accountId }));
     await applyFailMoves(env, failMoves(ids, "dispatch_failed", Date.now()));
     expect((await showCampaign(key, draft.id)).status).toBe("running");
-    expect(await completeFinishedCampaigns(env, await accountDb(accountId))).toBeGreaterThanOrEqual(1);
+    expect(await completeFinishedCampaigns(env, db)).toBeGreaterThanOrEqual(1);
     const done = await showCampaign(key, draft.id);
     expect(done).toMatchObject({ status: "completed", refunded: 0.03, stats: { failed: 3, queued: 0 } });
     expect(done.stats).toEqual(await recount(draft.id));

@@ -2,7 +2,6 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { materialiseStep, STEP_BYTES, stepSize } from "../src/campaigns/materialise";
 import { startCampaign } from "../src/campaigns/start";
-import { createDb } from "../src/db/client";
 import { QUEUE_SEND_BATCH, QUEUE_SEND_BATCH_BYTES, queueBatches } from "../src/lib/queue";
 import {
   campaignMessages,
@@ -36,7 +35,7 @@ describe("campaign steps", () => {
       delay_between: 0,
     });
     const { env: held } = heldCampaignQueue();
-    await startCampaign(held, createDb(env.DB), accountId, draft.id);
+    await startCampaign(held, await accountDb(accountId), accountId, draft.id);
     const batches: { sessionId: string }[][] = [];
     const outbound = {
       sendBatch: async (messages: { body: { sessionId: string } }[]) =>
@@ -79,7 +78,7 @@ describe("campaign steps", () => {
       expect(added.status, added.text).toBe(200);
     }
     const { env: held } = heldCampaignQueue();
-    await startCampaign(held, createDb(env.DB), accountId, draft.id);
+    await startCampaign(held, await accountDb(accountId), accountId, draft.id);
 
     expect(await materialiseStep(env, await accountDb(accountId), draft.id)).toBe(true);
     const first = (await campaignMessages(draft.id)).length;

@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { BSUID_PATTERN, LID_PATTERN, USER_ID_GLOB, userIdKind } from "../src/lib/contact-identity";
 import {
@@ -10,6 +9,7 @@ import {
   showCampaign,
   waitForCampaign,
 } from "./campaign-fixtures";
+import { accountD1, firstAccountD1 } from "./databases";
 import { call, createAccount, expectProblem, phoneReceived } from "./helpers";
 import { balanceOf, connectedSession, ledgerOf } from "./message-fixtures";
 
@@ -250,7 +250,8 @@ describe("number checks", () => {
       ["sent", null],
     ]);
     // Only the number was asked about (and cached).
-    const { results } = await env.DB.prepare("SELECT number FROM contact_checks WHERE account_id = ?")
+    const { results } = await (await accountD1(accountId))
+      .prepare("SELECT number FROM contact_checks WHERE account_id = ?")
       .bind(accountId)
       .all<{ number: string }>();
     expect(results.map((r) => r.number)).toEqual([off]);
@@ -282,7 +283,8 @@ describe("recipient shapes", () => {
       "recipients.3.to_user_id": [expect.stringMatching(/^invalid user id/)],
       "recipients.4.to_user_id": [expect.stringMatching(/^invalid user id/)],
     });
-    const count = await env.DB.prepare("SELECT count(*) AS n FROM campaigns WHERE account_id = ?")
+    const count = await (await accountD1(accountId))
+      .prepare("SELECT count(*) AS n FROM campaigns WHERE account_id = ?")
       .bind(accountId)
       .first<{ n: number }>();
     expect(count?.n).toBe(0);
@@ -304,7 +306,9 @@ describe("USER_ID_GLOB", () => {
     const addresses = [BSUID, "US.ENT.1234", "BR.abcDEF123", LID, "1@lid", "+14155552671"];
     const kinds = await Promise.all(
       addresses.map(async (address) => {
-        const row = await env.DB.prepare("SELECT ? GLOB ? AS bsuid, ? GLOB ? AS lid")
+        // The GLOB runs where the stored addresses live: in an account database.
+        const row = await firstAccountD1()
+          .prepare("SELECT ? GLOB ? AS bsuid, ? GLOB ? AS lid")
           .bind(address, USER_ID_GLOB.bsuid, address, USER_ID_GLOB.lid)
           .first<{ bsuid: number; lid: number }>();
         return row?.bsuid ? "bsuid" : row?.lid ? "lid" : null;

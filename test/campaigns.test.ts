@@ -1,7 +1,7 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { fillTemplate, scanTemplate } from "../src/lib/template";
 import { campaignRoutes } from "../src/routes/campaigns/campaigns.index";
+import { accountD1 } from "./databases";
 import { call, createAccount, expectProblem, TIMESTAMP } from "./helpers";
 import { connectedSession } from "./message-fixtures";
 
@@ -57,7 +57,8 @@ const draft = (sessionId: string, extra: Record<string, unknown> = {}) => ({
 });
 
 async function campaignCount(accountId: string): Promise<number> {
-  const row = await env.DB.prepare("SELECT count(*) AS n FROM campaigns WHERE account_id = ?")
+  const row = await (await accountD1(accountId))
+    .prepare("SELECT count(*) AS n FROM campaigns WHERE account_id = ?")
     .bind(accountId)
     .first<{ n: number }>();
   return row?.n ?? 0;
@@ -268,10 +269,13 @@ describe("recipients", () => {
   });
 
   it("are added only to a draft", async () => {
-    const { key, sessionId } = await account();
+    const { key, accountId, sessionId } = await account();
     const id = (await create(key, draft(sessionId))).body.data.id;
     // Starting is not built yet: the state is set directly.
-    await env.DB.prepare("UPDATE campaigns SET status = 'running' WHERE id = ?").bind(id).run();
+    await (await accountD1(accountId))
+      .prepare("UPDATE campaigns SET status = 'running' WHERE id = ?")
+      .bind(id)
+      .run();
     const res = await call("POST", `/v1/chatapp/campaigns/${id}/recipients`, {
       key,
       body: { recipients: [{ to_number: "+14155552671", variables: { name: "Ada", order: "1" } }] },
@@ -283,7 +287,7 @@ describe("recipients", () => {
 
 describe("list, show and delete", () => {
   it("lists newest first, and deletes a draft with its recipients", async () => {
-    const { key, sessionId } = await account();
+    const { key, accountId, sessionId } = await account();
     const ids: string[] = [];
     for (let i = 0; i < 3; i++)
       ids.push(
@@ -314,7 +318,8 @@ describe("list, show and delete", () => {
     const res = await call("DELETE", `/v1/chatapp/campaigns/${ids[0]}`, { key });
     expect(res.status).toBe(204);
     expectProblem(await call("GET", `/v1/chatapp/campaigns/${ids[0]}`, { key }), 404, "not_found");
-    const left = await env.DB.prepare("SELECT count(*) AS n FROM campaign_recipients WHERE campaign_id = ?")
+    const left = await (await accountD1(accountId))
+      .prepare("SELECT count(*) AS n FROM campaign_recipients WHERE campaign_id = ?")
       .bind(ids[0])
       .first<{ n: number }>();
     expect(left?.n).toBe(0);

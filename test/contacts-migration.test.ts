@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { accountD1 } from "./databases";
 import { call, createAccount } from "./helpers";
 import { connectedSession, seedMessages } from "./message-fixtures";
 
@@ -52,12 +53,14 @@ describe("migration 0037 (contacts for older messages)", () => {
         createdAt: at + 120_000,
       },
     ]);
-    await env.DB.prepare(
-      "INSERT INTO opt_outs (account_id, to_number, source, keyword, created_at) VALUES (?, ?, 'keyword', 'STOP', ?)",
-    )
+    const d1 = await accountD1(accountId);
+    await d1
+      .prepare(
+        "INSERT INTO opt_outs (account_id, to_number, source, keyword, created_at) VALUES (?, ?, 'keyword', 'STOP', ?)",
+      )
       .bind(accountId, contact, at + 60_000)
       .run();
-    for (const statement of backfill()) await env.DB.prepare(statement).run();
+    for (const statement of backfill()) await d1.prepare(statement).run();
 
     const contacts = await call<{
       data: { id: string; phone_number: string; first_message_at: string; last_message_at: string }[];

@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { GatewayEvent } from "../src/gateways/gateway";
 import {
@@ -12,6 +11,7 @@ import {
   sendToUserIds,
   shownContact,
 } from "./contact-fixtures";
+import { firstAccountD1 } from "./databases";
 import { call, createAccount, expectProblem, phoneReceived, sessionStub } from "./helpers";
 import { connectedSession, waitForMessages } from "./message-fixtures";
 
@@ -326,10 +326,11 @@ describe("filter[user_id] on the message list", () => {
   });
 
   it("reads the contact's messages through messages_account_contact, with no sort", async () => {
-    const plan = await env.DB.prepare(
-      `EXPLAIN QUERY PLAN SELECT id FROM messages WHERE account_number = ? AND contact_id IN (?)
+    const plan = await firstAccountD1()
+      .prepare(
+        `EXPLAIN QUERY PLAN SELECT id FROM messages WHERE account_number = ? AND contact_id IN (?)
        ORDER BY created_at DESC, id DESC LIMIT 11`,
-    )
+      )
       .bind(1, "ct_x")
       .all<{ detail: string }>();
     const details = plan.results.map((row) => row.detail).join("\n");

@@ -3,7 +3,8 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { materialise } from "../src/campaigns/materialise";
 import { startCampaign } from "../src/campaigns/start";
-import { createDb } from "../src/db/client";
+import { directoryOf } from "../src/db/databases";
+import { databaseNameOf } from "../src/db/queries/directory";
 import { STALE_AFTER_MS } from "../src/delivery/reconcile";
 import { EVENT_RETENTION_MS } from "../src/events/record";
 import worker from "../src/index";
@@ -17,7 +18,7 @@ import {
   showCampaign,
 } from "./campaign-fixtures";
 import { refuse, restoreD1 } from "./d1-outage";
-import { accountDb } from "./databases";
+import { accountD1, accountDb } from "./databases";
 import { backdateEvent, EVENTS } from "./event-fixtures";
 import { call, createAccount } from "./helpers";
 import { connectedSession, seedMessages, waitForMessages } from "./message-fixtures";
@@ -43,21 +44,28 @@ function failedJobs(spy: { mock: { calls: unknown[][] } }): Record<string, unkno
     .filter((entry): entry is Record<string, unknown> => entry?.event === "cron_job_failed");
 }
 
+/** The binding name of the database that holds account `accountId`: where its jobs run and fail. */
+async function databaseOf(accountId: string): Promise<string | null> {
+  return databaseNameOf(directoryOf(env), accountId);
+}
+
 /** An idempotency key of `accountId` that expired a minute ago; @returns its key. */
 async function expiredIdempotencyKey(accountId: string): Promise<string> {
   const key = `expired-${crypto.randomUUID()}`;
   const at = Date.now() - 25 * 3_600_000;
-  await env.DB.prepare(
-    `INSERT INTO idempotency_keys (account_id, key, request_hash, status, response_status, response_body, created_at, expires_at)
+  await (await accountD1(accountId))
+    .prepare(
+      `INSERT INTO idempotency_keys (account_id, key, request_hash, status, response_status, response_body, created_at, expires_at)
      VALUES (?, ?, 'hash', 'done', 200, '{}', ?, ?)`,
-  )
+    )
     .bind(accountId, key, at, Date.now() - 60_000)
     .run();
   return key;
 }
 
 async function idempotencyKeyExists(accountId: string, key: string): Promise<boolean> {
-  const row = await env.DB.prepare("SELECT 1 AS found FROM idempotency_keys WHERE account_id = ? AND key = ?")
+  const row = await (await accountD1(accountId))
+    .prepare("SELECT 1 AS found FROM idempotency_keys WHERE account_id = ? AND key = ?")
     .bind(accountId, key)
     .first();
   return row !== null;
@@ -65,9 +73,8 @@ async function idempotencyKeyExists(accountId: string, key: string): Promise<boo
 
 /** The account's event ids in D1, oldest first. */
 async function eventIdsOf(accountId: string): Promise<string[]> {
-  const { results } = await env.DB.prepare(
-    `SELECT id FROM ${EVENTS} WHERE account_id = ? ORDER BY created_at, id`,
-  )
+  const { results } = await (await accountD1(accountId))
+    .prepare(`SELECT id FROM ${EVENTS} WHERE account_id = ? ORDER BY created_at, id`)
     .bind(accountId)
     .all<{ id: string }>();
   return results.map((row) => row.id);
@@ -79,8 +86,9 @@ async function eventIdsOf(accountId: string): Promise<string[]> {
  */
 async function stalledCampaign(key: string, accountId: string, sessionId: string): Promise<string> {
   const draft = await createCampaign(key, { chatapp_session_ids: [sessionId], recipients: recipients(2) });
-  await startCampaign(heldCampaignQueue().env, createDb(env.DB), accountId, draft.id);
-  await env.DB.prepare("UPDATE campaigns SET updated_at = ? WHERE id = ?")
+  await startCampaign(heldCampaignQueue().env, await accountDb(accountId), accountId, draft.id);
+  await (await accountD1(accountId))
+    .prepare("UPDATE campaigns SET updated_at = ? WHERE id = ?")
     .bind(Date.now() - 3_600_000, draft.id)
     .run();
   return draft.id;
@@ -92,7 +100,7 @@ async function stalledCampaign(key: string, accountId: string, sessionId: string
  */
 async function finishedCampaign(key: string, accountId: string, sessionId: string): Promise<string> {
   const draft = await createCampaign(key, { chatapp_session_ids: [sessionId], recipients: recipients(2) });
-  await startCampaign(heldCampaignQueue().env, createDb(env.DB), accountId, draft.id);
+  await startCampaign(heldCampaignQueue().env, await accountDb(accountId), accountId, draft.id);
   const quiet = { ...env, OUTBOUND_QUEUE: { sendBatch: async () => undefined } as unknown as Queue };
   expect(await materialise(quiet, await accountDb(accountId), draft.id)).toBe(false);
   const ids = (await campaignMessages(draft.id)).map((m) => ({ id: m.id, accountId }));
@@ -121,8 +129,8 @@ describe("the hourly cron isolates its jobs", () => {
         createdAt: Date.now() - STALE_AFTER_MS - 60_000,
       },
     ]);
-    // The first job's table refuses its DELETE.
-    await refuse("idempotency_keys", "DELETE");
+    // The first job's table refuses its DELETE of the account's key, in the account's database.
+    await refuse("idempotency_keys", "DELETE", { accountId });
     const errors = vi.spyOn(console, "error");
 
     await runCron();
@@ -132,6 +140,7 @@ describe("the hourly cron isolates its jobs", () => {
         level: "error",
         event: "cron_job_failed",
         job: "purge_idempotency_keys",
+        database: await databaseOf(accountId),
         error: expect.stringContaining("idempotency_keys"),
         cause: expect.stringContaining("injected outage"),
       },
@@ -153,7 +162,7 @@ describe("the hourly cron isolates its jobs", () => {
   it("logs nothing when every job succeeds, and a job that failed does its work on the next run", async () => {
     const { key, accountId } = await createAccount(10);
     const expired = await expiredIdempotencyKey(accountId);
-    await refuse("idempotency_keys", "DELETE");
+    await refuse("idempotency_keys", "DELETE", { accountId });
     const errors = vi.spyOn(console, "error");
     await runCron();
     expect(failedJobs(errors).map((entry) => entry.job)).toEqual(["purge_idempotency_keys"]);
@@ -192,6 +201,7 @@ describe("the hourly cron isolates its jobs", () => {
         level: "error",
         event: "cron_job_failed",
         job: "resume_stalled_campaigns",
+        database: await databaseOf(accountId),
         error: "Error: Queue send failed: queue unavailable",
       },
     ]);

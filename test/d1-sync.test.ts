@@ -1,11 +1,10 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createDb } from "../src/db/client";
 import { findMessage } from "../src/db/queries/messages";
 import { dispatchRequestOf } from "../src/messages/dispatch-request";
 import type { ChatSession } from "../src/sessions/chat-session";
 import { refuse, restoreD1 } from "./d1-outage";
+import { accountDb } from "./databases";
 import { call, createAccount, createSession, expectProblem, sessionStub, waitFor } from "./helpers";
 import {
   balanceOf,
@@ -65,7 +64,7 @@ describe("a refund D1 refuses", () => {
     expect((await deadlinesOf(session)).filter((d) => d.kind === "sync")).toEqual([]);
 
     // A redelivery of the same queue message (or the sweep's) changes nothing now.
-    const row = await findMessage(createDb(env.DB), accountId, id);
+    const row = await findMessage(await accountDb(accountId), accountId, id);
     expect(await sessionStub(session).enqueue([dispatchRequestOf(row!, 1)])).toBe(0);
     await runSyncRetry(session);
     expect((await ledgerOf(accountId)).map((entry) => entry.kind)).toEqual(["credit", "charge", "refund"]);

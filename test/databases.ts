@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import type { Db } from "../src/db/client";
-import { databaseFor, directoryOf } from "../src/db/databases";
+import { accountDatabaseNames, databaseFor, directoryOf } from "../src/db/databases";
 import { databaseNameOf } from "../src/db/queries/directory";
 
 /**
@@ -16,4 +16,19 @@ export async function accountD1(accountId: string): Promise<D1Database> {
   const name = await databaseNameOf(directoryOf(env), accountId);
   if (!name) throw new Error(`account ${accountId} is not in the directory`);
   return (env as unknown as Record<string, D1Database>)[name] as D1Database;
+}
+
+/**
+ * Every account database's raw D1 binding (src/db/databases.ts `accountDatabaseNames`), for a
+ * test that looks across accounts (a count over every row, a table's schema in each).
+ */
+export function everyAccountD1(): D1Database[] {
+  return accountDatabaseNames(env).map(
+    (name) => (env as unknown as Record<string, D1Database>)[name] as D1Database,
+  );
+}
+
+/** The first account database's raw D1 binding: where a test reads a schema or a query plan. */
+export function firstAccountD1(): D1Database {
+  return everyAccountD1()[0] as D1Database;
 }

@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { STALE_AFTER_MS } from "../src/delivery/reconcile";
 import worker from "../src/index";
 import type { ChatSession } from "../src/sessions/chat-session";
+import { accountD1 } from "./databases";
 import { type ApiResponse, call, createAccount, phoneText, sessionStub } from "./helpers";
 import {
   balanceOf,
@@ -96,11 +97,15 @@ async function outboxOf(session: string) {
   );
 }
 
-/** Makes messages look 15+ minutes untouched, then runs the hourly cron (the reconciliation sweep). */
-async function sweepLater(ids: string[]) {
-  await env.DB.prepare(
-    "UPDATE messages SET updated_at = updated_at - ?, created_at = created_at - ? WHERE id IN (SELECT value FROM json_each(?))",
-  )
+/**
+ * Makes account `accountId`'s messages look 15+ minutes untouched, then runs the hourly cron (the
+ * reconciliation sweep).
+ */
+async function sweepLater(accountId: string, ids: string[]) {
+  await (await accountD1(accountId))
+    .prepare(
+      "UPDATE messages SET updated_at = updated_at - ?, created_at = created_at - ? WHERE id IN (SELECT value FROM json_each(?))",
+    )
     .bind(STALE_AFTER_MS + 60_000, STALE_AFTER_MS + 60_000, JSON.stringify(ids))
     .run();
   await worker.scheduled(createScheduledController({ cron: "17 * * * *" }), env);
@@ -207,7 +212,7 @@ describe("POST /v1/chatapp/messages when the Queue's answer is lost", () => {
     expect(await getMessage(key, id)).toMatchObject({ status: "queued", reason: null });
     expect(await balanceOf(accountId)).toBe(0.99);
 
-    await sweepLater([id]);
+    await sweepLater(accountId, [id]);
     const [done] = await waitForMessages(key, [id]);
     expect(done).toMatchObject({ reason: null, metadata: { attempts: 1 } });
     expect(["sent", "delivered", "read"]).toContain(done!.status);
@@ -282,7 +287,7 @@ describe("POST /v1/apps/{id}/otp when the Queue's answer is lost", () => {
     expect(await getMessage(f.key, messageId)).toMatchObject({ status: "queued", reason: null });
     expect(await balanceOf(f.accountId)).toBe(0.99);
 
-    await sweepLater([messageId]);
+    await sweepLater(f.accountId, [messageId]);
     expect(await getMessage(f.key, messageId)).toMatchObject({ status: "failed", reason: "dispatch_failed" });
     expect(await receivedBy(f.key, f.session, TO)).toEqual([]);
     expect((await ledgerOf(f.accountId)).map((e) => [e.kind, e.amount])).toEqual([

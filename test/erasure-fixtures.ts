@@ -1,9 +1,10 @@
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
+import { accountD1, everyAccountD1 } from "./databases";
 import { call } from "./helpers";
 
 // Reading erasures back (README, Erasure) and looking for a contact's traces everywhere the
-// service keeps data: every table of D1, the MEDIA bucket, and the API's own answers.
+// service keeps data: every table of every D1 database, the MEDIA bucket, and the API's own answers.
 
 /** An erasure as `GET /v1/erasures/{id}` shows it (src/presenters/erasure.ts). */
 export interface Erasure {
@@ -59,23 +60,32 @@ export async function shownErasure(key: string, id: string): Promise<Erasure> {
 }
 
 /**
- * Every row of every table of the D1 database holding one of `needles`, as `table: row JSON`
- * (SQLite's and D1's own tables aside: they hold no data of the service).
+ * Every row of every table of the D1 databases (the directory and every account database) holding
+ * one of `needles`, as `table: row JSON` (SQLite's and D1's own tables aside: they hold no data of
+ * the service).
  */
 export async function rowsNaming(needles: readonly string[]): Promise<string[]> {
-  const { results: tables } = await env.DB.prepare(
-    `SELECT name FROM sqlite_master WHERE type = 'table'
-       AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name <> 'd1_migrations'`,
-  ).all<{ name: string }>();
-  expect(tables.map((t) => t.name)).toEqual(expect.arrayContaining(["messages", "otps", "erasures"]));
+  // A set: a deployment without account databases keeps its accounts in the directory's.
+  const databases = new Set([env.DB, ...everyAccountD1()]);
+  const names = new Set<string>();
   const found: string[] = [];
-  for (const { name } of tables) {
-    const { results } = await env.DB.prepare(`SELECT * FROM "${name}"`).all();
-    for (const row of results) {
-      const text = JSON.stringify(row);
-      if (needles.some((needle) => text.includes(needle))) found.push(`${name}: ${text}`);
+  for (const d1 of databases) {
+    const { results: tables } = await d1
+      .prepare(
+        `SELECT name FROM sqlite_master WHERE type = 'table'
+       AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name <> 'd1_migrations'`,
+      )
+      .all<{ name: string }>();
+    for (const { name } of tables) {
+      names.add(name);
+      const { results } = await d1.prepare(`SELECT * FROM "${name}"`).all();
+      for (const row of results) {
+        const text = JSON.stringify(row);
+        if (needles.some((needle) => text.includes(needle))) found.push(`${name}: ${text}`);
+      }
     }
   }
+  expect([...names]).toEqual(expect.arrayContaining(["messages", "otps", "erasures"]));
   return found;
 }
 
@@ -90,7 +100,6 @@ export async function moneyOf(accountId: string): Promise<unknown[]> {
        FROM campaigns WHERE account_id = ?1 ORDER BY id`,
     "SELECT id, status, cost, charge_id, refund_id FROM messages WHERE account_id = ?1 ORDER BY id",
   ];
-  return Promise.all(
-    queries.map(async (query) => (await env.DB.prepare(query).bind(accountId).all()).results),
-  );
+  const d1 = await accountD1(accountId);
+  return Promise.all(queries.map(async (query) => (await d1.prepare(query).bind(accountId).all()).results));
 }

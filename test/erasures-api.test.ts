@@ -1,9 +1,9 @@
-import { env } from "cloudflare:workers";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { describe, expect, it } from "vitest";
 import { eraseRowsStatements } from "../src/db/queries/erasures";
 import { sha256Hex } from "../src/lib/crypto";
 import { number } from "./campaign-fixtures";
+import { accountD1, firstAccountD1 } from "./databases";
 import { ERASED, type Erasure, erase, NOTHING, shownErasure } from "./erasure-fixtures";
 import { ADMIN_TOKEN, call, createAccount, expectProblem, TIMESTAMP } from "./helpers";
 import { connectedSession, seedMessages } from "./message-fixtures";
@@ -34,7 +34,7 @@ function inbound(key: string, sessionId: string, body: Record<string, unknown>) 
 
 describe("POST /v1/erasures", () => {
   it("completes an erasure of a contact the account never met, erasing nothing, and shows and lists it", async () => {
-    const { key } = await createAccount(1);
+    const { key, accountId } = await createAccount(1);
     const before = Date.now();
     const erased = await erase(key, { phone_number: "+1 (415) 555-2671" });
     expect(erased).toEqual({
@@ -51,7 +51,10 @@ describe("POST /v1/erasures", () => {
     expect((await erase(key, { phone_number: "14155552671" })).address).toBe(erased.address);
     expect((await erase(key, { phone_number: "+14155552672" })).address).not.toBe(erased.address);
     // The row keeps the hash alone, and nothing sealed once completed.
-    const row = await env.DB.prepare("SELECT * FROM erasures WHERE id = ?").bind(erased.id).first();
+    const row = await (await accountD1(accountId))
+      .prepare("SELECT * FROM erasures WHERE id = ?")
+      .bind(erased.id)
+      .first();
     expect(JSON.stringify(row)).not.toContain("4155552671");
     expect(row).toMatchObject({ address: erased.address, sealed_addresses: null });
   });
@@ -102,7 +105,8 @@ describe("POST /v1/erasures", () => {
     const list = await call<{ data: Erasure[] }>("GET", "/v1/erasures", { key });
     expect(list.body.data.map((e) => e.id)).toEqual([first.body.data.id]);
     // A plain hash of the body would let a guessed number be checked against the database.
-    const stored = await env.DB.prepare("SELECT request_hash FROM idempotency_keys WHERE account_id = ?")
+    const stored = await (await accountD1(accountId))
+      .prepare("SELECT request_hash FROM idempotency_keys WHERE account_id = ?")
       .bind(accountId)
       .first<{ request_hash: string }>();
     expect(stored?.request_hash).toMatch(/^[0-9a-f]{64}$/);
@@ -150,7 +154,8 @@ describe("the erasure's statements", () => {
     const plans: string[] = [];
     for (const statement of statements) {
       const query = dialect.sqlToQuery(statement);
-      const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${query.sql}`)
+      const plan = await firstAccountD1()
+        .prepare(`EXPLAIN QUERY PLAN ${query.sql}`)
         .bind(...query.params)
         .all<{ detail: string }>();
       plans.push(plan.results.map((r) => r.detail).join("\n"));
@@ -251,9 +256,10 @@ describe("an erasure by user id, and the opt-out it keeps", () => {
 
     const erased = await erase(key, { user_id: userId });
     expect(erased).toMatchObject({ status: "completed", counts: { messages: 3, contacts: 1, opt_outs: 2 } });
-    const rows = await env.DB.prepare(
-      "SELECT to_number, from_number, content, contact_id FROM messages WHERE account_id = ? AND direction = 'incoming'",
-    )
+    const rows = await (await accountD1(accountId))
+      .prepare(
+        "SELECT to_number, from_number, content, contact_id FROM messages WHERE account_id = ? AND direction = 'incoming'",
+      )
       .bind(accountId)
       .all<{ from_number: string | null; content: string | null; contact_id: string | null }>();
     for (const row of rows.results) {
@@ -317,14 +323,17 @@ describe("a pending erasure", () => {
       completed_at: null,
       counts: { ...NOTHING, messages: 1 },
     });
+    const d1 = await accountD1(accountId);
     const content = (id: string | undefined) =>
-      env.DB.prepare("SELECT to_number, content FROM messages WHERE id = ?")
+      d1
+        .prepare("SELECT to_number, content FROM messages WHERE id = ?")
         .bind(id ?? "")
         .first();
     expect(await content(waiting)).toEqual({ to_number: phone, content: "not yet" });
     expect(await content(gone)).toEqual({ to_number: pending.address, content: null });
     // Pending, it keeps the addresses it still needs, sealed.
-    const sealed = await env.DB.prepare("SELECT sealed_addresses FROM erasures WHERE id = ?")
+    const sealed = await d1
+      .prepare("SELECT sealed_addresses FROM erasures WHERE id = ?")
       .bind(pending.id)
       .first<{ sealed_addresses: string }>();
     expect(sealed?.sealed_addresses).toMatch(/^v1\./);
@@ -337,7 +346,8 @@ describe("a pending erasure", () => {
     expect((await shownErasure(key, pending.id)).status).toBe("pending");
 
     // The message fails (it left the queue); the next run erases it and completes.
-    await env.DB.prepare("UPDATE messages SET status = 'failed' WHERE id = ?")
+    await d1
+      .prepare("UPDATE messages SET status = 'failed' WHERE id = ?")
       .bind(waiting ?? "")
       .run();
     expect((await run()).body.data.result).toBe(1);

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { incomingMediaKey } from "../src/media/incoming";
 import { command, createCampaign, number, waitForCampaign } from "./campaign-fixtures";
 import { expectCampaignSkips } from "./contact-fixtures";
+import { accountD1 } from "./databases";
 import { ERASED, type Erasure, erase, moneyOf, NOTHING, rowsNaming, shownErasure } from "./erasure-fixtures";
 import { EVENTS } from "./event-fixtures";
 import { ADMIN_TOKEN, call, createAccount, waitFor } from "./helpers";
@@ -57,9 +58,8 @@ async function archiveOldMessages(
       .status,
   ).toBe(200);
   expect((await call("POST", "/admin/jobs/archive_messages", admin)).status).toBe(200);
-  const row = await env.DB.prepare(
-    "SELECT object_key AS key, message_count AS n FROM message_archives WHERE account_id = ?",
-  )
+  const row = await (await accountD1(accountId))
+    .prepare("SELECT object_key AS key, message_count AS n FROM message_archives WHERE account_id = ?")
     .bind(accountId)
     .first<{ key: string; n: number }>();
   expect(row?.n).toBe(rows.length);
@@ -109,9 +109,10 @@ async function shownMessage(key: string, id: string) {
   return res.body.data;
 }
 
-/** A message row's stored media key, straight from D1. */
-async function mediaKeyOf(id: string): Promise<string | null> {
-  const row = await env.DB.prepare("SELECT media_key FROM messages WHERE id = ?")
+/** Account `accountId`'s message row's stored media key, straight from D1. */
+async function mediaKeyOf(accountId: string, id: string): Promise<string | null> {
+  const row = await (await accountD1(accountId))
+    .prepare("SELECT media_key FROM messages WHERE id = ?")
     .bind(id)
     .first<{ media_key: string | null }>();
   return row?.media_key ?? null;
@@ -119,10 +120,11 @@ async function mediaKeyOf(id: string): Promise<string | null> {
 
 /** Ids of the account's events whose stored snapshot names `needle`, or that point at one of `messageIds`. */
 async function eventsNaming(accountId: string, needle: string, messageIds: string[]): Promise<string[]> {
-  const { results } = await env.DB.prepare(
-    `SELECT id FROM ${EVENTS} WHERE account_id = ? AND (instr(snapshot, ?) > 0
+  const { results } = await (await accountD1(accountId))
+    .prepare(
+      `SELECT id FROM ${EVENTS} WHERE account_id = ? AND (instr(snapshot, ?) > 0
        OR message_id IN (SELECT value FROM json_each(?)))`,
-  )
+    )
     .bind(accountId, needle, JSON.stringify(messageIds))
     .all<{ id: string }>();
   return results.map((row) => row.id);
@@ -145,7 +147,7 @@ describe("POST /v1/erasures: a contact with data everywhere", () => {
       media_url: `${MEDIA_HOST}/in/photo.png`,
     });
     const otherIn = await inbound(key, session.id, { from_number: u.other, content: "from the other one" });
-    await driveAlarmUntil(session.id, async () => (await mediaKeyOf(photoIn)) !== null);
+    await driveAlarmUntil(session.id, async () => (await mediaKeyOf(accountId, photoIn)) !== null);
 
     // The account answers both (the contact's answer kept for an Idempotency-Key replay), and sends
     // the contact a photo.
@@ -202,9 +204,9 @@ describe("POST /v1/erasures: a contact with data everywhere", () => {
 
     // Every outgoing message goes and is read (the sandbox's receipts, driven now), then the
     // contact texts STOP: their opt-out.
-    const { results: outgoing } = await env.DB.prepare(
-      "SELECT id FROM messages WHERE account_id = ? AND direction = 'outgoing'",
-    )
+    const d1 = await accountD1(accountId);
+    const { results: outgoing } = await d1
+      .prepare("SELECT id FROM messages WHERE account_id = ? AND direction = 'outgoing'")
       .bind(accountId)
       .all<{ id: string }>();
     expect(outgoing).toHaveLength(6);
@@ -214,9 +216,8 @@ describe("POST /v1/erasures: a contact with data everywhere", () => {
     });
     const stop = await inbound(key, session.id, { from_number: u.contact, content: "STOP" });
 
-    const contactMessages = await env.DB.prepare(
-      `SELECT id FROM messages WHERE account_id = ? AND (to_number = ?2 OR from_number = ?2)`,
-    )
+    const contactMessages = await d1
+      .prepare(`SELECT id FROM messages WHERE account_id = ? AND (to_number = ?2 OR from_number = ?2)`)
       .bind(accountId, u.contact)
       .all<{ id: string }>();
     const contactIds = contactMessages.results.map((m) => m.id);
@@ -226,17 +227,21 @@ describe("POST /v1/erasures: a contact with data everywhere", () => {
     const contactEvents = await eventsNaming(accountId, u.contact, contactIds);
     await waitFor(
       async () => {
-        const row = await env.DB.prepare(
-          `SELECT count(*) AS n FROM webhook_deliveries WHERE endpoint_number = (SELECT number FROM webhook_endpoints WHERE id = ?)
+        const row = await d1
+          .prepare(
+            `SELECT count(*) AS n FROM webhook_deliveries WHERE endpoint_number = (SELECT number FROM webhook_endpoints WHERE id = ?)
              AND event_id IN (SELECT unhex(substr(value, 5)) FROM json_each(?))`,
-        )
+          )
           .bind(endpoint.id, JSON.stringify(contactEvents))
           .first<{ n: number }>();
         return (row?.n ?? 0) > 0;
       },
       { reason: "the webhook queue to deliver the contact's events" },
     );
-    const keys = { photoIn: incomingMediaKey(photoIn), photoOut: await mediaKeyOf(photoOut ?? "") };
+    const keys = {
+      photoIn: incomingMediaKey(photoIn),
+      photoOut: await mediaKeyOf(accountId, photoOut ?? ""),
+    };
     expect(await env.MEDIA.head(keys.photoIn)).not.toBeNull();
     expect(await env.MEDIA.head(keys.photoOut ?? "")).not.toBeNull();
     const contact = await call<{ data: { id: string }[] }>(
@@ -363,9 +368,10 @@ describe("POST /v1/erasures: a contact with data everywhere", () => {
     expect(draftAfter.body.data.stats.total).toBe(1);
 
     // Their events and webhook history are purged; the erasure is an event of its own.
-    const left = await env.DB.prepare(
-      "SELECT count(*) AS n FROM webhook_deliveries WHERE event_id IN (SELECT unhex(substr(value, 5)) FROM json_each(?))",
-    )
+    const left = await d1
+      .prepare(
+        "SELECT count(*) AS n FROM webhook_deliveries WHERE event_id IN (SELECT unhex(substr(value, 5)) FROM json_each(?))",
+      )
       .bind(JSON.stringify(contactEvents))
       .first<{ n: number }>();
     expect(left?.n).toBe(0);

@@ -1,5 +1,5 @@
-import { env } from "cloudflare:workers";
 import { EVENT_TYPE_CODES } from "../src/db/schema";
+import { accountD1, everyAccountD1 } from "./databases";
 
 // Events as tests read and write them: in the API's terms (`evt_…` ids, account ids, type names),
 // converted from what the table stores (src/db/schema/events.ts: 16-byte ids, account numbers,
@@ -33,17 +33,28 @@ export async function insertEvent(event: {
   snapshot: string;
   createdAt: number;
 }): Promise<void> {
-  await env.DB.prepare(
-    `INSERT INTO events (id, account_number, type_code, snapshot, created_at)
+  const d1 = await accountD1(event.accountId);
+  await d1
+    .prepare(
+      `INSERT INTO events (id, account_number, type_code, snapshot, created_at)
      VALUES (unhex(substr(?, 5)), (SELECT number FROM accounts WHERE id = ?), ?, ?, ?)`,
-  )
+    )
     .bind(event.id, event.accountId, EVENT_TYPE_CODES[event.type], event.snapshot, event.createdAt)
     .run();
 }
 
-/** Moves event `id`'s time to `createdAt` (epoch ms), as if it had been recorded then. */
+/**
+ * Moves event `id`'s time to `createdAt` (epoch ms), as if it had been recorded then. The id names
+ * no account, so each account database is asked; exactly one must hold the event.
+ */
 export async function backdateEvent(id: string, createdAt: number): Promise<void> {
-  await env.DB.prepare("UPDATE events SET created_at = ? WHERE id = unhex(substr(?, 5))")
-    .bind(createdAt, id)
-    .run();
+  let changed = 0;
+  for (const d1 of everyAccountD1()) {
+    const result = await d1
+      .prepare("UPDATE events SET created_at = ? WHERE id = unhex(substr(?, 5))")
+      .bind(createdAt, id)
+      .run();
+    changed += result.meta.changes;
+  }
+  if (changed !== 1) throw new Error(`event ${id} is in ${changed} account databases, not one`);
 }

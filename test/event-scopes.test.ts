@@ -1,6 +1,6 @@
-import { env } from "cloudflare:workers";
 import { delay } from "msw";
 import { describe, expect, it } from "vitest";
+import { accountD1 } from "./databases";
 import { call, createAccount, expectProblem } from "./helpers";
 import { connectedSession, sendText, waitForMessages } from "./message-fixtures";
 import {
@@ -122,7 +122,7 @@ describe("webhook endpoints get only the event types the key may read", () => {
   });
 
   it("gives an every-type endpoint of a key without * the types that key may read", async () => {
-    const { key } = await createAccount();
+    const { key, accountId } = await createAccount();
     const events = async (by: string, asked?: string[] | null) => {
       const res = await call<{ data: { events: string[] | null } }>("POST", "/v1/webhooks", {
         key: by,
@@ -141,10 +141,9 @@ describe("webhook endpoints get only the event types the key may read", () => {
       "otp.failed",
       "template.status_changed",
     ]);
-    const { results } = await env.DB.prepare(
-      "SELECT events FROM webhook_endpoints WHERE url = ? ORDER BY rowid",
-    )
-      .bind(`${RECEIVER}/x`)
+    const { results } = await (await accountD1(accountId))
+      .prepare("SELECT events FROM webhook_endpoints WHERE account_id = ? AND url = ? ORDER BY rowid")
+      .bind(accountId, `${RECEIVER}/x`)
       .all<{ events: string | null }>();
     expect(results.slice(-3).map((r) => r.events)).toEqual([
       null,
@@ -164,7 +163,7 @@ describe("webhook endpoints get only the event types the key may read", () => {
     const eventId = await seedEvent(accountId);
     const recording = recordingEnv();
     await runQueue("chatapp-webhooks", [{ kind: "event", eventId, accountId }], recording.env);
-    expect(recording.sent).toEqual([{ kind: "deliver", eventId, endpointId: full.id }]);
+    expect(recording.sent).toEqual([{ kind: "deliver", eventId, endpointId: full.id, accountId }]);
 
     // The real path: a session linked and a message read, delivered by the real queues.
     const session = await connectedSession(key);

@@ -1,11 +1,11 @@
-import { env } from "cloudflare:workers";
 import { sql } from "drizzle-orm";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { describe, expect, it } from "vitest";
-import { batchSql, createDb } from "../src/db/client";
+import { batchSql } from "../src/db/client";
 import { eventsForRows, materialiseMessageEventsStatement } from "../src/db/queries/events";
 import { messages } from "../src/db/schema";
 import { EVENT_TYPES } from "../src/events/catalogue";
+import { accountD1, accountDb, firstAccountD1 } from "./databases";
 import { EVENTS } from "./event-fixtures";
 import { call, createAccount } from "./helpers";
 import { connectedSession, driveAlarmUntil, getMessage, seedMessages, sendText } from "./message-fixtures";
@@ -32,11 +32,13 @@ interface Event {
 
 const MESSAGE_EVENT_TYPES = EVENT_TYPES.filter((type) => type.startsWith("message."));
 
-async function storedEvents(messageId: string): Promise<StoredEvent[]> {
-  const { results } = await env.DB.prepare(
-    `SELECT id, type, dedupe_key, object_id, message_id, snapshot FROM ${EVENTS}
+/** The stored events of message `messageId` of account `accountId`, in the account's database. */
+async function storedEvents(accountId: string, messageId: string): Promise<StoredEvent[]> {
+  const { results } = await (await accountD1(accountId))
+    .prepare(
+      `SELECT id, type, dedupe_key, object_id, message_id, snapshot FROM ${EVENTS}
      WHERE message_id = ? OR dedupe_key LIKE ? ORDER BY created_at, type`,
-  )
+    )
     .bind(messageId, `%:${messageId}`)
     .all<StoredEvent>();
   return results;
@@ -56,12 +58,12 @@ async function shown(key: string, id: string): Promise<Event> {
 
 describe("message event ids", () => {
   it("are the message's id with a digit per type, and store no dedupe key", async () => {
-    const { key } = await createAccount(1);
+    const { key, accountId } = await createAccount(1);
     const session = (await connectedSession(key)).id;
     const id = (await sendText(key, session, ["+14155552671"])).body.data.messages[0]!.id;
     await driveAlarmUntil(session, async () => (await getMessage(key, id)).status === "read");
 
-    const stored = await storedEvents(id);
+    const stored = await storedEvents(accountId, id);
     // The id names the message: no `object_id` either.
     expect(stored.map((e) => [e.type, e.id, e.dedupe_key, e.object_id, e.message_id])).toEqual([
       ["message.sent", derived(id, "1"), null, null, id],
@@ -71,7 +73,7 @@ describe("message event ids", () => {
     for (const e of stored) expect(e.id).toMatch(/^evt_[0-9a-f]{32}$/);
 
     // The same change recorded again (the event statements run again) adds nothing.
-    const db = createDb(env.DB);
+    const db = await accountDb(accountId);
     const again = await batchSql(
       db,
       (["message.sent", "message.delivered", "message.read"] as const).map((type) =>
@@ -79,7 +81,7 @@ describe("message event ids", () => {
       ),
     );
     expect(again.map((r) => r.results)).toEqual([[], [], []]);
-    expect(await storedEvents(id)).toEqual(stored);
+    expect(await storedEvents(accountId, id)).toEqual(stored);
   });
 
   it("of a message whose id is not a version 4 UUID are random, with a dedupe key doing the work", async () => {
@@ -96,14 +98,14 @@ describe("message event ids", () => {
         createdAt: Date.now(),
       })),
     );
-    const db = createDb(env.DB);
+    const db = await accountDb(accountId);
     for (let round = 0; round < 2; round++)
       await batchSql(
         db,
         ids.map((id) => eventsForRows("message.sent", messages, sql`id = ${id}`)),
       );
     for (const id of ids) {
-      const stored = await storedEvents(id);
+      const stored = await storedEvents(accountId, id);
       expect(stored.map((e) => [e.type, e.dedupe_key, e.object_id, e.message_id])).toEqual([
         ["message.sent", `message.sent:${id}`, id, id],
       ]);
@@ -126,24 +128,28 @@ describe("message event ids", () => {
         createdAt: 1,
       },
     ]);
-    const db = createDb(env.DB);
+    const db = await accountDb(accountId);
     await batchSql(db, [eventsForRows("message.sent", messages, sql`id = ${keyedId}`)]);
-    const events = [...(await storedEvents(id)), ...(await storedEvents(keyedId ?? ""))];
+    const events = [
+      ...(await storedEvents(accountId, id)),
+      ...(await storedEvents(accountId, keyedId ?? "")),
+    ];
     expect(events).toHaveLength(4);
     const before = await Promise.all(events.map((e) => shown(key, e.id)));
 
-    // Another account's statement finds nothing of this one.
+    // Another account's statement finds nothing of this one, even run where its messages are.
     const other = await createAccount(1);
     const both = sql`(SELECT value AS id FROM json_each(${JSON.stringify([id, keyedId])}))`;
     await batchSql(db, [materialiseMessageEventsStatement(other.accountId, both, MESSAGE_EVENT_TYPES)]);
-    expect((await storedEvents(id)).every((e) => e.message_id === id)).toBe(true);
+    expect((await storedEvents(accountId, id)).every((e) => e.message_id === id)).toBe(true);
 
     await batchSql(db, [materialiseMessageEventsStatement(accountId, both, MESSAGE_EVENT_TYPES)]);
     // Whole now (the message's row), and rendered as before.
     expect(await Promise.all(events.map((e) => shown(key, e.id)))).toEqual(before);
-    const rows = await env.DB.prepare(
-      `SELECT object_id, json_type(snapshot) AS shape FROM ${EVENTS} WHERE id IN (SELECT value FROM json_each(?))`,
-    )
+    const rows = await (await accountD1(accountId))
+      .prepare(
+        `SELECT object_id, json_type(snapshot) AS shape FROM ${EVENTS} WHERE id IN (SELECT value FROM json_each(?))`,
+      )
       .bind(JSON.stringify(events.map((e) => e.id)))
       .all<{ object_id: string | null; shape: string }>();
     expect(rows.results).toEqual(events.map(() => ({ object_id: null, shape: "object" })));
@@ -157,7 +163,8 @@ describe("message event ids", () => {
         MESSAGE_EVENT_TYPES,
       ),
     );
-    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${query.sql}`)
+    const plan = await firstAccountD1()
+      .prepare(`EXPLAIN QUERY PLAN ${query.sql}`)
       .bind(...query.params)
       .all<{ detail: string }>();
     const details = plan.results.map((r) => r.detail).join("\n");

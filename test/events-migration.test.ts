@@ -1,10 +1,11 @@
 import { env } from "cloudflare:workers";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { batchSql, createDb } from "../src/db/client";
+import { batchSql } from "../src/db/client";
 import { eventsForRows } from "../src/db/queries/events";
 import { messages } from "../src/db/schema";
 import { newEventId } from "../src/events/record";
+import { accountD1, accountDb } from "./databases";
 import { EVENTS } from "./event-fixtures";
 import { call, createAccount } from "./helpers";
 import { connectedSession, driveAlarmUntil, getMessage, sendText } from "./message-fixtures";
@@ -30,27 +31,28 @@ function statementsOf(name: string, tables: RegExp): string[] {
 const rebuild0049 = () => statementsOf("_smaller_events_and_indexes", /`(__new_)?events`/);
 
 /**
- * `events` and `accounts` as 0049 left them: its table and indexes (no account numbers), holding
- * the events there are now, converted back (text ids, account ids, type names, `object_id` set).
+ * `events` and `accounts` of account database `d1` as 0049 left them: its table and indexes (no
+ * account numbers), holding the events there are now, converted back (text ids, account ids, type
+ * names, `object_id` set).
  */
-async function backToShapeOf0049(): Promise<void> {
+async function backToShapeOf0049(d1: D1Database): Promise<void> {
   const table = rebuild0049().find((q) => /CREATE TABLE/.test(q));
   const indexes = rebuild0049().filter((q) => /CREATE (UNIQUE )?INDEX/.test(q));
   expect(indexes).toHaveLength(4);
-  const { results } = await env.DB.prepare(`SELECT * FROM ${EVENTS}`).all<Record<string, unknown>>();
-  await env.DB.batch(
+  const { results } = await d1.prepare(`SELECT * FROM ${EVENTS}`).all<Record<string, unknown>>();
+  await d1.batch(
     [
       "DROP TABLE events",
       (table ?? "").replaceAll("__new_events", "events"),
       ...indexes,
       "DROP INDEX accounts_number",
       "ALTER TABLE accounts DROP COLUMN number",
-    ].map((q) => env.DB.prepare(q)),
+    ].map((q) => d1.prepare(q)),
   );
-  const insert = env.DB.prepare(
+  const insert = d1.prepare(
     "INSERT INTO events (id, account_id, type, dedupe_key, snapshot, object_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
   );
-  await env.DB.batch(
+  await d1.batch(
     results.map((e) =>
       insert.bind(e.id, e.account_id, e.type, e.dedupe_key, e.snapshot, e.message_id, e.created_at),
     ),
@@ -72,7 +74,8 @@ async function eventsOf(key: string): Promise<Event[]> {
 
 describe("migrations smaller_events_and_indexes and events_keyed_small", () => {
   it("keeps every event, renders old message events as before, and still records each change once", async () => {
-    const { key } = await createAccount(1);
+    const { key, accountId } = await createAccount(1);
+    const d1 = await accountD1(accountId);
     const session = (await connectedSession(key)).id;
     const id = (await sendText(key, session, ["+14155552671"])).body.data.messages[0]!.id;
     await driveAlarmUntil(session, async () => (await getMessage(key, id)).status === "read");
@@ -87,23 +90,25 @@ describe("migrations smaller_events_and_indexes and events_keyed_small", () => {
     // As events were stored before: a random id, the dedupe key `type:<message id>`, and the old
     // fields (session, gateway id, from, media, status, reason, cost, sent, delivered, read,
     // metadata, updated), each time absolute.
-    await backToShapeOf0049();
+    await backToShapeOf0049(d1);
     const renamed = new Map<string, string>();
     for (const event of before.filter((e) => e.type.startsWith("message."))) {
       const old = newEventId();
       renamed.set(event.id, old);
-      await env.DB.prepare(
-        `UPDATE events SET id = ?, dedupe_key = type || ':' || object_id, snapshot = (SELECT json_array(
+      await d1
+        .prepare(
+          `UPDATE events SET id = ?, dedupe_key = type || ':' || object_id, snapshot = (SELECT json_array(
            m.chatapp_session_id, m.provider_message_id, m.from_number, json_extract(events.snapshot, '$[0]'),
            json_extract(events.snapshot, '$[1]'), json_extract(events.snapshot, '$[2]'), m.cost, m.sent_at,
            events.created_at + json_extract(events.snapshot, '$[3]'), events.created_at + json_extract(events.snapshot, '$[4]'),
            json(?), events.created_at) FROM messages m WHERE m.id = events.object_id)
          WHERE id = ?`,
-      )
+        )
         .bind(old, JSON.stringify(event.data.metadata), event.id)
         .run();
     }
-    const read = await env.DB.prepare("SELECT snapshot FROM events WHERE id = ?")
+    const read = await d1
+      .prepare("SELECT snapshot FROM events WHERE id = ?")
       .bind(renamed.get(before[0]?.id ?? ""))
       .first<{ snapshot: string }>();
     const shownRead = await getMessage(key, id);
@@ -122,17 +127,18 @@ describe("migrations smaller_events_and_indexes and events_keyed_small", () => {
       Date.parse(before[0]?.created_at ?? ""),
     ]);
 
-    const count = await env.DB.prepare("SELECT count(*) AS n FROM events").first<{ n: number }>();
+    const count = await d1.prepare("SELECT count(*) AS n FROM events").first<{ n: number }>();
     expect(rebuild0049()).toHaveLength(8);
-    for (const statement of rebuild0049()) await env.DB.prepare(statement).run();
+    for (const statement of rebuild0049()) await d1.prepare(statement).run();
     const migrated = statementsOf("_events_keyed_small", /`(__new_)?events`|`accounts`/);
     expect(migrated).toHaveLength(10);
-    for (const statement of migrated) await env.DB.prepare(statement).run();
-    expect(await env.DB.prepare("SELECT count(*) AS n FROM events").first<{ n: number }>()).toEqual(count);
+    for (const statement of migrated) await d1.prepare(statement).run();
+    expect(await d1.prepare("SELECT count(*) AS n FROM events").first<{ n: number }>()).toEqual(count);
 
     // Rendered as before, under the ids they had; the session's event, stored whole, untouched.
     expect(await eventsOf(key)).toEqual(before.map((e) => ({ ...e, id: renamed.get(e.id) ?? e.id })));
-    const stored = await env.DB.prepare(`SELECT snapshot FROM ${EVENTS} WHERE id = ?`)
+    const stored = await d1
+      .prepare(`SELECT snapshot FROM ${EVENTS} WHERE id = ?`)
       .bind(renamed.get(before[0]?.id ?? ""))
       .first<{ snapshot: string }>();
     const readAt = Date.parse(before[0]?.created_at ?? "");
@@ -147,7 +153,7 @@ describe("migrations smaller_events_and_indexes and events_keyed_small", () => {
 
     // Their dedupe keys still make each change once.
     const again = await batchSql(
-      createDb(env.DB),
+      await accountDb(accountId),
       (["message.sent", "message.delivered", "message.read"] as const).map((type) =>
         eventsForRows(type, messages, sql`id = ${id}`),
       ),

@@ -2,7 +2,6 @@ import { env } from "cloudflare:workers";
 import { type SQL, sql } from "drizzle-orm";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { describe, expect, it } from "vitest";
-import { createDb } from "../src/db/client";
 import { d1Counts } from "../src/db/d1-counter";
 import {
   findEvent,
@@ -15,6 +14,7 @@ import { EVENT_TYPES } from "../src/events/catalogue";
 import { newEventId } from "../src/events/record";
 import { formatTimestamp } from "../src/lib/time";
 import { applyMoves } from "../src/moves/apply";
+import { accountD1, accountDb, everyAccountD1, firstAccountD1 } from "./databases";
 import { insertEvent } from "./event-fixtures";
 import { call, createAccount } from "./helpers";
 import { getMessage, seedMessages } from "./message-fixtures";
@@ -26,7 +26,8 @@ const dialect = new SQLiteAsyncDialect({ casing: "snake_case" });
 
 async function planOf(statement: SQL): Promise<string> {
   const query = dialect.sqlToQuery(statement);
-  const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${query.sql}`)
+  const plan = await firstAccountD1()
+    .prepare(`EXPLAIN QUERY PLAN ${query.sql}`)
     .bind(...query.params)
     .all<{ detail: string }>();
   return plan.results.map((row) => row.detail).join("\n");
@@ -41,44 +42,50 @@ describe("events as stored", () => {
   });
 
   it("are a WITHOUT ROWID table with the id as its key and three indexes, the type's partial", async () => {
-    const table = await env.DB.prepare(
-      "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'events'",
-    ).first<{
-      sql: string;
-    }>();
+    const d1 = firstAccountD1();
+    const table = await d1
+      .prepare("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'events'")
+      .first<{
+        sql: string;
+      }>();
     expect(table?.sql).toMatch(/`id` blob PRIMARY KEY NOT NULL/);
     expect(table?.sql).toMatch(/\) WITHOUT ROWID$/);
-    const { results } = await env.DB.prepare(
-      "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'events' ORDER BY name",
-    ).all<{ name: string }>();
+    const { results } = await d1
+      .prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'events' ORDER BY name")
+      .all<{ name: string }>();
     expect(results.map((row) => row.name)).toEqual([
       "events_account_created",
       "events_account_type",
       "events_dedupe_key",
     ]);
-    const typeIndex = await env.DB.prepare(
-      "SELECT sql FROM sqlite_schema WHERE name = 'events_account_type'",
-    ).first<{ sql: string }>();
+    const typeIndex = await d1
+      .prepare("SELECT sql FROM sqlite_schema WHERE name = 'events_account_type'")
+      .first<{ sql: string }>();
     expect(typeIndex?.sql).toMatch(/WHERE type_code NOT IN \(1, 2, 3\)$/);
   });
 
   it("number accounts one past the highest, each its own", async () => {
     const numberOf = async (id: string) =>
-      (await env.DB.prepare("SELECT number FROM accounts WHERE id = ?").bind(id).first<{ number: number }>())
-        ?.number;
+      (
+        await (
+          await accountD1(id)
+        )
+          .prepare("SELECT number FROM accounts WHERE id = ?")
+          .bind(id)
+          .first<{ number: number }>()
+      )?.number;
     const first = await numberOf((await createAccount()).accountId);
     const second = await numberOf((await createAccount()).accountId);
-    const highest = await env.DB.prepare(
-      "SELECT max(number) AS n, count(*) AS c, count(DISTINCT number) AS d FROM accounts",
-    ).first<{
-      n: number;
-      c: number;
-      d: number;
-    }>();
+    // Every account's number, from every account database: unique across all of them.
+    const numbers: number[] = [];
+    for (const d1 of everyAccountD1()) {
+      const { results } = await d1.prepare("SELECT number FROM accounts").all<{ number: number }>();
+      numbers.push(...results.map((row) => row.number));
+    }
     expect(first).toBeGreaterThan(0);
     expect(second).toBe((first ?? 0) + 1);
-    expect(highest?.n).toBe(second);
-    expect(highest?.d).toBe(highest?.c);
+    expect(Math.max(...numbers)).toBe(second);
+    expect(new Set(numbers).size).toBe(numbers.length);
   });
 
   it("list a page of one type reading about as many rows as it returns", async () => {
@@ -94,7 +101,7 @@ describe("events as stored", () => {
         snapshot: "{}",
         createdAt: at + i,
       });
-    const db = createDb(env.DB);
+    const db = await accountDb(accountId);
     const before = d1Counts().rowsRead;
     const page = await listEvents(db, accountId, { types: ["otp.failed"], limit: 5, cursor: null });
     const read = d1Counts().rowsRead - before;
@@ -118,7 +125,7 @@ describe("events as stored", () => {
         snapshot: "{}",
         createdAt: at + i,
       });
-    const db = createDb(env.DB);
+    const db = await accountDb(accountId);
     const before = d1Counts().rowsRead;
     const page = await listEvents(db, accountId, { types: ["message.sent"], limit: 5, cursor: null });
     const read = d1Counts().rowsRead - before;
@@ -146,17 +153,16 @@ describe("events as stored", () => {
     const { accountId } = await createAccount();
     const id = newEventId();
     await insertEvent({ id, accountId, type: "otp.failed", snapshot: "{}", createdAt: 1 });
-    const stored = await env.DB.prepare(
-      "SELECT typeof(id) AS kind, length(id) AS bytes FROM events WHERE id = unhex(substr(?, 5))",
-    )
+    const db = await accountDb(accountId);
+    const stored = await (await accountD1(accountId))
+      .prepare("SELECT typeof(id) AS kind, length(id) AS bytes FROM events WHERE id = unhex(substr(?, 5))")
       .bind(id)
       .first<{ kind: string; bytes: number }>();
     expect(stored).toEqual({ kind: "blob", bytes: 16 });
-    const shown = await createDb(env.DB).all<{ id: string }>(
+    const shown = await db.all<{ id: string }>(
       sql`SELECT 'evt_' || lower(hex(id)) AS id FROM events WHERE id = unhex(substr(${id}, 5))`,
     );
     expect(shown).toEqual([{ id }]);
-    const db = createDb(env.DB);
     expect((await findEvent(db, accountId, id))?.id).toBe(id);
     for (const malformed of ["evt_zz", `msg_${id.slice(4)}`, id.slice(4), "evt_"])
       expect(await findEvent(db, accountId, malformed)).toBeNull();
@@ -197,10 +203,12 @@ describe("events as stored", () => {
     ]);
     await view();
 
-    const stored = await env.DB.prepare(
-      `SELECT json_extract(snapshot, '$[5]') AS metadata FROM events
+    const d1 = await accountD1(accountId);
+    const stored = await d1
+      .prepare(
+        `SELECT json_extract(snapshot, '$[5]') AS metadata FROM events
         WHERE account_number = (SELECT number FROM accounts WHERE id = ?) ORDER BY created_at`,
-    )
+      )
       .bind(accountId)
       .all<{ metadata: number | string }>();
     // Sent and delivered: the receipt count alone; read, once priced: the metadata, receipts counted.
@@ -209,9 +217,8 @@ describe("events as stored", () => {
       1,
       JSON.stringify({ attempts: 1, gateway: "sandbox", settled_by: "answer", events: 2, pricing }),
     ]);
-    const receipts = await env.DB.prepare(
-      "SELECT json_extract(metadata, '$.events') AS events FROM messages WHERE id = ?",
-    )
+    const receipts = await d1
+      .prepare("SELECT json_extract(metadata, '$.events') AS events FROM messages WHERE id = ?")
       .bind(id)
       .first<string>("events");
     expect(JSON.parse(receipts!)).toEqual([
@@ -220,9 +227,10 @@ describe("events as stored", () => {
     ]);
 
     // A reaction after every event: no event shows it, each shows the message as it was.
-    await env.DB.prepare(
-      `UPDATE messages SET metadata = json_set(metadata, '$.reactions', json('[{"from":"+14155552671","emoji":"👍","at":"2026-11-28T00:00:00.000000Z"}]')) WHERE id = ?`,
-    )
+    await d1
+      .prepare(
+        `UPDATE messages SET metadata = json_set(metadata, '$.reactions', json('[{"from":"+14155552671","emoji":"👍","at":"2026-11-28T00:00:00.000000Z"}]')) WHERE id = ?`,
+      )
       .bind(id)
       .run();
     const page = await call<{ data: { type: string; data: Record<string, unknown> }[] }>(

@@ -1,7 +1,6 @@
 import { createScheduledController, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createDb } from "../src/db/client";
 import { findMessage } from "../src/db/queries/messages";
 import { EVENT_RETENTION_MS } from "../src/events/record";
 import worker from "../src/index";
@@ -9,6 +8,7 @@ import { dispatchRequestOf } from "../src/messages/dispatch-request";
 import { applyMoves } from "../src/moves/apply";
 import type { ChatSession } from "../src/sessions/chat-session";
 import { refuse, restoreD1 } from "./d1-outage";
+import { accountDb } from "./databases";
 import { backdateEvent } from "./event-fixtures";
 import {
   call,
@@ -72,7 +72,7 @@ describe("message events", () => {
     expect(events[2]!.data).toMatchObject({ sent_at: read.sent_at, delivered_at: null, read_at: null });
 
     // A redelivered queue message and replayed receipts change nothing, so record nothing.
-    const row = await findMessage(createDb(env.DB), accountId, id);
+    const row = await findMessage(await accountDb(accountId), accountId, id);
     expect(await sessionStub(session).enqueue([dispatchRequestOf(row!, 1)])).toBe(0);
     const now = Date.now();
     await applyMoves(env, accountId, [

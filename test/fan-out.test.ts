@@ -8,12 +8,12 @@ import {
 } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createDb } from "../src/db/client";
 import { findMessage } from "../src/db/queries/messages";
 import worker from "../src/index";
 import { redeliveryDelaySeconds } from "../src/lib/queue";
 import { type DispatchRequest, dispatchRequestOf } from "../src/messages/dispatch-request";
 import type { ChatSession } from "../src/sessions/chat-session";
+import { accountDb } from "./databases";
 import { createAccount, sessionStub } from "./helpers";
 import {
   balanceOf,
@@ -103,7 +103,7 @@ describe("at-least-once delivery never sends twice", () => {
     const ids = res.body.data.messages.map((m) => m.id);
     const first = await waitForMessages(key, ids);
 
-    const db = createDb(env.DB);
+    const db = await accountDb(accountId);
     const bodies: DispatchRequest[] = [];
     for (const id of ids) bodies.push(dispatchRequestOf((await findMessage(db, accountId, id))!, 1));
     const batch = createMessageBatch<DispatchRequest>(
@@ -231,7 +231,7 @@ describe("queue consumer", () => {
     const ids = await seedMessages(
       numbers(2, 4155552600).map((toNumber) => ({ accountId, sessionId: session, toNumber, createdAt: 1 })),
     );
-    const db = createDb(env.DB);
+    const db = await accountDb(accountId);
     const bodies: DispatchRequest[] = [];
     for (const id of ids) bodies.push(dispatchRequestOf((await findMessage(db, accountId, id))!, 1));
     const batch = createMessageBatch<DispatchRequest>(

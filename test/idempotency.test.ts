@@ -5,6 +5,7 @@ import { createApp } from "../src/app";
 import { sha256Hex } from "../src/lib/crypto";
 import { toE164 } from "../src/lib/phone";
 import { refuse, restoreD1 } from "./d1-outage";
+import { accountD1 } from "./databases";
 import { call, createAccount, expectProblem } from "./helpers";
 import {
   balanceOf,
@@ -145,9 +146,10 @@ describe("POST /v1/chatapp/messages", () => {
     const body = text(session, ["+14155552679"]);
     const requestHash = await sha256Hex(`POST /v1/chatapp/messages\n${JSON.stringify(body)}`);
     const now = Date.now();
-    await env.DB.prepare(
-      "INSERT INTO idempotency_keys (account_id, key, request_hash, status, created_at, expires_at) VALUES (?, ?, ?, 'in_progress', ?, ?)",
-    )
+    await (await accountD1(accountId))
+      .prepare(
+        "INSERT INTO idempotency_keys (account_id, key, request_hash, status, created_at, expires_at) VALUES (?, ?, ?, 'in_progress', ?, ?)",
+      )
       .bind(accountId, "running-1", requestHash, now, now + 3600_000)
       .run();
     const count = await storedMessageCount(accountId);
@@ -172,9 +174,10 @@ describe("POST /v1/chatapp/messages", () => {
     // What a request leaves when it stops after charging but before its answer is stored (the
     // Worker killed, or D1 refusing the key's last write): the key reserved, no response.
     const longAgo = Date.now() - 121_000;
-    await env.DB.prepare(
-      "UPDATE idempotency_keys SET status = 'in_progress', response_status = NULL, response_body = NULL, created_at = ? WHERE account_id = ? AND key = ?",
-    )
+    await (await accountD1(accountId))
+      .prepare(
+        "UPDATE idempotency_keys SET status = 'in_progress', response_status = NULL, response_body = NULL, created_at = ? WHERE account_id = ? AND key = ?",
+      )
       .bind(longAgo, accountId, "died-1")
       .run();
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
@@ -270,13 +273,14 @@ describe("POST /v1/chatapp/messages", () => {
   it("frees a key after 24 hours", async () => {
     const first = await send(key, text(session, ["+14155552678"]), "daily");
     expect(first.status).toBe(201);
-    const stored = await env.DB.prepare(
-      "SELECT created_at, expires_at FROM idempotency_keys WHERE account_id = ? AND key = ?",
-    )
+    const d1 = await accountD1(accountId);
+    const stored = await d1
+      .prepare("SELECT created_at, expires_at FROM idempotency_keys WHERE account_id = ? AND key = ?")
       .bind(accountId, "daily")
       .first<{ created_at: number; expires_at: number }>();
     expect(stored && stored.expires_at - stored.created_at).toBe(24 * 3600 * 1000);
-    await env.DB.prepare("UPDATE idempotency_keys SET expires_at = ? WHERE account_id = ? AND key = ?")
+    await d1
+      .prepare("UPDATE idempotency_keys SET expires_at = ? WHERE account_id = ? AND key = ?")
       .bind(Date.now() - 1, accountId, "daily")
       .run();
     const count = await storedMessageCount(accountId);
@@ -351,8 +355,9 @@ describe("a request that failed with a 5xx", () => {
       headers: { "Idempotency-Key": idempotencyKey },
     });
 
-  const count = async (query: string, id: string) =>
-    (await env.DB.prepare(query).bind(id).first<{ n: number }>())?.n ?? 0;
+  /** The count `query` finds for `id` in account `accountId`'s database. */
+  const count = async (accountId: string, query: string, id: string) =>
+    (await (await accountD1(accountId)).prepare(query).bind(id).first<{ n: number }>())?.n ?? 0;
 
   it("after the charge committed keeps its key: the retry replays the 5xx, charging and sending nothing again", async () => {
     const f = await otpApp();
@@ -381,9 +386,10 @@ describe("a request that failed with a 5xx", () => {
       { kind: "charge", amount: -1, balance_after: 99, message_count: 1 },
     ]);
     expect(await balanceOf(f.accountId)).toBe(0.99);
-    expect(await count("SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(1);
+    expect(await count(f.accountId, "SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(1);
     expect(await storedMessageCount(f.accountId)).toBe(1);
-    const message = await env.DB.prepare("SELECT id FROM messages WHERE account_id = ?")
+    const message = await (await accountD1(f.accountId))
+      .prepare("SELECT id FROM messages WHERE account_id = ?")
       .bind(f.accountId)
       .first<{ id: string }>();
     await waitForMessages(f.key, [message?.id ?? ""]);
@@ -423,7 +429,7 @@ describe("a request that failed with a 5xx", () => {
     expect(again.status).toBe(500);
     expect(again.headers.get("idempotent-replayed")).toBe("true");
     expect(again.text).toBe(firstText);
-    expect(await count("SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(0);
+    expect(await count(f.accountId, "SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(0);
     expect(await balanceOf(f.accountId)).toBe(1);
     // A new key runs the request.
     expect((await sendCode(f.key, f.appId, "code-3")).status).toBe(201);

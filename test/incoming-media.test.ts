@@ -6,6 +6,7 @@ import type { GatewayEvent } from "../src/gateways/gateway";
 import { INCOMING_MEDIA_MAX_BYTES, incomingMediaKey } from "../src/media/incoming";
 import { sweepIncomingMedia } from "../src/messages/media-retention";
 import { MEDIA_FETCH_TRIES } from "../src/sessions/incoming-media";
+import { accountD1, everyAccountD1 } from "./databases";
 import { call, createAccount, expectProblem, sessionStub, waitFor } from "./helpers";
 import { MEDIA_HOST, mediaBytes } from "./media-host";
 import { connectedSession } from "./message-fixtures";
@@ -26,22 +27,25 @@ interface MediaRow {
   metadata: string;
 }
 
-async function messageRow(id: string): Promise<MediaRow> {
-  const row = await env.DB.prepare(
-    "SELECT id, media_url, media_key, media_content_type, metadata FROM messages WHERE id = ?",
-  )
+/** Message `id` of account `accountId`, as its database holds it. */
+async function messageRow(accountId: string, id: string): Promise<MediaRow> {
+  const row = await (await accountD1(accountId))
+    .prepare("SELECT id, media_url, media_key, media_content_type, metadata FROM messages WHERE id = ?")
     .bind(id)
     .first<MediaRow>();
   if (!row) throw new Error(`no message ${id}`);
   return row;
 }
 
-/** Runs session `sessionId`'s alarm until message `id`'s media is kept or its error recorded. */
-async function settleMedia(sessionId: string, id: string): Promise<MediaRow> {
+/**
+ * Runs session `sessionId`'s alarm until message `id` (of account `accountId`) has its media kept
+ * or its error recorded.
+ */
+async function settleMedia(accountId: string, sessionId: string, id: string): Promise<MediaRow> {
   return waitFor(
     async () => {
       await runDurableObjectAlarm(sessionStub(sessionId));
-      const row = await messageRow(id);
+      const row = await messageRow(accountId, id);
       return row.media_key || JSON.parse(row.metadata).media_error ? row : undefined;
     },
     // An alarm the runtime is already running makes a driven one a no-op: hence the looking again.
@@ -97,12 +101,12 @@ describe("incoming media, kept", () => {
       }),
     );
     network.use(handler);
-    const { key, session, id } = await inboundImage(`${MEDIA_HOST}/in/photo.png`);
+    const { key, accountId, session, id } = await inboundImage(`${MEDIA_HOST}/in/photo.png`);
 
     // Not kept before the session object ran its download.
     expectProblem(await call("GET", `/v1/chatapp/messages/${id}/media`, { key }), 404, "media_not_kept");
 
-    const row = await settleMedia(session.id, id);
+    const row = await settleMedia(accountId, session.id, id);
     expect(hits).toEqual([`${MEDIA_HOST}/in/photo.png`]);
     expect(row.media_key).toBe(incomingMediaKey(id));
     expect(row.media_content_type).toBe("image/png");
@@ -146,7 +150,7 @@ describe("incoming media, kept", () => {
         }),
       ),
     );
-    const { key } = await createAccount(10);
+    const { key, accountId } = await createAccount(10);
     const session = await connectedSession(key);
     const inbound = await call<{ data: { id: string } }>("POST", `/sandbox/sessions/${session.id}/inbound`, {
       key,
@@ -154,7 +158,7 @@ describe("incoming media, kept", () => {
     });
     expect(inbound.status).toBe(201);
     const id = inbound.body.data.id;
-    expect((await settleMedia(session.id, id)).media_content_type).toBe(contentType);
+    expect((await settleMedia(accountId, session.id, id)).media_content_type).toBe(contentType);
 
     const res = await call("GET", `/v1/chatapp/messages/${id}/media`, { key });
     expect(res.status).toBe(200);
@@ -166,8 +170,8 @@ describe("incoming media, kept", () => {
   });
 
   it("answers 404 not_found to another account's key", async () => {
-    const { session, id } = await inboundImage(`${MEDIA_HOST}/in/other.png`);
-    await settleMedia(session.id, id);
+    const { accountId, session, id } = await inboundImage(`${MEDIA_HOST}/in/other.png`);
+    await settleMedia(accountId, session.id, id);
     const other = await createAccount(10);
     expectProblem(
       await call("GET", `/v1/chatapp/messages/${id}/media`, { key: other.key }),
@@ -211,17 +215,17 @@ describe("incoming media, kept", () => {
       at: Date.now(),
     };
     await sessionStub(session.id).gatewayEvents("sandbox", [event]);
-    const { id } = (await env.DB.prepare(
-      "SELECT id FROM messages WHERE account_id = ? AND direction = 'incoming'",
-    )
+    const d1 = await accountD1(accountId);
+    const { id } = (await d1
+      .prepare("SELECT id FROM messages WHERE account_id = ? AND direction = 'incoming'")
       .bind(accountId)
       .first<{ id: string }>()) ?? { id: "" };
-    await settleMedia(session.id, id);
+    await settleMedia(accountId, session.id, id);
     await sessionStub(session.id).gatewayEvents("sandbox", [event, event]);
     await runDurableObjectAlarm(sessionStub(session.id));
 
     expect(hits).toHaveLength(1);
-    const row = await messageRow(id);
+    const row = await messageRow(accountId, id);
     expect(row.media_key).toBe(incomingMediaKey(id));
     // The gateway's reference is never shown: metadata keeps the mimetype only.
     expect(JSON.parse(row.metadata)).toEqual({ media: { mimetype: "image/png" } });
@@ -230,9 +234,9 @@ describe("incoming media, kept", () => {
   it("tries a failing download again, then records its error", async () => {
     const { hits, handler } = counted("/in/down.png", () => new HttpResponse("busy", { status: 503 }));
     network.use(handler);
-    const { key, session, id } = await inboundImage(`${MEDIA_HOST}/in/down.png`);
+    const { key, accountId, session, id } = await inboundImage(`${MEDIA_HOST}/in/down.png`);
 
-    const row = await settleMedia(session.id, id);
+    const row = await settleMedia(accountId, session.id, id);
     expect(hits).toHaveLength(MEDIA_FETCH_TRIES);
     expect(row.media_key).toBeNull();
     expect(row.media_url).toBe(`${MEDIA_HOST}/in/down.png`);
@@ -256,8 +260,8 @@ describe("incoming media, kept", () => {
   it("gives up at once on a 404 (asking again cannot help)", async () => {
     const { hits, handler } = counted("/in/gone.png", () => new HttpResponse("no", { status: 404 }));
     network.use(handler);
-    const { session, id } = await inboundImage(`${MEDIA_HOST}/in/gone.png`);
-    const row = await settleMedia(session.id, id);
+    const { accountId, session, id } = await inboundImage(`${MEDIA_HOST}/in/gone.png`);
+    const row = await settleMedia(accountId, session.id, id);
     expect(hits).toHaveLength(1);
     expect(JSON.parse(row.metadata).media_error).toMatchObject({ reason: "http_error", tries: 1 });
   });
@@ -282,16 +286,16 @@ describe("incoming media, kept", () => {
           }),
       ),
     );
-    const { session, id } = await inboundImage(`${MEDIA_HOST}/in/huge.pdf`);
-    const row = await settleMedia(session.id, id);
+    const { accountId, session, id } = await inboundImage(`${MEDIA_HOST}/in/huge.pdf`);
+    const row = await settleMedia(accountId, session.id, id);
     expect(JSON.parse(row.metadata).media_error).toMatchObject({ reason: "too_large", tries: 1 });
     expect(await env.MEDIA.head(incomingMediaKey(id))).toBeNull();
     expect(pulled).toBeLessThanOrEqual(1);
   });
 
   it("records a media_url outside the public https rule as refused, fetching nothing", async () => {
-    const { session, id } = await inboundImage("http://10.0.0.1/x.png");
-    const row = await settleMedia(session.id, id);
+    const { accountId, session, id } = await inboundImage("http://10.0.0.1/x.png");
+    const row = await settleMedia(accountId, session.id, id);
     expect(JSON.parse(row.metadata).media_error).toMatchObject({ reason: "refused", tries: 1 });
   });
 });
@@ -300,24 +304,31 @@ describe("the retention sweep of incoming media", () => {
   it("deletes media older than MEDIA_RETENTION_DAYS and leaves newer ones", async () => {
     const old = await inboundImage(`${MEDIA_HOST}/in/old.png`);
     const fresh = await inboundImage(`${MEDIA_HOST}/in/fresh.png`);
-    await settleMedia(old.session.id, old.id);
-    await settleMedia(fresh.session.id, fresh.id);
+    await settleMedia(old.accountId, old.session.id, old.id);
+    await settleMedia(fresh.accountId, fresh.session.id, fresh.id);
     const now = Date.now();
-    await env.DB.prepare("UPDATE messages SET created_at = ? WHERE id = ?")
+    await (await accountD1(old.accountId))
+      .prepare("UPDATE messages SET created_at = ? WHERE id = ?")
       .bind(now - 31 * 86_400_000, old.id)
       .run();
+    // Over every account database, as the hourly job sweeps: the two accounts may be in either.
+    const sweep = async () => {
+      let swept = 0;
+      for (const d1 of everyAccountD1()) swept += await sweepIncomingMedia(env.MEDIA, createDb(d1), now, 30);
+      return swept;
+    };
 
-    const deleted = await sweepIncomingMedia(env.MEDIA, createDb(env.DB), now, 30);
+    const deleted = await sweep();
 
     expect(deleted).toBe(1);
     expect(await env.MEDIA.head(incomingMediaKey(old.id))).toBeNull();
     expect(await env.MEDIA.head(incomingMediaKey(fresh.id))).not.toBeNull();
-    const oldRow = await messageRow(old.id);
+    const oldRow = await messageRow(old.accountId, old.id);
     expect(oldRow).toMatchObject({ media_key: null, media_url: null, media_content_type: null });
     expect(JSON.parse(oldRow.metadata).media_expired_at).toBe(
       new Date(now).toISOString().replace("Z", "000Z"),
     );
-    expect((await messageRow(fresh.id)).media_key).toBe(incomingMediaKey(fresh.id));
+    expect((await messageRow(fresh.accountId, fresh.id)).media_key).toBe(incomingMediaKey(fresh.id));
     const problem = expectProblem(
       await call("GET", `/v1/chatapp/messages/${old.id}/media`, { key: old.key }),
       404,
@@ -328,6 +339,6 @@ describe("the retention sweep of incoming media", () => {
       200,
     );
     // A second sweep finds nothing more.
-    expect(await sweepIncomingMedia(env.MEDIA, createDb(env.DB), now, 30)).toBe(0);
+    expect(await sweep()).toBe(0);
   });
 });

@@ -1,6 +1,6 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../src/lib/crypto";
+import { accountD1 } from "./databases";
 import { ADMIN_TOKEN, call, createAccount, createSession, expectProblem } from "./helpers";
 import { linkUrl, openLive, Watcher } from "./live";
 import {
@@ -108,7 +108,7 @@ describe("webhook endpoints of a revoked key", () => {
     const after = await seedEvent(accountId);
     const again = recordingEnv();
     await runQueue("chatapp-webhooks", [{ kind: "event", eventId: after, accountId }], again.env);
-    expect(again.sent).toEqual([{ kind: "deliver", eventId: after, endpointId: ours.id }]);
+    expect(again.sent).toEqual([{ kind: "deliver", eventId: after, endpointId: ours.id, accountId }]);
     await runQueue("chatapp-webhooks", again.sent);
     expect(receiver.to("theirs")).toEqual([]);
     expect(receiver.to("ours")).toHaveLength(2);
@@ -145,7 +145,8 @@ describe("webhook endpoints of a revoked key", () => {
   });
 
   it("the account's cascade lists the endpoints it turned off; one turned off by delivery keeps its reason; rows without a creator stay", async () => {
-    const { key } = await createAccount();
+    const { key, accountId } = await createAccount();
+    const d1 = await accountD1(accountId);
     const parent = await makeKey(key, "parent");
     const child = await makeKey(parent.secret, "child");
     const [a, gone, old] = [
@@ -153,11 +154,13 @@ describe("webhook endpoints of a revoked key", () => {
       await createEndpoint(child.secret, "gone", receiver),
       await createEndpoint(parent.secret, "old", receiver),
     ];
-    await env.DB.prepare("UPDATE webhook_endpoints SET enabled = 0, disabled_reason = 'gone' WHERE id = ?")
+    await d1
+      .prepare("UPDATE webhook_endpoints SET enabled = 0, disabled_reason = 'gone' WHERE id = ?")
       .bind(gone.id)
       .run();
     // As an endpoint made before the columns existed.
-    await env.DB.prepare("UPDATE webhook_endpoints SET created_by = NULL, url_set_by = NULL WHERE id = ?")
+    await d1
+      .prepare("UPDATE webhook_endpoints SET created_by = NULL, url_set_by = NULL WHERE id = ?")
       .bind(old.id)
       .run();
 
@@ -171,11 +174,12 @@ describe("webhook endpoints of a revoked key", () => {
 
 describe("link tokens of a revoked key", () => {
   it("records the minting key as created_by", async () => {
-    const { key } = await createAccount();
+    const { key, accountId } = await createAccount();
     const { session } = await createSession(key);
     const minter = await makeKey(key, "minter");
     await linkUrl(minter.secret, session.id);
-    const row = await env.DB.prepare("SELECT created_by FROM link_tokens WHERE session_id = ?")
+    const row = await (await accountD1(accountId))
+      .prepare("SELECT created_by FROM link_tokens WHERE session_id = ?")
       .bind(session.id)
       .first<{ created_by: string | null }>();
     expect(row?.created_by).toBe(minter.id);
@@ -208,7 +212,7 @@ describe("link tokens of a revoked key", () => {
   });
 
   it("the account's own revoke, without cascade, revokes the key's tokens; tokens without a creator stay", async () => {
-    const { key } = await createAccount();
+    const { key, accountId } = await createAccount();
     const { session } = await createSession(key);
     const minter = await makeKey(key, "minter");
     const [minted, old] = [
@@ -216,7 +220,8 @@ describe("link tokens of a revoked key", () => {
       await linkUrl(minter.secret, session.id),
     ];
     // As a token minted before tokens recorded their key.
-    await env.DB.prepare("UPDATE link_tokens SET created_by = NULL WHERE token_hash = ?")
+    await (await accountD1(accountId))
+      .prepare("UPDATE link_tokens SET created_by = NULL WHERE token_hash = ?")
       .bind(await sha256Hex(old.token))
       .run();
 

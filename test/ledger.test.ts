@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { startCampaign } from "../src/campaigns/start";
 import { createDb } from "../src/db/client";
@@ -11,6 +10,7 @@ import {
   recipients,
   waitForCampaign,
 } from "./campaign-fixtures";
+import { accountD1, accountDb, firstAccountD1 } from "./databases";
 import { ADMIN_TOKEN, call, createAccount, expectProblem, TIMESTAMP } from "./helpers";
 import { connectedSession, sendText, waitForMessages } from "./message-fixtures";
 
@@ -67,12 +67,15 @@ async function seedEntries(
   entries: { kind: Entry["kind"]; at: number }[],
 ): Promise<string[]> {
   const ids = entries.map(() => crypto.randomUUID());
-  await env.DB.batch(
+  const d1 = await accountD1(accountId);
+  await d1.batch(
     entries.map((entry, i) =>
-      env.DB.prepare(
-        `INSERT INTO ledger_entries (id, account_id, kind, amount, balance_after, message_count, created_at)
+      d1
+        .prepare(
+          `INSERT INTO ledger_entries (id, account_id, kind, amount, balance_after, message_count, created_at)
          VALUES (?, ?, ?, ?, 0, 0, ?)`,
-      ).bind(ids[i], accountId, entry.kind, entry.kind === "charge" ? -1 : 1, entry.at),
+        )
+        .bind(ids[i], accountId, entry.kind, entry.kind === "charge" ? -1 : 1, entry.at),
     ),
   );
   return ids;
@@ -134,7 +137,8 @@ describe("what caused each entry", () => {
       },
     ]);
     // The charge is the messages' charge; the refund is the failed one's.
-    const row = await env.DB.prepare("SELECT charge_id, refund_id FROM messages WHERE id = ?")
+    const row = await (await accountD1(accountId))
+      .prepare("SELECT charge_id, refund_id FROM messages WHERE id = ?")
       .bind(ids[2])
       .first();
     expect(row).toEqual({ charge_id: data[1]?.id, refund_id: data[0]?.id });
@@ -218,7 +222,7 @@ describe("what caused each entry", () => {
       chatapp_session_ids: [session],
       recipients: recipients(4, 10),
     });
-    await startCampaign(heldCampaignQueue().env, createDb(env.DB), accountId, other.id);
+    await startCampaign(heldCampaignQueue().env, await accountDb(accountId), accountId, other.id);
     expect((await command(key, other.id, "cancel")).status).toBe(200);
     const [refund, otherCharge] = (await ledger(key, "?filter[kind]=refund,charge")).data;
     expect(otherCharge).toMatchObject({
@@ -318,11 +322,13 @@ describe("paging and filters", () => {
   });
 
   it("reads a page from the ledger's indexes in order, and each entry's messages in order from an index", async () => {
-    const db = createDb(env.DB);
+    const d1 = firstAccountD1();
+    const db = createDb(d1);
     const query = { kinds: [], limit: 10, cursor: null, timeFrom: T, timeTo: T + H };
     for (const kind of [null, "charge"] as const) {
       const { sql, params } = buildLedgerQuery(db, crypto.randomUUID(), query, kind).toSQL();
-      const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
+      const plan = await d1
+        .prepare(`EXPLAIN QUERY PLAN ${sql}`)
         .bind(...params)
         .all<{ detail: string }>();
       const details = plan.results.map((r) => r.detail).join("\n");
@@ -353,8 +359,9 @@ describe("paging and filters", () => {
     const other = await sendText(key, session, to(3000, 400), later);
     expect([big.status, lone.status, other.status]).toEqual([201, 201, 201]);
     const query = { kinds: [], limit: 10, cursor: null };
-    const { sql, params } = buildLedgerQuery(createDb(env.DB), accountId, query, null).toSQL();
-    const read = await env.DB.prepare(sql)
+    const { sql, params } = buildLedgerQuery(await accountDb(accountId), accountId, query, null).toSQL();
+    const read = await (await accountD1(accountId))
+      .prepare(sql)
       .bind(...params)
       .all<Record<string, unknown>>();
     // The message ids are the last column (drizzle reads columns by position).

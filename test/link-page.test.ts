@@ -1,7 +1,7 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../src/lib/crypto";
 import { RATE_LIMITS } from "../src/middleware/rate-limit";
+import { accountD1 } from "./databases";
 import { call, createAccount, createSession } from "./helpers";
 import { linkUrl } from "./live";
 
@@ -189,9 +189,10 @@ describe("GET /link/{token} when the link does not work: plain HTML pages, never
   }
 
   it("an expired token: 410 'This link has expired'", async () => {
-    const { key, session } = await linkedAccount();
+    const { accountId, key, session } = await linkedAccount();
     const { token } = await linkUrl(key, session.id, { expires_in: 60 });
-    await env.DB.prepare("UPDATE link_tokens SET expires_at = ? WHERE token_hash = ?")
+    await (await accountD1(accountId))
+      .prepare("UPDATE link_tokens SET expires_at = ? WHERE token_hash = ?")
       .bind(Date.now() - 1, await sha256Hex(token))
       .run();
     await expectPage(await open(token), 410, "This link has expired");

@@ -1,7 +1,7 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../src/lib/crypto";
+import { accountD1, everyAccountD1 } from "./databases";
 import {
   call,
   createAccount,
@@ -35,13 +35,17 @@ const view = (token: string) => call<LinkView>("GET", `/link/${token}/session`);
 const linkUrlCall = (key: string, id: string, body?: unknown) =>
   call("POST", `/v1/chatapp/sessions/${id}/link-url`, { key, body });
 
+/** The link_tokens rows of session `sessionId`, looked for in every account database. */
 async function tokenRows(sessionId: string) {
-  const { results } = await env.DB.prepare(
-    "SELECT * FROM link_tokens WHERE session_id = ? ORDER BY created_at",
-  )
-    .bind(sessionId)
-    .all<Record<string, unknown>>();
-  return results;
+  const rows: Record<string, unknown>[] = [];
+  for (const d1 of everyAccountD1()) {
+    const { results } = await d1
+      .prepare("SELECT * FROM link_tokens WHERE session_id = ? ORDER BY created_at")
+      .bind(sessionId)
+      .all<Record<string, unknown>>();
+    rows.push(...results);
+  }
+  return rows;
 }
 
 describe("POST /v1/chatapp/sessions/{id}/link-url", () => {
@@ -213,11 +217,12 @@ describe("GET /link/{token}/session", () => {
   });
 
   it("an expired token is 410 link_expired", async () => {
-    const { key } = await createAccount();
+    const { key, accountId } = await createAccount();
     const { session } = await createSession(key);
     const { token } = await linkUrl(key, session.id, { expires_in: 60 });
     expect((await view(token)).status).toBe(200);
-    await env.DB.prepare("UPDATE link_tokens SET expires_at = ? WHERE token_hash = ?")
+    await (await accountD1(accountId))
+      .prepare("UPDATE link_tokens SET expires_at = ? WHERE token_hash = ?")
       .bind(Date.now() - 1, await sha256Hex(token))
       .run();
     const problem = expectProblem(await view(token), 410, "link_expired");

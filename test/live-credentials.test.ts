@@ -4,6 +4,7 @@ import { describe, expect, it, vi } from "vitest";
 import { createDb } from "../src/db/client";
 import { LiveWatchers } from "../src/sessions/live";
 import { closeKeySockets } from "../src/sessions/live-revocation";
+import { accountD1 } from "./databases";
 import { ADMIN_TOKEN, call, createAccount, createSession, sessionStub, waitFor } from "./helpers";
 import { linkUrl, Watcher } from "./live";
 
@@ -165,7 +166,7 @@ describe("live sockets: API keys", () => {
   });
 
   it("a revoke the session never heard of still stops frames: the socket closes with 4401 instead of its next frame", async () => {
-    const { key } = await createAccount();
+    const { key, accountId } = await createAccount();
     const { session } = await createSession(key);
     const watcherKey = await createKey(key);
     const [missed, other] = [
@@ -175,7 +176,8 @@ describe("live sockets: API keys", () => {
     await missed.next();
     await other.next();
     // Revoked in D1 only, as if the call to the session object had failed.
-    await env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ?")
+    await (await accountD1(accountId))
+      .prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ?")
       .bind(Date.now(), watcherKey.id)
       .run();
 
@@ -224,7 +226,7 @@ describe("live sockets: link tokens", () => {
   });
 
   it("a revoke of the links the session never heard of still stops QR frames: 4403 instead", async () => {
-    const { key } = await createAccount();
+    const { key, accountId } = await createAccount();
     const { session } = await createSession(key);
     const { token } = await linkUrl(key, session.id);
     const [byToken, byKey] = [
@@ -233,7 +235,8 @@ describe("live sockets: link tokens", () => {
     ];
     await byToken.next();
     await byKey.next();
-    await env.DB.prepare("UPDATE link_tokens SET revoked_at = ? WHERE session_id = ?")
+    await (await accountD1(accountId))
+      .prepare("UPDATE link_tokens SET revoked_at = ? WHERE session_id = ?")
       .bind(Date.now(), session.id)
       .run();
 

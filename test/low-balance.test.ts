@@ -1,7 +1,6 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createDb } from "../src/db/client";
 import { sendMessages } from "../src/messages/send";
+import { accountDb } from "./databases";
 import { ADMIN_TOKEN, call, createAccount, TIMESTAMP } from "./helpers";
 import { connectedSession, sendText, waitForMessages } from "./message-fixtures";
 import { recordingEnv } from "./webhook-fixtures";
@@ -157,7 +156,7 @@ describe("account.balance_low", () => {
     });
     expect(hook.status).toBe(201);
     const recording = recordingEnv();
-    await sendMessages(recording.env, createDb(env.DB), {
+    await sendMessages(recording.env, await accountDb(accountId), {
       accountId,
       sessionId: session,
       recipients: ["+14155553001", "+14155553002"],

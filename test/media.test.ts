@@ -3,6 +3,7 @@ import { HttpResponse, http } from "msw";
 import { describe, expect, it } from "vitest";
 import { PART_BYTES } from "../src/media/store";
 import { campaignMessages, command, createCampaign, recipients, waitForCampaign } from "./campaign-fixtures";
+import { accountD1 } from "./databases";
 import { ADMIN_TOKEN, call, createAccount, expectProblem } from "./helpers";
 import { MEDIA_HOST, mediaBytes } from "./media-host";
 import {
@@ -91,9 +92,8 @@ describe("a send with media", () => {
     expect(res.body.data.messages.map((m) => m.media_url)).toEqual(
       TO.map(() => `${MEDIA_HOST}/catalogue/cat.png`),
     );
-    const { results: rows } = await env.DB.prepare(
-      "SELECT media_url, media_key, media_content_type FROM messages WHERE account_id = ?",
-    )
+    const { results: rows } = await (await accountD1(accountId))
+      .prepare("SELECT media_url, media_key, media_content_type FROM messages WHERE account_id = ?")
       .bind(accountId)
       .all<{ media_url: string; media_key: string; media_content_type: string }>();
     expect(rows).toHaveLength(3);
@@ -135,9 +135,8 @@ describe("a send with media", () => {
     );
     const { res, accountId } = await sendMedia(`${MEDIA_HOST}/moved/report.pdf`, "document");
     expect(res.status).toBe(201);
-    const row = await env.DB.prepare(
-      "SELECT media_key, media_content_type FROM messages WHERE account_id = ?",
-    )
+    const row = await (await accountD1(accountId))
+      .prepare("SELECT media_key, media_content_type FROM messages WHERE account_id = ?")
       .bind(accountId)
       .first<{ media_key: string; media_content_type: string }>();
     expect(row?.media_content_type).toBe("application/pdf");
@@ -156,7 +155,8 @@ describe("a send with media", () => {
     );
     const { res, accountId } = await sendMedia(`${MEDIA_HOST}/big/manual.pdf`, "document");
     expect(res.status).toBe(201);
-    const row = await env.DB.prepare("SELECT media_key FROM messages WHERE account_id = ?")
+    const row = await (await accountD1(accountId))
+      .prepare("SELECT media_key FROM messages WHERE account_id = ?")
       .bind(accountId)
       .first<{ media_key: string }>();
     const object = (await env.MEDIA.get(row?.media_key ?? "")) as R2ObjectBody;
@@ -327,7 +327,7 @@ describe("a send with media", () => {
 
 describe("a campaign with media", () => {
   it("fetches the media once at creation, and every message of the run carries the stored copy", async () => {
-    const { key } = await createAccount(10);
+    const { key, accountId } = await createAccount(10);
     const sessions = [(await connectedSession(key)).id, (await connectedSession(key)).id];
     const { hits, handler } = counted("/promo/summer.jpg", () =>
       HttpResponse.arrayBuffer(mediaBytes("summer").slice().buffer, {
@@ -344,7 +344,9 @@ describe("a campaign with media", () => {
       delay_between: 0,
     });
     expect(hits).toHaveLength(1);
-    const stored = await env.DB.prepare("SELECT media_key, media_content_type FROM campaigns WHERE id = ?")
+    const d1 = await accountD1(accountId);
+    const stored = await d1
+      .prepare("SELECT media_key, media_content_type FROM campaigns WHERE id = ?")
       .bind(campaign.id)
       .first<{ media_key: string; media_content_type: string }>();
     expect(stored?.media_content_type).toBe("image/jpeg");
@@ -354,9 +356,8 @@ describe("a campaign with media", () => {
     await waitForCampaign(key, campaign.id, (c) => c.status === "completed", 20_000);
     const messages = await campaignMessages(campaign.id);
     expect(messages).toHaveLength(4);
-    const { results } = await env.DB.prepare(
-      "SELECT DISTINCT media_url, media_key, media_content_type FROM messages WHERE campaign_id = ?",
-    )
+    const { results } = await d1
+      .prepare("SELECT DISTINCT media_url, media_key, media_content_type FROM messages WHERE campaign_id = ?")
       .bind(campaign.id)
       .all();
     expect(results).toEqual([
@@ -384,7 +385,8 @@ describe("a campaign with media", () => {
       },
     });
     expect(expectProblem(res, 422, "media_unavailable").reason).toBe("wrong_type");
-    const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM campaigns WHERE account_id = ?")
+    const row = await (await accountD1(accountId))
+      .prepare("SELECT COUNT(*) AS n FROM campaigns WHERE account_id = ?")
       .bind(accountId)
       .first<{ n: number }>();
     expect(row?.n).toBe(0);
@@ -408,7 +410,10 @@ describe("a campaign's stored copy of its media", () => {
   });
   const campaignCount = async (accountId: string) =>
     (
-      await env.DB.prepare("SELECT COUNT(*) AS n FROM campaigns WHERE account_id = ?")
+      await (
+        await accountD1(accountId)
+      )
+        .prepare("SELECT COUNT(*) AS n FROM campaigns WHERE account_id = ?")
         .bind(accountId)
         .first<{ n: number }>()
     )?.n;
@@ -452,11 +457,12 @@ describe("a campaign's stored copy of its media", () => {
   });
 
   it("is deleted with its draft", async () => {
-    const { key } = await createAccount(1);
+    const { key, accountId } = await createAccount(1);
     const session = (await connectedSession(key)).id;
     network.use(promo("/drafts/brochure.pdf").handler);
     const campaign = await createCampaign(key, draftBody(session, "/drafts/brochure.pdf"));
-    const stored = await env.DB.prepare("SELECT media_key FROM campaigns WHERE id = ?")
+    const stored = await (await accountD1(accountId))
+      .prepare("SELECT media_key FROM campaigns WHERE id = ?")
       .bind(campaign.id)
       .first<{ media_key: string }>();
     const mediaKey = stored?.media_key ?? "";

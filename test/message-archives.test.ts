@@ -2,7 +2,7 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { archiveCutoff, utcDay } from "../src/archives/archive";
 import { archivesOf, runArchiveJob, setRetention } from "./archive-fixtures";
-import { accountDb } from "./databases";
+import { accountD1, accountDb } from "./databases";
 import { ADMIN_TOKEN, call, createAccount, expectProblem, TIMESTAMP } from "./helpers";
 import {
   connectedSession,
@@ -40,7 +40,10 @@ const lines = (text: string) =>
 
 const rowsOf = async (accountId: string) =>
   (
-    await env.DB.prepare("SELECT id FROM messages WHERE account_id = ? ORDER BY created_at, id")
+    await (
+      await accountD1(accountId)
+    )
+      .prepare("SELECT id FROM messages WHERE account_id = ? ORDER BY created_at, id")
       .bind(accountId)
       .all<{ id: string }>()
   ).results.map((row) => row.id);
@@ -207,27 +210,28 @@ describe("archive_messages", () => {
     });
     expect(campaign.status, campaign.text).toBe(201);
     const campaignId = campaign.body.data.id;
-    await env.DB.batch([
-      env.DB.prepare(`UPDATE messages SET metadata = '{"outcome":"unknown"}' WHERE id = ?`).bind(unknown),
-      env.DB.prepare("UPDATE messages SET media_key = 'kept-object' WHERE id = ?").bind(media),
-      env.DB.prepare("UPDATE messages SET campaign_id = ?, send_index = 1, reason = NULL WHERE id = ?").bind(
-        campaignId,
-        campaignRead,
-      ),
-      env.DB.prepare(
-        "UPDATE campaign_recipients SET status = 'queued', message_id = ? WHERE campaign_id = ? AND seq = 1",
-      ).bind(campaignRead, campaignId),
-      env.DB.prepare("UPDATE campaigns SET status = 'running' WHERE id = ?").bind(campaignId),
+    const d1 = await accountD1(accountId);
+    await d1.batch([
+      d1.prepare(`UPDATE messages SET metadata = '{"outcome":"unknown"}' WHERE id = ?`).bind(unknown),
+      d1.prepare("UPDATE messages SET media_key = 'kept-object' WHERE id = ?").bind(media),
+      d1
+        .prepare("UPDATE messages SET campaign_id = ?, send_index = 1, reason = NULL WHERE id = ?")
+        .bind(campaignId, campaignRead),
+      d1
+        .prepare(
+          "UPDATE campaign_recipients SET status = 'queued', message_id = ? WHERE campaign_id = ? AND seq = 1",
+        )
+        .bind(campaignRead, campaignId),
+      d1.prepare("UPDATE campaigns SET status = 'running' WHERE id = ?").bind(campaignId),
       // A pending OTP still in D1: its attempts read its message, which stays while it does.
-      env.DB.prepare(
-        `INSERT INTO otps (id, account_id, app_id, to_number, code_hmac, status, last_sent_at, expires_at, created_at, updated_at)
+      d1
+        .prepare(
+          `INSERT INTO otps (id, account_id, app_id, to_number, code_hmac, status, last_sent_at, expires_at, created_at, updated_at)
           VALUES (?1, ?2, ?3, '+14155550123', 'x', 'pending', ?4, ?4 + 600000, ?4, ?4)`,
-      ).bind(otpId, accountId, app.body.data.id, Date.now()),
-      env.DB.prepare("UPDATE messages SET otp_id = ? WHERE id = ?").bind(otpId, otpMessage),
-      env.DB.prepare("UPDATE messages SET otp_id = ? WHERE id = ?").bind(
-        crypto.randomUUID(),
-        archivedOtpMessage,
-      ),
+        )
+        .bind(otpId, accountId, app.body.data.id, Date.now()),
+      d1.prepare("UPDATE messages SET otp_id = ? WHERE id = ?").bind(otpId, otpMessage),
+      d1.prepare("UPDATE messages SET otp_id = ? WHERE id = ?").bind(crypto.randomUUID(), archivedOtpMessage),
     ]);
 
     await runArchiveJob();
@@ -251,7 +255,7 @@ describe("archive_messages", () => {
         )
       ).body.data;
     expect(await recipientsOf()).toMatchObject([{ status: "read", message_id: campaignRead }]);
-    await env.DB.prepare("UPDATE campaigns SET status = 'completed' WHERE id = ?").bind(campaignId).run();
+    await d1.prepare("UPDATE campaigns SET status = 'completed' WHERE id = ?").bind(campaignId).run();
     await runArchiveJob();
     expect((await rowsOf(accountId)).sort()).toEqual(stays.filter((id) => id !== campaignRead));
     expect(await recipientsOf()).toMatchObject([{ status: "read", message_id: campaignRead }]);
@@ -284,7 +288,8 @@ describe("archive_messages", () => {
     };
     const [row] = await archivableMessages(db, accountId, rule, null, 10);
     expect(row?.id).toBe(id);
-    await env.DB.prepare("UPDATE messages SET status = 'delivered', updated_at = updated_at + 1 WHERE id = ?")
+    await (await accountD1(accountId))
+      .prepare("UPDATE messages SET status = 'delivered', updated_at = updated_at + 1 WHERE id = ?")
       .bind(id)
       .run();
     const archive = {

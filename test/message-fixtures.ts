@@ -7,14 +7,14 @@ import {
 } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
-import { createDb } from "../src/db/client";
 import { findMessage } from "../src/db/queries/messages";
 import worker from "../src/index";
 import { type DispatchRequest, dispatchRequestOf } from "../src/messages/dispatch-request";
+import { accountD1, accountDb, everyAccountD1 } from "./databases";
 import { ADMIN_TOKEN, call, sessionStub, waitFor } from "./helpers";
 
 // Shared set-up of the message tests: real sessions through the API, and rows seeded straight
-// into the real D1 database when a test needs many messages at once (the API would charge,
+// into the accounts' real D1 databases when a test needs many messages at once (the API would charge,
 // queue and dispatch each of them, which is what other tests are about).
 
 /** Creates a session for `key`'s account and links it through the sandbox. */
@@ -52,7 +52,8 @@ export async function balanceOf(accountId: string): Promise<number> {
 
 /** Messages stored for the account, straight from D1 (what a send created, whatever its state). */
 export async function storedMessageCount(accountId: string): Promise<number> {
-  const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM messages WHERE account_id = ?")
+  const row = await (await accountD1(accountId))
+    .prepare("SELECT COUNT(*) AS n FROM messages WHERE account_id = ?")
     .bind(accountId)
     .first<{ n: number }>();
   return row?.n ?? 0;
@@ -62,9 +63,10 @@ export async function storedMessageCount(accountId: string): Promise<number> {
 export async function ledgerOf(
   accountId: string,
 ): Promise<{ kind: string; amount: number; balance_after: number; message_count: number }[]> {
-  const { results } = await env.DB.prepare(
-    "SELECT kind, amount, balance_after, message_count FROM ledger_entries WHERE account_id = ? ORDER BY created_at, rowid",
-  )
+  const { results } = await (await accountD1(accountId))
+    .prepare(
+      "SELECT kind, amount, balance_after, message_count FROM ledger_entries WHERE account_id = ? ORDER BY created_at, rowid",
+    )
     .bind(accountId)
     .all<{ kind: string; amount: number; balance_after: number; message_count: number }>();
   return results;
@@ -87,10 +89,11 @@ export interface SeedRow {
 }
 
 /**
- * Inserts message rows into D1 in one statement per 500 rows (a JSON array expanded by
- * `json_each`, as `insertOutgoingStatements` does), each followed by the statement that counts the
- * outgoing ones in `account_usage` as a send counts its messages (the backfill of
- * migrations/0016_account_usage.sql over these rows). Returns the ids in input order.
+ * Inserts message rows into their accounts' D1 databases in one statement per 500 rows (a JSON
+ * array expanded by `json_each`, as `insertOutgoingStatements` does), each followed by the
+ * statement that counts the outgoing ones in `account_usage` as a send counts its messages (the
+ * backfill of migrations/0016_account_usage.sql over these rows); one batch per database. Returns
+ * the ids in input order.
  */
 export async function seedMessages(rows: SeedRow[]): Promise<string[]> {
   const full = rows.map((r) => ({
@@ -106,11 +109,23 @@ export async function seedMessages(rows: SeedRow[]): Promise<string[]> {
     media_url: r.mediaUrl ?? null,
     at: r.createdAt,
   }));
+  const byDatabase = new Map<D1Database, typeof full>();
+  for (const accountId of new Set(full.map((r) => r.account_id))) {
+    const d1 = await accountD1(accountId);
+    byDatabase.set(d1, [...(byDatabase.get(d1) ?? []), ...full.filter((r) => r.account_id === accountId)]);
+  }
+  for (const [d1, rowsOfDb] of byDatabase) await seedInto(d1, rowsOfDb);
+  return full.map((r) => r.id);
+}
+
+/** The statements of {@link seedMessages} for rows of one account database, run in one batch. */
+async function seedInto(d1: D1Database, full: object[]): Promise<void> {
   const statements: D1PreparedStatement[] = [];
   for (let i = 0; i < full.length; i += 500) {
     statements.push(
-      env.DB.prepare(
-        `INSERT INTO messages (id, account_id, account_number, chatapp_session_id, to_number, from_number, type, content, media_url,
+      d1
+        .prepare(
+          `INSERT INTO messages (id, account_id, account_number, chatapp_session_id, to_number, from_number, type, content, media_url,
            status, direction, cost, metadata, created_at, updated_at)
          SELECT json_extract(value, '$.id'), json_extract(value, '$.account_id'),
            (SELECT number FROM accounts WHERE id = json_extract(value, '$.account_id')), json_extract(value, '$.session_id'),
@@ -118,9 +133,11 @@ export async function seedMessages(rows: SeedRow[]): Promise<string[]> {
            json_extract(value, '$.content'), json_extract(value, '$.media_url'), json_extract(value, '$.status'),
            json_extract(value, '$.direction'), 1, '{}', json_extract(value, '$.at'), json_extract(value, '$.at')
          FROM json_each(?)`,
-      ).bind(JSON.stringify(full.slice(i, i + 500))),
-      env.DB.prepare(
-        `INSERT INTO account_usage (account_id, hour, type, queued, scheduled, sent, delivered, "read", failed, cost, refunded)
+        )
+        .bind(JSON.stringify(full.slice(i, i + 500))),
+      d1
+        .prepare(
+          `INSERT INTO account_usage (account_id, hour, type, queued, scheduled, sent, delivered, "read", failed, cost, refunded)
          SELECT account_id, created_at - created_at % 3600000, type, SUM(status = 'queued'), SUM(status = 'scheduled'),
            SUM(status = 'sent'), SUM(status = 'delivered'), SUM(status = 'read'), SUM(status = 'failed'), SUM(cost), 0
          FROM messages WHERE id IN (SELECT json_extract(value, '$.id') FROM json_each(?)) AND direction = 'outgoing'
@@ -128,11 +145,11 @@ export async function seedMessages(rows: SeedRow[]): Promise<string[]> {
          ON CONFLICT (account_id, hour, type) DO UPDATE SET queued = queued + excluded.queued,
            scheduled = scheduled + excluded.scheduled, sent = sent + excluded.sent, delivered = delivered + excluded.delivered,
            "read" = "read" + excluded."read", failed = failed + excluded.failed, cost = cost + excluded.cost`,
-      ).bind(JSON.stringify(full.slice(i, i + 500))),
+        )
+        .bind(JSON.stringify(full.slice(i, i + 500))),
     );
   }
-  await env.DB.batch(statements);
-  return full.map((r) => r.id);
+  await d1.batch(statements);
 }
 
 /** A message as GET /v1/chatapp/messages/{id} shows it. */
@@ -262,6 +279,23 @@ export async function sessionStorage(id: string): Promise<{
 }
 
 /**
+ * How many of messages `ids` match `where` (SQL on `messages`), over every account database: the
+ * ids name no account, and each message is in its account's database only.
+ */
+async function countMessages(ids: string[], where: string): Promise<number> {
+  let n = 0;
+  for (const d1 of everyAccountD1()) {
+    const row = await d1
+      .prepare(`SELECT COUNT(*) AS n FROM messages WHERE id IN (SELECT value FROM json_each(?)) AND ${where}`)
+      .bind(JSON.stringify(ids))
+      .first<{ n: number }>();
+    if (!row) throw new Error("no count of messages");
+    n += row.n;
+  }
+  return n;
+}
+
+/**
  * Waits until the outbound queue handed the messages to their session and each had its first
  * attempt (read from D1: the queue's delivery is the platform's, not ours to drive), at most
  * `timeoutMs`.
@@ -269,13 +303,11 @@ export async function sessionStorage(id: string): Promise<{
 export async function firstAttempts(ids: string[], timeoutMs = 20_000): Promise<void> {
   await waitFor(
     async () => {
-      const row = await env.DB.prepare(
-        `SELECT COUNT(*) AS n FROM messages WHERE id IN (SELECT value FROM json_each(?))
-           AND status = 'queued' AND json_extract(metadata, '$.attempts') IS NULL`,
-      )
-        .bind(JSON.stringify(ids))
-        .first<{ n: number }>();
-      if ((row?.n ?? 1) !== 0) throw new Error(`${row?.n} messages had no attempt yet`);
+      const n = await countMessages(
+        ids,
+        "status = 'queued' AND json_extract(metadata, '$.attempts') IS NULL",
+      );
+      if (n !== 0) throw new Error(`${n} messages had no attempt yet`);
       return true;
     },
     {
@@ -299,12 +331,7 @@ export async function settleAll(
 ): Promise<Message[]> {
   for (let i = 0; i < runs; i++) {
     await runDurableObjectAlarm(sessionStub(sessionId));
-    const rows = await env.DB.prepare(
-      `SELECT COUNT(*) AS n FROM messages WHERE id IN (SELECT value FROM json_each(?)) AND status = 'queued'`,
-    )
-      .bind(JSON.stringify(ids))
-      .first<{ n: number }>();
-    if ((rows?.n ?? 1) === 0) break;
+    if ((await countMessages(ids, "status = 'queued'")) === 0) break;
   }
   return Promise.all(ids.map((id) => getMessage(key, id)));
 }
@@ -323,7 +350,7 @@ export async function sandboxReceived(sessionId: string): Promise<Map<string, nu
 
 /** The queue message of a stored message, as the send put it on the queue. */
 export async function queueBodyOf(accountId: string, id: string): Promise<DispatchRequest> {
-  const row = await findMessage(createDb(env.DB), accountId, id);
+  const row = await findMessage(await accountDb(accountId), accountId, id);
   if (!row) throw new Error(`no message ${id}`);
   return dispatchRequestOf(row, 1);
 }

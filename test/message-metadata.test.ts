@@ -1,7 +1,6 @@
 /// <reference types="vite/client" />
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createDb } from "../src/db/client";
 import {
   keptMediaStatement,
   mediaErrorStatement,
@@ -19,6 +18,7 @@ import {
 import { receiveMessage } from "../src/messages/receive";
 import { applyMoves } from "../src/moves/apply";
 import { createCampaign, recipients } from "./campaign-fixtures";
+import { accountD1, accountDb } from "./databases";
 import { call, createAccount } from "./helpers";
 import { connectedSession, driveAlarmUntil, getMessage, seedMessages, sendText } from "./message-fixtures";
 import { metadataProblems } from "./metadata-check";
@@ -33,7 +33,8 @@ import { metadataProblems } from "./metadata-check";
  * undeclared key at any depth. @returns the top-level keys seen, sorted.
  */
 async function checkStored(accountId: string): Promise<string[]> {
-  const { results } = await env.DB.prepare("SELECT id, metadata FROM messages WHERE account_id = ?")
+  const { results } = await (await accountD1(accountId))
+    .prepare("SELECT id, metadata FROM messages WHERE account_id = ?")
     .bind(accountId)
     .all<{ id: string; metadata: string }>();
   const seen = new Set<string>();
@@ -81,7 +82,8 @@ describe("metadata as the service writes it", () => {
         createdAt: now - 10_000,
       })),
     );
-    const db = createDb(env.DB);
+    const db = await accountDb(accountId);
+    const d1 = await accountD1(accountId);
     for (const id of [retried, sent, gatewayFailed]) {
       await recordRetry(db, id ?? "", {
         attempts: 1,
@@ -105,7 +107,8 @@ describe("metadata as the service writes it", () => {
       at: now,
       outcome: "unreachable",
     });
-    await env.DB.prepare("UPDATE messages SET provider_message_id = 'gw-' || id WHERE account_id = ?")
+    await d1
+      .prepare("UPDATE messages SET provider_message_id = 'gw-' || id WHERE account_id = ?")
       .bind(accountId)
       .run();
     const receipt = (id: string | undefined) => ({ sessionId: SESSION, providerMessageId: `gw-${id}` });
@@ -159,7 +162,8 @@ describe("metadata as the service writes it", () => {
     ]);
     const shown = parseMessageMetadata(
       (
-        await env.DB.prepare("SELECT metadata FROM messages WHERE id = ?")
+        await d1
+          .prepare("SELECT metadata FROM messages WHERE id = ?")
           .bind(sent)
           .first<{ metadata: string }>()
       )?.metadata ?? "",
@@ -234,7 +238,7 @@ describe("metadata as the service writes it", () => {
     };
     const failedRow = await receiveMessage(env, incoming);
     const keptRow = await receiveMessage(env, incoming);
-    const db = createDb(env.DB);
+    const db = await accountDb(accountId);
     const error = { reason: "too_large", detail: "it is larger than 100 MB.", tries: 1 };
     for (const row of [failedRow, keptRow]) {
       await db.run(mediaErrorStatement(db, { id: row?.id ?? "", accountId, error, at: now }));
@@ -254,7 +258,10 @@ describe("metadata as the service writes it", () => {
       { accountId, sessionId: SESSION, toNumber: "+14155552671", type: "image", createdAt: now },
     ]);
     const copy = `test-copy-${crypto.randomUUID()}`;
-    await env.DB.prepare("UPDATE messages SET media_key = ? WHERE id = ?").bind(copy, outgoing).run();
+    await (await accountD1(accountId))
+      .prepare("UPDATE messages SET media_key = ? WHERE id = ?")
+      .bind(copy, outgoing)
+      .run();
     expect(await recordExpiredOutgoingMedia(db, [copy], now, 10)).toBe(1);
 
     expect(await checkStored(accountId)).toEqual(["media", "media_error", "media_expired_at"]);
@@ -271,7 +278,8 @@ describe("metadata as the service writes it", () => {
     const [id] = await seedMessages([
       { accountId, sessionId: a, toNumber: "+14155552671", status: "scheduled", createdAt: Date.now() },
     ]);
-    await env.DB.prepare("UPDATE messages SET campaign_id = ?, scheduled_at = ? WHERE id = ?")
+    await (await accountD1(accountId))
+      .prepare("UPDATE messages SET campaign_id = ?, scheduled_at = ? WHERE id = ?")
       .bind(draft.id, Date.now() + 3_600_000, id)
       .run();
     expect(

@@ -1,12 +1,12 @@
 import { env } from "cloudflare:workers";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { describe, expect, it } from "vitest";
-import { createDb } from "../src/db/client";
 import { findMessage } from "../src/db/queries/messages";
 import { parseMessageMetadata } from "../src/messages/metadata";
 import { MESSAGE_STATUSES, type MessageStatus } from "../src/messages/types";
 import { applyMoves } from "../src/moves/apply";
 import { MESSAGE_TRANSITIONS, type MessageMove, type MoveKind, sentStatement } from "../src/moves/message";
+import { accountD1, accountDb, firstAccountD1 } from "./databases";
 import { call, createAccount, sessionStub, waitFor } from "./helpers";
 import {
   balanceOf,
@@ -70,13 +70,14 @@ describe("message transitions", () => {
       const [id] = await seedMessages([
         { accountId, sessionId: SESSION, toNumber: "+14155552671", status, createdAt: Date.now() - 10_000 },
       ]);
-      await env.DB.prepare("UPDATE messages SET provider_message_id = ? WHERE id = ?")
+      await (await accountD1(accountId))
+        .prepare("UPDATE messages SET provider_message_id = ? WHERE id = ?")
         .bind(`gw-${id}`, id)
         .run();
       const [moved] = await applyMoves(env, accountId, [moveOf(kind, accountId, id!, Date.now())]);
 
       const expected = nextStatus(kind, status as MessageStatus);
-      const row = await findMessage(createDb(env.DB), accountId, id!);
+      const row = await findMessage(await accountDb(accountId), accountId, id!);
       expect(row?.status).toBe(expected ?? status);
       expect(moved).toBe(expected !== null);
       const refunds = (await ledgerOf(accountId)).filter((entry) => entry.kind === "refund");
@@ -119,10 +120,11 @@ describe("message transitions", () => {
     const [id] = await seedMessages([
       { accountId, sessionId: SESSION, toNumber: "+14155552671", createdAt: 1 },
     ]);
-    await env.DB.prepare("UPDATE messages SET provider_message_id = ? WHERE id = ?")
+    await (await accountD1(accountId))
+      .prepare("UPDATE messages SET provider_message_id = ? WHERE id = ?")
       .bind(`gw-${id}`, id)
       .run();
-    const db = createDb(env.DB);
+    const db = await accountDb(accountId);
     const sentAt = Date.parse("2026-11-21T10:00:00.000Z");
     await applyMoves(env, accountId, [moveOf("sent", accountId, id!, sentAt)]);
     const behind = sentAt - 3600_000; // a gateway whose local time is labelled UTC, an hour behind
@@ -192,7 +194,7 @@ describe("only messages that never left can be failed by the fan-out's failure p
     const scheduled = (await sendText(key, session, ["+14155552673"], { scheduled_at: later })).body.data
       .messages[0]!.id;
     // The object accepted it (its hand-over may have failed after that, as far as the queue knows).
-    await waitForAccepted(scheduled);
+    await waitForAccepted(accountId, scheduled);
     const [lost] = await seedMessages([
       { accountId, sessionId: session, toNumber: "+14155552674", createdAt: 1 },
     ]);
@@ -207,11 +209,13 @@ describe("only messages that never left can be failed by the fan-out's failure p
   });
 });
 
-async function waitForAccepted(id: string): Promise<void> {
+async function waitForAccepted(accountId: string, id: string): Promise<void> {
+  const d1 = await accountD1(accountId);
   await waitFor(
     async () =>
       (
-        await env.DB.prepare("SELECT accepted_at FROM messages WHERE id = ?")
+        await d1
+          .prepare("SELECT accepted_at FROM messages WHERE id = ?")
           .bind(id)
           .first<{ accepted_at: number | null }>()
       )?.accepted_at ?? undefined,
@@ -235,7 +239,8 @@ describe("the plan of a batch's sent moves", () => {
         },
       ]),
     );
-    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${query.sql}`)
+    const plan = await firstAccountD1()
+      .prepare(`EXPLAIN QUERY PLAN ${query.sql}`)
       .bind(...query.params)
       .all<{ detail: string }>();
     const details = plan.results.map((r) => r.detail).join("\n");

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { command, createCampaign, recipients } from "./campaign-fixtures";
+import { accountD1 } from "./databases";
 import { call, createAccount, waitFor } from "./helpers";
 import { connectedSession, getMessage, seedMessages, sendText, storedMessageCount } from "./message-fixtures";
 
@@ -10,10 +11,11 @@ import { connectedSession, getMessage, seedMessages, sendText, storedMessageCoun
 
 /** The account's messages by direction, and how many of them hold a number other than the account's. */
 async function numbersOf(accountId: string) {
-  return env.DB.prepare(
-    `SELECT m.direction AS direction, count(*) AS messages, sum(m.account_number IS NOT a.number) AS wrong
+  return (await accountD1(accountId))
+    .prepare(
+      `SELECT m.direction AS direction, count(*) AS messages, sum(m.account_number IS NOT a.number) AS wrong
       FROM messages m JOIN accounts a ON a.id = m.account_id WHERE m.account_id = ? GROUP BY m.direction ORDER BY m.direction`,
-  )
+    )
     .bind(accountId)
     .all<{ direction: string; messages: number; wrong: number }>();
 }
@@ -78,13 +80,17 @@ describe("messages by account number", () => {
       { accountId: second.accountId, sessionId: session, toNumber: "+14155552672", createdAt: 2 },
     ]);
     // As a row stored before it: the column's default.
-    await env.DB.prepare("UPDATE messages SET account_number = 0 WHERE account_id IN (?, ?)")
-      .bind(first.accountId, second.accountId)
-      .run();
+    for (const account of [first, second])
+      await (await accountD1(account.accountId))
+        .prepare("UPDATE messages SET account_number = 0 WHERE account_id = ?")
+        .bind(account.accountId)
+        .run();
     const migration = env.TEST_MIGRATIONS.find((m) => m.name.includes("_messages_by_account_number"));
     const backfill = migration?.queries.filter((q) => /^\s*UPDATE `messages`/m.test(q)) ?? [];
     expect(backfill).toHaveLength(1);
-    await env.DB.prepare(backfill[0]!).run();
+    // The migration runs on each account database: here, the two accounts' (one, or two).
+    for (const d1 of new Set([await accountD1(first.accountId), await accountD1(second.accountId)]))
+      await d1.prepare(backfill[0]!).run();
     for (const account of [first, second])
       expect((await numbersOf(account.accountId)).results).toEqual([
         { direction: "outgoing", messages: 1, wrong: 0 },

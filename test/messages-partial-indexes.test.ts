@@ -1,7 +1,7 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
 import { lastIncomingMessageId, messageOfProviderIds } from "../src/db/queries/messages";
+import { firstAccountD1 } from "./databases";
 
 // Partial indexes on messages (migrations/0043_messages_partial_indexes.sql,
 // 0051_messages_fewer_index_rows.sql): a message that was never refunded, belongs to no campaign,
@@ -10,7 +10,8 @@ import { lastIncomingMessageId, messageOfProviderIds } from "../src/db/queries/m
 // use them.
 
 async function plan(query: string, ...params: unknown[]): Promise<string> {
-  const rows = await env.DB.prepare(`EXPLAIN QUERY PLAN ${query}`)
+  const rows = await firstAccountD1()
+    .prepare(`EXPLAIN QUERY PLAN ${query}`)
     .bind(...params)
     .all<{ detail: string }>();
   return rows.results.map((row) => row.detail).join("\n");
@@ -19,7 +20,7 @@ async function plan(query: string, ...params: unknown[]): Promise<string> {
 /** D1 that records each statement prepared through it (and its parameters), then runs it. */
 function recordingD1(): { d1: D1Database; statements: { sql: string; params: unknown[] }[] } {
   const statements: { sql: string; params: unknown[] }[] = [];
-  const d1 = new Proxy(env.DB, {
+  const d1 = new Proxy(firstAccountD1(), {
     get(target, name) {
       if (name !== "prepare") return Reflect.get(target, name, target);
       return (query: string) => {
@@ -46,7 +47,8 @@ function recordingD1(): { d1: D1Database; statements: { sql: string; params: unk
 
 const indexSql = async (name: string) =>
   (
-    await env.DB.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?")
+    await firstAccountD1()
+      .prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?")
       .bind(name)
       .first<{ sql: string }>()
   )?.sql;

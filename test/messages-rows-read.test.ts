@@ -1,10 +1,10 @@
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createDb } from "../src/db/client";
+import type { Db } from "../src/db/client";
 import type { ListQuery } from "../src/db/queries/message-list";
 import { buildListQueries, buildListQuery, listMessages } from "../src/db/queries/message-list";
 import { toE164 } from "../src/lib/phone";
 import { MessageListQuery, toListQuery } from "../src/routes/messages/messages.schemas";
+import { accountD1, accountDb } from "./databases";
 import { createAccount } from "./helpers";
 import { connectedSession, type SeedRow, seedMessages } from "./message-fixtures";
 
@@ -34,12 +34,27 @@ const numbers = Array.from({ length: 200 }, (_, i) => `+1415555${String(2600 + i
 
 let accountA = "";
 let sessionsA: { id: string; sessionId: string; phone: string }[] = [];
+/** Account A's database, as Drizzle and as D1. */
+let db: Db;
+let d1: D1Database;
+
+/** An account in the same database as `accountId`, so that its messages share the table read. */
+async function neighbourOf(accountId: string): Promise<{ accountId: string; key: string }> {
+  const home = await accountD1(accountId);
+  for (let i = 0; i < 4; i++) {
+    const other = await createAccount(10);
+    if ((await accountD1(other.accountId)) === home) return other;
+  }
+  throw new Error(`no new account landed in the database of ${accountId}`);
+}
 
 beforeAll(async () => {
   for (const n of numbers) expect(toE164(n)).toBe(n);
   const a = await createAccount(10);
-  const b = await createAccount(10);
+  const b = await neighbourOf(a.accountId);
   accountA = a.accountId;
+  db = await accountDb(accountA);
+  d1 = await accountD1(accountA);
   sessionsA = [await connectedSession(a.key), await connectedSession(a.key)];
   const sessionB = await connectedSession(b.key);
   const next = random(42);
@@ -63,15 +78,15 @@ beforeAll(async () => {
     });
   }
   await seedMessages(rows);
-  const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM messages").first<{ n: number }>();
+  const count = await d1.prepare("SELECT COUNT(*) AS n FROM messages").first<{ n: number }>();
   expect(count?.n).toBeGreaterThanOrEqual(TOTAL);
 }, 120_000);
 
 /** Runs the list query's SQL on D1; returns the ids read and D1's rows_read. */
 async function measure(query: ListQuery): Promise<{ ids: string[]; rowsRead: number }> {
-  const db = createDb(env.DB);
   const { sql, params } = buildListQuery(db, accountA, query).toSQL();
-  const result = await env.DB.prepare(sql)
+  const result = await d1
+    .prepare(sql)
     .bind(...params)
     .all<{ id: string }>();
   // The same query through the function the API calls returns the same rows.
@@ -83,7 +98,6 @@ async function measure(query: ListQuery): Promise<{ ids: string[]; rowsRead: num
 
 /** A cursor at the row `offset` rows into the filter's newest-first result. */
 async function deepCursor(query: ListQuery, offset: number, direction: "next" | "prev"): Promise<ListQuery> {
-  const db = createDb(env.DB);
   const rows = await buildListQuery(db, accountA, { ...query, limit: offset + 1 });
   const at = rows[offset];
   if (!at) throw new Error(`the filter matches fewer than ${offset + 1} rows`);
@@ -136,7 +150,7 @@ describe.each(filters)("%s", (name, search) => {
   for (const limit of [10, 100]) {
     it(`reads at most limit + 5 rows per page (limit ${limit}): first page, deep page forward and back`, async () => {
       const query = parseListQuery(`${search()}&limit=${limit}`);
-      const matching = await buildListQuery(createDb(env.DB), accountA, { ...query, limit: TOTAL });
+      const matching = await buildListQuery(db, accountA, { ...query, limit: TOTAL });
       // Enough rows for a deep page, so the bound is not met trivially.
       expect(matching.length).toBeGreaterThan(limit * 2 + 10);
 
@@ -170,11 +184,11 @@ describe("filter[to_number] with several numbers", () => {
         .map((n) => `filter[to_number][]=${encodeURIComponent(n)}`)
         .join("&");
       const query = parseListQuery(`${search}&limit=${limit}`);
-      const db = createDb(env.DB);
       let rowsRead = 0;
       for (const statement of buildListQueries(db, accountA, query)) {
         const { sql, params } = statement.toSQL();
-        const result = await env.DB.prepare(sql)
+        const result = await d1
+          .prepare(sql)
           .bind(...params)
           .all();
         rowsRead += result.meta.rows_read;
@@ -205,9 +219,8 @@ describe.each([
   ["filter[type]=text", "filter[type]=text", "type = 'text'"],
 ])("%s (a value most messages have)", (_name, search, condition) => {
   it("reads the account's messages newest first, about limit ÷ the value's share of them", async () => {
-    const shares = await env.DB.prepare(
-      `SELECT avg(${condition}) AS share FROM messages WHERE account_id = ?`,
-    )
+    const shares = await d1
+      .prepare(`SELECT avg(${condition}) AS share FROM messages WHERE account_id = ?`)
       .bind(accountA)
       .first<{ share: number }>();
     const share = shares?.share ?? 0;

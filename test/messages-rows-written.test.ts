@@ -1,10 +1,10 @@
-import { env } from "cloudflare:workers";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { batchSql, createDb } from "../src/db/client";
+import { batchSql } from "../src/db/client";
 import { d1Counts } from "../src/db/d1-counter";
 import { claimMessages, insertOutgoingStatements, type NewMessages } from "../src/db/queries/messages";
 import { moveStatement, sentStatements } from "../src/moves/message";
+import { accountDb } from "./databases";
 import { createAccount } from "./helpers";
 
 // D1 bills a row written per b-tree entry it writes: a table row, one per index entry, and the
@@ -13,8 +13,6 @@ import { createAccount } from "./helpers";
 // meets. This holds what one outgoing message (not a campaign's) costs, from its send to `read`,
 // to the figures below, so that an index or trigger added to `messages` is a choice, not a drift
 // (`npm run bench -- --only footprint` measures the whole, events and webhooks included).
-
-const db = createDb(env.DB);
 
 function send(accountId: string, count: number, now: number): NewMessages {
   return {
@@ -43,6 +41,7 @@ const written = (results: D1Result[]) => results.map((result) => result.meta.row
 describe("rows written per outgoing message", () => {
   it("are 7 to create a text (a send's count 1 or 2), 1 to accept it, 3 to send it (a batch's count 1), 2 to deliver and 2 to read it", async () => {
     const { accountId } = await createAccount(1);
+    const db = await accountDb(accountId);
     const now = Date.now();
     // The hour's first send creates its counter row (the row and its primary key), the next one
     // adds to it; each message: its row, its primary key, and messages_account_created, _status

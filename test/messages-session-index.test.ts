@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import type { SQL } from "drizzle-orm";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { describe, expect, it } from "vitest";
@@ -7,6 +6,7 @@ import { buildListQuery } from "../src/db/queries/message-list";
 import { messages } from "../src/db/schema";
 import { eventsForRows } from "../src/events/record";
 import { moveStatement, targetOf } from "../src/moves/message";
+import { firstAccountD1 } from "./databases";
 
 // `messages_session` is `(chatapp_session_id, created_at, id)`: a session belongs to one account,
 // so its id leads without `account_id` (migrations/0049_smaller_events_and_indexes.sql). The
@@ -16,7 +16,8 @@ import { moveStatement, targetOf } from "../src/moves/message";
 const dialect = new SQLiteAsyncDialect({ casing: "snake_case" });
 
 async function plan(query: { sql: string; params: unknown[] }): Promise<string> {
-  const rows = await env.DB.prepare(`EXPLAIN QUERY PLAN ${query.sql}`)
+  const rows = await firstAccountD1()
+    .prepare(`EXPLAIN QUERY PLAN ${query.sql}`)
     .bind(...query.params)
     .all<{ detail: string }>();
   return rows.results.map((row) => row.detail).join("\n");
@@ -26,18 +27,19 @@ const planOf = (statement: SQL) => plan(dialect.sqlToQuery(statement));
 
 describe("messages_session", () => {
   it("leads with the session, without account_id", async () => {
-    const index = await env.DB.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?")
+    const index = await firstAccountD1()
+      .prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?")
       .bind("messages_session")
       .first<{ sql: string }>();
     expect(index?.sql).toMatch(/\(`chatapp_session_id`,`created_at`,`id`\)$/);
-    const old = await env.DB.prepare(
-      "SELECT name FROM sqlite_master WHERE name = 'messages_account_session'",
-    ).first();
+    const old = await firstAccountD1()
+      .prepare("SELECT name FROM sqlite_master WHERE name = 'messages_account_session'")
+      .first();
     expect(old).toBeNull();
   });
 
   it("serves a session's page of the list, and a session's moves, with no sort", async () => {
-    const db = createDb(env.DB);
+    const db = createDb(firstAccountD1());
     for (const cursor of [null, { createdAt: 5, id: "m", direction: "next" as const }]) {
       const details = await plan(
         buildListQuery(db, "a", { filters: { sessionId: "s" }, limit: 10, cursor }).toSQL(),

@@ -1,9 +1,8 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createDb } from "../src/db/client";
 import { purgeChecks } from "../src/db/queries/contact-checks";
 import { sandboxOnNetwork } from "../src/gateways/sandbox";
 import { CONTACT_CHECK_TTL_MS } from "../src/number-checks/check";
+import { accountD1, accountDb } from "./databases";
 import { ADMIN_TOKEN, call, createAccount, createSession, expectProblem, TIMESTAMP } from "./helpers";
 import { connectedSession } from "./message-fixtures";
 
@@ -36,9 +35,8 @@ function check(key: string, sessionId: string, numbers: unknown) {
 
 /** The account's stored checks, by number. */
 async function storedChecks(accountId: string) {
-  const { results } = await env.DB.prepare(
-    "SELECT number, on_chatapp, checked_at FROM contact_checks WHERE account_id = ? ORDER BY number",
-  )
+  const { results } = await (await accountD1(accountId))
+    .prepare("SELECT number, on_chatapp, checked_at FROM contact_checks WHERE account_id = ? ORDER BY number")
     .bind(accountId)
     .all<{ number: string; on_chatapp: number; checked_at: number }>();
   return results;
@@ -85,9 +83,9 @@ describe("POST /v1/chatapp/sessions/{id}/contacts/check", () => {
     await check(key, id, [ON]);
     // The cache says otherwise than the sandbox would: an answer from it shows.
     const dayAgo = Date.now() - 86_400_000;
-    await env.DB.prepare(
-      "UPDATE contact_checks SET on_chatapp = 0, checked_at = ? WHERE account_id = ? AND number = ?",
-    )
+    const d1 = await accountD1(accountId);
+    await d1
+      .prepare("UPDATE contact_checks SET on_chatapp = 0, checked_at = ? WHERE account_id = ? AND number = ?")
       .bind(dayAgo, accountId, ON)
       .run();
 
@@ -99,7 +97,8 @@ describe("POST /v1/chatapp/sessions/{id}/contacts/check", () => {
 
     // Just past its 7 days, the sandbox is asked again and the row takes the new answer.
     const expired = Date.now() - CONTACT_CHECK_TTL_MS - 1_000;
-    await env.DB.prepare("UPDATE contact_checks SET checked_at = ? WHERE account_id = ? AND number = ?")
+    await d1
+      .prepare("UPDATE contact_checks SET checked_at = ? WHERE account_id = ? AND number = ?")
       .bind(expired, accountId, ON)
       .run();
     const asked = await check(key, id, [ON]);
@@ -117,7 +116,8 @@ describe("POST /v1/chatapp/sessions/{id}/contacts/check", () => {
     const session = await connectedSession(first.key);
     const other = await connectedSession(second.key);
     await check(first.key, session.id, [ON]);
-    await env.DB.prepare("UPDATE contact_checks SET on_chatapp = 0 WHERE account_id = ?")
+    await (await accountD1(first.accountId))
+      .prepare("UPDATE contact_checks SET on_chatapp = 0 WHERE account_id = ?")
       .bind(first.accountId)
       .run();
 
@@ -202,11 +202,12 @@ describe("the hourly purge of number checks", () => {
     const { id } = await connectedSession(key);
     await check(key, id, [ON, OFF]);
     const cutOff = Date.now() - CONTACT_CHECK_TTL_MS;
-    await env.DB.prepare("UPDATE contact_checks SET checked_at = ? WHERE account_id = ? AND number = ?")
+    await (await accountD1(accountId))
+      .prepare("UPDATE contact_checks SET checked_at = ? WHERE account_id = ? AND number = ?")
       .bind(cutOff - 1, accountId, OFF)
       .run();
 
-    expect((await purgeChecks(createDb(env.DB), cutOff)).deleted).toBeGreaterThanOrEqual(1);
+    expect((await purgeChecks(await accountDb(accountId), cutOff)).deleted).toBeGreaterThanOrEqual(1);
     expect((await storedChecks(accountId)).map((row) => row.number)).toEqual([ON]);
   });
 });

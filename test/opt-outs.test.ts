@@ -1,10 +1,9 @@
-import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
-import { createDb } from "../src/db/client";
 import { MAX_OPT_OUT_LOOKUP, optedOutAmong } from "../src/db/queries/opt-outs";
 import { decodeCursor, encodeCursor } from "../src/lib/cursor";
 import { DEFAULT_OPT_OUT_KEYWORDS, optOutKeyword } from "../src/opt-outs/keywords";
 import { optOutRoutes } from "../src/routes/opt-outs/opt-outs.index";
+import { accountD1, accountDb } from "./databases";
 import { call, createAccount, expectProblem, sessionStub, TIMESTAMP } from "./helpers";
 import { connectedSession } from "./message-fixtures";
 
@@ -48,9 +47,10 @@ function list(query = "", apiKey = key) {
 
 /** The account's stored opt-out rows, newest first. */
 async function rows(account = accountId) {
-  const { results } = await env.DB.prepare(
-    "SELECT to_number, source, keyword, created_at FROM opt_outs WHERE account_id = ? ORDER BY created_at DESC, to_number DESC",
-  )
+  const { results } = await (await accountD1(account))
+    .prepare(
+      "SELECT to_number, source, keyword, created_at FROM opt_outs WHERE account_id = ? ORDER BY created_at DESC, to_number DESC",
+    )
     .bind(account)
     .all<{ to_number: string; source: string; keyword: string | null; created_at: number }>();
   return results;
@@ -59,10 +59,11 @@ async function rows(account = accountId) {
 /** Seeds opt-outs straight into D1: `count` numbers, +1415555{1000+i}, one millisecond apart. */
 async function seed(count: number, account = accountId, start = 1_800_000_000_000): Promise<string[]> {
   const numbers = Array.from({ length: count }, (_, i) => `+1415555${String(1000 + i)}`);
-  await env.DB.prepare(
-    `INSERT INTO opt_outs (account_id, to_number, source, keyword, created_at)
+  await (await accountD1(account))
+    .prepare(
+      `INSERT INTO opt_outs (account_id, to_number, source, keyword, created_at)
      SELECT ?, value, 'api', NULL, ? + key FROM json_each(?)`,
-  )
+    )
     .bind(account, start, JSON.stringify(numbers))
     .run();
   return numbers;
@@ -165,9 +166,10 @@ describe("GET /v1/opt-outs", () => {
   it("pages newest first by cursor, forwards and back, numbers breaking ties", async () => {
     const numbers = await seed(25);
     // Two more at the newest time: the number orders them (descending).
-    await env.DB.prepare(
-      "INSERT INTO opt_outs (account_id, to_number, source, keyword, created_at) VALUES (?, '+14155559001', 'keyword', 'STOP', ?), (?, '+14155559002', 'api', NULL, ?)",
-    )
+    await (await accountD1(accountId))
+      .prepare(
+        "INSERT INTO opt_outs (account_id, to_number, source, keyword, created_at) VALUES (?, '+14155559001', 'keyword', 'STOP', ?), (?, '+14155559002', 'api', NULL, ?)",
+      )
       .bind(accountId, 1_800_000_000_100, accountId, 1_800_000_000_100)
       .run();
     const expected = ["+14155559002", "+14155559001", ...numbers.toReversed()];
@@ -250,7 +252,8 @@ describe("opt-out keywords from incoming messages", () => {
       created_at: expect.stringMatching(TIMESTAMP),
     });
     // The opt-out is the message's own time: both come from one batch.
-    const message = await env.DB.prepare("SELECT created_at FROM messages WHERE id = ?")
+    const message = await (await accountD1(accountId))
+      .prepare("SELECT created_at FROM messages WHERE id = ?")
       .bind(res.body.data.id)
       .first<{ created_at: number }>();
     expect((await rows())[0]?.created_at).toBe(message?.created_at);
@@ -296,7 +299,8 @@ describe("opt-out keywords from incoming messages", () => {
     expect((await call("DELETE", `/v1/opt-outs/${encoded("+14155552698")}`, { key })).status).toBe(204);
     expect(await sessionStub(session.id).gatewayEvents("sandbox", [event])).toHaveLength(1);
     expect(await rows()).toEqual([]);
-    const stored = await env.DB.prepare("SELECT COUNT(*) AS n FROM messages WHERE provider_message_id = ?")
+    const stored = await (await accountD1(accountId))
+      .prepare("SELECT COUNT(*) AS n FROM messages WHERE provider_message_id = ?")
       .bind(event.providerMessageId)
       .first<{ n: number }>();
     expect(stored?.n).toBe(1);
@@ -315,10 +319,18 @@ describe("opt-out keywords from incoming messages", () => {
 describe("optedOutAmong", () => {
   it("finds the opted-out numbers among 10,000 at once, for the account only", async () => {
     const listed = await seed(300);
-    const other = await createAccount();
-    await env.DB.prepare(
-      "INSERT INTO opt_outs (account_id, to_number, source, keyword, created_at) VALUES (?, '+14155553333', 'api', NULL, 1)",
-    )
+    // Another account in the same database: only the account filter keeps its opt-out apart.
+    const db = await accountDb(accountId);
+    const d1 = await accountD1(accountId);
+    let other = await createAccount();
+    for (let tries = 0; (await accountD1(other.accountId)) !== d1; tries++) {
+      if (tries === 10) throw new Error("no new account landed in the first account's database");
+      other = await createAccount();
+    }
+    await d1
+      .prepare(
+        "INSERT INTO opt_outs (account_id, to_number, source, keyword, created_at) VALUES (?, '+14155553333', 'api', NULL, 1)",
+      )
       .bind(other.accountId)
       .run();
     // 9,700 numbers not on the list (+1415556xxxx and +1415557xxxx), the 300 listed, and the other account's.
@@ -330,19 +342,15 @@ describe("optedOutAmong", () => {
       ...listed.filter((_, i) => i % 2 === 1),
     ];
     expect(numbers).toHaveLength(MAX_OPT_OUT_LOOKUP);
-    const found = await optedOutAmong(createDb(env.DB), accountId, numbers);
+    const found = await optedOutAmong(db, accountId, numbers);
     expect([...found].sort()).toEqual([...listed].sort());
 
-    expect(await optedOutAmong(createDb(env.DB), other.accountId, numbers)).toEqual(
-      new Set(["+14155553333"]),
-    );
-    expect(await optedOutAmong(createDb(env.DB), accountId, [])).toEqual(new Set());
-    expect(await optedOutAmong(createDb(env.DB), accountId, [listed[0] ?? "", listed[0] ?? ""])).toEqual(
+    expect(await optedOutAmong(db, other.accountId, numbers)).toEqual(new Set(["+14155553333"]));
+    expect(await optedOutAmong(db, accountId, [])).toEqual(new Set());
+    expect(await optedOutAmong(db, accountId, [listed[0] ?? "", listed[0] ?? ""])).toEqual(
       new Set([listed[0]]),
     );
-    await expect(optedOutAmong(createDb(env.DB), accountId, [...numbers, "+14155550000"])).rejects.toThrow(
-      RangeError,
-    );
+    await expect(optedOutAmong(db, accountId, [...numbers, "+14155550000"])).rejects.toThrow(RangeError);
   });
 });
 

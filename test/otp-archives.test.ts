@@ -1,9 +1,8 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { utcDay } from "../src/archives/archive";
 import { recordOtpArchive } from "../src/db/queries/otp-archives";
 import { archiveLines, archivesOf, runArchiveJob, setRetention } from "./archive-fixtures";
-import { accountDb } from "./databases";
+import { accountD1, accountDb } from "./databases";
 import { ERASED, erase } from "./erasure-fixtures";
 import { call, createAccount, expectProblem, phoneText } from "./helpers";
 import { connectedSession, driveAlarmUntil, getMessage } from "./message-fixtures";
@@ -76,14 +75,19 @@ async function showOtp(a: Account, id: string): Promise<Otp> {
  * so their OTPs may be archived (README, Archives).
  */
 async function sentAnHourAgo(accountId: string): Promise<void> {
-  await env.DB.prepare("UPDATE otps SET last_sent_at = last_sent_at - 3601000 WHERE account_id = ?")
+  await (await accountD1(accountId))
+    .prepare("UPDATE otps SET last_sent_at = last_sent_at - 3601000 WHERE account_id = ?")
     .bind(accountId)
     .run();
 }
 
-const count = async (query: string, ...params: unknown[]) =>
+/** The count `query` reads in account `accountId`'s database. */
+const count = async (accountId: string, query: string, ...params: unknown[]) =>
   (
-    await env.DB.prepare(query)
+    await (
+      await accountD1(accountId)
+    )
+      .prepare(query)
       .bind(...params)
       .first<{ n: number }>()
   )?.n ?? 0;
@@ -97,10 +101,12 @@ describe("OTP archives", () => {
     // Expired, but its message still waits to be sent: neither goes. (Delivered first, so that
     // nothing moves it on while the test looks.)
     const waiting = await verifiedOtp(a, "+14155550113");
-    await env.DB.prepare("UPDATE otps SET status = 'pending', expires_at = 1 WHERE id = ?")
+    const d1 = await accountD1(a.accountId);
+    await d1
+      .prepare("UPDATE otps SET status = 'pending', expires_at = 1 WHERE id = ?")
       .bind(waiting.id)
       .run();
-    await env.DB.prepare("UPDATE messages SET status = 'queued' WHERE id = ?").bind(waiting.message_id).run();
+    await d1.prepare("UPDATE messages SET status = 'queued' WHERE id = ?").bind(waiting.message_id).run();
 
     // Within the hour of its code the per-number limit still counts its send: it stays.
     expect(await runArchiveJob()).toEqual({ archives: 0, otps: 0, messages: 0, campaign_recipients: 0 });
@@ -135,7 +141,9 @@ describe("OTP archives", () => {
     // Nothing of it is left in D1 but its tombstone; another account finds nothing at all.
     for (const table of ["otps", "otp_attempts", "otp_sends"]) {
       const column = table === "otps" ? "id" : "otp_id";
-      expect(await count(`SELECT count(*) AS n FROM ${table} WHERE ${column} = ?`, verified.id)).toBe(0);
+      expect(
+        await count(a.accountId, `SELECT count(*) AS n FROM ${table} WHERE ${column} = ?`, verified.id),
+      ).toBe(0);
     }
     const other = await createAccount();
     expectProblem(await call("GET", `/v1/otp/${verified.id}`, { key: other.key }), 404, "not_found");
@@ -151,7 +159,9 @@ describe("OTP archives", () => {
   it("add an OTP to its app's statistics once, however many runs race for it", async () => {
     const a = await otpAccount();
     const otp = await verifiedOtp(a, "+14155550121");
-    const row = await env.DB.prepare("SELECT updated_at AS updatedAt FROM otps WHERE id = ?")
+    const d1 = await accountD1(a.accountId);
+    const row = await d1
+      .prepare("SELECT updated_at AS updatedAt FROM otps WHERE id = ?")
       .bind(otp.id)
       .first<{ updatedAt: number }>();
     const now = Date.now();
@@ -182,15 +192,19 @@ describe("OTP archives", () => {
       recordOtpArchive(db, archive(2), versions, rule),
     ]);
     expect(results.flat()).toEqual([otp.id]);
-    const stats = await env.DB.prepare(
-      "SELECT sum(sent) AS sent, sum(delivered) AS delivered, sum(verified) AS verified FROM otp_stats_hours WHERE app_id = ?",
-    )
+    const stats = await d1
+      .prepare(
+        "SELECT sum(sent) AS sent, sum(delivered) AS delivered, sum(verified) AS verified FROM otp_stats_hours WHERE app_id = ?",
+      )
       .bind(a.appId)
       .first();
     expect(stats).toEqual({ sent: 1, delivered: 1, verified: 1 });
-    expect(await count("SELECT sum(count) AS n FROM otp_verify_times WHERE app_id = ?", a.appId)).toBe(1);
+    expect(
+      await count(a.accountId, "SELECT sum(count) AS n FROM otp_verify_times WHERE app_id = ?", a.appId),
+    ).toBe(1);
     expect(
       await count(
+        a.accountId,
         "SELECT count(*) AS n FROM archived_otps WHERE otp_id = unhex(replace(?, '-', ''))",
         otp.id,
       ),

@@ -1,6 +1,6 @@
-import { env } from "cloudflare:workers";
 import { getCountries } from "libphonenumber-js/max";
 import { describe, expect, it } from "vitest";
+import { accountD1 } from "./databases";
 import { type ApiResponse, call, createAccount, expectProblem, phoneText } from "./helpers";
 import { balanceOf, connectedSession, ledgerOf } from "./message-fixtures";
 
@@ -66,9 +66,10 @@ async function showApp(key: string, id: string): Promise<App> {
   return res.body.data;
 }
 
-/** The `allowed_countries` column as D1 stores it: JSON text, or SQL NULL. */
-async function storedCountries(appId: string): Promise<string | null | undefined> {
-  const row = await env.DB.prepare("SELECT allowed_countries FROM apps WHERE id = ?")
+/** The `allowed_countries` column of account `accountId`'s app as D1 stores it: JSON text, or SQL NULL. */
+async function storedCountries(accountId: string, appId: string): Promise<string | null | undefined> {
+  const row = await (await accountD1(accountId))
+    .prepare("SELECT allowed_countries FROM apps WHERE id = ?")
     .bind(appId)
     .first<{ allowed_countries: string | null }>();
   return row?.allowed_countries;
@@ -85,8 +86,10 @@ const setCountries = (f: Fixture, countries: string[] | null) =>
 const problem = (res: ApiResponse<unknown>, status: number, code: string) =>
   expectProblem(res as ApiResponse, status, code);
 
-async function count(query: string, ...params: unknown[]): Promise<number> {
-  const row = await env.DB.prepare(query)
+/** The count `query` reads in the fixture's account's database. */
+async function count(f: Fixture, query: string, ...params: unknown[]): Promise<number> {
+  const row = await (await accountD1(f.accountId))
+    .prepare(query)
     .bind(...params)
     .first<{ n: number }>();
   return row?.n ?? 0;
@@ -97,9 +100,9 @@ async function footprint(f: Fixture) {
   return {
     balance: await balanceOf(f.accountId),
     ledger: await ledgerOf(f.accountId),
-    otps: await count("SELECT COUNT(*) AS n FROM otps WHERE account_id = ?", f.accountId),
-    otpSends: await count("SELECT COUNT(*) AS n FROM otp_sends WHERE app_id = ?", f.appId),
-    messages: await count("SELECT COUNT(*) AS n FROM messages WHERE account_id = ?", f.accountId),
+    otps: await count(f, "SELECT COUNT(*) AS n FROM otps WHERE account_id = ?", f.accountId),
+    otpSends: await count(f, "SELECT COUNT(*) AS n FROM otp_sends WHERE app_id = ?", f.appId),
+    messages: await count(f, "SELECT COUNT(*) AS n FROM messages WHERE account_id = ?", f.accountId),
   };
 }
 
@@ -110,15 +113,15 @@ async function received(f: Fixture, messageId: string | null, to: string): Promi
 
 describe("allowed_countries on apps", () => {
   it("is null unless given, and keeps the codes given, in their order", async () => {
-    const { key } = await createAccount();
+    const { key, accountId } = await createAccount();
     const open = await createApp(key);
     expect(open.allowed_countries).toBeNull();
-    expect(await storedCountries(open.id)).toBeNull();
+    expect(await storedCountries(accountId, open.id)).toBeNull();
     expect((await createApp(key, { allowed_countries: null })).allowed_countries).toBeNull();
 
     const ruled = await createApp(key, { allowed_countries: ["US", "CA", "XK"] });
     expect(ruled.allowed_countries).toEqual(["US", "CA", "XK"]);
-    expect(await storedCountries(ruled.id)).toBe('["US","CA","XK"]');
+    expect(await storedCountries(accountId, ruled.id)).toBe('["US","CA","XK"]');
     expect((await showApp(key, ruled.id)).allowed_countries).toEqual(["US", "CA", "XK"]);
     const list = await call<{ data: App[] }>("GET", "/v1/apps", { key });
     expect(list.body.data.map((app) => app.allowed_countries)).toEqual([["US", "CA", "XK"], null, null]);
@@ -134,7 +137,7 @@ describe("allowed_countries on apps", () => {
   });
 
   it.each(["PUT", "PATCH"])("%s sets, keeps, replaces and clears the rule", async (method) => {
-    const { key } = await createAccount();
+    const { key, accountId } = await createAccount();
     const app = await createApp(key);
     const update = (body: Record<string, unknown>) =>
       call<{ data: App }>(method, `/v1/apps/${app.id}`, { key, body });
@@ -149,13 +152,13 @@ describe("allowed_countries on apps", () => {
       "US",
       "CA",
     ]);
-    expect(await storedCountries(app.id)).toBe('["US","CA"]');
+    expect(await storedCountries(accountId, app.id)).toBe('["US","CA"]');
 
     const cleared = await update({ allowed_countries: null });
     expect(cleared.status).toBe(200);
     expect(cleared.body.data.allowed_countries).toBeNull();
     // SQL NULL, not the JSON text "null".
-    expect(await storedCountries(app.id)).toBeNull();
+    expect(await storedCountries(accountId, app.id)).toBeNull();
     expect(await showApp(key, app.id)).toEqual(cleared.body.data);
   });
 
@@ -315,10 +318,9 @@ describe("sending codes under allowed_countries", () => {
     const otp = (await send(f, US)).body.data;
     expect((await setCountries(f, ["GB"])).status).toBe(200);
     // The 30 seconds between two codes of one OTP have passed.
-    await env.DB.prepare("UPDATE otps SET last_sent_at = last_sent_at - 31000 WHERE id = ?")
-      .bind(otp.id)
-      .run();
-    const row = () => env.DB.prepare("SELECT * FROM otps WHERE id = ?").bind(otp.id).first();
+    const d1 = await accountD1(f.accountId);
+    await d1.prepare("UPDATE otps SET last_sent_at = last_sent_at - 31000 WHERE id = ?").bind(otp.id).run();
+    const row = () => d1.prepare("SELECT * FROM otps WHERE id = ?").bind(otp.id).first();
     const before = { row: await row(), footprint: await footprint(f) };
     expect(before.footprint).toMatchObject({ balance: 99.99, otps: 1, otpSends: 1, messages: 1 });
 

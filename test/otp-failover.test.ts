@@ -6,7 +6,7 @@ import {
 } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createDb } from "../src/db/client";
+import type { Db } from "../src/db/client";
 import { claimAttempt } from "../src/db/queries/otp-attempts";
 import type { OtpRow } from "../src/db/queries/otps";
 import worker from "../src/index";
@@ -17,6 +17,7 @@ import {
   runFailoverJob,
   verdictOf,
 } from "../src/otp/failover";
+import { accountD1, accountDb } from "./databases";
 import { EVENTS } from "./event-fixtures";
 import {
   type ApiResponse,
@@ -48,7 +49,6 @@ import {
 const SENDER = "6ba7b810-9dad-11d1-80b4-00c04fd430c8";
 const TO = "+14155552671";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const db = createDb(env.DB);
 
 interface Attempt {
   session_id: string;
@@ -76,6 +76,9 @@ interface Fixture {
   accountId: string;
   sessions: string[];
   appId: string;
+  /** The account's database, as Drizzle and as raw D1. */
+  db: Db;
+  d1: D1Database;
 }
 
 /** An account (balance 100) with `count` connected sandbox sessions and an app using them as its channels, in order. */
@@ -95,7 +98,14 @@ async function failoverApp(count: number, app: Record<string, unknown> = {}): Pr
     },
   });
   expect(created.status).toBe(201);
-  return { key, accountId, sessions, appId: created.body.data.id };
+  return {
+    key,
+    accountId,
+    sessions,
+    appId: created.body.data.id,
+    db: await accountDb(accountId),
+    d1: await accountD1(accountId),
+  };
 }
 
 const send = (f: Fixture, to = TO) =>
@@ -153,20 +163,20 @@ function jobFor(f: Fixture, otp: Otp, code: string, over: Partial<FailoverJob> =
 }
 
 /** The OTP's attempts straight from D1, oldest first. */
-async function storedAttempts(otpId: string) {
-  const { results } = await env.DB.prepare(
-    "SELECT seq, send_seq, session_id, message_id FROM otp_attempts WHERE otp_id = ? ORDER BY seq",
-  )
+async function storedAttempts(f: Fixture, otpId: string) {
+  const { results } = await f.d1
+    .prepare("SELECT seq, send_seq, session_id, message_id FROM otp_attempts WHERE otp_id = ? ORDER BY seq")
     .bind(otpId)
     .all<{ seq: number; send_seq: number; session_id: string; message_id: string | null }>();
   return results;
 }
 
 /** The OTP's messages straight from D1, oldest first. */
-async function otpMessages(otpId: string) {
-  const { results } = await env.DB.prepare(
-    "SELECT id, chatapp_session_id, status, cost FROM messages WHERE otp_id = ? ORDER BY created_at, rowid",
-  )
+async function otpMessages(f: Fixture, otpId: string) {
+  const { results } = await f.d1
+    .prepare(
+      "SELECT id, chatapp_session_id, status, cost FROM messages WHERE otp_id = ? ORDER BY created_at, rowid",
+    )
     .bind(otpId)
     .all<{ id: string; chatapp_session_id: string; status: string; cost: number }>();
   return results;
@@ -177,11 +187,11 @@ async function otpMessages(otpId: string) {
  * `code` (uuids and timestamps taken out first: six digits can occur in them by chance).
  */
 async function expectCodeNowhereInD1(f: Fixture, otpId: string, code: string): Promise<void> {
-  const tables = await env.DB.batch([
-    env.DB.prepare("SELECT * FROM messages WHERE otp_id = ?").bind(otpId),
-    env.DB.prepare("SELECT * FROM otps WHERE id = ?").bind(otpId),
-    env.DB.prepare("SELECT * FROM otp_attempts WHERE otp_id = ?").bind(otpId),
-    env.DB.prepare(`SELECT * FROM ${EVENTS} WHERE account_id = ?`).bind(f.accountId),
+  const tables = await f.d1.batch([
+    f.d1.prepare("SELECT * FROM messages WHERE otp_id = ?").bind(otpId),
+    f.d1.prepare("SELECT * FROM otps WHERE id = ?").bind(otpId),
+    f.d1.prepare("SELECT * FROM otp_attempts WHERE otp_id = ?").bind(otpId),
+    f.d1.prepare(`SELECT * FROM ${EVENTS} WHERE account_id = ?`).bind(f.accountId),
   ]);
   const text = JSON.stringify(tables.map((t) => t.results))
     .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "<uuid>")
@@ -214,10 +224,10 @@ describe("the first connected channel", () => {
         failed_at: null,
       },
     ]);
-    expect(await otpMessages(otp.id)).toEqual([
+    expect(await otpMessages(f, otp.id)).toEqual([
       { id: otp.message_id, chatapp_session_id: b, status: expect.any(String), cost: 1 },
     ]);
-    expect(await storedAttempts(otp.id)).toEqual([
+    expect(await storedAttempts(f, otp.id)).toEqual([
       { seq: 1, send_seq: 1, session_id: b, message_id: otp.message_id },
     ]);
   });
@@ -231,7 +241,8 @@ describe("the first connected channel", () => {
     expect(problem.detail).toBe(
       "None of the app's channels is connected (disconnected, disconnected); one must be to send.",
     );
-    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM otps WHERE account_id = ?")
+    const count = await f.d1
+      .prepare("SELECT COUNT(*) AS n FROM otps WHERE account_id = ?")
       .bind(f.accountId)
       .first<{ n: number }>();
     expect(count?.n).toBe(0);
@@ -267,7 +278,8 @@ describe("channels the network limits (README, Session health)", () => {
     for (const session of f.sessions) expect((await timelock(f, session)).status).toBe(200);
     const problem = expectProblem((await send(f)) as ApiResponse, 409, "session_limited");
     expect(problem).toMatchObject({ limit: "timelock", until: null, cold: [TO] });
-    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM otps WHERE account_id = ?")
+    const count = await f.d1
+      .prepare("SELECT COUNT(*) AS n FROM otps WHERE account_id = ?")
       .bind(f.accountId)
       .first<{ n: number }>();
     expect(count?.n).toBe(0);
@@ -281,8 +293,8 @@ describe("channels the network limits (README, Session health)", () => {
     await sentOn(f, a, otp.message_id);
     const code = await codeOn(a, otp.message_id);
     expect((await timelock(f, b)).status).toBe(200);
-    expect(await runFailoverJob(env, db, jobFor(f, otp, code), Date.now())).toBeNull();
-    expect((await storedAttempts(otp.id)).map((x) => x.session_id)).toEqual([a, c]);
+    expect(await runFailoverJob(env, f.db, jobFor(f, otp, code), Date.now())).toBeNull();
+    expect((await storedAttempts(f, otp.id)).map((x) => x.session_id)).toEqual([a, c]);
   });
 });
 
@@ -300,19 +312,19 @@ describe("failover after failover_after_seconds without a delivered ack", () => 
     // Before the deadline, a message still `sent` (its ack held) is no failure: check again later,
     // twice as late (2 s), at most until the deadline.
     const early = jobFor(f, otp, code, { deadline: Date.now() + 300_000 });
-    expect(await runFailoverJob(env, db, early, Date.now())).toEqual({
+    expect(await runFailoverJob(env, f.db, early, Date.now())).toEqual({
       job: { ...early, wait: 2 },
       delaySeconds: 2,
     });
     expect(
-      await runFailoverJob(env, db, { ...early, wait: 256, deadline: Date.now() + 30_500 }, Date.now()),
+      await runFailoverJob(env, f.db, { ...early, wait: 256, deadline: Date.now() + 30_500 }, Date.now()),
     ).toMatchObject({ delaySeconds: 31, job: { wait: 31 } });
-    expect(await storedAttempts(otp.id)).toHaveLength(1);
+    expect(await storedAttempts(f, otp.id)).toHaveLength(1);
 
     // Past the deadline: the code goes out on b, and a job watches b (c comes after it).
     const before = Date.now();
-    const next = await runFailoverJob(env, db, jobFor(f, otp, code), Date.now());
-    const attempts = await storedAttempts(otp.id);
+    const next = await runFailoverJob(env, f.db, jobFor(f, otp, code), Date.now());
+    const attempts = await storedAttempts(f, otp.id);
     expect(attempts).toEqual([
       { seq: 1, send_seq: 1, session_id: a, message_id: otp.message_id },
       { seq: 2, send_seq: 1, session_id: b, message_id: expect.stringMatching(UUID) },
@@ -339,8 +351,8 @@ describe("failover after failover_after_seconds without a delivered ack", () => 
 
     // b's phone is offline too: past its deadline, c. c is the last channel: nothing more to watch.
     await sentOn(f, b, onB);
-    expect(await runFailoverJob(env, db, jobFor(f, otp, code, { attemptSeq: 2 }), Date.now())).toBeNull();
-    const onC = (await storedAttempts(otp.id))[2]?.message_id ?? "";
+    expect(await runFailoverJob(env, f.db, jobFor(f, otp, code, { attemptSeq: 2 }), Date.now())).toBeNull();
+    const onC = (await storedAttempts(f, otp.id))[2]?.message_id ?? "";
     expect(await codeOn(c, onC)).toBe(code);
     await driveAlarmUntil(c, async () => (await show(f, otp.id)).attempts[2]?.status === "read");
 
@@ -401,14 +413,14 @@ describe("failover after failover_after_seconds without a delivered ack", () => 
     await call("PATCH", `/v1/chatapp/sessions/${b}/disconnect`, { key: f.key });
 
     // b is disconnected: c takes the code.
-    expect(await runFailoverJob(env, db, jobFor(f, otp, code), Date.now())).toBeNull();
-    expect((await storedAttempts(otp.id)).map((x) => x.session_id)).toEqual([a, c]);
+    expect(await runFailoverJob(env, f.db, jobFor(f, otp, code), Date.now())).toBeNull();
+    expect((await storedAttempts(f, otp.id)).map((x) => x.session_id)).toEqual([a, c]);
 
     // Once c is down too and b still is, a second failover from a finds nothing left.
     await call("PATCH", `/v1/chatapp/sessions/${c}/disconnect`, { key: f.key });
-    expect(await runFailoverJob(env, db, jobFor(f, otp, code, { attemptSeq: 2 }), Date.now())).toBeNull();
-    expect(await storedAttempts(otp.id)).toHaveLength(2);
-    expect(await otpMessages(otp.id)).toHaveLength(2);
+    expect(await runFailoverJob(env, f.db, jobFor(f, otp, code, { attemptSeq: 2 }), Date.now())).toBeNull();
+    expect(await storedAttempts(f, otp.id)).toHaveLength(2);
+    expect(await otpMessages(f, otp.id)).toHaveLength(2);
   });
 });
 
@@ -540,9 +552,9 @@ describe("no failover once the code is settled", () => {
   }
 
   async function expectNothingSent(f: Fixture, otp: Otp, job: FailoverJob, attempts: number) {
-    expect(await runFailoverJob(env, db, job, Date.now())).toBeNull();
-    expect(await storedAttempts(otp.id)).toHaveLength(attempts);
-    expect(await otpMessages(otp.id)).toHaveLength(attempts);
+    expect(await runFailoverJob(env, f.db, job, Date.now())).toBeNull();
+    expect(await storedAttempts(f, otp.id)).toHaveLength(attempts);
+    expect(await otpMessages(f, otp.id)).toHaveLength(attempts);
     expect((await ledgerOf(f.accountId)).filter((e) => e.kind === "charge")).toHaveLength(attempts);
   }
 
@@ -555,7 +567,8 @@ describe("no failover once the code is settled", () => {
 
   it("sends nothing once the OTP has expired", async () => {
     const { f, otp, code } = await waiting();
-    await env.DB.prepare("UPDATE otps SET expires_at = ? WHERE id = ?")
+    await f.d1
+      .prepare("UPDATE otps SET expires_at = ? WHERE id = ?")
       .bind(Date.now() - 1, otp.id)
       .run();
     await expectNothingSent(f, otp, jobFor(f, otp, code), 1);
@@ -563,7 +576,8 @@ describe("no failover once the code is settled", () => {
 
   it("sends nothing once the OTP has failed", async () => {
     const { f, otp, code } = await waiting();
-    await env.DB.prepare("UPDATE otps SET status = 'failed', failed_attempts = 5 WHERE id = ?")
+    await f.d1
+      .prepare("UPDATE otps SET status = 'failed', failed_attempts = 5 WHERE id = ?")
       .bind(otp.id)
       .run();
     await expectNothingSent(f, otp, jobFor(f, otp, code), 1);
@@ -572,9 +586,7 @@ describe("no failover once the code is settled", () => {
   it("sends nothing for a code a resend replaced; the resend starts on the first connected channel", async () => {
     const { f, otp, code } = await waiting();
     const [a] = f.sessions as [string, string];
-    await env.DB.prepare("UPDATE otps SET last_sent_at = last_sent_at - 31000 WHERE id = ?")
-      .bind(otp.id)
-      .run();
+    await f.d1.prepare("UPDATE otps SET last_sent_at = last_sent_at - 31000 WHERE id = ?").bind(otp.id).run();
     const resent = await call<{ data: Otp }>("POST", `/v1/otp/${otp.id}/resend`, { key: f.key });
     expect(resent.status).toBe(200);
     expect(resent.body.data.attempts).toEqual([
@@ -595,15 +607,15 @@ describe("exactly once", () => {
     const code = await codeOn(a, otp.message_id);
     const job = jobFor(f, otp, code);
 
-    const results = await Promise.all([0, 1, 2].map(() => runFailoverJob(env, db, job, Date.now())));
-    const again = await runFailoverJob(env, db, job, Date.now());
-    const attempts = await storedAttempts(otp.id);
+    const results = await Promise.all([0, 1, 2].map(() => runFailoverJob(env, f.db, job, Date.now())));
+    const again = await runFailoverJob(env, f.db, job, Date.now());
+    const attempts = await storedAttempts(f, otp.id);
     expect(attempts.map((x) => x.session_id)).toEqual([a, b]);
     // Each run carries on with the attempt on b (watching it) or comes back once the claim is
     // settled: none makes another.
     for (const next of [...results, again]) expect(next?.job).toMatchObject({ otpId: otp.id, code });
     expect(again?.job.attemptSeq).toBe(2);
-    expect(await otpMessages(otp.id)).toHaveLength(2);
+    expect(await otpMessages(f, otp.id)).toHaveLength(2);
     expect((await ledgerOf(f.accountId)).filter((e) => e.kind === "charge")).toHaveLength(2);
   });
 
@@ -616,7 +628,7 @@ describe("exactly once", () => {
     const code = await codeOn(a, otp.message_id);
     // A job claimed b and stopped before sending (the Worker was killed).
     const claim = { accountId: f.accountId, otpId: otp.id, sendSeq: 1, sessionId: b };
-    const claimed = await claimAttempt(db, claim, Date.now());
+    const claimed = await claimAttempt(f.db, claim, Date.now());
     expect(claimed).toMatchObject({ seq: 2, messageId: null });
     expect((await show(f, otp.id)).attempts[1]).toMatchObject({
       session_id: b,
@@ -626,17 +638,18 @@ describe("exactly once", () => {
 
     // Its redelivery comes back when the lease ends, and sends nothing meanwhile.
     const job = jobFor(f, otp, code);
-    const early = await runFailoverJob(env, db, job, Date.now());
+    const early = await runFailoverJob(env, f.db, job, Date.now());
     expect(early).toEqual({ job, delaySeconds: expect.any(Number) });
     expect(early?.delaySeconds).toBeGreaterThan(CLAIM_LEASE_MS / 1000 - 5);
-    expect(await otpMessages(otp.id)).toHaveLength(1);
+    expect(await otpMessages(f, otp.id)).toHaveLength(1);
 
     // After the lease, it takes the claim over and sends once.
-    await env.DB.prepare("UPDATE otp_attempts SET created_at = created_at - ? WHERE otp_id = ? AND seq = 2")
+    await f.d1
+      .prepare("UPDATE otp_attempts SET created_at = created_at - ? WHERE otp_id = ? AND seq = 2")
       .bind(CLAIM_LEASE_MS + 1, otp.id)
       .run();
-    expect(await runFailoverJob(env, db, job, Date.now())).toBeNull();
-    const attempts = await storedAttempts(otp.id);
+    expect(await runFailoverJob(env, f.db, job, Date.now())).toBeNull();
+    const attempts = await storedAttempts(f, otp.id);
     expect(attempts[1]).toEqual({
       seq: 2,
       send_seq: 1,
@@ -644,7 +657,7 @@ describe("exactly once", () => {
       message_id: expect.stringMatching(UUID),
     });
     expect(await codeOn(b, attempts[1]?.message_id ?? null)).toBe(code);
-    expect(await otpMessages(otp.id)).toHaveLength(2);
+    expect(await otpMessages(f, otp.id)).toHaveLength(2);
     expect((await ledgerOf(f.accountId)).filter((e) => e.kind === "charge")).toHaveLength(2);
   });
 
@@ -656,21 +669,22 @@ describe("exactly once", () => {
     await sentOn(f, a, otp.message_id);
     const code = await codeOn(a, otp.message_id);
     const job = jobFor(f, otp, code);
-    expect(await runFailoverJob(env, db, job, Date.now())).toBeNull();
-    const made = (await storedAttempts(otp.id))[1]?.message_id;
+    expect(await runFailoverJob(env, f.db, job, Date.now())).toBeNull();
+    const made = (await storedAttempts(f, otp.id))[1]?.message_id;
     // As if the job had stopped between the send and recording its message, a lease ago.
-    await env.DB.prepare(
-      "UPDATE otp_attempts SET message_id = NULL, created_at = created_at - ? WHERE otp_id = ? AND seq = 2",
-    )
+    await f.d1
+      .prepare(
+        "UPDATE otp_attempts SET message_id = NULL, created_at = created_at - ? WHERE otp_id = ? AND seq = 2",
+      )
       .bind(CLAIM_LEASE_MS + 1, otp.id)
       .run();
 
-    expect(await runFailoverJob(env, db, job, Date.now())).toBeNull();
-    expect(await storedAttempts(otp.id)).toEqual([
+    expect(await runFailoverJob(env, f.db, job, Date.now())).toBeNull();
+    expect(await storedAttempts(f, otp.id)).toEqual([
       expect.objectContaining({ seq: 1, session_id: a }),
       { seq: 2, send_seq: 1, session_id: b, message_id: made },
     ]);
-    expect(await otpMessages(otp.id)).toHaveLength(2);
+    expect(await otpMessages(f, otp.id)).toHaveLength(2);
     expect((await ledgerOf(f.accountId)).filter((e) => e.kind === "charge")).toHaveLength(2);
   });
 });
@@ -696,6 +710,6 @@ describe("the failover queue consumer", () => {
     const result = await getQueueResult(batch, createExecutionContext());
     expect(result.explicitAcks.sort()).toEqual(["j-1", "j-2"]);
     expect(result.retryMessages).toEqual([]);
-    expect(await storedAttempts(otp.id)).toHaveLength(1);
+    expect(await storedAttempts(f, otp.id)).toHaveLength(1);
   });
 });

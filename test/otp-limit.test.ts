@@ -1,5 +1,5 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { accountD1 } from "./databases";
 import { type ApiResponse, call, createAccount, expectProblem } from "./helpers";
 import { balanceOf, connectedSession } from "./message-fixtures";
 
@@ -67,18 +67,22 @@ function perNumberRefusal(res: ApiResponse<unknown>): number {
   return Number(res.headers.get("retry-after"));
 }
 
-async function count(query: string, ...params: unknown[]): Promise<number> {
-  const row = await env.DB.prepare(query)
+/** The count `query` reads in account `accountId`'s database. */
+async function count(accountId: string, query: string, ...params: unknown[]): Promise<number> {
+  const row = await (await accountD1(accountId))
+    .prepare(query)
     .bind(...params)
     .first<{ n: number }>();
   return row?.n ?? 0;
 }
 
-const otpsOf = (accountId: string) => count("SELECT COUNT(*) AS n FROM otps WHERE account_id = ?", accountId);
+const otpsOf = (accountId: string) =>
+  count(accountId, "SELECT COUNT(*) AS n FROM otps WHERE account_id = ?", accountId);
 const messagesOf = (accountId: string) =>
-  count("SELECT COUNT(*) AS n FROM messages WHERE account_id = ?", accountId);
+  count(accountId, "SELECT COUNT(*) AS n FROM messages WHERE account_id = ?", accountId);
 const sendsTo = (accountId: string, to = TO) =>
   count(
+    accountId,
     "SELECT COUNT(*) AS n FROM otp_sends WHERE to_number = ? AND otp_id IN (SELECT id FROM otps WHERE account_id = ?)",
     to,
     accountId,
@@ -101,11 +105,13 @@ describe("per-number limit across the apps of an account", () => {
     expect(retryAfter).toBeLessThanOrEqual(3600);
     perNumberRefusal(await send(a.key, first));
     // A resend of the first app's OTP counts against the same limit.
-    await env.DB.prepare("UPDATE otps SET last_sent_at = last_sent_at - 31000 WHERE id = ?")
+    const d1 = await accountD1(a.accountId);
+    await d1
+      .prepare("UPDATE otps SET last_sent_at = last_sent_at - 31000 WHERE id = ?")
       .bind(oldest.id)
       .run();
     perNumberRefusal(await call("POST", `/v1/otp/${oldest.id}/resend`, { key: a.key }));
-    expect(await count("SELECT sends AS n FROM otps WHERE id = ?", oldest.id)).toBe(1);
+    expect(await count(a.accountId, "SELECT sends AS n FROM otps WHERE id = ?", oldest.id)).toBe(1);
 
     // Nothing was written or charged for the refusals.
     expect(await otpsOf(a.accountId)).toBe(LIMIT);
@@ -116,7 +122,8 @@ describe("per-number limit across the apps of an account", () => {
     // Another number is not affected.
     await sent(a.key, second, "+14155552672");
     // Retry-After counts down to when the oldest code of the hour, from the first app, leaves the window.
-    await env.DB.prepare("UPDATE otp_sends SET sent_at = ? WHERE otp_id = ?")
+    await d1
+      .prepare("UPDATE otp_sends SET sent_at = ? WHERE otp_id = ?")
       .bind(Date.now() - 3_500_000, oldest.id)
       .run();
     const later = perNumberRefusal(await send(a.key, second));
@@ -127,7 +134,8 @@ describe("per-number limit across the apps of an account", () => {
     expect((await call("DELETE", `/v1/apps/${first}`, { key: a.key })).status).toBe(204);
     perNumberRefusal(await send(a.key, second));
     // Once the oldest code is an hour old, one slot is free, for either app.
-    await env.DB.prepare("UPDATE otp_sends SET sent_at = sent_at - ? WHERE otp_id = ?")
+    await d1
+      .prepare("UPDATE otp_sends SET sent_at = sent_at - ? WHERE otp_id = ?")
       .bind(HOUR_MS, oldest.id)
       .run();
     await sent(a.key, second);

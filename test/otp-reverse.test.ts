@@ -2,13 +2,13 @@ import { env } from "cloudflare:workers";
 import { decode } from "fast-png";
 import jsQR from "jsqr";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createDb } from "../src/db/client";
 import { purgeReverseGuesses } from "../src/db/queries/reverse-guesses";
 import { hmacSha256Hex } from "../src/lib/crypto";
 import { openSecret } from "../src/lib/sealed-secret";
 import { otpReplayKey } from "../src/otp/code";
 import { type IncomingText, REVERSE_RULES, verifyByIncoming } from "../src/otp/reverse";
 import { EXPIRY_SECONDS } from "../src/routes/apps/apps.schemas";
+import { accountD1, accountDb, everyAccountD1 } from "./databases";
 import { type ApiResponse, call, createAccount, expectProblem, sessionStub, TIMESTAMP } from "./helpers";
 
 // Reverse OTP (README, One-time codes → Reverse OTP): nothing is sent; the user sends the code to
@@ -125,12 +125,15 @@ async function inbound(f: Fixture, from: string, content: string) {
 
 const show = (f: Fixture, id: string) => call<{ data: Otp }>("GET", `/v1/otp/${id}`, { key: f.key });
 
-const otpRow = (id: string) => env.DB.prepare("SELECT * FROM otps WHERE id = ?").bind(id).first<OtpRowInDb>();
+/** OTP `id` of fixture `f`'s account, as its database stores it. */
+const otpRow = async (f: Fixture, id: string) =>
+  (await accountD1(f.accountId)).prepare("SELECT * FROM otps WHERE id = ?").bind(id).first<OtpRowInDb>();
 
 async function ledger(accountId: string) {
-  const { results } = await env.DB.prepare(
-    "SELECT kind, amount, balance_after, message_count, otp_id FROM ledger_entries WHERE account_id = ? AND kind <> 'credit' ORDER BY created_at, rowid",
-  )
+  const { results } = await (await accountD1(accountId))
+    .prepare(
+      "SELECT kind, amount, balance_after, message_count, otp_id FROM ledger_entries WHERE account_id = ? AND kind <> 'credit' ORDER BY created_at, rowid",
+    )
     .bind(accountId)
     .all();
   return results;
@@ -148,8 +151,10 @@ async function verifiedEvents(f: Fixture): Promise<Otp[]> {
   return res.body.data.map((event) => event.data);
 }
 
-async function count(query: string, ...params: unknown[]): Promise<number> {
-  const row = await env.DB.prepare(query)
+/** The `n` that `query` counts in the database of fixture `f`'s account. */
+async function count(f: Fixture, query: string, ...params: unknown[]): Promise<number> {
+  const row = await (await accountD1(f.accountId))
+    .prepare(query)
     .bind(...params)
     .first<{ n: number }>();
   return row?.n ?? 0;
@@ -176,6 +181,26 @@ function qrText(dataUri: string): string {
 
 /** Whether `text` holds `code` as a whole digit run (a longer number, e.g. a timestamp, does not count). */
 const holdsCode = (text: string, code: string) => text.match(/[0-9]+/g)?.includes(code) ?? false;
+
+/**
+ * Every table of the directory and of every account database, its rows as JSON text (to look for
+ * a code in clear).
+ */
+async function everyTable(): Promise<{ name: string; rows: string }[]> {
+  const tables: { name: string; rows: string }[] = [];
+  for (const d1 of new Set([env.DB, ...everyAccountD1()])) {
+    const names = await d1
+      .prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'",
+      )
+      .all<{ name: string }>();
+    for (const { name } of names.results) {
+      const rows = await d1.prepare(`SELECT * FROM "${name}"`).all();
+      tables.push({ name, rows: JSON.stringify(rows.results) });
+    }
+  }
+  return tables;
+}
 
 /**
  * A stand-in for `crypto.getRandomValues` that fills each array with `first`, `first + 1`, … (a
@@ -221,9 +246,8 @@ function wrongCodes(code: string, n: number): string[] {
 
 /** The session's recorded candidates that verified nothing, oldest first. */
 async function guesses(f: Fixture) {
-  const { results } = await env.DB.prepare(
-    "SELECT sender, otp_id, outcome FROM reverse_guesses WHERE session_id = ? ORDER BY at, rowid",
-  )
+  const { results } = await (await accountD1(f.accountId))
+    .prepare("SELECT sender, otp_id, outcome FROM reverse_guesses WHERE session_id = ? ORDER BY at, rowid")
     .bind(f.sessionId)
     .all<{ sender: string; otp_id: string | null; outcome: string }>();
   return results;
@@ -278,7 +302,7 @@ describe("POST /v1/apps/{id}/otp with mode reverse", () => {
     expect(qrText(otp.qr_code)).toBe(otp.link);
 
     // Stored only as HMACs keyed with OTP_SECRET: code_hmac of the OTP, code_lookup of the session.
-    const row = await otpRow(otp.id);
+    const row = await otpRow(f, otp.id);
     expect(row).toMatchObject({
       mode: "reverse",
       session_id: f.sessionId,
@@ -290,17 +314,11 @@ describe("POST /v1/apps/{id}/otp with mode reverse", () => {
     });
     for (const value of Object.values(row ?? {})) expect(holdsCode(String(value), otp.code)).toBe(false);
     // Without an Idempotency-Key no table holds the code.
-    const tables = await env.DB.prepare(
-      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'",
-    ).all<{ name: string }>();
-    for (const { name } of tables.results) {
-      const rows = await env.DB.prepare(`SELECT * FROM "${name}"`).all();
-      expect(holdsCode(JSON.stringify(rows.results), otp.code), name).toBe(false);
-    }
+    for (const { name, rows } of await everyTable()) expect(holdsCode(rows, otp.code), name).toBe(false);
 
     // Nothing sent, charged or counted toward the per-number limit.
-    expect(await count("SELECT COUNT(*) AS n FROM messages WHERE account_id = ?", f.accountId)).toBe(0);
-    expect(await count("SELECT COUNT(*) AS n FROM otp_sends WHERE otp_id = ?", otp.id)).toBe(0);
+    expect(await count(f, "SELECT COUNT(*) AS n FROM messages WHERE account_id = ?", f.accountId)).toBe(0);
+    expect(await count(f, "SELECT COUNT(*) AS n FROM otp_sends WHERE otp_id = ?", otp.id)).toBe(0);
     expect(await ledger(f.accountId)).toEqual([]);
 
     // GET never shows the code, the link or the QR code.
@@ -319,7 +337,7 @@ describe("POST /v1/apps/{id}/otp with mode reverse", () => {
     expect(otp.code).toMatch(/^\d{8}$/);
     expect(linkText(otp.link)).toBe(`${otp.code} for Acme`);
     expect(ms(otp.expires_at) - ms(otp.created_at)).toBe(60_000);
-    expect((await otpRow(otp.id))?.to_number).toBe(USER);
+    expect((await otpRow(f, otp.id))?.to_number).toBe(USER);
   });
 
   it("uses the app's first connected channel", async () => {
@@ -333,7 +351,7 @@ describe("POST /v1/apps/{id}/otp with mode reverse", () => {
     });
     const f = { key, accountId, sessionId: connected, appId: app.body.data.id };
     const otp = await created(f);
-    expect((await otpRow(otp.id))?.session_id).toBe(connected);
+    expect((await otpRow(f, otp.id))?.session_id).toBe(connected);
     expect(otp.link.startsWith("https://wa.me/14155550111?text=")).toBe(true);
   });
 
@@ -345,9 +363,10 @@ describe("POST /v1/apps/{id}/otp with mode reverse", () => {
     expect(first.status).toBe(201);
     expect(retry.headers.get("idempotent-replayed")).toBe("true");
     expect(retry.body).toEqual(first.body);
-    expect(await count("SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(1);
+    expect(await count(f, "SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(1);
     // The stored answer is sealed under a key derived from OTP_SECRET: no table holds the code.
-    const stored = await env.DB.prepare("SELECT response_body FROM idempotency_keys WHERE key = ?")
+    const stored = await (await accountD1(f.accountId))
+      .prepare("SELECT response_body FROM idempotency_keys WHERE key = ?")
       .bind(headers["Idempotency-Key"])
       .first<{ response_body: string }>();
     expect(stored?.response_body).toMatch(/^v1\.[A-Za-z0-9+/=]+\.[A-Za-z0-9+/=]+$/);
@@ -357,12 +376,8 @@ describe("POST /v1/apps/{id}/otp with mode reverse", () => {
       stored?.response_body ?? "",
     );
     expect(JSON.parse(opened)).toEqual(first.body);
-    const tables = await env.DB.prepare(
-      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'",
-    ).all<{ name: string }>();
-    for (const { name } of tables.results) {
-      const rows = await env.DB.prepare(`SELECT * FROM "${name}"`).all();
-      expect(holdsCode(JSON.stringify(rows.results), first.body.data.code), name).toBe(false);
+    for (const { name, rows } of await everyTable()) {
+      expect(holdsCode(rows, first.body.data.code), name).toBe(false);
     }
   });
 
@@ -378,7 +393,7 @@ describe("POST /v1/apps/{id}/otp with mode reverse", () => {
     const body = expectProblem(refused as ApiResponse, 503, "otp_codes_exhausted");
     expect(body.detail).toContain("code_size");
     expect(fixed).toHaveBeenCalledTimes(1 + 5);
-    expect(await count("SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(1);
+    expect(await count(f, "SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(1);
 
     // Taken on the first draw only: the second draw is free.
     let calls = 0;
@@ -388,7 +403,7 @@ describe("POST /v1/apps/{id}/otp with mode reverse", () => {
 
     // Once the first is verified its code is free again.
     await inbound(f, USER, first.code);
-    expect((await otpRow(first.id))?.status).toBe("verified");
+    expect((await otpRow(f, first.id))?.status).toBe("verified");
     fixed.mockImplementation(countingBytes(() => 1));
     expect((await created(f, forUser)).code).toBe("1234");
   });
@@ -401,7 +416,7 @@ describe("verification by the user's message", () => {
     const before = Date.now();
     await inbound(f, USER, linkText(otp.link));
 
-    const row = await otpRow(otp.id);
+    const row = await otpRow(f, otp.id);
     expect(row).toMatchObject({ status: "verified", verified_number: USER });
     expect(row?.verified_at).toBeGreaterThanOrEqual(before);
     const shown = (await show(f, otp.id)).body.data;
@@ -422,7 +437,7 @@ describe("verification by the user's message", () => {
     const f = await reverseApp({ app: { reverse_price: 0.05 } });
     const otp = await created(f, { to_number: USER });
     await inbound(f, OTHER, linkText(otp.link));
-    expect(await otpRow(otp.id)).toMatchObject({
+    expect(await otpRow(f, otp.id)).toMatchObject({
       status: "pending",
       verified_number: null,
       verified_at: null,
@@ -431,14 +446,14 @@ describe("verification by the user's message", () => {
     expect(await verifiedEvents(f)).toEqual([]);
     // The right sender still can.
     await inbound(f, USER, otp.code);
-    expect(await otpRow(otp.id)).toMatchObject({ status: "verified", verified_number: USER });
+    expect(await otpRow(f, otp.id)).toMatchObject({ status: "verified", verified_number: USER });
   });
 
   it("any sender's message verifies it when to_number is not set; the code is found among other words and numbers", async () => {
     const f = await reverseApp();
     const otp = await created(f);
     await inbound(f, OTHER, `hi, order 12 of 2025: ${otp.code}!`);
-    expect(await otpRow(otp.id)).toMatchObject({ status: "verified", verified_number: OTHER });
+    expect(await otpRow(f, otp.id)).toMatchObject({ status: "verified", verified_number: OTHER });
     // reverse_price 0: no ledger entry.
     expect(await ledger(f.accountId)).toEqual([]);
     expect((await verifiedEvents(f)).map((e) => e.verified_number)).toEqual([OTHER]);
@@ -447,11 +462,12 @@ describe("verification by the user's message", () => {
   it("a message after expires_at changes nothing, and the OTP reads expired", async () => {
     const f = await reverseApp({ app: { reverse_price: 0.05 } });
     const otp = await created(f);
-    await env.DB.prepare("UPDATE otps SET expires_at = ? WHERE id = ?")
+    await (await accountD1(f.accountId))
+      .prepare("UPDATE otps SET expires_at = ? WHERE id = ?")
       .bind(Date.now() - 1, otp.id)
       .run();
     await inbound(f, USER, otp.code);
-    expect(await otpRow(otp.id)).toMatchObject({ status: "pending", verified_number: null });
+    expect(await otpRow(f, otp.id)).toMatchObject({ status: "pending", verified_number: null });
     expect((await show(f, otp.id)).body.data.status).toBe("expired");
     expect(await ledger(f.accountId)).toEqual([]);
     expect(await verifiedEvents(f)).toEqual([]);
@@ -461,7 +477,7 @@ describe("verification by the user's message", () => {
     const f = await reverseApp();
     const otp = await created(f);
     const expiresAt = ms(otp.expires_at);
-    const db = createDb(env.DB);
+    const db = await accountDb(f.accountId);
     const message: IncomingText = {
       accountId: f.accountId,
       sessionId: f.sessionId,
@@ -470,7 +486,7 @@ describe("verification by the user's message", () => {
       at: ms(otp.created_at),
     };
     expect(await verifyByIncoming(env, db, message, expiresAt)).toBeNull();
-    expect((await otpRow(otp.id))?.status).toBe("pending");
+    expect((await otpRow(f, otp.id))?.status).toBe("pending");
     const verified = await verifyByIncoming(env, db, message, expiresAt - 1);
     expect(verified).toMatchObject({
       id: otp.id,
@@ -495,11 +511,11 @@ describe("verification by the user's message", () => {
     // Stored, then the Worker stops before verifying: the OTP is still pending.
     const stored = await sessionStub(f.sessionId).gatewayEvents("sandbox", [event]);
     expect(stored).toHaveLength(1);
-    expect((await otpRow(otp.id))?.status).toBe("pending");
+    expect((await otpRow(f, otp.id))?.status).toBe("pending");
     // The redelivery stores nothing new but lists the message again, and it verifies the OTP ...
     const replayed = await sessionStub(f.sessionId).gatewayEvents("sandbox", [event]);
     expect(replayed).toEqual(stored);
-    const db = createDb(env.DB);
+    const db = await accountDb(f.accountId);
     const [message] = replayed ?? [];
     if (!message) throw new Error("no message");
     const results = await Promise.all([
@@ -511,11 +527,12 @@ describe("verification by the user's message", () => {
     expect(await verifyByIncoming(env, db, message)).toBeNull();
     expect(
       await count(
+        f,
         "SELECT COUNT(*) AS n FROM messages WHERE provider_message_id = ?",
         event.providerMessageId,
       ),
     ).toBe(1);
-    expect(await otpRow(otp.id)).toMatchObject({ status: "verified", verified_number: USER });
+    expect(await otpRow(f, otp.id)).toMatchObject({ status: "verified", verified_number: USER });
     expect(await ledger(f.accountId)).toEqual([
       { kind: "charge", amount: -5, balance_after: 100 * 100 - 5, message_count: 0, otp_id: otp.id },
     ]);
@@ -528,10 +545,10 @@ describe("verification by the user's message", () => {
     const second = await created(f, { to_number: OTHER });
     expect(second.code).not.toBe(first.code);
     await inbound(f, OTHER, linkText(second.link));
-    expect((await otpRow(first.id))?.status).toBe("pending");
-    expect(await otpRow(second.id)).toMatchObject({ status: "verified", verified_number: OTHER });
+    expect((await otpRow(f, first.id))?.status).toBe("pending");
+    expect(await otpRow(f, second.id)).toMatchObject({ status: "verified", verified_number: OTHER });
     await inbound(f, USER, linkText(first.link));
-    expect(await otpRow(first.id)).toMatchObject({ status: "verified", verified_number: USER });
+    expect(await otpRow(f, first.id)).toMatchObject({ status: "verified", verified_number: USER });
     expect((await ledger(f.accountId)).map((e) => e.otp_id)).toEqual([second.id, first.id]);
   });
 
@@ -546,7 +563,7 @@ describe("verification by the user's message", () => {
     expect(res.status).toBe(201);
     const wrong = otp.code.slice(0, -1) + String((Number(otp.code.at(-1)) + 1) % 10);
     await inbound(f, USER, `${wrong} ${otp.code}0`);
-    expect((await otpRow(otp.id))?.status).toBe("pending");
+    expect((await otpRow(f, otp.id))?.status).toBe("pending");
   });
 
   it("verifies when the balance no longer covers reverse_price, charges nothing and logs reverse_otp_uncharged", async () => {
@@ -561,7 +578,7 @@ describe("verification by the user's message", () => {
       (await call("PATCH", `/v1/apps/${f.appId}`, { key: f.key, body: { reverse_price: 1 } })).status,
     ).toBe(200);
     await inbound(f, USER, otp.code);
-    expect(await otpRow(otp.id)).toMatchObject({ status: "verified", verified_number: USER });
+    expect(await otpRow(f, otp.id)).toMatchObject({ status: "verified", verified_number: USER });
     expect(await ledger(f.accountId)).toEqual([]);
     expect(await verifiedEvents(f)).toHaveLength(1);
     const logged = warnings
@@ -604,7 +621,7 @@ describe("a user known by a user id (README, Contacts)", () => {
     const f = await reverseApp({ app: { reverse_price: 0.05 } });
     const otp = await created(f, { to_number: USER });
     expect((await fromUser(f, otp.code)).status).toBe(201);
-    expect(await otpRow(otp.id)).toMatchObject({ status: "pending", verified_number: null });
+    expect(await otpRow(f, otp.id)).toMatchObject({ status: "pending", verified_number: null });
     expect((await fromUser(f, otp.code, { from_number: USER })).status).toBe(201);
     const shown = await call<{ data: Record<string, unknown> }>("GET", `/v1/otp/${otp.id}`, { key: f.key });
     expect(shown.body.data).toMatchObject({
@@ -621,7 +638,7 @@ describe("a user known by a user id (README, Contacts)", () => {
     const theirs = await created(f, { to_number: USER });
     const another = await created(f, { to_number: OTHER });
     expect((await fromUser(f, another.code)).status).toBe(201);
-    expect(await otpRow(another.id)).toMatchObject({ status: "pending", verified_number: null });
+    expect(await otpRow(f, another.id)).toMatchObject({ status: "pending", verified_number: null });
     expect((await fromUser(f, theirs.code)).status).toBe(201);
     const shown = await call<{ data: Record<string, unknown> }>("GET", `/v1/otp/${theirs.id}`, {
       key: f.key,
@@ -645,7 +662,7 @@ describe("guessing (README, Security → Reverse OTP guessing)", () => {
     expect(MAX).toBe(10);
     const f = await reverseApp({ app: { reverse_price: 0.05 } });
     const otp = await created(f);
-    const db = createDb(env.DB);
+    const db = await accountDb(f.accountId);
     const wrong = wrongCodes(otp.code, MAX);
     // Five wrong codes in one message, delivered twice by the gateway: counted once.
     const first = incomingText(f, OTHER, wrong.slice(0, 5).join(" "));
@@ -659,7 +676,7 @@ describe("guessing (README, Security → Reverse OTP guessing)", () => {
     expect(await verifyByIncoming(env, db, refusedMessage)).toBeNull();
     // And so does every later message of that number, the right code alone included.
     await inbound(f, OTHER, otp.code);
-    expect(await otpRow(otp.id)).toMatchObject({
+    expect(await otpRow(f, otp.id)).toMatchObject({
       status: "pending",
       verified_number: null,
       verified_at: null,
@@ -679,7 +696,7 @@ describe("guessing (README, Security → Reverse OTP guessing)", () => {
 
     // Another number's guesses are its own: the user's right code verifies it.
     await inbound(f, USER, otp.code);
-    expect(await otpRow(otp.id)).toMatchObject({ status: "verified", verified_number: USER });
+    expect(await otpRow(f, otp.id)).toMatchObject({ status: "verified", verified_number: USER });
     expect((await verifiedEvents(f)).map((e) => [e.verified_number, e.refused_messages])).toEqual([
       [USER, 2],
     ]);
@@ -688,7 +705,7 @@ describe("guessing (README, Security → Reverse OTP guessing)", () => {
   it("one wrong code short of the limit, the right code still verifies", async () => {
     const f = await reverseApp();
     const otp = await created(f);
-    const db = createDb(env.DB);
+    const db = await accountDb(f.accountId);
     const wrong = wrongCodes(otp.code, MAX - 1);
     await verifyByIncoming(env, db, incomingText(f, OTHER, wrong.slice(0, 5).join(" ")));
     await verifyByIncoming(env, db, incomingText(f, OTHER, wrong.slice(5).join(" ")));
@@ -702,13 +719,16 @@ describe("guessing (README, Security → Reverse OTP guessing)", () => {
 
   it("counts only guesses since the OTP was created, and none while the session has no live reverse OTP", async () => {
     const f = await reverseApp();
-    const db = createDb(env.DB);
+    const db = await accountDb(f.accountId);
     // No live reverse OTP: ordinary numbers in chat are not stored.
     await inbound(f, OTHER, "order 123456, ref 7654321, 4444 55555 666666");
     expect(await guesses(f)).toEqual([]);
     // Ten wrong codes against an OTP made a minute ago, half a minute ago ...
     const older = await created(f);
-    await env.DB.prepare("UPDATE otps SET created_at = created_at - 60000 WHERE id = ?").bind(older.id).run();
+    await (await accountD1(f.accountId))
+      .prepare("UPDATE otps SET created_at = created_at - 60000 WHERE id = ?")
+      .bind(older.id)
+      .run();
     for (const batch of [0, 5]) {
       const codes = wrongCodes(older.code, MAX).slice(batch, batch + 5);
       await verifyByIncoming(env, db, incomingText(f, OTHER, codes.join(" ")), Date.now() - 30_000);
@@ -716,16 +736,16 @@ describe("guessing (README, Security → Reverse OTP guessing)", () => {
     // ... leave the sender locked out of it, not of one created after them.
     const newer = await created(f);
     await inbound(f, OTHER, older.code);
-    expect((await otpRow(older.id))?.status).toBe("pending");
+    expect((await otpRow(f, older.id))?.status).toBe("pending");
     await inbound(f, OTHER, newer.code);
-    expect(await otpRow(newer.id)).toMatchObject({ status: "verified", verified_number: OTHER });
+    expect(await otpRow(f, newer.id)).toMatchObject({ status: "verified", verified_number: OTHER });
   });
 
   it("another number's message with a to_number OTP's code is a failed guess of that number, recorded on the OTP", async () => {
     const f = await reverseApp();
     const forUser = await created(f, { to_number: USER });
     const open = await created(f);
-    const db = createDb(env.DB);
+    const db = await accountDb(f.accountId);
     await verifyByIncoming(env, db, incomingText(f, OTHER, forUser.code));
     expect((await show(f, forUser.id)).body.data).toMatchObject({ status: "pending", refused_messages: 1 });
     // With nine wrong codes after it, OTHER has ten failed guesses: the open OTP refuses it too.
@@ -742,17 +762,17 @@ describe("guessing (README, Security → Reverse OTP guessing)", () => {
     ]);
     // The rightful sender of each is not affected.
     await inbound(f, USER, forUser.code);
-    expect(await otpRow(forUser.id)).toMatchObject({ status: "verified", verified_number: USER });
+    expect(await otpRow(f, forUser.id)).toMatchObject({ status: "verified", verified_number: USER });
   });
 
   it("a message dated before the OTP was created verifies nothing (a replayed old message), and is recorded on it", async () => {
     const f = await reverseApp({ app: { reverse_price: 0.05 } });
     const otp = await created(f);
     const createdAt = ms(otp.created_at);
-    const db = createDb(env.DB);
+    const db = await accountDb(f.accountId);
     const old = incomingText(f, USER, otp.code, { at: createdAt - (createdAt % 1000) - 1 });
     expect(await verifyByIncoming(env, db, old)).toBeNull();
-    expect(await otpRow(otp.id)).toMatchObject({ status: "pending", verified_number: null });
+    expect(await otpRow(f, otp.id)).toMatchObject({ status: "pending", verified_number: null });
     expect((await show(f, otp.id)).body.data.refused_messages).toBe(1);
     expect(await guesses(f)).toEqual([{ sender: USER, otp_id: otp.id, outcome: "before_creation" }]);
     expect(await ledger(f.accountId)).toEqual([]);
@@ -765,7 +785,7 @@ describe("guessing (README, Security → Reverse OTP guessing)", () => {
     expect(REVERSE_RULES.guessRetentionMs).toBeGreaterThan(EXPIRY_SECONDS.max * 1000);
     const f = await reverseApp();
     const otp = await created(f);
-    const db = createDb(env.DB);
+    const db = await accountDb(f.accountId);
     const now = Date.now();
     await verifyByIncoming(env, db, incomingText(f, OTHER, wrongCodes(otp.code, 1).join()), now - 10_000);
     await verifyByIncoming(env, db, incomingText(f, OTHER, wrongCodes(otp.code, 2)[1] ?? ""), now);
@@ -778,7 +798,7 @@ describe("reverse OTPs: errors", () => {
   it("is 402 insufficient_balance when the balance is below reverse_price, writing nothing", async () => {
     const f = await reverseApp({ balance: 0.04, app: { reverse_price: 0.05 } });
     expectProblem((await create(f)) as ApiResponse, 402, "insufficient_balance");
-    expect(await count("SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(0);
+    expect(await count(f, "SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(0);
     // At the price exactly, it is created.
     const g = await reverseApp({ balance: 0.05, app: { reverse_price: 0.05 } });
     expect((await create(g)).status).toBe(201);
@@ -790,7 +810,7 @@ describe("reverse OTPs: errors", () => {
     const verify = await call("POST", `/v1/otp/${otp.id}/verify`, { key: f.key, body: { code: otp.code } });
     expectProblem(verify, 409, "otp_is_reverse");
     expectProblem(await call("POST", `/v1/otp/${otp.id}/resend`, { key: f.key }), 409, "otp_is_reverse");
-    expect((await otpRow(otp.id))?.status).toBe("pending");
+    expect((await otpRow(f, otp.id))?.status).toBe("pending");
   });
 
   it("is 422 app_has_no_channel without a channel, 409 session_not_connected when none is connected", async () => {
@@ -812,7 +832,7 @@ describe("reverse OTPs: errors", () => {
       409,
       "session_not_connected",
     );
-    expect(await count("SELECT COUNT(*) AS n FROM otps WHERE account_id = ?", accountId)).toBe(0);
+    expect(await count(f, "SELECT COUNT(*) AS n FROM otps WHERE account_id = ?", accountId)).toBe(0);
   });
 
   it("is 422 validation_failed naming to_number without one when the app's code_size is below 6, writing nothing", async () => {
@@ -821,7 +841,7 @@ describe("reverse OTPs: errors", () => {
     const problem = expectProblem((await create(f)) as ApiResponse, 422, "validation_failed");
     expect(Object.keys(problem.errors as object)).toEqual(["to_number"]);
     expect(problem.detail).toContain("code_size");
-    expect(await count("SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(0);
+    expect(await count(f, "SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(0);
     // With to_number, or with 6 digits, it is made.
     expect((await created(f, { to_number: USER })).code).toHaveLength(5);
     await call("PATCH", `/v1/apps/${f.appId}`, { key: f.key, body: { code_size: 6 } });
@@ -834,22 +854,26 @@ describe("reverse OTPs: errors", () => {
     const f = await reverseApp();
     const now = Date.now();
     // The session full: max - 1 live ones written straight to D1, then one through the API.
-    await env.DB.prepare(
-      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+    await (await accountD1(f.accountId))
+      .prepare(
+        `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
       INSERT INTO otps (id, account_id, app_id, mode, session_id, code_lookup, code_hmac, status, failed_attempts,
         sends, last_sent_at, expires_at, created_at, updated_at)
       SELECT ? || '-' || i, ?, ?, 'reverse', ?, 'lookup-' || i, 'hmac', 'pending', 0, 0, ?, ?, ?, ? FROM n`,
-    )
+      )
       .bind(max - 1, f.appId, f.accountId, f.appId, f.sessionId, now, now + 600_000, now, now)
       .run();
     const last = await created(f);
     const refused = expectProblem((await create(f)) as ApiResponse, 409, "account_limit_reached");
     expect(refused).toMatchObject({ limit: "max_live_reverse_otps", max, current: max });
-    expect(await count("SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(max);
+    expect(await count(f, "SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(max);
     // An expired one and a verified one free their slots.
-    await env.DB.prepare("UPDATE otps SET expires_at = ? WHERE id = ?").bind(now, `${f.appId}-1`).run();
+    await (await accountD1(f.accountId))
+      .prepare("UPDATE otps SET expires_at = ? WHERE id = ?")
+      .bind(now, `${f.appId}-1`)
+      .run();
     await inbound(f, USER, last.code);
-    expect((await otpRow(last.id))?.status).toBe("verified");
+    expect((await otpRow(f, last.id))?.status).toBe("verified");
     await created(f);
     await created(f);
     expectProblem((await create(f)) as ApiResponse, 409, "account_limit_reached");
@@ -874,6 +898,6 @@ describe("reverse OTPs: errors", () => {
     const res = await call("POST", `/v1/apps/${f.appId}/otp`, { key: f.key, body });
     const problem = expectProblem(res, 422, "validation_failed");
     if (field) expect(Object.keys(problem.errors as object)).toEqual([field]);
-    expect(await count("SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(0);
+    expect(await count(f, "SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(0);
   });
 });

@@ -1,5 +1,5 @@
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { accountD1 } from "./databases";
 import { ADMIN_TOKEN, call, createAccount, expectProblem, phoneText } from "./helpers";
 import { driveAlarmUntil, getMessage } from "./message-fixtures";
 
@@ -78,9 +78,10 @@ const stats = (query: string) =>
 
 /** Moves an OTP's start (and, keeping its offset, its verification) to `at`. */
 async function startAt(id: string, at: number, verifiedAfterMs?: number): Promise<void> {
-  await env.DB.prepare(
-    "UPDATE otps SET created_at = ?1, verified_at = CASE WHEN verified_at IS NULL THEN NULL ELSE ?1 + ?2 END WHERE id = ?3",
-  )
+  await (await accountD1(accountId))
+    .prepare(
+      "UPDATE otps SET created_at = ?1, verified_at = CASE WHEN verified_at IS NULL THEN NULL ELSE ?1 + ?2 END WHERE id = ?3",
+    )
     .bind(at, verifiedAfterMs ?? 0, id)
     .run();
 }
@@ -104,7 +105,7 @@ beforeAll(async () => {
   expect((await verify(a.id, codeA)).status).toBe(200);
   for (let i = 0; i < 5; i++) await verify(b.id, wrongB);
   await deliveredCode(sessions[0] as string, c.messageId, "+14155550103");
-  await env.DB.prepare("UPDATE otps SET expires_at = 1 WHERE id = ?").bind(c.id).run();
+  await (await accountD1(accountId)).prepare("UPDATE otps SET expires_at = 1 WHERE id = ?").bind(c.id).run();
   await startAt(a.id, H0 + 60_000, 4_000);
   await startAt(b.id, H0 + 120_000);
   await startAt(c.id, H0 + 180_000);
@@ -139,11 +140,12 @@ beforeAll(async () => {
 
 /** The recount: the app's OTP rows and their messages, bucketed here. */
 async function recount(bucketMs: number): Promise<Bucket[]> {
-  const { results } = await env.DB.prepare(
-    `SELECT o.id, o.created_at, o.status, o.expires_at, o.verified_at, o.mode, m.status AS message_status,
+  const { results } = await (await accountD1(accountId))
+    .prepare(
+      `SELECT o.id, o.created_at, o.status, o.expires_at, o.verified_at, o.mode, m.status AS message_status,
        COALESCE(m.chatapp_session_id, o.session_id) AS session_id
      FROM otps o LEFT JOIN messages m ON m.id = o.message_id WHERE o.app_id = ?`,
-  )
+    )
     .bind(appId)
     .all<{
       created_at: number;
@@ -287,7 +289,8 @@ describe("OTP statistics once the OTPs are archived", () => {
     });
     expect(retention.status).toBe(200);
     // Codes older than the per-number limit's hour (the archive takes their send log).
-    await env.DB.prepare("UPDATE otps SET last_sent_at = last_sent_at - 3601000 WHERE app_id = ?")
+    await (await accountD1(accountId))
+      .prepare("UPDATE otps SET last_sent_at = last_sent_at - 3601000 WHERE app_id = ?")
       .bind(appId)
       .run();
     const job = () =>
@@ -297,7 +300,10 @@ describe("OTP statistics once the OTPs are archived", () => {
 
     // Every OTP but the pending one leaves D1; the next run finds nothing more to add.
     expect((await job()).body.data.result.otps).toBe(7);
-    const left = await env.DB.prepare("SELECT status FROM otps WHERE app_id = ?").bind(appId).all();
+    const left = await (await accountD1(accountId))
+      .prepare("SELECT status FROM otps WHERE app_id = ?")
+      .bind(appId)
+      .all();
     expect(left.results).toEqual([{ status: "pending" }]);
     expect(await read()).toEqual(before);
     expect((await job()).body.data.result.otps).toBe(0);

@@ -1,5 +1,5 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { accountD1 } from "./databases";
 import { type ApiResponse, call, createAccount, expectProblem, phoneText } from "./helpers";
 import { balanceOf, connectedSession } from "./message-fixtures";
 
@@ -75,7 +75,8 @@ async function inbound(f: Fixture, from: Record<string, string>, content = "hi")
 }
 
 async function otpCount(accountId: string): Promise<number> {
-  const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM otps WHERE account_id = ?")
+  const row = await (await accountD1(accountId))
+    .prepare("SELECT COUNT(*) AS n FROM otps WHERE account_id = ?")
     .bind(accountId)
     .first<{ n: number }>();
   return row?.n ?? 0;

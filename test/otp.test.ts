@@ -8,6 +8,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createApp } from "../src/app";
 import { hmacSha256Hex } from "../src/lib/crypto";
+import { accountD1 } from "./databases";
 import {
   type ApiResponse,
   call,
@@ -181,14 +182,21 @@ async function waitForMessage(
   );
 }
 
-const otpRow = (id: string) => env.DB.prepare("SELECT * FROM otps WHERE id = ?").bind(id).first<OtpRowInDb>();
+/** OTP `id` of the fixture's account, as its database holds it. */
+const otpRow = async (f: Fixture, id: string) =>
+  (await accountD1(f.accountId)).prepare("SELECT * FROM otps WHERE id = ?").bind(id).first<OtpRowInDb>();
 
-/** Simulates the 30 seconds between two sends of an OTP passing. */
-const allowResend = (id: string) =>
-  env.DB.prepare("UPDATE otps SET last_sent_at = last_sent_at - 31000 WHERE id = ?").bind(id).run();
+/** Simulates the 30 seconds between two sends of an OTP of the fixture's account passing. */
+const allowResend = async (f: Fixture, id: string) =>
+  (await accountD1(f.accountId))
+    .prepare("UPDATE otps SET last_sent_at = last_sent_at - 31000 WHERE id = ?")
+    .bind(id)
+    .run();
 
-async function count(query: string, ...params: unknown[]): Promise<number> {
-  const row = await env.DB.prepare(query)
+/** The count `query` reads in account `accountId`'s database. */
+async function count(accountId: string, query: string, ...params: unknown[]): Promise<number> {
+  const row = await (await accountD1(accountId))
+    .prepare(query)
     .bind(...params)
     .first<{ n: number }>();
   return row?.n ?? 0;
@@ -254,13 +262,14 @@ describe("POST /v1/apps/{id}/otp → read the code → POST /v1/otp/{id}/verify"
     expect(carried).toMatchObject({ type: "text", otp_id: otp.id, to_number: TO, cost: 0.01 });
     const code = await codeIn(f, otp.message_id);
     expect(code).toMatch(/^\d{6}$/);
-    const account = await env.DB.prepare("SELECT balance FROM accounts WHERE id = ?")
+    const account = await (await accountD1(f.accountId))
+      .prepare("SELECT balance FROM accounts WHERE id = ?")
       .bind(f.accountId)
       .first<{ balance: number }>();
     expect(account?.balance).toBe(100 * 100 - 1);
 
     // Stored only as HMAC-SHA256 of `${id}:${code}` keyed with OTP_SECRET; never shown.
-    const row = await otpRow(otp.id);
+    const row = await otpRow(f, otp.id);
     expect(row?.code_hmac).toBe(await hmacSha256Hex(SECRET, `${otp.id}:${code}`));
     expect(JSON.stringify(row)).not.toContain(`"${code}"`);
     expectNoCode(res.text, code);
@@ -299,7 +308,7 @@ describe("POST /v1/apps/{id}/otp → read the code → POST /v1/otp/{id}/verify"
       },
     });
     expectNoCode(good.text, code);
-    expect((await otpRow(otp.id))?.verified_at).toEqual(expect.any(Number));
+    expect((await otpRow(f, otp.id))?.verified_at).toEqual(expect.any(Number));
 
     // Accepted once only: the same code, a wrong one, and a resend are all refused now.
     problem(await verify(f, otp.id, code), 409, "otp_already_verified");
@@ -343,8 +352,10 @@ describe("POST /v1/apps/{id}/otp → read the code → POST /v1/otp/{id}/verify"
     expect(retry.status).toBe(201);
     expect(retry.headers.get("idempotent-replayed")).toBe("true");
     expect(retry.body).toEqual(first.body);
-    expect(await count("SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(1);
-    expect(await count("SELECT COUNT(*) AS n FROM messages WHERE otp_id = ?", first.body.data.id)).toBe(1);
+    expect(await count(f.accountId, "SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(1);
+    expect(
+      await count(f.accountId, "SELECT COUNT(*) AS n FROM messages WHERE otp_id = ?", first.body.data.id),
+    ).toBe(1);
     problem(await send(f, "+14155552672", headers), 422, "idempotency_key_reused");
   });
 });
@@ -426,15 +437,22 @@ describe("the code is readable only on the recipient's phone", () => {
     ];
     for (const response of responses) expectNoCode(response.text, code);
 
-    const tables = await env.DB.prepare(
-      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name <> 'd1_migrations'",
-    ).all<{ name: string }>();
-    expect(tables.results.map((t) => t.name)).toEqual(
-      expect.arrayContaining(["messages", "otps", "idempotency_keys"]),
-    );
-    for (const { name } of tables.results) {
-      const rows = await env.DB.prepare(`SELECT * FROM "${name}"`).all();
-      expectNoCode(JSON.stringify(rows.results), code);
+    // Every table of the account's database and of the directory.
+    const d1 = await accountD1(f.accountId);
+    const tablesOf = async (db: D1Database) =>
+      (
+        await db
+          .prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name <> 'd1_migrations'",
+          )
+          .all<{ name: string }>()
+      ).results.map((t) => t.name);
+    expect(await tablesOf(d1)).toEqual(expect.arrayContaining(["messages", "otps", "idempotency_keys"]));
+    for (const db of new Set([d1, env.DB])) {
+      for (const name of await tablesOf(db)) {
+        const rows = await db.prepare(`SELECT * FROM "${name}"`).all();
+        expectNoCode(JSON.stringify(rows.results), code);
+      }
     }
 
     const objectRows = await runInDurableObject(sessionStub(f.sessionId), (_instance, state) => {
@@ -470,7 +488,9 @@ describe("sending: errors", () => {
 
     expect((await call("DELETE", `/v1/chatapp/sessions/${f.sessionId}`, { key: f.key })).status).toBe(200);
     problem(await send(f), 422, "app_has_no_channel");
-    expect(await count("SELECT COUNT(*) AS n FROM otps WHERE account_id = ?", f.accountId)).toBe(0);
+    expect(await count(f.accountId, "SELECT COUNT(*) AS n FROM otps WHERE account_id = ?", f.accountId)).toBe(
+      0,
+    );
   });
 
   it("is 409 session_not_connected while the app's session is not connected", async () => {
@@ -482,16 +502,18 @@ describe("sending: errors", () => {
     });
     const res = await call("POST", `/v1/apps/${app.body.data.id}/otp`, { key, body: { to_number: TO } });
     problem(res, 409, "session_not_connected");
-    expect(await count("SELECT COUNT(*) AS n FROM otps WHERE account_id = ?", accountId)).toBe(0);
+    expect(await count(accountId, "SELECT COUNT(*) AS n FROM otps WHERE account_id = ?", accountId)).toBe(0);
   });
 
   it("is 402 when the balance is short, and leaves no OTP, message or count behind", async () => {
     const f = await otpApp({ balance: 0.01 });
     await sent(f);
     problem(await send(f), 402, "insufficient_balance");
-    expect(await count("SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(1);
-    expect(await count("SELECT COUNT(*) AS n FROM otp_sends WHERE app_id = ?", f.appId)).toBe(1);
-    expect(await count("SELECT COUNT(*) AS n FROM messages WHERE account_id = ?", f.accountId)).toBe(1);
+    expect(await count(f.accountId, "SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(1);
+    expect(await count(f.accountId, "SELECT COUNT(*) AS n FROM otp_sends WHERE app_id = ?", f.appId)).toBe(1);
+    expect(
+      await count(f.accountId, "SELECT COUNT(*) AS n FROM messages WHERE account_id = ?", f.accountId),
+    ).toBe(1);
   });
 
   it("is 404 for an unknown app, a malformed id, a deleted app and another account's app", async () => {
@@ -502,7 +524,8 @@ describe("sending: errors", () => {
     problem(await send({ ...f, appId: other.appId }), 404, "not_found");
     await call("DELETE", `/v1/apps/${f.appId}`, { key: f.key });
     problem(await send(f), 404, "not_found");
-    expect(await count("SELECT COUNT(*) AS n FROM otps WHERE app_id IN (?, ?)", f.appId, other.appId)).toBe(
+    expect(await count(f.accountId, "SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(0);
+    expect(await count(other.accountId, "SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", other.appId)).toBe(
       0,
     );
   });
@@ -586,19 +609,28 @@ describe("verifying: limits", () => {
     expect((await show(f, otp.id)).body.data).toMatchObject({ status: "failed", attempts_remaining: 0 });
     expect(problem(await verify(f, otp.id, code), 429, "otp_attempts_exceeded").attempts_remaining).toBe(0);
     problem(await resend(f, otp.id), 429, "otp_attempts_exceeded");
-    expect(await otpRow(otp.id)).toMatchObject({ status: "failed", failed_attempts: 5, verified_at: null });
+    expect(await otpRow(f, otp.id)).toMatchObject({
+      status: "failed",
+      failed_attempts: 5,
+      verified_at: null,
+    });
   });
 
   it("is 410 otp_expired after expires_at, for the right code too, and stores the status", async () => {
     const f = await otpApp({ app: { expiry_seconds: 60 } });
     const otp = await sent(f);
     const code = await codeIn(f, otp.message_id);
-    await env.DB.prepare("UPDATE otps SET expires_at = ? WHERE id = ?")
+    await (await accountD1(f.accountId))
+      .prepare("UPDATE otps SET expires_at = ? WHERE id = ?")
       .bind(Date.now() - 1, otp.id)
       .run();
     expect((await show(f, otp.id)).body.data.status).toBe("expired");
     problem(await verify(f, otp.id, code), 410, "otp_expired");
-    expect(await otpRow(otp.id)).toMatchObject({ status: "expired", failed_attempts: 0, verified_at: null });
+    expect(await otpRow(f, otp.id)).toMatchObject({
+      status: "expired",
+      failed_attempts: 0,
+      verified_at: null,
+    });
     problem(await verify(f, otp.id, wrong(code)), 410, "otp_expired");
     problem(await resend(f, otp.id), 410, "otp_expired");
     expect((await show(f, otp.id)).body.data).toMatchObject({ status: "expired", attempts_remaining: 5 });
@@ -610,7 +642,7 @@ describe("verifying: limits", () => {
     for (const body of [{ code: "12ab56" }, { code: "123" }, { code: "12345678901" }, { code: 123456 }, {}]) {
       problem(await call("POST", `/v1/otp/${otp.id}/verify`, { key: f.key, body }), 422, "validation_failed");
     }
-    expect((await otpRow(otp.id))?.failed_attempts).toBe(0);
+    expect((await otpRow(f, otp.id))?.failed_attempts).toBe(0);
   });
 
   it("answers 404 for another account's OTP on every route, and leaves it untouched", async () => {
@@ -622,11 +654,11 @@ describe("verifying: limits", () => {
     problem(await show(asMallory, otp.id), 404, "not_found");
     problem(await verify(asMallory, otp.id, code), 404, "not_found");
     problem(await verify(asMallory, otp.id, wrong(code)), 404, "not_found");
-    await allowResend(otp.id);
+    await allowResend(f, otp.id);
     problem(await resend(asMallory, otp.id), 404, "not_found");
     problem(await show(f, crypto.randomUUID()), 404, "not_found");
     problem(await show(f, "not-a-uuid"), 404, "not_found");
-    expect(await otpRow(otp.id)).toMatchObject({ status: "pending", failed_attempts: 0, sends: 1 });
+    expect(await otpRow(f, otp.id)).toMatchObject({ status: "pending", failed_attempts: 0, sends: 1 });
     expect((await verify(f, otp.id, code)).status).toBe(200);
   });
 
@@ -635,7 +667,7 @@ describe("verifying: limits", () => {
     const otp = await sent(f);
     const code = await codeIn(f, otp.message_id);
     await call("DELETE", `/v1/apps/${f.appId}`, { key: f.key });
-    await allowResend(otp.id);
+    await allowResend(f, otp.id);
     problem(await resend(f, otp.id), 404, "not_found");
     expect((await verify(f, otp.id, code)).status).toBe(200);
   });
@@ -654,7 +686,7 @@ describe("POST /v1/otp/{id}/resend", () => {
     expect(retryAfter).toBeGreaterThanOrEqual(29);
     expect(retryAfter).toBeLessThanOrEqual(30);
 
-    await allowResend(otp.id);
+    await allowResend(f, otp.id);
     const res = await resend(f, otp.id);
     expect(res.status).toBe(200);
     const again = res.body.data;
@@ -676,16 +708,16 @@ describe("POST /v1/otp/{id}/resend", () => {
     const f = await otpApp();
     const otp = await sent(f);
     for (const remaining of [3, 2, 1, 0]) {
-      await allowResend(otp.id);
+      await allowResend(f, otp.id);
       const res = await resend(f, otp.id);
       expect(res.status).toBe(200);
       expect(res.body.data.sends_remaining).toBe(remaining);
     }
-    await allowResend(otp.id);
+    await allowResend(f, otp.id);
     const sixth = await resend(f, otp.id);
     expect(problem(sixth, 429, "rate_limited").sends_remaining).toBe(0);
     expect(sixth.headers.get("retry-after")).toBeNull();
-    expect(await count("SELECT COUNT(*) AS n FROM messages WHERE otp_id = ?", otp.id)).toBe(5);
+    expect(await count(f.accountId, "SELECT COUNT(*) AS n FROM messages WHERE otp_id = ?", otp.id)).toBe(5);
     // The latest code works.
     const latest = await codeIn(f, (await show(f, otp.id)).body.data.message_id);
     expect((await verify(f, otp.id, latest)).status).toBe(200);
@@ -695,10 +727,10 @@ describe("POST /v1/otp/{id}/resend", () => {
     const f = await otpApp({ balance: 0.01 });
     const otp = await sent(f);
     const code = await codeIn(f, otp.message_id);
-    await allowResend(otp.id);
-    const before = await otpRow(otp.id);
+    await allowResend(f, otp.id);
+    const before = await otpRow(f, otp.id);
     problem(await resend(f, otp.id), 402, "insufficient_balance");
-    const after = await otpRow(otp.id);
+    const after = await otpRow(f, otp.id);
     expect(after).toMatchObject({
       code_hmac: before?.code_hmac,
       sends: 1,
@@ -706,7 +738,7 @@ describe("POST /v1/otp/{id}/resend", () => {
       expires_at: before?.expires_at,
       message_id: otp.message_id,
     });
-    expect(await count("SELECT COUNT(*) AS n FROM otp_sends WHERE otp_id = ?", otp.id)).toBe(1);
+    expect(await count(f.accountId, "SELECT COUNT(*) AS n FROM otp_sends WHERE otp_id = ?", otp.id)).toBe(1);
     expect((await verify(f, otp.id, code)).status).toBe(200);
   });
 
@@ -714,9 +746,9 @@ describe("POST /v1/otp/{id}/resend", () => {
     const f = await otpApp();
     const otp = await sent(f);
     await call("PATCH", `/v1/apps/${f.appId}`, { key: f.key, body: { chatapp_session_id: null } });
-    await allowResend(otp.id);
+    await allowResend(f, otp.id);
     problem(await resend(f, otp.id), 422, "app_has_no_channel");
-    expect((await otpRow(otp.id))?.sends).toBe(1);
+    expect((await otpRow(f, otp.id))?.sends).toBe(1);
   });
 });
 
@@ -725,7 +757,7 @@ describe("per-number limit (OTP_MAX_PER_NUMBER_PER_HOUR = 5)", () => {
     const f = await otpApp();
     const first = await sent(f);
     for (let i = 0; i < 3; i++) await sent(f);
-    await allowResend(first.id);
+    await allowResend(f, first.id);
     expect((await resend(f, first.id)).status).toBe(200); // the 5th code
 
     const sixth = await send(f, "+1 415 555 2671");
@@ -733,22 +765,25 @@ describe("per-number limit (OTP_MAX_PER_NUMBER_PER_HOUR = 5)", () => {
     const retryAfter = Number(sixth.headers.get("retry-after"));
     expect(retryAfter).toBeGreaterThan(3590);
     expect(retryAfter).toBeLessThanOrEqual(3600);
-    await allowResend(first.id);
+    await allowResend(f, first.id);
     problem(await resend(f, first.id), 429, "rate_limited");
-    expect(await count("SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(4);
+    expect(await count(f.accountId, "SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(4);
 
     // Other numbers are not affected (the account's other apps share the limit: test/otp-limit.test.ts).
     expect((await send(f, "+14155552672")).status).toBe(201);
 
     // Retry-After counts down to when the oldest code of the hour leaves the window.
-    await env.DB.prepare("UPDATE otp_sends SET sent_at = ? WHERE app_id = ? AND otp_id = ? AND seq = 1")
+    const d1 = await accountD1(f.accountId);
+    await d1
+      .prepare("UPDATE otp_sends SET sent_at = ? WHERE app_id = ? AND otp_id = ? AND seq = 1")
       .bind(Date.now() - 3_500_000, f.appId, first.id)
       .run();
     const later = Number((await send(f)).headers.get("retry-after"));
     expect(later).toBeGreaterThan(90);
     expect(later).toBeLessThanOrEqual(100);
     // An hour later it is free again.
-    await env.DB.prepare("UPDATE otp_sends SET sent_at = sent_at - 3600000 WHERE otp_id = ? AND seq = 1")
+    await d1
+      .prepare("UPDATE otp_sends SET sent_at = sent_at - 3600000 WHERE otp_id = ? AND seq = 1")
       .bind(first.id)
       .run();
     expect((await send(f)).status).toBe(201);
@@ -765,7 +800,7 @@ describe("concurrency", () => {
     const statuses = results.map((r) => r.status).sort();
     expect(statuses).toEqual([200, 409, 409, 409, 409, 409]);
     for (const r of results.filter((x) => x.status === 409)) problem(r, 409, "otp_already_verified");
-    expect(await otpRow(otp.id)).toMatchObject({ status: "verified", failed_attempts: 0 });
+    expect(await otpRow(f, otp.id)).toMatchObject({ status: "verified", failed_attempts: 0 });
   });
 
   it("counts at most 5 wrong codes when 12 arrive at once", async () => {
@@ -780,27 +815,29 @@ describe("concurrency", () => {
     const remaining = invalid.map((r) => problem(r, 422, "otp_invalid").attempts_remaining).sort();
     expect(remaining).toEqual([0, 1, 2, 3, 4]);
     for (const r of exceeded) problem(r, 429, "otp_attempts_exceeded");
-    expect(await otpRow(otp.id)).toMatchObject({ status: "failed", failed_attempts: 5 });
+    expect(await otpRow(f, otp.id)).toMatchObject({ status: "failed", failed_attempts: 5 });
     problem(await verify(f, otp.id, code), 429, "otp_attempts_exceeded");
   });
 
   it("lets one of several simultaneous resends through", async () => {
     const f = await otpApp();
     const otp = await sent(f);
-    await allowResend(otp.id);
+    await allowResend(f, otp.id);
     const results = await Promise.all(Array.from({ length: 5 }, () => resend(f, otp.id)));
     expect(results.map((r) => r.status).sort()).toEqual([200, 429, 429, 429, 429]);
-    expect((await otpRow(otp.id))?.sends).toBe(2);
-    expect(await count("SELECT COUNT(*) AS n FROM messages WHERE otp_id = ?", otp.id)).toBe(2);
-    expect(await count("SELECT COUNT(*) AS n FROM otp_sends WHERE otp_id = ?", otp.id)).toBe(2);
+    expect((await otpRow(f, otp.id))?.sends).toBe(2);
+    expect(await count(f.accountId, "SELECT COUNT(*) AS n FROM messages WHERE otp_id = ?", otp.id)).toBe(2);
+    expect(await count(f.accountId, "SELECT COUNT(*) AS n FROM otp_sends WHERE otp_id = ?", otp.id)).toBe(2);
   });
 
   it("keeps the per-number limit when 8 sends to one number arrive at once", async () => {
     const f = await otpApp();
     const results = await Promise.all(Array.from({ length: 8 }, () => send(f)));
     expect(results.map((r) => r.status).sort()).toEqual([201, 201, 201, 201, 201, 429, 429, 429]);
-    expect(await count("SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(5);
-    expect(await count("SELECT COUNT(*) AS n FROM messages WHERE account_id = ?", f.accountId)).toBe(5);
+    expect(await count(f.accountId, "SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(5);
+    expect(
+      await count(f.accountId, "SELECT COUNT(*) AS n FROM messages WHERE account_id = ?", f.accountId),
+    ).toBe(5);
   });
 });
 
@@ -823,6 +860,7 @@ describe("OTP lane", () => {
     expect(bulk.status).toBe(201);
     const bulkSent = () =>
       count(
+        f.accountId,
         "SELECT COUNT(*) AS n FROM messages WHERE chatapp_session_id = ? AND otp_id IS NULL AND status <> 'queued'",
         f.sessionId,
       );
@@ -849,9 +887,10 @@ describe("OTP lane", () => {
       timeoutMs: 60_000,
       intervalMs: 50,
     });
-    const last = await env.DB.prepare(
-      "SELECT MAX(sent_at) AS at, COUNT(sent_at) AS n FROM messages WHERE chatapp_session_id = ? AND otp_id IS NULL",
-    )
+    const last = await (await accountD1(f.accountId))
+      .prepare(
+        "SELECT MAX(sent_at) AS at, COUNT(sent_at) AS n FROM messages WHERE chatapp_session_id = ? AND otp_id IS NULL",
+      )
       .bind(f.sessionId)
       .first<{ at: number; n: number }>();
     expect(last?.n).toBe(200);
@@ -911,8 +950,8 @@ describe("OTP_SECRET", () => {
         .map((args) => String(args[0]))
         .filter((line) => line.includes("OTP_SECRET"));
       expect(logged).toHaveLength(4);
-      expect(await otpRow(otp.id)).toMatchObject({ sends: 1, failed_attempts: 0, status: "pending" });
-      expect(await count("SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(1);
+      expect(await otpRow(f, otp.id)).toMatchObject({ sends: 1, failed_attempts: 0, status: "pending" });
+      expect(await count(f.accountId, "SELECT COUNT(*) AS n FROM otps WHERE app_id = ?", f.appId)).toBe(1);
     },
   );
 });

@@ -5,8 +5,9 @@ import { startCampaign } from "../src/campaigns/start";
 import { createDb } from "../src/db/client";
 import worker from "../src/index";
 import { formatTimestamp } from "../src/lib/time";
-import { sweepOutgoingMedia } from "../src/messages/media-retention";
+import { type OutgoingSweep, sweepOutgoingMedia } from "../src/messages/media-retention";
 import { command, createCampaign, heldCampaignQueue, recipients, waitForCampaign } from "./campaign-fixtures";
+import { accountD1, accountDb, everyAccountD1 } from "./databases";
 import { call, createAccount } from "./helpers";
 import { MEDIA_HOST } from "./media-host";
 import { connectedSession, type SendResponse, waitForMessages } from "./message-fixtures";
@@ -20,8 +21,16 @@ const DAY = 86_400_000;
 const RETENTION_DAYS = 30;
 const TO = ["+14155552671", "+14155552672"];
 
-/** Runs the sweep as the hourly job does, at `now` (epoch ms). */
-const sweep = (now = Date.now()) => sweepOutgoingMedia(env.MEDIA, createDb(env.DB), now, RETENTION_DAYS);
+/** Runs the sweep as the hourly job does (on every account database), at `now` (epoch ms); the sums. */
+async function sweep(now = Date.now()): Promise<OutgoingSweep> {
+  const done = { campaigns: 0, messages: 0 };
+  for (const d1 of everyAccountD1()) {
+    const one = await sweepOutgoingMedia(env.MEDIA, createDb(d1), now, RETENTION_DAYS);
+    done.campaigns += one.campaigns;
+    done.messages += one.messages;
+  }
+  return done;
+}
 
 interface MediaRow {
   id: string;
@@ -32,30 +41,33 @@ interface MediaRow {
   metadata: string;
 }
 
-/** The media columns of messages `ids`, in that order. */
-async function mediaRows(ids: string[]): Promise<MediaRow[]> {
-  const { results } = await env.DB.prepare(
-    `SELECT id, status, media_url, media_key, media_content_type, metadata FROM messages
+/** The media columns of account `accountId`'s messages `ids`, in that order. */
+async function mediaRows(accountId: string, ids: string[]): Promise<MediaRow[]> {
+  const { results } = await (await accountD1(accountId))
+    .prepare(
+      `SELECT id, status, media_url, media_key, media_content_type, metadata FROM messages
      WHERE id IN (SELECT value FROM json_each(?)) ORDER BY to_number`,
-  )
+    )
     .bind(JSON.stringify(ids))
     .all<MediaRow>();
   return results;
 }
 
-/** The campaign's stored copy's key, or null. */
-async function campaignKey(id: string): Promise<string | null> {
-  const row = await env.DB.prepare("SELECT media_key FROM campaigns WHERE id = ?")
+/** The stored copy's key of account `accountId`'s campaign `id`, or null. */
+async function campaignKey(accountId: string, id: string): Promise<string | null> {
+  const row = await (await accountD1(accountId))
+    .prepare("SELECT media_key FROM campaigns WHERE id = ?")
     .bind(id)
     .first<{ media_key: string | null }>();
   return row?.media_key ?? null;
 }
 
-/** The campaign's messages' media columns. */
-async function campaignRows(id: string): Promise<MediaRow[]> {
-  const { results } = await env.DB.prepare(
-    "SELECT id, status, media_url, media_key, media_content_type, metadata FROM messages WHERE campaign_id = ?",
-  )
+/** The media columns of the messages of account `accountId`'s campaign `id`. */
+async function campaignRows(accountId: string, id: string): Promise<MediaRow[]> {
+  const { results } = await (await accountD1(accountId))
+    .prepare(
+      "SELECT id, status, media_url, media_key, media_content_type, metadata FROM messages WHERE campaign_id = ?",
+    )
     .bind(id)
     .all<MediaRow>();
   return results;
@@ -63,8 +75,17 @@ async function campaignRows(id: string): Promise<MediaRow[]> {
 
 const expiredAt = (row: MediaRow) => JSON.parse(row.metadata).media_expired_at ?? null;
 
-/** Sends an image at `path` of the media host to `TO`; returns the messages' ids and copy's key. */
-async function sendImage(key: string, session: string, path: string, extra: Record<string, unknown> = {}) {
+/**
+ * Sends an image at `path` of the media host to `TO` as account `accountId` (API key `key`);
+ * returns the messages' ids and copy's key.
+ */
+async function sendImage(
+  accountId: string,
+  key: string,
+  session: string,
+  path: string,
+  extra: Record<string, unknown> = {},
+) {
   const res = await call<SendResponse>("POST", "/v1/chatapp/messages", {
     key,
     body: {
@@ -77,7 +98,7 @@ async function sendImage(key: string, session: string, path: string, extra: Reco
   });
   expect(res.status).toBe(201);
   const ids = res.body.data.messages.map((m) => m.id);
-  const [first] = await mediaRows(ids);
+  const [first] = await mediaRows(accountId, ids);
   const mediaKey = first?.media_key ?? "";
   expect(await env.MEDIA.head(mediaKey)).not.toBeNull();
   return { ids, mediaKey };
@@ -85,9 +106,9 @@ async function sendImage(key: string, session: string, path: string, extra: Reco
 
 describe("the retention sweep of outgoing media", () => {
   it("deletes a send's copy once every message of it is final, and records media_expired_at", async () => {
-    const { key } = await createAccount(10);
+    const { key, accountId } = await createAccount(10);
     const session = (await connectedSession(key)).id;
-    const { ids, mediaKey } = await sendImage(key, session, "/out/final.png");
+    const { ids, mediaKey } = await sendImage(accountId, key, session, "/out/final.png");
     await waitForMessages(key, ids);
 
     // The hourly cron runs the sweep.
@@ -96,7 +117,7 @@ describe("the retention sweep of outgoing media", () => {
     const after = Date.now();
 
     expect(await env.MEDIA.head(mediaKey)).toBeNull();
-    const rows = await mediaRows(ids);
+    const rows = await mediaRows(accountId, ids);
     expect(rows.map((row) => [row.media_url, row.media_key, row.media_content_type])).toEqual(
       TO.map(() => [`${MEDIA_HOST}/out/final.png`, null, null]),
     );
@@ -115,14 +136,14 @@ describe("the retention sweep of outgoing media", () => {
     expect(shown.body.data.metadata.media_expired_at).toBe(formatTimestamp(now));
     // Idempotent: the next run finds nothing more.
     expect(await sweep(now)).toEqual({ campaigns: 0, messages: 0 });
-    expect(expiredAt((await mediaRows(ids))[0] as MediaRow)).toBe(formatTimestamp(now));
+    expect(expiredAt((await mediaRows(accountId, ids))[0] as MediaRow)).toBe(formatTimestamp(now));
   });
 
   it("keeps a waiting send's copy until MEDIA_RETENTION_DAYS after its messages were due", async () => {
-    const { key } = await createAccount(10);
+    const { key, accountId } = await createAccount(10);
     const session = (await connectedSession(key)).id;
     const due = Date.now() + 2 * DAY;
-    const { ids, mediaKey } = await sendImage(key, session, "/out/later.png", {
+    const { ids, mediaKey } = await sendImage(accountId, key, session, "/out/later.png", {
       scheduled_at: new Date(due).toISOString(),
     });
 
@@ -130,7 +151,7 @@ describe("the retention sweep of outgoing media", () => {
     await sweep();
     await sweep(due + RETENTION_DAYS * DAY - 60_000);
     expect(await env.MEDIA.head(mediaKey)).not.toBeNull();
-    expect((await mediaRows(ids)).map((row) => [row.status, row.media_key])).toEqual(
+    expect((await mediaRows(accountId, ids)).map((row) => [row.status, row.media_key])).toEqual(
       TO.map(() => ["scheduled", mediaKey]),
     );
 
@@ -138,13 +159,13 @@ describe("the retention sweep of outgoing media", () => {
     const late = due + RETENTION_DAYS * DAY + 60_000;
     await sweep(late);
     expect(await env.MEDIA.head(mediaKey)).toBeNull();
-    expect((await mediaRows(ids)).map((row) => [row.media_key, expiredAt(row)])).toEqual(
+    expect((await mediaRows(accountId, ids)).map((row) => [row.media_key, expiredAt(row)])).toEqual(
       TO.map(() => [null, formatTimestamp(late)]),
     );
   });
 
   it("deletes a campaign's copy once it has completed, marking every message of it", async () => {
-    const { key } = await createAccount(10);
+    const { key, accountId } = await createAccount(10);
     const session = (await connectedSession(key)).id;
     const campaign = await createCampaign(key, {
       chatapp_session_ids: [session],
@@ -153,7 +174,7 @@ describe("the retention sweep of outgoing media", () => {
       recipients: recipients(3),
       delay_between: 0,
     });
-    const mediaKey = (await campaignKey(campaign.id)) ?? "";
+    const mediaKey = (await campaignKey(accountId, campaign.id)) ?? "";
     expect(await env.MEDIA.head(mediaKey)).not.toBeNull();
     expect((await command(key, campaign.id, "start")).status).toBe(200);
     await waitForCampaign(key, campaign.id, (c) => c.status === "completed", 20_000);
@@ -162,9 +183,9 @@ describe("the retention sweep of outgoing media", () => {
     const done = await sweep(now);
 
     expect(done.campaigns).toBeGreaterThanOrEqual(1);
-    expect(await campaignKey(campaign.id)).toBeNull();
+    expect(await campaignKey(accountId, campaign.id)).toBeNull();
     expect(await env.MEDIA.head(mediaKey)).toBeNull();
-    const rows = await campaignRows(campaign.id);
+    const rows = await campaignRows(accountId, campaign.id);
     expect(rows.map((row) => [row.media_url, row.media_key, expiredAt(row)])).toEqual(
       [0, 1, 2].map(() => [`${MEDIA_HOST}/out/promo.jpg`, null, formatTimestamp(now)]),
     );
@@ -180,23 +201,25 @@ describe("the retention sweep of outgoing media", () => {
       media_url: `${MEDIA_HOST}/out/brochure.pdf`,
       recipients: recipients(3),
     });
-    const mediaKey = (await campaignKey(campaign.id)) ?? "";
+    const mediaKey = (await campaignKey(accountId, campaign.id)) ?? "";
     // Started, its messages not made yet (the campaign queue holds its step).
     const { env: held } = heldCampaignQueue();
-    expect((await startCampaign(held, createDb(env.DB), accountId, campaign.id)).status).toBe("running");
+    expect((await startCampaign(held, await accountDb(accountId), accountId, campaign.id)).status).toBe(
+      "running",
+    );
 
     await sweep(Date.now() + 2 * RETENTION_DAYS * DAY);
-    expect(await campaignKey(campaign.id)).toBe(mediaKey);
+    expect(await campaignKey(accountId, campaign.id)).toBe(mediaKey);
     expect(await env.MEDIA.head(mediaKey)).not.toBeNull();
 
     expect((await command(key, campaign.id, "cancel")).body.data.status).toBe("cancelled");
     await sweep();
-    expect(await campaignKey(campaign.id)).toBeNull();
+    expect(await campaignKey(accountId, campaign.id)).toBeNull();
     expect(await env.MEDIA.head(mediaKey)).toBeNull();
   });
 
   it("keeps a draft's copy for MEDIA_RETENTION_DAYS after its creation", async () => {
-    const { key } = await createAccount(10);
+    const { key, accountId } = await createAccount(10);
     const session = (await connectedSession(key)).id;
     const created = Date.now();
     const campaign = await createCampaign(key, {
@@ -205,14 +228,14 @@ describe("the retention sweep of outgoing media", () => {
       media_url: `${MEDIA_HOST}/out/draft.png`,
       recipients: recipients(1),
     });
-    const mediaKey = (await campaignKey(campaign.id)) ?? "";
+    const mediaKey = (await campaignKey(accountId, campaign.id)) ?? "";
 
     await sweep(created + RETENTION_DAYS * DAY - 60_000);
-    expect(await campaignKey(campaign.id)).toBe(mediaKey);
+    expect(await campaignKey(accountId, campaign.id)).toBe(mediaKey);
     expect(await env.MEDIA.head(mediaKey)).not.toBeNull();
 
     await sweep(created + RETENTION_DAYS * DAY + 60_000);
-    expect(await campaignKey(campaign.id)).toBeNull();
+    expect(await campaignKey(accountId, campaign.id)).toBeNull();
     expect(await env.MEDIA.head(mediaKey)).toBeNull();
   });
 });

@@ -1,9 +1,8 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { archivableRecipients, recordRecipientArchive } from "../src/db/queries/recipient-archives";
 import { archiveLines, archivesOf, runArchiveJob, setRetention } from "./archive-fixtures";
 import { command, createCampaign, showCampaign, waitForCampaign } from "./campaign-fixtures";
-import { accountDb } from "./databases";
+import { accountD1, accountDb } from "./databases";
 import { ERASED, erase } from "./erasure-fixtures";
 import { call, createAccount, expectProblem } from "./helpers";
 import { connectedSession } from "./message-fixtures";
@@ -51,7 +50,7 @@ async function recipientsOf(key: string, campaignId: string) {
 
 describe("campaign recipient archives", () => {
   it("take a finished campaign's recipients after its messages, in one run, and the list names the archive", async () => {
-    const { key, campaignId } = await completedCampaign();
+    const { key, campaignId, accountId } = await completedCampaign();
     const shown = await recipientsOf(key, campaignId);
     expect(shown.status).toBe(200);
     expect(shown.body.data).toHaveLength(2);
@@ -76,7 +75,8 @@ describe("campaign recipient archives", () => {
     expect(gone.body.archive_ids).toEqual([archive?.id]);
     // The campaign itself stays, its counts as they were.
     expect(await showCampaign(key, campaignId)).toEqual(campaign);
-    const left = await env.DB.prepare("SELECT count(*) AS n FROM campaign_recipients WHERE campaign_id = ?")
+    const left = await (await accountD1(accountId))
+      .prepare("SELECT count(*) AS n FROM campaign_recipients WHERE campaign_id = ?")
       .bind(campaignId)
       .first<{ n: number }>();
     expect(left?.n).toBe(0);
@@ -86,6 +86,7 @@ describe("campaign recipient archives", () => {
   it("keep a campaign's recipients while any of its messages is in D1, or while it runs", async () => {
     const { campaignId, accountId } = await completedCampaign();
     const db = await accountDb(accountId);
+    const d1 = await accountD1(accountId);
     const now = Date.now();
     const rule = {
       before: now,
@@ -97,23 +98,20 @@ describe("campaign recipient archives", () => {
     };
     // Its messages are still there: nothing to take.
     expect(await archivableRecipients(db, accountId, rule, null, 10)).toEqual([]);
-    await env.DB.prepare("UPDATE messages SET campaign_id = NULL WHERE campaign_id = ?")
-      .bind(campaignId)
-      .run();
+    await d1.prepare("UPDATE messages SET campaign_id = NULL WHERE campaign_id = ?").bind(campaignId).run();
     expect((await archivableRecipients(db, accountId, rule, null, 10)).map((r) => r.toNumber)).toEqual([
       ANN,
       BOB,
     ]);
     // Running again (say the operator's fix): nothing to take.
-    await env.DB.prepare("UPDATE campaigns SET status = 'running' WHERE id = ?").bind(campaignId).run();
+    await d1.prepare("UPDATE campaigns SET status = 'running' WHERE id = ?").bind(campaignId).run();
     expect(await archivableRecipients(db, accountId, rule, null, 10)).toEqual([]);
-    await env.DB.prepare("UPDATE campaigns SET status = 'completed' WHERE id = ?").bind(campaignId).run();
+    await d1.prepare("UPDATE campaigns SET status = 'completed' WHERE id = ?").bind(campaignId).run();
 
     // An erasure that hashes a recipient between the read and the delete keeps that row.
     const rows = await archivableRecipients(db, accountId, rule, null, 10);
-    await env.DB.prepare(
-      "UPDATE campaign_recipients SET to_number = 'erased:x' WHERE campaign_id = ? AND seq = 1",
-    )
+    await d1
+      .prepare("UPDATE campaign_recipients SET to_number = 'erased:x' WHERE campaign_id = ? AND seq = 1")
       .bind(campaignId)
       .run();
     const archive = {

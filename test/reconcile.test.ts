@@ -5,6 +5,7 @@ import { createDb } from "../src/db/client";
 import { STALE_AFTER_MS, staleQuery } from "../src/delivery/reconcile";
 import worker from "../src/index";
 import type { ChatSession } from "../src/sessions/chat-session";
+import { accountD1, accountDb, firstAccountD1 } from "./databases";
 import { call, createAccount, sessionStub, waitFor } from "./helpers";
 import {
   balanceOf,
@@ -51,9 +52,10 @@ describe("reconciliation sweep (hourly cron)", () => {
     const later = new Date(Date.now() + 3600_000).toISOString();
     const res = await sendText(key, session.id, ["+14155552676"], { scheduled_at: later });
     const waiting = res.body.data.messages[0]!.id;
+    const d1 = await accountD1(accountId);
     await waitFor(
       async () =>
-        (await env.DB.prepare("SELECT accepted_at FROM messages WHERE id = ?").bind(waiting).first())
+        (await d1.prepare("SELECT accepted_at FROM messages WHERE id = ?").bind(waiting).first())
           ?.accepted_at,
       { reason: "the session to accept the message (the outbound queue hands it over)", timeoutMs: 5_000 },
     );
@@ -67,15 +69,16 @@ describe("reconciliation sweep (hourly cron)", () => {
         createdAt: old + i,
       })),
     );
-    await env.DB.prepare(
-      `UPDATE messages SET accepted_at = created_at, updated_at = ${old} WHERE id IN (SELECT value FROM json_each(?)) OR id = ?`,
-    )
+    await d1
+      .prepare(
+        `UPDATE messages SET accepted_at = created_at, updated_at = ${old} WHERE id IN (SELECT value FROM json_each(?)) OR id = ?`,
+      )
       .bind(JSON.stringify(held), waiting)
       .run();
     const [lost] = await seedMessages([
       { accountId, sessionId: session.id, toNumber: "+14155552677", createdAt: old + 60_000 },
     ]);
-    expect((await staleQuery(createDb(env.DB), Date.now())).map((row) => row.id)).toEqual([lost]);
+    expect((await staleQuery(await accountDb(accountId), Date.now())).map((row) => row.id)).toEqual([lost]);
   });
 
   it("fails and refunds a lost one-time code instead of re-sending it (only its queue message held the code)", async () => {
@@ -89,7 +92,8 @@ describe("reconciliation sweep (hourly cron)", () => {
         createdAt: Date.now() - STALE_AFTER_MS - 60_000,
       },
     ]);
-    await env.DB.prepare("UPDATE messages SET otp_id = ?, content = '•••••• is your code' WHERE id = ?")
+    await (await accountD1(accountId))
+      .prepare("UPDATE messages SET otp_id = ?, content = '•••••• is your code' WHERE id = ?")
       .bind(crypto.randomUUID(), lost)
       .run();
     await runCron();
@@ -115,20 +119,24 @@ describe("reconciliation sweep (hourly cron)", () => {
       },
     ]);
     const later = Date.now() + 3600_000;
-    await env.DB.prepare("UPDATE messages SET status = 'scheduled', scheduled_at = ? WHERE id = ?")
+    await (await accountD1(accountId))
+      .prepare("UPDATE messages SET status = 'scheduled', scheduled_at = ? WHERE id = ?")
       .bind(later, old)
       .run();
-    const found = (await staleQuery(createDb(env.DB), Date.now())).map((row) => row.id);
+    const db = await accountDb(accountId);
+    const found = (await staleQuery(db, Date.now())).map((row) => row.id);
     expect(found).not.toContain(recent);
     expect(found).not.toContain(old);
     // The same messages are stale once their time has passed long enough.
-    const future = (await staleQuery(createDb(env.DB), later + STALE_AFTER_MS + 1000)).map((row) => row.id);
+    const future = (await staleQuery(db, later + STALE_AFTER_MS + 1000)).map((row) => row.id);
     expect(future).toEqual(expect.arrayContaining([recent, old]));
   });
 
   it("reads only waiting messages, through the partial index", async () => {
-    const { sql, params } = staleQuery(createDb(env.DB), Date.now()).toSQL();
-    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
+    const d1 = firstAccountD1();
+    const { sql, params } = staleQuery(createDb(d1), Date.now()).toSQL();
+    const plan = await d1
+      .prepare(`EXPLAIN QUERY PLAN ${sql}`)
       .bind(...params)
       .all<{ detail: string }>();
     expect(plan.results.map((r) => r.detail).join("\n")).toMatch(/USING INDEX messages_unaccepted/);
@@ -151,7 +159,7 @@ describe("deleting a session", () => {
 
 describe("a restarted session object", () => {
   it("writes sent outcomes that had not reached D1 when it stopped", async () => {
-    const { key } = await createAccount(1);
+    const { key, accountId } = await createAccount(1);
     const session = await connectedSession(key);
     const res = await sendText(key, session.id, ["+14155552674"]);
     const id = res.body.data.messages[0]!.id;
@@ -160,7 +168,10 @@ describe("a restarted session object", () => {
     await runInDurableObject(sessionStub(session.id), (_i: ChatSession, state) => {
       state.storage.sql.exec("UPDATE outbox SET synced = 0 WHERE id = ?", id);
     });
-    await env.DB.prepare("UPDATE messages SET status = 'queued', sent_at = NULL WHERE id = ?").bind(id).run();
+    await (await accountD1(accountId))
+      .prepare("UPDATE messages SET status = 'queued', sent_at = NULL WHERE id = ?")
+      .bind(id)
+      .run();
     await evictDurableObject(sessionStub(session.id));
     await runInDurableObject(sessionStub(session.id), () => undefined);
     const [again] = await waitForMessages(key, [id]);

@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { sql } from "drizzle-orm";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { describe, expect, it } from "vitest";
@@ -15,6 +14,7 @@ import { LINK_TOKEN_RETENTION_MS } from "../src/links/tokens";
 import { CONTACT_CHECK_TTL_MS } from "../src/number-checks/check";
 import { OTP_RULES } from "../src/otp/code";
 import { REVERSE_RULES } from "../src/otp/reverse";
+import { accountD1, accountDb, firstAccountD1 } from "./databases";
 import { ADMIN_TOKEN, call, createAccount, createSession, expectProblem } from "./helpers";
 import { linkUrl } from "./live";
 
@@ -26,8 +26,10 @@ import { linkUrl } from "./live";
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
-async function count(query: string, ...params: unknown[]): Promise<number> {
-  const row = await env.DB.prepare(query)
+/** The count `query` reads in account `accountId`'s database. */
+async function count(accountId: string, query: string, ...params: unknown[]): Promise<number> {
+  const row = await (await accountD1(accountId))
+    .prepare(query)
     .bind(...params)
     .first<{ n: number }>();
   return row?.n ?? 0;
@@ -43,9 +45,9 @@ async function runJob(name: string): Promise<unknown> {
   return res.body.data.result;
 }
 
-/** A Db over `env.DB` that records the SQL of every statement it prepares. */
+/** A Db over an account database that records the SQL of every statement it prepares. */
 function recordingDb(seen: string[]): Db {
-  const d1 = new Proxy(env.DB, {
+  const d1 = new Proxy(firstAccountD1(), {
     get(target, property) {
       if (property === "prepare")
         return (query: string) => {
@@ -60,7 +62,8 @@ function recordingDb(seen: string[]): Db {
 }
 
 async function plan(query: string, ...params: unknown[]): Promise<string> {
-  const rows = await env.DB.prepare(`EXPLAIN QUERY PLAN ${query}`)
+  const rows = await firstAccountD1()
+    .prepare(`EXPLAIN QUERY PLAN ${query}`)
     .bind(...params)
     .all<{ detail: string }>();
   return rows.results.map((row) => row.detail).join("\n");
@@ -69,32 +72,42 @@ async function plan(query: string, ...params: unknown[]): Promise<string> {
 // --- Seeds ---------------------------------------------------------------------------------
 
 async function seedIdempotencyKey(accountId: string, key: string, expiresAt: number): Promise<void> {
-  await env.DB.prepare(
-    "INSERT INTO idempotency_keys (account_id, key, request_hash, status, response_status, response_body, created_at, expires_at) VALUES (?, ?, 'h', 'done', 200, '{}', ?, ?)",
-  )
+  await (await accountD1(accountId))
+    .prepare(
+      "INSERT INTO idempotency_keys (account_id, key, request_hash, status, response_status, response_body, created_at, expires_at) VALUES (?, ?, 'h', 'done', 200, '{}', ?, ?)",
+    )
     .bind(accountId, key, expiresAt - DAY, expiresAt)
     .run();
 }
 
 const idempotencyKeysOf = async (accountId: string) =>
   (
-    await env.DB.prepare("SELECT key FROM idempotency_keys WHERE account_id = ? ORDER BY key")
+    await (
+      await accountD1(accountId)
+    )
+      .prepare("SELECT key FROM idempotency_keys WHERE account_id = ? ORDER BY key")
       .bind(accountId)
       .all<{ key: string }>()
   ).results.map((row) => row.key);
 
 async function seedCheck(accountId: string, number: string, checkedAt: number): Promise<void> {
-  await env.DB.prepare(
-    "INSERT INTO contact_checks (account_id, number, on_chatapp, checked_at) VALUES (?, ?, 1, ?)",
-  )
+  await (await accountD1(accountId))
+    .prepare("INSERT INTO contact_checks (account_id, number, on_chatapp, checked_at) VALUES (?, ?, 1, ?)")
     .bind(accountId, number, checkedAt)
     .run();
 }
 
-async function seedGuess(sessionId: string, messageKey: string, at: number): Promise<void> {
-  await env.DB.prepare(
-    "INSERT INTO reverse_guesses (session_id, message_key, code_lookup, sender, otp_id, outcome, at) VALUES (?, ?, 'c', '+14155552671', NULL, 'no_match', ?)",
-  )
+/** A guess of session `sessionId` of account `accountId`, in the account's database. */
+async function seedGuess(
+  accountId: string,
+  sessionId: string,
+  messageKey: string,
+  at: number,
+): Promise<void> {
+  await (await accountD1(accountId))
+    .prepare(
+      "INSERT INTO reverse_guesses (session_id, message_key, code_lookup, sender, otp_id, outcome, at) VALUES (?, ?, 'c', '+14155552671', NULL, 'no_match', ?)",
+    )
     .bind(sessionId, messageKey, at)
     .run();
 }
@@ -108,8 +121,8 @@ interface Otp {
 }
 
 /** An account with a connected sandbox session and an app that sends codes through it. */
-async function otpApp(): Promise<{ key: string; appId: string; sessionId: string }> {
-  const { key } = await createAccount(100);
+async function otpApp(): Promise<{ accountId: string; key: string; appId: string; sessionId: string }> {
+  const { accountId, key } = await createAccount(100);
   const { session } = await createSession(key);
   const scanned = await call<{ session: { status: string } }>(
     "POST",
@@ -130,7 +143,7 @@ async function otpApp(): Promise<{ key: string; appId: string; sessionId: string
     },
   });
   expect(app.status, app.text).toBe(201);
-  return { key, appId: app.body.data.id, sessionId: session.id };
+  return { accountId, key, appId: app.body.data.id, sessionId: session.id };
 }
 
 async function sendOtp(f: { key: string; appId: string }, to: string): Promise<Otp> {
@@ -145,9 +158,13 @@ async function sendOtp(f: { key: string; appId: string }, to: string): Promise<O
 const showOtp = async (key: string, id: string) =>
   (await call<{ data: Otp }>("GET", `/v1/otp/${id}`, { key })).body.data;
 
-const sendsOf = async (otpId: string) =>
+/** The send log of OTP `otpId` of account `accountId`. */
+const sendsOf = async (accountId: string, otpId: string) =>
   (
-    await env.DB.prepare("SELECT seq, sent_at FROM otp_sends WHERE otp_id = ? ORDER BY seq")
+    await (
+      await accountD1(accountId)
+    )
+      .prepare("SELECT seq, sent_at FROM otp_sends WHERE otp_id = ? ORDER BY seq")
       .bind(otpId)
       .all<{ seq: number; sent_at: number }>()
   ).results;
@@ -181,7 +198,7 @@ describe("each purge deletes a bounded chunk through an index", () => {
     // Expired long before any other test's keys: a cut-off of 10,000 takes only these.
     for (let i = 0; i < 5; i++) await seedIdempotencyKey(accountId, `old-${i}`, 1_000 + i);
     await seedIdempotencyKey(accountId, "live", Date.now() + DAY);
-    const db = createDb(env.DB);
+    const db = await accountDb(accountId);
 
     expect(await purgeExpiredIdempotencyKeys(db, 10_000, { chunk: 2, maxMs: 0 })).toEqual({
       deleted: 2,
@@ -216,7 +233,7 @@ describe("purge_idempotency_keys", () => {
     // The live key still replays the first answer (the same app, not a second one).
     const replay = await create();
     expect(replay.text).toBe(first.text);
-    expect(await count("SELECT COUNT(*) AS n FROM apps WHERE account_id = ?", accountId)).toBe(1);
+    expect(await count(accountId, "SELECT COUNT(*) AS n FROM apps WHERE account_id = ?", accountId)).toBe(1);
   });
 });
 
@@ -229,7 +246,8 @@ describe("purge_contact_checks", () => {
     await seedCheck(accountId, "+14155550002", now - CONTACT_CHECK_TTL_MS + 60_000);
 
     expect(await runJob("purge_contact_checks")).toEqual({ deleted: 1, more: false });
-    const left = await env.DB.prepare("SELECT number FROM contact_checks WHERE account_id = ?")
+    const left = await (await accountD1(accountId))
+      .prepare("SELECT number FROM contact_checks WHERE account_id = ?")
       .bind(accountId)
       .all<{ number: string }>();
     expect(left.results.map((row) => row.number)).toEqual(["+14155550002"]);
@@ -238,15 +256,17 @@ describe("purge_contact_checks", () => {
 
 describe("purge_reverse_guesses", () => {
   it("deletes guesses older than 2 hours and keeps younger ones", async () => {
+    const { accountId, key } = await createAccount();
+    const { session } = await createSession(key);
     await runJob("purge_reverse_guesses");
-    const sessionId = crypto.randomUUID();
     const now = Date.now();
-    await seedGuess(sessionId, "old", now - REVERSE_RULES.guessRetentionMs - 60_000);
-    await seedGuess(sessionId, "young", now - REVERSE_RULES.guessRetentionMs + 60_000);
+    await seedGuess(accountId, session.id, "old", now - REVERSE_RULES.guessRetentionMs - 60_000);
+    await seedGuess(accountId, session.id, "young", now - REVERSE_RULES.guessRetentionMs + 60_000);
 
     expect(await runJob("purge_reverse_guesses")).toEqual({ deleted: 1, more: false });
-    const left = await env.DB.prepare("SELECT message_key FROM reverse_guesses WHERE session_id = ?")
-      .bind(sessionId)
+    const left = await (await accountD1(accountId))
+      .prepare("SELECT message_key FROM reverse_guesses WHERE session_id = ?")
+      .bind(session.id)
       .all<{ message_key: string }>();
     expect(left.results.map((row) => row.message_key)).toEqual(["young"]);
   });
@@ -260,13 +280,14 @@ describe("purge_otp_sends", () => {
     const recent = await sendOtp(f, "+14155550102");
     const before = await showOtp(f.key, old.id);
     expect(before.attempts).toHaveLength(1);
-    await env.DB.prepare("UPDATE otp_sends SET sent_at = ? WHERE otp_id = ?")
+    await (await accountD1(f.accountId))
+      .prepare("UPDATE otp_sends SET sent_at = ? WHERE otp_id = ?")
       .bind(Date.now() - OTP_RULES.perNumberWindowMs - 60_000, old.id)
       .run();
 
     expect(await runJob("purge_otp_sends")).toEqual({ deleted: 1, more: false });
-    expect(await sendsOf(old.id)).toEqual([]);
-    expect(await sendsOf(recent.id)).toEqual([{ seq: 1, sent_at: expect.any(Number) }]);
+    expect(await sendsOf(f.accountId, old.id)).toEqual([]);
+    expect(await sendsOf(f.accountId, recent.id)).toEqual([{ seq: 1, sent_at: expect.any(Number) }]);
     // The OTP, its attempts and its counters are untouched: the log served only the limit.
     expect(await showOtp(f.key, old.id)).toEqual(before);
   });
@@ -276,7 +297,7 @@ describe("purge_otp_sends", () => {
     const to = "+14155550103";
     for (let i = 0; i < 5; i++) await sendOtp(f, to);
     await runJob("purge_otp_sends");
-    expect(await count("SELECT COUNT(*) AS n FROM otp_sends WHERE to_number = ?", to)).toBe(5);
+    expect(await count(f.accountId, "SELECT COUNT(*) AS n FROM otp_sends WHERE to_number = ?", to)).toBe(5);
     const refused = await call("POST", `/v1/apps/${f.appId}/otp`, { key: f.key, body: { to_number: to } });
     expectProblem(refused, 429, "rate_limited");
   });
@@ -288,7 +309,7 @@ describe("OTP attempts", () => {
     const gone = await sendOtp(f, "+14155550104");
     const kept = await sendOtp(f, "+14155550105");
     const keptBefore = await showOtp(f.key, kept.id);
-    const db = createDb(env.DB);
+    const db = await accountDb(f.accountId);
     const deleteOtp = sql`DELETE FROM otps WHERE id = ${gone.id}`;
 
     // The foreign keys refuse the OTP's delete while its attempts and sends remain.
@@ -296,8 +317,10 @@ describe("OTP attempts", () => {
     const ids = sql`(SELECT value FROM json_each(${JSON.stringify([gone.id])}))`;
     await batchSql(db, [deleteOtpAttemptsOf(ids), deleteOtpSendsOf(ids), deleteOtp]);
 
-    expect(await count("SELECT COUNT(*) AS n FROM otp_attempts WHERE otp_id = ?", gone.id)).toBe(0);
-    expect(await count("SELECT COUNT(*) AS n FROM otp_sends WHERE otp_id = ?", gone.id)).toBe(0);
+    expect(await count(f.accountId, "SELECT COUNT(*) AS n FROM otp_attempts WHERE otp_id = ?", gone.id)).toBe(
+      0,
+    );
+    expect(await count(f.accountId, "SELECT COUNT(*) AS n FROM otp_sends WHERE otp_id = ?", gone.id)).toBe(0);
     expectProblem(await call("GET", `/v1/otp/${gone.id}`, { key: f.key }), 404, "not_found");
     expect(await showOtp(f.key, kept.id)).toEqual(keptBefore);
     expect(keptBefore.attempts).toHaveLength(1);
@@ -318,7 +341,7 @@ describe("OTP attempts", () => {
 
 describe("purge_link_tokens", () => {
   it("keeps a lapsed token 7 days after its expiry (410), then deletes it (404), and keeps live ones", async () => {
-    const { key } = await createAccount();
+    const { accountId, key } = await createAccount();
     const { session } = await createSession(key);
     await runJob("purge_link_tokens");
     const [old, revoked, recent, live] = [
@@ -328,8 +351,10 @@ describe("purge_link_tokens", () => {
       await linkUrl(key, session.id),
     ];
     const now = Date.now();
+    const d1 = await accountD1(accountId);
     const age = async (token: string, expiresAt: number, revokedAt: number | null = null) =>
-      env.DB.prepare("UPDATE link_tokens SET expires_at = ?, revoked_at = ? WHERE token_hash = ?")
+      d1
+        .prepare("UPDATE link_tokens SET expires_at = ?, revoked_at = ? WHERE token_hash = ?")
         .bind(expiresAt, revokedAt, await sha256Hex(token))
         .run();
     await age(old.token, now - LINK_TOKEN_RETENTION_MS - 60_000);
@@ -337,7 +362,9 @@ describe("purge_link_tokens", () => {
     await age(recent.token, now - LINK_TOKEN_RETENTION_MS + 60_000);
 
     expect(await runJob("purge_link_tokens")).toEqual({ deleted: 2, more: false });
-    expect(await count("SELECT COUNT(*) AS n FROM link_tokens WHERE session_id = ?", session.id)).toBe(2);
+    expect(
+      await count(accountId, "SELECT COUNT(*) AS n FROM link_tokens WHERE session_id = ?", session.id),
+    ).toBe(2);
     const view = (token: string) => call("GET", `/link/${token}/session`);
     expectProblem(await view(old.token), 404, "link_not_found");
     expectProblem(await view(revoked.token), 404, "link_not_found");
@@ -348,10 +375,9 @@ describe("purge_link_tokens", () => {
 
 describe("a deleted draft campaign's recipients", () => {
   it("go with it in the same statement (ON DELETE CASCADE), so no job keeps them", async () => {
-    const keys = await env.DB.prepare("SELECT * FROM pragma_foreign_key_list('campaign_recipients')").all<{
-      table: string;
-      on_delete: string;
-    }>();
+    const keys = await firstAccountD1()
+      .prepare("SELECT * FROM pragma_foreign_key_list('campaign_recipients')")
+      .all<{ table: string; on_delete: string }>();
     expect(keys.results).toEqual([expect.objectContaining({ table: "campaigns", on_delete: "CASCADE" })]);
   });
 });

@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { ChatSession } from "../src/sessions/chat-session";
 import { SessionCore } from "../src/sessions/session-core";
+import { accountD1 } from "./databases";
 import {
   call,
   createAccount,
@@ -16,7 +17,8 @@ import {
 // enabled. test/gateways runs a deployment that enables several.
 
 async function sessionRowCount(accountId: string): Promise<number> {
-  const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM sessions WHERE account_id = ?")
+  const row = await (await accountD1(accountId))
+    .prepare("SELECT COUNT(*) AS n FROM sessions WHERE account_id = ?")
     .bind(accountId)
     .first<{ n: number }>();
   return row?.n ?? 0;
@@ -67,7 +69,7 @@ describe("a session's gateway", () => {
   });
 
   it("keeps an object stored before sessions chose their gateway on CHATAPP_GATEWAY", async () => {
-    const { key } = await createAccount();
+    const { key, accountId } = await createAccount();
     const created = await call<SessionEnvelope>("POST", "/v1/chatapp/sessions", { key });
     const { id } = created.body.session;
     // As before this change: no `gateway` column in the object, null in D1; and, as every object
@@ -75,7 +77,10 @@ describe("a session's gateway", () => {
     await runInDurableObject(sessionStub(id), (_instance: ChatSession, state) => {
       state.storage.sql.exec("ALTER TABLE session DROP COLUMN gateway; DROP TABLE _schema");
     });
-    await env.DB.prepare("UPDATE sessions SET gateway = NULL WHERE id = ?").bind(id).run();
+    await (await accountD1(accountId))
+      .prepare("UPDATE sessions SET gateway = NULL WHERE id = ?")
+      .bind(id)
+      .run();
     expect((await showSession(key, id)).gateway).toBe("sandbox");
 
     const scanned = await call<SessionEnvelope>("POST", `/sandbox/sessions/${id}/scan`, { key, body: {} });

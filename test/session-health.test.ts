@@ -1,5 +1,5 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { accountD1 } from "./databases";
 import { EVENTS } from "./event-fixtures";
 import {
   type ApiResponse,
@@ -37,11 +37,17 @@ const LIMITED = {
   quality: null,
 };
 
-async function healthEvents(id: string) {
+/** Account `accountId`'s `session.health_changed` events of session `id`, oldest first. */
+async function healthEvents(accountId: string, id: string) {
   return (
-    await env.DB.prepare(
-      `SELECT type, snapshot FROM ${EVENTS} WHERE type = 'session.health_changed' ORDER BY created_at`,
-    ).all<{ type: string; snapshot: string }>()
+    await (
+      await accountD1(accountId)
+    )
+      .prepare(
+        `SELECT type, snapshot FROM ${EVENTS} WHERE account_id = ? AND type = 'session.health_changed' ORDER BY created_at`,
+      )
+      .bind(accountId)
+      .all<{ type: string; snapshot: string }>()
   ).results.filter((row) => (JSON.parse(row.snapshot) as { id?: string }).id === id);
 }
 
@@ -102,7 +108,7 @@ describe("session health", () => {
   });
 
   it("the same health again changes only checked_at: no event, no frame", async () => {
-    const { key } = await createAccount();
+    const { key, accountId } = await createAccount();
     const session = await connected(key);
     await setHealth(key, session.id, LIMITED);
     const first = await showSession(key, session.id);
@@ -117,13 +123,13 @@ describe("session health", () => {
     expect(Date.parse(after.health.checked_at as string)).toBeGreaterThan(
       Date.parse(first.health.checked_at as string),
     );
-    expect(await healthEvents(session.id)).toHaveLength(1);
+    expect(await healthEvents(accountId, session.id)).toHaveLength(1);
     expect(watcher.unread).toEqual([]);
     // Clearing is a change.
     const cleared = await setHealth(key, session.id, { timelock: null, cap: null, quality: "green" });
     expect(cleared.body.session.health).toMatchObject({ timelock: null, cap: null, quality: "green" });
     expect((await watcher.next()).type).toBe("session.health_changed");
-    expect(await healthEvents(session.id)).toHaveLength(2);
+    expect(await healthEvents(accountId, session.id)).toHaveLength(2);
     watcher.socket.close(1000, "done");
   });
 

@@ -1,6 +1,6 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { accountD1 } from "./databases";
 import {
   call,
   createAccount,
@@ -302,7 +302,7 @@ describe("QR rotation and timeout (alarm)", () => {
   });
 
   it("deleting a pending session removes its alarm and storage", async () => {
-    const { key } = await createAccount();
+    const { accountId, key } = await createAccount();
     const { session } = await createSession(key);
     expect((await v1(key, "DELETE", session.id)).status).toBe(200);
     expect(await runDurableObjectAlarm(sessionStub(session.id))).toBe(false);
@@ -314,7 +314,10 @@ describe("QR rotation and timeout (alarm)", () => {
         .toArray(),
     );
     expect(tables).toEqual([]);
-    const row = await env.DB.prepare("SELECT id FROM sessions WHERE id = ?").bind(session.id).first();
+    const row = await (await accountD1(accountId))
+      .prepare("SELECT id FROM sessions WHERE id = ?")
+      .bind(session.id)
+      .first();
     expect(row).toBeNull();
   });
 });

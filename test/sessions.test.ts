@@ -1,5 +1,5 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { accountD1 } from "./databases";
 import {
   call,
   clockMoves,
@@ -81,7 +81,8 @@ describe("POST /v1/chatapp/sessions", () => {
   it("writes the session through to D1", async () => {
     const { accountId, key } = await createAccount();
     const { session } = await createSession(key);
-    const row = await env.DB.prepare("SELECT * FROM sessions WHERE id = ?")
+    const row = await (await accountD1(accountId))
+      .prepare("SELECT * FROM sessions WHERE id = ?")
       .bind(session.id)
       .first<Record<string, unknown>>();
     expect(row).toMatchObject({
@@ -299,7 +300,7 @@ describe("PATCH /v1/chatapp/sessions/{id}/reconnect", () => {
 
 describe("DELETE /v1/chatapp/sessions/{id}", () => {
   it("deletes the session from D1 and clears its Durable Object", async () => {
-    const { key } = await createAccount();
+    const { accountId, key } = await createAccount();
     const { session } = await createSession(key);
     const res = await sessions(key, "DELETE", `/${session.id}`);
     expect(res.status).toBe(200);
@@ -309,7 +310,10 @@ describe("DELETE /v1/chatapp/sessions/{id}", () => {
     expectProblem(await sessions(key, "DELETE", `/${session.id}`), 404, "not_found");
     const list = await call<{ sessions: SessionRecord[] }>("GET", "/v1/chatapp/sessions", { key });
     expect(list.body.sessions).toEqual([]);
-    const row = await env.DB.prepare("SELECT id FROM sessions WHERE id = ?").bind(session.id).first();
+    const row = await (await accountD1(accountId))
+      .prepare("SELECT id FROM sessions WHERE id = ?")
+      .bind(session.id)
+      .first();
     expect(row).toBeNull();
   });
 

@@ -1,8 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { typingMs } from "../src/messages/typing";
 import { campaignMessages, command, createCampaign, outboxStates, recipients } from "./campaign-fixtures";
+import { accountD1 } from "./databases";
 import { call, createAccount, expectProblem, sessionStub, TIMESTAMP, waitFor } from "./helpers";
 import {
   connectedSession,
@@ -148,7 +148,7 @@ describe("simulate_typing on a sandbox send", () => {
 
 describe("simulate_typing on a campaign", () => {
   it("is kept on the campaign and its messages, types before each, and survives a failover", async () => {
-    const { key } = await createAccount();
+    const { key, accountId } = await createAccount();
     const a = (await connectedSession(key)).id;
     const b = (await connectedSession(key)).id;
     const draft = await createCampaign(key, {
@@ -173,7 +173,8 @@ describe("simulate_typing on a campaign", () => {
           intervalMs: 50,
         },
       );
-    const { results } = await env.DB.prepare("SELECT id, simulate_typing FROM messages WHERE campaign_id = ?")
+    const { results } = await (await accountD1(accountId))
+      .prepare("SELECT id, simulate_typing FROM messages WHERE campaign_id = ?")
       .bind(draft.id)
       .all<{ id: string; simulate_typing: number }>();
     expect(results.map((row) => row.simulate_typing)).toEqual([1, 1, 1, 1]);

@@ -3,12 +3,12 @@ import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { materialiseStep } from "../src/campaigns/materialise";
 import { startCampaign } from "../src/campaigns/start";
-import { batchSql, createDb } from "../src/db/client";
+import { batchSql } from "../src/db/client";
 import { insertOutgoingStatements, type NewMessages } from "../src/db/queries/messages";
 import { applyFailMoves, applyMoves } from "../src/moves/apply";
 import { failMoves } from "../src/moves/message";
 import { command, createCampaign, heldCampaignQueue, recipients, waitForCampaign } from "./campaign-fixtures";
-import { accountDb } from "./databases";
+import { accountD1, accountDb } from "./databases";
 import { call, createAccount, expectProblem } from "./helpers";
 import { connectedSession, seedMessages, sendText, waitForMessages } from "./message-fixtures";
 
@@ -49,10 +49,11 @@ interface Usage {
 
 /** The account's counters, as stored. */
 async function counters(accountId: string): Promise<Counters[]> {
-  const { results } = await env.DB.prepare(
-    `SELECT hour, type, queued, scheduled, sent, delivered, "read", failed, cost, refunded
+  const { results } = await (await accountD1(accountId))
+    .prepare(
+      `SELECT hour, type, queued, scheduled, sent, delivered, "read", failed, cost, refunded
      FROM account_usage WHERE account_id = ? ORDER BY hour, type`,
-  )
+    )
     .bind(accountId)
     .all<Counters>();
   return results;
@@ -60,14 +61,15 @@ async function counters(accountId: string): Promise<Counters[]> {
 
 /** The same counters recounted from the account's outgoing message rows. */
 async function recount(accountId: string): Promise<Counters[]> {
-  const { results } = await env.DB.prepare(
-    `SELECT created_at - created_at % 3600000 AS hour, type, SUM(status = 'queued') AS queued,
+  const { results } = await (await accountD1(accountId))
+    .prepare(
+      `SELECT created_at - created_at % 3600000 AS hour, type, SUM(status = 'queued') AS queued,
        SUM(status = 'scheduled') AS scheduled, SUM(status = 'sent') AS sent, SUM(status = 'delivered') AS delivered,
        SUM(status = 'read') AS "read", SUM(status = 'failed') AS failed, SUM(cost) AS cost,
        SUM(CASE WHEN refund_id IS NULL THEN 0 ELSE cost END) AS refunded
      FROM messages WHERE account_id = ? AND direction = 'outgoing'
      GROUP BY created_at - created_at % 3600000, type ORDER BY hour, type`,
-  )
+    )
     .bind(accountId)
     .all<Counters>();
   return results;
@@ -212,7 +214,7 @@ describe("usage counters", () => {
     expect([image.status, later.status, app.status, otp.status]).toEqual([201, 201, 201, 201]);
     // A campaign's step, run twice at once: one makes its messages, the other nothing.
     const draft = await createCampaign(key, { chatapp_session_ids: [session], recipients: recipients(3) });
-    await startCampaign(heldCampaignQueue().env, createDb(env.DB), accountId, draft.id);
+    await startCampaign(heldCampaignQueue().env, await accountDb(accountId), accountId, draft.id);
     await Promise.all([
       materialiseStep(env, await accountDb(accountId), draft.id),
       materialiseStep(env, await accountDb(accountId), draft.id),
@@ -242,7 +244,7 @@ describe("usage counters", () => {
       now: Date.now(),
     };
     for (let run = 0; run < 2; run++)
-      await batchSql(createDb(env.DB), insertOutgoingStatements(again, sql`1`));
+      await batchSql(await accountDb(accountId), insertOutgoingStatements(again, sql`1`));
     expect(await total()).toBe(11);
     // A send the balance cannot cover creates and counts nothing.
     const refused = await sendText(
@@ -556,9 +558,9 @@ describe("usage counters", () => {
         createdAt: Date.parse("2026-05-01T00:00:00Z") + i * 20 * 60_000,
       })),
     );
-    const { results } = await env.DB.prepare(
-      "SELECT id FROM messages WHERE account_id = ? ORDER BY created_at",
-    )
+    const d1 = await accountD1(accountId);
+    const { results } = await d1
+      .prepare("SELECT id FROM messages WHERE account_id = ? ORDER BY created_at")
       .bind(accountId)
       .all<{ id: string }>();
     await applyFailMoves(
@@ -572,15 +574,15 @@ describe("usage counters", () => {
     const migration = env.TEST_MIGRATIONS.find((m) => m.name.endsWith("_account_usage.sql"));
     const backfill = migration?.queries.find((q) => q.includes("INSERT INTO `account_usage`"));
     expect(backfill).toContain("GROUP BY");
-    // Every account's counters before, rebuilt by the backfill alone, and a recount of every
-    // account's messages, read in one transaction.
+    // The counters of every account in this account's database before, rebuilt by the backfill
+    // alone, and a recount of every one of that database's messages, read in one transaction.
     const all = `SELECT account_id, hour, type, queued, scheduled, sent, delivered, "read", failed, cost, refunded`;
-    const [stored, , , rebuilt, recounted] = await env.DB.batch([
-      env.DB.prepare(`${all} FROM account_usage ORDER BY 1, 2, 3`),
-      env.DB.prepare("DELETE FROM account_usage"),
-      env.DB.prepare(backfill ?? ""),
-      env.DB.prepare(`${all} FROM account_usage ORDER BY 1, 2, 3`),
-      env.DB.prepare(`SELECT account_id, created_at - created_at % 3600000 AS hour, type, SUM(status = 'queued') AS queued,
+    const [stored, , , rebuilt, recounted] = await d1.batch([
+      d1.prepare(`${all} FROM account_usage ORDER BY 1, 2, 3`),
+      d1.prepare("DELETE FROM account_usage"),
+      d1.prepare(backfill ?? ""),
+      d1.prepare(`${all} FROM account_usage ORDER BY 1, 2, 3`),
+      d1.prepare(`SELECT account_id, created_at - created_at % 3600000 AS hour, type, SUM(status = 'queued') AS queued,
           SUM(status = 'scheduled') AS scheduled, SUM(status = 'sent') AS sent, SUM(status = 'delivered') AS delivered,
           SUM(status = 'read') AS "read", SUM(status = 'failed') AS failed, SUM(cost) AS cost,
           SUM(CASE WHEN refund_id IS NULL THEN 0 ELSE cost END) AS refunded

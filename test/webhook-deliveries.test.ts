@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
 import { HttpResponse, http } from "msw";
 import { describe, expect, it } from "vitest";
-import { createDb } from "../src/db/client";
 import { recoverFailed, resendNow } from "../src/webhooks/resend";
 import { OVERDUE_AFTER_MS, requeueOverdueDeliveries } from "../src/webhooks/sweep";
+import { accountDb } from "./databases";
 import { call, createAccount, expectProblem, TIMESTAMP, waitFor } from "./helpers";
 import { network } from "./network";
 import {
@@ -221,7 +221,7 @@ describe("POST /v1/webhooks/{id}/deliveries/{event_id}/retry", () => {
     const before = Date.now();
     const found = await resendNow(
       env,
-      createDb(env.DB),
+      await accountDb(accountId),
       recording.env.WEBHOOK_QUEUE,
       accountId,
       { endpointId: endpoint.id, eventId },
@@ -233,7 +233,7 @@ describe("POST /v1/webhooks/{id}/deliveries/{event_id}/retry", () => {
     expect(row).toMatchObject({ status: "pending", attempts: 2, last_status_code: 500 });
     expect(row!.next_attempt_at! - before).toBeGreaterThanOrEqual(300_000);
     expect(row!.next_attempt_at! - Date.now()).toBeLessThanOrEqual(300_000);
-    expect(recording.sent).toEqual([{ kind: "deliver", eventId, endpointId: endpoint.id }]);
+    expect(recording.sent).toEqual([{ kind: "deliver", eventId, endpointId: endpoint.id, accountId }]);
     // The queued copy that was waiting for the first retry is now early: it sends nothing.
     expect((await runQueue("chatapp-webhooks", [message], env, 2)).explicitAcks).toHaveLength(1);
     expect(receiver.to("down")).toHaveLength(2);
@@ -263,7 +263,7 @@ describe("POST /v1/webhooks/{id}/recover", () => {
 
     const recording = recordingEnv();
     const count = await recoverFailed(
-      createDb(env.DB),
+      await accountDb(accountId),
       recording.env.WEBHOOK_QUEUE,
       accountId,
       endpoint.id,
@@ -273,7 +273,7 @@ describe("POST /v1/webhooks/{id}/recover", () => {
     expect(count).toEqual({ count: 2, more: false });
     expect(recording.sent).toEqual(
       expect.arrayContaining(
-        recent.map((eventId) => ({ kind: "deliver", eventId, endpointId: endpoint.id })),
+        recent.map((eventId) => ({ kind: "deliver", eventId, endpointId: endpoint.id, accountId })),
       ),
     );
     expect(recording.sent).toHaveLength(2);
@@ -324,8 +324,8 @@ describe("POST /v1/webhooks/{id}/recover", () => {
     for (let i = 0; i < 3; i++)
       ids.push(await seedDelivery(accountId, endpoint.id, "failed", now - 3000 + i * 1000));
     const recording = recordingEnv();
-    const recover = () =>
-      recoverFailed(createDb(env.DB), recording.env.WEBHOOK_QUEUE, accountId, endpoint.id, 0, now, 2);
+    const db = await accountDb(accountId);
+    const recover = () => recoverFailed(db, recording.env.WEBHOOK_QUEUE, accountId, endpoint.id, 0, now, 2);
     expect(await recover()).toEqual({ count: 2, more: true });
     expect(await recover()).toEqual({ count: 1, more: false });
     expect(recording.sent.map((m) => (m as { eventId: string }).eventId)).toEqual(ids);
@@ -417,9 +417,9 @@ describe("the hourly sweep and pending deliveries", () => {
     await seedDelivery(accountId, endpoint.id, "pending", now - OVERDUE_AFTER_MS + 60_000);
     await seedDelivery(accountId, endpoint.id, "failed", now - 2 * OVERDUE_AFTER_MS);
     const recording = recordingEnv();
-    await requeueOverdueDeliveries(recording.env, createDb(env.DB), now);
+    await requeueOverdueDeliveries(recording.env, await accountDb(accountId), now);
     expect(recording.sent.filter((m) => (m as { endpointId: string }).endpointId === endpoint.id)).toEqual([
-      { kind: "deliver", eventId: lost, endpointId: endpoint.id },
+      { kind: "deliver", eventId: lost, endpointId: endpoint.id, accountId },
     ]);
   });
 });

@@ -7,6 +7,7 @@ import { newEventId } from "../src/events/record";
 import worker from "../src/index";
 import { handleWebhookBatch } from "../src/webhooks/consumer";
 import { MAX_ATTEMPTS, parseRetryAfter, retryDelaySeconds } from "../src/webhooks/schedule";
+import { accountD1 } from "./databases";
 import { EVENTS } from "./event-fixtures";
 import { call, createAccount } from "./helpers";
 import { connectedSession, driveAlarmUntil, getMessage, sendText } from "./message-fixtures";
@@ -41,9 +42,8 @@ describe("fan-out and delivery of real events", () => {
     const id = sent.body.data.messages[0]!.id;
     await driveAlarmUntil(session.id, async () => (await getMessage(key, id)).status === "read");
 
-    const { results: events } = await env.DB.prepare(
-      `SELECT id, type FROM ${EVENTS} WHERE account_id = ? ORDER BY created_at, id`,
-    )
+    const { results: events } = await (await accountD1(accountId))
+      .prepare(`SELECT id, type FROM ${EVENTS} WHERE account_id = ? ORDER BY created_at, id`)
       .bind(accountId)
       .all<{ id: string; type: string }>();
     expect(events.map((e) => e.type).sort()).toEqual([
@@ -367,12 +367,14 @@ describe("secret rotation", () => {
 
 describe("endpoints made before secrets were sealed", () => {
   it("sign as before with their secrets in clear, and the hourly sweep seals them, signatures unchanged", async () => {
-    const { key, endpoint, eventId, message } = await oneDelivery("legacy");
+    const { key, accountId, endpoint, eventId, message } = await oneDelivery("legacy");
+    const d1 = await accountD1(accountId);
     // The row as an older release stored it (migration 0036 gave it its prefix): both secrets in clear.
     const previous = `whsec_${btoa("p".repeat(32))}`;
-    await env.DB.prepare(
-      "UPDATE webhook_endpoints SET secret = ?, previous_secret = ?, previous_secret_expires_at = ? WHERE id = ?",
-    )
+    await d1
+      .prepare(
+        "UPDATE webhook_endpoints SET secret = ?, previous_secret = ?, previous_secret_expires_at = ? WHERE id = ?",
+      )
       .bind(endpoint.secret, previous, Date.now() + 3_600_000, endpoint.id)
       .run();
     const expectSignedByBoth = (request: (typeof receiver.received)[number] | undefined) => {
@@ -389,9 +391,8 @@ describe("endpoints made before secrets were sealed", () => {
     expectSignedByBoth(receiver.to("legacy")[0]);
 
     await worker.scheduled(createScheduledController({ cron: "17 * * * *" }), env);
-    const stored = await env.DB.prepare(
-      "SELECT secret, secret_prefix, previous_secret FROM webhook_endpoints WHERE id = ?",
-    )
+    const stored = await d1
+      .prepare("SELECT secret, secret_prefix, previous_secret FROM webhook_endpoints WHERE id = ?")
       .bind(endpoint.id)
       .first<{ secret: string; secret_prefix: string; previous_secret: string }>();
     expect(stored?.secret).toMatch(/^v1\./);

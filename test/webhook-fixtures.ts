@@ -8,7 +8,7 @@ import { eventColumns, eventTypeCode } from "../src/db/queries/events";
 import { events } from "../src/db/schema";
 import { newEventId } from "../src/events/record";
 import worker from "../src/index";
-import { accountDb } from "./databases";
+import { accountDb, everyAccountD1 } from "./databases";
 import { insertEvent } from "./event-fixtures";
 import { call, createAccount } from "./helpers";
 import { connectedSession, sendText, waitForMessages } from "./message-fixtures";
@@ -151,6 +151,21 @@ export const DELIVERY_KEY =
 const STATUS_NAME = "CASE d.status WHEN 0 THEN 'pending' WHEN 1 THEN 'succeeded' ELSE 'failed' END";
 export const STATUS_CODE = { pending: 0, succeeded: 1, failed: 2 } as const;
 
+/**
+ * The account database holding webhook endpoint `endpointId`: an endpoint's id names no account,
+ * so each account database is asked; exactly one must hold it.
+ */
+async function endpointD1(endpointId: string): Promise<D1Database> {
+  const holding: D1Database[] = [];
+  for (const d1 of everyAccountD1())
+    if (await d1.prepare("SELECT 1 FROM webhook_endpoints WHERE id = ?").bind(endpointId).first())
+      holding.push(d1);
+  const [d1] = holding;
+  if (!d1 || holding.length > 1)
+    throw new Error(`webhook endpoint ${endpointId} is in ${holding.length} account databases, not one`);
+  return d1;
+}
+
 export interface DeliveryRow {
   endpoint_id: string;
   event_id: string;
@@ -162,15 +177,16 @@ export interface DeliveryRow {
 }
 
 export async function deliveriesOf(endpointId: string): Promise<DeliveryRow[]> {
-  const { results } = await env.DB.prepare(
-    `SELECT w.id AS endpoint_id, 'evt_' || lower(hex(d.event_id)) AS event_id, ${STATUS_NAME} AS status,
+  const { results } = await (await endpointD1(endpointId))
+    .prepare(
+      `SELECT w.id AS endpoint_id, 'evt_' || lower(hex(d.event_id)) AS event_id, ${STATUS_NAME} AS status,
        d.attempts, CASE WHEN a.attempt IS NULL THEN d.first_status_code ELSE a.status_code END AS last_status_code,
        d.next_attempt_at
      FROM webhook_deliveries d JOIN webhook_endpoints w ON w.number = d.endpoint_number
      LEFT JOIN webhook_attempts a ON a.endpoint_number = d.endpoint_number AND a.event_id = d.event_id
        AND a.attempt = (SELECT max(attempt) FROM webhook_attempts b WHERE b.endpoint_number = d.endpoint_number AND b.event_id = d.event_id)
      WHERE w.id = ? ORDER BY d.created_at, d.event_id`,
-  )
+    )
     .bind(endpointId)
     .all<DeliveryRow>();
   return results;
@@ -178,14 +194,15 @@ export async function deliveriesOf(endpointId: string): Promise<DeliveryRow[]> {
 
 /** Every attempt of a delivery as stored, oldest first: the first from its row, the rest from webhook_attempts. */
 export async function attemptsOf(endpointId: string, eventId: string) {
-  const { results } = await env.DB.prepare(
-    `SELECT 1 AS attempt, first_status_code AS status_code, first_duration_ms AS duration_ms,
+  const { results } = await (await endpointD1(endpointId))
+    .prepare(
+      `SELECT 1 AS attempt, first_status_code AS status_code, first_duration_ms AS duration_ms,
        first_response_excerpt AS response_excerpt, first_error AS error
      FROM webhook_deliveries WHERE ${DELIVERY_KEY} AND first_attempt_after_ms IS NOT NULL
      UNION ALL
      SELECT attempt, status_code, duration_ms, response_excerpt, error FROM webhook_attempts WHERE ${DELIVERY_KEY}
      ORDER BY attempt`,
-  )
+    )
     .bind(endpointId, eventId, endpointId, eventId)
     .all<{
       attempt: number;
@@ -214,11 +231,12 @@ export interface SeededDelivery {
 /** Inserts a delivery without attempt records, as the fan-out and later moves would leave it. */
 export async function insertDelivery(delivery: SeededDelivery): Promise<void> {
   const type = delivery.type ?? "message.sent";
-  await env.DB.prepare(
-    `INSERT INTO webhook_deliveries (endpoint_number, created_at, event_id, event_type_code, status, attempts, next_attempt_at, updated_after_ms)
+  await (await endpointD1(delivery.endpointId))
+    .prepare(
+      `INSERT INTO webhook_deliveries (endpoint_number, created_at, event_id, event_type_code, status, attempts, next_attempt_at, updated_after_ms)
      SELECT w.number, e.created_at, e.id, ?, ?, ?, ?, coalesce(? - e.created_at, 0)
      FROM webhook_endpoints w JOIN events e ON e.id = unhex(substr(?, 5)) WHERE w.id = ?`,
-  )
+    )
     .bind(
       eventTypeCode(type),
       STATUS_CODE[delivery.status],
@@ -232,14 +250,16 @@ export async function insertDelivery(delivery: SeededDelivery): Promise<void> {
 }
 
 export async function endpointRow(id: string) {
-  return env.DB.prepare("SELECT enabled, disabled_reason FROM webhook_endpoints WHERE id = ?")
+  return (await endpointD1(id))
+    .prepare("SELECT enabled, disabled_reason FROM webhook_endpoints WHERE id = ?")
     .bind(id)
     .first<{ enabled: number; disabled_reason: string | null }>();
 }
 
 /** The wait before a scheduled retry has passed (tests own the clock). */
 export async function makeDue(endpointId: string, eventId: string): Promise<void> {
-  await env.DB.prepare(`UPDATE webhook_deliveries SET next_attempt_at = 0 WHERE ${DELIVERY_KEY}`)
+  await (await endpointD1(endpointId))
+    .prepare(`UPDATE webhook_deliveries SET next_attempt_at = 0 WHERE ${DELIVERY_KEY}`)
     .bind(endpointId, eventId)
     .run();
 }

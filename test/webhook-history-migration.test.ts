@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { accountD1 } from "./databases";
 import { call, createAccount, TIMESTAMP } from "./helpers";
 import { attemptsOf, createEndpoint, runQueue, seedEvent, useWebhookReceiver } from "./webhook-fixtures";
 
@@ -25,8 +26,9 @@ function tablesOf0042(): string[] {
     .map((q) => q.replaceAll("__new_", ""));
 }
 
-async function run(statements: string[]): Promise<void> {
-  for (const statement of statements) await env.DB.prepare(statement).run();
+/** Runs `statements` in order on account database `d1`. */
+async function run(d1: D1Database, statements: string[]): Promise<void> {
+  for (const statement of statements) await d1.prepare(statement).run();
 }
 
 interface Shown {
@@ -50,6 +52,7 @@ interface Shown {
 describe("migration 0046 (webhook history stored small)", () => {
   it("carries every delivery and attempt over, reads them as before, and delivery goes on", async () => {
     const { key, accountId } = await createAccount();
+    const d1 = await accountD1(accountId);
     const endpoint = await createEndpoint(key, "migrated", receiver);
     const at = Date.UTC(2026, 10, 20, 9, 0, 0);
     const [once, retried, waiting, orphan] = [
@@ -61,24 +64,24 @@ describe("migration 0046 (webhook history stored small)", () => {
 
     // Back to the shape of 0042, without the endpoints' numbers.
     expect(tablesOf0042()).toHaveLength(6); // 2 tables and their 4 indexes
-    await run([
+    await run(d1, [
       "DROP INDEX webhook_endpoints_number",
       "ALTER TABLE webhook_endpoints DROP COLUMN number",
       "DROP TABLE webhook_deliveries",
       "DROP TABLE webhook_attempts",
       ...tablesOf0042(),
     ]);
-    const delivery = env.DB.prepare(
+    const delivery = d1.prepare(
       `INSERT INTO webhook_deliveries (endpoint_id, event_id, account_id, event_type, status, attempts, next_attempt_at, last_status_code, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    const attempt = env.DB.prepare(
+    const attempt = d1.prepare(
       `INSERT INTO webhook_attempts (endpoint_id, event_id, attempt, attempted_at, status_code, duration_ms, response_excerpt, error)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const gone = crypto.randomUUID();
     const now = Date.now();
-    await env.DB.batch([
+    await d1.batch([
       delivery.bind(endpoint.id, once, accountId, "message.sent", "succeeded", 1, null, 200, at, at + 40),
       attempt.bind(endpoint.id, once, 1, at + 40, 200, 12, "ok", null),
       delivery.bind(
@@ -102,12 +105,15 @@ describe("migration 0046 (webhook history stored small)", () => {
       attempt.bind(gone, orphan, 1, at, 500, 3, null, null),
     ]);
 
-    await run(migration("0046_"));
+    await run(d1, migration("0046_"));
     // And on to where the deliveries name their type by its EVENT_TYPE_CODES number (0050).
     const code = (q: string) => q.replace(/^\s*--.*$/gm, "");
-    await run(migration("0050_").filter((q) => /webhook_/.test(code(q))));
+    await run(
+      d1,
+      migration("0050_").filter((q) => /webhook_/.test(code(q))),
+    );
     // And on to deliveries keyed by their event's time, found through it (0053).
-    await run(migration("0053_"));
+    await run(d1, migration("0053_"));
 
     const listed = await call<{ data: Shown[] }>("GET", `/v1/webhooks/${endpoint.id}/deliveries`, { key });
     expect(listed.status).toBe(200);
@@ -179,18 +185,19 @@ describe("migration 0046 (webhook history stored small)", () => {
       },
     ]);
     // The first attempts went into their deliveries' rows; the old orphan is gone.
-    const count = (table: string) => env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table}`).first<number>("n");
+    const count = (table: string) => d1.prepare(`SELECT COUNT(*) AS n FROM ${table}`).first<number>("n");
     expect([await count("webhook_deliveries"), await count("webhook_attempts")]).toEqual([3, 2]);
 
     // The pending delivery is still delivered, its attempt recorded in its row.
-    await runQueue("chatapp-webhooks", [{ kind: "deliver", eventId: waiting, endpointId: endpoint.id }]);
+    await runQueue("chatapp-webhooks", [
+      { kind: "deliver", eventId: waiting, endpointId: endpoint.id, accountId },
+    ]);
     expect(receiver.to("migrated")).toHaveLength(1);
     expect(await attemptsOf(endpoint.id, waiting)).toMatchObject([{ attempt: 1, status_code: 204 }]);
     // A new endpoint gets a number of its own.
     const next = await createEndpoint(key, "next", receiver);
-    const numbers = await env.DB.prepare(
-      "SELECT id, number FROM webhook_endpoints WHERE account_id = ? ORDER BY number",
-    )
+    const numbers = await d1
+      .prepare("SELECT id, number FROM webhook_endpoints WHERE account_id = ? ORDER BY number")
       .bind(accountId)
       .all<{ id: string; number: number }>();
     expect(numbers.results.map((row) => row.id)).toEqual([endpoint.id, next.id]);

@@ -17,7 +17,7 @@ import {
   reopenFailedDeliveries,
 } from "../src/db/queries/webhook-deliveries";
 import { deleteWebhookEndpoint, disableEndpointIfFailing } from "../src/db/queries/webhook-endpoints";
-import { accountDb } from "./databases";
+import { accountD1, accountDb, firstAccountD1 } from "./databases";
 import { call } from "./helpers";
 import {
   attemptsOf,
@@ -36,16 +36,20 @@ import {
 const receiver = useWebhookReceiver();
 
 const tableSql = (name: string) =>
-  env.DB.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?")
+  firstAccountD1()
+    .prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?")
     .bind(name)
     .first<{ sql: string }>();
 
-/** The rows of a table of one endpoint. */
-const rowsOf = async (table: string, endpointId: string) =>
+/** The rows of a table of one endpoint, of account `accountId`. */
+const rowsOf = async (accountId: string, table: string, endpointId: string) =>
   (
-    await env.DB.prepare(
-      `SELECT * FROM ${table} WHERE endpoint_number = (SELECT number FROM webhook_endpoints WHERE id = ?)`,
+    await (
+      await accountD1(accountId)
     )
+      .prepare(
+        `SELECT * FROM ${table} WHERE endpoint_number = (SELECT number FROM webhook_endpoints WHERE id = ?)`,
+      )
       .bind(endpointId)
       .all()
   ).results;
@@ -58,9 +62,11 @@ describe("webhook history tables", () => {
     expect((await tableSql("webhook_attempts"))?.sql).toMatch(
       /PRIMARY KEY\(`endpoint_number`, `event_id`, `attempt`\)\s*\)\s*WITHOUT ROWID$/,
     );
-    const indexes = await env.DB.prepare(
-      "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('webhook_deliveries', 'webhook_attempts') ORDER BY name",
-    ).all<{ name: string; sql: string }>();
+    const indexes = await firstAccountD1()
+      .prepare(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('webhook_deliveries', 'webhook_attempts') ORDER BY name",
+      )
+      .all<{ name: string; sql: string }>();
     expect(indexes.results.map((row) => row.name)).toEqual([
       "webhook_deliveries_failed",
       "webhook_deliveries_pending",
@@ -73,8 +79,8 @@ describe("webhook history tables", () => {
 
   it("keeps a delivery that succeeded at its first attempt as one row, that attempt in it", async () => {
     // The fan-out (in oneDelivery) wrote no row: the first attempt writes it, once.
-    const { key, endpoint, eventId, message } = await oneDelivery(receiver, "once");
-    expect(await rowsOf("webhook_deliveries", endpoint.id)).toEqual([]);
+    const { key, endpoint, eventId, message, accountId } = await oneDelivery(receiver, "once");
+    expect(await rowsOf(accountId, "webhook_deliveries", endpoint.id)).toEqual([]);
     receiver.answers.set("once", () => HttpResponse.text("ok", { status: 200 }));
     const before = d1Counts().rowsWritten;
     await runQueue("chatapp-webhooks", [message]);
@@ -82,7 +88,7 @@ describe("webhook history tables", () => {
     // succeeded delivery.
     expect(d1Counts().rowsWritten - before).toBe(1);
 
-    const [row, ...others] = await rowsOf("webhook_deliveries", endpoint.id);
+    const [row, ...others] = await rowsOf(accountId, "webhook_deliveries", endpoint.id);
     expect(others).toEqual([]);
     expect(row).toMatchObject({
       status: 1,
@@ -96,7 +102,7 @@ describe("webhook history tables", () => {
     expect(row?.event_id).toEqual(
       [...eventId.slice(4).matchAll(/../g)].map(([hex]) => Number.parseInt(hex, 16)),
     );
-    expect(await rowsOf("webhook_attempts", endpoint.id)).toEqual([]);
+    expect(await rowsOf(accountId, "webhook_attempts", endpoint.id)).toEqual([]);
 
     const shown = await call<{ data: { attempts: { attempt: number; status_code: number }[] } }>(
       "GET",
@@ -109,7 +115,7 @@ describe("webhook history tables", () => {
   });
 
   it("keeps the attempts after the first as rows of their own, and lists every attempt", async () => {
-    const { key, endpoint, eventId, message } = await oneDelivery(receiver, "thrice");
+    const { key, endpoint, eventId, message, accountId } = await oneDelivery(receiver, "thrice");
     receiver.answers.set("thrice", (n) =>
       n < 3 ? new HttpResponse(`no ${n}`, { status: 500 + n }) : HttpResponse.json({ n }),
     );
@@ -119,7 +125,9 @@ describe("webhook history tables", () => {
       await runQueue("chatapp-webhooks", [message], env, attempt);
     }
     expect(receiver.to("thrice")).toHaveLength(3);
-    expect((await rowsOf("webhook_attempts", endpoint.id)).map((row) => row.attempt)).toEqual([2, 3]);
+    expect((await rowsOf(accountId, "webhook_attempts", endpoint.id)).map((row) => row.attempt)).toEqual([
+      2, 3,
+    ]);
 
     const listed = await call<{
       data: {
@@ -188,20 +196,21 @@ describe("webhook history tables", () => {
   });
 
   it("fails an endpoint's pending deliveries when it is deleted, and does not give its number again", async () => {
-    const { key, endpoint, eventId, message } = await oneDelivery(receiver, "deleted");
+    const { key, endpoint, eventId, message, accountId } = await oneDelivery(receiver, "deleted");
+    const d1 = await accountD1(accountId);
     // A first attempt that failed leaves the delivery pending, its retry to come.
     receiver.answers.set("deleted", () => new HttpResponse("no", { status: 500 }));
     await runQueue("chatapp-webhooks", [message]);
     expect(await deliveriesOf(endpoint.id)).toMatchObject([{ status: "pending", attempts: 1 }]);
     const number = async (id: string) =>
-      (await env.DB.prepare("SELECT number FROM webhook_endpoints WHERE id = ?")
+      (await d1
+        .prepare("SELECT number FROM webhook_endpoints WHERE id = ?")
         .bind(id)
         .first<number>("number")) ?? null;
     const before = await number(endpoint.id);
     expect((await call("DELETE", `/v1/webhooks/${endpoint.id}`, { key })).status).toBe(204);
-    const [row] = await env.DB.prepare(
-      "SELECT status, next_attempt_at FROM webhook_deliveries WHERE endpoint_number = ?",
-    )
+    const [row] = await d1
+      .prepare("SELECT status, next_attempt_at FROM webhook_deliveries WHERE endpoint_number = ?")
       .bind(before)
       .all()
       .then((r) => r.results);
@@ -219,10 +228,13 @@ describe("webhook history tables", () => {
   });
 });
 
-/** A D1 binding that records each statement prepared through it with the values bound to it. */
-function recordingD1(): { d1: D1Database; statements: { sql: string; params: unknown[] }[] } {
+/** D1 binding `binding`, recording each statement prepared through it with the values bound to it. */
+function recordingD1(binding: D1Database): {
+  d1: D1Database;
+  statements: { sql: string; params: unknown[] }[];
+} {
   const statements: { sql: string; params: unknown[] }[] = [];
-  const d1 = new Proxy(env.DB, {
+  const d1 = new Proxy(binding, {
     get(target, prop) {
       if (prop === "prepare")
         return (sql: string) => {
@@ -249,20 +261,22 @@ function recordingD1(): { d1: D1Database; statements: { sql: string; params: unk
 }
 
 /**
- * The query plans of the statements each of `runs` prepares that read or write the webhook
- * history, by the run's name, one plan per statement.
+ * The query plans of the statements each of `runs` prepares, on account database `binding`, that
+ * read or write the webhook history, by the run's name, one plan per statement.
  */
 async function plansOf(
+  binding: D1Database,
   runs: Record<string, (db: ReturnType<typeof createDb>) => Promise<unknown>>,
 ): Promise<Record<string, string[]>> {
   const plans: Record<string, string[]> = {};
   for (const [name, run] of Object.entries(runs)) {
-    const { d1, statements } = recordingD1();
+    const { d1, statements } = recordingD1(binding);
     await run(createDb(d1));
     plans[name] = [];
     for (const { sql, params } of statements) {
       if (!/webhook_(deliveries|attempts)/.test(sql)) continue;
-      const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
+      const { results } = await binding
+        .prepare(`EXPLAIN QUERY PLAN ${sql}`)
         .bind(...params)
         .all<{ detail: string }>();
       plans[name].push(results.map((row) => row.detail).join("\n"));
@@ -285,7 +299,7 @@ describe("query plans of the webhook history", () => {
     const pending = { status: "pending" as const, nextAttemptAt: now };
     const list = (statuses: ("pending" | "succeeded" | "failed")[]) => (db: ReturnType<typeof createDb>) =>
       listDeliveries(db, accountId, endpoint.id, { statuses, limit: 10, cursor });
-    const plans = await plansOf({
+    const plans = await plansOf(await accountD1(accountId), {
       create: (db) => endpointsToDeliver(db, accountId, eventId, "message.sent"),
       claim: (db) => claimAttempt(db, key, now, 0, now),
       recordFirst: (db) => recordAttempt(db, key, { ...attempt, attempt: 1 }, pending),

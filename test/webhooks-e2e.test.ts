@@ -4,6 +4,7 @@ import { HttpResponse, http } from "msw";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import worker from "../src/index";
+import { accountD1 } from "./databases";
 import { call, createAccount, waitFor } from "./helpers";
 import { connectedSession, sendText, waitForMessages } from "./message-fixtures";
 import { network, useNetwork } from "./network";
@@ -68,7 +69,7 @@ async function endpointFor(key: string) {
  * delivered as far as its three webhook deliveries (sent, delivered, read).
  */
 async function deliveredMessage(to: string) {
-  const { key } = await createAccount(1);
+  const { key, accountId } = await createAccount(1);
   let secret = "";
   const got = receiver(() => secret);
   const session = (await connectedSession(key)).id;
@@ -77,7 +78,7 @@ async function deliveredMessage(to: string) {
   const id = (await sendText(key, session, [to])).body.data.messages[0]!.id;
   await waitForMessages(key, [id], (m) => m.status === "read");
   await until(() => got.filter((e) => e.data.id === id).length >= 3, "three deliveries");
-  return { key, session, endpoint, got, id };
+  return { key, accountId, session, endpoint, got, id };
 }
 
 describe("webhooks, end to end", () => {
@@ -109,21 +110,20 @@ describe("webhooks, end to end", () => {
   });
 
   it("publishes again, from the hourly sweep, an event whose fan-out never happened", async () => {
-    const { endpoint, got, id } = await deliveredMessage("+14155552672");
+    const { accountId, endpoint, got, id } = await deliveredMessage("+14155552672");
 
     // As if the sent event's queue message had been lost: no delivery, and old enough to sweep.
     const sent = got.find((e) => e.data.id === id && e.type === "message.sent");
     const tenMinutesAgo = Date.now() - 10 * 60_000;
-    await env.DB.batch([
-      env.DB.prepare(`DELETE FROM webhook_deliveries WHERE ${DELIVERY_KEY}`).bind(endpoint.id, sent?.id),
-      env.DB.prepare("UPDATE events SET created_at = ? WHERE id = unhex(substr(?, 5))").bind(
-        tenMinutesAgo,
-        sent?.id,
-      ),
-      env.DB.prepare("UPDATE webhook_endpoints SET created_at = ? WHERE id = ?").bind(
-        tenMinutesAgo - 1,
-        endpoint.id,
-      ),
+    const d1 = await accountD1(accountId);
+    await d1.batch([
+      d1.prepare(`DELETE FROM webhook_deliveries WHERE ${DELIVERY_KEY}`).bind(endpoint.id, sent?.id),
+      d1
+        .prepare("UPDATE events SET created_at = ? WHERE id = unhex(substr(?, 5))")
+        .bind(tenMinutesAgo, sent?.id),
+      d1
+        .prepare("UPDATE webhook_endpoints SET created_at = ? WHERE id = ?")
+        .bind(tenMinutesAgo - 1, endpoint.id),
     ]);
     await worker.scheduled(createScheduledController({ cron: "17 * * * *" }), env);
     await until(() => got.filter((e) => e.id === sent?.id).length === 2, "the swept event");
@@ -134,11 +134,13 @@ describe("webhooks, end to end", () => {
 
 describe("delivery history", () => {
   it("keeps finished deliveries with their attempts 30 days: the hourly sweep deletes older ones", async () => {
-    const { endpoint, got, id } = await deliveredMessage("+14155552673");
+    const { accountId, endpoint, got, id } = await deliveredMessage("+14155552673");
+    const d1 = await accountD1(accountId);
     const ofEndpoint = "endpoint_number = (SELECT number FROM webhook_endpoints WHERE id = ?)";
     const count = async (table: string, where = "true") =>
       (
-        await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE ${ofEndpoint} AND ${where}`)
+        await d1
+          .prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE ${ofEndpoint} AND ${where}`)
           .bind(endpoint.id)
           .first<{ n: number }>()
       )?.n;
@@ -160,15 +162,19 @@ describe("delivery history", () => {
     const day = 24 * 3600_000;
     const [first, second] = got.filter((e) => e.data.id === id);
     const age = (eventId: string | undefined, made: number, changed: number) => [
-      env.DB.prepare(
-        `UPDATE webhook_deliveries SET created_at = ?, updated_after_ms = ?, first_attempt_after_ms = 0 WHERE ${DELIVERY_KEY}`,
-      ).bind(Date.now() - made * day, (made - changed) * day, endpoint.id, eventId),
-      env.DB.prepare(
-        `INSERT INTO webhook_attempts (endpoint_number, event_id, attempt, created_at, attempted_at, status_code, duration_ms)
+      d1
+        .prepare(
+          `UPDATE webhook_deliveries SET created_at = ?, updated_after_ms = ?, first_attempt_after_ms = 0 WHERE ${DELIVERY_KEY}`,
+        )
+        .bind(Date.now() - made * day, (made - changed) * day, endpoint.id, eventId),
+      d1
+        .prepare(
+          `INSERT INTO webhook_attempts (endpoint_number, event_id, attempt, created_at, attempted_at, status_code, duration_ms)
          SELECT endpoint_number, event_id, 2, created_at, ?, 200, 5 FROM webhook_deliveries WHERE ${DELIVERY_KEY}`,
-      ).bind(Date.now() - changed * day, endpoint.id, eventId),
+        )
+        .bind(Date.now() - changed * day, endpoint.id, eventId),
     ];
-    await env.DB.batch([...age(first?.id, 31, 31), ...age(second?.id, 31, 29)]);
+    await d1.batch([...age(first?.id, 31, 31), ...age(second?.id, 31, 29)]);
     expect([await count("webhook_deliveries"), await count("webhook_attempts")]).toEqual([3, 2]);
     await worker.scheduled(createScheduledController({ cron: "17 * * * *" }), env);
     expect([await count("webhook_deliveries"), await count("webhook_attempts")]).toEqual([2, 1]);

@@ -5,6 +5,7 @@ import { createApp } from "../src/app";
 import { EVENT_TYPES } from "../src/events/catalogue";
 import { webhookRoutes } from "../src/routes/webhooks/webhooks.index";
 import { withOpenSecrets } from "../src/webhooks/secret";
+import { accountD1, everyAccountD1 } from "./databases";
 import { type ApiResponse, call, createAccount, expectProblem, TIMESTAMP } from "./helpers";
 
 /** Standard Webhooks: `whsec_` + base64 of 32 bytes (43 characters and one `=` of padding). */
@@ -89,20 +90,24 @@ function rotate(id: string, body?: unknown, apiKey = key) {
 
 /** The id of the account's first key (`key`, made with the account). */
 async function defaultKeyId(): Promise<string | undefined> {
-  const found = await env.DB.prepare("SELECT id FROM api_keys WHERE account_id = ? AND name = 'default'")
+  const found = await (await accountD1(accountId))
+    .prepare("SELECT id FROM api_keys WHERE account_id = ? AND name = 'default'")
     .bind(accountId)
     .first<{ id: string }>();
   return found?.id;
 }
 
-/** Endpoint `id`'s row as D1 stores it: its secrets sealed. */
-function storedRow(id: string): Promise<Row | null> {
-  return env.DB.prepare("SELECT * FROM webhook_endpoints WHERE id = ?").bind(id).first<Row>();
+/** Endpoint `id`'s row as D1 stores it (in account `owner`'s database): its secrets sealed. */
+async function storedRow(id: string, owner = accountId): Promise<Row | null> {
+  return (await accountD1(owner))
+    .prepare("SELECT * FROM webhook_endpoints WHERE id = ?")
+    .bind(id)
+    .first<Row>();
 }
 
 /** Endpoint `id`'s row with its secrets opened (src/webhooks/secret.ts), as signing reads them. */
-async function row(id: string): Promise<Row | null> {
-  const stored = await storedRow(id);
+async function row(id: string, owner = accountId): Promise<Row | null> {
+  const stored = await storedRow(id, owner);
   if (!stored) return null;
   const opened = await withOpenSecrets(env, { ...stored, previousSecret: stored.previous_secret });
   return { ...stored, secret: opened.secret, previous_secret: opened.previousSecret };
@@ -426,7 +431,8 @@ describe("POST /v1/webhooks", () => {
       const problem = expectProblem(eleventh, 409, "webhook_endpoint_limit");
       expect(problem.title).toBe("Webhook endpoint limit reached");
       expect(problem.detail).toMatch(/at most 10/);
-      const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM webhook_endpoints WHERE account_id = ?")
+      const count = await (await accountD1(accountId))
+        .prepare("SELECT COUNT(*) AS n FROM webhook_endpoints WHERE account_id = ?")
         .bind(accountId)
         .first<{ n: number }>();
       expect(count?.n).toBe(10);
@@ -579,7 +585,8 @@ describe("PATCH /v1/webhooks/{id}", () => {
     expect(off.body.data).toMatchObject({ enabled: false, disabled_reason: null });
 
     // As delivery does when an endpoint answers 410 Gone.
-    await env.DB.prepare("UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ? WHERE id = ?")
+    await (await accountD1(accountId))
+      .prepare("UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ? WHERE id = ?")
       .bind("endpoint answered 410 Gone", created.id)
       .run();
     expect((await show(created.id)).body.data).toMatchObject({
@@ -705,7 +712,8 @@ describe("POST /v1/webhooks/{id}/rotate-secret", () => {
   it("does not show an expired previous secret's expiry", async () => {
     const created = await create();
     await rotate(created.id);
-    await env.DB.prepare("UPDATE webhook_endpoints SET previous_secret_expires_at = ? WHERE id = ?")
+    await (await accountD1(accountId))
+      .prepare("UPDATE webhook_endpoints SET previous_secret_expires_at = ? WHERE id = ?")
       .bind(Date.now() - 1, created.id)
       .run();
     expect((await show(created.id)).body.data.previous_secret_expires_at).toBeNull();
@@ -742,9 +750,8 @@ describe("POST /v1/webhooks/{id}/rotate-secret", () => {
 describe("secrets at rest (README, Security → Hardening)", () => {
   /** The stored answer of the account's `Idempotency-Key` `key`. */
   async function storedReplay(idempotencyKey: string): Promise<string> {
-    const stored = await env.DB.prepare(
-      "SELECT response_body FROM idempotency_keys WHERE account_id = ? AND key = ?",
-    )
+    const stored = await (await accountD1(accountId))
+      .prepare("SELECT response_body FROM idempotency_keys WHERE account_id = ? AND key = ?")
       .bind(accountId, idempotencyKey)
       .first<{ response_body: string }>();
     return stored?.response_body ?? "";
@@ -758,14 +765,17 @@ describe("secrets at rest (README, Security → Hardening)", () => {
     expect(stored?.secret).toMatch(sealed);
     expect(stored?.previous_secret).toMatch(sealed);
     expect(stored?.secret_prefix).toBe(rotated.secret.slice(0, 14));
-    const everything = JSON.stringify(await env.DB.prepare("SELECT * FROM webhook_endpoints").all());
+    const tables: unknown[] = [];
+    for (const d1 of everyAccountD1()) tables.push(await d1.prepare("SELECT * FROM webhook_endpoints").all());
+    const everything = JSON.stringify(tables);
     for (const secret of [created.secret, rotated.secret, created.secret.slice(6), rotated.secret.slice(6)])
       expect(everything).not.toContain(secret);
     expect(await row(created.id)).toMatchObject({ secret: rotated.secret, previous_secret: created.secret });
 
     // Copied onto another endpoint, a sealed secret does not open.
     const other = await create();
-    await env.DB.prepare("UPDATE webhook_endpoints SET secret = ? WHERE id = ?")
+    await (await accountD1(accountId))
+      .prepare("UPDATE webhook_endpoints SET secret = ? WHERE id = ?")
       .bind(stored?.secret, other.id)
       .run();
     await expect(row(other.id)).rejects.toThrow(/does not open/);
@@ -876,14 +886,14 @@ describe("ownership and authentication, for every webhook route", () => {
     it(`${method} /v1/webhooks${path}: another account's endpoint is 404 and stays unchanged`, async () => {
       const theirs = await createAccount();
       const endpoint = await create({ events: ["message.sent"] }, theirs.key);
-      const stored = await row(endpoint.id);
+      const stored = await row(endpoint.id, theirs.accountId);
       const res = await call(method, pathOf(path, endpoint.id), {
         key,
         body: bodies[`${method} ${path}`],
       });
       expectProblem(res, 404, "not_found");
       expect(res.text).not.toContain(endpoint.secret);
-      expect(await row(endpoint.id)).toEqual(stored);
+      expect(await row(endpoint.id, theirs.accountId)).toEqual(stored);
     });
 
     it(`${method} /v1/webhooks${path}: a malformed id is 404`, async () => {

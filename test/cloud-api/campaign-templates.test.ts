@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { FakeGraph } from "../../fakes/cloud-api/graph.ts";
 import { checkBody } from "../../fakes/cloud-api/schema.ts";
 import { campaignMessages, command, waitForCampaign } from "../campaign-fixtures";
+import { accountD1 } from "../databases";
 import { call, createAccount, expectProblem } from "../helpers";
 import { balanceOf, connectedSession, ledgerOf, storedMessageCount } from "../message-fixtures";
 import { metadataProblems } from "../metadata-check";
@@ -73,7 +74,8 @@ function createTemplateCampaign(key: string, sessionIds: string[], extra: Record
 
 /** Campaigns of the account, straight from D1. */
 async function campaignCount(accountId: string): Promise<number> {
-  const row = await env.DB.prepare("SELECT count(*) AS n FROM campaigns WHERE account_id = ?")
+  const row = await (await accountD1(accountId))
+    .prepare("SELECT count(*) AS n FROM campaigns WHERE account_id = ?")
     .bind(accountId)
     .first<{ n: number }>();
   return row?.n ?? 0;

@@ -1,7 +1,7 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { OTP_CODE_TEMPLATE } from "../../fakes/cloud-api/graph.ts";
 import { showCampaign } from "../campaign-fixtures";
+import { accountD1 } from "../databases";
 import { call, createAccount, expectProblem } from "../helpers";
 import { balanceOf, connectedSession, ledgerOf, storedMessageCount } from "../message-fixtures";
 import { campaignSendsReached, cloudApiSession, deliverWebhooks, useFakeGraph } from "./webhooks-fixtures";
@@ -20,7 +20,8 @@ const NUMBER = "+14155550161";
 
 /** Campaigns of the account, straight from D1. */
 async function campaignCount(accountId: string): Promise<number> {
-  const row = await env.DB.prepare("SELECT count(*) AS n FROM campaigns WHERE account_id = ?")
+  const row = await (await accountD1(accountId))
+    .prepare("SELECT count(*) AS n FROM campaigns WHERE account_id = ?")
     .bind(accountId)
     .first<{ n: number }>();
   return row?.n ?? 0;

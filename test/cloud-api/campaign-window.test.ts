@@ -1,9 +1,9 @@
-import { env } from "cloudflare:workers";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { outsideWindowQuery } from "../../src/campaigns/service-window";
 import { createDb } from "../../src/db/client";
 import { number as numberOf, showCampaign } from "../campaign-fixtures";
+import { accountD1, firstAccountD1 } from "../databases";
 import { call, createAccount, expectProblem } from "../helpers";
 import { balanceOf, ledgerOf } from "../message-fixtures";
 import { campaignSendsReached, cloudApiSession, deliverWebhooks, useFakeGraph } from "./webhooks-fixtures";
@@ -39,9 +39,8 @@ async function createDraft(key: string, body: Record<string, unknown>) {
 
 /** Outgoing messages of the account in D1 (its contacts' incoming ones are stored too). */
 async function outgoingCount(accountId: string): Promise<number> {
-  const row = await env.DB.prepare(
-    "SELECT count(*) AS n FROM messages WHERE account_id = ? AND direction = 'outgoing'",
-  )
+  const row = await (await accountD1(accountId))
+    .prepare("SELECT count(*) AS n FROM messages WHERE account_id = ? AND direction = 'outgoing'")
     .bind(accountId)
     .first<{ n: number }>();
   return row?.n ?? 0;
@@ -150,7 +149,7 @@ describe("the service window for campaigns", () => {
   });
 
   it("the query walks the recipients by primary key in seq order, with key lookups and no scan or sort", async () => {
-    const db = createDb(env.DB);
+    const db = createDb(firstAccountD1());
     const plan = await db.all<{ detail: string }>(
       sql`EXPLAIN QUERY PLAN ${outsideWindowQuery("c", "a", ["s1", "s2"], 0)}`,
     );

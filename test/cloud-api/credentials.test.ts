@@ -1,8 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { templateCursor } from "../../fakes/cloud-api/graph.ts";
 import { openSecret, sealSecret } from "../../src/lib/sealed-secret";
+import { accountD1, everyAccountD1 } from "../databases";
 import { CREDENTIALS_KEY } from "../gateway-config";
 import { ADMIN_TOKEN, call, createAccount, expectProblem, sessionStub } from "../helpers";
 import { everyD1Row, TOKEN, useExampleNumber, WABA_ID } from "./sessions-fixtures";
@@ -14,17 +14,22 @@ import { addNumber, createSession, deliverWebhooks, linkNumber } from "./webhook
 
 const meta = useExampleNumber();
 
-/** The D1 rows of the fake's number (D1 keeps those of earlier tests). */
+/** The D1 rows of the fake's number in every account database (D1 keeps those of earlier tests). */
 async function numberRows(): Promise<Record<string, unknown>[]> {
-  return (
-    await env.DB.prepare("SELECT * FROM cloud_api_numbers WHERE phone_number_id = ?")
+  const rows: Record<string, unknown>[] = [];
+  for (const d1 of everyAccountD1()) {
+    const found = await d1
+      .prepare("SELECT * FROM cloud_api_numbers WHERE phone_number_id = ?")
       .bind(meta.number.phoneNumberId)
-      .all<Record<string, unknown>>()
-  ).results;
+      .all<Record<string, unknown>>();
+    rows.push(...found.results);
+  }
+  return rows;
 }
 
 async function sessionRows(accountId: string): Promise<number> {
-  const row = await env.DB.prepare("SELECT count(*) AS n FROM sessions WHERE account_id = ?")
+  const row = await (await accountD1(accountId))
+    .prepare("SELECT count(*) AS n FROM sessions WHERE account_id = ?")
     .bind(accountId)
     .first<{ n: number }>();
   return row?.n ?? -1;
@@ -157,10 +162,13 @@ describe("a WABA that does not hold the number", () => {
     const problem = expectProblem(res, 422, "gateway_credentials_invalid");
     expect(Object.keys(problem.errors ?? {})).toEqual(["cloud_api.waba_id"]);
     expect(await sessionRows(accountId)).toBe(0);
-    const rows = await env.DB.prepare("SELECT count(*) AS n FROM cloud_api_numbers WHERE phone_number_id = ?")
-      .bind(phoneNumberId)
-      .first<{ n: number }>();
-    expect(rows?.n).toBe(0);
+    for (const d1 of everyAccountD1()) {
+      const rows = await d1
+        .prepare("SELECT count(*) AS n FROM cloud_api_numbers WHERE phone_number_id = ?")
+        .bind(phoneNumberId)
+        .first<{ n: number }>();
+      expect(rows?.n).toBe(0);
+    }
     // Only reads reached Meta: the number, then the WABA's numbers.
     expect(meta.graph.calls.map((c) => [c.operation, c.body])).toEqual([
       ["getPhoneNumber", null],

@@ -1,5 +1,5 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { accountD1 } from "../databases";
 import { EVENTS } from "../event-fixtures";
 import { call, createAccount } from "../helpers";
 import { getMessage, type Message, sendText, waitForMessages } from "../message-fixtures";
@@ -27,8 +27,10 @@ async function eventsOf(key: string, types: string): Promise<Event[]> {
   return res.body.data.reverse();
 }
 
-async function storedEvent(id: string) {
-  return env.DB.prepare(`SELECT message_id, snapshot FROM ${EVENTS} WHERE id = ?`)
+/** Event `id` of account `accountId`, as its database stores it. */
+async function storedEvent(accountId: string, id: string) {
+  return (await accountD1(accountId))
+    .prepare(`SELECT message_id, snapshot FROM ${EVENTS} WHERE id = ?`)
     .bind(id)
     .first<{ message_id: string | null; snapshot: string }>();
 }
@@ -36,7 +38,7 @@ async function storedEvent(id: string) {
 describe("message events that point at their message", () => {
   it("render the message as it was at each event: received, sent, delivered, read and failed", async () => {
     const graph = fake();
-    const { key } = await createAccount(10);
+    const { key, accountId } = await createAccount(10);
     const session = await cloudApiSession(graph, key);
     graph.queueIncoming({ phoneNumberId: session.phoneNumberId, from: CONTACT.slice(1), text: "hi" });
     graph.queueIncoming({ phoneNumberId: session.phoneNumberId, from: "14155550124", text: "hello" });
@@ -85,7 +87,7 @@ describe("message events that point at their message", () => {
     expect(one.body.data).toEqual(sentEvent);
 
     // Stored: a pointer and the fields that change, not the message; its id made of the message's.
-    const stored = await storedEvent(sentEvent?.id ?? "");
+    const stored = await storedEvent(accountId, sentEvent?.id ?? "");
     expect(stored?.message_id).toBe(id);
     const hex = id.replaceAll("-", "");
     expect(sentEvent?.id).toBe(`evt_${hex.slice(0, 12)}1${hex.slice(13)}`);
@@ -96,7 +98,7 @@ describe("message events that point at their message", () => {
     expect(atSent.metadata).not.toHaveProperty("pricing");
     const readEvent = events.find((e) => e.type === "message.read" && e.data.id === id);
     const readAt = Date.parse(readEvent?.created_at ?? "");
-    expect(JSON.parse((await storedEvent(readEvent?.id ?? ""))?.snapshot ?? "[]")).toEqual([
+    expect(JSON.parse((await storedEvent(accountId, readEvent?.id ?? ""))?.snapshot ?? "[]")).toEqual([
       null,
       "read",
       null,
@@ -117,8 +119,10 @@ describe("message events that point at their message", () => {
     const [received] = await eventsOf(key, "message.received");
     const message = await getMessage(key, received?.data.id ?? "");
     // Rewrite it as events were stored before: the whole message row, its contact inside.
-    const row = await env.DB.prepare("SELECT * FROM messages WHERE id = ?").bind(message.id).first();
-    const contact = await env.DB.prepare("SELECT * FROM contacts WHERE id = ?")
+    const d1 = await accountD1(accountId);
+    const row = await d1.prepare("SELECT * FROM messages WHERE id = ?").bind(message.id).first();
+    const contact = await d1
+      .prepare("SELECT * FROM contacts WHERE id = ?")
       .bind((row as { contact_id: string }).contact_id)
       .first();
     const camel = (r: Record<string, unknown>) =>
@@ -126,12 +130,13 @@ describe("message events that point at their message", () => {
         Object.entries(r).map(([k, v]) => [k.replace(/_([a-z])/g, (_, c) => c.toUpperCase()), v]),
       );
     const legacy = { ...camel(row ?? {}), contact: camel(contact ?? {}) };
-    await env.DB.prepare(
-      "UPDATE events SET object_id = NULL, snapshot = ? WHERE id = unhex(substr(?, 5)) AND account_number = (SELECT number FROM accounts WHERE id = ?)",
-    )
+    await d1
+      .prepare(
+        "UPDATE events SET object_id = NULL, snapshot = ? WHERE id = unhex(substr(?, 5)) AND account_number = (SELECT number FROM accounts WHERE id = ?)",
+      )
       .bind(JSON.stringify(legacy), received?.id, accountId)
       .run();
-    expect((await storedEvent(received?.id ?? ""))?.message_id).toBeNull();
+    expect((await storedEvent(accountId, received?.id ?? ""))?.message_id).toBeNull();
     const [again] = await eventsOf(key, "message.received");
     expect(again).toEqual(received);
   });

@@ -3,6 +3,7 @@ import { HttpResponse, http } from "msw";
 import { describe, expect, it } from "vitest";
 import { MEDIA_DOWNLOAD_URL } from "../../fakes/cloud-api/graph.ts";
 import { incomingMediaKey } from "../../src/media/incoming";
+import { accountD1 } from "../databases";
 import { PUBLIC_URL } from "../gateway-config";
 import { call, createAccount, sessionStub } from "../helpers";
 import { network } from "../network";
@@ -16,11 +17,12 @@ import { cloudApiSession, deliverWebhooks, useFakeGraph } from "./webhooks-fixtu
 const fake = useFakeGraph();
 const BYTES = new TextEncoder().encode("an image from Meta");
 
-async function incomingId(phoneNumberId: string): Promise<string> {
-  const row = await env.DB.prepare(
-    `SELECT id FROM messages WHERE direction = 'incoming' AND chatapp_session_id =
+async function incomingId(accountId: string, phoneNumberId: string): Promise<string> {
+  const row = await (await accountD1(accountId))
+    .prepare(
+      `SELECT id FROM messages WHERE direction = 'incoming' AND chatapp_session_id =
        (SELECT session_id FROM cloud_api_numbers WHERE phone_number_id = ?)`,
-  )
+    )
     .bind(phoneNumberId)
     .first<{ id: string }>();
   return row?.id ?? "";
@@ -30,7 +32,7 @@ describe("Cloud API incoming media", () => {
   it("retrieves the media URL by id and downloads it with the token, once", async () => {
     const graph = fake();
     network.use(http.get(`${MEDIA_DOWNLOAD_URL}*`, ({ request }) => graph.downloadMedia(request)));
-    const { key } = await createAccount(10);
+    const { key, accountId } = await createAccount(10);
     const { id: session, phoneNumberId } = await cloudApiSession(graph, key);
     graph.queueIncomingImage({
       phoneNumberId,
@@ -41,7 +43,7 @@ describe("Cloud API incoming media", () => {
       bytes: BYTES,
     });
     await deliverWebhooks(graph);
-    const id = await incomingId(phoneNumberId);
+    const id = await incomingId(accountId, phoneNumberId);
     for (let i = 0; i < 10 && !(await env.MEDIA.head(incomingMediaKey(id))); i++)
       await runDurableObjectAlarm(sessionStub(session));
     await runDurableObjectAlarm(sessionStub(session));
@@ -64,7 +66,7 @@ describe("Cloud API incoming media", () => {
         return new HttpResponse("busy", { status: 500 });
       }),
     );
-    const { key } = await createAccount(10);
+    const { key, accountId } = await createAccount(10);
     const { id: session, phoneNumberId } = await cloudApiSession(graph, key);
     graph.queueIncomingImage({
       phoneNumberId,
@@ -73,12 +75,13 @@ describe("Cloud API incoming media", () => {
       bytes: BYTES,
     });
     await deliverWebhooks(graph);
-    const id = await incomingId(phoneNumberId);
+    const id = await incomingId(accountId, phoneNumberId);
     let metadata: Record<string, unknown> = {};
     // Each try's backoff (1 minute, then 5) passes at once: the alarm runs as of 10 minutes on.
     for (let i = 1; i < 15 && !metadata.media_error; i++) {
       await alarmAt(session, Date.now() + i * 10 * 60_000);
-      const row = await env.DB.prepare("SELECT metadata FROM messages WHERE id = ?")
+      const row = await (await accountD1(accountId))
+        .prepare("SELECT metadata FROM messages WHERE id = ?")
         .bind(id)
         .first<{ metadata: string }>();
       metadata = JSON.parse(row?.metadata ?? "{}");

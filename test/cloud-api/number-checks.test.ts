@@ -1,5 +1,5 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { accountD1 } from "../databases";
 import { call, createAccount } from "../helpers";
 import { cloudApiSession, useFakeGraph } from "./webhooks-fixtures";
 
@@ -28,7 +28,8 @@ describe("number checks on a Cloud API session", () => {
       ["+14155550000", null],
     ]);
     expect(graph.calls.length).toBe(callsBefore);
-    const stored = await env.DB.prepare("SELECT count(*) AS n FROM contact_checks WHERE account_id = ?")
+    const stored = await (await accountD1(accountId))
+      .prepare("SELECT count(*) AS n FROM contact_checks WHERE account_id = ?")
       .bind(accountId)
       .first<{ n: number }>();
     expect(stored?.n).toBe(0);

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { OTP_CODE_TEMPLATE } from "../../fakes/cloud-api/graph.ts";
-import { createDb } from "../../src/db/client";
 import { type FailoverJob, runFailoverJob } from "../../src/otp/failover";
+import { accountDb } from "../databases";
 import { call, createAccount, expectProblem, phoneText } from "../helpers";
 import { balanceOf, connectedSession, waitForMessages } from "../message-fixtures";
 import { cloudApiSession, useFakeGraph } from "./webhooks-fixtures";
@@ -14,7 +14,6 @@ import { cloudApiSession, useFakeGraph } from "./webhooks-fixtures";
 const fake = useFakeGraph();
 const SENDER = "6ba7b810-9dad-11d1-80b4-00c04fd430c8";
 const TO = "+14155552671";
-const db = createDb(env.DB);
 
 interface Otp {
   id: string;
@@ -81,7 +80,7 @@ describe("failover onto a Cloud API channel", () => {
   it("sends the same code as the app's authentication template", async () => {
     const f = await mixedApp(["sandbox", "cloud"], { otp_template: { name: "otp_code", language: "en_US" } });
     const { otp, code, job } = await codeOnSandbox(f);
-    expect(await runFailoverJob(env, db, job, Date.now())).toBeNull();
+    expect(await runFailoverJob(env, await accountDb(f.accountId), job, Date.now())).toBeNull();
     const shown = await show(f.key, otp.id);
     expect(shown.attempts.map((a) => a.session_id)).toEqual([f.ids.sandbox, f.ids.cloud]);
     const onCloud = shown.attempts[1]?.message_id ?? "";
@@ -96,7 +95,7 @@ describe("failover onto a Cloud API channel", () => {
   it("passes over a Cloud API channel when the app has no otp_template", async () => {
     const f = await mixedApp(["sandbox", "cloud", "spare"], {});
     const { otp, job } = await codeOnSandbox(f);
-    expect(await runFailoverJob(env, db, job, Date.now())).toBeNull();
+    expect(await runFailoverJob(env, await accountDb(f.accountId), job, Date.now())).toBeNull();
     expect((await show(f.key, otp.id)).attempts.map((a) => a.session_id)).toEqual([
       f.ids.sandbox,
       f.ids.spare,

@@ -1,5 +1,5 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { accountD1 } from "../databases";
 import { EVENTS } from "../event-fixtures";
 import { call, createAccount, expectProblem, sessionStub } from "../helpers";
 import { ledgerOf, sendText } from "../message-fixtures";
@@ -62,9 +62,8 @@ describe("a reverse OTP on a Cloud API session", () => {
     expect(hook?.res.body).toEqual({ success: true, ignored: false });
 
     expect((await otpOf(key, otp.id)).body.data).toMatchObject({ status: "verified", verified_number: USER });
-    const window = await env.DB.prepare(
-      "SELECT last_message_at FROM contacts WHERE chatapp_session_id = ? AND phone_number = ?",
-    )
+    const window = await (await accountD1(accountId))
+      .prepare("SELECT last_message_at FROM contacts WHERE chatapp_session_id = ? AND phone_number = ?")
       .bind(session.id, USER)
       .first<{ last_message_at: number }>();
     expect(window?.last_message_at).toEqual(expect.any(Number));
@@ -108,16 +107,17 @@ describe("a reverse OTP on a Cloud API session", () => {
       expect(res.status).toBe(200);
     }
     expect((await otpOf(key, otp.id)).body.data).toMatchObject({ status: "verified", verified_number: USER });
-    const messages = await env.DB.prepare("SELECT COUNT(*) AS n FROM messages WHERE provider_message_id = ?")
+    const d1 = await accountD1(accountId);
+    const messages = await d1
+      .prepare("SELECT COUNT(*) AS n FROM messages WHERE provider_message_id = ?")
       .bind(message.id)
       .first<{ n: number }>();
     expect(messages?.n).toBe(1);
     expect((await ledgerOf(accountId)).filter((e) => e.kind === "charge")).toEqual([
       { kind: "charge", amount: -5, balance_after: 995, message_count: 0 },
     ]);
-    const events = await env.DB.prepare(
-      `SELECT COUNT(*) AS n FROM ${EVENTS} WHERE account_id = ? AND type = 'otp.verified'`,
-    )
+    const events = await d1
+      .prepare(`SELECT COUNT(*) AS n FROM ${EVENTS} WHERE account_id = ? AND type = 'otp.verified'`)
       .bind(accountId)
       .first<{ n: number }>();
     expect(events?.n).toBe(1);

@@ -1,7 +1,7 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { OTP_CODE_TEMPLATE } from "../../fakes/cloud-api/graph.ts";
 import { checkBody } from "../../fakes/cloud-api/schema.ts";
+import { accountD1 } from "../databases";
 import { call, createAccount, expectProblem } from "../helpers";
 import { balanceOf, storedMessageCount, waitForMessages } from "../message-fixtures";
 import { metadataProblems } from "../metadata-check";
@@ -111,7 +111,8 @@ describe("codes through a Cloud API session", () => {
     expect(f.graph.sent).toEqual([]);
     expect(await balanceOf(f.accountId)).toBe(100);
     expect(await storedMessageCount(f.accountId)).toBe(0);
-    const otps = await env.DB.prepare("SELECT count(*) AS n FROM otps WHERE app_id = ?")
+    const otps = await (await accountD1(f.accountId))
+      .prepare("SELECT count(*) AS n FROM otps WHERE app_id = ?")
       .bind(f.appId)
       .first<{ n: number }>();
     expect(otps?.n).toBe(0);
@@ -136,7 +137,8 @@ describe("codes through a Cloud API session", () => {
     expect(f.graph.sent).toEqual([]);
     expect(await balanceOf(f.accountId)).toBe(100);
     expect(await storedMessageCount(f.accountId)).toBe(0);
-    const otps = await env.DB.prepare("SELECT count(*) AS n FROM otps WHERE app_id = ?")
+    const otps = await (await accountD1(f.accountId))
+      .prepare("SELECT count(*) AS n FROM otps WHERE app_id = ?")
       .bind(f.appId)
       .first<{ n: number }>();
     expect(otps?.n).toBe(0);
@@ -178,7 +180,8 @@ describe("codes through a Cloud API session", () => {
     expect(f.graph.sent).toEqual([]);
     expect(await balanceOf(f.accountId)).toBe(100);
     expect(await storedMessageCount(f.accountId)).toBe(0);
-    const otps = await env.DB.prepare("SELECT count(*) AS n FROM otps WHERE app_id = ?")
+    const otps = await (await accountD1(f.accountId))
+      .prepare("SELECT count(*) AS n FROM otps WHERE app_id = ?")
       .bind(f.appId)
       .first<{ n: number }>();
     expect(otps?.n).toBe(0);

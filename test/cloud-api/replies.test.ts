@@ -1,6 +1,6 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { checkBody } from "../../fakes/cloud-api/schema";
+import { accountD1 } from "../databases";
 import { call, createAccount } from "../helpers";
 import { getMessage, type Message, type SendResponse, waitForMessages } from "../message-fixtures";
 import { openWindow, useExampleNumber } from "./sessions-fixtures";
@@ -29,9 +29,8 @@ async function send(key: string, body: Record<string, unknown>): Promise<Message
 }
 
 async function incomingIds(accountId: string): Promise<string[]> {
-  const rows = await env.DB.prepare(
-    "SELECT id FROM messages WHERE account_id = ? AND direction = 'incoming' ORDER BY created_at",
-  )
+  const rows = await (await accountD1(accountId))
+    .prepare("SELECT id FROM messages WHERE account_id = ? AND direction = 'incoming' ORDER BY created_at")
     .bind(accountId)
     .all<{ id: string }>();
   return rows.results.map((row) => row.id);

@@ -1,6 +1,6 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { accountD1 } from "../databases";
 import { EVENTS } from "../event-fixtures";
 import { call, createAccount, sessionStub, showSession } from "../helpers";
 import { balanceOf, getMessage, type SendResponse, waitForMessages } from "../message-fixtures";
@@ -17,9 +17,10 @@ const meta = useExampleNumber();
 
 /** The `session.status_changed` events of the account, as [status, reason]. */
 async function statusEvents(accountId: string): Promise<[string, string | null][]> {
-  const rows = await env.DB.prepare(
-    `SELECT snapshot FROM ${EVENTS} WHERE account_id = ? AND type = 'session.status_changed' ORDER BY created_at, id`,
-  )
+  const rows = await (await accountD1(accountId))
+    .prepare(
+      `SELECT snapshot FROM ${EVENTS} WHERE account_id = ? AND type = 'session.status_changed' ORDER BY created_at, id`,
+    )
     .bind(accountId)
     .all<{ snapshot: string }>();
   return rows.results.map((row) => {

@@ -1,6 +1,6 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { FakeGraph } from "../../fakes/cloud-api/graph.ts";
+import { accountD1 } from "../databases";
 import { call, createAccount } from "../helpers";
 import { cloudApiSession, deliverWebhooks, postWebhook, useFakeGraph } from "./webhooks-fixtures";
 
@@ -12,7 +12,7 @@ const fake = useFakeGraph();
 describe("template status webhooks", () => {
   it("moves the cached template and records template.status_changed; a redelivery records nothing", async () => {
     const graph = fake();
-    const { key } = await createAccount();
+    const { key, accountId } = await createAccount();
     const session = await cloudApiSession(graph, key);
     graph.addTemplate({
       wabaId: session.wabaId,
@@ -33,7 +33,8 @@ describe("template status webhooks", () => {
     const [posted, ...more] = await deliverWebhooks(graph);
     expect(more).toEqual([]);
     expect(posted?.res.body).toEqual({ success: true, ignored: false });
-    const cached = await env.DB.prepare("SELECT status FROM message_templates WHERE session_id = ?")
+    const cached = await (await accountD1(accountId))
+      .prepare("SELECT status FROM message_templates WHERE session_id = ?")
       .bind(session.id)
       .first<{ status: string }>();
     expect(cached?.status).toBe("APPROVED");
@@ -61,9 +62,9 @@ describe("template status webhooks", () => {
 });
 
 describe("template status webhooks out of time", () => {
-  /** A session whose cache holds `order_ready` PENDING, read from Meta now; the session and its key. */
+  /** A session whose cache holds `order_ready` PENDING, read from Meta now; the session, its key and account. */
   async function listedSession(graph: FakeGraph) {
-    const { key } = await createAccount();
+    const { key, accountId } = await createAccount();
     const session = await cloudApiSession(graph, key);
     graph.addTemplate({
       wabaId: session.wabaId,
@@ -75,7 +76,7 @@ describe("template status webhooks out of time", () => {
     });
     const listed = await call("GET", `/v1/chatapp/sessions/${session.id}/templates`, { key });
     expect(listed.status).toBe(200);
-    return { key, session };
+    return { key, accountId, session };
   }
 
   /** The fake's queued status update moved to `time` (its entry's `time`, Unix seconds), re-signed. */
@@ -87,8 +88,10 @@ describe("template status webhooks out of time", () => {
     return JSON.stringify(body);
   }
 
-  const cacheRow = (sessionId: string) =>
-    env.DB.prepare("SELECT status, reason, synced_at, status_at FROM message_templates WHERE session_id = ?")
+  /** The cached templates' row of session `sessionId` of account `accountId`. */
+  const cacheRow = async (accountId: string, sessionId: string) =>
+    (await accountD1(accountId))
+      .prepare("SELECT status, reason, synced_at, status_at FROM message_templates WHERE session_id = ?")
       .bind(sessionId)
       .first<{ status: string; reason: string | null; synced_at: number; status_at: number }>();
 
@@ -103,8 +106,8 @@ describe("template status webhooks out of time", () => {
 
   it("an update triggered before the cache was read from Meta changes nothing and records no event", async () => {
     const graph = fake();
-    const { key, session } = await listedSession(graph);
-    const before = await cacheRow(session.id);
+    const { key, accountId, session } = await listedSession(graph);
+    const before = await cacheRow(accountId, session.id);
     expect(before).toMatchObject({ status: "PENDING", reason: null });
     expect(before?.status_at).toBe(before?.synced_at);
 
@@ -113,14 +116,14 @@ describe("template status webhooks out of time", () => {
     const stale = await updateAt(graph, Math.floor((before?.synced_at ?? 0) / 1000) - 60);
     const res = await postWebhook(stale);
     expect(res.body).toEqual({ success: true, ignored: true });
-    expect(await cacheRow(session.id)).toEqual(before);
+    expect(await cacheRow(accountId, session.id)).toEqual(before);
     expect(await statusEvents(key)).toEqual([]);
   });
 
   it("of two updates delivered out of order, the older one changes nothing", async () => {
     const graph = fake();
-    const { key, session } = await listedSession(graph);
-    const readAt = Math.floor(((await cacheRow(session.id))?.synced_at ?? 0) / 1000);
+    const { key, accountId, session } = await listedSession(graph);
+    const readAt = Math.floor(((await cacheRow(accountId, session.id))?.synced_at ?? 0) / 1000);
 
     graph.setTemplateStatus("order_ready", "en_US", "PAUSED");
     const paused = await updateAt(graph, readAt + 5);
@@ -128,10 +131,10 @@ describe("template status webhooks out of time", () => {
     const approved = await updateAt(graph, readAt + 10);
 
     expect((await postWebhook(approved)).body).toEqual({ success: true, ignored: false });
-    const after = await cacheRow(session.id);
+    const after = await cacheRow(accountId, session.id);
     expect(after).toMatchObject({ status: "APPROVED", reason: null, status_at: (readAt + 10) * 1000 });
     expect((await postWebhook(paused)).body).toEqual({ success: true, ignored: true });
-    expect(await cacheRow(session.id)).toEqual(after);
+    expect(await cacheRow(accountId, session.id)).toEqual(after);
     expect(await statusEvents(key)).toEqual(["APPROVED"]);
   });
 });

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { type FakeTemplate, templateCursor } from "../../fakes/cloud-api/graph.ts";
 import { checkBody } from "../../fakes/cloud-api/schema.ts";
 import { applyTemplateStatusUpdate } from "../../src/gateways/cloud-api/template-status";
+import { accountD1 } from "../databases";
 import { call, createAccount, expectProblem } from "../helpers";
 import { balanceOf, connectedSession, storedMessageCount, waitForMessages } from "../message-fixtures";
 import { cloudApiSession, useFakeGraph } from "./webhooks-fixtures";
@@ -71,7 +72,7 @@ interface TemplateList {
 
 describe("template list", () => {
   it("reads every page from Meta, caches it, serves the cache inside the window, refreshes on demand", async () => {
-    const { key } = await createAccount();
+    const { key, accountId } = await createAccount();
     const { id, graph, wabaId } = await cloudSession(key, [ORDER_UPDATE, PROMO, HELLO]);
     const first = await call<TemplateList>("GET", `/v1/chatapp/sessions/${id}/templates`, { key });
     expect(first.status, JSON.stringify(first.body)).toBe(200);
@@ -86,7 +87,8 @@ describe("template list", () => {
     expect(listCalls()).toHaveLength(2);
     // The second page starts after the first page's last template (the fake's cursor of index 1).
     expect(new URLSearchParams(listCalls()[1]?.search).get("after")).toBe(templateCursor(1));
-    const rows = await env.DB.prepare("SELECT name FROM message_templates WHERE session_id = ?")
+    const rows = await (await accountD1(accountId))
+      .prepare("SELECT name FROM message_templates WHERE session_id = ?")
       .bind(id)
       .all();
     expect(rows.results).toHaveLength(3);
@@ -145,7 +147,7 @@ describe("template list", () => {
 
 describe("template create", () => {
   it("submits the template, caches Meta's answer, 201 PENDING; Meta's refusal is 422 template_rejected", async () => {
-    const { key } = await createAccount();
+    const { key, accountId } = await createAccount();
     const { id, graph } = await cloudSession(key, []);
     const body = {
       name: "shipping_notice",
@@ -170,7 +172,8 @@ describe("template create", () => {
     });
     const createCalls = () => graph.callsOf("createTemplate").map((c) => c.body);
     expect(createCalls()).toEqual([body]);
-    const row = await env.DB.prepare("SELECT template_id, status FROM message_templates WHERE session_id = ?")
+    const row = await (await accountD1(accountId))
+      .prepare("SELECT template_id, status FROM message_templates WHERE session_id = ?")
       .bind(id)
       .first();
     expect(row).toEqual({ template_id: created?.id, status: "PENDING" });
@@ -212,7 +215,8 @@ describe("template status updates", () => {
     };
     const result = await applyTemplateStatusUpdate(env, waba, value);
     expect(result).toEqual({ valid: true, rowsUpdated: 2, eventsRecorded: 1 });
-    const statuses = await env.DB.prepare("SELECT status, reason FROM message_templates WHERE waba_id = ?")
+    const statuses = await (await accountD1(accountId))
+      .prepare("SELECT status, reason FROM message_templates WHERE waba_id = ?")
       .bind(waba)
       .all();
     expect(statuses.results).toEqual([

@@ -1,6 +1,6 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { command, waitForCampaign } from "../campaign-fixtures";
+import { accountD1 } from "../databases";
 import { call, createAccount, TIMESTAMP, waitFor } from "../helpers";
 import { getMessage, ms, sendText } from "../message-fixtures";
 import { type Typed, typeThenSend } from "../typing-fixtures";
@@ -90,7 +90,7 @@ describe("simulate_typing on the Cloud API", () => {
   });
 
   it("a template campaign to contacts who never wrote: no indicator (no_incoming_message), sent all the same", async () => {
-    const { key } = await createAccount();
+    const { key, accountId } = await createAccount();
     const session = await linkNumber(key, meta.number);
     meta.graph.addTemplate({
       wabaId: meta.number.wabaId,
@@ -131,7 +131,8 @@ describe("simulate_typing on the Cloud API", () => {
       15_000,
     );
 
-    const { results } = await env.DB.prepare("SELECT id FROM messages WHERE campaign_id = ?")
+    const { results } = await (await accountD1(accountId))
+      .prepare("SELECT id FROM messages WHERE campaign_id = ?")
       .bind(campaign)
       .all<{ id: string }>();
     const message = (await getMessage(key, results[0]?.id ?? "")) as Typed;

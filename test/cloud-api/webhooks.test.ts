@@ -1,5 +1,5 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { accountD1 } from "../databases";
 import { CLOUD_API_VERIFY_TOKEN } from "../gateway-config";
 import { call, createAccount, expectProblem } from "../helpers";
 import { getMessage, sendText, waitForMessages } from "../message-fixtures";
@@ -47,7 +47,7 @@ describe("GET /gateway/cloud-api (handshake)", () => {
 describe("POST /gateway/cloud-api (signature)", () => {
   it("accepts a body signed with the app secret, and refuses a missing, wrong or re-used signature", async () => {
     const graph = fake();
-    const { key } = await createAccount(10);
+    const { key, accountId } = await createAccount(10);
     const { phoneNumberId } = await cloudApiSession(graph, key);
     graph.queueIncoming({ phoneNumberId, from: "14155550123", text: "hi" });
     const [hook] = await graph.takeWebhooks();
@@ -64,12 +64,12 @@ describe("POST /gateway/cloud-api (signature)", () => {
     const altered = hook.body.replace('"hi"', '"pay me"');
     expect(altered).not.toBe(hook.body);
     expectProblem(await postWebhook(altered, hook.signature), 401, "invalid_signature");
-    expect(await incomingOf(phoneNumberId)).toEqual([]);
+    expect(await incomingOf(accountId, phoneNumberId)).toEqual([]);
 
     const good = await postWebhook(hook.body, hook.signature);
     expect(good.status).toBe(200);
     expect(good.body).toEqual({ success: true, ignored: false });
-    expect((await incomingOf(phoneNumberId)).map((m) => m.content)).toEqual(["hi"]);
+    expect((await incomingOf(accountId, phoneNumberId)).map((m) => m.content)).toEqual(["hi"]);
   });
 
   it("answers 200 ignored for a number no session holds, and for a field not acted on", async () => {
@@ -92,7 +92,7 @@ describe("POST /gateway/cloud-api (signature)", () => {
 describe("incoming messages", () => {
   it("stores text and image (media noted with its mimetype, no URL) once, and opens the window", async () => {
     const graph = fake();
-    const { key } = await createAccount(10);
+    const { key, accountId } = await createAccount(10);
     const { id: session, phoneNumberId } = await cloudApiSession(graph, key);
     graph.queueIncoming({ phoneNumberId, from: "14155550123", text: "Hello there" });
     graph.queueIncomingImage({ phoneNumberId, from: "14155550123", caption: "Look", mimeType: "image/png" });
@@ -100,7 +100,7 @@ describe("incoming messages", () => {
     // Meta retries: the same bodies again store nothing twice.
     for (const hook of hooks) await postWebhook(hook.body, hook.signature);
 
-    const rows = await incomingOf(phoneNumberId);
+    const rows = await incomingOf(accountId, phoneNumberId);
     expect(rows).toHaveLength(2);
     expect(rows[0]).toMatchObject({
       chatapp_session_id: session,
@@ -114,7 +114,8 @@ describe("incoming messages", () => {
     expect(rows[1]).toMatchObject({ type: "image", content: "Look", media_url: null });
     expect(JSON.parse(String(rows[1]?.metadata))).toEqual({ media: { mimetype: "image/png" } });
     expect(String(rows[0]?.provider_message_id)).toMatch(/^wamid\./);
-    const window = await env.DB.prepare("SELECT * FROM contacts WHERE chatapp_session_id = ?")
+    const window = await (await accountD1(accountId))
+      .prepare("SELECT * FROM contacts WHERE chatapp_session_id = ?")
       .bind(session)
       .all<{ phone_number: string; last_message_at: number }>();
     expect(window.results.map((w) => w.phone_number)).toEqual([CONTACT]);
@@ -182,7 +183,8 @@ describe("statuses", () => {
     graph.queueFailedStatus(wamid, 131026, "Message undeliverable");
     await deliverWebhooks(graph);
     expect(await getMessage(key, id)).toMatchObject({ status: "failed", reason: "undeliverable" });
-    const balance = await env.DB.prepare("SELECT balance FROM accounts WHERE id = ?")
+    const balance = await (await accountD1(accountId))
+      .prepare("SELECT balance FROM accounts WHERE id = ?")
       .bind(accountId)
       .first<{ balance: number }>();
     expect(balance?.balance).toBe(1000);
@@ -201,12 +203,13 @@ describe("statuses", () => {
   });
 });
 
-/** Incoming messages stored for the session of `phoneNumberId`, oldest first. */
-async function incomingOf(phoneNumberId: string) {
-  const rows = await env.DB.prepare(
-    `SELECT * FROM messages WHERE direction = 'incoming' AND chatapp_session_id =
+/** Incoming messages stored for the session of `phoneNumberId` (of account `accountId`), oldest first. */
+async function incomingOf(accountId: string, phoneNumberId: string) {
+  const rows = await (await accountD1(accountId))
+    .prepare(
+      `SELECT * FROM messages WHERE direction = 'incoming' AND chatapp_session_id =
        (SELECT session_id FROM cloud_api_numbers WHERE phone_number_id = ?) ORDER BY created_at, rowid`,
-  )
+    )
     .bind(phoneNumberId)
     .all<Record<string, unknown>>();
   return rows.results;

@@ -1,5 +1,5 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { accountD1 } from "../databases";
 import { createAccount, expectProblem } from "../helpers";
 import {
   balanceOf,
@@ -83,9 +83,8 @@ describe("the customer service window", () => {
     const problem = expectProblem(res, 422, "outside_service_window");
     expect(problem.outside).toEqual([OUTSIDE, LAPSED]);
     expect(await balanceOf(accountId)).toBe(10);
-    const outgoing = await env.DB.prepare(
-      "SELECT COUNT(*) AS n FROM messages WHERE account_id = ? AND direction = 'outgoing'",
-    )
+    const outgoing = await (await accountD1(accountId))
+      .prepare("SELECT COUNT(*) AS n FROM messages WHERE account_id = ? AND direction = 'outgoing'")
       .bind(accountId)
       .first<{ n: number }>();
     expect(outgoing?.n).toBe(0);

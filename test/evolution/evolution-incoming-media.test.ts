@@ -3,6 +3,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { INCOMING_MEDIA_MAX_BYTES, incomingMediaKey } from "../../src/media/incoming";
 import type { ChatSession } from "../../src/sessions/chat-session";
 import { MEDIA_FETCH_TRIES } from "../../src/sessions/incoming-media";
+import { accountD1 } from "../databases";
 import { PUBLIC_URL } from "../gateway-config";
 import { call, createAccount, createSession, sessionStub } from "../helpers";
 import { useNetwork } from "../network";
@@ -37,9 +38,11 @@ async function connectedEvolutionSession(key: string) {
  * retry made due first (the test owns the clock; retries wait minutes).
  */
 async function settledMedia(sessionId: string, accountId: string) {
+  const d1 = await accountD1(accountId);
   const id =
     (
-      await env.DB.prepare("SELECT id FROM messages WHERE account_id = ? AND direction = 'incoming'")
+      await d1
+        .prepare("SELECT id FROM messages WHERE account_id = ? AND direction = 'incoming'")
         .bind(accountId)
         .first<{ id: string }>()
     )?.id ?? "";
@@ -48,9 +51,8 @@ async function settledMedia(sessionId: string, accountId: string) {
       state.storage.sql.exec("UPDATE deadlines SET due_at = 0 WHERE kind = 'media_fetch'");
     });
     await runDurableObjectAlarm(sessionStub(sessionId));
-    const row = await env.DB.prepare(
-      "SELECT media_key, media_content_type, metadata FROM messages WHERE id = ?",
-    )
+    const row = await d1
+      .prepare("SELECT media_key, media_content_type, metadata FROM messages WHERE id = ?")
       .bind(id)
       .first<{ media_key: string | null; media_content_type: string | null; metadata: string }>();
     const metadata = JSON.parse(row?.metadata ?? "{}") as Record<string, unknown>;
@@ -68,9 +70,8 @@ describe("Evolution API incoming media", () => {
     const data = evolution.incomingImage(name, "3EB0MEDIA0001", "+14155550199", BYTES);
     await postEvolutionEvent(name, "messages.upsert", data);
     await postEvolutionEvent(name, "messages.upsert", data);
-    const row = await env.DB.prepare(
-      "SELECT id FROM messages WHERE account_id = ? AND direction = 'incoming'",
-    )
+    const row = await (await accountD1(accountId))
+      .prepare("SELECT id FROM messages WHERE account_id = ? AND direction = 'incoming'")
       .bind(accountId)
       .first<{ id: string }>();
     const id = row?.id ?? "";
@@ -106,15 +107,16 @@ describe("Evolution API incoming media", () => {
     const data = evolution.incomingImage(name, "3EB0MEDIA0002", "+14155550199", BYTES);
     evolution.media.clear();
     await postEvolutionEvent(name, "messages.upsert", data);
-    const row = await env.DB.prepare(
-      "SELECT id FROM messages WHERE account_id = ? AND direction = 'incoming'",
-    )
+    const d1 = await accountD1(accountId);
+    const row = await d1
+      .prepare("SELECT id FROM messages WHERE account_id = ? AND direction = 'incoming'")
       .bind(accountId)
       .first<{ id: string }>();
     let metadata: Record<string, unknown> = {};
     for (let i = 0; i < 10 && !metadata.media_error; i++) {
       await runDurableObjectAlarm(sessionStub(sessionId));
-      const found = await env.DB.prepare("SELECT metadata FROM messages WHERE id = ?")
+      const found = await d1
+        .prepare("SELECT metadata FROM messages WHERE id = ?")
         .bind(row?.id ?? "")
         .first<{ metadata: string }>();
       metadata = JSON.parse(found?.metadata ?? "{}");

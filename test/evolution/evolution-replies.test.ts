@@ -1,8 +1,8 @@
-import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { clientMessageIdOf } from "../../src/gateways/client-id";
 import { EvolutionGateway } from "../../src/gateways/evolution";
 import type { SentQuery } from "../../src/gateways/gateway";
+import { accountD1 } from "../databases";
 import { EVOLUTION_SETTINGS } from "../gateway-config";
 import { call, createAccount, createSession } from "../helpers";
 import { balanceOf, getMessage, type SendResponse, sendText, waitForMessages } from "../message-fixtures";
@@ -62,9 +62,8 @@ describe("Evolution API: sending replies and reactions", () => {
       "messages.upsert",
       evolution.incomingText(session.name, "3EB0THEIRS01", CONTACT, "Hi"),
     );
-    const theirs = await env.DB.prepare(
-      "SELECT id FROM messages WHERE account_id = ? AND direction = 'incoming'",
-    )
+    const theirs = await (await accountD1(accountId))
+      .prepare("SELECT id FROM messages WHERE account_id = ? AND direction = 'incoming'")
       .bind(accountId)
       .first<{ id: string }>();
     for (const [replyTo, quotedKey] of [
@@ -164,9 +163,8 @@ describe("Evolution API: incoming replies and reactions", () => {
       "messages.upsert",
       evolution.incomingReply(session.name, "3EB0REPLY001", CONTACT, "Sure", sent.provider_message_id ?? ""),
     );
-    const row = await env.DB.prepare(
-      "SELECT id FROM messages WHERE account_id = ? AND direction = 'incoming'",
-    )
+    const row = await (await accountD1(accountId))
+      .prepare("SELECT id FROM messages WHERE account_id = ? AND direction = 'incoming'")
       .bind(accountId)
       .first<{ id: string }>();
     const shown = await call<{ data: { reply_to: string; content: string } }>(
@@ -203,9 +201,8 @@ describe("Evolution API: incoming replies and reactions", () => {
     expect(await reactionEvents(key)).toEqual([
       { message_id: sent.id, session_id: session.id, from: CONTACT, emoji: "😮", at: expect.any(String) },
     ]);
-    const incoming = await env.DB.prepare(
-      "SELECT COUNT(*) AS n FROM messages WHERE account_id = ? AND direction = 'incoming'",
-    )
+    const incoming = await (await accountD1(accountId))
+      .prepare("SELECT COUNT(*) AS n FROM messages WHERE account_id = ? AND direction = 'incoming'")
       .bind(accountId)
       .first<{ n: number }>();
     expect(incoming?.n).toBe(0);

@@ -1,5 +1,5 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { accountD1 } from "../databases";
 import { call, createAccount, expectProblem } from "../helpers";
 import { useNetwork } from "../network";
 
@@ -20,7 +20,8 @@ describe("gateway cloud_api where the deployment does not enable it", () => {
     });
     const problem = expectProblem(res, 422, "validation_failed");
     expect(problem.errors).toEqual({ gateway: ["not enabled here; enabled: evolution, waha, sandbox"] });
-    const row = await env.DB.prepare("SELECT count(*) AS n FROM sessions WHERE account_id = ?")
+    const row = await (await accountD1(accountId))
+      .prepare("SELECT count(*) AS n FROM sessions WHERE account_id = ?")
       .bind(accountId)
       .first<{ n: number }>();
     expect(row?.n).toBe(0);

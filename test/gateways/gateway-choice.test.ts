@@ -1,5 +1,5 @@
-import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
+import { accountD1 } from "../databases";
 import { FakeEvolution, postEvolutionEvent } from "../evolution/fake-evolution";
 import { call, createAccount, expectProblem, type SessionEnvelope, showSession } from "../helpers";
 import { useNetwork } from "../network";
@@ -23,9 +23,13 @@ async function create(key: string, body?: unknown) {
   return call<SessionEnvelope>("POST", "/v1/chatapp/sessions", { key, body });
 }
 
-async function storedGateway(id: string): Promise<string | null | undefined> {
-  const row = await env.DB.prepare("SELECT gateway FROM sessions WHERE id = ?")
-    .bind(id)
+async function storedGateway(session: {
+  id: string;
+  account_id: string;
+}): Promise<string | null | undefined> {
+  const row = await (await accountD1(session.account_id))
+    .prepare("SELECT gateway FROM sessions WHERE id = ?")
+    .bind(session.id)
     .first<{ gateway: string | null }>();
   return row?.gateway;
 }
@@ -39,7 +43,7 @@ describe("sessions choose their gateway", () => {
     expect(session.gateway).toBe("evolution");
     expect(evolution.calls.length).toBeGreaterThan(0);
     expect(waha.calls).toEqual([]);
-    expect(await storedGateway(session.id)).toBe("evolution");
+    expect(await storedGateway(session)).toBe("evolution");
     expect((await showSession(key, session.id)).gateway).toBe("evolution");
   });
 
@@ -51,7 +55,7 @@ describe("sessions choose their gateway", () => {
     expect(session.gateway).toBe("waha");
     expect(waha.calls[0]).toBe("POST /api/sessions");
     expect(evolution.calls).toEqual([]);
-    expect(await storedGateway(session.id)).toBe("waha");
+    expect(await storedGateway(session)).toBe("waha");
 
     // An Evolution event naming the WAHA session is not applied to it.
     const stray = await postEvolutionEvent(session.session_id, "connection.update", {

@@ -1,5 +1,5 @@
-import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
+import { accountD1 } from "../databases";
 import { call, createAccount, expectProblem, type SessionEnvelope } from "../helpers";
 import { useNetwork } from "../network";
 import { FakeWaha } from "./fake-waha";
@@ -20,7 +20,8 @@ describe("a WAHA deployment's session gateways", () => {
     const problem = expectProblem(refused, 422, "validation_failed");
     expect(problem.errors).toEqual({ gateway: ["not enabled here; enabled: waha"] });
     expect(waha.calls).toEqual([]);
-    const rows = await env.DB.prepare("SELECT COUNT(*) AS n FROM sessions WHERE account_id = ?")
+    const rows = await (await accountD1(accountId))
+      .prepare("SELECT COUNT(*) AS n FROM sessions WHERE account_id = ?")
       .bind(accountId)
       .first<{ n: number }>();
     expect(rows?.n).toBe(0);

@@ -1,6 +1,7 @@
 import { env, runDurableObjectAlarm } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { incomingMediaKey } from "../../src/media/incoming";
+import { accountD1 } from "../databases";
 import { PUBLIC_URL } from "../gateway-config";
 import { call, createAccount, sessionStub } from "../helpers";
 import { useNetwork } from "../network";
@@ -34,9 +35,8 @@ describe("WAHA incoming media", () => {
     };
     await postWahaEvent(name, "message", payload);
     await postWahaEvent(name, "message", payload);
-    const row = await env.DB.prepare(
-      "SELECT id FROM messages WHERE account_id = ? AND direction = 'incoming'",
-    )
+    const row = await (await accountD1(accountId))
+      .prepare("SELECT id FROM messages WHERE account_id = ? AND direction = 'incoming'")
       .bind(accountId)
       .first<{ id: string }>();
     const id = row?.id ?? "";
@@ -75,9 +75,8 @@ describe("WAHA incoming media", () => {
       hasMedia: true,
       media: { url: `https://evil.example.test/api/files/${name}/AAAC.jpeg`, mimetype: "image/jpeg" },
     });
-    const row = await env.DB.prepare(
-      "SELECT id FROM messages WHERE account_id = ? AND direction = 'incoming'",
-    )
+    const row = await (await accountD1(accountId))
+      .prepare("SELECT id FROM messages WHERE account_id = ? AND direction = 'incoming'")
       .bind(accountId)
       .first<{ id: string }>();
     for (let i = 0; i < 10; i++) {

@@ -1,8 +1,8 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { HttpResponse, http } from "msw";
 import { beforeEach, describe, expect, it } from "vitest";
 import { refuse, restoreD1 } from "../d1-outage";
+import { accountD1 } from "../databases";
 import { PUBLIC_URL, WAHA_URL } from "../gateway-config";
 import {
   call,
@@ -197,7 +197,8 @@ describe("a create that fails at WAHA", () => {
     expectProblem(res, 503, "gateway_unavailable");
     expect(waha.sessions.size).toBe(0);
     expect(waha.calls.at(-1)).toMatch(/^DELETE \/api\/sessions\/session_/);
-    const rows = await env.DB.prepare("SELECT count(*) AS n FROM sessions WHERE account_id = ?")
+    const rows = await (await accountD1(accountId))
+      .prepare("SELECT count(*) AS n FROM sessions WHERE account_id = ?")
       .bind(accountId)
       .first<{ n: number }>();
     expect(rows?.n).toBe(0);

@@ -1,8 +1,8 @@
-import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { clientMessageIdOf } from "../../src/gateways/client-id";
 import type { SentQuery } from "../../src/gateways/gateway";
 import { WahaGateway } from "../../src/gateways/waha";
+import { accountD1 } from "../databases";
 import { WAHA_SETTINGS } from "../gateway-config";
 import { call, createAccount } from "../helpers";
 import { balanceOf, getMessage, type SendResponse, sendText, waitForMessages } from "../message-fixtures";
@@ -164,9 +164,8 @@ describe("WAHA: incoming replies and reactions", () => {
     const { key, accountId, session, sent } = await withSentText();
     const bare = (sent.provider_message_id ?? "").split("_").at(-1) ?? "";
     await postWahaEvent(session.name, "message", wahaReplyPayload(DIGITS, "Got it", bare));
-    const row = await env.DB.prepare(
-      "SELECT id, reply_to AS replyTo FROM messages WHERE account_id = ? AND direction = 'incoming'",
-    )
+    const row = await (await accountD1(accountId))
+      .prepare("SELECT id, reply_to AS replyTo FROM messages WHERE account_id = ? AND direction = 'incoming'")
       .bind(accountId)
       .first<{ id: string; replyTo: string | null }>();
     expect(row?.replyTo).toBe(sent.id);
@@ -183,9 +182,10 @@ describe("WAHA: incoming replies and reactions", () => {
   it("a reply quoting a message the session does not hold is stored without reply_to", async () => {
     const { accountId, session } = await withSentText();
     await postWahaEvent(session.name, "message", wahaReplyPayload(DIGITS, "Re: old", "NOTOURS1"));
-    const row = await env.DB.prepare(
-      "SELECT reply_to AS replyTo, content FROM messages WHERE account_id = ? AND direction = 'incoming'",
-    )
+    const row = await (await accountD1(accountId))
+      .prepare(
+        "SELECT reply_to AS replyTo, content FROM messages WHERE account_id = ? AND direction = 'incoming'",
+      )
       .bind(accountId)
       .first<{ replyTo: string | null; content: string }>();
     expect(row).toEqual({ replyTo: null, content: "Re: old" });
