@@ -1,10 +1,13 @@
 import { defineConfig } from "drizzle-kit";
 
-// drizzle-kit writes SQL migrations into migrations/; `wrangler d1 migrations apply` applies them.
+// The account databases' tables (every `DB_ACCOUNTS_<n>` binding): drizzle-kit writes their SQL
+// migrations into migrations/accounts/; `wrangler d1 migrations apply` applies them to each account
+// database (README, Databases). The directory's tables have their own config,
+// drizzle.directory.config.ts.
 export default defineConfig({
   dialect: "sqlite",
   // The tables live in one file per family in src/db/schema/; index.ts exports every one of them.
   schema: "./src/db/schema/index.ts",
-  out: "./migrations",
+  out: "./migrations/accounts",
   casing: "snake_case",
 });

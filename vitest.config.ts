@@ -3,8 +3,8 @@ import { defineConfig } from "vitest/config";
 import { unstable_readConfig } from "wrangler";
 import * as gateways from "./test/gateway-config";
 
-// Tests run inside workerd with the bindings of wrangler.toml: real D1 (migrations applied by
-// test/setup.ts), real Durable Objects and alarms, real Queues. Only secrets are set here.
+// Tests run inside workerd with the bindings of wrangler.toml: real D1, the directory and two
+// account databases (migrations applied by test/setup.ts), real Durable Objects and alarms, real Queues. Only secrets are set here.
 //
 // The gateway is a per-deployment setting, so each gateway gets its own project (its own
 // runtime): the sandbox runs everything outside test/waha and test/evolution; those two folders
@@ -14,7 +14,8 @@ import * as gateways from "./test/gateway-config";
 // test/cloud-api runs the sandbox with Meta's WhatsApp Cloud API beside it (Graph API faked).
 
 export default defineConfig(async () => {
-  const migrations = await readD1Migrations("./migrations");
+  const migrations = await readD1Migrations("./migrations/accounts");
+  const directoryMigrations = await readD1Migrations("./migrations/directory");
   // The rate limits as wrangler.toml declares them, for the test that checks the headers' figures.
   const { ratelimits } = unstable_readConfig({ config: "./wrangler.toml" });
   const project = (name: string, include: string[], exclude: string[], bindings = {}) => ({
@@ -24,6 +25,7 @@ export default defineConfig(async () => {
         miniflare: {
           bindings: {
             TEST_MIGRATIONS: migrations,
+            TEST_DIRECTORY_MIGRATIONS: directoryMigrations,
             TEST_RATE_LIMITS: ratelimits,
             // test/helpers.ts ADMIN_TOKEN: at least 32 characters, as config.ts requires.
             ADMIN_TOKEN: "test-admin-token-0123456789abcdef",

@@ -140,6 +140,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/databases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account databases, their accounts and sizes
+         * @description Every account database the deployment lists (wrangler.toml `DB_ACCOUNTS_<n>`), in order, with how many accounts the directory places in it and its size as D1 reports it (README, Databases). A new account goes to the one with the fewest accounts.
+         */
+        get: operations["listDatabases"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/jobs/{name}": {
         parameters: {
             query?: never;
@@ -2904,6 +2924,11 @@ export interface components {
              * @example 90
              */
             message_retention_days: number;
+            /**
+             * @description The account database that holds the account: its D1 binding's name (README, Databases).
+             * @example DB_ACCOUNTS_0
+             */
+            database: string;
             created_at: string;
             updated_at: string;
         };
@@ -3048,7 +3073,41 @@ export interface components {
                     /** @description Sum of `meta.rows_written` D1 returned. */
                     rows_written: number;
                 };
+                /** @description The same work by database, keyed by its binding's name (`DB`, the directory; `DB_ACCOUNTS_0`, …): README, Databases. */
+                databases: {
+                    [key: string]: {
+                        /** @description Statements D1 ran: one per statement of a batch, one per single query. */
+                        statements: number;
+                        /** @description Round trips to D1 (a batch or a single query). */
+                        batches: number;
+                        /** @description Sum of `meta.rows_read` D1 returned. */
+                        rows_read: number;
+                        /** @description Sum of `meta.rows_written` D1 returned. */
+                        rows_written: number;
+                    };
+                };
             };
+        };
+        AccountDatabases: {
+            /** @enum {boolean} */
+            success: true;
+            data: {
+                /**
+                 * @description The D1 binding's name in wrangler.toml.
+                 * @example DB_ACCOUNTS_0
+                 */
+                name: string;
+                /**
+                 * @description Accounts it holds (the directory's count).
+                 * @example 120
+                 */
+                accounts: number;
+                /**
+                 * @description Its size as D1 reports it (`meta.size_after`), or null.
+                 * @example 81920
+                 */
+                size_bytes: number | null;
+            }[];
         };
         JobRun: {
             /** @enum {boolean} */
@@ -4088,6 +4147,11 @@ export interface operations {
                      * @example 30
                      */
                     message_retention_days?: number | null;
+                    /**
+                     * @description The account database to put the account in (`GET /admin/databases`); when left out, the one with the fewest accounts (README, Databases). One the deployment does not list is 422 `validation_failed`.
+                     * @example DB_ACCOUNTS_1
+                     */
+                    database?: string;
                 };
             };
         };
@@ -4611,6 +4675,40 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Metrics"];
+                };
+            };
+            /** @description Problem: `unauthenticated` */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listDatabases: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account databases */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountDatabases"];
                 };
             };
             /** @description Problem: `unauthenticated` */

@@ -59,6 +59,9 @@
 //     rest (SQLite's dbstat over the dev server's D1 files, --state-dir / BENCH_STATE_DIR, default
 //     .wrangler/state of the current directory; target at most 1,500) and the D1 rows written per
 //     message (target at most 25); the bytes of each table go to stderr.
+// 17.–18. account databases (scripts/bench/databases.mjs): the same campaigns (4 accounts × 1,000
+//     recipients, delay_between 0, started together) with every account in one account database,
+//     then spread over two: messages per second, and D1 statements per message in each database.
 // Progress goes to stderr, the table to stdout.
 
 import { performance } from "node:perf_hooks";
@@ -77,6 +80,7 @@ import {
   retriedRequestCount,
   rows,
 } from "./bench/common.mjs";
+import { benchDatabases } from "./bench/databases.mjs";
 import { benchExactlyOnce } from "./bench/exactly-once.mjs";
 import { benchFootprint } from "./bench/footprint.mjs";
 import { benchListRatio } from "./bench/list-ratio.mjs";
@@ -119,6 +123,7 @@ const STEPS = [
   // Before the campaigns, whose cancelled 100,000 leaves work behind: it measures all of D1.
   ["footprint", benchFootprint],
   // Campaigns last: the 100,000-recipient one leaves the largest tables behind.
+  ["databases", benchDatabases],
   ["campaign-scaling", benchCampaignScaling],
   ["campaign-pause", benchCampaignPause],
   ["campaign-large", benchCampaignLarge],

@@ -1,7 +1,8 @@
 // `npm run dev` runs this first: it creates .dev.vars from the committed example when missing and
-// applies the D1 migrations to the local database, so a fresh clone serves real requests at once.
+// applies the D1 migrations to the local databases, so a fresh clone serves real requests at once.
 import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { unstable_readConfig } from "wrangler";
 
 if (!existsSync(".dev.vars")) {
   copyFileSync(".dev.vars.example", ".dev.vars");
@@ -41,22 +42,27 @@ if (!existsSync(".dev.vars")) {
 // DEV_PERSIST_TO: the state folder a `npm run dev -- --persist-to <dir>` will use (the browser
 // tests keep theirs apart from the developer's).
 const persist = process.env.DEV_PERSIST_TO ? ["--persist-to", process.env.DEV_PERSIST_TO] : [];
+// Every D1 database of wrangler.toml gets its own migrations: the directory (`DB`) those of
+// migrations/directory, each account database (`DB_ACCOUNTS_<n>`) those of migrations/accounts.
 // Wrangler prints a table of every migration before and after each one it applies (a dozen tables
 // on a fresh clone), so its output is kept back and summarised in one line; on failure it is shown
 // whole.
-const run = spawnSync("wrangler", ["d1", "migrations", "apply", "DB", "--local", ...persist], {
-  encoding: "utf8",
-});
-const output = `${run.stdout ?? ""}${run.stderr ?? ""}`;
-if (run.status !== 0) {
-  process.stderr.write(output);
-  if (run.error) console.error(run.error.message);
-  console.error("applying the D1 migrations to the local database failed (output above)");
-  process.exit(run.status ?? 1);
+const { d1_databases: databases } = unstable_readConfig({ config: "./wrangler.toml" });
+for (const { binding } of databases) {
+  const run = spawnSync("wrangler", ["d1", "migrations", "apply", binding, "--local", ...persist], {
+    encoding: "utf8",
+  });
+  const output = `${run.stdout ?? ""}${run.stderr ?? ""}`;
+  if (run.status !== 0) {
+    process.stderr.write(output);
+    if (run.error) console.error(run.error.message);
+    console.error(`applying the D1 migrations to the local database ${binding} failed (output above)`);
+    process.exit(run.status ?? 1);
+  }
+  const applied = [...new Set(output.match(/\b\d{4}_[\w-]+\.sql\b/g) ?? [])];
+  console.log(
+    applied.length === 0
+      ? `local D1 database ${binding}: migrations up to date`
+      : `local D1 database ${binding}: applied ${applied.length} migration(s), ${applied[0]} … ${applied.at(-1)}`,
+  );
 }
-const applied = [...new Set(output.match(/\b\d{4}_[\w-]+\.sql\b/g) ?? [])];
-console.log(
-  applied.length === 0
-    ? "local D1 database: migrations up to date"
-    : `local D1 database: applied ${applied.length} migration(s), ${applied[0]} … ${applied.at(-1)}`,
-);

@@ -261,6 +261,12 @@ const GATEWAY_VARIABLES = new Set([
 ]);
 
 /** A variable that is missing or malformed. `gateway` when it configures the gateway. */
+/**
+ * The D1 bindings that hold accounts: `DB_ACCOUNTS_<n>`, n = 0, 1, … (wrangler.toml; README,
+ * Databases). `DB` is the directory.
+ */
+export const ACCOUNT_DATABASE_BINDING = /^DB_ACCOUNTS_(\d+)$/;
+
 export class ConfigError extends Error {
   readonly gateway: boolean;
 
@@ -326,6 +332,11 @@ const cache = new WeakMap<object, Config>();
 export function readConfig(env: Env): Config {
   const cached = cache.get(env);
   if (cached) return cached;
+  if (!Object.keys(env).some((name) => ACCOUNT_DATABASE_BINDING.test(name)))
+    throw new ConfigError(
+      "DB_ACCOUNTS_0",
+      "is missing: wrangler.toml must list at least one account database (README, Databases)",
+    );
   const vars = Object.fromEntries(
     Object.entries(env).filter(([, value]) => value !== "" && typeof value !== "object"),
   );

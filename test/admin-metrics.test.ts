@@ -1,12 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { ADMIN_TOKEN, call, createAccount } from "./helpers";
 
+interface Work {
+  statements: number;
+  batches: number;
+  rows_read: number;
+  rows_written: number;
+}
+
 interface Metrics {
   success: boolean;
-  data: {
-    isolate: string;
-    d1: { statements: number; batches: number; rows_read: number; rows_written: number };
-  };
+  data: { isolate: string; d1: Work; databases: Record<string, Work> };
 }
 
 const metrics = async () => {
@@ -15,18 +19,33 @@ const metrics = async () => {
   return res.body.data;
 };
 
-/** The counters' change across `operation`, which must run in this isolate with nothing else. */
-async function counted(operation: () => Promise<unknown>) {
+/**
+ * The counters' change across `operation`, which must run in this isolate with nothing else: in
+ * all, or in database `database` (a binding's name: `DB`, the directory, or an account database).
+ */
+async function counted(operation: () => Promise<unknown>, database?: string) {
   const before = await metrics();
   await operation();
   const after = await metrics();
   expect(after.isolate).toBe(before.isolate);
+  const none = { statements: 0, batches: 0, rows_read: 0, rows_written: 0 };
+  const [was, is] = database
+    ? [before.databases[database] ?? none, after.databases[database] ?? none]
+    : [before.d1, after.d1];
   return {
-    statements: after.d1.statements - before.d1.statements,
-    batches: after.d1.batches - before.d1.batches,
-    rowsRead: after.d1.rows_read - before.d1.rows_read,
-    rowsWritten: after.d1.rows_written - before.d1.rows_written,
+    statements: is.statements - was.statements,
+    batches: is.batches - was.batches,
+    rowsRead: is.rows_read - was.rows_read,
+    rowsWritten: is.rows_written - was.rows_written,
   };
+}
+
+/** The account database that holds account `id` (its admin record's `database`). */
+async function databaseOf(id: string): Promise<string> {
+  const res = await call<{ data: { account: { database: string } } }>("GET", `/admin/accounts/${id}`, {
+    key: ADMIN_TOKEN,
+  });
+  return res.body.data.account.database;
 }
 
 describe("GET /admin/metrics", () => {
@@ -40,6 +59,7 @@ describe("GET /admin/metrics", () => {
         rows_read: expect.any(Number),
         rows_written: expect.any(Number),
       },
+      databases: expect.any(Object),
     });
     expect(await counted(() => metrics())).toEqual({
       statements: 0,
@@ -50,30 +70,54 @@ describe("GET /admin/metrics", () => {
   });
 
   it("counts each statement of a batch: an account with an opening balance is one batch of four", async () => {
-    // The account, its key, the credit's ledger entry and the balance (src/db/queries/accounts.ts).
-    const change = await counted(() => createAccount(5));
-    expect(change.statements).toBe(4);
-    expect(change.batches).toBe(1);
-    expect(change.rowsWritten).toBeGreaterThanOrEqual(4);
+    // Its account database: the account, its key, the credit's ledger entry and the balance, one
+    // batch (src/db/open-account.ts). The directory: the count per database, the account's place
+    // and number, its key's routes.
+    let accountId = "";
+    const before = await metrics();
+    const all = await counted(async () => {
+      accountId = (await createAccount(5)).accountId;
+    });
+    const database = await databaseOf(accountId);
+    const after = await metrics();
+    const own = {
+      statements:
+        (after.databases[database]?.statements ?? 0) - (before.databases[database]?.statements ?? 0),
+      batches: (after.databases[database]?.batches ?? 0) - (before.databases[database]?.batches ?? 0),
+    };
+    // The admin read of its database came after: one single query.
+    expect(own).toEqual({ statements: 4 + 1, batches: 1 + 1 });
+    expect(all.statements).toBe(4 + 3);
+    expect(all.batches).toBe(1 + 3);
+    expect(all.rowsWritten).toBeGreaterThanOrEqual(4 + 3);
   });
 
   it("counts single queries and batches alike: a credit is a batch of three, then the account read", async () => {
     const { accountId } = await createAccount(0);
-    const change = await counted(() =>
-      call("POST", `/admin/accounts/${accountId}/credits`, { key: ADMIN_TOKEN, body: { amount: 1 } }),
+    const database = await databaseOf(accountId);
+    const change = await counted(
+      () => call("POST", `/admin/accounts/${accountId}/credits`, { key: ADMIN_TOKEN, body: { amount: 1 } }),
+      database,
     );
     expect(change).toMatchObject({ statements: 4, batches: 2 });
     expect(change.rowsRead).toBeGreaterThanOrEqual(1);
+    // Its place in the directory was read once, by the first call; this isolate keeps it.
+    expect(
+      await counted(
+        () => call("POST", `/admin/accounts/${accountId}/credits`, { key: ADMIN_TOKEN, body: { amount: 1 } }),
+        "DB",
+      ),
+    ).toMatchObject({ statements: 0, batches: 0 });
     const show = await counted(() => call("GET", `/admin/accounts/${accountId}`, { key: ADMIN_TOKEN }));
     expect(show).toMatchObject({ statements: 1, batches: 1, rowsWritten: 0 });
   });
 
   it("counts the statements of a request that fails", async () => {
-    // An unknown account: the credit's batch runs (and changes nothing), no read follows.
+    // An unknown account: the directory is asked where it is, and nothing more runs.
     const unknown = "00000000-0000-4000-8000-000000000000";
     const change = await counted(() =>
       call("POST", `/admin/accounts/${unknown}/credits`, { key: ADMIN_TOKEN, body: { amount: 1 } }),
     );
-    expect(change).toMatchObject({ statements: 3, batches: 1, rowsWritten: 0 });
+    expect(change).toMatchObject({ statements: 1, batches: 1, rowsWritten: 0 });
   });
 });

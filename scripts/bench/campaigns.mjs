@@ -62,7 +62,7 @@ const FULL_WAIT_MS = 30 * 60_000;
  * with a `name` for the template. Suffixes 0000–0002 are skipped: the sandbox fails them on
  * purpose.
  */
-function recipients(count) {
+export function recipients(count) {
   const out = [];
   for (let exchange = 201; out.length < count; exchange++) {
     for (let suffix = 3; suffix <= 9999 && out.length < count; suffix++) {
@@ -94,7 +94,7 @@ async function pollCost(apiKey, id) {
  * A draft campaign on `sessionIds` for `list`: created with its first 10,000 recipients, the rest
  * added 10,000 a request. Returns its id and each request's duration.
  */
-async function createCampaign(apiKey, sessionIds, list, delayBetween, name) {
+export async function createCampaign(apiKey, sessionIds, list, delayBetween, name) {
   const { json, ms: createMs } = await api("POST", "/v1/chatapp/campaigns", {
     token: apiKey,
     expect: 201,
@@ -132,7 +132,7 @@ async function createCampaign(apiKey, sessionIds, list, delayBetween, name) {
 const COMMAND_TIMEOUT_MS = 120_000;
 
 /** POST …/{id}/{command}; returns the campaign after it and the request's duration. */
-async function command(apiKey, id, name) {
+export async function command(apiKey, id, name) {
   const { json, ms } = await api("POST", `/v1/chatapp/campaigns/${id}/${name}`, {
     token: apiKey,
     timeoutMs: COMMAND_TIMEOUT_MS,
@@ -151,7 +151,7 @@ async function cancel(apiKey, id) {
 }
 
 /** Messages that left (sent, delivered, read) or failed. */
-const done = (stats) => stats.sent + stats.delivered + stats.read + stats.failed;
+export const done = (stats) => stats.sent + stats.delivered + stats.read + stats.failed;
 
 /**
  * Polls the campaign every `pollMs` until `until(campaign)`; returns `{ campaign, ms, polls }`,
@@ -159,7 +159,7 @@ const done = (stats) => stats.sent + stats.delivered + stats.read + stats.failed
  * {@link STALL_MS}. `onPoll(campaign, msSinceStart)` sees every answer; `progress` logs every
  * 10 s.
  */
-async function waitCampaign(apiKey, id, until, { limitMs, pollMs = 100, onPoll, progress = false }) {
+export async function waitCampaign(apiKey, id, until, { limitMs, pollMs = 100, onPoll, progress = false }) {
   const started = performance.now();
   let polls = 0;
   let last = "";
@@ -203,13 +203,13 @@ async function campaignMessages(apiKey, sessionIds, campaignId) {
   return { count: ids.size, byStatus, sentAt, first, last };
 }
 
-async function connectedSessions(apiKey, count) {
+export async function connectedSessions(apiKey, count) {
   const ids = [];
   for (let i = 0; i < count; i++) ids.push(await connectedSession(apiKey));
   return ids;
 }
 
-const rate = (count, ms) => `${fmt((count / Math.max(1, ms)) * 1000)} msg/s`;
+export const rate = (count, ms) => `${fmt((count / Math.max(1, ms)) * 1000)} msg/s`;
 const perMessage = (statements, messages) => statements / Math.max(1, messages);
 
 /** Rows 7–8: throughput across 1, 10 and 20 sessions, and D1 statements per message. */

@@ -160,12 +160,16 @@ export function numbers(count, first) {
   return out;
 }
 
-export async function createAccount() {
+/**
+ * A fresh account with a large balance, in account database `database` (a binding's name) when
+ * given, else where the service puts it (README, Databases).
+ */
+export async function createAccount(database) {
   const { json } = await api("POST", "/admin/accounts", {
     token: ADMIN_TOKEN,
-    body: { name: `bench ${new Date().toISOString()}`, balance: 100_000 },
+    body: { name: `bench ${new Date().toISOString()}`, balance: 100_000, ...(database ? { database } : {}) },
   });
-  return { id: json.data.account.id, apiKey: json.data.api_key };
+  return { id: json.data.account.id, apiKey: json.data.api_key, database: json.data.account.database };
 }
 
 /** A fresh session, linked through the sandbox. */
@@ -343,9 +347,15 @@ export async function d1Counters() {
 export function d1Change(before, after) {
   if (before.isolate !== after.isolate)
     throw new Error("bench: the server restarted during a measurement (its D1 counters started again)");
+  const of = (counts, name) => counts.databases?.[name] ?? { statements: 0, rows_written: 0 };
+  const names = new Set([...Object.keys(before.databases ?? {}), ...Object.keys(after.databases ?? {})]);
   return {
     statements: after.d1.statements - before.d1.statements,
     rowsWritten: after.d1.rows_written - before.d1.rows_written,
+    /** Statements by database (binding name → count). */
+    byDatabase: Object.fromEntries(
+      [...names].map((name) => [name, of(after, name).statements - of(before, name).statements]),
+    ),
   };
 }
 

@@ -5,12 +5,12 @@ import { countingD1 } from "./d1-counter";
 import * as schema from "./schema";
 
 /**
- * Drizzle over the D1 binding, mapping camelCase fields to snake_case columns. Every statement
- * it runs (and {@link batchSql}, through `$client`) is counted for `GET /admin/metrics`
- * (src/db/d1-counter.ts).
+ * Drizzle over the D1 binding named `name`, mapping camelCase fields to snake_case columns. Every
+ * statement it runs (and {@link batchSql}, through `$client`) is counted for `GET /admin/metrics`
+ * (src/db/d1-counter.ts), under that name too.
  */
-export function createDb(d1: D1Database) {
-  return drizzle(countingD1(d1), { schema, casing: "snake_case" });
+export function createDb(d1: D1Database, name = "unnamed") {
+  return drizzle(countingD1(d1, name), { schema, casing: "snake_case" });
 }
 
 export type Db = ReturnType<typeof createDb>;

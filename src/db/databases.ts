@@ -1,33 +1,30 @@
+import { ACCOUNT_DATABASE_BINDING } from "../config";
 import { createDb, type Db } from "./client";
+import type { RouteKind } from "./directory-schema";
 import { accountsPerDatabase, databaseNameOf, routeOf } from "./queries/directory";
-import type { RouteKind } from "./schema";
 
-// Which D1 database serves what (README, Databases): `DB` is the directory (src/db/schema/
-// directory.ts); each account lives in one account database, a D1 binding named `DB_ACCOUNTS_<n>`
-// in wrangler.toml. A deployment that lists none keeps every account in `DB` itself.
+// Which D1 database serves what (README, Databases): `DB` is the directory
+// (src/db/directory-schema.ts); each account lives in one account database, a D1 binding named
+// `DB_ACCOUNTS_<n>` in wrangler.toml (src/config.ts `ACCOUNT_DATABASE_BINDING`).
 
 /** The D1 bindings of a Worker's `env`, by name (the generated `Env` names only those it saw). */
 type Bindings = { DB: D1Database } & Record<string, unknown>;
 
-/** Names of the account databases' bindings: `DB_ACCOUNTS_<n>`, by `n`. */
-const ACCOUNT_DATABASE = /^DB_ACCOUNTS_(\d+)$/;
-
 /**
  * The binding names of the account databases, in order of their number (`DB_ACCOUNTS_0`,
- * `DB_ACCOUNTS_1`, …), or `["DB"]` when wrangler.toml lists none.
+ * `DB_ACCOUNTS_1`, …); src/config.ts `readConfig` refuses a deployment that lists none.
  */
 export function accountDatabaseNames(env: object): string[] {
-  const names = Object.keys(env)
-    .map((name) => ({ name, n: ACCOUNT_DATABASE.exec(name)?.[1] }))
+  return Object.keys(env)
+    .map((name) => ({ name, n: ACCOUNT_DATABASE_BINDING.exec(name)?.[1] }))
     .filter((b): b is { name: string; n: string } => b.n !== undefined)
     .sort((a, b) => Number(a.n) - Number(b.n))
     .map((b) => b.name);
-  return names.length > 0 ? names : ["DB"];
 }
 
 /** The directory: accounts' places, API key hashes, and the keys gateways and links route by. */
 export function directoryOf(env: { DB: D1Database }): Db {
-  return drizzleOf(env.DB);
+  return drizzleOf(env.DB, "DB");
 }
 
 /**
@@ -39,7 +36,7 @@ export function databaseNamed(env: object, name: string): Db {
   const binding = (env as Bindings)[name];
   if (typeof binding !== "object" || binding === null || !("prepare" in binding))
     throw new Error(`No D1 binding named ${name}: wrangler.toml must list every account database.`);
-  return drizzleOf(binding as D1Database);
+  return drizzleOf(binding as D1Database, name);
 }
 
 /** Every account database with its binding name, for work that spans accounts (jobs, admin lists). */
@@ -50,16 +47,38 @@ export function everyAccountDatabase(env: object): { name: string; db: Db }[] {
 /**
  * The one way code gets the database of an account's data: a request after authentication, a
  * queue message, a session object or a job names the account, and this finds its database in the
- * directory (once per isolate: an account never moves on its own). An account the directory does
- * not know has no rows anywhere: its queries run on the first account database and find nothing.
+ * directory ({@link placeOf}). An account the directory does not know has no rows anywhere: its
+ * queries run on the first account database and find nothing.
  */
 export async function databaseFor(env: { DB: D1Database }, accountId: string): Promise<Db> {
-  let name = placed.get(accountId);
-  if (name === undefined) {
-    name = (await databaseNameOf(directoryOf(env), accountId)) ?? undefined;
-    if (name !== undefined) remember(accountId, name);
-  }
-  return databaseNamed(env, name ?? (accountDatabaseNames(env)[0] as string));
+  return databaseNamed(env, (await placeOf(env, accountId)) ?? (accountDatabaseNames(env)[0] as string));
+}
+
+/**
+ * The binding name of account `accountId`'s database, or null when the directory does not know
+ * the account. Read once per isolate: an account never moves on its own.
+ */
+export async function placeOf(env: { DB: D1Database }, accountId: string): Promise<string | null> {
+  const kept = placed.get(accountId);
+  if (kept !== undefined) return kept;
+  const name = await databaseNameOf(directoryOf(env), accountId);
+  if (name !== null) remember(accountId, name);
+  return name;
+}
+
+/** Every account database: its binding name, how many accounts it holds, and its size in bytes as D1 reports it (null when it does not). */
+export async function describeDatabases(env: {
+  DB: D1Database;
+}): Promise<{ name: string; accounts: number; sizeBytes: number | null }[]> {
+  const counts = await accountsPerDatabase(directoryOf(env));
+  return Promise.all(
+    everyAccountDatabase(env).map(async ({ name, db }) => {
+      // D1 reports the database's size with every result (`meta.size_after`).
+      const { meta } = await db.$client.prepare("SELECT 1").run();
+      const size = (meta as { size_after?: number }).size_after;
+      return { name, accounts: counts.get(name) ?? 0, sizeBytes: typeof size === "number" ? size : null };
+    }),
+  );
 }
 
 /**
@@ -83,15 +102,40 @@ export async function routeFor(
 }
 
 /**
- * The account database a new account goes to: the one with the fewest accounts (the first of
- * those on a tie), so that databases fill evenly.
+ * The newest migration of migrations/accounts/: an account database takes new accounts only once
+ * it is applied (README, Databases). test/databases.test.ts checks that this names the newest file.
  */
-export async function databaseForNewAccount(env: { DB: D1Database }): Promise<string> {
+export const NEWEST_ACCOUNT_MIGRATION = "0057_campaign_recipient_archives.sql";
+
+/**
+ * Whether account database `name` has every migration applied (its `d1_migrations`, which
+ * `wrangler d1 migrations apply` keeps, lists {@link NEWEST_ACCOUNT_MIGRATION}).
+ */
+export async function isMigrated(env: object, name: string): Promise<boolean> {
+  try {
+    const row = await databaseNamed(env, name)
+      .$client.prepare("SELECT 1 AS ok FROM d1_migrations WHERE name = ?")
+      .bind(NEWEST_ACCOUNT_MIGRATION)
+      .first<{ ok: number }>();
+    return row?.ok === 1;
+  } catch {
+    // No d1_migrations table: no migration was ever applied.
+    return false;
+  }
+}
+
+/**
+ * The account database a new account goes to: among those with every migration applied
+ * ({@link isMigrated}), the one with the fewest accounts (the first of those on a tie), so that
+ * databases fill evenly; null when none is ready.
+ */
+export async function databaseForNewAccount(env: { DB: D1Database }): Promise<string | null> {
   const counts = await accountsPerDatabase(directoryOf(env));
-  const names = accountDatabaseNames(env);
-  let best = names[0] as string;
-  for (const name of names) if ((counts.get(name) ?? 0) < (counts.get(best) ?? 0)) best = name;
-  return best;
+  const byCount = accountDatabaseNames(env)
+    .map((name, order) => ({ name, order, accounts: counts.get(name) ?? 0 }))
+    .sort((a, b) => a.accounts - b.accounts || a.order - b.order);
+  for (const { name } of byCount) if (await isMigrated(env, name)) return name;
+  return null;
 }
 
 /** Accounts' databases, and routes, as this isolate last read them; each cleared whole past {@link PLACES_KEPT}. */
@@ -111,10 +155,10 @@ function remember(accountId: string, name: string): void {
  */
 const drizzles = new WeakMap<D1Database, Db>();
 
-function drizzleOf(d1: D1Database): Db {
+function drizzleOf(d1: D1Database, name: string): Db {
   let db = drizzles.get(d1);
   if (!db) {
-    db = createDb(d1);
+    db = createDb(d1, name);
     drizzles.set(d1, db);
   }
   return db;

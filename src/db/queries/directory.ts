@@ -1,6 +1,6 @@
 import { and, eq, isNotNull, lt, sql } from "drizzle-orm";
 import type { Db } from "../client";
-import { directoryAccounts, directoryRoutes, type RouteKind } from "../schema";
+import { directoryAccounts, directoryRoutes, type RouteKind } from "../directory-schema";
 
 // The directory's reads and writes (src/db/schema/directory.ts). Each takes the directory's Db
 // (src/db/databases.ts `directoryOf`), never an account database.

@@ -37,7 +37,6 @@ export {
   IDENTIFIER_KINDS,
   type IdentifierKind,
 } from "./contacts";
-export { directoryAccounts, directoryRoutes, ROUTE_KINDS, type RouteKind } from "./directory";
 export { type ErasureRow, erasures } from "./erasures";
 export {
   EVENT_TYPE_CODES,

@@ -1,8 +1,19 @@
 import type { RouteHandler } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { credit as creditBalance, creditStatements } from "../../billing/ledger";
 import { readConfig } from "../../config";
-import { d1Counts } from "../../db/d1-counter";
-import { databaseFor, routeFor } from "../../db/databases";
+import type { Db } from "../../db/client";
+import { type D1Work, d1Counts } from "../../db/d1-counter";
+import {
+  accountDatabaseNames,
+  databaseFor,
+  databaseForNewAccount,
+  databaseNamed,
+  describeDatabases,
+  isMigrated,
+  placeOf,
+  routeFor,
+} from "../../db/databases";
 import { openAccount } from "../../db/open-account";
 import { type AccountRow, updateAccount as changeAccount, findAccount } from "../../db/queries/accounts";
 import { findKeyAccountId, listKeys as listAccountKeys } from "../../db/queries/api-keys";
@@ -17,7 +28,7 @@ import { toKeyRecord, toRevocationRecord } from "../../presenters/key";
 import { pageLinks } from "../paging";
 import type * as routes from "./admin.routes";
 
-function toAccountRecord(row: AccountRow, defaultRetentionDays: number) {
+function toAccountRecord(row: AccountRow, database: string, defaultRetentionDays: number) {
   return {
     id: row.id,
     name: row.name,
@@ -25,6 +36,7 @@ function toAccountRecord(row: AccountRow, defaultRetentionDays: number) {
     max_sessions: row.maxSessions,
     max_draft_recipients: row.maxDraftRecipients,
     message_retention_days: row.messageRetentionDays ?? defaultRetentionDays,
+    database,
     created_at: formatTimestamp(row.createdAt),
     updated_at: formatTimestamp(row.updatedAt),
   };
@@ -32,15 +44,52 @@ function toAccountRecord(row: AccountRow, defaultRetentionDays: number) {
 
 const noAccount = () => new ApiError("not_found", "No such account.");
 
+/**
+ * Where a new account goes: database `named` when the admin names one, else the service's choice
+ * (src/db/databases.ts `databaseForNewAccount`).
+ * @throws ApiError 422 `validation_failed` for a database the deployment does not list or whose
+ *   migrations are not all applied; 503 `service_unavailable` when no account database is ready.
+ */
+async function newAccountDatabase(c: Context<AppEnv>, named: string | undefined): Promise<string> {
+  if (named === undefined) {
+    const chosen = await databaseForNewAccount(c.env);
+    if (chosen) return chosen;
+    throw new ApiError(
+      "service_unavailable",
+      "No account database has its migrations applied (README, Databases); apply them, then try again.",
+    );
+  }
+  const listed = accountDatabaseNames(c.env);
+  const problem = !listed.includes(named)
+    ? `is not an account database of this deployment (${listed.join(", ")})`
+    : !(await isMigrated(c.env, named))
+      ? "has not had its migrations applied (README, Databases)"
+      : null;
+  if (problem)
+    throw new ApiError("validation_failed", "The request has invalid fields.", {
+      fields: { database: [problem] },
+    });
+  return named;
+}
+
+/** Account `id`'s database and its binding's name. @throws ApiError 404 when the directory lacks it. */
+async function placed(c: Context<AppEnv>, id: string): Promise<{ db: Db; database: string }> {
+  const database = await placeOf(c.env, id);
+  if (!database) throw noAccount();
+  return { db: databaseNamed(c.env, database), database };
+}
+
 export const createAccount: RouteHandler<typeof routes.createAccount, AppEnv> = async (c) => {
   const body = c.req.valid("json");
   const balance = toMinor(body.balance ?? 0);
   const now = Date.now();
+  const database = await newAccountDatabase(c, body.database);
   const input = {
     name: body.name,
     maxSessions: body.max_sessions,
     maxDraftRecipients: body.max_draft_recipients,
     messageRetentionDays: body.message_retention_days,
+    database,
   };
   const { account, apiKey } = await openAccount(c.env, input, now, (id) =>
     balance > 0 ? creditStatements(id, balance, now, "Opening balance") : [],
@@ -49,7 +98,7 @@ export const createAccount: RouteHandler<typeof routes.createAccount, AppEnv> = 
     {
       success: true as const,
       data: {
-        account: toAccountRecord({ ...account, balance }, readConfig(c.env).MESSAGE_RETENTION_DAYS),
+        account: toAccountRecord({ ...account, balance }, database, readConfig(c.env).MESSAGE_RETENTION_DAYS),
         api_key: apiKey,
       },
     },
@@ -65,12 +114,13 @@ export const updateAccount: RouteHandler<typeof routes.updateAccount, AppEnv> = 
     messageRetentionDays: body.message_retention_days,
   };
   const { id } = c.req.valid("param");
-  const account = await changeAccount(await databaseFor(c.env, id), id, changes, Date.now());
+  const { db, database } = await placed(c, id);
+  const account = await changeAccount(db, id, changes, Date.now());
   if (!account) throw noAccount();
   return c.json(
     {
       success: true as const,
-      data: { account: toAccountRecord(account, readConfig(c.env).MESSAGE_RETENTION_DAYS) },
+      data: { account: toAccountRecord(account, database, readConfig(c.env).MESSAGE_RETENTION_DAYS) },
     },
     200,
   );
@@ -78,7 +128,7 @@ export const updateAccount: RouteHandler<typeof routes.updateAccount, AppEnv> = 
 
 export const createKey: RouteHandler<typeof routes.createKey, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
-  const db = await databaseFor(c.env, id);
+  const { db } = await placed(c, id);
   if (!(await findAccount(db, id))) throw noAccount();
   const body = c.req.valid("json");
   const grant = {
@@ -92,7 +142,7 @@ export const createKey: RouteHandler<typeof routes.createKey, AppEnv> = async (c
 
 export const listKeys: RouteHandler<typeof routes.listKeys, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
-  const db = await databaseFor(c.env, id);
+  const { db } = await placed(c, id);
   if (!(await findAccount(db, id))) throw noAccount();
   const query = c.req.valid("query");
   const page = { limit: query.limit, cursor: query.cursor ?? null };
@@ -118,14 +168,14 @@ export const revokeKey: RouteHandler<typeof routes.revokeKey, AppEnv> = async (c
 export const credit: RouteHandler<typeof routes.credit, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
   const body = c.req.valid("json");
-  const db = await databaseFor(c.env, id);
+  const { db, database } = await placed(c, id);
   const balance = await creditBalance(db, id, toMinor(body.amount), Date.now(), body.description ?? null);
   const account = balance === null ? null : await findAccount(db, id);
   if (!account) throw noAccount();
   return c.json(
     {
       success: true as const,
-      data: { account: toAccountRecord(account, readConfig(c.env).MESSAGE_RETENTION_DAYS) },
+      data: { account: toAccountRecord(account, database, readConfig(c.env).MESSAGE_RETENTION_DAYS) },
     },
     200,
   );
@@ -133,23 +183,45 @@ export const credit: RouteHandler<typeof routes.credit, AppEnv> = async (c) => {
 
 export const showAccount: RouteHandler<typeof routes.showAccount, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
-  const account = await findAccount(await databaseFor(c.env, id), id);
+  const { db, database } = await placed(c, id);
+  const account = await findAccount(db, id);
   if (!account) throw noAccount();
   return c.json(
     {
       success: true as const,
-      data: { account: toAccountRecord(account, readConfig(c.env).MESSAGE_RETENTION_DAYS) },
+      data: { account: toAccountRecord(account, database, readConfig(c.env).MESSAGE_RETENTION_DAYS) },
     },
     200,
   );
 };
 
 export const metrics: RouteHandler<typeof routes.metrics, AppEnv> = (c) => {
-  const { isolate, statements, batches, rowsRead, rowsWritten } = d1Counts();
+  const { isolate, databases, ...all } = d1Counts();
+  const work = ({ statements, batches, rowsRead, rowsWritten }: D1Work) => ({
+    statements,
+    batches,
+    rows_read: rowsRead,
+    rows_written: rowsWritten,
+  });
   return c.json(
     {
       success: true as const,
-      data: { isolate, d1: { statements, batches, rows_read: rowsRead, rows_written: rowsWritten } },
+      data: {
+        isolate,
+        d1: work(all),
+        databases: Object.fromEntries(Object.entries(databases).map(([name, each]) => [name, work(each)])),
+      },
+    },
+    200,
+  );
+};
+
+export const listDatabases: RouteHandler<typeof routes.listDatabases, AppEnv> = async (c) => {
+  const databases = await describeDatabases(c.env);
+  return c.json(
+    {
+      success: true as const,
+      data: databases.map((d) => ({ name: d.name, accounts: d.accounts, size_bytes: d.sizeBytes })),
     },
     200,
   );

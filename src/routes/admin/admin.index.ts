@@ -3,7 +3,7 @@ import * as handlers from "./admin.handlers";
 import * as routes from "./admin.routes";
 
 /**
- * `/admin`: accounts, API keys and credits, the D1 counters and the hourly jobs, authorized by ADMIN_TOKEN
+ * `/admin`: accounts, API keys and credits, the account databases, the D1 counters and the hourly jobs, authorized by ADMIN_TOKEN
  * (README, API reference).
  */
 export const adminRoutes = createRouter()
@@ -15,4 +15,5 @@ export const adminRoutes = createRouter()
   .openapi(routes.credit, handlers.credit)
   .openapi(routes.showAccount, handlers.showAccount)
   .openapi(routes.metrics, handlers.metrics)
+  .openapi(routes.listDatabases, handlers.listDatabases)
   .openapi(routes.runJob, handlers.runJob);

@@ -14,6 +14,7 @@ import {
   CreateAccountBody,
   CreatedAccountSchema,
   CreditBody,
+  DatabaseListSchema,
   JobNameParam,
   JobRunSchema,
   MetricsSchema,
@@ -144,6 +145,19 @@ export const metrics = createRoute({
     "isolate, so this covers them all; deployed, it covers only the isolate that answered. Reading it runs no " +
     "statement.",
   responses: { 200: json(MetricsSchema, "The counters"), ...problems("unauthenticated") },
+});
+
+export const listDatabases = createRoute({
+  operationId: "listDatabases",
+  ...common,
+  method: "get",
+  path: "/databases",
+  summary: "The account databases, their accounts and sizes",
+  description:
+    "Every account database the deployment lists (wrangler.toml `DB_ACCOUNTS_<n>`), in order, with how many " +
+    "accounts the directory places in it and its size as D1 reports it (README, Databases). A new account goes " +
+    "to the one with the fewest accounts.",
+  responses: { 200: json(DatabaseListSchema, "The account databases"), ...problems("unauthenticated") },
 });
 
 export const runJob = createRoute({

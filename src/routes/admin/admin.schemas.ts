@@ -26,10 +26,34 @@ export const AccountSchema = z
         "Days a final message stays before the hourly job archives it (README, Archives): the account's own, else `MESSAGE_RETENTION_DAYS`.",
       example: 90,
     }),
+    database: z.string().openapi({
+      description: "The account database that holds the account: its D1 binding's name (README, Databases).",
+      example: "DB_ACCOUNTS_0",
+    }),
     created_at: z.string(),
     updated_at: z.string(),
   })
   .openapi("AdminAccount");
+
+export const DatabaseListSchema = z
+  .object({
+    success: z.literal(true),
+    data: z.array(
+      z.object({
+        name: z
+          .string()
+          .openapi({ description: "The D1 binding's name in wrangler.toml.", example: "DB_ACCOUNTS_0" }),
+        accounts: z
+          .int()
+          .openapi({ description: "Accounts it holds (the directory's count).", example: 120 }),
+        size_bytes: z.int().nullable().openapi({
+          description: "Its size as D1 reports it (`meta.size_after`), or null.",
+          example: 81_920,
+        }),
+      }),
+    ),
+  })
+  .openapi("AccountDatabases");
 
 /** Largest `max_sessions` the admin may set. */
 export const MAX_SESSIONS_CEILING = 100_000;
@@ -70,6 +94,16 @@ export const CreateAccountBody = z.strictObject({
   name: z.string().trim().min(1).max(100),
   balance: amount(0).optional(),
   ...limitFields,
+  database: z
+    .string()
+    .regex(/^DB_ACCOUNTS_\d+$/)
+    .optional()
+    .openapi({
+      description:
+        "The account database to put the account in (`GET /admin/databases`); when left out, the one with the " +
+        "fewest accounts (README, Databases). One the deployment does not list is 422 `validation_failed`.",
+      example: "DB_ACCOUNTS_1",
+    }),
 });
 
 /** Body of `PATCH /admin/accounts/{id}`: each limit or retention given is changed, the others kept. */
@@ -91,6 +125,15 @@ export const AccountEnvelopeSchema = z.object({
   data: z.object({ account: AccountSchema }),
 });
 
+const D1WorkSchema = z.object({
+  statements: z.int().openapi({
+    description: "Statements D1 ran: one per statement of a batch, one per single query.",
+  }),
+  batches: z.int().openapi({ description: "Round trips to D1 (a batch or a single query)." }),
+  rows_read: z.int().openapi({ description: "Sum of `meta.rows_read` D1 returned." }),
+  rows_written: z.int().openapi({ description: "Sum of `meta.rows_written` D1 returned." }),
+});
+
 export const MetricsSchema = z
   .object({
     success: z.literal(true),
@@ -99,16 +142,14 @@ export const MetricsSchema = z
         description:
           "Random id of the isolate that answered; a new id means its counts started again from zero.",
       }),
-      d1: z
-        .object({
-          statements: z.int().openapi({
-            description: "Statements D1 ran: one per statement of a batch, one per single query.",
-          }),
-          batches: z.int().openapi({ description: "Round trips to D1 (a batch or a single query)." }),
-          rows_read: z.int().openapi({ description: "Sum of `meta.rows_read` D1 returned." }),
-          rows_written: z.int().openapi({ description: "Sum of `meta.rows_written` D1 returned." }),
-        })
-        .openapi({ description: "D1 work of this isolate since it started (src/db/d1-counter.ts)." }),
+      d1: D1WorkSchema.openapi({
+        description: "D1 work of this isolate since it started (src/db/d1-counter.ts).",
+      }),
+      databases: z.record(z.string(), D1WorkSchema).openapi({
+        description:
+          "The same work by database, keyed by its binding's name (`DB`, the directory; `DB_ACCOUNTS_0`, …): " +
+          "README, Databases.",
+      }),
     }),
   })
   .openapi("Metrics");

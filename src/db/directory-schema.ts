@@ -1,14 +1,20 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
-// The directory: what must be found before the account is known, in the `DB` binding, beside the
-// account databases that hold everything else of each account (src/db/client.ts `databaseFor`;
-// README, Databases). Conventions of every table: see index.ts.
+// The directory's tables, in the `DB` binding: what must be found before the account is known,
+// beside the account databases that hold everything else of each account (src/db/schema/, one
+// per `DB_ACCOUNTS_<n>` binding; src/db/databases.ts; README, Databases). drizzle.directory.config.ts
+// writes their migrations into migrations/directory/. Conventions of every table: see
+// src/db/schema/index.ts.
+
+/** The admin API's Idempotency-Keys, which span accounts (src/middleware/idempotency.ts). */
+export { idempotencyKeys } from "./schema/accounts";
 
 /**
  * Where each account lives: the name of the D1 binding of its account database (`DB`, or one of
  * `DB_ACCOUNTS_<n>`), and its `number`, given here so that it is unique across every database
- * (the tables that hold a row per event key by it: src/db/schema/events.ts).
+ * (the tables that hold a row per event key by it: src/db/schema/events.ts), and a
+ * move between databases copies rows that hold it unchanged.
  */
 export const directoryAccounts = sqliteTable(
   "directory_accounts",
