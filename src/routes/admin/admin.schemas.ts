@@ -96,6 +96,7 @@ export const CreateAccountBody = z.strictObject({
   ...limitFields,
   database: z
     .string()
+    .max(40)
     .regex(/^DB_ACCOUNTS_\d+$/)
     .optional()
     .openapi({
