@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { unstable_readConfig } from "wrangler";
@@ -16,6 +17,8 @@ import * as gateways from "./test/gateway-config";
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations/accounts");
   const directoryMigrations = await readD1Migrations("./migrations/directory");
+  // The one-off upgrade of a deployment made before the directory (README, Deploying, Upgrading).
+  const upgradeSql = readFileSync("./migrations/upgrade/single-database.sql", "utf8");
   // The rate limits as wrangler.toml declares them, for the test that checks the headers' figures.
   const { ratelimits } = unstable_readConfig({ config: "./wrangler.toml" });
   const project = (name: string, include: string[], exclude: string[], bindings = {}) => ({
@@ -26,6 +29,7 @@ export default defineConfig(async () => {
           bindings: {
             TEST_MIGRATIONS: migrations,
             TEST_DIRECTORY_MIGRATIONS: directoryMigrations,
+            TEST_UPGRADE_SQL: upgradeSql,
             TEST_RATE_LIMITS: ratelimits,
             // test/helpers.ts ADMIN_TOKEN: at least 32 characters, as config.ts requires.
             ADMIN_TOKEN: "test-admin-token-0123456789abcdef",

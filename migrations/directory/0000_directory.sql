@@ -1,6 +1,8 @@
 -- The directory (src/db/directory-schema.ts), in the `DB` binding: where each account lives, the
 -- keys the outside world reaches an account by, and the admin API's Idempotency-Keys. Every other
--- table is in the account databases (migrations/accounts/; README, Databases).
+-- table is in the account databases (migrations/accounts/; README, Databases). `IF NOT EXISTS`:
+-- a database made before the directory holds `idempotency_keys` already, and becomes the
+-- directory as well as the first account database (README, Deploying, Upgrading).
 CREATE TABLE `directory_accounts` (
 	`id` text PRIMARY KEY NOT NULL,
 	`database` text NOT NULL,
@@ -19,7 +21,7 @@ CREATE TABLE `directory_routes` (
 ) WITHOUT ROWID;
 --> statement-breakpoint
 CREATE INDEX `directory_routes_expires` ON `directory_routes` (`expires_at`) WHERE "directory_routes"."expires_at" IS NOT NULL;--> statement-breakpoint
-CREATE TABLE `idempotency_keys` (
+CREATE TABLE IF NOT EXISTS `idempotency_keys` (
 	`account_id` text NOT NULL,
 	`key` text NOT NULL,
 	`request_hash` text NOT NULL,
@@ -31,4 +33,4 @@ CREATE TABLE `idempotency_keys` (
 	PRIMARY KEY(`account_id`, `key`)
 );
 --> statement-breakpoint
-CREATE INDEX `idempotency_keys_expires` ON `idempotency_keys` (`expires_at`);
+CREATE INDEX IF NOT EXISTS `idempotency_keys_expires` ON `idempotency_keys` (`expires_at`);
