@@ -312,6 +312,33 @@ describe("account databases", () => {
     });
   });
 
+  it("forgets a link token's route with its token, and keeps a live one's", async () => {
+    const { key } = await createAccount(1);
+    const session = await connectedSession(key);
+    const link = async () => {
+      const res = await call<{ url: string }>("POST", `/v1/chatapp/sessions/${session.id}/link-url`, {
+        key,
+        body: {},
+      });
+      expect(res.status).toBe(201);
+      return sha256Hex(res.body.url.split("/link/")[1] ?? "");
+    };
+    const [old, live] = [await link(), await link()];
+    const route = (hash: string) =>
+      env.DB.prepare(
+        "SELECT expires_at AS expiresAt FROM directory_routes WHERE kind = 'link_token' AND key = ?",
+      )
+        .bind(hash)
+        .first<{ expiresAt: number }>();
+    expect((await route(old))?.expiresAt).toBeGreaterThan(Date.now());
+    await env.DB.prepare("UPDATE directory_routes SET expires_at = ? WHERE kind = 'link_token' AND key = ?")
+      .bind(Date.now() - 1, old)
+      .run();
+    expect((await call("POST", "/admin/jobs/purge_link_tokens", { key: ADMIN_TOKEN })).status).toBe(200);
+    expect(await route(old)).toBeNull();
+    expect(await route(live)).not.toBeNull();
+  });
+
   it("refuses a deployment that lists no account database", () => {
     const bare = Object.fromEntries(
       Object.entries(env).filter(([name]) => !name.startsWith("DB_ACCOUNTS_")),

@@ -111,7 +111,8 @@ export async function resumeStalledCampaigns(env: Env, db: Db, now: number): Pro
 }
 
 /**
- * Runs steps of campaign `campaignId` (in its account's database `db`) until it is done, `steps` ran or {@link JOB_BUDGET_MS} passed.
+ * Runs steps of campaign `campaignId` (in its account's database `db`) until it is done, `steps`
+ * ran or {@link JOB_BUDGET_MS} passed.
  * @returns whether more wait.
  */
 export async function materialise(

@@ -64,7 +64,7 @@ export const HOURLY_JOBS: readonly HousekeepingJob[] = [
   {
     name: "purge_link_tokens",
     run: async (env, db) => {
-      // Their routes too (src/db/schema/directory.ts): each database's run may take its turn.
+      // Their routes too (src/db/directory-schema.ts): each database's run may take its turn.
       await purgeExpiredRoutes(directoryOf(env), Date.now());
       return purgeLinkTokens(db, Date.now() - LINK_TOKEN_RETENTION_MS);
     },

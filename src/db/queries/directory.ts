@@ -2,7 +2,7 @@ import { and, eq, isNotNull, lt, sql } from "drizzle-orm";
 import type { Db } from "../client";
 import { directoryAccounts, directoryRoutes, type RouteKind } from "../directory-schema";
 
-// The directory's reads and writes (src/db/schema/directory.ts). Each takes the directory's Db
+// The directory's reads and writes (src/db/directory-schema.ts). Each takes the directory's Db
 // (src/db/databases.ts `directoryOf`), never an account database.
 
 /** One key of the directory → its account (and session, where the key names one). */
