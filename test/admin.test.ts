@@ -76,6 +76,7 @@ describe("admin authorization", () => {
         "POST /admin/accounts/{id}/credits",
         "DELETE /admin/keys/{id}",
         "GET /admin/metrics",
+        "GET /admin/databases",
         "POST /admin/jobs/{name}",
       ].sort(),
     );
@@ -176,6 +177,7 @@ describe("POST /admin/accounts", () => {
       max_sessions: 50,
       max_draft_recipients: 1_000_000,
       message_retention_days: 90,
+      database: expect.stringMatching(/^DB_ACCOUNTS_[01]$/),
       created_at: expect.stringMatching(TIMESTAMP),
       updated_at: account.created_at,
     });

@@ -9,7 +9,7 @@ import { connectedSession, seedMessages } from "./message-fixtures";
 // messages as they were (no contact), runs the migration's back-fill statements again on them, and
 // checks that they, the customer service window and opt-outs keep working.
 
-/** The back-fill statements of migrations/0037_contacts.sql (those after its tables). */
+/** The back-fill statements of migrations/accounts/0037_contacts.sql (those after its tables). */
 function backfill(): string[] {
   const migration = env.TEST_MIGRATIONS.find((m) => m.name.startsWith("0037_"));
   if (!migration) throw new Error("migration 0037 is not among the test migrations");

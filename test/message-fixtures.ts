@@ -92,7 +92,7 @@ export interface SeedRow {
  * Inserts message rows into their accounts' D1 databases in one statement per 500 rows (a JSON
  * array expanded by `json_each`, as `insertOutgoingStatements` does), each followed by the
  * statement that counts the outgoing ones in `account_usage` as a send counts its messages (the
- * backfill of migrations/0016_account_usage.sql over these rows); one batch per database. Returns
+ * backfill of migrations/accounts/0016_account_usage.sql over these rows); one batch per database. Returns
  * the ids in input order.
  */
 export async function seedMessages(rows: SeedRow[]): Promise<string[]> {

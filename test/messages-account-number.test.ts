@@ -6,7 +6,7 @@ import { call, createAccount, waitFor } from "./helpers";
 import { connectedSession, getMessage, seedMessages, sendText, storedMessageCount } from "./message-fixtures";
 
 // The indexes of messages by account lead with the account's number, not its id
-// (migrations/0055_messages_by_account_number.sql): every writer of a message row sets it, the
+// (migrations/accounts/0055_messages_by_account_number.sql): every writer of a message row sets it, the
 // migration gave every row stored before its account's, and a list reads only its account's.
 
 /** The account's messages by direction, and how many of them hold a number other than the account's. */

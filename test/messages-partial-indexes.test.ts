@@ -3,7 +3,7 @@ import { createDb } from "../src/db/client";
 import { lastIncomingMessageId, messageOfProviderIds } from "../src/db/queries/messages";
 import { firstAccountD1 } from "./databases";
 
-// Partial indexes on messages (migrations/0043_messages_partial_indexes.sql,
+// Partial indexes on messages (migrations/accounts/0043_messages_partial_indexes.sql,
 // 0051_messages_fewer_index_rows.sql): a message that was never refunded, belongs to no campaign,
 // has no gateway id or no sender number yet (an outgoing one until it is sent) takes no entry, and
 // the queries that look messages up by these (`= ?` or `IN (…)`, which imply IS NOT NULL) still

@@ -9,7 +9,7 @@ import { moveStatement, targetOf } from "../src/moves/message";
 import { firstAccountD1 } from "./databases";
 
 // `messages_session` is `(chatapp_session_id, created_at, id)`: a session belongs to one account,
-// so its id leads without `account_id` (migrations/0049_smaller_events_and_indexes.sql). The
+// so its id leads without `account_id` (migrations/accounts/0049_smaller_events_and_indexes.sql). The
 // queries by session still name the account; a receipt, which names the session and the gateway's
 // id, finds its message by the gateway's id (`messages_provider_id`), not by reading the session.
 

@@ -15,7 +15,7 @@ import { connectedSession, seedMessages, sendText, waitForMessages } from "./mes
 // GET /v1/account/usage and the counters behind it (table `account_usage`): a send's messages are
 // counted by the statement before their INSERT (src/db/queries/messages.ts
 // `insertOutgoingStatements`), and a trigger on `messages` moves them as their status moves
-// (migrations/0016_account_usage.sql, defined in src/moves/counters.ts).
+// (migrations/accounts/0016_account_usage.sql, defined in src/moves/counters.ts).
 
 const HOUR = 3_600_000;
 const DAY = 86_400_000;

@@ -28,7 +28,7 @@ import {
   useWebhookReceiver,
 } from "./webhook-fixtures";
 
-// Webhook history stored small (migrations/0046_webhook_history_small.sql): a delivery that
+// Webhook history stored small (migrations/accounts/0046_webhook_history_small.sql): a delivery that
 // succeeds at once is one row holding its attempt; both tables are their primary key's b-tree
 // (WITHOUT ROWID), which drizzle-kit cannot express, so this file holds it against a later
 // rebuild, with the plan of every statement the queries run on them.

@@ -441,7 +441,7 @@ export function eventsForRows(
 
 /**
  * {@link eventsForRows} for messages: each event points at its message and keeps what changes
- * ({@link MESSAGE_EVENT_FIELDS}). An event recorded before migrations/0049_smaller_events_and_indexes.sql
+ * ({@link MESSAGE_EVENT_FIELDS}). An event recorded before migrations/accounts/0049_smaller_events_and_indexes.sql
  * has a random id and the dedupe key `type:<message id>`: one with that key also means recorded
  * (until the hourly purge has taken the last of them, `EVENT_RETENTION_MS` after it). So has the
  * event of a message whose id is not a UUID, which names its message in `object_id`.

@@ -86,7 +86,7 @@ function recipientsWhere(send: NewMessages, condition: SQL): SQL {
  * The upsert that counts the messages {@link insertOutgoingStatement} is about to create (placed
  * just before it, with the same `condition`: those of its recipients not stored yet, as its
  * `OR IGNORE` skips the others) in `account_usage`, as the trigger `messages_usage_insert` of
- * migrations/0016_account_usage.sql did per row: in the counter of their status, and their cost,
+ * migrations/accounts/0016_account_usage.sql did per row: in the counter of their status, and their cost,
  * under the UTC hour of their `created_at` and their type. The messages of one send share all
  * three, so the send writes one counter row, not one per message. Writes nothing when none is new.
  */

@@ -62,7 +62,7 @@ export const archivedMessages = sqliteTable("archived_messages", {
 /**
  * What is left in D1 of an archived OTP: its id (the uuid's 16 bytes) and the archive that holds
  * it, so that `GET /v1/otp/{id}` answers 404 `otp_archived` with the archive's id. `WITHOUT ROWID`
- * (migrations/0056_otp_archives.sql), as {@link archivedMessages}.
+ * (migrations/accounts/0056_otp_archives.sql), as {@link archivedMessages}.
  */
 export const archivedOtps = sqliteTable("archived_otps", {
   otpId: blob({ mode: "buffer" }).primaryKey(),

@@ -43,7 +43,7 @@ export const ledgerEntries = sqliteTable(
  * by the message's `created_at`) and type: how many are in each status now, what they cost and
  * what of that was refunded (minor units). A send's new messages are counted by the statement
  * before their INSERT, in its batch (src/db/queries/messages.ts `insertOutgoingStatements`); a
- * trigger on `messages` (migrations/0016_account_usage.sql) moves them between counters in the
+ * trigger on `messages` (migrations/accounts/0016_account_usage.sql) moves them between counters in the
  * statement that moves their status or refunds them. `GET /v1/account/usage` reads them, never the messages.
  */
 export const accountUsage = sqliteTable(

@@ -75,7 +75,7 @@ export const LISTED_EVENT_TYPE_CONDITION = `type_code NOT IN (${UNLISTED_EVENT_T
  *
  * Stored small, since every message makes several (README, Data retention): the id as 16 bytes,
  * the account by its `number`, the type by its {@link EVENT_TYPE_CODES} number. `WITHOUT ROWID`
- * (migrations/0050_events_keyed_small.sql, which drizzle-kit cannot express: a later migration that
+ * (migrations/accounts/0050_events_keyed_small.sql, which drizzle-kit cannot express: a later migration that
  * rebuilds the table must keep it): the table is its primary key's b-tree, so an id is found, and
  * a message event recorded twice is refused, with no index of its own.
  */
@@ -96,7 +96,7 @@ export const events = sqliteTable(
     snapshot: text().notNull(),
     /**
      * The message a message event points at when its id does not say it (a message whose id is
-     * not a UUID, or an event recorded before migrations/0049_smaller_events_and_indexes.sql);
+     * not a UUID, or an event recorded before migrations/accounts/0049_smaller_events_and_indexes.sql);
      * else null.
      */
     objectId: text(),
@@ -192,12 +192,12 @@ export const webhookEndpoints = sqliteTable(
  * this one row: the first attempt's outcome lives here (`first_*`), and {@link webhookAttempts}
  * holds only the attempts after it.
  *
- * `WITHOUT ROWID` (migrations/0046_webhook_history_small.sql, which drizzle-kit cannot express: a
+ * `WITHOUT ROWID` (migrations/accounts/0046_webhook_history_small.sql, which drizzle-kit cannot express: a
  * later migration that rebuilds the table must keep it): the table is its primary key's b-tree, in
  * the order the history lists it (an endpoint's deliveries by `created_at`, then event id). Its
  * `created_at` is its event's own time, so a delivery is found by endpoint and event id through the
  * event (src/db/queries/webhook-deliveries.ts `isKey`), with no index of its own, and written
- * once: a delivery that succeeds at its first attempt is one row written (migrations/0053).
+ * once: a delivery that succeeds at its first attempt is one row written (migrations/accounts/0053_deliveries_keyed_by_event_time.sql).
  */
 export const webhookDeliveries = sqliteTable(
   "webhook_deliveries",
@@ -244,7 +244,7 @@ export const webhookDeliveries = sqliteTable(
  * (epoch ms), the HTTP status (null without an answer), duration, and the start of the answer.
  * Keyed by its delivery and number, so an attempt recorded twice is one row; purged with its
  * delivery, whose `created_at` it keeps to find it by key. `WITHOUT ROWID` like the deliveries
- * (migrations/0046_webhook_history_small.sql).
+ * (migrations/accounts/0046_webhook_history_small.sql).
  */
 export const webhookAttempts = sqliteTable(
   "webhook_attempts",

@@ -222,7 +222,7 @@ export const otpSends = sqliteTable(
  * per UTC hour of their start (`start`, epoch ms), mode and channel (`''` for none), with their
  * statuses as they were then, final (a `pending` OTP past its expiry counted `expired`).
  * `GET /v1/apps/{id}/otp-stats` adds these to the counts of the OTPs still in D1
- * (src/db/queries/otp-stats.ts). `WITHOUT ROWID` (migrations/0056_otp_archives.sql).
+ * (src/db/queries/otp-stats.ts). `WITHOUT ROWID` (migrations/accounts/0056_otp_archives.sql).
  */
 export const otpStatsHours = sqliteTable(
   "otp_stats_hours",
@@ -245,7 +245,7 @@ export const otpStatsHours = sqliteTable(
  * (`start`, epoch ms): `count` of them took `seconds` whole seconds (from start to `verified_at`,
  * rounded down), so a bucket's median over archived OTPs is exact to the second whatever their
  * number (at most 3,600 rows an hour: an OTP lives an hour at most). Written with
- * {@link otpStatsHours}. `WITHOUT ROWID` (migrations/0056_otp_archives.sql).
+ * {@link otpStatsHours}. `WITHOUT ROWID` (migrations/accounts/0056_otp_archives.sql).
  */
 export const otpVerifyTimes = sqliteTable(
   "otp_verify_times",
