@@ -4,7 +4,9 @@
 // with one session and a campaign of RECIPIENTS recipients at delay_between 0, all started
 // together. For each run: messages per second from the starts until no campaign has a message
 // `queued`, and D1 statements per message in each database from before the starts until every
-// message is `read` (GET /admin/metrics `databases`, less the bench's own polls).
+// message is `read` (GET /admin/metrics `databases`; the bench's own polls of the campaigns, each a
+// read of the account's database, included). Under `wrangler dev` every database runs in the one
+// local process, so the second database adds little speed here; deployed, each is its own writer.
 
 import { performance } from "node:perf_hooks";
 import { command, connectedSessions, createCampaign, rate, recipients, waitCampaign } from "./campaigns.mjs";
