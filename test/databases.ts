@@ -32,3 +32,23 @@ export function everyAccountD1(): D1Database[] {
 export function firstAccountD1(): D1Database {
   return everyAccountD1()[0] as D1Database;
 }
+
+/**
+ * Every table of the directory and of every account database, its rows as JSON text: where a test
+ * looks for a secret or a code that must be in clear nowhere in D1.
+ */
+export async function everyTable(): Promise<{ name: string; rows: string }[]> {
+  const tables: { name: string; rows: string }[] = [];
+  for (const d1 of new Set([env.DB, ...everyAccountD1()])) {
+    const names = await d1
+      .prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'",
+      )
+      .all<{ name: string }>();
+    for (const { name } of names.results) {
+      const rows = await d1.prepare(`SELECT * FROM "${name}"`).all();
+      tables.push({ name, rows: JSON.stringify(rows.results) });
+    }
+  }
+  return tables;
+}

@@ -8,7 +8,7 @@ import { openSecret } from "../src/lib/sealed-secret";
 import { otpReplayKey } from "../src/otp/code";
 import { type IncomingText, REVERSE_RULES, verifyByIncoming } from "../src/otp/reverse";
 import { EXPIRY_SECONDS } from "../src/routes/apps/apps.schemas";
-import { accountD1, accountDb, everyAccountD1 } from "./databases";
+import { accountD1, accountDb, everyTable } from "./databases";
 import { type ApiResponse, call, createAccount, expectProblem, sessionStub, TIMESTAMP } from "./helpers";
 
 // Reverse OTP (README, One-time codes → Reverse OTP): nothing is sent; the user sends the code to
@@ -181,26 +181,6 @@ function qrText(dataUri: string): string {
 
 /** Whether `text` holds `code` as a whole digit run (a longer number, e.g. a timestamp, does not count). */
 const holdsCode = (text: string, code: string) => text.match(/[0-9]+/g)?.includes(code) ?? false;
-
-/**
- * Every table of the directory and of every account database, its rows as JSON text (to look for
- * a code in clear).
- */
-async function everyTable(): Promise<{ name: string; rows: string }[]> {
-  const tables: { name: string; rows: string }[] = [];
-  for (const d1 of new Set([env.DB, ...everyAccountD1()])) {
-    const names = await d1
-      .prepare(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'",
-      )
-      .all<{ name: string }>();
-    for (const { name } of names.results) {
-      const rows = await d1.prepare(`SELECT * FROM "${name}"`).all();
-      tables.push({ name, rows: JSON.stringify(rows.results) });
-    }
-  }
-  return tables;
-}
 
 /**
  * A stand-in for `crypto.getRandomValues` that fills each array with `first`, `first + 1`, … (a

@@ -1,8 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { beforeEach, expect } from "vitest";
 import type { FakeGraph, FakeNumber } from "../../fakes/cloud-api/graph.ts";
-import { everyAccountD1 } from "../databases";
+import { everyTable } from "../databases";
 import { sessionStub } from "../helpers";
 import { addNumber, deliverWebhooks, useFakeGraph } from "./webhooks-fixtures";
 
@@ -66,19 +65,7 @@ export async function openWindow(graph: FakeGraph, phoneNumberId: string, contac
  * every account database's, since a secret must be in clear in neither.
  */
 export async function everyD1Row(): Promise<string> {
-  const dumps: string[] = [];
-  for (const d1 of new Set([env.DB, ...everyAccountD1()])) {
-    const tables = await d1
-      .prepare(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'",
-      )
-      .all<{ name: string }>();
-    for (const { name } of tables.results) {
-      const rows = await d1.prepare(`SELECT * FROM "${name}"`).all();
-      dumps.push(`${name}: ${JSON.stringify(rows.results)}`);
-    }
-  }
-  return dumps.join("\n");
+  return (await everyTable()).map(({ name, rows }) => `${name}: ${rows}`).join("\n");
 }
 
 /**
