@@ -61,9 +61,13 @@ function freePort(): Promise<number> {
   });
 }
 
-/** Waits until `url` answers 2xx while `server` runs (`what` names it in the error). */
+/**
+ * Waits until `url` answers 2xx while `server` runs (`what` names it in the error): up to 180 s,
+ * since `npm run dev` on a fresh state first applies the migrations of every local D1 database
+ * (the directory and two account databases), about 20 s each.
+ */
 async function waitFor(what: string, url: string, server: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + 90_000;
+  const deadline = Date.now() + 180_000;
   while (Date.now() < deadline) {
     if (server.exitCode !== null) throw new Error(`${what} exited (${server.exitCode}):\n${output()}`);
     try {
@@ -72,7 +76,7 @@ async function waitFor(what: string, url: string, server: ChildProcess, output: 
     } catch {}
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  throw new Error(`${what} did not answer ${url} within 90 s:\n${output()}`);
+  throw new Error(`${what} did not answer ${url} within 180 s:\n${output()}`);
 }
 
 /** Starts `npm run <script> [-- args]` in its own process group, collecting its output. */
