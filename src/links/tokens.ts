@@ -76,11 +76,10 @@ export async function resolveLinkToken(
   token: string,
   now: number,
 ): Promise<{ grant: LinkGrant; db: Db }> {
-  const route = LINK_TOKEN_PATTERN.test(token)
-    ? await routeFor(env, "link_token", await sha256Hex(token))
-    : null;
+  const tokenHash = LINK_TOKEN_PATTERN.test(token) ? await sha256Hex(token) : null;
+  const route = tokenHash && (await routeFor(env, "link_token", tokenHash));
   const db = route && (await databaseFor(env, route.accountId));
-  const found = db && (await findLinkToken(db, token, now));
+  const found = tokenHash && db && (await findLinkToken(db, tokenHash, now));
   if (!db || !found) throw new ApiError("link_not_found", "No such link.");
   if (found.state === "lapsed") {
     throw new ApiError(

@@ -32,9 +32,10 @@ export const apiKeyAuth = createMiddleware<AppEnv>(async (c, next) => {
   if (!API_KEY_PATTERN.test(token)) throw unauthenticated("The API key is malformed.");
   const now = Date.now();
   // The directory names the key's account; its database holds the key's state.
-  const route = await routeFor(c.env, "api_key", await sha256Hex(token));
+  const keyHash = await sha256Hex(token);
+  const route = await routeFor(c.env, "api_key", keyHash);
   const db = route && (await databaseFor(c.env, route.accountId));
-  const key = db && (await findLiveKey(db, token, now));
+  const key = db && (await findLiveKey(db, keyHash, now));
   if (!db || !key) throw unauthenticated("The API key is unknown, revoked or expired.");
   if (key.lastUsedAt === null || now - key.lastUsedAt > TOUCH_INTERVAL_MS) {
     c.executionCtx.waitUntil(touchKey(db, key.id, now));

@@ -60,11 +60,10 @@ export async function insertApiKey(db: Db, row: ApiKeyRow): Promise<void> {
 }
 
 /**
- * Finds the live key with this plaintext at `now` (epoch ms): not revoked and not expired, or
- * null. One read by the unique index on the key's hash.
+ * Finds the live key whose SHA-256 (hex) is `keyHash` at `now` (epoch ms): not revoked and not
+ * expired, or null. One read by the unique index on the key's hash.
  */
-export async function findLiveKey(db: Db, plaintext: string, now: number) {
-  const keyHash = await sha256Hex(plaintext);
+export async function findLiveKey(db: Db, keyHash: string, now: number) {
   const [row] = await db
     .select({
       id: apiKeys.id,

@@ -1,5 +1,4 @@
 import { and, eq, isNull } from "drizzle-orm";
-import { sha256Hex } from "../../lib/crypto";
 import type { Db } from "../client";
 import { linkTokens, sessions } from "../schema";
 import { type Purge, type PurgeBudget, purgeBefore } from "./purge";
@@ -27,10 +26,10 @@ export type LinkTokenLookup =
   | null;
 
 /**
- * Looks up the plaintext `token` by its SHA-256 (one indexed read, joined with its session).
+ * Looks up a token by its SHA-256 (hex) `tokenHash` (one indexed read, joined with its session).
  * The one lookup both the link routes and the live route use; see {@link LinkTokenLookup}.
  */
-export async function findLinkToken(db: Db, token: string, now: number): Promise<LinkTokenLookup> {
+export async function findLinkToken(db: Db, tokenHash: string, now: number): Promise<LinkTokenLookup> {
   const [row] = await db
     .select({
       id: linkTokens.id,
@@ -45,7 +44,7 @@ export async function findLinkToken(db: Db, token: string, now: number): Promise
       sessions,
       and(eq(sessions.id, linkTokens.sessionId), eq(sessions.accountId, linkTokens.accountId)),
     )
-    .where(eq(linkTokens.tokenHash, await sha256Hex(token)))
+    .where(eq(linkTokens.tokenHash, tokenHash))
     .limit(1);
   if (!row) return null;
   if (row.revokedAt !== null) return { state: "lapsed", why: "revoked" };
