@@ -26,6 +26,7 @@ const FLOORS = [
   "webhooks",
   "archives", // messages and OTPs past their retention, moved to R2 as gzipped NDJSON
   "erasures", // a contact's data erased on request: keyed hashes of addresses, phases, the runner
+  "account-moves", // an account's move between account databases: hold, copy, count, switch, delete
   "jobs", // the hourly housekeeping, run by the cron trigger and by POST /admin/jobs/{name}
   "middleware",
   "web",

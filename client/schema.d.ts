@@ -120,6 +120,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/accounts/{id}/move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move an account to another account database
+         * @description Begins moving the account, with every row of it, to `database` (README, Databases, Moving an account): the account is refused at once (503 `account_moving`, with `Retry-After`, to its API keys; its queued work waits), for a hold while every isolate learns of the move, then while its rows are copied and counted on both sides; then the directory switches it to `database`, it is served again, and its rows are deleted from the old database. The answer is the account with its `move`; `GET /admin/accounts/{id}` follows it. Posting the same move again while it is under way resumes it (a lost step); another database then is 409 `account_move_in_progress`. A database the deployment does not list, whose migrations are not all applied, or that already holds the account is 422 `validation_failed`.
+         */
+        post: operations["moveAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/metrics": {
         parameters: {
             query?: never;
@@ -2929,9 +2949,44 @@ export interface components {
              * @example DB_ACCOUNTS_0
              */
             database: string;
+            move: components["schemas"]["AccountMove"];
             created_at: string;
             updated_at: string;
         };
+        /** @description Its newest move between account databases, or null when it never moved. */
+        AccountMove: {
+            /** @example DB_ACCOUNTS_0 */
+            from_database: string;
+            /** @example DB_ACCOUNTS_1 */
+            to_database: string;
+            /**
+             * @description `holding` (the account is refused while every isolate learns of the move), `copying` (refused; its rows are copied, then counted on both sides), `deleting` (served by `to_database`; its rows leave `from_database`), `done`; or `unwinding` (served by `from_database` again; the partial copy is deleted) and `failed`, with `error`. While `holding` or `copying`, the account's requests answer 503 `account_moving`.
+             * @example copying
+             * @enum {string}
+             */
+            phase: "holding" | "copying" | "deleting" | "done" | "unwinding" | "failed";
+            /**
+             * @description The table being copied or deleted; null when holding or ended.
+             * @example messages
+             */
+            table: string | null;
+            /** @example 12000 */
+            rows_copied: number;
+            /** @example 0 */
+            rows_deleted: number;
+            /**
+             * @description Why the move unwound (`unwinding`, `failed`); else null.
+             * @example null
+             */
+            error: string | null;
+            /**
+             * @description When the hold ends and the copy may begin (UTC).
+             * @example 2026-11-28T16:00:30.000000Z
+             */
+            copy_after: string;
+            created_at: string;
+            updated_at: string;
+        } | null;
         Problem: {
             /** @example tag:chatapp-otp-api,2026:problems/validation_failed */
             type: string;
@@ -2941,7 +2996,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "invalid_json" | "unauthenticated" | "invalid_signature" | "insufficient_balance" | "insufficient_scope" | "media_link_invalid" | "verify_token_mismatch" | "not_found" | "link_not_found" | "media_not_kept" | "message_archived" | "otp_archived" | "campaign_recipients_archived" | "method_not_allowed" | "session_not_pending" | "session_not_connected" | "session_not_disconnected" | "session_not_linked" | "session_limited" | "reply_to_not_sent" | "idempotency_key_in_use" | "otp_already_verified" | "otp_is_reverse" | "webhook_endpoint_limit" | "webhook_endpoint_disabled" | "campaign_not_draft" | "campaign_not_running" | "campaign_not_paused" | "campaign_finished" | "campaign_empty" | "account_limit_reached" | "not_supported_by_gateway" | "phone_number_in_use" | "otp_expired" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "app_has_no_channel" | "app_has_no_otp_template" | "otp_invalid" | "otp_country_not_allowed" | "pairing_code_invalid" | "time_range_invalid" | "media_unavailable" | "reply_to_not_found" | "reply_to_other_chat" | "reaction_other_chat" | "gateway_credentials_invalid" | "template_not_found" | "template_rejected" | "outside_service_window" | "recipient_not_supported" | "upgrade_required" | "rate_limited" | "otp_attempts_exceeded" | "internal_error" | "gateway_misconfigured" | "service_misconfigured" | "gateway_rejected" | "gateway_unavailable" | "service_unavailable" | "otp_codes_exhausted";
+            code: "invalid_json" | "unauthenticated" | "invalid_signature" | "insufficient_balance" | "insufficient_scope" | "media_link_invalid" | "verify_token_mismatch" | "not_found" | "link_not_found" | "media_not_kept" | "message_archived" | "otp_archived" | "campaign_recipients_archived" | "method_not_allowed" | "session_not_pending" | "session_not_connected" | "session_not_disconnected" | "session_not_linked" | "session_limited" | "reply_to_not_sent" | "idempotency_key_in_use" | "otp_already_verified" | "otp_is_reverse" | "webhook_endpoint_limit" | "webhook_endpoint_disabled" | "campaign_not_draft" | "campaign_not_running" | "campaign_not_paused" | "campaign_finished" | "campaign_empty" | "account_limit_reached" | "account_move_in_progress" | "not_supported_by_gateway" | "phone_number_in_use" | "otp_expired" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "app_has_no_channel" | "app_has_no_otp_template" | "otp_invalid" | "otp_country_not_allowed" | "pairing_code_invalid" | "time_range_invalid" | "media_unavailable" | "reply_to_not_found" | "reply_to_other_chat" | "reaction_other_chat" | "gateway_credentials_invalid" | "template_not_found" | "template_rejected" | "outside_service_window" | "recipient_not_supported" | "upgrade_required" | "rate_limited" | "otp_attempts_exceeded" | "internal_error" | "gateway_misconfigured" | "service_misconfigured" | "gateway_rejected" | "gateway_unavailable" | "service_unavailable" | "otp_codes_exhausted" | "account_moving";
             request_id: string;
             /** @enum {boolean} */
             success: false;
@@ -3126,6 +3181,8 @@ export interface components {
                     /** @example DB_ACCOUNTS_0 */
                     database: string;
                     result?: unknown;
+                    /** @description Whether the job left this database alone: a move under way copies an account from or to it (README, Databases, Moving an account); the next run after the move does its work. */
+                    skipped: boolean;
                 }[];
             };
         };
@@ -4060,6 +4117,18 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description Problem: `account_moving` */
+        AccountMoving: {
+            headers: {
+                /** @description Seconds to wait before trying again: the account is moving between databases (README, Databases). */
+                "Retry-After"?: number;
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
     };
     parameters: never;
     requestBodies: never;
@@ -4658,6 +4727,90 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    moveAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The account database to move the account to (`GET /admin/databases`): one the deployment lists, with its migrations applied, other than the account's.
+                     * @example DB_ACCOUNTS_1
+                     */
+                    database: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The account, its move begun or resumed */
+            202: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            account: components["schemas"]["AdminAccount"];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["InvalidJson"];
+            /** @description Problem: `unauthenticated` */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `account_move_in_progress` */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Problem: `validation_failed` */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     getMetrics: {
         parameters: {
             query?: never;
@@ -4847,6 +5000,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     getArchive: {
@@ -4894,6 +5048,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     getOwnAccount: {
@@ -4932,6 +5087,7 @@ export interface operations {
             403: components["responses"]["InsufficientScope"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     updateOwnAccount: {
@@ -4995,6 +5151,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     listLedgerEntries: {
@@ -5066,6 +5223,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     getOwnUsage: {
@@ -5136,6 +5294,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     listApiKeys: {
@@ -5176,6 +5335,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     createOwnApiKey: {
@@ -5244,6 +5404,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     deleteApiKey: {
@@ -5314,6 +5475,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     listSessions: {
@@ -5379,6 +5541,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     createSession: {
@@ -5536,6 +5699,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     deleteSession: {
@@ -5645,6 +5809,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     disconnectSession: {
@@ -5937,6 +6102,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     watchSession: {
@@ -6004,6 +6170,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     createLinkUrl: {
@@ -6080,6 +6247,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     revokeLinkUrls: {
@@ -6118,6 +6286,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     listSessionTemplates: {
@@ -6394,6 +6563,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     listMessages: {
@@ -6465,6 +6635,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     sendMessage: {
@@ -6718,6 +6889,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     getMessage: {
@@ -6759,6 +6931,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     getMessageMedia: {
@@ -6796,6 +6969,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     listCampaigns: {
@@ -6861,6 +7035,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     createCampaign: {
@@ -7084,6 +7259,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     deleteCampaign: {
@@ -7141,6 +7317,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     listCampaignRecipients: {
@@ -7218,6 +7395,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     addCampaignRecipients: {
@@ -7315,6 +7493,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     startCampaign: {
@@ -7675,6 +7854,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     createApp: {
@@ -7794,6 +7974,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     getApp: {
@@ -7833,6 +8014,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     replaceApp: {
@@ -7948,6 +8130,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     deleteApp: {
@@ -7986,6 +8169,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     updateApp: {
@@ -8101,6 +8285,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     listEvents: {
@@ -8181,6 +8366,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     getEvent: {
@@ -8240,6 +8426,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     listWebhooks: {
@@ -8274,6 +8461,7 @@ export interface operations {
             403: components["responses"]["InsufficientScope"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     createWebhook: {
@@ -8375,6 +8563,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     getWebhook: {
@@ -8416,6 +8605,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     deleteWebhook: {
@@ -8454,6 +8644,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     updateWebhook: {
@@ -8542,6 +8733,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     rotateWebhookSecret: {
@@ -8620,6 +8812,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     listWebhookDeliveries: {
@@ -8683,6 +8876,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     getWebhookDelivery: {
@@ -8734,6 +8928,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     retryWebhookDelivery: {
@@ -8798,6 +8993,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     recoverWebhookDeliveries: {
@@ -8881,6 +9077,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     testWebhook: {
@@ -8934,6 +9131,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     listOptOuts: {
@@ -8983,6 +9181,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     createOptOut: {
@@ -9063,6 +9262,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     getOptOut: {
@@ -9114,6 +9314,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     deleteOptOut: {
@@ -9162,6 +9363,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     listContacts: {
@@ -9219,6 +9421,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     getContact: {
@@ -9269,6 +9472,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     listErasures: {
@@ -9318,6 +9522,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     createErasure: {
@@ -9397,6 +9602,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     getErasure: {
@@ -9447,6 +9653,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     sendOtp: {
@@ -9609,6 +9816,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     verifyOtp: {
@@ -9706,6 +9914,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     resendOtp: {
@@ -9806,6 +10015,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     getOtpStats: {
@@ -9881,6 +10091,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     scanSandboxSession: {
@@ -9961,6 +10172,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     dropSandboxSession: {
@@ -10037,6 +10249,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     banSandboxSession: {
@@ -10108,6 +10321,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     updateSandboxSessionHealth: {
@@ -10166,6 +10380,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     receiveSandboxMessage: {
@@ -10262,6 +10477,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     receiveSandboxReaction: {
@@ -10340,6 +10556,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     listSandboxReceivedMessages: {
@@ -10394,6 +10611,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     showSandboxPhone: {
@@ -10435,6 +10653,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     updateSandboxPhone: {
@@ -10499,6 +10718,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["AccountMoving"];
         };
     };
     showSandboxPairPage: {

@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { ConfigError, GATEWAY_NAMES, readConfig } from "./config";
+import { ACCOUNT_MOVING_RETRY_SECONDS, AccountMoving } from "./db/databases";
 import type { AppEnv } from "./env";
 import { ApiError, ERROR_STATUS, type ErrorCode, problemResponse } from "./errors";
 import { log } from "./lib/log";
@@ -71,6 +72,13 @@ for (const [code, status] of Object.entries(ERROR_STATUS) as [ErrorCode, number]
 function handleError(err: Error, c: Context<AppEnv>): Response {
   if (err instanceof ApiError) return problemResponse(c, err);
   if (err instanceof ConfigError) return problemResponse(c, configProblem(err));
+  if (err instanceof AccountMoving)
+    return problemResponse(
+      c,
+      new ApiError("account_moving", "The account is moving between databases; try again shortly.", {
+        headers: { "Retry-After": String(ACCOUNT_MOVING_RETRY_SECONDS) },
+      }),
+    );
   if (err instanceof HTTPException && err.status < 500) {
     const code = CODE_BY_STATUS.get(err.status) ?? "validation_failed";
     return problemResponse(c, new ApiError(code, err.message || "The request was refused."));

@@ -37,6 +37,7 @@ export const ERROR_STATUS = {
   campaign_finished: 409,
   campaign_empty: 409,
   account_limit_reached: 409,
+  account_move_in_progress: 409,
   not_supported_by_gateway: 409,
   phone_number_in_use: 409,
   otp_expired: 410,
@@ -70,6 +71,7 @@ export const ERROR_STATUS = {
   gateway_unavailable: 503,
   service_unavailable: 503,
   otp_codes_exhausted: 503,
+  account_moving: 503,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -106,6 +108,7 @@ const TITLES: Record<ErrorCode, string> = {
   campaign_finished: "Campaign finished",
   campaign_empty: "Campaign has no recipients",
   account_limit_reached: "Account limit reached",
+  account_move_in_progress: "Account move in progress",
   not_supported_by_gateway: "Not supported by the session's gateway",
   phone_number_in_use: "Phone number in use",
   otp_expired: "OTP expired",
@@ -139,6 +142,7 @@ const TITLES: Record<ErrorCode, string> = {
   gateway_unavailable: "Gateway unavailable",
   service_unavailable: "Service unavailable",
   otp_codes_exhausted: "No free code",
+  account_moving: "Account moving",
 };
 
 /** Field path (dot-joined, e.g. `to_number.2`) → human-readable messages. */

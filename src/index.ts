@@ -1,3 +1,4 @@
+import { handleMoveBatch, MOVE_QUEUE_NAME } from "./account-moves/queue";
 import { createApp } from "./app";
 import { CAMPAIGN_QUEUE_NAME, handleCampaignBatch } from "./campaigns/materialise";
 import { handleOutboundBatch } from "./delivery/consumer";
@@ -11,7 +12,7 @@ const app = createApp();
 
 /**
  * The Worker: the HTTP API, the Queue consumers (outbound messages; webhook fan-out and
- * deliveries; campaign steps; one-time-code failover; routed by queue name), and hourly housekeeping
+ * deliveries; campaign steps; one-time-code failover; accounts' moves between databases; routed by queue name), and hourly housekeeping
  * ({@link HOURLY_JOBS}: expired idempotency keys; events and delivery history past their 30 days;
  * number checks past their 7 days; reverse OTP guesses, the OTP send log and link tokens past
  * theirs (README, Configuration → Data retention); the reconciliation sweep of
@@ -27,6 +28,7 @@ export default {
     if (isWebhookQueue(batch.queue)) return handleWebhookBatch(batch, env);
     if (batch.queue === CAMPAIGN_QUEUE_NAME) return handleCampaignBatch(batch, env);
     if (batch.queue === OTP_FAILOVER_QUEUE_NAME) return handleOtpFailoverBatch(batch, env);
+    if (batch.queue === MOVE_QUEUE_NAME) return handleMoveBatch(batch, env);
     return handleOutboundBatch(batch, env);
   },
   scheduled: (_controller, env) => runHousekeeping(env, HOURLY_JOBS),

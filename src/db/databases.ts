@@ -1,7 +1,8 @@
 import { ACCOUNT_DATABASE_BINDING } from "../config";
 import { createDb, type Db } from "./client";
 import type { RouteKind } from "./directory-schema";
-import { accountsPerDatabase, databaseNameOf, routeOf } from "./queries/directory";
+import { movesUnderWay } from "./queries/account-moves";
+import { accountsPerDatabase, placeRowOf, routeOf } from "./queries/directory";
 
 // Which D1 database serves what (README, Databases): `DB` is the directory
 // (src/db/directory-schema.ts); each account lives in one account database, a D1 binding named
@@ -39,31 +40,85 @@ export function databaseNamed(env: object, name: string): Db {
   return drizzleOf(binding as D1Database, name);
 }
 
+/**
+ * Every account database with its binding name, and whether a move under way copies an account
+ * from or to it (`moving`): the hourly jobs leave those alone until the move ends, since they work
+ * on a database's rows whatever their account (README, Databases, Moving an account).
+ */
+export async function accountDatabasesAtRest(env: {
+  DB: D1Database;
+}): Promise<{ name: string; db: Db; moving: boolean }[]> {
+  const moves = await movesUnderWay(directoryOf(env));
+  const touched = new Set(moves.flatMap((m) => [m.fromDatabase, m.toDatabase]));
+  return everyAccountDatabase(env).map((each) => ({ ...each, moving: touched.has(each.name) }));
+}
+
 /** Every account database with its binding name, for work that spans accounts (jobs, admin lists). */
 export function everyAccountDatabase(env: object): { name: string; db: Db }[] {
   return accountDatabaseNames(env).map((name) => ({ name, db: databaseNamed(env, name) }));
 }
 
 /**
+ * Refused access to an account while it moves between databases: its `holding` and `copying`
+ * phases (src/db/directory-schema.ts `MOVE_PHASES`; README, Databases, Moving an account). A request
+ * answers 503 `account_moving` with `Retry-After` ({@link ACCOUNT_MOVING_RETRY_SECONDS}); a queue
+ * consumer or a session object retries later, as for any refused D1 write.
+ */
+export class AccountMoving extends Error {
+  constructor(readonly accountId: string) {
+    super(`Account ${accountId} is moving between databases; try again shortly.`);
+    this.name = "AccountMoving";
+  }
+}
+
+/** Seconds a refused caller should wait before it tries an account that is moving again. */
+export const ACCOUNT_MOVING_RETRY_SECONDS = 10;
+
+/**
+ * How long an isolate keeps an account's place (epoch ms): a move waits longer than this before
+ * it copies (src/account-moves/ `ACCOUNT_MOVE_HOLD_MS`), so no isolate still writes to the source
+ * once the copy starts. A place read while the account moves is kept {@link MOVING_PLACE_TTL_MS}.
+ */
+export const PLACE_TTL_MS = 10_000;
+const MOVING_PLACE_TTL_MS = 1_000;
+
+/**
  * The one way code gets the database of an account's data: a request after authentication, a
  * queue message, a session object or a job names the account, and this finds its database in the
  * directory ({@link placeOf}). An account the directory does not know has no rows anywhere: its
  * queries run on the first account database and find nothing.
+ * @throws AccountMoving while the account moves between databases, before the switch.
  */
 export async function databaseFor(env: { DB: D1Database }, accountId: string): Promise<Db> {
-  return databaseNamed(env, (await placeOf(env, accountId)) ?? (accountDatabaseNames(env)[0] as string));
+  const place = await placeEntry(env, accountId);
+  if (place?.moving) throw new AccountMoving(accountId);
+  return databaseNamed(env, place?.database ?? (accountDatabaseNames(env)[0] as string));
 }
 
 /**
  * The binding name of account `accountId`'s database, or null when the directory does not know
- * the account. Read once per isolate: an account never moves on its own.
+ * the account; while the account moves, the source's (which it is read from until the switch).
+ * Kept by the isolate for {@link PLACE_TTL_MS}.
  */
 export async function placeOf(env: { DB: D1Database }, accountId: string): Promise<string | null> {
+  return (await placeEntry(env, accountId))?.database ?? null;
+}
+
+/** Forgets this isolate's copy of account `accountId`'s place (a move of it began or switched). */
+export function forgetPlace(accountId: string): void {
+  placed.delete(accountId);
+}
+
+async function placeEntry(env: { DB: D1Database }, accountId: string): Promise<Place | null> {
+  const now = Date.now();
   const kept = placed.get(accountId);
-  if (kept !== undefined) return kept;
-  const name = await databaseNameOf(directoryOf(env), accountId);
-  if (name !== null) remember(accountId, name);
-  return name;
+  if (kept && kept.until > now) return kept;
+  const row = await placeRowOf(directoryOf(env), accountId);
+  if (!row) return null;
+  const place = { ...row, until: now + (row.moving ? MOVING_PLACE_TTL_MS : PLACE_TTL_MS) };
+  if (placed.size >= PLACES_KEPT) placed.clear();
+  placed.set(accountId, place);
+  return place;
 }
 
 /** Every account database: its binding name, how many accounts it holds, and its size in bytes as D1 reports it (null when it does not). */
@@ -138,15 +193,17 @@ export async function databaseForNewAccount(env: { DB: D1Database }): Promise<st
   return null;
 }
 
-/** Accounts' databases, and routes, as this isolate last read them; each cleared whole past {@link PLACES_KEPT}. */
-const placed = new Map<string, string>();
+/** An account's place as this isolate read it: its database, whether it is moving, and until when (epoch ms) it is kept. */
+interface Place {
+  database: string;
+  moving: boolean;
+  until: number;
+}
+
+/** Accounts' places, and routes, as this isolate last read them; each cleared whole past {@link PLACES_KEPT}. */
+const placed = new Map<string, Place>();
 const routes = new Map<string, { accountId: string; sessionId: string | null }>();
 const PLACES_KEPT = 100_000;
-
-function remember(accountId: string, name: string): void {
-  if (placed.size >= PLACES_KEPT) placed.clear();
-  placed.set(accountId, name);
-}
 
 /**
  * One Drizzle instance per D1 binding for the isolate's life: building one walks the whole schema

@@ -58,3 +58,37 @@ export const directoryRoutes = sqliteTable(
     index("directory_routes_expires").on(t.expiresAt).where(sql`${t.expiresAt} IS NOT NULL`),
   ],
 );
+
+/**
+ * The phases of an account's move between account databases (README, Databases, Moving an
+ * account), in order: `holding` (the account is refused while every isolate's cached place runs
+ * out), `copying` (its rows are copied to the target, table by table, then counted on both sides),
+ * `deleting` (it is served by the target; its rows leave the source), `done`; or, when the copy
+ * fails, `unwinding` (the target's partial copy is deleted; the account is served by the source
+ * again) and `failed`.
+ */
+export const MOVE_PHASES = ["holding", "copying", "deleting", "done", "unwinding", "failed"] as const;
+export type MovePhase = (typeof MOVE_PHASES)[number];
+
+/**
+ * An account's move between account databases, the newest one per account (src/account-moves/).
+ * `step` is the index of the table being copied or deleted (src/db/account-tables.ts
+ * `ACCOUNT_TABLES`); `cursor`, while copying, the order of the last row copied in it (JSON; null
+ * at the table's start: src/db/account-copy.ts `CopyCursor`), while deleting, how many rows were
+ * deleted, so that each page is a position of its own; `copied` and `deleted` count rows. Times are epoch ms; `hold_until`
+ * is when the copy may start.
+ */
+export const directoryMoves = sqliteTable("directory_moves", {
+  accountId: text().primaryKey(),
+  fromDatabase: text().notNull(),
+  toDatabase: text().notNull(),
+  phase: text({ enum: MOVE_PHASES }).notNull(),
+  step: integer().notNull(),
+  cursor: text(),
+  copied: integer().notNull(),
+  deleted: integer().notNull(),
+  error: text(),
+  holdUntil: integer().notNull(),
+  createdAt: integer().notNull(),
+  updatedAt: integer().notNull(),
+});

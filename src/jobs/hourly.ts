@@ -2,7 +2,7 @@ import { archiveMessages } from "../archives/archive";
 import { resumeStalledCampaigns } from "../campaigns/materialise";
 import { readConfig } from "../config";
 import type { Db } from "../db/client";
-import { directoryOf, everyAccountDatabase } from "../db/databases";
+import { accountDatabasesAtRest, directoryOf } from "../db/databases";
 import { purgeChecks } from "../db/queries/contact-checks";
 import { purgeExpiredRoutes } from "../db/queries/directory";
 import { purgeEvents } from "../db/queries/events";
@@ -94,11 +94,14 @@ export const HOURLY_JOBS: readonly HousekeepingJob[] = [
  * one JSON line on `console.error`, `{ level: "error", event: "cron_job_failed", job, database,
  * error, cause? }` (`cause` when the error has one, such as D1's own message under drizzle's),
  * and the next runs. Never throws; a failed job's work waits for the next hour's run. One at a
- * time within a database, as before (a D1 database has one writer); the databases side by side.
+ * time within a database, as before (a D1 database has one writer); the databases side by side. A
+ * database a move under way copies an account from or to is left alone until the next run
+ * (src/db/databases.ts `accountDatabasesAtRest`).
  */
 export async function runHousekeeping(env: Env, jobs: readonly HousekeepingJob[]): Promise<void> {
   await Promise.all(
-    everyAccountDatabase(env).map(async ({ name, db }) => {
+    (await accountDatabasesAtRest(env)).map(async ({ name, db, moving }) => {
+      if (moving) return log.info("cron_database_skipped", { database: name, reason: "account_move" });
       for (const job of jobs) {
         try {
           await job.run(env, db);
@@ -121,8 +124,8 @@ export interface JobRun {
    * their answers added up ({@link combined}); null when it gives none.
    */
   result: unknown;
-  /** Each account database's own answer, by the binding's name. */
-  databases: { database: string; result: unknown }[];
+  /** Each account database's own answer, by the binding's name; `skipped` when a move under way left it alone. */
+  databases: { database: string; result: unknown; skipped: boolean }[];
 }
 
 /**
@@ -135,8 +138,8 @@ export async function runJob(env: Env, name: string): Promise<JobRun | null> {
   if (!job) return null;
   const startedAt = Date.now();
   const databases: JobRun["databases"] = [];
-  for (const { name: database, db } of everyAccountDatabase(env))
-    databases.push({ database, result: (await job.run(env, db)) ?? null });
+  for (const { name: database, db, moving } of await accountDatabasesAtRest(env))
+    databases.push({ database, result: moving ? null : ((await job.run(env, db)) ?? null), skipped: moving });
   const result = databases.map((d) => d.result).reduce(combined, null);
   return { name, startedAt, finishedAt: Date.now(), result, databases };
 }

@@ -283,6 +283,7 @@ const SHARED_PROBLEMS = {
   UnsupportedMediaType: ["unsupported_media_type"],
   ValidationFailed: ["validation_failed"],
   InternalError: ["internal_error", "gateway_misconfigured", "service_misconfigured"],
+  AccountMoving: ["account_moving"],
 } as const satisfies Record<string, readonly [ErrorCode, ...ErrorCode[]]>;
 
 type SharedProblem = keyof typeof SHARED_PROBLEMS;
@@ -314,6 +315,13 @@ const RATE_LIMIT_HEADERS = {
       'The rate limit that was reached: `"<name>";r=0;t=<seconds>` (not on a one-time-code limit).',
     schema: { type: "string", maxLength: 100 },
   },
+};
+
+/** `Retry-After` of 503 `account_moving` (src/db/databases.ts `ACCOUNT_MOVING_RETRY_SECONDS`). */
+const RETRY_AFTER = {
+  description:
+    "Seconds to wait before trying again: the account is moving between databases (README, Databases).",
+  schema: { type: "integer", format: "int32", minimum: 1, maximum: 60 },
 };
 
 /** Whether requests of this operation count against a rate limit: keyed ones, and the public paths. */
@@ -361,7 +369,9 @@ interface OperationLike {
  * - a method that carries a body: 400 `invalid_json`, 413, 415 (src/middleware/body-guard.ts);
  * - a request body, query or header parameters: 422 `validation_failed` (src/routes/router.ts);
  * - path parameters: 404 `not_found` (a malformed one too, src/routes/router.ts);
- * - every operation: 500 (a bug, or a misconfigured service: src/config.ts).
+ * - every operation: 500 (a bug, or a misconfigured service: src/config.ts);
+ * - an operation on an API key's account: 503 `account_moving`, with `Retry-After`, while the
+ *   account moves between databases (src/db/databases.ts `AccountMoving`).
  */
 function sharedProblemsOf(
   path: string,
@@ -381,6 +391,7 @@ function sharedProblemsOf(
   }
   if (parameters.some((p) => p.in === "path") || schemes.includes("AdminToken")) problems.push("NotFound");
   problems.push("InternalError");
+  if (scoped(operation)) problems.push("AccountMoving");
   return problems;
 }
 
@@ -401,7 +412,12 @@ export function withSharedProblems<D extends OpenApiDocumentLike>(document: D): 
     responses[name] = {
       description: `Problem: ${codes.map((code) => `\`${code}\``).join(", ")}`,
       content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
-      headers: name === "RateLimited" ? RATE_LIMIT_HEADERS : { "RateLimit-Policy": RATE_LIMIT_POLICY_REF },
+      headers:
+        name === "RateLimited"
+          ? RATE_LIMIT_HEADERS
+          : name === "AccountMoving"
+            ? { "Retry-After": RETRY_AFTER, "RateLimit-Policy": RATE_LIMIT_POLICY_REF }
+            : { "RateLimit-Policy": RATE_LIMIT_POLICY_REF },
     };
   }
   components.headers = { ...components.headers, RateLimitPolicy: RATE_LIMIT_POLICY };

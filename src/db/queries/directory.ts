@@ -1,6 +1,6 @@
 import { and, eq, isNotNull, lt, sql } from "drizzle-orm";
 import type { Db } from "../client";
-import { directoryAccounts, directoryRoutes, type RouteKind } from "../directory-schema";
+import { directoryAccounts, directoryMoves, directoryRoutes, type RouteKind } from "../directory-schema";
 
 // The directory's reads and writes (src/db/directory-schema.ts). Each takes the directory's Db
 // (src/db/databases.ts `directoryOf`), never an account database.
@@ -47,6 +47,34 @@ export async function databaseNameOf(directory: Db, id: string): Promise<string 
     .where(eq(directoryAccounts.id, id))
     .limit(1);
   return row?.database ?? null;
+}
+
+/**
+ * Account `id`'s database (binding name), and whether it is moving (a move of it is `holding` or
+ * `copying`: src/db/directory-schema.ts `directoryMoves`); null when the directory lacks it.
+ */
+export async function placeRowOf(
+  directory: Db,
+  id: string,
+): Promise<{ database: string; moving: boolean } | null> {
+  const [row] = await directory
+    .select({ database: directoryAccounts.database, phase: directoryMoves.phase })
+    .from(directoryAccounts)
+    .leftJoin(directoryMoves, eq(directoryMoves.accountId, directoryAccounts.id))
+    .where(eq(directoryAccounts.id, id))
+    .limit(1);
+  if (!row) return null;
+  return { database: row.database, moving: row.phase === "holding" || row.phase === "copying" };
+}
+
+/** Account `id`'s number (src/db/directory-schema.ts `directoryAccounts`), or 0 when the directory lacks it. */
+export async function accountNumberOf(directory: Db, id: string): Promise<number> {
+  const [row] = await directory
+    .select({ number: directoryAccounts.number })
+    .from(directoryAccounts)
+    .where(eq(directoryAccounts.id, id))
+    .limit(1);
+  return row?.number ?? 0;
 }
 
 /** How many accounts each database holds (binding name → count); a database without any is absent. */

@@ -1,7 +1,10 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { beginAccountMove } from "../../account-moves/move";
+import { queueMoveStep } from "../../account-moves/queue";
 import { credit as creditBalance, creditStatements } from "../../billing/ledger";
 import { readConfig } from "../../config";
+import { ACCOUNT_TABLES } from "../../db/account-tables";
 import type { Db } from "../../db/client";
 import { type D1Work, d1Counts } from "../../db/d1-counter";
 import {
@@ -10,11 +13,13 @@ import {
   databaseForNewAccount,
   databaseNamed,
   describeDatabases,
+  directoryOf,
   isMigrated,
   placeOf,
   routeFor,
 } from "../../db/databases";
 import { openAccount } from "../../db/open-account";
+import { type MoveRow, moveOf } from "../../db/queries/account-moves";
 import { type AccountRow, updateAccount as changeAccount, findAccount } from "../../db/queries/accounts";
 import { findKeyAccountId, listKeys as listAccountKeys } from "../../db/queries/api-keys";
 import type { AppEnv } from "../../env";
@@ -28,7 +33,28 @@ import { toKeyRecord, toRevocationRecord } from "../../presenters/key";
 import { pageLinks } from "../paging";
 import type * as routes from "./admin.routes";
 
-function toAccountRecord(row: AccountRow, database: string, defaultRetentionDays: number) {
+function toMoveRecord(move: MoveRow) {
+  const ended = move.phase === "done" || move.phase === "failed" || move.phase === "holding";
+  return {
+    from_database: move.fromDatabase,
+    to_database: move.toDatabase,
+    phase: move.phase,
+    table: ended ? null : (ACCOUNT_TABLES[move.step]?.name ?? null),
+    rows_copied: move.copied,
+    rows_deleted: move.deleted,
+    error: move.error,
+    copy_after: formatTimestamp(move.holdUntil),
+    created_at: formatTimestamp(move.createdAt),
+    updated_at: formatTimestamp(move.updatedAt),
+  };
+}
+
+function toAccountRecord(
+  row: AccountRow,
+  place: Pick<Place, "database" | "move">,
+  defaultRetentionDays: number,
+) {
+  const { database, move } = place;
   return {
     id: row.id,
     name: row.name,
@@ -37,6 +63,7 @@ function toAccountRecord(row: AccountRow, database: string, defaultRetentionDays
     max_draft_recipients: row.maxDraftRecipients,
     message_retention_days: row.messageRetentionDays ?? defaultRetentionDays,
     database,
+    move: move ? toMoveRecord(move) : null,
     created_at: formatTimestamp(row.createdAt),
     updated_at: formatTimestamp(row.updatedAt),
   };
@@ -59,24 +86,52 @@ async function newAccountDatabase(c: Context<AppEnv>, named: string | undefined)
       "No account database has its migrations applied (README, Databases); apply them, then try again.",
     );
   }
+  await checkAccountDatabase(c, named, null);
+  return named;
+}
+
+/**
+ * @throws ApiError 422 `validation_failed` when account database `named` is not listed by the
+ *   deployment, lacks migrations (README, Databases), or is `current`, the account's own.
+ */
+async function checkAccountDatabase(
+  c: Context<AppEnv>,
+  named: string,
+  current: string | null,
+): Promise<void> {
   const listed = accountDatabaseNames(c.env);
   const problem = !listed.includes(named)
     ? `is not an account database of this deployment (${listed.join(", ")})`
-    : !(await isMigrated(c.env, named))
-      ? "has not had its migrations applied (README, Databases)"
-      : null;
+    : named === current
+      ? "already holds the account"
+      : !(await isMigrated(c.env, named))
+        ? "has not had its migrations applied (README, Databases)"
+        : null;
   if (problem)
     throw new ApiError("validation_failed", "The request has invalid fields.", {
       fields: { database: [problem] },
     });
-  return named;
 }
 
-/** Account `id`'s database and its binding's name. @throws ApiError 404 when the directory lacks it. */
-async function placed(c: Context<AppEnv>, id: string): Promise<{ db: Db; database: string }> {
+/** Where an account is: its database, the binding's name, and its newest move between databases. */
+interface Place {
+  db: Db;
+  database: string;
+  move: MoveRow | null;
+}
+
+/**
+ * Account `id`'s place, to change it: the database it is served by (src/db/databases.ts
+ * `databaseFor`); to read it (`reading`), the database that holds it now, the source while it moves.
+ * @throws ApiError 404 when the directory lacks it; AccountMoving (503 `account_moving`) when it is
+ *   changed while it moves.
+ */
+async function placed(c: Context<AppEnv>, id: string, reading = false): Promise<Place> {
   const database = await placeOf(c.env, id);
   if (!database) throw noAccount();
-  return { db: databaseNamed(c.env, database), database };
+  const db = reading ? databaseNamed(c.env, database) : await databaseFor(c.env, id);
+  const move = await moveOf(directoryOf(c.env), id);
+  return { db, database, move };
 }
 
 export const createAccount: RouteHandler<typeof routes.createAccount, AppEnv> = async (c) => {
@@ -98,7 +153,11 @@ export const createAccount: RouteHandler<typeof routes.createAccount, AppEnv> = 
     {
       success: true as const,
       data: {
-        account: toAccountRecord({ ...account, balance }, database, readConfig(c.env).MESSAGE_RETENTION_DAYS),
+        account: toAccountRecord(
+          { ...account, balance },
+          { database, move: null },
+          readConfig(c.env).MESSAGE_RETENTION_DAYS,
+        ),
         api_key: apiKey,
       },
     },
@@ -114,13 +173,13 @@ export const updateAccount: RouteHandler<typeof routes.updateAccount, AppEnv> = 
     messageRetentionDays: body.message_retention_days,
   };
   const { id } = c.req.valid("param");
-  const { db, database } = await placed(c, id);
-  const account = await changeAccount(db, id, changes, Date.now());
+  const place = await placed(c, id);
+  const account = await changeAccount(place.db, id, changes, Date.now());
   if (!account) throw noAccount();
   return c.json(
     {
       success: true as const,
-      data: { account: toAccountRecord(account, database, readConfig(c.env).MESSAGE_RETENTION_DAYS) },
+      data: { account: toAccountRecord(account, place, readConfig(c.env).MESSAGE_RETENTION_DAYS) },
     },
     200,
   );
@@ -168,14 +227,20 @@ export const revokeKey: RouteHandler<typeof routes.revokeKey, AppEnv> = async (c
 export const credit: RouteHandler<typeof routes.credit, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
   const body = c.req.valid("json");
-  const { db, database } = await placed(c, id);
-  const balance = await creditBalance(db, id, toMinor(body.amount), Date.now(), body.description ?? null);
-  const account = balance === null ? null : await findAccount(db, id);
+  const place = await placed(c, id);
+  const balance = await creditBalance(
+    place.db,
+    id,
+    toMinor(body.amount),
+    Date.now(),
+    body.description ?? null,
+  );
+  const account = balance === null ? null : await findAccount(place.db, id);
   if (!account) throw noAccount();
   return c.json(
     {
       success: true as const,
-      data: { account: toAccountRecord(account, database, readConfig(c.env).MESSAGE_RETENTION_DAYS) },
+      data: { account: toAccountRecord(account, place, readConfig(c.env).MESSAGE_RETENTION_DAYS) },
     },
     200,
   );
@@ -183,15 +248,46 @@ export const credit: RouteHandler<typeof routes.credit, AppEnv> = async (c) => {
 
 export const showAccount: RouteHandler<typeof routes.showAccount, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
-  const { db, database } = await placed(c, id);
-  const account = await findAccount(db, id);
+  const place = await placed(c, id, true);
+  const account = await findAccount(place.db, id);
   if (!account) throw noAccount();
   return c.json(
     {
       success: true as const,
-      data: { account: toAccountRecord(account, database, readConfig(c.env).MESSAGE_RETENTION_DAYS) },
+      data: { account: toAccountRecord(account, place, readConfig(c.env).MESSAGE_RETENTION_DAYS) },
     },
     200,
+  );
+};
+
+export const moveAccount: RouteHandler<typeof routes.moveAccount, AppEnv> = async (c) => {
+  const { id } = c.req.valid("param");
+  const { database: to } = c.req.valid("json");
+  const place = await placed(c, id, true);
+  const account = await findAccount(place.db, id);
+  if (!account) throw noAccount();
+  let move = place.move;
+  const underWay = move !== null && move.phase !== "done" && move.phase !== "failed";
+  if (underWay && move?.toDatabase !== to)
+    throw new ApiError(
+      "account_move_in_progress",
+      `The account is moving to ${move?.toDatabase}; wait for the move to end (GET /admin/accounts/${id}).`,
+    );
+  if (!underWay) {
+    await checkAccountDatabase(c, to, place.database);
+    move = await beginAccountMove(c.env, { accountId: id, from: place.database, to }, Date.now());
+    if (!move)
+      throw new ApiError("account_move_in_progress", "Another move of the account began at the same time.");
+  }
+  await queueMoveStep(c.env, id);
+  return c.json(
+    {
+      success: true as const,
+      data: {
+        account: toAccountRecord(account, { ...place, move }, readConfig(c.env).MESSAGE_RETENTION_DAYS),
+      },
+    },
+    202,
   );
 };
 

@@ -3,7 +3,7 @@ import * as handlers from "./admin.handlers";
 import * as routes from "./admin.routes";
 
 /**
- * `/admin`: accounts, API keys and credits, the account databases, the D1 counters and the hourly jobs, authorized by ADMIN_TOKEN
+ * `/admin`: accounts, API keys and credits, the account databases and accounts' moves between them, the D1 counters and the hourly jobs, authorized by ADMIN_TOKEN
  * (README, API reference).
  */
 export const adminRoutes = createRouter()
@@ -14,6 +14,7 @@ export const adminRoutes = createRouter()
   .openapi(routes.revokeKey, handlers.revokeKey)
   .openapi(routes.credit, handlers.credit)
   .openapi(routes.showAccount, handlers.showAccount)
+  .openapi(routes.moveAccount, handlers.moveAccount)
   .openapi(routes.metrics, handlers.metrics)
   .openapi(routes.listDatabases, handlers.listDatabases)
   .openapi(routes.runJob, handlers.runJob);

@@ -18,6 +18,7 @@ import {
   JobNameParam,
   JobRunSchema,
   MetricsSchema,
+  MoveAccountBody,
   UpdateAccountBody,
 } from "./admin.schemas";
 
@@ -130,6 +131,29 @@ export const showAccount = createRoute({
   summary: "Show an account",
   request: { params: IdParam },
   responses: { 200: json(AccountEnvelopeSchema, "The account"), ...adminProblems },
+});
+
+export const moveAccount = createRoute({
+  operationId: "moveAccount",
+  ...common,
+  method: "post",
+  path: "/accounts/{id}/move",
+  summary: "Move an account to another account database",
+  description:
+    "Begins moving the account, with every row of it, to `database` (README, Databases, Moving an account): the " +
+    "account is refused at once (503 `account_moving`, with `Retry-After`, to its API keys; its queued work " +
+    "waits), for a hold while every isolate learns of the move, then while its rows are copied and counted on " +
+    "both sides; then the directory switches it to `database`, it is served again, and its rows are deleted " +
+    "from the old database. The answer is the account with its `move`; `GET /admin/accounts/{id}` follows it. " +
+    "Posting the same move again while it is under way resumes it (a lost step); another database then is 409 " +
+    "`account_move_in_progress`. A database the deployment does not list, whose migrations are not all " +
+    "applied, or that already holds the account is 422 `validation_failed`.",
+  request: { params: IdParam, body: jsonBody(MoveAccountBody) },
+  responses: {
+    202: json(AccountEnvelopeSchema, "The account, its move begun or resumed"),
+    ...adminProblems,
+    ...problems("account_move_in_progress"),
+  },
 });
 
 export const metrics = createRoute({

@@ -1,8 +1,41 @@
 import { z } from "@hono/zod-openapi";
+import { MOVE_PHASES } from "../../db/directory-schema";
 import { DEFAULT_MAX_DRAFT_RECIPIENTS, DEFAULT_MAX_SESSIONS } from "../../db/schema";
 import { HOURLY_JOBS } from "../../jobs/hourly";
 import { ApiKeyPlaintext } from "../api-keys/api-keys.schemas";
 import { moneyAmount as amount } from "../openapi";
+
+/** An account's newest move between account databases (README, Databases, Moving an account). */
+export const AccountMoveSchema = z
+  .object({
+    from_database: z.string().openapi({ example: "DB_ACCOUNTS_0" }),
+    to_database: z.string().openapi({ example: "DB_ACCOUNTS_1" }),
+    phase: z.enum(MOVE_PHASES).openapi({
+      description:
+        "`holding` (the account is refused while every isolate learns of the move), `copying` (refused; its rows " +
+        "are copied, then counted on both sides), `deleting` (served by `to_database`; its rows leave " +
+        "`from_database`), `done`; or `unwinding` (served by `from_database` again; the partial copy is deleted) " +
+        "and `failed`, with `error`. While `holding` or `copying`, the account's requests answer 503 `account_moving`.",
+      example: "copying",
+    }),
+    table: z.string().nullable().openapi({
+      description: "The table being copied or deleted; null when holding or ended.",
+      example: "messages",
+    }),
+    rows_copied: z.int().openapi({ example: 12_000 }),
+    rows_deleted: z.int().openapi({ example: 0 }),
+    error: z.string().nullable().openapi({
+      description: "Why the move unwound (`unwinding`, `failed`); else null.",
+      example: null,
+    }),
+    copy_after: z.string().openapi({
+      description: "When the hold ends and the copy may begin (UTC).",
+      example: "2026-11-28T16:00:30.000000Z",
+    }),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi("AccountMove");
 
 /**
  * An account as the admin API shows it. Its own component name: `Account` is the owner's view
@@ -29,6 +62,9 @@ export const AccountSchema = z
     database: z.string().openapi({
       description: "The account database that holds the account: its D1 binding's name (README, Databases).",
       example: "DB_ACCOUNTS_0",
+    }),
+    move: AccountMoveSchema.nullable().openapi({
+      description: "Its newest move between account databases, or null when it never moved.",
     }),
     created_at: z.string(),
     updated_at: z.string(),
@@ -90,21 +126,32 @@ const limitFields = {
   }),
 };
 
+/** The binding name of an account database, as a request names one. */
+const databaseName = z
+  .string()
+  .max(40)
+  .regex(/^DB_ACCOUNTS_\d+$/);
+
 export const CreateAccountBody = z.strictObject({
   name: z.string().trim().min(1).max(100),
   balance: amount(0).optional(),
   ...limitFields,
-  database: z
-    .string()
-    .max(40)
-    .regex(/^DB_ACCOUNTS_\d+$/)
-    .optional()
-    .openapi({
-      description:
-        "The account database to put the account in (`GET /admin/databases`); when left out, the one with the " +
-        "fewest accounts (README, Databases). One the deployment does not list is 422 `validation_failed`.",
-      example: "DB_ACCOUNTS_1",
-    }),
+  database: databaseName.optional().openapi({
+    description:
+      "The account database to put the account in (`GET /admin/databases`); when left out, the one with the " +
+      "fewest accounts (README, Databases). One the deployment does not list is 422 `validation_failed`.",
+    example: "DB_ACCOUNTS_1",
+  }),
+});
+
+/** Body of `POST /admin/accounts/{id}/move`. */
+export const MoveAccountBody = z.strictObject({
+  database: databaseName.openapi({
+    description:
+      "The account database to move the account to (`GET /admin/databases`): one the deployment lists, with its " +
+      "migrations applied, other than the account's.",
+    example: "DB_ACCOUNTS_1",
+  }),
 });
 
 /** Body of `PATCH /admin/accounts/{id}`: each limit or retention given is changed, the others kept. */
@@ -181,7 +228,17 @@ export const JobRunSchema = z
           "added up (numbers summed, `more` true if any is), or null when it answers nothing.",
       }),
       databases: z
-        .array(z.object({ database: z.string().openapi({ example: "DB_ACCOUNTS_0" }), result: z.unknown() }))
+        .array(
+          z.object({
+            database: z.string().openapi({ example: "DB_ACCOUNTS_0" }),
+            result: z.unknown(),
+            skipped: z.boolean().openapi({
+              description:
+                "Whether the job left this database alone: a move under way copies an account from or to it " +
+                "(README, Databases, Moving an account); the next run after the move does its work.",
+            }),
+          }),
+        )
         .openapi({ description: "Each account database's own answer (README, Databases)." }),
     }),
   })
