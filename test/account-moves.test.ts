@@ -1,11 +1,10 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { ACCOUNT_MOVE_HOLD_MS, runMoveStep } from "../src/account-moves/move";
 import { countRows, pageQuery } from "../src/db/account-copy";
 import { ACCOUNT_TABLES } from "../src/db/account-tables";
 import { directoryOf } from "../src/db/databases";
 import { accountNumberOf } from "../src/db/queries/directory";
-import { firstAccountD1 } from "./databases";
+import { driveMove, firstAccountD1, otherDatabase } from "./databases";
 import { ADMIN_TOKEN, call, createAccount, expectProblem } from "./helpers";
 import { connectedSession, type Message, sendText, waitForMessages } from "./message-fixtures";
 import { createEndpoint, deliveriesOf, useWebhookReceiver } from "./webhook-fixtures";
@@ -34,7 +33,6 @@ interface AdminAccount {
 
 const DATABASES = ["DB_ACCOUNTS_0", "DB_ACCOUNTS_1"];
 const d1Named = (name: string) => (env as unknown as Record<string, D1Database>)[name] as D1Database;
-const other = (database: string) => DATABASES.find((name) => name !== database) as string;
 
 async function adminAccount(id: string): Promise<AdminAccount> {
   const res = await call<{ data: { account: AdminAccount } }>("GET", `/admin/accounts/${id}`, {
@@ -49,26 +47,6 @@ function postMove(id: string, database: string) {
     key: ADMIN_TOKEN,
     body: { database },
   });
-}
-
-/**
- * Runs account `id`'s move to its end, step by step, on a clock past its hold (the queue's own
- * messages run the same steps on the wall clock; each step checks where the move stands, so the
- * two never do one twice). `between` runs after each step.
- * @returns how many steps this ran.
- */
-async function driveMove(id: string, between: () => Promise<void> = async () => {}): Promise<number> {
-  let steps = 0;
-  for (;;) {
-    const next = await runMoveStep(env, id, Date.now() + ACCOUNT_MOVE_HOLD_MS + 1_000);
-    steps++;
-    await between();
-    if (next === null) {
-      const { move } = await adminAccount(id);
-      if (move?.phase === "done" || move?.phase === "failed") return steps;
-    }
-    expect(steps).toBeLessThan(5_000);
-  }
 }
 
 /** Account `accountId`'s rows in database `name`, by table (only the tables that hold some). */
@@ -142,7 +120,7 @@ describe("POST /admin/accounts/{id}/move", () => {
   it("refuses the account while it is held and copied, then serves it from the new database, every row once", async () => {
     const { accountId, key } = await createAccount(50);
     const from = (await adminAccount(accountId)).database;
-    const to = other(from);
+    const to = otherDatabase(from);
     const session = await connectedSession(key);
     const endpoint = await createEndpoint(key, "moved", receiver);
     const sent = await sendText(key, session.id, ["+14155550101", "+14155550102", "+14155550103"], {
@@ -221,7 +199,7 @@ describe("POST /admin/accounts/{id}/move", () => {
   it("moves an account during sends and loses no message, charge or ledger entry", async () => {
     const { accountId, key } = await createAccount(100);
     const from = (await adminAccount(accountId)).database;
-    const to = other(from);
+    const to = otherDatabase(from);
     const session = await connectedSession(key);
     const recipients = (batch: number) =>
       Array.from(
@@ -296,7 +274,7 @@ describe("POST /admin/accounts/{id}/move", () => {
   it("unwinds a copy whose counts differ, and leaves the account where it was", async () => {
     const { accountId, key } = await createAccount(10);
     const from = (await adminAccount(accountId)).database;
-    const to = other(from);
+    const to = otherDatabase(from);
     expect((await call("POST", "/v1/opt-outs", { key, body: { to_number: "+14155550177" } })).status).toBe(
       201,
     );

@@ -58,6 +58,7 @@ describe("admin authorization", () => {
     "PATCH /admin/accounts/{id}": { max_sessions: 1 },
     "POST /admin/accounts/{id}/keys": {},
     "POST /admin/accounts/{id}/credits": { amount: 1 },
+    "POST /admin/accounts/{id}/move": { database: "DB_ACCOUNTS_1" },
   };
   const routes: [string, string, unknown?][] = adminRoutes.map(([method, path]) => [
     method,
@@ -74,6 +75,7 @@ describe("admin authorization", () => {
         "POST /admin/accounts/{id}/keys",
         "GET /admin/accounts/{id}/keys",
         "POST /admin/accounts/{id}/credits",
+        "POST /admin/accounts/{id}/move",
         "DELETE /admin/keys/{id}",
         "GET /admin/metrics",
         "GET /admin/databases",
@@ -178,6 +180,7 @@ describe("POST /admin/accounts", () => {
       max_draft_recipients: 1_000_000,
       message_retention_days: 90,
       database: expect.stringMatching(/^DB_ACCOUNTS_[01]$/),
+      move: null,
       created_at: expect.stringMatching(TIMESTAMP),
       updated_at: account.created_at,
     });

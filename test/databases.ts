@@ -1,6 +1,8 @@
 import { env } from "cloudflare:workers";
+import { ACCOUNT_MOVE_HOLD_MS, runMoveStep } from "../src/account-moves/move";
 import type { Db } from "../src/db/client";
 import { accountDatabaseNames, databaseFor, directoryOf } from "../src/db/databases";
+import { moveOf } from "../src/db/queries/account-moves";
 import { databaseNameOf } from "../src/db/queries/directory";
 
 /**
@@ -51,4 +53,28 @@ export async function everyTable(): Promise<{ name: string; rows: string }[]> {
     }
   }
   return tables;
+}
+
+/**
+ * Runs account `accountId`'s move (POST /admin/accounts/{id}/move) to its end, step by step, on a
+ * clock past its hold: the queue's own messages run the same steps on the wall clock, and each
+ * step checks where the move stands, so the two never do one twice. `between` runs after each step.
+ * @returns the move's last phase (`done` or `failed`).
+ */
+export async function driveMove(
+  accountId: string,
+  between: () => Promise<void> = async () => {},
+): Promise<string> {
+  for (let steps = 0; steps < 5_000; steps++) {
+    await runMoveStep(env, accountId, Date.now() + ACCOUNT_MOVE_HOLD_MS + 1_000);
+    await between();
+    const phase = (await moveOf(directoryOf(env), accountId))?.phase;
+    if (phase === "done" || phase === "failed") return phase;
+  }
+  throw new Error(`the move of ${accountId} did not end in 5,000 steps`);
+}
+
+/** The other local account database than `name` (of `DB_ACCOUNTS_0` and `DB_ACCOUNTS_1`). */
+export function otherDatabase(name: string): string {
+  return accountDatabaseNames(env).find((each) => each !== name) as string;
 }

@@ -91,7 +91,7 @@ describe("operation ids", () => {
   it("starts every path operation's id with a verb", async () => {
     const doc = await document();
     const verbs =
-      /^(get|list|create|update|replace|delete|send|verify|resend|revoke|credit|watch|request|reconnect|disconnect|check|add|start|pause|resume|cancel|retry|recover|test|rotate|receive|show|scan|drop|ban|pair|run)[A-Z]/;
+      /^(get|list|create|update|replace|delete|send|verify|resend|revoke|credit|watch|request|reconnect|disconnect|check|add|start|pause|resume|cancel|retry|recover|test|rotate|receive|show|scan|drop|ban|pair|run|move)[A-Z]/;
     const others = operations(doc.paths)
       .map(([, , op]) => op.operationId ?? "")
       .filter((id) => !verbs.test(id));
@@ -164,7 +164,15 @@ describe("documented problems", () => {
     const doc = await document();
     const statuses = (path: string, method: string) =>
       Object.keys(doc.paths[path]?.[method]?.responses ?? {}).sort();
-    expect(statuses("/v1/chatapp/sessions", "get")).toEqual(["200", "401", "403", "422", "429", "500"]);
+    expect(statuses("/v1/chatapp/sessions", "get")).toEqual([
+      "200",
+      "401",
+      "403",
+      "422",
+      "429",
+      "500",
+      "503",
+    ]);
     expect(statuses("/v1/chatapp/messages", "post")).toEqual(
       expect.arrayContaining(["400", "401", "402", "413", "415", "422", "500"]),
     );
@@ -175,6 +183,7 @@ describe("documented problems", () => {
     const doc = await document();
     const shared = doc.components.responses;
     expect(Object.keys(shared).sort()).toEqual([
+      "AccountMoving",
       "InsufficientScope",
       "InternalError",
       "InvalidJson",

@@ -433,6 +433,7 @@ describe("OpenAPI document", () => {
       "422",
       "429",
       "500",
+      "503",
     ]);
     const record = res.body.components.schemas.OptOut?.properties ?? {};
     expect(Object.keys(record).sort()).toEqual(["created_at", "keyword", "source", "to_number", "user_id"]);

@@ -10,7 +10,7 @@
 
 import { performance } from "node:perf_hooks";
 import { command, connectedSessions, createCampaign, rate, recipients, waitCampaign } from "./campaigns.mjs";
-import { cleanUp, createAccount, d1Change, d1Counters, fmt, log, row } from "./common.mjs";
+import { ADMIN_TOKEN, api, cleanUp, createAccount, d1Change, d1Counters, fmt, log, row } from "./common.mjs";
 
 const ACCOUNTS = 4;
 const RECIPIENTS = 1_000;
@@ -63,7 +63,65 @@ async function run(label, placeOf) {
   return { messages, elapsed, perDatabase, stalled };
 }
 
-/** The one-versus-two-databases row. */
+const MOVE_RECIPIENTS = 2_000;
+
+/**
+ * The move row: one account with a campaign of MOVE_RECIPIENTS messages, all read, moved from
+ * DB_ACCOUNTS_0 to DB_ACCOUNTS_1 (POST /admin/accounts/{id}/move; README, Databases, Moving an
+ * account), followed every 100 ms: rows copied per second of the copy, how long the account was
+ * refused (from the post to the switch: the 30-second hold and the copy), and whether the
+ * campaign reads the same from the new database.
+ */
+async function moveRow() {
+  const account = await createAccount("DB_ACCOUNTS_0");
+  const sessionIds = await connectedSessions(account.apiKey, 1);
+  const { id } = await createCampaign(
+    account.apiKey,
+    sessionIds,
+    recipients(MOVE_RECIPIENTS),
+    0,
+    "bench: move",
+  );
+  await command(account.apiKey, id, "start");
+  const read = await waitCampaign(
+    account.apiKey,
+    id,
+    (c) => c.stats.read + c.stats.failed === c.stats.total,
+    {
+      limitMs: WAIT_MS,
+      pollMs: 1000,
+    },
+  );
+  log(`databases: moving an account of ${fmt(read.campaign.stats.total)} messages …`);
+  const posted = performance.now();
+  await api("POST", `/admin/accounts/${account.id}/move`, {
+    token: ADMIN_TOKEN,
+    body: { database: "DB_ACCOUNTS_1" },
+  });
+  const seen = {};
+  let move = null;
+  while (performance.now() - posted < WAIT_MS) {
+    const { json } = await api("GET", `/admin/accounts/${account.id}`, { token: ADMIN_TOKEN });
+    move = json.data.account.move;
+    seen[move.phase] ??= performance.now();
+    if (move.phase === "done" || move.phase === "failed") break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const copyMs = (seen.deleting ?? seen.done ?? performance.now()) - (seen.copying ?? posted);
+  const refusedMs = (seen.deleting ?? seen.done ?? performance.now()) - posted;
+  const after = await waitCampaign(account.apiKey, id, () => true, { limitMs: 10_000, pollMs: 500 });
+  const same = JSON.stringify(after.campaign.stats) === JSON.stringify(read.campaign.stats);
+  log(`databases: move ${JSON.stringify(move)}, copy ${fmt(copyMs)} ms, refused ${fmt(refusedMs)} ms`);
+  await cleanUp();
+  row(
+    `account move, ${fmt(read.campaign.stats.total)} messages: rows copied/s; refused (hold + copy)`,
+    `${fmt(((move?.rows_copied ?? 0) / Math.max(1, copyMs)) * 1000)} rows/s of ${fmt(move?.rows_copied ?? 0)}; ${fmt(refusedMs / 1000, 1)} s`,
+    "done, same campaign",
+    move?.phase === "done" && same,
+  );
+}
+
+/** The one-versus-two-databases row, then the move row. */
 export async function benchDatabases() {
   const label = `${ACCOUNTS} accounts × ${fmt(RECIPIENTS)} rcpts`;
   log(`databases: ${label} on one account database, then on two …`);
@@ -81,4 +139,5 @@ export async function benchDatabases() {
     "info",
     null,
   );
+  await moveRow();
 }

@@ -21,7 +21,7 @@ export const COPY_PAGE_ROWS = 500;
 /** Rows one step deletes. */
 export const DELETE_PAGE_ROWS = 1_000;
 
-/** What a step leaves to do: more now, more after `delayMs` (the hold), or nothing. */
+/** What a step leaves to do: the next step after `after` ms (0: at once; the rest of the hold), or nothing (null). */
 export type MoveNext = { after: number } | null;
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { FakeGraph } from "../../fakes/cloud-api/graph.ts";
-import { accountD1 } from "../databases";
-import { call, createAccount } from "../helpers";
+import { accountD1, driveMove, otherDatabase } from "../databases";
+import { ADMIN_TOKEN, call, createAccount, expectProblem } from "../helpers";
 import { cloudApiSession, deliverWebhooks, postWebhook, useFakeGraph } from "./webhooks-fixtures";
 
 // Meta's `message_template_status_update` through the signed webhook route, end to end: the fake
@@ -58,6 +58,55 @@ describe("template status webhooks", () => {
       key,
     });
     expect(after.body.data).toHaveLength(1);
+  });
+});
+
+describe("template status webhooks while an account moves", () => {
+  it("refuses the update with 503 while the account moves; Meta's redelivery after the move applies it once", async () => {
+    const graph = fake();
+    const { key, accountId } = await createAccount();
+    const session = await cloudApiSession(graph, key);
+    graph.addTemplate({
+      wabaId: session.wabaId,
+      name: "order_ready",
+      language: "en_US",
+      category: "UTILITY",
+      components: [{ type: "BODY", text: "Order {{1}} is ready." }],
+      status: "PENDING",
+    });
+    expect((await call("GET", `/v1/chatapp/sessions/${session.id}/templates`, { key })).status).toBe(200);
+    const account = await call<{ data: { account: { database: string } } }>(
+      "GET",
+      `/admin/accounts/${accountId}`,
+      {
+        key: ADMIN_TOKEN,
+      },
+    );
+    const to = otherDatabase(account.body.data.account.database);
+    const moving = await call("POST", `/admin/accounts/${accountId}/move`, {
+      key: ADMIN_TOKEN,
+      body: { database: to },
+    });
+    expect(moving.status).toBe(202);
+
+    graph.setTemplateStatus("order_ready", "en_US", "APPROVED");
+    const [hook, ...more] = await graph.takeWebhooks();
+    expect(more).toEqual([]);
+    const refused = await postWebhook(hook?.body ?? "", hook?.signature ?? "");
+    expectProblem(refused, 503, "account_moving");
+
+    expect(await driveMove(accountId)).toBe("done");
+    const again = await postWebhook(hook?.body ?? "", hook?.signature ?? "");
+    expect(again.body).toEqual({ success: true, ignored: false });
+    const cached = await (await accountD1(accountId))
+      .prepare("SELECT status FROM message_templates WHERE session_id = ?")
+      .bind(session.id)
+      .first<{ status: string }>();
+    expect(cached?.status).toBe("APPROVED");
+    const events = await call<{ data: unknown[] }>("GET", "/v1/events?filter[type]=template.status_changed", {
+      key,
+    });
+    expect(events.body.data).toHaveLength(1);
   });
 });
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { batchSql, type Db } from "../../db/client";
-import { everyAccountDatabase } from "../../db/databases";
+import { databaseFor, everyAccountDatabase } from "../../db/databases";
 import { numbersOfWaba } from "../../db/queries/cloud-api";
 import { setTemplateStatusStatement, templateRowsOf } from "../../db/queries/templates";
 import { publishEvents } from "../../events/publish";
@@ -46,7 +46,8 @@ export interface TemplateStatusResult {
  * holds a row older than the update (a redelivered or stale update records nothing; an account
  * that never listed its templates is told too). README, "Message templates". The events are then
  * published to webhook endpoints. A value that is not the documented shape is ignored (logged);
- * D1 failures throw, so the caller may answer Meta with an error and be sent the update again.
+ * D1 failures throw, so the caller may answer Meta with an error and be sent the update again;
+ * so does an account of the WABA that is moving between databases (AccountMoving).
  */
 export async function applyTemplateStatusUpdate(
   env: Env,
@@ -80,10 +81,15 @@ async function applyIn(
 ): Promise<{ rowsUpdated: number; eventsRecorded: number }> {
   const templateId = String(update.message_template_id);
   const reason = update.reason && update.reason !== "NONE" ? update.reason : null;
-  const [numbers, rows] = await Promise.all([
+  const [found, rows] = await Promise.all([
     numbersOfWaba(db, wabaId),
     templateRowsOf(db, wabaId, templateId),
   ]);
+  // Only accounts this database serves: rows a move left behind (being deleted) or is copying
+  // here are not told twice; an account that is moving throws AccountMoving, so Meta is answered
+  // an error and sends the update again (README, Databases, Moving an account).
+  const numbers: typeof found = [];
+  for (const number of found) if ((await databaseFor(env, number.accountId)) === db) numbers.push(number);
   const now = Date.now();
   // Meta's time has whole seconds: a row stays when its status is of a later second.
   const statusAt = time === null ? now : time * 1000;
