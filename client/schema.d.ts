@@ -2984,6 +2984,11 @@ export interface components {
              * @example 2026-11-28T16:00:30.000000Z
              */
             copy_after: string;
+            /**
+             * @description When the directory switched the account to `to_database` (UTC): from then on it is served again. Null before the switch, and for a move that unwound.
+             * @example 2026-11-28T16:00:42.500000Z
+             */
+            switched_at: string | null;
             created_at: string;
             updated_at: string;
         } | null;

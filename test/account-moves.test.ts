@@ -5,7 +5,7 @@ import { ACCOUNT_TABLES } from "../src/db/account-tables";
 import { directoryOf } from "../src/db/databases";
 import { accountNumberOf } from "../src/db/queries/directory";
 import { driveMove, firstAccountD1, otherDatabase } from "./databases";
-import { ADMIN_TOKEN, call, createAccount, expectProblem } from "./helpers";
+import { ADMIN_TOKEN, call, createAccount, expectProblem, TIMESTAMP } from "./helpers";
 import { connectedSession, type Message, sendText, waitForMessages } from "./message-fixtures";
 import { createEndpoint, deliveriesOf, useWebhookReceiver } from "./webhook-fixtures";
 
@@ -22,6 +22,7 @@ interface Move {
   rows_copied: number;
   rows_deleted: number;
   error: string | null;
+  switched_at: string | null;
 }
 
 interface AdminAccount {
@@ -149,7 +150,14 @@ describe("POST /admin/accounts/{id}/move", () => {
     expect(begun.status).toBe(202);
     expect(begun.body.data.account).toMatchObject({
       database: from,
-      move: { from_database: from, to_database: to, phase: "holding", rows_copied: 0, error: null },
+      move: {
+        from_database: from,
+        to_database: to,
+        phase: "holding",
+        rows_copied: 0,
+        error: null,
+        switched_at: null,
+      },
     });
     // Refused: the account's keys, the admin's changes; another target; the jobs leave both databases.
     const refused = await call("GET", "/v1/account", { key });
@@ -178,7 +186,14 @@ describe("POST /admin/accounts/{id}/move", () => {
     expect(after).toMatchObject({
       database: to,
       balance,
-      move: { phase: "done", table: null, rows_copied: copied, rows_deleted: copied, error: null },
+      move: {
+        phase: "done",
+        table: null,
+        rows_copied: copied,
+        rows_deleted: copied,
+        error: null,
+        switched_at: expect.stringMatching(TIMESTAMP),
+      },
     });
     expect(await rowsIn(to, accountId)).toEqual(before);
     expect(await rowsIn(from, accountId)).toEqual({});
@@ -296,7 +311,7 @@ describe("POST /admin/accounts/{id}/move", () => {
     const after = await adminAccount(accountId);
     expect(after).toMatchObject({
       database: from,
-      move: { phase: "failed", error: "opt_outs: 1 rows in the source, 2 in the target" },
+      move: { phase: "failed", error: "opt_outs: 1 rows in the source, 2 in the target", switched_at: null },
     });
     expect(await rowsIn(to, accountId)).toEqual({});
     expect(await rowsIn(from, accountId)).toEqual(before);

@@ -11,6 +11,7 @@ CREATE TABLE `directory_moves` (
 	`deleted` integer NOT NULL,
 	`error` text,
 	`hold_until` integer NOT NULL,
+	`switched_at` integer,
 	`created_at` integer NOT NULL,
 	`updated_at` integer NOT NULL
 );

@@ -75,7 +75,9 @@ export type MovePhase = (typeof MOVE_PHASES)[number];
  * `step` is the index of the table being copied or deleted (src/db/account-tables.ts
  * `ACCOUNT_TABLES`); `cursor`, while copying, the order of the last row copied in it (JSON; null
  * at the table's start: src/db/account-copy.ts `CopyCursor`), while deleting, how many rows were
- * deleted, so that each page is a position of its own; `copied` and `deleted` count rows. Times are epoch ms; `hold_until`
+ * deleted, so that each page is a position of its own; `copied` and `deleted` count rows.
+ * `switched_at`: when the directory switched the account to the target (null before, and for a
+ * move that unwound). Times are epoch ms; `hold_until`
  * is when the copy may start.
  */
 export const directoryMoves = sqliteTable("directory_moves", {
@@ -89,6 +91,7 @@ export const directoryMoves = sqliteTable("directory_moves", {
   deleted: integer().notNull(),
   error: text(),
   holdUntil: integer().notNull(),
+  switchedAt: integer(),
   createdAt: integer().notNull(),
   updatedAt: integer().notNull(),
 });

@@ -41,6 +41,7 @@ export async function beginMove(
     deleted: 0,
     error: null,
     holdUntil: move.holdUntil,
+    switchedAt: null,
     createdAt: now,
     updatedAt: now,
   };
@@ -110,7 +111,7 @@ export async function switchMove(
       .returning({ id: directoryAccounts.id }),
     directory
       .update(directoryMoves)
-      .set({ ...to, updatedAt: now })
+      .set({ ...to, switchedAt: now, updatedAt: now })
       .where(atPosition(accountId, at))
       .returning({ accountId: directoryMoves.accountId }),
   ]);

@@ -44,6 +44,7 @@ function toMoveRecord(move: MoveRow) {
     rows_deleted: move.deleted,
     error: move.error,
     copy_after: formatTimestamp(move.holdUntil),
+    switched_at: move.switchedAt === null ? null : formatTimestamp(move.switchedAt),
     created_at: formatTimestamp(move.createdAt),
     updated_at: formatTimestamp(move.updatedAt),
   };

@@ -32,6 +32,15 @@ export const AccountMoveSchema = z
       description: "When the hold ends and the copy may begin (UTC).",
       example: "2026-11-28T16:00:30.000000Z",
     }),
+    switched_at: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          "When the directory switched the account to `to_database` (UTC): from then on it is served again. Null " +
+          "before the switch, and for a move that unwound.",
+        example: "2026-11-28T16:00:42.500000Z",
+      }),
     created_at: z.string(),
     updated_at: z.string(),
   })
