@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { batchSql, both, type Db } from "../db/client";
-import { databaseFor } from "../db/databases";
+import { databaseFor, PLACE_TTL_MS } from "../db/databases";
 import {
   advanceMaterialisedStatement,
   campaignStillIn,
@@ -44,9 +44,13 @@ export const STEP_BYTES = 1_000_000;
 const STEPS_PER_JOB = 20;
 /**
  * Milliseconds of steps after which a job hands over to the next even before {@link STEPS_PER_JOB}:
- * a `check_numbers` campaign's step waits for the gateway (WAHA answers one number per call).
+ * a `check_numbers` campaign's step waits for the gateway (WAHA answers one number per call). No
+ * longer than an isolate keeps an account's place (src/db/databases.ts `PLACE_TTL_MS`): the job
+ * writes to the database it found at its start, and a move of the account holds off its copy for
+ * a few of those (src/account-moves/move.ts `ACCOUNT_MOVE_HOLD_MS`), so no job still writes to the
+ * old database then.
  */
-const JOB_BUDGET_MS = 60_000;
+const JOB_BUDGET_MS = PLACE_TTL_MS;
 /** Session statuses that can still send a campaign's messages (a disconnected one later). */
 const USABLE = new Set(["connected", "disconnected", "pending"]);
 

@@ -75,9 +75,10 @@ export class AccountMoving extends Error {
 export const ACCOUNT_MOVING_RETRY_SECONDS = 10;
 
 /**
- * How long an isolate keeps an account's place (epoch ms): a move waits longer than this before
- * it copies (src/account-moves/ `ACCOUNT_MOVE_HOLD_MS`), so no isolate still writes to the source
- * once the copy starts. A place read while the account moves is kept {@link MOVING_PLACE_TTL_MS}.
+ * How long an isolate keeps an account's place (ms): a move waits a few times this before it copies
+ * (src/account-moves/move.ts `ACCOUNT_MOVE_HOLD_MS`), so no isolate still writes to the source
+ * once the copy starts; work that writes to the database it found for longer than this (a
+ * campaign job's steps) finds it again. A place read while the account moves is kept {@link MOVING_PLACE_TTL_MS}.
  */
 export const PLACE_TTL_MS = 10_000;
 const MOVING_PLACE_TTL_MS = 1_000;

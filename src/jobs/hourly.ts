@@ -99,8 +99,15 @@ export const HOURLY_JOBS: readonly HousekeepingJob[] = [
  * (src/db/databases.ts `accountDatabasesAtRest`).
  */
 export async function runHousekeeping(env: Env, jobs: readonly HousekeepingJob[]): Promise<void> {
+  let databases: Awaited<ReturnType<typeof accountDatabasesAtRest>>;
+  try {
+    databases = await accountDatabasesAtRest(env);
+  } catch (error) {
+    // Without the directory no database is known to be at rest: the next hour's run does the work.
+    return log.error("cron_job_failed", { job: "*", database: "DB", error });
+  }
   await Promise.all(
-    (await accountDatabasesAtRest(env)).map(async ({ name, db, moving }) => {
+    databases.map(async ({ name, db, moving }) => {
       if (moving) return log.info("cron_database_skipped", { database: name, reason: "account_move" });
       for (const job of jobs) {
         try {

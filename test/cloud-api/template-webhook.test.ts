@@ -9,6 +9,23 @@ import { cloudApiSession, deliverWebhooks, postWebhook, useFakeGraph } from "./w
 
 const fake = useFakeGraph();
 
+/** A session whose cache holds `order_ready` PENDING, read from Meta now; the session, its key and account. */
+async function listedSession(graph: FakeGraph) {
+  const { key, accountId } = await createAccount();
+  const session = await cloudApiSession(graph, key);
+  graph.addTemplate({
+    wabaId: session.wabaId,
+    name: "order_ready",
+    language: "en_US",
+    category: "UTILITY",
+    components: [{ type: "BODY", text: "Order {{1}} is ready." }],
+    status: "PENDING",
+  });
+  const listed = await call("GET", `/v1/chatapp/sessions/${session.id}/templates`, { key });
+  expect(listed.status).toBe(200);
+  return { key, accountId, session };
+}
+
 describe("template status webhooks", () => {
   it("moves the cached template and records template.status_changed; a redelivery records nothing", async () => {
     const graph = fake();
@@ -64,17 +81,7 @@ describe("template status webhooks", () => {
 describe("template status webhooks while an account moves", () => {
   it("refuses the update with 503 while the account moves; Meta's redelivery after the move applies it once", async () => {
     const graph = fake();
-    const { key, accountId } = await createAccount();
-    const session = await cloudApiSession(graph, key);
-    graph.addTemplate({
-      wabaId: session.wabaId,
-      name: "order_ready",
-      language: "en_US",
-      category: "UTILITY",
-      components: [{ type: "BODY", text: "Order {{1}} is ready." }],
-      status: "PENDING",
-    });
-    expect((await call("GET", `/v1/chatapp/sessions/${session.id}/templates`, { key })).status).toBe(200);
+    const { key, accountId, session } = await listedSession(graph);
     const account = await call<{ data: { account: { database: string } } }>(
       "GET",
       `/admin/accounts/${accountId}`,
@@ -111,23 +118,6 @@ describe("template status webhooks while an account moves", () => {
 });
 
 describe("template status webhooks out of time", () => {
-  /** A session whose cache holds `order_ready` PENDING, read from Meta now; the session, its key and account. */
-  async function listedSession(graph: FakeGraph) {
-    const { key, accountId } = await createAccount();
-    const session = await cloudApiSession(graph, key);
-    graph.addTemplate({
-      wabaId: session.wabaId,
-      name: "order_ready",
-      language: "en_US",
-      category: "UTILITY",
-      components: [{ type: "BODY", text: "Order {{1}} is ready." }],
-      status: "PENDING",
-    });
-    const listed = await call("GET", `/v1/chatapp/sessions/${session.id}/templates`, { key });
-    expect(listed.status).toBe(200);
-    return { key, accountId, session };
-  }
-
   /** The fake's queued status update moved to `time` (its entry's `time`, Unix seconds), re-signed. */
   async function updateAt(graph: FakeGraph, time: number): Promise<string> {
     const [hook, ...more] = await graph.takeWebhooks();
