@@ -3181,7 +3181,7 @@ export interface components {
                 duration_ms: number;
                 /** @description What the job answered (a count, the ids it touched…) over every account database, their answers added up (numbers summed, `more` true if any is), or null when it answers nothing. */
                 result?: unknown;
-                /** @description Each account database's own answer (README, Databases). */
+                /** @description Each database's own answer (README, Databases): the directory's (`DB`) first for a job with work there (`purge_idempotency_keys`, the admin API's keys; `purge_link_tokens`, the tokens' routes), then each account database's. */
                 databases: {
                     /** @example DB_ACCOUNTS_0 */
                     database: string;

@@ -304,8 +304,9 @@ describe("account databases", () => {
       { key: ADMIN_TOKEN },
     );
     expect(res.status).toBe(200);
-    expect(res.body.data.databases.map((d) => d.database)).toEqual(ACCOUNT_DATABASES);
-    const each = res.body.data.databases.map((d) => d.result as { deleted: number; more: boolean });
+    // The directory's part first (the admin API's keys), then each account database's.
+    expect(res.body.data.databases.map((d) => d.database)).toEqual(["DB", ...ACCOUNT_DATABASES]);
+    const each = res.body.data.databases.slice(1).map((d) => d.result as { deleted: number; more: boolean });
     expect(res.body.data.result).toEqual({
       deleted: each.reduce((sum, r) => sum + r.deleted, 0),
       more: each.some((r) => r.more),
@@ -334,7 +335,17 @@ describe("account databases", () => {
     await env.DB.prepare("UPDATE directory_routes SET expires_at = ? WHERE kind = 'link_token' AND key = ?")
       .bind(Date.now() - 1, old)
       .run();
-    expect((await call("POST", "/admin/jobs/purge_link_tokens", { key: ADMIN_TOKEN })).status).toBe(200);
+    const job = await call<{ data: { databases: { database: string; result: unknown }[] } }>(
+      "POST",
+      "/admin/jobs/purge_link_tokens",
+      { key: ADMIN_TOKEN },
+    );
+    expect(job.status).toBe(200);
+    // The directory's routes are purged once, ahead of each account database's tokens.
+    const [directory, ...accounts] = job.body.data.databases;
+    expect(directory).toMatchObject({ database: "DB", result: expect.any(Number) });
+    expect(directory?.result).toBeGreaterThanOrEqual(1);
+    expect(accounts.map((d) => d.database)).toEqual(ACCOUNT_DATABASES);
     expect(await route(old)).toBeNull();
     expect(await route(live)).not.toBeNull();
   });

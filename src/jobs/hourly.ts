@@ -29,10 +29,15 @@ import { requeueOverdueDeliveries } from "../webhooks/sweep";
 // `POST /admin/jobs/{name}` runs one now (README, Configuration → Hourly jobs), for operators and
 // for `wrangler dev`, which runs no cron.
 
-/** One hourly housekeeping job: `name` (snake_case) is how its failure is logged. */
+/**
+ * One hourly housekeeping job: `name` (snake_case) is how its failure is logged; `run` does its
+ * work in one account database, and `directory`, when it has one, its work in the directory
+ * (`DB`), once per run before the account databases'.
+ */
 export interface HousekeepingJob {
   name: string;
   run(env: Env, db: Db): Promise<unknown>;
+  directory?(env: Env): Promise<unknown>;
 }
 
 /**
@@ -44,11 +49,9 @@ export interface HousekeepingJob {
 export const HOURLY_JOBS: readonly HousekeepingJob[] = [
   {
     name: "purge_idempotency_keys",
-    run: async (env, db) => {
-      // The admin API's too, in the directory (src/middleware/idempotency.ts `adminIdempotency`).
-      await purgeExpiredIdempotencyKeys(directoryOf(env), Date.now());
-      return purgeExpiredIdempotencyKeys(db, Date.now());
-    },
+    run: (_env, db) => purgeExpiredIdempotencyKeys(db, Date.now()),
+    // The admin API's (src/middleware/idempotency.ts `adminIdempotency`).
+    directory: (env) => purgeExpiredIdempotencyKeys(directoryOf(env), Date.now()),
   },
   { name: "purge_events", run: (_env, db) => purgeEvents(db, Date.now() - EVENT_RETENTION_MS) },
   {
@@ -63,11 +66,9 @@ export const HOURLY_JOBS: readonly HousekeepingJob[] = [
   { name: "purge_otp_sends", run: (_env, db) => purgeOtpSends(db, Date.now() - OTP_RULES.perNumberWindowMs) },
   {
     name: "purge_link_tokens",
-    run: async (env, db) => {
-      // Their routes too (src/db/directory-schema.ts): each database's run may take its turn.
-      await purgeExpiredRoutes(directoryOf(env), Date.now());
-      return purgeLinkTokens(db, Date.now() - LINK_TOKEN_RETENTION_MS);
-    },
+    run: (_env, db) => purgeLinkTokens(db, Date.now() - LINK_TOKEN_RETENTION_MS),
+    // Their routes (src/db/directory-schema.ts `directoryRoutes`).
+    directory: (env) => purgeExpiredRoutes(directoryOf(env), Date.now()),
   },
   { name: "requeue_stale_messages", run: (env, db) => requeueStale(env, db, Date.now()) },
   { name: "republish_undelivered_events", run: (env, db) => republishUndelivered(env, db, Date.now()) },
@@ -89,8 +90,8 @@ export const HOURLY_JOBS: readonly HousekeepingJob[] = [
 ];
 
 /**
- * Runs `jobs` one after another on every account database (src/db/databases.ts), each on its
- * own: a job that throws (D1 refusing its statement, a queue refusing its messages) is logged as
+ * Runs the directory's part of each of `jobs` (`directory`), then `jobs` one after another on every
+ * account database (src/db/databases.ts), each on its own: a job that throws (D1 refusing its statement, a queue refusing its messages) is logged as
  * one JSON line on `console.error`, `{ level: "error", event: "cron_job_failed", job, database,
  * error, cause? }` (`cause` when the error has one, such as D1's own message under drizzle's),
  * and the next runs. Never throws; a failed job's work waits for the next hour's run. One at a
@@ -106,6 +107,13 @@ export async function runHousekeeping(env: Env, jobs: readonly HousekeepingJob[]
     // Without the directory no database is known to be at rest: the next hour's run does the work.
     return log.error("cron_job_failed", { job: "*", database: "DB", error });
   }
+  for (const job of jobs) {
+    try {
+      await job.directory?.(env);
+    } catch (error) {
+      logFailure(job, "DB", error);
+    }
+  }
   await Promise.all(
     databases.map(async ({ name, db, moving }) => {
       if (moving) return log.info("cron_database_skipped", { database: name, reason: "account_move" });
@@ -113,12 +121,17 @@ export async function runHousekeeping(env: Env, jobs: readonly HousekeepingJob[]
         try {
           await job.run(env, db);
         } catch (error) {
-          const cause = error instanceof Error && error.cause !== undefined ? String(error.cause) : undefined;
-          log.error("cron_job_failed", { job: job.name, database: name, error, cause });
+          logFailure(job, name, error);
         }
       }
     }),
   );
+}
+
+/** A job's failure in database `database`, logged as `cron_job_failed` (with D1's own message as `cause` when the error has one). */
+function logFailure(job: HousekeepingJob, database: string, error: unknown): void {
+  const cause = error instanceof Error && error.cause !== undefined ? String(error.cause) : undefined;
+  log.error("cron_job_failed", { job: job.name, database, error, cause });
 }
 
 /** What running one job now did: its name, when it started and ended (epoch ms), and what it returned. */
@@ -131,7 +144,10 @@ export interface JobRun {
    * their answers added up ({@link combined}); null when it gives none.
    */
   result: unknown;
-  /** Each account database's own answer, by the binding's name; `skipped` when a move under way left it alone. */
+  /**
+   * Each database's own answer, by the binding's name: the directory's (`DB`) first for a job that
+   * has work there, then each account database's; `skipped` when a move under way left it alone.
+   */
   databases: { database: string; result: unknown; skipped: boolean }[];
 }
 
@@ -145,9 +161,14 @@ export async function runJob(env: Env, name: string): Promise<JobRun | null> {
   if (!job) return null;
   const startedAt = Date.now();
   const databases: JobRun["databases"] = [];
+  if (job.directory)
+    databases.push({ database: "DB", result: (await job.directory(env)) ?? null, skipped: false });
   for (const { name: database, db, moving } of await accountDatabasesAtRest(env))
     databases.push({ database, result: moving ? null : ((await job.run(env, db)) ?? null), skipped: moving });
-  const result = databases.map((d) => d.result).reduce(combined, null);
+  const result = databases
+    .filter((d) => d.database !== "DB")
+    .map((d) => d.result)
+    .reduce(combined, null);
   return { name, startedAt, finishedAt: Date.now(), result, databases };
 }
 

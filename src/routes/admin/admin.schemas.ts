@@ -248,7 +248,12 @@ export const JobRunSchema = z
             }),
           }),
         )
-        .openapi({ description: "Each account database's own answer (README, Databases)." }),
+        .openapi({
+          description:
+            "Each database's own answer (README, Databases): the directory's (`DB`) first for a job with work " +
+            "there (`purge_idempotency_keys`, the admin API's keys; `purge_link_tokens`, the tokens' routes), " +
+            "then each account database's.",
+        }),
     }),
   })
   .openapi("JobRun");
