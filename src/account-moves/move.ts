@@ -16,8 +16,13 @@ import { accountNumberOf } from "../db/queries/directory";
  * and every request or queue message that read it before has written what it had to.
  */
 export const ACCOUNT_MOVE_HOLD_MS = 3 * PLACE_TTL_MS;
-/** Rows one step copies (D1 batches their inserts: at most 100 bound values each). */
-export const COPY_PAGE_ROWS = 500;
+/**
+ * Rows one step copies: at most this many statements (a row of a table with a number given
+ * afresh is a statement of its own; others share one, within D1's 100 bound values), so that a
+ * queue message's steps stay within D1's 1,000 queries per Worker invocation
+ * (https://developers.cloudflare.com/d1/platform/limits/; src/account-moves/queue.ts).
+ */
+export const COPY_PAGE_ROWS = 200;
 /** Rows one step deletes. */
 export const DELETE_PAGE_ROWS = 1_000;
 

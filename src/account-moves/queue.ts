@@ -8,8 +8,12 @@ import { runMoveStep, unwindAccountMove } from "./move";
 /** Name of the move queue (wrangler.toml, binding `MOVE_QUEUE`). */
 export const MOVE_QUEUE_NAME = "chatapp-account-moves";
 
-/** Steps one queue message runs before it hands over to the next (a Worker invocation stays short). */
-const STEPS_PER_MESSAGE = 20;
+/**
+ * Steps one queue message runs before it hands over to the next: each makes at most
+ * `COPY_PAGE_ROWS` statements and a few reads (src/account-moves/move.ts), so four stay within
+ * D1's 1,000 queries per Worker invocation (https://developers.cloudflare.com/d1/platform/limits/).
+ */
+const STEPS_PER_MESSAGE = 4;
 /** Milliseconds of steps after which a message hands over to the next even before {@link STEPS_PER_MESSAGE}. */
 const MESSAGE_BUDGET_MS = 5_000;
 /** Failed deliveries of a copying step after which the move unwinds rather than retry again. */
