@@ -29,16 +29,7 @@ async function listedSession(graph: FakeGraph) {
 describe("template status webhooks", () => {
   it("moves the cached template and records template.status_changed; a redelivery records nothing", async () => {
     const graph = fake();
-    const { key, accountId } = await createAccount();
-    const session = await cloudApiSession(graph, key);
-    graph.addTemplate({
-      wabaId: session.wabaId,
-      name: "order_ready",
-      language: "en_US",
-      category: "UTILITY",
-      components: [{ type: "BODY", text: "Order {{1}} is ready." }],
-      status: "PENDING",
-    });
+    const { key, accountId, session } = await listedSession(graph);
     const listed = await call<{ data: { name: string; status: string }[] }>(
       "GET",
       `/v1/chatapp/sessions/${session.id}/templates`,
