@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { countRows, pageQuery } from "../src/db/account-copy";
 import { ACCOUNT_TABLES } from "../src/db/account-tables";
 import { directoryOf } from "../src/db/databases";
-import { accountNumberOf } from "../src/db/queries/directory";
+import { accountPlaceOf } from "../src/db/queries/directory";
 import { driveMove, firstAccountD1, otherDatabase } from "./databases";
 import { ADMIN_TOKEN, call, createAccount, expectProblem, TIMESTAMP } from "./helpers";
 import { connectedSession, type Message, sendText, waitForMessages } from "./message-fixtures";
@@ -52,7 +52,7 @@ function postMove(id: string, database: string) {
 
 /** Account `accountId`'s rows in database `name`, by table (only the tables that hold some). */
 async function rowsIn(name: string, accountId: string): Promise<Record<string, number>> {
-  const account = { id: accountId, number: await accountNumberOf(directoryOf(env), accountId) };
+  const account = { id: accountId, number: (await accountPlaceOf(directoryOf(env), accountId))?.number ?? 0 };
   const counts: Record<string, number> = {};
   for (const table of ACCOUNT_TABLES) {
     const n = await countRows(d1Named(name), table, account);

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { materialise } from "../src/campaigns/materialise";
 import { startCampaign } from "../src/campaigns/start";
 import { directoryOf } from "../src/db/databases";
-import { databaseNameOf } from "../src/db/queries/directory";
+import { accountPlaceOf } from "../src/db/queries/directory";
 import { STALE_AFTER_MS } from "../src/delivery/reconcile";
 import { EVENT_RETENTION_MS } from "../src/events/record";
 import worker from "../src/index";
@@ -46,7 +46,7 @@ function failedJobs(spy: { mock: { calls: unknown[][] } }): Record<string, unkno
 
 /** The binding name of the database that holds account `accountId`: where its jobs run and fail. */
 async function databaseOf(accountId: string): Promise<string | null> {
-  return databaseNameOf(directoryOf(env), accountId);
+  return (await accountPlaceOf(directoryOf(env), accountId))?.database ?? null;
 }
 
 /** An idempotency key of `accountId` that expired a minute ago; @returns its key. */

@@ -3,7 +3,7 @@ import { ACCOUNT_MOVE_HOLD_MS, runMoveStep } from "../src/account-moves/move";
 import type { Db } from "../src/db/client";
 import { accountDatabaseNames, databaseFor, directoryOf } from "../src/db/databases";
 import { moveOf } from "../src/db/queries/account-moves";
-import { databaseNameOf } from "../src/db/queries/directory";
+import { accountPlaceOf } from "../src/db/queries/directory";
 
 /**
  * The account database that holds account `accountId` (src/db/databases.ts `databaseFor`): the
@@ -15,7 +15,7 @@ export function accountDb(accountId: string): Promise<Db> {
 
 /** The raw D1 binding of account `accountId`'s database, for SQL a test writes itself. */
 export async function accountD1(accountId: string): Promise<D1Database> {
-  const name = await databaseNameOf(directoryOf(env), accountId);
+  const name = (await accountPlaceOf(directoryOf(env), accountId))?.database;
   if (!name) throw new Error(`account ${accountId} is not in the directory`);
   return (env as unknown as Record<string, D1Database>)[name] as D1Database;
 }

@@ -3,7 +3,7 @@ import { ACCOUNT_TABLES } from "../db/account-tables";
 import { databaseNamed, directoryOf, forgetPlace, PLACE_TTL_MS } from "../db/databases";
 import type { MovePhase } from "../db/directory-schema";
 import { advanceMove, beginMove, type MoveRow, moveOf, switchMove } from "../db/queries/account-moves";
-import { accountNumberOf } from "../db/queries/directory";
+import { accountPlaceOf } from "../db/queries/directory";
 
 // An account's move between account databases (README, Databases, Moving an account): hold,
 // copy, count, switch, delete. Each step is one page of one table, and checks in the directory
@@ -61,7 +61,7 @@ export async function runMoveStep(env: Env, accountId: string, now: number): Pro
   const move = await moveOf(directory, accountId);
   if (!move) return null;
   const at = { phase: move.phase, step: move.step, cursor: move.cursor };
-  const account = { id: accountId, number: await accountNumberOf(directory, accountId) };
+  const account = { id: accountId, number: (await accountPlaceOf(directory, accountId))?.number ?? 0 };
   switch (move.phase) {
     case "holding":
       if (now < move.holdUntil) return { after: move.holdUntil - now };

@@ -2,7 +2,7 @@ import { ACCOUNT_DATABASE_BINDING } from "../config";
 import { createDb, type Db } from "./client";
 import type { RouteKind } from "./directory-schema";
 import { movesUnderWay } from "./queries/account-moves";
-import { accountsPerDatabase, placeRowOf, routeOf } from "./queries/directory";
+import { accountPlaceOf, accountsPerDatabase, routeOf } from "./queries/directory";
 
 // Which D1 database serves what (README, Databases): `DB` is the directory
 // (src/db/directory-schema.ts); each account lives in one account database, a D1 binding named
@@ -114,9 +114,13 @@ async function placeEntry(env: { DB: D1Database }, accountId: string): Promise<P
   const now = Date.now();
   const kept = placed.get(accountId);
   if (kept && kept.until > now) return kept;
-  const row = await placeRowOf(directoryOf(env), accountId);
+  const row = await accountPlaceOf(directoryOf(env), accountId);
   if (!row) return null;
-  const place = { ...row, until: now + (row.moving ? MOVING_PLACE_TTL_MS : PLACE_TTL_MS) };
+  const place = {
+    database: row.database,
+    moving: row.moving,
+    until: now + (row.moving ? MOVING_PLACE_TTL_MS : PLACE_TTL_MS),
+  };
   if (placed.size >= PLACES_KEPT) placed.clear();
   placed.set(accountId, place);
   return place;

@@ -39,42 +39,28 @@ export async function placeAccount(
   return row.number;
 }
 
-/** The binding name of the database that holds account `id`, or null when the directory lacks it. */
-export async function databaseNameOf(directory: Db, id: string): Promise<string | null> {
-  const [row] = await directory
-    .select({ database: directoryAccounts.database })
-    .from(directoryAccounts)
-    .where(eq(directoryAccounts.id, id))
-    .limit(1);
-  return row?.database ?? null;
-}
-
 /**
- * Account `id`'s database (binding name), and whether it is moving (a move of it is `holding` or
- * `copying`: src/db/directory-schema.ts `directoryMoves`); null when the directory lacks it.
+ * Where account `id` is, one read of the directory: its database (binding name), its number, and
+ * whether it is moving (a move of it is `holding` or `copying`: src/db/directory-schema.ts
+ * `directoryMoves`); null when the directory lacks it.
  */
-export async function placeRowOf(
+export async function accountPlaceOf(
   directory: Db,
   id: string,
-): Promise<{ database: string; moving: boolean } | null> {
+): Promise<{ database: string; number: number; moving: boolean } | null> {
   const [row] = await directory
-    .select({ database: directoryAccounts.database, phase: directoryMoves.phase })
+    .select({
+      database: directoryAccounts.database,
+      number: directoryAccounts.number,
+      phase: directoryMoves.phase,
+    })
     .from(directoryAccounts)
     .leftJoin(directoryMoves, eq(directoryMoves.accountId, directoryAccounts.id))
     .where(eq(directoryAccounts.id, id))
     .limit(1);
   if (!row) return null;
-  return { database: row.database, moving: row.phase === "holding" || row.phase === "copying" };
-}
-
-/** Account `id`'s number (src/db/directory-schema.ts `directoryAccounts`), or 0 when the directory lacks it. */
-export async function accountNumberOf(directory: Db, id: string): Promise<number> {
-  const [row] = await directory
-    .select({ number: directoryAccounts.number })
-    .from(directoryAccounts)
-    .where(eq(directoryAccounts.id, id))
-    .limit(1);
-  return row?.number ?? 0;
+  const { phase, ...place } = row;
+  return { ...place, moving: phase === "holding" || phase === "copying" };
 }
 
 /** How many accounts each database holds (binding name → count); a database without any is absent. */

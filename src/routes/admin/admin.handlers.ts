@@ -34,12 +34,12 @@ import { pageLinks } from "../paging";
 import type * as routes from "./admin.routes";
 
 function toMoveRecord(move: MoveRow) {
-  const ended = move.phase === "done" || move.phase === "failed" || move.phase === "holding";
+  const atTable = move.phase === "copying" || move.phase === "deleting" || move.phase === "unwinding";
   return {
     from_database: move.fromDatabase,
     to_database: move.toDatabase,
     phase: move.phase,
-    table: ended ? null : (ACCOUNT_TABLES[move.step]?.name ?? null),
+    table: atTable ? (ACCOUNT_TABLES[move.step]?.name ?? null) : null,
     rows_copied: move.copied,
     rows_deleted: move.deleted,
     error: move.error,
