@@ -18,6 +18,7 @@ const FLOORS = [
   "delivery", // the outbound queue's consumer, the outbox, pacing, retries, failover
   "sessions", // the session Durable Object
   "number-checks", // whether numbers are on the chat network: cached answers, asked through sessions
+  "chat-actions", // what a session does to messages already in a chat (mark read, delete, edit), through its object
   "campaigns",
   "otp",
   "keys",

@@ -641,6 +641,34 @@ export interface paths {
         get: operations["getMessage"];
         put?: never;
         post?: never;
+        /**
+         * Delete a sent message for everyone
+         * @description Deletes one of the session's sent messages from the recipient's phone, as WhatsApp's "Delete for everyone" does, through its `connected` session, within 48 hours of `sent_at` (WhatsApp allows about two days; past it, 409 `message_too_old`). The message keeps its content here and gets `metadata.deleted_at` and a `message.deleted` event (README, Chat actions). Asking again is safe: a deleted message answers as it is, with no second call or event. 422 `message_not_outgoing` for a contact's message; 409 `message_not_sent` for one not on the network yet; 409 `not_supported_by_gateway` on the Cloud API, which cannot delete; 502 `gateway_rejected` or 503 `gateway_unavailable` when the gateway refused or could not be reached (nothing is recorded).
+         */
+        delete: operations["deleteMessage"];
+        options?: never;
+        head?: never;
+        /**
+         * Edit a sent text
+         * @description Replaces the text of one of the session's sent `text` messages on the recipient's phone (shown "Edited"), through its `connected` session, within 15 minutes of `sent_at` (WhatsApp's edit window; past it, 409 `message_too_old`). The message's `content` becomes the new text; `metadata.edits` keeps each text it replaced, `metadata.edited_at` the last edit's time, and each edit records a `message.edited` event (README, Chat actions). The same text again answers the message as it is, with no call or event. 422 `message_not_editable` for another type or a deleted message; other errors as `DELETE` on the message.
+         */
+        patch: operations["updateMessage"];
+        trace?: never;
+    };
+    "/v1/chatapp/messages/{id}/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark an incoming message read at the gateway
+         * @description Sends the contact a read receipt (the blue ticks) for this incoming message through its session, which must be `connected`, and with it for the chat's earlier messages, as WhatsApp does (README, Chat actions). Every incoming message of the chat up to this one that is still `delivered` becomes `read` with `read_at`. Asking again is safe: the receipt goes out again, which changes nothing on the network, and no message moves twice; `marked` then counts 0. 422 `message_not_incoming` for a message the session sent; 502 `gateway_rejected` or 503 `gateway_unavailable` when the gateway refused or could not be reached (nothing is marked).
+         */
+        post: operations["markMessageRead"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2071,6 +2099,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "message.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The `message.deleted` event
+         * @description Delivered to webhook endpoints subscribed to this type, signed per Standard Webhooks, and listed by `GET /v1/events`.
+         */
+        post: operations["onMessageDeleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.edited": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The `message.edited` event
+         * @description Delivered to webhook endpoints subscribed to this type, signed per Standard Webhooks, and listed by `GET /v1/events`.
+         */
+        post: operations["onMessageEdited"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook.test": {
         parameters: {
             query?: never;
@@ -2109,8 +2177,8 @@ export interface components {
             to_number: string | null;
             contact: components["schemas"]["ContactRef"];
             /** @enum {string} */
-            type: "text" | "image" | "video" | "audio" | "document" | "template" | "reaction";
-            /** @description The text or caption; a reaction's emoji ("" when it takes one off). */
+            type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "reaction" | "interactive_reply";
+            /** @description The text or caption; a reaction's emoji ("" when it takes one off); a location's name, else its address (its point is in `metadata.location`). */
             content: string | null;
             /**
              * Format: uuid
@@ -2261,6 +2329,110 @@ export interface components {
                     }[];
                 };
             };
+            /** @description A `location` message's point and place, sent or received (README, Sending messages → Locations). */
+            location?: {
+                /** @description Latitude in decimal degrees, −90 to 90. */
+                latitude: number;
+                /** @description Longitude in decimal degrees, −180 to 180. */
+                longitude: number;
+                /** @description The place's name. */
+                name?: string;
+                /** @description The place's address. */
+                address?: string;
+                /** @description A received location's link, when the network gives one (business locations). */
+                url?: string;
+            };
+            /** @description An `interactive` message's buttons or list, as sent (README, Sending messages → Buttons and lists). */
+            interactive?: {
+                /** @enum {string} */
+                type: "button";
+                /** @description A text header (`HeaderObject` of type `text`). */
+                header?: {
+                    /** @enum {string} */
+                    type: "text";
+                    /** @description The header's text, at most 60 characters. */
+                    text: string;
+                };
+                body: {
+                    /** @description The message's text, at most 1,024 characters. */
+                    text: string;
+                };
+                footer?: {
+                    /** @description The footer's text, at most 60 characters. */
+                    text: string;
+                };
+                action: {
+                    buttons: {
+                        /** @enum {string} */
+                        type: "reply";
+                        reply: {
+                            /** @description What the tap answers as `interactive_reply.id`, at most 256 characters. */
+                            id: string;
+                            /** @description The button's label, at most 20 characters. */
+                            title: string;
+                        };
+                    }[];
+                };
+            } | {
+                /** @enum {string} */
+                type: "list";
+                /** @description A text header (`HeaderObject` of type `text`). */
+                header?: {
+                    /** @enum {string} */
+                    type: "text";
+                    /** @description The header's text, at most 60 characters. */
+                    text: string;
+                };
+                body: {
+                    /** @description The message's text, at most 1,024 characters. */
+                    text: string;
+                };
+                footer?: {
+                    /** @description The footer's text, at most 60 characters. */
+                    text: string;
+                };
+                action: {
+                    /** @description The label of the button that opens the list, at most 20 characters. */
+                    button: string;
+                    sections: {
+                        /** @description The section's title, at most 24 characters; required when the list has several sections. */
+                        title?: string;
+                        rows: {
+                            /** @description What the choice answers as `interactive_reply.id`, at most 200 characters. */
+                            id: string;
+                            /** @description The row's title, at most 24 characters. */
+                            title: string;
+                            /** @description The row's description, at most 72 characters. */
+                            description?: string;
+                        }[];
+                    }[];
+                };
+            };
+            /** @description An `interactive_reply`'s tap: the button or row the contact chose; `reply_to` is the message it answers. */
+            interactive_reply?: {
+                /**
+                 * @description A reply button's tap or a list row's choice.
+                 * @enum {string}
+                 */
+                type: "button_reply" | "list_reply";
+                /** @description The button's or row's id, as the interactive message was sent with it. */
+                id: string;
+                /** @description The button's or row's title. */
+                title: string;
+                /** @description A list row's description. */
+                description?: string;
+            };
+            /** @description When the session deleted the sent message for everyone (README, Chat actions) (an API timestamp, UTC). */
+            deleted_at?: string;
+            /** @description When the session last edited the sent text (README, Chat actions) (an API timestamp, UTC). */
+            edited_at?: string;
+            /** @description Each edit of the sent text, oldest first: the text it replaced and when. */
+            edits?: {
+                /** @description The text before this edit. */
+                content: string | null;
+                /** @description When it was replaced (an API timestamp, UTC). */
+                at: string;
+            }[];
             /** @description A reply's quoted message, or a reaction's message, as the gateway knows it (README, Replies and reactions). */
             quoted?: {
                 /** @description The gateway's id of the message quoted or reacted to. */
@@ -2654,7 +2826,9 @@ export interface components {
              *       "video": 332,
              *       "audio": 499,
              *       "document": 499,
-             *       "template": 998
+             *       "template": 998,
+             *       "location": 998,
+             *       "interactive": 998
              *     }
              */
             remaining_messages: {
@@ -2664,6 +2838,8 @@ export interface components {
                 audio: number;
                 document: number;
                 template: number;
+                location: number;
+                interactive: number;
             };
             /**
              * @description Major units: a charge that takes the balance from this or more to below it records `account.balance_low`. Null: no alert.
@@ -2678,7 +2854,9 @@ export interface components {
              *       "video": 0.03,
              *       "audio": 0.02,
              *       "document": 0.02,
-             *       "template": 0.01
+             *       "template": 0.01,
+             *       "location": 0.01,
+             *       "interactive": 0.01
              *     }
              */
             prices: {
@@ -2688,6 +2866,8 @@ export interface components {
                 audio: number;
                 document: number;
                 template: number;
+                location: number;
+                interactive: number;
             };
             /**
              * @description Days a final message stays before the hourly job moves it to an archive (`GET /v1/account/archives`); 0: as soon as it is final. Set by the service's operator.
@@ -2845,6 +3025,27 @@ export interface components {
              */
             completed_at: string | null;
         };
+        MessageEdited: {
+            /**
+             * Format: uuid
+             * @description The message edited.
+             */
+            message_id: string;
+            /**
+             * Format: uuid
+             * @description The session that sent and edited it.
+             */
+            session_id: string;
+            /** @description The text it now has. */
+            content: string;
+            /** @description The text it had before this edit. */
+            previous_content: string | null;
+            /**
+             * @description When it was edited.
+             * @example 2026-11-21T09:30:12.345000Z
+             */
+            edited_at: string;
+        };
         WebhookTestEvent: {
             /** @example evt_7d1e0b9c2a5f4e3d8c6b1a0f9e8d7c6b */
             id: string;
@@ -2879,7 +3080,7 @@ export interface components {
              *       "message.read"
              *     ]
              */
-            events: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated" | "contact.erased")[] | null;
+            events: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated" | "contact.erased" | "message.deleted" | "message.edited")[] | null;
             /** @description Whether events are posted to the endpoint. */
             enabled: boolean;
             /**
@@ -3001,7 +3202,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "invalid_json" | "unauthenticated" | "invalid_signature" | "insufficient_balance" | "insufficient_scope" | "media_link_invalid" | "verify_token_mismatch" | "not_found" | "link_not_found" | "media_not_kept" | "message_archived" | "otp_archived" | "campaign_recipients_archived" | "method_not_allowed" | "session_not_pending" | "session_not_connected" | "session_not_disconnected" | "session_not_linked" | "session_limited" | "reply_to_not_sent" | "idempotency_key_in_use" | "otp_already_verified" | "otp_is_reverse" | "webhook_endpoint_limit" | "webhook_endpoint_disabled" | "campaign_not_draft" | "campaign_not_running" | "campaign_not_paused" | "campaign_finished" | "campaign_empty" | "account_limit_reached" | "account_move_in_progress" | "not_supported_by_gateway" | "phone_number_in_use" | "otp_expired" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "app_has_no_channel" | "app_has_no_otp_template" | "otp_invalid" | "otp_country_not_allowed" | "pairing_code_invalid" | "time_range_invalid" | "media_unavailable" | "reply_to_not_found" | "reply_to_other_chat" | "reaction_other_chat" | "gateway_credentials_invalid" | "template_not_found" | "template_rejected" | "outside_service_window" | "recipient_not_supported" | "upgrade_required" | "rate_limited" | "otp_attempts_exceeded" | "internal_error" | "gateway_misconfigured" | "service_misconfigured" | "gateway_rejected" | "gateway_unavailable" | "service_unavailable" | "otp_codes_exhausted" | "account_moving";
+            code: "invalid_json" | "unauthenticated" | "invalid_signature" | "insufficient_balance" | "insufficient_scope" | "media_link_invalid" | "verify_token_mismatch" | "not_found" | "link_not_found" | "media_not_kept" | "message_archived" | "otp_archived" | "campaign_recipients_archived" | "method_not_allowed" | "session_not_pending" | "session_not_connected" | "session_not_disconnected" | "session_not_linked" | "session_limited" | "reply_to_not_sent" | "message_not_sent" | "message_too_old" | "idempotency_key_in_use" | "otp_already_verified" | "otp_is_reverse" | "webhook_endpoint_limit" | "webhook_endpoint_disabled" | "campaign_not_draft" | "campaign_not_running" | "campaign_not_paused" | "campaign_finished" | "campaign_empty" | "account_limit_reached" | "account_move_in_progress" | "not_supported_by_gateway" | "phone_number_in_use" | "otp_expired" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "app_has_no_channel" | "app_has_no_otp_template" | "otp_invalid" | "otp_country_not_allowed" | "pairing_code_invalid" | "time_range_invalid" | "media_unavailable" | "reply_to_not_found" | "message_not_incoming" | "type_not_supported_by_gateway" | "message_not_outgoing" | "message_not_editable" | "reply_to_other_chat" | "reaction_other_chat" | "gateway_credentials_invalid" | "template_not_found" | "template_rejected" | "outside_service_window" | "recipient_not_supported" | "upgrade_required" | "rate_limited" | "otp_attempts_exceeded" | "internal_error" | "gateway_misconfigured" | "service_misconfigured" | "gateway_rejected" | "gateway_unavailable" | "service_unavailable" | "otp_codes_exhausted" | "account_moving";
             request_id: string;
             /** @enum {boolean} */
             success: false;
@@ -3065,7 +3266,7 @@ export interface components {
              *       "messages:send"
              *     ]
              */
-            scopes: ("*" | "account:read" | "account:write" | "keys:read" | "keys:write" | "sessions:read" | "sessions:write" | "messages:read" | "messages:send" | "campaigns:read" | "campaigns:write" | "apps:read" | "apps:write" | "otp:read" | "otp:send" | "otp:verify" | "webhooks:read" | "webhooks:write" | "events:read" | "opt-outs:read" | "opt-outs:write" | "contacts:read" | "erasures:read" | "erasures:write")[];
+            scopes: ("*" | "account:read" | "account:write" | "keys:read" | "keys:write" | "sessions:read" | "sessions:write" | "messages:read" | "messages:send" | "messages:write" | "campaigns:read" | "campaigns:write" | "apps:read" | "apps:write" | "otp:read" | "otp:send" | "otp:verify" | "webhooks:read" | "webhooks:write" | "events:read" | "opt-outs:read" | "opt-outs:write" | "contacts:read" | "erasures:read" | "erasures:write")[];
             created_at: string;
             expires_at: string | null;
             /** @description When the key last authenticated a request, to the minute. */
@@ -3317,7 +3518,7 @@ export interface components {
              */
             start: string;
             /** @enum {string} */
-            type: "text" | "image" | "video" | "audio" | "document" | "template";
+            type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive";
             /** @description The bucket's messages of this type by their status now (they move as the messages move). */
             counts: {
                 queued: number;
@@ -3449,6 +3650,33 @@ export interface components {
             message_id: string;
             /** @example 👍 */
             emoji: string;
+        };
+        /** @description For `location`: the point (`latitude`, `longitude` in decimal degrees) and, optionally, the place's `name` and `address` (each ≤ 1,000 characters). Stored in `metadata.location`; `content` shows the name (else the address). Priced `PRICE_LOCATION`. */
+        LocationSend: {
+            /**
+             * @description Latitude in decimal degrees, −90 to 90.
+             * @example 38.7223
+             */
+            latitude: number;
+            /**
+             * @description Longitude in decimal degrees, −180 to 180.
+             * @example -9.1393
+             */
+            longitude: number;
+            /**
+             * @description The place's name.
+             * @example Lisbon store
+             */
+            name?: string;
+            /**
+             * @description The place's address.
+             * @example Rua Augusta 1, 1100-048 Lisboa
+             */
+            address?: string;
+        };
+        MessageEdit: {
+            /** @description The text's new content, 1–4,096 characters. */
+            content: string;
         };
         AddedRecipients: {
             /** @enum {boolean} */
@@ -3622,7 +3850,7 @@ export interface components {
             /** @example evt_3f2c9a7e1b6d4c08a5e97d2b1f04c6aa */
             id: string;
             /** @enum {string} */
-            type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated" | "contact.erased";
+            type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated" | "contact.erased" | "message.deleted" | "message.edited";
             /** @example 2026-11-21T09:30:12.345000Z */
             created_at: string;
             /** @description The object after the change, in the shape its own GET returns: a Message (`message.*` but `message.reaction`, whose data is `{message_id, session_id, from, emoji, at}`), a Session (`session.status_changed`, `session.health_changed`), `{session, qr_code}` (`session.qr_updated`), an OTP (`otp.*`), a Campaign (`campaign.*`), the Account (`account.balance_low`), a Contact (`contact.created`), `{contact, previous}` (`contact.updated`) or an Erasure (`contact.erased`). */
@@ -3667,7 +3895,7 @@ export interface components {
              * @description The event's type.
              * @enum {string}
              */
-            event_type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated" | "contact.erased";
+            event_type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated" | "contact.erased" | "message.deleted" | "message.edited";
             /** Format: uuid */
             endpoint_id: string;
             /**
@@ -3968,9 +4196,89 @@ export interface components {
             message_id: string;
             to_number: string;
             /** @enum {string} */
-            type: "text" | "image" | "video" | "audio" | "document" | "template" | "reaction";
+            type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "reaction" | "interactive_reply";
+            /** @description The text or caption; a location's name or address. */
             content: string | null;
             media_url: string | null;
+            /** @description A `location` message's point and place. */
+            location: {
+                /** @description Latitude in decimal degrees, −90 to 90. */
+                latitude: number;
+                /** @description Longitude in decimal degrees, −180 to 180. */
+                longitude: number;
+                /** @description The place's name. */
+                name?: string;
+                /** @description The place's address. */
+                address?: string;
+                /** @description A received location's link, when the network gives one (business locations). */
+                url?: string;
+            } | null;
+            /** @description An `interactive` message's buttons or list. */
+            interactive: {
+                /** @enum {string} */
+                type: "button";
+                /** @description A text header (`HeaderObject` of type `text`). */
+                header?: {
+                    /** @enum {string} */
+                    type: "text";
+                    /** @description The header's text, at most 60 characters. */
+                    text: string;
+                };
+                body: {
+                    /** @description The message's text, at most 1,024 characters. */
+                    text: string;
+                };
+                footer?: {
+                    /** @description The footer's text, at most 60 characters. */
+                    text: string;
+                };
+                action: {
+                    buttons: {
+                        /** @enum {string} */
+                        type: "reply";
+                        reply: {
+                            /** @description What the tap answers as `interactive_reply.id`, at most 256 characters. */
+                            id: string;
+                            /** @description The button's label, at most 20 characters. */
+                            title: string;
+                        };
+                    }[];
+                };
+            } | {
+                /** @enum {string} */
+                type: "list";
+                /** @description A text header (`HeaderObject` of type `text`). */
+                header?: {
+                    /** @enum {string} */
+                    type: "text";
+                    /** @description The header's text, at most 60 characters. */
+                    text: string;
+                };
+                body: {
+                    /** @description The message's text, at most 1,024 characters. */
+                    text: string;
+                };
+                footer?: {
+                    /** @description The footer's text, at most 60 characters. */
+                    text: string;
+                };
+                action: {
+                    /** @description The label of the button that opens the list, at most 20 characters. */
+                    button: string;
+                    sections: {
+                        /** @description The section's title, at most 24 characters; required when the list has several sections. */
+                        title?: string;
+                        rows: {
+                            /** @description What the choice answers as `interactive_reply.id`, at most 200 characters. */
+                            id: string;
+                            /** @description The row's title, at most 24 characters. */
+                            title: string;
+                            /** @description The row's description, at most 72 characters. */
+                            description?: string;
+                        }[];
+                    }[];
+                };
+            } | null;
             /**
              * Format: uuid
              * @description The message it quotes, or that a reaction reacts to.
@@ -4510,13 +4818,13 @@ export interface operations {
                 "application/json": {
                     name?: string;
                     /**
-                     * @description What the key may do: `*`, `account:read`, `account:write`, `keys:read`, `keys:write`, `sessions:read`, `sessions:write`, `messages:read`, `messages:send`, `campaigns:read`, `campaigns:write`, `apps:read`, `apps:write`, `otp:read`, `otp:send`, `otp:verify`, `webhooks:read`, `webhooks:write`, `events:read`, `opt-outs:read`, `opt-outs:write`, `contacts:read`, `erasures:read`, `erasures:write`. `*` is everything; `<resource>:write` also reads the resource; `otp:send` and `otp:verify` read one-time codes; `messages:send` only sends. Each operation of this reference names the scope it needs.
+                     * @description What the key may do: `*`, `account:read`, `account:write`, `keys:read`, `keys:write`, `sessions:read`, `sessions:write`, `messages:read`, `messages:send`, `messages:write`, `campaigns:read`, `campaigns:write`, `apps:read`, `apps:write`, `otp:read`, `otp:send`, `otp:verify`, `webhooks:read`, `webhooks:write`, `events:read`, `opt-outs:read`, `opt-outs:write`, `contacts:read`, `erasures:read`, `erasures:write`. `*` is everything; `<resource>:write` also reads the resource; `otp:send` and `otp:verify` read one-time codes; `messages:send` only sends. Each operation of this reference names the scope it needs.
                      * @example [
                      *       "messages:send",
                      *       "otp:send"
                      *     ]
                      */
-                    scopes?: ("*" | "account:read" | "account:write" | "keys:read" | "keys:write" | "sessions:read" | "sessions:write" | "messages:read" | "messages:send" | "campaigns:read" | "campaigns:write" | "apps:read" | "apps:write" | "otp:read" | "otp:send" | "otp:verify" | "webhooks:read" | "webhooks:write" | "events:read" | "opt-outs:read" | "opt-outs:write" | "contacts:read" | "erasures:read" | "erasures:write")[];
+                    scopes?: ("*" | "account:read" | "account:write" | "keys:read" | "keys:write" | "sessions:read" | "sessions:write" | "messages:read" | "messages:send" | "messages:write" | "campaigns:read" | "campaigns:write" | "apps:read" | "apps:write" | "otp:read" | "otp:send" | "otp:verify" | "webhooks:read" | "webhooks:write" | "events:read" | "opt-outs:read" | "opt-outs:write" | "contacts:read" | "erasures:read" | "erasures:write")[];
                     /**
                      * Format: date-time
                      * @description When the key stops working (RFC 3339, in the future); after it the key is refused like a revoked one (401). Absent or null: it does not expire, unless the creating key expires, whose expiry it then gets.
@@ -5356,13 +5664,13 @@ export interface operations {
                     /** @example checkout backend */
                     name: string;
                     /**
-                     * @description What the key may do: `*`, `account:read`, `account:write`, `keys:read`, `keys:write`, `sessions:read`, `sessions:write`, `messages:read`, `messages:send`, `campaigns:read`, `campaigns:write`, `apps:read`, `apps:write`, `otp:read`, `otp:send`, `otp:verify`, `webhooks:read`, `webhooks:write`, `events:read`, `opt-outs:read`, `opt-outs:write`, `contacts:read`, `erasures:read`, `erasures:write`. `*` is everything; `<resource>:write` also reads the resource; `otp:send` and `otp:verify` read one-time codes; `messages:send` only sends. Each operation of this reference names the scope it needs.
+                     * @description What the key may do: `*`, `account:read`, `account:write`, `keys:read`, `keys:write`, `sessions:read`, `sessions:write`, `messages:read`, `messages:send`, `messages:write`, `campaigns:read`, `campaigns:write`, `apps:read`, `apps:write`, `otp:read`, `otp:send`, `otp:verify`, `webhooks:read`, `webhooks:write`, `events:read`, `opt-outs:read`, `opt-outs:write`, `contacts:read`, `erasures:read`, `erasures:write`. `*` is everything; `<resource>:write` also reads the resource; `otp:send` and `otp:verify` read one-time codes; `messages:send` only sends. Each operation of this reference names the scope it needs.
                      * @example [
                      *       "messages:send",
                      *       "otp:send"
                      *     ]
                      */
-                    scopes: ("*" | "account:read" | "account:write" | "keys:read" | "keys:write" | "sessions:read" | "sessions:write" | "messages:read" | "messages:send" | "campaigns:read" | "campaigns:write" | "apps:read" | "apps:write" | "otp:read" | "otp:send" | "otp:verify" | "webhooks:read" | "webhooks:write" | "events:read" | "opt-outs:read" | "opt-outs:write" | "contacts:read" | "erasures:read" | "erasures:write")[];
+                    scopes: ("*" | "account:read" | "account:write" | "keys:read" | "keys:write" | "sessions:read" | "sessions:write" | "messages:read" | "messages:send" | "messages:write" | "campaigns:read" | "campaigns:write" | "apps:read" | "apps:write" | "otp:read" | "otp:send" | "otp:verify" | "webhooks:read" | "webhooks:write" | "events:read" | "opt-outs:read" | "opt-outs:write" | "contacts:read" | "erasures:read" | "erasures:write")[];
                     /**
                      * Format: date-time
                      * @description When the key stops working (RFC 3339, in the future); after it the key is refused like a revoked one (401). Absent or null: it does not expire, unless the creating key expires, whose expiry it then gets.
@@ -6582,7 +6890,7 @@ export interface operations {
                 "filter[user_id]"?: string;
                 "filter[status]"?: "queued" | "sent" | "delivered" | "read" | "failed" | "scheduled";
                 "filter[direction]"?: "incoming" | "outgoing";
-                "filter[type]"?: "text" | "image" | "video" | "audio" | "document" | "template" | "reaction";
+                "filter[type]"?: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "reaction" | "interactive_reply";
                 /** @description The session's uuid or its `session_<id>` name. */
                 session_id?: string;
                 /** @description Messages created at or after this time. */
@@ -6676,7 +6984,7 @@ export interface operations {
                      */
                     to_user_id?: string[];
                     /** @enum {string} */
-                    type: "text" | "image" | "video" | "audio" | "document" | "template" | "reaction";
+                    type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "reaction";
                     /** @description Text body (1–4,096 characters) for `text`; optional caption (≤ 1,024) for image, video, document; not allowed for audio or reaction. */
                     content?: string | null;
                     /** @description Public https URL of the media, on port 443, at most 2,048 characters; required for image, video, audio, document. The service fetches it once per send (or campaign), following at most 3 redirects and only within the same host, and stores the file; the gateway gets a link of ours to that copy, never this URL. WhatsApp's limits apply: image ≤ 5 MB (image/jpeg, image/png), video ≤ 16 MB (video/mp4, video/3gpp), audio ≤ 16 MB (audio/aac, audio/amr, audio/mpeg, audio/mp4, audio/ogg), document ≤ 100 MB (PDF, plain text, Word, Excel, PowerPoint). Media that cannot be fetched or break a limit are 422 `media_unavailable`, before anything is charged; nothing is fetched for an account whose balance cannot pay (402 `insufficient_balance`). The copy is deleted once no message can still need it (or `MEDIA_RETENTION_DAYS` after the messages' time; a running campaign keeps it until it ends), and its messages then show `metadata.media_expired_at`. Shown back as given. */
@@ -6688,6 +6996,73 @@ export interface operations {
                      */
                     reply_to?: string | null;
                     reaction?: components["schemas"]["ReactionSend"];
+                    location?: components["schemas"]["LocationSend"];
+                    /** @description For `interactive`: reply buttons (`type: "button"`, 1–3 buttons) or a list (`type: "list"`, up to 10 rows in up to 10 sections), in the Cloud API's `interactive` shape and limits (README, Sending messages → Buttons and lists). A contact's tap arrives as an incoming `interactive_reply` message whose `reply_to` is this one. A kind the session's gateway cannot send: 422 `type_not_supported_by_gateway`, before any charge. Priced `PRICE_INTERACTIVE`. */
+                    interactive?: {
+                        /** @enum {string} */
+                        type: "button";
+                        /** @description A text header (`HeaderObject` of type `text`). */
+                        header?: {
+                            /** @enum {string} */
+                            type: "text";
+                            /** @description The header's text, at most 60 characters. */
+                            text: string;
+                        };
+                        body: {
+                            /** @description The message's text, at most 1,024 characters. */
+                            text: string;
+                        };
+                        footer?: {
+                            /** @description The footer's text, at most 60 characters. */
+                            text: string;
+                        };
+                        action: {
+                            buttons: {
+                                /** @enum {string} */
+                                type: "reply";
+                                reply: {
+                                    /** @description What the tap answers as `interactive_reply.id`, at most 256 characters. */
+                                    id: string;
+                                    /** @description The button's label, at most 20 characters. */
+                                    title: string;
+                                };
+                            }[];
+                        };
+                    } | {
+                        /** @enum {string} */
+                        type: "list";
+                        /** @description A text header (`HeaderObject` of type `text`). */
+                        header?: {
+                            /** @enum {string} */
+                            type: "text";
+                            /** @description The header's text, at most 60 characters. */
+                            text: string;
+                        };
+                        body: {
+                            /** @description The message's text, at most 1,024 characters. */
+                            text: string;
+                        };
+                        footer?: {
+                            /** @description The footer's text, at most 60 characters. */
+                            text: string;
+                        };
+                        action: {
+                            /** @description The label of the button that opens the list, at most 20 characters. */
+                            button: string;
+                            sections: {
+                                /** @description The section's title, at most 24 characters; required when the list has several sections. */
+                                title?: string;
+                                rows: {
+                                    /** @description What the choice answers as `interactive_reply.id`, at most 200 characters. */
+                                    id: string;
+                                    /** @description The row's title, at most 24 characters. */
+                                    title: string;
+                                    /** @description The row's description, at most 72 characters. */
+                                    description?: string;
+                                }[];
+                            }[];
+                        };
+                    };
                     /**
                      * Format: int32
                      * @description Milliseconds between this session's gateway calls for these messages.
@@ -6729,8 +7104,8 @@ export interface operations {
                                 /** @description The recipient's number (E.164) of an outgoing message, null when it was sent to a user id (`contact.user_id`); the session's number for an incoming one. Once the contact was erased, the keyed hash that stands for them (`erased:…`, README, Erasure). */
                                 to_number: string | null;
                                 /** @enum {string} */
-                                type: "text" | "image" | "video" | "audio" | "document" | "template" | "reaction";
-                                /** @description The text or caption; a reaction's emoji ("" when it takes one off). */
+                                type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "reaction" | "interactive_reply";
+                                /** @description The text or caption; a reaction's emoji ("" when it takes one off); a location's name, else its address (its point is in `metadata.location`). */
                                 content: string | null;
                                 /**
                                  * Format: uuid
@@ -6800,7 +7175,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description Problem: `validation_failed`, `media_unavailable`, `reply_to_not_found`, `reply_to_other_chat`, `reaction_other_chat`, `outside_service_window`, `recipient_not_supported`, `idempotency_key_reused` */
+            /** @description Problem: `validation_failed`, `media_unavailable`, `reply_to_not_found`, `reply_to_other_chat`, `reaction_other_chat`, `outside_service_window`, `recipient_not_supported`, `type_not_supported_by_gateway`, `idempotency_key_reused` */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -6834,7 +7209,7 @@ export interface operations {
                 "filter[user_id]"?: string;
                 "filter[status]"?: "queued" | "sent" | "delivered" | "read" | "failed" | "scheduled";
                 "filter[direction]"?: "incoming" | "outgoing";
-                "filter[type]"?: "text" | "image" | "video" | "audio" | "document" | "template" | "reaction";
+                "filter[type]"?: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "reaction" | "interactive_reply";
                 /** @description Messages created at or after this time. */
                 time_from?: string;
                 /** @description Messages created at or before this time. */
@@ -6937,6 +7312,267 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["AccountMoving"];
+        };
+    };
+    deleteMessage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key and body replay the first answer for 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The message, deleted for everyone */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidJson"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            /** @description Problem: `not_found`, `message_archived` */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `message_not_sent`, `message_too_old`, `not_supported_by_gateway`, `session_not_connected`, `idempotency_key_in_use` */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Problem: `message_not_outgoing`, `idempotency_key_reused` */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            /** @description Problem: `gateway_rejected` */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `gateway_unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateMessage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key and body replay the first answer for 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessageEdit"];
+            };
+        };
+        responses: {
+            /** @description The message, edited */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidJson"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            /** @description Problem: `not_found`, `message_archived` */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `message_not_sent`, `message_too_old`, `not_supported_by_gateway`, `session_not_connected`, `idempotency_key_in_use` */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Problem: `validation_failed`, `message_not_outgoing`, `message_not_editable`, `idempotency_key_reused` */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            /** @description Problem: `gateway_rejected` */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `gateway_unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    markMessageRead: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key and body replay the first answer for 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The message, marked read */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Message"];
+                        /** @description How many of the chat's incoming messages this call moved to `read` (0 when all already were). */
+                        marked: number;
+                    };
+                };
+            };
+            400: components["responses"]["InvalidJson"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            /** @description Problem: `not_found`, `message_archived` */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `session_not_connected`, `idempotency_key_in_use` */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Problem: `message_not_incoming`, `idempotency_key_reused` */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            /** @description Problem: `gateway_rejected` */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `gateway_unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getMessageMedia: {
@@ -8297,7 +8933,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Event types to list (repeat the parameter, or separate with commas). Default: all. */
-                "filter[type]"?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated" | "contact.erased")[];
+                "filter[type]"?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated" | "contact.erased" | "message.deleted" | "message.edited")[];
                 /** @description Events created at or after this time. */
                 time_from?: string;
                 /** @description Events created at or before this time. */
@@ -8488,13 +9124,13 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description The event types posted to this endpoint, each at most once (1–21 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `message.media_kept`, `message.media_failed`, `message.reaction`, `session.status_changed`, `session.qr_updated`, `session.health_changed`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`, `contact.created`, `contact.updated`, `contact.erased`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`, `contact.*` `messages:read`, `contact.erased` `erasures:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
+                     * @description The event types posted to this endpoint, each at most once (1–23 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `message.media_kept`, `message.media_failed`, `message.reaction`, `session.status_changed`, `session.qr_updated`, `session.health_changed`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`, `contact.created`, `contact.updated`, `contact.erased`, `message.deleted`, `message.edited`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`, `contact.*` `messages:read`, `contact.erased` `erasures:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
                      * @example [
                      *       "message.delivered",
                      *       "message.read"
                      *     ]
                      */
-                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated" | "contact.erased")[] | null;
+                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated" | "contact.erased" | "message.deleted" | "message.edited")[] | null;
                     /**
                      * @description A note for the account's own use, at most 500 characters.
                      * @example Order service, production
@@ -8670,13 +9306,13 @@ export interface operations {
                      */
                     url?: string;
                     /**
-                     * @description The event types posted to this endpoint, each at most once (1–21 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `message.media_kept`, `message.media_failed`, `message.reaction`, `session.status_changed`, `session.qr_updated`, `session.health_changed`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`, `contact.created`, `contact.updated`, `contact.erased`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`, `contact.*` `messages:read`, `contact.erased` `erasures:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
+                     * @description The event types posted to this endpoint, each at most once (1–23 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `message.media_kept`, `message.media_failed`, `message.reaction`, `session.status_changed`, `session.qr_updated`, `session.health_changed`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`, `contact.created`, `contact.updated`, `contact.erased`, `message.deleted`, `message.edited`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`, `contact.*` `messages:read`, `contact.erased` `erasures:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
                      * @example [
                      *       "message.delivered",
                      *       "message.read"
                      *     ]
                      */
-                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated" | "contact.erased")[] | null;
+                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated" | "contact.erased" | "message.deleted" | "message.edited")[] | null;
                     /**
                      * @description A note for the account's own use, at most 500 characters; null removes it.
                      * @example Order service, production
@@ -10418,8 +11054,14 @@ export interface operations {
                     /** @description The user's profile name. */
                     name?: string;
                     /** @enum {string} */
-                    type: "text" | "image" | "video" | "audio" | "document";
+                    type: "text" | "image" | "video" | "audio" | "document" | "location" | "interactive_reply";
                     content?: string | null;
+                    location?: components["schemas"]["LocationSend"] & unknown;
+                    /** @description For `interactive_reply`: the contact's tap on a button or row of the interactive message `reply_to` names (required), which the session sent them. An id that message does not have: 422 naming `interactive_reply.id`. */
+                    interactive_reply?: {
+                        /** @description The id of the button tapped or the row chosen. */
+                        id: string;
+                    };
                     /** Format: uri */
                     media_url?: string | null;
                     /**
@@ -12014,6 +12656,66 @@ export interface operations {
                     /** @example 2026-11-21T09:30:12.345000Z */
                     created_at: string;
                     data: components["schemas"]["Erasure"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 15 seconds acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onMessageDeleted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example evt_3f2c9a7e1b6d4c08a5e97d2b1f04c6aa */
+                    id: string;
+                    /** @enum {string} */
+                    type: "message.deleted";
+                    /** @example 2026-11-21T09:30:12.345000Z */
+                    created_at: string;
+                    data: components["schemas"]["Message"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 15 seconds acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onMessageEdited: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example evt_3f2c9a7e1b6d4c08a5e97d2b1f04c6aa */
+                    id: string;
+                    /** @enum {string} */
+                    type: "message.edited";
+                    /** @example 2026-11-21T09:30:12.345000Z */
+                    created_at: string;
+                    data: components["schemas"]["MessageEdited"];
                 };
             };
         };

@@ -41,7 +41,12 @@ const OPERATIONS = [
  * the phone number operation answers, which the send operation does not declare) and
  * CallRequestPayload (the only definition of `biz_opaque_callback_data`).
  */
-const EXTRA_SCHEMAS = ["GraphAPIError", "CallRequestPayload"];
+const EXTRA_SCHEMAS = [
+  "GraphAPIError",
+  "CallRequestPayload",
+  "MarkMessageRequestPayload",
+  "MarkMessageResponsePayload",
+];
 
 /**
  * The document joins several smaller documents; where two defined a schema of the same name, the

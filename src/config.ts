@@ -134,6 +134,10 @@ const ConfigSchema = z.object({
   PRICE_DOCUMENT: price(0.02),
   /** A Cloud API session's message template (README, Message templates). */
   PRICE_TEMPLATE: price(0.01),
+  /** A location message (README, Sending messages → Locations). */
+  PRICE_LOCATION: price(0.01),
+  /** An interactive message: reply buttons or a list (README, Sending messages → Buttons and lists). */
+  PRICE_INTERACTIVE: price(0.01),
   /**
    * OTP codes all the apps of one account together may send to one number in a rolling hour
    * (sends and resends; README, One-time codes).

@@ -18,7 +18,16 @@ interface AccountBody {
   data: Account;
 }
 
-const PRICES = { text: 0.01, image: 0.02, video: 0.03, audio: 0.02, document: 0.02, template: 0.01 };
+const PRICES = {
+  text: 0.01,
+  image: 0.02,
+  video: 0.03,
+  audio: 0.02,
+  document: 0.02,
+  template: 0.01,
+  location: 0.01,
+  interactive: 0.01,
+};
 
 const patch = (key: string, body: unknown) => call<AccountBody>("PATCH", "/v1/account", { key, body });
 
@@ -33,7 +42,16 @@ describe("GET /v1/account", () => {
         id: accountId,
         name: "Test account",
         balance: 2.5,
-        remaining_messages: { text: 250, image: 125, video: 83, audio: 125, document: 125, template: 250 },
+        remaining_messages: {
+          text: 250,
+          image: 125,
+          video: 83,
+          audio: 125,
+          document: 125,
+          template: 250,
+          location: 250,
+          interactive: 250,
+        },
         low_balance_threshold: null,
         prices: PRICES,
         message_retention_days: 90,

@@ -91,7 +91,7 @@ describe("operation ids", () => {
   it("starts every path operation's id with a verb", async () => {
     const doc = await document();
     const verbs =
-      /^(get|list|create|update|replace|delete|send|verify|resend|revoke|credit|watch|request|reconnect|disconnect|check|add|start|pause|resume|cancel|retry|recover|test|rotate|receive|show|scan|drop|ban|pair|run|move)[A-Z]/;
+      /^(get|list|create|update|replace|delete|send|verify|resend|revoke|credit|watch|request|reconnect|disconnect|check|add|start|pause|resume|cancel|retry|recover|test|rotate|receive|show|scan|drop|ban|pair|run|move|mark)[A-Z]/;
     const others = operations(doc.paths)
       .map(([, , op]) => op.operationId ?? "")
       .filter((id) => !verbs.test(id));

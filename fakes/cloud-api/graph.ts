@@ -11,8 +11,9 @@
  * - GET /{version}/{WABA id}/phone_numbers: `WhatsAppBusinessAccountPhoneNumbersConnection`, the
  *   numbers of the WABA (every number of it, to any token that holds one of them);
  * - POST /{version}/{phone number id}/messages: `Message` in, `MessageResponsePayload` out; or,
- *   with `status: "read"`, a read receipt and typing indicator for an incoming message (the
- *   document's example "Send typing indicator and read receipt"), `{ success: true }` out;
+ *   with `status: "read"`, a read receipt (`MarkMessageRequestPayload`, schema.ts reading l),
+ *   with the typing indicator when asked (the document's example "Send typing indicator and read
+ *   receipt"), for an incoming message, `MarkMessageResponsePayload` (`{ success: true }`) out;
  * - GET and POST /{version}/{WABA id}/message_templates: the document's inline schemas.
  * Errors are `GraphAPIError` bodies. Meta checks the token first: no token → 104, a token no
  * number holds (or a revoked one) → 190 (HTTP 401); then the object: an id this token may not use,
@@ -85,8 +86,11 @@ export interface SentMessage {
   wamid: string;
 }
 
-/** The Graph API operations the fake serves (the names of schema.ts, after the document's). */
-export type GraphOperation = Exclude<AnswerOperation, "error">;
+/**
+ * The Graph API operations the fake serves (the names of schema.ts, after the document's). A read
+ * receipt is a `sendMessage` call: the same method and path (schema.ts reading l).
+ */
+export type GraphOperation = Exclude<AnswerOperation, "error" | "markRead">;
 
 /**
  * One call the fake received, whatever it answered: refused ones (bad token, fault, invalid body)
@@ -602,6 +606,22 @@ export class FakeGraph {
     return this.queueIncomingMessage(message, { type: "image", image });
   }
 
+  /**
+   * Queues `from`'s (digits) location (`LocationMessage_1`: `location: { latitude, longitude,
+   * name, address, url? }`, the coordinates as JSON numbers, `name` and `address` required by the
+   * document, `url` when given: "Usually only included for business locations"); returns its wamid.
+   */
+  queueIncomingLocation(message: {
+    phoneNumberId: string;
+    from: string;
+    location: { latitude: number; longitude: number; name: string; address: string; url?: string };
+    profileName?: string;
+  }): string {
+    const { latitude, longitude, name, address, url } = message.location;
+    const location = { address, latitude, longitude, name, ...(url === undefined ? {} : { url }) };
+    return this.queueIncomingMessage(message, { type: "location", location });
+  }
+
   /** Returns the queued webhooks, signed, in order, and empties the queue. */
   async takeWebhooks(): Promise<QueuedWebhook[]> {
     const taken = this.queue;
@@ -826,27 +846,16 @@ export class FakeGraph {
   }
 
   /**
-   * A read receipt, with the typing indicator when asked: the body of the document's example
-   * "Send typing indicator and read receipt" (`messaging_product: "whatsapp"`, `status: "read"`,
-   * `message_id`, optional `typing_indicator: { type: "text" }`), which no schema of the document
-   * declares; the fake takes exactly those fields. The message must be one the number received
-   * (Meta: error 100 otherwise). Answers `{ success: true }`, as Meta's "Mark messages as read"
-   * reference shows.
+   * A read receipt, with the typing indicator when asked: `MarkMessageRequestPayload` (`{
+   * messaging_product: "whatsapp", status: "read", message_id }`) with an optional
+   * `typing_indicator: { type: "text" }`, nothing else (schema.ts reading l, checked by
+   * `checkBody("markRead")`; a refused body is recorded in {@link invalidBodies}). The message must
+   * be one the number received (Meta: error 100 otherwise). Answers `{ success: true }`
+   * (`MarkMessageResponsePayload`), as Meta's "Mark messages as read" guide shows; or
+   * {@link readFault} while it is set.
    */
   private markRead(number: FakeNumber, body: Record<string, unknown>): Response {
-    const allowed = ["messaging_product", "status", "message_id", "typing_indicator"];
-    const indicator = body.typing_indicator;
-    const problems = [
-      ...Object.keys(body)
-        .filter((field) => !allowed.includes(field))
-        .map((field) => `${field}: not allowed`),
-      ...(body.messaging_product === "whatsapp" ? [] : ["messaging_product: must be whatsapp"]),
-      ...(typeof body.message_id === "string" && body.message_id ? [] : ["message_id: required"]),
-      ...(indicator === undefined ||
-      (isRecord(indicator) && indicator.type === "text" && Object.keys(indicator).length === 1)
-        ? []
-        : ['typing_indicator: must be { type: "text" }']),
-    ];
+    const problems = checkBody("markRead", body);
     if (problems.length > 0) {
       this.invalidBodies.push({ phoneNumberId: number.phoneNumberId, body, problems });
       return invalidParameter(problems);
@@ -857,11 +866,12 @@ export class FakeGraph {
       return graphError(this.readFault.status ?? 400, {
         code: this.readFault.code,
         message: this.readFault.message,
+        ...(this.readFault.details === undefined ? {} : { error_data: { details: this.readFault.details } }),
       });
     this.reads.push({
       phoneNumberId: number.phoneNumberId,
       messageId: String(body.message_id),
-      typingIndicator: indicator !== undefined,
+      typingIndicator: body.typing_indicator !== undefined,
       at: this.now(),
     });
     return Response.json({ success: true });

@@ -59,6 +59,20 @@
  * (h) The document has no `message_template_status_update` webhook (`Change.field` lists
  *     messages and group fields only). It is added as {@link TEMPLATE_STATUS_UPDATE_VALUE}, from
  *     Meta's webhook reference page.
+ * (k) `LocationMessage.location` requires nothing, while Meta's "Location messages" page
+ *     (https://developers.facebook.com/documentation/business-messaging/whatsapp/messages/location-messages/)
+ *     marks `latitude` and `longitude` "Required": read with both required. Their type stays the
+ *     document's, `string` (as that page has it too), so the document's own examples, which
+ *     write numbers, are refused.
+ * (l) A read receipt (`status: "read"` on the messages edge) is `MarkMessageRequestPayload`, which
+ *     the document declares but no operation references (the subset keeps it by name,
+ *     scripts/meta-openapi-subset.mjs `EXTRA_SCHEMAS`), with
+ *     `typing_indicator: { type: "text" }` (the operation's example "Send typing indicator and read
+ *     receipt", which the payload lacks), `messaging_product` "whatsapp" and `status` "read" (Meta's
+ *     guide "Mark messages as read", https://developers.facebook.com/docs/whatsapp/cloud-api/guides/mark-message-as-read/:
+ *     "messaging_product set to whatsapp, message_id set to the message ID and status to read"),
+ *     and closed as (a) closes the messages, so a receipt mixed with a message's fields is refused.
+ *     Its answer is `MarkMessageResponsePayload`, as the document has it.
  */
 import { type Schema, Validator } from "@cfworker/json-schema";
 import subset from "./meta-openapi.json" with { type: "json" };
@@ -66,16 +80,23 @@ import subset from "./meta-openapi.json" with { type: "json" };
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
 
-/** Operations whose request body {@link checkBody} checks (the document's operations). */
-export type RequestOperation = "sendMessage" | "createTemplate";
+/**
+ * Bodies {@link checkBody} checks: the request bodies of the document's operations, and
+ * `markRead`, a read receipt (reading l), which goes to the `sendMessage` operation's path.
+ */
+export type RequestOperation = "sendMessage" | "createTemplate" | "markRead";
 
-/** Operations whose 200 answer {@link checkAnswer} checks; `error` is the document's GraphAPIError. */
+/**
+ * Answers {@link checkAnswer} checks: the 200 answers of the document's operations, `markRead`'s
+ * (reading l), and `error`, the document's GraphAPIError.
+ */
 export type AnswerOperation =
   | "sendMessage"
   | "getPhoneNumber"
   | "listPhoneNumbers"
   | "listTemplates"
   | "createTemplate"
+  | "markRead"
   | "error";
 
 const document = subset as unknown as {
@@ -84,7 +105,7 @@ const document = subset as unknown as {
   components: { schemas: Record<string, JsonObject> };
 };
 
-const OPERATIONS: Record<Exclude<AnswerOperation, "error">, [path: string, method: string]> = {
+const OPERATIONS: Record<Exclude<AnswerOperation, "error" | "markRead">, [path: string, method: string]> = {
   sendMessage: ["/{Version}/{Phone-Number-ID}/messages", "post"],
   getPhoneNumber: ["/{Version}/{Phone-Number-ID}", "get"],
   listPhoneNumbers: ["/{Version}/{WABA-ID}/phone_numbers", "get"],
@@ -142,6 +163,24 @@ export const TEMPLATE_STATUS_UPDATE_VALUE = {
     },
   },
 } satisfies JsonObject;
+
+/** Reading (l) applied to `schemas`: the read receipt's request payload as the reading says. */
+function readReceipts(schemas: Record<string, JsonObject>): void {
+  const request = schemas.MarkMessageRequestPayload;
+  if (!request) throw new Error("the subset lacks MarkMessageRequestPayload");
+  request.properties = {
+    ...(request.properties as JsonObject),
+    messaging_product: { type: "string", const: "whatsapp" },
+    status: { type: "string", const: "read" },
+    typing_indicator: {
+      type: "object",
+      required: ["type"],
+      properties: { type: { type: "string", enum: ["text"] } },
+      additionalProperties: false,
+    },
+  };
+  request.additionalProperties = false;
+}
 
 /** A BSUID or parent BSUID: an ISO 3166 alpha-2 code, a dot, up to 128 alphanumerics ("Business-scoped user IDs"). */
 const BSUID = { type: "string", pattern: "^[A-Z]{2}\\.(ENT\\.)?[A-Za-z0-9]{1,128}$" } satisfies JsonObject;
@@ -298,7 +337,7 @@ function expandDiscriminators(schemas: Record<string, JsonObject>): void {
   });
 }
 
-/** The document's schemas with the readings of outgoing requests: (a) to (f), and (j). */
+/** The document's schemas with the readings of outgoing requests: (a) to (f), (j), (k) and (l). */
 function requestSchemas(): Record<string, JsonObject> {
   const schemas = withoutExamples(document.components.schemas);
   eachObject(schemas, (node) => {
@@ -316,6 +355,16 @@ function requestSchemas(): Record<string, JsonObject> {
   const base = schemas.BaseMessageProperties?.properties;
   if (isObject(base)) base.biz_opaque_callback_data = BIZ_OPAQUE_CALLBACK_DATA; // (b)
   readBsuids(schemas, "request"); // (j)
+  // (k): LocationMessage is allOf [BaseMessageProperties, { properties: { type, location } }].
+  const location = schemas.LocationMessage?.allOf;
+  const point = Array.isArray(location)
+    ? location.find((m) => isObject(m) && isObject(m.properties))
+    : undefined;
+  const locationObject =
+    isObject(point) && isObject(point.properties) ? point.properties.location : undefined;
+  if (!isObject(locationObject)) throw new Error("Reading (k): no LocationMessage.location");
+  locationObject.required = ["latitude", "longitude"]; // (k)
+  readReceipts(schemas); // (l)
   expandDiscriminators(schemas); // (e)
   return schemas;
 }
@@ -437,12 +486,16 @@ function problems(check: Validator, body: unknown): string[] {
 
 /**
  * Checks a request body against the document's schema for `operation` (sendMessage: `Message`;
- * createTemplate: the inline schema of POST /{Version}/{WABA-ID}/message_templates), with the
- * readings above. Returns the problems, one line each ("<instance pointer> <error> (<schema
- * pointer>)"); empty when the body is valid.
+ * createTemplate: the inline schema of POST /{Version}/{WABA-ID}/message_templates; markRead:
+ * `MarkMessageRequestPayload`, reading l), with the readings above. Returns the problems, one
+ * line each ("<instance pointer> <error> (<schema pointer>)"); empty when the body is valid.
  */
 export function checkBody(operation: RequestOperation, body: unknown): string[] {
   requests ??= requestSchemas();
+  if (operation === "markRead") {
+    const schema = { $ref: `${SCHEMAS}MarkMessageRequestPayload` };
+    return problems(validator("request markRead", schema, requests), body);
+  }
   const root = operationSchema(operation, "request");
   const unknownVariant = unknownVariantOf(root, requests, body);
   if (unknownVariant) return [unknownVariant];
@@ -454,13 +507,17 @@ export function checkBody(operation: RequestOperation, body: unknown): string[] 
  * Checks an answer body against the document: the 200 answer's schema of `operation`
  * (sendMessage: `MessageResponsePayload`; getPhoneNumber: `PhoneNumberInfo`; listPhoneNumbers:
  * `WhatsAppBusinessAccountPhoneNumbersConnection`; listTemplates and
- * createTemplate: their inline schemas), or `GraphAPIError` for `error`. Returns the problems as
- * {@link checkBody} does.
+ * createTemplate: their inline schemas; markRead: `MarkMessageResponsePayload`, reading l), or
+ * `GraphAPIError` for `error`. Returns the problems as {@link checkBody} does.
  */
 export function checkAnswer(operation: AnswerOperation, body: unknown): string[] {
   requests ??= requestSchemas();
   const schema =
-    operation === "error" ? { $ref: `${SCHEMAS}GraphAPIError` } : operationSchema(operation, "answer");
+    operation === "error"
+      ? { $ref: `${SCHEMAS}GraphAPIError` }
+      : operation === "markRead"
+        ? { $ref: `${SCHEMAS}MarkMessageResponsePayload` }
+        : operationSchema(operation, "answer");
   return problems(validator(`answer ${operation}`, schema, requests), body);
 }
 

@@ -1,13 +1,20 @@
 // Messages: the list with the API's filters and cursor paging (the filters live in the hash, so
 // back and forward work), a message's timeline and metadata, and a form that sends a test text.
 // An incoming message's kept media is shown inline (media.js): a thumbnail of an image in the
-// list, the image, video, audio or a download link on the message's page.
+// list, the image, video, audio or a download link on the message's page. A location's place and
+// map link are on its page (location.js), and so are an interactive message's buttons or list and
+// a contact's tap on one, linked to the message tapped (interactive.js); an incoming message still
+// `delivered` can be marked read there (README, Chat actions).
 
 import { api, problemBox, withButton } from "./api.js";
 import { badge, details, field, fill, h, pager, select, table, timeElement, truncate } from "./dom.js";
+import { interactiveSection } from "./interactive.js";
+import { listText, locationSection } from "./location.js";
 import { MediaCache, mediaState, showMedia } from "./media.js";
 
 const STATUSES = ["queued", "scheduled", "sent", "delivered", "read", "failed"];
+/** The types the list's Type filter offers (`interactive_reply`, a contact's tap, is incoming only). */
+const TYPES = ["text", "image", "video", "audio", "document", "location", "interactive", "interactive_reply"];
 /** Statuses a message can still move on from: the list and the detail refresh while one is shown. */
 const MOVING = new Set(["queued", "scheduled", "sent", "delivered"]);
 const POLL_MS = 2000;
@@ -104,7 +111,7 @@ function renderList(view, context) {
         message.type,
         mediaState(message)
           ? [mediaCell(message), truncate(message.content, 40)]
-          : truncate(message.content ?? message.media_url, 40),
+          : truncate(listText(message), 40),
         h("a", { href: `#/messages/${encodeURIComponent(message.id)}` }, "Details"),
       ]),
       "Messages",
@@ -147,7 +154,7 @@ function renderList(view, context) {
         "Type",
         select(
           { id: "filter-type", name: "filter[type]" },
-          [["", "Any"], ...["text", "image", "video", "audio", "document"].map((t) => [t, t])],
+          [["", "Any"], ...TYPES.map((t) => [t, t])],
           query["filter[type]"],
         ),
       ),
@@ -360,10 +367,34 @@ function timeline(message) {
   return h("ol", { class: "timeline", id: "timeline" }, items);
 }
 
+/** Whether a message's page offers "Mark read": a contact's message not read yet. */
+function canMarkRead(message) {
+  return message.direction === "incoming" && message.status === "delivered";
+}
+
+/**
+ * Replaces `element`'s children with `nodes` (null skipped) unless they are equal already
+ * (`Node.isEqualNode`): a poll that changes nothing leaves a link under the keyboard's focus, and
+ * a selection, where they are.
+ */
+function refill(element, ...nodes) {
+  const next = nodes.filter((node) => node != null);
+  const same =
+    next.length === element.childNodes.length &&
+    next.every((node, i) => node.isEqualNode(element.childNodes[i]));
+  if (!same) fill(element, next);
+}
+
 function renderMessage(view, id) {
   let timer = null;
   let stopped = false;
+  // Each read of the message takes the next number, and so does each answer of Mark read: a read
+  // answered after a newer one was drawn is dropped, so a poll in flight cannot draw "delivered"
+  // over the message Mark read just drew as "read".
+  let latest = 0;
   const body = h("div", {}, h("p", { class: "muted" }, "Loading…"));
+  // What the message's type adds: a location's place, an interactive message's buttons or list, a tap.
+  const byType = h("div");
   const metadata = h("div");
   // The media lives outside `body` and `metadata`, drawn again on every poll: a video keeps playing.
   const media = new MediaCache();
@@ -374,50 +405,86 @@ function renderMessage(view, id) {
     h("h2", { id: "media-title" }, "Media"),
     mediaBox,
   );
+  // Mark read and its outcome live outside `body` too: a poll keeps the outcome and the button's
+  // state while the call is on its way.
+  const readButton = h("button", { type: "button", id: "mark-read" }, "Mark read");
+  const actions = h("p", { class: "toolbar", hidden: true }, readButton);
+  const readOut = h("div", { id: "mark-read-result", "aria-live": "polite" });
+  readButton.addEventListener("click", () =>
+    withButton(readButton, readOut, async () => {
+      const result = await api("POST", `/v1/chatapp/messages/${encodeURIComponent(id)}/read`);
+      if (stopped) return;
+      const { marked } = result;
+      fill(
+        readOut,
+        h(
+          "p",
+          { class: "success", role: "status" },
+          `Marked ${marked} message${marked === 1 ? "" : "s"} read.`,
+        ),
+      );
+      latest += 1;
+      show(result.data);
+    }),
+  );
+
+  /** Draws `message`, and reads it again in a while when it can still move. */
+  function show(message) {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    actions.hidden = !canMarkRead(message);
+    fill(
+      body,
+      h("p", { id: "message-status" }, badge(message.status)),
+      h("h2", {}, "Timeline"),
+      timeline(message),
+      h("h2", {}, "Message"),
+      details([
+        ["Id", h("span", { class: "mono" }, message.id)],
+        ["Direction", message.direction],
+        ["Session", message.chatapp_session_id],
+        ["From", message.from_number],
+        ["To", message.to_number],
+        ["Type", message.type],
+        ["Content", message.content],
+        ["Media URL", message.media_url],
+        ["Cost", message.cost.toFixed(2)],
+        ["Reason", message.reason],
+        ["Provider message id", message.provider_message_id],
+        ["OTP", message.otp_id],
+        ["Created", timeElement(message.created_at)],
+        ["Updated", timeElement(message.updated_at)],
+      ]),
+    );
+    refill(byType, locationSection(message), interactiveSection(message));
+    fill(
+      metadata,
+      h("h2", {}, "Metadata"),
+      h("pre", { class: "json" }, JSON.stringify(message.metadata, null, 2)),
+    );
+    mediaSection.hidden = !mediaState(message);
+    showMedia(mediaBox, message, media);
+    if (MOVING.has(message.status)) timer = setTimeout(load, POLL_MS);
+  }
+
   async function load() {
+    latest += 1;
+    const ticket = latest;
     try {
       const { data: message } = await api("GET", `/v1/chatapp/messages/${encodeURIComponent(id)}`);
-      if (stopped) return;
-      fill(
-        body,
-        h("p", {}, badge(message.status)),
-        h("h2", {}, "Timeline"),
-        timeline(message),
-        h("h2", {}, "Message"),
-        details([
-          ["Id", h("span", { class: "mono" }, message.id)],
-          ["Direction", message.direction],
-          ["Session", message.chatapp_session_id],
-          ["From", message.from_number],
-          ["To", message.to_number],
-          ["Type", message.type],
-          ["Content", message.content],
-          ["Media URL", message.media_url],
-          ["Cost", message.cost.toFixed(2)],
-          ["Reason", message.reason],
-          ["Provider message id", message.provider_message_id],
-          ["OTP", message.otp_id],
-          ["Created", timeElement(message.created_at)],
-          ["Updated", timeElement(message.updated_at)],
-        ]),
-      );
-      fill(
-        metadata,
-        h("h2", {}, "Metadata"),
-        h("pre", { class: "json" }, JSON.stringify(message.metadata, null, 2)),
-      );
-      mediaSection.hidden = !mediaState(message);
-      showMedia(mediaBox, message, media);
-      if (MOVING.has(message.status)) timer = setTimeout(load, POLL_MS);
+      if (!stopped && ticket === latest) show(message);
     } catch (error) {
-      if (!stopped) fill(body, problemBox(error));
+      if (!stopped && ticket === latest) fill(body, problemBox(error));
     }
   }
   fill(
     view,
     h("p", {}, h("a", { href: "#/messages" }, "← Messages")),
     h("h1", {}, "Message"),
+    actions,
+    readOut,
     body,
+    byType,
     mediaSection,
     metadata,
   );

@@ -1,11 +1,14 @@
 import type { Config } from "../config";
 import type { MessageType } from "../db/schema";
 
+/** The types a message can be sent as: all but `interactive_reply`, a contact's tap alone. */
+export type SendableType = Exclude<MessageType, "interactive_reply">;
+
 /**
  * Price of one message of each type, in minor units (the `PRICE_*` variables, README,
  * Configuration); a reaction costs a text (README, Replies and reactions).
  */
-export function pricesOf(config: Config): Record<MessageType, number> {
+export function pricesOf(config: Config): Record<SendableType, number> {
   return {
     text: config.PRICE_TEXT,
     image: config.PRICE_IMAGE,
@@ -14,10 +17,12 @@ export function pricesOf(config: Config): Record<MessageType, number> {
     document: config.PRICE_DOCUMENT,
     template: config.PRICE_TEMPLATE,
     reaction: config.PRICE_TEXT,
+    location: config.PRICE_LOCATION,
+    interactive: config.PRICE_INTERACTIVE,
   };
 }
 
 /** The configured price of one message of `type`, in minor units. */
-export function priceOf(config: Config, type: MessageType): number {
+export function priceOf(config: Config, type: SendableType): number {
   return pricesOf(config)[type];
 }

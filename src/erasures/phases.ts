@@ -32,11 +32,16 @@ export interface ErasurePhase {
 
 /**
  * The keys a message's `metadata` loses when it is erased (src/messages/metadata.ts): what may
- * name the person or quote them: a template's variables, reactions (by number), gateway errors
+ * name the person or quote them: a template's variables, a location (where they are or were sent
+ * to), an interactive message's texts and a tap on one, an edited text's earlier texts, reactions (by number), gateway errors
  * (which may name the number), and an incoming media error's words.
  */
 export const ERASED_METADATA = [
   "$.template",
+  "$.location",
+  "$.interactive",
+  "$.interactive_reply",
+  "$.edits",
   "$.reactions",
   "$.reactions_removed",
   "$.last_error",

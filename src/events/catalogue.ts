@@ -14,6 +14,10 @@
  * - `message.reaction`: a contact set, changed or took off (`emoji` "") their reaction on one of
  *   the account's messages (src/messages/reactions.ts), once per change; `data` is
  *   `{ message_id, session_id, from, emoji, at }` (README, Replies and reactions).
+ * - `message.deleted`: the session deleted one of its sent messages for everyone (README, Chat
+ *   actions; src/chat-actions/delete.ts); `data` is the Message, with `metadata.deleted_at`.
+ * - `message.edited`: the session edited one of its sent texts (src/chat-actions/edit.ts), once
+ *   per edit; `data` is `{ message_id, session_id, content, previous_content, edited_at }`.
  * - `session.status_changed`: a session moved between `pending`, `connected`, `disconnected`,
  *   `banned` and `failed`; `data` is the Session, with its `reason`.
  * - `session.qr_updated`: a pending session's QR rotated; `data` is `{ session, qr_code }`.
@@ -70,6 +74,8 @@ export const EVENT_TYPES = [
   "contact.created",
   "contact.updated",
   "contact.erased",
+  "message.deleted",
+  "message.edited",
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -117,6 +123,8 @@ export const EVENT_READ_SCOPE: Record<EventType, EventReadScope> = {
   "contact.created": "messages:read",
   "contact.updated": "messages:read",
   "contact.erased": "erasures:read",
+  "message.deleted": "messages:read",
+  "message.edited": "messages:read",
 };
 
 /**

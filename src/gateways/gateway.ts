@@ -1,7 +1,8 @@
 import type { GatewayKind } from "../config";
 import type { ContactIdentity } from "../lib/contact-identity";
+import type { MessagePayload } from "../lib/message-payload";
 import type { HealthReading } from "../lib/session-health";
-import type { QuotedMessage } from "../messages/types";
+import type { MessageType, QuotedMessage } from "../messages/types";
 import type { MessagePricing } from "../moves/message";
 /**
  * The boundary between a session's Durable Object and the chat network. One implementation per
@@ -114,6 +115,37 @@ export interface ChatGateway {
     options: TypingOptions,
   ): Promise<TypingOutcome>;
   /**
+   * Marks the contact's message `read.providerMessageId` read (a read receipt, the blue ticks), in
+   * the chat with `read.chat` (the message's sender: an E.164 number or a user id), and with it the
+   * ones before it in that chat (README, Chat actions). Idempotent at the network: a second
+   * receipt for the same message changes nothing. Each gateway's call:
+   * - WhatsApp Cloud API: `POST /{Phone-Number-ID}/messages` `{ messaging_product, status: "read",
+   *   message_id }` (Meta's "Mark messages as read"; answers `{ success: true }`): the message id
+   *   names the chat, so `read.chat` is not sent;
+   * - WAHA: `POST /api/sendSeen` `{ session, chatId, messageIds: [id] }` (`SendSeenRequest`);
+   * - Evolution API: `POST /chat/markMessageAsRead/{instance}` `{ readMessages: [{ remoteJid,
+   *   fromMe: false, id }] }` (its `readMessageSchema`);
+   * - the sandbox: the contact's phone shows the message read (nothing to call).
+   * @throws GatewayError when the gateway refused it (`permanent`) or could not be reached.
+   */
+  markRead(sessionId: string, read: ReadReceipt): Promise<void>;
+  /**
+   * Deletes for everyone the message `target.providerMessageId` the session sent to `target.chat`
+   * (README, Chat actions): the recipient's phone shows "This message was deleted". Present where
+   * lib/gateway-kinds.ts `deletesMessages` is true; the caller checks WhatsApp's time limit first.
+   * Idempotent at the network: deleting a deleted message changes nothing.
+   * @throws GatewayError when the gateway refused it (`permanent`) or could not be reached.
+   */
+  deleteMessage?(sessionId: string, target: ChatMessageRef): Promise<void>;
+  /**
+   * Replaces the text of the text message `target.providerMessageId` the session sent to
+   * `target.chat` with `text` (README, Chat actions): the recipient's phone shows it "Edited".
+   * Present where lib/gateway-kinds.ts `editsMessages` is true; the caller checks WhatsApp's edit
+   * window first. The same edit twice leaves the message as one would.
+   * @throws GatewayError when the gateway refused it (`permanent`) or could not be reached.
+   */
+  editMessage?(sessionId: string, target: ChatMessageRef, text: string): Promise<void>;
+  /**
    * Messages per second the gateway takes from this session at most (the Cloud API number's
    * throughput, Meta's "Throughput" page: 80, or 1,000 at the higher tier), or undefined when the
    * gateway sets no rate: the dispatcher then paces by `delay_between` alone. With a rate, gateway
@@ -198,6 +230,19 @@ export interface OwnReceipts {
 }
 
 /**
+ * A message of a chat that a chat action names ({@link ChatGateway.markRead}, `deleteMessage`,
+ * `editMessage`): the chat, as the contact's address (`chat`: E.164 or a user id, as the message's
+ * sender or recipient is stored), and the gateway's id of the message.
+ */
+export interface ChatMessageRef {
+  chat: string;
+  providerMessageId: string;
+}
+
+/** A read receipt to send ({@link ChatGateway.markRead}): the contact's message to mark read. */
+export type ReadReceipt = ChatMessageRef;
+
+/**
  * What a {@link ChatGateway.typing} call needs beside the chat: `ms`, how long the indicator is to
  * show (milliseconds, 1,000–8,000), and `lastIncomingId`, which finds the gateway's id of the
  * latest message the contact sent the session (null when none is stored); only a gateway that
@@ -241,10 +286,12 @@ export interface OutboundMessage {
    * `sendsToUserIds` (src/lib/gateway-kinds.ts).
    */
   to: string;
-  type: "text" | "image" | "video" | "audio" | "document" | "template" | "reaction";
+  type: MessageType;
   /**
    * The text or caption; for a `template` (Cloud API only), the JSON of a messages/template.ts
-   * `TemplateSend`; for a `reaction`, the emoji ("" takes the reaction off).
+   * `TemplateSend`; for a `reaction`, the emoji ("" takes the reaction off); for a `location`, the
+   * JSON of a lib/location.ts `Location` (read it with `locationOf`); for an `interactive`, the
+   * JSON of a lib/interactive.ts `Interactive` (read it with `interactiveOf`).
    */
   content: string | null;
   mediaUrl: string | null;
@@ -378,10 +425,13 @@ export type GatewayEvent =
       providerMessageId: string;
       /** Who wrote: their number (E.164) and the ids the network gave (README, Contacts). */
       from: ContactIdentity;
-      messageType: OutboundMessage["type"];
+      messageType: MessageType;
+      /** The text or caption; a `location`'s name or address (lib/location.ts `locationLabel`). */
       content: string | null;
       /** Where callers may fetch the media; null when there is none or it is not to be shown. */
       mediaUrl: string | null;
+      /** A structured message's own object (a `location`'s point), kept in its `metadata`. */
+      payload?: MessagePayload;
       /**
        * Media the message carried that is not passed on by URL (the gateway's own copy, on its
        * own host), noted with its MIME type when the gateway gave one, and `ref`, what

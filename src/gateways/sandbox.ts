@@ -3,6 +3,7 @@ import { mediaUrlProblem } from "../lib/media-url";
 import { checkMediaAnswer, IncomingMediaError } from "../media/incoming";
 import type {
   ChatGateway,
+  ChatMessageRef,
   GatewayEvent,
   LinkState,
   LookupResult,
@@ -132,6 +133,23 @@ export class SandboxGateway implements ChatGateway, NetworkStandIn {
 
   async remove(): Promise<void> {
     this.sql.exec("DELETE FROM sandbox_link");
+  }
+
+  /** A read receipt the contact's phone shows at once: nothing to call, nothing to refuse. */
+  async markRead(): Promise<void> {}
+
+  /** The recipient's phone no longer shows the message (`receivedBy` leaves it out); again, nothing changes. */
+  async deleteMessage(_sessionId: string, target: ChatMessageRef): Promise<void> {
+    this.sql.exec("DELETE FROM sandbox_received WHERE message_id = ?", ourIdOf(target.providerMessageId));
+  }
+
+  /** The recipient's phone shows the message's new text. */
+  async editMessage(_sessionId: string, target: ChatMessageRef, text: string): Promise<void> {
+    this.sql.exec(
+      "UPDATE sandbox_received SET content = ? WHERE message_id = ?",
+      text,
+      ourIdOf(target.providerMessageId),
+    );
   }
 
   async send(_sessionId: string, message: OutboundMessage): Promise<SendOutcome> {

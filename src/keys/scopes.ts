@@ -6,7 +6,8 @@
 /**
  * Every scope a key may hold. `*` holds them all; `<resource>:write` also grants
  * `<resource>:read`; `otp:send` and `otp:verify` each grant `otp:read`. `messages:send` grants
- * only sending: a send-only key cannot list messages.
+ * only sending: a send-only key cannot list messages; `messages:write` (chat actions on the
+ * account's messages: mark read) grants `messages:read`.
  */
 export const SCOPES = [
   "*",
@@ -18,6 +19,7 @@ export const SCOPES = [
   "sessions:write",
   "messages:read",
   "messages:send",
+  "messages:write",
   "campaigns:read",
   "campaigns:write",
   "apps:read",
@@ -45,6 +47,7 @@ const IMPLIES: Partial<Record<Scope, OperationScope[]>> = {
   "account:write": ["account:read"],
   "keys:write": ["keys:read"],
   "sessions:write": ["sessions:read"],
+  "messages:write": ["messages:read"],
   "campaigns:write": ["campaigns:read"],
   "apps:write": ["apps:read"],
   "otp:send": ["otp:read"],

@@ -19,6 +19,19 @@ export interface GatewayCapabilities {
   /** Sends Meta's message templates (`type: "template"`; README, Message templates). */
   sendsTemplates: boolean;
   /**
+   * The kinds of interactive message (`type: "interactive"`; README, Sending messages → Buttons
+   * and lists) the gateway sends: `button` (reply buttons), `list`. A send of another kind is
+   * refused before any charge (422 `type_not_supported_by_gateway`).
+   */
+  sendsInteractive: readonly InteractiveKind[];
+  /**
+   * Deletes a sent message for everyone (`DELETE /v1/chatapp/messages/{id}`; README, Chat
+   * actions). The Cloud API cannot: a delete there is 409 `not_supported_by_gateway`.
+   */
+  deletesMessages: boolean;
+  /** Edits a sent text (`PATCH /v1/chatapp/messages/{id}`; README, Chat actions); as {@link deletesMessages}. */
+  editsMessages: boolean;
+  /**
    * Free-form messages reach a contact only within the customer service window, 24 hours after
    * the contact last wrote (messages/service-window.ts); a one-time code then goes out as the
    * app's authentication template.
@@ -44,6 +57,9 @@ export interface GatewayCapabilities {
   sendsToUserIds: readonly UserIdKind[];
 }
 
+/** The kinds of interactive message (lib/interactive.ts `Interactive`): reply buttons and lists. */
+export type InteractiveKind = "button" | "list";
+
 /** The kinds of user id (src/lib/contact-identity.ts `userIdKind`): BSUIDs and LIDs. */
 export const USER_ID_KINDS = ["bsuid", "lid"] as const;
 
@@ -56,6 +72,9 @@ const LINKED_DEVICE: GatewayCapabilities = {
   linksByPairingCode: true,
   linksByCredentials: false,
   sendsTemplates: false,
+  sendsInteractive: [],
+  deletesMessages: false,
+  editsMessages: false,
   needsServiceWindow: false,
   checkedOnSchedule: true,
   simulatesNetwork: false,
@@ -68,9 +87,12 @@ const GATEWAY_KINDS = {
     ...LINKED_DEVICE,
     checkedOnSchedule: false,
     simulatesNetwork: true,
+    sendsInteractive: ["button", "list"],
+    deletesMessages: true,
+    editsMessages: true,
     sendsToUserIds: ["bsuid", "lid"],
   },
-  waha: LINKED_DEVICE,
+  waha: { ...LINKED_DEVICE, deletesMessages: true, editsMessages: true },
   evolution: LINKED_DEVICE,
   cloud_api: {
     ...LINKED_DEVICE,

@@ -22,7 +22,9 @@ export interface DispatchRequest {
   type: MessageType;
   /**
    * The text or caption to send; for a `template` message, the JSON of its `TemplateSend`
-   * (messages/template.ts: name, language, variables), read from the row's `metadata.template`.
+   * (messages/template.ts: name, language, variables), read from the row's `metadata.template`;
+   * for a `location`, the JSON of its `metadata.location` (lib/location.ts `Location`); for an
+   * `interactive`, the JSON of its `metadata.interactive` (lib/interactive.ts `Interactive`).
    */
   content: string | null;
   /** The caller's `media_url` (a document's file name comes from it); never fetched by the gateway. */
@@ -127,11 +129,19 @@ function quotedOf(metadata: MessageMetadata): QuotedMessage | null {
 }
 
 /**
- * What a row's queue message carries as `content`: a template message's template (the JSON of its
- * `metadata.template`, written at the send: src/messages/send.ts, src/campaigns/materialise.ts),
- * else its content.
+ * What a row's queue message carries as `content`: a template message's template, a location
+ * message's location or an interactive message's buttons or list (the JSON of its
+ * `metadata.template`, `metadata.location` or `metadata.interactive`, written at the
+ * send: src/messages/send.ts, src/campaigns/materialise.ts), else its content.
  */
 function contentOf(row: DispatchSource, metadata: MessageMetadata): string | null {
-  const template = row.type === "template" ? metadata.template : undefined;
-  return template ? JSON.stringify(template) : row.content;
+  const payload =
+    row.type === "template"
+      ? metadata.template
+      : row.type === "location"
+        ? metadata.location
+        : row.type === "interactive"
+          ? metadata.interactive
+          : undefined;
+  return payload ? JSON.stringify(payload) : row.content;
 }

@@ -1,5 +1,7 @@
 import { z } from "zod";
 import { SEND_ATTEMPT_OUTCOMES } from "../db/queries/messages";
+import { InteractiveReplySchema, InteractiveSchema } from "../lib/interactive";
+import { LocationSchema } from "../lib/location";
 import { log } from "../lib/log";
 import { formatTimestamp } from "../lib/time";
 import { INCOMING_MEDIA_REASONS } from "../media/incoming";
@@ -128,6 +130,9 @@ const MediaError = z.object({
  * - `events`, `failed_at`, `pricing`: src/moves/message.ts `moveStatement`;
  * - `failover`: src/delivery/failover.ts;
  * - `template`, `quoted`: the send, src/messages/send.ts and src/campaigns/materialise.ts;
+ * - `location`: the send, src/messages/send.ts, and for an incoming message src/db/queries/messages.ts `incomingRow`;
+ * - `interactive`: the send, src/messages/send.ts; `interactive_reply`: src/db/queries/messages.ts `incomingRow`;
+ * - `deleted_at`: src/chat-actions/delete.ts; `edited_at`, `edits`: src/chat-actions/edit.ts;
  * - `reactions`, `reactions_removed`: src/messages/reactions.ts `withReaction`;
  * - `media`: src/db/queries/messages.ts `incomingRow`;
  * - `media_error`, `media_expired_at`: src/db/queries/incoming-media.ts and outgoing-media.ts;
@@ -189,6 +194,28 @@ export const MessageMetadataSchema = z
     template: Template.optional().describe(
       "A template message's template, as sent (README, Message templates).",
     ),
+    location: LocationSchema.optional().describe(
+      "A `location` message's point and place, sent or received (README, Sending messages → Locations).",
+    ),
+    interactive: InteractiveSchema.optional().describe(
+      "An `interactive` message's buttons or list, as sent (README, Sending messages → Buttons and lists).",
+    ),
+    interactive_reply: InteractiveReplySchema.optional().describe(
+      "An `interactive_reply`'s tap: the button or row the contact chose; `reply_to` is the message it answers.",
+    ),
+    deleted_at: timestamp(
+      "When the session deleted the sent message for everyone (README, Chat actions)",
+    ).optional(),
+    edited_at: timestamp("When the session last edited the sent text (README, Chat actions)").optional(),
+    edits: z
+      .array(
+        z.object({
+          content: z.string().nullable().describe("The text before this edit."),
+          at: timestamp("When it was replaced"),
+        }),
+      )
+      .optional()
+      .describe("Each edit of the sent text, oldest first: the text it replaced and when."),
     quoted: Quoted.optional().describe(
       "A reply's quoted message, or a reaction's message, as the gateway knows it (README, Replies and reactions).",
     ),

@@ -9,6 +9,8 @@ import { findSession } from "../db/queries/sessions";
 import { findTemplate } from "../db/queries/templates";
 import { ApiError } from "../errors";
 import { capabilitiesOf } from "../lib/gateway-kinds";
+import type { Interactive } from "../lib/interactive";
+import { type Location, locationLabel } from "../lib/location";
 import { log } from "../lib/log";
 import { sendInBatches } from "../lib/queue";
 import { discardMedia, type StoredMedia, storeMedia } from "../media/store";
@@ -19,7 +21,7 @@ import { type QuoteTarget, quoteTarget } from "./reply";
 import { requireServiceWindow } from "./service-window";
 import { requireReachable } from "./session-limits";
 import { type TemplateSend, templateNeeds, templateVariableErrors } from "./template";
-import type { MessageRow, MessageType } from "./types";
+import type { MessageRow, MessageType, SendableType } from "./types";
 
 export interface SendRequest {
   accountId: string;
@@ -29,7 +31,7 @@ export interface SendRequest {
    * Contacts), in the request's order.
    */
   recipients: string[];
-  type: MessageType;
+  type: SendableType;
   content: string | null;
   /** The caller's `media_url` for a media type (it passed `mediaUrlProblem`), else null. */
   mediaUrl: string | null;
@@ -45,6 +47,10 @@ export interface SendRequest {
   otp?: { id: string; secretContent: string };
   /** For type `template`: the template named and its variables (checked by {@link templateMetadata}). */
   template?: TemplateSend;
+  /** For type `location`: the point and place to send (lib/location.ts). */
+  location?: Location;
+  /** For type `interactive`: the reply buttons or list to send (lib/interactive.ts). */
+  interactive?: Interactive;
   /** Show "typing…" before each message (README, Typing before a send); false when absent. */
   simulateTyping?: boolean;
   /** Our id of the message to quote (README, Replies and reactions); one recipient only. */
@@ -84,7 +90,8 @@ export interface SendResult {
  *   (409), `reply_to_not_found`, `reply_to_other_chat`, `reaction_other_chat` (422),
  *   `reply_to_not_sent` (409), `session_limited` (409: a cold recipient on a session the network limits,
  *   src/messages/session-limits.ts), `outside_service_window` (422), `recipient_not_supported` (422: a user id
- *   the gateway or the template cannot reach, messages/recipient-kinds.ts), `media_unavailable` (422), `insufficient_balance` (402), `service_unavailable` (503,
+ *   the gateway or the template cannot reach, messages/recipient-kinds.ts), `type_not_supported_by_gateway`
+ *   (422: an interactive kind the gateway does not send), `media_unavailable` (422), `insufficient_balance` (402), `service_unavailable` (503,
  *   the media could not be stored).
  */
 export async function sendMessages(env: Env, db: Db, request: SendRequest): Promise<SendResult> {
@@ -102,10 +109,7 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
   requireSupportedRecipients(gatewayRefusals(gateway), request.recipients);
   const quote = await quoteOf(db, request);
   if (quote) request = { ...request, recipients: [quote.chat] };
-  const metadata = withQuote(
-    request.type === "template" ? await templateMetadata(db, request, gateway) : undefined,
-    quote,
-  );
+  const metadata = withQuote(await payloadMetadata(db, request, gateway), quote);
   await requireServiceWindow(
     db,
     {
@@ -123,12 +127,7 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
   );
   const price = priceOf(config, request.type);
   let media: StoredMedia | null = null;
-  if (
-    request.type !== "text" &&
-    request.type !== "template" &&
-    request.type !== "reaction" &&
-    request.mediaUrl !== null
-  ) {
+  if (isMediaType(request.type) && request.mediaUrl !== null) {
     // An account that cannot pay makes the service fetch nothing (the charge below still decides).
     await requireBalance(db, request.accountId, price * request.recipients.length, "This send");
     media = await storeMedia(env.MEDIA, request.mediaUrl, request.type);
@@ -137,12 +136,7 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
     accountId: request.accountId,
     sessionId: request.sessionId,
     type: request.type,
-    content:
-      request.type === "template"
-        ? (request.template?.name ?? null)
-        : request.type === "reaction"
-          ? (request.reaction?.emoji ?? "")
-          : request.content,
+    content: storedContent(request),
     metadata,
     replyTo: quote?.id ?? null,
     mediaUrl: request.mediaUrl,
@@ -194,6 +188,51 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
 function idsInSendOrder(recipients: string[]): { id: string; to: string }[] {
   const ids = recipients.map(() => crypto.randomUUID()).sort();
   return recipients.map((to, i) => ({ id: ids[i] ?? crypto.randomUUID(), to }));
+}
+
+/** Whether messages of `type` carry media (`media_url`, fetched and stored once per send). */
+function isMediaType(type: MessageType): type is "image" | "video" | "audio" | "document" {
+  return type === "image" || type === "video" || type === "audio" || type === "document";
+}
+
+/**
+ * What a send's rows store as `content`: a template's name, a reaction's emoji, a location's name
+ * or address (lib/location.ts `locationLabel`), an interactive message's body text, else the
+ * request's text or caption.
+ */
+function storedContent(request: SendRequest): string | null {
+  if (request.type === "template") return request.template?.name ?? null;
+  if (request.type === "reaction") return request.reaction?.emoji ?? "";
+  if (request.type === "location") return request.location ? locationLabel(request.location) : null;
+  if (request.type === "interactive") return request.interactive?.body.text ?? null;
+  return request.content;
+}
+
+/**
+ * The `metadata` a send's type writes before the send (README, Sending messages): a template's
+ * (checked by {@link templateMetadata}), `{ location }` for a location, `{ interactive }` for an
+ * interactive message of a kind the gateway sends, else undefined.
+ * @throws ApiError as {@link templateMetadata}; `type_not_supported_by_gateway` (422) for an
+ *   interactive message of a kind the gateway does not send (lib/gateway-kinds.ts `sendsInteractive`).
+ */
+async function payloadMetadata(
+  db: Db,
+  request: SendRequest,
+  gateway: GatewayKind,
+): Promise<MessageMetadata | undefined> {
+  if (request.type === "template") return templateMetadata(db, request, gateway);
+  if (request.type === "location" && request.location) return { location: request.location };
+  if (request.type === "interactive" && request.interactive) {
+    const kind = request.interactive.type;
+    if (!capabilitiesOf(gateway).sendsInteractive.includes(kind))
+      throw new ApiError(
+        "type_not_supported_by_gateway",
+        `The session's gateway (${gateway}) does not send interactive ${kind} messages.`,
+        { fields: { "interactive.type": [`not sent by the ${gateway} gateway`] } },
+      );
+    return { interactive: request.interactive };
+  }
+  return undefined;
 }
 
 /**

@@ -1,13 +1,13 @@
+import type { SendableType } from "../billing/prices";
 import type { MessageRow, MessageStatus, MessageType } from "../db/schema";
 
-export type { MessageRow, MessageStatus, MessageType };
+export type { MessageRow, MessageStatus, MessageType, SendableType };
 
 /**
- * The message types priced each on its own (accounts show a price per type) and that campaigns
- * send. `template` is outgoing only: a Cloud API session's approved message template (README,
- * Message templates).
+ * The message types campaigns send. `template` is outgoing only: a Cloud API session's approved
+ * message template (README, Message templates).
  */
-export const MESSAGE_TYPES = [
+export const CAMPAIGN_TYPES = [
   "text",
   "image",
   "video",
@@ -17,10 +17,31 @@ export const MESSAGE_TYPES = [
 ] as const satisfies readonly MessageType[];
 
 /**
- * Every type a message row may have: {@link MESSAGE_TYPES} and `reaction`, an emoji set on (or,
- * empty, taken off) another message of the chat, priced as a text (README, Replies and reactions).
+ * The message types priced each on its own (accounts show a price per type, usage counts per
+ * type): {@link CAMPAIGN_TYPES}, `location`, a point on the map (README, Sending messages →
+ * Locations; lib/location.ts), and `interactive`, reply buttons or a list (README, Sending
+ * messages → Buttons and lists; lib/interactive.ts).
  */
-export const STORED_TYPES = [...MESSAGE_TYPES, "reaction"] as const satisfies readonly MessageType[];
+export const MESSAGE_TYPES = [
+  ...CAMPAIGN_TYPES,
+  "location",
+  "interactive",
+] as const satisfies readonly MessageType[];
+
+/**
+ * The types a send takes: {@link MESSAGE_TYPES} and `reaction`, an emoji set on (or, empty, taken
+ * off) another message of the chat, priced as a text (README, Replies and reactions).
+ */
+export const SENDABLE_TYPES = [...MESSAGE_TYPES, "reaction"] as const satisfies readonly SendableType[];
+
+/**
+ * Every type a message row may have: {@link SENDABLE_TYPES} and `interactive_reply`, a contact's
+ * tap on a reply button or choice from a list, incoming only (lib/interactive.ts `InteractiveReply`).
+ */
+export const STORED_TYPES = [
+  ...SENDABLE_TYPES,
+  "interactive_reply",
+] as const satisfies readonly MessageType[];
 
 /** The types carried by content and media alone: incoming messages and campaigns (no templates). */
 export const CONTENT_TYPES = [

@@ -2,7 +2,7 @@ import type { AccountRow } from "../db/queries/accounts";
 import type { MessageType } from "../db/schema";
 import { fromMinor } from "../lib/money";
 import { formatTimestamp } from "../lib/time";
-import { MESSAGE_TYPES } from "../messages/types";
+import { MESSAGE_TYPES, type SendableType } from "../messages/types";
 
 /**
  * The caller's own account as `GET /v1/account` shows it (`Account` in the OpenAPI document), with
@@ -14,11 +14,11 @@ import { MESSAGE_TYPES } from "../messages/types";
  */
 export function toAccountRecord(
   row: AccountRow,
-  prices: Record<MessageType, number>,
+  prices: Record<SendableType, number>,
   defaultRetentionDays: number,
 ) {
-  const per = <T>(value: (type: MessageType) => T) =>
-    Object.fromEntries(MESSAGE_TYPES.map((type) => [type, value(type)])) as Record<MessageType, T>;
+  const per = <T>(value: (type: SendableType) => T) =>
+    Object.fromEntries(MESSAGE_TYPES.map((type) => [type, value(type)])) as Record<SendableType, T>;
   return {
     id: row.id,
     name: row.name,

@@ -34,8 +34,9 @@ export type EventRecord = ReturnType<typeof toEventRecord>;
 
 function dataOf(row: EventRow, defaultGateway: GatewayKind): Record<string, unknown> {
   const snapshot = JSON.parse(row.snapshot) as Record<string, unknown>;
-  // A reaction's snapshot is its `data` already (src/messages/reactions.ts).
-  if (row.type === "message.reaction") return snapshot;
+  // A reaction's and an edit's snapshot is its `data` already (src/messages/reactions.ts,
+  // src/chat-actions/edit.ts).
+  if (row.type === "message.reaction" || row.type === "message.edited") return snapshot;
   if (row.type.startsWith("message.")) return toMessageRecord(snapshot as MessageWithContact);
   if (row.type === "session.status_changed" || row.type === "session.health_changed")
     return toSessionRecord(snapshot as SessionRow, defaultGateway);

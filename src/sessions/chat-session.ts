@@ -2,7 +2,13 @@ import { DurableObject } from "cloudflare:workers";
 import type { NewIncoming } from "../db/queries/messages";
 import { SYNC_RETRY_MS } from "../delivery/dispatcher";
 import type { CampaignHold } from "../delivery/outbox";
-import type { GatewayEvent, GatewayName, ReceivedMessage } from "../gateways/gateway";
+import type {
+  ChatMessageRef,
+  GatewayEvent,
+  GatewayName,
+  ReadReceipt,
+  ReceivedMessage,
+} from "../gateways/gateway";
 import { log } from "../lib/log";
 import type { DispatchRequest } from "../messages/dispatch-request";
 import { type HoldResult, SessionDispatchHost } from "./dispatch-host";
@@ -210,6 +216,28 @@ export class ChatSession extends DurableObject<Env> {
    */
   async checkNumbers(numbers: string[]): Promise<SessionResult<NumberAnswer[]>> {
     return this.link.checkNumbers(numbers);
+  }
+
+  /**
+   * Sends the gateway a read receipt for a contact's message (README, Chat actions); only while
+   * connected (409 `session_not_connected`). Outside the chain of changes, as it changes nothing
+   * of the session.
+   */
+  async markRead(read: ReadReceipt): Promise<SessionResult<null>> {
+    return this.link.markRead(read);
+  }
+
+  /**
+   * Deletes for everyone a message the session sent (README, Chat actions); only while connected,
+   * and 409 `not_supported_by_gateway` where the gateway cannot. Outside the chain of changes.
+   */
+  async deleteMessage(target: ChatMessageRef): Promise<SessionResult<null>> {
+    return this.link.deleteMessage(target);
+  }
+
+  /** Edits a text the session sent (README, Chat actions); as {@link deleteMessage}. */
+  async editMessage(target: ChatMessageRef, text: string): Promise<SessionResult<null>> {
+    return this.link.editMessage(target, text);
   }
 
   // ---- RPC: message fan-out ----------------------------------------------------------------

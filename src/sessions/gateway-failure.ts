@@ -4,12 +4,14 @@ import { type Failure, fail } from "./result";
 
 // A failed gateway call as the failure a session RPC answers (session-link.ts).
 
-/** 409 `not_supported_by_gateway`: a Cloud API number is linked by its ids, never by QR or code. */
-export function notSupported(): Failure {
-  return fail(
-    "not_supported_by_gateway",
-    "The session's gateway (cloud_api) links a business number by its ids: it has no QR code or pairing code.",
-  );
+/**
+ * 409 `not_supported_by_gateway` with `detail`; by default, why a QR code or pairing code cannot
+ * be had: a Cloud API number is linked by its ids.
+ */
+export function notSupported(
+  detail = "The session's gateway (cloud_api) links a business number by its ids: it has no QR code or pairing code.",
+): Failure {
+  return fail("not_supported_by_gateway", detail);
 }
 
 /**

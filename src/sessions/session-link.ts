@@ -11,14 +11,17 @@ import { accountLimitReached } from "../errors";
 import type { CloudApiNumber } from "../gateways/cloud-api/graph";
 import { STANDARD_THROUGHPUT_MPS } from "../gateways/cloud-api/number";
 import {
+  type ChatGateway,
+  type ChatMessageRef,
   GatewayError,
   type GatewayEvent,
   type GatewayName,
   isStatusEvent,
   type LinkState,
   MAX_NUMBER_CHECK,
+  type ReadReceipt,
 } from "../gateways/gateway";
-import { capabilitiesOf } from "../lib/gateway-kinds";
+import { capabilitiesOf, type GatewayCapabilities } from "../lib/gateway-kinds";
 import { log } from "../lib/log";
 import { receiveReaction } from "../messages/reactions";
 import { receiveMessage } from "../messages/receive";
@@ -373,6 +376,61 @@ export class SessionLink {
   }
 
   /**
+   * Sends the gateway a read receipt for the contact's message `read.providerMessageId` in the chat
+   * with `read.chat` (src/gateways/gateway.ts `ChatGateway.markRead`; README, Chat actions); only
+   * while connected (`session_not_connected`). Changes nothing of the session.
+   */
+  async markRead(read: ReadReceipt): Promise<SessionResult<null>> {
+    return this.chatAction((gateway, sessionId) => gateway.markRead(sessionId, read));
+  }
+
+  /**
+   * Deletes for everyone a message the session sent (src/gateways/gateway.ts
+   * `ChatGateway.deleteMessage`; README, Chat actions); as {@link markRead}, and
+   * `not_supported_by_gateway` where the gateway cannot.
+   */
+  async deleteMessage(target: ChatMessageRef): Promise<SessionResult<null>> {
+    return this.chatAction((gateway, sessionId, can) =>
+      can.deletesMessages && gateway.deleteMessage ? gateway.deleteMessage(sessionId, target) : null,
+    );
+  }
+
+  /** Edits a text the session sent (`ChatGateway.editMessage`); as {@link deleteMessage}. */
+  async editMessage(target: ChatMessageRef, text: string): Promise<SessionResult<null>> {
+    return this.chatAction((gateway, sessionId, can) =>
+      can.editsMessages && gateway.editMessage ? gateway.editMessage(sessionId, target, text) : null,
+    );
+  }
+
+  /**
+   * Runs a chat action's gateway call while the session is connected (`session_not_connected`
+   * otherwise); `call`, given the gateway, the session's name and its capabilities
+   * (lib/gateway-kinds.ts), answers null when the gateway cannot (`not_supported_by_gateway`).
+   * A GatewayError becomes `gateway_rejected` or `gateway_unavailable` (gateway-failure.ts).
+   */
+  private async chatAction(
+    call: (gateway: ChatGateway, sessionId: string, can: GatewayCapabilities) => Promise<void> | null,
+  ): Promise<SessionResult<null>> {
+    const state = this.core.state();
+    if (!state) return fail("not_found", "No such session.");
+    if (state.status !== "connected") {
+      return fail(
+        "session_not_connected",
+        `The session is ${state.status}; chat actions go through a connected session.`,
+      );
+    }
+    try {
+      const done = call(this.core.gateway(), state.session_id, capabilitiesOf(state.gateway));
+      if (done === null)
+        return notSupported(`The session's gateway (${state.gateway}) has no such chat action.`);
+      await done;
+    } catch (error) {
+      return gatewayFailure(error);
+    }
+    return ok(null);
+  }
+
+  /**
    * Applies a gateway's events in order: acks as message receipts (once D1 holds the sent
    * outcomes), incoming messages stored once, status events no older than the newest applied.
    * @returns the incoming messages among the events, as stored (or already stored by an earlier
@@ -409,6 +467,7 @@ export class SessionLink {
           content: event.content,
           mediaUrl: event.mediaUrl,
           media: event.media ? { mimetype: event.media.mimetype } : null,
+          payload: event.payload,
           at: event.at,
         };
         const stored = await receiveMessage(this.core.env, incoming, { quotedIds: event.quotedIds });

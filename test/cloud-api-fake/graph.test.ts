@@ -470,6 +470,42 @@ describe("template pages", () => {
   });
 });
 
+describe("POST /{version}/{phone number id}/messages with a location", () => {
+  const location = (latitude: unknown, longitude: unknown) => ({
+    messaging_product: "whatsapp",
+    recipient_type: "individual",
+    to: "4915112345678",
+    type: "location",
+    location: { latitude, longitude, name: "META HQ", address: "1 Hacker Way, Menlo Park, CA 94025" },
+  });
+
+  it("takes LocationMessage with the coordinates as strings; refuses numbers (reading k), sending nothing", async () => {
+    const numbers = location(37.758056, -122.425332);
+    const refused = await callGraph("POST", MESSAGES, numbers);
+    expect(refused.status).toBe(400);
+    expect(refused.json.error).toMatchObject({ code: 100, message: "Invalid parameter" });
+    expect(fake.graph.invalidBodies).toEqual([
+      {
+        phoneNumberId: NUMBER.phoneNumberId,
+        body: numbers,
+        problems: [
+          '#/location/latitude Instance type "number" is invalid. Expected "string".',
+          '#/location/longitude Instance type "number" is invalid. Expected "string".',
+        ],
+      },
+    ]);
+    expect(fake.graph.sent).toEqual([]);
+
+    const strings = location("37.758056", "-122.425332");
+    const { status, json } = await callGraph("POST", MESSAGES, strings);
+    expect(status).toBe(200);
+    expect(checkAnswer("sendMessage", json)).toEqual([]);
+    expect(fake.graph.sent).toEqual([
+      { phoneNumberId: NUMBER.phoneNumberId, body: strings, wamid: fake.graph.sent[0]?.wamid },
+    ]);
+  });
+});
+
 describe("POST /{version}/{phone number id}/messages with status read (typing indicator)", () => {
   /** The document's example "Send typing indicator and read receipt", for `messageId`. */
   const typing = (messageId: string) => ({
@@ -494,6 +530,40 @@ describe("POST /{version}/{phone number id}/messages with status read (typing in
     expect(fake.graph.sent).toEqual([]);
   });
 
+  it("takes a read receipt alone (MarkMessageRequestPayload), answered MarkMessageResponsePayload", async () => {
+    const wamid = fake.graph.queueIncoming({
+      phoneNumberId: NUMBER.phoneNumberId,
+      from: "14155550101",
+      text: "Hi",
+    });
+    const { typing_indicator: _, ...read } = typing(wamid);
+    const { status, json } = await callGraph("POST", MESSAGES, read);
+    expect(status).toBe(200);
+    expect(json).toEqual({ success: true });
+    expect(checkAnswer("markRead", json)).toEqual([]);
+    expect(fake.graph.reads).toEqual([
+      { phoneNumberId: NUMBER.phoneNumberId, messageId: wamid, typingIndicator: false, at: NOW_MS },
+    ]);
+  });
+
+  it("answers readFault, with its details, while it is set, recording nothing", async () => {
+    const wamid = fake.graph.queueIncoming({
+      phoneNumberId: NUMBER.phoneNumberId,
+      from: "14155550101",
+      text: "Hi",
+    });
+    fake.graph.readFault = { code: 131009, message: "Parameter value is not valid", details: "message_id" };
+    const { status, json } = await callGraph("POST", MESSAGES, typing(wamid));
+    expect(status).toBe(400);
+    expect(json.error).toMatchObject({
+      code: 131009,
+      message: "Parameter value is not valid",
+      error_data: { details: "message_id" },
+    });
+    expect(checkAnswer("error", json)).toEqual([]);
+    expect(fake.graph.reads).toEqual([]);
+  });
+
   it("refuses another indicator type, other fields, and a message the number never received (error 100)", async () => {
     const wamid = fake.graph.queueIncoming({
       phoneNumberId: NUMBER.phoneNumberId,
@@ -516,6 +586,10 @@ describe("POST /{version}/{phone number id}/messages with status read (typing in
       expect(refused.status).toBe(400);
       expect(refused.json).toMatchObject({ error: { code: 100, message: "Invalid parameter" } });
     }
+    expect(fake.graph.invalidBodies.map((invalid) => invalid.problems)).toEqual([
+      ['#/typing_indicator/type Instance does not match any of ["text"].'],
+      ['# Property "to" does not match additional properties schema.'],
+    ]);
     expect(fake.graph.reads).toEqual([]);
   });
 });

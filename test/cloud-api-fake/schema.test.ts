@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import subset from "../../fakes/cloud-api/meta-openapi.json" with { type: "json" };
-import { checkAsWritten, checkBody, checkWebhook } from "../../fakes/cloud-api/schema.ts";
+import { checkAnswer, checkAsWritten, checkBody, checkWebhook } from "../../fakes/cloud-api/schema.ts";
 import { OTP_TEMPLATE, TEXT } from "./fake-graph";
 
 // The request-body checker against Meta's OpenAPI document (fakes/cloud-api/meta-openapi.json),
-// and each reading of the document's gaps that fakes/cloud-api/schema.ts documents, (a) to (h):
+// and each reading of the document's gaps that fakes/cloud-api/schema.ts documents, (a) to (l):
 // what the document as written says, and what the checker does instead.
 
 const BASE = { messaging_product: "whatsapp", recipient_type: "individual", to: "4915112345678" };
@@ -34,6 +34,16 @@ describe("checkBody('sendMessage')", () => {
         document: { link: `${MEDIA}/invoice.pdf`, caption: "Your invoice", filename: "invoice.pdf" },
       },
       template: OTP_TEMPLATE,
+      location: {
+        ...BASE,
+        type: "location",
+        location: {
+          latitude: "38.7223",
+          longitude: "-9.1393",
+          name: "Lisbon store",
+          address: "Rua Augusta 1",
+        },
+      },
     };
     for (const [kind, body] of Object.entries(bodies))
       expect([kind, checkBody("sendMessage", body)]).toEqual([kind, []]);
@@ -151,6 +161,64 @@ describe("checkBody('sendMessage')", () => {
     expect(checkBody("sendMessage", { ...BASE, type: "image", image: { link: "not a link" } })).toContain(
       '#/image/link String does not match format "uri".',
     );
+  });
+
+  it("(k) requires a location's latitude and longitude, as strings: the document's own numeric examples are refused", () => {
+    const examples = examplesOf("/{Version}/{Phone-Number-ID}/messages") as Record<
+      string,
+      { location: { latitude: unknown; longitude: unknown } }
+    >;
+    const example = examples["Send Location Message"];
+    expect(example?.location).toMatchObject({ latitude: 37.758056, longitude: -122.425332 });
+    expect(checkBody("sendMessage", example)).toEqual([
+      '#/location/latitude Instance type "number" is invalid. Expected "string".',
+      '#/location/longitude Instance type "number" is invalid. Expected "string".',
+    ]);
+    const point = { latitude: "37.758056", longitude: "-122.425332" };
+    expect(checkBody("sendMessage", { ...example, location: point })).toEqual([]);
+    // As written, nothing of the location is required; read, both coordinates are.
+    const written = subset.components.schemas.LocationMessage.allOf[1] as {
+      properties: { location: { required?: string[]; properties: Record<string, { type: string }> } };
+    };
+    expect(written.properties.location.required).toBeUndefined();
+    expect(written.properties.location.properties.latitude?.type).toBe("string");
+    const named = { ...BASE, type: "location", location: { name: "META HQ" } };
+    expect(checkBody("sendMessage", named)).toEqual([
+      '#/location Instance does not have required property "latitude".',
+      '#/location Instance does not have required property "longitude".',
+    ]);
+    expect(
+      checkBody("sendMessage", { ...BASE, type: "location", location: { ...point, url: "https://x" } }),
+    ).toEqual(['#/location Property "url" does not match additional properties schema.']);
+  });
+
+  it("(l) checks a read receipt as MarkMessageRequestPayload, with the typing indicator, closed", () => {
+    // The payloads as the document declares them, kept in the subset by name (no operation names them).
+    expect(subset.components.schemas.MarkMessageRequestPayload.required).toEqual([
+      "message_id",
+      "messaging_product",
+      "status",
+    ]);
+    const read = { messaging_product: "whatsapp", status: "read", message_id: "wamid.X" };
+    expect(checkBody("markRead", read)).toEqual([]);
+    expect(checkBody("markRead", { ...read, typing_indicator: { type: "text" } })).toEqual([]);
+    expect(checkBody("markRead", { ...read, typing_indicator: { type: "audio" } })).toEqual([
+      '#/typing_indicator/type Instance does not match any of ["text"].',
+    ]);
+    expect(checkBody("markRead", { ...read, to: "14155550101" })).toEqual([
+      '# Property "to" does not match additional properties schema.',
+    ]);
+    expect(checkBody("markRead", { ...read, messaging_product: "sms", status: "delivered" })).toEqual([
+      '#/messaging_product Instance does not match "whatsapp".',
+      '#/status Instance does not match "read".',
+    ]);
+    const { message_id: _, ...noId } = read;
+    expect(checkBody("markRead", noId)).toEqual(['# Instance does not have required property "message_id".']);
+    expect(subset.components.schemas.MarkMessageResponsePayload.properties.success.type).toBe("boolean");
+    expect(checkAnswer("markRead", { success: true })).toEqual([]);
+    expect(checkAnswer("markRead", { success: "yes" })).toEqual([
+      '#/success Instance type "string" is invalid. Expected "boolean".',
+    ]);
   });
 });
 

@@ -183,6 +183,48 @@ describe("incoming messages", () => {
     expect(checkAsWritten("ContextObject", { from: "15550100001", id: ours })).not.toEqual([]);
   });
 
+  it("queues a location as LocationMessage_1: the coordinates as numbers, url when given", async () => {
+    const place = {
+      latitude: 37.44221496582,
+      longitude: -122.16165924072,
+      name: "Philz Coffee",
+      address: "101 Forest Ave, Palo Alto, CA 94301",
+    };
+    const wamid = fake.graph.queueIncomingLocation({
+      phoneNumberId: NUMBER.phoneNumberId,
+      from: "4915112345678",
+      location: { ...place, url: "https://philzcoffee.com/" },
+    });
+    fake.graph.queueIncomingLocation({
+      phoneNumberId: NUMBER.phoneNumberId,
+      from: "4915112345678",
+      location: place,
+    });
+    const [business, plain] = await takeChanges();
+    expect(business?.change.value.messages).toEqual([
+      {
+        from: "4915112345678",
+        id: wamid,
+        timestamp: String(SECONDS),
+        type: "location",
+        location: { ...place, url: "https://philzcoffee.com/" },
+      },
+    ]);
+    expect(plain?.change.value.messages?.[0]?.location).toEqual(place);
+    // Received coordinates are numbers: a string one is refused.
+    fake.graph.queueIncomingLocation({
+      phoneNumberId: NUMBER.phoneNumberId,
+      from: "4915112345678",
+      location: place,
+    });
+    const [hook] = await fake.graph.takeWebhooks();
+    const body = JSON.parse(hook?.body ?? "{}");
+    body.entry[0].changes[0].value.messages[0].location.latitude = "37.44";
+    expect(checkWebhook(body)).toContain(
+      '#/entry/0/changes/0/value/messages/0/location/latitude Instance type "string" is invalid. Expected "number".',
+    );
+  });
+
   it("queues an image message with the media fields ImageMessage_1 requires", async () => {
     fake.graph.queueIncomingImage({
       phoneNumberId: NUMBER.phoneNumberId,

@@ -69,9 +69,12 @@ export type SendFaultPlan = (body: Record<string, unknown>) => SendFault | null;
 
 /**
  * The fields each send body may carry (EvolutionAPI/evolution-api: src/api/dto/sendMessage.dto.ts,
- * `Metadata` and the endpoint's DTO), and those it must (src/validate/message.schema.ts). Evolution's
- * JSON schemas let unknown fields through and the service ignores them; the fake refuses them (400),
- * so a field Evolution would silently drop, such as v1's `options` object, fails a test instead.
+ * `Metadata` and the endpoint's DTO), and those it must (src/validate/message.schema.ts): `required`
+ * as non-empty strings, `typed` of the JSON type given (a string there may be ""). Evolution's JSON
+ * schemas let unknown fields through and the service ignores them; the fake refuses them (400), so
+ * a field Evolution would silently drop, such as v1's `options` object, fails a test instead.
+ * `relaysMessageId` false: the channel's send does not hand `messageId` on to Baileys
+ * (`locationMessage` of the Baileys channel), so the message goes under an id of Baileys' choosing.
  */
 const METADATA = [
   "number",
@@ -84,7 +87,13 @@ const METADATA = [
   "notConvertSticker",
   "messageId",
 ];
-const SEND_FIELDS: Record<string, { allowed: string[]; required: string[] }> = {
+interface SendFields {
+  allowed: string[];
+  required: string[];
+  typed?: Record<string, "string" | "number">;
+  relaysMessageId?: false;
+}
+const SEND_FIELDS: Record<string, SendFields> = {
   sendText: { allowed: [...METADATA, "text"], required: ["number", "text"] },
   sendMedia: {
     allowed: [
@@ -100,6 +109,14 @@ const SEND_FIELDS: Record<string, { allowed: string[]; required: string[] }> = {
     required: ["number", "mediatype", "media"],
   },
   sendWhatsAppAudio: { allowed: [...METADATA, "audio"], required: ["number", "audio"] },
+  // `SendLocationDto` / `locationMessageSchema`: `latitude` and `longitude` numbers, `name` and
+  // `address` strings (no `minLength`), all required with `number`.
+  sendLocation: {
+    allowed: [...METADATA, "latitude", "longitude", "name", "address"],
+    required: ["number"],
+    typed: { latitude: "number", longitude: "number", name: "string", address: "string" },
+    relaysMessageId: false,
+  },
 };
 
 /**
@@ -117,7 +134,9 @@ const SEND_FIELDS: Record<string, { allowed: string[]; required: string[] }> = {
  * {@link SendFaultPlan} says. Every request is recorded as `METHOD path?query` in `calls`, with
  * its JSON body in `bodies`; every send that reached the network, as its `key.id` in `relayed`.
  * A send's `quoted` is checked against `quotedOptionsSchema`; `sendReaction` relays reactions
- * (kept in `reactions`).
+ * (kept in `reactions`); `sendLocation` stores a `locationMessage` under an id of its own (it
+ * ignores `messageId`, as Evolution's `locationMessage` does). `POST /chat/markMessageAsRead`
+ * checks its body against `readMessageSchema` and keeps the keys it was given in `reads`.
  */
 export class FakeEvolution {
   readonly instances = new Map<string, FakeInstance>();
@@ -161,6 +180,11 @@ export class FakeEvolution {
   }[] = [];
   /** While true, `sendPresence` answers 400 as the Baileys channel does a failure (nothing shown). */
   presenceFault = false;
+  /**
+   * Every `markMessageAsRead` Evolution answered, in order, a repeat included: the instance and the
+   * `readMessages` keys it handed to Baileys' `readMessages`.
+   */
+  readonly reads: { instance: string; keys: { remoteJid: string; fromMe: boolean; id: string }[] }[] = [];
   /** Every `sendReaction` relayed, in order, a repeat included: the body and the reaction's `key.id`. */
   readonly reactions: { instance: string; body: { key: unknown; reaction: string }; id: string }[] = [];
   down = false;
@@ -370,6 +394,39 @@ export class FakeEvolution {
           return HttpResponse.json({ presence: body.presence }, { status: 201 });
         }),
       ),
+      // `markMessageAsRead` (evolution-foundation/evolution-api: src/api/routes/chat.router.ts; body
+      // per `readMessageSchema` in src/validate/chat.schema.ts: `readMessages` an array of at least
+      // one key, no repeats, each with `id` and `remoteJid` non-empty strings and `fromMe` a
+      // boolean, all required; the fake refuses other fields). The Baileys channel hands the keys
+      // to `readMessages` and answers 201 `{ message: "Read messages", read: "success" }`; Baileys
+      // fails on a closed connection, which it answers 500 "Read messages fail".
+      route("post", "/chat/markMessageAsRead/:name", ({ name = "" }, body) =>
+        this.withInstance(name, (instance) => {
+          const keys = body.readMessages;
+          const refused =
+            unknownFields(body, ["readMessages"]) ??
+            (!Array.isArray(keys) ||
+            keys.length === 0 ||
+            new Set(keys.map((k) => JSON.stringify(k))).size !== keys.length
+              ? "readMessages"
+              : undefined) ??
+            (keys as unknown[]).map((key) => readKeyRefused(key)).find((field) => field !== undefined);
+          if (refused) return problem(400, "Bad Request", [`"${refused}" is invalid or missing`]);
+          if (instance.state !== "open")
+            return problem(500, "Internal Server Error", ["Read messages fail", "Error: Connection Closed"]);
+          this.reads.push({
+            instance: name,
+            keys: (keys as { remoteJid: string; fromMe: boolean; id: string }[]).map(
+              ({ remoteJid, fromMe, id }) => ({
+                remoteJid,
+                fromMe,
+                id,
+              }),
+            ),
+          });
+          return HttpResponse.json({ message: "Read messages", read: "success" }, { status: 201 });
+        }),
+      ),
       // `getBase64FromMediaMessage` (EvolutionAPI/evolution-api: src/api/routes/chat.router.ts,
       // `getBase64FromMediaMessageDto` `{ message, convertToMp4? }`): the media of a message
       // Evolution stored, found by `message.key.id`, answered 201 as the Baileys channel returns it;
@@ -458,7 +515,10 @@ export class FakeEvolution {
     const fields = SEND_FIELDS[endpoint] ?? { allowed: [], required: [] };
     const refused =
       unknownFields(body, fields.allowed) ??
-      fields.required.find((field) => typeof body[field] !== "string" || body[field] === "");
+      fields.required.find((field) => typeof body[field] !== "string" || body[field] === "") ??
+      Object.entries(fields.typed ?? {}).find(([field, type]) => typeof body[field] !== type)?.[0] ??
+      // Every send schema declares `delay` an integer (milliseconds).
+      (body.delay !== undefined && !Number.isInteger(body.delay) ? "delay" : undefined);
     if (refused) return problem(400, "Bad Request", [`instance requires or refuses property "${refused}"`]);
     const quotedProblem = body.quoted === undefined ? null : quotedRefused(body.quoted);
     if (quotedProblem) return problem(400, "Bad Request", [quotedProblem]);
@@ -479,7 +539,8 @@ export class FakeEvolution {
     // Evolution does not check `messageId` for duplicates: it relays again under the same id
     // (and stores a second row). The network keys messages by id, so the recipient holds one;
     // the fake keeps one too and answers the message it holds.
-    const id = typeof body.messageId === "string" ? body.messageId : this.nextId();
+    const id =
+      fields.relaysMessageId !== false && typeof body.messageId === "string" ? body.messageId : this.nextId();
     const known = this.sent.find((s) => s.instance === name && s.id === id);
     const record = known?.record ?? this.store(name, instance, endpoint, body, remoteJid, id);
     this.relayed.push(id);
@@ -656,6 +717,42 @@ export class FakeEvolution {
       message: { imageMessage: { caption: "photo", mimetype } },
       messageType: "imageMessage",
     };
+  }
+
+  /**
+   * `messages.upsert` data of a location from `from` (`messageType: "locationMessage"`, Baileys'
+   * `LocationMessage`: `degreesLatitude`, `degreesLongitude`, and `name`, `address`, `url` when
+   * given; `prepareMessage` passes it on as it is), or of a live location's first message
+   * (`live`: `liveLocationMessage`, the point with `caption` and `sequenceNumber`, no name).
+   */
+  incomingLocation(
+    name: string,
+    id: string,
+    from: string,
+    location: {
+      degreesLatitude?: number;
+      degreesLongitude?: number;
+      name?: string;
+      address?: string;
+      url?: string;
+    },
+    live = false,
+  ) {
+    const type = live ? "liveLocationMessage" : "locationMessage";
+    // `jpegThumbnail` bytes reach the webhook as a `Uint8Array` (`deserializeMessageBuffers`), which
+    // JSON writes as an object of indexed bytes.
+    const thumbnail = { 0: 255, 1: 216, 2: 255 };
+    const body = live
+      ? {
+          degreesLatitude: location.degreesLatitude,
+          degreesLongitude: location.degreesLongitude,
+          accuracyInMeters: 10,
+          caption: "On my way",
+          sequenceNumber: 1,
+          jpegThumbnail: thumbnail,
+        }
+      : { ...location, jpegThumbnail: thumbnail };
+    return { ...this.incomingText(name, id, from, ""), message: { [type]: body }, messageType: type };
   }
 
   /**
@@ -854,6 +951,20 @@ function quotedRefused(quoted: unknown): string | null {
   return null;
 }
 
+/**
+ * Why `key` is not a `readMessages` item of `readMessageSchema` (`id` and `remoteJid` non-empty
+ * strings, `fromMe` a boolean, all required; other fields refused by the fake), or undefined.
+ */
+function readKeyRefused(key: unknown): string | undefined {
+  const refused = unknownFields(key, ["id", "fromMe", "remoteJid"]);
+  if (refused) return `readMessages.${refused}`;
+  const { id, fromMe, remoteJid } = key as Record<string, unknown>;
+  if (typeof id !== "string" || id === "") return "readMessages.id";
+  if (typeof remoteJid !== "string" || remoteJid === "") return "readMessages.remoteJid";
+  if (typeof fromMe !== "boolean") return "readMessages.fromMe";
+  return undefined;
+}
+
 /** The first field of `body` not in `allowed`, or undefined. */
 function unknownFields(body: unknown, allowed: string[]): string | undefined {
   if (typeof body !== "object" || body === null) return "body";
@@ -888,6 +999,14 @@ function matches(record: StoredRecord, where: unknown): boolean {
 function storedMessage(endpoint: string, body: Record<string, unknown>): [string, Record<string, unknown>] {
   if (endpoint === "sendText") return ["conversation", { conversation: body.text }];
   if (endpoint === "sendWhatsAppAudio") return ["audioMessage", { audioMessage: { ptt: true } }];
+  // `locationMessage` of the Baileys channel: the body's fields as Baileys' `LocationMessage`.
+  if (endpoint === "sendLocation") {
+    const { latitude, longitude, name, address } = body;
+    return [
+      "locationMessage",
+      { locationMessage: { degreesLatitude: latitude, degreesLongitude: longitude, name, address } },
+    ];
+  }
   const type = `${String(body.mediatype)}Message`;
   const caption = body.caption === undefined ? {} : { caption: body.caption };
   return [type, { [type]: { mimetype: body.mimetype ?? null, ...caption } }];

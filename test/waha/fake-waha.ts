@@ -49,6 +49,8 @@ export interface WahaSent {
     to: string;
     body: string;
     hasMedia: boolean;
+    /** `WALocation` of a location sent: its coordinates as strings, as WAHA gives them. */
+    location?: { latitude: string; longitude: string; live: boolean; name?: string };
   };
 }
 
@@ -102,6 +104,11 @@ const SEND_FIELDS: Record<string, { allowed: string[]; required: string[] }> = {
   sendVideo: {
     allowed: ["chatId", "file", "reply_to", "asNote", "convert", "caption", "session"],
     required: ["chatId", "file", "convert", "session"],
+  },
+  // `MessageLocationRequest`: `latitude` and `longitude` numbers, `title` a string (types checked in `send`).
+  sendLocation: {
+    allowed: ["chatId", "id", "latitude", "longitude", "title", "reply_to", "session"],
+    required: ["chatId", "latitude", "longitude", "title", "session"],
   },
 };
 
@@ -164,8 +171,8 @@ const LIST_PARAMS = [
  * A stand-in for one WAHA server at its HTTP boundary (shapes from WAHA's documented API, as in
  * src/gateways/waha/): sessions with their status and linked account, QR and pairing codes,
  * the contacts lookup (numbers ending in 0000 are not on WhatsApp; each phone asked is kept in
- * `checked`), the send endpoints (bodies checked against {@link SEND_FIELDS}; a text
- * with an `id` is sent under it, as NOWEB and GOWS do, and a second send with that id stores
+ * `checked`), the send endpoints (bodies checked against {@link SEND_FIELDS}; a text or
+ * location with an `id` is sent under it, as NOWEB and GOWS do, and a second send with that id stores
  * nothing more) and the chat messages list. `down` makes every call answer 503; `sendFault`
  * makes sends misbehave ({@link SendFault}), all alike or each as a {@link SendFaultPlan} says.
  * Every request is recorded as `METHOD path` in `calls`, with its JSON body in `bodies`; every
@@ -184,6 +191,12 @@ export class FakeWaha {
    * included: WAHA keeps one message per id, so an id listed twice is a message we sent twice.
    */
   readonly relayed: string[] = [];
+  /** Every read receipt WAHA took (`POST /api/sendSeen`, `SendSeenRequest`), in order. */
+  readonly seen: { session: string; chatId: string; messageIds: string[] }[] = [];
+  /** Every message deleted for everyone (`DELETE …/messages/{messageId}`), by session, chat and id. */
+  readonly deleted: { session: string; chatId: string; messageId: string }[] = [];
+  /** Every edit (`PUT …/messages/{messageId}`, `EditMessageRequest`), with its text. */
+  readonly edited: { session: string; chatId: string; messageId: string; text: string }[] = [];
   /** Every reaction set, in order, a repeat included (`PUT /api/reaction`). */
   readonly reactions: WahaReaction[] = [];
   /** Files of incoming media WAHA holds, by path ({@link receiveFile}). */
@@ -384,6 +397,41 @@ export class FakeWaha {
       ...Object.keys(SEND_FIELDS).map((endpoint) =>
         route("post", `/api/${endpoint}`, (_p, body) => this.send(endpoint, body)),
       ),
+      // "Send messages → Send seen": `SendSeenRequest` (WAHA's OpenAPI document, 2026.7.1): `chatId`
+      // and `session` required; `messageIds` (strings: the serialised ids), `messageId` (deprecated)
+      // and `participant` ("NOWEB engine only", groups) optional; nothing else. Answers 201 `{}`.
+      route("post", "/api/sendSeen", (_p, body) => this.sendSeen(body)),
+      // "Chats → Delete / Edit message": `/api/{session}/chats/{chatId}/messages/{messageId}`, the
+      // message id in `{fromMe}_{chat}_{message_id}` form; an edit's body is `EditMessageRequest`
+      // (`text` required; `linkPreview`, `linkPreviewHighQuality`). Only a message the fake sent.
+      ...(["delete", "put"] as const).map((method) =>
+        route(
+          method,
+          "/api/:name/chats/:chatId/messages/:messageId",
+          ({ name = "", chatId = "", messageId = "" }, body) => {
+            const chat = decodeURIComponent(chatId);
+            const id = decodeURIComponent(messageId);
+            if (method === "put") {
+              const refused =
+                Object.keys(body).find(
+                  (field) => !["text", "linkPreview", "linkPreviewHighQuality"].includes(field),
+                ) ?? (typeof body.text === "string" ? undefined : "text");
+              if (refused)
+                return HttpResponse.json(
+                  { message: `property ${refused} is refused or missing` },
+                  { status: 422 },
+                );
+            }
+            return this.withSession(name, () => {
+              const sent = this.sent.find((s) => s.id === id && s.chatId === chat);
+              if (!sent) return HttpResponse.json({ message: "Message not found" }, { status: 404 });
+              if (method === "delete") this.deleted.push({ session: name, chatId: chat, messageId: id });
+              else this.edited.push({ session: name, chatId: chat, messageId: id, text: String(body.text) });
+              return HttpResponse.json({}, { status: 200 });
+            });
+          },
+        ),
+      ),
       // "Chatting → React to a message with an emoji" (`MessageReactionRequest`: `session`,
       // `messageId`, `reaction`, all required; "" removes the reaction). NOWEB answers the
       // reaction message Baileys sent (`sock.sendMessage`): its `key`.
@@ -433,6 +481,43 @@ export class FakeWaha {
     return `${WAHA_URL}${path}`;
   }
 
+  /**
+   * `POST /api/sendSeen`: checked against `SendSeenRequest` (its fields, their types, the required
+   * ones; `chatId` a user's chat), then recorded in {@link seen} once the session works. Each id in
+   * `messageIds` (or `messageId`) must be a serialised message id of `chatId`, as in the docs'
+   * example ("Send messages → Send seen"): WAHA does not refuse another chat's id, but NOWEB reads
+   * the chat from each id, so such a request would mark a message of another chat; the fake fails it.
+   */
+  private sendSeen(body: Record<string, unknown>): Response {
+    const refuse = (message: string) => HttpResponse.json({ message }, { status: 422 });
+    const unknown = Object.keys(body).find(
+      (field) => !["session", "chatId", "messageIds", "messageId", "participant"].includes(field),
+    );
+    if (unknown) return refuse(`property ${unknown} should not exist`);
+    const missing = ["session", "chatId"].find((field) => typeof body[field] !== "string" || !body[field]);
+    if (missing) return refuse(`${missing} must be a string`);
+    const chatId = String(body.chatId);
+    if (!USER_CHAT_ID.test(chatId)) return refuse("chatId is not a user's chat id");
+    if (body.participant !== undefined && typeof body.participant !== "string")
+      return refuse("participant must be a string");
+    const ids = body.messageIds;
+    if (ids !== undefined && !(Array.isArray(ids) && ids.every((id) => typeof id === "string")))
+      return refuse("each value in messageIds must be a string");
+    if (body.messageId !== undefined && typeof body.messageId !== "string")
+      return refuse("messageId must be a string");
+    const named = [
+      ...(Array.isArray(ids) ? ids.map(String) : []),
+      ...(body.messageId ? [String(body.messageId)] : []),
+    ];
+    const stranger = named.find((id) => !SERIALIZED_ID.test(id) || id.split("_")[1] !== chatId);
+    if (stranger) return refuse(`${stranger} is not a message id of chat ${chatId}`);
+    return this.withSession(String(body.session), (session) => {
+      if (session.status !== "WORKING") return refuse(`Session status is not as expected: ${session.status}`);
+      this.seen.push({ session: String(body.session), chatId, messageIds: named });
+      return HttpResponse.json({}, { status: 201 });
+    });
+  }
+
   /** `PUT /api/reaction`: checked, recorded, then answered as `sendFault` says (`lost`: after recording). */
   private async react(body: Record<string, unknown>): Promise<Response> {
     const refused =
@@ -479,6 +564,20 @@ export class FakeWaha {
       return HttpResponse.json({ message: "chatId is not a user's chat id" }, { status: 422 });
     const fileProblem = body.file === undefined ? null : remoteFileProblem(body.file);
     if (fileProblem) return HttpResponse.json({ message: fileProblem }, { status: 422 });
+    // `MessageLocationRequest`: `latitude` and `longitude` "type": "number", `title` a string; and
+    // `id` ("Pre-generated message id", on it and `MessageTextRequest`) a string.
+    if (
+      endpoint === "sendLocation" &&
+      (typeof body.latitude !== "number" ||
+        typeof body.longitude !== "number" ||
+        typeof body.title !== "string")
+    )
+      return HttpResponse.json(
+        { message: "latitude and longitude must be numbers, title a string" },
+        { status: 422 },
+      );
+    if (body.id !== undefined && typeof body.id !== "string")
+      return HttpResponse.json({ message: "id must be a string" }, { status: 422 });
     // `reply_to`: "The ID of the message to reply to - false_11111111111@c.us_AAAAAAAAAAAAAAAAAAAA".
     if (
       body.reply_to !== undefined &&
@@ -517,6 +616,16 @@ export class FakeWaha {
           to: chatId,
           body: String(body.text ?? body.caption ?? ""),
           hasMedia: file !== undefined,
+          ...(endpoint === "sendLocation"
+            ? {
+                location: {
+                  latitude: String(body.latitude),
+                  longitude: String(body.longitude),
+                  live: false,
+                  ...(body.title ? { name: String(body.title) } : {}),
+                },
+              }
+            : {}),
         },
       };
       this.sent.push(sent);

@@ -59,7 +59,8 @@ const RECEIPTS = "$.events";
  *   sent message the gateway fails);
  * - `reactions`, `reactions_removed`: src/messages/reactions.ts `withReaction`;
  * - `media_error`, `media_expired_at`: src/db/queries/incoming-media.ts and outgoing-media.ts;
- * - `erased_at`: src/db/queries/erasures.ts (whose erasure also purges the message's events).
+ * - `erased_at`: src/db/queries/erasures.ts (whose erasure also purges the message's events);
+ * - `deleted_at`, `edited_at`, `edits`: src/chat-actions/delete.ts and edit.ts.
  */
 const LATER_METADATA_KEYS = [
   "pricing",
@@ -69,9 +70,17 @@ const LATER_METADATA_KEYS = [
   "media_error",
   "media_expired_at",
   "erased_at",
+  "deleted_at",
+  "edited_at",
+  "edits",
 ] as const;
 
-const LATER_PATHS = LATER_METADATA_KEYS.map((key) => `$.${key}`);
+/**
+ * The JSON paths of {@link LATER_METADATA_KEYS} as SQL string literals, not bound parameters: an
+ * event list reads each several times, and D1 takes at most 100 bound parameters a statement
+ * (https://developers.cloudflare.com/d1/platform/limits/). The keys are this file's constants.
+ */
+const LATER_PATHS = LATER_METADATA_KEYS.map((key) => sql.raw(`'$.${key}'`));
 
 /**
  * SQL: message `metadata` (JSON text) as a message event keeps it. While it holds none of the
@@ -102,7 +111,7 @@ function metadataOfEvent(kept: SQL, metadata: SQLWrapper): SQL {
   ) => sql`(SELECT json_group_array(json(r.value) ORDER BY r.key) FROM json_each(${metadata}, ${RECEIPTS}) r
     WHERE r.key < ${count})`;
   const laterKeys = sql.join(
-    LATER_PATHS.map((path) => sql`${path}`),
+    LATER_PATHS.map((path) => path),
     sql`, `,
   );
   return sql`CASE WHEN typeof(${kept}) = 'integer' THEN
@@ -235,6 +244,7 @@ const MESSAGE_EVENT_CODES: Readonly<Record<string, string>> = {
   "message.received": "6",
   "message.media_kept": "7",
   "message.media_failed": "8",
+  "message.deleted": "9",
 };
 
 /**

@@ -1,5 +1,6 @@
 import { and, asc, desc, eq, getTableColumns, inArray, isNotNull, lt, type SQL, sql } from "drizzle-orm";
 import type { ContactIdentity } from "../../lib/contact-identity";
+import type { MessagePayload } from "../../lib/message-payload";
 import { formatNullableTimestamp, formatTimestamp } from "../../lib/time";
 import type { Db } from "../client";
 import { type ContactRow, type MessageRow, type MessageType, messages } from "../schema";
@@ -277,6 +278,8 @@ export interface NewIncoming {
   mediaUrl: string | null;
   /** Media not passed on by URL, kept in `metadata.media` (see GatewayEvent `incoming`). */
   media?: { mimetype: string | null } | null;
+  /** A structured message's own object (a `location`'s point), kept in `metadata` under its key. */
+  payload?: MessagePayload;
   /** Our id of the message it quotes, when the session knows it (messages/receive.ts resolves it), else null. */
   replyTo?: string | null;
   at: number;
@@ -284,7 +287,8 @@ export interface NewIncoming {
 
 /**
  * The row an incoming message is stored as: `incoming`, status `delivered`, cost 0; `metadata`
- * holds `media` when the message carried media it does not show by URL.
+ * holds `media` when the message carried media it does not show by URL, and a structured
+ * message's object under its key (`location`).
  */
 export function incomingRow(input: NewIncoming): MessageRow {
   return {
@@ -315,7 +319,7 @@ export function incomingRow(input: NewIncoming): MessageRow {
     sentAt: null,
     deliveredAt: input.at,
     readAt: null,
-    metadata: JSON.stringify(input.media ? { media: input.media } : {}),
+    metadata: JSON.stringify({ ...input.payload, ...(input.media ? { media: input.media } : {}) }),
     chargeId: null,
     refundId: null,
     createdAt: input.at,
@@ -413,9 +417,27 @@ export function swapMetadataStatement(id: string, current: string, next: string,
         WHERE id = ${id} AND metadata = ${current}`;
 }
 
+/**
+ * The UPDATE of an edit of message `id` (src/chat-actions/edit.ts): its `content` and `metadata`
+ * become `content` and `next`, only while its metadata is still `current` (a compare-and-swap: a
+ * receipt that changed it meanwhile makes the edit read the message again).
+ */
+export function editStatement(id: string, current: string, next: string, content: string, now: number): SQL {
+  return sql`UPDATE messages SET content = ${content}, metadata = ${next}, updated_at = ${now}
+        WHERE id = ${id} AND metadata = ${current}`;
+}
+
 /** The condition that message `id`'s `metadata` is `metadata` at this point of the batch. */
 export function metadataIs(id: string, metadata: string): SQL {
   return sql`EXISTS (SELECT 1 FROM messages WHERE id = ${id} AND metadata = ${metadata})`;
+}
+
+/**
+ * The condition selecting message `id` while its `metadata` is `metadata` (for the event of a
+ * change a compare-and-swap made: no event when the swap did not happen).
+ */
+export function messageWithMetadata(id: string, metadata: string): SQL {
+  return sql`id = ${id} AND metadata = ${metadata}`;
 }
 
 /** The condition selecting the message with id `id` (for its event statement). */

@@ -47,6 +47,8 @@ export const EVENT_TYPE_CODES: Readonly<Record<string, number>> = {
   "contact.created": 19,
   "contact.updated": 20,
   "contact.erased": 21,
+  "message.deleted": 22,
+  "message.edited": 23,
 };
 
 /**

@@ -58,8 +58,24 @@ export const messages = sqliteTable(
      * message; null for messages stored before contacts were kept and for outgoing ones.
      */
     contactId: text(),
-    type: text({ enum: ["text", "image", "video", "audio", "document", "template", "reaction"] }).notNull(),
-    /** The text or caption; a `reaction`'s emoji ("" removes the reaction). */
+    type: text({
+      enum: [
+        "text",
+        "image",
+        "video",
+        "audio",
+        "document",
+        "template",
+        "reaction",
+        "location",
+        "interactive",
+        "interactive_reply",
+      ],
+    }).notNull(),
+    /**
+     * The text or caption; a `reaction`'s emoji ("" removes the reaction); a `location`'s name or
+     * address (its point is in `metadata.location`).
+     */
     content: text(),
     /**
      * The account's message this one quotes (a reply), or, for a `reaction`, the message it reacts

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { BSUID_PATTERN, type ContactIdentity } from "../../lib/contact-identity";
 import { hmacSha256Hex, timingSafeEqual } from "../../lib/crypto";
+import { type Location, LocationSchema, locationLabel, MAX_LOCATION_TEXT } from "../../lib/location";
 import { toE164 } from "../../lib/phone";
 import type { MessagePricing } from "../../moves/message";
 import type { AckStatus, GatewayEvent, OutboundMessage } from "../gateway";
@@ -76,6 +77,21 @@ const Media = z.looseObject({
 });
 
 /**
+ * `LocationMessage_1.location`: `latitude` and `longitude` as JSON numbers (decimal degrees;
+ * a received location's are numbers, where a sent one's are strings, send.ts `locationObject`),
+ * `name`, `address`, and `url` ("Usually only included for business locations"). The document
+ * requires `name` and `address` too; they are read as optional, so a shared point without them is
+ * kept rather than lost.
+ */
+const IncomingLocation = z.looseObject({
+  latitude: z.number(),
+  longitude: z.number(),
+  name: z.string().optional(),
+  address: z.string().optional(),
+  url: z.string().optional(),
+});
+
+/**
  * A `contacts[]` entry of a `messages` change (`ContactProfile`, with the BSUID fields of
  * "Business-scoped user IDs"): who wrote, or who a status is about.
  */
@@ -103,6 +119,7 @@ const Incoming = z.looseObject({
   video: Media.optional(),
   audio: Media.optional(),
   document: Media.optional(),
+  location: IncomingLocation.optional(),
   /** `ReactionMessage_1.reaction`: the wamid reacted to and the emoji (absent or "" when taken off). */
   reaction: z.looseObject({ message_id: z.string().min(1), emoji: z.string().optional() }).optional(),
   /** A reply's `context` (`ContextObject`): `id` is the quoted message's wamid. */
@@ -182,10 +199,12 @@ export interface NumberEvents {
  *   one. A message with neither a number nor a BSUID is skipped. `text` with its body; `image`, `video`,
  *   `audio`, `document` with the caption as content and `media: { mimetype, ref }`, `ref` the
  *   media `id` the session object downloads it by (index.ts `openIncomingMedia`): no `mediaUrl`;
- *   a reply's `context.id` (the quoted wamid) in `quotedIds`. `reaction` → a `reaction` event on
- *   `reaction.message_id` with its `emoji` ("" or absent when taken off). Other types (stickers,
- *   locations, system messages …) are skipped; so is a reaction from a user known only by BSUID
- *   (the `reaction` event names its contact by number; such a reaction is lost, not misfiled).
+ *   a reply's `context.id` (the quoted wamid) in `quotedIds`. `location` ({@link receivedLocation})
+ *   with `payload: { location }`, its name, else its address, as content (lib/location.ts
+ *   `locationLabel`) and no media. `reaction` → a `reaction` event on `reaction.message_id` with
+ *   its `emoji` ("" or absent when taken off). Other types (stickers, system messages …) and
+ *   locations off the map are skipped; so is a reaction from a user known only by BSUID (the
+ *   `reaction` event names its contact by number; such a reaction is lost, not misfiled).
  */
 export function messagesChangeEvents(value: unknown): NumberEvents | null {
   const parsed = Change.shape.value.safeParse(value);
@@ -315,6 +334,11 @@ function incomingOf(message: z.infer<typeof Incoming>, contacts: ContactEntry[])
   if (message.type === "text" && message.text) {
     return [{ ...base, messageType: "text", content: message.text.body }];
   }
+  if (message.type === "location") {
+    const location = message.location && receivedLocation(message.location);
+    if (!location) return [];
+    return [{ ...base, messageType: "location", content: locationLabel(location), payload: { location } }];
+  }
   const kind = MEDIA_TYPES.find((t) => t === message.type);
   const media = kind && message[kind];
   if (!kind || !media) return [];
@@ -327,6 +351,27 @@ function incomingOf(message: z.infer<typeof Incoming>, contacts: ContactEntry[])
       media: { mimetype: media.mime_type ?? null, ...(media.id ? { ref: media.id } : {}) },
     },
   ];
+}
+
+/**
+ * A received location as lib/location.ts `Location`: the point, and `name`, `address` and `url`
+ * when Meta gave them non-empty (`name` and `address` cut to {@link MAX_LOCATION_TEXT} UTF-16
+ * units, the most a stored location holds, without splitting a character). Null for a point off
+ * the map (latitude beyond ±90°, longitude beyond ±180°).
+ */
+function receivedLocation(location: z.infer<typeof IncomingLocation>): Location | null {
+  const text = (value: string | undefined) =>
+    value ? value.slice(0, MAX_LOCATION_TEXT).replace(/[\uD800-\uDBFF]$/, "") : "";
+  const name = text(location.name);
+  const address = text(location.address);
+  const parsed = LocationSchema.safeParse({
+    latitude: location.latitude,
+    longitude: location.longitude,
+    ...(name ? { name } : {}),
+    ...(address ? { address } : {}),
+    ...(location.url ? { url: location.url } : {}),
+  });
+  return parsed.success ? parsed.data : null;
 }
 
 /** Epoch ms of Meta's epoch-seconds string, or null when it is not one. */

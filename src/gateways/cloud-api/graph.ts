@@ -68,6 +68,12 @@ export function graphErrorOf(error: unknown): GraphError | null {
 }
 
 /**
+ * The reason of a call a Cloud API number has no counterpart for: a QR code or pairing code
+ * (index.ts), a message type with no request (send.ts `messageBody`).
+ */
+export const NOT_SUPPORTED = "not_supported_by_gateway";
+
+/**
  * Meta's code for an access token that is invalid, expired or revoked (OAuthException 190,
  * "Error codes → Authorization errors"): the session cannot send until it is given a new one.
  */

@@ -8,6 +8,7 @@ import {
   type LinkState,
   type LookupResult,
   type OutboundMessage,
+  type ReadReceipt,
   type SendOutcome,
   type SentQuery,
   type TypingOptions,
@@ -15,8 +16,16 @@ import {
   unknownNumbers,
 } from "../gateway";
 import type { GatewayHttp } from "../http";
-import { type CloudApiNumber, graphErrorOf, graphHttp, TOKEN_INVALID, TOKEN_INVALID_CODE } from "./graph";
+import {
+  type CloudApiNumber,
+  graphErrorOf,
+  graphHttp,
+  NOT_SUPPORTED,
+  TOKEN_INVALID,
+  TOKEN_INVALID_CODE,
+} from "./graph";
 import { qualityOf, readNumber } from "./number";
+import { markRead } from "./read";
 import { sendMessage } from "./send";
 import { cloudApiTyping } from "./typing";
 import { wabaHoldsNumber } from "./waba";
@@ -30,11 +39,10 @@ import { wabaHoldsNumber } from "./waba";
  *
  * One file per job: graph.ts (calling the Graph API as a number, reading its errors), number.ts
  * (reading the number), waba.ts (whether the WABA holds the number), send.ts (sending, Meta's
- * error codes).
+ * error codes), read.ts (read receipts), typing.ts (the typing indicator), events.ts (webhooks).
  */
 
-/** The reason of a lifecycle call a Cloud API number does not have (QR, pairing code). */
-export const NOT_SUPPORTED = "not_supported_by_gateway";
+export { NOT_SUPPORTED } from "./graph";
 
 /**
  * The Cloud API gateway for one session's business number (`number`, null for an object that
@@ -105,6 +113,24 @@ export class CloudApiGateway implements ChatGateway {
 
   /** Nothing to remove at Meta: the number stays the business's; the session only forgets it. */
   async remove(_sessionId: string): Promise<void> {}
+
+  /**
+   * Marks the contact's message read from the number: read.ts `markRead` (`POST
+   * /{Phone-Number-ID}/messages` with `{ messaging_product: "whatsapp", status: "read", message_id }`,
+   * Meta's `MarkMessageRequestPayload`). @throws GatewayError as read.ts `markRead`;
+   * `cloud_api_number_unknown` without a number, `credentials_unreadable` (permanent) when the
+   * sealed token does not open.
+   */
+  async markRead(_sessionId: string, read: ReadReceipt): Promise<void> {
+    const number = this.linked();
+    let http: Awaited<ReturnType<typeof graphHttp>>;
+    try {
+      http = await graphHttp(this.settings, number);
+    } catch (error) {
+      throw new GatewayError("credentials_unreadable", true, null, String(error));
+    }
+    await markRead(http, number.phoneNumberId, read);
+  }
 
   /** Sends from the number (media as a signed link of ours): send.ts `sendMessage`. */
   async send(_sessionId: string, message: OutboundMessage): Promise<SendOutcome> {

@@ -1,11 +1,12 @@
 import { z } from "zod";
 import { userIdKind } from "../../lib/contact-identity";
+import { type Location, locationOf } from "../../lib/location";
 import type { MediaLinkSigner } from "../../media/link";
 import type { OutboundMessage, SendOutcome } from "../gateway";
 import { type GatewayHttp, gatewayRequest, sendFailure } from "../http";
 import { digitsOf } from "../jid";
 import { fileNameOf, MEDIA_NOT_STORED, mediaLinkOf } from "../media";
-import { graphErrorOf, TOKEN_INVALID, TOKEN_INVALID_CODE } from "./graph";
+import { graphErrorOf, NOT_SUPPORTED, TOKEN_INVALID, TOKEN_INVALID_CODE } from "./graph";
 import { templateObject } from "./template-message";
 
 /*
@@ -13,6 +14,12 @@ import { templateObject } from "./template-message";
  * `sendMessage`, request schema `Message`, response `messages[0].id`), and what Meta's error codes
  * come to (Meta, "Error codes" of the WhatsApp Cloud API).
  */
+
+/** The message types sent as a `MediaObject` by `link` (the document's image, video, audio, document messages). */
+const MEDIA_TYPES: readonly OutboundMessage["type"][] = ["image", "video", "audio", "document"];
+
+/** The reason of a message whose content does not read as its type's (a location that is not a `Location`). */
+export const CONTENT_UNREADABLE = "content_unreadable";
 
 /** The send's answer: `{ messaging_product, contacts: [{ input, wa_id }], messages: [{ id }] }`. */
 const SendResponse = z.looseObject({
@@ -56,10 +63,12 @@ export const SEND_ERRORS: Readonly<
  * Sends one message from number `phoneNumberId`. The body carries `biz_opaque_callback_data` set
  * to our message id, which every status webhook of the message echoes: how a send whose answer was
  * lost is settled (there is no way to look a message up). Media go by `link`, a signed link to our
- * stored copy; a media message without one is `rejected` (`media_not_stored`) without a call.
- * Meta's refusals map through {@link SEND_ERRORS} (others: `rejected` with Meta's message); a
- * refused token (190) also fails the session (`sessionEvent`: `failed`, reason `token_invalid`),
- * as the periodic check would; a timeout, 5xx or unreadable answer is `unknown`. Never throws.
+ * stored copy; a media message without one is `rejected` (`media_not_stored`) without a call, and
+ * so is a message of a type {@link messageBody} has no body for ({@link NOT_SUPPORTED}) or
+ * whose content does not read as its type's ({@link CONTENT_UNREADABLE}). Meta's refusals map
+ * through {@link SEND_ERRORS} (others: `rejected` with Meta's message); a refused token (190) also
+ * fails the session (`sessionEvent`: `failed`, reason `token_invalid`), as the periodic check
+ * would; a timeout, 5xx or unreadable answer is `unknown`. Never throws.
  */
 export async function sendMessage(
   http: GatewayHttp,
@@ -68,15 +77,23 @@ export async function sendMessage(
   links: MediaLinkSigner,
 ): Promise<SendOutcome> {
   const mediaUrl = await mediaLinkOf(links, message);
-  if (message.type !== "text" && message.type !== "template" && message.type !== "reaction" && !mediaUrl)
-    return { outcome: "rejected", reason: MEDIA_NOT_STORED, retryable: false };
+  const media = MEDIA_TYPES.includes(message.type);
+  if (media && !mediaUrl) return { outcome: "rejected", reason: MEDIA_NOT_STORED, retryable: false };
+  let body: Record<string, unknown> | null;
+  try {
+    body = messageBody(message, mediaUrl ?? "");
+  } catch (error) {
+    return { outcome: "rejected", reason: `${CONTENT_UNREADABLE}: ${String(error)}`, retryable: false };
+  }
+  if (!body) return { outcome: "rejected", reason: NOT_SUPPORTED, retryable: false };
   try {
     const answer = await gatewayRequest(http, {
       method: "POST",
       path: `/${encodeURIComponent(phoneNumberId)}/messages`,
-      body: messageBody(message, mediaUrl ?? ""),
+      body,
       schema: SendResponse,
-      timeoutMs: message.type === "text" ? undefined : http.mediaTimeoutMs,
+      // A text or a location makes Meta fetch nothing: the ordinary timeout.
+      timeoutMs: message.type === "text" || message.type === "location" ? undefined : http.mediaTimeoutMs,
     });
     return { outcome: "accepted", providerMessageId: answer.messages[0]?.id ?? "" };
   } catch (error) {
@@ -99,18 +116,20 @@ export async function sendMessage(
 /**
  * The request body (schema `Message`): `BaseMessageProperties` (`messaging_product`,
  * `recipient_type: "individual"`, which the document requires, the recipient, `type`) with
- * `biz_opaque_callback_data`, and the type's object: `text: { body }`, or a `MediaObject` by
- * `link` with a `caption` for image, video and document (Meta's media messages take none for
- * audio) and a document's `filename` (from the caller's URL). A reply adds `context: {
- * message_id }` (the quoted wamid); a reaction is `reaction: { message_id, emoji }`
- * (`ReactionMessage`; an empty emoji takes the reaction off).
+ * `biz_opaque_callback_data`, and the type's object: `text: { body }`; a `MediaObject` by `link`
+ * with a `caption` for image, video and document (Meta's media messages take none for audio) and
+ * a document's `filename` (from the caller's URL); a location's {@link locationObject}. A reply
+ * adds `context: { message_id }` (the quoted wamid); a reaction is `reaction: { message_id,
+ * emoji }` (`ReactionMessage`; an empty emoji takes the reaction off). Null for a type with no
+ * body here (`interactive`, and `interactive_reply`, which is never sent).
  *
  * The recipient is `to` (digits) for a number, or `recipient` (the BSUID or parent BSUID as it
  * is) and no `to` when `message.to` is a BSUID (lib/contact-identity.ts `userIdKind`): Meta's
  * "Business-scoped user IDs", "Messages API requests add recipient"; with both, `to` would win
  * (https://dualhook.com/docs/contacts-bsuid-api-changes), so exactly one is sent.
+ * @throws Error when a location's content is not the JSON of a `Location` (lib/location.ts `locationOf`).
  */
-export function messageBody(message: OutboundMessage, mediaUrl: string): Record<string, unknown> {
+export function messageBody(message: OutboundMessage, mediaUrl: string): Record<string, unknown> | null {
   const base = {
     messaging_product: "whatsapp",
     recipient_type: "individual",
@@ -129,8 +148,41 @@ export function messageBody(message: OutboundMessage, mediaUrl: string): Record<
     };
   if (message.type === "text") return { ...base, text: { body: message.content ?? "" } };
   if (message.type === "template") return { ...base, template: templateObject(message.content) };
+  if (message.type === "location") return { ...base, location: locationObject(locationOf(message.content)) };
+  if (!MEDIA_TYPES.includes(message.type)) return null;
   const media: Record<string, string> = { link: mediaUrl };
   if (message.type !== "audio" && message.content) media.caption = message.content;
   if (message.type === "document") media.filename = fileNameOf(message.mediaUrl ?? "");
   return { ...base, [message.type]: media };
+}
+
+/**
+ * A `LocationMessage.location` (Meta's OpenAPI document, business-messaging-api_v23.0.yaml):
+ * `latitude` and `longitude` as decimal-degree *strings*, which is how the document types them
+ * (`type: string`, though its own examples write numbers) and how Meta's "Location messages" page
+ * gives them ("String. Required. Location latitude in decimal degrees.",
+ * https://developers.facebook.com/documentation/business-messaging/whatsapp/messages/location-messages/),
+ * written out without an exponent ({@link decimalDegrees}); `name` and `address` when the
+ * location has them. A `url` (a received location's) is never sent: the schema has none.
+ */
+export function locationObject(location: Location): Record<string, string> {
+  return {
+    latitude: decimalDegrees(location.latitude),
+    longitude: decimalDegrees(location.longitude),
+    ...(location.name === undefined ? {} : { name: location.name }),
+    ...(location.address === undefined ? {} : { address: location.address }),
+  };
+}
+
+/**
+ * `degrees` as a plain decimal string: `String(degrees)` (the shortest text that reads back as the
+ * same number, e.g. "38.7223", "-9.1393"), except below 10⁻⁶ in size, where JavaScript writes an
+ * exponent ("1e-7"), not decimal degrees: those are written with 20 decimals, trailing zeros cut
+ * ("0.0000001").
+ */
+export function decimalDegrees(degrees: number): string {
+  const text = String(degrees);
+  if (!/e/i.test(text)) return text;
+  const fixed = degrees.toFixed(20).replace(/0+$/, "").replace(/\.$/, "");
+  return fixed === "-0" ? "0" : fixed;
 }

@@ -1,7 +1,10 @@
 import { z } from "zod";
 import { type ContactIdentity, LID_PATTERN } from "../../lib/contact-identity";
 import { hmacSha256Hex, timingSafeEqual } from "../../lib/crypto";
-import type { AckStatus, GatewayEvent, GatewayEventBatch, OutboundMessage } from "../gateway";
+import { type Location, LocationSchema, locationLabel, MAX_LOCATION_TEXT } from "../../lib/location";
+import type { MessagePayload } from "../../lib/message-payload";
+import type { MessageType } from "../../messages/types";
+import type { AckStatus, GatewayEvent, GatewayEventBatch } from "../gateway";
 import { phoneOfJid } from "../jid";
 
 /*
@@ -70,7 +73,10 @@ const Envelope = z.object({
  *   number and the LID the key gives, and `pushName` as the name): `conversation`/`extendedTextMessage` → text; image, video, audio and document
  *   messages → that type with the caption and `message.mediaUrl` (set when Evolution stores media
  *   in S3), and `media: { mimetype: null, ref: <key.id> }` to download it by; a reply's
- *   `contextInfo.stanzaId` (the quoted message's id) in `quotedIds`. `messageType: "reactionMessage"`
+ *   `contextInfo.stanzaId` (the quoted message's id) in `quotedIds`; `locationMessage` and
+ *   `liveLocationMessage` → `location` with `payload: { location }` ({@link receivedLocation}), its
+ *   name (else its address, else null) as content (lib/location.ts `locationLabel`), no media.
+ *   `messageType: "reactionMessage"`
  *   → `reaction` on `message.reactionMessage.key.id` with its `text` ("" when taken off), at its
  *   `senderTimestampMs` (else `messageTimestamp`), when the key gives the contact's number (a
  *   reaction names its contact by number alone). Other message types → nothing.
@@ -168,6 +174,24 @@ function ackEvents(data: unknown, at: number): GatewayEvent[] {
 }
 
 const Caption = z.object({ caption: z.string().nullish() }).nullish();
+
+/**
+ * Baileys' `LocationMessage` (WAProto.proto of WhiskeySockets/Baileys: `degreesLatitude`,
+ * `degreesLongitude` (doubles), `name`, `address`, `url`, …) or `LiveLocationMessage` (the same
+ * point, without `name`, `address` or `url`), as `prepareMessage` passes it on. Every field is
+ * optional in the proto and read so here: {@link receivedLocation} decides what makes a point, so
+ * one odd message cannot spoil a `findMessages` page that holds it (lookup.ts).
+ */
+const LocationMessage = z
+  .object({
+    degreesLatitude: z.number().nullish(),
+    degreesLongitude: z.number().nullish(),
+    name: z.string().nullish(),
+    address: z.string().nullish(),
+    url: z.string().nullish(),
+  })
+  .nullish()
+  .catch(null);
 const UpsertedMessage = z.object({
   key: z.object({
     id: z.string().min(1),
@@ -194,6 +218,8 @@ const UpsertedMessage = z.object({
         .object({ message: z.object({ documentMessage: Caption }).nullish() })
         .nullish(),
       mediaUrl: z.string().nullish(),
+      locationMessage: LocationMessage,
+      liveLocationMessage: LocationMessage,
       /** Baileys' `ReactionMessage`: the reacted message's key, the emoji ("" when taken off). */
       reactionMessage: z
         .object({
@@ -240,20 +266,24 @@ function incomingEvents(data: unknown, at: number): GatewayEvent[] {
   }
   const content = contentOf(parsed.data);
   if (!content) return [];
+  const withMedia = MEDIA_TYPES.has(content.messageType);
   return [
     {
       type: "incoming",
       providerMessageId: key.id,
       from,
       ...content,
-      mediaUrl: content.messageType === "text" ? null : (message?.mediaUrl ?? null),
+      mediaUrl: withMedia ? (message?.mediaUrl ?? null) : null,
       // Media is downloaded by the message's id (index.ts `openIncomingMedia`).
-      ...(content.messageType === "text" ? {} : { media: { mimetype: null, ref: key.id } }),
+      ...(withMedia ? { media: { mimetype: null, ref: key.id } } : {}),
       ...(contextInfo?.stanzaId ? { quotedIds: [contextInfo.stanzaId] } : {}),
       at: Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : at,
     },
   ];
 }
+
+/** The message types that carry media, which Evolution holds for `getBase64FromMediaMessage`. */
+const MEDIA_TYPES: ReadonlySet<MessageType> = new Set(["image", "video", "audio", "document"]);
 
 /** A LID JID (`<digits>@lid`) without a device suffix (`createJid` drops `:<device>`), or null. */
 function lidOfJid(jid: string): string | null {
@@ -297,15 +327,24 @@ function senderOf(key: Upserted["key"], pushName: string | null | undefined): Co
 }
 
 /**
- * The message's type and text (or caption), or null for types we do not receive. Takes the
- * `messageType` and `message` of a stored message too (`prepareMessage`, which both the webhook
- * and `POST /chat/findMessages` answer), so lookup.ts matches sent messages by it.
+ * The message's type and text (or caption), and a location's point as `payload`, or null for
+ * types we do not receive (and a location without a point on the map). Takes the `messageType`
+ * and `message` of a stored message too (`prepareMessage`, which both the webhook and `POST
+ * /chat/findMessages` answer), so lookup.ts matches sent messages by it.
  */
 export function contentOf({ messageType, message }: Pick<Upserted, "messageType" | "message">): {
-  messageType: OutboundMessage["type"];
+  messageType: MessageType;
   content: string | null;
+  payload?: MessagePayload;
 } | null {
   switch (messageType) {
+    case "locationMessage":
+    case "liveLocationMessage": {
+      const location = receivedLocation(
+        messageType === "locationMessage" ? message?.locationMessage : message?.liveLocationMessage,
+      );
+      return location && { messageType: "location", content: locationLabel(location), payload: { location } };
+    }
     case "conversation":
     case "extendedTextMessage":
       return {
@@ -330,4 +369,34 @@ export function contentOf({ messageType, message }: Pick<Upserted, "messageType"
     default:
       return null;
   }
+}
+
+/**
+ * A Baileys `LocationMessage` as lib/location.ts `Location`: the point (`degreesLatitude`,
+ * `degreesLongitude`), and `name`, `address` and `url` when given non-empty (our sends give ""
+ * for a missing name or address, send.ts `locationCall`; `name` and `address` cut to
+ * {@link MAX_LOCATION_TEXT} UTF-16 units, the most a stored location holds, without splitting a
+ * character). Null without both coordinates, or for a point off the map.
+ *
+ * A `LiveLocationMessage` (a contact sharing where they are for a while) is read the same way, as
+ * the point where the sharing began: a linked device such as Evolution's receives that first
+ * message alone (the position updates go to the phone, not to WhatsApp Web clients:
+ * https://github.com/WhiskeySockets/Baileys/issues/1026), so it is one message with one point, and
+ * storing it keeps the contact's message rather than dropping it.
+ */
+function receivedLocation(location: z.output<typeof LocationMessage> | undefined): Location | null {
+  if (typeof location?.degreesLatitude !== "number" || typeof location.degreesLongitude !== "number")
+    return null;
+  const text = (value: string | null | undefined) =>
+    value ? value.slice(0, MAX_LOCATION_TEXT).replace(/[\uD800-\uDBFF]$/, "") : "";
+  const name = text(location.name);
+  const address = text(location.address);
+  const parsed = LocationSchema.safeParse({
+    latitude: location.degreesLatitude,
+    longitude: location.degreesLongitude,
+    ...(name ? { name } : {}),
+    ...(address ? { address } : {}),
+    ...(location.url ? { url: location.url } : {}),
+  });
+  return parsed.success ? parsed.data : null;
 }

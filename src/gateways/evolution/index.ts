@@ -6,6 +6,7 @@ import type {
   LinkState,
   LookupResult,
   OutboundMessage,
+  ReadReceipt,
   SendOutcome,
   SentQuery,
   TypingOptions,
@@ -24,6 +25,7 @@ import {
   startInstance,
 } from "./link";
 import { lookupMessage } from "./lookup";
+import { markRead } from "./read";
 import { sendMessage } from "./send";
 import { evolutionTyping } from "./typing";
 
@@ -35,7 +37,7 @@ import { evolutionTyping } from "./typing";
  * One file per job: link.ts (the instance's lifecycle: create, connect, pairing code, logout,
  * delete, check), send.ts (sending a message under our client message id), lookup.ts (asking
  * whether a message was stored, to settle an unknown send), contacts.ts (asking whether numbers
- * are on WhatsApp), events.ts (the webhook: the instance token that
+ * are on WhatsApp), read.ts (read receipts), events.ts (the webhook: the instance token that
  * authenticates it, and parsing), errors.ts (reading Evolution's error bodies, for link.ts and
  * send.ts).
  */
@@ -87,6 +89,14 @@ export class EvolutionGateway implements ChatGateway {
   /** Deletes the instance, logging it out first when open: {@link deleteInstance}. */
   remove(sessionId: string): Promise<void> {
     return deleteInstance(this.http, sessionId);
+  }
+
+  /**
+   * Marks the contact's message read: `POST /chat/markMessageAsRead/{instance}` with its Baileys
+   * key (read.ts `markRead`). @throws GatewayError as read.ts `markRead`.
+   */
+  markRead(sessionId: string, read: ReadReceipt): Promise<void> {
+    return markRead(this.http, sessionId, read);
   }
 
   /** Sends one message (media as a signed link of ours): {@link sendMessage}. */

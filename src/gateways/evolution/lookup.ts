@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { type Location, locationOf } from "../../lib/location";
 import type { LookupResult, SentQuery } from "../gateway";
 import { type GatewayHttp, gatewayRequest } from "../http";
 import { contentOf, StoredMessageBody } from "./events";
@@ -43,8 +44,9 @@ const MAX_PAGES = 10;
  * 2. when none has it, by the chat and time: our messages to `<digits>@s.whatsapp.net`, or to the
  *    `<digits>@lid` a LID recipient is (recipient.ts `chatJidOf`; Evolution matches it against
  *    `key.remoteJid` or `key.remoteJidAlt`, so a chat under its other id is found too) stored from `since` (floored to the second) until now, whose type and text or
- *    caption are the message's (events.ts `contentOf`) → found, with the stored `key.id`. This
- *    finds voice notes, which `sendWhatsAppAudio` sends under an id of Baileys' choosing, and
+ *    caption are the message's (events.ts `contentOf`; a location's, its point, name and address)
+ *    → found, with the stored `key.id`. This finds voice notes and locations, which
+ *    `sendWhatsAppAudio` and `sendLocation` send under an id of Baileys' choosing, and
  *    messages of servers before 2.4.0, which ignore `messageId`. Two of our messages of the same
  *    type and content to one chat in that window cannot be told apart: the first one stored is
  *    taken.
@@ -102,10 +104,31 @@ async function findMessages(
   return answer.messages;
 }
 
-/** A stored message of ours with the type and text (or caption, null when none) of `query`. */
+/**
+ * A stored message of ours with the type and text (or caption, null when none) of `query`; for a
+ * location, the point, name and address of `query`'s (send.ts sends them as they are, and a
+ * missing name or address as "", which events.ts `contentOf` reads back as absent).
+ */
 function sameMessage(record: z.output<typeof StoredMessage>, query: SentQuery): boolean {
   if (record.key.fromMe === false) return false;
   const content = contentOf(record);
   if (!content || content.messageType !== query.type) return false;
+  if (query.type === "location") return samePlace(content.payload?.location, query.content);
   return query.type === "audio" || (content.content ?? null) === (query.content || null);
+}
+
+/** Whether `stored` is the location `sent` (the JSON of a lib/location.ts `Location`) names. */
+function samePlace(stored: Location | undefined, sent: string | null): boolean {
+  let location: Location;
+  try {
+    location = locationOf(sent);
+  } catch {
+    return false;
+  }
+  return (
+    stored?.latitude === location.latitude &&
+    stored.longitude === location.longitude &&
+    stored.name === location.name &&
+    stored.address === location.address
+  );
 }

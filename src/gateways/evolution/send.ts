@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { type Location, locationOf } from "../../lib/location";
 import type { MediaLinkSigner } from "../../media/link";
 import type { OutboundMessage, SendOutcome } from "../gateway";
 import { type GatewayHttp, gatewayRequest, sendFailure } from "../http";
@@ -14,8 +15,12 @@ import { chatJidOf, numberOf } from "./recipient";
  * `audioWhatsapp`, `sendMessageWithTyping` and `sendMessage` in
  * src/api/integrations/channel/whatsapp/whatsapp.baileys.service.ts (client ids, answers and
  * errors), on the `develop` branch from 2.4.0-rc1 on (the client message id came with
- * https://github.com/evolution-foundation/evolution-api/pull/2361).
+ * https://github.com/evolution-foundation/evolution-api/pull/2361); locations, by the same paths
+ * (`SendLocationDto`, `locationMessageSchema`, the channel's `locationMessage`).
  */
+
+/** The reason of a message whose content does not read as its type's (a location that is not a `Location`). */
+const CONTENT_UNREADABLE = "content_unreadable";
 
 /** `POST /message/send*` → the sent message (`prepareMessage`): `{ key: { remoteJid, fromMe, id }, … }`. */
 const SentMessage = z.object({ key: z.object({ id: z.string().min(1) }) });
@@ -26,15 +31,17 @@ const SentMessage = z.object({ key: z.object({ id: z.string().min(1) }) });
  * `{ number, mediatype, mimetype, media, caption?, fileName?, messageId }`; audio → `POST
  * /message/sendWhatsAppAudio/{instance}` `{ number, audio, messageId }` (a voice note). `number`
  * is the E.164 number's digits, or a LID recipient (`<digits>@lid`) as it is, which Evolution
- * sends to as that JID with no number lookup (recipient.ts `numberOf`).
+ * sends to as that JID with no number lookup (recipient.ts `numberOf`). A location → `POST
+ * /message/sendLocation/{instance}` ({@link locationCall}).
  *
  * `messageId` is `message.clientMessageId`, a top-level field of every send body (`Metadata` in
  * sendMessage.dto.ts; the v2 bodies are flat, there is no `options` object): `textMessage` and
  * `mediaMessage` hand it to Baileys' `relayMessage` as the WhatsApp message id, so the answer's
  * `key.id` is that id and a lookup can find the message by it (lookup.ts). `audioWhatsapp` does
  * not pass it on (its `sendMessageWithTyping` options carry no `messageId`): a voice note gets an
- * id of Baileys' choosing, and lookup.ts finds it otherwise. Evolution's JSON schemas list no
- * `messageId` but allow fields they do not list, so older servers ignore it.
+ * id of Baileys' choosing, and lookup.ts finds it otherwise; so does a location
+ * (`locationMessage`'s options carry none either). Evolution's JSON schemas list no `messageId`
+ * but allow fields they do not list, so older servers ignore it.
  *
  * Media go as `media` (or `audio`): a link to our stored copy signed with `links`
  * ({@link mediaLinkOf}), never the caller's URL; `mimetype` is the stored copy's content type
@@ -50,8 +57,11 @@ const SentMessage = z.object({ key: z.object({ id: z.string().min(1) }) });
  * "" to take it off); it takes no `messageId`, so its id is Baileys' choice.
  *
  * The answer's `key.id` is the provider message id that `messages.update` acks carry as `keyId`.
- * Media without a stored copy are rejected (`media_not_stored`) without a call; the failures of
- * the call are as {@link sendFailureOf}. Never throws.
+ * Media without a stored copy are rejected (`media_not_stored`) without a call, and so is a
+ * location whose content is not the JSON of a lib/location.ts `Location` (`content_unreadable`),
+ * and an `interactive` message (`not_supported_by_gateway`: Evolution's Baileys channel sends no
+ * buttons or lists our capabilities promise, src/lib/gateway-kinds.ts `sendsInteractive`); the
+ * failures of the call are as {@link sendFailureOf}. Never throws.
  */
 export async function sendMessage(
   http: GatewayHttp,
@@ -60,9 +70,19 @@ export async function sendMessage(
   links: MediaLinkSigner,
 ): Promise<SendOutcome> {
   // Message templates are Meta's (Cloud API sessions only); the send path refuses them elsewhere.
-  if (message.type === "template")
+  if (message.type === "template" || message.type === "interactive" || message.type === "interactive_reply")
     return { outcome: "rejected", reason: "not_supported_by_gateway", retryable: false };
-  const call = sendCall(sessionId, message, await mediaLinkOf(links, message));
+  let location: Location | null = null;
+  if (message.type === "location") {
+    try {
+      location = locationOf(message.content);
+    } catch (error) {
+      return { outcome: "rejected", reason: `${CONTENT_UNREADABLE}: ${String(error)}`, retryable: false };
+    }
+  }
+  const call = location
+    ? locationCall(sessionId, message, location)
+    : sendCall(sessionId, message, await mediaLinkOf(links, message));
   if (!call) {
     const reason = message.type === "reaction" ? "reaction_without_message" : MEDIA_NOT_STORED;
     return { outcome: "rejected", reason, retryable: false };
@@ -72,12 +92,63 @@ export async function sendMessage(
       method: "POST",
       ...call,
       schema: SentMessage,
-      timeoutMs: message.type === "text" ? undefined : http.mediaTimeoutMs,
+      // A text or a location makes Evolution fetch nothing: the ordinary timeout.
+      timeoutMs: message.type === "text" || message.type === "location" ? undefined : http.mediaTimeoutMs,
     });
     return { outcome: "accepted", providerMessageId: sent.key.id };
   } catch (error) {
     return sendFailureOf(error);
   }
+}
+
+/**
+ * The quoted message's Baileys key of a reply (`Quoted.key` of `Metadata`: `{ id, remoteJid,
+ * fromMe }`), the chat's JID as recipient.ts `chatJidOf` forms it; null for a message that replies
+ * to none.
+ */
+function quotedKeyOf(message: OutboundMessage): { id: string; remoteJid: string; fromMe: boolean } | null {
+  return message.replyTo
+    ? {
+        id: message.replyTo.providerMessageId,
+        remoteJid: chatJidOf(message.to),
+        fromMe: message.replyTo.fromMe,
+      }
+    : null;
+}
+
+/**
+ * The path and body that send `location` to `message.to`: `POST /message/sendLocation/{instance}`
+ * (sendMessage.router.ts) with `{ number, latitude, longitude, name, address, messageId, quoted? }`,
+ * fields of `SendLocationDto` (a `Metadata`: `number`, `messageId`, `quoted`).
+ * `latitude` and `longitude` are JSON numbers in decimal degrees (`locationMessageSchema`: `type:
+ * "number"`), which the channel's `locationMessage` puts as they are in Baileys'
+ * `locationMessage` (`degreesLatitude`, `degreesLongitude`). `locationMessageSchema` requires
+ * `name` and `address` (where the DTO marks them optional) as strings of any length, so a location
+ * without one sends "" for it (the one value that says "none" and passes): the channel copies it
+ * into the message as an empty `name` or `address`, which events.ts reads back as absent. `messageId` is
+ * sent as every send does (a `Metadata` field), though `locationMessage` does not pass it on (its
+ * options are `delay`, `presence`, `quoted`, `mentionsEveryOne`, `mentioned`): the message gets an
+ * id of Baileys' choosing, and lookup.ts finds it by the chat, the time and the point. A reply adds
+ * `quoted: { key }` ({@link quotedKeyOf}), which `locationMessage` honours.
+ */
+function locationCall(
+  sessionId: string,
+  message: OutboundMessage,
+  location: Location,
+): { path: string; body: object } {
+  const key = quotedKeyOf(message);
+  return {
+    path: `/message/sendLocation/${sessionId}`,
+    body: {
+      number: numberOf(message.to),
+      latitude: location.latitude,
+      longitude: location.longitude,
+      name: location.name ?? "",
+      address: location.address ?? "",
+      messageId: message.clientMessageId,
+      ...(key ? { quoted: { key } } : {}),
+    },
+  };
 }
 
 /**
@@ -90,12 +161,7 @@ function sendCall(
   mediaUrl: string | null,
 ): { path: string; body: object } | null {
   const number = numberOf(message.to);
-  // The quoted message's Baileys key (`Quoted.key` of `Metadata`: `{ id, remoteJid, fromMe }`).
-  const key = message.replyTo && {
-    id: message.replyTo.providerMessageId,
-    remoteJid: chatJidOf(message.to),
-    fromMe: message.replyTo.fromMe,
-  };
+  const key = quotedKeyOf(message);
   if (message.type === "reaction") {
     // `SendReactionDto` / `reactionMessageSchema`: `key` (all three required) and `reaction`.
     if (!key) return null;

@@ -1,8 +1,10 @@
 import { z } from "zod";
 import type { ContactIdentity } from "../../lib/contact-identity";
 import { hmacHex, timingSafeEqual } from "../../lib/crypto";
+import { locationLabel } from "../../lib/location";
 import type { GatewayEvent, GatewayEventBatch, OutboundMessage } from "../gateway";
 import { lidOfJid, phoneOfJid } from "../jid";
+import { wahaLocation } from "./location";
 import { Me, SessionStatus, statusEvent } from "./session";
 
 /*
@@ -48,6 +50,8 @@ const MessagePayload = z.looseObject({
   media: z.looseObject({ url: z.string().nullish(), mimetype: z.string().nullish() }).nullish(),
   /** The message quoted (`ReplyToMessage`: `id` is the message's own id, without chat or `fromMe`). */
   replyTo: z.looseObject({ id: z.string().min(1) }).nullish(),
+  /** A location message's point and place (`WALocation`, location.ts); null when it is none. */
+  location: z.unknown().transform(wahaLocation).optional(),
 });
 
 /** `message.reaction` payload (`WAMessageReaction`): the reactor's chat and `reaction: { text, messageId }`. */
@@ -83,10 +87,14 @@ export async function verifyWahaSignature(
  *   `delivered`, 3 READ and 4 PLAYED → `read`; 0 PENDING → none. The id is the `{fromMe}_{chatId}_{id}`
  *   form that `send` answers.
  * - `message` not `fromMe` from a user (`@c.us` or `@lid`; groups, broadcasts, channels are
- *   skipped) → `incoming` from {@link senderOf}: text unless `hasMedia`, then by `media.mimetype` image/video/audio, else document;
- *   the body (caption for media). Never a `mediaUrl`: WAHA's `media.url` points at WAHA itself
- *   (`/api/files/…`, behind its API key), so media is noted as `media: { mimetype, ref }`
- *   instead, `ref` the file's path ({@link wahaFileRef}) when WAHA downloaded it.
+ *   skipped) → `incoming` from {@link senderOf}: a `location` when its `location` (`WALocation`)
+ *   is a point on the map (location.ts `wahaLocation`), its name (else its address) as content and
+ *   the point, as numbers, with its name, address and url as `payload.location`; else, a location
+ *   without readable coordinates included, as any other message: text unless `hasMedia`, then by
+ *   `media.mimetype` image/video/audio, else document; the body (caption for media). Never a
+ *   `mediaUrl`: WAHA's `media.url` points at WAHA itself (`/api/files/…`, behind its API key), so
+ *   media is noted as `media: { mimetype, ref }` instead, `ref` the file's path
+ *   ({@link wahaFileRef}) when WAHA downloaded it.
  *   A reply's `replyTo.id` (the quoted message's own id, without chat or sender) gives the
  *   event's `quotedIds`: the two serialised ids it may have in this chat, `false_<from>_<id>`
  *   (theirs) and `true_<from>_<id>` (ours, as `send` stores it).
@@ -139,15 +147,16 @@ function eventsOf(
       const media = message.hasMedia
         ? { media: { mimetype: message.media?.mimetype ?? null, ...(ref ? { ref } : {}) } }
         : {};
+      const location = message.location;
       return [
         {
           type: "incoming",
           providerMessageId: message.id,
           from,
-          messageType: message.hasMedia ? mediaType(message.media?.mimetype) : "text",
-          content: message.body || null,
+          messageType: location ? "location" : message.hasMedia ? mediaType(message.media?.mimetype) : "text",
+          content: location ? locationLabel(location) : message.body || null,
           mediaUrl: null,
-          ...media,
+          ...(location ? { payload: { location } } : media),
           // The quoted message is of this chat, ours or theirs: its serialised id is one of these.
           ...(message.replyTo
             ? {

@@ -4,6 +4,7 @@ import type { HealthReading } from "../../lib/session-health";
 import { checkMediaAnswer, IncomingMediaError } from "../../media/incoming";
 import type {
   ChatGateway,
+  ChatMessageRef,
   GatewayEvent,
   LinkState,
   LookupResult,
@@ -14,6 +15,7 @@ import type {
 } from "../gateway";
 import type { GatewayHttp } from "../http";
 import { reactionLookup } from "../reaction";
+import { deleteMessage, editMessage, markRead } from "./chat-actions";
 import { checkNumbers } from "./contacts";
 import { readHealth } from "./health";
 import { phoneOfLid } from "./lids";
@@ -96,6 +98,21 @@ export class WahaGateway implements ChatGateway {
   /** Logs the session out and deletes it: {@link removeSession}. */
   remove(sessionId: string): Promise<void> {
     return removeSession(this.http, sessionId);
+  }
+
+  /** `POST /api/sendSeen` (chat-actions.ts `markRead`). */
+  markRead(sessionId: string, read: ChatMessageRef): Promise<void> {
+    return markRead(this.http, sessionId, read);
+  }
+
+  /** `DELETE` of the message (chat-actions.ts `deleteMessage`). */
+  deleteMessage(sessionId: string, target: ChatMessageRef): Promise<void> {
+    return deleteMessage(this.http, sessionId, target);
+  }
+
+  /** `PUT` of the message's new text (chat-actions.ts `editMessage`). */
+  editMessage(sessionId: string, target: ChatMessageRef, text: string): Promise<void> {
+    return editMessage(this.http, sessionId, target, text);
   }
 
   /** Looks the number up, then sends (media as a signed link of ours): {@link sendMessage}. */

@@ -1,6 +1,8 @@
 import { z } from "zod";
+import { readLocation } from "../../lib/location";
 import type { LookupResult, SentQuery } from "../gateway";
 import { type GatewayHttp, gatewayRequest } from "../http";
+import { wahaLocation } from "./location";
 import { chatIdOf } from "./send";
 
 /*
@@ -19,6 +21,8 @@ const ListedMessage = z.looseObject({
   fromMe: z.boolean(),
   body: z.string().nullish(),
   hasMedia: z.boolean().nullish(),
+  /** `WALocation` (location.ts `wahaLocation`); one without readable coordinates is read as none. */
+  location: z.unknown().transform(wahaLocation).optional(),
 });
 
 /** Messages asked for per call (`limit`, required). */
@@ -33,10 +37,11 @@ const MAX_PAGES = 10;
  * /api/{session}/chats/{chatId}/messages?limit=100&offset=…&downloadMedia=false&filter.fromMe=true
  * &filter.timestamp.gte=<since in seconds, floored>`, page by page, and of our messages in it:
  *
- * 1. one whose id ends with `_<clientMessageId>` → found: NOWEB and GOWS send text under the id
- *    we gave (send.ts);
+ * 1. one whose id ends with `_<clientMessageId>` → found: NOWEB and GOWS send a text or a location
+ *    under the id we gave (send.ts);
  * 2. else the first one (oldest) with the same content: text → no media and `body` equal to the
- *    text; media → `hasMedia` and `body` equal to the caption (empty when none). WAHA's
+ *    text; media → `hasMedia` and `body` equal to the caption (empty when none); a location → its
+ *    `location` (`WALocation`, coordinates as strings) at the same point. WAHA's
  *    `WAMessage` carries no media type unless media are downloaded, so an image and a video with
  *    the same caption to one chat in the window cannot be told apart, nor two identical texts
  *    on engines that ignore our id.
@@ -90,6 +95,14 @@ export async function lookupMessage(
 
 /** Our message with the content of `query` (see {@link lookupMessage}). */
 function sameMessage(message: z.output<typeof ListedMessage>, query: SentQuery): boolean {
+  if (query.type === "location") {
+    const sent = readLocation(query.content);
+    return (
+      sent !== null &&
+      message.location?.latitude === sent.latitude &&
+      message.location?.longitude === sent.longitude
+    );
+  }
   const body = message.body ?? "";
   if (query.type === "text") return !message.hasMedia && body === (query.content ?? "");
   return message.hasMedia === true && body === (query.type === "audio" ? "" : (query.content ?? ""));

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { userIdKind } from "../../lib/contact-identity";
+import { type Location, readLocation } from "../../lib/location";
 import type { MediaLinkSigner } from "../../media/link";
 import type { OutboundMessage, SendOutcome } from "../gateway";
 import { type GatewayHttp, gatewayRequest, notSent, sendFailure } from "../http";
@@ -46,7 +47,7 @@ const SentMessageId = z.union([
 
 /**
  * Sends one message from session `sessionId` ("Send messages → Send Text / Image / Voice / Video /
- * File"), to a number or a LID ({@link chatIdOf}). WAHA accepts a message to a number that is not on the network (NOWEB answers it
+ * File / Location"; a location by {@link locationBody}), to a number or a LID ({@link chatIdOf}). WAHA accepts a message to a number that is not on the network (NOWEB answers it
  * `PENDING`; devlikeapro/waha#569), so the number is first looked up with `GET
  * /api/contacts/check-exists` — the lookup WAHA's maintainers point to, and the one the docs
  * require anyway for Brazilian numbers, whose chat id may differ from the digits ("Contacts →
@@ -66,12 +67,15 @@ export async function sendMessage(
   links: MediaLinkSigner,
 ): Promise<SendOutcome> {
   // Message templates are Meta's (Cloud API sessions only); the send path refuses them elsewhere.
-  if (message.type === "template")
+  if (message.type === "template" || message.type === "interactive" || message.type === "interactive_reply")
     return { outcome: "rejected", reason: "not_supported_by_gateway", retryable: false };
   if (message.type === "reaction") return sendReaction(http, sessionId, message);
   const mediaUrl = await mediaLinkOf(links, message);
-  if (message.type !== "text" && !mediaUrl)
+  if (message.type !== "text" && message.type !== "location" && !mediaUrl)
     return { outcome: "rejected", reason: MEDIA_NOT_STORED, retryable: false };
+  const location = message.type === "location" ? readLocation(message.content) : null;
+  if (message.type === "location" && !location)
+    return { outcome: "rejected", reason: "content_unreadable", retryable: false };
   let chatId: string | null;
   try {
     chatId = await chatIdOf(http, sessionId, message.to);
@@ -84,9 +88,13 @@ export async function sendMessage(
     const providerMessageId = await gatewayRequest(http, {
       method: "POST",
       path: SEND_PATHS[message.type],
-      body: { session: sessionId, chatId, ...sendBody(message, mediaUrl ?? "") },
+      body: {
+        session: sessionId,
+        chatId,
+        ...(location ? locationBody(message, location) : sendBody(message, mediaUrl ?? "")),
+      },
       schema: SentMessageId,
-      timeoutMs: message.type === "text" ? undefined : http.mediaTimeoutMs,
+      timeoutMs: message.type === "text" || message.type === "location" ? undefined : http.mediaTimeoutMs,
     });
     return { outcome: "accepted", providerMessageId };
   } catch (error) {
@@ -166,13 +174,34 @@ async function sendReaction(
   }
 }
 
-const SEND_PATHS: Record<Exclude<OutboundMessage["type"], "template" | "reaction">, string> = {
+const SEND_PATHS: Record<
+  Exclude<OutboundMessage["type"], "template" | "reaction" | "interactive" | "interactive_reply">,
+  string
+> = {
   text: "/api/sendText",
   image: "/api/sendImage",
   video: "/api/sendVideo",
   audio: "/api/sendVoice",
   document: "/api/sendFile",
+  location: "/api/sendLocation",
 };
+
+/**
+ * The body of `POST /api/sendLocation` beside `session` and `chatId` (WAHA's OpenAPI document,
+ * `MessageLocationRequest`: `latitude` and `longitude` numbers, `title` required, `id` "Pre-generated
+ * message id", `reply_to`): `title` is the place's name, else its address, else "" (the document
+ * sets no minimum length); WAHA has no field for an address beside it. `id` is our client message
+ * id, as for a text.
+ */
+function locationBody(message: OutboundMessage, location: Location): Record<string, unknown> {
+  return {
+    latitude: location.latitude,
+    longitude: location.longitude,
+    title: location.name ?? location.address ?? "",
+    id: message.clientMessageId,
+    ...(message.replyTo ? { reply_to: message.replyTo.providerMessageId } : {}),
+  };
+}
 
 /**
  * The type-specific part of a send body. Text carries our client message id as `id`

@@ -25,7 +25,16 @@ export const AccountSchema = z
     remaining_messages: perType(z.int()).openapi({
       description:
         "How many messages of each type the balance covers (a part-message rounds down; for text, as `remaining_messages` after a send).",
-      example: { text: 998, image: 499, video: 332, audio: 499, document: 499, template: 998 },
+      example: {
+        text: 998,
+        image: 499,
+        video: 332,
+        audio: 499,
+        document: 499,
+        template: 998,
+        location: 998,
+        interactive: 998,
+      },
     }),
     low_balance_threshold: z.number().nullable().openapi({
       description:
@@ -34,7 +43,16 @@ export const AccountSchema = z
     }),
     prices: perType(z.number()).openapi({
       description: "Price of one message by type, in major units.",
-      example: { text: 0.01, image: 0.02, video: 0.03, audio: 0.02, document: 0.02, template: 0.01 },
+      example: {
+        text: 0.01,
+        image: 0.02,
+        video: 0.03,
+        audio: 0.02,
+        document: 0.02,
+        template: 0.01,
+        location: 0.01,
+        interactive: 0.01,
+      },
     }),
     message_retention_days: z.int().openapi({
       description:

@@ -6,7 +6,7 @@ import {
   VARIABLE_NAME,
 } from "../../campaigns/recipients";
 import { templateValues } from "../../campaigns/template";
-import { MESSAGE_TYPES } from "../../messages/types";
+import { CAMPAIGN_TYPES } from "../../messages/types";
 import {
   checkContent,
   checkScheduledAt,
@@ -113,7 +113,7 @@ export const CreateCampaignBody = z
       .openapi({
         description: `1–${MAX_CAMPAIGN_SESSIONS} of the account's sessions, all \`connected\`; recipients are spread over them in turn.`,
       }),
-    type: z.enum(MESSAGE_TYPES).openapi({
+    type: z.enum(CAMPAIGN_TYPES).openapi({
       description:
         "`template` only when every session is on the `cloud_api` gateway (422 naming `type` otherwise).",
     }),
@@ -213,7 +213,7 @@ export const CampaignSchema = z
     name: z.string(),
     status: z.enum(["draft", "scheduled", "running", "paused", "completed", "cancelled"]),
     chatapp_session_ids: z.array(z.uuid()),
-    type: z.enum(MESSAGE_TYPES),
+    type: z.enum(CAMPAIGN_TYPES),
     content: z.string().nullable(),
     media_url: z.string().nullable(),
     template: TemplateSendSchema.nullable().openapi({

@@ -93,6 +93,19 @@ export const MessageReactionSchema = z
   })
   .openapi("MessageReaction");
 
+/** `data` of a `message.edited` event (src/chat-actions/edit.ts). */
+const MessageEditedSchema = z
+  .object({
+    message_id: z.uuid().openapi({ description: "The message edited." }),
+    session_id: z.uuid().openapi({ description: "The session that sent and edited it." }),
+    content: z.string().openapi({ description: "The text it now has." }),
+    previous_content: z.string().nullable().openapi({ description: "The text it had before this edit." }),
+    edited_at: z
+      .string()
+      .openapi({ description: "When it was edited.", example: "2026-11-21T09:30:12.345000Z" }),
+  })
+  .openapi("MessageEdited");
+
 /** `data` of each event type: the object in the shape its own GET returns (catalogue.ts). */
 export const EVENT_DATA: Record<EventType, z.ZodType> = {
   "message.sent": MessageSchema,
@@ -103,6 +116,8 @@ export const EVENT_DATA: Record<EventType, z.ZodType> = {
   "message.media_kept": MessageSchema,
   "message.media_failed": MessageSchema,
   "message.reaction": MessageReactionSchema,
+  "message.deleted": MessageSchema,
+  "message.edited": MessageEditedSchema,
   "session.status_changed": SessionSchema,
   "session.health_changed": SessionSchema,
   "session.qr_updated": z

@@ -1,5 +1,8 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { deleteMessage as deleteSentMessage } from "../../chat-actions/delete";
+import { editMessage as editSentMessage } from "../../chat-actions/edit";
+import { markRead as markMessageRead } from "../../chat-actions/read";
 import { missingRecord } from "../../db/queries/archives";
 import type { ListQuery } from "../../db/queries/message-list";
 import { listMessages } from "../../db/queries/message-list";
@@ -35,6 +38,8 @@ export const send: RouteHandler<typeof routes.send, AppEnv> = async (c) => {
     delayBetween: body.delay_between,
     scheduledAt: body.scheduled_at ? Date.parse(body.scheduled_at) : null,
     template: body.template,
+    location: body.location,
+    interactive: body.interactive,
     simulateTyping: body.simulate_typing ?? false,
     replyTo: body.reply_to ?? null,
     reaction: body.reaction && { messageId: body.reaction.message_id, emoji: body.reaction.emoji },
@@ -60,6 +65,36 @@ export const show: RouteHandler<typeof routes.show, AppEnv> = async (c) => {
   const row = await findMessage(c.var.db, c.var.principal.accountId, c.req.valid("param").id);
   if (!row)
     throw await missingRecord(c.var.db, c.var.principal.accountId, "messages", c.req.valid("param").id);
+  return c.json({ success: true as const, data: toMessageRecord(row) }, 200);
+};
+
+/** Marks an incoming message (and the chat's earlier ones) read (src/chat-actions/read.ts). */
+export const markRead: RouteHandler<typeof routes.markRead, AppEnv> = async (c) => {
+  const { id } = c.req.valid("param");
+  const accountId = c.var.principal.accountId;
+  const result = await markMessageRead(c.env, c.var.db, accountId, id, Date.now());
+  if (!result) throw await missingRecord(c.var.db, accountId, "messages", id);
+  return c.json(
+    { success: true as const, data: toMessageRecord(result.message), marked: result.marked },
+    200,
+  );
+};
+
+/** Deletes a sent message for everyone (src/chat-actions/delete.ts). */
+export const remove: RouteHandler<typeof routes.remove, AppEnv> = async (c) => {
+  const { id } = c.req.valid("param");
+  const accountId = c.var.principal.accountId;
+  const row = await deleteSentMessage(c.env, c.var.db, accountId, id, Date.now());
+  if (!row) throw await missingRecord(c.var.db, accountId, "messages", id);
+  return c.json({ success: true as const, data: toMessageRecord(row) }, 200);
+};
+
+/** Edits a sent text (src/chat-actions/edit.ts). */
+export const edit: RouteHandler<typeof routes.edit, AppEnv> = async (c) => {
+  const { id } = c.req.valid("param");
+  const accountId = c.var.principal.accountId;
+  const row = await editSentMessage(c.env, c.var.db, accountId, id, c.req.valid("json").content, Date.now());
+  if (!row) throw await missingRecord(c.var.db, accountId, "messages", id);
   return c.json({ success: true as const, data: toMessageRecord(row) }, 200);
 };
 

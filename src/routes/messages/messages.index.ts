@@ -8,4 +8,7 @@ export const messageRoutes = createRouter()
   .openapi(routes.list, handlers.list)
   .openapi(routes.listBySession, handlers.listBySession)
   .openapi(routes.show, handlers.show)
+  .openapi(routes.markRead, handlers.markRead)
+  .openapi(routes.remove, handlers.remove)
+  .openapi(routes.edit, handlers.edit)
   .openapi(routes.media, handlers.media);

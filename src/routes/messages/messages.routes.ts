@@ -3,6 +3,8 @@ import { idempotency } from "../../middleware/idempotency";
 import { sendRateLimit } from "../../middleware/rate-limit";
 import { IdempotencyKeyHeader, IdParam, json, jsonBody, problems, requires } from "../openapi";
 import {
+  EditBody,
+  MarkReadResponseSchema,
   MessageEnvelopeSchema,
   MessageListQuery,
   MessageListSchema,
@@ -42,6 +44,7 @@ export const send = createRoute({
       "reaction_other_chat",
       "outside_service_window",
       "recipient_not_supported",
+      "type_not_supported_by_gateway",
       "reply_to_not_sent",
       "idempotency_key_in_use",
       "idempotency_key_reused",
@@ -94,6 +97,105 @@ export const show = createRoute({
   responses: {
     200: json(MessageEnvelopeSchema, "The message"),
     ...problems("not_found", "message_archived"),
+  },
+});
+
+export const markRead = createRoute({
+  operationId: "markMessageRead",
+  ...requires("messages:write", idempotency),
+  ...common,
+  method: "post",
+  path: "/{id}/read",
+  summary: "Mark an incoming message read at the gateway",
+  description:
+    "Sends the contact a read receipt (the blue ticks) for this incoming message through its session, which must be " +
+    "`connected`, and with it for the chat's earlier messages, as WhatsApp does (README, Chat actions). Every incoming " +
+    "message of the chat up to this one that is still `delivered` becomes `read` with `read_at`. Asking again is " +
+    "safe: the receipt goes out again, which changes nothing on the network, and no message moves twice; " +
+    "`marked` then counts 0. 422 `message_not_incoming` for a message the session sent; 502 `gateway_rejected` or " +
+    "503 `gateway_unavailable` when the gateway refused or could not be reached (nothing is marked).",
+  request: { params: IdParam, headers: IdempotencyKeyHeader },
+  responses: {
+    200: json(MarkReadResponseSchema, "The message, marked read"),
+    ...problems(
+      "not_found",
+      "message_archived",
+      "message_not_incoming",
+      "session_not_connected",
+      "gateway_rejected",
+      "gateway_unavailable",
+      "idempotency_key_in_use",
+      "idempotency_key_reused",
+    ),
+  },
+});
+
+export const remove = createRoute({
+  operationId: "deleteMessage",
+  ...requires("messages:write", idempotency),
+  ...common,
+  method: "delete",
+  path: "/{id}",
+  summary: "Delete a sent message for everyone",
+  description:
+    "Deletes one of the session's sent messages from the recipient's phone, as WhatsApp's \"Delete for everyone\" does, " +
+    "through its `connected` session, within 48 hours of `sent_at` (WhatsApp allows about two days; past it, 409 " +
+    "`message_too_old`). The message keeps its content here and gets `metadata.deleted_at` and a `message.deleted` event " +
+    "(README, Chat actions). Asking again is safe: a deleted message answers as it is, with no second call or event. " +
+    "422 `message_not_outgoing` for a contact's message; 409 `message_not_sent` for one not on the network yet; 409 " +
+    "`not_supported_by_gateway` on the Cloud API, which cannot delete; 502 `gateway_rejected` or 503 " +
+    "`gateway_unavailable` when the gateway refused or could not be reached (nothing is recorded).",
+  request: { params: IdParam, headers: IdempotencyKeyHeader },
+  responses: {
+    200: json(MessageEnvelopeSchema, "The message, deleted for everyone"),
+    ...problems(
+      "not_found",
+      "message_archived",
+      "message_not_outgoing",
+      "message_not_sent",
+      "message_too_old",
+      "not_supported_by_gateway",
+      "session_not_connected",
+      "gateway_rejected",
+      "gateway_unavailable",
+      "idempotency_key_in_use",
+      "idempotency_key_reused",
+    ),
+  },
+});
+
+export const edit = createRoute({
+  operationId: "updateMessage",
+  ...requires("messages:write", idempotency),
+  ...common,
+  method: "patch",
+  path: "/{id}",
+  summary: "Edit a sent text",
+  description:
+    "Replaces the text of one of the session's sent `text` messages on the recipient's phone (shown \"Edited\"), through " +
+    "its `connected` session, within 15 minutes of `sent_at` (WhatsApp's edit window; past it, 409 `message_too_old`). " +
+    "The message's `content` becomes the new text; `metadata.edits` keeps each text it replaced, `metadata.edited_at` " +
+    "the last edit's time, and each edit records a `message.edited` event (README, Chat actions). The same text again " +
+    "answers the message as it is, with no call or event. 422 `message_not_editable` for another type or a deleted " +
+    "message; other errors as `DELETE` on the message.",
+  request: { params: IdParam, headers: IdempotencyKeyHeader, body: jsonBody(EditBody) },
+  responses: {
+    200: json(MessageEnvelopeSchema, "The message, edited"),
+    ...problems(
+      "validation_failed",
+      "not_found",
+      "message_archived",
+      "message_not_outgoing",
+      "message_not_sent",
+      "message_not_editable",
+      "message_too_old",
+      "not_supported_by_gateway",
+      "session_not_connected",
+      "gateway_rejected",
+      "gateway_unavailable",
+      "idempotency_key_in_use",
+      "idempotency_key_reused",
+    ),
   },
 });
 

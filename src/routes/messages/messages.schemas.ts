@@ -1,11 +1,13 @@
 import { z } from "@hono/zod-openapi";
 import type { ListQuery } from "../../db/queries/message-list";
+import { InteractiveSchema } from "../../lib/interactive";
+import { LocationSchema } from "../../lib/location";
 import { mediaUrlProblem } from "../../lib/media-url";
 import { toE164 } from "../../lib/phone";
 import { MessageMetadataSchema } from "../../messages/metadata";
 import { isReactionEmoji } from "../../messages/reply";
 import { BUTTON_SUB_TYPES } from "../../messages/template";
-import { MESSAGE_STATUSES, STORED_TYPES } from "../../messages/types";
+import { MESSAGE_STATUSES, SENDABLE_TYPES, STORED_TYPES } from "../../messages/types";
 import { ContactRefSchema } from "../contacts/contacts.schemas";
 import { ERASED_NOTE, UserId } from "../openapi";
 import { CursorParam, Limit, once, PageLinksSchema, TimeBound } from "../paging";
@@ -46,22 +48,22 @@ type RefineContext = z.core.$RefinementCtx;
  * Adds an issue on `content` or `media_url` for each rule broken.
  */
 export function checkContent(
-  body: { type: (typeof STORED_TYPES)[number]; content?: string | null; media_url?: string | null },
+  body: { type: (typeof SENDABLE_TYPES)[number]; content?: string | null; media_url?: string | null },
   ctx: RefineContext,
 ): void {
   const content = body.content ?? null;
   const length = content === null ? 0 : characters(content);
-  if (body.type === "reaction") {
-    // The emoji travels in `reaction`; a reaction has no text or media of its own.
+  if (
+    body.type === "reaction" ||
+    body.type === "template" ||
+    body.type === "location" ||
+    body.type === "interactive"
+  ) {
+    // What these carry travels in their own field (`reaction`, `template`, `location`, `interactive`).
     if (content !== null)
-      ctx.addIssue({ code: "custom", path: ["content"], message: "not allowed for reaction" });
+      ctx.addIssue({ code: "custom", path: ["content"], message: `not allowed for ${body.type}` });
     if (body.media_url != null)
-      ctx.addIssue({ code: "custom", path: ["media_url"], message: "not allowed for reaction" });
-  } else if (body.type === "template") {
-    if (content !== null)
-      ctx.addIssue({ code: "custom", path: ["content"], message: "not allowed for template" });
-    if (body.media_url != null)
-      ctx.addIssue({ code: "custom", path: ["media_url"], message: "not allowed for template" });
+      ctx.addIssue({ code: "custom", path: ["media_url"], message: `not allowed for ${body.type}` });
   } else if (body.type === "text") {
     if (content === null || content.length === 0)
       ctx.addIssue({ code: "custom", path: ["content"], message: "required for text" });
@@ -146,6 +148,20 @@ export const ReactionSchema = z
   })
   .openapi("ReactionSend");
 
+/**
+ * A location to send (README, Sending messages → Locations): the Cloud API's `location` object
+ * (Meta's OpenAPI document, `LocationMessage`) with numbers for the coordinates; no `url`, which
+ * only a received location has.
+ */
+export const LocationSendSchema = z
+  .strictObject({
+    latitude: LocationSchema.shape.latitude.openapi({ example: 38.7223 }),
+    longitude: LocationSchema.shape.longitude.openapi({ example: -9.1393 }),
+    name: LocationSchema.shape.name.openapi({ example: "Lisbon store" }),
+    address: LocationSchema.shape.address.openapi({ example: "Rua Augusta 1, 1100-048 Lisboa" }),
+  })
+  .openapi("LocationSend");
+
 /** `simulate_typing` of a send or a campaign (README, Typing before a send). */
 export const SimulateTyping = z
   .boolean()
@@ -192,7 +208,7 @@ export const SendBody = z
           "Recipients known by the network's id instead of a number (README, Contacts): a business-scoped user id (Cloud API) or a LID (`<digits>@lid`; WAHA, Evolution API). A kind the session's gateway cannot send to: 422 `recipient_not_supported` naming it, before any charge.",
         example: ["US.13491208655302741918"],
       }),
-    type: z.enum(STORED_TYPES),
+    type: z.enum(SENDABLE_TYPES),
     content: z.string().nullish().openapi({
       maxLength: 4_096,
       description:
@@ -211,6 +227,14 @@ export const SendBody = z
     reaction: ReactionSchema.optional().openapi({
       description:
         "For `reaction`: the message to react to (as `reply_to`, errors included) and the emoji; an empty `emoji` takes the session's reaction off. `to_number` must be that message's chat (422 `reaction_other_chat`). Priced as a text.",
+    }),
+    location: LocationSendSchema.optional().openapi({
+      description:
+        "For `location`: the point (`latitude`, `longitude` in decimal degrees) and, optionally, the place's `name` and `address` (each ≤ 1,000 characters). Stored in `metadata.location`; `content` shows the name (else the address). Priced `PRICE_LOCATION`.",
+    }),
+    interactive: InteractiveSchema.optional().openapi({
+      description:
+        'For `interactive`: reply buttons (`type: "button"`, 1–3 buttons) or a list (`type: "list"`, up to 10 rows in up to 10 sections), in the Cloud API\'s `interactive` shape and limits (README, Sending messages → Buttons and lists). A contact\'s tap arrives as an incoming `interactive_reply` message whose `reply_to` is this one. A kind the session\'s gateway cannot send: 422 `type_not_supported_by_gateway`, before any charge. Priced `PRICE_INTERACTIVE`.',
     }),
     delay_between: z.int().min(0).max(60_000).default(500).openapi({
       format: "int32",
@@ -240,6 +264,14 @@ export const SendBody = z
       ctx.addIssue({ code: "custom", path: ["template"], message: "required for template" });
     if (body.type !== "template" && body.template)
       ctx.addIssue({ code: "custom", path: ["template"], message: "only for template" });
+    if (body.type === "interactive" && !body.interactive)
+      ctx.addIssue({ code: "custom", path: ["interactive"], message: "required for interactive" });
+    if (body.type !== "interactive" && body.interactive)
+      ctx.addIssue({ code: "custom", path: ["interactive"], message: "only for interactive" });
+    if (body.type === "location" && !body.location)
+      ctx.addIssue({ code: "custom", path: ["location"], message: "required for location" });
+    if (body.type !== "location" && body.location)
+      ctx.addIssue({ code: "custom", path: ["location"], message: "only for location" });
     if (body.type === "reaction" && !body.reaction)
       ctx.addIssue({ code: "custom", path: ["reaction"], message: "required for reaction" });
     if (body.type !== "reaction" && body.reaction)
@@ -290,10 +322,10 @@ export const MessageSchema = z
         "Who is on the other side of the chat, by number, user id (BSUID or LID) or both (README, Contacts): the recipient of an outgoing message, the sender of an incoming one. `id` is null where the service keeps no contact for them (the address alone).",
     }),
     type: z.enum(STORED_TYPES),
-    content: z
-      .string()
-      .nullable()
-      .openapi({ description: 'The text or caption; a reaction\'s emoji ("" when it takes one off).' }),
+    content: z.string().nullable().openapi({
+      description:
+        "The text or caption; a reaction's emoji (\"\" when it takes one off); a location's name, else its address (its point is in `metadata.location`).",
+    }),
     reply_to: z.uuid().nullable().openapi({
       description:
         "The message this one quotes (a reply, sent or received), or for a reaction the message it reacts to; null for neither (README, Replies and reactions).",
@@ -352,6 +384,26 @@ export const SendResponseSchema = z.object({
 });
 
 export const MessageEnvelopeSchema = z.object({ success: z.literal(true), data: MessageSchema });
+
+/** Body of `PATCH /v1/chatapp/messages/{id}`: the text's new content (1–4,096 characters, as a send's). */
+export const EditBody = z
+  .strictObject({
+    content: z
+      .string()
+      .min(1)
+      .refine((value) => characters(value) <= 4096, "at most 4096 characters")
+      .openapi({ maxLength: 4_096, description: "The text's new content, 1–4,096 characters." }),
+  })
+  .openapi("MessageEdit");
+
+export const MarkReadResponseSchema = z.object({
+  success: z.literal(true),
+  data: MessageSchema,
+  marked: z.int().openapi({
+    description:
+      "How many of the chat's incoming messages this call moved to `read` (0 when all already were).",
+  }),
+});
 
 export const MessageListSchema = z.object({
   success: z.literal(true),

@@ -10,8 +10,11 @@ import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { providerIdOf, sessionOfPairToken } from "../../gateways/sandbox";
 import { capabilitiesOf } from "../../lib/gateway-kinds";
+import { choicesOf, type InteractiveReply, interactiveOf } from "../../lib/interactive";
+import { locationLabel, locationOf } from "../../lib/location";
 import { fromSessionHealth } from "../../lib/session-health";
 import { formatTimestamp } from "../../lib/time";
+import { parseMessageMetadata } from "../../messages/metadata";
 import { receiveReaction } from "../../messages/reactions";
 import { receiveMessage } from "../../messages/receive";
 import { quoteTarget } from "../../messages/reply";
@@ -80,6 +83,33 @@ export const health: RouteHandler<typeof routes.health, AppEnv> = async (c) => {
   return c.json({ success: true as const, session }, 200);
 };
 
+/**
+ * A contact's tap on choice `choiceId` of the account's interactive message `messageId` (README,
+ * Sending messages → Buttons and lists): a `button_reply` or `list_reply` with the choice's title
+ * (and a row's description), as a gateway reports one.
+ * @throws ApiError `validation_failed` (422) naming `reply_to` for a message that is not an
+ *   interactive one, or `interactive_reply.id` for an id it does not have.
+ */
+async function tapOn(
+  db: Db,
+  accountId: string,
+  messageId: string,
+  choiceId: string,
+): Promise<InteractiveReply> {
+  const row = await findMessage(db, accountId, messageId);
+  const interactive = row ? parseMessageMetadata(row.metadata).interactive : undefined;
+  if (!interactive)
+    throw new ApiError("validation_failed", "A tap answers an interactive message.", {
+      fields: { reply_to: ["not an interactive message"] },
+    });
+  const choice = choicesOf(interactive).find((c) => c.id === choiceId);
+  if (!choice)
+    throw new ApiError("validation_failed", "The interactive message has no such button or row.", {
+      fields: { "interactive_reply.id": ["no such button or row"] },
+    });
+  return { type: interactive.type === "button" ? "button_reply" : "list_reply", ...choice };
+}
+
 export const inbound: RouteHandler<typeof routes.inbound, AppEnv> = async (c) => {
   const session = await sandboxSession(c, c.req.valid("param").id);
   if (session.status !== "connected")
@@ -94,6 +124,10 @@ export const inbound: RouteHandler<typeof routes.inbound, AppEnv> = async (c) =>
         field: "reply_to",
       })
     : null;
+  const tap =
+    body.interactive_reply && quoted
+      ? await tapOn(c.var.db, session.accountId, quoted.id, body.interactive_reply.id)
+      : null;
   // Its sandbox id is derived from ours, as a sent message's is, so a reply or reaction can name it.
   const id = crypto.randomUUID();
   const incoming = {
@@ -110,8 +144,9 @@ export const inbound: RouteHandler<typeof routes.inbound, AppEnv> = async (c) =>
     },
     toNumber: session.phoneNumber ?? session.sessionId,
     type: body.type,
-    content: body.content ?? null,
+    content: tap ? tap.title : body.location ? locationLabel(body.location) : (body.content ?? null),
     mediaUrl: body.media_url ?? null,
+    payload: tap ? { interactive_reply: tap } : body.location ? { location: body.location } : undefined,
     at: Date.now(),
   };
   const row = await receiveMessage(c.env, incoming);
@@ -157,7 +192,9 @@ export const inboundReaction: RouteHandler<typeof routes.inboundReaction, AppEnv
 /**
  * What the phone received, with each one-time code masked as its message is stored and shown
  * (`•` per digit, README "Hardening"): the phone holds the code in clear, the API never shows it,
- * unless the deployment sets `SANDBOX_SHOW_CODES=true` (local development).
+ * unless the deployment sets `SANDBOX_SHOW_CODES=true` (local development). A location shows its
+ * point and place in `location` and its name or address as `content`; an interactive message its
+ * buttons or list in `interactive` and its body's text as `content`.
  */
 export const received: RouteHandler<typeof routes.received, AppEnv> = async (c) => {
   const stub = await ownedSession(c, c.req.valid("param").id);
@@ -172,11 +209,23 @@ export const received: RouteHandler<typeof routes.received, AppEnv> = async (c) 
   return c.json(
     {
       success: true as const,
-      data: messages.map((m) => ({
-        ...m,
-        content: masked.has(m.message_id) ? (masked.get(m.message_id) ?? null) : m.content,
-        received_at: formatTimestamp(m.received_at),
-      })),
+      data: messages.map((m) => {
+        const location = m.type === "location" ? locationOf(m.content) : null;
+        const interactive = m.type === "interactive" ? interactiveOf(m.content) : null;
+        return {
+          ...m,
+          location,
+          interactive,
+          content: location
+            ? locationLabel(location)
+            : interactive
+              ? interactive.body.text
+              : masked.has(m.message_id)
+                ? (masked.get(m.message_id) ?? null)
+                : m.content,
+          received_at: formatTimestamp(m.received_at),
+        };
+      }),
     },
     200,
   );

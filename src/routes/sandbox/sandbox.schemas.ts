@@ -1,6 +1,8 @@
 import { z } from "@hono/zod-openapi";
+import { InteractiveSchema } from "../../lib/interactive";
+import { LocationSchema } from "../../lib/location";
 import { CONTENT_TYPES, STORED_TYPES } from "../../messages/types";
-import { ReactionSchema } from "../messages/messages.schemas";
+import { LocationSendSchema, ReactionSchema } from "../messages/messages.schemas";
 import { PhoneNumber, UserId } from "../openapi";
 import { SessionHealthSchema } from "../sessions/sessions.schemas";
 
@@ -64,8 +66,24 @@ export const InboundBody = z
       .optional()
       .openapi({ description: "The user's username.", example: "@jane" }),
     name: z.string().min(1).max(128).optional().openapi({ description: "The user's profile name." }),
-    type: z.enum(CONTENT_TYPES),
+    type: z.enum([...CONTENT_TYPES, "location", "interactive_reply"]),
     content: z.string().min(1).max(4096).nullish(),
+    location: LocationSendSchema.optional().openapi({
+      description: "For `location`: the point and place shared.",
+    }),
+    interactive_reply: z
+      .strictObject({
+        id: z
+          .string()
+          .min(1)
+          .max(256)
+          .openapi({ description: "The id of the button tapped or the row chosen." }),
+      })
+      .optional()
+      .openapi({
+        description:
+          "For `interactive_reply`: the contact's tap on a button or row of the interactive message `reply_to` names (required), which the session sent them. An id that message does not have: 422 naming `interactive_reply.id`.",
+      }),
     media_url: z
       .url({ protocol: /^https?$/ })
       .max(2048)
@@ -84,7 +102,37 @@ export const InboundBody = z
       });
     if (body.type === "text" && body.content == null)
       ctx.addIssue({ code: "custom", path: ["content"], message: "required for text" });
-    if (body.type !== "text" && body.media_url == null) {
+    if (body.type === "interactive_reply") {
+      if (!body.interactive_reply)
+        ctx.addIssue({
+          code: "custom",
+          path: ["interactive_reply"],
+          message: "required for interactive_reply",
+        });
+      if (body.reply_to == null)
+        ctx.addIssue({
+          code: "custom",
+          path: ["reply_to"],
+          message: "required for interactive_reply: the message tapped",
+        });
+      if (body.content != null || body.media_url != null)
+        ctx.addIssue({ code: "custom", path: ["content"], message: "a tap carries no content or media" });
+    } else if (body.interactive_reply) {
+      ctx.addIssue({ code: "custom", path: ["interactive_reply"], message: "only for interactive_reply" });
+    }
+    if (body.type === "location") {
+      if (!body.location)
+        ctx.addIssue({ code: "custom", path: ["location"], message: "required for location" });
+      if (body.content != null || body.media_url != null)
+        ctx.addIssue({
+          code: "custom",
+          path: ["content"],
+          message: "a location carries no content or media",
+        });
+    } else if (body.location) {
+      ctx.addIssue({ code: "custom", path: ["location"], message: "only for location" });
+    }
+    if (!["text", "location", "interactive_reply"].includes(body.type) && body.media_url == null) {
       ctx.addIssue({ code: "custom", path: ["media_url"], message: `required for ${body.type}` });
     }
   });
@@ -109,8 +157,15 @@ export const ReceivedSchema = z
     message_id: z.uuid(),
     to_number: z.string(),
     type: z.enum(STORED_TYPES),
-    content: z.string().nullable(),
+    content: z
+      .string()
+      .nullable()
+      .openapi({ description: "The text or caption; a location's name or address." }),
     media_url: z.string().nullable(),
+    location: LocationSchema.nullable().openapi({ description: "A `location` message's point and place." }),
+    interactive: InteractiveSchema.nullable().openapi({
+      description: "An `interactive` message's buttons or list.",
+    }),
     reply_to: z
       .uuid()
       .nullable()
