@@ -742,7 +742,11 @@ describe("the list's query in the OpenAPI document", () => {
       },
       "filter[status]": { required: false, type: "string", enum: [...STATUSES] },
       "filter[direction]": { required: false, type: "string", enum: ["incoming", "outgoing"] },
-      "filter[type]": { required: false, type: "string", enum: [...TYPES, "template", "reaction"] },
+      "filter[type]": {
+        required: false,
+        type: "string",
+        enum: [...TYPES, "template", "location", "interactive", "reaction", "interactive_reply"],
+      },
       session_id: {
         required: false,
         type: "string",
