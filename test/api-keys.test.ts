@@ -105,7 +105,7 @@ describe("POST /v1/api-keys", () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ scopes: ["messages:send"] }, "name"],
       [{ name: "x", scopes: [] }, "scopes"],
-      [{ name: "x", scopes: ["messages:write"] }, "scopes.0"],
+      [{ name: "x", scopes: ["messages:delete"] }, "scopes.0"],
       [{ name: "x", scopes: ["otp:send", "otp:send"] }, "scopes"],
       [{ name: "x", scopes: ["otp:send"], expires_at: "2020-01-01T00:00:00Z" }, "expires_at"],
       [{ name: "x", scopes: ["otp:send"], expires_at: "tomorrow" }, "expires_at"],
