@@ -211,6 +211,11 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** The objects of `value` when it is an array (others left out); none when it is not one. */
+function records(value: unknown): Record<string, unknown>[] {
+  return Array.isArray(value) ? value.filter(isRecord) : [];
+}
+
 /** The request's JSON body; undefined when it is not JSON. */
 async function jsonOf(request: GraphRequest): Promise<unknown> {
   try {
@@ -620,6 +625,104 @@ export class FakeGraph {
     const { latitude, longitude, name, address, url } = message.location;
     const location = { address, latitude, longitude, name, ...(url === undefined ? {} : { url }) };
     return this.queueIncomingMessage(message, { type: "location", location });
+  }
+
+  /**
+   * Queues `from`'s (digits) tap on the reply button or list row `id` of interactive message
+   * `quoted` (a wamid the fake gave for a send from this number): `type: interactive`
+   * (`InteractiveMessageReply`; Meta's "Interactive messages webhook reference") with `context: {
+   * from, id }` (the business number and `quoted`) and `interactive`: `{ type: "button_reply",
+   * button_reply: { id, title } }` for reply buttons, `{ type: "list_reply", list_reply: { id,
+   * title, description } }` for a list, the title and description those the send gave the button
+   * or row (a row without a description answers none: schema.ts reading n). Returns the tap's own
+   * wamid. Throws when `quoted` is no interactive button or list message sent from the number, or
+   * it has no button or row `id`.
+   */
+  queueIncomingInteractiveReply(message: {
+    phoneNumberId: string;
+    from: string;
+    quoted: string;
+    id: string;
+    profileName?: string;
+  }): string {
+    const { number, body } = this.sentFrom(message.phoneNumberId, message.quoted);
+    const interactive = isRecord(body.interactive) ? body.interactive : {};
+    const action = isRecord(interactive.action) ? interactive.action : {};
+    const context = { from: digits(number.displayPhoneNumber), id: message.quoted };
+    if (body.type === "interactive" && interactive.type === "button") {
+      const replies = records(action.buttons).flatMap((b) => (isRecord(b.reply) ? [b.reply] : []));
+      const reply = replies.find((r) => r.id === message.id);
+      if (!reply) throw new Error(`No button ${message.id} on ${message.quoted}`);
+      const button_reply = { id: message.id, title: String(reply.title) };
+      return this.queueIncomingMessage(message, {
+        context,
+        type: "interactive",
+        interactive: { type: "button_reply", button_reply },
+      });
+    }
+    if (body.type === "interactive" && interactive.type === "list") {
+      const rows = records(action.sections).flatMap((section) => records(section.rows));
+      const row = rows.find((r) => r.id === message.id);
+      if (!row) throw new Error(`No row ${message.id} on ${message.quoted}`);
+      const list_reply = {
+        id: message.id,
+        title: String(row.title),
+        ...(typeof row.description === "string" ? { description: row.description } : {}),
+      };
+      return this.queueIncomingMessage(message, {
+        context,
+        type: "interactive",
+        interactive: { type: "list_reply", list_reply },
+      });
+    }
+    throw new Error(`${message.quoted} is no interactive button or list message`);
+  }
+
+  /**
+   * Queues `from`'s (digits) tap on quick-reply button `index` (its place among the buttons of
+   * the template's BUTTONS component, from 0) of template message `quoted` (a wamid the fake gave
+   * for a send from this number): `type: button` (`ButtonMessage`; Meta's "Button messages webhook
+   * reference") with `context: { from, id }` and `button: { payload, text }`, `text` the button's
+   * label as the template was created, `payload` the one the send gave that button (its `button`
+   * component of `sub_type: "quick_reply"` and that `index`), else the label (the reference's
+   * syntax gives the label for both). Returns the tap's own wamid. Throws when `quoted` is no
+   * template message sent from the number, or its template has no quick-reply button `index`.
+   */
+  queueIncomingQuickReply(message: {
+    phoneNumberId: string;
+    from: string;
+    quoted: string;
+    index: number;
+    profileName?: string;
+  }): string {
+    const { number, body } = this.sentFrom(message.phoneNumberId, message.quoted);
+    const template = body.type === "template" && isRecord(body.template) ? body.template : undefined;
+    const row = template && this.findTemplate(number.wabaId, template);
+    if (!template || !row) throw new Error(`${message.quoted} is no template message`);
+    const buttons = records(row.components).flatMap((c) => (c.type === "BUTTONS" ? records(c.buttons) : []));
+    const button = buttons[message.index];
+    if (button?.type !== "QUICK_REPLY") throw new Error(`No quick reply ${message.index} on ${row.name}`);
+    const filled = records(template.components).find(
+      (c) => c.type === "button" && c.sub_type === "quick_reply" && c.index === String(message.index),
+    );
+    const parameter = records(filled?.parameters).find((p) => p.type === "payload");
+    const text = String(button.text);
+    return this.queueIncomingMessage(message, {
+      context: { from: digits(number.displayPhoneNumber), id: message.quoted },
+      type: "button",
+      button: { payload: typeof parameter?.payload === "string" ? parameter.payload : text, text },
+    });
+  }
+
+  /** The number and body of the message the fake sent from `phoneNumberId` as `wamid`; throws when none. */
+  private sentFrom(
+    phoneNumberId: string,
+    wamid: string,
+  ): { number: FakeNumber; body: Record<string, unknown> } {
+    const number = this.numbers.get(phoneNumberId);
+    const sent = this.sent.find((s) => s.wamid === wamid && s.phoneNumberId === phoneNumberId);
+    if (!number || !sent) throw new Error(`No message ${wamid} sent from ${phoneNumberId}`);
+    return { number, body: sent.body };
   }
 
   /** Returns the queued webhooks, signed, in order, and empties the queue. */

@@ -73,6 +73,18 @@
  *     "messaging_product set to whatsapp, message_id set to the message ID and status to read"),
  *     and closed as (a) closes the messages, so a receipt mixed with a message's fields is refused.
  *     Its answer is `MarkMessageResponsePayload`, as the document has it.
+ * (m) `ActionObject` is a `oneOf` of every interactive type's action, tied to none, so reply
+ *     buttons' `type: "button"` with a list's `button` and `sections` pass, and a wrong button is
+ *     reported against every variant. Its description says "Its structure varies by interactive
+ *     message type", and Meta's "Interactive reply buttons messages" and "Interactive list
+ *     messages" pages (https://developers.facebook.com/docs/whatsapp/cloud-api/messages/interactive-reply-buttons-messages,
+ *     https://developers.facebook.com/documentation/business-messaging/whatsapp/messages/interactive-list-messages)
+ *     give each type's: an `InteractiveObject` of `type: "button"` takes the variant with
+ *     `buttons`, of `type: "list"` the one with `button` and `sections`; other types keep the
+ *     `oneOf`.
+ * (n) A list reply's `list_reply` (`InteractiveListReplyContent`) requires `description`, while
+ *     the row it echoes may have none (`SectionObject` rows: "Optional row description"). Read
+ *     with `id` and `title` required, so the reply to a row without a description passes.
  */
 import { type Schema, Validator } from "@cfworker/json-schema";
 import subset from "./meta-openapi.json" with { type: "json" };
@@ -180,6 +192,43 @@ function readReceipts(schemas: Record<string, JsonObject>): void {
     },
   };
   request.additionalProperties = false;
+}
+
+/** Reading (m): the `ActionObject` variant each interactive `type` takes, by the fields it requires. */
+const ACTION_OF_TYPE: Record<string, string[]> = { button: ["buttons"], list: ["button", "sections"] };
+
+/** Reading (m) applied to `schemas`: `InteractiveObject.action` checked as the variant its `type` names. */
+function readInteractiveActions(schemas: Record<string, JsonObject>): void {
+  const interactive = schemas.InteractiveObject;
+  const variants = schemas.ActionObject?.oneOf;
+  if (!interactive || !isObject(interactive.properties) || !Array.isArray(variants))
+    throw new Error("Reading (m): no InteractiveObject or ActionObject.oneOf");
+  const { action, ...others } = interactive.properties;
+  if (!isObject(action)) throw new Error("Reading (m): no InteractiveObject.action");
+  // if type is "button" then action is the buttons variant, else if "list" …, else the oneOf.
+  let checked: JsonObject = { properties: { action } };
+  for (const [type, required] of Object.entries(ACTION_OF_TYPE).reverse()) {
+    const variant = variants.find(
+      (v) => isObject(v) && JSON.stringify(v.required) === JSON.stringify(required),
+    );
+    if (!isObject(variant)) throw new Error(`Reading (m): no ActionObject variant for ${type}`);
+    checked = {
+      if: { properties: { type: { const: type } }, required: ["type"] },
+      // biome-ignore lint/suspicious/noThenProperty: JSON Schema's `then` keyword; the object is never awaited.
+      then: { properties: { action: { type: "object", ...variant } } },
+      else: checked,
+    };
+  }
+  interactive.properties = { ...others, action: {} };
+  interactive.allOf = [checked];
+}
+
+/** Reading (n) applied to `schemas`: a list reply's `description` is optional. */
+function readListReplies(schemas: Record<string, JsonObject>): void {
+  const content = schemas.InteractiveListReplyContent?.properties;
+  const reply = isObject(content) ? content.list_reply : undefined;
+  if (!isObject(reply)) throw new Error("Reading (n): no InteractiveListReplyContent.list_reply");
+  reply.required = ["id", "title"];
 }
 
 /** A BSUID or parent BSUID: an ISO 3166 alpha-2 code, a dot, up to 128 alphanumerics ("Business-scoped user IDs"). */
@@ -337,7 +386,7 @@ function expandDiscriminators(schemas: Record<string, JsonObject>): void {
   });
 }
 
-/** The document's schemas with the readings of outgoing requests: (a) to (f), (j), (k) and (l). */
+/** The document's schemas with the readings of outgoing requests: (a) to (f), (j), (k), (l) and (m). */
 function requestSchemas(): Record<string, JsonObject> {
   const schemas = withoutExamples(document.components.schemas);
   eachObject(schemas, (node) => {
@@ -365,11 +414,12 @@ function requestSchemas(): Record<string, JsonObject> {
   if (!isObject(locationObject)) throw new Error("Reading (k): no LocationMessage.location");
   locationObject.required = ["latitude", "longitude"]; // (k)
   readReceipts(schemas); // (l)
+  readInteractiveActions(schemas); // (m)
   expandDiscriminators(schemas); // (e)
   return schemas;
 }
 
-/** The document's schemas with the readings of webhooks: (b), (e), (g), (h), (i) and (j). */
+/** The document's schemas with the readings of webhooks: (b), (e), (g), (h), (i), (j) and (n). */
 function webhookSchemas(): Record<string, JsonObject> {
   const schemas = withoutExamples(document.components.schemas);
   const renames = document["x-subset"].webhookRenames;
@@ -385,6 +435,7 @@ function webhookSchemas(): Record<string, JsonObject> {
   schemas.TemplateStatusUpdateValue = structuredClone(TEMPLATE_STATUS_UPDATE_VALUE); // (h)
   schemas.UserIdUpdateValue = structuredClone(USER_ID_UPDATE_VALUE); // (j)
   readBsuids(schemas, "webhook"); // (j)
+  readListReplies(schemas); // (n)
   const change = schemas.Change?.properties;
   if (isObject(change) && isObject(change.field) && Array.isArray(change.field.enum)) {
     change.field.enum.push("message_template_status_update", "user_id_update");
@@ -523,7 +574,7 @@ export function checkAnswer(operation: AnswerOperation, body: unknown): string[]
 
 /**
  * Checks a webhook body (parsed JSON) against the document's `WebhookPayload`, with the readings
- * (b), (e), (g) and (h) above. Returns the problems as {@link checkBody} does.
+ * (b), (e), (g), (h), (i), (j) and (n) above. Returns the problems as {@link checkBody} does.
  */
 export function checkWebhook(body: unknown): string[] {
   webhooks ??= webhookSchemas();

@@ -506,6 +506,48 @@ describe("POST /{version}/{phone number id}/messages with a location", () => {
   });
 });
 
+describe("POST /{version}/{phone number id}/messages with an interactive message", () => {
+  const button = (i: number, title = `Button ${i}`) => ({ type: "reply", reply: { id: `b${i}`, title } });
+  const buttons = (...replies: unknown[]) => ({
+    messaging_product: "whatsapp",
+    recipient_type: "individual",
+    to: "4915112345678",
+    type: "interactive",
+    interactive: { type: "button", body: { text: "Pick one" }, action: { buttons: replies } },
+  });
+
+  it("takes InteractiveMessage reply buttons; refuses four buttons or a title over 20 characters, sending nothing", async () => {
+    const four = buttons(button(1), button(2), button(3), button(4));
+    const long = buttons(button(1, "A title of 21 chars.."));
+    for (const body of [four, long]) {
+      const refused = await callGraph("POST", MESSAGES, body);
+      expect(refused.status).toBe(400);
+      expect(refused.json.error).toMatchObject({ code: 100, message: "Invalid parameter" });
+    }
+    expect(fake.graph.invalidBodies).toEqual([
+      {
+        phoneNumberId: NUMBER.phoneNumberId,
+        body: four,
+        problems: ["#/interactive/action/buttons Array has too many items (4 > 3)."],
+      },
+      {
+        phoneNumberId: NUMBER.phoneNumberId,
+        body: long,
+        problems: ["#/interactive/action/buttons/0/reply/title String is too long (21 > 20)."],
+      },
+    ]);
+    expect(fake.graph.sent).toEqual([]);
+
+    const three = buttons(button(1), button(2), button(3, "A title of 20 chars."));
+    const { status, json } = await callGraph("POST", MESSAGES, three);
+    expect(status).toBe(200);
+    expect(checkAnswer("sendMessage", json)).toEqual([]);
+    expect(fake.graph.sent).toEqual([
+      { phoneNumberId: NUMBER.phoneNumberId, body: three, wamid: fake.graph.sent[0]?.wamid },
+    ]);
+  });
+});
+
 describe("POST /{version}/{phone number id}/messages with status read (typing indicator)", () => {
   /** The document's example "Send typing indicator and read receipt", for `messageId`. */
   const typing = (messageId: string) => ({

@@ -10,6 +10,47 @@ import { OTP_TEMPLATE, TEXT } from "./fake-graph";
 const BASE = { messaging_product: "whatsapp", recipient_type: "individual", to: "4915112345678" };
 const MEDIA = "https://cdn.example.test/media";
 
+/** Reply buttons as the gateway sends them (src/gateways/cloud-api/send.ts `messageBody`). */
+const BUTTONS = {
+  type: "button",
+  header: { type: "text", text: "Order A-17" },
+  body: { text: "Your order has shipped. What next?" },
+  footer: { text: "Reply any time" },
+  action: {
+    buttons: [
+      { type: "reply", reply: { id: "track", title: "Track" } },
+      { type: "reply", reply: { id: "help", title: "Talk to us" } },
+    ],
+  },
+};
+/** A list as the gateway sends it: two sections, one row without a description. */
+const LIST = {
+  type: "list",
+  body: { text: "Pick a delivery slot" },
+  action: {
+    button: "Slots",
+    sections: [
+      { title: "Morning", rows: [{ id: "am-9", title: "9–10", description: "Before work" }] },
+      { title: "Evening", rows: [{ id: "pm-6", title: "18–19" }] },
+    ],
+  },
+};
+const replyButton = (i: number, title = `Button ${i}`) => ({ type: "reply", reply: { id: `b${i}`, title } });
+
+/** A `messages` webhook from 4915112345678 to NUMBER carrying `message`. */
+function messageWebhook(message: Record<string, unknown>) {
+  const value = {
+    messaging_product: "whatsapp",
+    metadata: { display_phone_number: "15550100001", phone_number_id: "100000000000001" },
+    contacts: [{ profile: { name: "Ada" }, wa_id: "4915112345678" }],
+    messages: [{ from: "4915112345678", id: "wamid.TAP", timestamp: "1751328000", ...message }],
+  };
+  return {
+    object: "whatsapp_business_account",
+    entry: [{ id: "200000000000001", changes: [{ value, field: "messages" }] }],
+  };
+}
+
 /** The document's own example request bodies of the POST of `path`, by name. */
 function examplesOf(path: string): Record<string, unknown> {
   const paths = subset.paths as Record<string, Record<string, unknown>>;
@@ -44,6 +85,8 @@ describe("checkBody('sendMessage')", () => {
           address: "Rua Augusta 1",
         },
       },
+      buttons: { ...BASE, type: "interactive", interactive: BUTTONS },
+      list: { ...BASE, type: "interactive", interactive: LIST, context: { message_id: "wamid.Q" } },
     };
     for (const [kind, body] of Object.entries(bodies))
       expect([kind, checkBody("sendMessage", body)]).toEqual([kind, []]);
@@ -192,6 +235,56 @@ describe("checkBody('sendMessage')", () => {
     ).toEqual(['#/location Property "url" does not match additional properties schema.']);
   });
 
+  it("refuses interactive messages beyond the document's bounds, naming the field", () => {
+    const interactive = (value: unknown) => ({ ...BASE, type: "interactive", interactive: value });
+    const four = { ...BUTTONS, action: { buttons: [1, 2, 3, 4].map((i) => replyButton(i)) } };
+    expect(checkBody("sendMessage", interactive(four))).toEqual([
+      "#/interactive/action/buttons Array has too many items (4 > 3).",
+    ]);
+    const long = { ...BUTTONS, action: { buttons: [replyButton(1, "A title of 21 chars..")] } };
+    expect(checkBody("sendMessage", interactive(long))).toEqual([
+      "#/interactive/action/buttons/0/reply/title String is too long (21 > 20).",
+    ]);
+    const row = { id: "r", title: "A row title of 25 chars.." };
+    const longRow = { ...LIST, action: { button: "Slots", sections: [{ rows: [row] }] } };
+    expect(checkBody("sendMessage", interactive(longRow))).toEqual([
+      "#/interactive/action/sections/0/rows/0/title String is too long (25 > 24).",
+    ]);
+    expect(checkBody("sendMessage", interactive({ ...BUTTONS, body: { text: "x".repeat(1025) } }))).toEqual([
+      "#/interactive/body/text String is too long (1025 > 1024).",
+    ]);
+    expect(checkBody("sendMessage", interactive({ ...BUTTONS, type: "carousel" }))).toEqual([
+      '#/interactive/type Instance does not match any of ["button","call_permission_request","catalog_message","list","product","product_list","flow"].',
+    ]);
+    expect(checkBody("sendMessage", { ...interactive(BUTTONS), text: { body: "Hi" } })).toEqual([
+      '# Property "text" does not match unevaluated properties schema.',
+    ]);
+  });
+
+  it("(m) checks an interactive message's action as the variant its type names", () => {
+    const examples = examplesOf("/{Version}/{Phone-Number-ID}/messages");
+    expect(checkBody("sendMessage", examples["Send Reply Button"])).toEqual([]);
+    expect(checkBody("sendMessage", examples["Send List Message"])).toEqual([]);
+    // As written, reply buttons carrying a list's action pass: ActionObject is tied to no type.
+    const mixed = { ...BUTTONS, action: LIST.action };
+    expect(checkAsWritten("InteractiveObject", mixed)).toEqual([]);
+    expect(checkBody("sendMessage", { ...BASE, type: "interactive", interactive: mixed })).toEqual([
+      '#/interactive/action Instance does not have required property "buttons".',
+    ]);
+    const swapped = { ...LIST, action: BUTTONS.action };
+    expect(checkBody("sendMessage", { ...BASE, type: "interactive", interactive: swapped })).toEqual([
+      '#/interactive/action Instance does not have required property "button".',
+      '#/interactive/action Instance does not have required property "sections".',
+    ]);
+    // As written, one bad button is reported against every variant of the oneOf.
+    const four = { ...BUTTONS, action: { buttons: [1, 2, 3, 4].map((i) => replyButton(i)) } };
+    expect(checkAsWritten("InteractiveObject", four)).toContain(
+      '#/action Instance does not have required property "catalog_id".',
+    );
+    // Other types keep the document's oneOf: a Flow as the document's example sends it.
+    expect(checkBody("sendMessage", examples["Send Published Flow by ID"])).toEqual([]);
+  });
+
   it("(l) checks a read receipt as MarkMessageRequestPayload, with the typing indicator, closed", () => {
     // The payloads as the document declares them, kept in the subset by name (no operation names them).
     expect(subset.components.schemas.MarkMessageRequestPayload.required).toEqual([
@@ -272,6 +365,65 @@ describe("checkWebhook", () => {
     for (const change of broken.entry[0]?.changes ?? []) change.value.event = "SHINY";
     expect(checkWebhook(broken)).toContain(
       '#/entry/0/changes/0/value/event Instance does not match any of ["APPROVED","ARCHIVED","DELETED","DISABLED","FLAGGED","IN_APPEAL","LIMIT_EXCEEDED","LOCKED","PAUSED","PENDING","PENDING_DELETION","REINSTATED","REJECTED","UNARCHIVED"].',
+    );
+  });
+});
+
+describe("checkWebhook: taps", () => {
+  const context = { from: "15550100001", id: "wamid.SENT" };
+
+  it("passes a reply button's tap, a list row's, and a template quick reply's, as the document's examples do", () => {
+    const examples = examplesOf("/whatsapp/webhooks");
+    for (const name of [
+      "Interactive Button Reply Message",
+      "Interactive List Reply Message",
+      "Button Message",
+    ])
+      expect([name, checkWebhook(examples[name])]).toEqual([name, []]);
+    const button_reply = { id: "track", title: "Track" };
+    const taps = [
+      { context, type: "interactive", interactive: { type: "button_reply", button_reply } },
+      {
+        context,
+        type: "interactive",
+        interactive: {
+          type: "list_reply",
+          list_reply: { id: "am-9", title: "9–10", description: "Before work" },
+        },
+      },
+      { context, type: "button", button: { payload: "resched-42", text: "Reschedule" } },
+    ];
+    for (const tap of taps) expect(checkWebhook(messageWebhook(tap))).toEqual([]);
+  });
+
+  it("refuses a tap without the message tapped, or whose reply is not the one its type names", () => {
+    const button_reply = { id: "track", title: "Track" };
+    expect(
+      checkWebhook(
+        messageWebhook({ type: "interactive", interactive: { type: "button_reply", button_reply } }),
+      ),
+    ).toContain('#/entry/0/changes/0/value/messages/0 Instance does not have required property "context".');
+    const wrong = { context, type: "interactive", interactive: { type: "list_reply", button_reply } };
+    expect(checkWebhook(messageWebhook(wrong))).toContain(
+      '#/entry/0/changes/0/value/messages/0/interactive Instance does not have required property "list_reply".',
+    );
+    const noPayload = { context, type: "button", button: { text: "Reschedule" } };
+    expect(checkWebhook(messageWebhook(noPayload))).toContain(
+      '#/entry/0/changes/0/value/messages/0/button Instance does not have required property "payload".',
+    );
+  });
+
+  it("(n) reads a list reply's description as optional: a row without one answers none", () => {
+    const list_reply = { id: "pm-6", title: "18–19" };
+    expect(checkAsWritten("InteractiveListReplyContent", { list_reply })).toEqual([
+      '#/list_reply Instance does not have required property "description".',
+    ]);
+    const tap = { context, type: "interactive", interactive: { type: "list_reply", list_reply } };
+    expect(checkWebhook(messageWebhook(tap))).toEqual([]);
+    const { title: _, ...untitled } = list_reply;
+    const noTitle = { ...tap, interactive: { type: "list_reply", list_reply: untitled } };
+    expect(checkWebhook(messageWebhook(noTitle))).toContain(
+      '#/entry/0/changes/0/value/messages/0/interactive/list_reply Instance does not have required property "title".',
     );
   });
 });

@@ -225,6 +225,145 @@ describe("incoming messages", () => {
     );
   });
 
+  it("queues taps on reply buttons and list rows as InteractiveMessageReply, with the sent titles", async () => {
+    const { text: _, ...base } = TEXT;
+    const interactive = (value: Record<string, unknown>) => ({
+      ...base,
+      type: "interactive",
+      interactive: value,
+    });
+    const buttons = {
+      type: "button",
+      body: { text: "Your order has shipped" },
+      action: {
+        buttons: [
+          { type: "reply", reply: { id: "track", title: "Track" } },
+          { type: "reply", reply: { id: "help", title: "Talk to us" } },
+        ],
+      },
+    };
+    const rows = [
+      { id: "am-9", title: "9–10", description: "Before work" },
+      { id: "pm-6", title: "18–19" },
+    ];
+    const list = {
+      type: "list",
+      body: { text: "Pick a slot" },
+      action: { button: "Slots", sections: [{ rows }] },
+    };
+    expect((await callGraph("POST", MESSAGES, interactive(buttons))).status).toBe(200);
+    expect((await callGraph("POST", MESSAGES, interactive(list))).status).toBe(200);
+    const [sentButtons, sentList] = fake.graph.sent.map((s) => s.wamid);
+    await fake.graph.takeWebhooks();
+    const tap = (quoted: string | undefined, id: string) =>
+      fake.graph.queueIncomingInteractiveReply({
+        phoneNumberId: NUMBER.phoneNumberId,
+        from: "4915112345678",
+        quoted: quoted ?? "",
+        id,
+      });
+    const tapped = [tap(sentButtons, "help"), tap(sentList, "am-9"), tap(sentList, "pm-6")];
+    const messages = (await takeChanges()).map(({ change }) => change.value.messages);
+    const common = (id: string, quoted: string | undefined) => ({
+      context: { from: "15550100001", id: quoted },
+      from: "4915112345678",
+      id,
+      timestamp: String(SECONDS),
+      type: "interactive",
+    });
+    expect(messages).toEqual([
+      [
+        {
+          ...common(tapped[0] ?? "", sentButtons),
+          interactive: { type: "button_reply", button_reply: { id: "help", title: "Talk to us" } },
+        },
+      ],
+      [
+        {
+          ...common(tapped[1] ?? "", sentList),
+          interactive: {
+            type: "list_reply",
+            list_reply: { id: "am-9", title: "9–10", description: "Before work" },
+          },
+        },
+      ],
+      // A row without a description answers none (reading n).
+      [
+        {
+          ...common(tapped[2] ?? "", sentList),
+          interactive: { type: "list_reply", list_reply: { id: "pm-6", title: "18–19" } },
+        },
+      ],
+    ]);
+    expect(() => tap(sentButtons, "nope")).toThrow(`No button nope on ${sentButtons}`);
+    expect(() => tap(sentList, "track")).toThrow(`No row track on ${sentList}`);
+    await callGraph("POST", MESSAGES, TEXT);
+    const text = fake.graph.sent[2]?.wamid;
+    expect(() => tap(text, "track")).toThrow(`${text} is no interactive button or list message`);
+    expect(() => tap("wamid.unknown", "track")).toThrow(
+      `No message wamid.unknown sent from ${NUMBER.phoneNumberId}`,
+    );
+  });
+
+  it("queues a template quick reply as ButtonMessage: the send's payload, else the label", async () => {
+    fake.graph.addTemplate({
+      wabaId: NUMBER.wabaId,
+      name: "appointment",
+      language: "en_US",
+      category: "UTILITY",
+      components: [
+        { type: "BODY", text: "Your appointment is tomorrow at 9." },
+        {
+          type: "BUTTONS",
+          buttons: [
+            { type: "QUICK_REPLY", text: "Confirm" },
+            { type: "QUICK_REPLY", text: "Reschedule" },
+          ],
+        },
+      ],
+    });
+    const button = { type: "button", sub_type: "quick_reply", index: "1" };
+    const template = {
+      ...OTP_TEMPLATE,
+      template: {
+        name: "appointment",
+        language: { policy: "deterministic", code: "en_US" },
+        components: [{ ...button, parameters: [{ type: "payload", payload: "resched-42" }] }],
+      },
+    };
+    expect((await callGraph("POST", MESSAGES, template)).status).toBe(200);
+    const sent = fake.graph.sent[0]?.wamid ?? "";
+    await fake.graph.takeWebhooks();
+    const tap = (index: number, quoted = sent) =>
+      fake.graph.queueIncomingQuickReply({
+        phoneNumberId: NUMBER.phoneNumberId,
+        from: "4915112345678",
+        quoted,
+        index,
+      });
+    const tapped = [tap(1), tap(0)];
+    const messages = (await takeChanges()).map(({ change }) => change.value.messages?.[0]);
+    const common = { context: { from: "15550100001", id: sent }, from: "4915112345678", type: "button" };
+    expect(messages).toEqual([
+      {
+        ...common,
+        id: tapped[0],
+        timestamp: String(SECONDS),
+        button: { payload: "resched-42", text: "Reschedule" },
+      },
+      {
+        ...common,
+        id: tapped[1],
+        timestamp: String(SECONDS),
+        button: { payload: "Confirm", text: "Confirm" },
+      },
+    ]);
+    expect(() => tap(2)).toThrow("No quick reply 2 on appointment");
+    await callGraph("POST", MESSAGES, TEXT);
+    const text = fake.graph.sent[1]?.wamid ?? "";
+    expect(() => tap(0, text)).toThrow(`${text} is no template message`);
+  });
+
   it("queues an image message with the media fields ImageMessage_1 requires", async () => {
     fake.graph.queueIncomingImage({
       phoneNumberId: NUMBER.phoneNumberId,

@@ -155,7 +155,7 @@ describe("send.ts (gateway level)", () => {
       reason: expect.stringMatching(/^content_unreadable: /),
       retryable: false,
     });
-    expect(await send(message("interactive", "{}"))).toEqual({
+    expect(await send(message("interactive_reply", "Yes"))).toEqual({
       outcome: "rejected",
       reason: "not_supported_by_gateway",
       retryable: false,

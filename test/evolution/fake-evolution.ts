@@ -74,7 +74,9 @@ export type SendFaultPlan = (body: Record<string, unknown>) => SendFault | null;
  * schemas let unknown fields through and the service ignores them; the fake refuses them (400), so
  * a field Evolution would silently drop, such as v1's `options` object, fails a test instead.
  * `relaysMessageId` false: the channel's send does not hand `messageId` on to Baileys
- * (`locationMessage` of the Baileys channel), so the message goes under an id of Baileys' choosing.
+ * (`locationMessage`, `buttonMessage` and `listMessage` of the Baileys channel), so the message
+ * goes under an id of Baileys' choosing. `check` holds what a flat list cannot: nested fields
+ * (`buttonsMessageSchema`'s buttons, `listMessageSchema`'s sections) and the channel's own rules.
  */
 const METADATA = [
   "number",
@@ -92,6 +94,8 @@ interface SendFields {
   required: string[];
   typed?: Record<string, "string" | "number">;
   relaysMessageId?: false;
+  /** Why the rest of the body is refused (nested fields, the channel's own rules), or undefined. */
+  check?: (body: Record<string, unknown>) => string | undefined;
 }
 const SEND_FIELDS: Record<string, SendFields> = {
   sendText: { allowed: [...METADATA, "text"], required: ["number", "text"] },
@@ -117,7 +121,119 @@ const SEND_FIELDS: Record<string, SendFields> = {
     typed: { latitude: "number", longitude: "number", name: "string", address: "string" },
     relaysMessageId: false,
   },
+  // `SendButtonsDto` / `buttonsMessageSchema`: only `number` required; `thumbnailUrl`, `title`,
+  // `description` and `footer` strings; `buttons` checked by `buttonsRefused`.
+  sendButtons: {
+    allowed: [...METADATA, "thumbnailUrl", "title", "description", "footer", "buttons"],
+    required: ["number"],
+    check: (body) =>
+      ["thumbnailUrl", "title", "description", "footer"].find(
+        (field) => body[field] !== undefined && typeof body[field] !== "string",
+      ) ?? buttonsRefused(body),
+    relaysMessageId: false,
+  },
+  // `SendListDto` / `listMessageSchema`: `number`, `title`, `footerText`, `buttonText` and
+  // `sections` required, the strings of any length (no `minLength`); `sections` checked by
+  // `sectionsRefused`.
+  sendList: {
+    allowed: [...METADATA, "title", "description", "footerText", "buttonText", "sections"],
+    required: ["number"],
+    typed: { title: "string", footerText: "string", buttonText: "string" },
+    check: (body) =>
+      (body.description !== undefined && typeof body.description !== "string" ? "description" : undefined) ??
+      sectionsRefused(body.sections),
+    relaysMessageId: false,
+  },
 };
+
+/** The fields of `Button` (sendMessage.dto.ts), which the fake allows in a `buttons` item. */
+const BUTTON_FIELDS = [
+  "type",
+  "displayText",
+  "id",
+  "url",
+  "copyCode",
+  "phoneNumber",
+  "currency",
+  "name",
+  "keyType",
+  "key",
+];
+
+/**
+ * Why `body.buttons` is refused, or undefined: by `buttonsMessageSchema` (an array of objects
+ * with `type` one of reply, copy, url, call, pix; `displayText`, `id`, `url`, `phoneNumber`,
+ * `currency`, `name`, `key` strings; `keyType` of its enum; its `isNotEmpty("id", "url",
+ * "phoneNumber")` never applies, as its `if` holds only for an item without `type`, which is
+ * required), then by `buttonMessage` of the Baileys channel (at least one button; reply buttons
+ * at most 3 and not mixed with CTA or PIX ones; CTA at most 2; one PIX alone). The fake's own
+ * rule: a `Button` field the DTO does not have is refused.
+ */
+function buttonsRefused(body: Record<string, unknown>): string | undefined {
+  const buttons = body.buttons;
+  if (buttons !== undefined && !Array.isArray(buttons)) return "buttons";
+  const list: unknown[] = buttons ?? [];
+  for (const [i, button] of list.entries()) {
+    const refused = unknownFields(button, BUTTON_FIELDS);
+    if (refused) return `buttons[${i}].${refused}`;
+    const fields = button as Record<string, unknown>;
+    if (typeof fields.type !== "string" || !["reply", "copy", "url", "call", "pix"].includes(fields.type))
+      return `buttons[${i}].type`;
+    const notString = ["displayText", "id", "url", "phoneNumber", "currency", "name", "key"].find(
+      (field) => fields[field] !== undefined && typeof fields[field] !== "string",
+    );
+    if (notString) return `buttons[${i}].${notString}`;
+    if (
+      fields.keyType !== undefined &&
+      !["phone", "email", "cpf", "cnpj", "random"].includes(String(fields.keyType))
+    )
+      return `buttons[${i}].keyType`;
+  }
+  const types = list.map((button) => (button as { type: string }).type);
+  if (types.length === 0) return "At least one button is required";
+  const cta = types.filter((type) => type === "url" || type === "call" || type === "copy").length;
+  if (types.includes("reply")) {
+    if (types.length > 3) return "Maximum of 3 reply buttons allowed";
+    if (types.length !== types.filter((type) => type === "reply").length)
+      return "Reply buttons cannot be mixed with CTA or PIX buttons";
+  }
+  if (types.includes("pix") && types.length > 1) return "Only one PIX button is allowed";
+  if (cta > 2) return "Maximum of 2 CTA buttons allowed";
+  return undefined;
+}
+
+/**
+ * Why `sections` is refused by `listMessageSchema`, or undefined: an array of at least one
+ * section, no two alike (`uniqueItems`); each with `title` (a string, which may be "": the
+ * section's `isNotEmpty("title")` holds only for an object with no other property, and `rows` is
+ * required) and `rows`, an array of at least one row, no two alike; each row with `title` and
+ * `rowId` strings and `description` a string when given, all three non-empty (the row's
+ * `isNotEmpty("title", "description", "rowId")` applies, as the fake allows a row no other field).
+ */
+function sectionsRefused(sections: unknown): string | undefined {
+  const distinct = (items: unknown[]) =>
+    new Set(items.map((item) => JSON.stringify(item))).size === items.length;
+  if (!Array.isArray(sections) || sections.length === 0 || !distinct(sections)) return "sections";
+  for (const [s, section] of sections.entries()) {
+    const refused = unknownFields(section, ["title", "rows"]);
+    if (refused) return `sections[${s}].${refused}`;
+    const { title, rows } = section as Record<string, unknown>;
+    if (typeof title !== "string") return `sections[${s}].title`;
+    if (!Array.isArray(rows) || rows.length === 0 || !distinct(rows)) return `sections[${s}].rows`;
+    for (const [r, row] of rows.entries()) {
+      const rowRefused = unknownFields(row, ["title", "description", "rowId"]);
+      if (rowRefused) return `sections[${s}].rows[${r}].${rowRefused}`;
+      const fields = row as Record<string, unknown>;
+      const bad = ["title", "rowId", "description"].find(
+        (field) =>
+          (field !== "description" || fields[field] !== undefined) &&
+          (typeof fields[field] !== "string" || fields[field] === ""),
+      );
+      if (bad) return `sections[${s}].rows[${r}].${bad}`;
+    }
+  }
+  return undefined;
+}
 
 /**
  * A stand-in for one Evolution API v2 server at its HTTP boundary (shapes from its documented
@@ -135,7 +251,10 @@ const SEND_FIELDS: Record<string, SendFields> = {
  * its JSON body in `bodies`; every send that reached the network, as its `key.id` in `relayed`.
  * A send's `quoted` is checked against `quotedOptionsSchema`; `sendReaction` relays reactions
  * (kept in `reactions`); `sendLocation` stores a `locationMessage` under an id of its own (it
- * ignores `messageId`, as Evolution's `locationMessage` does). `POST /chat/markMessageAsRead`
+ * ignores `messageId`, as Evolution's `locationMessage` does), and so do `sendButtons` (a
+ * native-flow `interactiveMessage` of `quick_reply` buttons, as `buttonMessage` makes it from
+ * 2.4.0-rc1) and `sendList` (a legacy `listMessage`, as `listMessage` makes it);
+ * {@link FakeEvolution.incomingTap} makes the webhook of a tap on them. `POST /chat/markMessageAsRead`
  * checks its body against `readMessageSchema` and keeps the keys it was given in `reads`.
  */
 export class FakeEvolution {
@@ -517,6 +636,7 @@ export class FakeEvolution {
       unknownFields(body, fields.allowed) ??
       fields.required.find((field) => typeof body[field] !== "string" || body[field] === "") ??
       Object.entries(fields.typed ?? {}).find(([field, type]) => typeof body[field] !== type)?.[0] ??
+      fields.check?.(body) ??
       // Every send schema declares `delay` an integer (milliseconds).
       (body.delay !== undefined && !Number.isInteger(body.delay) ? "delay" : undefined);
     if (refused) return problem(400, "Bad Request", [`instance requires or refuses property "${refused}"`]);
@@ -898,6 +1018,85 @@ export class FakeEvolution {
     };
   }
 
+  /**
+   * `messages.upsert` data of `from`'s tap on a button or list row of message `tap.stanzaId`
+   * (`messageType` the tap's message: WAProto.proto of WhiskeySockets/Baileys), whose
+   * `contextInfo` (`stanzaId`, `participant`, `quotedMessage`: the tapped message, as the fake
+   * stored it when it sent it) sits inside `message`, which `prepareMessage` passes on whole. At
+   * the top, `contextInfo` is what `prepareMessage` of `release` put there: from 2.4.0-rc1 (the
+   * default) the message's `messageContextInfo` (device list metadata, no `stanzaId`); up to 2.3.7
+   * the content's `contextInfo`.
+   * - `buttons`: `buttonsResponseMessage` `{ selectedButtonId, selectedDisplayText, type: 1
+   *   (DISPLAY_TEXT) }`, a legacy buttons message's tap;
+   * - `template`: `templateButtonReplyMessage` `{ selectedId, selectedDisplayText, selectedIndex }`;
+   * - `quickReply`: `interactiveResponseMessage` `{ body: { text, format: 0 },
+   *   nativeFlowResponseMessage: { name: "quick_reply", paramsJson: '{"id":…}' } }`, the tap on a
+   *   `quick_reply` button of the native-flow message `buttonMessage` sends;
+   * - `list`: `listResponseMessage` `{ title, listType: 1 (SINGLE_SELECT), singleSelectReply: {
+   *   selectedRowId }, description }`, the choice of a legacy list's row.
+   */
+  incomingTap(
+    name: string,
+    id: string,
+    from: string,
+    tap:
+      | { kind: "buttons" | "template" | "quickReply"; stanzaId: string; buttonId: string; text?: string }
+      | { kind: "list"; stanzaId: string; rowId: string; title: string; description?: string },
+    release: "2.4.0-rc2" | "2.3.7" = "2.4.0-rc2",
+  ) {
+    const quoted = this.sent.find((s) => s.instance === name && s.id === tap.stanzaId);
+    const context = {
+      stanzaId: tap.stanzaId,
+      participant: this.instance(name).ownerJid,
+      quotedMessage: quoted?.record.message ?? { conversation: "" },
+    };
+    let messageType: string;
+    let content: Record<string, unknown>;
+    if (tap.kind === "list") {
+      messageType = "listResponseMessage";
+      content = {
+        title: tap.title,
+        listType: 1,
+        singleSelectReply: { selectedRowId: tap.rowId },
+        contextInfo: context,
+        ...(tap.description === undefined ? {} : { description: tap.description }),
+      };
+    } else if (tap.kind === "buttons") {
+      messageType = "buttonsResponseMessage";
+      content = {
+        selectedButtonId: tap.buttonId,
+        selectedDisplayText: tap.text,
+        type: 1,
+        contextInfo: context,
+      };
+    } else if (tap.kind === "template") {
+      messageType = "templateButtonReplyMessage";
+      content = {
+        selectedId: tap.buttonId,
+        selectedDisplayText: tap.text,
+        selectedIndex: 0,
+        contextInfo: context,
+      };
+    } else {
+      messageType = "interactiveResponseMessage";
+      content = {
+        ...(tap.text === undefined ? {} : { body: { text: tap.text, format: 0 } }),
+        nativeFlowResponseMessage: { name: "quick_reply", paramsJson: JSON.stringify({ id: tap.buttonId }) },
+        contextInfo: context,
+      };
+    }
+    const messageContextInfo = {
+      deviceListMetadata: { senderTimestamp: "1747000000", recipientTimestamp: "1747000100" },
+      deviceListMetadataVersion: 2,
+    };
+    return {
+      ...this.incomingText(name, id, from, ""),
+      message: { [messageType]: content, messageContextInfo },
+      messageType,
+      contextInfo: release === "2.3.7" ? context : messageContextInfo,
+    };
+  }
+
   private unlink(instance: FakeInstance): void {
     instance.state = "close";
     instance.ownerJid = null;
@@ -1005,6 +1204,61 @@ function storedMessage(endpoint: string, body: Record<string, unknown>): [string
     return [
       "locationMessage",
       { locationMessage: { degreesLatitude: latitude, degreesLongitude: longitude, name, address } },
+    ];
+  }
+  // `buttonMessage` (2.4.0-rc1 on): a native-flow `interactiveMessage` whose text is the title in
+  // bold and the description, with `quick_reply` buttons (`toJSONString`: `{ display_text, id }`).
+  if (endpoint === "sendButtons") {
+    const { title, description, footer } = body;
+    const buttons = (body.buttons as { type: string; displayText?: string; id?: string }[]).map((button) => ({
+      name:
+        button.type === "reply"
+          ? "quick_reply"
+          : button.type === "pix"
+            ? "payment_info"
+            : `cta_${button.type}`,
+      buttonParamsJson: JSON.stringify({ display_text: button.displayText, id: button.id }),
+    }));
+    return [
+      "interactiveMessage",
+      {
+        interactiveMessage: {
+          body: { text: description ? `*${String(title)}*\n\n${String(description)}` : `*${String(title)}*` },
+          ...(footer ? { footer: { text: footer } } : {}),
+          nativeFlowMessage: {
+            buttons,
+            messageParamsJson: JSON.stringify({ from: "api", templateId: crypto.randomUUID() }),
+          },
+        },
+      },
+    ];
+  }
+  // `listMessage` (2.4.0-rc1 on): the legacy `listMessage`, `listType` SINGLE_SELECT (1), a
+  // missing text written as "".
+  if (endpoint === "sendList") {
+    const sections = body.sections as {
+      title: string;
+      rows: { title: string; description?: string; rowId: string }[];
+    }[];
+    return [
+      "listMessage",
+      {
+        listMessage: {
+          title: body.title || "",
+          description: body.description || "",
+          buttonText: body.buttonText || "Ver Menu",
+          footerText: body.footerText || "",
+          listType: 1,
+          sections: sections.map((section) => ({
+            title: section.title || "",
+            rows: section.rows.map((row) => ({
+              title: row.title || "",
+              description: row.description || "",
+              rowId: row.rowId || "",
+            })),
+          })),
+        },
+      },
     ];
   }
   const type = `${String(body.mediatype)}Message`;

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { BSUID_PATTERN, type ContactIdentity } from "../../lib/contact-identity";
 import { hmacSha256Hex, timingSafeEqual } from "../../lib/crypto";
+import type { InteractiveReply } from "../../lib/interactive";
 import { type Location, LocationSchema, locationLabel, MAX_LOCATION_TEXT } from "../../lib/location";
 import { toE164 } from "../../lib/phone";
 import type { MessagePricing } from "../../moves/message";
@@ -92,6 +93,34 @@ const IncomingLocation = z.looseObject({
 });
 
 /**
+ * `InteractiveMessageReply.interactive`: a contact's tap on a reply button (`type: "button_reply"`,
+ * `button_reply: { id, title }`, `InteractiveButtonReplyContent`) or choice of a list row
+ * (`type: "list_reply"`, `list_reply: { id, title, description }`, `InteractiveListReplyContent`),
+ * the `id` and `title` those of the button or row as we sent them (Meta's "Interactive messages
+ * webhook reference",
+ * https://developers.facebook.com/documentation/business-messaging/whatsapp/webhooks/reference/messages/interactive/).
+ * The document requires a list reply's `description`; it is read as optional, since the row it
+ * echoes may have none (`SectionObject` rows: "Optional row description"). A reply of a type the
+ * document does not list passes this schema and is skipped by {@link tapOf}.
+ */
+const InteractiveReplyObject = z.looseObject({
+  type: z.string(),
+  button_reply: z.looseObject({ id: z.string(), title: z.string() }).optional(),
+  list_reply: z
+    .looseObject({ id: z.string(), title: z.string(), description: z.string().optional() })
+    .optional(),
+});
+
+/**
+ * `ButtonMessage.button`: a contact's tap on a quick-reply button of a template message we sent
+ * (Meta's "Button messages webhook reference",
+ * https://developers.facebook.com/documentation/business-messaging/whatsapp/webhooks/reference/messages/button/):
+ * `payload`, the payload the send gave the button (its label when it gave none), and `text`, the
+ * button's label.
+ */
+const QuickReplyButton = z.looseObject({ payload: z.string(), text: z.string() });
+
+/**
  * A `contacts[]` entry of a `messages` change (`ContactProfile`, with the BSUID fields of
  * "Business-scoped user IDs"): who wrote, or who a status is about.
  */
@@ -122,7 +151,12 @@ const Incoming = z.looseObject({
   location: IncomingLocation.optional(),
   /** `ReactionMessage_1.reaction`: the wamid reacted to and the emoji (absent or "" when taken off). */
   reaction: z.looseObject({ message_id: z.string().min(1), emoji: z.string().optional() }).optional(),
-  /** A reply's `context` (`ContextObject`): `id` is the quoted message's wamid. */
+  interactive: InteractiveReplyObject.optional(),
+  button: QuickReplyButton.optional(),
+  /**
+   * A reply's `context` (`ContextObject`): `id` is the quoted message's wamid; for a tap
+   * (`interactive`, `button`), the wamid of the message whose button or row was tapped.
+   */
   context: z.looseObject({ id: z.string().min(1).optional() }).optional(),
 });
 
@@ -201,7 +235,11 @@ export interface NumberEvents {
  *   media `id` the session object downloads it by (index.ts `openIncomingMedia`): no `mediaUrl`;
  *   a reply's `context.id` (the quoted wamid) in `quotedIds`. `location` ({@link receivedLocation})
  *   with `payload: { location }`, its name, else its address, as content (lib/location.ts
- *   `locationLabel`) and no media. `reaction` → a `reaction` event on `reaction.message_id` with
+ *   `locationLabel`) and no media. A tap: `interactive` (`InteractiveMessageReply`, a reply button's
+ *   `button_reply` or a list row's `list_reply`) or `button` (`ButtonMessage`, a template's quick
+ *   reply) → `interactive_reply` with `payload: { interactive_reply }` ({@link tapOf}), the
+ *   button's or row's title as content, no media, and `context.id`, the message tapped, in
+ *   `quotedIds`. `reaction` → a `reaction` event on `reaction.message_id` with
  *   its `emoji` ("" or absent when taken off). Other types (stickers, system messages …) and
  *   locations off the map are skipped; so is a reaction from a user known only by BSUID (the
  *   `reaction` event names its contact by number; such a reaction is lost, not misfiled).
@@ -339,6 +377,13 @@ function incomingOf(message: z.infer<typeof Incoming>, contacts: ContactEntry[])
     if (!location) return [];
     return [{ ...base, messageType: "location", content: locationLabel(location), payload: { location } }];
   }
+  if (message.type === "interactive" || message.type === "button") {
+    const tap = tapOf(message);
+    if (!tap) return [];
+    return [
+      { ...base, messageType: "interactive_reply", content: tap.title, payload: { interactive_reply: tap } },
+    ];
+  }
   const kind = MEDIA_TYPES.find((t) => t === message.type);
   const media = kind && message[kind];
   if (!kind || !media) return [];
@@ -351,6 +396,31 @@ function incomingOf(message: z.infer<typeof Incoming>, contacts: ContactEntry[])
       media: { mimetype: media.mime_type ?? null, ...(media.id ? { ref: media.id } : {}) },
     },
   ];
+}
+
+/**
+ * The tap an `interactive` or `button` message reports, as lib/interactive.ts `InteractiveReply`:
+ * a `button_reply` `{ id, title }` or a `list_reply` `{ id, title, description? }` as Meta gives
+ * it (`description` kept when non-empty); a template's quick-reply `button` as a `button_reply`
+ * whose `id` is its `payload` and `title` its `text`, since it too is a tap on a button of a
+ * message we sent (the tapped template is `context.id`, as the tapped interactive message is).
+ * Null for any other interactive type or a reply without its object.
+ */
+function tapOf(message: z.infer<typeof Incoming>): InteractiveReply | null {
+  if (message.type === "button")
+    return message.button
+      ? { type: "button_reply", id: message.button.payload, title: message.button.text }
+      : null;
+  const interactive = message.interactive;
+  if (interactive?.type === "button_reply" && interactive.button_reply) {
+    const { id, title } = interactive.button_reply;
+    return { type: "button_reply", id, title };
+  }
+  if (interactive?.type === "list_reply" && interactive.list_reply) {
+    const { id, title, description } = interactive.list_reply;
+    return { type: "list_reply", id, title, ...(description ? { description } : {}) };
+  }
+  return null;
 }
 
 /**

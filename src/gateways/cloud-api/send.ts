@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { userIdKind } from "../../lib/contact-identity";
+import { interactiveOf } from "../../lib/interactive";
 import { type Location, locationOf } from "../../lib/location";
 import type { MediaLinkSigner } from "../../media/link";
 import type { OutboundMessage, SendOutcome } from "../gateway";
@@ -18,7 +19,17 @@ import { templateObject } from "./template-message";
 /** The message types sent as a `MediaObject` by `link` (the document's image, video, audio, document messages). */
 const MEDIA_TYPES: readonly OutboundMessage["type"][] = ["image", "video", "audio", "document"];
 
-/** The reason of a message whose content does not read as its type's (a location that is not a `Location`). */
+/**
+ * The message types whose send makes Meta fetch nothing (no media by link), so the ordinary
+ * timeout serves: a text, a location, and an interactive message (its header is text alone,
+ * lib/interactive.ts).
+ */
+const FETCHLESS_TYPES: readonly OutboundMessage["type"][] = ["text", "location", "interactive"];
+
+/**
+ * The reason of a message whose content does not read as its type's (a location that is not a
+ * `Location`, an interactive message that is not an `Interactive`).
+ */
 export const CONTENT_UNREADABLE = "content_unreadable";
 
 /** The send's answer: `{ messaging_product, contacts: [{ input, wa_id }], messages: [{ id }] }`. */
@@ -92,8 +103,7 @@ export async function sendMessage(
       path: `/${encodeURIComponent(phoneNumberId)}/messages`,
       body,
       schema: SendResponse,
-      // A text or a location makes Meta fetch nothing: the ordinary timeout.
-      timeoutMs: message.type === "text" || message.type === "location" ? undefined : http.mediaTimeoutMs,
+      timeoutMs: FETCHLESS_TYPES.includes(message.type) ? undefined : http.mediaTimeoutMs,
     });
     return { outcome: "accepted", providerMessageId: answer.messages[0]?.id ?? "" };
   } catch (error) {
@@ -118,16 +128,21 @@ export async function sendMessage(
  * `recipient_type: "individual"`, which the document requires, the recipient, `type`) with
  * `biz_opaque_callback_data`, and the type's object: `text: { body }`; a `MediaObject` by `link`
  * with a `caption` for image, video and document (Meta's media messages take none for audio) and
- * a document's `filename` (from the caller's URL); a location's {@link locationObject}. A reply
- * adds `context: { message_id }` (the quoted wamid); a reaction is `reaction: { message_id,
- * emoji }` (`ReactionMessage`; an empty emoji takes the reaction off). Null for a type with no
- * body here (`interactive`, and `interactive_reply`, which is never sent).
+ * a document's `filename` (from the caller's URL); a location's {@link locationObject}; an
+ * interactive message's `interactive` (`InteractiveMessage`: an `InteractiveObject` of type
+ * `button`, reply buttons in `action.buttons`, or `list`, `action.button` and `action.sections`;
+ * Meta's "Interactive reply buttons messages" and "Interactive list messages" pages), which is the
+ * content as lib/interactive.ts `interactiveOf` reads it, unchanged: the stored shape is Meta's.
+ * A reply adds `context: { message_id }` (the quoted wamid); a reaction is `reaction: {
+ * message_id, emoji }` (`ReactionMessage`; an empty emoji takes the reaction off). Null for a type
+ * with no body here (`interactive_reply`, a contact's tap, which is never sent).
  *
  * The recipient is `to` (digits) for a number, or `recipient` (the BSUID or parent BSUID as it
  * is) and no `to` when `message.to` is a BSUID (lib/contact-identity.ts `userIdKind`): Meta's
  * "Business-scoped user IDs", "Messages API requests add recipient"; with both, `to` would win
  * (https://dualhook.com/docs/contacts-bsuid-api-changes), so exactly one is sent.
- * @throws Error when a location's content is not the JSON of a `Location` (lib/location.ts `locationOf`).
+ * @throws Error when a location's content is not the JSON of a `Location` (lib/location.ts
+ *   `locationOf`), or an interactive message's not the JSON of an `Interactive` (`interactiveOf`).
  */
 export function messageBody(message: OutboundMessage, mediaUrl: string): Record<string, unknown> | null {
   const base = {
@@ -149,6 +164,7 @@ export function messageBody(message: OutboundMessage, mediaUrl: string): Record<
   if (message.type === "text") return { ...base, text: { body: message.content ?? "" } };
   if (message.type === "template") return { ...base, template: templateObject(message.content) };
   if (message.type === "location") return { ...base, location: locationObject(locationOf(message.content)) };
+  if (message.type === "interactive") return { ...base, interactive: interactiveOf(message.content) };
   if (!MEDIA_TYPES.includes(message.type)) return null;
   const media: Record<string, string> = { link: mediaUrl };
   if (message.type !== "audio" && message.content) media.caption = message.content;

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { type ContactIdentity, LID_PATTERN } from "../../lib/contact-identity";
 import { hmacSha256Hex, timingSafeEqual } from "../../lib/crypto";
+import type { InteractiveReply } from "../../lib/interactive";
 import { type Location, LocationSchema, locationLabel, MAX_LOCATION_TEXT } from "../../lib/location";
 import type { MessagePayload } from "../../lib/message-payload";
 import type { MessageType } from "../../messages/types";
@@ -75,7 +76,10 @@ const Envelope = z.object({
  *   in S3), and `media: { mimetype: null, ref: <key.id> }` to download it by; a reply's
  *   `contextInfo.stanzaId` (the quoted message's id) in `quotedIds`; `locationMessage` and
  *   `liveLocationMessage` → `location` with `payload: { location }` ({@link receivedLocation}), its
- *   name (else its address, else null) as content (lib/location.ts `locationLabel`), no media.
+ *   name (else its address, else null) as content (lib/location.ts `locationLabel`), no media;
+ *   a contact's tap on reply buttons or choice from a list → `interactive_reply` ({@link tapOf}),
+ *   the button's or row's title as content, `payload: { interactive_reply }`, and the tapped
+ *   message's id in `quotedIds` ({@link quotedIdOf}).
  *   `messageType: "reactionMessage"`
  *   → `reaction` on `message.reactionMessage.key.id` with its `text` ("" when taken off), at its
  *   `senderTimestampMs` (else `messageTimestamp`), when the key gives the contact's number (a
@@ -192,6 +196,107 @@ const LocationMessage = z
   })
   .nullish()
   .catch(null);
+/**
+ * The `ContextInfo` of a message's content (WAProto.proto of WhiskeySockets/Baileys), as far as it
+ * is read here: a reply's `stanzaId`, the id of the message it answers (for a tap, the message
+ * whose button or list it was).
+ */
+const ContentContext = z.object({ stanzaId: z.string().nullish() }).nullish().catch(null);
+
+/**
+ * The messages a contact's tap makes (WAProto.proto of WhiskeySockets/Baileys, `Message`), every
+ * field optional as in the proto and read so (`.catch(null)`: one odd message cannot spoil a
+ * `findMessages` page): `ButtonsResponseMessage` (a legacy `buttonsMessage`'s button:
+ * `selectedButtonId`, `selectedDisplayText`), `TemplateButtonReplyMessage` (a template's button:
+ * `selectedId`, `selectedDisplayText`), `ListResponseMessage` (a legacy `listMessage`'s row:
+ * `title`, `description`, `singleSelectReply.selectedRowId`) and `InteractiveResponseMessage`
+ * (a native-flow `interactiveMessage`'s button: `body.text`, `nativeFlowResponseMessage { name,
+ * paramsJson }`), each with its `contextInfo`.
+ */
+const ButtonsResponse = z
+  .object({
+    selectedButtonId: z.string().nullish(),
+    selectedDisplayText: z.string().nullish(),
+    contextInfo: ContentContext,
+  })
+  .nullish()
+  .catch(null);
+const TemplateButtonReply = z
+  .object({
+    selectedId: z.string().nullish(),
+    selectedDisplayText: z.string().nullish(),
+    contextInfo: ContentContext,
+  })
+  .nullish()
+  .catch(null);
+const ListResponse = z
+  .object({
+    title: z.string().nullish(),
+    description: z.string().nullish(),
+    singleSelectReply: z.object({ selectedRowId: z.string().nullish() }).nullish(),
+    contextInfo: ContentContext,
+  })
+  .nullish()
+  .catch(null);
+const InteractiveResponse = z
+  .object({
+    body: z.object({ text: z.string().nullish() }).nullish(),
+    nativeFlowResponseMessage: z
+      .object({ name: z.string().nullish(), paramsJson: z.string().nullish() })
+      .nullish(),
+    contextInfo: ContentContext,
+  })
+  .nullish()
+  .catch(null);
+
+/**
+ * What the Baileys channel stores of reply buttons we sent (`buttonMessage`: an
+ * `interactiveMessage` whose `body.text` it wrote, with `footer` and a `nativeFlowMessage` of
+ * `quick_reply` buttons, each `buttonParamsJson` the JSON of `{ display_text, id }`) and of a list
+ * (`listMessage`: the legacy `listMessage` with `title`, `description`, `buttonText`,
+ * `footerText` and `sections` of rows with `title`, `description` and `rowId`), as lookup.ts
+ * matches them; optional and forgiving as {@link ButtonsResponse}.
+ */
+const SentButtons = z
+  .object({
+    body: z.object({ text: z.string().nullish() }).nullish(),
+    footer: z.object({ text: z.string().nullish() }).nullish(),
+    nativeFlowMessage: z
+      .object({
+        buttons: z
+          .array(z.object({ name: z.string().nullish(), buttonParamsJson: z.string().nullish() }))
+          .nullish(),
+      })
+      .nullish(),
+  })
+  .nullish()
+  .catch(null);
+const SentList = z
+  .object({
+    title: z.string().nullish(),
+    description: z.string().nullish(),
+    buttonText: z.string().nullish(),
+    footerText: z.string().nullish(),
+    sections: z
+      .array(
+        z.object({
+          title: z.string().nullish(),
+          rows: z
+            .array(
+              z.object({
+                title: z.string().nullish(),
+                description: z.string().nullish(),
+                rowId: z.string().nullish(),
+              }),
+            )
+            .nullish(),
+        }),
+      )
+      .nullish(),
+  })
+  .nullish()
+  .catch(null);
+
 const UpsertedMessage = z.object({
   key: z.object({
     id: z.string().min(1),
@@ -228,9 +333,19 @@ const UpsertedMessage = z.object({
           senderTimestampMs: z.union([z.number(), z.string()]).nullish(),
         })
         .nullish(),
+      buttonsResponseMessage: ButtonsResponse,
+      templateButtonReplyMessage: TemplateButtonReply,
+      listResponseMessage: ListResponse,
+      interactiveResponseMessage: InteractiveResponse,
+      interactiveMessage: SentButtons,
+      listMessage: SentList,
     })
     .nullish(),
-  /** The content's `ContextInfo` (`prepareMessage`); a reply's `stanzaId` is the quoted message's id. */
+  /**
+   * `prepareMessage`'s `contextInfo`: up to 2.3.7 the content's `ContextInfo` (a reply's
+   * `stanzaId` is the quoted message's id); from 2.4.0-rc1 the message's `messageContextInfo`,
+   * which has no `stanzaId` (the content's stays inside `message`, {@link quotedIdOf}).
+   */
   contextInfo: z.object({ stanzaId: z.string().nullish() }).nullish(),
   messageTimestamp: z.union([z.number(), z.string()]).nullish(),
 });
@@ -267,6 +382,7 @@ function incomingEvents(data: unknown, at: number): GatewayEvent[] {
   const content = contentOf(parsed.data);
   if (!content) return [];
   const withMedia = MEDIA_TYPES.has(content.messageType);
+  const quoted = quotedIdOf(parsed.data) ?? contextInfo?.stanzaId;
   return [
     {
       type: "incoming",
@@ -276,10 +392,32 @@ function incomingEvents(data: unknown, at: number): GatewayEvent[] {
       mediaUrl: withMedia ? (message?.mediaUrl ?? null) : null,
       // Media is downloaded by the message's id (index.ts `openIncomingMedia`).
       ...(withMedia ? { media: { mimetype: null, ref: key.id } } : {}),
-      ...(contextInfo?.stanzaId ? { quotedIds: [contextInfo.stanzaId] } : {}),
+      ...(quoted ? { quotedIds: [quoted] } : {}),
       at: Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : at,
     },
   ];
+}
+
+/**
+ * The id of the message a tap answers, from its own content's `contextInfo.stanzaId` (the
+ * `buttonsResponseMessage`, `templateButtonReplyMessage`, `listResponseMessage` or
+ * `interactiveResponseMessage` under `message`, which `prepareMessage` passes on whole); null for
+ * other types, or when it names none. From 2.4.0-rc1 this is the only place a tap names it: the
+ * top-level `contextInfo` became `messageContextInfo` (commit 2e3c8184 of
+ * evolution-foundation/evolution-api, `prepareMessage`), where up to 2.3.7 it was the content's.
+ */
+function quotedIdOf({ messageType, message }: Pick<Upserted, "messageType" | "message">): string | null {
+  const context =
+    messageType === "buttonsResponseMessage"
+      ? message?.buttonsResponseMessage?.contextInfo
+      : messageType === "templateButtonReplyMessage"
+        ? message?.templateButtonReplyMessage?.contextInfo
+        : messageType === "listResponseMessage"
+          ? message?.listResponseMessage?.contextInfo
+          : messageType === "interactiveResponseMessage"
+            ? message?.interactiveResponseMessage?.contextInfo
+            : null;
+  return context?.stanzaId || null;
 }
 
 /** The message types that carry media, which Evolution holds for `getBase64FromMediaMessage`. */
@@ -327,8 +465,9 @@ function senderOf(key: Upserted["key"], pushName: string | null | undefined): Co
 }
 
 /**
- * The message's type and text (or caption), and a location's point as `payload`, or null for
- * types we do not receive (and a location without a point on the map). Takes the `messageType`
+ * The message's type and text (or caption), a location's point as `payload`, and a tap as an
+ * `interactive_reply` ({@link tapOf}), or null for types we do not receive (and a location without
+ * a point on the map, a tap without an id). Takes the `messageType`
  * and `message` of a stored message too (`prepareMessage`, which both the webhook and `POST
  * /chat/findMessages` answer), so lookup.ts matches sent messages by it.
  */
@@ -344,6 +483,22 @@ export function contentOf({ messageType, message }: Pick<Upserted, "messageType"
         messageType === "locationMessage" ? message?.locationMessage : message?.liveLocationMessage,
       );
       return location && { messageType: "location", content: locationLabel(location), payload: { location } };
+    }
+    case "buttonsResponseMessage": {
+      const tap = message?.buttonsResponseMessage;
+      return tapOf("button_reply", tap?.selectedButtonId, tap?.selectedDisplayText);
+    }
+    case "templateButtonReplyMessage": {
+      const tap = message?.templateButtonReplyMessage;
+      return tapOf("button_reply", tap?.selectedId, tap?.selectedDisplayText);
+    }
+    case "interactiveResponseMessage": {
+      const tap = message?.interactiveResponseMessage;
+      return tapOf("button_reply", paramsIdOf(tap?.nativeFlowResponseMessage?.paramsJson), tap?.body?.text);
+    }
+    case "listResponseMessage": {
+      const tap = message?.listResponseMessage;
+      return tapOf("list_reply", tap?.singleSelectReply?.selectedRowId, tap?.title, tap?.description);
     }
     case "conversation":
     case "extendedTextMessage":
@@ -369,6 +524,51 @@ export function contentOf({ messageType, message }: Pick<Upserted, "messageType"
     default:
       return null;
   }
+}
+
+/**
+ * A contact's tap as an `interactive_reply` (lib/interactive.ts `InteractiveReply`): `id` the
+ * button's or row's id as we sent it, `title` its label (content too; "" when the message gives
+ * none), a row's `description` when non-empty; null without an id. What each tap message gives:
+ * - `buttonsResponseMessage`: `selectedButtonId`, `selectedDisplayText` (Baileys' `buttonReply`
+ *   of type `plain`, src/Utils/messages.ts `generateWAMessageContent`);
+ * - `templateButtonReplyMessage`: `selectedId`, `selectedDisplayText` (`buttonReply` of type
+ *   `template`); Evolution's own chatbots read both as the tapped button's id
+ *   (src/utils/getConversationMessage.ts of evolution-foundation/evolution-api);
+ * - `interactiveResponseMessage`: the tap on a `quick_reply` button of the native-flow
+ *   `interactiveMessage` that `buttonMessage` sends from 2.4.0-rc1: `paramsJson`, the JSON of an
+ *   object whose `id` is the one the button's `buttonParamsJson` carried
+ *   (`toNativeFlowButton`: `{ display_text, id }`), and `body.text`, the button's label. WhatsApp
+ *   documents neither; read whatever `nativeFlowResponseMessage.name` says, so a response
+ *   without an `id` (a `cta_url` or `cta_copy` button's, which we never send) is dropped;
+ * - `listResponseMessage` (the legacy list `listMessage` sends): `singleSelectReply.selectedRowId`,
+ *   the row's `title` and `description`.
+ */
+function tapOf(
+  type: InteractiveReply["type"],
+  id: string | null | undefined,
+  title: string | null | undefined,
+  description?: string | null,
+): { messageType: MessageType; content: string; payload: MessagePayload } | null {
+  if (!id) return null;
+  const reply: InteractiveReply = { type, id, title: title ?? "", ...(description ? { description } : {}) };
+  return { messageType: "interactive_reply", content: reply.title, payload: { interactive_reply: reply } };
+}
+
+/**
+ * The `id` of a native-flow `paramsJson` or `buttonParamsJson` (the JSON of an object with a
+ * non-empty string `id`), or null for text that is not such JSON.
+ */
+export function paramsIdOf(json: string | null | undefined): string | null {
+  if (!json) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    return null;
+  }
+  const parsed = z.object({ id: z.string().min(1) }).safeParse(value);
+  return parsed.success ? parsed.data.id : null;
 }
 
 /**

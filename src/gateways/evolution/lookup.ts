@@ -1,9 +1,11 @@
 import { z } from "zod";
+import { type Interactive, interactiveOf } from "../../lib/interactive";
 import { type Location, locationOf } from "../../lib/location";
 import type { LookupResult, SentQuery } from "../gateway";
 import { type GatewayHttp, gatewayRequest } from "../http";
-import { contentOf, StoredMessageBody } from "./events";
+import { contentOf, paramsIdOf, StoredMessageBody } from "./events";
 import { chatJidOf } from "./recipient";
+import { buttonsFields, listFields } from "./send";
 
 /*
  * Asking Evolution API whether it holds a message we sent, to settle a send whose outcome was
@@ -44,9 +46,11 @@ const MAX_PAGES = 10;
  * 2. when none has it, by the chat and time: our messages to `<digits>@s.whatsapp.net`, or to the
  *    `<digits>@lid` a LID recipient is (recipient.ts `chatJidOf`; Evolution matches it against
  *    `key.remoteJid` or `key.remoteJidAlt`, so a chat under its other id is found too) stored from `since` (floored to the second) until now, whose type and text or
- *    caption are the message's (events.ts `contentOf`; a location's, its point, name and address)
- *    → found, with the stored `key.id`. This finds voice notes and locations, which
- *    `sendWhatsAppAudio` and `sendLocation` send under an id of Baileys' choosing, and
+ *    caption are the message's (events.ts `contentOf`; a location's, its point, name and address;
+ *    reply buttons' or a list's, as {@link sameInteractive} compares them)
+ *    → found, with the stored `key.id`. This finds voice notes, locations, reply buttons and
+ *    lists, which `sendWhatsAppAudio`, `sendLocation`, `sendButtons` and `sendList` send under an
+ *    id of Baileys' choosing, and
  *    messages of servers before 2.4.0, which ignore `messageId`. Two of our messages of the same
  *    type and content to one chat in that window cannot be told apart: the first one stored is
  *    taken.
@@ -111,6 +115,7 @@ async function findMessages(
  */
 function sameMessage(record: z.output<typeof StoredMessage>, query: SentQuery): boolean {
   if (record.key.fromMe === false) return false;
+  if (query.type === "interactive") return sameInteractive(record, query.content);
   const content = contentOf(record);
   if (!content || content.messageType !== query.type) return false;
   if (query.type === "location") return samePlace(content.payload?.location, query.content);
@@ -130,5 +135,54 @@ function samePlace(stored: Location | undefined, sent: string | null): boolean {
     stored.longitude === location.longitude &&
     stored.name === location.name &&
     stored.address === location.address
+  );
+}
+
+/**
+ * Whether `record` is the interactive message `sent` (the JSON of a lib/interactive.ts
+ * `Interactive`) as the Baileys channel stores it (events.ts `SentButtons`, `SentList`):
+ * - reply buttons: an `interactiveMessage` whose `body.text` is the text `buttonMessage` writes
+ *   of send.ts `buttonsFields` (`*<title>*`, then `\n\n<description>` when there is one), whose
+ *   footer is the footer's text, and whose buttons are `quick_reply` buttons with the sent ids in
+ *   order (each `buttonParamsJson`'s `id`);
+ * - a list: a `listMessage` with the `title`, `description`, `buttonText` and `footerText` of
+ *   send.ts `listFields`, and its rows' `rowId`s the sent row ids in order.
+ */
+function sameInteractive(record: z.output<typeof StoredMessage>, sent: string | null): boolean {
+  let interactive: Interactive;
+  try {
+    interactive = interactiveOf(sent);
+  } catch {
+    return false;
+  }
+  const sameIds = (stored: (string | null | undefined)[], ids: string[]) =>
+    stored.length === ids.length && stored.every((id, i) => id === ids[i]);
+  if (interactive.type === "button") {
+    const stored = record.message?.interactiveMessage;
+    if (record.messageType !== "interactiveMessage" || !stored) return false;
+    const { title, description, footer, buttons } = buttonsFields(interactive);
+    const storedButtons = stored.nativeFlowMessage?.buttons ?? [];
+    return (
+      stored.body?.text === (description ? `*${title}*\n\n${description}` : `*${title}*`) &&
+      (stored.footer?.text ?? undefined) === footer &&
+      storedButtons.every((button) => button.name === "quick_reply") &&
+      sameIds(
+        storedButtons.map((button) => paramsIdOf(button.buttonParamsJson)),
+        buttons.map((button) => button.id),
+      )
+    );
+  }
+  const stored = record.message?.listMessage;
+  if (record.messageType !== "listMessage" || !stored) return false;
+  const fields = listFields(interactive);
+  return (
+    (stored.title ?? "") === fields.title &&
+    stored.description === fields.description &&
+    stored.buttonText === fields.buttonText &&
+    (stored.footerText ?? "") === fields.footerText &&
+    sameIds(
+      (stored.sections ?? []).flatMap((section) => (section.rows ?? []).map((row) => row.rowId)),
+      fields.sections.flatMap((section) => section.rows.map((row) => row.rowId)),
+    )
   );
 }

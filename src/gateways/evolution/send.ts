@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { type Interactive, interactiveOf } from "../../lib/interactive";
 import { type Location, locationOf } from "../../lib/location";
 import type { MediaLinkSigner } from "../../media/link";
 import type { OutboundMessage, SendOutcome } from "../gateway";
@@ -16,10 +17,18 @@ import { chatJidOf, numberOf } from "./recipient";
  * src/api/integrations/channel/whatsapp/whatsapp.baileys.service.ts (client ids, answers and
  * errors), on the `develop` branch from 2.4.0-rc1 on (the client message id came with
  * https://github.com/evolution-foundation/evolution-api/pull/2361); locations, by the same paths
- * (`SendLocationDto`, `locationMessageSchema`, the channel's `locationMessage`).
+ * (`SendLocationDto`, `locationMessageSchema`, the channel's `locationMessage`); reply buttons and
+ * lists, by the same paths (`SendButtonsDto`, `buttonsMessageSchema`, the channel's
+ * `buttonMessage`; `SendListDto`, `listMessageSchema`, `listMessage`), as 2.4.0-rc1 made them
+ * (commit 35a4bd44 "fix interactive rendering on WhatsApp Web/Desktop": `buttonMessage` lost its
+ * `viewOnceMessage` wrapper and both gained the `<biz>` node WhatsApp needs to show them; up to
+ * 2.3.7 buttons did not show on WhatsApp Web and lists went as product lists).
  */
 
-/** The reason of a message whose content does not read as its type's (a location that is not a `Location`). */
+/**
+ * The reason of a message whose content does not read as its type's (a location that is not a
+ * `Location`, an interactive message that is not an `Interactive`).
+ */
 const CONTENT_UNREADABLE = "content_unreadable";
 
 /** `POST /message/send*` → the sent message (`prepareMessage`): `{ key: { remoteJid, fromMe, id }, … }`. */
@@ -32,15 +41,18 @@ const SentMessage = z.object({ key: z.object({ id: z.string().min(1) }) });
  * /message/sendWhatsAppAudio/{instance}` `{ number, audio, messageId }` (a voice note). `number`
  * is the E.164 number's digits, or a LID recipient (`<digits>@lid`) as it is, which Evolution
  * sends to as that JID with no number lookup (recipient.ts `numberOf`). A location → `POST
- * /message/sendLocation/{instance}` ({@link locationCall}).
+ * /message/sendLocation/{instance}` ({@link locationCall}); reply buttons → `POST
+ * /message/sendButtons/{instance}` ({@link buttonsCall}); a list → `POST /message/sendList/{instance}`
+ * ({@link listCall}).
  *
  * `messageId` is `message.clientMessageId`, a top-level field of every send body (`Metadata` in
  * sendMessage.dto.ts; the v2 bodies are flat, there is no `options` object): `textMessage` and
  * `mediaMessage` hand it to Baileys' `relayMessage` as the WhatsApp message id, so the answer's
  * `key.id` is that id and a lookup can find the message by it (lookup.ts). `audioWhatsapp` does
  * not pass it on (its `sendMessageWithTyping` options carry no `messageId`): a voice note gets an
- * id of Baileys' choosing, and lookup.ts finds it otherwise; so does a location
- * (`locationMessage`'s options carry none either). Evolution's JSON schemas list no `messageId`
+ * id of Baileys' choosing, and lookup.ts finds it otherwise; so do a location, reply buttons and a
+ * list (the options `locationMessage`, `buttonMessage` and `listMessage` hand on carry none
+ * either). Evolution's JSON schemas list no `messageId`
  * but allow fields they do not list, so older servers ignore it.
  *
  * Media go as `media` (or `audio`): a link to our stored copy signed with `links`
@@ -58,10 +70,9 @@ const SentMessage = z.object({ key: z.object({ id: z.string().min(1) }) });
  *
  * The answer's `key.id` is the provider message id that `messages.update` acks carry as `keyId`.
  * Media without a stored copy are rejected (`media_not_stored`) without a call, and so is a
- * location whose content is not the JSON of a lib/location.ts `Location` (`content_unreadable`),
- * and an `interactive` message (`not_supported_by_gateway`: Evolution's Baileys channel sends no
- * buttons or lists our capabilities promise, src/lib/gateway-kinds.ts `sendsInteractive`); the
- * failures of the call are as {@link sendFailureOf}. Never throws.
+ * location whose content is not the JSON of a lib/location.ts `Location`, or an `interactive`
+ * message whose content is not the JSON of a lib/interactive.ts `Interactive`
+ * (`content_unreadable`); the failures of the call are as {@link sendFailureOf}. Never throws.
  */
 export async function sendMessage(
   http: GatewayHttp,
@@ -70,19 +81,22 @@ export async function sendMessage(
   links: MediaLinkSigner,
 ): Promise<SendOutcome> {
   // Message templates are Meta's (Cloud API sessions only); the send path refuses them elsewhere.
-  if (message.type === "template" || message.type === "interactive" || message.type === "interactive_reply")
+  // An `interactive_reply` is a contact's tap, never sent.
+  if (message.type === "template" || message.type === "interactive_reply")
     return { outcome: "rejected", reason: "not_supported_by_gateway", retryable: false };
-  let location: Location | null = null;
-  if (message.type === "location") {
+  let call: { path: string; body: object } | null;
+  if (message.type === "location" || message.type === "interactive") {
     try {
-      location = locationOf(message.content);
+      call =
+        message.type === "location"
+          ? locationCall(sessionId, message, locationOf(message.content))
+          : interactiveCall(sessionId, message, interactiveOf(message.content));
     } catch (error) {
       return { outcome: "rejected", reason: `${CONTENT_UNREADABLE}: ${String(error)}`, retryable: false };
     }
+  } else {
+    call = sendCall(sessionId, message, await mediaLinkOf(links, message));
   }
-  const call = location
-    ? locationCall(sessionId, message, location)
-    : sendCall(sessionId, message, await mediaLinkOf(links, message));
   if (!call) {
     const reason = message.type === "reaction" ? "reaction_without_message" : MEDIA_NOT_STORED;
     return { outcome: "rejected", reason, retryable: false };
@@ -92,14 +106,18 @@ export async function sendMessage(
       method: "POST",
       ...call,
       schema: SentMessage,
-      // A text or a location makes Evolution fetch nothing: the ordinary timeout.
-      timeoutMs: message.type === "text" || message.type === "location" ? undefined : http.mediaTimeoutMs,
+      // A text, a location, buttons (we send no `thumbnailUrl`) or a list make Evolution fetch
+      // nothing: the ordinary timeout.
+      timeoutMs: FETCHES_NOTHING.has(message.type) ? undefined : http.mediaTimeoutMs,
     });
     return { outcome: "accepted", providerMessageId: sent.key.id };
   } catch (error) {
     return sendFailureOf(error);
   }
 }
+
+/** The message types whose send makes Evolution fetch no media. */
+const FETCHES_NOTHING: ReadonlySet<OutboundMessage["type"]> = new Set(["text", "location", "interactive"]);
 
 /**
  * The quoted message's Baileys key of a reply (`Quoted.key` of `Metadata`: `{ id, remoteJid,
@@ -148,6 +166,108 @@ function locationCall(
       messageId: message.clientMessageId,
       ...(key ? { quoted: { key } } : {}),
     },
+  };
+}
+
+/**
+ * The path and body that send `interactive` to `message.to`: reply buttons by `POST
+ * /message/sendButtons/{instance}` with {@link buttonsFields}, a list by `POST
+ * /message/sendList/{instance}` with {@link listFields} (sendMessage.router.ts), each with `number`
+ * and the `Metadata` fields every send carries: `messageId` (which neither `buttonMessage` nor
+ * `listMessage` passes on, their options being `delay`, `presence`, `quoted`, `mentionsEveryOne`
+ * and `mentioned`: the message gets an id of Baileys' choosing, and lookup.ts finds it by the
+ * chat, the time and the choices), and for a reply `quoted: { key }` ({@link quotedKeyOf}), which
+ * both honour (the channel's `sendMessage` hands `quoted` to Baileys' `generateWAMessageFromContent`,
+ * which sets the content's `contextInfo` before the relay). No `delay` is sent: typing before a
+ * send is the session's own step (index.ts `typing`).
+ */
+function interactiveCall(
+  sessionId: string,
+  message: OutboundMessage,
+  interactive: Interactive,
+): { path: string; body: object } {
+  const key = quotedKeyOf(message);
+  const fields = interactive.type === "button" ? buttonsFields(interactive) : listFields(interactive);
+  return {
+    path: `/message/${interactive.type === "button" ? "sendButtons" : "sendList"}/${sessionId}`,
+    body: {
+      number: numberOf(message.to),
+      ...fields,
+      messageId: message.clientMessageId,
+      ...(key ? { quoted: { key } } : {}),
+    },
+  };
+}
+
+/**
+ * The `SendButtonsDto` fields of reply buttons (`buttonsMessageSchema`: `title`, `description` and
+ * `footer` strings, `buttons` items with `type` of its enum, `displayText` and `id` strings):
+ * `{ title, description?, footer?, buttons: [{ type: "reply", displayText, id }] }`, each button's
+ * `reply.title` as `displayText` and `reply.id` as `id`. `buttonMessage` takes one to three
+ * `reply` buttons, not mixed with other types (its 400s "Maximum of 3 reply buttons allowed",
+ * "Reply buttons cannot be mixed with CTA or PIX buttons"), which lib/interactive.ts already
+ * holds to.
+ *
+ * The channel shows no text header: it writes the message's text as `*<title>*`, then
+ * `\n\n<description>` when there is one (a `nativeFlowMessage` of `quick_reply` buttons whose
+ * `body.text` that is; `header` is only for `thumbnailUrl`'s image). So a text header becomes
+ * `title` (shown bold above the body) and the body `description`; without a header the body is
+ * the `title` (the whole text shown bold), as a `title` is always written. `footer` is the
+ * footer's text, left out when there is none (`buttonMessage` then sets no footer).
+ */
+export function buttonsFields(interactive: Extract<Interactive, { type: "button" }>): {
+  title: string;
+  description?: string;
+  footer?: string;
+  buttons: { type: "reply"; displayText: string; id: string }[];
+} {
+  return {
+    ...(interactive.header
+      ? { title: interactive.header.text, description: interactive.body.text }
+      : { title: interactive.body.text }),
+    ...(interactive.footer ? { footer: interactive.footer.text } : {}),
+    buttons: interactive.action.buttons.map(({ reply }) => ({
+      type: "reply",
+      displayText: reply.title,
+      id: reply.id,
+    })),
+  };
+}
+
+/**
+ * The `SendListDto` fields of a list (`listMessageSchema`, which requires `title`, `footerText`,
+ * `buttonText` and `sections` as strings and an array): `{ title, description, buttonText,
+ * footerText, sections: [{ title, rows: [{ title, description?, rowId }] }] }`: the header's text
+ * as `title` ("" without one), the body as `description`, `action.button` as `buttonText`, the
+ * footer's text as `footerText` ("" without one), and each section with its rows, a row's `id` as
+ * `rowId`. The schema requires a section's `title` too, and its `isNotEmpty("title")` does not
+ * bite there (its `if` holds only for an object whose every property is `title`, and a section
+ * has `rows`), so an untitled section (Meta allows one in a list of one section) sends "", as
+ * `listMessage` itself writes a missing one (`section.title || ''`). A row's `description` is left
+ * out when there is none: the row's `isNotEmpty("title", "description", "rowId")` does bite (all
+ * its properties are among those), so "" would be refused. `listMessage` sends the legacy
+ * `listMessage` (`listType: SINGLE_SELECT`), which WhatsApp Web, iOS and Android show.
+ */
+export function listFields(interactive: Extract<Interactive, { type: "list" }>): {
+  title: string;
+  description: string;
+  buttonText: string;
+  footerText: string;
+  sections: { title: string; rows: { title: string; description?: string; rowId: string }[] }[];
+} {
+  return {
+    title: interactive.header?.text ?? "",
+    description: interactive.body.text,
+    buttonText: interactive.action.button,
+    footerText: interactive.footer?.text ?? "",
+    sections: interactive.action.sections.map((section) => ({
+      title: section.title ?? "",
+      rows: section.rows.map((row) => ({
+        title: row.title,
+        ...(row.description ? { description: row.description } : {}),
+        rowId: row.id,
+      })),
+    })),
   };
 }
 
