@@ -2177,7 +2177,7 @@ export interface components {
             to_number: string | null;
             contact: components["schemas"]["ContactRef"];
             /** @enum {string} */
-            type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "reaction" | "interactive_reply";
+            type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "reaction" | "interactive_reply";
             /** @description The text or caption; a reaction's emoji ("" when it takes one off); a location's name, else its address (its point is in `metadata.location`). */
             content: string | null;
             /**
@@ -2342,6 +2342,45 @@ export interface components {
                 /** @description A received location's link, when the network gives one (business locations). */
                 url?: string;
             };
+            /** @description A `contacts` message's cards, sent or received (README, Sending messages → Contact cards). */
+            contacts?: {
+                name: {
+                    formatted_name: string;
+                    first_name?: string;
+                    last_name?: string;
+                    middle_name?: string;
+                    prefix?: string;
+                    suffix?: string;
+                };
+                phones: {
+                    phone: string;
+                    type?: string;
+                    wa_id?: string;
+                }[];
+                emails?: {
+                    email: string;
+                    type?: string;
+                }[];
+                org?: {
+                    company?: string;
+                    department?: string;
+                    title?: string;
+                };
+                urls?: {
+                    url: string;
+                    type?: string;
+                }[];
+                addresses?: {
+                    street?: string;
+                    city?: string;
+                    state?: string;
+                    zip?: string;
+                    country?: string;
+                    country_code?: string;
+                    type?: string;
+                }[];
+                birthday?: string;
+            }[];
             /** @description An `interactive` message's buttons or list, as sent (README, Sending messages → Buttons and lists). */
             interactive?: {
                 /** @enum {string} */
@@ -2422,11 +2461,11 @@ export interface components {
                 /** @description A list row's description. */
                 description?: string;
             };
-            /** @description When the session deleted the sent message for everyone (README, Chat actions) (an API timestamp, UTC). */
+            /** @description When the message was deleted for everyone: by the session, or by the contact who sent it (README, Chat actions) (an API timestamp, UTC). */
             deleted_at?: string;
-            /** @description When the session last edited the sent text (README, Chat actions) (an API timestamp, UTC). */
+            /** @description When the text was last edited: by the session, or by the contact who sent it (README, Chat actions) (an API timestamp, UTC). */
             edited_at?: string;
-            /** @description Each edit of the sent text, oldest first: the text it replaced and when. */
+            /** @description Each edit of the text, oldest first: the text it replaced and when. */
             edits?: {
                 /** @description The text before this edit. */
                 content: string | null;
@@ -2828,7 +2867,8 @@ export interface components {
              *       "document": 499,
              *       "template": 998,
              *       "location": 998,
-             *       "interactive": 998
+             *       "interactive": 998,
+             *       "contacts": 998
              *     }
              */
             remaining_messages: {
@@ -2840,6 +2880,7 @@ export interface components {
                 template: number;
                 location: number;
                 interactive: number;
+                contacts: number;
             };
             /**
              * @description Major units: a charge that takes the balance from this or more to below it records `account.balance_low`. Null: no alert.
@@ -2856,7 +2897,8 @@ export interface components {
              *       "document": 0.02,
              *       "template": 0.01,
              *       "location": 0.01,
-             *       "interactive": 0.01
+             *       "interactive": 0.01,
+             *       "contacts": 0.01
              *     }
              */
             prices: {
@@ -2868,6 +2910,7 @@ export interface components {
                 template: number;
                 location: number;
                 interactive: number;
+                contacts: number;
             };
             /**
              * @description Days a final message stays before the hourly job moves it to an archive (`GET /v1/account/archives`); 0: as soon as it is final. Set by the service's operator.
@@ -3033,7 +3076,7 @@ export interface components {
             message_id: string;
             /**
              * Format: uuid
-             * @description The session that sent and edited it.
+             * @description The session the message is on: it sent it, or the contact who edited it sent it there.
              */
             session_id: string;
             /** @description The text it now has. */
@@ -3518,7 +3561,7 @@ export interface components {
              */
             start: string;
             /** @enum {string} */
-            type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive";
+            type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts";
             /** @description The bucket's messages of this type by their status now (they move as the messages move). */
             counts: {
                 queued: number;
@@ -4196,7 +4239,7 @@ export interface components {
             message_id: string;
             to_number: string;
             /** @enum {string} */
-            type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "reaction" | "interactive_reply";
+            type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "reaction" | "interactive_reply";
             /** @description The text or caption; a location's name or address. */
             content: string | null;
             media_url: string | null;
@@ -4279,6 +4322,45 @@ export interface components {
                     }[];
                 };
             } | null;
+            /** @description A `contacts` message's cards, as the phone shows them. */
+            contacts: {
+                name: {
+                    formatted_name: string;
+                    first_name?: string;
+                    last_name?: string;
+                    middle_name?: string;
+                    prefix?: string;
+                    suffix?: string;
+                };
+                phones: {
+                    phone: string;
+                    type?: string;
+                    wa_id?: string;
+                }[];
+                emails?: {
+                    email: string;
+                    type?: string;
+                }[];
+                org?: {
+                    company?: string;
+                    department?: string;
+                    title?: string;
+                };
+                urls?: {
+                    url: string;
+                    type?: string;
+                }[];
+                addresses?: {
+                    street?: string;
+                    city?: string;
+                    state?: string;
+                    zip?: string;
+                    country?: string;
+                    country_code?: string;
+                    type?: string;
+                }[];
+                birthday?: string;
+            }[] | null;
             /**
              * Format: uuid
              * @description The message it quotes, or that a reaction reacts to.
@@ -6890,7 +6972,7 @@ export interface operations {
                 "filter[user_id]"?: string;
                 "filter[status]"?: "queued" | "sent" | "delivered" | "read" | "failed" | "scheduled";
                 "filter[direction]"?: "incoming" | "outgoing";
-                "filter[type]"?: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "reaction" | "interactive_reply";
+                "filter[type]"?: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "reaction" | "interactive_reply";
                 /** @description The session's uuid or its `session_<id>` name. */
                 session_id?: string;
                 /** @description Messages created at or after this time. */
@@ -6984,7 +7066,7 @@ export interface operations {
                      */
                     to_user_id?: string[];
                     /** @enum {string} */
-                    type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "reaction";
+                    type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "reaction";
                     /** @description Text body (1–4,096 characters) for `text`; optional caption (≤ 1,024) for image, video, document; not allowed for audio or reaction. */
                     content?: string | null;
                     /** @description Public https URL of the media, on port 443, at most 2,048 characters; required for image, video, audio, document. The service fetches it once per send (or campaign), following at most 3 redirects and only within the same host, and stores the file; the gateway gets a link of ours to that copy, never this URL. WhatsApp's limits apply: image ≤ 5 MB (image/jpeg, image/png), video ≤ 16 MB (video/mp4, video/3gpp), audio ≤ 16 MB (audio/aac, audio/amr, audio/mpeg, audio/mp4, audio/ogg), document ≤ 100 MB (PDF, plain text, Word, Excel, PowerPoint). Media that cannot be fetched or break a limit are 422 `media_unavailable`, before anything is charged; nothing is fetched for an account whose balance cannot pay (402 `insufficient_balance`). The copy is deleted once no message can still need it (or `MEDIA_RETENTION_DAYS` after the messages' time; a running campaign keeps it until it ends), and its messages then show `metadata.media_expired_at`. Shown back as given. */
@@ -6997,6 +7079,66 @@ export interface operations {
                     reply_to?: string | null;
                     reaction?: components["schemas"]["ReactionSend"];
                     location?: components["schemas"]["LocationSend"];
+                    /** @description For `contacts`: 1–5 contact cards in the Cloud API's `contacts` shape (README, Sending messages → Contact cards): each a `name` with its `formatted_name`, at least one of `phones` (`wa_id`, the number's WhatsApp id, adds a Message button), and optionally `emails`, `org` and `urls`; `type` of a phone, email or URL is `HOME` or `WORK`. Linked devices receive them as vCards. Stored in `metadata.contacts`; `content` shows the names. Priced `PRICE_CONTACTS`. */
+                    contacts?: {
+                        name: {
+                            /** @description The name as shown, e.g. `Jane Doe`. */
+                            formatted_name: string;
+                            /** @description First name. */
+                            first_name?: string;
+                            /** @description Last name. */
+                            last_name?: string;
+                            /** @description Middle name. */
+                            middle_name?: string;
+                            /** @description Name prefix, e.g. `Dr.`. */
+                            prefix?: string;
+                            /** @description Name suffix, e.g. `Jr.`. */
+                            suffix?: string;
+                        };
+                        phones: {
+                            /** @description The number as shown, e.g. `+1 415-555-2671`. */
+                            phone: string;
+                            /**
+                             * @description `HOME` or `WORK`.
+                             * @enum {string}
+                             */
+                            type?: "HOME" | "WORK";
+                            /** @description The number's WhatsApp id (its digits); a linked device shows a Message button for it. */
+                            wa_id?: string;
+                        }[];
+                        emails?: {
+                            /**
+                             * Format: email
+                             * @description An email address (RFC 5321's 320 characters at most).
+                             */
+                            email: string;
+                            /**
+                             * @description `HOME` or `WORK`.
+                             * @enum {string}
+                             */
+                            type?: "HOME" | "WORK";
+                        }[];
+                        org?: {
+                            /** @description Company. */
+                            company?: string;
+                            /** @description Department. */
+                            department?: string;
+                            /** @description Job title. */
+                            title?: string;
+                        };
+                        urls?: {
+                            /**
+                             * Format: uri
+                             * @description A web address, http or https.
+                             */
+                            url: string;
+                            /**
+                             * @description `HOME` or `WORK`.
+                             * @enum {string}
+                             */
+                            type?: "HOME" | "WORK";
+                        }[];
+                    }[];
                     /** @description For `interactive`: reply buttons (`type: "button"`, 1–3 buttons) or a list (`type: "list"`, up to 10 rows in up to 10 sections), in the Cloud API's `interactive` shape and limits (README, Sending messages → Buttons and lists). A contact's tap arrives as an incoming `interactive_reply` message whose `reply_to` is this one. A kind the session's gateway cannot send: 422 `type_not_supported_by_gateway`, before any charge. Priced `PRICE_INTERACTIVE`. */
                     interactive?: {
                         /** @enum {string} */
@@ -7104,7 +7246,7 @@ export interface operations {
                                 /** @description The recipient's number (E.164) of an outgoing message, null when it was sent to a user id (`contact.user_id`); the session's number for an incoming one. Once the contact was erased, the keyed hash that stands for them (`erased:…`, README, Erasure). */
                                 to_number: string | null;
                                 /** @enum {string} */
-                                type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "reaction" | "interactive_reply";
+                                type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "reaction" | "interactive_reply";
                                 /** @description The text or caption; a reaction's emoji ("" when it takes one off); a location's name, else its address (its point is in `metadata.location`). */
                                 content: string | null;
                                 /**
@@ -7209,7 +7351,7 @@ export interface operations {
                 "filter[user_id]"?: string;
                 "filter[status]"?: "queued" | "sent" | "delivered" | "read" | "failed" | "scheduled";
                 "filter[direction]"?: "incoming" | "outgoing";
-                "filter[type]"?: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "reaction" | "interactive_reply";
+                "filter[type]"?: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "reaction" | "interactive_reply";
                 /** @description Messages created at or after this time. */
                 time_from?: string;
                 /** @description Messages created at or before this time. */
@@ -11054,9 +11196,69 @@ export interface operations {
                     /** @description The user's profile name. */
                     name?: string;
                     /** @enum {string} */
-                    type: "text" | "image" | "video" | "audio" | "document" | "location" | "interactive_reply";
+                    type: "text" | "image" | "video" | "audio" | "document" | "location" | "contacts" | "interactive_reply";
                     content?: string | null;
                     location?: components["schemas"]["LocationSend"] & unknown;
+                    /** @description For `contacts`: the contact cards shared, in a send's `contacts` shape. */
+                    contacts?: {
+                        name: {
+                            /** @description The name as shown, e.g. `Jane Doe`. */
+                            formatted_name: string;
+                            /** @description First name. */
+                            first_name?: string;
+                            /** @description Last name. */
+                            last_name?: string;
+                            /** @description Middle name. */
+                            middle_name?: string;
+                            /** @description Name prefix, e.g. `Dr.`. */
+                            prefix?: string;
+                            /** @description Name suffix, e.g. `Jr.`. */
+                            suffix?: string;
+                        };
+                        phones: {
+                            /** @description The number as shown, e.g. `+1 415-555-2671`. */
+                            phone: string;
+                            /**
+                             * @description `HOME` or `WORK`.
+                             * @enum {string}
+                             */
+                            type?: "HOME" | "WORK";
+                            /** @description The number's WhatsApp id (its digits); a linked device shows a Message button for it. */
+                            wa_id?: string;
+                        }[];
+                        emails?: {
+                            /**
+                             * Format: email
+                             * @description An email address (RFC 5321's 320 characters at most).
+                             */
+                            email: string;
+                            /**
+                             * @description `HOME` or `WORK`.
+                             * @enum {string}
+                             */
+                            type?: "HOME" | "WORK";
+                        }[];
+                        org?: {
+                            /** @description Company. */
+                            company?: string;
+                            /** @description Department. */
+                            department?: string;
+                            /** @description Job title. */
+                            title?: string;
+                        };
+                        urls?: {
+                            /**
+                             * Format: uri
+                             * @description A web address, http or https.
+                             */
+                            url: string;
+                            /**
+                             * @description `HOME` or `WORK`.
+                             * @enum {string}
+                             */
+                            type?: "HOME" | "WORK";
+                        }[];
+                    }[];
                     /** @description For `interactive_reply`: the contact's tap on a button or row of the interactive message `reply_to` names (required), which the session sent them. An id that message does not have: 422 naming `interactive_reply.id`. */
                     interactive_reply?: {
                         /** @description The id of the button tapped or the row chosen. */

@@ -138,6 +138,8 @@ const ConfigSchema = z.object({
   PRICE_LOCATION: price(0.01),
   /** An interactive message: reply buttons or a list (README, Sending messages → Buttons and lists). */
   PRICE_INTERACTIVE: price(0.01),
+  /** A message of contact cards (README, Sending messages → Contact cards). */
+  PRICE_CONTACTS: price(0.01),
   /**
    * OTP codes all the apps of one account together may send to one number in a rolling hour
    * (sends and resends; README, One-time codes).

@@ -27,6 +27,7 @@ const PRICES = {
   template: 0.01,
   location: 0.01,
   interactive: 0.01,
+  contacts: 0.01,
 };
 
 const patch = (key: string, body: unknown) => call<AccountBody>("PATCH", "/v1/account", { key, body });
@@ -51,6 +52,7 @@ describe("GET /v1/account", () => {
           template: 250,
           location: 250,
           interactive: 250,
+          contacts: 250,
         },
         low_balance_threshold: null,
         prices: PRICES,

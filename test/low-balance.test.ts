@@ -81,6 +81,7 @@ describe("account.balance_low", () => {
           template: 4,
           location: 4,
           interactive: 4,
+          contacts: 4,
         },
         low_balance_threshold: 0.05,
         prices: {
@@ -92,6 +93,7 @@ describe("account.balance_low", () => {
           template: 0.01,
           location: 0.01,
           interactive: 0.01,
+          contacts: 0.01,
         },
         message_retention_days: 90,
         created_at: expect.stringMatching(TIMESTAMP),

@@ -745,7 +745,7 @@ describe("the list's query in the OpenAPI document", () => {
       "filter[type]": {
         required: false,
         type: "string",
-        enum: [...TYPES, "template", "location", "interactive", "reaction", "interactive_reply"],
+        enum: [...TYPES, "template", "location", "interactive", "contacts", "reaction", "interactive_reply"],
       },
       session_id: {
         required: false,

@@ -581,6 +581,52 @@ export class FakeGraph {
   }
 
   /**
+   * Queues `from`'s (digits) edit of their text `original` (a wamid of theirs) to `text`: `type:
+   * edit` with `edit: { original_message_id, message: { type: "text", text: { body } } }`
+   * (schema.ts `EDIT_MESSAGE`, reading o; Meta's "Edit messages webhook reference"). Returns the
+   * edit's own wamid.
+   */
+  queueIncomingEdit(message: {
+    phoneNumberId: string;
+    from: string;
+    original: string;
+    text: string;
+  }): string {
+    return this.queueIncomingMessage(message, {
+      type: "edit",
+      edit: {
+        original_message_id: message.original,
+        message: { type: "text", text: { body: message.text } },
+      },
+    });
+  }
+
+  /**
+   * Queues `from`'s (digits) deletion for everyone of their message `original` (a wamid of theirs):
+   * `type: revoke` with `revoke: { original_message_id }` (schema.ts `REVOKE_MESSAGE`, reading o;
+   * Meta's "Revoke messages webhook reference"). Returns the revoke's own wamid.
+   */
+  queueIncomingRevoke(message: { phoneNumberId: string; from: string; original: string }): string {
+    return this.queueIncomingMessage(message, {
+      type: "revoke",
+      revoke: { original_message_id: message.original },
+    });
+  }
+
+  /**
+   * Queues shared contact cards (`ContactSharingMessage`: `type: "contacts"`, `contacts` of
+   * `ContactObject_1`, as given, whose fields Meta may omit); returns its wamid.
+   */
+  queueIncomingContacts(message: {
+    phoneNumberId: string;
+    from: string;
+    contacts: Record<string, unknown>[];
+    profileName?: string;
+  }): string {
+    return this.queueIncomingMessage(message, { type: "contacts", contacts: message.contacts });
+  }
+
+  /**
    * Queues an incoming image (`ImageMessage_1`: `image.id`, `mime_type`, `sha256`, optional
    * `caption`); returns its wamid. With `bytes`, the media id is downloadable from the fake.
    */

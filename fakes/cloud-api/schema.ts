@@ -85,6 +85,12 @@
  * (n) A list reply's `list_reply` (`InteractiveListReplyContent`) requires `description`, while
  *     the row it echoes may have none (`SectionObject` rows: "Optional row description"). Read
  *     with `id` and `title` required, so the reply to a row without a description passes.
+ * (o) The document has no incoming edit or revoke (`IncomingMessage` lists neither type), which
+ *     Meta's "Edit messages webhook reference" and "Revoke messages webhook reference"
+ *     (developers.facebook.com/documentation/business-messaging/whatsapp/webhooks/reference/messages/edit
+ *     and …/messages/revoke; "only available to WhatsApp Business app users (aka “Coexistence”)")
+ *     describe. They are added to `IncomingMessage` as {@link EDIT_MESSAGE} and
+ *     {@link REVOKE_MESSAGE}, from those pages.
  */
 import { type Schema, Validator } from "@cfworker/json-schema";
 import subset from "./meta-openapi.json" with { type: "json" };
@@ -229,6 +235,92 @@ function readListReplies(schemas: Record<string, JsonObject>): void {
   const reply = isObject(content) ? content.list_reply : undefined;
   if (!isObject(reply)) throw new Error("Reading (n): no InteractiveListReplyContent.list_reply");
   reply.required = ["id", "title"];
+}
+
+/** An edited media message's object (reading o): the media's fields, with its new `caption`. */
+const EDITED_MEDIA: JsonObject = {
+  allOf: [
+    { $ref: `${SCHEMAS}MediaMessageProperties` },
+    { type: "object", properties: { caption: { type: "string" }, url: { type: "string" } } },
+  ],
+};
+
+/**
+ * An incoming edit (reading o), from Meta's "Edit messages webhook reference": the base message
+ * fields (`from`, `id` of the edit, `timestamp`), `type: "edit"` and `edit: { original_message_id,
+ * message }`, `message` the edited message as it now reads: its `type` and that type's object (a
+ * `text`'s `body`; an `image`, `video` or `document` with its `caption`: "text, media with
+ * caption"), and a `context: { id }`.
+ */
+export const EDIT_MESSAGE: JsonObject = {
+  allOf: [
+    { $ref: `${SCHEMAS}BaseMessageProperties_1` },
+    {
+      type: "object",
+      required: ["type", "edit"],
+      properties: {
+        type: { type: "string", enum: ["edit"] },
+        edit: {
+          type: "object",
+          required: ["original_message_id", "message"],
+          properties: {
+            original_message_id: { type: "string" },
+            message: {
+              type: "object",
+              required: ["type"],
+              properties: {
+                context: { type: "object", required: ["id"], properties: { id: { type: "string" } } },
+                type: { type: "string", enum: ["text", "image", "video", "document"] },
+                text: { type: "object", required: ["body"], properties: { body: { type: "string" } } },
+                image: EDITED_MEDIA,
+                video: EDITED_MEDIA,
+                document: EDITED_MEDIA,
+              },
+            },
+          },
+        },
+      },
+    },
+  ],
+};
+
+/**
+ * An incoming revoke (reading o), from Meta's "Revoke messages webhook reference": the base message
+ * fields, `type: "revoke"` and `revoke: { original_message_id }`, the message deleted for everyone.
+ */
+export const REVOKE_MESSAGE: JsonObject = {
+  allOf: [
+    { $ref: `${SCHEMAS}BaseMessageProperties_1` },
+    {
+      type: "object",
+      required: ["type", "revoke"],
+      properties: {
+        type: { type: "string", enum: ["revoke"] },
+        revoke: {
+          type: "object",
+          required: ["original_message_id"],
+          properties: { original_message_id: { type: "string" } },
+        },
+      },
+    },
+  ],
+};
+
+/** Reading (o) applied to `schemas`: `IncomingMessage` takes an edit and a revoke. */
+function readEditsAndRevokes(schemas: Record<string, JsonObject>): void {
+  const incoming = schemas.IncomingMessage;
+  const mapping = isObject(incoming?.discriminator) ? incoming.discriminator.mapping : undefined;
+  if (!incoming || !Array.isArray(incoming.oneOf) || !isObject(mapping))
+    throw new Error("Reading (o): no IncomingMessage with a oneOf and a discriminator");
+  schemas.EditMessage = structuredClone(EDIT_MESSAGE);
+  schemas.RevokeMessage = structuredClone(REVOKE_MESSAGE);
+  for (const [type, name] of [
+    ["edit", "EditMessage"],
+    ["revoke", "RevokeMessage"],
+  ]) {
+    incoming.oneOf.push({ $ref: `${SCHEMAS}${name}` });
+    mapping[type as string] = `${SCHEMAS}${name}`;
+  }
 }
 
 /** A BSUID or parent BSUID: an ISO 3166 alpha-2 code, a dot, up to 128 alphanumerics ("Business-scoped user IDs"). */
@@ -419,7 +511,7 @@ function requestSchemas(): Record<string, JsonObject> {
   return schemas;
 }
 
-/** The document's schemas with the readings of webhooks: (b), (e), (g), (h), (i), (j) and (n). */
+/** The document's schemas with the readings of webhooks: (b), (e), (g), (h), (i), (j), (n) and (o). */
 function webhookSchemas(): Record<string, JsonObject> {
   const schemas = withoutExamples(document.components.schemas);
   const renames = document["x-subset"].webhookRenames;
@@ -436,6 +528,7 @@ function webhookSchemas(): Record<string, JsonObject> {
   schemas.UserIdUpdateValue = structuredClone(USER_ID_UPDATE_VALUE); // (j)
   readBsuids(schemas, "webhook"); // (j)
   readListReplies(schemas); // (n)
+  readEditsAndRevokes(schemas); // (o)
   const change = schemas.Change?.properties;
   if (isObject(change) && isObject(change.field) && Array.isArray(change.field.enum)) {
     change.field.enum.push("message_template_status_update", "user_id_update");
@@ -574,7 +667,7 @@ export function checkAnswer(operation: AnswerOperation, body: unknown): string[]
 
 /**
  * Checks a webhook body (parsed JSON) against the document's `WebhookPayload`, with the readings
- * (b), (e), (g), (h), (i), (j) and (n) above. Returns the problems as {@link checkBody} does.
+ * (b), (e), (g), (h), (i), (j), (n) and (o) above. Returns the problems as {@link checkBody} does.
  */
 export function checkWebhook(body: unknown): string[] {
   webhooks ??= webhookSchemas();

@@ -19,6 +19,7 @@ export function pricesOf(config: Config): Record<SendableType, number> {
     reaction: config.PRICE_TEXT,
     location: config.PRICE_LOCATION,
     interactive: config.PRICE_INTERACTIVE,
+    contacts: config.PRICE_CONTACTS,
   };
 }
 

@@ -1,10 +1,6 @@
-import { batchSql, type Db } from "../db/client";
-import { findMessage, messageWithMetadata, swapMetadataStatement } from "../db/queries/messages";
-import { messages } from "../db/schema";
-import { publishEvents } from "../events/publish";
-import { eventsForRows, recordedIn } from "../events/record";
-import { formatTimestamp } from "../lib/time";
-import { metadataObject, metadataText, parseMessageMetadata } from "../messages/metadata";
+import type { Db } from "../db/client";
+import { writeDeleted } from "../messages/edits";
+import { parseMessageMetadata } from "../messages/metadata";
 import { unwrap } from "../sessions/result";
 import { sessionStub } from "../sessions/stub";
 import { type FoundMessage, requireWithin, sentMessageOf } from "./sent";
@@ -16,14 +12,12 @@ import { type FoundMessage, requireWithin, sentMessageOf } from "./sent";
  */
 export const DELETE_WINDOW_MS = 48 * 3600 * 1000;
 
-/** Times the message is read again when a receipt changed its metadata during the delete. */
-const MAX_TRIES = 5;
-
 /**
  * Deletes for everyone the account's sent message `messageId` (`DELETE /v1/chatapp/messages/{id}`;
  * README, Chat actions): the session object asks the gateway (src/gateways/gateway.ts
  * `ChatGateway.deleteMessage`), then the message gets `metadata.deleted_at` and a
- * `message.deleted` event, in one batch. Its content stays: the account's record of what it sent.
+ * `message.deleted` event, in one batch (src/messages/edits.ts `writeDeleted`). Its content stays:
+ * the account's record of what it sent.
  *
  * Lost answers: a message already deleted answers as it is, with no gateway call and no second
  * event; one whose answer was lost before the batch is deleted again at the gateway (a no-op
@@ -45,19 +39,5 @@ export async function deleteMessage(
   if (parseMessageMetadata(sent.row.metadata).deleted_at) return sent.row;
   requireWithin(sent, DELETE_WINDOW_MS, now, "deleted for everyone");
   unwrap(await sessionStub(env, sent.sessionId).deleteMessage(sent.target));
-  let row = sent.row;
-  for (let tries = 0; tries < MAX_TRIES; tries++) {
-    if (parseMessageMetadata(row.metadata).deleted_at) return row;
-    const next = metadataText({ ...metadataObject(row.metadata), deleted_at: formatTimestamp(now) });
-    const results = await batchSql(db, [
-      swapMetadataStatement(row.id, row.metadata, next, now),
-      eventsForRows("message.deleted", messages, messageWithMetadata(row.id, next)),
-    ]);
-    if ((results[0]?.meta.changes ?? 0) > 0) {
-      await publishEvents(env, recordedIn(results, [1]));
-      return (await findMessage(db, accountId, messageId)) ?? row;
-    }
-    row = (await findMessage(db, accountId, messageId)) ?? row;
-  }
-  throw new Error(`the metadata of message ${messageId} changed ${MAX_TRIES} times while it was deleted`);
+  return (await writeDeleted(env, db, sent.row, now, now)).row;
 }

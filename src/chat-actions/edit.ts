@@ -1,10 +1,7 @@
-import { batchSql, type Db } from "../db/client";
-import { editStatement, findMessage, metadataIs } from "../db/queries/messages";
+import type { Db } from "../db/client";
 import { ApiError } from "../errors";
-import { publishEvents } from "../events/publish";
-import { insertKeyedEventStatement, newEventId, recordedIn } from "../events/record";
-import { formatTimestamp } from "../lib/time";
-import { metadataObject, metadataText, parseMessageMetadata } from "../messages/metadata";
+import { writeEdit } from "../messages/edits";
+import { parseMessageMetadata } from "../messages/metadata";
 import { unwrap } from "../sessions/result";
 import { sessionStub } from "../sessions/stub";
 import { type FoundMessage, requireWithin, sentMessageOf } from "./sent";
@@ -15,17 +12,14 @@ import { type FoundMessage, requireWithin, sentMessageOf } from "./sent";
  */
 export const EDIT_WINDOW_MS = 15 * 60 * 1000;
 
-/** Times the message is read again when a receipt changed its metadata during the edit. */
-const MAX_TRIES = 5;
-
 /**
  * Edits the account's sent text `messageId` to `content` (`PATCH /v1/chatapp/messages/{id}`;
  * README, Chat actions): the session object asks the gateway (src/gateways/gateway.ts
  * `ChatGateway.editMessage`), then the message's `content` becomes `content`, its
  * `metadata.edits` gains `{ content, at }` (the text replaced) and `metadata.edited_at` is set,
  * with a `message.edited` event `{ message_id, session_id, content, previous_content, edited_at }`,
- * in one batch. A message's earlier events show its content as it now is (events point at it);
- * `edits` keeps what it said before.
+ * in one batch (src/messages/edits.ts `writeEdit`). A message's earlier events show its content as
+ * it now is (events point at it); `edits` keeps what it said before.
  *
  * Lost answers: the same text again answers the message as it is, with no call and no event; an
  * edit whose answer was lost before the batch is made again at the gateway (the same text: the
@@ -55,38 +49,5 @@ export async function editMessage(
   if (sent.row.content === content) return sent.row;
   requireWithin(sent, EDIT_WINDOW_MS, now, "edited");
   unwrap(await sessionStub(env, sent.sessionId).editMessage(sent.target, content));
-  let row = sent.row;
-  for (let tries = 0; tries < MAX_TRIES; tries++) {
-    if (row.content === content) return row;
-    const metadata = parseMessageMetadata(row.metadata);
-    const at = formatTimestamp(now);
-    const next = metadataText({
-      ...metadataObject(row.metadata),
-      edits: [...(metadata.edits ?? []), { content: row.content, at }],
-      edited_at: at,
-    });
-    const event = {
-      id: newEventId(),
-      accountId,
-      type: "message.edited" as const,
-      snapshot: JSON.stringify({
-        message_id: row.id,
-        session_id: sent.sessionId,
-        content,
-        previous_content: row.content,
-        edited_at: at,
-      }),
-      createdAt: now,
-    };
-    const results = await batchSql(db, [
-      editStatement(row.id, row.metadata, next, content, now),
-      insertKeyedEventStatement(event, `message.edited:${row.id}:${now}`, metadataIs(row.id, next)),
-    ]);
-    if ((results[0]?.meta.changes ?? 0) > 0) {
-      await publishEvents(env, recordedIn(results, [1]));
-      return (await findMessage(db, accountId, messageId)) ?? row;
-    }
-    row = (await findMessage(db, accountId, messageId)) ?? row;
-  }
-  throw new Error(`the metadata of message ${messageId} changed ${MAX_TRIES} times while it was edited`);
+  return (await writeEdit(env, db, sent.row, { sessionId: sent.sessionId, content, at: now }, now)).row;
 }

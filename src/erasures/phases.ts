@@ -33,7 +33,7 @@ export interface ErasurePhase {
 /**
  * The keys a message's `metadata` loses when it is erased (src/messages/metadata.ts): what may
  * name the person or quote them: a template's variables, a location (where they are or were sent
- * to), an interactive message's texts and a tap on one, an edited text's earlier texts, reactions (by number), gateway errors
+ * to), an interactive message's texts and a tap on one, contact cards, an edited text's earlier texts, reactions (by number), gateway errors
  * (which may name the number), and an incoming media error's words.
  */
 export const ERASED_METADATA = [
@@ -41,6 +41,7 @@ export const ERASED_METADATA = [
   "$.location",
   "$.interactive",
   "$.interactive_reply",
+  "$.contacts",
   "$.edits",
   "$.reactions",
   "$.reactions_removed",

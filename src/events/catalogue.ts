@@ -14,10 +14,12 @@
  * - `message.reaction`: a contact set, changed or took off (`emoji` "") their reaction on one of
  *   the account's messages (src/messages/reactions.ts), once per change; `data` is
  *   `{ message_id, session_id, from, emoji, at }` (README, Replies and reactions).
- * - `message.deleted`: the session deleted one of its sent messages for everyone (README, Chat
- *   actions; src/chat-actions/delete.ts); `data` is the Message, with `metadata.deleted_at`.
- * - `message.edited`: the session edited one of its sent texts (src/chat-actions/edit.ts), once
- *   per edit; `data` is `{ message_id, session_id, content, previous_content, edited_at }`.
+ * - `message.deleted`: a message was deleted for everyone, by the session (one it sent) or by the
+ *   contact who sent it (README, Chat actions; src/messages/edits.ts `writeDeleted`); `data` is
+ *   the Message, with `metadata.deleted_at`.
+ * - `message.edited`: a text was edited, by the session (one it sent) or by the contact who sent
+ *   it (src/messages/edits.ts `writeEdit`), once per edit; `data` is `{ message_id, session_id,
+ *   content, previous_content, edited_at }`.
  * - `session.status_changed`: a session moved between `pending`, `connected`, `disconnected`,
  *   `banned` and `failed`; `data` is the Session, with its `reason`.
  * - `session.qr_updated`: a pending session's QR rotated; `data` is `{ session, qr_code }`.

@@ -393,6 +393,13 @@ export type LinkState =
  * - `incoming`: a contact wrote to the session's phone (stored once per gateway message id);
  * - `reaction`: a contact set (or, with an empty emoji, took off) a reaction on a message of the
  *   chat, by the gateway's id of that message (recorded once per change, messages/reactions.ts);
+ * - `edited`: a contact edited the text (or caption) of a message they sent the session, by the
+ *   gateway's id of that message, to `content`; `revoked`: a contact deleted such a message for
+ *   everyone. Applied to the stored incoming message as the session's own edits and deletes are
+ *   (README, Chat actions; messages/edits.ts `receiveEdit`, `receiveRevoke`): once per change, a
+ *   contact's edits ordered by `at` (an older edit arriving after a newer one changes nothing).
+ *   One naming a message the session has not stored from that contact is dropped: an edit that
+ *   arrives before the message itself is lost, and the message keeps the text it was sent with.
  * - `health`: the network limits the session's account as `reading` says (a send refused with
  *   463), or, with `reading` null, its health changed and is to be read from the gateway again
  *   (the Cloud API's `phone_number_quality_update` webhook). Never moves the status.
@@ -456,6 +463,24 @@ export type GatewayEvent =
       emoji: string;
       at: number;
     }
+  | {
+      type: "edited";
+      /** The gateway's id of the message edited (as its `incoming` event gave it). */
+      providerMessageId: string;
+      /** Who edited it: their number (E.164) and the ids the network gave; the message's sender. */
+      from: ContactIdentity;
+      /** The new text, or caption. */
+      content: string;
+      at: number;
+    }
+  | {
+      type: "revoked";
+      /** The gateway's id of the message deleted for everyone (as its `incoming` event gave it). */
+      providerMessageId: string;
+      /** Who deleted it, as for `edited`. */
+      from: ContactIdentity;
+      at: number;
+    }
   | { type: "health"; reading: HealthReading | null; at: number }
   | {
       type: "contact";
@@ -466,15 +491,18 @@ export type GatewayEvent =
       at: number;
     };
 
-/** The events that speak of the session's link (all but `ack`, `incoming`, `reaction`, `health` and `contact`). */
-export type StatusEvent = Exclude<
-  GatewayEvent,
-  { type: "ack" | "incoming" | "reaction" | "health" | "contact" }
->;
+/**
+ * The events that do not speak of the session's link: a chat's (receipts, messages, reactions,
+ * contacts' edits and deletes), the account's health and who a contact is.
+ */
+const NOT_STATUS_EVENTS = ["ack", "incoming", "reaction", "edited", "revoked", "health", "contact"] as const;
+
+/** The events that speak of the session's link: all but {@link NOT_STATUS_EVENTS}. */
+export type StatusEvent = Exclude<GatewayEvent, { type: (typeof NOT_STATUS_EVENTS)[number] }>;
 
 /** Whether `event` speaks of the session's link (a {@link StatusEvent}), the kind that moves its status. */
 export function isStatusEvent(event: GatewayEvent): event is StatusEvent {
-  return !["ack", "incoming", "reaction", "health", "contact"].includes(event.type);
+  return !(NOT_STATUS_EVENTS as readonly string[]).includes(event.type);
 }
 
 /** A `health` event (see {@link GatewayEvent}). */

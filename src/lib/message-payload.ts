@@ -1,3 +1,4 @@
+import type { ContactCard } from "./contact-cards";
 import type { InteractiveReply } from "./interactive";
 import type { Location } from "./location";
 
@@ -13,4 +14,6 @@ export interface MessagePayload {
   location?: Location;
   /** An `interactive_reply`'s tap: the button or row chosen (lib/interactive.ts). */
   interactive_reply?: InteractiveReply;
+  /** A `contacts` message's cards (lib/contact-cards.ts). */
+  contacts?: ContactCard[];
 }

@@ -24,7 +24,8 @@ export interface DispatchRequest {
    * The text or caption to send; for a `template` message, the JSON of its `TemplateSend`
    * (messages/template.ts: name, language, variables), read from the row's `metadata.template`;
    * for a `location`, the JSON of its `metadata.location` (lib/location.ts `Location`); for an
-   * `interactive`, the JSON of its `metadata.interactive` (lib/interactive.ts `Interactive`).
+   * `interactive`, the JSON of its `metadata.interactive` (lib/interactive.ts `Interactive`); for
+   * `contacts`, the JSON of its `metadata.contacts` (lib/contact-cards.ts `ContactCard[]`).
    */
   content: string | null;
   /** The caller's `media_url` (a document's file name comes from it); never fetched by the gateway. */
@@ -130,8 +131,9 @@ function quotedOf(metadata: MessageMetadata): QuotedMessage | null {
 
 /**
  * What a row's queue message carries as `content`: a template message's template, a location
- * message's location or an interactive message's buttons or list (the JSON of its
- * `metadata.template`, `metadata.location` or `metadata.interactive`, written at the
+ * message's location, an interactive message's buttons or list or a contacts message's cards (the
+ * JSON of its `metadata.template`, `metadata.location`, `metadata.interactive` or
+ * `metadata.contacts`, written at the
  * send: src/messages/send.ts, src/campaigns/materialise.ts), else its content.
  */
 function contentOf(row: DispatchSource, metadata: MessageMetadata): string | null {
@@ -142,6 +144,8 @@ function contentOf(row: DispatchSource, metadata: MessageMetadata): string | nul
         ? metadata.location
         : row.type === "interactive"
           ? metadata.interactive
-          : undefined;
+          : row.type === "contacts"
+            ? metadata.contacts
+            : undefined;
   return payload ? JSON.stringify(payload) : row.content;
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { SEND_ATTEMPT_OUTCOMES } from "../db/queries/messages";
+import { ContactCardSchema } from "../lib/contact-cards";
 import { InteractiveReplySchema, InteractiveSchema } from "../lib/interactive";
 import { LocationSchema } from "../lib/location";
 import { log } from "../lib/log";
@@ -130,9 +131,9 @@ const MediaError = z.object({
  * - `events`, `failed_at`, `pricing`: src/moves/message.ts `moveStatement`;
  * - `failover`: src/delivery/failover.ts;
  * - `template`, `quoted`: the send, src/messages/send.ts and src/campaigns/materialise.ts;
- * - `location`: the send, src/messages/send.ts, and for an incoming message src/db/queries/messages.ts `incomingRow`;
+ * - `location`, `contacts`: the send, src/messages/send.ts, and for an incoming message src/db/queries/messages.ts `incomingRow`;
  * - `interactive`: the send, src/messages/send.ts; `interactive_reply`: src/db/queries/messages.ts `incomingRow`;
- * - `deleted_at`: src/chat-actions/delete.ts; `edited_at`, `edits`: src/chat-actions/edit.ts;
+ * - `deleted_at`, `edited_at`, `edits`: src/messages/edits.ts `writeDeleted`, `writeEdit`;
  * - `reactions`, `reactions_removed`: src/messages/reactions.ts `withReaction`;
  * - `media`: src/db/queries/messages.ts `incomingRow`;
  * - `media_error`, `media_expired_at`: src/db/queries/incoming-media.ts and outgoing-media.ts;
@@ -197,6 +198,10 @@ export const MessageMetadataSchema = z
     location: LocationSchema.optional().describe(
       "A `location` message's point and place, sent or received (README, Sending messages → Locations).",
     ),
+    contacts: z
+      .array(ContactCardSchema)
+      .optional()
+      .describe("A `contacts` message's cards, sent or received (README, Sending messages → Contact cards)."),
     interactive: InteractiveSchema.optional().describe(
       "An `interactive` message's buttons or list, as sent (README, Sending messages → Buttons and lists).",
     ),
@@ -204,9 +209,11 @@ export const MessageMetadataSchema = z
       "An `interactive_reply`'s tap: the button or row the contact chose; `reply_to` is the message it answers.",
     ),
     deleted_at: timestamp(
-      "When the session deleted the sent message for everyone (README, Chat actions)",
+      "When the message was deleted for everyone: by the session, or by the contact who sent it (README, Chat actions)",
     ).optional(),
-    edited_at: timestamp("When the session last edited the sent text (README, Chat actions)").optional(),
+    edited_at: timestamp(
+      "When the text was last edited: by the session, or by the contact who sent it (README, Chat actions)",
+    ).optional(),
     edits: z
       .array(
         z.object({
@@ -215,7 +222,7 @@ export const MessageMetadataSchema = z
         }),
       )
       .optional()
-      .describe("Each edit of the sent text, oldest first: the text it replaced and when."),
+      .describe("Each edit of the text, oldest first: the text it replaced and when."),
     quoted: Quoted.optional().describe(
       "A reply's quoted message, or a reaction's message, as the gateway knows it (README, Replies and reactions).",
     ),

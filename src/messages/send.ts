@@ -8,6 +8,7 @@ import { insertOutgoingStatements, type NewMessages, outgoingRows } from "../db/
 import { findSession } from "../db/queries/sessions";
 import { findTemplate } from "../db/queries/templates";
 import { ApiError } from "../errors";
+import { type ContactCard, contactCardsLabel } from "../lib/contact-cards";
 import { capabilitiesOf } from "../lib/gateway-kinds";
 import type { Interactive } from "../lib/interactive";
 import { type Location, locationLabel } from "../lib/location";
@@ -51,6 +52,8 @@ export interface SendRequest {
   location?: Location;
   /** For type `interactive`: the reply buttons or list to send (lib/interactive.ts). */
   interactive?: Interactive;
+  /** For type `contacts`: the contact cards to send (lib/contact-cards.ts). */
+  contacts?: ContactCard[];
   /** Show "typing…" before each message (README, Typing before a send); false when absent. */
   simulateTyping?: boolean;
   /** Our id of the message to quote (README, Replies and reactions); one recipient only. */
@@ -197,20 +200,22 @@ function isMediaType(type: MessageType): type is "image" | "video" | "audio" | "
 
 /**
  * What a send's rows store as `content`: a template's name, a reaction's emoji, a location's name
- * or address (lib/location.ts `locationLabel`), an interactive message's body text, else the
- * request's text or caption.
+ * or address (lib/location.ts `locationLabel`), an interactive message's body text, contact
+ * cards' names (lib/contact-cards.ts `contactCardsLabel`), else the request's text or caption.
  */
 function storedContent(request: SendRequest): string | null {
   if (request.type === "template") return request.template?.name ?? null;
   if (request.type === "reaction") return request.reaction?.emoji ?? "";
   if (request.type === "location") return request.location ? locationLabel(request.location) : null;
   if (request.type === "interactive") return request.interactive?.body.text ?? null;
+  if (request.type === "contacts") return request.contacts ? contactCardsLabel(request.contacts) : null;
   return request.content;
 }
 
 /**
  * The `metadata` a send's type writes before the send (README, Sending messages): a template's
- * (checked by {@link templateMetadata}), `{ location }` for a location, `{ interactive }` for an
+ * (checked by {@link templateMetadata}), `{ location }` for a location, `{ contacts }` for contact
+ * cards, `{ interactive }` for an
  * interactive message of a kind the gateway sends, else undefined.
  * @throws ApiError as {@link templateMetadata}; `type_not_supported_by_gateway` (422) for an
  *   interactive message of a kind the gateway does not send (lib/gateway-kinds.ts `sendsInteractive`).
@@ -222,6 +227,7 @@ async function payloadMetadata(
 ): Promise<MessageMetadata | undefined> {
   if (request.type === "template") return templateMetadata(db, request, gateway);
   if (request.type === "location" && request.location) return { location: request.location };
+  if (request.type === "contacts" && request.contacts) return { contacts: request.contacts };
   if (request.type === "interactive" && request.interactive) {
     const kind = request.interactive.type;
     if (!capabilitiesOf(gateway).sendsInteractive.includes(kind))

@@ -19,13 +19,15 @@ export const CAMPAIGN_TYPES = [
 /**
  * The message types priced each on its own (accounts show a price per type, usage counts per
  * type): {@link CAMPAIGN_TYPES}, `location`, a point on the map (README, Sending messages →
- * Locations; lib/location.ts), and `interactive`, reply buttons or a list (README, Sending
- * messages → Buttons and lists; lib/interactive.ts).
+ * Locations; lib/location.ts), `interactive`, reply buttons or a list (README, Sending
+ * messages → Buttons and lists; lib/interactive.ts), and `contacts`, contact cards (README,
+ * Sending messages → Contact cards; lib/contact-cards.ts).
  */
 export const MESSAGE_TYPES = [
   ...CAMPAIGN_TYPES,
   "location",
   "interactive",
+  "contacts",
 ] as const satisfies readonly MessageType[];
 
 /**

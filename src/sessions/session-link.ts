@@ -23,6 +23,7 @@ import {
 } from "../gateways/gateway";
 import { capabilitiesOf, type GatewayCapabilities } from "../lib/gateway-kinds";
 import { log } from "../lib/log";
+import { receiveEdit, receiveRevoke } from "../messages/edits";
 import { receiveReaction } from "../messages/reactions";
 import { receiveMessage } from "../messages/receive";
 import { applyMoves } from "../moves/apply";
@@ -432,7 +433,8 @@ export class SessionLink {
 
   /**
    * Applies a gateway's events in order: acks as message receipts (once D1 holds the sent
-   * outcomes), incoming messages stored once, status events no older than the newest applied.
+   * outcomes), incoming messages stored once, contacts' reactions, edits and deletes on the
+   * messages they name, status events no older than the newest applied.
    * @returns the incoming messages among the events, as stored (or already stored by an earlier
    *   delivery: a replay lists them again, so what hangs off them above this floor, a reverse OTP's
    *   verification, can run again safely); null when the object holds no session, or its session
@@ -486,6 +488,14 @@ export class SessionLink {
           accountId: current.account_id,
           sessionId: current.id,
         });
+      } else if (event.type === "edited" || event.type === "revoked") {
+        // A contact's own edit or delete of a message they sent: applied to the stored message
+        // once, their edits ordered by their own time (messages/edits.ts).
+        const current = this.core.current();
+        const change = { ...event, accountId: current.account_id, sessionId: current.id };
+        await (change.type === "edited"
+          ? receiveEdit(this.core.env, change)
+          : receiveRevoke(this.core.env, change));
       } else if (event.type === "health") {
         // Not a status: not ordered against them.
         await this.moves.healthEvent(event);

@@ -442,3 +442,39 @@ describe("checkBody('createTemplate')", () => {
     ]);
   });
 });
+
+describe("checkWebhook: contacts' edits and deletes", () => {
+  it("(o) accepts Meta's edit and revoke messages, which the document lacks, and refuses them incomplete", () => {
+    const image = {
+      caption: "The red one",
+      mime_type: "image/jpeg",
+      sha256: "c2hhMjU2",
+      id: "1003383421387256",
+    };
+    const edits = [
+      {
+        type: "edit",
+        edit: { original_message_id: "wamid.SENT", message: { type: "text", text: { body: "Hi!" } } },
+      },
+      {
+        type: "edit",
+        edit: {
+          original_message_id: "wamid.SENT",
+          message: { context: { id: "wamid.CONTEXT" }, type: "image", image },
+        },
+      },
+    ];
+    const revoke = { type: "revoke", revoke: { original_message_id: "wamid.SENT" } };
+    const incoming = subset.components.schemas.IncomingMessage as { discriminator: { mapping: object } };
+    expect(Object.keys(incoming.discriminator.mapping)).not.toEqual(expect.arrayContaining(["edit"]));
+    expect(Object.keys(incoming.discriminator.mapping)).not.toEqual(expect.arrayContaining(["revoke"]));
+    for (const message of [...edits, revoke]) expect(checkWebhook(messageWebhook(message))).toEqual([]);
+    expect(checkWebhook(messageWebhook({ type: "revoke", revoke: {} }))).toContain(
+      '#/entry/0/changes/0/value/messages/0/revoke Instance does not have required property "original_message_id".',
+    );
+    const noMessage = { type: "edit", edit: { original_message_id: "wamid.SENT" } };
+    expect(checkWebhook(messageWebhook(noMessage))).toContain(
+      '#/entry/0/changes/0/value/messages/0/edit Instance does not have required property "message".',
+    );
+  });
+});

@@ -144,7 +144,55 @@ const SEND_FIELDS: Record<string, SendFields> = {
       sectionsRefused(body.sections),
     relaysMessageId: false,
   },
+  // `SendContactDto` / `contactMessageSchema`: `number` and `contact` required; `contact` checked
+  // by `contactRefused`. `contactMessage` hands on no options: no `messageId` is honoured.
+  sendContact: {
+    allowed: [...METADATA, "contact"],
+    // `required` holds the strings; `contact`, also required, is checked by `contactRefused`.
+    required: ["number"],
+    check: (body) => contactRefused(body.contact),
+    relaysMessageId: false,
+  },
 };
+
+/**
+ * Why `contact` is refused by `contactMessageSchema` (Evolution API's message.schema.ts), or
+ * undefined: an array of at least one unique item, each an object of `fullName` (required, not
+ * empty), `phoneNumber` (required, 10 characters at least), `wuid` (digits, 10 at least),
+ * `organization`, `email`, `url` strings. The schema does not forbid other properties; the fake
+ * does, so a field Evolution would drop fails a test.
+ */
+function contactRefused(contact: unknown): string | undefined {
+  if (!Array.isArray(contact) || contact.length === 0) return "contact";
+  if (new Set(contact.map((c) => JSON.stringify(c))).size !== contact.length) return "contact (uniqueItems)";
+  const allowed = ["fullName", "wuid", "phoneNumber", "organization", "email", "url"];
+  for (const [i, item] of contact.entries()) {
+    if (typeof item !== "object" || item === null) return `contact.${i}`;
+    const fields = item as Record<string, unknown>;
+    const other = Object.keys(fields).find((field) => !allowed.includes(field));
+    if (other) return `contact.${i}.${other}`;
+    const wrong = allowed.find((field) => fields[field] !== undefined && typeof fields[field] !== "string");
+    if (wrong) return `contact.${i}.${wrong}`;
+    if (!fields.fullName) return `contact.${i}.fullName`;
+    if (String(fields.phoneNumber ?? "").length < 10) return `contact.${i}.phoneNumber`;
+    if (fields.wuid !== undefined && !/^\d{10,}$/.test(String(fields.wuid))) return `contact.${i}.wuid`;
+  }
+  return undefined;
+}
+
+/**
+ * The vCard the channel's `contactMessage` writes of one `contact` item, line for line
+ * (whatsapp.baileys.service.ts): `N` and `FN` the full name, `ORG`, `EMAIL` and `URL` when given,
+ * and `item1.TEL;waid=<wuid>` with the number.
+ */
+function evolutionVcard(contact: Record<string, string>): string {
+  let result = `BEGIN:VCARD\nVERSION:3.0\nN:${contact.fullName}\nFN:${contact.fullName}\n`;
+  if (contact.organization) result += `ORG:${contact.organization};\n`;
+  if (contact.email) result += `EMAIL:${contact.email}\n`;
+  if (contact.url) result += `URL:${contact.url}\n`;
+  const wuid = contact.wuid ?? `${contact.phoneNumber?.replace(/\D/g, "")}@s.whatsapp.net`;
+  return `${result}item1.TEL;waid=${wuid}:${contact.phoneNumber}\nitem1.X-ABLabel:Celular\nEND:VCARD`;
+}
 
 /** The fields of `Button` (sendMessage.dto.ts), which the fake allows in a `buttons` item. */
 const BUTTON_FIELDS = [
@@ -1205,6 +1253,19 @@ function storedMessage(endpoint: string, body: Record<string, unknown>): [string
       "locationMessage",
       { locationMessage: { degreesLatitude: latitude, degreesLongitude: longitude, name, address } },
     ];
+  }
+  // `contactMessage`: one card as a `contactMessage`, several as a `contactsArrayMessage`.
+  if (endpoint === "sendContact") {
+    const cards = (body.contact as Record<string, string>[]).map((contact) => ({
+      displayName: contact.fullName,
+      vcard: evolutionVcard(contact),
+    }));
+    return cards.length === 1
+      ? ["contactMessage", { contactMessage: cards[0] }]
+      : [
+          "contactsArrayMessage",
+          { contactsArrayMessage: { displayName: `${cards.length} contacts`, contacts: cards } },
+        ];
   }
   // `buttonMessage` (2.4.0-rc1 on): a native-flow `interactiveMessage` whose text is the title in
   // bold and the description, with `quick_reply` buttons (`toJSONString`: `{ display_text, id }`).

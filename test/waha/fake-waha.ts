@@ -110,7 +110,30 @@ const SEND_FIELDS: Record<string, { allowed: string[]; required: string[] }> = {
     allowed: ["chatId", "id", "latitude", "longitude", "title", "reply_to", "session"],
     required: ["chatId", "latitude", "longitude", "title", "session"],
   },
+  // `MessageContactVcardRequest`: `contacts` items `VCardContact` or `Contact` (checked in `send`).
+  sendContactVcard: {
+    allowed: ["chatId", "id", "contacts", "reply_to", "session"],
+    required: ["chatId", "contacts", "session"],
+  },
 };
+
+/**
+ * What is wrong with a `sendContactVcard` body's `contacts` (WAHA's OpenAPI document,
+ * `MessageContactVcardRequest.contacts`: an array of `VCardContact` `{ vcard }` (required,
+ * a string) or `Contact` `{ fullName, organization?, phoneNumber, whatsappId?, vcard }`), or null.
+ * A `VCardContact`'s `vcard` must begin `BEGIN:VCARD` and end `END:VCARD`, as the document's example.
+ */
+function contactsProblem(contacts: unknown): string | null {
+  if (!Array.isArray(contacts) || contacts.length === 0) return "contacts must be a non-empty array";
+  for (const contact of contacts) {
+    if (typeof contact !== "object" || contact === null) return "each contact must be an object";
+    const { vcard, ...others } = contact as Record<string, unknown>;
+    if (Object.keys(others).length > 0) return `VCardContact has no ${Object.keys(others)[0]}`;
+    if (typeof vcard !== "string" || !/^BEGIN:VCARD\r?\n[\s\S]*\r?\nEND:VCARD$/.test(vcard))
+      return "vcard must be a vCard";
+  }
+  return null;
+}
 
 /**
  * A chat id of one user WAHA sends to: a phone number's (`<digits>@c.us`, or the bare digits) or a
@@ -578,6 +601,8 @@ export class FakeWaha {
       );
     if (body.id !== undefined && typeof body.id !== "string")
       return HttpResponse.json({ message: "id must be a string" }, { status: 422 });
+    const cardsProblem = endpoint === "sendContactVcard" ? contactsProblem(body.contacts) : null;
+    if (cardsProblem) return HttpResponse.json({ message: cardsProblem }, { status: 422 });
     // `reply_to`: "The ID of the message to reply to - false_11111111111@c.us_AAAAAAAAAAAAAAAAAAAA".
     if (
       body.reply_to !== undefined &&
@@ -625,6 +650,9 @@ export class FakeWaha {
                   ...(body.title ? { name: String(body.title) } : {}),
                 },
               }
+            : {}),
+          ...(endpoint === "sendContactVcard"
+            ? { vCards: (body.contacts as { vcard: string }[]).map((c) => c.vcard) }
             : {}),
         },
       };
@@ -789,5 +817,91 @@ export function wahaLidMessagePayload(
       broadcast: false,
       message: { conversation: body },
     },
+  };
+}
+
+/**
+ * A `message` event's payload (`WAMessage`): a text `body` from the contact `chat` (`<digits>@c.us`,
+ * or a LID `<digits>@lid`) whose own id is `id`, as NOWEB sends it (`id` serialised
+ * `false_<chat>_<id>`).
+ */
+export function wahaTextPayload(chat: string, body: string, id: string) {
+  return {
+    id: `false_${chat}_${id}`,
+    timestamp: Math.floor(Date.now() / 1000),
+    from: chat,
+    fromMe: false,
+    source: "app",
+    to: WAHA_ME.id,
+    body,
+    hasMedia: false,
+    media: null,
+    ack: 2,
+    ackName: "DEVICE",
+    replyTo: null,
+  };
+}
+
+/**
+ * A `message.edited` event's payload (`WAMessageEditedBody`, WAHA's OpenAPI document,
+ * devlikeapro/waha-docs static/swagger/openapi.json; "Events → message.edited" there): the edit
+ * itself as a `WAMessage` from the contact `chat`, its own id `false_<chat>_<editId>` ("It's not
+ * the edited message"), `body` the new text, and `editedMessageId` the edited message's own id
+ * "in format `{messageId}`, without `chatId`". `fromMe` true: an edit the session's phone made.
+ */
+export function wahaEditedPayload(
+  chat: string,
+  editedMessageId: string,
+  body: string,
+  options: { editId?: string; fromMe?: boolean } = {},
+) {
+  const fromMe = options.fromMe ?? false;
+  return {
+    id: `${fromMe}_${chat}_${options.editId ?? "AAAE1"}`,
+    timestamp: Math.floor(Date.now() / 1000),
+    from: chat,
+    fromMe,
+    source: "app",
+    to: WAHA_ME.id,
+    body,
+    hasMedia: false,
+    mediaUrl: null,
+    ack: 2,
+    ackName: "DEVICE",
+    editedMessageId,
+    _data: {},
+  };
+}
+
+/**
+ * A `message.revoked` event's payload (`WAMessageRevokedBody`; "Events → message.revoked"): `after`,
+ * the revoke itself as a `WAMessage` from the contact `chat` (its own id, "not the revoked
+ * message"), `revokedMessageId` the deleted message's own id without chat, and `before` null ("is
+ * `null` in most cases"). `fromMe` true: a delete the session's phone made.
+ */
+export function wahaRevokedPayload(
+  chat: string,
+  revokedMessageId: string,
+  options: { revokeId?: string; fromMe?: boolean } = {},
+) {
+  const fromMe = options.fromMe ?? false;
+  return {
+    after: {
+      id: `${fromMe}_${chat}_${options.revokeId ?? "AAAV1"}`,
+      timestamp: Math.floor(Date.now() / 1000),
+      from: chat,
+      fromMe,
+      source: "app",
+      to: WAHA_ME.id,
+      body: "",
+      hasMedia: false,
+      mediaUrl: null,
+      ack: 2,
+      ackName: "DEVICE",
+      _data: {},
+    },
+    revokedMessageId,
+    before: null,
+    _data: {},
   };
 }

@@ -58,7 +58,14 @@ describe("sessions on WAHA", () => {
         webhooks: [
           {
             url: `${PUBLIC_URL}/gateway/waha/events`,
-            events: ["session.status", "message", "message.ack", "message.reaction"],
+            events: [
+              "session.status",
+              "message",
+              "message.ack",
+              "message.reaction",
+              "message.edited",
+              "message.revoked",
+            ],
             hmac: { key: WAHA_WEBHOOK_HMAC_KEY },
             retries: { policy: "exponential", delaySeconds: 2, attempts: 8 },
           },

@@ -69,12 +69,14 @@ export const messages = sqliteTable(
         "reaction",
         "location",
         "interactive",
+        "contacts",
         "interactive_reply",
       ],
     }).notNull(),
     /**
      * The text or caption; a `reaction`'s emoji ("" removes the reaction); a `location`'s name or
-     * address (its point is in `metadata.location`).
+     * address (its point is in `metadata.location`); a `contacts` message's names (its cards are in
+     * `metadata.contacts`).
      */
     content: text(),
     /**

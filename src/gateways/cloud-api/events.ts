@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { contactCardsLabel, readContactCard } from "../../lib/contact-cards";
 import { BSUID_PATTERN, type ContactIdentity } from "../../lib/contact-identity";
 import { hmacSha256Hex, timingSafeEqual } from "../../lib/crypto";
 import type { InteractiveReply } from "../../lib/interactive";
@@ -121,6 +122,21 @@ const InteractiveReplyObject = z.looseObject({
 const QuickReplyButton = z.looseObject({ payload: z.string(), text: z.string() });
 
 /**
+ * The message a contact's edit replaced (`edit.message`, Meta's "Edit messages webhook reference",
+ * https://developers.facebook.com/documentation/business-messaging/whatsapp/webhooks/reference/messages/edit/):
+ * the edited message as a message of its type, a `text` with its new `body` or an `image`, `video`
+ * or `document` with its new `caption` ("A WhatsApp user edits a previously sent message (text,
+ * media with caption)").
+ */
+const EditedMessage = z.looseObject({
+  type: z.string(),
+  text: z.looseObject({ body: z.string() }).optional(),
+  image: Media.optional(),
+  video: Media.optional(),
+  document: Media.optional(),
+});
+
+/**
  * A `contacts[]` entry of a `messages` change (`ContactProfile`, with the BSUID fields of
  * "Business-scoped user IDs"): who wrote, or who a status is about.
  */
@@ -153,6 +169,19 @@ const Incoming = z.looseObject({
   reaction: z.looseObject({ message_id: z.string().min(1), emoji: z.string().optional() }).optional(),
   interactive: InteractiveReplyObject.optional(),
   button: QuickReplyButton.optional(),
+  /**
+   * A contact's edit of a message they sent (`type: "edit"`): the wamid of the message edited and
+   * the message as it now reads ({@link EditedMessage}). Meta sends it only to numbers onboarded
+   * from the WhatsApp Business app ("Coexistence"), as the revoke below.
+   */
+  edit: z.looseObject({ original_message_id: z.string().min(1), message: EditedMessage }).optional(),
+  /**
+   * A contact's deletion for everyone of a message they sent (`type: "revoke"`, Meta's "Revoke
+   * messages webhook reference", …/webhooks/reference/messages/revoke/): the wamid of the message.
+   */
+  revoke: z.looseObject({ original_message_id: z.string().min(1) }).optional(),
+  /** `ContactSharingMessage.contacts`: the cards shared (`ContactObject_1`), read by lib/contact-cards.ts `readContactCard`. */
+  contacts: z.array(z.unknown()).optional(),
   /**
    * A reply's `context` (`ContextObject`): `id` is the quoted message's wamid; for a tap
    * (`interactive`, `button`), the wamid of the message whose button or row was tapped.
@@ -235,12 +264,17 @@ export interface NumberEvents {
  *   media `id` the session object downloads it by (index.ts `openIncomingMedia`): no `mediaUrl`;
  *   a reply's `context.id` (the quoted wamid) in `quotedIds`. `location` ({@link receivedLocation})
  *   with `payload: { location }`, its name, else its address, as content (lib/location.ts
- *   `locationLabel`) and no media. A tap: `interactive` (`InteractiveMessageReply`, a reply button's
+ *   `locationLabel`) and no media. `contacts` (`ContactSharingMessage`) with `payload: { contacts }`
+ *   (each card read by lib/contact-cards.ts `readContactCard`, unreadable ones left out), their
+ *   names as content, and no media. A tap: `interactive` (`InteractiveMessageReply`, a reply button's
  *   `button_reply` or a list row's `list_reply`) or `button` (`ButtonMessage`, a template's quick
  *   reply) → `interactive_reply` with `payload: { interactive_reply }` ({@link tapOf}), the
  *   button's or row's title as content, no media, and `context.id`, the message tapped, in
  *   `quotedIds`. `reaction` → a `reaction` event on `reaction.message_id` with
- *   its `emoji` ("" or absent when taken off). Other types (stickers, system messages …) and
+ *   its `emoji` ("" or absent when taken off). `edit` → an `edited` event on
+ *   `edit.original_message_id` with the edited message's text body or caption as content (an edit
+ *   with neither is skipped); `revoke` → a `revoked` event on `revoke.original_message_id`; both
+ *   from the sender, at `timestamp`. Other types (stickers, system messages …) and
  *   locations off the map are skipped; so is a reaction from a user known only by BSUID (the
  *   `reaction` event names its contact by number; such a reaction is lost, not misfiled).
  */
@@ -361,6 +395,14 @@ function incomingOf(message: z.infer<typeof Incoming>, contacts: ContactEntry[])
       { type: "reaction", providerMessageId: message_id, from: from.phoneNumber, emoji: emoji ?? "", at },
     ];
   }
+  if (message.type === "edit" && message.edit) {
+    const content = editedText(message.edit.message);
+    if (content === null) return [];
+    return [{ type: "edited", providerMessageId: message.edit.original_message_id, from, content, at }];
+  }
+  if (message.type === "revoke" && message.revoke) {
+    return [{ type: "revoked", providerMessageId: message.revoke.original_message_id, from, at }];
+  }
   const base = {
     type: "incoming" as const,
     providerMessageId: message.id,
@@ -376,6 +418,13 @@ function incomingOf(message: z.infer<typeof Incoming>, contacts: ContactEntry[])
     const location = message.location && receivedLocation(message.location);
     if (!location) return [];
     return [{ ...base, messageType: "location", content: locationLabel(location), payload: { location } }];
+  }
+  if (message.type === "contacts") {
+    const cards = (message.contacts ?? []).flatMap((card) => readContactCard(card) ?? []);
+    if (cards.length === 0) return [];
+    return [
+      { ...base, messageType: "contacts", content: contactCardsLabel(cards), payload: { contacts: cards } },
+    ];
   }
   if (message.type === "interactive" || message.type === "button") {
     const tap = tapOf(message);
@@ -396,6 +445,13 @@ function incomingOf(message: z.infer<typeof Incoming>, contacts: ContactEntry[])
       media: { mimetype: media.mime_type ?? null, ...(media.id ? { ref: media.id } : {}) },
     },
   ];
+}
+
+/** An edited message's new text: a text's `body`, a media message's `caption`; null for neither. */
+function editedText(message: z.infer<typeof EditedMessage>): string | null {
+  if (message.type === "text") return message.text?.body ?? null;
+  const kind = (["image", "video", "document"] as const).find((t) => t === message.type);
+  return (kind && message[kind]?.caption) ?? null;
 }
 
 /**

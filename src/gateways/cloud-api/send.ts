@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { contactCardsOf } from "../../lib/contact-cards";
 import { userIdKind } from "../../lib/contact-identity";
 import { interactiveOf } from "../../lib/interactive";
 import { type Location, locationOf } from "../../lib/location";
@@ -21,10 +22,10 @@ const MEDIA_TYPES: readonly OutboundMessage["type"][] = ["image", "video", "audi
 
 /**
  * The message types whose send makes Meta fetch nothing (no media by link), so the ordinary
- * timeout serves: a text, a location, and an interactive message (its header is text alone,
- * lib/interactive.ts).
+ * timeout serves: a text, a location, an interactive message (its header is text alone,
+ * lib/interactive.ts) and contact cards.
  */
-const FETCHLESS_TYPES: readonly OutboundMessage["type"][] = ["text", "location", "interactive"];
+const FETCHLESS_TYPES: readonly OutboundMessage["type"][] = ["text", "location", "interactive", "contacts"];
 
 /**
  * The reason of a message whose content does not read as its type's (a location that is not a
@@ -132,7 +133,9 @@ export async function sendMessage(
  * interactive message's `interactive` (`InteractiveMessage`: an `InteractiveObject` of type
  * `button`, reply buttons in `action.buttons`, or `list`, `action.button` and `action.sections`;
  * Meta's "Interactive reply buttons messages" and "Interactive list messages" pages), which is the
- * content as lib/interactive.ts `interactiveOf` reads it, unchanged: the stored shape is Meta's.
+ * content as lib/interactive.ts `interactiveOf` reads it, unchanged: the stored shape is Meta's;
+ * contact cards' `contacts` (`ContactsMessage`, an array of `ContactObject`), the cards as
+ * lib/contact-cards.ts `contactCardsOf` reads them, unchanged too.
  * A reply adds `context: { message_id }` (the quoted wamid); a reaction is `reaction: {
  * message_id, emoji }` (`ReactionMessage`; an empty emoji takes the reaction off). Null for a type
  * with no body here (`interactive_reply`, a contact's tap, which is never sent).
@@ -142,7 +145,8 @@ export async function sendMessage(
  * "Business-scoped user IDs", "Messages API requests add recipient"; with both, `to` would win
  * (https://dualhook.com/docs/contacts-bsuid-api-changes), so exactly one is sent.
  * @throws Error when a location's content is not the JSON of a `Location` (lib/location.ts
- *   `locationOf`), or an interactive message's not the JSON of an `Interactive` (`interactiveOf`).
+ *   `locationOf`), or an interactive message's not the JSON of an `Interactive` (`interactiveOf`),
+ *   or a contacts message's not cards' (`contactCardsOf`).
  */
 export function messageBody(message: OutboundMessage, mediaUrl: string): Record<string, unknown> | null {
   const base = {
@@ -165,6 +169,7 @@ export function messageBody(message: OutboundMessage, mediaUrl: string): Record<
   if (message.type === "template") return { ...base, template: templateObject(message.content) };
   if (message.type === "location") return { ...base, location: locationObject(locationOf(message.content)) };
   if (message.type === "interactive") return { ...base, interactive: interactiveOf(message.content) };
+  if (message.type === "contacts") return { ...base, contacts: contactCardsOf(message.content) };
   if (!MEDIA_TYPES.includes(message.type)) return null;
   const media: Record<string, string> = { link: mediaUrl };
   if (message.type !== "audio" && message.content) media.caption = message.content;

@@ -1,9 +1,11 @@
 import { z } from "zod";
+import { contactCardsLabel } from "../../lib/contact-cards";
 import { type ContactIdentity, LID_PATTERN } from "../../lib/contact-identity";
 import { hmacSha256Hex, timingSafeEqual } from "../../lib/crypto";
 import type { InteractiveReply } from "../../lib/interactive";
 import { type Location, LocationSchema, locationLabel, MAX_LOCATION_TEXT } from "../../lib/location";
 import type { MessagePayload } from "../../lib/message-payload";
+import { cardOfVcard } from "../../lib/vcard";
 import type { MessageType } from "../../messages/types";
 import type { AckStatus, GatewayEvent, GatewayEventBatch } from "../gateway";
 import { phoneOfJid } from "../jid";
@@ -77,6 +79,8 @@ const Envelope = z.object({
  *   `contextInfo.stanzaId` (the quoted message's id) in `quotedIds`; `locationMessage` and
  *   `liveLocationMessage` → `location` with `payload: { location }` ({@link receivedLocation}), its
  *   name (else its address, else null) as content (lib/location.ts `locationLabel`), no media;
+ *   `contactMessage` and `contactsArrayMessage` → `contacts` with `payload: { contacts }` (each
+ *   vCard read by lib/vcard.ts `cardOfVcard`), their names as content, no media;
  *   a contact's tap on reply buttons or choice from a list → `interactive_reply` ({@link tapOf}),
  *   the button's or row's title as content, `payload: { interactive_reply }`, and the tapped
  *   message's id in `quotedIds` ({@link quotedIdOf}).
@@ -297,6 +301,17 @@ const SentList = z
   .nullish()
   .catch(null);
 
+/**
+ * Baileys' `ContactMessage` (WAProto.proto of WhiskeySockets/Baileys): `displayName`, the name
+ * WhatsApp shows, and `vcard`, the card (vCard 3.0, read by lib/vcard.ts `cardOfVcard`). A
+ * `contactsArrayMessage` holds several; Evolution's `contactMessage` sends one card as a
+ * `contactMessage` and more as a `contactsArrayMessage` (whatsapp.baileys.service.ts).
+ */
+const ContactMessage = z
+  .object({ displayName: z.string().nullish(), vcard: z.string().nullish() })
+  .nullish()
+  .catch(null);
+
 const UpsertedMessage = z.object({
   key: z.object({
     id: z.string().min(1),
@@ -339,6 +354,11 @@ const UpsertedMessage = z.object({
       interactiveResponseMessage: InteractiveResponse,
       interactiveMessage: SentButtons,
       listMessage: SentList,
+      contactMessage: ContactMessage,
+      contactsArrayMessage: z
+        .object({ contacts: z.array(ContactMessage).nullish() })
+        .nullish()
+        .catch(null),
     })
     .nullish(),
   /**
@@ -483,6 +503,17 @@ export function contentOf({ messageType, message }: Pick<Upserted, "messageType"
         messageType === "locationMessage" ? message?.locationMessage : message?.liveLocationMessage,
       );
       return location && { messageType: "location", content: locationLabel(location), payload: { location } };
+    }
+    case "contactMessage":
+    case "contactsArrayMessage": {
+      const shared =
+        messageType === "contactMessage"
+          ? [message?.contactMessage]
+          : (message?.contactsArrayMessage?.contacts ?? []);
+      const cards = shared.flatMap((c) => (c?.vcard ? (cardOfVcard(c.vcard, c.displayName) ?? []) : []));
+      return cards.length > 0
+        ? { messageType: "contacts", content: contactCardsLabel(cards), payload: { contacts: cards } }
+        : null;
     }
     case "buttonsResponseMessage": {
       const tap = message?.buttonsResponseMessage;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { contactCardsLabel, contactCardsOf } from "../../lib/contact-cards";
 import { type Interactive, interactiveOf } from "../../lib/interactive";
 import { type Location, locationOf } from "../../lib/location";
 import type { LookupResult, SentQuery } from "../gateway";
@@ -119,7 +120,21 @@ function sameMessage(record: z.output<typeof StoredMessage>, query: SentQuery): 
   const content = contentOf(record);
   if (!content || content.messageType !== query.type) return false;
   if (query.type === "location") return samePlace(content.payload?.location, query.content);
+  if (query.type === "contacts") return sameNames(content.content, query.content);
   return query.type === "audio" || (content.content ?? null) === (query.content || null);
+}
+
+/**
+ * Whether `stored`, the names of stored cards (events.ts `contentOf`), are those of the cards
+ * `sent` (the JSON of lib/contact-cards.ts `ContactCard`s): Evolution writes each card's vCard
+ * from its `fullName` (send.ts `contactsCall`), so its `FN` is the card's formatted name.
+ */
+function sameNames(stored: string | null, sent: string | null): boolean {
+  try {
+    return stored === contactCardsLabel(contactCardsOf(sent));
+  } catch {
+    return false;
+  }
 }
 
 /** Whether `stored` is the location `sent` (the JSON of a lib/location.ts `Location`) names. */

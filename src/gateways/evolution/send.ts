@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { type ContactCard, contactCardsOf } from "../../lib/contact-cards";
 import { type Interactive, interactiveOf } from "../../lib/interactive";
 import { type Location, locationOf } from "../../lib/location";
 import type { MediaLinkSigner } from "../../media/link";
@@ -43,7 +44,7 @@ const SentMessage = z.object({ key: z.object({ id: z.string().min(1) }) });
  * sends to as that JID with no number lookup (recipient.ts `numberOf`). A location → `POST
  * /message/sendLocation/{instance}` ({@link locationCall}); reply buttons → `POST
  * /message/sendButtons/{instance}` ({@link buttonsCall}); a list → `POST /message/sendList/{instance}`
- * ({@link listCall}).
+ * ({@link listCall}); contact cards → `POST /message/sendContact/{instance}` ({@link contactsCall}).
  *
  * `messageId` is `message.clientMessageId`, a top-level field of every send body (`Metadata` in
  * sendMessage.dto.ts; the v2 bodies are flat, there is no `options` object): `textMessage` and
@@ -85,12 +86,14 @@ export async function sendMessage(
   if (message.type === "template" || message.type === "interactive_reply")
     return { outcome: "rejected", reason: "not_supported_by_gateway", retryable: false };
   let call: { path: string; body: object } | null;
-  if (message.type === "location" || message.type === "interactive") {
+  if (message.type === "location" || message.type === "interactive" || message.type === "contacts") {
     try {
       call =
         message.type === "location"
           ? locationCall(sessionId, message, locationOf(message.content))
-          : interactiveCall(sessionId, message, interactiveOf(message.content));
+          : message.type === "contacts"
+            ? contactsCall(sessionId, message, contactCardsOf(message.content))
+            : interactiveCall(sessionId, message, interactiveOf(message.content));
     } catch (error) {
       return { outcome: "rejected", reason: `${CONTENT_UNREADABLE}: ${String(error)}`, retryable: false };
     }
@@ -117,7 +120,57 @@ export async function sendMessage(
 }
 
 /** The message types whose send makes Evolution fetch no media. */
-const FETCHES_NOTHING: ReadonlySet<OutboundMessage["type"]> = new Set(["text", "location", "interactive"]);
+const FETCHES_NOTHING: ReadonlySet<OutboundMessage["type"]> = new Set([
+  "text",
+  "location",
+  "interactive",
+  "contacts",
+]);
+
+/**
+ * The path and body that send contact cards to `message.to`: `POST /message/sendContact/{instance}`
+ * `{ number, contact: [{ fullName, phoneNumber, wuid?, organization?, email?, url? }], messageId }`
+ * (`SendContactDto`, `contactMessageSchema`: `fullName` and `phoneNumber` required, `phoneNumber`
+ * of 10 characters at least, `wuid` digits of 10 at least). The channel's `contactMessage` writes
+ * each card's vCard itself from these fields, so a card travels with its formatted name, its
+ * first phone (`wuid` its `wa_id`, else the phone's digits when there are 10 or more; without
+ * one Evolution makes one of the phone), its company, and its first email and URL: the rest of a
+ * card (more phones, emails and URLs, name parts, department, title) does not reach the contact
+ * on Evolution (README, Sending messages → Contact cards). `contactMessage` hands on no options
+ * (`sendMessageWithTyping(number, message, {})`), so neither `messageId` nor `quoted` is honoured:
+ * the message gets an id of Baileys' choosing, found by lookup.ts by the chat, the time and the
+ * names, and a reply goes without its quote. `messageId` is still sent, as every send's.
+ */
+function contactsCall(
+  sessionId: string,
+  message: OutboundMessage,
+  cards: ContactCard[],
+): { path: string; body: object } {
+  return {
+    path: `/message/sendContact/${sessionId}`,
+    body: {
+      number: numberOf(message.to),
+      contact: cards.map(contactFields),
+      messageId: message.clientMessageId,
+    },
+  };
+}
+
+/** One card's `contactMessageSchema` item, as {@link contactsCall} describes. */
+function contactFields(card: ContactCard): Record<string, string> {
+  const [phone] = card.phones;
+  const digits = (phone?.phone ?? "").replace(/\D/g, "");
+  const wuid = phone?.wa_id ?? (digits.length >= 10 ? digits : undefined);
+  const fields: Record<string, string | undefined> = {
+    fullName: card.name.formatted_name,
+    phoneNumber: phone?.phone ?? "",
+    wuid,
+    organization: card.org?.company,
+    email: card.emails?.[0]?.email,
+    url: card.urls?.[0]?.url,
+  };
+  return Object.fromEntries(Object.entries(fields).filter((entry): entry is [string, string] => !!entry[1]));
+}
 
 /**
  * The quoted message's Baileys key of a reply (`Quoted.key` of `Metadata`: `{ id, remoteJid,

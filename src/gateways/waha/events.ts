@@ -1,7 +1,9 @@
 import { z } from "zod";
+import { contactCardsLabel } from "../../lib/contact-cards";
 import type { ContactIdentity } from "../../lib/contact-identity";
 import { hmacHex, timingSafeEqual } from "../../lib/crypto";
 import { locationLabel } from "../../lib/location";
+import { cardOfVcard } from "../../lib/vcard";
 import type { GatewayEvent, GatewayEventBatch, OutboundMessage } from "../gateway";
 import { lidOfJid, phoneOfJid } from "../jid";
 import { wahaLocation } from "./location";
@@ -52,6 +54,8 @@ const MessagePayload = z.looseObject({
   replyTo: z.looseObject({ id: z.string().min(1) }).nullish(),
   /** A location message's point and place (`WALocation`, location.ts); null when it is none. */
   location: z.unknown().transform(wahaLocation).optional(),
+  /** `vCards`: "List of vCards contained in the message" (a contact message's cards). */
+  vCards: z.array(z.string()).nullish().catch(null),
 });
 
 /** `message.reaction` payload (`WAMessageReaction`): the reactor's chat and `reaction: { text, messageId }`. */
@@ -59,6 +63,29 @@ const ReactionPayload = z.looseObject({
   from: z.string(),
   fromMe: z.boolean(),
   reaction: z.looseObject({ text: z.string(), messageId: z.string().min(1) }),
+});
+
+/**
+ * `message.edited` payload (`WAMessageEditedBody`, WAHA's OpenAPI document, devlikeapro/waha-docs
+ * static/swagger/openapi.json): the edit itself as a `WAMessage` (`id` is the edit's own id, not
+ * the edited message's), `from` its chat, `fromMe`, `body` the new text, and `editedMessageId`, the
+ * edited message's own id "in format `{messageId}`, without `chatId`" ("Events → message.edited").
+ */
+const EditedPayload = z.looseObject({
+  from: z.string(),
+  fromMe: z.boolean(),
+  body: z.string(),
+  editedMessageId: z.string().min(1),
+});
+
+/**
+ * `message.revoked` payload (`WAMessageRevokedBody`): `after`, the revoke itself as a `WAMessage`
+ * (its `from` and `fromMe` say whose chat and who), `revokedMessageId`, the deleted message's own
+ * id without chat, and `before` ("null in most cases", unread) ("Events → message.revoked").
+ */
+const RevokedPayload = z.looseObject({
+  revokedMessageId: z.string().min(1),
+  after: z.looseObject({ from: z.string(), fromMe: z.boolean() }),
 });
 
 /**
@@ -89,7 +116,9 @@ export async function verifyWahaSignature(
  * - `message` not `fromMe` from a user (`@c.us` or `@lid`; groups, broadcasts, channels are
  *   skipped) → `incoming` from {@link senderOf}: a `location` when its `location` (`WALocation`)
  *   is a point on the map (location.ts `wahaLocation`), its name (else its address) as content and
- *   the point, as numbers, with its name, address and url as `payload.location`; else, a location
+ *   the point, as numbers, with its name, address and url as `payload.location`; `contacts` when
+ *   its `vCards` hold cards (each read by lib/vcard.ts `cardOfVcard`), their names as content and
+ *   the cards as `payload.contacts`; else, a location
  *   without readable coordinates included, as any other message: text unless `hasMedia`, then by
  *   `media.mimetype` image/video/audio, else document; the body (caption for media). Never a
  *   `mediaUrl`: WAHA's `media.url` points at WAHA itself (`/api/files/…`, behind its API key), so
@@ -102,6 +131,11 @@ export async function verifyWahaSignature(
  *   serialised id) with `reaction.text` as the emoji ("" when taken off), at the envelope's time.
  *   A reaction from a `@lid` chat is skipped: the event names its contact by number, and
  *   `WAMessageReaction` carries none for a LID.
+ * - `message.edited` not `fromMe` from a user ({@link senderOf}) → `edited` of the message
+ *   `false_<from>_<editedMessageId>` (its serialised id as the `message` event gave it: the
+ *   contact's own message in that chat) with `body` as the new text, at the envelope's time.
+ * - `message.revoked` whose `after` is not `fromMe`, from a user → `revoked` of
+ *   `false_<after.from>_<revokedMessageId>`, at the envelope's time.
  * - Any other event: a batch without events.
  *
  * Answers null for a body that is not a WAHA envelope, or a known event whose payload lacks the
@@ -148,15 +182,27 @@ function eventsOf(
         ? { media: { mimetype: message.media?.mimetype ?? null, ...(ref ? { ref } : {}) } }
         : {};
       const location = message.location;
+      const cards = (message.vCards ?? []).flatMap((vcard) => cardOfVcard(vcard) ?? []);
+      const kind = location
+        ? { messageType: "location" as const, content: locationLabel(location), payload: { location } }
+        : cards.length > 0
+          ? {
+              messageType: "contacts" as const,
+              content: contactCardsLabel(cards),
+              payload: { contacts: cards },
+            }
+          : {
+              messageType: message.hasMedia ? mediaType(message.media?.mimetype) : ("text" as const),
+              content: message.body || null,
+              ...media,
+            };
       return [
         {
           type: "incoming",
           providerMessageId: message.id,
           from,
-          messageType: location ? "location" : message.hasMedia ? mediaType(message.media?.mimetype) : "text",
-          content: location ? locationLabel(location) : message.body || null,
+          ...kind,
           mediaUrl: null,
-          ...(location ? { payload: { location } } : media),
           // The quoted message is of this chat, ours or theirs: its serialised id is one of these.
           ...(message.replyTo
             ? {
@@ -179,6 +225,24 @@ function eventsOf(
       const from = phoneOfJid(chat);
       if (fromMe || !from) return [];
       return [{ type: "reaction", providerMessageId: reaction.messageId, from, emoji: reaction.text, at }];
+    }
+    case "message.edited": {
+      const parsed = EditedPayload.safeParse(payload);
+      if (!parsed.success) return null;
+      const { from: chat, fromMe, body, editedMessageId } = parsed.data;
+      const from = senderOf(chat, null);
+      if (fromMe || !from) return [];
+      return [
+        { type: "edited", providerMessageId: `false_${chat}_${editedMessageId}`, from, content: body, at },
+      ];
+    }
+    case "message.revoked": {
+      const parsed = RevokedPayload.safeParse(payload);
+      if (!parsed.success) return null;
+      const { after, revokedMessageId } = parsed.data;
+      const from = senderOf(after.from, null);
+      if (after.fromMe || !from) return [];
+      return [{ type: "revoked", providerMessageId: `false_${after.from}_${revokedMessageId}`, from, at }];
     }
     default:
       return [];

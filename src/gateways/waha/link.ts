@@ -21,8 +21,18 @@ const QrValue = z.looseObject({ value: z.string().min(1) });
 /** `POST /api/{session}/auth/request-code` → `{ code: "ABCD-ABCD" }` ("Sessions → Get pairing code"). */
 const PairingCode = z.looseObject({ code: z.string().min(1) });
 
-/** Events the session's webhook subscribes to (parsed by events.ts). */
-const WEBHOOK_EVENTS = ["session.status", "message", "message.ack", "message.reaction"];
+/**
+ * Events the session's webhook subscribes to (parsed by events.ts): WAHA posts a webhook the events
+ * its `events` lists ("Events → Session webhooks"), so contacts' edits and deletes are listed too.
+ */
+const WEBHOOK_EVENTS = [
+  "session.status",
+  "message",
+  "message.ack",
+  "message.reaction",
+  "message.edited",
+  "message.revoked",
+];
 
 /** How long create/start wait for a session to leave STARTING: `polls` reads, `intervalMs` apart. */
 export interface StartWait {

@@ -1,5 +1,7 @@
 import { z } from "zod";
+import { contactCardsOf } from "../../lib/contact-cards";
 import { readLocation } from "../../lib/location";
+import { cardOfVcard } from "../../lib/vcard";
 import type { LookupResult, SentQuery } from "../gateway";
 import { type GatewayHttp, gatewayRequest } from "../http";
 import { wahaLocation } from "./location";
@@ -23,6 +25,8 @@ const ListedMessage = z.looseObject({
   hasMedia: z.boolean().nullish(),
   /** `WALocation` (location.ts `wahaLocation`); one without readable coordinates is read as none. */
   location: z.unknown().transform(wahaLocation).optional(),
+  /** `vCards`: a contact message's cards. */
+  vCards: z.array(z.string()).nullish().catch(null),
 });
 
 /** Messages asked for per call (`limit`, required). */
@@ -41,7 +45,8 @@ const MAX_PAGES = 10;
  *    under the id we gave (send.ts);
  * 2. else the first one (oldest) with the same content: text → no media and `body` equal to the
  *    text; media → `hasMedia` and `body` equal to the caption (empty when none); a location → its
- *    `location` (`WALocation`, coordinates as strings) at the same point. WAHA's
+ *    `location` (`WALocation`, coordinates as strings) at the same point; contact cards → `vCards`
+ *    of the same names ({@link sameCards}). WAHA's
  *    `WAMessage` carries no media type unless media are downloaded, so an image and a video with
  *    the same caption to one chat in the window cannot be told apart, nor two identical texts
  *    on engines that ignore our id.
@@ -93,6 +98,24 @@ export async function lookupMessage(
   }
 }
 
+/**
+ * Whether `vcards` are the cards `sent` (the JSON of lib/contact-cards.ts `ContactCard`s) as
+ * send.ts wrote them: the same formatted names, in order (lib/vcard.ts `cardOfVcard` reads `FN`).
+ */
+function sameCards(vcards: string[], sent: string | null): boolean {
+  try {
+    const names = vcards.map((vcard) => cardOfVcard(vcard)?.name.formatted_name);
+    return (
+      names.join("\n") ===
+      contactCardsOf(sent)
+        .map((card) => card.name.formatted_name)
+        .join("\n")
+    );
+  } catch {
+    return false;
+  }
+}
+
 /** Our message with the content of `query` (see {@link lookupMessage}). */
 function sameMessage(message: z.output<typeof ListedMessage>, query: SentQuery): boolean {
   if (query.type === "location") {
@@ -103,6 +126,7 @@ function sameMessage(message: z.output<typeof ListedMessage>, query: SentQuery):
       message.location?.longitude === sent.longitude
     );
   }
+  if (query.type === "contacts") return sameCards(message.vCards ?? [], query.content);
   const body = message.body ?? "";
   if (query.type === "text") return !message.hasMedia && body === (query.content ?? "");
   return message.hasMedia === true && body === (query.type === "audio" ? "" : (query.content ?? ""));

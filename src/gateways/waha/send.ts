@@ -1,6 +1,8 @@
 import { z } from "zod";
+import { type ContactCard, contactCardsOf } from "../../lib/contact-cards";
 import { userIdKind } from "../../lib/contact-identity";
 import { type Location, readLocation } from "../../lib/location";
+import { vcardOf } from "../../lib/vcard";
 import type { MediaLinkSigner } from "../../media/link";
 import type { OutboundMessage, SendOutcome } from "../gateway";
 import { type GatewayHttp, gatewayRequest, notSent, sendFailure } from "../http";
@@ -47,7 +49,8 @@ const SentMessageId = z.union([
 
 /**
  * Sends one message from session `sessionId` ("Send messages → Send Text / Image / Voice / Video /
- * File / Location"; a location by {@link locationBody}), to a number or a LID ({@link chatIdOf}). WAHA accepts a message to a number that is not on the network (NOWEB answers it
+ * File / Location / Contact (vcard)"; a location by {@link locationBody}, contact cards by
+ * {@link contactsBody}), to a number or a LID ({@link chatIdOf}). WAHA accepts a message to a number that is not on the network (NOWEB answers it
  * `PENDING`; devlikeapro/waha#569), so the number is first looked up with `GET
  * /api/contacts/check-exists` — the lookup WAHA's maintainers point to, and the one the docs
  * require anyway for Brazilian numbers, whose chat id may differ from the digits ("Contacts →
@@ -70,12 +73,12 @@ export async function sendMessage(
   if (message.type === "template" || message.type === "interactive" || message.type === "interactive_reply")
     return { outcome: "rejected", reason: "not_supported_by_gateway", retryable: false };
   if (message.type === "reaction") return sendReaction(http, sessionId, message);
+  const fetchless = FETCHLESS_TYPES.includes(message.type);
   const mediaUrl = await mediaLinkOf(links, message);
-  if (message.type !== "text" && message.type !== "location" && !mediaUrl)
-    return { outcome: "rejected", reason: MEDIA_NOT_STORED, retryable: false };
-  const location = message.type === "location" ? readLocation(message.content) : null;
-  if (message.type === "location" && !location)
-    return { outcome: "rejected", reason: "content_unreadable", retryable: false };
+  if (!fetchless && !mediaUrl) return { outcome: "rejected", reason: MEDIA_NOT_STORED, retryable: false };
+  const structured = structuredBody(message);
+  const body = structured === undefined ? sendBody(message, mediaUrl ?? "") : structured;
+  if (!body) return { outcome: "rejected", reason: "content_unreadable", retryable: false };
   let chatId: string | null;
   try {
     chatId = await chatIdOf(http, sessionId, message.to);
@@ -88,13 +91,9 @@ export async function sendMessage(
     const providerMessageId = await gatewayRequest(http, {
       method: "POST",
       path: SEND_PATHS[message.type],
-      body: {
-        session: sessionId,
-        chatId,
-        ...(location ? locationBody(message, location) : sendBody(message, mediaUrl ?? "")),
-      },
+      body: { session: sessionId, chatId, ...body },
       schema: SentMessageId,
-      timeoutMs: message.type === "text" || message.type === "location" ? undefined : http.mediaTimeoutMs,
+      timeoutMs: fetchless ? undefined : http.mediaTimeoutMs,
     });
     return { outcome: "accepted", providerMessageId };
   } catch (error) {
@@ -184,7 +183,45 @@ const SEND_PATHS: Record<
   audio: "/api/sendVoice",
   document: "/api/sendFile",
   location: "/api/sendLocation",
+  contacts: "/api/sendContactVcard",
 };
+
+/** The types whose send makes WAHA fetch no media: the ordinary timeout serves. */
+const FETCHLESS_TYPES: readonly OutboundMessage["type"][] = ["text", "location", "contacts"];
+
+/**
+ * The type-specific body of a location ({@link locationBody}) or contact cards ({@link
+ * contactsBody}), read from the message's content; null when the content does not read as its
+ * type's (sent nowhere: `content_unreadable`); undefined for other types, which {@link sendBody}
+ * builds.
+ */
+function structuredBody(message: OutboundMessage): Record<string, unknown> | null | undefined {
+  if (message.type === "location") {
+    const location = readLocation(message.content);
+    return location ? locationBody(message, location) : null;
+  }
+  if (message.type !== "contacts") return undefined;
+  try {
+    return contactsBody(message, contactCardsOf(message.content));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The body of `POST /api/sendContactVcard` beside `session` and `chatId` (WAHA's OpenAPI document,
+ * `MessageContactVcardRequest`: `contacts` items `VCardContact { vcard }` or `Contact`, `id`
+ * "Pre-generated message id", `reply_to`; "Send messages → Send contact (vcard)"): each card as a
+ * `VCardContact`, its vCard written by lib/vcard.ts `vcardOf`, so every phone, email and URL of it
+ * travels (the structured `Contact` takes one phone). `id` is our client message id, as for a text.
+ */
+function contactsBody(message: OutboundMessage, cards: ContactCard[]): Record<string, unknown> {
+  return {
+    contacts: cards.map((card) => ({ vcard: vcardOf(card) })),
+    id: message.clientMessageId,
+    ...(message.replyTo ? { reply_to: message.replyTo.providerMessageId } : {}),
+  };
+}
 
 /**
  * The body of `POST /api/sendLocation` beside `session` and `chatId` (WAHA's OpenAPI document,

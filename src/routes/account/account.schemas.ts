@@ -34,6 +34,7 @@ export const AccountSchema = z
         template: 998,
         location: 998,
         interactive: 998,
+        contacts: 998,
       },
     }),
     low_balance_threshold: z.number().nullable().openapi({
@@ -52,6 +53,7 @@ export const AccountSchema = z
         template: 0.01,
         location: 0.01,
         interactive: 0.01,
+        contacts: 0.01,
       },
     }),
     message_retention_days: z.int().openapi({

@@ -93,11 +93,13 @@ export const MessageReactionSchema = z
   })
   .openapi("MessageReaction");
 
-/** `data` of a `message.edited` event (src/chat-actions/edit.ts). */
+/** `data` of a `message.edited` event (src/messages/edits.ts `writeEdit`). */
 const MessageEditedSchema = z
   .object({
     message_id: z.uuid().openapi({ description: "The message edited." }),
-    session_id: z.uuid().openapi({ description: "The session that sent and edited it." }),
+    session_id: z.uuid().openapi({
+      description: "The session the message is on: it sent it, or the contact who edited it sent it there.",
+    }),
     content: z.string().openapi({ description: "The text it now has." }),
     previous_content: z.string().nullable().openapi({ description: "The text it had before this edit." }),
     edited_at: z

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { ListQuery } from "../../db/queries/message-list";
+import { ContactCardsSendSchema } from "../../lib/contact-cards";
 import { InteractiveSchema } from "../../lib/interactive";
 import { LocationSchema } from "../../lib/location";
 import { mediaUrlProblem } from "../../lib/media-url";
@@ -37,6 +38,12 @@ export const MEDIA_URL_DESCRIPTION =
 /** Length in characters (Unicode code points), not UTF-16 code units: an emoji counts once. */
 const characters = (value: string) => [...value].length;
 
+/**
+ * The types whose object travels in a send's field of the same name (`template`, `location` …),
+ * as the Cloud API's message object carries it, and never in `content` or `media_url`.
+ */
+const OWN_FIELD_TYPES = ["reaction", "template", "location", "interactive", "contacts"] as const;
+
 /** The refinement context of a zod `superRefine`. */
 type RefineContext = z.core.$RefinementCtx;
 
@@ -53,13 +60,8 @@ export function checkContent(
 ): void {
   const content = body.content ?? null;
   const length = content === null ? 0 : characters(content);
-  if (
-    body.type === "reaction" ||
-    body.type === "template" ||
-    body.type === "location" ||
-    body.type === "interactive"
-  ) {
-    // What these carry travels in their own field (`reaction`, `template`, `location`, `interactive`).
+  if (OWN_FIELD_TYPES.some((type) => type === body.type)) {
+    // What these carry travels in their own field (OWN_FIELD_TYPES).
     if (content !== null)
       ctx.addIssue({ code: "custom", path: ["content"], message: `not allowed for ${body.type}` });
     if (body.media_url != null)
@@ -232,6 +234,10 @@ export const SendBody = z
       description:
         "For `location`: the point (`latitude`, `longitude` in decimal degrees) and, optionally, the place's `name` and `address` (each ≤ 1,000 characters). Stored in `metadata.location`; `content` shows the name (else the address). Priced `PRICE_LOCATION`.",
     }),
+    contacts: ContactCardsSendSchema.optional().openapi({
+      description:
+        "For `contacts`: 1–5 contact cards in the Cloud API's `contacts` shape (README, Sending messages → Contact cards): each a `name` with its `formatted_name`, at least one of `phones` (`wa_id`, the number's WhatsApp id, adds a Message button), and optionally `emails`, `org` and `urls`; `type` of a phone, email or URL is `HOME` or `WORK`. Linked devices receive them as vCards. Stored in `metadata.contacts`; `content` shows the names. Priced `PRICE_CONTACTS`.",
+    }),
     interactive: InteractiveSchema.optional().openapi({
       description:
         'For `interactive`: reply buttons (`type: "button"`, 1–3 buttons) or a list (`type: "list"`, up to 10 rows in up to 10 sections), in the Cloud API\'s `interactive` shape and limits (README, Sending messages → Buttons and lists). A contact\'s tap arrives as an incoming `interactive_reply` message whose `reply_to` is this one. A kind the session\'s gateway cannot send: 422 `type_not_supported_by_gateway`, before any charge. Priced `PRICE_INTERACTIVE`.',
@@ -260,22 +266,13 @@ export const SendBody = z
         ctx.addIssue({ code: "custom", path: ["to_number", index], message: "invalid phone number" });
     });
     checkContent(body, ctx);
-    if (body.type === "template" && !body.template)
-      ctx.addIssue({ code: "custom", path: ["template"], message: "required for template" });
-    if (body.type !== "template" && body.template)
-      ctx.addIssue({ code: "custom", path: ["template"], message: "only for template" });
-    if (body.type === "interactive" && !body.interactive)
-      ctx.addIssue({ code: "custom", path: ["interactive"], message: "required for interactive" });
-    if (body.type !== "interactive" && body.interactive)
-      ctx.addIssue({ code: "custom", path: ["interactive"], message: "only for interactive" });
-    if (body.type === "location" && !body.location)
-      ctx.addIssue({ code: "custom", path: ["location"], message: "required for location" });
-    if (body.type !== "location" && body.location)
-      ctx.addIssue({ code: "custom", path: ["location"], message: "only for location" });
-    if (body.type === "reaction" && !body.reaction)
-      ctx.addIssue({ code: "custom", path: ["reaction"], message: "required for reaction" });
-    if (body.type !== "reaction" && body.reaction)
-      ctx.addIssue({ code: "custom", path: ["reaction"], message: "only for reaction" });
+    // Each structured type's object travels in the field named after it, and only there.
+    for (const type of OWN_FIELD_TYPES) {
+      if (body.type === type && !body[type])
+        ctx.addIssue({ code: "custom", path: [type], message: `required for ${type}` });
+      if (body.type !== type && body[type])
+        ctx.addIssue({ code: "custom", path: [type], message: `only for ${type}` });
+    }
     if (body.type === "reaction" && body.reply_to != null)
       ctx.addIssue({
         code: "custom",

@@ -9,6 +9,7 @@ import { findSession, sessionById } from "../../db/queries/sessions";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { providerIdOf, sessionOfPairToken } from "../../gateways/sandbox";
+import { contactCardsLabel, contactCardsOf } from "../../lib/contact-cards";
 import { capabilitiesOf } from "../../lib/gateway-kinds";
 import { choicesOf, type InteractiveReply, interactiveOf } from "../../lib/interactive";
 import { locationLabel, locationOf } from "../../lib/location";
@@ -144,9 +145,21 @@ export const inbound: RouteHandler<typeof routes.inbound, AppEnv> = async (c) =>
     },
     toNumber: session.phoneNumber ?? session.sessionId,
     type: body.type,
-    content: tap ? tap.title : body.location ? locationLabel(body.location) : (body.content ?? null),
+    content: tap
+      ? tap.title
+      : body.location
+        ? locationLabel(body.location)
+        : body.contacts
+          ? contactCardsLabel(body.contacts)
+          : (body.content ?? null),
     mediaUrl: body.media_url ?? null,
-    payload: tap ? { interactive_reply: tap } : body.location ? { location: body.location } : undefined,
+    payload: tap
+      ? { interactive_reply: tap }
+      : body.location
+        ? { location: body.location }
+        : body.contacts
+          ? { contacts: body.contacts }
+          : undefined,
     at: Date.now(),
   };
   const row = await receiveMessage(c.env, incoming);
@@ -194,7 +207,8 @@ export const inboundReaction: RouteHandler<typeof routes.inboundReaction, AppEnv
  * (`•` per digit, README "Hardening"): the phone holds the code in clear, the API never shows it,
  * unless the deployment sets `SANDBOX_SHOW_CODES=true` (local development). A location shows its
  * point and place in `location` and its name or address as `content`; an interactive message its
- * buttons or list in `interactive` and its body's text as `content`.
+ * buttons or list in `interactive` and its body's text as `content`; contact cards in `contacts`,
+ * with their names as `content`.
  */
 export const received: RouteHandler<typeof routes.received, AppEnv> = async (c) => {
   const stub = await ownedSession(c, c.req.valid("param").id);
@@ -212,17 +226,21 @@ export const received: RouteHandler<typeof routes.received, AppEnv> = async (c) 
       data: messages.map((m) => {
         const location = m.type === "location" ? locationOf(m.content) : null;
         const interactive = m.type === "interactive" ? interactiveOf(m.content) : null;
+        const contacts = m.type === "contacts" ? contactCardsOf(m.content) : null;
         return {
           ...m,
           location,
           interactive,
+          contacts,
           content: location
             ? locationLabel(location)
             : interactive
               ? interactive.body.text
-              : masked.has(m.message_id)
-                ? (masked.get(m.message_id) ?? null)
-                : m.content,
+              : contacts
+                ? contactCardsLabel(contacts)
+                : masked.has(m.message_id)
+                  ? (masked.get(m.message_id) ?? null)
+                  : m.content,
           received_at: formatTimestamp(m.received_at),
         };
       }),

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ContactCardSchema, ContactCardsSendSchema } from "../../lib/contact-cards";
 import { InteractiveSchema } from "../../lib/interactive";
 import { LocationSchema } from "../../lib/location";
 import { CONTENT_TYPES, STORED_TYPES } from "../../messages/types";
@@ -66,10 +67,13 @@ export const InboundBody = z
       .optional()
       .openapi({ description: "The user's username.", example: "@jane" }),
     name: z.string().min(1).max(128).optional().openapi({ description: "The user's profile name." }),
-    type: z.enum([...CONTENT_TYPES, "location", "interactive_reply"]),
+    type: z.enum([...CONTENT_TYPES, "location", "contacts", "interactive_reply"]),
     content: z.string().min(1).max(4096).nullish(),
     location: LocationSendSchema.optional().openapi({
       description: "For `location`: the point and place shared.",
+    }),
+    contacts: ContactCardsSendSchema.optional().openapi({
+      description: "For `contacts`: the contact cards shared, in a send's `contacts` shape.",
     }),
     interactive_reply: z
       .strictObject({
@@ -132,7 +136,22 @@ export const InboundBody = z
     } else if (body.location) {
       ctx.addIssue({ code: "custom", path: ["location"], message: "only for location" });
     }
-    if (!["text", "location", "interactive_reply"].includes(body.type) && body.media_url == null) {
+    if (body.type === "contacts") {
+      if (!body.contacts)
+        ctx.addIssue({ code: "custom", path: ["contacts"], message: "required for contacts" });
+      if (body.content != null || body.media_url != null)
+        ctx.addIssue({
+          code: "custom",
+          path: ["content"],
+          message: "contact cards carry no content or media",
+        });
+    } else if (body.contacts) {
+      ctx.addIssue({ code: "custom", path: ["contacts"], message: "only for contacts" });
+    }
+    if (
+      !["text", "location", "contacts", "interactive_reply"].includes(body.type) &&
+      body.media_url == null
+    ) {
       ctx.addIssue({ code: "custom", path: ["media_url"], message: `required for ${body.type}` });
     }
   });
@@ -166,6 +185,10 @@ export const ReceivedSchema = z
     interactive: InteractiveSchema.nullable().openapi({
       description: "An `interactive` message's buttons or list.",
     }),
+    contacts: z
+      .array(ContactCardSchema)
+      .nullable()
+      .openapi({ description: "A `contacts` message's cards, as the phone shows them." }),
     reply_to: z
       .uuid()
       .nullable()
