@@ -2177,7 +2177,7 @@ export interface components {
             to_number: string | null;
             contact: components["schemas"]["ContactRef"];
             /** @enum {string} */
-            type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "reaction" | "interactive_reply";
+            type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "sticker" | "reaction" | "interactive_reply";
             /** @description The text or caption; a reaction's emoji ("" when it takes one off); a location's name, else its address (its point is in `metadata.location`). */
             content: string | null;
             /**
@@ -2868,7 +2868,8 @@ export interface components {
              *       "template": 998,
              *       "location": 998,
              *       "interactive": 998,
-             *       "contacts": 998
+             *       "contacts": 998,
+             *       "sticker": 998
              *     }
              */
             remaining_messages: {
@@ -2881,6 +2882,7 @@ export interface components {
                 location: number;
                 interactive: number;
                 contacts: number;
+                sticker: number;
             };
             /**
              * @description Major units: a charge that takes the balance from this or more to below it records `account.balance_low`. Null: no alert.
@@ -2898,7 +2900,8 @@ export interface components {
              *       "template": 0.01,
              *       "location": 0.01,
              *       "interactive": 0.01,
-             *       "contacts": 0.01
+             *       "contacts": 0.01,
+             *       "sticker": 0.01
              *     }
              */
             prices: {
@@ -2911,6 +2914,7 @@ export interface components {
                 location: number;
                 interactive: number;
                 contacts: number;
+                sticker: number;
             };
             /**
              * @description Days a final message stays before the hourly job moves it to an archive (`GET /v1/account/archives`); 0: as soon as it is final. Set by the service's operator.
@@ -3270,7 +3274,7 @@ export interface components {
              * @description `media_unavailable`: why the media cannot be sent (`unreachable`, `http_error`, `redirect_refused`, `too_large`, `wrong_type`, `empty`).
              * @enum {string}
              */
-            reason?: "unreachable" | "http_error" | "redirect_refused" | "too_large" | "wrong_type" | "empty";
+            reason?: "unreachable" | "http_error" | "redirect_refused" | "too_large" | "wrong_type" | "empty" | "not_a_sticker";
             /**
              * @description Field path → messages (validation failures only).
              * @example {
@@ -3561,7 +3565,7 @@ export interface components {
              */
             start: string;
             /** @enum {string} */
-            type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts";
+            type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "sticker";
             /** @description The bucket's messages of this type by their status now (they move as the messages move). */
             counts: {
                 queued: number;
@@ -4239,7 +4243,7 @@ export interface components {
             message_id: string;
             to_number: string;
             /** @enum {string} */
-            type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "reaction" | "interactive_reply";
+            type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "sticker" | "reaction" | "interactive_reply";
             /** @description The text or caption; a location's name or address. */
             content: string | null;
             media_url: string | null;
@@ -6972,7 +6976,7 @@ export interface operations {
                 "filter[user_id]"?: string;
                 "filter[status]"?: "queued" | "sent" | "delivered" | "read" | "failed" | "scheduled";
                 "filter[direction]"?: "incoming" | "outgoing";
-                "filter[type]"?: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "reaction" | "interactive_reply";
+                "filter[type]"?: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "sticker" | "reaction" | "interactive_reply";
                 /** @description The session's uuid or its `session_<id>` name. */
                 session_id?: string;
                 /** @description Messages created at or after this time. */
@@ -7066,7 +7070,7 @@ export interface operations {
                      */
                     to_user_id?: string[];
                     /** @enum {string} */
-                    type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "reaction";
+                    type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "sticker" | "reaction";
                     /** @description Text body (1–4,096 characters) for `text`; optional caption (≤ 1,024) for image, video, document; not allowed for audio or reaction. */
                     content?: string | null;
                     /** @description Public https URL of the media, on port 443, at most 2,048 characters; required for image, video, audio, document. The service fetches it once per send (or campaign), following at most 3 redirects and only within the same host, and stores the file; the gateway gets a link of ours to that copy, never this URL. WhatsApp's limits apply: image ≤ 5 MB (image/jpeg, image/png), video ≤ 16 MB (video/mp4, video/3gpp), audio ≤ 16 MB (audio/aac, audio/amr, audio/mpeg, audio/mp4, audio/ogg), document ≤ 100 MB (PDF, plain text, Word, Excel, PowerPoint). Media that cannot be fetched or break a limit are 422 `media_unavailable`, before anything is charged; nothing is fetched for an account whose balance cannot pay (402 `insufficient_balance`). The copy is deleted once no message can still need it (or `MEDIA_RETENTION_DAYS` after the messages' time; a running campaign keeps it until it ends), and its messages then show `metadata.media_expired_at`. Shown back as given. */
@@ -7246,7 +7250,7 @@ export interface operations {
                                 /** @description The recipient's number (E.164) of an outgoing message, null when it was sent to a user id (`contact.user_id`); the session's number for an incoming one. Once the contact was erased, the keyed hash that stands for them (`erased:…`, README, Erasure). */
                                 to_number: string | null;
                                 /** @enum {string} */
-                                type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "reaction" | "interactive_reply";
+                                type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "sticker" | "reaction" | "interactive_reply";
                                 /** @description The text or caption; a reaction's emoji ("" when it takes one off); a location's name, else its address (its point is in `metadata.location`). */
                                 content: string | null;
                                 /**
@@ -7351,7 +7355,7 @@ export interface operations {
                 "filter[user_id]"?: string;
                 "filter[status]"?: "queued" | "sent" | "delivered" | "read" | "failed" | "scheduled";
                 "filter[direction]"?: "incoming" | "outgoing";
-                "filter[type]"?: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "reaction" | "interactive_reply";
+                "filter[type]"?: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "sticker" | "reaction" | "interactive_reply";
                 /** @description Messages created at or after this time. */
                 time_from?: string;
                 /** @description Messages created at or before this time. */
@@ -11196,7 +11200,7 @@ export interface operations {
                     /** @description The user's profile name. */
                     name?: string;
                     /** @enum {string} */
-                    type: "text" | "image" | "video" | "audio" | "document" | "location" | "contacts" | "interactive_reply";
+                    type: "text" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "contacts" | "interactive_reply";
                     content?: string | null;
                     location?: components["schemas"]["LocationSend"] & unknown;
                     /** @description For `contacts`: the contact cards shared, in a send's `contacts` shape. */
@@ -11902,6 +11906,7 @@ export interface operations {
                     "audio/mpeg": string;
                     "audio/mp4": string;
                     "audio/ogg": string;
+                    "image/webp": string;
                     "text/plain": string;
                     "application/pdf": string;
                     "application/msword": string;

@@ -28,6 +28,7 @@ const PRICES = {
   location: 0.01,
   interactive: 0.01,
   contacts: 0.01,
+  sticker: 0.01,
 };
 
 const patch = (key: string, body: unknown) => call<AccountBody>("PATCH", "/v1/account", { key, body });
@@ -53,6 +54,7 @@ describe("GET /v1/account", () => {
           location: 250,
           interactive: 250,
           contacts: 250,
+          sticker: 250,
         },
         low_balance_threshold: null,
         prices: PRICES,

@@ -237,9 +237,9 @@ describe("POST /v1/chatapp/messages", () => {
     expect((await send(key, text(pendingId), "after-connect")).status).toBe(201);
 
     // A validation failure is the first response of its key as well.
-    const invalid = await send(key, { ...text(session), type: "sticker" }, "invalid-1");
+    const invalid = await send(key, { ...text(session), type: "gif" }, "invalid-1");
     expectProblem(invalid, 422, "validation_failed");
-    const invalidAgain = await send(key, { ...text(session), type: "sticker" }, "invalid-1");
+    const invalidAgain = await send(key, { ...text(session), type: "gif" }, "invalid-1");
     expect(invalidAgain.headers.get("idempotent-replayed")).toBe("true");
     expect(invalidAgain.text).toBe(invalid.text);
   });

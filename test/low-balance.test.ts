@@ -82,6 +82,7 @@ describe("account.balance_low", () => {
           location: 4,
           interactive: 4,
           contacts: 4,
+          sticker: 4,
         },
         low_balance_threshold: 0.05,
         prices: {
@@ -94,6 +95,7 @@ describe("account.balance_low", () => {
           location: 0.01,
           interactive: 0.01,
           contacts: 0.01,
+          sticker: 0.01,
         },
         message_retention_days: 90,
         created_at: expect.stringMatching(TIMESTAMP),

@@ -478,7 +478,7 @@ describe("listing", () => {
       ["an empty filter name", "filter[]=x", "filter[]"],
       ["a bad status", "filter[status]=lost", "filter[status]"],
       ["a bad direction", "filter[direction]=sideways", "filter[direction]"],
-      ["a bad type", "filter[type]=sticker", "filter[type]"],
+      ["a bad type", "filter[type]=gif", "filter[type]"],
       ["a bad to_number", `filter[to_number]=${q("+1415555")}`, "filter[to_number]"],
       [
         "a bad number in a list",
@@ -745,7 +745,16 @@ describe("the list's query in the OpenAPI document", () => {
       "filter[type]": {
         required: false,
         type: "string",
-        enum: [...TYPES, "template", "location", "interactive", "contacts", "reaction", "interactive_reply"],
+        enum: [
+          ...TYPES,
+          "template",
+          "location",
+          "interactive",
+          "contacts",
+          "sticker",
+          "reaction",
+          "interactive_reply",
+        ],
       },
       session_id: {
         required: false,

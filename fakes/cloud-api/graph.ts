@@ -658,6 +658,33 @@ export class FakeGraph {
   }
 
   /**
+   * Queues an incoming sticker (`StickerMessage_1`: `sticker` a media object, `id`, `mime_type`
+   * `image/webp`, `sha256`, with `animated`, which the document requires); returns its wamid. With
+   * `bytes`, the media id is downloadable from the fake, as for {@link queueIncomingImage}.
+   */
+  queueIncomingSticker(message: {
+    phoneNumberId: string;
+    from: string;
+    animated: boolean;
+    bytes?: Uint8Array;
+  }): string {
+    const mediaId = newObjectId();
+    if (message.bytes)
+      this.media.set(mediaId, {
+        bytes: message.bytes,
+        mimeType: "image/webp",
+        phoneNumberId: message.phoneNumberId,
+      });
+    const sticker = {
+      id: mediaId,
+      mime_type: "image/webp",
+      sha256: base64(randomBytes(32)),
+      animated: message.animated,
+    };
+    return this.queueIncomingMessage(message, { type: "sticker", sticker });
+  }
+
+  /**
    * Queues `from`'s (digits) location (`LocationMessage_1`: `location: { latitude, longitude,
    * name, address, url? }`, the coordinates as JSON numbers, `name` and `address` required by the
    * document, `url` when given: "Usually only included for business locations"); returns its wamid.

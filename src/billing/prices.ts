@@ -20,6 +20,7 @@ export function pricesOf(config: Config): Record<SendableType, number> {
     location: config.PRICE_LOCATION,
     interactive: config.PRICE_INTERACTIVE,
     contacts: config.PRICE_CONTACTS,
+    sticker: config.PRICE_STICKER,
   };
 }
 

@@ -25,6 +25,12 @@ export interface GatewayCapabilities {
    */
   sendsInteractive: readonly InteractiveKind[];
   /**
+   * Sends stickers (`type: "sticker"`; README, Sending messages → Stickers). WAHA's API has no
+   * sticker message: a sticker there is refused before any charge (422
+   * `type_not_supported_by_gateway`).
+   */
+  sendsStickers: boolean;
+  /**
    * Deletes a sent message for everyone (`DELETE /v1/chatapp/messages/{id}`; README, Chat
    * actions). The Cloud API cannot: a delete there is 409 `not_supported_by_gateway`.
    */
@@ -73,6 +79,7 @@ const LINKED_DEVICE: GatewayCapabilities = {
   linksByCredentials: false,
   sendsTemplates: false,
   sendsInteractive: [],
+  sendsStickers: true,
   deletesMessages: false,
   editsMessages: false,
   needsServiceWindow: false,
@@ -92,7 +99,7 @@ const GATEWAY_KINDS = {
     editsMessages: true,
     sendsToUserIds: ["bsuid", "lid"],
   },
-  waha: { ...LINKED_DEVICE, deletesMessages: true, editsMessages: true },
+  waha: { ...LINKED_DEVICE, sendsStickers: false, deletesMessages: true, editsMessages: true },
   evolution: { ...LINKED_DEVICE, sendsInteractive: ["button", "list"] },
   cloud_api: {
     ...LINKED_DEVICE,

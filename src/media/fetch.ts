@@ -9,7 +9,8 @@ import { contentTypeEssence, MAX_MEDIA_REDIRECTS, MEDIA_RULES, type MediaType } 
  * - `redirect_refused`: a redirect to another host, another port or scheme, or too many;
  * - `too_large`: over the type's size cap ({@link MEDIA_RULES});
  * - `wrong_type`: a content type the message type does not take;
- * - `empty`: a body of no bytes.
+ * - `empty`: a body of no bytes;
+ * - `not_a_sticker`: a sticker that is not a 512×512 WebP within its size (src/media/sticker.ts).
  */
 export const MEDIA_PROBLEM_REASONS = [
   "unreachable",
@@ -18,6 +19,7 @@ export const MEDIA_PROBLEM_REASONS = [
   "too_large",
   "wrong_type",
   "empty",
+  "not_a_sticker",
 ] as const;
 export type MediaProblemReason = (typeof MEDIA_PROBLEM_REASONS)[number];
 
@@ -108,7 +110,9 @@ export async function openMedia(url: string, type: MediaType, signal: AbortSigna
 
 /** The detail of a `too_large` problem for `type`. */
 export function tooLarge(type: MediaType): string {
-  return `it is larger than ${MEDIA_RULES[type].maxBytes / (1024 * 1024)} MB, the limit for ${type}.`;
+  const max = MEDIA_RULES[type].maxBytes;
+  const limit = max < 1024 * 1024 ? `${max / 1024} KB` : `${max / (1024 * 1024)} MB`;
+  return `it is larger than ${limit}, the limit for ${type}.`;
 }
 
 /** `location` resolved against the URL it came from (RFC 9110 §10.2.2), or null. */

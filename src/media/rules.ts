@@ -4,7 +4,7 @@
  */
 
 /** The message types that carry media. */
-export type MediaType = "image" | "video" | "audio" | "document";
+export type MediaType = "image" | "video" | "audio" | "document" | "sticker";
 
 /** The limits of one media type: its largest size and the content types it takes. */
 export interface MediaRule {
@@ -14,14 +14,16 @@ export interface MediaRule {
   contentTypes: readonly string[];
 }
 
-const MB = 1024 * 1024;
+const KB = 1024;
+const MB = 1024 * KB;
 
 /**
  * The size caps and content types of WhatsApp's "Supported media types" (Meta, WhatsApp Cloud API
  * reference, Media: https://developers.facebook.com/docs/whatsapp/cloud-api/reference/media#supported-media-types):
  * image 5 MB (JPEG, PNG); video 16 MB (MP4, 3GPP: Meta writes `video/3gp`, the registered type is
  * `video/3gpp`, RFC 3839; both are taken); audio 16 MB (AAC, AMR, MP3, MP4 audio, OGG with Opus);
- * document 100 MB (plain text, PDF, Word, Excel, PowerPoint).
+ * document 100 MB (plain text, PDF, Word, Excel, PowerPoint); sticker 500 KB (WebP; an animated
+ * sticker's cap, a static one's 100 KB is checked once its bytes are read: src/media/sticker.ts).
  */
 export const MEDIA_RULES: Record<MediaType, MediaRule> = {
   image: { maxBytes: 5 * MB, contentTypes: ["image/jpeg", "image/png"] },
@@ -30,6 +32,7 @@ export const MEDIA_RULES: Record<MediaType, MediaRule> = {
     maxBytes: 16 * MB,
     contentTypes: ["audio/aac", "audio/amr", "audio/mpeg", "audio/mp4", "audio/ogg"],
   },
+  sticker: { maxBytes: 500 * KB, contentTypes: ["image/webp"] },
   document: {
     maxBytes: 100 * MB,
     contentTypes: [
@@ -44,6 +47,9 @@ export const MEDIA_RULES: Record<MediaType, MediaRule> = {
     ],
   },
 };
+
+/** The message types that carry media, in {@link MEDIA_RULES}' order. */
+export const MEDIA_TYPES = Object.keys(MEDIA_RULES) as MediaType[];
 
 /** Most redirects followed from a `media_url`, each to the same host (src/media/fetch.ts). */
 export const MAX_MEDIA_REDIRECTS = 3;

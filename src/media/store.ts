@@ -2,6 +2,7 @@ import { ApiError } from "../errors";
 import { log } from "../lib/log";
 import { mediaUnavailable, openMedia, tooLarge } from "./fetch";
 import { MEDIA_FETCH_TIMEOUT_MS, MEDIA_RULES, type MediaType } from "./rules";
+import { stickerProblem } from "./sticker";
 
 /** A media file the service holds: its key in the `MEDIA` R2 bucket, content type and size. */
 export interface StoredMedia {
@@ -39,6 +40,7 @@ export async function storeMedia(bucket: R2Bucket, url: string, type: MediaType)
     maxBytes: MEDIA_RULES[type].maxBytes,
     contentType,
     tooLarge: tooLarge(type),
+    ...(type === "sticker" ? { check: stickerProblem } : {}),
   });
   return { key, contentType, bytes };
 }
@@ -59,13 +61,20 @@ export async function discardMedia(bucket: R2Bucket, key: string): Promise<void>
  * `limits.maxBytes` (counted as the bytes arrive) the upload stops and nothing is kept.
  * @returns the number of bytes stored.
  * @throws ApiError `media_unavailable` (`too_large` with `limits.tooLarge` as its detail, `empty`,
- *   `unreachable`); `service_unavailable` when R2 refuses the write.
+ *   `unreachable`, `not_a_sticker` with `limits.check`'s words); `service_unavailable` when R2
+ *   refuses the write.
  */
 export async function uploadBody(
   bucket: R2Bucket,
   key: string,
   response: Response,
-  limits: { maxBytes: number; contentType: string; tooLarge: string },
+  limits: {
+    maxBytes: number;
+    contentType: string;
+    tooLarge: string;
+    /** Why the whole body cannot be sent, or null (a sticker's rules); only for a body within one part. */
+    check?: (body: Uint8Array) => string | null;
+  },
 ): Promise<number> {
   const options = { httpMetadata: { contentType: limits.contentType } };
   const reader = response.body?.getReader();
@@ -99,9 +108,12 @@ export async function uploadBody(
     if (total === 0) throw mediaUnavailable("empty", "its body is empty.");
     if (!multipart) {
       const body = part.subarray(0, filled);
+      const problem = limits.check?.(body);
+      if (problem) throw mediaUnavailable("not_a_sticker", problem);
       await storage(() => bucket.put(key, body, options));
       return total;
     }
+    if (limits.check) throw new Error("a checked body must fit one part");
     const open = multipart;
     if (filled > 0) {
       const last = part.subarray(0, filled);

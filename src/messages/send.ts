@@ -14,6 +14,7 @@ import type { Interactive } from "../lib/interactive";
 import { type Location, locationLabel } from "../lib/location";
 import { log } from "../lib/log";
 import { sendInBatches } from "../lib/queue";
+import { MEDIA_TYPES, type MediaType } from "../media/rules";
 import { discardMedia, type StoredMedia, storeMedia } from "../media/store";
 import { type DispatchRequest, dispatchRequestOf, LANE } from "./dispatch-request";
 import { type MessageMetadata, metadataText } from "./metadata";
@@ -94,7 +95,7 @@ export interface SendResult {
  *   `reply_to_not_sent` (409), `session_limited` (409: a cold recipient on a session the network limits,
  *   src/messages/session-limits.ts), `outside_service_window` (422), `recipient_not_supported` (422: a user id
  *   the gateway or the template cannot reach, messages/recipient-kinds.ts), `type_not_supported_by_gateway`
- *   (422: an interactive kind the gateway does not send), `media_unavailable` (422), `insufficient_balance` (402), `service_unavailable` (503,
+ *   (422: a sticker or an interactive kind the gateway does not send), `media_unavailable` (422), `insufficient_balance` (402), `service_unavailable` (503,
  *   the media could not be stored).
  */
 export async function sendMessages(env: Env, db: Db, request: SendRequest): Promise<SendResult> {
@@ -110,6 +111,7 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
   const gateway = session.gateway ?? config.CHATAPP_GATEWAY;
   // A user id of a kind the gateway cannot send to: a LID on the Cloud API, a BSUID on WAHA.
   requireSupportedRecipients(gatewayRefusals(gateway), request.recipients);
+  requireTypeSent(gateway, request.type);
   const quote = await quoteOf(db, request);
   if (quote) request = { ...request, recipients: [quote.chat] };
   const metadata = withQuote(await payloadMetadata(db, request, gateway), quote);
@@ -193,9 +195,24 @@ function idsInSendOrder(recipients: string[]): { id: string; to: string }[] {
   return recipients.map((to, i) => ({ id: ids[i] ?? crypto.randomUUID(), to }));
 }
 
+/**
+ * Refuses a type the session's gateway does not send at all, before anything is fetched or
+ * charged: a sticker where the gateway has no sticker message (lib/gateway-kinds.ts
+ * `sendsStickers`; WAHA's API has none).
+ * @throws ApiError `type_not_supported_by_gateway` (422) naming `type`.
+ */
+function requireTypeSent(gateway: GatewayKind, type: SendableType): void {
+  if (type === "sticker" && !capabilitiesOf(gateway).sendsStickers)
+    throw new ApiError(
+      "type_not_supported_by_gateway",
+      `The session's gateway (${gateway}) does not send stickers.`,
+      { fields: { type: [`not sent by the ${gateway} gateway`] } },
+    );
+}
+
 /** Whether messages of `type` carry media (`media_url`, fetched and stored once per send). */
-function isMediaType(type: MessageType): type is "image" | "video" | "audio" | "document" {
-  return type === "image" || type === "video" || type === "audio" || type === "document";
+function isMediaType(type: MessageType): type is MediaType {
+  return MEDIA_TYPES.some((media) => media === type);
 }
 
 /**

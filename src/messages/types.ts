@@ -21,13 +21,15 @@ export const CAMPAIGN_TYPES = [
  * type): {@link CAMPAIGN_TYPES}, `location`, a point on the map (README, Sending messages →
  * Locations; lib/location.ts), `interactive`, reply buttons or a list (README, Sending
  * messages → Buttons and lists; lib/interactive.ts), and `contacts`, contact cards (README,
- * Sending messages → Contact cards; lib/contact-cards.ts).
+ * Sending messages → Contact cards; lib/contact-cards.ts), and `sticker`, a WebP sticker by
+ * `media_url` (README, Sending messages → Stickers; src/media/sticker.ts).
  */
 export const MESSAGE_TYPES = [
   ...CAMPAIGN_TYPES,
   "location",
   "interactive",
   "contacts",
+  "sticker",
 ] as const satisfies readonly MessageType[];
 
 /**

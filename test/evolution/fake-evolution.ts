@@ -113,6 +113,9 @@ const SEND_FIELDS: Record<string, SendFields> = {
     required: ["number", "mediatype", "media"],
   },
   sendWhatsAppAudio: { allowed: [...METADATA, "audio"], required: ["number", "audio"] },
+  // `SendStickerDto` / `stickerMessageSchema`: `number` required, `sticker` a string (a URL or
+  // base64); `mediaSticker` hands on no `messageId`.
+  sendSticker: { allowed: [...METADATA, "sticker"], required: ["number", "sticker"], relaysMessageId: false },
   // `SendLocationDto` / `locationMessageSchema`: `latitude` and `longitude` numbers, `name` and
   // `address` strings (no `minLength`), all required with `number`.
   sendLocation: {
@@ -1246,6 +1249,8 @@ function matches(record: StoredRecord, where: unknown): boolean {
 function storedMessage(endpoint: string, body: Record<string, unknown>): [string, Record<string, unknown>] {
   if (endpoint === "sendText") return ["conversation", { conversation: body.text }];
   if (endpoint === "sendWhatsAppAudio") return ["audioMessage", { audioMessage: { ptt: true } }];
+  // `mediaSticker`: Baileys' `stickerMessage` of the re-encoded WebP.
+  if (endpoint === "sendSticker") return ["stickerMessage", { stickerMessage: { mimetype: "image/webp" } }];
   // `locationMessage` of the Baileys channel: the body's fields as Baileys' `LocationMessage`.
   if (endpoint === "sendLocation") {
     const { latitude, longitude, name, address } = body;

@@ -70,6 +70,7 @@ export const messages = sqliteTable(
         "location",
         "interactive",
         "contacts",
+        "sticker",
         "interactive_reply",
       ],
     }).notNull(),

@@ -164,6 +164,8 @@ const Incoming = z.looseObject({
   video: Media.optional(),
   audio: Media.optional(),
   document: Media.optional(),
+  /** `StickerMessage_1.sticker`: a media object (`id`, `mime_type`, …) with `animated`. */
+  sticker: Media.optional(),
   location: IncomingLocation.optional(),
   /** `ReactionMessage_1.reaction`: the wamid reacted to and the emoji (absent or "" when taken off). */
   reaction: z.looseObject({ message_id: z.string().min(1), emoji: z.string().optional() }).optional(),
@@ -274,7 +276,8 @@ export interface NumberEvents {
  *   its `emoji` ("" or absent when taken off). `edit` → an `edited` event on
  *   `edit.original_message_id` with the edited message's text body or caption as content (an edit
  *   with neither is skipped); `revoke` → a `revoked` event on `revoke.original_message_id`; both
- *   from the sender, at `timestamp`. Other types (stickers, system messages …) and
+ *   from the sender, at `timestamp`. A `sticker` (`StickerMessage_1`) is a media message as an
+ *   image is, without a caption. Other types (system messages, orders …) and
  *   locations off the map are skipped; so is a reaction from a user known only by BSUID (the
  *   `reaction` event names its contact by number; such a reaction is lost, not misfiled).
  */
@@ -331,7 +334,7 @@ function pricingOf(pricing: z.infer<typeof Pricing>): MessagePricing {
   };
 }
 
-const MEDIA_TYPES = ["image", "video", "audio", "document"] as const;
+const MEDIA_TYPES = ["image", "video", "audio", "document", "sticker"] as const;
 
 type ContactEntry = z.infer<typeof Contact>;
 

@@ -17,8 +17,11 @@ import { templateObject } from "./template-message";
  * come to (Meta, "Error codes" of the WhatsApp Cloud API).
  */
 
-/** The message types sent as a `MediaObject` by `link` (the document's image, video, audio, document messages). */
-const MEDIA_TYPES: readonly OutboundMessage["type"][] = ["image", "video", "audio", "document"];
+/**
+ * The message types sent as a `MediaObject` by `link` (the document's image, video, audio, document
+ * messages, and `StickerMessage`, whose `sticker` is `{ link }`).
+ */
+const MEDIA_TYPES: readonly OutboundMessage["type"][] = ["image", "video", "audio", "document", "sticker"];
 
 /**
  * The message types whose send makes Meta fetch nothing (no media by link), so the ordinary
@@ -128,7 +131,8 @@ export async function sendMessage(
  * The request body (schema `Message`): `BaseMessageProperties` (`messaging_product`,
  * `recipient_type: "individual"`, which the document requires, the recipient, `type`) with
  * `biz_opaque_callback_data`, and the type's object: `text: { body }`; a `MediaObject` by `link`
- * with a `caption` for image, video and document (Meta's media messages take none for audio) and
+ * with a `caption` for image, video and document (Meta's media messages take none for audio or a
+ * sticker) and
  * a document's `filename` (from the caller's URL); a location's {@link locationObject}; an
  * interactive message's `interactive` (`InteractiveMessage`: an `InteractiveObject` of type
  * `button`, reply buttons in `action.buttons`, or `list`, `action.button` and `action.sections`;
@@ -172,7 +176,9 @@ export function messageBody(message: OutboundMessage, mediaUrl: string): Record<
   if (message.type === "contacts") return { ...base, contacts: contactCardsOf(message.content) };
   if (!MEDIA_TYPES.includes(message.type)) return null;
   const media: Record<string, string> = { link: mediaUrl };
-  if (message.type !== "audio" && message.content) media.caption = message.content;
+  // Meta's audio and sticker messages take no caption (`StickerMessage`: `link` alone).
+  if (message.type !== "audio" && message.type !== "sticker" && message.content)
+    media.caption = message.content;
   if (message.type === "document") media.filename = fileNameOf(message.mediaUrl ?? "");
   return { ...base, [message.type]: media };
 }

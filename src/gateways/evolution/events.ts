@@ -73,7 +73,7 @@ const Envelope = z.object({
  * - `messages.upsert` (`prepareMessage`) `{ key: { id, remoteJid, fromMe, … }, pushName,
  *   messageType, message, messageTimestamp }` not from us, in a chat with one person (a phone JID
  *   or a `@lid`; not a group, broadcast or newsletter) → `incoming` from {@link senderOf} (the
- *   number and the LID the key gives, and `pushName` as the name): `conversation`/`extendedTextMessage` → text; image, video, audio and document
+ *   number and the LID the key gives, and `pushName` as the name): `conversation`/`extendedTextMessage` → text; image, video, audio, document and sticker
  *   messages → that type with the caption and `message.mediaUrl` (set when Evolution stores media
  *   in S3), and `media: { mimetype: null, ref: <key.id> }` to download it by; a reply's
  *   `contextInfo.stanzaId` (the quoted message's id) in `quotedIds`; `locationMessage` and
@@ -441,7 +441,7 @@ function quotedIdOf({ messageType, message }: Pick<Upserted, "messageType" | "me
 }
 
 /** The message types that carry media, which Evolution holds for `getBase64FromMediaMessage`. */
-const MEDIA_TYPES: ReadonlySet<MessageType> = new Set(["image", "video", "audio", "document"]);
+const MEDIA_TYPES: ReadonlySet<MessageType> = new Set(["image", "video", "audio", "document", "sticker"]);
 
 /** A LID JID (`<digits>@lid`) without a device suffix (`createJid` drops `:<device>`), or null. */
 function lidOfJid(jid: string): string | null {
@@ -543,6 +543,8 @@ export function contentOf({ messageType, message }: Pick<Upserted, "messageType"
       return { messageType: "video", content: message?.videoMessage?.caption ?? null };
     case "audioMessage":
       return { messageType: "audio", content: null };
+    case "stickerMessage":
+      return { messageType: "sticker", content: null };
     case "documentMessage":
     case "documentWithCaptionMessage":
       return {

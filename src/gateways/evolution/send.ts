@@ -39,7 +39,8 @@ const SentMessage = z.object({ key: z.object({ id: z.string().min(1) }) });
  * Sends one message from instance `sessionId`. Text → `POST /message/sendText/{instance}`
  * `{ number, text, messageId }`; image, video, document → `POST /message/sendMedia/{instance}`
  * `{ number, mediatype, mimetype, media, caption?, fileName?, messageId }`; audio → `POST
- * /message/sendWhatsAppAudio/{instance}` `{ number, audio, messageId }` (a voice note). `number`
+ * /message/sendWhatsAppAudio/{instance}` `{ number, audio, messageId }` (a voice note); a sticker →
+ * `POST /message/sendSticker/{instance}` `{ number, sticker, messageId }`. `number`
  * is the E.164 number's digits, or a LID recipient (`<digits>@lid`) as it is, which Evolution
  * sends to as that JID with no number lookup (recipient.ts `numberOf`). A location → `POST
  * /message/sendLocation/{instance}` ({@link locationCall}); reply buttons → `POST
@@ -352,6 +353,16 @@ function sendCall(
     return {
       path: `/message/sendWhatsAppAudio/${sessionId}`,
       body: { number, audio: mediaUrl, messageId: message.clientMessageId, ...quoted },
+    };
+  }
+  // `SendStickerDto` / `stickerMessageSchema`: `number` and `sticker` (a URL or base64). The
+  // channel's `mediaSticker` fetches the URL, re-encodes it as WebP (`sharp`, animated kept) and
+  // hands on no `messageId` (its options are `delay`, `presence`, `quoted` and mentions): the
+  // sticker gets an id of Baileys' choosing, found by lookup.ts by the chat and the time.
+  if (message.type === "sticker") {
+    return {
+      path: `/message/sendSticker/${sessionId}`,
+      body: { number, sticker: mediaUrl, messageId: message.clientMessageId, ...quoted },
     };
   }
   return {

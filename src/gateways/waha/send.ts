@@ -70,7 +70,13 @@ export async function sendMessage(
   links: MediaLinkSigner,
 ): Promise<SendOutcome> {
   // Message templates are Meta's (Cloud API sessions only); the send path refuses them elsewhere.
-  if (message.type === "template" || message.type === "interactive" || message.type === "interactive_reply")
+  // WAHA's API has no sticker message (lib/gateway-kinds.ts `sendsStickers`): refused before the send.
+  if (
+    message.type === "template" ||
+    message.type === "interactive" ||
+    message.type === "interactive_reply" ||
+    message.type === "sticker"
+  )
     return { outcome: "rejected", reason: "not_supported_by_gateway", retryable: false };
   if (message.type === "reaction") return sendReaction(http, sessionId, message);
   const fetchless = FETCHLESS_TYPES.includes(message.type);
@@ -174,7 +180,7 @@ async function sendReaction(
 }
 
 const SEND_PATHS: Record<
-  Exclude<OutboundMessage["type"], "template" | "reaction" | "interactive" | "interactive_reply">,
+  Exclude<OutboundMessage["type"], "template" | "reaction" | "interactive" | "interactive_reply" | "sticker">,
   string
 > = {
   text: "/api/sendText",

@@ -35,6 +35,7 @@ export const AccountSchema = z
         location: 998,
         interactive: 998,
         contacts: 998,
+        sticker: 998,
       },
     }),
     low_balance_threshold: z.number().nullable().openapi({
@@ -54,6 +55,7 @@ export const AccountSchema = z
         location: 0.01,
         interactive: 0.01,
         contacts: 0.01,
+        sticker: 0.01,
       },
     }),
     message_retention_days: z.int().openapi({

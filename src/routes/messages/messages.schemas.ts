@@ -74,8 +74,8 @@ export function checkContent(
     if (body.media_url != null)
       ctx.addIssue({ code: "custom", path: ["media_url"], message: "not allowed for text" });
   } else {
-    if (body.type === "audio" && content !== null) {
-      ctx.addIssue({ code: "custom", path: ["content"], message: "audio carries no caption" });
+    if ((body.type === "audio" || body.type === "sticker") && content !== null) {
+      ctx.addIssue({ code: "custom", path: ["content"], message: `${body.type} carries no caption` });
     } else if (length > 1024) {
       ctx.addIssue({ code: "custom", path: ["content"], message: "captions are at most 1024 characters" });
     }

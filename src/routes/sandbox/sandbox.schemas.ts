@@ -67,7 +67,7 @@ export const InboundBody = z
       .optional()
       .openapi({ description: "The user's username.", example: "@jane" }),
     name: z.string().min(1).max(128).optional().openapi({ description: "The user's profile name." }),
-    type: z.enum([...CONTENT_TYPES, "location", "contacts", "interactive_reply"]),
+    type: z.enum([...CONTENT_TYPES, "sticker", "location", "contacts", "interactive_reply"]),
     content: z.string().min(1).max(4096).nullish(),
     location: LocationSendSchema.optional().openapi({
       description: "For `location`: the point and place shared.",
