@@ -94,10 +94,49 @@ module.exports = {
       from: {},
       to: { circular: true },
     },
+    // Packages in their class: what the Worker imports at run time ships with it, so it is a
+    // `dependencies` entry of package.json; a devDependency is there only for tools and tests.
+    // The three rules are dependency-cruiser's recommended ones (`depcruise --init`'s config
+    // template), limited to src/; a planted breach of each fails `npm run lint`.
+    {
+      name: "not-to-dev-dep",
+      comment:
+        "src/ runs in the Worker: a package it imports belongs in package.json's dependencies, not devDependencies. Type-only imports erase at build time and may come from devDependencies.",
+      severity: "error",
+      from: { path: "^src/", pathNot: "[.](?:spec|test)[.](?:js|mjs|cjs|jsx|ts|mts|cts|tsx)$" },
+      to: {
+        dependencyTypes: ["npm-dev"],
+        dependencyTypesNot: ["type-only"],
+        pathNot: ["node_modules/@types/"],
+      },
+    },
+    {
+      name: "no-non-package-json",
+      comment:
+        "A package src/ imports that package.json does not name (it is there only as another package's dependency) may be missing, or another version, in a deployment: add it to dependencies.",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { dependencyTypes: ["npm-no-pkg", "npm-unknown"] },
+    },
+    {
+      name: "not-to-unresolvable",
+      comment:
+        "An import of src/ that resolves to no file: a package missing from node_modules, or a path that does not exist. The Worker's runtime modules (cloudflare:*) are the runtime's own.",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { couldNotResolve: true, pathNot: "^cloudflare:" },
+    },
   ],
   options: {
     doNotFollow: { path: "node_modules" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
+    // Resolve packages through their package.json `exports`, as wrangler's bundler does: without it
+    // a package that has only `exports` (fast-png) stays unresolved and escapes the package rules.
+    // The conditions are wrangler's for the Worker first, then dependency-cruiser's suggested ones.
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["workerd", "worker", "import", "require", "node", "default", "types"],
+    },
   },
 };

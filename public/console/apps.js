@@ -109,6 +109,16 @@ function appBody(form, editing) {
   return body;
 }
 
+/** The first 8 characters of an id: enough to tell apart the apps of one account at a glance. */
+function shortId(id) {
+  return id.slice(0, 8);
+}
+
+/** An app as the code form's App list names it: its name and short id, since names may repeat. */
+function appLabel(app) {
+  return `${app.name} (${shortId(app.id)})`;
+}
+
 /** Draws the apps page. */
 export function render(view, context) {
   const page = Number(context.params.get("page") ?? "1") || 1;
@@ -157,7 +167,7 @@ export function render(view, context) {
         const edit = h("button", { type: "button", class: "secondary" }, "Edit");
         edit.addEventListener("click", () => openEditor(app));
         return [
-          app.name,
+          [app.name, h("div", { class: "mono small muted" }, shortId(app.id))],
           truncate(app.message_template, 50),
           String(app.code_size),
           app.chatapp_session_id
@@ -223,7 +233,7 @@ export function render(view, context) {
           "App",
           select(
             { id: "otp-app", name: "app" },
-            apps.map((app) => [app.id, app.name]),
+            apps.map((app) => [app.id, appLabel(app)]),
           ),
         ),
         field(

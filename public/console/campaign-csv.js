@@ -3,61 +3,51 @@
 // metadata, which the browser does not carry), and its per-field errors name the recipient's index
 // in `recipients`, which `lineOf` turns back into the CSV line.
 
+/** Papa Parse's build served by this service (public/vendor/papaparse/, MIT, from the npm package). */
+const PAPAPARSE_URL = "/vendor/papaparse/papaparse-5.7.1.min.js";
+
 /**
- * Parses CSV text per RFC 4180: fields separated by commas, records by CRLF or LF; a field in
- * double quotes may hold commas, line breaks and `""` (one quote). A byte order mark is dropped.
+ * Papa Parse, loaded once as a classic script (its UMD build defines the global `Papa`; a module
+ * import would not). The console's Content-Security-Policy allows it ('self'). Null when it could
+ * not be loaded: {@link parseCsv} then throws, and the rest of the console works on.
+ * @type {any}
+ */
+const Papa = await new Promise((resolve) => {
+  if (window.Papa) {
+    resolve(window.Papa);
+    return;
+  }
+  const script = document.createElement("script");
+  script.src = PAPAPARSE_URL;
+  script.addEventListener("load", () => resolve(window.Papa ?? null));
+  script.addEventListener("error", () => resolve(null));
+  document.head.append(script);
+});
+
+/**
+ * Parses CSV text per RFC 4180 with Papa Parse: fields separated by commas, records by line
+ * breaks; a field in double quotes may hold commas, line breaks and `""` (one quote). A byte order
+ * mark is dropped, and CRLF and CR are read as LF (a textarea's value has LF only), also inside
+ * quotes. A line break after the last record ends it; a blank line is a record of one empty field.
  * @param {string} text
  * @returns {{fields: string[], line: number}[]} each record with the line it starts on (1-based)
+ * @throws {Error} when Papa Parse could not be loaded
  */
 export function parseCsv(text) {
-  const source = text.startsWith("\uFEFF") ? text.slice(1) : text;
-  const records = [];
-  let fields = [];
-  let field = "";
-  let quoted = false;
+  if (!Papa) throw new Error("The CSV reader (Papa Parse) could not be loaded.");
+  const source = (text.startsWith("\uFEFF") ? text.slice(1) : text).replace(/\r\n?/g, "\n");
+  if (source === "") return [];
+  const { data } = Papa.parse(source, { delimiter: ",", newline: "\n", quoteChar: '"', escapeChar: '"' });
+  const last = data.at(-1);
+  if (source.endsWith("\n") && last?.length === 1 && last[0] === "") data.pop();
+  // A record starts on the line after the previous one's last: one line, plus each line break
+  // inside its quoted fields.
   let line = 1;
-  let start = 1;
-  let i = 0;
-  const endRecord = () => {
-    fields.push(field);
-    records.push({ fields, line: start });
-    fields = [];
-    field = "";
-  };
-  while (i < source.length) {
-    const ch = source[i];
-    if (quoted) {
-      if (ch === '"' && source[i + 1] === '"') {
-        field += '"';
-        i += 2;
-        continue;
-      }
-      if (ch === '"') quoted = false;
-      else {
-        if (ch === "\n") line++;
-        field += ch;
-      }
-      i++;
-      continue;
-    }
-    if (ch === '"' && field.trim() === "") {
-      quoted = true;
-      field = "";
-    } else if (ch === ",") {
-      fields.push(field);
-      field = "";
-    } else if (ch === "\r" && source[i + 1] === "\n") {
-      endRecord();
-      i++;
-      start = ++line;
-    } else if (ch === "\n" || ch === "\r") {
-      endRecord();
-      start = ++line;
-    } else field += ch;
-    i++;
-  }
-  if (field !== "" || fields.length > 0) endRecord();
-  return records;
+  return data.map((fields) => {
+    const record = { fields, line };
+    line += 1 + fields.reduce((breaks, field) => breaks + field.split("\n").length - 1, 0);
+    return record;
+  });
 }
 
 /** A variable name of the campaigns API (src/campaigns/recipients.ts `VARIABLE_NAME`). */

@@ -1,4 +1,4 @@
-// Campaigns: the list with each status and a progress bar that follows a running campaign, a
+// Campaigns: the list with each status and a progress bar that follows every campaign not final, a
 // create form that reads recipients from pasted CSV (the template previewed for the first rows,
 // each row's problems shown before and after the API answers), start / pause / resume / cancel,
 // and a campaign's page with its recipients.
@@ -18,8 +18,20 @@ import { gatewayLabel } from "./gateways.js";
 
 /** How often a page showing a campaign whose figures change reads it again (ms). */
 const POLL_MS = 2000;
+/**
+ * How often a page showing a campaign that waits for a command (a draft, a paused campaign) reads
+ * it again (ms): another client, or the API, may start, resume or cancel it meanwhile.
+ */
+const IDLE_POLL_MS = 4000;
+/** The longest gap between reads while the page is hidden (ms): each hidden read doubles the gap. */
+const HIDDEN_POLL_MAX_MS = 60_000;
 /** Statuses a campaign still moves on from by itself. */
 const MOVING = new Set(["running", "scheduled"]);
+/**
+ * Statuses no move leaves (src/moves/campaign.ts `FINISHED_CAMPAIGN_STATUSES`): a campaign in one
+ * changes only by its receipts, which {@link changing} follows for a while.
+ */
+const FINAL = new Set(["completed", "cancelled"]);
 /** How long after a campaign ends its page keeps following receipts (delivered, read) (ms). */
 const RECEIPTS_MS = 120_000;
 /** The parts of `stats` the bar shows, in order, each with its label (the rest of total is queued). */
@@ -44,6 +56,78 @@ function changing(campaign) {
   const ended = Date.parse(campaign.completed_at ?? campaign.updated_at);
   const waiting = campaign.stats.sent + campaign.stats.delivered > 0;
   return waiting && Date.now() - ended < RECEIPTS_MS;
+}
+
+/**
+ * How long a page waits before it reads its campaigns again (ms), or null when none of them can
+ * change any more. {@link POLL_MS} while one's figures move, {@link IDLE_POLL_MS} while one is not
+ * final; while the page is hidden each gap doubles the one before, up to {@link HIDDEN_POLL_MAX_MS}.
+ * @param {{status: string, stats: Record<string, number>, completed_at: string|null, updated_at: string}[]} campaigns
+ *   the campaigns the page shows
+ * @param {number|null} previous the gap before this read (ms), null when the page just opened or
+ *   became visible again
+ * @param {boolean} hidden whether the page is hidden (`document.hidden`)
+ * @returns {number|null}
+ */
+export function nextPoll(campaigns, previous, hidden) {
+  let gap;
+  if (campaigns.some(changing)) gap = POLL_MS;
+  else if (campaigns.some((campaign) => !FINAL.has(campaign.status))) gap = IDLE_POLL_MS;
+  else return null;
+  return hidden ? Math.min(HIDDEN_POLL_MAX_MS, Math.max(gap, (previous ?? gap) * 2)) : gap;
+}
+
+/**
+ * Runs `read` now and again after each {@link nextPoll} gap while a campaign it returns may change;
+ * `read` draws and returns the campaigns shown, or null after a problem (which it shows; the reads
+ * then stop until `run` is called again). A `run` while a read is on its way reads once more after
+ * it, so a command's outcome is never drawn over by an older read. Coming back to a hidden page
+ * reads at once.
+ * @param {() => Promise<object[]|null>} read
+ * @returns {{run: () => Promise<void>, stop: () => void}}
+ */
+function follow(read) {
+  let timer = null;
+  let gap = null;
+  let reading = false;
+  let again = false;
+  let stopped = false;
+  async function run() {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    if (reading) {
+      again = true;
+      return;
+    }
+    reading = true;
+    let shown = null;
+    try {
+      shown = await read();
+    } finally {
+      reading = false;
+    }
+    if (stopped) return;
+    if (again) {
+      again = false;
+      return run();
+    }
+    gap = shown ? nextPoll(shown, gap, document.hidden) : null;
+    if (gap !== null) timer = setTimeout(run, gap);
+  }
+  const onVisibility = () => {
+    if (document.hidden || stopped) return;
+    gap = null;
+    run();
+  };
+  document.addEventListener("visibilitychange", onVisibility);
+  return {
+    run,
+    stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      document.removeEventListener("visibilitychange", onVisibility);
+    },
+  };
 }
 
 /** A campaign's gap before each message: "500 ms", or "1000–3000 ms (random)" for a range. */
@@ -165,19 +249,18 @@ function renderList(view, context) {
   const out = h("div", { "aria-live": "polite" });
   const list = h("div", { id: "campaign-list" }, h("p", { class: "muted" }, "Loading…"));
   const pages = h("p", { class: "toolbar" });
-  let timer = null;
   let stopped = false;
   let shown = null;
   const go = (next) => {
     location.hash = `#/campaigns${next ? `?cursor=${encodeURIComponent(next)}` : ""}`;
   };
 
-  async function load() {
-    if (timer) clearTimeout(timer);
-    timer = null;
+  // Every campaign the page shows is read again while it is not final (follow), so one started,
+  // paused or cancelled elsewhere shows it here.
+  const following = follow(async () => {
     try {
       const page = await api("GET", "/v1/chatapp/campaigns", { query: { cursor, limit: 20 } });
-      if (stopped) return;
+      if (stopped) return null;
       // Redrawn only when something changed, so a button under the pointer stays put.
       const state = JSON.stringify(page.data.map((c) => [c.id, c.status, c.stats]));
       if (state !== shown) {
@@ -185,12 +268,14 @@ function renderList(view, context) {
         fill(list, campaignTable(page.data));
         fill(pages, pager(page.meta, go));
       }
-      if (page.data.some(changing)) timer = setTimeout(load, POLL_MS);
+      return page.data;
     } catch (error) {
       shown = null;
       if (!stopped) fill(list, problemBox(error));
+      return null;
     }
-  }
+  });
+  const load = following.run;
 
   const after = async () => {
     context.refreshAccount();
@@ -233,7 +318,7 @@ function renderList(view, context) {
   load();
   return () => {
     stopped = true;
-    if (timer) clearTimeout(timer);
+    following.stop();
   };
 }
 
@@ -694,22 +779,19 @@ function renderCampaign(view, context) {
   const head = h("div", { id: "campaign-detail" }, h("p", { class: "muted" }, "Loading…"));
   const recipients = h("div", { id: "campaign-recipients" });
   const pages = h("p", { class: "toolbar" });
-  let timer = null;
   let stopped = false;
   let shown = null;
   const go = (next) => {
     location.hash = `#/campaigns/${id}${next ? `?cursor=${encodeURIComponent(next)}` : ""}`;
   };
 
-  async function load() {
-    if (timer) clearTimeout(timer);
-    timer = null;
+  const following = follow(async () => {
     try {
       const [{ data: campaign }, page] = await Promise.all([
         api("GET", `/v1/chatapp/campaigns/${id}`),
         api("GET", `/v1/chatapp/campaigns/${id}/recipients`, { query: { cursor, limit: 20 } }),
       ]);
-      if (stopped) return;
+      if (stopped) return null;
       const state = JSON.stringify([campaign.status, campaign.stats, campaign.eta, page.data]);
       if (state !== shown) {
         shown = state;
@@ -717,12 +799,14 @@ function renderCampaign(view, context) {
         fill(recipients, recipientTable(page.data));
         fill(pages, pager(page.meta, go));
       }
-      if (changing(campaign)) timer = setTimeout(load, POLL_MS);
+      return [campaign];
     } catch (error) {
       shown = null;
       if (!stopped) fill(head, problemBox(error));
+      return null;
     }
-  }
+  });
+  const load = following.run;
 
   function campaignDetails(campaign) {
     return [
@@ -807,6 +891,6 @@ function renderCampaign(view, context) {
   load();
   return () => {
     stopped = true;
-    if (timer) clearTimeout(timer);
+    following.stop();
   };
 }

@@ -331,8 +331,34 @@ function renderList(view, context) {
   };
 }
 
+/**
+ * The stages of an incoming message with their times: received (it is stored `delivered`, with
+ * `delivered_at` the time it came: `incomingRow` in src/db/queries/messages.ts), then read once
+ * the session marked it read (README, Chat actions).
+ */
+function incomingTimeline(message) {
+  const stages = [
+    ["Received", message.delivered_at ?? message.created_at],
+    ["Read", message.read_at],
+  ];
+  return h(
+    "ol",
+    { class: "timeline", id: "timeline" },
+    stages.map(([label, at]) =>
+      h(
+        "li",
+        { class: at ? "done" : "todo" },
+        h("strong", {}, label),
+        " ",
+        at ? timeElement(at) : h("span", { class: "muted" }, "not yet"),
+      ),
+    ),
+  );
+}
+
 /** The stages of a message with their times: queued → sent → delivered → read, or failed. */
 function timeline(message) {
+  if (message.direction === "incoming") return incomingTimeline(message);
   const stages = [
     ["Queued", message.created_at],
     ["Sent", message.sent_at],

@@ -27,6 +27,12 @@ const LEDGER_PAGE = 25;
 /** Axis steps: whole messages, and whole cents (money is shown with two decimals). */
 const WHOLE_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6];
 const CENT_STEPS = WHOLE_STEPS.map((n) => n / 100);
+/** The daily chart's tick steps in days: a tick every day when the labels fit, else every 2, 3, 7… */
+const DAY_TICK_STEPS = [1, 2, 3, 7, 14, 28, 56, 91, 182, 364];
+/** Room a day's label takes on the axis (CSS px): uPlot picks the first step whose ticks are this far apart. */
+const DAY_LABEL_PX = 56;
+/** The narrowest bar slot (CSS px) that still takes its count written above the bar. */
+const BAR_LABEL_MIN_PX = 14;
 
 /** Money in major units with two decimals; `signed` shows + for a credit or refund. */
 export function money(amount, signed = false) {
@@ -39,6 +45,24 @@ export function money(amount, signed = false) {
 
 /** A UTC day `YYYY-MM-DD` of epoch ms. */
 const utcDay = (ms) => new Date(ms).toISOString().slice(0, 10);
+
+/** A UTC day as the daily chart's axis names it, in the browser's language: "Nov 29". */
+export function dayLabel(ms) {
+  return new Date(ms).toLocaleDateString(undefined, { month: "short", day: "numeric", timeZone: "UTC" });
+}
+
+/**
+ * The daily chart's ticks: every `step` days counted back from the last day (x in seconds, one per
+ * day), so the last day, today in the default range, always has its label.
+ * @param {number[]} x the days' starts (s)
+ * @param {number} step days between ticks (1 or more)
+ * @returns {number[]} the ticked days' starts (s), oldest first
+ */
+export function dayTicks(x, step) {
+  const ticks = [];
+  for (let i = x.length - 1; i >= 0; i -= Math.max(1, step)) ticks.unshift(x[i]);
+  return ticks;
+}
 
 let uplotLoading = null;
 
@@ -102,9 +126,19 @@ function drawChart(uPlot, target, data, width) {
     stacked.push({ status, values: running });
   }
   const drawOrder = [...stacked].reverse();
+  // Each bucket's messages of every status: the top of its bar.
+  const totals = running;
+  // Without the cursor on a bucket the legend shows the whole range's totals, as the summary does.
+  const rangeCount = (status) => counts[status].reduce((sum, n) => sum + n, 0);
+  const rangeCost = Math.round(cost.reduce((sum, n) => sum + n, 0) * 100) / 100;
   const bars = uPlot.paths.bars({ size: [0.7, 48], align: 0 });
   const utc = (seconds) => uPlot.tzDate(new Date(seconds * 1000), "Etc/UTC");
   const half = step / 2000;
+  const daily = data.granularity === "day";
+  const bucketText = (seconds) => {
+    const iso = new Date(seconds * 1000).toISOString();
+    return daily ? iso.slice(0, 10) : `${iso.slice(0, 10)} ${iso.slice(11, 16)}`;
+  };
   return new uPlot(
     {
       width,
@@ -117,7 +151,10 @@ function drawChart(uPlot, target, data, width) {
         cost: { range: (_u, _min, max) => [0, Math.max(0.01, max * 1.1)] },
       },
       series: [
-        { label: data.granularity === "hour" ? "Hour (UTC)" : "Day (UTC)" },
+        {
+          label: daily ? "Day (UTC)" : "Hour (UTC)",
+          value: (_u, v) => (v == null ? "total" : bucketText(v)),
+        },
         ...drawOrder.map(({ status }) => ({
           label: status,
           scale: "count",
@@ -126,7 +163,7 @@ function drawChart(uPlot, target, data, width) {
           width: 0,
           paths: bars,
           points: { show: false },
-          value: (_u, _v, _s, i) => (i == null ? "—" : String(counts[status][i])),
+          value: (_u, _v, _s, i) => String(i == null ? rangeCount(status) : counts[status][i]),
         })),
         {
           label: "cost",
@@ -135,11 +172,20 @@ function drawChart(uPlot, target, data, width) {
           width: 2,
           dash: [6, 4],
           points: { show: x.length <= 62, size: 5 },
-          value: (_u, v) => (v == null ? "—" : money(v)),
+          value: (_u, v, _s, i) => money(i == null ? rangeCost : (v ?? 0)),
         },
       ],
+      hooks: { draw: [(u) => labelBars(u, x, totals)] },
       axes: [
-        { scale: "x" },
+        daily
+          ? {
+              scale: "x",
+              space: DAY_LABEL_PX,
+              incrs: DAY_TICK_STEPS.map((days) => days * 86_400),
+              splits: (_u, _axis, _min, _max, incr) => dayTicks(x, Math.round(incr / 86_400)),
+              values: (_u, ticks) => ticks.map((seconds) => dayLabel(seconds * 1000)),
+            }
+          : { scale: "x" },
         { scale: "count", label: "Messages", incrs: WHOLE_STEPS, values: (_u, ticks) => ticks.map(String) },
         {
           scale: "cost",
@@ -154,6 +200,28 @@ function drawChart(uPlot, target, data, width) {
     [x, ...drawOrder.map(({ values }) => values), cost],
     target,
   );
+}
+
+/**
+ * Writes each bucket's message count above its bar, as elements on uPlot's cursor layer (`u.over`,
+ * the plot's box), so they are text to read and to select; left out when the bars are too narrow
+ * for them (a month by hour), where the legend and the table give the numbers.
+ * @param {any} u the chart
+ * @param {number[]} x the buckets' starts (s)
+ * @param {number[]} totals each bucket's messages
+ */
+function labelBars(u, x, totals) {
+  for (const old of u.over.querySelectorAll(".usage-bar-label")) old.remove();
+  if (u.over.clientWidth / x.length < BAR_LABEL_MIN_PX) return;
+  x.forEach((start, i) => {
+    if (totals[i] === 0) return;
+    const bucket = new Date(start * 1000).toISOString();
+    const label = h("span", { class: "usage-bar-label", "data-bucket": bucket }, String(totals[i]));
+    // CSSOM, not a style attribute: the console's CSP has no 'unsafe-inline' for styles.
+    label.style.left = `${u.valToPos(start, "x")}px`;
+    label.style.top = `${u.valToPos(totals[i], "count")}px`;
+    u.over.append(label);
+  });
 }
 
 /** The usage as a table: a row per bucket and type with messages, then the totals. */

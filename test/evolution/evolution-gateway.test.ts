@@ -1054,10 +1054,21 @@ describe("Evolution webhook parsing", () => {
       expect(events(body)).toEqual([]);
     });
 
-    it("a message type we do not receive (sticker) → no event", () => {
-      expect(events(upsert({}, "stickerMessage", { stickerMessage: { mimetype: "image/webp" } }))).toEqual(
-        [],
-      );
+    it("a sticker → an incoming sticker whose WebP is downloaded by the message's id", () => {
+      expect(
+        events(upsert({}, "stickerMessage", { stickerMessage: { mimetype: "image/webp" } })),
+      ).toMatchObject([
+        {
+          type: "incoming",
+          messageType: "sticker",
+          content: null,
+          media: { mimetype: null, ref: expect.any(String) },
+        },
+      ]);
+    });
+
+    it("a message type we do not receive (a protocol message) → no event", () => {
+      expect(events(upsert({}, "protocolMessage", { protocolMessage: { type: 0 } }))).toEqual([]);
     });
   });
 
