@@ -6,7 +6,7 @@
 import { ApiError, apiBlob, problemBox } from "./api.js";
 import { fill, h, timeElement } from "./dom.js";
 
-const MEDIA_TYPES = new Set(["image", "video", "audio", "document"]);
+const MEDIA_TYPES = new Set(["image", "video", "audio", "document", "sticker"]);
 
 /** File name extensions of the content types WhatsApp sends media as (src/media/rules.ts). */
 const EXTENSIONS = {
@@ -116,7 +116,9 @@ export class MediaCache {
  * when it was served `inline` (else, whatever the message's type, a download link).
  */
 function mediaElement(message, { url, blob, type, inline }, compact) {
-  const kind = message.type === "document" || !inline ? "document" : message.type;
+  // A sticker is a WebP image (README, Sending messages → Stickers), shown as one.
+  const kind =
+    message.type === "document" || !inline ? "document" : message.type === "sticker" ? "image" : message.type;
   const label = message.content
     ? `${message.type}: ${message.content}`
     : `${message.type} from ${message.from_number}`;

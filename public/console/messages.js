@@ -7,6 +7,8 @@
 // `delivered` can be marked read there (README, Chat actions).
 
 import { api, problemBox, withButton } from "./api.js";
+import { chatActions } from "./chat-actions.js";
+import { contactCardsSection } from "./contact-cards.js";
 import { badge, details, field, fill, h, pager, select, table, timeElement, truncate } from "./dom.js";
 import { interactiveSection } from "./interactive.js";
 import { listText, locationSection } from "./location.js";
@@ -14,7 +16,18 @@ import { MediaCache, mediaState, showMedia } from "./media.js";
 
 const STATUSES = ["queued", "scheduled", "sent", "delivered", "read", "failed"];
 /** The types the list's Type filter offers (`interactive_reply`, a contact's tap, is incoming only). */
-const TYPES = ["text", "image", "video", "audio", "document", "location", "interactive", "interactive_reply"];
+const TYPES = [
+  "text",
+  "image",
+  "video",
+  "audio",
+  "document",
+  "sticker",
+  "location",
+  "contacts",
+  "interactive",
+  "interactive_reply",
+];
 /** Statuses a message can still move on from: the list and the detail refresh while one is shown. */
 const MOVING = new Set(["queued", "scheduled", "sent", "delivered"]);
 const POLL_MS = 2000;
@@ -436,6 +449,12 @@ function renderMessage(view, id) {
   const readButton = h("button", { type: "button", id: "mark-read" }, "Mark read");
   const actions = h("p", { class: "toolbar", hidden: true }, readButton);
   const readOut = h("div", { id: "mark-read-result", "aria-live": "polite" });
+  // Delete and edit, for a message the session sent; each answer is drawn as a read is.
+  const sentActions = chatActions(id, (message) => {
+    if (stopped) return;
+    latest += 1;
+    show(message);
+  });
   readButton.addEventListener("click", () =>
     withButton(readButton, readOut, async () => {
       const result = await api("POST", `/v1/chatapp/messages/${encodeURIComponent(id)}/read`);
@@ -459,6 +478,7 @@ function renderMessage(view, id) {
     if (timer) clearTimeout(timer);
     timer = null;
     actions.hidden = !canMarkRead(message);
+    sentActions.update(message);
     fill(
       body,
       h("p", { id: "message-status" }, badge(message.status)),
@@ -482,7 +502,7 @@ function renderMessage(view, id) {
         ["Updated", timeElement(message.updated_at)],
       ]),
     );
-    refill(byType, locationSection(message), interactiveSection(message));
+    refill(byType, locationSection(message), contactCardsSection(message), interactiveSection(message));
     fill(
       metadata,
       h("h2", {}, "Metadata"),
@@ -509,6 +529,7 @@ function renderMessage(view, id) {
     h("h1", {}, "Message"),
     actions,
     readOut,
+    sentActions.element,
     body,
     byType,
     mediaSection,

@@ -99,8 +99,19 @@ const GATEWAY_KINDS = {
     editsMessages: true,
     sendsToUserIds: ["bsuid", "lid"],
   },
-  waha: { ...LINKED_DEVICE, sendsStickers: false, deletesMessages: true, editsMessages: true },
-  evolution: { ...LINKED_DEVICE, sendsInteractive: ["button", "list"] },
+  waha: {
+    ...LINKED_DEVICE,
+    sendsInteractive: ["list"],
+    sendsStickers: false,
+    deletesMessages: true,
+    editsMessages: true,
+  },
+  evolution: {
+    ...LINKED_DEVICE,
+    sendsInteractive: ["button", "list"],
+    deletesMessages: true,
+    editsMessages: true,
+  },
   cloud_api: {
     ...LINKED_DEVICE,
     linksByQr: false,

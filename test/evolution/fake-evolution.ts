@@ -36,7 +36,8 @@ export interface SentMessage {
 /** A stored message as `fetchMessages` selects it (whatsapp.baileys.service.ts). */
 export interface StoredRecord {
   id: string;
-  key: { remoteJid: string; fromMe: boolean; id: string };
+  /** `deleted` true once deleted for everyone (`deleteMessage`'s logical delete). */
+  key: { remoteJid: string; fromMe: boolean; id: string; deleted?: true };
   pushName: string;
   messageType: string;
   message: Record<string, unknown>;
@@ -307,6 +308,9 @@ function sectionsRefused(sections: unknown): string | undefined {
  * 2.4.0-rc1) and `sendList` (a legacy `listMessage`, as `listMessage` makes it);
  * {@link FakeEvolution.incomingTap} makes the webhook of a tap on them. `POST /chat/markMessageAsRead`
  * checks its body against `readMessageSchema` and keeps the keys it was given in `reads`.
+ * `DELETE /chat/deleteMessageForEveryone` and `POST /chat/updateMessage` check their bodies
+ * against `deleteMessageSchema` and `updateMessageSchema` and keep what they relayed in
+ * `deletions` and `edits`; an edit changes the stored message's text, a delete marks it deleted.
  */
 export class FakeEvolution {
   readonly instances = new Map<string, FakeInstance>();
@@ -355,10 +359,26 @@ export class FakeEvolution {
    * `readMessages` keys it handed to Baileys' `readMessages`.
    */
   readonly reads: { instance: string; keys: { remoteJid: string; fromMe: boolean; id: string }[] }[] = [];
+  /**
+   * Every delete for everyone Evolution relayed (`DELETE /chat/deleteMessageForEveryone/{instance}`),
+   * in order, a repeat included: the instance and the key handed to Baileys as `{ delete: key }`.
+   */
+  readonly deletions: { instance: string; key: Record<string, unknown> }[] = [];
+  /**
+   * Every edit Evolution relayed (`POST /chat/updateMessage/{instance}`), in order, a repeat
+   * included: the instance, the chat's JID (`createJid` of `number`), the text and the key handed
+   * to Baileys as `{ text, edit: key }`.
+   */
+  readonly edits: { instance: string; jid: string; text: string; key: Record<string, unknown> }[] = [];
   /** Every `sendReaction` relayed, in order, a repeat included: the body and the reaction's `key.id`. */
   readonly reactions: { instance: string; body: { key: unknown; reaction: string }; id: string }[] = [];
   down = false;
   sendFault: SendFault | SendFaultPlan | null = null;
+  /**
+   * While `lost`, a delete for everyone or an edit is relayed (and kept in `deletions` or
+   * `edits`), then the connection drops before the answer.
+   */
+  chatActionFault: "lost" | null = null;
   private counter = 0;
 
   /** Registers the fake's handlers on the test network. */
@@ -376,7 +396,9 @@ export class FakeEvolution {
         const url = new URL(request.url);
         const label = `${request.method} ${url.pathname}${url.search}`;
         this.calls.push(label);
-        const text = request.method === "POST" ? await request.text() : "";
+        // Express's `json()` parser reads a DELETE's body as it does a POST's
+        // (`deleteMessageForEveryone` takes its key in one).
+        const text = request.method === "POST" || request.method === "DELETE" ? await request.text() : "";
         const body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
         this.bodies.push({ call: label, body });
         if (this.down) return HttpResponse.json({ error: "unavailable" }, { status: 503 });
@@ -597,6 +619,17 @@ export class FakeEvolution {
           return HttpResponse.json({ message: "Read messages", read: "success" }, { status: 201 });
         }),
       ),
+      // `deleteMessageForEveryone` (EvolutionAPI/evolution-api: src/api/routes/chat.router.ts, a
+      // DELETE with a JSON body; `deleteMessageSchema` of src/validate/chat.schema.ts, see
+      // `deleteBodyRefused`), answered 201 by the Baileys channel's `deleteMessage`.
+      route("delete", "/chat/deleteMessageForEveryone/:name", ({ name = "" }, body) =>
+        this.withInstance(name, (instance) => this.deleteForEveryone(name, instance, body)),
+      ),
+      // `updateMessage` (chat.router.ts; `updateMessageSchema`, see `updateBodyRefused`),
+      // answered 200 by the Baileys channel's `updateMessage`.
+      route("post", "/chat/updateMessage/:name", ({ name = "" }, body) =>
+        this.withInstance(name, (instance) => this.updateMessage(name, instance, body)),
+      ),
       // `getBase64FromMediaMessage` (EvolutionAPI/evolution-api: src/api/routes/chat.router.ts,
       // `getBase64FromMediaMessageDto` `{ message, convertToMp4? }`): the media of a message
       // Evolution stored, found by `message.key.id`, answered 201 as the Baileys channel returns it;
@@ -756,6 +789,93 @@ export class FakeEvolution {
       },
       { status: 201 },
     );
+  }
+
+  /**
+   * `deleteMessage` of the Baileys channel (EvolutionAPI/evolution-api:
+   * src/api/integrations/channel/whatsapp/whatsapp.baileys.service.ts): the body's key goes to
+   * Baileys as `{ delete: key }`,
+   * whether or not Evolution holds the message; a closed connection fails Baileys' send, which
+   * the channel answers 500 "Error while deleting message for everyone" with the error's text.
+   * The stored message by `key.id` is then marked deleted (`key.deleted`, the logical delete of
+   * `DATABASE_DELETE_MESSAGE=true` of its .env.example). Answered 201 with the revoke Baileys
+   * sent (https://github.com/WhiskeySockets/Baileys, src/Utils/messages.ts: `protocolMessage`
+   * `{ key, type: REVOKE }`).
+   */
+  private deleteForEveryone(name: string, instance: FakeInstance, body: Record<string, unknown>): Response {
+    const refused = deleteBodyRefused(body);
+    if (refused) return problem(400, "Bad Request", [refused]);
+    if (instance.state !== "open")
+      return problem(500, "Internal Server Error", [
+        "Error while deleting message for everyone",
+        "Error: Connection Closed",
+      ]);
+    const key = { ...body };
+    this.deletions.push({ instance: name, key });
+    const stored = this.sent.find((s) => s.instance === name && s.id === key.id);
+    if (stored) stored.record.key.deleted = true;
+    if (this.chatActionFault === "lost") return HttpResponse.error();
+    return HttpResponse.json(
+      {
+        key: { remoteJid: key.remoteJid, fromMe: true, id: this.nextId() },
+        message: { protocolMessage: { key, type: "REVOKE" } },
+        messageTimestamp: Math.floor(Date.now() / 1000),
+        status: "PENDING",
+      },
+      { status: 201 },
+    );
+  }
+
+  /**
+   * `updateMessage` of the Baileys channel (EvolutionAPI/evolution-api:
+   * src/api/integrations/channel/whatsapp/whatsapp.baileys.service.ts), in its order:
+   * 1. `formatUpdateMessage`: the message Evolution stored under `key.id` (this instance's) must
+   *    be a text (`conversation`, `extendedTextMessage`), an image or a video, else 400 "Message
+   *    not compatible" (so is one it does not hold);
+   * 2. the stored `key.remoteJid` must be `createJid(number)`, else 400 "RemoteJid does not match";
+   *    (its "older than 15 minutes" check compares the stored seconds with `Date.now() + 900000`
+   *    milliseconds and never holds, so the fake has none);
+   * 3. Baileys sends `{ text, edit: key }` (kept in `edits`): a closed connection throws Baileys'
+   *    "Connection Closed", which Evolution's error handler (src/main.ts) answers 500 with the
+   *    text as `response.message`;
+   * 4. a stored message deleted for everyone, or not the session's own, is then 400 "You cannot
+   *    edit deleted messages" / "You cannot edit others messages"; else the stored text (a
+   *    caption for media) becomes `text` and `messageTimestamp` now, with an `EDITED` update.
+   * Answered 200 with the edit Baileys sent (`protocolMessage` `{ key, type: MESSAGE_EDIT,
+   * editedMessage, timestampMs }`, https://github.com/WhiskeySockets/Baileys, src/Utils/messages.ts).
+   */
+  private updateMessage(name: string, instance: FakeInstance, body: Record<string, unknown>): Response {
+    const refused = updateBodyRefused(body);
+    if (refused) return problem(400, "Bad Request", [refused]);
+    const key = body.key as { id: string; remoteJid: string; fromMe: boolean };
+    const text = String(body.text);
+    const jid = jidOf(String(body.number));
+    const stored = this.sent.find((s) => s.instance === name && s.id === key.id)?.record;
+    const editable = ["conversation", "extendedTextMessage", "imageMessage", "videoMessage"];
+    if (!stored || !editable.includes(stored.messageType))
+      return problem(400, "Bad Request", ["Message not compatible"]);
+    if (stored.key.remoteJid !== jid) return problem(400, "Bad Request", ["RemoteJid does not match"]);
+    if (instance.state !== "open") return problem(500, "Internal Server Error", "Connection Closed");
+    this.edits.push({ instance: name, jid, text, key: { ...key } });
+    if (stored.key.deleted) return problem(400, "Bad Request", ["You cannot edit deleted messages"]);
+    if (!stored.key.fromMe) return problem(400, "Bad Request", ["You cannot edit others messages"]);
+    const texts = stored.messageType === "conversation" || stored.messageType === "extendedTextMessage";
+    const edited = texts
+      ? { extendedTextMessage: { text } }
+      : { [stored.messageType]: { ...(stored.message[stored.messageType] as object), caption: text } };
+    if (texts) stored.message.conversation = text;
+    else stored.message = edited;
+    stored.messageTimestamp = Math.floor(Date.now() / 1000);
+    stored.MessageUpdate.push({ status: "EDITED" });
+    if (this.chatActionFault === "lost") return HttpResponse.error();
+    return HttpResponse.json({
+      key: { remoteJid: jid, fromMe: true, id: this.nextId() },
+      message: {
+        protocolMessage: { key, type: "MESSAGE_EDIT", editedMessage: edited, timestampMs: Date.now() },
+      },
+      messageTimestamp: stored.messageTimestamp,
+      status: "PENDING",
+    });
   }
 
   private nextId(): string {
@@ -1212,6 +1332,51 @@ function readKeyRefused(key: unknown): string | undefined {
   if (typeof id !== "string" || id === "") return "readMessages.id";
   if (typeof remoteJid !== "string" || remoteJid === "") return "readMessages.remoteJid";
   if (typeof fromMe !== "boolean") return "readMessages.fromMe";
+  return undefined;
+}
+
+/**
+ * Why a `deleteMessageForEveryone` body is refused by `deleteMessageSchema`
+ * (EvolutionAPI/evolution-api src/validate/chat.schema.ts: `id` and `remoteJid` strings and
+ * `fromMe` a boolean, all three required; `participant` a string), or undefined. Its
+ * `isNotEmpty("id", "remoteJid", "participant")` never applies: its `if` holds only for a body
+ * whose every property is one of those three, and `fromMe` is required, so "" passes as Evolution
+ * lets it. The fake's own rule: a property the schema does not list is refused.
+ */
+function deleteBodyRefused(body: Record<string, unknown>): string | undefined {
+  const refused = unknownFields(body, ["id", "fromMe", "remoteJid", "participant"]);
+  if (refused) return `instance is not allowed to have the additional property "${refused}"`;
+  if (typeof body.id !== "string") return 'instance requires property "id" (a string)';
+  if (typeof body.remoteJid !== "string") return 'instance requires property "remoteJid" (a string)';
+  if (typeof body.fromMe !== "boolean") return 'instance requires property "fromMe" (a boolean)';
+  if (body.participant !== undefined && typeof body.participant !== "string")
+    return "instance.participant is not of a type(s) string";
+  return undefined;
+}
+
+/**
+ * Why an `updateMessage` body is refused by `updateMessageSchema` (chat.schema.ts: `number` and
+ * `text` strings, non-empty by its `isNotEmpty("number", "text", "key")`, which applies as the
+ * fake allows no other property; `key` an object with `id` and `remoteJid` strings and `fromMe` a
+ * boolean, all three required, its own `isNotEmpty("id", "remoteJid")` never applying since
+ * `fromMe` is required), or undefined. The schema requires none of `number`, `text` and `key`;
+ * the channel's `updateMessage` needs all three (`createJid(number)` throws without one), so the
+ * fake refuses a body without one (400, where Evolution fails otherwise), and a property the
+ * schema does not list.
+ */
+function updateBodyRefused(body: Record<string, unknown>): string | undefined {
+  const refused = unknownFields(body, ["number", "text", "key"]);
+  if (refused) return `instance is not allowed to have the additional property "${refused}"`;
+  for (const field of ["number", "text"]) {
+    if (typeof body[field] !== "string") return `instance.${field} is not of a type(s) string`;
+    if (body[field] === "") return `The "${field}" cannot be empty`;
+  }
+  const keyRefused = unknownFields(body.key ?? null, ["id", "remoteJid", "fromMe"]);
+  if (keyRefused) return `instance.key is not allowed to have the property "${keyRefused}"`;
+  const key = body.key as Record<string, unknown>;
+  if (typeof key.id !== "string") return 'instance.key requires property "id" (a string)';
+  if (typeof key.remoteJid !== "string") return 'instance.key requires property "remoteJid" (a string)';
+  if (typeof key.fromMe !== "boolean") return 'instance.key requires property "fromMe" (a boolean)';
   return undefined;
 }
 

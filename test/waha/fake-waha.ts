@@ -12,8 +12,11 @@ interface FakeSession {
   me: { id: string; pushName: string } | null;
   qrCount: number;
   webhooks: unknown;
-  /** WAHA's engine: `GET /api/sessions/{session}/capping` is served by GOWS alone. */
-  engine?: "NOWEB" | "GOWS";
+  /**
+   * WAHA's engine (NOWEB when unset): `GET /api/sessions/{session}/capping` is served by GOWS
+   * alone, `POST /api/sendList` by NOWEB and GOWS.
+   */
+  engine?: "NOWEB" | "GOWS" | "WEBJS";
   /** `MeInfo.reachoutTimelock` (`ReachoutTimelockData`), null when no enforcement was seen. */
   reachoutTimelock?: {
     enforcementType: string;
@@ -115,7 +118,69 @@ const SEND_FIELDS: Record<string, { allowed: string[]; required: string[] }> = {
     allowed: ["chatId", "id", "contacts", "reply_to", "session"],
     required: ["chatId", "contacts", "session"],
   },
+  // `SendListRequest`: `message` a `SendListMessage` (checked in `send`); no `id`.
+  sendList: {
+    allowed: ["chatId", "message", "reply_to", "session"],
+    required: ["chatId", "message", "session"],
+  },
 };
+
+/**
+ * What is wrong with a `sendList` body's `message` (WAHA's OpenAPI document, 2026.7.1:
+ * `SendListMessage` `{ title, description?, footer?, button, sections }` with `title`, `button`
+ * and `sections` required; `sections` items `Section` `{ title, rows }`, both required; `rows`
+ * items `Row` `{ title, description?, rowId }`, `title` and `rowId` required; every field a
+ * string but the arrays), or null. Fields the schemas do not list are refused, as for the others.
+ */
+function listMessageProblem(message: unknown): string | null {
+  const fieldsProblem = (
+    value: unknown,
+    name: string,
+    allowed: string[],
+    required: string[],
+  ): string | null => {
+    if (typeof value !== "object" || value === null || Array.isArray(value))
+      return `${name} must be an object`;
+    const fields = value as Record<string, unknown>;
+    const refused = Object.keys(fields).find((field) => !allowed.includes(field));
+    if (refused) return `property ${name}.${refused} should not exist`;
+    const missing = required.find((field) => fields[field] === undefined);
+    if (missing) return `${name}.${missing} is required`;
+    const mistyped = allowed.find(
+      (field) =>
+        field !== "sections" &&
+        field !== "rows" &&
+        fields[field] !== undefined &&
+        typeof fields[field] !== "string",
+    );
+    return mistyped ? `${name}.${mistyped} must be a string` : null;
+  };
+  const top = fieldsProblem(
+    message,
+    "message",
+    ["title", "description", "footer", "button", "sections"],
+    ["title", "button", "sections"],
+  );
+  if (top) return top;
+  const sections = (message as { sections: unknown }).sections;
+  if (!Array.isArray(sections)) return "message.sections must be an array";
+  for (const [s, section] of sections.entries()) {
+    const problem = fieldsProblem(section, `message.sections.${s}`, ["title", "rows"], ["title", "rows"]);
+    if (problem) return problem;
+    const rows = (section as { rows: unknown }).rows;
+    if (!Array.isArray(rows)) return `message.sections.${s}.rows must be an array`;
+    for (const [r, row] of rows.entries()) {
+      const rowProblem = fieldsProblem(
+        row,
+        `message.sections.${s}.rows.${r}`,
+        ["title", "description", "rowId"],
+        ["title", "rowId"],
+      );
+      if (rowProblem) return rowProblem;
+    }
+  }
+  return null;
+}
 
 /**
  * What is wrong with a `sendContactVcard` body's `contacts` (WAHA's OpenAPI document,
@@ -603,6 +668,20 @@ export class FakeWaha {
       return HttpResponse.json({ message: "id must be a string" }, { status: 422 });
     const cardsProblem = endpoint === "sendContactVcard" ? contactsProblem(body.contacts) : null;
     if (cardsProblem) return HttpResponse.json({ message: cardsProblem }, { status: 422 });
+    const listProblem = endpoint === "sendList" ? listMessageProblem(body.message) : null;
+    if (listProblem) return HttpResponse.json({ message: listProblem }, { status: 422 });
+    // "`POST /api/sendList`": NOWEB and GOWS alone (the engines' table, "Send messages"); another
+    // engine answers WAHA's 501 "Not Implemented" (as devlikeapro/waha#2069 shows it).
+    const engine = this.sessions.get(String(body.session))?.engine ?? "NOWEB";
+    if (endpoint === "sendList" && engine !== "NOWEB" && engine !== "GOWS")
+      return HttpResponse.json(
+        {
+          message: `The method is not implemented by '${engine}' engine. Check the docs and try another engine: https://waha.devlike.pro/`,
+          error: "Not Implemented",
+          statusCode: 501,
+        },
+        { status: 501 },
+      );
     // `reply_to`: "The ID of the message to reply to - false_11111111111@c.us_AAAAAAAAAAAAAAAAAAAA".
     if (
       body.reply_to !== undefined &&
@@ -639,6 +718,7 @@ export class FakeWaha {
           from: chatId,
           fromMe: true,
           to: chatId,
+          // A list's `body` is "": WAHA's document does not say what a list's `WAMessage` holds.
           body: String(body.text ?? body.caption ?? ""),
           hasMedia: file !== undefined,
           ...(endpoint === "sendLocation"
@@ -661,6 +741,21 @@ export class FakeWaha {
     this.relayed.push(sent.id);
     if (fault === "lost") return HttpResponse.error();
     if (fault === "garbage") return HttpResponse.text("<html>502</html>", { status: 201 });
+    // `sendList` answers an untyped `object`, the engine's own: NOWEB's is the message Baileys
+    // sent, with its `key` (as for a reaction); the fake's other answers are the `WAMessage`.
+    if (endpoint === "sendList" && engine === "NOWEB")
+      return HttpResponse.json(
+        {
+          key: {
+            remoteJid: chatId.replace("@c.us", "@s.whatsapp.net"),
+            fromMe: true,
+            id: sent.id.split("_")[2],
+          },
+          messageTimestamp: sent.message.timestamp,
+          status: "PENDING",
+        },
+        { status: 201 },
+      );
     return HttpResponse.json(sent.message, { status: 201 });
   }
 

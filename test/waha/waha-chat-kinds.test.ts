@@ -13,7 +13,7 @@ import {
 import { useNetwork } from "../network";
 import { connectedWahaSession, FakeWaha } from "./fake-waha";
 
-// Sending a location, refusing buttons and lists, and deleting and editing a sent text through
+// Sending a location, refusing reply buttons (WAHA sends lists alone), and deleting and editing a sent text through
 // WAHA (README, Locations; Chat actions), against the fake server, which checks each body against
 // WAHA's OpenAPI document (2026.7.1): `POST /api/sendLocation` (`MessageLocationRequest`), and
 // `DELETE`/`PUT` of `/api/{session}/chats/{chatId}/messages/{messageId}` (`EditMessageRequest`).
@@ -85,7 +85,7 @@ describe("WAHA: locations", () => {
   });
 });
 
-it("refuses reply buttons and lists on WAHA (422 type_not_supported_by_gateway) before any charge", async () => {
+it("refuses reply buttons on WAHA (422 type_not_supported_by_gateway) before any charge", async () => {
   const { key, accountId } = await createAccount(10);
   const session = await connectedWahaSession(waha, key);
   const res = await call("POST", "/v1/chatapp/messages", {

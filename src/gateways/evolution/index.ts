@@ -2,6 +2,7 @@ import type { GatewaySettings } from "../../config";
 import { base64MediaAnswer, IncomingMediaError } from "../../media/incoming";
 import type {
   ChatGateway,
+  ChatMessageRef,
   GatewayEvent,
   LinkState,
   LookupResult,
@@ -14,6 +15,7 @@ import type {
 } from "../gateway";
 import type { GatewayHttp } from "../http";
 import { reactionLookup } from "../reaction";
+import { deleteMessage, editMessage } from "./chat-actions";
 import { checkNumbers } from "./contacts";
 import {
   checkInstance,
@@ -37,9 +39,9 @@ import { evolutionTyping } from "./typing";
  * One file per job: link.ts (the instance's lifecycle: create, connect, pairing code, logout,
  * delete, check), send.ts (sending a message under our client message id), lookup.ts (asking
  * whether a message was stored, to settle an unknown send), contacts.ts (asking whether numbers
- * are on WhatsApp), read.ts (read receipts), events.ts (the webhook: the instance token that
- * authenticates it, and parsing), errors.ts (reading Evolution's error bodies, for link.ts and
- * send.ts).
+ * are on WhatsApp), read.ts (read receipts), chat-actions.ts (deleting and editing a sent
+ * message), events.ts (the webhook: the instance token that authenticates it, and parsing),
+ * errors.ts (reading Evolution's error bodies, for link.ts, send.ts and chat-actions.ts).
  */
 
 /**
@@ -97,6 +99,23 @@ export class EvolutionGateway implements ChatGateway {
    */
   markRead(sessionId: string, read: ReadReceipt): Promise<void> {
     return markRead(this.http, sessionId, read);
+  }
+
+  /**
+   * Deletes a message the session sent for everyone: `DELETE
+   * /chat/deleteMessageForEveryone/{instance}` with its Baileys key (chat-actions.ts
+   * `deleteMessage`). @throws GatewayError as chat-actions.ts `deleteMessage`.
+   */
+  deleteMessage(sessionId: string, target: ChatMessageRef): Promise<void> {
+    return deleteMessage(this.http, sessionId, target);
+  }
+
+  /**
+   * Edits a text the session sent: `POST /chat/updateMessage/{instance}` (chat-actions.ts
+   * `editMessage`). @throws GatewayError as chat-actions.ts `editMessage`.
+   */
+  editMessage(sessionId: string, target: ChatMessageRef, text: string): Promise<void> {
+    return editMessage(this.http, sessionId, target, text);
   }
 
   /** Sends one message (media as a signed link of ours): {@link sendMessage}. */

@@ -49,7 +49,13 @@ const MAX_PAGES = 10;
  *    of the same names ({@link sameCards}). WAHA's
  *    `WAMessage` carries no media type unless media are downloaded, so an image and a video with
  *    the same caption to one chat in the window cannot be told apart, nor two identical texts
- *    on engines that ignore our id.
+ *    on engines that ignore our id;
+ * 3. a list (interactive.ts) goes without our id (`SendListRequest` has no `id`), and neither the
+ *    document nor the docs say what a list's `WAMessage` holds (`body`? its `_data` is the
+ *    engine's raw data), so it is never found by content: while any message of ours in the window
+ *    could be it ({@link couldBeList}: no media, location or cards) → unreachable, so the
+ *    settlement asks again and, at `OUTCOME_SETTLE_HOURS`, fails it `outcome_unknown` (README,
+ *    Exactly once) rather than send it twice or call it sent on a guess.
  *
  * None → absent. Any failed call (5xx, timeout, a 4xx such as NOWEB without its store, an answer
  * of another shape, more than {@link MAX_PAGES} pages) → unreachable. Never throws.
@@ -81,7 +87,10 @@ export async function lookupMessage(
         if (message.id.endsWith(`_${query.clientMessageId}`)) {
           return { result: "found", providerMessageId: message.id };
         }
-        if (sameMessage(message, query)) sameContent.push(message);
+        // A list has nothing to be matched by (3. above): only whether a message could be it.
+        if (query.type === "interactive") {
+          if (couldBeList(message)) return { result: "unreachable", reason: LIST_UNTOLD };
+        } else if (sameMessage(message, query)) sameContent.push(message);
       }
       if (messages.length < PAGE_SIZE) {
         // The oldest match: pages come in WAHA's order (newest first by default).
@@ -114,6 +123,20 @@ function sameCards(vcards: string[], sent: string | null): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * The reason a list's lookup gives while the chat holds a message of ours that may be it: WAHA's
+ * document describes no content of a list message to tell it by (see {@link lookupMessage}).
+ */
+const LIST_UNTOLD = "lookup_cannot_tell: WAHA gives no content to tell a sent list by";
+
+/**
+ * Whether `message`, one of ours, may be a list we sent: one without media, a location or
+ * contact cards (each of which a list is not: `hasMedia`, `location` and `vCards` of `WAMessage`).
+ */
+function couldBeList(message: z.output<typeof ListedMessage>): boolean {
+  return !message.hasMedia && !message.location && (message.vCards ?? []).length === 0;
 }
 
 /** Our message with the content of `query` (see {@link lookupMessage}). */

@@ -9,6 +9,7 @@ import { type GatewayHttp, gatewayRequest, notSent, sendFailure } from "../http"
 import { digitsOf } from "../jid";
 import { fileNameOf, MEDIA_NOT_STORED, mediaLinkOf } from "../media";
 import { isReachoutTimelocked } from "./health";
+import { listBody, notImplementedByEngine, readInteractive } from "./interactive";
 
 /*
  * Sending through WAHA: the recipient lookup, the send call and what its answer or failure comes
@@ -50,7 +51,8 @@ const SentMessageId = z.union([
 /**
  * Sends one message from session `sessionId` ("Send messages → Send Text / Image / Voice / Video /
  * File / Location / Contact (vcard)"; a location by {@link locationBody}, contact cards by
- * {@link contactsBody}), to a number or a LID ({@link chatIdOf}). WAHA accepts a message to a number that is not on the network (NOWEB answers it
+ * {@link contactsBody}, a list by `POST /api/sendList`, interactive.ts `listBody`), to a number or
+ * a LID ({@link chatIdOf}). WAHA accepts a message to a number that is not on the network (NOWEB answers it
  * `PENDING`; devlikeapro/waha#569), so the number is first looked up with `GET
  * /api/contacts/check-exists` — the lookup WAHA's maintainers point to, and the one the docs
  * require anyway for Brazilian numbers, whose chat id may differ from the digits ("Contacts →
@@ -60,8 +62,11 @@ const SentMessageId = z.union([
  * and retryable (the send call was not made); the send call's 4xx are `rejected` with the
  * `GatewayError` reason, and its 5xx, timeouts, lost connections and unreadable answers `unknown`
  * (`sendFailure`), but WhatsApp's error 463, which is `rejected` `reachout_timelocked` with a
- * `health` event (see {@link timelocked}). Media go as a link to our stored copy signed with `links` ({@link mediaLinkOf});
- * a media message without one is `rejected` (`media_not_stored`) without a call. Never throws.
+ * `health` event (see {@link timelocked}), and, for a list, WAHA's 501 for an engine that does not
+ * implement it (interactive.ts `notImplementedByEngine`), which is `rejected`. Reply buttons are
+ * `rejected` (`not_supported_by_gateway`) without a call (interactive.ts). Media go as a link to
+ * our stored copy signed with `links` ({@link mediaLinkOf}); a media message without one is
+ * `rejected` (`media_not_stored`) without a call. Never throws.
  */
 export async function sendMessage(
   http: GatewayHttp,
@@ -71,11 +76,13 @@ export async function sendMessage(
 ): Promise<SendOutcome> {
   // Message templates are Meta's (Cloud API sessions only); the send path refuses them elsewhere.
   // WAHA's API has no sticker message (lib/gateway-kinds.ts `sendsStickers`): refused before the send.
+  // Nor reply buttons that WhatsApp shows (interactive.ts); an `interactive_reply` is a contact's
+  // tap, never sent.
   if (
     message.type === "template" ||
-    message.type === "interactive" ||
     message.type === "interactive_reply" ||
-    message.type === "sticker"
+    message.type === "sticker" ||
+    (message.type === "interactive" && readInteractive(message.content)?.type === "button")
   )
     return { outcome: "rejected", reason: "not_supported_by_gateway", retryable: false };
   if (message.type === "reaction") return sendReaction(http, sessionId, message);
@@ -104,6 +111,12 @@ export async function sendMessage(
     return { outcome: "accepted", providerMessageId };
   } catch (error) {
     if (isReachoutTimelocked(error)) return timelocked();
+    if (message.type === "interactive" && notImplementedByEngine(error))
+      return {
+        outcome: "rejected",
+        reason: error instanceof Error ? error.message : String(error),
+        retryable: false,
+      };
     return sendFailure(error);
   }
 }
@@ -180,7 +193,7 @@ async function sendReaction(
 }
 
 const SEND_PATHS: Record<
-  Exclude<OutboundMessage["type"], "template" | "reaction" | "interactive" | "interactive_reply" | "sticker">,
+  Exclude<OutboundMessage["type"], "template" | "reaction" | "interactive_reply" | "sticker">,
   string
 > = {
   text: "/api/sendText",
@@ -190,18 +203,23 @@ const SEND_PATHS: Record<
   document: "/api/sendFile",
   location: "/api/sendLocation",
   contacts: "/api/sendContactVcard",
+  interactive: "/api/sendList",
 };
 
 /** The types whose send makes WAHA fetch no media: the ordinary timeout serves. */
-const FETCHLESS_TYPES: readonly OutboundMessage["type"][] = ["text", "location", "contacts"];
+const FETCHLESS_TYPES: readonly OutboundMessage["type"][] = ["text", "location", "contacts", "interactive"];
 
 /**
- * The type-specific body of a location ({@link locationBody}) or contact cards ({@link
- * contactsBody}), read from the message's content; null when the content does not read as its
- * type's (sent nowhere: `content_unreadable`); undefined for other types, which {@link sendBody}
- * builds.
+ * The type-specific body of a location ({@link locationBody}), contact cards ({@link
+ * contactsBody}) or a list (interactive.ts `listBody`), read from the message's content; null when
+ * the content does not read as its type's (sent nowhere: `content_unreadable`); undefined for
+ * other types, which {@link sendBody} builds.
  */
 function structuredBody(message: OutboundMessage): Record<string, unknown> | null | undefined {
+  if (message.type === "interactive") {
+    const interactive = readInteractive(message.content);
+    return interactive?.type === "list" ? listBody(message, interactive) : null;
+  }
   if (message.type === "location") {
     const location = readLocation(message.content);
     return location ? locationBody(message, location) : null;
