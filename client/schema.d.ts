@@ -2750,10 +2750,128 @@ export interface components {
             status: "draft" | "scheduled" | "running" | "paused" | "completed" | "cancelled";
             chatapp_session_ids: string[];
             /** @enum {string} */
-            type: "text" | "image" | "video" | "audio" | "document" | "template";
+            type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "sticker";
             content: string | null;
             media_url: string | null;
             template: components["schemas"]["TemplateSend"];
+            /** @description A location campaign's point and place; else null. */
+            location: {
+                /** @description Latitude in decimal degrees, −90 to 90. */
+                latitude: number;
+                /** @description Longitude in decimal degrees, −180 to 180. */
+                longitude: number;
+                /** @description The place's name. */
+                name?: string;
+                /** @description The place's address. */
+                address?: string;
+                /** @description A received location's link, when the network gives one (business locations). */
+                url?: string;
+            } | null;
+            /** @description A contacts campaign's cards; else null. */
+            contacts: {
+                name: {
+                    formatted_name: string;
+                    first_name?: string;
+                    last_name?: string;
+                    middle_name?: string;
+                    prefix?: string;
+                    suffix?: string;
+                };
+                phones: {
+                    phone: string;
+                    type?: string;
+                    wa_id?: string;
+                }[];
+                emails?: {
+                    email: string;
+                    type?: string;
+                }[];
+                org?: {
+                    company?: string;
+                    department?: string;
+                    title?: string;
+                };
+                urls?: {
+                    url: string;
+                    type?: string;
+                }[];
+                addresses?: {
+                    street?: string;
+                    city?: string;
+                    state?: string;
+                    zip?: string;
+                    country?: string;
+                    country_code?: string;
+                    type?: string;
+                }[];
+                birthday?: string;
+            }[] | null;
+            /** @description An interactive campaign's reply buttons or list; else null. */
+            interactive: {
+                /** @enum {string} */
+                type: "button";
+                /** @description A text header (`HeaderObject` of type `text`). */
+                header?: {
+                    /** @enum {string} */
+                    type: "text";
+                    /** @description The header's text, at most 60 characters. */
+                    text: string;
+                };
+                body: {
+                    /** @description The message's text, at most 1,024 characters. */
+                    text: string;
+                };
+                footer?: {
+                    /** @description The footer's text, at most 60 characters. */
+                    text: string;
+                };
+                action: {
+                    buttons: {
+                        /** @enum {string} */
+                        type: "reply";
+                        reply: {
+                            /** @description What the tap answers as `interactive_reply.id`, at most 256 characters. */
+                            id: string;
+                            /** @description The button's label, at most 20 characters. */
+                            title: string;
+                        };
+                    }[];
+                };
+            } | {
+                /** @enum {string} */
+                type: "list";
+                /** @description A text header (`HeaderObject` of type `text`). */
+                header?: {
+                    /** @enum {string} */
+                    type: "text";
+                    /** @description The header's text, at most 60 characters. */
+                    text: string;
+                };
+                body: {
+                    /** @description The message's text, at most 1,024 characters. */
+                    text: string;
+                };
+                footer?: {
+                    /** @description The footer's text, at most 60 characters. */
+                    text: string;
+                };
+                action: {
+                    /** @description The label of the button that opens the list, at most 20 characters. */
+                    button: string;
+                    sections: {
+                        /** @description The section's title, at most 24 characters; required when the list has several sections. */
+                        title?: string;
+                        rows: {
+                            /** @description What the choice answers as `interactive_reply.id`, at most 200 characters. */
+                            id: string;
+                            /** @description The row's title, at most 24 characters. */
+                            title: string;
+                            /** @description The row's description, at most 72 characters. */
+                            description?: string;
+                        }[];
+                    }[];
+                };
+            } | null;
             /** @description The gap before each of a session's messages; equal ends for a fixed `delay_between`. */
             delay_range: {
                 min_ms: number;
@@ -7846,7 +7964,7 @@ export interface operations {
                      * @description `template` only when every session is on the `cloud_api` gateway (422 naming `type` otherwise).
                      * @enum {string}
                      */
-                    type: "text" | "image" | "video" | "audio" | "document" | "template";
+                    type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "sticker";
                     /**
                      * @description The message text (or caption) as a template: `{{name}}` placeholders take each recipient's `variables`. Same rules as a send.
                      * @example Hi {{name}}, your order {{order}} has shipped.
@@ -7855,6 +7973,133 @@ export interface operations {
                     /** @description Public https URL of the media, on port 443, at most 2,048 characters; required for image, video, audio, document. The service fetches it once per send (or campaign), following at most 3 redirects and only within the same host, and stores the file; the gateway gets a link of ours to that copy, never this URL. WhatsApp's limits apply: image ≤ 5 MB (image/jpeg, image/png), video ≤ 16 MB (video/mp4, video/3gpp), audio ≤ 16 MB (audio/aac, audio/amr, audio/mpeg, audio/mp4, audio/ogg), document ≤ 100 MB (PDF, plain text, Word, Excel, PowerPoint). Media that cannot be fetched or break a limit are 422 `media_unavailable`, before anything is charged; nothing is fetched for an account whose balance cannot pay (402 `insufficient_balance`). The copy is deleted once no message can still need it (or `MEDIA_RETENTION_DAYS` after the messages' time; a running campaign keeps it until it ends), and its messages then show `metadata.media_expired_at`. Shown back as given. */
                     media_url?: string | null;
                     template?: components["schemas"]["TemplateSend"] & unknown;
+                    location?: components["schemas"]["LocationSend"] & unknown;
+                    /** @description For `contacts`: the contact cards every message shares, as a send's `contacts`. */
+                    contacts?: {
+                        name: {
+                            /** @description The name as shown, e.g. `Jane Doe`. */
+                            formatted_name: string;
+                            /** @description First name. */
+                            first_name?: string;
+                            /** @description Last name. */
+                            last_name?: string;
+                            /** @description Middle name. */
+                            middle_name?: string;
+                            /** @description Name prefix, e.g. `Dr.`. */
+                            prefix?: string;
+                            /** @description Name suffix, e.g. `Jr.`. */
+                            suffix?: string;
+                        };
+                        phones: {
+                            /** @description The number as shown, e.g. `+1 415-555-2671`. */
+                            phone: string;
+                            /**
+                             * @description `HOME` or `WORK`.
+                             * @enum {string}
+                             */
+                            type?: "HOME" | "WORK";
+                            /** @description The number's WhatsApp id (its digits); a linked device shows a Message button for it. */
+                            wa_id?: string;
+                        }[];
+                        emails?: {
+                            /**
+                             * Format: email
+                             * @description An email address (RFC 5321's 320 characters at most).
+                             */
+                            email: string;
+                            /**
+                             * @description `HOME` or `WORK`.
+                             * @enum {string}
+                             */
+                            type?: "HOME" | "WORK";
+                        }[];
+                        org?: {
+                            /** @description Company. */
+                            company?: string;
+                            /** @description Department. */
+                            department?: string;
+                            /** @description Job title. */
+                            title?: string;
+                        };
+                        urls?: {
+                            /**
+                             * Format: uri
+                             * @description A web address, http or https.
+                             */
+                            url: string;
+                            /**
+                             * @description `HOME` or `WORK`.
+                             * @enum {string}
+                             */
+                            type?: "HOME" | "WORK";
+                        }[];
+                    }[];
+                    /** @description For `interactive`: the reply buttons or list every message carries, as a send's `interactive`; a kind a session's gateway cannot send: 422 `type_not_supported_by_gateway`. Each tap arrives as the recipient's `interactive_reply`. */
+                    interactive?: {
+                        /** @enum {string} */
+                        type: "button";
+                        /** @description A text header (`HeaderObject` of type `text`). */
+                        header?: {
+                            /** @enum {string} */
+                            type: "text";
+                            /** @description The header's text, at most 60 characters. */
+                            text: string;
+                        };
+                        body: {
+                            /** @description The message's text, at most 1,024 characters. */
+                            text: string;
+                        };
+                        footer?: {
+                            /** @description The footer's text, at most 60 characters. */
+                            text: string;
+                        };
+                        action: {
+                            buttons: {
+                                /** @enum {string} */
+                                type: "reply";
+                                reply: {
+                                    /** @description What the tap answers as `interactive_reply.id`, at most 256 characters. */
+                                    id: string;
+                                    /** @description The button's label, at most 20 characters. */
+                                    title: string;
+                                };
+                            }[];
+                        };
+                    } | {
+                        /** @enum {string} */
+                        type: "list";
+                        /** @description A text header (`HeaderObject` of type `text`). */
+                        header?: {
+                            /** @enum {string} */
+                            type: "text";
+                            /** @description The header's text, at most 60 characters. */
+                            text: string;
+                        };
+                        body: {
+                            /** @description The message's text, at most 1,024 characters. */
+                            text: string;
+                        };
+                        footer?: {
+                            /** @description The footer's text, at most 60 characters. */
+                            text: string;
+                        };
+                        action: {
+                            /** @description The label of the button that opens the list, at most 20 characters. */
+                            button: string;
+                            sections: {
+                                /** @description The section's title, at most 24 characters; required when the list has several sections. */
+                                title?: string;
+                                rows: {
+                                    /** @description What the choice answers as `interactive_reply.id`, at most 200 characters. */
+                                    id: string;
+                                    /** @description The row's title, at most 24 characters. */
+                                    title: string;
+                                    /** @description The row's description, at most 72 characters. */
+                                    description?: string;
+                                }[];
+                            }[];
+                        };
+                    };
                     /** @description Up to 10,000 recipients per request; an address (a number or a user id) is kept once per campaign. */
                     recipients?: {
                         /**

@@ -13,9 +13,11 @@ import {
 } from "../db/queries/campaign-steps";
 import { insertOutgoingStatements, type NewMessages, outgoingRows } from "../db/queries/messages";
 import { findSessions } from "../db/queries/sessions";
-import type { CampaignRow } from "../db/schema";
+import type { CampaignPayload, CampaignRow } from "../db/schema";
 import { publishEvents } from "../events/publish";
 import { recordedIn } from "../events/record";
+import { contactCardsLabel } from "../lib/contact-cards";
+import { locationLabel } from "../lib/location";
 import { log } from "../lib/log";
 import { dropPoison, redeliveryDelaySeconds, sendInBatches } from "../lib/queue";
 import { fillTemplate } from "../lib/template";
@@ -263,17 +265,32 @@ export async function materialiseStep(env: Env, db: Db, campaignId: string): Pro
 /**
  * What differs per recipient in a campaign's message: the content filled with its `variables`; for
  * a template campaign, the template's name as content and `metadata.template` the template filled
- * for it (read by messages/dispatch-request.ts `dispatchRequestOf` when the message is dispatched).
+ * for it (read by messages/dispatch-request.ts `dispatchRequestOf` when the message is dispatched);
+ * for a location, contacts or interactive campaign, the same object for everyone in `metadata`
+ * under its key, and its label as content ({@link payloadContent}).
  */
 function messageOf(
-  campaign: Pick<CampaignRow, "content" | "template">,
+  campaign: Pick<CampaignRow, "content" | "template" | "payload">,
   variables: Record<string, string>,
 ): { content: string | null; metadata?: string } {
   if (campaign.template) {
     const template = fillCampaignTemplate(campaign.template, variables);
     return { content: template.name, metadata: metadataText({ template }) };
   }
+  if (campaign.payload)
+    return { content: payloadContent(campaign.payload), metadata: metadataText(campaign.payload) };
   return { content: campaign.content === null ? null : fillTemplate(campaign.content, variables) };
+}
+
+/**
+ * The content a location, contacts or interactive campaign's messages store, as a send's would
+ * (src/messages/send.ts `storedContent`): a location's name or address, the cards' names, the
+ * interactive message's body text.
+ */
+function payloadContent(payload: CampaignPayload): string | null {
+  if ("location" in payload) return locationLabel(payload.location);
+  if ("contacts" in payload) return contactCardsLabel(payload.contacts);
+  return payload.interactive.body.text;
 }
 
 /** Runs `statements` and completes the campaign if nothing is left to send, publishing its events. */

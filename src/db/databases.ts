@@ -165,7 +165,7 @@ export async function routeFor(
  * The newest migration of migrations/accounts/: an account database takes new accounts only once
  * it is applied (README, Databases). test/databases.test.ts checks that this names the newest file.
  */
-export const NEWEST_ACCOUNT_MIGRATION = "0057_campaign_recipient_archives.sql";
+export const NEWEST_ACCOUNT_MIGRATION = "0058_campaign_payload.sql";
 
 /**
  * Whether account database `name` has every migration applied (its `d1_migrations`, which

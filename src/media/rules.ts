@@ -51,6 +51,11 @@ export const MEDIA_RULES: Record<MediaType, MediaRule> = {
 /** The message types that carry media, in {@link MEDIA_RULES}' order. */
 export const MEDIA_TYPES = Object.keys(MEDIA_RULES) as MediaType[];
 
+/** Whether messages of `type` carry media (`media_url`, fetched and stored once per send or campaign). */
+export function isMediaType(type: string): type is MediaType {
+  return MEDIA_TYPES.some((media) => media === type);
+}
+
 /** Most redirects followed from a `media_url`, each to the same host (src/media/fetch.ts). */
 export const MAX_MEDIA_REDIRECTS = 3;
 

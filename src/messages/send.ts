@@ -14,16 +14,17 @@ import type { Interactive } from "../lib/interactive";
 import { type Location, locationLabel } from "../lib/location";
 import { log } from "../lib/log";
 import { sendInBatches } from "../lib/queue";
-import { MEDIA_TYPES, type MediaType } from "../media/rules";
+import { isMediaType } from "../media/rules";
 import { discardMedia, type StoredMedia, storeMedia } from "../media/store";
 import { type DispatchRequest, dispatchRequestOf, LANE } from "./dispatch-request";
+import { requireGatewaySends } from "./gateway-types";
 import { type MessageMetadata, metadataText } from "./metadata";
 import { gatewayRefusals, requireSupportedRecipients, templateRefusals } from "./recipient-kinds";
 import { type QuoteTarget, quoteTarget } from "./reply";
 import { requireServiceWindow } from "./service-window";
 import { requireReachable } from "./session-limits";
 import { type TemplateSend, templateNeeds, templateVariableErrors } from "./template";
-import type { MessageRow, MessageType, SendableType } from "./types";
+import type { MessageRow, SendableType } from "./types";
 
 export interface SendRequest {
   accountId: string;
@@ -111,7 +112,7 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
   const gateway = session.gateway ?? config.CHATAPP_GATEWAY;
   // A user id of a kind the gateway cannot send to: a LID on the Cloud API, a BSUID on WAHA.
   requireSupportedRecipients(gatewayRefusals(gateway), request.recipients);
-  requireTypeSent(gateway, request.type);
+  requireGatewaySends(gateway, request);
   const quote = await quoteOf(db, request);
   if (quote) request = { ...request, recipients: [quote.chat] };
   const metadata = withQuote(await payloadMetadata(db, request, gateway), quote);
@@ -196,26 +197,6 @@ function idsInSendOrder(recipients: string[]): { id: string; to: string }[] {
 }
 
 /**
- * Refuses a type the session's gateway does not send at all, before anything is fetched or
- * charged: a sticker where the gateway has no sticker message (lib/gateway-kinds.ts
- * `sendsStickers`; WAHA's API has none).
- * @throws ApiError `type_not_supported_by_gateway` (422) naming `type`.
- */
-function requireTypeSent(gateway: GatewayKind, type: SendableType): void {
-  if (type === "sticker" && !capabilitiesOf(gateway).sendsStickers)
-    throw new ApiError(
-      "type_not_supported_by_gateway",
-      `The session's gateway (${gateway}) does not send stickers.`,
-      { fields: { type: [`not sent by the ${gateway} gateway`] } },
-    );
-}
-
-/** Whether messages of `type` carry media (`media_url`, fetched and stored once per send). */
-function isMediaType(type: MessageType): type is MediaType {
-  return MEDIA_TYPES.some((media) => media === type);
-}
-
-/**
  * What a send's rows store as `content`: a template's name, a reaction's emoji, a location's name
  * or address (lib/location.ts `locationLabel`), an interactive message's body text, contact
  * cards' names (lib/contact-cards.ts `contactCardsLabel`), else the request's text or caption.
@@ -232,10 +213,9 @@ function storedContent(request: SendRequest): string | null {
 /**
  * The `metadata` a send's type writes before the send (README, Sending messages): a template's
  * (checked by {@link templateMetadata}), `{ location }` for a location, `{ contacts }` for contact
- * cards, `{ interactive }` for an
- * interactive message of a kind the gateway sends, else undefined.
- * @throws ApiError as {@link templateMetadata}; `type_not_supported_by_gateway` (422) for an
- *   interactive message of a kind the gateway does not send (lib/gateway-kinds.ts `sendsInteractive`).
+ * cards, `{ interactive }` for an interactive message (its kind checked against the gateway by
+ * messages/gateway-types.ts `requireGatewaySends`), else undefined.
+ * @throws ApiError as {@link templateMetadata}.
  */
 async function payloadMetadata(
   db: Db,
@@ -245,16 +225,7 @@ async function payloadMetadata(
   if (request.type === "template") return templateMetadata(db, request, gateway);
   if (request.type === "location" && request.location) return { location: request.location };
   if (request.type === "contacts" && request.contacts) return { contacts: request.contacts };
-  if (request.type === "interactive" && request.interactive) {
-    const kind = request.interactive.type;
-    if (!capabilitiesOf(gateway).sendsInteractive.includes(kind))
-      throw new ApiError(
-        "type_not_supported_by_gateway",
-        `The session's gateway (${gateway}) does not send interactive ${kind} messages.`,
-        { fields: { "interactive.type": [`not sent by the ${gateway} gateway`] } },
-      );
-    return { interactive: request.interactive };
-  }
+  if (request.type === "interactive" && request.interactive) return { interactive: request.interactive };
   return undefined;
 }
 

@@ -4,8 +4,31 @@ import type { MessageRow, MessageStatus, MessageType } from "../db/schema";
 export type { MessageRow, MessageStatus, MessageType, SendableType };
 
 /**
- * The message types campaigns send. `template` is outgoing only: a Cloud API session's approved
- * message template (README, Message templates).
+ * The message types priced each on its own (accounts show a price per type, usage counts per
+ * type): text and media; `template`, outgoing only, a Cloud API session's approved message
+ * template (README, Message templates); `location`, a point on the map (README, Sending messages →
+ * Locations; lib/location.ts); `interactive`, reply buttons or a list (README, Sending
+ * messages → Buttons and lists; lib/interactive.ts); `contacts`, contact cards (README,
+ * Sending messages → Contact cards; lib/contact-cards.ts); and `sticker`, a WebP sticker by
+ * `media_url` (README, Sending messages → Stickers; src/media/sticker.ts).
+ */
+export const MESSAGE_TYPES = [
+  "text",
+  "image",
+  "video",
+  "audio",
+  "document",
+  "template",
+  "location",
+  "interactive",
+  "contacts",
+  "sticker",
+] as const satisfies readonly MessageType[];
+
+/**
+ * The message types campaigns send: text and media with `content` as a `{{name}}` template, a
+ * `template` with `{{name}}` in its values, and a location, contact cards, reply buttons or a
+ * list, or a sticker, the same for every recipient (README, Campaigns).
  */
 export const CAMPAIGN_TYPES = [
   "text",
@@ -14,23 +37,11 @@ export const CAMPAIGN_TYPES = [
   "audio",
   "document",
   "template",
-] as const satisfies readonly MessageType[];
-
-/**
- * The message types priced each on its own (accounts show a price per type, usage counts per
- * type): {@link CAMPAIGN_TYPES}, `location`, a point on the map (README, Sending messages →
- * Locations; lib/location.ts), `interactive`, reply buttons or a list (README, Sending
- * messages → Buttons and lists; lib/interactive.ts), and `contacts`, contact cards (README,
- * Sending messages → Contact cards; lib/contact-cards.ts), and `sticker`, a WebP sticker by
- * `media_url` (README, Sending messages → Stickers; src/media/sticker.ts).
- */
-export const MESSAGE_TYPES = [
-  ...CAMPAIGN_TYPES,
   "location",
   "interactive",
   "contacts",
   "sticker",
-] as const satisfies readonly MessageType[];
+] as const satisfies readonly (typeof MESSAGE_TYPES)[number][];
 
 /**
  * The types a send takes: {@link MESSAGE_TYPES} and `reaction`, an emoji set on (or, empty, taken

@@ -40,4 +40,22 @@ describe("WAHA: stickers", () => {
     expect(count?.n).toBe(0);
     expect(waha.sent).toEqual([]);
   });
+
+  it("a sticker campaign with a WAHA session is refused the same way before it is stored", async () => {
+    const { key } = await createAccount(10);
+    const session = await connectedWahaSession(waha, key);
+    const res = await call("POST", "/v1/chatapp/campaigns", {
+      key,
+      body: {
+        name: "Thanks",
+        chatapp_session_ids: [session.id],
+        type: "sticker",
+        media_url: `${MEDIA_HOST}/s/wave.webp`,
+        recipients: [{ to_number: "+14155550123" }],
+      },
+    });
+    expectProblem(res, 422, "type_not_supported_by_gateway");
+    const list = await call<{ data: unknown[] }>("GET", "/v1/chatapp/campaigns", { key });
+    expect(list.body.data).toEqual([]);
+  });
 });

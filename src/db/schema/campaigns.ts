@@ -1,5 +1,8 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import type { ContactCard } from "../../lib/contact-cards";
+import type { Interactive } from "../../lib/interactive";
+import type { Location } from "../../lib/location";
 import { accounts } from "./accounts";
 
 // Campaigns (bulk sends across sessions) and their recipients. Conventions of every table: see
@@ -17,6 +20,15 @@ export interface CampaignTemplate {
     buttons: { index: number; sub_type: "url" | "quick_reply"; parameter: string }[];
   };
 }
+
+/**
+ * What a location, contacts or interactive campaign's every message carries (README, Campaigns):
+ * the send's object under its type's key, as a message keeps it in `metadata`.
+ */
+export type CampaignPayload =
+  | { location: Location }
+  | { contacts: ContactCard[] }
+  | { interactive: Interactive };
 
 /**
  * A bulk send across several sessions (README, Campaigns): a `draft` gathers its recipients, then
@@ -37,7 +49,20 @@ export const campaigns = sqliteTable(
     }).notNull(),
     /** JSON array of 1–20 session ids, in the order recipients are spread over them. */
     sessionIds: text({ mode: "json" }).$type<string[]>().notNull(),
-    type: text({ enum: ["text", "image", "video", "audio", "document", "template"] }).notNull(),
+    type: text({
+      enum: [
+        "text",
+        "image",
+        "video",
+        "audio",
+        "document",
+        "template",
+        "location",
+        "interactive",
+        "contacts",
+        "sticker",
+      ],
+    }).notNull(),
     content: text(),
     /**
      * For `type` `template` (Cloud API sessions only): JSON of the message template to send, as the
@@ -46,6 +71,12 @@ export const campaigns = sqliteTable(
      * `variables` fill them when its message is made. Null for other types.
      */
     template: text({ mode: "json" }).$type<CampaignTemplate>(),
+    /**
+     * For `type` `location`, `contacts` or `interactive`: JSON of what every message carries, under
+     * the type's key (`{ location }`, `{ contacts }`, `{ interactive }`, {@link CampaignPayload}),
+     * which each message keeps in its `metadata`. Null for other types.
+     */
+    payload: text({ mode: "json" }).$type<CampaignPayload>(),
     /** The caller's `media_url`, as given and shown. */
     mediaUrl: text(),
     /**

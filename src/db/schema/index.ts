@@ -22,6 +22,7 @@ export {
 } from "./archives";
 export { type AccountUsageRow, accountUsage, ledgerEntries } from "./billing";
 export {
+  type CampaignPayload,
   type CampaignRecipientRow,
   type CampaignRow,
   type CampaignTemplate,

@@ -19,11 +19,16 @@ import {
 import type { LimitUsage } from "../../db/queries/limits";
 import { recipientArchivesOf } from "../../db/queries/recipient-archives";
 import { findSessions } from "../../db/queries/sessions";
-import type { CampaignRow } from "../../db/schema";
+import type { CampaignPayload, CampaignRow } from "../../db/schema";
 import type { AppEnv } from "../../env";
 import { relistErasedOptOuts } from "../../erasures/opt-outs";
 import { ApiError, accountLimitReached } from "../../errors";
+import type { ContactCard } from "../../lib/contact-cards";
+import type { Interactive } from "../../lib/interactive";
+import type { Location } from "../../lib/location";
+import { isMediaType } from "../../media/rules";
 import { discardMedia, type StoredMedia, storeMedia } from "../../media/store";
+import { requireGatewaySends } from "../../messages/gateway-types";
 import { toCampaignRecord, toRecipientRecord } from "../../presenters/campaign";
 import { pageLinks } from "../paging";
 import type * as routes from "./campaigns.routes";
@@ -57,6 +62,19 @@ const draftLimitReached = (refused: LimitUsage & { adding: number }) =>
     `adding ${refused.adding} recipients to its drafts`,
   );
 
+/** What every message of a location, contacts or interactive campaign carries; null for other types. */
+function payloadOf(body: {
+  type: string;
+  location?: Location;
+  contacts?: ContactCard[];
+  interactive?: Interactive;
+}): CampaignPayload | null {
+  if (body.type === "location" && body.location) return { location: body.location };
+  if (body.type === "contacts" && body.contacts) return { contacts: body.contacts };
+  if (body.type === "interactive" && body.interactive) return { interactive: body.interactive };
+  return null;
+}
+
 /** 422 with each problem under its field path, as request validation reports them. */
 function invalid(problems: FieldProblem[]): ApiError {
   const fields: Record<string, string[]> = Object.create(null);
@@ -83,6 +101,8 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
       );
   }
   const template = body.type === "template" ? (body.template ?? null) : null;
+  const fallback = readConfig(c.env).CHATAPP_GATEWAY;
+  for (const session of found.values()) requireGatewaySends(session.gateway ?? fallback, body);
   if (template) await requireCampaignTemplate(c.env, db, principal.accountId, [...found.values()], template);
   await requireCampaignRecipients(
     c.env,
@@ -103,7 +123,7 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
   // Fetched and stored once, for every message of the campaign, and only for an account that can
   // pay one message of its type (README, Security → Media).
   let media: StoredMedia | null = null;
-  if (body.type !== "text" && body.type !== "template" && body.media_url != null) {
+  if (isMediaType(body.type) && body.media_url != null) {
     const price = priceOf(readConfig(c.env), body.type);
     await requireBalance(db, principal.accountId, price, `One ${body.type} message`);
     media = await storeMedia(c.env.MEDIA, body.media_url, body.type);
@@ -121,6 +141,7 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
         type: body.type,
         content: body.content ?? null,
         template,
+        payload: payloadOf(body),
         mediaUrl: body.media_url ?? null,
         mediaKey: media?.key ?? null,
         mediaContentType: media?.contentType ?? null,

@@ -6,14 +6,23 @@ import {
   VARIABLE_NAME,
 } from "../../campaigns/recipients";
 import { templateValues } from "../../campaigns/template";
+import { ContactCardSchema, ContactCardsSendSchema } from "../../lib/contact-cards";
+import { InteractiveSchema } from "../../lib/interactive";
+import { LocationSchema } from "../../lib/location";
 import { CAMPAIGN_TYPES } from "../../messages/types";
 import {
   checkContent,
+  checkOwnFields,
   checkScheduledAt,
+  LocationSendSchema,
   MEDIA_URL_DESCRIPTION,
   SimulateTyping,
   TemplateSendSchema,
 } from "../messages/messages.schemas";
+
+/** The types whose every message carries the object of the campaign's field of the same name. */
+const PAYLOAD_TYPES = ["location", "contacts", "interactive"] as const;
+
 import { ERASED_NOTE } from "../openapi";
 import { PageLinksSchema } from "../paging";
 
@@ -131,6 +140,18 @@ export const CreateCampaignBody = z
         "Unknown or unapproved on any session: 422 `template_not_found`; a missing or extra variable: 422 " +
         "`validation_failed` naming it.",
     }),
+    location: LocationSendSchema.optional().openapi({
+      description: "For `location`: the point and place every message shares, as a send's `location`.",
+    }),
+    contacts: ContactCardsSendSchema.optional().openapi({
+      description: "For `contacts`: the contact cards every message shares, as a send's `contacts`.",
+    }),
+    interactive: InteractiveSchema.optional().openapi({
+      description:
+        "For `interactive`: the reply buttons or list every message carries, as a send's `interactive`; a kind a " +
+        "session's gateway cannot send: 422 `type_not_supported_by_gateway`. Each tap arrives as the recipient's " +
+        "`interactive_reply`.",
+    }),
     recipients: Recipients.optional(),
     delay_between: DelayMs.optional().openapi({
       description: `A fixed gap in ms between a session's campaign messages, 0–${MAX_DELAY_MS.toLocaleString("en")}; default ${DEFAULT_DELAY_MS}.`,
@@ -154,6 +175,7 @@ export const CreateCampaignBody = z
   })
   .superRefine((body, ctx) => {
     checkContent(body, ctx);
+    checkOwnFields(body, PAYLOAD_TYPES, ctx);
     checkScheduledAt(body.scheduled_at, ctx);
     for (const message of campaignTemplateProblems(body.content ?? null))
       ctx.addIssue({ code: "custom", path: ["content"], message });
@@ -218,6 +240,16 @@ export const CampaignSchema = z
     media_url: z.string().nullable(),
     template: TemplateSendSchema.nullable().openapi({
       description: "A template campaign's template, its values' `{{name}}` placeholders unfilled; else null.",
+    }),
+    location: LocationSchema.nullable().openapi({
+      description: "A location campaign's point and place; else null.",
+    }),
+    contacts: z
+      .array(ContactCardSchema)
+      .nullable()
+      .openapi({ description: "A contacts campaign's cards; else null." }),
+    interactive: InteractiveSchema.nullable().openapi({
+      description: "An interactive campaign's reply buttons or list; else null.",
     }),
     delay_range: z.object({ min_ms: z.int(), max_ms: z.int() }).openapi({
       description: "The gap before each of a session's messages; equal ends for a fixed `delay_between`.",

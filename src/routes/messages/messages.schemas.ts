@@ -48,6 +48,24 @@ const OWN_FIELD_TYPES = ["reaction", "template", "location", "interactive", "con
 type RefineContext = z.core.$RefinementCtx;
 
 /**
+ * Each structured type's object travels in the field named after it, and only there: for each of
+ * `types`, an issue on that field when the body is of the type without it ("required for …"), or
+ * has it while of another type ("only for …"). Shared by sends and campaigns.
+ */
+export function checkOwnFields<T extends string>(
+  body: { type: string } & Partial<Record<T, unknown>>,
+  types: readonly T[],
+  ctx: RefineContext,
+): void {
+  for (const type of types) {
+    if (body.type === type && !body[type])
+      ctx.addIssue({ code: "custom", path: [type], message: `required for ${type}` });
+    if (body.type !== type && body[type])
+      ctx.addIssue({ code: "custom", path: [type], message: `only for ${type}` });
+  }
+}
+
+/**
  * The content rules of a send (README, Sending messages), shared by sends and campaigns: `content`
  * required for text (1–4,096 characters) and an optional caption (≤ 1,024) for image, video and
  * document but not audio; `media_url` required for media (https, port 443, public host) and
@@ -266,13 +284,7 @@ export const SendBody = z
         ctx.addIssue({ code: "custom", path: ["to_number", index], message: "invalid phone number" });
     });
     checkContent(body, ctx);
-    // Each structured type's object travels in the field named after it, and only there.
-    for (const type of OWN_FIELD_TYPES) {
-      if (body.type === type && !body[type])
-        ctx.addIssue({ code: "custom", path: [type], message: `required for ${type}` });
-      if (body.type !== type && body[type])
-        ctx.addIssue({ code: "custom", path: [type], message: `only for ${type}` });
-    }
+    checkOwnFields(body, OWN_FIELD_TYPES, ctx);
     if (body.type === "reaction" && body.reply_to != null)
       ctx.addIssue({
         code: "custom",

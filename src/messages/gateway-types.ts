@@ -1,0 +1,35 @@
+import type { GatewayKind } from "../config";
+import { ApiError } from "../errors";
+import { capabilitiesOf } from "../lib/gateway-kinds";
+import type { Interactive } from "../lib/interactive";
+import type { SendableType } from "./types";
+
+/**
+ * Refuses a message the session's gateway cannot send at all, before anything is fetched or
+ * charged (README, Sending messages): a sticker where the gateway has no sticker message
+ * (lib/gateway-kinds.ts `sendsStickers`; WAHA's API has none), or an interactive message of a kind
+ * it does not send (`sendsInteractive`: reply buttons on WAHA). A send checks its session's
+ * gateway; a campaign each of its sessions'.
+ * @throws ApiError `type_not_supported_by_gateway` (422) naming `type` or `interactive.type`.
+ */
+export function requireGatewaySends(
+  gateway: GatewayKind,
+  message: { type: SendableType; interactive?: Pick<Interactive, "type"> | null },
+): void {
+  const capabilities = capabilitiesOf(gateway);
+  if (message.type === "sticker" && !capabilities.sendsStickers)
+    throw new ApiError(
+      "type_not_supported_by_gateway",
+      `The session's gateway (${gateway}) does not send stickers.`,
+      {
+        fields: { type: [`not sent by the ${gateway} gateway`] },
+      },
+    );
+  const kind = message.type === "interactive" ? message.interactive?.type : undefined;
+  if (kind && !capabilities.sendsInteractive.includes(kind))
+    throw new ApiError(
+      "type_not_supported_by_gateway",
+      `The session's gateway (${gateway}) does not send interactive ${kind} messages.`,
+      { fields: { "interactive.type": [`not sent by the ${gateway} gateway`] } },
+    );
+}
