@@ -7340,6 +7340,8 @@ export interface operations {
                     scheduled_at?: string | null;
                     /** @description Show "typing…" to each recipient before its message (README, Typing before a send): 1 s per 30 characters of the text or caption, 1–8 s, within the session's pacing. Best effort; the outcome is in the message's `metadata.typing` once sent. Default false. */
                     simulate_typing?: boolean;
+                    /** @description With `reply_to` naming a contact's message: mark it, and the chat's earlier ones, read before the reply goes out, as `POST /v1/chatapp/messages/{id}/read` does (README, Chat actions). Needs the `messages:write` scope too; a receipt the gateway refuses fails the send before anything is charged. Default false. */
+                    mark_read?: boolean;
                 };
             };
         };

@@ -103,3 +103,55 @@ describe("POST /v1/chatapp/messages/{id}/read", () => {
     expect(((await getMessage(key, other)) as unknown as Shown).status).toBe("delivered");
   });
 });
+
+describe("mark_read on a reply", () => {
+  function reply(key: string, body: Record<string, unknown>) {
+    return call<{ data: { messages: { id: string }[] } }>("POST", "/v1/chatapp/messages", {
+      key,
+      body: { to_number: [CONTACT], type: "text", content: "On it", ...body },
+    });
+  }
+
+  it("marks the quoted message and the chat's earlier ones read before the reply goes out", async () => {
+    const { key } = await createAccount(1);
+    const session = await connectedSession(key);
+    const first = await inbound(key, session.id, CONTACT, "hello?");
+    const quoted = await inbound(key, session.id, CONTACT, "anyone?");
+    const other = await inbound(key, session.id, OTHER, "elsewhere");
+    const res = await reply(key, { chatapp_session_id: session.id, reply_to: quoted, mark_read: true });
+    expect(res.status).toBe(201);
+    for (const id of [first, quoted])
+      expect(((await getMessage(key, id)) as unknown as Shown).status).toBe("read");
+    expect(((await getMessage(key, other)) as unknown as Shown).status).toBe("delivered");
+    const [sent] = await waitForMessages(key, [res.body.data.messages[0]?.id ?? ""]);
+    expect(sent?.status).toBe("sent");
+  });
+
+  it("needs reply_to and the messages:write scope, and marks nothing for a quote the send refuses", async () => {
+    const { key } = await createAccount(1);
+    const session = await connectedSession(key);
+    const quoted = await inbound(key, session.id, CONTACT, "hi");
+    const alone = await reply(key, { chatapp_session_id: session.id, mark_read: true });
+    expectProblem(alone, 422, "validation_failed");
+    expect(Object.keys((alone.body as { errors?: object }).errors ?? {})).toEqual(["mark_read"]);
+
+    const sender = await createKey(key, ["messages:send"]);
+    const scoped = await reply(sender, { chatapp_session_id: session.id, reply_to: quoted, mark_read: true });
+    expectProblem(scoped, 403, "insufficient_scope");
+
+    // Another chat: the send refuses the quote, and the contact's message stays unread.
+    const elsewhere = await call("POST", "/v1/chatapp/messages", {
+      key,
+      body: {
+        chatapp_session_id: session.id,
+        to_number: [OTHER],
+        type: "text",
+        content: "x",
+        reply_to: quoted,
+        mark_read: true,
+      },
+    });
+    expectProblem(elsewhere, 422, "reply_to_other_chat");
+    expect(((await getMessage(key, quoted)) as unknown as Shown).status).toBe("delivered");
+  });
+});

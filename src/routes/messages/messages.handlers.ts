@@ -11,6 +11,7 @@ import type { MessageRow } from "../../db/schema";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { templateOwnerOf, templatesOf } from "../../gateways/cloud-api/template-cache";
+import { grants } from "../../keys/scopes";
 import { fromMinor } from "../../lib/money";
 import { toE164 } from "../../lib/phone";
 import { servedDisposition } from "../../media/rules";
@@ -21,6 +22,39 @@ import { pageLinks } from "../paging";
 import type * as routes from "./messages.routes";
 import { SessionRef, toListQuery } from "./messages.schemas";
 
+/**
+ * A reply's `mark_read` (README, Chat actions): the contact's message `messageId` and the chat's
+ * earlier ones are marked read before the reply is sent, as `POST /v1/chatapp/messages/{id}/read`
+ * marks them. Asking for it needs `messages:write` beside the send's `messages:send`. A message
+ * that is not the account's, or of another session or chat than the reply's, is left to the send,
+ * which refuses it (`reply_to_not_found`, `reply_to_other_chat`) with nothing marked.
+ * @throws ApiError `insufficient_scope` (403); as src/chat-actions/read.ts `markRead`
+ *   (`message_not_incoming` 422, `session_not_connected` 409, `gateway_rejected` 502,
+ *   `gateway_unavailable` 503).
+ */
+async function markRepliedRead(
+  c: Context<AppEnv>,
+  reply: { sessionId: string; to: string | null },
+  messageId: string,
+): Promise<void> {
+  const { principal } = c.var;
+  if (!grants(principal.scopes, "messages:write"))
+    throw new ApiError(
+      "insufficient_scope",
+      "This API key lacks the `messages:write` scope `mark_read` needs.",
+      {
+        headers: {
+          "WWW-Authenticate": 'Bearer realm="api", error="insufficient_scope", scope="messages:write"',
+        },
+        extra: { scope: "messages:write" },
+      },
+    );
+  const quoted = await findMessage(c.var.db, principal.accountId, messageId);
+  const chat = [quoted?.fromNumber, quoted?.contact?.phoneNumber, quoted?.contact?.userId];
+  if (quoted?.chatappSessionId !== reply.sessionId || (reply.to !== null && !chat.includes(reply.to))) return;
+  await markMessageRead(c.env, c.var.db, principal.accountId, messageId, Date.now());
+}
+
 export const send: RouteHandler<typeof routes.send, AppEnv> = async (c) => {
   const body = c.req.valid("json");
   // Each recipient once: numbers in E.164, then user ids as given.
@@ -28,6 +62,12 @@ export const send: RouteHandler<typeof routes.send, AppEnv> = async (c) => {
     ...new Set([...(body.to_number ?? []).map((n) => toE164(n) ?? n), ...(body.to_user_id ?? [])]),
   ];
   if (body.type === "template") await freshTemplates(c, body.chatapp_session_id);
+  if (body.mark_read && body.reply_to)
+    await markRepliedRead(
+      c,
+      { sessionId: body.chatapp_session_id, to: recipients[0] ?? null },
+      body.reply_to,
+    );
   const { rows, price, balance } = await sendMessages(c.env, c.var.db, {
     accountId: c.var.principal.accountId,
     sessionId: body.chatapp_session_id,

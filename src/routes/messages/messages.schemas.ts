@@ -269,8 +269,18 @@ export const SendBody = z
         "Send later: ISO 8601 time in the future, at most 30 days ahead. Messages are `scheduled` until then.",
     }),
     simulate_typing: SimulateTyping,
+    mark_read: z.boolean().optional().openapi({
+      description:
+        "With `reply_to` naming a contact's message: mark it, and the chat's earlier ones, read before the reply goes out, as `POST /v1/chatapp/messages/{id}/read` does (README, Chat actions). Needs the `messages:write` scope too; a receipt the gateway refuses fails the send before anything is charged. Default false.",
+    }),
   })
   .superRefine((body, ctx) => {
+    if (body.mark_read && body.reply_to == null)
+      ctx.addIssue({
+        code: "custom",
+        path: ["mark_read"],
+        message: "needs reply_to: the contact's message to mark read",
+      });
     if (body.to_number === undefined && body.to_user_id === undefined && body.type !== "reaction")
       ctx.addIssue({ code: "custom", path: ["to_number"], message: "required (or to_user_id)" });
     if ((body.to_number?.length ?? 0) + (body.to_user_id?.length ?? 0) > MAX_RECIPIENTS)
