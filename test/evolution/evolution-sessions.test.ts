@@ -66,7 +66,13 @@ describe("sessions on Evolution API", () => {
         url: `${PUBLIC_URL}/gateway/evolution/events`,
         byEvents: false,
         base64: false,
-        events: ["CONNECTION_UPDATE", "QRCODE_UPDATED", "MESSAGES_UPSERT", "MESSAGES_UPDATE"],
+        events: [
+          "CONNECTION_UPDATE",
+          "QRCODE_UPDATED",
+          "MESSAGES_UPSERT",
+          "MESSAGES_UPDATE",
+          "MESSAGES_DELETE",
+        ],
       },
     });
     expect(evolution.instance(name)).toMatchObject({ state: "connecting", token });

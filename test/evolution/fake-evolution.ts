@@ -985,6 +985,56 @@ export class FakeEvolution {
     };
   }
 
+  /**
+   * `messages.update` data of an edit of message `id` to `text`, made in chat `chat` (a number in
+   * E.164, or a `<digits>@lid`) by the contact (or, `fromMe`, by the session on its phone): Baileys'
+   * `processMessage` (src/Utils/process-message.ts of WhiskeySockets/Baileys, `MESSAGE_EDIT`) emits
+   * `messages.update` with the edit's key (our side of the chat) under the edited message's id and
+   * `update.message` `{ editedMessage: { message } }`; Evolution's `messages.update` handler
+   * (whatsapp.baileys.service.ts) sends `{ keyId, remoteJid, fromMe, participant, status, pollUpdates,
+   * instanceId, message, messageId }`, `status` "SERVER_ACK" for an update without one. `caption`
+   * edits a media message's caption (`imageMessage.caption`) instead of a text.
+   */
+  incomingEdit(
+    name: string,
+    id: string,
+    chat: string,
+    text: string,
+    options: { fromMe?: boolean; caption?: boolean } = {},
+  ) {
+    const content = options.caption ? { imageMessage: { caption: text } } : { extendedTextMessage: { text } };
+    return {
+      keyId: id,
+      remoteJid: chat.endsWith("@lid") ? chat : `${chat.replace("+", "")}@s.whatsapp.net`,
+      fromMe: options.fromMe ?? false,
+      participant: null,
+      status: "SERVER_ACK",
+      instanceId: this.instance(name).id,
+      message: { editedMessage: { message: content } },
+      messageId: `cm${id.toLowerCase()}`,
+    };
+  }
+
+  /**
+   * `messages.delete` data of the deletion for everyone of message `id` in chat `chat` (E.164 or a
+   * `<digits>@lid`, with `phone` its number as `remoteJidAlt` when given) by the contact (or,
+   * `fromMe`, by the session on its phone): Baileys' `processMessage` (`REVOKE`) emits
+   * `messages.update` `{ key: { ...<the revoke's key>, id }, update: { message: null, … } }` and
+   * Evolution's handler sends `{ ...key, status: "DELETED" }` (Baileys 7's key: `remoteJid`,
+   * `remoteJidAlt`, `fromMe`, `id`, `addressingMode`).
+   */
+  incomingRevoke(id: string, chat: string, options: { fromMe?: boolean; phone?: string } = {}) {
+    const lid = chat.endsWith("@lid");
+    return {
+      remoteJid: lid ? chat : `${chat.replace("+", "")}@s.whatsapp.net`,
+      ...(options.phone ? { remoteJidAlt: `${options.phone.replace("+", "")}@s.whatsapp.net` } : {}),
+      fromMe: options.fromMe ?? false,
+      id,
+      addressingMode: lid ? "lid" : "pn",
+      status: "DELETED",
+    };
+  }
+
   /** `messages.upsert` data (`prepareMessage`) for a text `from` (E.164) sent to instance `name`. */
   /**
    * `messages.upsert` data of an image from `from` whose media Evolution holds (served by

@@ -69,7 +69,13 @@ const Envelope = z.object({
  * - `qrcode.updated` `{ qrcode: { code } }` → `qr`.
  * - `messages.update` `{ keyId, fromMe, status }` (one object per update; arrays accepted):
  *   `SERVER_ACK` → sent, `DELIVERY_ACK` → delivered, `READ`/`PLAYED` → read, `ERROR` → failed;
- *   `PENDING`, `DELETED` and updates of messages not sent by us → nothing.
+ *   `PENDING`, `DELETED` and updates of messages not sent by us → nothing. One that carries a
+ *   contact's edit (`message.editedMessage.message`) → `edited` ({@link editEvents}).
+ * - `messages.delete` `{ remoteJid, fromMe, id, …, status: "DELETED" }` of a contact's deletion
+ *   for everyone → `revoked` ({@link revokeEvents}).
+ * - `messages.edited` (not subscribed, link.ts) → nothing: its data is the edit's
+ *   `protocolMessage` as the contact's phone wrote it, whose key is the message as its sender sees
+ *   it (`fromMe: true`, `remoteJid` the instance's own JID), so it does not say who edited.
  * - `messages.upsert` (`prepareMessage`) `{ key: { id, remoteJid, fromMe, … }, pushName,
  *   messageType, message, messageTimestamp }` not from us, in a chat with one person (a phone JID
  *   or a `@lid`; not a group, broadcast or newsletter) → `incoming` from {@link senderOf} (the
@@ -103,7 +109,9 @@ export function parseEvolutionEvent(body: unknown): GatewayEventBatch | null {
     case "qrcode.updated":
       return batch(qrEvents(data, at));
     case "messages.update":
-      return batch(ackEvents(data, at));
+      return batch([...ackEvents(data, at), ...editEvents(data, at)]);
+    case "messages.delete":
+      return batch(revokeEvents(data, at));
     case "messages.upsert":
       return batch(incomingEvents(data, at));
     default:
@@ -373,6 +381,88 @@ type Upserted = z.output<typeof UpsertedMessage>;
 
 /** The `message` of a stored message, as {@link contentOf} reads it. */
 export const StoredMessageBody = UpsertedMessage.shape.message;
+
+/**
+ * A `messages.update` item that carries an edit: Baileys' `processMessage` (src/Utils/process-message.ts
+ * of WhiskeySockets/Baileys, `ProtocolMessage.Type.MESSAGE_EDIT`) emits its own `messages.update`
+ * for a received edit, `{ key: { ...<the edit's key>, id: <edited message's id> }, update: {
+ * message: { editedMessage: { message: <the new content> } }, messageTimestamp } }`: the key of
+ * the edit as we received it (`remoteJid` the contact's chat, `fromMe: false` for the contact's),
+ * with the edited message's id. Evolution's `messages.update` handler
+ * (whatsapp.baileys.service.ts) sends it as `{ keyId, remoteJid, fromMe, participant, status:
+ * "SERVER_ACK" (no status given), message, … }`, without the time. The new content is a
+ * `conversation`, an `extendedTextMessage`'s `text`, or a media message's `caption`.
+ */
+const EditUpdate = z.object({
+  keyId: z.string().min(1),
+  remoteJid: z.string(),
+  fromMe: z.boolean(),
+  message: z.object({
+    editedMessage: z.object({
+      message: z.object({
+        conversation: z.string().nullish(),
+        extendedTextMessage: z.object({ text: z.string().nullish() }).nullish(),
+        imageMessage: z.object({ caption: z.string().nullish() }).nullish(),
+        videoMessage: z.object({ caption: z.string().nullish() }).nullish(),
+        documentMessage: z.object({ caption: z.string().nullish() }).nullish(),
+      }),
+    }),
+  }),
+});
+
+/**
+ * The contacts' edits among `messages.update` items ({@link EditUpdate}): `edited` of message
+ * `keyId` by the contact of `remoteJid` ({@link senderOf}: a phone JID or a `@lid`; a group's or
+ * a broadcast's → nothing) with the new content, at `at` (the webhook's `date_time`: the update
+ * carries no time of its own). The session's own edits (`fromMe: true`) and items without new
+ * content → nothing.
+ */
+function editEvents(data: unknown, at: number): GatewayEvent[] {
+  const events: GatewayEvent[] = [];
+  for (const item of Array.isArray(data) ? data : [data]) {
+    const parsed = EditUpdate.safeParse(item);
+    if (!parsed.success || parsed.data.fromMe) continue;
+    const { keyId, remoteJid, message } = parsed.data;
+    const edited = message.editedMessage.message;
+    const content =
+      edited.conversation ??
+      edited.extendedTextMessage?.text ??
+      edited.imageMessage?.caption ??
+      edited.videoMessage?.caption ??
+      edited.documentMessage?.caption;
+    const from = senderOf({ id: keyId, remoteJid, fromMe: false }, null);
+    if (typeof content !== "string" || !from) continue;
+    events.push({ type: "edited", providerMessageId: keyId, from, content, at });
+  }
+  return events;
+}
+
+/**
+ * `messages.delete` data of a deletion for everyone: Baileys' `processMessage`
+ * (`ProtocolMessage.Type.REVOKE`) emits `messages.update` `{ key: { ...<the revoke's key>, id:
+ * <deleted message's id> }, update: { message: null, … } }`, the key as we received the revoke
+ * (`remoteJid` the contact's chat, `remoteJidAlt` its other JID when given, `fromMe: false` for
+ * the contact's); Evolution's `messages.update` handler sends it as `{ ...key, status: "DELETED" }`
+ * (whatsapp.baileys.service.ts). Its `deleteMessage` sends another shape for the session's own
+ * deletes through the API (`{ id, key, … }`, no `remoteJid` at the top), which this does not read.
+ */
+const DeletedKey = UpsertedMessage.shape.key;
+
+/**
+ * The contacts' deletions for everyone in `messages.delete` data (one object; arrays accepted):
+ * `revoked` of message `id` by the contact of the key ({@link senderOf}), at `at` (the webhook's
+ * `date_time`). The session's own (`fromMe: true`), other chats' and other shapes → nothing.
+ */
+function revokeEvents(data: unknown, at: number): GatewayEvent[] {
+  const events: GatewayEvent[] = [];
+  for (const item of Array.isArray(data) ? data : [data]) {
+    const parsed = DeletedKey.safeParse(item);
+    if (!parsed.success || parsed.data.fromMe) continue;
+    const from = senderOf(parsed.data, null);
+    if (from) events.push({ type: "revoked", providerMessageId: parsed.data.id, from, at });
+  }
+  return events;
+}
 
 function incomingEvents(data: unknown, at: number): GatewayEvent[] {
   const parsed = UpsertedMessage.safeParse(data);

@@ -16,8 +16,18 @@ import { evolutionInstanceToken } from "./events";
  * (src/api/guards/instance.guard.ts). The instance is named after our session (`session_<uuid>`).
  */
 
-/** Events the instance webhook subscribes to, by their webhook-config names (wa.types.ts; parsed by events.ts). */
-const WEBHOOK_EVENTS = ["CONNECTION_UPDATE", "QRCODE_UPDATED", "MESSAGES_UPSERT", "MESSAGES_UPDATE"];
+/**
+ * Events the instance webhook subscribes to, by their webhook-config names (wa.types.ts; parsed by
+ * events.ts). `MESSAGES_EDITED` is left out: a contact's edit comes as a `MESSAGES_UPDATE` (events.ts
+ * `editEvents`), and its `protocolMessage` does not say who edited.
+ */
+const WEBHOOK_EVENTS = [
+  "CONNECTION_UPDATE",
+  "QRCODE_UPDATED",
+  "MESSAGES_UPSERT",
+  "MESSAGES_UPDATE",
+  "MESSAGES_DELETE",
+];
 
 /** `POST /instance/create` → `{ instance, hash, webhook, settings, qrcode }`; `qrcode` is `wa.QrCode`. */
 const CreatedInstance = z.object({
