@@ -903,7 +903,7 @@ export interface paths {
         };
         /**
          * List the account's events
-         * @description Every state change of the account's messages, sessions and one-time codes, newest first, kept 30 days: the pull side of webhooks, from which a receiver that was down can catch up. Cursor-paged like the message list. A key sees only the event types whose read scope it holds (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`, `contact.*` `messages:read`, `contact.erased` `erasures:read`): without `filter[type]` the others are left out; a `filter[type]` naming one of them is 403 `insufficient_scope`, naming the scope.
+         * @description Every state change of the account's messages, sessions and one-time codes, newest first, kept 30 days: the pull side of webhooks, from which a receiver that was down can catch up. Cursor-paged like the message list. A key sees only the event types whose read scope it holds (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`, `contact.*` `messages:read`, `contact.erased` `erasures:read`, `poll.*` `messages:read`): without `filter[type]` the others are left out; a `filter[type]` naming one of them is 403 `insufficient_scope`, naming the scope.
          */
         get: operations["listEvents"];
         put?: never;
@@ -1419,7 +1419,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate a contact sending a message to the session's phone
-         * @description Stores an `incoming` message (status `delivered`, cost 0) on a connected session. As through a real gateway, a text holding the code of one of the session's pending reverse OTPs verifies it (README, One-time codes → Reverse OTP). Exists only while the embedded sandbox gateway is active (`CHATAPP_GATEWAY=sandbox`).
+         * @description Stores an `incoming` message (status `delivered`, cost 0) on a connected session. As through a real gateway, a text holding the code of one of the session's pending reverse OTPs verifies it (README, One-time codes → Reverse OTP). A `poll_vote` stores no message: it is the contact's vote on the poll `reply_to` names, kept in its `metadata.poll_votes` and `metadata.poll_counts` with one `poll.voted` event per change, as a gateway's vote is (README, Sending messages → Polls), and the answer is that poll (200). Exists only while the embedded sandbox gateway is active (`CHATAPP_GATEWAY=sandbox`).
          */
         post: operations["receiveSandboxMessage"];
         delete?: never;
@@ -2139,6 +2139,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "poll.voted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The `poll.voted` event
+         * @description Delivered to webhook endpoints subscribed to this type, signed per Standard Webhooks, and listed by `GET /v1/events`.
+         */
+        post: operations["onPollVoted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook.test": {
         parameters: {
             query?: never;
@@ -2177,7 +2197,7 @@ export interface components {
             to_number: string | null;
             contact: components["schemas"]["ContactRef"];
             /** @enum {string} */
-            type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "sticker" | "reaction" | "interactive_reply";
+            type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "sticker" | "poll" | "reaction" | "interactive_reply";
             /** @description The text or caption; a reaction's emoji ("" when it takes one off); a location's name, else its address (its point is in `metadata.location`). */
             content: string | null;
             /**
@@ -2446,6 +2466,38 @@ export interface components {
                         }[];
                     }[];
                 };
+            };
+            /** @description A `poll` message's question and options, as sent (README, Sending messages → Polls). */
+            poll?: {
+                /** @description The question, 1 to 255 characters. */
+                question: string;
+                /** @description The options, 2 to 12, each once, in the order shown. */
+                options: string[];
+                /**
+                 * @description Whether a contact may pick several options (default false: one).
+                 * @default false
+                 */
+                multiple_answers: boolean;
+            };
+            /** @description A poll's votes, one per contact, by voter (their E.164 number, or their user id when the network gives no number): the options they picked and when. A later vote replaces an earlier one (README, Sending messages → Polls). */
+            poll_votes?: {
+                [key: string]: {
+                    /** @description The options the contact picked, in the poll's order. */
+                    options: string[];
+                    /** @description When they voted, by the gateway's clock (an API timestamp, UTC). */
+                    at: string;
+                };
+            };
+            /** @description Contacts who took their vote back, by voter, so an older vote cannot come back. */
+            poll_votes_removed?: {
+                [key: string]: {
+                    /** @description When they took their vote back, by the gateway's clock (an API timestamp, UTC). */
+                    at: string;
+                };
+            };
+            /** @description How many contacts picked each option of a poll, by option, in the poll's order (0 for none). */
+            poll_counts?: {
+                [key: string]: number;
             };
             /** @description An `interactive_reply`'s tap: the button or row the contact chose; `reply_to` is the message it answers. */
             interactive_reply?: {
@@ -2987,7 +3039,8 @@ export interface components {
              *       "location": 998,
              *       "interactive": 998,
              *       "contacts": 998,
-             *       "sticker": 998
+             *       "sticker": 998,
+             *       "poll": 998
              *     }
              */
             remaining_messages: {
@@ -3001,6 +3054,7 @@ export interface components {
                 interactive: number;
                 contacts: number;
                 sticker: number;
+                poll: number;
             };
             /**
              * @description Major units: a charge that takes the balance from this or more to below it records `account.balance_low`. Null: no alert.
@@ -3019,7 +3073,8 @@ export interface components {
              *       "location": 0.01,
              *       "interactive": 0.01,
              *       "contacts": 0.01,
-             *       "sticker": 0.01
+             *       "sticker": 0.01,
+             *       "poll": 0.01
              *     }
              */
             prices: {
@@ -3033,6 +3088,7 @@ export interface components {
                 interactive: number;
                 contacts: number;
                 sticker: number;
+                poll: number;
             };
             /**
              * @description Days a final message stays before the hourly job moves it to an archive (`GET /v1/account/archives`); 0: as soon as it is final. Set by the service's operator.
@@ -3211,6 +3267,35 @@ export interface components {
              */
             edited_at: string;
         };
+        PollVoted: {
+            /**
+             * Format: uuid
+             * @description The poll voted on.
+             */
+            message_id: string;
+            /**
+             * Format: uuid
+             * @description The session that sent the poll.
+             */
+            session_id: string;
+            /**
+             * @description The voter: their number (E.164), or their user id when the network gives no number (a LID).
+             * @example +14155552672
+             */
+            from: string;
+            /**
+             * @description The options they now pick, in the poll's order; [] when they took their vote back.
+             * @example [
+             *       "Tuesday"
+             *     ]
+             */
+            options: string[];
+            /**
+             * @description When the gateway says they voted.
+             * @example 2026-11-21T09:30:12.345000Z
+             */
+            at: string;
+        };
         WebhookTestEvent: {
             /** @example evt_7d1e0b9c2a5f4e3d8c6b1a0f9e8d7c6b */
             id: string;
@@ -3245,7 +3330,7 @@ export interface components {
              *       "message.read"
              *     ]
              */
-            events: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated" | "contact.erased" | "message.deleted" | "message.edited")[] | null;
+            events: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated" | "contact.erased" | "message.deleted" | "message.edited" | "poll.voted")[] | null;
             /** @description Whether events are posted to the endpoint. */
             enabled: boolean;
             /**
@@ -3683,7 +3768,7 @@ export interface components {
              */
             start: string;
             /** @enum {string} */
-            type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "sticker";
+            type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "sticker" | "poll";
             /** @description The bucket's messages of this type by their status now (they move as the messages move). */
             counts: {
                 queued: number;
@@ -4015,7 +4100,7 @@ export interface components {
             /** @example evt_3f2c9a7e1b6d4c08a5e97d2b1f04c6aa */
             id: string;
             /** @enum {string} */
-            type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated" | "contact.erased" | "message.deleted" | "message.edited";
+            type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated" | "contact.erased" | "message.deleted" | "message.edited" | "poll.voted";
             /** @example 2026-11-21T09:30:12.345000Z */
             created_at: string;
             /** @description The object after the change, in the shape its own GET returns: a Message (`message.*` but `message.reaction`, whose data is `{message_id, session_id, from, emoji, at}`), a Session (`session.status_changed`, `session.health_changed`), `{session, qr_code}` (`session.qr_updated`), an OTP (`otp.*`), a Campaign (`campaign.*`), the Account (`account.balance_low`), a Contact (`contact.created`), `{contact, previous}` (`contact.updated`) or an Erasure (`contact.erased`). */
@@ -4060,7 +4145,7 @@ export interface components {
              * @description The event's type.
              * @enum {string}
              */
-            event_type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated" | "contact.erased" | "message.deleted" | "message.edited";
+            event_type: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated" | "contact.erased" | "message.deleted" | "message.edited" | "poll.voted";
             /** Format: uuid */
             endpoint_id: string;
             /**
@@ -4361,7 +4446,7 @@ export interface components {
             message_id: string;
             to_number: string;
             /** @enum {string} */
-            type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "sticker" | "reaction" | "interactive_reply";
+            type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "sticker" | "poll" | "reaction" | "interactive_reply";
             /** @description The text or caption; a location's name or address. */
             content: string | null;
             media_url: string | null;
@@ -4483,6 +4568,18 @@ export interface components {
                 }[];
                 birthday?: string;
             }[] | null;
+            /** @description A `poll` message's question and options, as the phone shows them. */
+            poll: {
+                /** @description The question, 1 to 255 characters. */
+                question: string;
+                /** @description The options, 2 to 12, each once, in the order shown. */
+                options: string[];
+                /**
+                 * @description Whether a contact may pick several options (default false: one).
+                 * @default false
+                 */
+                multiple_answers: boolean;
+            } | null;
             /**
              * Format: uuid
              * @description The message it quotes, or that a reaction reacts to.
@@ -7094,7 +7191,7 @@ export interface operations {
                 "filter[user_id]"?: string;
                 "filter[status]"?: "queued" | "sent" | "delivered" | "read" | "failed" | "scheduled";
                 "filter[direction]"?: "incoming" | "outgoing";
-                "filter[type]"?: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "sticker" | "reaction" | "interactive_reply";
+                "filter[type]"?: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "sticker" | "poll" | "reaction" | "interactive_reply";
                 /** @description The session's uuid or its `session_<id>` name. */
                 session_id?: string;
                 /** @description Messages created at or after this time. */
@@ -7188,7 +7285,7 @@ export interface operations {
                      */
                     to_user_id?: string[];
                     /** @enum {string} */
-                    type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "sticker" | "reaction";
+                    type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "sticker" | "poll" | "reaction";
                     /** @description Text body (1–4,096 characters) for `text`; optional caption (≤ 1,024) for image, video, document; not allowed for audio or reaction. */
                     content?: string | null;
                     /** @description Public https URL of the media, on port 443, at most 2,048 characters; required for image, video, audio, document. The service fetches it once per send (or campaign), following at most 3 redirects and only within the same host, and stores the file; the gateway gets a link of ours to that copy, never this URL. WhatsApp's limits apply: image ≤ 5 MB (image/jpeg, image/png), video ≤ 16 MB (video/mp4, video/3gpp), audio ≤ 16 MB (audio/aac, audio/amr, audio/mpeg, audio/mp4, audio/ogg), document ≤ 100 MB (PDF, plain text, Word, Excel, PowerPoint). Media that cannot be fetched or break a limit are 422 `media_unavailable`, before anything is charged; nothing is fetched for an account whose balance cannot pay (402 `insufficient_balance`). The copy is deleted once no message can still need it (or `MEDIA_RETENTION_DAYS` after the messages' time; a running campaign keeps it until it ends), and its messages then show `metadata.media_expired_at`. Shown back as given. */
@@ -7327,6 +7424,18 @@ export interface operations {
                             }[];
                         };
                     };
+                    /** @description For `poll` (linked devices only: the sandbox, WAHA, Evolution API): a `question` (1–255 characters), 2–12 unique `options` (1–100 characters each) and `multiple_answers` (default false: one choice), WhatsApp's limits (README, Sending messages → Polls). Evolution API takes at most 10 options; a Cloud API session none: 422 `type_not_supported_by_gateway`, before any charge. Stored in `metadata.poll`, `content` shows the question; contacts' votes are kept in `metadata.poll_votes` and `metadata.poll_counts`, each change recorded as `poll.voted`. Priced `PRICE_POLL`. */
+                    poll?: {
+                        /** @description The question, 1 to 255 characters. */
+                        question: string;
+                        /** @description The options, 2 to 12, each once, in the order shown. */
+                        options: string[];
+                        /**
+                         * @description Whether a contact may pick several options (default false: one).
+                         * @default false
+                         */
+                        multiple_answers?: boolean;
+                    };
                     /**
                      * Format: int32
                      * @description Milliseconds between this session's gateway calls for these messages.
@@ -7370,7 +7479,7 @@ export interface operations {
                                 /** @description The recipient's number (E.164) of an outgoing message, null when it was sent to a user id (`contact.user_id`); the session's number for an incoming one. Once the contact was erased, the keyed hash that stands for them (`erased:…`, README, Erasure). */
                                 to_number: string | null;
                                 /** @enum {string} */
-                                type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "sticker" | "reaction" | "interactive_reply";
+                                type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "sticker" | "poll" | "reaction" | "interactive_reply";
                                 /** @description The text or caption; a reaction's emoji ("" when it takes one off); a location's name, else its address (its point is in `metadata.location`). */
                                 content: string | null;
                                 /**
@@ -7475,7 +7584,7 @@ export interface operations {
                 "filter[user_id]"?: string;
                 "filter[status]"?: "queued" | "sent" | "delivered" | "read" | "failed" | "scheduled";
                 "filter[direction]"?: "incoming" | "outgoing";
-                "filter[type]"?: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "sticker" | "reaction" | "interactive_reply";
+                "filter[type]"?: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "sticker" | "poll" | "reaction" | "interactive_reply";
                 /** @description Messages created at or after this time. */
                 time_from?: string;
                 /** @description Messages created at or before this time. */
@@ -9326,7 +9435,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Event types to list (repeat the parameter, or separate with commas). Default: all. */
-                "filter[type]"?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated" | "contact.erased" | "message.deleted" | "message.edited")[];
+                "filter[type]"?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated" | "contact.erased" | "message.deleted" | "message.edited" | "poll.voted")[];
                 /** @description Events created at or after this time. */
                 time_from?: string;
                 /** @description Events created at or before this time. */
@@ -9517,13 +9626,13 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description The event types posted to this endpoint, each at most once (1–23 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `message.media_kept`, `message.media_failed`, `message.reaction`, `session.status_changed`, `session.qr_updated`, `session.health_changed`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`, `contact.created`, `contact.updated`, `contact.erased`, `message.deleted`, `message.edited`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`, `contact.*` `messages:read`, `contact.erased` `erasures:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
+                     * @description The event types posted to this endpoint, each at most once (1–24 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `message.media_kept`, `message.media_failed`, `message.reaction`, `session.status_changed`, `session.qr_updated`, `session.health_changed`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`, `contact.created`, `contact.updated`, `contact.erased`, `message.deleted`, `message.edited`, `poll.voted`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`, `contact.*` `messages:read`, `contact.erased` `erasures:read`, `poll.*` `messages:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
                      * @example [
                      *       "message.delivered",
                      *       "message.read"
                      *     ]
                      */
-                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated" | "contact.erased" | "message.deleted" | "message.edited")[] | null;
+                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated" | "contact.erased" | "message.deleted" | "message.edited" | "poll.voted")[] | null;
                     /**
                      * @description A note for the account's own use, at most 500 characters.
                      * @example Order service, production
@@ -9699,13 +9808,13 @@ export interface operations {
                      */
                     url?: string;
                     /**
-                     * @description The event types posted to this endpoint, each at most once (1–23 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `message.media_kept`, `message.media_failed`, `message.reaction`, `session.status_changed`, `session.qr_updated`, `session.health_changed`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`, `contact.created`, `contact.updated`, `contact.erased`, `message.deleted`, `message.edited`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`, `contact.*` `messages:read`, `contact.erased` `erasures:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
+                     * @description The event types posted to this endpoint, each at most once (1–24 of: `message.sent`, `message.delivered`, `message.read`, `message.failed`, `message.received`, `message.media_kept`, `message.media_failed`, `message.reaction`, `session.status_changed`, `session.qr_updated`, `session.health_changed`, `otp.verified`, `otp.failed`, `campaign.started`, `campaign.completed`, `campaign.cancelled`, `account.balance_low`, `template.status_changed`, `contact.created`, `contact.updated`, `contact.erased`, `message.deleted`, `message.edited`, `poll.voted`). Each type needs the scope that reads it (`message.*` need `messages:read`, `session.*` `sessions:read`, `otp.*` `otp:read`, `campaign.*` `campaigns:read`, `account.*` `account:read`, `template.*` `sessions:read`, `contact.*` `messages:read`, `contact.erased` `erasures:read`, `poll.*` `messages:read`): naming a type the key may not read is 403 `insufficient_scope`. Left out or null: every type, including types added later, for a `*` key; any other key gets the list of the types it may read.
                      * @example [
                      *       "message.delivered",
                      *       "message.read"
                      *     ]
                      */
-                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated" | "contact.erased" | "message.deleted" | "message.edited")[] | null;
+                    events?: ("message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.received" | "message.media_kept" | "message.media_failed" | "message.reaction" | "session.status_changed" | "session.qr_updated" | "session.health_changed" | "otp.verified" | "otp.failed" | "campaign.started" | "campaign.completed" | "campaign.cancelled" | "account.balance_low" | "template.status_changed" | "contact.created" | "contact.updated" | "contact.erased" | "message.deleted" | "message.edited" | "poll.voted")[] | null;
                     /**
                      * @description A note for the account's own use, at most 500 characters; null removes it.
                      * @example Order service, production
@@ -11447,7 +11556,7 @@ export interface operations {
                     /** @description The user's profile name. */
                     name?: string;
                     /** @enum {string} */
-                    type: "text" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "contacts" | "interactive_reply";
+                    type: "text" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "contacts" | "interactive_reply" | "poll_vote";
                     content?: string | null;
                     location?: components["schemas"]["LocationSend"] & unknown;
                     /** @description For `contacts`: the contact cards shared, in a send's `contacts` shape. */
@@ -11515,6 +11624,16 @@ export interface operations {
                         /** @description The id of the button tapped or the row chosen. */
                         id: string;
                     };
+                    /** @description For `poll_vote`: the contact's vote on the poll `reply_to` names (required), which the session sent them. Kept on the poll as a gateway's vote is (README, Sending messages → Polls): the answer is the poll message with its votes (200), and nothing is stored as an incoming message. */
+                    poll_vote?: {
+                        /**
+                         * @description Every option the contact now picks, by its text ([] takes their vote back); each one of the poll's, one alone on a single-choice poll.
+                         * @example [
+                         *       "Tuesday"
+                         *     ]
+                         */
+                        options: string[];
+                    };
                     /** Format: uri */
                     media_url?: string | null;
                     /**
@@ -11526,6 +11645,20 @@ export interface operations {
             };
         };
         responses: {
+            /** @description A `poll_vote`: the poll voted on, with its votes */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Message"];
+                    };
+                };
+            };
             /** @description The stored incoming message */
             201: {
                 headers: {
@@ -13170,6 +13303,36 @@ export interface operations {
                     /** @example 2026-11-21T09:30:12.345000Z */
                     created_at: string;
                     data: components["schemas"]["MessageEdited"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 15 seconds acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPollVoted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example evt_3f2c9a7e1b6d4c08a5e97d2b1f04c6aa */
+                    id: string;
+                    /** @enum {string} */
+                    type: "poll.voted";
+                    /** @example 2026-11-21T09:30:12.345000Z */
+                    created_at: string;
+                    data: components["schemas"]["PollVoted"];
                 };
             };
         };

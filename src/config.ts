@@ -142,6 +142,8 @@ const ConfigSchema = z.object({
   PRICE_CONTACTS: price(0.01),
   /** A sticker (README, Sending messages → Stickers). */
   PRICE_STICKER: price(0.01),
+  /** A poll (README, Sending messages → Polls). */
+  PRICE_POLL: price(0.01),
   /**
    * OTP codes all the apps of one account together may send to one number in a rolling hour
    * (sends and resends; README, One-time codes).

@@ -29,6 +29,7 @@ const PRICES = {
   interactive: 0.01,
   contacts: 0.01,
   sticker: 0.01,
+  poll: 0.01,
 };
 
 const patch = (key: string, body: unknown) => call<AccountBody>("PATCH", "/v1/account", { key, body });
@@ -55,6 +56,7 @@ describe("GET /v1/account", () => {
           interactive: 250,
           contacts: 250,
           sticker: 250,
+          poll: 250,
         },
         low_balance_threshold: null,
         prices: PRICES,

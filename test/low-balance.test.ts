@@ -83,6 +83,7 @@ describe("account.balance_low", () => {
           interactive: 4,
           contacts: 4,
           sticker: 4,
+          poll: 4,
         },
         low_balance_threshold: 0.05,
         prices: {
@@ -96,6 +97,7 @@ describe("account.balance_low", () => {
           interactive: 0.01,
           contacts: 0.01,
           sticker: 0.01,
+          poll: 0.01,
         },
         message_retention_days: 90,
         created_at: expect.stringMatching(TIMESTAMP),

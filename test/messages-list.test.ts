@@ -752,6 +752,7 @@ describe("the list's query in the OpenAPI document", () => {
           "interactive",
           "contacts",
           "sticker",
+          "poll",
           "reaction",
           "interactive_reply",
         ],

@@ -21,6 +21,7 @@ export function pricesOf(config: Config): Record<SendableType, number> {
     interactive: config.PRICE_INTERACTIVE,
     contacts: config.PRICE_CONTACTS,
     sticker: config.PRICE_STICKER,
+    poll: config.PRICE_POLL,
   };
 }
 

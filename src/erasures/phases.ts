@@ -33,8 +33,10 @@ export interface ErasurePhase {
 /**
  * The keys a message's `metadata` loses when it is erased (src/messages/metadata.ts): what may
  * name the person or quote them: a template's variables, a location (where they are or were sent
- * to), an interactive message's texts and a tap on one, contact cards, an edited text's earlier texts, reactions (by number), gateway errors
- * (which may name the number), and an incoming media error's words.
+ * to), an interactive message's texts and a tap on one, contact cards, a poll and its votes (by
+ * voter, and the counts that show a one-person chat's vote), an edited text's earlier texts,
+ * reactions (by number), gateway errors (which may name the number), and an incoming media
+ * error's words.
  */
 export const ERASED_METADATA = [
   "$.template",
@@ -42,6 +44,10 @@ export const ERASED_METADATA = [
   "$.interactive",
   "$.interactive_reply",
   "$.contacts",
+  "$.poll",
+  "$.poll_votes",
+  "$.poll_votes_removed",
+  "$.poll_counts",
   "$.edits",
   "$.reactions",
   "$.reactions_removed",

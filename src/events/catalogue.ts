@@ -20,6 +20,9 @@
  * - `message.edited`: a text was edited, by the session (one it sent) or by the contact who sent
  *   it (src/messages/edits.ts `writeEdit`), once per edit; `data` is `{ message_id, session_id,
  *   content, previous_content, edited_at }`.
+ * - `poll.voted`: a contact voted on one of the account's polls, changed their vote or took it
+ *   back (`options` []) (src/messages/poll-votes.ts `receivePollVote`), once per change; `data` is
+ *   `{ message_id, session_id, from, options, at }` (README, Sending messages → Polls).
  * - `session.status_changed`: a session moved between `pending`, `connected`, `disconnected`,
  *   `banned` and `failed`; `data` is the Session, with its `reason`.
  * - `session.qr_updated`: a pending session's QR rotated; `data` is `{ session, qr_code }`.
@@ -78,6 +81,7 @@ export const EVENT_TYPES = [
   "contact.erased",
   "message.deleted",
   "message.edited",
+  "poll.voted",
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -127,6 +131,7 @@ export const EVENT_READ_SCOPE: Record<EventType, EventReadScope> = {
   "contact.erased": "erasures:read",
   "message.deleted": "messages:read",
   "message.edited": "messages:read",
+  "poll.voted": "messages:read",
 };
 
 /**

@@ -400,6 +400,12 @@ export type LinkState =
  *   contact's edits ordered by `at` (an older edit arriving after a newer one changes nothing).
  *   One naming a message the session has not stored from that contact is dropped: an edit that
  *   arrives before the message itself is lost, and the message keeps the text it was sent with.
+ * - `poll_vote`: a contact voted on a poll the session sent, by the gateway's id of the poll, with
+ *   every option they now pick (a vote on several options names them all; `options` [] when they
+ *   took their vote back). Kept on the poll message, one vote state per contact, a contact's votes
+ *   ordered by `at` (an older vote arriving after a newer one changes nothing), each change
+ *   recorded once (README, Sending messages → Polls; messages/poll-votes.ts `receivePollVote`).
+ *   A gateway that cannot tell which options a vote picked (a vote it could not decrypt) sends none.
  * - `health`: the network limits the session's account as `reading` says (a send refused with
  *   463), or, with `reading` null, its health changed and is to be read from the gateway again
  *   (the Cloud API's `phone_number_quality_update` webhook). Never moves the status.
@@ -481,6 +487,19 @@ export type GatewayEvent =
       from: ContactIdentity;
       at: number;
     }
+  | {
+      type: "poll_vote";
+      /** The gateway's id of the poll voted on (as its send answered it). */
+      providerMessageId: string;
+      /**
+       * The voter: their E.164 number, or, when the network names them by a user id alone (a
+       * `<digits>@lid`), that id. One vote state is kept per voter.
+       */
+      from: string;
+      /** The options' texts they now pick, as the poll was sent with them; [] takes the vote back. */
+      options: string[];
+      at: number;
+    }
   | { type: "health"; reading: HealthReading | null; at: number }
   | {
       type: "contact";
@@ -493,9 +512,18 @@ export type GatewayEvent =
 
 /**
  * The events that do not speak of the session's link: a chat's (receipts, messages, reactions,
- * contacts' edits and deletes), the account's health and who a contact is.
+ * contacts' edits and deletes, poll votes), the account's health and who a contact is.
  */
-const NOT_STATUS_EVENTS = ["ack", "incoming", "reaction", "edited", "revoked", "health", "contact"] as const;
+const NOT_STATUS_EVENTS = [
+  "ack",
+  "incoming",
+  "reaction",
+  "edited",
+  "revoked",
+  "poll_vote",
+  "health",
+  "contact",
+] as const;
 
 /** The events that speak of the session's link: all but {@link NOT_STATUS_EVENTS}. */
 export type StatusEvent = Exclude<GatewayEvent, { type: (typeof NOT_STATUS_EVENTS)[number] }>;

@@ -1,3 +1,5 @@
+import { MAX_POLL_OPTIONS } from "./poll";
+
 /**
  * The gateways a deployment can enable, by the name `CHATAPP_GATEWAY`, `CHATAPP_GATEWAYS` and a
  * session's `gateway` give them, and what each can do. Code outside src/gateways/ asks these
@@ -30,6 +32,21 @@ export interface GatewayCapabilities {
    * `type_not_supported_by_gateway`).
    */
   sendsStickers: boolean;
+  /**
+   * Sends polls (`type: "poll"`; README, Sending messages → Polls): linked devices do (WAHA
+   * `POST /api/sendPoll`, Evolution API `POST /message/sendPoll/{instance}`); Meta's Cloud API has
+   * no poll message (its OpenAPI document, facebook/openapi business-messaging-api_v23.0.yaml,
+   * names none). A poll where it is false is refused before any charge (422
+   * `type_not_supported_by_gateway`).
+   */
+  sendsPolls: boolean;
+  /**
+   * The most options a poll the gateway sends may have: WhatsApp's 12 (lib/poll.ts
+   * `MAX_POLL_OPTIONS`), or 10 on Evolution API, whose `pollMessageSchema` takes `values` of 2 to
+   * 10 items (evolution-foundation/evolution-api src/validate/message.schema.ts). More is refused
+   * before any charge (422 `type_not_supported_by_gateway` naming `poll.options`).
+   */
+  maxPollOptions: number;
   /**
    * Deletes a sent message for everyone (`DELETE /v1/chatapp/messages/{id}`; README, Chat
    * actions). The Cloud API cannot: a delete there is 409 `not_supported_by_gateway`.
@@ -80,6 +97,8 @@ const LINKED_DEVICE: GatewayCapabilities = {
   sendsTemplates: false,
   sendsInteractive: [],
   sendsStickers: true,
+  sendsPolls: true,
+  maxPollOptions: MAX_POLL_OPTIONS,
   deletesMessages: false,
   editsMessages: false,
   needsServiceWindow: false,
@@ -109,6 +128,7 @@ const GATEWAY_KINDS = {
   evolution: {
     ...LINKED_DEVICE,
     sendsInteractive: ["button", "list"],
+    maxPollOptions: 10,
     deletesMessages: true,
     editsMessages: true,
   },
@@ -119,6 +139,8 @@ const GATEWAY_KINDS = {
     linksByCredentials: true,
     sendsTemplates: true,
     sendsInteractive: ["button", "list"],
+    sendsPolls: false,
+    maxPollOptions: 0,
     needsServiceWindow: true,
     sendsToUserIds: ["bsuid"],
   },

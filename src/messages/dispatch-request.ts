@@ -25,7 +25,8 @@ export interface DispatchRequest {
    * (messages/template.ts: name, language, variables), read from the row's `metadata.template`;
    * for a `location`, the JSON of its `metadata.location` (lib/location.ts `Location`); for an
    * `interactive`, the JSON of its `metadata.interactive` (lib/interactive.ts `Interactive`); for
-   * `contacts`, the JSON of its `metadata.contacts` (lib/contact-cards.ts `ContactCard[]`).
+   * `contacts`, the JSON of its `metadata.contacts` (lib/contact-cards.ts `ContactCard[]`); for a
+   * `poll`, the JSON of its `metadata.poll` (lib/poll.ts `Poll`).
    */
   content: string | null;
   /** The caller's `media_url` (a document's file name comes from it); never fetched by the gateway. */
@@ -131,9 +132,9 @@ function quotedOf(metadata: MessageMetadata): QuotedMessage | null {
 
 /**
  * What a row's queue message carries as `content`: a template message's template, a location
- * message's location, an interactive message's buttons or list or a contacts message's cards (the
- * JSON of its `metadata.template`, `metadata.location`, `metadata.interactive` or
- * `metadata.contacts`, written at the
+ * message's location, an interactive message's buttons or list, a contacts message's cards or a
+ * poll's question and options (the JSON of its `metadata.template`, `metadata.location`,
+ * `metadata.interactive`, `metadata.contacts` or `metadata.poll`, written at the
  * send: src/messages/send.ts, src/campaigns/materialise.ts), else its content.
  */
 function contentOf(row: DispatchSource, metadata: MessageMetadata): string | null {
@@ -146,6 +147,8 @@ function contentOf(row: DispatchSource, metadata: MessageMetadata): string | nul
           ? metadata.interactive
           : row.type === "contacts"
             ? metadata.contacts
-            : undefined;
+            : row.type === "poll"
+              ? metadata.poll
+              : undefined;
   return payload ? JSON.stringify(payload) : row.content;
 }

@@ -4,6 +4,7 @@ import { ContactCardSchema } from "../lib/contact-cards";
 import { InteractiveReplySchema, InteractiveSchema } from "../lib/interactive";
 import { LocationSchema } from "../lib/location";
 import { log } from "../lib/log";
+import { PollSchema, PollVoteSchema } from "../lib/poll";
 import { formatTimestamp } from "../lib/time";
 import { INCOMING_MEDIA_REASONS } from "../media/incoming";
 import { SETTLED_BY } from "../moves/message";
@@ -133,6 +134,8 @@ const MediaError = z.object({
  * - `template`, `quoted`: the send, src/messages/send.ts and src/campaigns/materialise.ts;
  * - `location`, `contacts`: the send, src/messages/send.ts, and for an incoming message src/db/queries/messages.ts `incomingRow`;
  * - `interactive`: the send, src/messages/send.ts; `interactive_reply`: src/db/queries/messages.ts `incomingRow`;
+ * - `poll`: the send, src/messages/send.ts; `poll_votes`, `poll_votes_removed`, `poll_counts`:
+ *   src/messages/poll-votes.ts `withPollVote`;
  * - `deleted_at`, `edited_at`, `edits`: src/messages/edits.ts `writeDeleted`, `writeEdit`;
  * - `reactions`, `reactions_removed`: src/messages/reactions.ts `withReaction`;
  * - `media`: src/db/queries/messages.ts `incomingRow`;
@@ -205,6 +208,29 @@ export const MessageMetadataSchema = z
     interactive: InteractiveSchema.optional().describe(
       "An `interactive` message's buttons or list, as sent (README, Sending messages → Buttons and lists).",
     ),
+    poll: PollSchema.optional().describe(
+      "A `poll` message's question and options, as sent (README, Sending messages → Polls).",
+    ),
+    poll_votes: z
+      .record(z.string(), PollVoteSchema)
+      .optional()
+      .describe(
+        "A poll's votes, one per contact, by voter (their E.164 number, or their user id when the network gives no " +
+          "number): the options they picked and when. A later vote replaces an earlier one (README, Sending messages → Polls).",
+      ),
+    poll_votes_removed: z
+      .record(
+        z.string(),
+        z.object({ at: timestamp("When they took their vote back, by the gateway's clock") }),
+      )
+      .optional()
+      .describe("Contacts who took their vote back, by voter, so an older vote cannot come back."),
+    poll_counts: z
+      .record(z.string(), z.int())
+      .optional()
+      .describe(
+        "How many contacts picked each option of a poll, by option, in the poll's order (0 for none).",
+      ),
     interactive_reply: InteractiveReplySchema.optional().describe(
       "An `interactive_reply`'s tap: the button or row the contact chose; `reply_to` is the message it answers.",
     ),

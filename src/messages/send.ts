@@ -13,6 +13,7 @@ import { capabilitiesOf } from "../lib/gateway-kinds";
 import type { Interactive } from "../lib/interactive";
 import { type Location, locationLabel } from "../lib/location";
 import { log } from "../lib/log";
+import { type Poll, pollLabel } from "../lib/poll";
 import { sendInBatches } from "../lib/queue";
 import { isMediaType } from "../media/rules";
 import { discardMedia, type StoredMedia, storeMedia } from "../media/store";
@@ -56,6 +57,8 @@ export interface SendRequest {
   interactive?: Interactive;
   /** For type `contacts`: the contact cards to send (lib/contact-cards.ts). */
   contacts?: ContactCard[];
+  /** For type `poll`: the question and options to send (lib/poll.ts). */
+  poll?: Poll;
   /** Show "typing…" before each message (README, Typing before a send); false when absent. */
   simulateTyping?: boolean;
   /** Our id of the message to quote (README, Replies and reactions); one recipient only. */
@@ -96,7 +99,7 @@ export interface SendResult {
  *   `reply_to_not_sent` (409), `session_limited` (409: a cold recipient on a session the network limits,
  *   src/messages/session-limits.ts), `outside_service_window` (422), `recipient_not_supported` (422: a user id
  *   the gateway or the template cannot reach, messages/recipient-kinds.ts), `type_not_supported_by_gateway`
- *   (422: a sticker or an interactive kind the gateway does not send), `media_unavailable` (422), `insufficient_balance` (402), `service_unavailable` (503,
+ *   (422: a sticker, an interactive kind or a poll the gateway does not send), `media_unavailable` (422), `insufficient_balance` (402), `service_unavailable` (503,
  *   the media could not be stored).
  */
 export async function sendMessages(env: Env, db: Db, request: SendRequest): Promise<SendResult> {
@@ -199,7 +202,8 @@ function idsInSendOrder(recipients: string[]): { id: string; to: string }[] {
 /**
  * What a send's rows store as `content`: a template's name, a reaction's emoji, a location's name
  * or address (lib/location.ts `locationLabel`), an interactive message's body text, contact
- * cards' names (lib/contact-cards.ts `contactCardsLabel`), else the request's text or caption.
+ * cards' names (lib/contact-cards.ts `contactCardsLabel`), a poll's question (lib/poll.ts
+ * `pollLabel`), else the request's text or caption.
  */
 function storedContent(request: SendRequest): string | null {
   if (request.type === "template") return request.template?.name ?? null;
@@ -207,14 +211,15 @@ function storedContent(request: SendRequest): string | null {
   if (request.type === "location") return request.location ? locationLabel(request.location) : null;
   if (request.type === "interactive") return request.interactive?.body.text ?? null;
   if (request.type === "contacts") return request.contacts ? contactCardsLabel(request.contacts) : null;
+  if (request.type === "poll") return request.poll ? pollLabel(request.poll) : null;
   return request.content;
 }
 
 /**
  * The `metadata` a send's type writes before the send (README, Sending messages): a template's
  * (checked by {@link templateMetadata}), `{ location }` for a location, `{ contacts }` for contact
- * cards, `{ interactive }` for an interactive message (its kind checked against the gateway by
- * messages/gateway-types.ts `requireGatewaySends`), else undefined.
+ * cards, `{ interactive }` for an interactive message and `{ poll }` for a poll (each checked
+ * against the gateway by messages/gateway-types.ts `requireGatewaySends`), else undefined.
  * @throws ApiError as {@link templateMetadata}.
  */
 async function payloadMetadata(
@@ -226,6 +231,7 @@ async function payloadMetadata(
   if (request.type === "location" && request.location) return { location: request.location };
   if (request.type === "contacts" && request.contacts) return { contacts: request.contacts };
   if (request.type === "interactive" && request.interactive) return { interactive: request.interactive };
+  if (request.type === "poll" && request.poll) return { poll: request.poll };
   return undefined;
 }
 

@@ -9,8 +9,9 @@ export type { MessageRow, MessageStatus, MessageType, SendableType };
  * template (README, Message templates); `location`, a point on the map (README, Sending messages →
  * Locations; lib/location.ts); `interactive`, reply buttons or a list (README, Sending
  * messages → Buttons and lists; lib/interactive.ts); `contacts`, contact cards (README,
- * Sending messages → Contact cards; lib/contact-cards.ts); and `sticker`, a WebP sticker by
- * `media_url` (README, Sending messages → Stickers; src/media/sticker.ts).
+ * Sending messages → Contact cards; lib/contact-cards.ts); `sticker`, a WebP sticker by
+ * `media_url` (README, Sending messages → Stickers; src/media/sticker.ts); and `poll`, a question
+ * with options contacts vote on, linked devices only (README, Sending messages → Polls; lib/poll.ts).
  */
 export const MESSAGE_TYPES = [
   "text",
@@ -23,6 +24,7 @@ export const MESSAGE_TYPES = [
   "interactive",
   "contacts",
   "sticker",
+  "poll",
 ] as const satisfies readonly MessageType[];
 
 /**

@@ -34,9 +34,10 @@ export type EventRecord = ReturnType<typeof toEventRecord>;
 
 function dataOf(row: EventRow, defaultGateway: GatewayKind): Record<string, unknown> {
   const snapshot = JSON.parse(row.snapshot) as Record<string, unknown>;
-  // A reaction's and an edit's snapshot is its `data` already (src/messages/reactions.ts,
-  // src/chat-actions/edit.ts).
-  if (row.type === "message.reaction" || row.type === "message.edited") return snapshot;
+  // A reaction's, an edit's and a vote's snapshot is its `data` already (src/messages/reactions.ts,
+  // src/messages/edits.ts, src/messages/poll-votes.ts).
+  if (row.type === "message.reaction" || row.type === "message.edited" || row.type === "poll.voted")
+    return snapshot;
   if (row.type.startsWith("message.")) return toMessageRecord(snapshot as MessageWithContact);
   if (row.type === "session.status_changed" || row.type === "session.health_changed")
     return toSessionRecord(snapshot as SessionRow, defaultGateway);

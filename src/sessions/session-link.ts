@@ -24,6 +24,7 @@ import {
 import { capabilitiesOf, type GatewayCapabilities } from "../lib/gateway-kinds";
 import { log } from "../lib/log";
 import { receiveEdit, receiveRevoke } from "../messages/edits";
+import { receivePollVote } from "../messages/poll-votes";
 import { receiveReaction } from "../messages/reactions";
 import { receiveMessage } from "../messages/receive";
 import { applyMoves } from "../moves/apply";
@@ -433,8 +434,8 @@ export class SessionLink {
 
   /**
    * Applies a gateway's events in order: acks as message receipts (once D1 holds the sent
-   * outcomes), incoming messages stored once, contacts' reactions, edits and deletes on the
-   * messages they name, status events no older than the newest applied.
+   * outcomes), incoming messages stored once, contacts' reactions, poll votes, edits and deletes on
+   * the messages they name, status events no older than the newest applied.
    * @returns the incoming messages among the events, as stored (or already stored by an earlier
    *   delivery: a replay lists them again, so what hangs off them above this floor, a reverse OTP's
    *   verification, can run again safely); null when the object holds no session, or its session
@@ -484,6 +485,14 @@ export class SessionLink {
         // Ordered by its own time against the contact's earlier reactions (messages/reactions.ts).
         const current = this.core.current();
         await receiveReaction(this.core.env, {
+          ...event,
+          accountId: current.account_id,
+          sessionId: current.id,
+        });
+      } else if (event.type === "poll_vote") {
+        // Kept on the poll, one vote state per contact, ordered by its own time (messages/poll-votes.ts).
+        const current = this.core.current();
+        await receivePollVote(this.core.env, {
           ...event,
           accountId: current.account_id,
           sessionId: current.id,

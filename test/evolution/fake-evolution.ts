@@ -157,7 +157,34 @@ const SEND_FIELDS: Record<string, SendFields> = {
     check: (body) => contactRefused(body.contact),
     relaysMessageId: false,
   },
+  // `SendPollDto` / `pollMessageSchema`: `number`, `name`, `selectableCount` and `values` required;
+  // `name` a string, `selectableCount` an integer 0–10, `values` 2–10 unique strings (checked by
+  // `pollRefused`). `pollMessage` hands on `quoted` but no `messageId`.
+  sendPoll: {
+    allowed: [...METADATA, "name", "selectableCount", "values"],
+    required: ["number"],
+    typed: { name: "string" },
+    check: (body) => pollRefused(body),
+    relaysMessageId: false,
+  },
 };
+
+/**
+ * Why a `sendPoll` body's `selectableCount` and `values` are refused by `pollMessageSchema`
+ * (Evolution API's message.schema.ts: `selectableCount` `{ type: integer, minimum: 0, maximum: 10 }`,
+ * `values` `{ type: array, minItems: 2, maxItems: 10, uniqueItems: true, items: { type: string } }`),
+ * or by Baileys' `generateWAMessageContent` ("poll.selectableCount in poll should be >= 0 and <=
+ * values.length", https://github.com/WhiskeySockets/Baileys src/Utils/messages.ts), or undefined.
+ */
+function pollRefused(body: Record<string, unknown>): string | undefined {
+  const count = body.selectableCount;
+  if (!Number.isInteger(count) || (count as number) < 0 || (count as number) > 10) return "selectableCount";
+  const values = body.values;
+  if (!Array.isArray(values) || values.length < 2 || values.length > 10) return "values";
+  if (!values.every((value) => typeof value === "string")) return "values.items";
+  if (new Set(values).size !== values.length) return "values (uniqueItems)";
+  return (count as number) > values.length ? "selectableCount (> values)" : undefined;
+}
 
 /**
  * Why `contact` is refused by `contactMessageSchema` (Evolution API's message.schema.ts), or
@@ -988,7 +1015,7 @@ export class FakeEvolution {
   /**
    * `messages.update` data of an edit of message `id` to `text`, made in chat `chat` (a number in
    * E.164, or a `<digits>@lid`) by the contact (or, `fromMe`, by the session on its phone): Baileys'
-   * `processMessage` (src/Utils/process-message.ts of WhiskeySockets/Baileys, `MESSAGE_EDIT`) emits
+   * `processMessage` (Baileys' process-message.ts, https://github.com/WhiskeySockets/Baileys, `MESSAGE_EDIT`) emits
    * `messages.update` with the edit's key (our side of the chat) under the edited message's id and
    * `update.message` `{ editedMessage: { message } }`; Evolution's `messages.update` handler
    * (whatsapp.baileys.service.ts) sends `{ keyId, remoteJid, fromMe, participant, status, pollUpdates,
@@ -1541,6 +1568,13 @@ function storedMessage(endpoint: string, body: Record<string, unknown>): [string
         },
       },
     ];
+  }
+  // `pollMessage`: Baileys' `PollCreationMessage`, `pollCreationMessageV3` for one choice
+  // (`selectableCount` 1), else `pollCreationMessage` (`generateWAMessageContent`).
+  if (endpoint === "sendPoll") {
+    const type = body.selectableCount === 1 ? "pollCreationMessageV3" : "pollCreationMessage";
+    const options = (body.values as string[]).map((optionName) => ({ optionName }));
+    return [type, { [type]: { name: body.name, options, selectableOptionsCount: body.selectableCount } }];
   }
   const type = `${String(body.mediatype)}Message`;
   const caption = body.caption === undefined ? {} : { caption: body.caption };

@@ -118,6 +118,11 @@ const SEND_FIELDS: Record<string, { allowed: string[]; required: string[] }> = {
     allowed: ["chatId", "id", "contacts", "reply_to", "session"],
     required: ["chatId", "contacts", "session"],
   },
+  // `MessagePollRequest`: `poll` a `MessagePoll` (checked in `send`), `id` "Pre-generated message id".
+  sendPoll: {
+    allowed: ["chatId", "id", "reply_to", "poll", "session"],
+    required: ["chatId", "poll", "session"],
+  },
   // `SendListRequest`: `message` a `SendListMessage` (checked in `send`); no `id`.
   sendList: {
     allowed: ["chatId", "message", "reply_to", "session"],
@@ -179,6 +184,26 @@ function listMessageProblem(message: unknown): string | null {
       if (rowProblem) return rowProblem;
     }
   }
+  return null;
+}
+
+/**
+ * What is wrong with a `sendPoll` body's `poll` (WAHA's OpenAPI document, 2026.7.1: `MessagePoll`
+ * `{ name, options, multipleAnswers }`, all three required; `name` a string, `options` an array of
+ * strings; `multipleAnswers` typed `object` with `default: false`, a boolean in the docs' example,
+ * "Polls → Send poll", which is what the fake takes), or null. Fields it does not list are refused.
+ */
+function pollProblem(poll: unknown): string | null {
+  if (typeof poll !== "object" || poll === null || Array.isArray(poll)) return "poll must be an object";
+  const fields = poll as Record<string, unknown>;
+  const refused = Object.keys(fields).find(
+    (field) => !["name", "options", "multipleAnswers"].includes(field),
+  );
+  if (refused) return `property poll.${refused} should not exist`;
+  if (typeof fields.name !== "string") return "poll.name must be a string";
+  if (!Array.isArray(fields.options) || !fields.options.every((option) => typeof option === "string"))
+    return "poll.options must be an array of strings";
+  if (typeof fields.multipleAnswers !== "boolean") return "poll.multipleAnswers must be a boolean";
   return null;
 }
 
@@ -670,6 +695,8 @@ export class FakeWaha {
     if (cardsProblem) return HttpResponse.json({ message: cardsProblem }, { status: 422 });
     const listProblem = endpoint === "sendList" ? listMessageProblem(body.message) : null;
     if (listProblem) return HttpResponse.json({ message: listProblem }, { status: 422 });
+    const pollBodyProblem = endpoint === "sendPoll" ? pollProblem(body.poll) : null;
+    if (pollBodyProblem) return HttpResponse.json({ message: pollBodyProblem }, { status: 422 });
     // "`POST /api/sendList`": NOWEB and GOWS alone (the engines' table, "Send messages"); another
     // engine answers WAHA's 501 "Not Implemented" (as devlikeapro/waha#2069 shows it).
     const engine = this.sessions.get(String(body.session))?.engine ?? "NOWEB";

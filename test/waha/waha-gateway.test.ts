@@ -141,6 +141,7 @@ describe("create", () => {
                   "message.reaction",
                   "message.edited",
                   "message.revoked",
+                  "poll.vote",
                 ],
                 hmac: { key: WAHA_WEBHOOK_HMAC_KEY },
                 retries: { policy: "exponential", delaySeconds: 2, attempts: 8 },

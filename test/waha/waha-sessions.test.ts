@@ -65,6 +65,7 @@ describe("sessions on WAHA", () => {
               "message.reaction",
               "message.edited",
               "message.revoked",
+              "poll.vote",
             ],
             hmac: { key: WAHA_WEBHOOK_HMAC_KEY },
             retries: { policy: "exponential", delaySeconds: 2, attempts: 8 },

@@ -60,7 +60,8 @@ const RECEIPTS = "$.events";
  * - `reactions`, `reactions_removed`: src/messages/reactions.ts `withReaction`;
  * - `media_error`, `media_expired_at`: src/db/queries/incoming-media.ts and outgoing-media.ts;
  * - `erased_at`: src/db/queries/erasures.ts (whose erasure also purges the message's events);
- * - `deleted_at`, `edited_at`, `edits`: src/chat-actions/delete.ts and edit.ts.
+ * - `deleted_at`, `edited_at`, `edits`: src/chat-actions/delete.ts and edit.ts;
+ * - `poll_votes`, `poll_votes_removed`, `poll_counts`: src/messages/poll-votes.ts `withPollVote`.
  */
 const LATER_METADATA_KEYS = [
   "pricing",
@@ -73,6 +74,9 @@ const LATER_METADATA_KEYS = [
   "deleted_at",
   "edited_at",
   "edits",
+  "poll_votes",
+  "poll_votes_removed",
+  "poll_counts",
 ] as const;
 
 /**

@@ -49,6 +49,7 @@ export const EVENT_TYPE_CODES: Readonly<Record<string, number>> = {
   "contact.erased": 21,
   "message.deleted": 22,
   "message.edited": 23,
+  "poll.voted": 24,
 };
 
 /**

@@ -71,13 +71,15 @@ export const messages = sqliteTable(
         "interactive",
         "contacts",
         "sticker",
+        "poll",
         "interactive_reply",
       ],
     }).notNull(),
     /**
      * The text or caption; a `reaction`'s emoji ("" removes the reaction); a `location`'s name or
      * address (its point is in `metadata.location`); a `contacts` message's names (its cards are in
-     * `metadata.contacts`).
+     * `metadata.contacts`); a `poll`'s question (the poll and its votes are in `metadata.poll`,
+     * `metadata.poll_votes`).
      */
     content: text(),
     /**

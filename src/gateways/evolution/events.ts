@@ -93,7 +93,8 @@ const Envelope = z.object({
  *   `messageType: "reactionMessage"`
  *   → `reaction` on `message.reactionMessage.key.id` with its `text` ("" when taken off), at its
  *   `senderTimestampMs` (else `messageTimestamp`), when the key gives the contact's number (a
- *   reaction names its contact by number alone). Other message types → nothing.
+ *   reaction names its contact by number alone). `messageType: "pollUpdateMessage"`, a vote on a
+ *   poll Evolution decrypted → `poll_vote` ({@link pollVoteEvents}). Other message types → nothing.
  */
 export function parseEvolutionEvent(body: unknown): GatewayEventBatch | null {
   const envelope = Envelope.safeParse(body);
@@ -310,6 +311,45 @@ const SentList = z
   .catch(null);
 
 /**
+ * What the Baileys channel stores of a poll we sent (`pollMessage`: Baileys'
+ * `PollCreationMessage`, as `pollCreationMessage` for several choices or `pollCreationMessageV3`
+ * for one, `generateWAMessageContent` of https://github.com/WhiskeySockets/Baileys
+ * src/Utils/messages.ts): `name`, `options` of `{ optionName }` and `selectableOptionsCount`, as
+ * lookup.ts matches them; optional and forgiving as {@link ButtonsResponse}.
+ */
+const SentPoll = z
+  .object({
+    name: z.string().nullish(),
+    options: z.array(z.object({ optionName: z.string().nullish() })).nullish(),
+    selectableOptionsCount: z.number().nullish(),
+  })
+  .nullish()
+  .catch(null);
+
+/** A protobuf `Long` as `prepareMessage` passes it on (`{ low, high, unsigned }`), a number or its digits. */
+const LongValue = z.union([
+  z.number(),
+  z.string(),
+  z.object({ low: z.number(), high: z.number() }).transform(({ low, high }) => high * 2 ** 32 + (low >>> 0)),
+]);
+
+/**
+ * A contact's vote on a poll (Baileys' `PollUpdateMessage`: `pollCreationMessageKey`, the poll's
+ * key, `vote` and `senderTimestampMs`), as the Baileys channel's `messages.upsert` passes it on
+ * once it has decrypted it (whatsapp.baileys.service.ts, `messageType === 'pollUpdateMessage'`):
+ * with the poll it stored, it decrypts `vote` and sets `vote.selectedOptions` to the chosen
+ * options' names (strings); without it, `selectedOptions` stays unset (or the encrypted hashes).
+ */
+const PollUpdate = z
+  .object({
+    pollCreationMessageKey: z.object({ id: z.string().min(1) }),
+    vote: z.object({ selectedOptions: z.array(z.unknown()).nullish() }).nullish(),
+    senderTimestampMs: LongValue.nullish().catch(null),
+  })
+  .nullish()
+  .catch(null);
+
+/**
  * Baileys' `ContactMessage` (WAProto.proto of WhiskeySockets/Baileys): `displayName`, the name
  * WhatsApp shows, and `vcard`, the card (vCard 3.0, read by lib/vcard.ts `cardOfVcard`). A
  * `contactsArrayMessage` holds several; Evolution's `contactMessage` sends one card as a
@@ -362,6 +402,9 @@ const UpsertedMessage = z.object({
       interactiveResponseMessage: InteractiveResponse,
       interactiveMessage: SentButtons,
       listMessage: SentList,
+      pollCreationMessage: SentPoll,
+      pollCreationMessageV3: SentPoll,
+      pollUpdateMessage: PollUpdate,
       contactMessage: ContactMessage,
       contactsArrayMessage: z
         .object({ contacts: z.array(ContactMessage).nullish() })
@@ -383,8 +426,9 @@ type Upserted = z.output<typeof UpsertedMessage>;
 export const StoredMessageBody = UpsertedMessage.shape.message;
 
 /**
- * A `messages.update` item that carries an edit: Baileys' `processMessage` (src/Utils/process-message.ts
- * of WhiskeySockets/Baileys, `ProtocolMessage.Type.MESSAGE_EDIT`) emits its own `messages.update`
+ * A `messages.update` item that carries an edit: Baileys' `processMessage`
+ * (Baileys' process-message.ts, https://github.com/WhiskeySockets/Baileys,
+ * `ProtocolMessage.Type.MESSAGE_EDIT`) emits its own `messages.update`
  * for a received edit, `{ key: { ...<the edit's key>, id: <edited message's id> }, update: {
  * message: { editedMessage: { message: <the new content> } }, messageTimestamp } }`: the key of
  * the edit as we received it (`remoteJid` the contact's chat, `fromMe: false` for the contact's),
@@ -471,6 +515,12 @@ function incomingEvents(data: unknown, at: number): GatewayEvent[] {
   const from = senderOf(key, parsed.data.pushName);
   if (!from) return [];
   const seconds = Number(messageTimestamp ?? Number.NaN);
+  if (parsed.data.messageType === "pollUpdateMessage")
+    return pollVoteEvents(
+      message?.pollUpdateMessage,
+      from,
+      Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : at,
+    );
   const reaction = parsed.data.messageType === "reactionMessage" ? message?.reactionMessage : null;
   if (reaction) {
     // A `reaction` event names its contact by E.164 number (GatewayEvent `reaction`): a reaction
@@ -504,6 +554,38 @@ function incomingEvents(data: unknown, at: number): GatewayEvent[] {
       ...(withMedia ? { media: { mimetype: null, ref: key.id } } : {}),
       ...(quoted ? { quotedIds: [quoted] } : {}),
       at: Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : at,
+    },
+  ];
+}
+
+/**
+ * A contact's vote (`messageType: "pollUpdateMessage"`, {@link PollUpdate}) as a `poll_vote` on
+ * the poll `pollCreationMessageKey.id` names, by the voter's number, else their LID, at its
+ * `senderTimestampMs` (else `at`, the message's own time). Only a vote Evolution decrypted names
+ * its options (`vote.selectedOptions`, strings): one it could not decrypt (the poll or its secret
+ * not in its store) names none, and is dropped. An empty selection is dropped too: Evolution gives
+ * the same `[]` for a vote it could not decrypt with the poll at hand and for a vote taken back, so
+ * on Evolution API a vote taken back leaves the last one standing (README, Sending messages →
+ * Polls). `messages.update` with `pollUpdates` (the votes Baileys itself aggregated) is not read:
+ * it carries no time to order votes by, and the same vote arrives by `messages.upsert`.
+ */
+function pollVoteEvents(
+  update: z.output<typeof PollUpdate> | undefined,
+  from: ContactIdentity,
+  at: number,
+): GatewayEvent[] {
+  const voter = from.phoneNumber ?? from.userId;
+  const selected = update?.vote?.selectedOptions ?? [];
+  const options = selected.filter((option): option is string => typeof option === "string");
+  if (!update || !voter || options.length === 0 || options.length !== selected.length) return [];
+  const ms = Number(update.senderTimestampMs ?? Number.NaN);
+  return [
+    {
+      type: "poll_vote",
+      providerMessageId: update.pollCreationMessageKey.id,
+      from: voter,
+      options,
+      at: Number.isFinite(ms) && ms > 0 ? ms : at,
     },
   ];
 }

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { contactCardsLabel, contactCardsOf } from "../../lib/contact-cards";
 import { type Interactive, interactiveOf } from "../../lib/interactive";
 import { type Location, locationOf } from "../../lib/location";
+import { type Poll, pollOf } from "../../lib/poll";
 import type { LookupResult, SentQuery } from "../gateway";
 import { type GatewayHttp, gatewayRequest } from "../http";
 import { contentOf, paramsIdOf, StoredMessageBody } from "./events";
@@ -48,9 +49,11 @@ const MAX_PAGES = 10;
  *    `<digits>@lid` a LID recipient is (recipient.ts `chatJidOf`; Evolution matches it against
  *    `key.remoteJid` or `key.remoteJidAlt`, so a chat under its other id is found too) stored from `since` (floored to the second) until now, whose type and text or
  *    caption are the message's (events.ts `contentOf`; a location's, its point, name and address;
- *    reply buttons' or a list's, as {@link sameInteractive} compares them)
+ *    reply buttons' or a list's, as {@link sameInteractive} compares them; a poll's, as
+ *    {@link samePoll} does)
  *    → found, with the stored `key.id`. This finds voice notes, locations, reply buttons and
- *    lists, which `sendWhatsAppAudio`, `sendLocation`, `sendButtons` and `sendList` send under an
+ *    lists and polls, which `sendWhatsAppAudio`, `sendLocation`, `sendButtons`, `sendList` and
+ *    `sendPoll` send under an
  *    id of Baileys' choosing, and
  *    messages of servers before 2.4.0, which ignore `messageId`. Two of our messages of the same
  *    type and content to one chat in that window cannot be told apart: the first one stored is
@@ -117,6 +120,7 @@ async function findMessages(
 function sameMessage(record: z.output<typeof StoredMessage>, query: SentQuery): boolean {
   if (record.key.fromMe === false) return false;
   if (query.type === "interactive") return sameInteractive(record, query.content);
+  if (query.type === "poll") return samePoll(record, query.content);
   const content = contentOf(record);
   if (!content || content.messageType !== query.type) return false;
   if (query.type === "location") return samePlace(content.payload?.location, query.content);
@@ -150,6 +154,30 @@ function samePlace(stored: Location | undefined, sent: string | null): boolean {
     stored.longitude === location.longitude &&
     stored.name === location.name &&
     stored.address === location.address
+  );
+}
+
+/**
+ * Whether `record` is the poll `sent` (the JSON of a lib/poll.ts `Poll`) as the Baileys channel
+ * stores it (events.ts `SentPoll`): a `pollCreationMessage` (several choices, send.ts `pollCall`'s
+ * `selectableCount` 0) or `pollCreationMessageV3` (one choice, 1) with the question as `name` and
+ * the options as `options[].optionName`, in order.
+ */
+function samePoll(record: z.output<typeof StoredMessage>, sent: string | null): boolean {
+  let poll: Poll;
+  try {
+    poll = pollOf(sent);
+  } catch {
+    return false;
+  }
+  const type = poll.multiple_answers ? "pollCreationMessage" : "pollCreationMessageV3";
+  const stored = record.messageType === type ? record.message?.[type] : null;
+  const options = (stored?.options ?? []).map((option) => option.optionName);
+  return (
+    !!stored &&
+    stored.name === poll.question &&
+    options.length === poll.options.length &&
+    options.every((option, i) => option === poll.options[i])
   );
 }
 

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { type ContactCard, contactCardsOf } from "../../lib/contact-cards";
 import { type Interactive, interactiveOf } from "../../lib/interactive";
 import { type Location, locationOf } from "../../lib/location";
+import { type Poll, pollOf } from "../../lib/poll";
 import type { MediaLinkSigner } from "../../media/link";
 import type { OutboundMessage, SendOutcome } from "../gateway";
 import { type GatewayHttp, gatewayRequest, sendFailure } from "../http";
@@ -45,7 +46,8 @@ const SentMessage = z.object({ key: z.object({ id: z.string().min(1) }) });
  * sends to as that JID with no number lookup (recipient.ts `numberOf`). A location → `POST
  * /message/sendLocation/{instance}` ({@link locationCall}); reply buttons → `POST
  * /message/sendButtons/{instance}` ({@link buttonsCall}); a list → `POST /message/sendList/{instance}`
- * ({@link listCall}); contact cards → `POST /message/sendContact/{instance}` ({@link contactsCall}).
+ * ({@link listCall}); contact cards → `POST /message/sendContact/{instance}` ({@link contactsCall});
+ * a poll → `POST /message/sendPoll/{instance}` ({@link pollCall}).
  *
  * `messageId` is `message.clientMessageId`, a top-level field of every send body (`Metadata` in
  * sendMessage.dto.ts; the v2 bodies are flat, there is no `options` object): `textMessage` and
@@ -87,14 +89,21 @@ export async function sendMessage(
   if (message.type === "template" || message.type === "interactive_reply")
     return { outcome: "rejected", reason: "not_supported_by_gateway", retryable: false };
   let call: { path: string; body: object } | null;
-  if (message.type === "location" || message.type === "interactive" || message.type === "contacts") {
+  if (
+    message.type === "location" ||
+    message.type === "interactive" ||
+    message.type === "contacts" ||
+    message.type === "poll"
+  ) {
     try {
       call =
         message.type === "location"
           ? locationCall(sessionId, message, locationOf(message.content))
           : message.type === "contacts"
             ? contactsCall(sessionId, message, contactCardsOf(message.content))
-            : interactiveCall(sessionId, message, interactiveOf(message.content));
+            : message.type === "poll"
+              ? pollCall(sessionId, message, pollOf(message.content))
+              : interactiveCall(sessionId, message, interactiveOf(message.content));
     } catch (error) {
       return { outcome: "rejected", reason: `${CONTENT_UNREADABLE}: ${String(error)}`, retryable: false };
     }
@@ -126,7 +135,36 @@ const FETCHES_NOTHING: ReadonlySet<OutboundMessage["type"]> = new Set([
   "location",
   "interactive",
   "contacts",
+  "poll",
 ]);
+
+/**
+ * The path and body that send `poll` to `message.to`: `POST /message/sendPoll/{instance}`
+ * (sendMessage.router.ts) with `{ number, name, selectableCount, values, messageId, quoted? }`,
+ * fields of `SendPollDto` (a `Metadata`) and `pollMessageSchema` (src/validate/message.schema.ts:
+ * `number`, `name`, `selectableCount` and `values` required; `selectableCount` an integer 0–10;
+ * `values` 2–10 unique strings, lib/gateway-kinds.ts `maxPollOptions`): the question as `name`,
+ * the options as `values`, and `selectableCount` 1 for one choice, 0 for several: the channel's
+ * `pollMessage` hands these to Baileys as `poll: { name, selectableCount, values }`, where 0 lets a
+ * contact pick any number of options and 1 sends a single-choice poll (`pollCreationMessageV3`;
+ * src/Utils/messages.ts `generateWAMessageContent` of https://github.com/WhiskeySockets/Baileys).
+ * `pollMessage` passes on `quoted` (so a reply quotes) but no `messageId`: the poll gets an id of
+ * Baileys' choosing, found by lookup.ts by the chat, the time, the question and the options.
+ */
+function pollCall(sessionId: string, message: OutboundMessage, poll: Poll): { path: string; body: object } {
+  const key = quotedKeyOf(message);
+  return {
+    path: `/message/sendPoll/${sessionId}`,
+    body: {
+      number: numberOf(message.to),
+      name: poll.question,
+      selectableCount: poll.multiple_answers ? 0 : 1,
+      values: poll.options,
+      messageId: message.clientMessageId,
+      ...(key ? { quoted: { key } } : {}),
+    },
+  };
+}
 
 /**
  * The path and body that send contact cards to `message.to`: `POST /message/sendContact/{instance}`

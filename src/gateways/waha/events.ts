@@ -89,6 +89,24 @@ const RevokedPayload = z.looseObject({
 });
 
 /**
+ * `poll.vote` payload (`PollVotePayload`, WAHA's OpenAPI document, devlikeapro/waha-docs
+ * static/swagger/openapi.json; "Polls → Events → poll.vote", content/docs/how-to/polls/index.md
+ * there): `vote` (`PollVote`: `id`, the vote message's own id, `from` the voter's chat, `fromMe`,
+ * `selectedOptions` "all the selected values at a certain moment", `timestamp`, "in seconds, but it
+ * may be changed to milliseconds in the future") and `poll` (`MessageDestination`: `id`, the poll's
+ * serialised id as its send answered it, and `fromMe`, true for a poll the session sent).
+ */
+const PollVotePayload = z.looseObject({
+  vote: z.looseObject({
+    from: z.string(),
+    fromMe: z.boolean(),
+    selectedOptions: z.array(z.string()),
+    timestamp: z.unknown(),
+  }),
+  poll: z.looseObject({ id: z.string().min(1), fromMe: z.boolean() }),
+});
+
+/**
  * True when `signature` (the `X-Webhook-Hmac` header, sent with `X-Webhook-Hmac-Algorithm: sha512`)
  * is the hex HMAC-SHA512 of the raw request body under `key` ("Events → HMAC authentication"), in
  * any letter case. Compared in constant time; a missing or malformed signature is false.
@@ -136,6 +154,13 @@ export async function verifyWahaSignature(
  *   contact's own message in that chat) with `body` as the new text, at the envelope's time.
  * - `message.revoked` whose `after` is not `fromMe`, from a user → `revoked` of
  *   `false_<after.from>_<revokedMessageId>`, at the envelope's time.
+ * - `poll.vote` on a poll of ours (`poll.fromMe`), not `fromMe`, from a user ({@link senderOf}) →
+ *   `poll_vote` on `poll.id` (its serialised id; a bare id, as GOWS names messages, becomes
+ *   `true_<vote.from>_<id>`) by the voter's number, else their LID, with `selectedOptions` (all the
+ *   options they now pick; [] when they took their vote back), at the vote's `timestamp` (seconds,
+ *   or milliseconds from 10^12 up, as the docs warn it may become; else the envelope's time).
+ *   `poll.vote.failed` (a vote WAHA could not decrypt, with `selectedOptions` [] whatever was
+ *   picked) → nothing: it would read as a vote taken back.
  * - Any other event: a batch without events.
  *
  * Answers null for a body that is not a WAHA envelope, or a known event whose payload lacks the
@@ -243,6 +268,24 @@ function eventsOf(
       const from = senderOf(after.from, null);
       if (after.fromMe || !from) return [];
       return [{ type: "revoked", providerMessageId: `false_${after.from}_${revokedMessageId}`, from, at }];
+    }
+    case "poll.vote": {
+      const parsed = PollVotePayload.safeParse(payload);
+      if (!parsed.success) return null;
+      const { vote, poll } = parsed.data;
+      const voter = senderOf(vote.from, null);
+      const from = voter?.phoneNumber ?? voter?.userId;
+      if (vote.fromMe || !poll.fromMe || !from) return [];
+      const stamp = typeof vote.timestamp === "number" && vote.timestamp > 0 ? vote.timestamp : null;
+      return [
+        {
+          type: "poll_vote",
+          providerMessageId: poll.id.includes("_") ? poll.id : `true_${vote.from}_${poll.id}`,
+          from,
+          options: vote.selectedOptions,
+          at: stamp === null ? at : stamp < 1e12 ? stamp * 1000 : stamp,
+        },
+      ];
     }
     default:
       return [];

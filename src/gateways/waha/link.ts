@@ -23,7 +23,8 @@ const PairingCode = z.looseObject({ code: z.string().min(1) });
 
 /**
  * Events the session's webhook subscribes to (parsed by events.ts): WAHA posts a webhook the events
- * its `events` lists ("Events → Session webhooks"), so contacts' edits and deletes are listed too.
+ * its `events` lists ("Events → Session webhooks"), so contacts' edits and deletes, and their votes
+ * on polls (`poll.vote`), are listed too.
  */
 const WEBHOOK_EVENTS = [
   "session.status",
@@ -32,6 +33,7 @@ const WEBHOOK_EVENTS = [
   "message.reaction",
   "message.edited",
   "message.revoked",
+  "poll.vote",
 ];
 
 /** How long create/start wait for a session to leave STARTING: `polls` reads, `intervalMs` apart. */

@@ -41,8 +41,8 @@ const MAX_PAGES = 10;
  * /api/{session}/chats/{chatId}/messages?limit=100&offset=…&downloadMedia=false&filter.fromMe=true
  * &filter.timestamp.gte=<since in seconds, floored>`, page by page, and of our messages in it:
  *
- * 1. one whose id ends with `_<clientMessageId>` → found: NOWEB and GOWS send a text or a location
- *    under the id we gave (send.ts);
+ * 1. one whose id ends with `_<clientMessageId>` → found: NOWEB and GOWS send a text, a location
+ *    or a poll under the id we gave (send.ts);
  * 2. else the first one (oldest) with the same content: text → no media and `body` equal to the
  *    text; media → `hasMedia` and `body` equal to the caption (empty when none); a location → its
  *    `location` (`WALocation`, coordinates as strings) at the same point; contact cards → `vCards`
@@ -55,7 +55,9 @@ const MAX_PAGES = 10;
  *    engine's raw data), so it is never found by content: while any message of ours in the window
  *    could be it ({@link couldBeList}: no media, location or cards) → unreachable, so the
  *    settlement asks again and, at `OUTCOME_SETTLE_HOURS`, fails it `outcome_unknown` (README,
- *    Exactly once) rather than send it twice or call it sent on a guess.
+ *    Exactly once) rather than send it twice or call it sent on a guess. A poll not found by our
+ *    id is settled the same way: `WAMessage` has no field for a poll (its question is neither
+ *    `body` nor documented elsewhere), so nothing tells it from another message of ours.
  *
  * None → absent. Any failed call (5xx, timeout, a 4xx such as NOWEB without its store, an answer
  * of another shape, more than {@link MAX_PAGES} pages) → unreachable. Never throws.
@@ -87,9 +89,10 @@ export async function lookupMessage(
         if (message.id.endsWith(`_${query.clientMessageId}`)) {
           return { result: "found", providerMessageId: message.id };
         }
-        // A list has nothing to be matched by (3. above): only whether a message could be it.
-        if (query.type === "interactive") {
-          if (couldBeList(message)) return { result: "unreachable", reason: LIST_UNTOLD };
+        // A list or a poll has nothing to be matched by (3. above): only whether a message could be it.
+        if (query.type === "interactive" || query.type === "poll") {
+          if (couldBeList(message))
+            return { result: "unreachable", reason: query.type === "poll" ? POLL_UNTOLD : LIST_UNTOLD };
         } else if (sameMessage(message, query)) sameContent.push(message);
       }
       if (messages.length < PAGE_SIZE) {
@@ -131,9 +134,12 @@ function sameCards(vcards: string[], sent: string | null): boolean {
  */
 const LIST_UNTOLD = "lookup_cannot_tell: WAHA gives no content to tell a sent list by";
 
+/** As {@link LIST_UNTOLD}, for a poll. */
+const POLL_UNTOLD = "lookup_cannot_tell: WAHA gives no content to tell a sent poll by";
+
 /**
- * Whether `message`, one of ours, may be a list we sent: one without media, a location or
- * contact cards (each of which a list is not: `hasMedia`, `location` and `vCards` of `WAMessage`).
+ * Whether `message`, one of ours, may be a list or a poll we sent: one without media, a location
+ * or contact cards (each of which neither is: `hasMedia`, `location` and `vCards` of `WAMessage`).
  */
 function couldBeList(message: z.output<typeof ListedMessage>): boolean {
   return !message.hasMedia && !message.location && (message.vCards ?? []).length === 0;

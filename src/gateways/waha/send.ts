@@ -2,6 +2,7 @@ import { z } from "zod";
 import { type ContactCard, contactCardsOf } from "../../lib/contact-cards";
 import { userIdKind } from "../../lib/contact-identity";
 import { type Location, readLocation } from "../../lib/location";
+import { type Poll, readPoll } from "../../lib/poll";
 import { vcardOf } from "../../lib/vcard";
 import type { MediaLinkSigner } from "../../media/link";
 import type { OutboundMessage, SendOutcome } from "../gateway";
@@ -51,7 +52,8 @@ const SentMessageId = z.union([
 /**
  * Sends one message from session `sessionId` ("Send messages → Send Text / Image / Voice / Video /
  * File / Location / Contact (vcard)"; a location by {@link locationBody}, contact cards by
- * {@link contactsBody}, a list by `POST /api/sendList`, interactive.ts `listBody`), to a number or
+ * {@link contactsBody}, a list by `POST /api/sendList`, interactive.ts `listBody`, a poll by
+ * `POST /api/sendPoll`, {@link pollBody}), to a number or
  * a LID ({@link chatIdOf}). WAHA accepts a message to a number that is not on the network (NOWEB answers it
  * `PENDING`; devlikeapro/waha#569), so the number is first looked up with `GET
  * /api/contacts/check-exists` — the lookup WAHA's maintainers point to, and the one the docs
@@ -204,18 +206,29 @@ const SEND_PATHS: Record<
   location: "/api/sendLocation",
   contacts: "/api/sendContactVcard",
   interactive: "/api/sendList",
+  poll: "/api/sendPoll",
 };
 
 /** The types whose send makes WAHA fetch no media: the ordinary timeout serves. */
-const FETCHLESS_TYPES: readonly OutboundMessage["type"][] = ["text", "location", "contacts", "interactive"];
+const FETCHLESS_TYPES: readonly OutboundMessage["type"][] = [
+  "text",
+  "location",
+  "contacts",
+  "interactive",
+  "poll",
+];
 
 /**
  * The type-specific body of a location ({@link locationBody}), contact cards ({@link
- * contactsBody}) or a list (interactive.ts `listBody`), read from the message's content; null when
- * the content does not read as its type's (sent nowhere: `content_unreadable`); undefined for
- * other types, which {@link sendBody} builds.
+ * contactsBody}), a list (interactive.ts `listBody`) or a poll ({@link pollBody}), read from the
+ * message's content; null when the content does not read as its type's (sent nowhere:
+ * `content_unreadable`); undefined for other types, which {@link sendBody} builds.
  */
 function structuredBody(message: OutboundMessage): Record<string, unknown> | null | undefined {
+  if (message.type === "poll") {
+    const poll = readPoll(message.content);
+    return poll ? pollBody(message, poll) : null;
+  }
   if (message.type === "interactive") {
     const interactive = readInteractive(message.content);
     return interactive?.type === "list" ? listBody(message, interactive) : null;
@@ -242,6 +255,23 @@ function structuredBody(message: OutboundMessage): Record<string, unknown> | nul
 function contactsBody(message: OutboundMessage, cards: ContactCard[]): Record<string, unknown> {
   return {
     contacts: cards.map((card) => ({ vcard: vcardOf(card) })),
+    id: message.clientMessageId,
+    ...(message.replyTo ? { reply_to: message.replyTo.providerMessageId } : {}),
+  };
+}
+
+/**
+ * The body of `POST /api/sendPoll` beside `session` and `chatId` (WAHA's OpenAPI document,
+ * `MessagePollRequest`: `poll` a `MessagePoll` `{ name, options, multipleAnswers }`, all three
+ * required, `id` "Pre-generated message id", `reply_to`; "Polls → Send poll",
+ * https://waha.devlike.pro/docs/how-to/polls/): the question as `name`, the options as they are,
+ * `multiple_answers` as `multipleAnswers`, a boolean as the docs' example sends it (the document
+ * types it `object` with `default: false`). `id` is our client message id, as for a text, so a
+ * lookup finds the poll by it where the engine honours it (lookup.ts).
+ */
+function pollBody(message: OutboundMessage, poll: Poll): Record<string, unknown> {
+  return {
+    poll: { name: poll.question, options: poll.options, multipleAnswers: poll.multiple_answers },
     id: message.clientMessageId,
     ...(message.replyTo ? { reply_to: message.replyTo.providerMessageId } : {}),
   };

@@ -36,6 +36,7 @@ export const AccountSchema = z
         interactive: 998,
         contacts: 998,
         sticker: 998,
+        poll: 998,
       },
     }),
     low_balance_threshold: z.number().nullable().openapi({
@@ -56,6 +57,7 @@ export const AccountSchema = z
         interactive: 0.01,
         contacts: 0.01,
         sticker: 0.01,
+        poll: 0.01,
       },
     }),
     message_retention_days: z.int().openapi({

@@ -108,6 +108,27 @@ const MessageEditedSchema = z
   })
   .openapi("MessageEdited");
 
+/** `data` of a `poll.voted` event (src/messages/poll-votes.ts `receivePollVote`). */
+const PollVotedSchema = z
+  .object({
+    message_id: z.uuid().openapi({ description: "The poll voted on." }),
+    session_id: z.uuid().openapi({ description: "The session that sent the poll." }),
+    from: z.string().openapi({
+      description:
+        "The voter: their number (E.164), or their user id when the network gives no number (a LID).",
+      example: "+14155552672",
+    }),
+    options: z.array(z.string()).openapi({
+      description: "The options they now pick, in the poll's order; [] when they took their vote back.",
+      example: ["Tuesday"],
+    }),
+    at: z.string().openapi({
+      description: "When the gateway says they voted.",
+      example: "2026-11-21T09:30:12.345000Z",
+    }),
+  })
+  .openapi("PollVoted");
+
 /** `data` of each event type: the object in the shape its own GET returns (catalogue.ts). */
 export const EVENT_DATA: Record<EventType, z.ZodType> = {
   "message.sent": MessageSchema,
@@ -120,6 +141,7 @@ export const EVENT_DATA: Record<EventType, z.ZodType> = {
   "message.reaction": MessageReactionSchema,
   "message.deleted": MessageSchema,
   "message.edited": MessageEditedSchema,
+  "poll.voted": PollVotedSchema,
   "session.status_changed": SessionSchema,
   "session.health_changed": SessionSchema,
   "session.qr_updated": z

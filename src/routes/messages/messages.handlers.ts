@@ -81,6 +81,7 @@ export const send: RouteHandler<typeof routes.send, AppEnv> = async (c) => {
     location: body.location,
     interactive: body.interactive,
     contacts: body.contacts,
+    poll: body.poll,
     simulateTyping: body.simulate_typing ?? false,
     replyTo: body.reply_to ?? null,
     reaction: body.reaction && { messageId: body.reaction.message_id, emoji: body.reaction.emoji },

@@ -5,6 +5,7 @@ import { InteractiveSchema } from "../../lib/interactive";
 import { LocationSchema } from "../../lib/location";
 import { mediaUrlProblem } from "../../lib/media-url";
 import { toE164 } from "../../lib/phone";
+import { PollSchema } from "../../lib/poll";
 import { MessageMetadataSchema } from "../../messages/metadata";
 import { isReactionEmoji } from "../../messages/reply";
 import { BUTTON_SUB_TYPES } from "../../messages/template";
@@ -42,7 +43,7 @@ const characters = (value: string) => [...value].length;
  * The types whose object travels in a send's field of the same name (`template`, `location` …),
  * as the Cloud API's message object carries it, and never in `content` or `media_url`.
  */
-const OWN_FIELD_TYPES = ["reaction", "template", "location", "interactive", "contacts"] as const;
+const OWN_FIELD_TYPES = ["reaction", "template", "location", "interactive", "contacts", "poll"] as const;
 
 /** The refinement context of a zod `superRefine`. */
 type RefineContext = z.core.$RefinementCtx;
@@ -259,6 +260,10 @@ export const SendBody = z
     interactive: InteractiveSchema.optional().openapi({
       description:
         'For `interactive`: reply buttons (`type: "button"`, 1–3 buttons) or a list (`type: "list"`, up to 10 rows in up to 10 sections), in the Cloud API\'s `interactive` shape and limits (README, Sending messages → Buttons and lists). A contact\'s tap arrives as an incoming `interactive_reply` message whose `reply_to` is this one. A kind the session\'s gateway cannot send: 422 `type_not_supported_by_gateway`, before any charge. Priced `PRICE_INTERACTIVE`.',
+    }),
+    poll: PollSchema.optional().openapi({
+      description:
+        "For `poll` (linked devices only: the sandbox, WAHA, Evolution API): a `question` (1–255 characters), 2–12 unique `options` (1–100 characters each) and `multiple_answers` (default false: one choice), WhatsApp's limits (README, Sending messages → Polls). Evolution API takes at most 10 options; a Cloud API session none: 422 `type_not_supported_by_gateway`, before any charge. Stored in `metadata.poll`, `content` shows the question; contacts' votes are kept in `metadata.poll_votes` and `metadata.poll_counts`, each change recorded as `poll.voted`. Priced `PRICE_POLL`.",
     }),
     delay_between: z.int().min(0).max(60_000).default(500).openapi({
       format: "int32",

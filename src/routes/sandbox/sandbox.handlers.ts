@@ -13,9 +13,11 @@ import { contactCardsLabel, contactCardsOf } from "../../lib/contact-cards";
 import { capabilitiesOf } from "../../lib/gateway-kinds";
 import { choicesOf, type InteractiveReply, interactiveOf } from "../../lib/interactive";
 import { locationLabel, locationOf } from "../../lib/location";
+import { pollLabel, pollOf } from "../../lib/poll";
 import { fromSessionHealth } from "../../lib/session-health";
 import { formatTimestamp } from "../../lib/time";
 import { parseMessageMetadata } from "../../messages/metadata";
+import { receivePollVote } from "../../messages/poll-votes";
 import { receiveReaction } from "../../messages/reactions";
 import { receiveMessage } from "../../messages/receive";
 import { quoteTarget } from "../../messages/reply";
@@ -111,6 +113,32 @@ async function tapOn(
   return { type: interactive.type === "button" ? "button_reply" : "list_reply", ...choice };
 }
 
+/**
+ * Checks a contact's vote `options` on the account's message `messageId` (README, Sending messages
+ * → Polls): the message must be a poll, each option one of its own, and a single-choice poll takes
+ * one option at most.
+ * @throws ApiError `validation_failed` (422) naming `reply_to` for a message that is not a poll,
+ *   `poll_vote.options.<i>` for an option the poll does not have, or `poll_vote.options` for
+ *   several options on a single-choice poll.
+ */
+async function checkVote(db: Db, accountId: string, messageId: string, options: string[]): Promise<void> {
+  const row = await findMessage(db, accountId, messageId);
+  const poll = row ? parseMessageMetadata(row.metadata).poll : undefined;
+  if (!poll)
+    throw new ApiError("validation_failed", "A vote answers a poll.", {
+      fields: { reply_to: ["not a poll"] },
+    });
+  const unknown = options.findIndex((option) => !poll.options.includes(option));
+  if (unknown >= 0)
+    throw new ApiError("validation_failed", "The poll has no such option.", {
+      fields: { [`poll_vote.options.${unknown}`]: ["not an option of the poll"] },
+    });
+  if (!poll.multiple_answers && new Set(options).size > 1)
+    throw new ApiError("validation_failed", "The poll takes one option.", {
+      fields: { "poll_vote.options": ["one option at most: the poll is single choice"] },
+    });
+}
+
 export const inbound: RouteHandler<typeof routes.inbound, AppEnv> = async (c) => {
   const session = await sandboxSession(c, c.req.valid("param").id);
   if (session.status !== "connected")
@@ -125,6 +153,27 @@ export const inbound: RouteHandler<typeof routes.inbound, AppEnv> = async (c) =>
         field: "reply_to",
       })
     : null;
+  if (body.type === "poll_vote") {
+    // The body's schema requires both for a vote.
+    if (!body.poll_vote || !quoted) throw new Error("a poll_vote without poll_vote or reply_to");
+    // A vote is kept on the poll, as a gateway's `poll_vote` event is (messages/poll-votes.ts).
+    await checkVote(c.var.db, session.accountId, quoted.id, body.poll_vote.options);
+    await receivePollVote(
+      c.env,
+      {
+        accountId: session.accountId,
+        sessionId: session.id,
+        providerMessageId: quoted.id,
+        from: body.from_number ?? body.from_user_id ?? "",
+        options: body.poll_vote.options,
+        at: Date.now(),
+      },
+      { byId: true },
+    );
+    const poll = await findMessage(c.var.db, session.accountId, quoted.id);
+    if (!poll) throw new ApiError("not_found", "No such message.");
+    return c.json({ success: true as const, data: toMessageRecord(poll) }, 200);
+  }
   const tap =
     body.interactive_reply && quoted
       ? await tapOn(c.var.db, session.accountId, quoted.id, body.interactive_reply.id)
@@ -208,7 +257,7 @@ export const inboundReaction: RouteHandler<typeof routes.inboundReaction, AppEnv
  * unless the deployment sets `SANDBOX_SHOW_CODES=true` (local development). A location shows its
  * point and place in `location` and its name or address as `content`; an interactive message its
  * buttons or list in `interactive` and its body's text as `content`; contact cards in `contacts`,
- * with their names as `content`.
+ * with their names as `content`; a poll in `poll`, with its question as `content`.
  */
 export const received: RouteHandler<typeof routes.received, AppEnv> = async (c) => {
   const stub = await ownedSession(c, c.req.valid("param").id);
@@ -227,20 +276,24 @@ export const received: RouteHandler<typeof routes.received, AppEnv> = async (c) 
         const location = m.type === "location" ? locationOf(m.content) : null;
         const interactive = m.type === "interactive" ? interactiveOf(m.content) : null;
         const contacts = m.type === "contacts" ? contactCardsOf(m.content) : null;
+        const poll = m.type === "poll" ? pollOf(m.content) : null;
         return {
           ...m,
           location,
           interactive,
           contacts,
+          poll,
           content: location
             ? locationLabel(location)
             : interactive
               ? interactive.body.text
               : contacts
                 ? contactCardsLabel(contacts)
-                : masked.has(m.message_id)
-                  ? (masked.get(m.message_id) ?? null)
-                  : m.content,
+                : poll
+                  ? pollLabel(poll)
+                  : masked.has(m.message_id)
+                    ? (masked.get(m.message_id) ?? null)
+                    : m.content,
           received_at: formatTimestamp(m.received_at),
         };
       }),

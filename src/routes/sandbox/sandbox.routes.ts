@@ -90,9 +90,10 @@ export const inbound = createRoute({
   method: "post",
   path: "/sessions/{id}/inbound",
   summary: "Simulate a contact sending a message to the session's phone",
-  description: `Stores an \`incoming\` message (status \`delivered\`, cost 0) on a connected session. As through a real gateway, a text holding the code of one of the session's pending reverse OTPs verifies it (README, One-time codes → Reverse OTP).${sandboxNote}`,
+  description: `Stores an \`incoming\` message (status \`delivered\`, cost 0) on a connected session. As through a real gateway, a text holding the code of one of the session's pending reverse OTPs verifies it (README, One-time codes → Reverse OTP). A \`poll_vote\` stores no message: it is the contact's vote on the poll \`reply_to\` names, kept in its \`metadata.poll_votes\` and \`metadata.poll_counts\` with one \`poll.voted\` event per change, as a gateway's vote is (README, Sending messages → Polls), and the answer is that poll (200).${sandboxNote}`,
   request: { params: IdParam, body: jsonBody(InboundBody) },
   responses: {
+    200: json(MessageEnvelopeSchema, "A `poll_vote`: the poll voted on, with its votes"),
     201: json(MessageEnvelopeSchema, "The stored incoming message"),
     ...problems(
       "not_found",

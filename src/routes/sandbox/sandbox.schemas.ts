@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { ContactCardSchema, ContactCardsSendSchema } from "../../lib/contact-cards";
 import { InteractiveSchema } from "../../lib/interactive";
 import { LocationSchema } from "../../lib/location";
+import { MAX_POLL_OPTION, MAX_POLL_OPTIONS, PollSchema } from "../../lib/poll";
 import { CONTENT_TYPES, STORED_TYPES } from "../../messages/types";
 import { LocationSendSchema, ReactionSchema } from "../messages/messages.schemas";
 import { PhoneNumber, UserId } from "../openapi";
@@ -67,7 +68,7 @@ export const InboundBody = z
       .optional()
       .openapi({ description: "The user's username.", example: "@jane" }),
     name: z.string().min(1).max(128).optional().openapi({ description: "The user's profile name." }),
-    type: z.enum([...CONTENT_TYPES, "sticker", "location", "contacts", "interactive_reply"]),
+    type: z.enum([...CONTENT_TYPES, "sticker", "location", "contacts", "interactive_reply", "poll_vote"]),
     content: z.string().min(1).max(4096).nullish(),
     location: LocationSendSchema.optional().openapi({
       description: "For `location`: the point and place shared.",
@@ -87,6 +88,22 @@ export const InboundBody = z
       .openapi({
         description:
           "For `interactive_reply`: the contact's tap on a button or row of the interactive message `reply_to` names (required), which the session sent them. An id that message does not have: 422 naming `interactive_reply.id`.",
+      }),
+    poll_vote: z
+      .strictObject({
+        options: z
+          .array(z.string().min(1).max(MAX_POLL_OPTION))
+          .max(MAX_POLL_OPTIONS)
+          .openapi({
+            description:
+              "Every option the contact now picks, by its text ([] takes their vote back); each one of the poll's, one alone on a single-choice poll.",
+            example: ["Tuesday"],
+          }),
+      })
+      .optional()
+      .openapi({
+        description:
+          "For `poll_vote`: the contact's vote on the poll `reply_to` names (required), which the session sent them. Kept on the poll as a gateway's vote is (README, Sending messages → Polls): the answer is the poll message with its votes (200), and nothing is stored as an incoming message.",
       }),
     media_url: z
       .url({ protocol: /^https?$/ })
@@ -124,6 +141,20 @@ export const InboundBody = z
     } else if (body.interactive_reply) {
       ctx.addIssue({ code: "custom", path: ["interactive_reply"], message: "only for interactive_reply" });
     }
+    if (body.type === "poll_vote") {
+      if (!body.poll_vote)
+        ctx.addIssue({ code: "custom", path: ["poll_vote"], message: "required for poll_vote" });
+      if (body.reply_to == null)
+        ctx.addIssue({
+          code: "custom",
+          path: ["reply_to"],
+          message: "required for poll_vote: the poll voted on",
+        });
+      if (body.content != null || body.media_url != null)
+        ctx.addIssue({ code: "custom", path: ["content"], message: "a vote carries no content or media" });
+    } else if (body.poll_vote) {
+      ctx.addIssue({ code: "custom", path: ["poll_vote"], message: "only for poll_vote" });
+    }
     if (body.type === "location") {
       if (!body.location)
         ctx.addIssue({ code: "custom", path: ["location"], message: "required for location" });
@@ -149,7 +180,7 @@ export const InboundBody = z
       ctx.addIssue({ code: "custom", path: ["contacts"], message: "only for contacts" });
     }
     if (
-      !["text", "location", "contacts", "interactive_reply"].includes(body.type) &&
+      !["text", "location", "contacts", "interactive_reply", "poll_vote"].includes(body.type) &&
       body.media_url == null
     ) {
       ctx.addIssue({ code: "custom", path: ["media_url"], message: `required for ${body.type}` });
@@ -189,6 +220,9 @@ export const ReceivedSchema = z
       .array(ContactCardSchema)
       .nullable()
       .openapi({ description: "A `contacts` message's cards, as the phone shows them." }),
+    poll: PollSchema.nullable().openapi({
+      description: "A `poll` message's question and options, as the phone shows them.",
+    }),
     reply_to: z
       .uuid()
       .nullable()
