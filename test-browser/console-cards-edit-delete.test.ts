@@ -146,3 +146,38 @@ describe("the web console: delete and edit", () => {
     expect(await page.locator("#edit-message").isVisible()).toBe(false);
   });
 });
+
+describe("the web console: polls", () => {
+  it("shows the question, each option's votes as text, and how many contacts voted", async () => {
+    const { apiKey } = await createAccount(10);
+    const session = await connectedSession(apiKey);
+    const id = await send(apiKey, {
+      chatapp_session_id: session,
+      type: "poll",
+      poll: { question: "Which day suits you?", options: ["Monday", "Tuesday", "<i>Friday</i>"] },
+    });
+    const vote = (from: string, options: string[]) =>
+      api("POST", `/sandbox/sessions/${session}/inbound`, {
+        token: apiKey,
+        body: { from_number: from, type: "poll_vote", reply_to: id, poll_vote: { options } },
+      });
+    await until(async () => ((await message(apiKey, id)).status === "queued" ? undefined : true));
+    expect((await vote(CONTACT, ["Tuesday"])).status).toBe(200);
+    const page = await newPage(browser);
+    const errors = watchErrors(page);
+    await signIn(page, apiKey);
+    await openMessage(page, id);
+    await page.locator("#message-poll").waitFor();
+    expect(await page.locator("#poll-question").textContent()).toBe("Which day suits you?");
+    const options = page.locator("#poll-options li");
+    expect(await options.allTextContents()).toEqual([
+      "Monday 0 votes",
+      "Tuesday 1 vote",
+      "<i>Friday</i> 0 votes",
+    ]);
+    expect(await page.locator("#poll-options i").count()).toBe(0);
+    expect(await page.locator("#poll-voters").textContent()).toBe("1");
+    await screenshot(page, "console-message-poll");
+    expect(errors).toEqual([]);
+  });
+});

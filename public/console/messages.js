@@ -13,6 +13,7 @@ import { badge, details, field, fill, h, pager, select, table, timeElement, trun
 import { interactiveSection } from "./interactive.js";
 import { listText, locationSection } from "./location.js";
 import { MediaCache, mediaState, showMedia } from "./media.js";
+import { pollSection } from "./poll.js";
 
 const STATUSES = ["queued", "scheduled", "sent", "delivered", "read", "failed"];
 /** The types the list's Type filter offers (`interactive_reply`, a contact's tap, is incoming only). */
@@ -26,6 +27,7 @@ const TYPES = [
   "location",
   "contacts",
   "interactive",
+  "poll",
   "interactive_reply",
 ];
 /** Statuses a message can still move on from: the list and the detail refresh while one is shown. */
@@ -502,7 +504,13 @@ function renderMessage(view, id) {
         ["Updated", timeElement(message.updated_at)],
       ]),
     );
-    refill(byType, locationSection(message), contactCardsSection(message), interactiveSection(message));
+    refill(
+      byType,
+      locationSection(message),
+      contactCardsSection(message),
+      interactiveSection(message),
+      pollSection(message),
+    );
     fill(
       metadata,
       h("h2", {}, "Metadata"),
