@@ -24,32 +24,21 @@ export function requireGatewaySends(
   },
 ): void {
   const capabilities = capabilitiesOf(gateway);
+  const refused = (what: string, field: string, words = `not sent by the ${gateway} gateway`) =>
+    new ApiError("type_not_supported_by_gateway", `The session's gateway (${gateway}) ${what}.`, {
+      fields: { [field]: [words] },
+    });
   if (message.type === "sticker" && !capabilities.sendsStickers)
-    throw new ApiError(
-      "type_not_supported_by_gateway",
-      `The session's gateway (${gateway}) does not send stickers.`,
-      {
-        fields: { type: [`not sent by the ${gateway} gateway`] },
-      },
-    );
-  if (message.type === "poll" && !capabilities.sendsPolls)
-    throw new ApiError(
-      "type_not_supported_by_gateway",
-      `The session's gateway (${gateway}) does not send polls.`,
-      { fields: { type: [`not sent by the ${gateway} gateway`] } },
-    );
+    throw refused("does not send stickers", "type");
+  if (message.type === "poll" && !capabilities.sendsPolls) throw refused("does not send polls", "type");
   const options = message.type === "poll" ? (message.poll?.options.length ?? 0) : 0;
   if (options > capabilities.maxPollOptions)
-    throw new ApiError(
-      "type_not_supported_by_gateway",
-      `The session's gateway (${gateway}) sends polls of at most ${capabilities.maxPollOptions} options.`,
-      { fields: { "poll.options": [`at most ${capabilities.maxPollOptions} on the ${gateway} gateway`] } },
+    throw refused(
+      `sends polls of at most ${capabilities.maxPollOptions} options`,
+      "poll.options",
+      `at most ${capabilities.maxPollOptions} on the ${gateway} gateway`,
     );
   const kind = message.type === "interactive" ? message.interactive?.type : undefined;
   if (kind && !capabilities.sendsInteractive.includes(kind))
-    throw new ApiError(
-      "type_not_supported_by_gateway",
-      `The session's gateway (${gateway}) does not send interactive ${kind} messages.`,
-      { fields: { "interactive.type": [`not sent by the ${gateway} gateway`] } },
-    );
+    throw refused(`does not send interactive ${kind} messages`, "interactive.type");
 }
