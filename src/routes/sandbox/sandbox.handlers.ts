@@ -9,10 +9,11 @@ import { findSession, sessionById } from "../../db/queries/sessions";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { providerIdOf, sessionOfPairToken } from "../../gateways/sandbox";
-import { contactCardsLabel, contactCardsOf } from "../../lib/contact-cards";
+import { type ContactCard, contactCardsLabel, contactCardsOf } from "../../lib/contact-cards";
 import { capabilitiesOf } from "../../lib/gateway-kinds";
 import { choicesOf, type InteractiveReply, interactiveOf } from "../../lib/interactive";
-import { locationLabel, locationOf } from "../../lib/location";
+import { type Location, locationLabel, locationOf } from "../../lib/location";
+import type { MessagePayload } from "../../lib/message-payload";
 import { pollLabel, pollOf } from "../../lib/poll";
 import { fromSessionHealth } from "../../lib/session-health";
 import { formatTimestamp } from "../../lib/time";
@@ -114,6 +115,22 @@ async function tapOn(
 }
 
 /**
+ * What a contact's message through the sandbox stores as `content` and as its type's own object
+ * (`payload`, kept in `metadata`), as a real gateway's event gives them: a tap's title and the tap,
+ * a location's name or address and the point, the cards' names and the cards, else the text.
+ */
+function inboundContent(
+  body: { content?: string | null; location?: Location; contacts?: ContactCard[] },
+  tap: InteractiveReply | null,
+): { content: string | null; payload?: MessagePayload } {
+  if (tap) return { content: tap.title, payload: { interactive_reply: tap } };
+  if (body.location) return { content: locationLabel(body.location), payload: { location: body.location } };
+  if (body.contacts)
+    return { content: contactCardsLabel(body.contacts), payload: { contacts: body.contacts } };
+  return { content: body.content ?? null };
+}
+
+/**
  * Checks a contact's vote `options` on the account's message `messageId` (README, Sending messages
  * → Polls): the message must be a poll, each option one of its own, and a single-choice poll takes
  * one option at most.
@@ -194,21 +211,8 @@ export const inbound: RouteHandler<typeof routes.inbound, AppEnv> = async (c) =>
     },
     toNumber: session.phoneNumber ?? session.sessionId,
     type: body.type,
-    content: tap
-      ? tap.title
-      : body.location
-        ? locationLabel(body.location)
-        : body.contacts
-          ? contactCardsLabel(body.contacts)
-          : (body.content ?? null),
+    ...inboundContent(body, tap),
     mediaUrl: body.media_url ?? null,
-    payload: tap
-      ? { interactive_reply: tap }
-      : body.location
-        ? { location: body.location }
-        : body.contacts
-          ? { contacts: body.contacts }
-          : undefined,
     at: Date.now(),
   };
   const row = await receiveMessage(c.env, incoming);
