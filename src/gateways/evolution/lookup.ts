@@ -5,7 +5,7 @@ import { type Location, locationOf } from "../../lib/location";
 import { type Poll, pollOf } from "../../lib/poll";
 import type { LookupResult, SentQuery } from "../gateway";
 import { type GatewayHttp, gatewayRequest } from "../http";
-import { contentOf, paramsIdOf, StoredMessageBody } from "./events";
+import { contentOf, paramsIdOf, StoredMessageBody } from "./content";
 import { chatJidOf } from "./recipient";
 import { buttonsFields, listFields } from "./send";
 
