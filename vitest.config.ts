@@ -17,7 +17,7 @@ import * as gateways from "./test/gateway-config";
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations/accounts");
   const directoryMigrations = await readD1Migrations("./migrations/directory");
-  // The one-off upgrade of a deployment made before the directory (README, Deploying, Upgrading).
+  // The one-off upgrade of a deployment made before the directory (docs/databases.md, Upgrading a single-database deployment).
   const upgradeSql = readFileSync("./migrations/upgrade/single-database.sql", "utf8");
   // The rate limits as wrangler.toml declares them, for the test that checks the headers' figures.
   const { ratelimits } = unstable_readConfig({ config: "./wrangler.toml" });
@@ -36,6 +36,7 @@ export default defineConfig(async () => {
             OTP_SECRET: "test-otp-secret-0123456789abcdef",
             // The wrangler.toml default, whatever a local .dev.vars (made by `npm run dev`) says.
             WEBHOOK_ALLOW_HTTP_LOCALHOST: "false",
+            MEDIA_ALLOW_HTTP_LOCALHOST: "false",
             SANDBOX_SHOW_CODES: "false",
             // Unset (empty counts as unset) whatever a local .dev.vars holds: each project that
             // enables a real gateway sets its own below.
@@ -78,6 +79,12 @@ export default defineConfig(async () => {
             "test/cloud-api-fake/**",
           ],
         ),
+        // The sandbox with MEDIA_ALLOW_HTTP_LOCALHOST=true, as `npm run dev` runs it: the whole
+        // runtime (the session objects that download inbound media included) takes local media
+        // URLs. test/media-localhost.test.ts runs here and in `sandbox` (the default, false).
+        project("media-localhost", ["test/media-localhost.test.ts"], [], {
+          MEDIA_ALLOW_HTTP_LOCALHOST: "true",
+        }),
         // The fake of Meta's Graph API (fakes/cloud-api) against Meta's own OpenAPI document.
         project("cloud-api-fake", ["test/cloud-api-fake/**/*.test.ts"], []),
         project("waha", ["test/waha/**/*.test.ts"], [], {

@@ -2,13 +2,14 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { methodNotAllowed } from "hono/method-not-allowed";
-import { ConfigError, GATEWAY_NAMES, readConfig } from "./config";
+import { ConfigError, GATEWAY_NAMES, localSettingsProblem, readConfig } from "./config";
 import { ACCOUNT_MOVING_RETRY_SECONDS, AccountMoving } from "./db/databases";
 import type { AppEnv } from "./env";
 import { ApiError, ERROR_STATUS, type ErrorCode, problemResponse } from "./errors";
 import { log } from "./lib/log";
 import { adminAuth, apiKeyAuth, v1Auth } from "./middleware/auth";
 import { bodyGuard, bodyLimit } from "./middleware/body-guard";
+import { localSettingsGuard } from "./middleware/local-settings";
 import { adminRateLimit, apiRateLimit, gatewayRateLimit, publicRateLimit } from "./middleware/rate-limit";
 import { requestId } from "./middleware/request-id";
 import { accountRoutes } from "./routes/account/account.index";
@@ -101,6 +102,9 @@ export function createApp() {
   const app = createRouter();
 
   app.use("*", requestId);
+  // A local-development setting in a deployment that is not local refuses every request, pages
+  // included, before anything else runs (docs/configuration.md, Overview); /health answers it in its shape.
+  app.use("*", async (c, next) => (c.req.path === "/health" ? next() : localSettingsGuard(c, next)));
   // A path that exists with other methods: 405 with `Allow` (RFC 9110 §15.5.6). Hono's middleware
   // acts on the 404 of `notFound` below, which is why that one is returned, not thrown: a thrown
   // error would mark the request as failed and Hono would leave it alone.
@@ -119,7 +123,7 @@ export function createApp() {
   // so that their failures (a bad token, a broken configuration) are pages too, never JSON.
   app.use("/link/:token", ...linkPageGuard);
   app.use("/sandbox/pair/:token", ...pairPageGuard);
-  // A deployment whose configuration is broken says so at its first request (README, Configuration).
+  // A deployment whose configuration is broken says so at its first request (docs/configuration.md, Overview).
   for (const path of ["/v1/*", "/sandbox/*", "/gateway/*", "/admin/*", "/link/*"]) {
     app.use(path, async (c, next) => {
       readConfig(c.env);
@@ -145,7 +149,10 @@ export function createApp() {
 
   app.openapi(healthRoute, (c) => {
     try {
-      return c.json({ status: "ok" as const, gateway: readConfig(c.env).gateway.kind }, 200);
+      const config = readConfig(c.env);
+      const refusal = localSettingsProblem(config, c.req.url);
+      if (refusal) throw refusal;
+      return c.json({ status: "ok" as const, gateway: config.gateway.kind }, 200);
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       const problem = configProblem(error);
@@ -198,7 +205,7 @@ export function createApp() {
     in: "header",
     name: "webhook-signature",
     description:
-      "What a webhook receiver checks: the Standard Webhooks signature (`webhook-id`, `webhook-timestamp`, `webhook-signature`: HMAC-SHA256 with the endpoint's `whsec_` secret), as in README, Webhooks.",
+      "What a webhook receiver checks: the Standard Webhooks signature (`webhook-id`, `webhook-timestamp`, `webhook-signature`: HMAC-SHA256 with the endpoint's `whsec_` secret), as in docs/webhooks.md, Webhooks.",
   });
   registerEventWebhooks(app.openAPIRegistry);
   registerTestEventWebhook(app.openAPIRegistry);
@@ -212,7 +219,10 @@ export function createApp() {
             version: "1.0.0",
             description:
               "Link chat-application accounts as sessions, send paced messages, and send and verify one-time codes. " +
-              "Every error is RFC 9457 `application/problem+json` with a stable `code`.",
+              "Every error is RFC 9457 `application/problem+json` with a stable `code`. " +
+              "A deployment that sets a local-development setting (`MEDIA_ALLOW_HTTP_LOCALHOST` or `WEBHOOK_ALLOW_HTTP_LOCALHOST`) " +
+              "where it is not local (`PUBLIC_URL`, or unset, the request's host, is not `localhost` or `127.0.0.1`) " +
+              "answers every request 503 `service_misconfigured` naming them.",
             license: { name: "Proprietary" },
             contact: { name: "The operator of this deployment" },
           },
@@ -227,11 +237,15 @@ export function createApp() {
   return app;
 }
 
-/** A configuration error as the 500 problem it is rendered as; logged, since only operators can fix it. */
+/**
+ * A configuration error as the problem it is rendered as (500, or the 503 of
+ * `ConfigError.status`); logged, since only operators can fix it.
+ */
 function configProblem(error: ConfigError): ApiError {
   log.error(null, { config: error.message });
   return new ApiError(
     error.gateway ? "gateway_misconfigured" : "service_misconfigured",
     `The service is misconfigured: ${error.message}.`,
+    error.status === 503 ? { status: 503 } : {},
   );
 }

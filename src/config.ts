@@ -18,8 +18,8 @@ export const DEFAULT_GATEWAY: GatewayKind = "sandbox";
 
 /**
  * Runtime configuration from Worker variables (wrangler.toml `[vars]`, `.dev.vars`, `--var`,
- * secrets). Every variable is optional and has the default shown; the README's configuration
- * table lists them. A variable set to a bad value fails requests with a problem naming it
+ * secrets). Every variable is optional and has the default shown; the table of
+ * docs/configuration.md, Overview lists them. A variable set to a bad value fails requests with a problem naming it
  * ({@link ConfigError}) rather than running with a silent fallback.
  */
 const ConfigSchema = z.object({
@@ -78,7 +78,7 @@ const ConfigSchema = z.object({
   CLOUD_API_SETTLE_SECONDS: seconds(900),
   /**
    * Real gateways: the HMAC key of the signed media links they fetch media through
-   * (src/media/link.ts; README, Security → Media). At least {@link MIN_MEDIA_URL_SECRET_LENGTH}
+   * (src/media/link.ts; docs/security.md, Media). At least {@link MIN_MEDIA_URL_SECRET_LENGTH}
    * characters.
    */
   MEDIA_URL_SECRET: setting,
@@ -96,14 +96,14 @@ const ConfigSchema = z.object({
   /** Seconds between checks of a connected session against the gateway's own view. */
   GATEWAY_CHECK_SECONDS: seconds(60),
   /**
-   * Days the media of an incoming message stays kept in R2 (README, Incoming media); the hourly
+   * Days the media of an incoming message stays kept in R2 (docs/messages.md, Incoming media); the hourly
    * sweep deletes older ones. Also the longest a send's (or draft campaign's) stored copy of its
-   * outgoing media outlives the messages' time (README, Security → Media).
+   * outgoing media outlives the messages' time (docs/security.md, Media).
    */
   MEDIA_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   /**
    * Days a final message stays in D1 before the hourly job archives it to R2, for accounts whose
-   * own `message_retention_days` is not set (README, Archives). 0 archives a message as soon
+   * own `message_retention_days` is not set (docs/retention.md, Archives). 0 archives a message as soon
    * as it is final.
    */
   MESSAGE_RETENTION_DAYS: z.coerce.number().int().min(0).max(3650).default(90),
@@ -120,7 +120,7 @@ const ConfigSchema = z.object({
   /**
    * Sandbox only: `"true"` shows one-time codes in clear in `GET /sandbox/sessions/{id}/received`
    * (local development, so the walkthrough can read a code); `"false"` (the default) masks them
-   * there as the API masks them everywhere (README, Security → Hardening).
+   * there as the API masks them everywhere (docs/security.md, Hardening).
    */
   SANDBOX_SHOW_CODES: z
     .enum(["true", "false"])
@@ -132,21 +132,21 @@ const ConfigSchema = z.object({
   PRICE_VIDEO: price(0.03),
   PRICE_AUDIO: price(0.02),
   PRICE_DOCUMENT: price(0.02),
-  /** A Cloud API session's message template (README, Message templates). */
+  /** A Cloud API session's message template (docs/gateways.md, Message templates). */
   PRICE_TEMPLATE: price(0.01),
-  /** A location message (README, Sending messages → Locations). */
+  /** A location message (docs/messages.md, Sending messages → Locations). */
   PRICE_LOCATION: price(0.01),
-  /** An interactive message: reply buttons or a list (README, Sending messages → Buttons and lists). */
+  /** An interactive message: reply buttons or a list (docs/messages.md, Sending messages → Buttons and lists). */
   PRICE_INTERACTIVE: price(0.01),
-  /** A message of contact cards (README, Sending messages → Contact cards). */
+  /** A message of contact cards (docs/messages.md, Sending messages → Contact cards). */
   PRICE_CONTACTS: price(0.01),
-  /** A sticker (README, Sending messages → Stickers). */
+  /** A sticker (docs/messages.md, Sending messages → Stickers). */
   PRICE_STICKER: price(0.01),
-  /** A poll (README, Sending messages → Polls). */
+  /** A poll (docs/messages.md, Sending messages → Polls). */
   PRICE_POLL: price(0.01),
   /**
    * OTP codes all the apps of one account together may send to one number in a rolling hour
-   * (sends and resends; README, One-time codes).
+   * (sends and resends; docs/otp.md, Sending and verifying).
    */
   OTP_MAX_PER_NUMBER_PER_HOUR: z.coerce.number().int().min(1).default(5),
   /**
@@ -155,6 +155,17 @@ const ConfigSchema = z.object({
    * them to the public https rule of lib/media-url.ts.
    */
   WEBHOOK_ALLOW_HTTP_LOCALHOST: z
+    .enum(["true", "false"])
+    .default("false")
+    .transform((value) => value === "true"),
+  /**
+   * `"true"` lets a message's `media_url` (sends, campaigns, the sandbox's inbound messages) be
+   * `http(s)://localhost[:port]` or `http(s)://127.0.0.1[:port]` (a file server on the developer's
+   * machine under `wrangler dev`), fetched as any media is but for that exception
+   * (lib/media-url.ts `mediaUrlProblem`); `"false"` (the default) holds them to the public https
+   * rule on port 443 (docs/security.md, Media).
+   */
+  MEDIA_ALLOW_HTTP_LOCALHOST: z
     .enum(["true", "false"])
     .default("false")
     .transform((value) => value === "true"),
@@ -270,19 +281,26 @@ const GATEWAY_VARIABLES = new Set([
   "GATEWAY_CHECK_SECONDS",
 ]);
 
-/** A variable that is missing or malformed. `gateway` when it configures the gateway. */
 /**
- * The D1 bindings that hold accounts: `DB_ACCOUNTS_<n>`, n = 0, 1, … (wrangler.toml; README,
+ * The D1 bindings that hold accounts: `DB_ACCOUNTS_<n>`, n = 0, 1, … (wrangler.toml; docs/databases.md,
  * Databases). `DB` is the directory.
  */
 export const ACCOUNT_DATABASE_BINDING = /^DB_ACCOUNTS_(\d+)$/;
 
+/**
+ * A variable that is missing or malformed, or settings that do not fit the deployment:
+ * `variable` names it (or them), the message says `<variable> <problem>`. `gateway` when it
+ * configures the gateway (rendered `gateway_misconfigured`, else `service_misconfigured`);
+ * `status` is the HTTP status it is answered with: 500, or 503 for a local-development setting
+ * in a deployment that is not local ({@link localSettingsProblem}).
+ */
 export class ConfigError extends Error {
   readonly gateway: boolean;
 
   constructor(
     readonly variable: string,
     problem: string,
+    readonly status: 500 | 503 = 500,
   ) {
     super(`${variable} ${problem}`);
     this.name = "ConfigError";
@@ -291,12 +309,64 @@ export class ConfigError extends Error {
 }
 
 /**
+ * The settings that exist for local development only: each lets the service reach
+ * `localhost`/`127.0.0.1` over http, which a deployment that others can call must never do
+ * (OWASP Server-Side Request Forgery Prevention Cheat Sheet).
+ */
+export const LOCAL_DEVELOPMENT_SETTINGS = [
+  "MEDIA_ALLOW_HTTP_LOCALHOST",
+  "WEBHOOK_ALLOW_HTTP_LOCALHOST",
+] as const;
+
+/** The host names that count as the developer's own machine, as a URL parser gives them. */
+const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1"]);
+
+/**
+ * Why the deployment must refuse to run with {@link LOCAL_DEVELOPMENT_SETTINGS} set `true`, or
+ * null when none is or the deployment is local. What says where the deployment runs is
+ * `PUBLIC_URL` when it is set (the origin the service says it has, and the only one a queue
+ * batch, a cron run or a Durable Object alarm knows), else `requestUrl`, the URL of the request
+ * being served (on workers.dev or a custom domain its host is that name; under `wrangler dev`
+ * it is `localhost` or `127.0.0.1`). Local means the host is exactly `localhost` or `127.0.0.1`;
+ * with neither `PUBLIC_URL` nor a request there is nothing to judge, and null is returned.
+ *
+ * @param config the parsed settings ({@link readConfig}, or its raw values while it runs).
+ * @param requestUrl an absolute URL, or null outside a request.
+ * @returns a 503 {@link ConfigError} (`service_misconfigured`) naming the settings that are true
+ *   and the host, e.g. `WEBHOOK_ALLOW_HTTP_LOCALHOST is true, which is for local development only;
+ *   PUBLIC_URL https://api.example.com is not localhost or 127.0.0.1`.
+ */
+export function localSettingsProblem(
+  config: Pick<Config, (typeof LOCAL_DEVELOPMENT_SETTINGS)[number] | "publicUrl">,
+  requestUrl: string | null,
+): ConfigError | null {
+  const on = LOCAL_DEVELOPMENT_SETTINGS.filter((name) => config[name]);
+  if (on.length === 0) return null;
+  let where: string;
+  if (config.publicUrl !== null) {
+    if (LOCAL_HOSTS.has(new URL(config.publicUrl).hostname)) return null;
+    where = `PUBLIC_URL ${config.publicUrl} is`;
+  } else if (requestUrl !== null) {
+    const host = new URL(requestUrl).hostname;
+    if (LOCAL_HOSTS.has(host)) return null;
+    where = `PUBLIC_URL is unset and this request's host ${host} is`;
+  } else {
+    return null;
+  }
+  return new ConfigError(
+    on.join(" and "),
+    `${on.length === 1 ? "is" : "are"} true, which is for local development only; ${where} not localhost or 127.0.0.1`,
+    503,
+  );
+}
+
+/**
  * Shortest accepted gateway secret, in characters: `MEDIA_URL_SECRET`, `CLOUD_API_APP_SECRET`,
- * `CLOUD_API_VERIFY_TOKEN`, `WAHA_WEBHOOK_HMAC_KEY` and `EVOLUTION_API_KEY` (README,
- * Configuration). A key shorter than the hash's output weakens HMAC (RFC 2104 §3), and 32 random
+ * `CLOUD_API_VERIFY_TOKEN`, `WAHA_WEBHOOK_HMAC_KEY` and `EVOLUTION_API_KEY` (docs/configuration.md,
+ * Overview). A key shorter than the hash's output weakens HMAC (RFC 2104 §3), and 32 random
  * characters carry well over 128 bits, as {@link MIN_ADMIN_TOKEN_LENGTH} says. Each of them lets
  * whoever knows it write gateway events (the WAHA key signs them; Evolution's instance tokens are
- * HMACs under its key, README "Gateway events"; the verify token subscribes Meta's webhooks), so none
+ * HMACs under its key, docs/security.md, "Gateway events"; the verify token subscribes Meta's webhooks), so none
  * may be guessable.
  */
 export const MIN_GATEWAY_SECRET_LENGTH = 32;
@@ -332,6 +402,8 @@ const cache = new WeakMap<object, Config>();
 
 /**
  * Parses (once per `env` object) the configuration. Empty strings count as unset.
+ * @throws ConfigError (503) when a local-development setting is true and `PUBLIC_URL` is not
+ *   local ({@link localSettingsProblem}), checked after every variable parsed.
  * @throws ConfigError for the first variable that is malformed (a gateway secret shorter than
  *   {@link MIN_GATEWAY_SECRET_LENGTH} characters included), `CHATAPP_GATEWAYS` when it leaves
  *   out `CHATAPP_GATEWAY`, or a variable that an enabled gateway needs and is missing (WAHA: `WAHA_URL`, `WAHA_API_KEY`, `WAHA_WEBHOOK_HMAC_KEY`, `PUBLIC_URL`,
@@ -345,7 +417,7 @@ export function readConfig(env: Env): Config {
   if (!Object.keys(env).some((name) => ACCOUNT_DATABASE_BINDING.test(name)))
     throw new ConfigError(
       "DB_ACCOUNTS_0",
-      "is missing: wrangler.toml must list at least one account database (README, Databases)",
+      "is missing: wrangler.toml must list at least one account database (docs/databases.md, Databases)",
     );
   const vars = Object.fromEntries(
     Object.entries(env).filter(([, value]) => value !== "" && typeof value !== "object"),
@@ -457,6 +529,10 @@ export function readConfig(env: Env): Config {
     if (!parsedUrl.success) throw new ConfigError("PUBLIC_URL", "is invalid: not an http(s) URL");
     publicUrl = parsedUrl.data;
   }
+  // Outside a request only PUBLIC_URL can tell; the request's own host is judged by
+  // src/middleware/local-settings.ts.
+  const refusal = localSettingsProblem({ ...raw, publicUrl }, null);
+  if (refusal) throw refusal;
   const config = { ...raw, CHATAPP_GATEWAYS: enabled, gateway, gateways, mediaUrlSecret, publicUrl };
   cache.set(env, config);
   return config;

@@ -167,6 +167,13 @@ export interface ApiErrorOptions {
   extra?: Record<string, unknown>;
   /** Response headers, e.g. `Retry-After` or `Allow`. */
   headers?: Record<string, string>;
+  /**
+   * The status when the code has a second one besides its {@link ERROR_STATUS} entry: only
+   * `service_misconfigured`, 503 for a local-development setting in a deployment that is not
+   * local (src/config.ts `localSettingsProblem`), since no request can succeed there until the
+   * operator acts, rather than one variable being broken.
+   */
+  status?: 503;
 }
 
 /**
@@ -183,13 +190,13 @@ export class ApiError extends Error {
   ) {
     super(detail);
     this.name = "ApiError";
-    this.status = ERROR_STATUS[code];
+    this.status = options.status ?? ERROR_STATUS[code];
   }
 }
 
 /**
  * 409 `account_limit_reached`: creating `what` would take the account past its limit `limit`
- * (README, Security, Account limits), of which it uses `current` of `max`. The problem names them
+ * (docs/security.md, Account limits), of which it uses `current` of `max`. The problem names them
  * as extension members `limit`, `max` and `current`, with `requested` when the request asked for
  * several (the recipients it would add).
  */

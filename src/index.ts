@@ -15,7 +15,7 @@ const app = createApp();
  * deliveries; campaign steps; one-time-code failover; accounts' moves between databases; routed by queue name), and hourly housekeeping
  * ({@link HOURLY_JOBS}: expired idempotency keys; events and delivery history past their 30 days;
  * number checks past their 7 days; reverse OTP guesses, the OTP send log and link tokens past
- * theirs (README, Configuration → Data retention); the reconciliation sweep of
+ * theirs (docs/retention.md, Data retention); the reconciliation sweep of
  * messages that lost their queue message; events whose webhook fan-out never happened; deliveries
  * whose retry message was lost; webhook secrets still in clear; campaigns whose next step or
  * completion was lost; incoming media past `MEDIA_RETENTION_DAYS`; stored copies of outgoing media

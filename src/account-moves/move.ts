@@ -5,7 +5,7 @@ import type { MovePhase } from "../db/directory-schema";
 import { advanceMove, beginMove, type MoveRow, moveOf, switchMove } from "../db/queries/account-moves";
 import { accountPlaceOf } from "../db/queries/directory";
 
-// An account's move between account databases (README, Databases, Moving an account): hold,
+// An account's move between account databases (docs/databases.md, Databases, Moving an account): hold,
 // copy, count, switch, delete. Each step is one page of one table, and checks in the directory
 // that the move still stands where it read it, so a step run twice (a redelivered queue
 // message) changes nothing twice.

@@ -18,7 +18,7 @@ import { gzipLines } from "./ndjson";
 import { OTP_SOURCE } from "./otps";
 import type { ArchivableRow, ArchiveSource } from "./source";
 
-// The hourly job `archive_messages` (src/jobs/hourly.ts; README, Archives): each account's final
+// The hourly job `archive_messages` (src/jobs/hourly.ts; docs/retention.md, Archives): each account's final
 // OTPs, messages and campaign recipients older than its `message_retention_days` go to the
 // `ARCHIVES` R2 bucket as gzipped NDJSON, one object per account, kind and UTC day (and campaign)
 // per run, and leave D1.

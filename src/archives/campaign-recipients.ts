@@ -7,7 +7,7 @@ import { toRecipientRecord } from "../presenters/campaign";
 import type { ArchiveSource } from "./source";
 
 /**
- * Campaign recipients as the job archives them (README, Archives): those of a campaign finished
+ * Campaign recipients as the job archives them (docs/retention.md, Archives): those of a campaign finished
  * before the account's retention, once all its messages are archived, each campaign's apart (its
  * archives name it); each line a recipient as `GET /v1/chatapp/campaigns/{id}/recipients` showed it
  * (src/db/queries/recipient-archives.ts reads and moves them). Archived after messages, so a

@@ -15,7 +15,7 @@ export function insufficientBalance(what: string, cost: number, balance: number)
 
 /**
  * Refuses work the account's balance cannot pay for before the service spends anything on it
- * (README, Security → Media: no media is fetched or stored for an account that cannot pay one
+ * (docs/security.md, Media: no media is fetched or stored for an account that cannot pay one
  * message of its type). A read, not a hold: a later charge (src/billing/ledger.ts `charge`)
  * still decides atomically; a draft campaign is charged only when it starts.
  *

@@ -5,8 +5,8 @@ import type { MessageType } from "../db/schema";
 export type SendableType = Exclude<MessageType, "interactive_reply">;
 
 /**
- * Price of one message of each type, in minor units (the `PRICE_*` variables, README,
- * Configuration); a reaction costs a text (README, Replies and reactions).
+ * Price of one message of each type, in minor units (the `PRICE_*` variables, docs/configuration.md,
+ * Overview); a reaction costs a text (docs/messages.md, Replies and reactions).
  */
 export function pricesOf(config: Config): Record<SendableType, number> {
   return {

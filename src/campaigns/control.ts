@@ -16,7 +16,7 @@ import {
 import { sessionStub } from "../sessions/stub";
 import { failRemainderStatements } from "./remainder";
 
-// Pause, resume and cancel (README, Campaigns). A campaign's messages wait in its sessions'
+// Pause, resume and cancel (docs/campaigns.md, Campaigns). A campaign's messages wait in its sessions'
 // objects, so each command first tells every one of them (an RPC each, in parallel), then moves the
 // campaign's status in D1. When an object cannot be reached the command answers 503 and the status
 // stays: the command may simply be sent again (holding and releasing twice is harmless).

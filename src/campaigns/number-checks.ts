@@ -15,7 +15,7 @@ export const NOT_ON_CHATAPP = "recipient_not_on_chatapp";
  * number-checks/check.ts `checkNumbers` (the account's 7-day cache first, then the gateway through the
  * campaign's `connected` sessions, 100 numbers a call, in turn). A number the gateway cannot tell
  * about (null), or that no connected session can ask about, is sent. A recipient known by a user
- * id is not checked: the network gave the id, so the user is on it (README, Contacts). Empty for a
+ * id is not checked: the network gave the id, so the user is on it (docs/contacts.md, Contacts). Empty for a
  * campaign without `check_numbers`. Never throws for a session or gateway failure.
  */
 export async function recipientsNotOnChatapp(

@@ -6,7 +6,7 @@ import { fillTemplate, scanTemplate } from "../lib/template";
 import type { MessageType } from "../messages/types";
 import { placeholderNames, type TemplateValue, templateValues } from "./template";
 
-/** Most recipients one request may add (README, Campaigns): 10,000 keeps a body under 1 MiB. */
+/** Most recipients one request may add (docs/campaigns.md, Campaigns): 10,000 keeps a body under 1 MiB. */
 export const MAX_RECIPIENTS_PER_REQUEST = 10_000;
 
 /** Longest message text after filling a campaign's template: 4,096 for text, 1,024 for a caption (as sends). */
@@ -16,7 +16,7 @@ export const contentLimit = (type: MessageType): number => (type === "text" ? 40
 export const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
 /**
- * A recipient as a request gives it: a phone number or a user id (a BSUID or a LID; README,
+ * A recipient as a request gives it: a phone number or a user id (a BSUID or a LID; docs/contacts.md,
  * Contacts), exactly one of the two, and the values of the campaign template's placeholders.
  */
 export interface RecipientInput {
@@ -52,7 +52,7 @@ function fillable(message: CampaignMessage): TemplateValue[] {
  * Checks recipients against what a campaign sends ({@link CampaignMessage}): each names exactly
  * one of `to_number` and `to_user_id`; a number must be valid (normalised to E.164, as sends are)
  * and a user id a BSUID or a LID (lib/contact-identity.ts `userIdKind`), stored as given, as a
- * send stores it (README, Contacts); each placeholder of the content (or of a
+ * send stores it (docs/contacts.md, Contacts); each placeholder of the content (or of a
  * template campaign's variables) needs a value in the recipient's `variables`, each filled text
  * within its limit ({@link contentLimit} for content; 1–1,024 characters for a body value and
  * 1–2,000 for a button parameter, as a template send takes them). Problems name the recipient's

@@ -6,7 +6,7 @@ import { ApiError } from "../errors";
 import { allowedOutsideWindow, hasServiceWindow, SERVICE_WINDOW_MS } from "../messages/service-window";
 
 /*
- * The customer service window for campaigns (README, Campaigns; src/messages/service-window.ts for
+ * The customer service window for campaigns (docs/campaigns.md, Campaigns; src/messages/service-window.ts for
  * the rule itself, Meta's "Customer service windows"): a campaign that is not a template campaign
  * and has a Cloud API session starts only when every recipient it will send to is inside the
  * window of every Cloud API session of the campaign. The strict rule, since a recipient's session
@@ -35,7 +35,7 @@ export function outsideWindowQuery(
  * on Cloud API sessions and any recipient is outside the window of any of them at `now` (epoch
  * ms), before anything is charged. Sessions on other gateways have no window; with none on the
  * Cloud API this reads nothing.
- * A recipient known by a user id is found by it as a number is (README, Contacts).
+ * A recipient known by a user id is found by it as a number is (docs/contacts.md, Contacts).
  * @throws ApiError `outside_service_window` (422) with extension members `outside` (the first
  *   {@link MAX_OUTSIDE_LISTED} recipients outside, E.164 numbers and user ids, in the order they
  *   were added) and `outside_count` (how many are outside).

@@ -27,7 +27,7 @@ import { requireCampaignTemplate } from "./template";
 const START_ATTEMPTS = 3;
 
 /**
- * Starts a draft campaign (README, Campaigns): in one D1 batch, charges the whole campaign, marks
+ * Starts a draft campaign (docs/campaigns.md, Campaigns): in one D1 batch, charges the whole campaign, marks
  * the recipients on the account's opt-out list `skipped` (reason `recipient_opted_out`, not
  * charged), and moves it to `running`, or to `scheduled` while its `scheduled_at` is ahead (with
  * `campaign.started` when it runs; a campaign whose every recipient is skipped completes at once).

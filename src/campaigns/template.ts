@@ -9,7 +9,7 @@ import { fillTemplate, scanTemplate } from "../lib/template";
 import { type TemplateSend, templateNeeds, templateVariableErrors } from "../messages/template";
 
 /*
- * Template campaigns (README, Campaigns and Message templates): a campaign of `type: "template"`
+ * Template campaigns (docs/campaigns.md, Campaigns and Message templates): a campaign of `type: "template"`
  * sends one Cloud API message template to every recipient. Each value of its `variables` (a body
  * value, a button parameter) is itself a campaign template: its `{{name}}` placeholders take the
  * recipient's `variables`, as a text campaign's `content` does (src/lib/template.ts).
@@ -75,7 +75,7 @@ interface CampaignSession {
 }
 
 /**
- * Checks a template campaign against its sessions before anything is stored or charged (README,
+ * Checks a template campaign against its sessions before anything is stored or charged (docs/campaigns.md,
  * Campaigns): every session must be on the `cloud_api` gateway, and on each the template must be in
  * the session's cache by name and language and `APPROVED`, its variables fitting it (counts only:
  * placeholders fill values, never add them; messages/template.ts `templateVariableErrors`). Each

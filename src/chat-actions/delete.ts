@@ -14,7 +14,7 @@ export const DELETE_WINDOW_MS = 48 * 3600 * 1000;
 
 /**
  * Deletes for everyone the account's sent message `messageId` (`DELETE /v1/chatapp/messages/{id}`;
- * README, Chat actions): the session object asks the gateway (src/gateways/gateway.ts
+ * docs/messages.md, Chat actions): the session object asks the gateway (src/gateways/gateway.ts
  * `ChatGateway.deleteMessage`), then the message gets `metadata.deleted_at` and a
  * `message.deleted` event, in one batch (src/messages/edits.ts `writeDeleted`). Its content stays:
  * the account's record of what it sent.

@@ -14,7 +14,7 @@ export const EDIT_WINDOW_MS = 15 * 60 * 1000;
 
 /**
  * Edits the account's sent text `messageId` to `content` (`PATCH /v1/chatapp/messages/{id}`;
- * README, Chat actions): the session object asks the gateway (src/gateways/gateway.ts
+ * docs/messages.md, Chat actions): the session object asks the gateway (src/gateways/gateway.ts
  * `ChatGateway.editMessage`), then the message's `content` becomes `content`, its
  * `metadata.edits` gains `{ content, at }` (the text replaced) and `metadata.edited_at` is set,
  * with a `message.edited` event `{ message_id, session_id, content, previous_content, edited_at }`,

@@ -14,7 +14,7 @@ export interface MarkReadResult {
 
 /**
  * Marks the account's incoming message `messageId` read at the gateway, and with it the chat's
- * earlier ones (`POST /v1/chatapp/messages/{id}/read`; README, Chat actions): the session object
+ * earlier ones (`POST /v1/chatapp/messages/{id}/read`; docs/messages.md, Chat actions): the session object
  * sends the read receipt (src/gateways/gateway.ts `ChatGateway.markRead`), then the stored
  * messages still `delivered` move to `read` with `read_at` (src/moves/incoming-read.ts).
  *

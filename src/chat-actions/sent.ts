@@ -16,8 +16,8 @@ export interface SentMessage {
 }
 
 /**
- * The account's message `messageId` as a chat action on a sent message needs it (README, Chat
- * actions), or null when the account has no such message.
+ * The account's message `messageId` as a chat action on a sent message needs it (docs/messages.md,
+ * Chat actions), or null when the account has no such message.
  * @throws ApiError `message_not_outgoing` (422) for a message a contact sent; `message_not_sent`
  *   (409) for one not on the network (queued, scheduled, failed); `session_not_connected` (409)
  *   for one whose session was deleted.

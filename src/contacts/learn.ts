@@ -37,7 +37,7 @@ export function newContactId(): string {
 
 /**
  * What a message (or any event naming a user) teaches about its contact, as statements for the
- * batch that stores it (README, Contacts), in order:
+ * batch that stores it (docs/contacts.md, Contacts), in order:
  *
  * 1. a new contact, with `contact.created`, when none of the identity's identifiers names one;
  * 2. `contact.updated` (`{ contact, previous }`), then the new values, when the identity gives a

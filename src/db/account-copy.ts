@@ -1,7 +1,7 @@
 import { ACCOUNT_TABLES, type AccountTable } from "./account-tables";
 
 // One account's rows of one table, copied, counted or deleted a page at a time, between account
-// databases (src/db/account-tables.ts; README, Databases, Moving an account). Raw D1 statements:
+// databases (src/db/account-tables.ts; docs/databases.md, Databases, Moving an account). Raw D1 statements:
 // the tables are walked generically, by their names and columns, not through Drizzle's types.
 
 /** The account whose rows are meant: `?1` and `?2` of each table's `where`. */

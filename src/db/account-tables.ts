@@ -1,6 +1,6 @@
 // Every table of an account database, with how to find one account's rows in it: what a move
-// between databases copies and deletes (src/db/account-copy.ts; README, Databases, Moving an
-// account). test/account-moves.test.ts checks that the list names every table of
+// between databases copies and deletes (src/db/account-copy.ts; docs/databases.md,
+// Databases, Moving an account). test/account-moves.test.ts checks that the list names every table of
 // src/db/schema/ and that each table's rows are found through an index or its primary key.
 
 /**

@@ -4,7 +4,7 @@ import type { RouteKind } from "./directory-schema";
 import { movesUnderWay } from "./queries/account-moves";
 import { accountPlaceOf, accountsPerDatabase, routeOf } from "./queries/directory";
 
-// Which D1 database serves what (README, Databases): `DB` is the directory
+// Which D1 database serves what (docs/databases.md, Databases): `DB` is the directory
 // (src/db/directory-schema.ts); each account lives in one account database, a D1 binding named
 // `DB_ACCOUNTS_<n>` in wrangler.toml (src/config.ts `ACCOUNT_DATABASE_BINDING`).
 
@@ -43,7 +43,7 @@ export function databaseNamed(env: object, name: string): Db {
 /**
  * Every account database with its binding name, and whether a move under way copies an account
  * from or to it (`moving`): the hourly jobs leave those alone until the move ends, since they work
- * on a database's rows whatever their account (README, Databases, Moving an account).
+ * on a database's rows whatever their account (docs/databases.md, Databases, Moving an account).
  */
 export async function accountDatabasesAtRest(env: {
   DB: D1Database;
@@ -60,7 +60,7 @@ export function everyAccountDatabase(env: object): { name: string; db: Db }[] {
 
 /**
  * Refused access to an account while it moves between databases: its `holding` and `copying`
- * phases (src/db/directory-schema.ts `MOVE_PHASES`; README, Databases, Moving an account). A request
+ * phases (src/db/directory-schema.ts `MOVE_PHASES`; docs/databases.md, Databases, Moving an account). A request
  * answers 503 `account_moving` with `Retry-After` ({@link ACCOUNT_MOVING_RETRY_SECONDS}); a queue
  * consumer or a session object retries later, as for any refused D1 write.
  */
@@ -163,7 +163,7 @@ export async function routeFor(
 
 /**
  * The newest migration of migrations/accounts/: an account database takes new accounts only once
- * it is applied (README, Databases). test/databases.test.ts checks that this names the newest file.
+ * it is applied (docs/databases.md, Databases). test/databases.test.ts checks that this names the newest file.
  */
 export const NEWEST_ACCOUNT_MIGRATION = "0058_campaign_payload.sql";
 

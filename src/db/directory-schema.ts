@@ -3,7 +3,7 @@ import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "driz
 
 // The directory's tables, in the `DB` binding: what must be found before the account is known,
 // beside the account databases that hold everything else of each account (src/db/schema/, one
-// per `DB_ACCOUNTS_<n>` binding; src/db/databases.ts; README, Databases). drizzle.directory.config.ts
+// per `DB_ACCOUNTS_<n>` binding; src/db/databases.ts; docs/databases.md, Databases). drizzle.directory.config.ts
 // writes their migrations into migrations/directory/. Conventions of every table: see
 // src/db/schema/index.ts.
 
@@ -60,8 +60,8 @@ export const directoryRoutes = sqliteTable(
 );
 
 /**
- * The phases of an account's move between account databases (README, Databases, Moving an
- * account), in order: `holding` (the account is refused while every isolate's cached place runs
+ * The phases of an account's move between account databases (docs/databases.md,
+ * Databases, Moving an account), in order: `holding` (the account is refused while every isolate's cached place runs
  * out), `copying` (its rows are copied to the target, table by table, then counted on both sides),
  * `deleting` (it is served by the target; its rows leave the source), `done`; or, when the copy
  * fails, `unwinding` (the target's partial copy is deleted; the account is served by the source

@@ -137,7 +137,7 @@ export class Dispatcher {
           outbox.deferCampaign(item.campaign_id, opensAt);
           continue;
         }
-        // The network limits the session's new chats (README, Session health): a campaign hands
+        // The network limits the session's new chats (docs/sessions.md, Session health): a campaign hands
         // it nothing until the limit ends, its messages held here when no other session took them.
         const limit = item.campaign_id ? coldContactLimit(session.health, now) : null;
         if (item.campaign_id && limit) {
@@ -145,7 +145,7 @@ export class Dispatcher {
           continue;
         }
         let readyAt = outbox.lastCallAt() + Math.max(item.delay_between, gatewayGapMs);
-        // "Typing…" before the first attempt (README, Typing before a send): it starts `typing_ms`
+        // "Typing…" before the first attempt (docs/messages.md, Typing before a send): it starts `typing_ms`
         // before the paced time (never before the last call ended) and the send waits for it.
         if (item.typing_ms > 0 && item.attempts === 0) {
           if (item.typing_at === null) {
@@ -345,7 +345,7 @@ export class Dispatcher {
    * Shows "typing…" to the entry's recipient (ChatGateway `typing`, `start`), its start time
    * recorded before the call (an Evolution API call lasts the whole typing) and its outcome
    * after. Best effort: a typing the gateway did not show is logged and recorded, never retried,
-   * and the send goes on (README, Typing before a send).
+   * and the send goes on (docs/messages.md, Typing before a send).
    */
   private async startTyping(item: OutboxItem): Promise<void> {
     const session = this.host.session();

@@ -14,7 +14,7 @@ export interface StrandedMessage {
 }
 
 /**
- * Campaign failover (README, Campaigns): a session of a running campaign became `banned` or
+ * Campaign failover (docs/campaigns.md, Campaigns): a session of a running campaign became `banned` or
  * `failed`, was deleted, or the network limits its new chats (`reason`), so its waiting campaign
  * messages move to the campaign's other `connected` sessions that the network does not limit
  * (lib/session-health.ts `coldContactLimit`), spread round-robin, and go on the outbound Queue for them. Each
@@ -43,7 +43,7 @@ export async function failover(
     if (!campaign) continue;
     const others = campaign.sessionIds.filter((id) => id !== from.id);
     const now = Date.now();
-    // Connected, and not limited by the network for new chats (README, Session health).
+    // Connected, and not limited by the network for new chats (docs/sessions.md, Session health).
     const connected = new Set(
       (await findSessions(db, from.accountId, others))
         .filter((s) => s.status === "connected" && coldContactLimit(s.health, now) === null)

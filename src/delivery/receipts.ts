@@ -12,7 +12,7 @@ export type Receipt = Extract<GatewayEvent, { type: "ack" }>;
 export const RECEIPT_KEEP_MS = 25 * 3_600_000;
 
 /**
- * Receipts kept for messages whose outcome is still unknown (README, Exactly once: receipts
+ * Receipts kept for messages whose outcome is still unknown (docs/exactly-once.md, Exactly once: receipts
  * that arrive before the outcome is known are kept and applied with the settlement, never dropped): a
  * gateway may report delivery of a message the session has not yet learnt it sent, so D1 knows
  * no message by that provider id. Each is kept in the session object's storage, by provider id

@@ -25,7 +25,7 @@ export interface SettlementOwner {
 }
 
 /**
- * Settling sends whose outcome is unknown (README, "Exactly once"): a send that may or may not
+ * Settling sends whose outcome is unknown (docs/exactly-once.md, "Exactly once"): a send that may or may not
  * have reached the gateway is neither sent again nor failed on a guess; the gateway is asked
  * ({@link settle}) or a receipt proves it sent ({@link takeReceipts}).
  */

@@ -5,7 +5,7 @@ import { hmacSha256Hex } from "../lib/crypto";
 import { deriveSealingKey, openSecret, sealSecret } from "../lib/sealed-secret";
 
 /*
- * The keys of erasures (README, Erasure): an erased address is a keyed hash, so the rows that keep
+ * The keys of erasures (docs/contacts.md, Erasure): an erased address is a keyed hash, so the rows that keep
  * it (an opt-out, a message's `to_number`) say nothing of the number to whoever reads the database
  * without the key, yet the same number always gives the same hash, and a later send to it still
  * finds its opt-out. Both keys derive from `OTP_SECRET` (HKDF-SHA-256, lib/sealed-secret.ts

@@ -6,7 +6,7 @@ import { formatTimestamp } from "../lib/time";
 import { ERASED_METADATA, type ErasurePhase } from "./phases";
 
 /**
- * The person's archived messages, OTPs and campaign recipients (README, Archives): each archive
+ * The person's archived messages, OTPs and campaign recipients (docs/retention.md, Archives): each archive
  * of the account is read, and the lines that are the person's are rewritten as the rows phase
  * leaves their rows in D1, so an archived record shows what `GET` of an erased one shows
  * ({@link erasedLine}, {@link erasedOtpLine}, {@link erasedRecipientLine}). Every archive on each

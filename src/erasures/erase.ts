@@ -31,7 +31,7 @@ export function newErasureId(): string {
 
 /**
  * Erases everything account `accountId` holds about the person `address` (an E.164 number or a
- * user id) names (README, Erasure; GDPR Art. 17): every address and contact of theirs
+ * user id) names (docs/contacts.md, Erasure; GDPR Art. 17): every address and contact of theirs
  * (db/queries/erasures.ts `personOf`). The erasure is stored first, `pending`, with only the hash
  * of `address` and its subject sealed, then run at once ({@link runErasure}). An address the
  * account never met, or a person erased before, gives an erasure that completes erasing nothing.

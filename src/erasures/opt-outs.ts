@@ -2,7 +2,7 @@ import type { Db } from "../db/client";
 import { hasErasedOptOuts, relistErased } from "../db/queries/opt-outs";
 import { erasedAddress, erasedAddresses, erasureKeys } from "./address";
 
-// An erased contact stays opted out (README, Erasure): the erasure keeps their opt-out as the
+// An erased contact stays opted out (docs/contacts.md, Erasure): the erasure keeps their opt-out as the
 // keyed hash of each address (src/erasures/address.ts), and the paths that read the list match
 // an address by its hash too.
 

@@ -18,7 +18,7 @@ export interface OpenErasure {
 }
 
 /**
- * One phase of an erasure (README, Erasure): it erases what it can of the person now, records
+ * One phase of an erasure (docs/contacts.md, Erasure): it erases what it can of the person now, records
  * what it erased on the erasure row, and says whether anything of theirs is left for it (`done`
  * false: a message still waiting to be sent, an archived day not yet rewritten). A phase finds
  * the person by their clear addresses (`scope.hashes`' keys) and leaves only hashes behind, so it

@@ -1,7 +1,7 @@
 /**
  * Every event type the service emits, in one place. An event is
  * `{ id: "evt_…", type, created_at, data }`, where `data` is the whole object after the change,
- * in exactly the shape its own GET returns (README, Send and track messages, step 14; the
+ * in exactly the shape its own GET returns (docs/webhooks.md, Events; the
  * `webhooks` of openapi.json give each type's payload). The types are this API's own and follow the field's
  * names (Stripe's `noun.verb` style, as WAHA's `message.ack` and Evolution's `messages.update`).
  *
@@ -10,24 +10,24 @@
  * - `message.received`: a contact wrote to a session's phone; `data` is the incoming Message.
  * - `message.media_kept` / `message.media_failed`: an incoming message's media was downloaded and
  *   kept (its `media_url` now serves it), or could not be (`metadata.media_error` says why)
- *   (README, Incoming media); `data` is the incoming Message.
+ *   (docs/messages.md, Incoming media); `data` is the incoming Message.
  * - `message.reaction`: a contact set, changed or took off (`emoji` "") their reaction on one of
  *   the account's messages (src/messages/reactions.ts), once per change; `data` is
- *   `{ message_id, session_id, from, emoji, at }` (README, Replies and reactions).
+ *   `{ message_id, session_id, from, emoji, at }` (docs/messages.md, Replies and reactions).
  * - `message.deleted`: a message was deleted for everyone, by the session (one it sent) or by the
- *   contact who sent it (README, Chat actions; src/messages/edits.ts `writeDeleted`); `data` is
+ *   contact who sent it (docs/messages.md, Chat actions; src/messages/edits.ts `writeDeleted`); `data` is
  *   the Message, with `metadata.deleted_at`.
  * - `message.edited`: a text was edited, by the session (one it sent) or by the contact who sent
  *   it (src/messages/edits.ts `writeEdit`), once per edit; `data` is `{ message_id, session_id,
  *   content, previous_content, edited_at }`.
  * - `poll.voted`: a contact voted on one of the account's polls, changed their vote or took it
  *   back (`options` []) (src/messages/poll-votes.ts `receivePollVote`), once per change; `data` is
- *   `{ message_id, session_id, from, options, at }` (README, Sending messages → Polls).
+ *   `{ message_id, session_id, from, options, at }` (docs/messages.md, Sending messages → Polls).
  * - `session.status_changed`: a session moved between `pending`, `connected`, `disconnected`,
  *   `banned` and `failed`; `data` is the Session, with its `reason`.
  * - `session.qr_updated`: a pending session's QR rotated; `data` is `{ session, qr_code }`.
  * - `session.health_changed`: a session's `health` (timelock, cap on new chats, quality) changed
- *   as its gateway reported it (README, Session health); `data` is the Session.
+ *   as its gateway reported it (docs/sessions.md, Session health); `data` is the Session.
  * - `otp.verified` / `otp.failed`: an OTP was verified (by its code, or a reverse OTP by the
  *   user's message, with `verified_number`), or failed after too many wrong codes; `data` is the OTP.
  * - `campaign.started` / `campaign.completed` / `campaign.cancelled`: a campaign began sending
@@ -46,11 +46,11 @@
  *
  * - `contact.created` / `contact.updated`: a session met a new contact (their first message), or
  *   learnt something new of one: a phone number for a user known by id, a new BSUID, a username
- *   or name (src/contacts/learn.ts; README, Contacts). `data` is the Contact
+ *   or name (src/contacts/learn.ts; docs/contacts.md, Contacts). `data` is the Contact
  *   (`GET /v1/contacts/{id}`), and for `contact.updated` `{ contact, previous }`, the Contact before
  *   the change. They need `messages:read`, as the messages that carry them do.
  * - `contact.erased`: an erasure of everything the account held about a contact completed
- *   (src/erasures/erase.ts; README, Erasure); `data` is the Erasure (`GET /v1/erasures/{id}`),
+ *   (src/erasures/erase.ts; docs/contacts.md, Erasure); `data` is the Erasure (`GET /v1/erasures/{id}`),
  *   which names the contact only by the hash of its address.
  *
  * Each type names the scope that reads it ({@link EVENT_READ_SCOPE}): the scope of its object's own

@@ -1,7 +1,7 @@
 /**
  * How far the time a gateway put on a webhook call (WAHA's `timestamp`, Evolution API's
  * `date_time`) may be from the service's clock, before or after it, for the call's events to be
- * applied: 5 minutes. A call outside it is answered 200 and dropped (README, Security → Gateway
+ * applied: 5 minutes. A call outside it is answered 200 and dropped (docs/security.md, Gateway
  * events).
  *
  * Why 5 minutes: it is the replay window signed webhooks commonly use (the Standard Webhooks

@@ -48,13 +48,13 @@ export interface ChatGateway {
   send(sessionId: string, message: OutboundMessage): Promise<SendOutcome>;
   /**
    * Settles a send whose outcome was `unknown` by asking the gateway whether it holds the message
-   * ({@link LookupResult}; README, "Exactly once"). Never throws for a gateway failure: a question
+   * ({@link LookupResult}; docs/exactly-once.md, "Exactly once"). Never throws for a gateway failure: a question
    * that could not be asked is `unreachable`.
    */
   lookup(sessionId: string, query: SentQuery): Promise<LookupResult>;
   /**
    * Whether each of `numbers` (E.164, distinct, at most {@link MAX_NUMBER_CHECK} of them) is on
-   * the chat network, as the session's linked account sees it (README, Number checks). Answers an
+   * the chat network, as the session's linked account sees it (docs/sessions.md, Number checks). Answers an
    * entry for every number: true or false as the gateway answered, or null when it could not tell
    * (its call failed or timed out, its answer did not name the number, or it has no way to ask:
    * the Cloud API). Never throws for a gateway failure.
@@ -67,7 +67,7 @@ export interface ChatGateway {
    */
   check(sessionId: string): Promise<GatewayEvent | null>;
   /**
-   * What the gateway can tell of the limits the network puts on the session's account (README,
+   * What the gateway can tell of the limits the network puts on the session's account (docs/sessions.md,
    * Session health; lib/session-health.ts `HealthReading`): a field it cannot tell is left
    * undefined. Absent on a gateway that tells nothing (Evolution API; the sandbox, whose health is
    * set through its route). @throws GatewayError for a failed call.
@@ -92,7 +92,7 @@ export interface ChatGateway {
   openIncomingMedia?(sessionId: string, ref: string, signal: AbortSignal): Promise<Response>;
   /**
    * Shows (`start`) or ends (`stop`) "typing…" in the chat with E.164 `to`, before a message
-   * sent with `simulate_typing` (README, Typing before a send). Best effort: never throws, and
+   * sent with `simulate_typing` (docs/messages.md, Typing before a send). Best effort: never throws, and
    * answers whether the recipient was shown it ({@link TypingOutcome}). Not a send: never
    * charged, never settled. Each gateway's call:
    * - WAHA: `POST /api/startTyping` and `POST /api/stopTyping` with `{ session, chatId }` (WAHA's
@@ -117,7 +117,7 @@ export interface ChatGateway {
   /**
    * Marks the contact's message `read.providerMessageId` read (a read receipt, the blue ticks), in
    * the chat with `read.chat` (the message's sender: an E.164 number or a user id), and with it the
-   * ones before it in that chat (README, Chat actions). Idempotent at the network: a second
+   * ones before it in that chat (docs/messages.md, Chat actions). Idempotent at the network: a second
    * receipt for the same message changes nothing. Each gateway's call:
    * - WhatsApp Cloud API: `POST /{Phone-Number-ID}/messages` `{ messaging_product, status: "read",
    *   message_id }` (Meta's "Mark messages as read"; answers `{ success: true }`): the message id
@@ -131,7 +131,7 @@ export interface ChatGateway {
   markRead(sessionId: string, read: ReadReceipt): Promise<void>;
   /**
    * Deletes for everyone the message `target.providerMessageId` the session sent to `target.chat`
-   * (README, Chat actions): the recipient's phone shows "This message was deleted". Present where
+   * (docs/messages.md, Chat actions): the recipient's phone shows "This message was deleted". Present where
    * lib/gateway-kinds.ts `deletesMessages` is true; the caller checks WhatsApp's time limit first.
    * Idempotent at the network: deleting a deleted message changes nothing.
    * @throws GatewayError when the gateway refused it (`permanent`) or could not be reached.
@@ -139,7 +139,7 @@ export interface ChatGateway {
   deleteMessage?(sessionId: string, target: ChatMessageRef): Promise<void>;
   /**
    * Replaces the text of the text message `target.providerMessageId` the session sent to
-   * `target.chat` with `text` (README, Chat actions): the recipient's phone shows it "Edited".
+   * `target.chat` with `text` (docs/messages.md, Chat actions): the recipient's phone shows it "Edited".
    * Present where lib/gateway-kinds.ts `editsMessages` is true; the caller checks WhatsApp's edit
    * window first. The same edit twice leaves the message as one would.
    * @throws GatewayError when the gateway refused it (`permanent`) or could not be reached.
@@ -274,7 +274,7 @@ export type GatewayName = GatewayKind;
  * A message as the gateway needs it. `to` is E.164; `clientMessageId` is stable across every
  * attempt to send this message (derived from our message id). `mediaUrl` is the caller's URL,
  * which no gateway fetches (a document's file name comes from it); `media` is the service's stored
- * copy, which the HTTP gateways hand out as a signed link of ours (README, Security → Media).
+ * copy, which the HTTP gateways hand out as a signed link of ours (docs/security.md, Media).
  */
 export interface OutboundMessage {
   id: string;
@@ -396,7 +396,7 @@ export type LinkState =
  * - `edited`: a contact edited the text (or caption) of a message they sent the session, by the
  *   gateway's id of that message, to `content`; `revoked`: a contact deleted such a message for
  *   everyone. Applied to the stored incoming message as the session's own edits and deletes are
- *   (README, Chat actions; messages/edits.ts `receiveEdit`, `receiveRevoke`): once per change, a
+ *   (docs/messages.md, Chat actions; messages/edits.ts `receiveEdit`, `receiveRevoke`): once per change, a
  *   contact's edits ordered by `at` (an older edit arriving after a newer one changes nothing).
  *   One naming a message the session has not stored from that contact is dropped: an edit that
  *   arrives before the message itself is lost, and the message keeps the text it was sent with.
@@ -404,7 +404,7 @@ export type LinkState =
  *   every option they now pick (a vote on several options names them all; `options` [] when they
  *   took their vote back). Kept on the poll message, one vote state per contact, a contact's votes
  *   ordered by `at` (an older vote arriving after a newer one changes nothing), each change
- *   recorded once (README, Sending messages → Polls; messages/poll-votes.ts `receivePollVote`).
+ *   recorded once (docs/messages.md, Sending messages → Polls; messages/poll-votes.ts `receivePollVote`).
  *   A gateway that cannot tell which options a vote picked (a vote it could not decrypt) sends none.
  * - `health`: the network limits the session's account as `reading` says (a send refused with
  *   463), or, with `reading` null, its health changed and is to be read from the gateway again
@@ -436,7 +436,7 @@ export type GatewayEvent =
   | {
       type: "incoming";
       providerMessageId: string;
-      /** Who wrote: their number (E.164) and the ids the network gave (README, Contacts). */
+      /** Who wrote: their number (E.164) and the ids the network gave (docs/contacts.md, Contacts). */
       from: ContactIdentity;
       messageType: MessageType;
       /** The text or caption; a `location`'s name or address (lib/location.ts `locationLabel`). */
@@ -503,7 +503,7 @@ export type GatewayEvent =
   | { type: "health"; reading: HealthReading | null; at: number }
   | {
       type: "contact";
-      /** Who the network says a user is: identifiers to link (README, Contacts). */
+      /** Who the network says a user is: identifiers to link (docs/contacts.md, Contacts). */
       contact: ContactIdentity;
       /** What told it (a webhook's own id, or the change it names): a replay records no second `contact.updated`. */
       ref: string;

@@ -1,5 +1,5 @@
 import { randomToken, timingSafeEqual } from "../lib/crypto";
-import { mediaUrlProblem } from "../lib/media-url";
+import { type MediaUrlOptions, mediaUrlProblem } from "../lib/media-url";
 import { checkMediaAnswer, IncomingMediaError } from "../media/incoming";
 import type {
   ChatGateway,
@@ -29,8 +29,8 @@ import type {
  * A pairing code (`requestPairingCode`) links the session too: `POST /sandbox/sessions/{id}/scan`
  * with that code in the body stands in for the phone entering it.
  *
- * Sending follows the recipient's last digits, so every path can be tried (README, Send and
- * track messages, step 16):
+ * Sending follows the recipient's last digits, so every path can be tried (docs/messages.md,
+ * Sandbox behaviours):
  * - `…0000`: fails permanently with reason `recipient_not_on_chatapp`;
  * - `…0001`: fails transiently on the first two attempts, then is accepted;
  * - `…0002`: fails transiently on every attempt (retries run out);
@@ -88,6 +88,11 @@ export class SandboxGateway implements ChatGateway, NetworkStandIn {
      * `SANDBOX_READ_MS`).
      */
     private readonly receiptDelays: { deliveredMs: number; readMs: number },
+    /**
+     * The deployment's exception to the `media_url` rule for inbound media (`{ allowLocalhost:
+     * MEDIA_ALLOW_HTTP_LOCALHOST }`); none when left out.
+     */
+    private readonly mediaUrlOptions: MediaUrlOptions = {},
   ) {}
 
   async create(): Promise<LinkState> {
@@ -203,11 +208,13 @@ export class SandboxGateway implements ChatGateway, NetworkStandIn {
   /**
    * The media of a sandbox inbound message: `ref` is the caller's `media_url`, fetched from the
    * public internet only (the `media_url` rule of lib/media-url.ts: https on port 443, a public
-   * host), without following redirects (a redirect is answered as an `http_error`).
+   * host; or `http(s)://localhost` and `http(s)://127.0.0.1` on any port when the deployment sets
+   * `MEDIA_ALLOW_HTTP_LOCALHOST`), without following redirects (a redirect is answered as an
+   * `http_error`).
    * @throws IncomingMediaError `refused` for a URL outside that rule, else as `checkMediaAnswer`.
    */
   async openIncomingMedia(_sessionId: string, ref: string, signal: AbortSignal): Promise<Response> {
-    const problem = mediaUrlProblem(ref);
+    const problem = mediaUrlProblem(ref, this.mediaUrlOptions);
     if (problem) throw new IncomingMediaError("refused", `media_url ${problem}.`, true);
     const host = new URL(ref).host;
     let response: Response;

@@ -26,7 +26,7 @@ import { sealClearSecrets } from "../webhooks/secret";
 import { requeueOverdueDeliveries } from "../webhooks/sweep";
 
 // The hourly housekeeping: the Worker's cron trigger runs every job (src/index.ts), and
-// `POST /admin/jobs/{name}` runs one now (README, Configuration → Hourly jobs), for operators and
+// `POST /admin/jobs/{name}` runs one now (docs/retention.md, Hourly jobs), for operators and
 // for `wrangler dev`, which runs no cron.
 
 /**
@@ -43,7 +43,7 @@ export interface HousekeepingJob {
 /**
  * The hourly housekeeping jobs, in the order they run; each reads the clock (epoch ms) when it
  * starts. None depends on another having run: each is a sweep that the next hour repeats. The
- * `purge_*` jobs enforce the retentions of README, Configuration → Data retention; those built on
+ * `purge_*` jobs enforce the retentions of docs/retention.md, Data retention; those built on
  * src/db/queries/purge.ts `purgeBefore` delete in bounded chunks and answer `{ deleted, more }`.
  */
 export const HOURLY_JOBS: readonly HousekeepingJob[] = [

@@ -11,7 +11,7 @@ export interface KeyRevoker {
 
 /**
  * `disabled_reason` of a webhook endpoint turned off because the key that created it, or last
- * pointed it elsewhere, was revoked (README, Security, Keys and scopes).
+ * pointed it elsewhere, was revoked (docs/security.md, Keys and scopes).
  */
 export const KEY_REVOKED_REASON = "key_revoked";
 
@@ -22,7 +22,7 @@ export const KEY_REVOKED_REASON = "key_revoked";
  * (src/keys/issue.ts; no escalation, OWASP API Security Top 10 2023, API5): a send-only key cannot
  * end the `*` key. Checked on every key the call would revoke. Expired keys are revoked too.
  *
- * What the revoked keys set up goes with them, in the same D1 batch (README, Security, Keys and
+ * What the revoked keys set up goes with them, in the same D1 batch (docs/security.md, Keys and
  * scopes): the account's webhook endpoints one of them created or last pointed elsewhere
  * (`created_by`, `url_set_by`) are turned off with `disabled_reason` {@link KEY_REVOKED_REASON},
  * and the link tokens one of them minted are revoked. Rows from before those columns existed (a

@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /*
- * Contact cards (README, Sending messages → Contact cards): people's names, numbers, addresses
+ * Contact cards (docs/messages.md, Sending messages → Contact cards): people's names, numbers, addresses
  * and workplaces, in the shape of the Cloud API's `contacts` message (Meta's OpenAPI document,
  * `ContactsMessage.contacts` of `ContactObject` for a send, `ContactSharingMessage` of
  * `ContactObject_1` for a received one). One shape serves every gateway: the Cloud API sends it

@@ -1,7 +1,7 @@
 import type { UserIdKind } from "./gateway-kinds";
 
 /**
- * Who is on the other side of a chat, as an event or a request names them (README, Contacts): any
+ * Who is on the other side of a chat, as an event or a request names them (docs/contacts.md, Contacts): any
  * of a phone number and the network's ids, with the names the user shows. A gateway gives what
  * its webhook carries; at least one of `phoneNumber` and `userId` is set.
  *
@@ -74,7 +74,7 @@ export function identityOfAddress(address: string): ContactIdentity {
 /**
  * What an erased address starts with: `erased:` and 64 hex digits, the keyed hash that stands
  * where a contact's number or user id stood once the contact was erased (src/erasures/address.ts;
- * README, Erasure). Neither a phone number (`+…`) nor a user id ({@link userIdKind}).
+ * docs/contacts.md, Erasure). Neither a phone number (`+…`) nor a user id ({@link userIdKind}).
  */
 export const ERASED_PREFIX = "erased:";
 

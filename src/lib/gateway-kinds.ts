@@ -18,22 +18,22 @@ export interface GatewayCapabilities {
    * access token, in the create request's section named after the gateway), not by a phone.
    */
   linksByCredentials: boolean;
-  /** Sends Meta's message templates (`type: "template"`; README, Message templates). */
+  /** Sends Meta's message templates (`type: "template"`; docs/gateways.md, Message templates). */
   sendsTemplates: boolean;
   /**
-   * The kinds of interactive message (`type: "interactive"`; README, Sending messages → Buttons
-   * and lists) the gateway sends: `button` (reply buttons), `list`. A send of another kind is
+   * The kinds of interactive message (`type: "interactive"`; docs/messages.md, Sending messages
+   * → Buttons and lists) the gateway sends: `button` (reply buttons), `list`. A send of another kind is
    * refused before any charge (422 `type_not_supported_by_gateway`).
    */
   sendsInteractive: readonly InteractiveKind[];
   /**
-   * Sends stickers (`type: "sticker"`; README, Sending messages → Stickers). WAHA's API has no
+   * Sends stickers (`type: "sticker"`; docs/messages.md, Sending messages → Stickers). WAHA's API has no
    * sticker message: a sticker there is refused before any charge (422
    * `type_not_supported_by_gateway`).
    */
   sendsStickers: boolean;
   /**
-   * Sends polls (`type: "poll"`; README, Sending messages → Polls): linked devices do (WAHA
+   * Sends polls (`type: "poll"`; docs/messages.md, Sending messages → Polls): linked devices do (WAHA
    * `POST /api/sendPoll`, Evolution API `POST /message/sendPoll/{instance}`); Meta's Cloud API has
    * no poll message (its OpenAPI document, facebook/openapi business-messaging-api_v23.0.yaml,
    * names none). A poll where it is false is refused before any charge (422
@@ -48,11 +48,11 @@ export interface GatewayCapabilities {
    */
   maxPollOptions: number;
   /**
-   * Deletes a sent message for everyone (`DELETE /v1/chatapp/messages/{id}`; README, Chat
-   * actions). The Cloud API cannot: a delete there is 409 `not_supported_by_gateway`.
+   * Deletes a sent message for everyone (`DELETE /v1/chatapp/messages/{id}`; docs/messages.md,
+   * Chat actions). The Cloud API cannot: a delete there is 409 `not_supported_by_gateway`.
    */
   deletesMessages: boolean;
-  /** Edits a sent text (`PATCH /v1/chatapp/messages/{id}`; README, Chat actions); as {@link deletesMessages}. */
+  /** Edits a sent text (`PATCH /v1/chatapp/messages/{id}`; docs/messages.md, Chat actions); as {@link deletesMessages}. */
   editsMessages: boolean;
   /**
    * Free-form messages reach a contact only within the customer service window, 24 hours after
@@ -72,7 +72,7 @@ export interface GatewayCapabilities {
    */
   simulatesNetwork: boolean;
   /**
-   * The kinds of user id a message can be sent to (`to_user_id`; README, Contacts): `bsuid`, a
+   * The kinds of user id a message can be sent to (`to_user_id`; docs/contacts.md, Contacts): `bsuid`, a
    * Cloud API business-scoped user id (Meta's `recipient` field), `lid`, a linked-device id
    * (`<digits>@lid`, a chat id of WAHA and Evolution API). A send to another kind is refused
    * before any charge (422 `recipient_not_supported`).

@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /*
- * Interactive messages (README, Sending messages → Buttons and lists): reply buttons and lists, in
+ * Interactive messages (docs/messages.md, Sending messages → Buttons and lists): reply buttons and lists, in
  * the shape of the Cloud API's `interactive` object (Meta's OpenAPI document, `InteractiveObject`
  * with `HeaderObject` of type `text`, `BodyObject`, `FooterObject`, and `ActionObject`'s reply
  * `buttons` or list `button` and `sections` of `SectionObject` rows), with Meta's limits. One

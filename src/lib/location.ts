@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /*
- * Location messages (README, Sending messages → Locations): a point on the map, with an optional
+ * Location messages (docs/messages.md, Sending messages → Locations): a point on the map, with an optional
  * name and address, in the shape of the Cloud API's message object (Meta's OpenAPI document,
  * `LocationMessage.location` for a send, `LocationMessage_1.location` for a received one). One
  * shape serves every gateway; each gateway's adapter maps it to its own request.

@@ -67,12 +67,50 @@ export function publicHttpsUrlProblem(value: string, options: PublicUrlOptions =
 }
 
 /**
+ * The only `media_url`s {@link MediaUrlOptions.allowLocalhost} lets through: `http` or `https` to
+ * `localhost` or `127.0.0.1`, written exactly so (no other spelling of the address, no
+ * credentials), with any port or none, and any path.
+ */
+const LOCALHOST_MEDIA = /^https?:\/\/(?:localhost|127\.0\.0\.1)(?::[0-9]{1,5})?(?:[/?#]|$)/i;
+
+/** Exceptions to {@link mediaUrlProblem}'s rule. */
+export interface MediaUrlOptions {
+  /**
+   * Also accept `http(s)://localhost[:port]` and `http(s)://127.0.0.1[:port]` URLs (a file server
+   * on the developer's machine under `wrangler dev`; `MEDIA_ALLOW_HTTP_LOCALHOST`), and only those.
+   * Default false.
+   */
+  allowLocalhost?: boolean;
+}
+
+/**
+ * Whether `value` is one of the local URLs {@link LOCALHOST_MEDIA} describes: at most
+ * {@link MAX_PUBLIC_URL_LENGTH} characters, a URL the parser takes (port ≤ 65535), whose parsed
+ * host is `localhost` or `127.0.0.1` and which carries no credentials. The pattern and the
+ * parser must agree, so a spelling they read differently (`http://localhost:80@evil.test/`,
+ * `http://localhost\@evil.test/`) is not one.
+ */
+export function isLocalhostMediaUrl(value: string): boolean {
+  if (value.length > MAX_PUBLIC_URL_LENGTH || !LOCALHOST_MEDIA.test(value)) return false;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return false;
+  }
+  return (url.hostname === "localhost" || url.hostname === "127.0.0.1") && !url.username && !url.password;
+}
+
+/**
  * Why `value` cannot be a `media_url`, or null when it can: {@link publicHttpsUrlProblem}'s rule
  * without exceptions, on the default https port only (no `:8443`; `:443` is the default written
  * out). The service fetches the URL itself and follows a redirect only to the same rule on the
- * same host (src/media/fetch.ts; README, Security → Media).
+ * same host (src/media/fetch.ts; docs/security.md, Media). `options.allowLocalhost` makes the
+ * one exception described on {@link MediaUrlOptions} (docs/configuration.md, Overview:
+ * `MEDIA_ALLOW_HTTP_LOCALHOST`); a URL outside it gets the problem it has without it.
  */
-export function mediaUrlProblem(value: string): string | null {
+export function mediaUrlProblem(value: string, options: MediaUrlOptions = {}): string | null {
+  if (options.allowLocalhost && isLocalhostMediaUrl(value)) return null;
   const problem = publicHttpsUrlProblem(value);
   if (problem) return problem;
   // The URL parser drops the scheme's default port, so any port left is another one.

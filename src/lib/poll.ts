@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /*
- * Polls (README, Sending messages → Polls): a question with 2 to 12 options, single or multiple
+ * Polls (docs/messages.md, Sending messages → Polls): a question with 2 to 12 options, single or multiple
  * choice, sent on linked devices (the Cloud API has no poll message). WhatsApp's own limits, as
  * the linked-device APIs that relay them publish them: Green-API's "SendPoll"
  * (https://greenapi.com/en/docs/api/sending/SendPoll/): the question at most 255 characters, 2 to

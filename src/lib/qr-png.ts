@@ -11,7 +11,7 @@ const QUIET_ZONE_MODULES = 4;
  * from `qrcode-generator`) and encodes it as an 8-bit greyscale PNG (`fast-png`).
  *
  * @returns `data:image/png;base64,…` — the shape of `qr_code` in `POST /v1/chatapp/sessions` of
- *   openapi.json (README, Walkthrough, step 3).
+ *   openapi.json (docs/sessions.md, Creating, listing and linking).
  */
 export function qrPngDataUri(payload: string): string {
   const qr = qrcode(0, "M");

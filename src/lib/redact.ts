@@ -11,7 +11,7 @@ export const REDACTED = "[redacted]";
 
 /**
  * Runs of at least this many digits of the message's text are taken out wherever they appear:
- * a one-time code has 4 to 10 digits (README, One-time codes), and a gateway may quote it alone.
+ * a one-time code has 4 to 10 digits (docs/otp.md, Reverse OTP), and a gateway may quote it alone.
  */
 const MIN_CODE_DIGITS = 4;
 

@@ -2,7 +2,7 @@ import { formatNullableTimestamp, formatTimestamp } from "./time";
 
 /*
  * A session's health: the limits the chat network puts on the linked account, as its gateway
- * reports them (README, Session health). Three signals, each null until a gateway tells it:
+ * reports them (docs/sessions.md, Session health). Three signals, each null until a gateway tells it:
  *
  * - `timelock`: WhatsApp's "reach-out timelock" on messages to contacts who never wrote to the
  *   account (send error 463). WAHA: `me.reachoutTimelock` `{ enforcementType, isActive,

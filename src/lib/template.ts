@@ -99,8 +99,8 @@ export function renderTemplate(template: string, values: TemplateValues): string
 }
 
 /**
- * The template an app gets when it is created without `message_template` (README, One-time
- * codes, step 17; `POST /v1/apps` in openapi.json: "a template with its name written in"): the
+ * The template an app gets when it is created without `message_template` (docs/otp.md,
+ * Apps; `POST /v1/apps` in openapi.json: "a template with its name written in"): the
  * name is written into the text literally, next to the `{{code}}` placeholder, e.g.
  * `{{code}} is your Acme verification code. Do not share it.` Braces are removed from the name
  * so that it cannot form placeholders; the result always passes {@link templateProblems}. The

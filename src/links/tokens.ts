@@ -24,7 +24,7 @@ export const LINK_EXPIRES_IN = { min: 60, max: 86_400, default: 900 } as const;
  * How long a token is kept after its `expires_at` (ms; 7 days): until then its link answers 410
  * `link_expired` ("This link has expired"), which tells whoever opens an old link to ask for a new
  * one; afterwards the hourly job `purge_link_tokens` deletes it and the link is 404
- * `link_not_found` (README, Configuration → Data retention).
+ * `link_not_found` (docs/retention.md, Data retention).
  */
 export const LINK_TOKEN_RETENTION_MS = 7 * 86_400_000;
 
@@ -32,7 +32,7 @@ export const LINK_TOKEN_RETENTION_MS = 7 * 86_400_000;
  * Mints a token for the account's session, valid `expiresInSeconds` from `now` (epoch ms):
  * the row to store (holding only the SHA-256 hex of the token) and the plaintext, which is
  * shown once, in the link URL, and never stored. `createdBy` is the id of the API key that asks
- * for it: revoking that key revokes the token (src/keys/revoke.ts; README, Security, Live sockets).
+ * for it: revoking that key revokes the token (src/keys/revoke.ts; docs/security.md, Live sockets).
  */
 export async function mintLinkToken(input: {
   accountId: string;

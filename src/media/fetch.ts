@@ -1,5 +1,5 @@
 import { ApiError } from "../errors";
-import { mediaUrlProblem } from "../lib/media-url";
+import { type MediaUrlOptions, mediaUrlProblem } from "../lib/media-url";
 import { contentTypeEssence, MAX_MEDIA_REDIRECTS, MEDIA_RULES, type MediaType } from "./rules";
 
 /**
@@ -32,6 +32,23 @@ export function mediaUnavailable(reason: MediaProblemReason, detail: string): Ap
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
+/**
+ * Refuses a `media_url` outside the rule of this deployment (lib/media-url.ts `mediaUrlProblem`
+ * with `options`: `{ allowLocalhost: MEDIA_ALLOW_HTTP_LOCALHOST }`) as the request schemas refuse
+ * any other: 422 `validation_failed` with the problem on `media_url`. The schemas take the
+ * localhost exception (they cannot read the configuration), so a handler calls this first, and
+ * {@link openMedia} again before it fetches. Null or undefined (no media) passes.
+ * @throws ApiError `validation_failed` (422), e.g. `{ media_url: ["must use https"] }`.
+ */
+export function requireMediaUrlAllowed(url: string | null | undefined, options: MediaUrlOptions): void {
+  if (url == null) return;
+  const problem = mediaUrlProblem(url, options);
+  if (problem)
+    throw new ApiError("validation_failed", "The request has invalid fields.", {
+      fields: { media_url: [problem] },
+    });
+}
+
 /** A media response whose status, content type and declared length passed; its body is unread. */
 export interface OpenedMedia {
   response: Response;
@@ -40,18 +57,28 @@ export interface OpenedMedia {
 }
 
 /**
- * Requests `url` (a `media_url` that passed `mediaUrlProblem`) from the Worker, which reaches
- * only the public internet, never the operator's network. Redirects are not followed by `fetch`
- * (`redirect: "manual"`): at most {@link MAX_MEDIA_REDIRECTS} are, and only to an https URL on
- * port 443 of the same host (the `mediaUrlProblem` rule, same host name), so a public host cannot
- * send the fetch elsewhere. The answer must be 200 (or 203) with a content type that `type` takes,
- * and a `Content-Length`, when given, within its cap; the body is left for the caller to read
- * under the same cap, since a declared length may lie (src/media/store.ts).
+ * Requests `url` (a `media_url` that passes `mediaUrlProblem` with `options`, checked again here)
+ * from the Worker, which reaches only the public internet, never the operator's network; with
+ * `options.allowLocalhost` (`MEDIA_ALLOW_HTTP_LOCALHOST`, local development) also
+ * `http(s)://localhost` and `http(s)://127.0.0.1` on any port, and nothing else. Redirects are
+ * not followed by `fetch` (`redirect: "manual"`): at most {@link MAX_MEDIA_REDIRECTS} are, and
+ * only to a URL of the same rule (https on port 443, or that local exception) on the same host
+ * name, so a public host cannot send the fetch elsewhere (not to localhost either). The answer
+ * must be 200 (or 203) with a content type that `type` takes, and a `Content-Length`, when given,
+ * within its cap; the body is left for the caller to read under the same cap, since a declared
+ * length may lie (src/media/store.ts).
  *
  * @param signal aborts the request (the fetch's deadline).
- * @throws ApiError `media_unavailable` (422) with a {@link MediaProblemReason}.
+ * @throws ApiError `validation_failed` (422, on `media_url`) for a `url` outside the rule
+ *   ({@link requireMediaUrlAllowed}); `media_unavailable` (422) with a {@link MediaProblemReason}.
  */
-export async function openMedia(url: string, type: MediaType, signal: AbortSignal): Promise<OpenedMedia> {
+export async function openMedia(
+  url: string,
+  type: MediaType,
+  signal: AbortSignal,
+  options: MediaUrlOptions = {},
+): Promise<OpenedMedia> {
+  requireMediaUrlAllowed(url, options);
   const rule = MEDIA_RULES[type];
   const origin = new URL(url);
   let current = origin;
@@ -82,7 +109,7 @@ export async function openMedia(url: string, type: MediaType, signal: AbortSigna
         throw mediaUnavailable("redirect_refused", `more than ${MAX_MEDIA_REDIRECTS} redirects.`);
       const next = resolve(location, current);
       if (!next) throw mediaUnavailable("redirect_refused", "a redirect's Location is not a URL.");
-      const problem = redirectProblem(next, origin);
+      const problem = redirectProblem(next, origin, options);
       if (problem) throw mediaUnavailable("redirect_refused", `a redirect ${problem}.`);
       current = next;
       continue;
@@ -126,10 +153,11 @@ function resolve(location: string, base: URL): URL | null {
 
 /**
  * Why a redirect to `next` is not followed, or null: it must keep to the `media_url` rule (https,
- * port 443, no credentials, a public host) and to the host of the URL first given.
+ * port 443, no credentials, a public host; or the local exception `options` allows) and to the
+ * host name of the URL first given.
  */
-function redirectProblem(next: URL, origin: URL): string | null {
-  const problem = mediaUrlProblem(next.href);
+function redirectProblem(next: URL, origin: URL, options: MediaUrlOptions): string | null {
+  const problem = mediaUrlProblem(next.href, options);
   if (problem) return `to ${next.protocol}//${next.host} is refused: it ${problem}`;
   if (next.hostname !== origin.hostname)
     return `to another host (${next.hostname}) is refused: only ${origin.hostname} is followed`;

@@ -64,7 +64,7 @@ export const MEDIA_FETCH_TIMEOUT_MS = 60_000;
 
 /**
  * The `Content-Disposition` an incoming message's kept media is served with
- * (`GET /v1/chatapp/messages/{id}/media`; README, Security → Hardening): `inline` for an image,
+ * (`GET /v1/chatapp/messages/{id}/media`; docs/security.md, Hardening): `inline` for an image,
  * audio or video type, which a browser only displays, except `image/svg+xml` (an XML document
  * that runs scripts when opened); `attachment` for anything else, a document or whatever type the
  * sender chose (`text/html`, none), so that it is saved, never rendered on the service's origin.

@@ -1,5 +1,6 @@
 import { ApiError } from "../errors";
 import { log } from "../lib/log";
+import type { MediaUrlOptions } from "../lib/media-url";
 import { mediaUnavailable, openMedia, tooLarge } from "./fetch";
 import { MEDIA_FETCH_TIMEOUT_MS, MEDIA_RULES, type MediaType } from "./rules";
 import { stickerProblem } from "./sticker";
@@ -28,13 +29,21 @@ export const PART_BYTES = 5 * 1024 * 1024;
  * The body streams through a buffer of one {@link PART_BYTES} part (never held whole), so a
  * 100 MB document stays within the Worker's memory. The whole fetch has
  * {@link MEDIA_FETCH_TIMEOUT_MS}. One call serves every recipient of a send or campaign.
+ * `options`: the deployment's exception to the `media_url` rule (`{ allowLocalhost:
+ * MEDIA_ALLOW_HTTP_LOCALHOST }`), as {@link openMedia} applies it.
  *
  * @throws ApiError `media_unavailable` (422, with its `reason`) for media that cannot be sent;
- *   `service_unavailable` (503) when R2 refuses the write. Nothing is stored in either case.
+ *   `validation_failed` (422) for a `url` outside the rule; `service_unavailable` (503) when R2
+ *   refuses the write. Nothing is stored in any case.
  */
-export async function storeMedia(bucket: R2Bucket, url: string, type: MediaType): Promise<StoredMedia> {
+export async function storeMedia(
+  bucket: R2Bucket,
+  url: string,
+  type: MediaType,
+  options: MediaUrlOptions = {},
+): Promise<StoredMedia> {
   const signal = AbortSignal.timeout(MEDIA_FETCH_TIMEOUT_MS);
-  const { response, contentType } = await openMedia(url, type, signal);
+  const { response, contentType } = await openMedia(url, type, signal, options);
   const key = crypto.randomUUID();
   const bytes = await uploadBody(bucket, key, response, {
     maxBytes: MEDIA_RULES[type].maxBytes,

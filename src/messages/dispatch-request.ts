@@ -4,7 +4,7 @@ import type { MessageRow, MessageType, QuotedMessage } from "./types";
 import { typingMs } from "./typing";
 
 /**
- * Dispatch lanes, lower first (README, One-time codes; Campaigns): one-time codes, then single
+ * Dispatch lanes, lower first (docs/otp.md, Sending and verifying; docs/campaigns.md, Campaigns): one-time codes, then single
  * sends, then bulk campaign traffic, so a campaign never holds up a transactional message.
  */
 export const LANE = { otp: 0, send: 1, campaign: 2 } as const;

@@ -18,7 +18,7 @@ import { formatTimestamp } from "../lib/time";
 import { metadataObject, metadataText, parseMessageMetadata } from "./metadata";
 
 /*
- * A message's text changed or its deletion for everyone, written once with its event (README,
+ * A message's text changed or its deletion for everyone, written once with its event (docs/messages.md,
  * Chat actions): the one home of `metadata.deleted_at`, `metadata.edits` and `metadata.edited_at`.
  * The session's own deletes and edits (src/chat-actions/delete.ts, edit.ts) and a contact's of the
  * messages they sent (a gateway's `edited` and `revoked` events, src/gateways/gateway.ts
@@ -166,7 +166,7 @@ export interface ContactChange {
 }
 
 /**
- * Records a contact's edit of a message they sent (README, Chat actions: "Contacts' own edits and
+ * Records a contact's edit of a message they sent (docs/messages.md, Chat actions: "Contacts' own edits and
  * deletes") as {@link writeEdit} does the session's own, the latest edit winning: an edit older
  * than the one applied, a redelivered one, or one of a deleted message changes nothing and records
  * no event. The message is found by {@link contactMessage}; none (an edit that arrived before the
@@ -207,7 +207,7 @@ export async function receiveRevoke(
 /**
  * The incoming message of session `change.sessionId` that the gateway knows by
  * `change.providerMessageId`, when `change.from` sent it: its `from_number` is their number, or
- * its contact is one their identifiers name (a LID or BSUID sender, README, Contacts). Null (and
+ * its contact is one their identifiers name (a LID or BSUID sender, docs/contacts.md, Contacts). Null (and
  * logged) otherwise.
  */
 async function contactMessage(

@@ -7,7 +7,7 @@ import type { SendableType } from "./types";
 
 /**
  * Refuses a message the session's gateway cannot send at all, before anything is fetched or
- * charged (README, Sending messages): a sticker where the gateway has no sticker message
+ * charged (docs/messages.md, Sending messages): a sticker where the gateway has no sticker message
  * (lib/gateway-kinds.ts `sendsStickers`; WAHA's API has none), or an interactive message of a kind
  * it does not send (`sendsInteractive`: reply buttons on WAHA), or a poll where the gateway has
  * none (`sendsPolls`: the Cloud API) or with more options than it takes (`maxPollOptions`: 10 on

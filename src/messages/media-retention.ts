@@ -18,7 +18,7 @@ const SWEEP_MAX_BATCHES = 50;
 const DAY_MS = 86_400_000;
 
 /**
- * The hourly retention sweep of incoming media (README, Incoming media): deletes from `bucket`
+ * The hourly retention sweep of incoming media (docs/messages.md, Incoming media): deletes from `bucket`
  * the kept media of incoming messages created more than `retentionDays` (`MEDIA_RETENTION_DAYS`)
  * days before `now` (epoch ms), and records it on their rows (src/db/queries/incoming-media.ts
  * `recordExpiredMedia`: `media_key`, `media_url` null, `metadata.media_expired_at`). Objects
@@ -64,7 +64,7 @@ export interface OutgoingSweep {
 }
 
 /**
- * The hourly retention sweep of outgoing media (README, Security → Media): deletes from `bucket`
+ * The hourly retention sweep of outgoing media (docs/security.md, Media): deletes from `bucket`
  * each stored copy of a send or campaign (src/media/store.ts) that no message can still need, and
  * records it. A copy may go once none of its messages waits (`queued` or `scheduled`, the
  * statuses a send starts from, src/moves/message.ts: failover and retries move only those, so a

@@ -67,7 +67,7 @@ const Failover = z.object({
   reason: z
     .string()
     .describe(
-      "Why: `session_banned`, `session_failed`, `session_deleted` or `session_limited` (README, Campaigns).",
+      "Why: `session_banned`, `session_failed`, `session_deleted` or `session_limited` (docs/campaigns.md, Campaigns).",
     ),
   at: timestamp("When it moved"),
 });
@@ -165,13 +165,13 @@ export const MessageMetadataSchema = z
     send_attempts: z
       .array(SendAttempt)
       .optional()
-      .describe("Each send attempt that did not end in `sent`, oldest first (README, Exactly once)."),
+      .describe("Each send attempt that did not end in `sent`, oldest first (docs/exactly-once.md, Exactly once)."),
     outcome: z
       .literal("unknown")
       .optional()
       .describe(
         "`unknown` while the gateway may hold the message unsettled (it stays `queued` until the gateway is asked; " +
-          "README, Exactly once). Removed once settled.",
+          "docs/exactly-once.md, Exactly once). Removed once settled.",
       ),
     settled_by: z
       .enum(SETTLED_BY)
@@ -181,7 +181,7 @@ export const MessageMetadataSchema = z
           "was asked) or `status_webhook` (a receipt naming the message arrived first).",
       ),
     typing: Typing.optional().describe(
-      "With `simulate_typing`, once sent: the typing… shown before it (README, Typing before a send).",
+      "With `simulate_typing`, once sent: the typing… shown before it (docs/messages.md, Typing before a send).",
     ),
     events: z
       .array(Receipt)
@@ -196,27 +196,27 @@ export const MessageMetadataSchema = z
       .optional()
       .describe("Each move of a campaign's waiting message to another of the campaign's sessions."),
     template: Template.optional().describe(
-      "A template message's template, as sent (README, Message templates).",
+      "A template message's template, as sent (docs/gateways.md, Message templates).",
     ),
     location: LocationSchema.optional().describe(
-      "A `location` message's point and place, sent or received (README, Sending messages → Locations).",
+      "A `location` message's point and place, sent or received (docs/messages.md, Sending messages → Locations).",
     ),
     contacts: z
       .array(ContactCardSchema)
       .optional()
-      .describe("A `contacts` message's cards, sent or received (README, Sending messages → Contact cards)."),
+      .describe("A `contacts` message's cards, sent or received (docs/messages.md, Sending messages → Contact cards)."),
     interactive: InteractiveSchema.optional().describe(
-      "An `interactive` message's buttons or list, as sent (README, Sending messages → Buttons and lists).",
+      "An `interactive` message's buttons or list, as sent (docs/messages.md, Sending messages → Buttons and lists).",
     ),
     poll: PollSchema.optional().describe(
-      "A `poll` message's question and options, as sent (README, Sending messages → Polls).",
+      "A `poll` message's question and options, as sent (docs/messages.md, Sending messages → Polls).",
     ),
     poll_votes: z
       .record(z.string(), PollVoteSchema)
       .optional()
       .describe(
         "A poll's votes, one per contact, by voter (their E.164 number, or their user id when the network gives no " +
-          "number): the options they picked and when. A later vote replaces an earlier one (README, Sending messages → Polls).",
+          "number): the options they picked and when. A later vote replaces an earlier one (docs/messages.md, Sending messages → Polls).",
       ),
     poll_votes_removed: z
       .record(
@@ -235,10 +235,10 @@ export const MessageMetadataSchema = z
       "An `interactive_reply`'s tap: the button or row the contact chose; `reply_to` is the message it answers.",
     ),
     deleted_at: timestamp(
-      "When the message was deleted for everyone: by the session, or by the contact who sent it (README, Chat actions)",
+      "When the message was deleted for everyone: by the session, or by the contact who sent it (docs/messages.md, Chat actions)",
     ).optional(),
     edited_at: timestamp(
-      "When the text was last edited: by the session, or by the contact who sent it (README, Chat actions)",
+      "When the text was last edited: by the session, or by the contact who sent it (docs/messages.md, Chat actions)",
     ).optional(),
     edits: z
       .array(
@@ -250,12 +250,12 @@ export const MessageMetadataSchema = z
       .optional()
       .describe("Each edit of the text, oldest first: the text it replaced and when."),
     quoted: Quoted.optional().describe(
-      "A reply's quoted message, or a reaction's message, as the gateway knows it (README, Replies and reactions).",
+      "A reply's quoted message, or a reaction's message, as the gateway knows it (docs/messages.md, Replies and reactions).",
     ),
     reactions: z
       .array(Reaction)
       .optional()
-      .describe("Contacts' reactions to the message, one per contact (README, Replies and reactions)."),
+      .describe("Contacts' reactions to the message, one per contact (docs/messages.md, Replies and reactions)."),
     reactions_removed: z
       .array(RemovedReaction)
       .optional()
@@ -266,13 +266,13 @@ export const MessageMetadataSchema = z
       "An incoming message's media the gateway holds but does not link to (its `media_url` null until kept).",
     ),
     media_error: MediaError.optional().describe(
-      "Why an incoming message's media could not be kept (README, Incoming media); removed if a later try keeps it.",
+      "Why an incoming message's media could not be kept (docs/messages.md, Incoming media); removed if a later try keeps it.",
     ),
     media_expired_at: timestamp(
       "When the stored media (an incoming message's kept file, an outgoing one's copy) was deleted by its retention",
     ).optional(),
     erased_at: timestamp(
-      "When the message was erased with its contact (README, Erasure): its text, media and addresses are gone",
+      "When the message was erased with its contact (docs/contacts.md, Erasure): its text, media and addresses are gone",
     ).optional(),
   })
   .describe(
@@ -287,7 +287,7 @@ export type MessageMetadata = z.infer<typeof MessageMetadataSchema>;
 /**
  * A receipt as `metadata.events` stores it (src/moves/message.ts `withReceipt`): its times in
  * epoch ms, `gateway_at` left out when it equals `at` (the sandbox's receipts, and any gateway
- * whose clock reads as ours), so a read message's receipts keep less than half the bytes (README,
+ * whose clock reads as ours), so a read message's receipts keep less than half the bytes (docs/retention.md,
  * Data retention). Shown as {@link Receipt} ({@link shownReceipts}); receipts stored
  * before keep their API timestamps and are shown as stored.
  */

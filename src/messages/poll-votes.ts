@@ -9,7 +9,7 @@ import { formatTimestamp } from "../lib/time";
 import { metadataObject, metadataText, parseMessageMetadata } from "./metadata";
 
 /*
- * Contacts' votes on the session's polls (README, Sending messages → Polls): the one home of a
+ * Contacts' votes on the session's polls (docs/messages.md, Sending messages → Polls): the one home of a
  * poll message's `metadata.poll_votes`, `metadata.poll_votes_removed` and `metadata.poll_counts`,
  * written with one `poll.voted` event per change. A gateway's `poll_vote` event
  * (src/gateways/gateway.ts `GatewayEvent`) and the sandbox's inbound route both write through here.

@@ -8,7 +8,7 @@ import { formatTimestamp } from "../lib/time";
 import { metadataObject, metadataText, parseMessageMetadata } from "./metadata";
 
 /*
- * Incoming replies and reactions (README, Replies and reactions): which of the session's messages
+ * Incoming replies and reactions (docs/messages.md, Replies and reactions): which of the session's messages
  * a gateway's id names, and a contact's reaction recorded on the message it names.
  */
 

@@ -5,7 +5,7 @@ import { capabilitiesOf, USER_ID_KINDS, type UserIdKind } from "../lib/gateway-k
 import { needsPhoneNumber } from "./template";
 
 /*
- * Which recipients known by a user id a send can reach (README, Contacts): a gateway sends to the
+ * Which recipients known by a user id a send can reach (docs/contacts.md, Contacts): a gateway sends to the
  * kinds it declares (lib/gateway-kinds.ts `sendsToUserIds`), and Meta sends an authentication
  * template with a code button to phone numbers only. A single send (messages/send.ts) and a
  * campaign (campaigns/recipient-kinds.ts) refuse the others the same way, before anything is

@@ -4,7 +4,7 @@ import { ApiError } from "../errors";
 import type { QuotedMessage } from "./types";
 
 /*
- * Replies and reactions on the send path (README, Replies and reactions): which message of the
+ * Replies and reactions on the send path (docs/messages.md, Replies and reactions): which message of the
  * account a send may quote or react to, and the emoji a reaction may carry.
  */
 
@@ -53,7 +53,7 @@ export async function quoteTarget(
   }
   const chat = row.direction === "outgoing" ? row.toNumber : (row.fromNumber ?? row.contact?.userId ?? null);
   // The chat's contact answers to each of their identifiers: a reply by user id to a message that
-  // came by number (or the other way round) is the same chat (README, Contacts).
+  // came by number (or the other way round) is the same chat (docs/contacts.md, Contacts).
   const known = [chat, row.contact?.phoneNumber, row.contact?.userId].filter((a): a is string => Boolean(a));
   if (row.chatappSessionId !== input.sessionId || !chat || (input.to !== null && !known.includes(input.to))) {
     throw new ApiError(

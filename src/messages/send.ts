@@ -31,7 +31,7 @@ export interface SendRequest {
   accountId: string;
   sessionId: string;
   /**
-   * Recipient addresses, each once: E.164 numbers and user ids (a BSUID or a LID; README,
+   * Recipient addresses, each once: E.164 numbers and user ids (a BSUID or a LID; docs/contacts.md,
    * Contacts), in the request's order.
    */
   recipients: string[];
@@ -59,9 +59,9 @@ export interface SendRequest {
   contacts?: ContactCard[];
   /** For type `poll`: the question and options to send (lib/poll.ts). */
   poll?: Poll;
-  /** Show "typing…" before each message (README, Typing before a send); false when absent. */
+  /** Show "typing…" before each message (docs/messages.md, Typing before a send); false when absent. */
   simulateTyping?: boolean;
-  /** Our id of the message to quote (README, Replies and reactions); one recipient only. */
+  /** Our id of the message to quote (docs/messages.md, Replies and reactions); one recipient only. */
   replyTo?: string | null;
   /**
    * For type `reaction`: our id of the message to react to and the emoji ("" takes it off). The
@@ -79,19 +79,19 @@ export interface SendResult {
 }
 
 /**
- * Sends a message to one or many recipients (`POST /v1/chatapp/messages` in openapi.json; README, Sending messages):
+ * Sends a message to one or many recipients (`POST /v1/chatapp/messages` in openapi.json; docs/messages.md, Sending messages):
  * checks that the session is the account's and connected, that a Cloud API session's recipients
  * are all inside its customer service window (src/messages/service-window.ts), fetches and stores the media once for
- * every recipient (src/media/store.ts; README, Security → Media), charges the account and creates
+ * every recipient (src/media/store.ts; docs/security.md, Media), charges the account and creates
  * the rows atomically, then puts one queue message per recipient on the outbound Queue for the
  * paced fan-out. A media send the balance cannot cover is refused before its media is fetched.
  * Media that cannot be sent stop the send before anything is charged or written;
  * a stored copy whose charge is refused is deleted again. The rows come back `queued` (or `scheduled`) and charged whatever the Queue answers:
  * when `sendBatch` throws, whether it took the messages is unknown, so none is failed or refunded
- * on a guess (see {@link enqueue}; README, Sending messages).
+ * on a guess (see {@link enqueue}; docs/messages.md, Sending messages).
  *
  * A reply (`replyTo`) or a reaction quotes a message of the session's chat with its one
- * recipient (messages/reply.ts; README, Replies and reactions): the message's gateway id travels
+ * recipient (messages/reply.ts; docs/messages.md, Replies and reactions): the message's gateway id travels
  * in `metadata.quoted`, our id in `reply_to`. A reaction's content is its emoji.
  *
  * @throws ApiError `not_found` (404) for a session not the account's, `session_not_connected`
@@ -139,7 +139,9 @@ export async function sendMessages(env: Env, db: Db, request: SendRequest): Prom
   if (isMediaType(request.type) && request.mediaUrl !== null) {
     // An account that cannot pay makes the service fetch nothing (the charge below still decides).
     await requireBalance(db, request.accountId, price * request.recipients.length, "This send");
-    media = await storeMedia(env.MEDIA, request.mediaUrl, request.type);
+    media = await storeMedia(env.MEDIA, request.mediaUrl, request.type, {
+      allowLocalhost: config.MEDIA_ALLOW_HTTP_LOCALHOST,
+    });
   }
   const toSend: NewMessages = {
     accountId: request.accountId,
@@ -216,7 +218,7 @@ function storedContent(request: SendRequest): string | null {
 }
 
 /**
- * The `metadata` a send's type writes before the send (README, Sending messages): a template's
+ * The `metadata` a send's type writes before the send (docs/messages.md, Sending messages): a template's
  * (checked by {@link templateMetadata}), `{ location }` for a location, `{ contacts }` for contact
  * cards, `{ interactive }` for an interactive message and `{ poll }` for a poll (each checked
  * against the gateway by messages/gateway-types.ts `requireGatewaySends`), else undefined.
@@ -236,7 +238,7 @@ async function payloadMetadata(
 }
 
 /**
- * Checks a template send before anything is charged (README, Message templates): only a
+ * Checks a template send before anything is charged (docs/gateways.md, Message templates): only a
  * `cloud_api` session sends templates; the template must be in the session's cache (as
  * `GET /v1/chatapp/sessions/{id}/templates` last read it) by name and language, and `APPROVED`;
  * its variables must fit it (messages/template.ts `templateVariableErrors`).

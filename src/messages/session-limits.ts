@@ -7,7 +7,7 @@ import { coldContactLimit, type StoredHealth } from "../lib/session-health";
  * Refuses a send to a cold contact (one who never wrote to the session, by any of their
  * identifiers: db/queries/contacts.ts `lastMessageOf`) while the session's health says the network refuses new chats at `now`
  * (epoch ms): an active reach-out timelock, or a cap on new chats at `CAPPED`
- * (lib/session-health.ts `coldContactLimit`; README, Session health). WhatsApp answers such a
+ * (lib/session-health.ts `coldContactLimit`; docs/sessions.md, Session health). WhatsApp answers such a
  * send with error 463 ("reach-out timelock") or drops it at the cap, so it is not made: the whole
  * send is refused before anything is charged or written. A send whose recipients all wrote to
  * the session before goes ahead.

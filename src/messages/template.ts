@@ -1,7 +1,7 @@
 import type { FieldErrors } from "../errors";
 
 /*
- * Template messages (README, Message templates): what a send names and fills in, how it is checked
+ * Template messages (docs/gateways.md, Message templates): what a send names and fills in, how it is checked
  * against the cached template (src/db/schema/templates.ts), and how it travels to the gateway.
  * Placeholders are Meta's positional `{{1}}`, `{{2}}`… in a `BODY` component's `text` and in a
  * `URL` button's `url` (Meta, "Message templates → Components").

@@ -6,12 +6,12 @@ export type { MessageRow, MessageStatus, MessageType, SendableType };
 /**
  * The message types priced each on its own (accounts show a price per type, usage counts per
  * type): text and media; `template`, outgoing only, a Cloud API session's approved message
- * template (README, Message templates); `location`, a point on the map (README, Sending messages →
- * Locations; lib/location.ts); `interactive`, reply buttons or a list (README, Sending
- * messages → Buttons and lists; lib/interactive.ts); `contacts`, contact cards (README,
+ * template (docs/gateways.md, Message templates); `location`, a point on the map (docs/messages.md, Sending
+ * messages → Locations; lib/location.ts); `interactive`, reply buttons or a list (docs/messages.md,
+ * Sending messages → Buttons and lists; lib/interactive.ts); `contacts`, contact cards (docs/messages.md,
  * Sending messages → Contact cards; lib/contact-cards.ts); `sticker`, a WebP sticker by
- * `media_url` (README, Sending messages → Stickers; src/media/sticker.ts); and `poll`, a question
- * with options contacts vote on, linked devices only (README, Sending messages → Polls; lib/poll.ts).
+ * `media_url` (docs/messages.md, Sending messages → Stickers; src/media/sticker.ts); and `poll`, a question
+ * with options contacts vote on, linked devices only (docs/messages.md, Sending messages → Polls; lib/poll.ts).
  */
 export const MESSAGE_TYPES = [
   "text",
@@ -30,7 +30,7 @@ export const MESSAGE_TYPES = [
 /**
  * The message types campaigns send: text and media with `content` as a `{{name}}` template, a
  * `template` with `{{name}}` in its values, and a location, contact cards, reply buttons or a
- * list, or a sticker, the same for every recipient (README, Campaigns).
+ * list, or a sticker, the same for every recipient (docs/campaigns.md, Campaigns).
  */
 export const CAMPAIGN_TYPES = [
   "text",
@@ -47,7 +47,7 @@ export const CAMPAIGN_TYPES = [
 
 /**
  * The types a send takes: {@link MESSAGE_TYPES} and `reaction`, an emoji set on (or, empty, taken
- * off) another message of the chat, priced as a text (README, Replies and reactions).
+ * off) another message of the chat, priced as a text (docs/messages.md, Replies and reactions).
  */
 export const SENDABLE_TYPES = [...MESSAGE_TYPES, "reaction"] as const satisfies readonly SendableType[];
 
@@ -80,7 +80,7 @@ export const MESSAGE_STATUSES = [
 /**
  * A message of the recipient's chat that a send quotes or reacts to: the gateway's id of it
  * (`provider_message_id`) and whether the session sent it (`fromMe`: Evolution API's message key
- * needs it; README, Replies and reactions).
+ * needs it; docs/messages.md, Replies and reactions).
  */
 export interface QuotedMessage {
   providerMessageId: string;

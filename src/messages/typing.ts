@@ -8,8 +8,8 @@ export const TYPING_MAX_MS = 8_000;
 export const TYPED_CHARS_PER_SECOND = 30;
 
 /**
- * How long the recipient sees "typing…" before a `simulate_typing` message (README, Typing before
- * a send): one second per {@link TYPED_CHARS_PER_SECOND} characters of its text (a media
+ * How long the recipient sees "typing…" before a `simulate_typing` message (docs/messages.md,
+ * Typing before a send): one second per {@link TYPED_CHARS_PER_SECOND} characters of its text (a media
  * message's caption), rounded to whole seconds, at least {@link TYPING_MIN_MS} and at most
  * {@link TYPING_MAX_MS}. Characters are Unicode code points. A media message without a caption
  * and a template (its text is Meta's, not ours to count) take the minimum.

@@ -8,7 +8,7 @@ import { eventsForRows, recordedIn } from "../events/record";
 export type CampaignStatus = CampaignRow["status"];
 
 /**
- * Every move a campaign's status may make, and the only place that writes it (README,
+ * Every move a campaign's status may make, and the only place that writes it (docs/campaigns.md,
  * Campaigns): a draft starts `running`, or `scheduled` until `scheduled_at`, or `completed` at
  * once when every recipient is skipped; `scheduled → running` when its first message is due;
  * `running ⇄ paused`; anything before the end → `cancelled`; `completed` once nothing is left to

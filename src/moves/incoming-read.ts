@@ -6,7 +6,7 @@ import type { MessageStatus } from "../db/schema";
  * Every move an incoming message's status may make, and the only place that moves it (outgoing
  * messages move by src/moves/message.ts `MESSAGE_TRANSITIONS`). An incoming message is stored
  * `delivered` (src/db/queries/messages.ts `incomingRow`); `marked_read`: the session told the
- * network it read it (README, Chat actions), and `read_at` records when.
+ * network it read it (docs/messages.md, Chat actions), and `read_at` records when.
  */
 export const INCOMING_TRANSITIONS = {
   marked_read: { from: ["delivered"], to: "read" },

@@ -6,10 +6,10 @@ import { sentUsageStatement } from "./counters";
 /**
  * Every move an outgoing message's status may make, and the only place that moves it. The
  * statuses are the `Message` schema's in openapi.json, and a send creates `queued` (or `scheduled`;
- * README, Sending messages). The later moves are this API's own; they follow the order of the
+ * docs/messages.md, Sending messages). The later moves are this API's own; they follow the order of the
  * chat network's receipts (WAHA's `message.ack` levels, Evolution's `messages.update` statuses):
  * `queued|scheduled → sent → delivered → read`. Each stage's time fills its `*_at` field
- * (`sent_at`, `delivered_at`, `read_at`; README, Send and track messages, step 13).
+ * (`sent_at`, `delivered_at`, `read_at`; README, Messages, step 9).
  *
  * - `due`: a scheduled message's time came; it joins the fan-out.
  * - `sent`: the gateway accepted it.
@@ -44,7 +44,7 @@ export type MessageTarget =
   | { campaignId: string };
 
 /**
- * How a sent message's outcome became known (its `metadata.settled_by`; README, Exactly once): the
+ * How a sent message's outcome became known (its `metadata.settled_by`; docs/exactly-once.md, Exactly once): the
  * gateway's `answer` to the send, or, after the outcome was unknown, a `lookup` that found it or a
  * receipt (`status_webhook`) for it.
  */
@@ -66,7 +66,7 @@ export interface MessagePricing {
 }
 
 /**
- * The "typing…" a `simulate_typing` message was sent after (README, Typing before a send): for
+ * The "typing…" a `simulate_typing` message was sent after (docs/messages.md, Typing before a send): for
  * `ms` milliseconds from `at` (epoch ms), `shown` or not and then why (`reason`). Kept in the
  * message's `metadata.typing` as `{ ms, started_at, shown, reason? }`, `started_at` an API timestamp.
  */

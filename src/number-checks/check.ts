@@ -28,7 +28,7 @@ export interface NumberCheck {
 export type OnSessionFailure = "throw" | "unknown";
 
 /**
- * Whether each of `numbers` (E.164) is on the chat network for account `accountId` (README,
+ * Whether each of `numbers` (E.164) is on the chat network for account `accountId` (docs/sessions.md,
  * Number checks). An answer the account got less than {@link CONTACT_CHECK_TTL_MS} before `now`
  * (epoch ms) is used as it is (D1 `contact_checks`); the others are asked through the session
  * objects of `sessionIds` (the account's, in order), {@link MAX_NUMBER_CHECK} numbers a call, the

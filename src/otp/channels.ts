@@ -18,12 +18,12 @@ export interface Channel {
   gateway: GatewayKind;
   /** The session's number, E.164; null until it is linked. */
   phoneNumber: string | null;
-  /** The limits the network puts on the session (README, Session health); null when none was read. */
+  /** The limits the network puts on the session (docs/sessions.md, Session health); null when none was read. */
   health: StoredHealth | null;
 }
 
 /**
- * The app's channels (`apps.channels`, README, One-time codes → Channels and failover) in their
+ * The app's channels (`apps.channels`, docs/otp.md, Channels and failover) in their
  * order, each as its session is now; a session deleted since is left out. Empty when the app has
  * none. One D1 read.
  */
@@ -50,7 +50,7 @@ export async function channelsOf(env: Env, db: Db, app: AppRow): Promise<Channel
 
 /**
  * Whether `channel`'s gateway can send to `to` (E.164, or a user id of a kind it sends to:
- * lib/gateway-kinds.ts `sendsToUserIds`; README, Contacts): a LID goes only through a linked-device
+ * lib/gateway-kinds.ts `sendsToUserIds`; docs/contacts.md, Contacts): a LID goes only through a linked-device
  * gateway, a BSUID only through the Cloud API.
  */
 export function canAddress(channel: Channel, to: string): boolean {
@@ -68,7 +68,7 @@ export function canCarryCode(channel: Channel, app: AppRow): boolean {
 
 /**
  * Whether `channel` may send to `toNumber` (E.164 or a user id) at `now` (epoch ms) as far as the network's
- * limits go (README, Session health): yes unless its timelock or cap refuses new chats
+ * limits go (docs/sessions.md, Session health): yes unless its timelock or cap refuses new chats
  * (lib/session-health.ts `coldContactLimit`) and `toNumber`'s contact never wrote to it (D1
  * `contacts`, db/queries/contacts.ts `lastMessageOf`). A send the limit refuses would answer 409 `session_limited`
  * (messages/session-limits.ts); one D1 read, only for a limited channel.

@@ -3,22 +3,22 @@ import { deriveSealingKey } from "../lib/sealed-secret";
 
 /**
  * The rules of one-time codes, in one place. Sources: the numbers are this API's own, documented in
- * the README ("One-time codes"); OWASP's Multifactor Authentication and Forgot Password cheat sheets
+ * docs/otp.md, "Sending and verifying"; OWASP's Multifactor Authentication and Forgot Password cheat sheets
  * and NIST SP 800-63B §5.1.3 / §5.2.2 for single-use codes, short lifetimes and attempt limits.
  */
 export const OTP_RULES = {
-  /** Wrong codes an OTP accepts; the last one turns it `failed` (README: "After 5 wrong codes"). */
+  /** Wrong codes an OTP accepts; the last one turns it `failed` (docs/otp.md: "After 5 wrong codes"). */
   maxFailedAttempts: 5,
-  /** Codes sent per OTP, the first one included (README: "limited to 5 codes per OTP"). */
+  /** Codes sent per OTP, the first one included (docs/otp.md: "limited to 5 codes per OTP"). */
   maxSends: 5,
-  /** Shortest gap between two sends of one OTP, ms (README: "at least 30 seconds apart"). */
+  /** Shortest gap between two sends of one OTP, ms (docs/otp.md: "at least 30 seconds apart"). */
   resendIntervalMs: 30_000,
   /** Window of the per-number limit `OTP_MAX_PER_NUMBER_PER_HOUR`, ms (a rolling hour). */
   perNumberWindowMs: 3_600_000,
 } as const;
 
 /**
- * Default and bounds of an app's `code_size`, in digits (default 6: README, One-time codes; bounds
+ * Default and bounds of an app's `code_size`, in digits (default 6: docs/otp.md, Apps; bounds
  * 4–10: this API's own). An incoming message's candidate codes for a reverse OTP are its digit runs
  * of these lengths (src/otp/reverse.ts).
  */

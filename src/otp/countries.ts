@@ -18,7 +18,7 @@ function countryOf(address: string, knownNumber: string | null): string | null {
 }
 
 /**
- * The geographic rule of an app's codes (README, One-time codes; modelled on Twilio Verify's geo
+ * The geographic rule of an app's codes (docs/otp.md, Sending and verifying; modelled on Twilio Verify's geo
  * permissions, https://www.twilio.com/docs/verify/preventing-toll-fraud/verify-geo-permissions):
  * with `allowed_countries` set, a code goes only to recipients of those countries, which stops SMS
  * pumping to premium ranges elsewhere. The check writes nothing (it reads a user id's linked
@@ -26,7 +26,7 @@ function countryOf(address: string, knownNumber: string | null): string | null {
  * nothing.
  *
  * @param allowed upper-case ISO 3166-1 alpha-2 codes, or null for every country.
- * @param recipient.to the recipient's address: E.164, or a user id (README, Contacts), whose
+ * @param recipient.to the recipient's address: E.164, or a user id (docs/contacts.md, Contacts), whose
  *   country is {@link countryOf}'s; `recipient.accountId` the account whose contacts may link it.
  * @throws ApiError `otp_country_not_allowed` (422) when the recipient's country is not in
  *   `allowed`, or cannot be determined (a non-geographic number such as `+800…`, a LID whose

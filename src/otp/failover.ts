@@ -31,7 +31,7 @@ import {
 import { codeSendRequest } from "./code-message";
 import { otpStatusAt } from "./status";
 
-// Failover of a code to the app's next channel (README, One-time codes → Channels and failover).
+// Failover of a code to the app's next channel (docs/otp.md, Channels and failover).
 //
 // Each attempt that has a channel after it is watched by a job on the failover queue, sent with
 // `delaySeconds`. A job decides from facts only: the OTP's row and the status of the attempt's

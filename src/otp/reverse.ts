@@ -34,13 +34,13 @@ import { channelsOf } from "./channels";
 import { CODE_SIZE, codeHmac, codeLookup, generateCode, otpSecret } from "./code";
 import { assertCountryAllowed } from "./countries";
 
-// Reverse OTP (README, One-time codes → Reverse OTP): nothing is sent. The user sends the code to
+// Reverse OTP (docs/otp.md, Reverse OTP): nothing is sent. The user sends the code to
 // the app's session (a wa.me link or its QR code opens the chat with the text written in), and that
 // incoming message verifies the OTP: the sender's number is what it proves. The code is stored only
 // as HMACs keyed with OTP_SECRET (src/otp/code.ts): `code_hmac` as every OTP's, and `code_lookup`,
 // by which an incoming message's candidate codes find the OTP on its session.
 
-/** The rules of reverse OTPs, this API's own (README, One-time codes → Reverse OTP). */
+/** The rules of reverse OTPs, this API's own (docs/otp.md, Reverse OTP). */
 export const REVERSE_RULES = {
   /**
    * Codes drawn for one new reverse OTP before giving up (503 `otp_codes_exhausted`): a code is
@@ -140,15 +140,15 @@ async function reverseChannel(env: Env, db: Db, app: AppRow) {
 }
 
 /**
- * Starts a reverse OTP (`POST /v1/apps/{id}/otp` with `mode: "reverse"`, README, One-time codes →
- * Reverse OTP): a `code_size`-digit code the user sends to the app's first connected session, where
+ * Starts a reverse OTP (`POST /v1/apps/{id}/otp` with `mode: "reverse"`, docs/otp.md, Reverse
+ * OTP): a `code_size`-digit code the user sends to the app's first connected session, where
  * the incoming message verifies it ({@link verifyByIncoming}). Nothing is sent and nothing charged
  * now: no message, no send log, no count toward the per-number limit. The code is unique among the
  * session's live reverse OTPs (drawn again while taken, {@link REVERSE_RULES}.maxCodeDraws times),
- * and the session holds at most {@link REVERSE_RULES}.maxLivePerSession of them (README, Security →
+ * and the session holds at most {@link REVERSE_RULES}.maxLivePerSession of them (docs/security.md,
  * Reverse OTP guessing).
  *
- * @param input.toNumber E.164 or a user id (README, Contacts): the only sender whose message can
+ * @param input.toNumber E.164 or a user id (docs/contacts.md, Contacts): the only sender whose message can
  *   verify it; null for anyone.
  * @param now epoch ms; the OTP expires `expiry_seconds` after it.
  * @returns the OTP row (`pending`, `mode` `reverse`) with the code, its link and QR code, which
@@ -311,7 +311,7 @@ async function verifyMatch(
  * The number (E.164) of an incoming message's sender: the one the message comes with, else, for a
  * user named by a user id alone, the one the session's contact known by that id has: learnt from
  * the network before this message was read (a gateway's lookup, as WAHA's LID lookup right after
- * the message is stored, or an earlier message naming both; README, Contacts). Null when neither
+ * the message is stored, or an earlier message naming both; docs/contacts.md, Contacts). Null when neither
  * is known.
  */
 async function senderNumber(db: Db, message: IncomingText): Promise<string | null> {
@@ -325,20 +325,20 @@ async function senderNumber(db: Db, message: IncomingText): Promise<string | nul
 const wholeSecond = (at: number) => at - (at % 1000);
 
 /**
- * Verifies the reverse OTP an incoming message carries the code of (README, One-time codes →
- * Reverse OTP). The message's candidate codes ({@link codeCandidates}) are looked up on its session
+ * Verifies the reverse OTP an incoming message carries the code of (docs/otp.md, Reverse
+ * OTP). The message's candidate codes ({@link codeCandidates}) are looked up on its session
  * by their `code_lookup`; of the live reverse OTPs found, the first in the text's order that this
  * message may verify becomes `verified`, with `verified_number` the sender's number (E.164, as
  * src/messages/receive.ts normalises it; for a user named by a user id alone, the number their
  * contact is known by ({@link senderNumber}), null while none is),
- * `verified_user_id` their user id when the network gave one (README, Contacts), and `verified_at`
+ * `verified_user_id` their user id when the network gave one (docs/contacts.md, Contacts), and `verified_at`
  * `now`, its `otp.verified` event and, for an app with a `reverse_price`, its charge in the same
  * batch. An OTP with a `to_number` is verified only by a message from that number, so known, and
  * one with a `to_user_id` only by a message from that user id. One
  * message verifies at most one OTP. A message without a sender or candidate, or one after
  * `expires_at`, changes nothing.
  *
- * Guessing (README, Security → Reverse OTP guessing): while the session has a live reverse OTP,
+ * Guessing (docs/security.md, Reverse OTP guessing): while the session has a live reverse OTP,
  * each candidate that verifies nothing is recorded (src/db/queries/reverse-guesses.ts): the code
  * of no live OTP (`no_match`) or of one whose `to_number` is another number (`wrong_sender`) is a
  * failed guess of the sender; an OTP's own code in a message dated (`message.at`) before the

@@ -40,8 +40,8 @@ function retryAfterSeconds(at: number, now: number): string {
 }
 
 /**
- * The channel a code to `toNumber` (E.164 or a user id) goes out on first (README, One-time codes →
- * Channels and failover): the first of the app's `channels`, in list order, whose session is
+ * The channel a code to `toNumber` (E.164 or a user id) goes out on first (docs/otp.md, Channels
+ * and failover): the first of the app's `channels`, in list order, whose session is
  * `connected`, whose gateway sends to that kind of address (channels.ts `canAddress`; 422
  * `recipient_not_supported` when none does), and that is not kept from `toNumber` by the network's limits (channels.ts `reachesNumber`); when every
  * connected one is, the first connected one, whose send then answers 409 `session_limited`. On a
@@ -97,7 +97,7 @@ async function firstChannel(env: Env, db: Db, app: AppRow, toNumber: string): Pr
 }
 
 /**
- * The per-number limit (README, One-time codes): `OTP_MAX_PER_NUMBER_PER_HOUR` codes to one number
+ * The per-number limit (docs/otp.md, Sending and verifying): `OTP_MAX_PER_NUMBER_PER_HOUR` codes to one number
  * from all the apps of one account together in a rolling hour (`OTP_RULES.perNumberWindowMs`), so
  * a second app does not double it.
  */
@@ -214,14 +214,14 @@ async function undo(action: () => Promise<void>, otpId: string): Promise<void> {
 }
 
 /**
- * Starts an OTP (`POST /v1/apps/{id}/otp`, README, One-time codes): a `code_size`-digit code,
+ * Starts an OTP (`POST /v1/apps/{id}/otp`, docs/otp.md, Sending and verifying): a `code_size`-digit code,
  * rendered into the app's template and sent as a text message on the app's first connected
  * channel ({@link firstChannel}; on a Cloud API session, as the app's authentication template),
  * ahead of bulk sends, and recorded as the OTP's first attempt. When the app has channels after
  * that one, a failover job watches the attempt (src/otp/failover.ts). The code is returned to
  * nobody: only its HMAC is stored.
  *
- * @param input.toNumber the recipient: E.164, or a user id (README, Contacts).
+ * @param input.toNumber the recipient: E.164, or a user id (docs/contacts.md, Contacts).
  * @returns the new OTP row, with its message id.
  * @throws ApiError `not_found` (no such live app), `otp_country_not_allowed` (422; the app's
  *   `allowed_countries`, checked before anything is written), `app_has_no_channel` (422),
@@ -333,7 +333,7 @@ function resendRefusal(otp: OtpRow, now: number): ApiError | null {
 }
 
 /**
- * Sends an OTP a new code (`POST /v1/otp/{id}/resend`, README, One-time codes): the old code stops
+ * Sends an OTP a new code (`POST /v1/otp/{id}/resend`, docs/otp.md, Sending and verifying): the old code stops
  * working, the expiry restarts from now with the app's current `expiry_seconds`, and the code goes
  * out on the app's first connected channel now ({@link firstChannel}), with its current template,
  * within its current `allowed_countries`, watched for failover as a first send is. Failed

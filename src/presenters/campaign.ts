@@ -49,7 +49,7 @@ export function toCampaignRecord(row: CampaignRow, now = Date.now()) {
 /**
  * A recipient row as the API shows it (`CampaignRecipient`): its address as `to_number` (a number)
  * or `to_user_id` (a user id), the other null, as a message shows its recipient (an erased one's
- * hash, `erased:…`, as `to_number`: README, Erasure); its message's
+ * hash, `erased:…`, as `to_number`: docs/contacts.md, Erasure); its message's
  * status once it has one.
  */
 export function toRecipientRecord(row: RecipientWithMessage) {

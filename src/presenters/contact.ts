@@ -6,7 +6,7 @@ import { SERVICE_WINDOW_MS } from "../messages/service-window";
 /**
  * A message's contact as the API shows it (`Message.contact`): who is on the other side of the
  * chat, `{ id, phone_number, user_id, parent_user_id, username, name }`, nulls where unknown
- * (README, Contacts).
+ * (docs/contacts.md, Contacts).
  */
 export function toContactRef(row: ContactRow) {
   return {
@@ -22,7 +22,7 @@ export function toContactRef(row: ContactRow) {
 /**
  * {@link toContactRef} of a message whose contact the service does not keep (one sent to an
  * address no contact is known by yet, or stored before contacts were kept): the address alone,
- * `id` null; null without an address, or for an erased one (README, Erasure).
+ * `id` null; null without an address, or for an erased one (docs/contacts.md, Erasure).
  */
 export function contactOfAddress(
   address: string | null,

@@ -2,7 +2,7 @@ import type { ErasureRow } from "../db/schema";
 import { formatNullableTimestamp, formatTimestamp } from "../lib/time";
 
 /**
- * An erasure as the API shows it and its `contact.erased` event carries it (README, Erasure):
+ * An erasure as the API shows it and its `contact.erased` event carries it (docs/contacts.md, Erasure):
  * `{ id, address, status, counts, created_at, completed_at }`, the address only as its
  * keyed hash (`erased:…`), the counts summed over its runs.
  */

@@ -25,7 +25,7 @@ export function toMessageRecord(row: MessageWithContact) {
     provider_message_id: row.providerMessageId,
     from_number: row.fromNumber,
     // An outgoing message's `to_number` column holds its address: a user id is not a number (an
-    // erased address, which stands for either, is shown: README, Erasure).
+    // erased address, which stands for either, is shown: docs/contacts.md, Erasure).
     to_number: row.direction === "outgoing" && !shownAsNumber(row.toNumber) ? null : row.toNumber,
     contact: row.contact
       ? toContactRef(row.contact)

@@ -7,7 +7,7 @@ import type { CreatedReverseOtp } from "../otp/reverse";
 import { otpStatusAt } from "../otp/status";
 
 /**
- * One message an OTP's codes went out in (README, One-time codes → Channels and failover): the
+ * One message an OTP's codes went out in (docs/otp.md, Channels and failover): the
  * channel's session, the message, the code's number (`send`: 1 for the first code, 2 for the
  * first resend, …), and the message's status and times as the message shows them (null while the
  * attempt's message is being made).
@@ -28,7 +28,7 @@ function toAttemptRecord(attempt: AttemptView) {
 }
 
 /**
- * An OTP as the API shows it (README, One-time codes): `{id, app_id, mode, to_number, to_user_id, channel,
+ * An OTP as the API shows it (docs/otp.md, Sending and verifying): `{id, app_id, mode, to_number, to_user_id, channel,
  * status, expires_at, verified_number, attempts_remaining, sends_remaining, refused_messages,
  * message_id, attempts, created_at, updated_at}`. A reverse OTP's `failed_attempts` counts the
  * messages with its code that it refused (src/otp/reverse.ts `verifyByIncoming`): its
@@ -42,7 +42,7 @@ export function toOtpRecord(row: OtpRow & { attempts?: AttemptView[] }, now: num
     id: row.id,
     app_id: row.appId,
     mode: row.mode,
-    // An erased contact's address (README, Erasure) shows as `to_number`, as on messages.
+    // An erased contact's address (docs/contacts.md, Erasure) shows as `to_number`, as on messages.
     to_number: row.toNumber !== null && shownAsNumber(row.toNumber) ? row.toNumber : null,
     to_user_id: row.toNumber !== null && !shownAsNumber(row.toNumber) ? row.toNumber : null,
     channel: "chatapp" as const,
@@ -66,7 +66,7 @@ export function toOtpRecord(row: OtpRow & { attempts?: AttemptView[] }, now: num
 }
 
 /**
- * A new reverse OTP as its create response alone shows it (README, One-time codes → Reverse OTP):
+ * A new reverse OTP as its create response alone shows it (docs/otp.md, Reverse OTP):
  * {@link toOtpRecord} with `code`, `link` (the wa.me link with the text written in) and `qr_code`
  * (the link as a PNG data URI). No other response shows these three.
  */

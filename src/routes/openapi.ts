@@ -125,11 +125,11 @@ export const TAGS = [
   {
     name: "Contacts",
     description:
-      "Whoever is on the other side of the account's chats, known by a phone number, a user id (BSUID or LID) or both (README, Contacts).",
+      "Whoever is on the other side of the account's chats, known by a phone number, a user id (BSUID or LID) or both (docs/contacts.md, Contacts).",
   },
   {
     name: "Erasures",
-    description: "A contact's data erased on request (GDPR Art. 17), money left exact (README, Erasure).",
+    description: "A contact's data erased on request (GDPR Art. 17), money left exact (docs/contacts.md, Erasure).",
   },
   { name: "Apps", description: "One-time-code settings: sender, template, code size, expiry, countries." },
   { name: "One-time codes", description: "Sending, resending and verifying one-time codes." },
@@ -182,7 +182,7 @@ export function requires(scope: OperationScope, ...middleware: MiddlewareHandler
  * keyed hash stands where their number or user id stood.
  */
 export const ERASED_NOTE =
-  " Once the contact was erased, the keyed hash that stands for them (`erased:…`, README, Erasure).";
+  " Once the contact was erased, the keyed hash that stands for them (`erased:…`, docs/contacts.md, Erasure).";
 
 /** A phone number in international format, normalised to E.164. */
 export const PhoneNumber = z
@@ -202,7 +202,7 @@ export const PhoneNumber = z
   .openapi({ type: "string", maxLength: 32, example: "+14155552671" });
 
 /**
- * The network's id of a user who is not known by a phone number (README, Contacts): a Cloud API
+ * The network's id of a user who is not known by a phone number (docs/contacts.md, Contacts): a Cloud API
  * business-scoped user id (`US.13491208655302741918`, a parent `US.ENT.…`) or a linked-device id
  * (`<digits>@lid`), as the gateway gives it (src/lib/contact-identity.ts).
  */
@@ -213,7 +213,7 @@ export const UserId = z
   .openapi({ example: "US.13491208655302741918" });
 
 /**
- * The recipient of a body that names one by `to_number` or by `to_user_id` (README, Contacts), or
+ * The recipient of a body that names one by `to_number` or by `to_user_id` (docs/contacts.md, Contacts), or
  * by the two `fields` it names instead (`phone_number` and `user_id` of `POST /v1/erasures`): the
  * address given, or undefined when neither is; giving both is an issue on the user id's field
  * (422 `validation_failed`), answered as `z.NEVER`.
@@ -238,7 +238,7 @@ export function eitherAddress<N extends string = "to_number", U extends string =
 }
 
 /**
- * A recipient's address where either kind is taken (README, Contacts): a user id ({@link UserId}'s
+ * A recipient's address where either kind is taken (docs/contacts.md, Contacts): a user id ({@link UserId}'s
  * patterns) as given, else a phone number in international format, normalised to E.164.
  */
 export const Address = z
@@ -297,7 +297,7 @@ const RATE_LIMITED_PUBLIC_PATHS = /^\/(link|sandbox\/pair|gateway|media|admin)\/
  */
 const RATE_LIMIT_POLICY = {
   description:
-    'The limits the request counted against, e.g. `"send";q=100;w=10, "api";q=1000;w=10`: `q` requests per `w` seconds (README, Rate limits). Present on the answers of rate-limited operations.',
+    'The limits the request counted against, e.g. `"send";q=100;w=10, "api";q=1000;w=10`: `q` requests per `w` seconds (docs/api.md, Rate limits). Present on the answers of rate-limited operations.',
   schema: { type: "string", maxLength: 200 },
 };
 const RATE_LIMIT_POLICY_REF = { $ref: "#/components/headers/RateLimitPolicy" };
@@ -320,7 +320,7 @@ const RATE_LIMIT_HEADERS = {
 /** `Retry-After` of 503 `account_moving` (src/db/databases.ts `ACCOUNT_MOVING_RETRY_SECONDS`). */
 const RETRY_AFTER = {
   description:
-    "Seconds to wait before trying again: the account is moving between databases (README, Databases).",
+    "Seconds to wait before trying again: the account is moving between databases (docs/databases.md, Databases).",
   schema: { type: "integer", format: "int32", minimum: 1, maximum: 60 },
 };
 

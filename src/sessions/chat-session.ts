@@ -210,7 +210,7 @@ export class ChatSession extends DurableObject<Env> {
 
   /**
    * Asks the gateway whether each of `numbers` (E.164, distinct, at most 100) is on the network,
-   * as the session's linked account (README, Number checks); only while connected (409
+   * as the session's linked account (docs/sessions.md, Number checks); only while connected (409
    * `session_not_connected`). Outside the chain of changes: it changes nothing, so it neither
    * waits for a send under way nor holds one up.
    */
@@ -219,7 +219,7 @@ export class ChatSession extends DurableObject<Env> {
   }
 
   /**
-   * Sends the gateway a read receipt for a contact's message (README, Chat actions); only while
+   * Sends the gateway a read receipt for a contact's message (docs/messages.md, Chat actions); only while
    * connected (409 `session_not_connected`). Outside the chain of changes, as it changes nothing
    * of the session.
    */
@@ -228,14 +228,14 @@ export class ChatSession extends DurableObject<Env> {
   }
 
   /**
-   * Deletes for everyone a message the session sent (README, Chat actions); only while connected,
+   * Deletes for everyone a message the session sent (docs/messages.md, Chat actions); only while connected,
    * and 409 `not_supported_by_gateway` where the gateway cannot. Outside the chain of changes.
    */
   async deleteMessage(target: ChatMessageRef): Promise<SessionResult<null>> {
     return this.link.deleteMessage(target);
   }
 
-  /** Edits a text the session sent (README, Chat actions); as {@link deleteMessage}. */
+  /** Edits a text the session sent (docs/messages.md, Chat actions); as {@link deleteMessage}. */
   async editMessage(target: ChatMessageRef, text: string): Promise<SessionResult<null>> {
     return this.link.editMessage(target, text);
   }

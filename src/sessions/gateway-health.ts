@@ -160,7 +160,7 @@ export class GatewayChecks {
   }
 
   /**
-   * Reads the session's health from its gateway (`ChatGateway.health`; README, Session health)
+   * Reads the session's health from its gateway (`ChatGateway.health`; docs/sessions.md, Session health)
    * and applies it. A gateway that tells none is left alone; one that cannot be read now is
    * logged (`health_read_failed`) and read again at the next check: health is not the link, so
    * its failure counts for nothing toward `gateway_unreachable`.

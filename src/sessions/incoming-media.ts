@@ -21,7 +21,7 @@ export const MEDIA_FETCH_TRIES = 3;
 export const MEDIA_RETRY_MS = [60_000, 5 * 60_000] as const;
 
 /**
- * The media of a session's incoming messages, kept in R2 (README, Incoming media). A message
+ * The media of a session's incoming messages, kept in R2 (docs/messages.md, Incoming media). A message
  * stored with media is {@link note}d: a row of the object's `incoming_media` table
  * (storage-schema.ts) (what to download, by the gateway's `ref`) and a `media_fetch` deadline now. The download runs from the
  * alarm, off the gateway's webhook call (a 100 MB file may take a minute, longer than a

@@ -3,8 +3,8 @@ import type { Db } from "../db/client";
 import { apiKeyStates, type CredentialState, linkTokenStates } from "../db/queries/credentials";
 
 /**
- * The credential behind each live socket, so that a socket never outlives it (README, Security,
- * "Live sockets"). A socket is opened with an API key or a link token, and closes when that one
+ * The credential behind each live socket, so that a socket never outlives it (docs/security.md,
+ * Live sockets). A socket is opened with an API key or a link token, and closes when that one
  * stops working: at its expiry (a `socket_expiry` deadline of the session's alarm), at its
  * revocation (the revoke tells the session objects, live-revocation.ts), and, should that call
  * not arrive, before the next frame, which is sent only to sockets whose credential D1 still

@@ -19,12 +19,12 @@ import type { SessionEventType } from "./session-store";
  * `ctx.getWebSockets(audience)` every time, never kept in memory, so a frame after a wake-up
  * reaches every socket accepted before it.
  *
- * Frames are JSON text, one per change (README, "Live session events"):
+ * Frames are JSON text, one per change (docs/sessions.md, "Live session events"):
  *
  * - `session.snapshot` `{ session, qr_code?, expires_at? }`: the first frame, the state now;
  * - `session.status_changed` `{ session, qr_code?, expires_at? }`: every status move;
  * - `session.qr_updated` `{ session, qr_code, expires_at }`: a pending session's QR rotated;
- * - `session.health_changed` `{ session }`: the session's `health` changed (README, Session health);
+ * - `session.health_changed` `{ session }`: the session's `health` changed (docs/sessions.md, Session health);
  * - `session.pairing_code` `{ pairing_code, phone_number, issued_at }`: a pairing code was issued;
  * - `session.deleted` `{ id }`: the last frame, then the socket closes with {@link CLOSE_SESSION_DELETED}.
  *

@@ -5,7 +5,7 @@ import { log } from "../lib/log";
 import type { SessionCore } from "./session-core";
 
 /**
- * What a session object learns of its contacts outside the batch of a stored message (README,
+ * What a session object learns of its contacts outside the batch of a stored message (docs/contacts.md,
  * Contacts): a gateway's `contact` event, and, after a message from a user named by a user id
  * alone, the number the gateway can tell for that id.
  */

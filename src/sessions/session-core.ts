@@ -105,10 +105,13 @@ export class SessionCore {
       () => {
         const state = this.current();
         const config = readConfig(this.env);
-        return new SandboxGateway(this.sql, state.origin, state.id, {
-          deliveredMs: config.SANDBOX_DELIVERED_MS,
-          readMs: config.SANDBOX_READ_MS,
-        });
+        return new SandboxGateway(
+          this.sql,
+          state.origin,
+          state.id,
+          { deliveredMs: config.SANDBOX_DELIVERED_MS, readMs: config.SANDBOX_READ_MS },
+          { allowLocalhost: config.MEDIA_ALLOW_HTTP_LOCALHOST },
+        );
       },
       () => this.store.cloudApiNumber(),
     );

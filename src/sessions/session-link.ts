@@ -88,7 +88,7 @@ export class SessionLink {
 
   /**
    * Creates the session's storage as `pending`, takes one of the account's `max_sessions` by
-   * inserting its D1 row (README, Security, Account limits; 409 `account_limit_reached` at the
+   * inserting its D1 row (docs/security.md, Account limits; 409 `account_limit_reached` at the
    * limit, `service_unavailable` when D1 refuses), then creates the session at the gateway. When
    * the limit or the gateway refuses, the object keeps nothing (see {@link undoCreate}).
    * @returns the record and the first QR payload.
@@ -379,7 +379,7 @@ export class SessionLink {
 
   /**
    * Sends the gateway a read receipt for the contact's message `read.providerMessageId` in the chat
-   * with `read.chat` (src/gateways/gateway.ts `ChatGateway.markRead`; README, Chat actions); only
+   * with `read.chat` (src/gateways/gateway.ts `ChatGateway.markRead`; docs/messages.md, Chat actions); only
    * while connected (`session_not_connected`). Changes nothing of the session.
    */
   async markRead(read: ReadReceipt): Promise<SessionResult<null>> {
@@ -388,7 +388,7 @@ export class SessionLink {
 
   /**
    * Deletes for everyone a message the session sent (src/gateways/gateway.ts
-   * `ChatGateway.deleteMessage`; README, Chat actions); as {@link markRead}, and
+   * `ChatGateway.deleteMessage`; docs/messages.md, Chat actions); as {@link markRead}, and
    * `not_supported_by_gateway` where the gateway cannot.
    */
   async deleteMessage(target: ChatMessageRef): Promise<SessionResult<null>> {

@@ -17,7 +17,7 @@ export type SessionRecord = {
   reason: string | null;
   /** The gateway the session was created on (`POST /v1/chatapp/sessions` `gateway`). */
   gateway: GatewayKind;
-  /** The limits the network puts on the linked account (README, Session health); nulls until read. */
+  /** The limits the network puts on the linked account (docs/sessions.md, Session health); nulls until read. */
   health: SessionHealth;
   last_seen_at: string | null;
   created_at: string;
@@ -25,7 +25,7 @@ export type SessionRecord = {
 };
 
 /**
- * The `session_<id>` name a session has at the gateway (README, Real gateways →
+ * The `session_<id>` name a session has at the gateway (docs/gateways.md,
  * Several gateways).
  */
 export function gatewaySessionName(id: string): string {

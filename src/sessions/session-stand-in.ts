@@ -15,7 +15,7 @@ import type { SessionInput } from "./transitions";
  * - `drop`: the network drops the connection; `loggedOut` when the phone also removed the link;
  * - `ban`: the network bans the linked account, which also removes the link;
  * - `health`: the network sets the session's health to `health` (every field: a null clears
- *   it), as a real gateway's reading would (README, Session health).
+ *   it), as a real gateway's reading would (docs/sessions.md, Session health).
  */
 export type StandInEvent =
   | ({ type: "scan" } & ScanRequest)

@@ -6,7 +6,8 @@ import type { SessionStatus } from "./session-record";
  * The session's status machine: every move of a session's status is decided here, by
  * {@link next}, and applied by the session object in one place (session-moves.ts `SessionMoves.apply`).
  *
- * Sources: README, Walkthrough, steps 2–8, and the session operations of openapi.json (create →
+ * Sources: README, Sessions, steps 2–5, docs/sessions.md, Creating, listing and linking, and the
+ * session operations of openapi.json (create →
  * `pending` with a QR; a scan of a valid QR while `pending` → `connected`; disconnect only from
  * `connected`, keeping the session; the QR only while `pending`). The rest (moves into `banned` and
  * `failed`, the state after a reconnect) is this API's own and follows what the gateway reports:
@@ -19,9 +20,9 @@ import type { SessionStatus } from "./session-record";
 /**
  * Which states each command may start from, and the 409 code answered otherwise.
  *
- * - `scan`: pending → connected. The QR is valid only while pending (README, Errors:
+ * - `scan`: pending → connected. The QR is valid only while pending (docs/errors.md, Errors:
  *   `session_not_pending`).
- * - `disconnect`: connected → disconnected; the link is kept (README, Walkthrough, step 6).
+ * - `disconnect`: connected → disconnected; the link is kept (README, Sessions, step 4).
  * - `reconnect`: disconnected or failed → connected (gateway still linked) or pending (new QR).
  * - `drop`: the network lost a connected session → disconnected, with a reason.
  * - `ban`: the network banned the linked account → banned (terminal but for delete).

@@ -53,7 +53,7 @@ export type DeliveryResult = { retryDelaySeconds: number } | null;
  * - Nothing is sent unless the delivery is `pending` (or has no row yet) and its endpoint exists
  *   and is enabled (a delivery whose endpoint is off or gone, or whose event was purged, becomes
  *   `failed`). A delivery's first attempt writes its row, with the outcome, after the POST
- *   (D1 is written once for a delivery that succeeds at once; README, Webhooks); every later one
+ *   (D1 is written once for a delivery that succeeds at once; docs/webhooks.md, Webhooks); every later one
  *   is claimed first ({@link claimAttempt}) when it is due (at most {@link EARLY_TOLERANCE_MS}
  *   early): two copies of one queue message never send a retry at once, a copy that arrives after
  *   a 2xx sends nothing, and one that comes before the scheduled retry is acked, as the retried

@@ -9,7 +9,7 @@ import { deriveSealingKey, openSecret, sealSecret } from "../lib/sealed-secret";
 import { MIN_SECRET_LENGTH } from "../otp/code";
 
 /*
- * Webhook signing secrets at rest (README, Security → Hardening): D1 holds each endpoint's secret
+ * Webhook signing secrets at rest (docs/security.md, Hardening): D1 holds each endpoint's secret
  * and previous secret only sealed with AES-256-GCM (lib/sealed-secret.ts), bound to the endpoint
  * id, under a key derived from `OTP_SECRET`, the secret every deployment sets (README, Deploying).
  * Whoever reads the database without that secret cannot sign an event as the service.
@@ -27,7 +27,7 @@ export function secretPrefixOf(secret: string): string {
  * `OTP_SECRET`, the root of the webhook keys.
  * @throws ConfigError (500 `service_misconfigured`, naming it) when it is missing or shorter than
  *   {@link MIN_SECRET_LENGTH} characters: webhook endpoints cannot be made, rotated or signed
- *   (README, Configuration).
+ *   (docs/configuration.md, Overview).
  */
 function rootSecret(env: Env): string {
   const secret = env.OTP_SECRET;

@@ -3,7 +3,7 @@ import type { Db } from "../client";
 import { directoryAccounts, directoryMoves, type MovePhase } from "../directory-schema";
 
 // The directory's record of accounts' moves between account databases
-// (src/db/directory-schema.ts `directoryMoves`; README, Databases, Moving an account). Each takes
+// (src/db/directory-schema.ts `directoryMoves`; docs/databases.md, Databases, Moving an account). Each takes
 // the directory's Db (src/db/databases.ts `directoryOf`).
 
 export type MoveRow = typeof directoryMoves.$inferSelect;

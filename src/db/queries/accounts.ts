@@ -13,11 +13,11 @@ export function accountNumberOf(accountId: SQLWrapper | string): SQL<number> {
   return sql<number>`(SELECT number FROM accounts WHERE id = ${accountId})`;
 }
 
-/** An account's limits (README, Security, Account limits); a field left undefined keeps its default. */
+/** An account's limits (docs/security.md, Account limits); a field left undefined keeps its default. */
 export interface AccountLimitSettings {
   maxSessions?: number | undefined;
   maxDraftRecipients?: number | undefined;
-  /** Days final messages stay before they are archived (README, Archives); null: the deployment's default. */
+  /** Days final messages stay before they are archived (docs/retention.md, Archives); null: the deployment's default. */
   messageRetentionDays?: number | null | undefined;
 }
 

@@ -228,7 +228,7 @@ const ARCHIVED = {
 /**
  * The error for a record id (a message's or an OTP's uuid) the account has no row for: 404
  * `message_archived` or `otp_archived` with the archive's id (`archive_id`) when the hourly job
- * moved it to an archive (README, Archives), else 404 `not_found`.
+ * moved it to an archive (docs/retention.md, Archives), else 404 `not_found`.
  */
 export async function missingRecord(
   db: Db,

@@ -257,7 +257,7 @@ export function noteReplyStatement(accountId: string, senders: readonly string[]
 /**
  * The query that finds campaign `campaignId`'s recipients outside the window at `since` (epoch ms;
  * a contact is inside when it last wrote at or after it) of any of `sessionIds`, the contact found
- * by the recipient's address, a number or a user id (README, Contacts), leaving out those
+ * by the recipient's address, a number or a user id (docs/contacts.md, Contacts), leaving out those
  * on account `accountId`'s opt-out list (they are skipped, not sent): the first
  * `limit` by `seq`, each row carrying `outside_count`, how many there are in all.
  * One statement: the list walks the campaign's recipients in `seq` order by their primary key

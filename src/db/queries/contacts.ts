@@ -275,7 +275,7 @@ export async function lastMessageOf(
  * SQL: a subquery of the addresses (E.164 numbers and user ids) that reach the person `address`
  * names in account `accountId`: `address` itself, and every phone number and user id (old BSUIDs
  * included) of each of the account's contacts ever known by it, on any session. What a limit that
- * counts the contact, not the string, compares `to_number` with (README, Contacts). Index seeks
+ * counts the contact, not the string, compares `to_number` with (docs/contacts.md, Contacts). Index seeks
  * through `contact_identifiers_value` and `contact_identifiers_contact`.
  */
 export function addressesOfContact(accountId: string, address: string): SQL {

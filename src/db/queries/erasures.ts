@@ -10,7 +10,7 @@ import { pageOf, pageWindow, readOrder } from "./keyset";
 export type { ErasureRow };
 
 /*
- * The statements of an erasure (README, Erasure; src/erasures/erase.ts puts them in order). An
+ * The statements of an erasure (docs/contacts.md, Erasure; src/erasures/erase.ts puts them in order). An
  * erasure names the person by their clear addresses and contact ids (`ErasureScope`), and each
  * statement finds what is still theirs by those: once a row is erased it holds only the hashes, so
  * a statement run again finds nothing, and an erasure of a contact erased before erases nothing.

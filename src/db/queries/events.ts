@@ -32,7 +32,7 @@ import { rowJson } from "./row-json";
  * written only while a message is `queued` or `scheduled` (src/moves/message.ts `sentStatement`,
  * src/db/queries/messages.ts `moveToSessions`), before any event but a `message.failed` after which
  * it never leaves; the rest, `cost` included, is written once, when the message is stored.
- * `contact` is read as the contact is then (README, Contacts: a contact only gains identifiers).
+ * `contact` is read as the contact is then (docs/contacts.md, Contacts: a contact only gains identifiers).
  */
 export const MESSAGE_EVENT_FIELDS = [
   "mediaUrl",

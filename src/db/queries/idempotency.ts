@@ -4,7 +4,7 @@ import { idempotencyKeys } from "../schema";
 import { type Purge, type PurgeBudget, purgeBefore } from "./purge";
 
 /**
- * Stored responses are kept (and keys reserved) for 24 hours (README, Sending messages), as
+ * Stored responses are kept (and keys reserved) for 24 hours (docs/messages.md, Sending messages), as
  * Stripe does (https://docs.stripe.com/api/idempotent_requests).
  */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;

@@ -3,7 +3,7 @@ import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { batchSql, type Db } from "../client";
 import { accounts, campaignRecipients, campaigns, sessions } from "../schema";
 
-// The account limits (README, Security, Account limits): what each counts, and the conditional
+// The account limits (docs/security.md, Account limits): what each counts, and the conditional
 // statements that create a row only while the account is within its limit. D1 runs the
 // statements of one database one at a time and a batch as one transaction, so a count read in the
 // statement (or batch) that inserts cannot be overtaken by a concurrent insert: of two requests

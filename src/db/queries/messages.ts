@@ -65,7 +65,7 @@ export interface NewRecipientMessage {
  * run in this order in one D1 batch:
  * 1. {@link countOutgoingStatement}: the send's count in its hour's `account_usage` row;
  * 2. the INSERT of the messages. Each recipient's `to` is its address: an E.164 number or a user id
- *    (README, Contacts); the message names the contact the session knows by it, if any.
+ *    (docs/contacts.md, Contacts); the message names the contact the session knows by it, if any.
  * Every outgoing message is created here (sends, one-time codes, campaign steps), so the counters
  * of `GET /v1/account/usage` count each exactly once (test/usage.test.ts).
  */
@@ -189,7 +189,7 @@ export async function claimMessages(
 
 /**
  * What a send attempt that did not end in `sent` came to, as `metadata.send_attempts[].outcome`
- * holds it (README, Exactly once): `rejected` (the gateway refused it), `unknown` (the call may or
+ * holds it (docs/exactly-once.md, Exactly once): `rejected` (the gateway refused it), `unknown` (the call may or
  * may not have sent it), `absent` (asked, the gateway had not), `unreachable` (it could not be asked).
  */
 export const SEND_ATTEMPT_OUTCOMES = ["rejected", "unknown", "absent", "unreachable"] as const;
@@ -270,7 +270,7 @@ export interface NewIncoming {
   toNumber: string;
   /**
    * Who wrote, as the gateway named them: the row's `from_number` is their phone number (null when
-   * the network gave only their user id), and its contact is learnt from it (README, Contacts).
+   * the network gave only their user id), and its contact is learnt from it (docs/contacts.md, Contacts).
    */
   contact: ContactIdentity;
   type: MessageType;

@@ -20,7 +20,7 @@ const owned = (accountId: string, toNumber: string) =>
 /**
  * Adds `toNumber` (E.164, or a user id) to the account's list through the API at `now` (epoch ms),
  * with every other address of the person it names (contacts.ts `addressesOfContact`: their number
- * and user ids, as a keyword would list them; README, Contacts), unless each is there already. The
+ * and user ids, as a keyword would list them; docs/contacts.md, Contacts), unless each is there already. The
  * inserts and the read are one D1 batch, so the answer is the row as stored.
  * @returns `toNumber`'s row, and whether this call created it (false: it was there, whatever its source).
  */
@@ -52,7 +52,7 @@ export async function addOptOut(
 
 /**
  * The statement that adds a contact who texted an opt-out keyword, for a D1 batch: every address
- * the contact `contactId` (SQL for its id) is known by, its number and its user ids (README,
+ * the contact `contactId` (SQL for its id) is known by, its number and its user ids (docs/contacts.md,
  * Contacts), with source `keyword` and `keyword` (as matched), at `at` (epoch ms), only if the
  * incoming message `messageId` is stored at this point of the batch. A message the gateway
  * delivers again is not stored again, so its replay adds nothing; an address already on the list
@@ -91,9 +91,9 @@ export function optOutFollowsContactStatement(accountId: string, contactId: SQL)
 
 /**
  * Whether account `accountId`'s list holds contact `contactId` by any address it is known by: its
- * number or one of its user ids, the addresses {@link optOutByKeywordStatement} lists (README,
+ * number or one of its user ids, the addresses {@link optOutByKeywordStatement} lists (docs/contacts.md,
  * Contacts), or by one of `erased`, the erased forms of those addresses (an erasure keeps an
- * opt-out as one: README, Erasure). A contact known by a user id alone that texted STOP is on the
+ * opt-out as one: docs/contacts.md, Erasure). A contact known by a user id alone that texted STOP is on the
  * list by that id.
  */
 export async function contactOptedOut(
@@ -112,7 +112,7 @@ export async function contactOptedOut(
 
 /**
  * The account's opt-out of `toNumber` (E.164, or a user id), or else the one an erasure kept as
- * `erased`, its erased form (README, Erasure); or null.
+ * `erased`, its erased form (docs/contacts.md, Erasure); or null.
  */
 export async function findOptOut(
   db: Db,
@@ -129,7 +129,7 @@ export async function findOptOut(
   return rows.find((row) => row.toNumber === toNumber) ?? rows[0] ?? null;
 }
 
-/** Whether account `accountId`'s list holds an erased contact's opt-out (README, Erasure). */
+/** Whether account `accountId`'s list holds an erased contact's opt-out (docs/contacts.md, Erasure). */
 export async function hasErasedOptOuts(db: Db, accountId: string): Promise<boolean> {
   // A range of the primary key (account_id, to_number): every erased form starts `erased:`.
   const row = await db.get<{ listed: number } | undefined>(sql`SELECT EXISTS (SELECT 1 FROM opt_outs
@@ -141,7 +141,7 @@ export async function hasErasedOptOuts(db: Db, accountId: string): Promise<boole
  * Lists again by its address each of `erased`'s addresses (address → erased form) whose erased
  * form is on account `accountId`'s list, with that entry's source, keyword and time: the account
  * gave an erased contact's address again (a campaign recipient), and the contact stays opted out
- * by it (README, Erasure). An address listed already keeps its row.
+ * by it (docs/contacts.md, Erasure). An address listed already keeps its row.
  * @returns how many addresses were listed again.
  */
 export async function relistErased(
@@ -160,7 +160,7 @@ export async function relistErased(
 
 /**
  * Removes `toNumber` (E.164, or a user id) from the account's list, with every other address of
- * the person it names (contacts.ts `addressesOfContact`) and `erased`, its erased form (README,
+ * the person it names (contacts.ts `addressesOfContact`) and `erased`, its erased form (docs/contacts.md,
  * Erasure): campaigns may message them again, by any of them. Leaving one on the list would opt
  * the others out again as the contact learns an identifier ({@link optOutFollowsContactStatement}).
  * @returns false when none of them was on the list.

@@ -108,7 +108,7 @@ export interface NewOtp {
   id: string;
   accountId: string;
   appId: string;
-  /** The recipient's address: E.164, or a user id (README, Contacts). */
+  /** The recipient's address: E.164, or a user id (docs/contacts.md, Contacts). */
   toNumber: string;
   codeHmac: string;
   /** Epoch ms. */
@@ -432,7 +432,7 @@ export interface ReverseVerification {
   sessionId: string;
   /** The lookup of the code the message held. */
   codeLookup: string;
-  /** The sender's address: their number (E.164) when known, else their user id (README, Contacts). */
+  /** The sender's address: their number (E.164) when known, else their user id (docs/contacts.md, Contacts). */
   sender: string;
   /** The sender's user id, when the network gave one. */
   senderUserId: string | null;

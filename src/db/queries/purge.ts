@@ -2,7 +2,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Db } from "../client";
 
-// The retention purges of the tables that grow with traffic (README, Configuration → Data
+// The retention purges of the tables that grow with traffic (docs/retention.md, Data
 // retention): each deletes the rows whose time column is before a cut-off, a bounded chunk to a
 // statement, so that no statement holds D1's one writer long (a statement may run at most 30 s:
 // https://developers.cloudflare.com/d1/platform/limits/) and no hourly job runs for minutes.

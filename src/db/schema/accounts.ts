@@ -4,11 +4,11 @@ import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } fro
 // Accounts, their API keys and the stored answers of idempotent requests. Conventions of every
 // table: see index.ts.
 
-/** `max_sessions` of a new account: sessions it may hold (README, Security, Account limits). */
+/** `max_sessions` of a new account: sessions it may hold (docs/security.md, Account limits). */
 export const DEFAULT_MAX_SESSIONS = 50;
 /**
  * `max_draft_recipients` of a new account: recipients its `draft` campaigns may hold together
- * (README, Security, Account limits).
+ * (docs/security.md, Account limits).
  */
 export const DEFAULT_MAX_DRAFT_RECIPIENTS = 1_000_000;
 
@@ -36,7 +36,7 @@ export const accounts = sqliteTable(
     maxDraftRecipients: integer().notNull().default(DEFAULT_MAX_DRAFT_RECIPIENTS),
     /**
      * Days a final message stays in D1 before the hourly job archives it to R2 (0–3,650; 0: as
-     * soon as it is final; README, Archives); null follows the deployment's
+     * soon as it is final; docs/retention.md, Archives); null follows the deployment's
      * `MESSAGE_RETENTION_DAYS`. The admin API changes it.
      */
     messageRetentionDays: integer(),

@@ -5,7 +5,7 @@ import { accounts } from "./accounts";
 // Archives in R2 and the tombstones of the records they hold. Conventions of every table: see
 // index.ts.
 
-/** What an archive holds, one per line: Messages, OTPs, or a campaign's recipients (README, Archives). */
+/** What an archive holds, one per line: Messages, OTPs, or a campaign's recipients (docs/retention.md, Archives). */
 export const ARCHIVE_KINDS = ["messages", "otps", "campaign_recipients"] as const;
 
 /** One of {@link ARCHIVE_KINDS}. */
@@ -50,7 +50,7 @@ export const messageArchives = sqliteTable(
 /**
  * What is left in D1 of an archived message: its id (the uuid's 16 bytes) and the archive that
  * holds it, so that `GET /v1/chatapp/messages/{id}` answers 404 `message_archived` with the
- * archive's id. About 30 bytes a message (README, Archives); erasure keeps it (it names no one).
+ * archive's id. About 30 bytes a message (docs/retention.md, Archives); erasure keeps it (it names no one).
  */
 export const archivedMessages = sqliteTable("archived_messages", {
   messageId: blob({ mode: "buffer" }).primaryKey(),

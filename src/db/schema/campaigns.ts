@@ -22,7 +22,7 @@ export interface CampaignTemplate {
 }
 
 /**
- * What a location, contacts or interactive campaign's every message carries (README, Campaigns):
+ * What a location, contacts or interactive campaign's every message carries (docs/campaigns.md, Campaigns):
  * the send's object under its type's key, as a message keeps it in `metadata`.
  */
 export type CampaignPayload =
@@ -31,7 +31,7 @@ export type CampaignPayload =
   | { interactive: Interactive };
 
 /**
- * A bulk send across several sessions (README, Campaigns): a `draft` gathers its recipients, then
+ * A bulk send across several sessions (docs/campaigns.md, Campaigns): a `draft` gathers its recipients, then
  * runs. `content` is a template whose `{{name}}` placeholders each recipient's variables fill.
  * Pacing is a gap of `delay_min_ms`–`delay_max_ms` (equal for a fixed `delay_between`) per session.
  * The counters are kept current as messages move, never recounted on read; money is minor units.
@@ -94,7 +94,7 @@ export const campaigns = sqliteTable(
     sendWindow: text({ mode: "json" }).$type<{ start: string; end: string; time_zone: string }>(),
     /**
      * Whether recipients are checked against the chat network before their message is made
-     * (README, Number checks): those not on it are `skipped` (`recipient_not_on_chatapp`) and
+     * (docs/sessions.md, Number checks): those not on it are `skipped` (`recipient_not_on_chatapp`) and
      * refunded (src/campaigns/number-checks.ts).
      */
     checkNumbers: integer({ mode: "boolean" }).notNull().default(false),

@@ -5,8 +5,8 @@ import { accounts } from "./accounts";
 // index.ts.
 
 /**
- * Whether `number` (E.164) was on the chat network when the account last asked (README, Number
- * checks): `on_chatapp` true or false, as a session's gateway answered at `checked_at` (epoch
+ * Whether `number` (E.164) was on the chat network when the account last asked (docs/sessions.md,
+ * Number checks): `on_chatapp` true or false, as a session's gateway answered at `checked_at` (epoch
  * ms). A check younger than `CONTACT_CHECK_TTL_MS` (src/number-checks/check.ts, 7 days) is answered
  * from here without asking the gateway again; older rows are overwritten by the next check and
  * purged by the hourly housekeeping. A gateway that could not tell is never stored, so the next

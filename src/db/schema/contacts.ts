@@ -6,7 +6,7 @@ import { accounts } from "./accounts";
 
 /**
  * A contact of a session: one person, known by any of the identifiers the network gave for them
- * (README, Contacts). `phone_number` is E.164; `user_id` is the network's own id for the user when
+ * (docs/contacts.md, Contacts). `phone_number` is E.164; `user_id` is the network's own id for the user when
  * it is not a phone number (a business-scoped user id, BSUID, on the Cloud API: `US.1349…`; a LID
  * on linked devices: `<digits>@lid`, as the gateway gives it); `parent_user_id` the Cloud API's
  * parent BSUID (`US.ENT.…`); `username` and `name` are display only (they change). Each column

@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { accounts } from "./accounts";
 
-// Erasures of a contact's data on request (README, Erasure). Conventions of every table: see
+// Erasures of a contact's data on request (docs/contacts.md, Erasure). Conventions of every table: see
 // index.ts (erasure ids are `ers_` and 32 hex digits).
 
 /**

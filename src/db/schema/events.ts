@@ -76,7 +76,7 @@ export const LISTED_EVENT_TYPE_CONDITION = `type_code NOT IN (${UNLISTED_EVENT_T
  * which also names the message it points at; any other event has a unique `dedupe_key`. Kept 30
  * days.
  *
- * Stored small, since every message makes several (README, Data retention): the id as 16 bytes,
+ * Stored small, since every message makes several (docs/retention.md, Data retention): the id as 16 bytes,
  * the account by its `number`, the type by its {@link EVENT_TYPE_CODES} number. `WITHOUT ROWID`
  * (migrations/accounts/0050_events_keyed_small.sql, which drizzle-kit cannot express: a later migration that
  * rebuilds the table must keep it): the table is its primary key's b-tree, so an id is found, and
@@ -188,7 +188,7 @@ export const webhookEndpoints = sqliteTable(
  * One event's delivery to one webhook endpoint, with its first attempt: `pending` until an attempt
  * gets a 2xx (`succeeded`) or the retries run out or the endpoint answers 410 (`failed`).
  *
- * Stored small, since every event makes one per endpoint (README, Webhooks): the endpoint by its
+ * Stored small, since every event makes one per endpoint (docs/webhooks.md, Webhooks): the endpoint by its
  * `number`, which also gives the delivery's account; the event id as 16 bytes; the type by its
  * {@link EVENT_TYPE_CODES} number; `status` as 0 `pending`, 1 `succeeded`, 2 `failed`; times
  * after `created_at` (epoch ms) as ms after it. A delivery that succeeds at its first attempt is

@@ -8,8 +8,8 @@ import { accounts } from "./accounts";
  * The statuses `messages_account_status` holds: those few messages are in (waiting, or failed),
  * which a status filter finds by that index. Most messages are `sent`, `delivered` or `read`; a
  * filter on one of those reads the account's messages newest first (`messages_account_created`)
- * and keeps those in it, so no message writes a status index entry on those moves (README, Data
- * retention).
+ * and keeps those in it, so no message writes a status index entry on those moves (docs/retention.md,
+ * Data retention).
  */
 export const LISTED_STATUSES = ["queued", "scheduled", "failed"] as const;
 /** The direction `messages_account_direction` holds (most messages of a sending API are outgoing). */
@@ -42,7 +42,7 @@ export const messages = sqliteTable(
       .references(() => accounts.id),
     /**
      * The account's {@link accounts} `number`, which every index by account leads with in place of
-     * the 36-character id (README, Data retention): a query that reads one names the account by it
+     * the 36-character id (docs/retention.md, Data retention): a query that reads one names the account by it
      * (src/db/queries/accounts.ts `accountNumberOf`). Set when the message is stored.
      */
     accountNumber: integer().notNull(),
@@ -84,10 +84,10 @@ export const messages = sqliteTable(
     content: text(),
     /**
      * The account's message this one quotes (a reply), or, for a `reaction`, the message it reacts
-     * to: an id of this table in the same session's chat, or null (README, Replies and reactions).
+     * to: an id of this table in the same session's chat, or null (docs/messages.md, Replies and reactions).
      */
     replyTo: text(),
-    /** The caller's `media_url`, as given and shown; the gateway never fetches it (README, Security → Media). */
+    /** The caller's `media_url`, as given and shown; the gateway never fetches it (docs/security.md, Media). */
     mediaUrl: text(),
     /**
      * The stored copy of the media: its key in the `MEDIA` R2 bucket, or null (text; incoming media
@@ -107,7 +107,7 @@ export const messages = sqliteTable(
     sendIndex: integer().notNull().default(0),
     scheduledAt: integer(),
     /**
-     * Whether the recipient sees "typing…" before the message (README, Typing before a send;
+     * Whether the recipient sees "typing…" before the message (docs/messages.md, Typing before a send;
      * src/messages/typing.ts): the session shows it for a time that follows the text's length.
      */
     simulateTyping: integer({ mode: "boolean" }).notNull().default(false),

@@ -56,7 +56,7 @@ export const apps = sqliteTable(
 );
 
 /**
- * One-time codes sent through an app (README, One-time codes). The code itself is never
+ * One-time codes sent through an app (docs/otp.md, Sending and verifying). The code itself is never
  * stored: `code_hmac` is HMAC-SHA256 (hex) of `${id}:${code}` keyed with the `OTP_SECRET`
  * secret (src/otp/code.ts), so the row cannot be turned back into a code without the key.
  * `status` is stored as `expired` only once a verify finds it so; readers treat a `pending` row
@@ -94,7 +94,7 @@ export const otps = sqliteTable(
     codeLookup: text(),
     /** The E.164 number whose message verified a reverse OTP; null otherwise, or when the sender's number is not known. */
     verifiedNumber: text(),
-    /** The user id (BSUID or LID) of the contact whose message verified a reverse OTP, when the network gave one (README, Contacts). */
+    /** The user id (BSUID or LID) of the contact whose message verified a reverse OTP, when the network gave one (docs/contacts.md, Contacts). */
     verifiedUserId: text(),
     /** E.164. Null only for a reverse OTP that any number may verify. */
     toNumber: text(),
@@ -137,7 +137,7 @@ export const REVERSE_GUESS_OUTCOMES = [
 
 /**
  * The candidate codes of incoming messages that verified nothing while their session had a live
- * reverse OTP (README, One-time codes → Reverse OTP): one row per message (`message_key`, the
+ * reverse OTP (docs/otp.md, Reverse OTP): one row per message (`message_key`, the
  * gateway's message id) and candidate (`code_lookup`, src/otp/code.ts `codeLookup`), so a message
  * the gateway delivers again adds nothing. `otp_id` is the OTP the candidate matched, null for
  * `no_match`. `at` is when the service read it (epoch ms). Kept `REVERSE_RULES.guessRetentionMs`,
@@ -164,8 +164,8 @@ export const reverseGuesses = sqliteTable(
 );
 
 /**
- * Every message an OTP's codes went out in, one per channel tried (README, One-time codes →
- * Channels and failover): attempt `seq` (1, 2, …, across resends) carried code number `send_seq`
+ * Every message an OTP's codes went out in, one per channel tried (docs/otp.md, Channels
+ * and failover): attempt `seq` (1, 2, …, across resends) carried code number `send_seq`
  * (`otps.sends` when it went out) through session `session_id` as message `message_id`. The
  * message row holds the status and times the API shows with the attempt. `(otp_id, send_seq,
  * session_id)` is unique: one code goes out on a channel once, so a redelivered failover job adds
@@ -217,7 +217,7 @@ export const otpSends = sqliteTable(
 );
 
 /**
- * The OTP statistics of archived OTPs (README, OTP statistics): as the hourly job
+ * The OTP statistics of archived OTPs (docs/otp.md, OTP statistics): as the hourly job
  * `archive_messages` moves an app's final OTPs out of D1 (src/archives/otps.ts), it adds them here,
  * per UTC hour of their start (`start`, epoch ms), mode and channel (`''` for none), with their
  * statuses as they were then, final (a `pending` OTP past its expiry counted `expired`).

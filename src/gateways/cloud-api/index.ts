@@ -64,7 +64,7 @@ export class CloudApiGateway implements ChatGateway {
 
   /**
    * Reads the number with the session's token, then confirms with the same token that the
-   * session's WABA holds it (waba.ts `wabaHoldsNumber`; README, Security, "Cloud API numbers"):
+   * session's WABA holds it (waba.ts `wabaHoldsNumber`; docs/security.md, Cloud API numbers):
    * `connected` with its E.164 number and verified name.
    * @throws GatewayError `gateway_credentials_invalid` (permanent, Meta's message) when Meta
    *   refuses the number's id or the token; the same, with `field` {@link WABA_ID_FIELD}, when
@@ -194,7 +194,7 @@ export class CloudApiGateway implements ChatGateway {
 
   /**
    * The number's quality as Meta rates it (`PhoneNumberInfo.quality_rating`: GREEN, YELLOW, RED;
-   * NA, not yet rated, is null; README, Session health). Meta puts no timelock or cap on new
+   * NA, not yet rated, is null; docs/sessions.md, Session health). Meta puts no timelock or cap on new
    * chats of a business number (its messaging limits are per template conversation), so those
    * are not told. @throws GatewayError for a failed read.
    */
@@ -262,7 +262,7 @@ export const WABA_ID_FIELD = "cloud_api.waba_id";
 /**
  * Confirms that `number`'s WABA holds it, asking Meta with the number's own token (`http`), so a
  * session receives a WABA's webhooks (its template status updates) only when that WABA is its
- * number's (README, Security, "Cloud API numbers").
+ * number's (docs/security.md, Cloud API numbers).
  * @throws GatewayError `gateway_credentials_invalid` with `field` {@link WABA_ID_FIELD} (permanent)
  *   when Meta refuses to list the WABA's numbers to the token (Meta's message) or does not list
  *   the number; a transient GatewayError when Meta cannot be reached.

@@ -14,8 +14,8 @@ import { type CloudApiNumber, graphErrorOf, graphHttp } from "./graph";
 import { fetchTemplates, type MetaTemplate, type NewTemplate, submitTemplate } from "./templates";
 
 /*
- * The cache of a Cloud API session's templates in D1 (`message_templates`, README "Message
- * templates"): read from Meta when older than TEMPLATE_CACHE_SECONDS, or when asked to.
+ * The cache of a Cloud API session's templates in D1 (`message_templates`, docs/gateways.md,
+ * "Message templates"): read from Meta when older than TEMPLATE_CACHE_SECONDS, or when asked to.
  */
 
 /**

@@ -44,7 +44,7 @@ export interface TemplateStatusResult {
  * that came after it); a `template.status_changed` event is recorded, in the same D1 batch, once
  * for each account with a session of the WABA whose cache did not already show that status and
  * holds a row older than the update (a redelivered or stale update records nothing; an account
- * that never listed its templates is told too). README, "Message templates". The events are then
+ * that never listed its templates is told too). docs/gateways.md, "Message templates". The events are then
  * published to webhook endpoints. A value that is not the documented shape is ignored (logged);
  * D1 failures throw, so the caller may answer Meta with an error and be sent the update again;
  * so does an account of the WABA that is moving between databases (AccountMoving).
@@ -87,7 +87,7 @@ async function applyIn(
   ]);
   // Only accounts this database serves: rows a move left behind (being deleted) or is copying
   // here are not told twice; an account that is moving throws AccountMoving, so Meta is answered
-  // an error and sends the update again (README, Databases, Moving an account).
+  // an error and sends the update again (docs/databases.md, Databases, Moving an account).
   const numbers: typeof found = [];
   for (const number of found) if ((await databaseFor(env, number.accountId)) === db) numbers.push(number);
   const now = Date.now();

@@ -6,7 +6,7 @@ import { errorMessages, statusOf } from "./errors";
 import { chatJidOf, numberOf } from "./recipient";
 
 /*
- * Deleting a sent message for everyone and editing a sent text through Evolution API v2 (README,
+ * Deleting a sent message for everyone and editing a sent text through Evolution API v2 (docs/messages.md,
  * Chat actions). Sources, by path in EvolutionAPI/evolution-api (`develop`, 2.4.0-rc):
  * src/api/routes/chat.router.ts (`DELETE /chat/deleteMessageForEveryone/{instance}`, answered
  * 201; `POST /chat/updateMessage/{instance}`, answered 200), `deleteMessageSchema` and

@@ -332,8 +332,8 @@ function incomingEvents(data: unknown, at: number): GatewayEvent[] {
  * its options (`vote.selectedOptions`, strings): one it could not decrypt (the poll or its secret
  * not in its store) names none, and is dropped. An empty selection is dropped too: Evolution gives
  * the same `[]` for a vote it could not decrypt with the poll at hand and for a vote taken back, so
- * on Evolution API a vote taken back leaves the last one standing (README, Sending messages →
- * Polls). `messages.update` with `pollUpdates` (the votes Baileys itself aggregated) is not read:
+ * on Evolution API a vote taken back leaves the last one standing (docs/messages.md, Sending
+ * messages → Polls). `messages.update` with `pollUpdates` (the votes Baileys itself aggregated) is not read:
  * it carries no time to order votes by, and the same vote arrives by `messages.upsert`.
  */
 function pollVoteEvents(
@@ -364,7 +364,7 @@ function lidOfJid(jid: string): string | null {
 }
 
 /**
- * Who wrote a message of a one-person chat, from its Baileys key (README, Contacts): the E.164
+ * Who wrote a message of a one-person chat, from its Baileys key (docs/contacts.md, Contacts): the E.164
  * number and the LID (`<digits>@lid`) found among `remoteJid`, `remoteJidAlt`, `senderPn` and
  * `previousRemoteJid`, and `pushName` as the name; null when `remoteJid` is not one person's
  * (a group, a broadcast list, a newsletter). A `@lid` chat without its number gives the LID

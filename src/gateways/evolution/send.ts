@@ -175,7 +175,7 @@ function pollCall(sessionId: string, message: OutboundMessage, poll: Poll): { pa
  * first phone (`wuid` its `wa_id`, else the phone's digits when there are 10 or more; without
  * one Evolution makes one of the phone), its company, and its first email and URL: the rest of a
  * card (more phones, emails and URLs, name parts, department, title) does not reach the contact
- * on Evolution (README, Sending messages → Contact cards). `contactMessage` hands on no options
+ * on Evolution (docs/messages.md, Sending messages → Contact cards). `contactMessage` hands on no options
  * (`sendMessageWithTyping(number, message, {})`), so neither `messageId` nor `quoted` is honoured:
  * the message gets an id of Baileys' choosing, found by lookup.ts by the chat, the time and the
  * names, and a reply goes without its quote. `messageId` is still sent, as every send's.

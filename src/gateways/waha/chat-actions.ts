@@ -4,7 +4,7 @@ import { type GatewayHttp, gatewayRequest } from "../http";
 import { digitsOf } from "../jid";
 
 /*
- * Chat actions through WAHA (README, Chat actions), by WAHA's OpenAPI document (2026.7.1,
+ * Chat actions through WAHA (docs/messages.md, Chat actions), by WAHA's OpenAPI document (2026.7.1,
  * devlikeapro/waha-docs static/swagger/openapi.json): read receipts (`POST /api/sendSeen`,
  * `SendSeenRequest`), and deleting (`DELETE`) or editing (`PUT`, `EditMessageRequest`) a message
  * by `/api/{session}/chats/{chatId}/messages/{messageId}`. Each throws GatewayError as

@@ -4,7 +4,7 @@ import { GatewayError } from "../gateway";
 import { type GatewayHttp, gatewayRequest } from "../http";
 
 /*
- * What WAHA tells of the limits WhatsApp puts on a session's account (README, Session health), by
+ * What WAHA tells of the limits WhatsApp puts on a session's account (docs/sessions.md, Session health), by
  * WAHA's own DTOs (src/structures/sessions.dto.ts): `MeInfo.reachoutTimelock`
  * (`ReachoutTimelockData`: `enforcementType`, `isActive`, `timeEnforcementEnds` in Unix seconds or
  * null; null when no enforcement was seen) and `MeInfo.messageCapping` (`MessageCappingData`:

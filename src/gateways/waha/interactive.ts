@@ -2,7 +2,7 @@ import { type Interactive, interactiveOf } from "../../lib/interactive";
 import { GatewayError, type OutboundMessage } from "../gateway";
 
 /*
- * Interactive messages (README, Sending messages → Buttons and lists) through WAHA. Sources: WAHA's
+ * Interactive messages (docs/messages.md, Sending messages → Buttons and lists) through WAHA. Sources: WAHA's
  * OpenAPI document (2026.7.1, devlikeapro/waha-docs static/swagger/openapi.json): `POST
  * /api/sendList` with `SendListRequest` `{ session, chatId, message: SendListMessage, reply_to? }`,
  * and its docs "Send messages → Send List" and "→ Send Buttons" with the engines' table

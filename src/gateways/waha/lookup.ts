@@ -54,7 +54,7 @@ const MAX_PAGES = 10;
  *    document nor the docs say what a list's `WAMessage` holds (`body`? its `_data` is the
  *    engine's raw data), so it is never found by content: while any message of ours in the window
  *    could be it ({@link couldBeList}: no media, location or cards) → unreachable, so the
- *    settlement asks again and, at `OUTCOME_SETTLE_HOURS`, fails it `outcome_unknown` (README,
+ *    settlement asks again and, at `OUTCOME_SETTLE_HOURS`, fails it `outcome_unknown` (docs/exactly-once.md,
  *    Exactly once) rather than send it twice or call it sent on a guess. A poll not found by our
  *    id is settled the same way: `WAMessage` has no field for a poll (its question is neither
  *    `body` nor documented elsewhere), so nothing tells it from another message of ours.

@@ -76,7 +76,7 @@ const LimitUsageSchema = z.object({
   current: z.int().openapi({ description: "How much of it the account uses now.", example: 3 }),
 });
 
-/** The account's limits (README, Security, Account limits), each with its use now. */
+/** The account's limits (docs/security.md, Account limits), each with its use now. */
 export const AccountLimitsSchema = z
   .object({
     max_sessions: LimitUsageSchema.openapi({

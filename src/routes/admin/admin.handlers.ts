@@ -84,7 +84,7 @@ async function newAccountDatabase(c: Context<AppEnv>, named: string | undefined)
     if (chosen) return chosen;
     throw new ApiError(
       "service_unavailable",
-      "No account database has its migrations applied (README, Databases); apply them, then try again.",
+      "No account database has its migrations applied (docs/databases.md, Databases); apply them, then try again.",
     );
   }
   await checkAccountDatabase(c, named, null);
@@ -93,7 +93,7 @@ async function newAccountDatabase(c: Context<AppEnv>, named: string | undefined)
 
 /**
  * @throws ApiError 422 `validation_failed` when account database `named` is not listed by the
- *   deployment, lacks migrations (README, Databases), or is `current`, the account's own.
+ *   deployment, lacks migrations (docs/databases.md, Databases), or is `current`, the account's own.
  */
 async function checkAccountDatabase(
   c: Context<AppEnv>,
@@ -106,7 +106,7 @@ async function checkAccountDatabase(
     : named === current
       ? "already holds the account"
       : !(await isMigrated(c.env, named))
-        ? "has not had its migrations applied (README, Databases)"
+        ? "has not had its migrations applied (docs/databases.md, Databases)"
         : null;
   if (problem)
     throw new ApiError("validation_failed", "The request has invalid fields.", {

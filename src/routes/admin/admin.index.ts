@@ -4,7 +4,7 @@ import * as routes from "./admin.routes";
 
 /**
  * `/admin`: accounts, API keys and credits, the account databases and accounts' moves between them, the D1 counters and the hourly jobs, authorized by ADMIN_TOKEN
- * (README, API reference).
+ * (docs/api.md, Overview).
  */
 export const adminRoutes = createRouter()
   .openapi(routes.createAccount, handlers.createAccount)

@@ -32,9 +32,9 @@ export const createAccount = createRoute({
   path: "/accounts",
   summary: "Create an account and its first API key",
   description:
-    "`balance` is the opening credit; `max_sessions` and `max_draft_recipients` set the account's limits (README, " +
-    "Security, Account limits), and `message_retention_days` how long its final messages stay before they are " +
-    "archived (README, Archives); their defaults when left out.",
+    "`balance` is the opening credit; `max_sessions` and `max_draft_recipients` set the account's limits (docs/security.md, " +
+    "Account limits), and `message_retention_days` how long its final messages stay before they are " +
+    "archived (docs/retention.md, Archives); their defaults when left out.",
   request: { body: jsonBody(CreateAccountBody) },
   responses: {
     201: json(CreatedAccountSchema, "The account and its API key (shown once)"),
@@ -49,8 +49,8 @@ export const updateAccount = createRoute({
   path: "/accounts/{id}",
   summary: "Change an account's limits and message retention",
   description:
-    "`max_sessions` and `max_draft_recipients` (README, Security, Account limits), and `message_retention_days` " +
-    "(README, Archives: the next run of the hourly job `archive_messages`, or `POST /admin/jobs/archive_messages`, " +
+    "`max_sessions` and `max_draft_recipients` (docs/security.md, Account limits), and `message_retention_days` " +
+    "(docs/retention.md, Archives: the next run of the hourly job `archive_messages`, or `POST /admin/jobs/archive_messages`, " +
     "applies it); a field left out keeps its value. A limit below what the account uses now keeps what it has and " +
     "refuses more (409 `account_limit_reached`).",
   request: { params: IdParam, body: jsonBody(UpdateAccountBody) },
@@ -88,7 +88,7 @@ export const revokeKey = createRoute({
   description:
     "Revokes the key and, unless `cascade=false`, every key it created (`created_by`), transitively, as `DELETE /v1/api-keys/{id}?cascade=true` does, whatever their scopes. " +
     "Each revoked key's footholds go with it: the account's webhook endpoints it created or last pointed elsewhere are turned off (`disabled_reason` `key_revoked`), the link tokens it minted are revoked (their pages and live route answer 410 `link_expired`), and the live sockets opened with those keys or tokens close (4401 `key revoked`, 4403 `link revoked`). " +
-    "README, Security, Keys and scopes.",
+    "docs/security.md, Keys and scopes.",
   request: { params: IdParam, query: AdminRevokeKeyQuery },
   responses: {
     200: json(
@@ -140,7 +140,7 @@ export const moveAccount = createRoute({
   path: "/accounts/{id}/move",
   summary: "Move an account to another account database",
   description:
-    "Begins moving the account, with every row of it, to `database` (README, Databases, Moving an account): the " +
+    "Begins moving the account, with every row of it, to `database` (docs/databases.md, Databases, Moving an account): the " +
     "account is refused at once (503 `account_moving`, with `Retry-After`, to its API keys; its queued work " +
     "waits), for a hold while every isolate learns of the move, then while its rows are copied and counted on " +
     "both sides; then the directory switches it to `database`, it is served again, and its rows are deleted " +
@@ -179,7 +179,7 @@ export const listDatabases = createRoute({
   summary: "The account databases, their accounts and sizes",
   description:
     "Every account database the deployment lists (wrangler.toml `DB_ACCOUNTS_<n>`), in order, with how many " +
-    "accounts the directory places in it and its size as D1 reports it (README, Databases). A new account goes " +
+    "accounts the directory places in it and its size as D1 reports it (docs/databases.md, Databases). A new account goes " +
     "to the one with the fewest accounts.",
   responses: { 200: json(DatabaseListSchema, "The account databases"), ...problems("unauthenticated") },
 });
@@ -191,7 +191,7 @@ export const runJob = createRoute({
   path: "/jobs/{name}",
   summary: "Run one hourly job now",
   description:
-    "Runs one of the hourly housekeeping jobs (README, Configuration → Hourly jobs) once, now, as the cron " +
+    "Runs one of the hourly housekeeping jobs (docs/retention.md, Hourly jobs) once, now, as the cron " +
     "trigger does every hour: after changing a retention, or under `wrangler dev`, which runs no cron. Each job " +
     "is a sweep that the next run repeats, so running one again is safe. 404 `not_found` for an unknown name; " +
     "503 `service_unavailable` when the job fails (D1 or a queue refused it), with its error in `detail`.",

@@ -5,7 +5,7 @@ import { HOURLY_JOBS } from "../../jobs/hourly";
 import { ApiKeyPlaintext } from "../api-keys/api-keys.schemas";
 import { moneyAmount as amount } from "../openapi";
 
-/** An account's newest move between account databases (README, Databases, Moving an account). */
+/** An account's newest move between account databases (docs/databases.md, Databases, Moving an account). */
 export const AccountMoveSchema = z
   .object({
     from_database: z.string().openapi({ example: "DB_ACCOUNTS_0" }),
@@ -65,11 +65,11 @@ export const AccountSchema = z
     }),
     message_retention_days: z.int().openapi({
       description:
-        "Days a final message stays before the hourly job archives it (README, Archives): the account's own, else `MESSAGE_RETENTION_DAYS`.",
+        "Days a final message stays before the hourly job archives it (docs/retention.md, Archives): the account's own, else `MESSAGE_RETENTION_DAYS`.",
       example: 90,
     }),
     database: z.string().openapi({
-      description: "The account database that holds the account: its D1 binding's name (README, Databases).",
+      description: "The account database that holds the account: its D1 binding's name (docs/databases.md, Databases).",
       example: "DB_ACCOUNTS_0",
     }),
     move: AccountMoveSchema.nullable().openapi({
@@ -105,7 +105,7 @@ export const MAX_SESSIONS_CEILING = 100_000;
 /** Largest `max_draft_recipients` the admin may set. */
 export const MAX_DRAFT_RECIPIENTS_CEILING = 100_000_000;
 
-/** The limits of an account as the admin sets them (README, Security, Account limits). */
+/** The limits of an account as the admin sets them (docs/security.md, Account limits). */
 const limitFields = {
   max_sessions: z
     .int()
@@ -129,7 +129,7 @@ const limitFields = {
     }),
   message_retention_days: z.int().min(0).max(3650).nullable().optional().openapi({
     description:
-      "Days a final message stays in the database before the hourly job archives it to R2 (0–3,650; 0: as soon as it is final; README, Archives). `null` returns to the deployment's `MESSAGE_RETENTION_DAYS` (90 by default).",
+      "Days a final message stays in the database before the hourly job archives it to R2 (0–3,650; 0: as soon as it is final; docs/retention.md, Archives). `null` returns to the deployment's `MESSAGE_RETENTION_DAYS` (90 by default).",
     example: 30,
     format: "int32",
   }),
@@ -148,7 +148,7 @@ export const CreateAccountBody = z.strictObject({
   database: databaseName.optional().openapi({
     description:
       "The account database to put the account in (`GET /admin/databases`); when left out, the one with the " +
-      "fewest accounts (README, Databases). One the deployment does not list is 422 `validation_failed`.",
+      "fewest accounts (docs/databases.md, Databases). One the deployment does not list is 422 `validation_failed`.",
     example: "DB_ACCOUNTS_1",
   }),
 });
@@ -205,7 +205,7 @@ export const MetricsSchema = z
       databases: z.record(z.string(), D1WorkSchema).openapi({
         description:
           "The same work by database, keyed by its binding's name (`DB`, the directory; `DB_ACCOUNTS_0`, …): " +
-          "README, Databases.",
+          "docs/databases.md, Databases.",
       }),
     }),
   })
@@ -244,13 +244,13 @@ export const JobRunSchema = z
             skipped: z.boolean().openapi({
               description:
                 "Whether the job left this database alone: a move under way copies an account from or to it " +
-                "(README, Databases, Moving an account); the next run after the move does its work.",
+                "(docs/databases.md, Databases, Moving an account); the next run after the move does its work.",
             }),
           }),
         )
         .openapi({
           description:
-            "Each database's own answer (README, Databases): the directory's (`DB`) first for a job with work " +
+            "Each database's own answer (docs/databases.md, Databases): the directory's (`DB`) first for a job with work " +
             "there (`purge_idempotency_keys`, the admin API's keys; `purge_link_tokens`, the tokens' routes), " +
             "then each account database's.",
         }),

@@ -51,7 +51,7 @@ export const remove = createRoute({
     "The key stops working at once (401 `unauthenticated` from then on), the calling key included. " +
     "A key revokes only keys within its own scopes, as it creates only those: revoking a key that holds a scope the calling key lacks is 403 `insufficient_scope`, and nothing is revoked. " +
     "With `cascade=true` the keys it created (`created_by`) go too, transitively, and the answer lists every id revoked; every one of them must be within the calling key's scopes. " +
-    "Each revoked key's footholds go with it: webhook endpoints it created or last pointed elsewhere are turned off (`disabled_reason` `key_revoked`), link URLs it made are revoked (410 `link_expired`), and live sockets opened with those keys or link URLs close (4401, 4403). README, Security, Keys and scopes.",
+    "Each revoked key's footholds go with it: webhook endpoints it created or last pointed elsewhere are turned off (`disabled_reason` `key_revoked`), link URLs it made are revoked (410 `link_expired`), and live sockets opened with those keys or link URLs close (4401, 4403). docs/security.md, Keys and scopes.",
   request: { params: IdParam, query: RevokeKeyQuery },
   responses: {
     200: json(RevokedKeysSchema, "Revoked with `cascade=true`: the ids revoked"),

@@ -41,7 +41,7 @@ function toAppRecord(row: AppRow) {
 const noApp = () => new ApiError("not_found", "No such app.");
 
 /**
- * The channel list a request sets (README, One-time codes → Channels and failover): `channels`, or
+ * The channel list a request sets (docs/otp.md, Channels and failover): `channels`, or
  * `chatapp_session_id` as a one-channel list, or both when the list starts with that session;
  * null clears them; undefined when the request sets neither. Every session must be the account's.
  * @throws ApiError `validation_failed` (422) naming the field: a session not in the account, or

@@ -3,7 +3,7 @@ import * as handlers from "./apps.handlers";
 import * as routes from "./apps.routes";
 
 /**
- * `/v1/apps` (the `Apps` operations of openapi.json; README, One-time codes). PUT and PATCH share
+ * `/v1/apps` (the `Apps` operations of openapi.json; docs/otp.md, Apps). PUT and PATCH share
  * one handler.
  */
 export const appRoutes = createRouter()

@@ -59,7 +59,7 @@ const expirySeconds = z.number().int().min(EXPIRY_SECONDS.min).max(EXPIRY_SECOND
   example: 600,
 });
 
-/** Bounds of `channels`, chosen here: 1–5 sessions (README, One-time codes → Channels and failover). */
+/** Bounds of `channels`, chosen here: 1–5 sessions (docs/otp.md, Channels and failover). */
 export const CHANNELS = { min: 1, max: 5 } as const;
 /** Default and bounds of `failover_after_seconds`, chosen here: 15 s, 5–300. */
 export const FAILOVER_AFTER_SECONDS = { min: 5, max: 300, default: 15 } as const;

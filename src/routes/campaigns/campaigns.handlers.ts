@@ -26,6 +26,7 @@ import { ApiError, accountLimitReached } from "../../errors";
 import type { ContactCard } from "../../lib/contact-cards";
 import type { Interactive } from "../../lib/interactive";
 import type { Location } from "../../lib/location";
+import { requireMediaUrlAllowed } from "../../media/fetch";
 import { isMediaType } from "../../media/rules";
 import { discardMedia, type StoredMedia, storeMedia } from "../../media/store";
 import { requireGatewaySends } from "../../messages/gateway-types";
@@ -38,7 +39,7 @@ const noCampaign = () => new ApiError("not_found", "No such campaign.");
 
 /**
  * Throws 404 `campaign_recipients_archived`, with the ids of the archives holding them
- * (`archive_ids`), when the hourly job moved campaign `id`'s recipients to R2 (README, Archives).
+ * (`archive_ids`), when the hourly job moved campaign `id`'s recipients to R2 (docs/retention.md, Archives).
  */
 async function assertRecipientsKept(db: Db, accountId: string, id: string): Promise<void> {
   const archiveIds = await recipientArchivesOf(db, accountId, id);
@@ -87,6 +88,8 @@ function invalid(problems: FieldProblem[]): ApiError {
 
 export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
   const body = c.req.valid("json");
+  // The schema takes the local-development exception; the deployment decides (src/media/fetch.ts).
+  requireMediaUrlAllowed(body.media_url, { allowLocalhost: readConfig(c.env).MEDIA_ALLOW_HTTP_LOCALHOST });
   const { db, principal } = c.var;
   const found = new Map(
     (await findSessions(db, principal.accountId, body.chatapp_session_ids)).map((s) => [s.id, s]),
@@ -121,12 +124,15 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
     max_ms: body.delay_between ?? DEFAULT_DELAY_MS,
   };
   // Fetched and stored once, for every message of the campaign, and only for an account that can
-  // pay one message of its type (README, Security → Media).
+  // pay one message of its type (docs/security.md, Media).
   let media: StoredMedia | null = null;
   if (isMediaType(body.type) && body.media_url != null) {
-    const price = priceOf(readConfig(c.env), body.type);
+    const config = readConfig(c.env);
+    const price = priceOf(config, body.type);
     await requireBalance(db, principal.accountId, price, `One ${body.type} message`);
-    media = await storeMedia(c.env.MEDIA, body.media_url, body.type);
+    media = await storeMedia(c.env.MEDIA, body.media_url, body.type, {
+      allowLocalhost: config.MEDIA_ALLOW_HTTP_LOCALHOST,
+    });
   }
   const now = Date.now();
   const inserted = await withMedia(c.env.MEDIA, media, () =>
@@ -180,7 +186,7 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
 /**
  * Runs `insert`, the write of a campaign that holds `media` (a copy just stored for it), and
  * deletes the copy again when no campaign keeps it: `insert` refused (`refused` set, the draft
- * limit) or threw (README, Security → Media: a refused campaign leaves no stored copy).
+ * limit) or threw (docs/security.md, Media: a refused campaign leaves no stored copy).
  * @throws what `insert` throws.
  */
 async function withMedia<T extends { refused: unknown }>(
@@ -219,7 +225,7 @@ export const remove: RouteHandler<typeof routes.remove, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
   const deleted = await deleteDraftCampaign(db, principal.accountId, id);
   if (deleted) {
-    // Nothing else holds a draft's stored copy (README, Security → Media).
+    // Nothing else holds a draft's stored copy (docs/security.md, Media).
     if (deleted.mediaKey) await discardMedia(c.env.MEDIA, deleted.mediaKey);
     return c.body(null, 204);
   }

@@ -16,7 +16,7 @@ const common = { tags: ["Campaigns"] };
 
 /** What create and add say about recipients known by a user id (src/campaigns/recipient-kinds.ts). */
 const RECIPIENT_KINDS =
-  "A recipient is `to_number` or `to_user_id` (a business-scoped user id or a LID, README, Contacts): every " +
+  "A recipient is `to_number` or `to_user_id` (a business-scoped user id or a LID, docs/contacts.md, Contacts): every " +
   "session of the campaign must send to that kind of user id, and a template campaign with an authentication " +
   "template with a code button takes no business-scoped user id (422 `recipient_not_supported`, `recipients` the " +
   "first 100 refused, `refused_count` how many; nothing is stored). ";

@@ -26,7 +26,7 @@ const PAYLOAD_TYPES = ["location", "contacts", "interactive"] as const;
 import { ERASED_NOTE } from "../openapi";
 import { PageLinksSchema } from "../paging";
 
-/** Sessions one campaign may spread over (README, Campaigns). */
+/** Sessions one campaign may spread over (docs/campaigns.md, Campaigns). */
 export const MAX_CAMPAIGN_SESSIONS = 20;
 /** Longest gap between two of a session's campaign messages: 10 minutes, in ms. */
 export const MAX_DELAY_MS = 600_000;
@@ -58,7 +58,7 @@ const Recipient = z
       .openapi({
         example: "US.13491208655302741918",
         description:
-          "The recipient known by the network's id instead of a number (README, Contacts): a business-scoped user id " +
+          "The recipient known by the network's id instead of a number (docs/contacts.md, Contacts): a business-scoped user id " +
           "(Cloud API) or a LID (`<digits>@lid`; WAHA, Evolution API). Every session of the campaign must send to its " +
           "kind, and a template campaign whose template is an authentication template with a code button takes no " +
           "business-scoped user id: 422 `recipient_not_supported` otherwise.",
@@ -167,7 +167,7 @@ export const CreateCampaignBody = z
       .optional()
       .openapi({
         description:
-          "Check each recipient against the chat network before its message is made (README, Number checks): one " +
+          "Check each recipient against the chat network before its message is made (docs/sessions.md, Number checks): one " +
           "not on it is `skipped` with reason `recipient_not_on_chatapp` and refunded; one the gateway cannot tell " +
           "about is sent. Default false.",
       }),
@@ -261,7 +261,7 @@ export const CampaignSchema = z
     }),
     simulate_typing: z.boolean().openapi({
       description:
-        'Whether each message shows "typing…" to its recipient first (README, Typing before a send).',
+        'Whether each message shows "typing…" to its recipient first (docs/messages.md, Typing before a send).',
     }),
     stats: CampaignStatsSchema,
     cost: z.number().openapi({ description: "Charged for the campaign, in the account's currency units." }),

@@ -18,7 +18,7 @@ export const list = createRoute({
   summary: "List the account's contacts, newest first",
   description:
     "Everyone who wrote to one of the account's sessions, each known by a phone number, a user id (BSUID or LID) or both " +
-    "(README, Contacts). An identifier filter matches every identifier a contact was ever known by. Cursor-paged like the message list.",
+    "(docs/contacts.md, Contacts). An identifier filter matches every identifier a contact was ever known by. Cursor-paged like the message list.",
   request: { query: ContactListQuery },
   responses: {
     200: json(ContactListSchema, "A page of contacts"),

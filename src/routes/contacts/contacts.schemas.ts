@@ -6,7 +6,7 @@ import { CursorParam, Limit, PageLinksSchema } from "../paging";
 const timestamp = (description: string) =>
   z.string().nullable().openapi({ description, example: "2026-11-21T09:30:12.345000Z" });
 
-/** A message's contact: who is on the other side of the chat (README, Contacts). */
+/** A message's contact: who is on the other side of the chat (docs/contacts.md, Contacts). */
 export const ContactRefSchema = z
   .object({
     id: z.string().nullable().openapi({

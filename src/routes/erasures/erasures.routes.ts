@@ -20,7 +20,7 @@ export const create = createRoute({
   path: "/",
   summary: "Erase everything the account holds about a contact",
   description:
-    "GDPR Art. 17 (README, Erasure). Every address the account's contacts link to the one given (their number and user ids) " +
+    "GDPR Art. 17 (docs/contacts.md, Erasure). Every address the account's contacts link to the one given (their number and user ids) " +
     "is erased with it: message text, captions, media and template variables are deleted; the addresses are replaced by a keyed " +
     "hash in messages, one-time codes and campaign recipients; the contacts (and their customer service window) are deleted; " +
     "events and webhook deliveries that name them are purged. An opt-out stays, as the hash, so campaigns still skip the contact. " +

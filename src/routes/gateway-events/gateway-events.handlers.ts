@@ -73,7 +73,7 @@ export const cloudApiHandshake: RouteHandler<typeof routes.cloudApiHandshake, Ap
  * Meta's webhook post: signed with the app secret; each change is dispatched by its `field`.
  * `messages` changes are grouped by business number and handed to that number's session object
  * ({@link deliverToNumber}); `message_template_status_update` updates the templates;
- * `phone_number_quality_update` makes the number's session read its quality again (README,
+ * `phone_number_quality_update` makes the number's session read its quality again (docs/sessions.md,
  * Session health); `user_id_update` (a user's BSUID changed) goes to the number's session as a
  * `contact` event, as `messages` changes do; other fields are not acted on here. No freshness window applies
  * (freshness.ts): Meta's body carries no send time, Meta retries a webhook for up to 7 days, and

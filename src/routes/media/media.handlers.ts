@@ -7,7 +7,7 @@ import type * as routes from "./media.routes";
 
 /**
  * Serves a stored media file to the gateway that holds a valid signed link to it
- * (src/media/link.ts; README, Security → Media). Only sessions on a real gateway get links: when
+ * (src/media/link.ts; docs/security.md, Media). Only sessions on a real gateway get links: when
  * the deployment enables none (the sandbox alone), none exists: 404.
  */
 export const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {

@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import { deleteMessage as deleteSentMessage } from "../../chat-actions/delete";
 import { editMessage as editSentMessage } from "../../chat-actions/edit";
 import { markRead as markMessageRead } from "../../chat-actions/read";
+import { readConfig } from "../../config";
 import { missingRecord } from "../../db/queries/archives";
 import type { ListQuery } from "../../db/queries/message-list";
 import { listMessages } from "../../db/queries/message-list";
@@ -14,6 +15,7 @@ import { templateOwnerOf, templatesOf } from "../../gateways/cloud-api/template-
 import { grants } from "../../keys/scopes";
 import { fromMinor } from "../../lib/money";
 import { toE164 } from "../../lib/phone";
+import { requireMediaUrlAllowed } from "../../media/fetch";
 import { servedDisposition } from "../../media/rules";
 import { parseMessageMetadata } from "../../messages/metadata";
 import { sendMessages } from "../../messages/send";
@@ -23,7 +25,7 @@ import type * as routes from "./messages.routes";
 import { SessionRef, toListQuery } from "./messages.schemas";
 
 /**
- * A reply's `mark_read` (README, Chat actions): the contact's message `messageId` and the chat's
+ * A reply's `mark_read` (docs/messages.md, Chat actions): the contact's message `messageId` and the chat's
  * earlier ones are marked read before the reply is sent, as `POST /v1/chatapp/messages/{id}/read`
  * marks them. Asking for it needs `messages:write` beside the send's `messages:send`. A message
  * that is not the account's, or of another session or chat than the reply's, is left to the send,
@@ -57,6 +59,8 @@ async function markRepliedRead(
 
 export const send: RouteHandler<typeof routes.send, AppEnv> = async (c) => {
   const body = c.req.valid("json");
+  // The schema takes the local-development exception; the deployment decides (src/media/fetch.ts).
+  requireMediaUrlAllowed(body.media_url, { allowLocalhost: readConfig(c.env).MEDIA_ALLOW_HTTP_LOCALHOST });
   // Each recipient once: numbers in E.164, then user ids as given.
   const recipients = [
     ...new Set([...(body.to_number ?? []).map((n) => toE164(n) ?? n), ...(body.to_user_id ?? [])]),

@@ -2,7 +2,7 @@ import { createRouter } from "../router";
 import * as handlers from "./messages.handlers";
 import * as routes from "./messages.routes";
 
-/** `/v1/chatapp/messages` (the `Messages` operations of openapi.json; README, Sending messages). */
+/** `/v1/chatapp/messages` (the `Messages` operations of openapi.json; docs/messages.md, Sending messages). */
 export const messageRoutes = createRouter()
   .openapi(routes.send, handlers.send)
   .openapi(routes.list, handlers.list)

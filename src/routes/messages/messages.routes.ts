@@ -109,7 +109,7 @@ export const markRead = createRoute({
   summary: "Mark an incoming message read at the gateway",
   description:
     "Sends the contact a read receipt (the blue ticks) for this incoming message through its session, which must be " +
-    "`connected`, and with it for the chat's earlier messages, as WhatsApp does (README, Chat actions). Every incoming " +
+    "`connected`, and with it for the chat's earlier messages, as WhatsApp does (docs/messages.md, Chat actions). Every incoming " +
     "message of the chat up to this one that is still `delivered` becomes `read` with `read_at`. Asking again is " +
     "safe: the receipt goes out again, which changes nothing on the network, and no message moves twice; " +
     "`marked` then counts 0. 422 `message_not_incoming` for a message the session sent; 502 `gateway_rejected` or " +
@@ -141,7 +141,7 @@ export const remove = createRoute({
     "Deletes one of the session's sent messages from the recipient's phone, as WhatsApp's \"Delete for everyone\" does, " +
     "through its `connected` session, within 48 hours of `sent_at` (WhatsApp allows about two days; past it, 409 " +
     "`message_too_old`). The message keeps its content here and gets `metadata.deleted_at` and a `message.deleted` event " +
-    "(README, Chat actions). Asking again is safe: a deleted message answers as it is, with no second call or event. " +
+    "(docs/messages.md, Chat actions). Asking again is safe: a deleted message answers as it is, with no second call or event. " +
     "422 `message_not_outgoing` for a contact's message; 409 `message_not_sent` for one not on the network yet; 409 " +
     "`not_supported_by_gateway` on the Cloud API, which cannot delete; 502 `gateway_rejected` or 503 " +
     "`gateway_unavailable` when the gateway refused or could not be reached (nothing is recorded).",
@@ -175,7 +175,7 @@ export const edit = createRoute({
     "Replaces the text of one of the session's sent `text` messages on the recipient's phone (shown \"Edited\"), through " +
     "its `connected` session, within 15 minutes of `sent_at` (WhatsApp's edit window; past it, 409 `message_too_old`). " +
     "The message's `content` becomes the new text; `metadata.edits` keeps each text it replaced, `metadata.edited_at` " +
-    "the last edit's time, and each edit records a `message.edited` event (README, Chat actions). The same text again " +
+    "the last edit's time, and each edit records a `message.edited` event (docs/messages.md, Chat actions). The same text again " +
     "answers the message as it is, with no call or event. 422 `message_not_editable` for another type or a deleted " +
     "message; other errors as `DELETE` on the message.",
   request: { params: IdParam, headers: IdempotencyKeyHeader, body: jsonBody(EditBody) },
@@ -207,7 +207,7 @@ export const media = createRoute({
   path: "/{id}/media",
   summary: "Download an incoming message's media",
   description:
-    "The media an incoming message carried, as the service keeps it (downloaded once from the gateway; README, Incoming media): " +
+    "The media an incoming message carried, as the service keeps it (downloaded once from the gateway; docs/messages.md, Incoming media): " +
     "the bytes with their content type and length, `X-Content-Type-Options: nosniff`, and `Content-Disposition: inline` for an image, audio or video type " +
     "(not `image/svg+xml`), `attachment` for any other. 404 `media_not_kept` while it is not kept: not downloaded yet, its download " +
     "failed (`metadata.media_error` says why), it passed `MEDIA_RETENTION_DAYS` (`metadata.media_expired_at`), or the message has none.",

@@ -16,14 +16,14 @@ import { CursorParam, Limit, once, PageLinksSchema, TimeBound } from "../paging"
 
 /** Most recipients of one send: this API's limit (`to_number` of `POST /v1/chatapp/messages`). */
 export const MAX_RECIPIENTS = 1000;
-/** Furthest `scheduled_at` may lie ahead: 30 days, this API's limit (README, Sending messages). */
+/** Furthest `scheduled_at` may lie ahead: 30 days, this API's limit (docs/messages.md, Sending messages). */
 export const MAX_SCHEDULE_AHEAD_MS = 30 * 24 * 3600 * 1000;
 
 const timestamp = z.string().openapi({ example: "2026-11-21T09:30:12.345000Z" });
 
 /**
- * What `media_url` takes and what becomes of it, for the send and campaign documents (README,
- * Security → Media; src/media/rules.ts).
+ * What `media_url` takes and what becomes of it, for the send and campaign documents (docs/security.md,
+ * Media; src/media/rules.ts).
  */
 export const MEDIA_URL_DESCRIPTION =
   "Public https URL of the media, on port 443, at most 2,048 characters; required for image, video, audio, document. " +
@@ -34,7 +34,10 @@ export const MEDIA_URL_DESCRIPTION =
   "be fetched or break a limit are 422 `media_unavailable`, before anything is charged; nothing is fetched for an " +
   "account whose balance cannot pay (402 `insufficient_balance`). The copy is deleted once no message can still " +
   "need it (or `MEDIA_RETENTION_DAYS` after the messages' time; a running campaign keeps it until it ends), and " +
-  "its messages then show `metadata.media_expired_at`. Shown back as given.";
+  "its messages then show `metadata.media_expired_at`. Shown back as given. " +
+  "When the deployment sets `MEDIA_ALLOW_HTTP_LOCALHOST=true` (local development), `http://` or `https://` URLs of " +
+  "`localhost` or `127.0.0.1` on any port are accepted too (redirects still only within the same host); " +
+  "otherwise they are 422 `validation_failed` on `media_url`.";
 
 /** Length in characters (Unicode code points), not UTF-16 code units: an emoji counts once. */
 const characters = (value: string) => [...value].length;
@@ -67,7 +70,7 @@ export function checkOwnFields<T extends string>(
 }
 
 /**
- * The content rules of a send (README, Sending messages), shared by sends and campaigns: `content`
+ * The content rules of a send (docs/messages.md, Sending messages), shared by sends and campaigns: `content`
  * required for text (1–4,096 characters) and an optional caption (≤ 1,024) for image, video and
  * document but not audio; `media_url` required for media (https, port 443, public host) and
  * refused for text.
@@ -98,7 +101,12 @@ export function checkContent(
     } else if (length > 1024) {
       ctx.addIssue({ code: "custom", path: ["content"], message: "captions are at most 1024 characters" });
     }
-    const problem = body.media_url == null ? `required for ${body.type}` : mediaUrlProblem(body.media_url);
+    // The local-development exception passes here; the handler holds it to the deployment's
+    // MEDIA_ALLOW_HTTP_LOCALHOST (src/media/fetch.ts `requireMediaUrlAllowed`).
+    const problem =
+      body.media_url == null
+        ? `required for ${body.type}`
+        : mediaUrlProblem(body.media_url, { allowLocalhost: true });
     if (problem) ctx.addIssue({ code: "custom", path: ["media_url"], message: problem });
   }
 }
@@ -115,7 +123,7 @@ export function checkScheduledAt(value: string | null | undefined, ctx: RefineCo
 }
 
 /**
- * A template send's `template` (README, Message templates): the approved template's `name` and
+ * A template send's `template` (docs/gateways.md, Message templates): the approved template's `name` and
  * `language`, and its `variables`: `body` fills `{{1}}`, `{{2}}`… in order; `buttons` give a URL
  * button's suffix (`url`) or a quick reply's payload (`quick_reply`) by the button's 0-based index.
  */
@@ -155,7 +163,7 @@ export const TemplateSendSchema = z
   .openapi("TemplateSend");
 
 /**
- * A reaction to send (README, Replies and reactions): the account's message to react to and one
+ * A reaction to send (docs/messages.md, Replies and reactions): the account's message to react to and one
  * emoji (a single grapheme, {@link isReactionEmoji}), or "" to take the reaction off.
  */
 export const ReactionSchema = z
@@ -170,7 +178,7 @@ export const ReactionSchema = z
   .openapi("ReactionSend");
 
 /**
- * A location to send (README, Sending messages → Locations): the Cloud API's `location` object
+ * A location to send (docs/messages.md, Sending messages → Locations): the Cloud API's `location` object
  * (Meta's OpenAPI document, `LocationMessage`) with numbers for the coordinates; no `url`, which
  * only a received location has.
  */
@@ -183,19 +191,19 @@ export const LocationSendSchema = z
   })
   .openapi("LocationSend");
 
-/** `simulate_typing` of a send or a campaign (README, Typing before a send). */
+/** `simulate_typing` of a send or a campaign (docs/messages.md, Typing before a send). */
 export const SimulateTyping = z
   .boolean()
   .optional()
   .openapi({
     description:
-      'Show "typing…" to each recipient before its message (README, Typing before a send): 1 s per 30 ' +
+      'Show "typing…" to each recipient before its message (docs/messages.md, Typing before a send): 1 s per 30 ' +
       "characters of the text or caption, 1–8 s, within the session's pacing. Best effort; the outcome is in " +
       "the message's `metadata.typing` once sent. Default false.",
   });
 
 /**
- * The send body (`POST /v1/chatapp/messages` in openapi.json) with this API's rules (README,
+ * The send body (`POST /v1/chatapp/messages` in openapi.json) with this API's rules (docs/messages.md,
  * Sending messages): numbers normalised to E.164 (an invalid one named by its index, duplicates
  * sent once), `content` required for text (1–4,096) and an optional caption (≤ 1,024) for
  * image, video and document but not audio, `media_url` required for media (https, port 443,
@@ -226,7 +234,7 @@ export const SendBody = z
       .optional()
       .openapi({
         description:
-          "Recipients known by the network's id instead of a number (README, Contacts): a business-scoped user id (Cloud API) or a LID (`<digits>@lid`; WAHA, Evolution API). A kind the session's gateway cannot send to: 422 `recipient_not_supported` naming it, before any charge.",
+          "Recipients known by the network's id instead of a number (docs/contacts.md, Contacts): a business-scoped user id (Cloud API) or a LID (`<digits>@lid`; WAHA, Evolution API). A kind the session's gateway cannot send to: 422 `recipient_not_supported` naming it, before any charge.",
         example: ["US.13491208655302741918"],
       }),
     type: z.enum(SENDABLE_TYPES),
@@ -243,7 +251,7 @@ export const SendBody = z
     }),
     reply_to: z.uuid().max(36).nullish().openapi({
       description:
-        "Quote one of the account's messages of this chat (README, Replies and reactions): an outgoing message of the session to the recipient, or an incoming one from them. One recipient only. Unknown: 422 `reply_to_not_found`; another chat: 422 `reply_to_other_chat`; not yet on the network: 409 `reply_to_not_sent`.",
+        "Quote one of the account's messages of this chat (docs/messages.md, Replies and reactions): an outgoing message of the session to the recipient, or an incoming one from them. One recipient only. Unknown: 422 `reply_to_not_found`; another chat: 422 `reply_to_other_chat`; not yet on the network: 409 `reply_to_not_sent`.",
     }),
     reaction: ReactionSchema.optional().openapi({
       description:
@@ -255,15 +263,15 @@ export const SendBody = z
     }),
     contacts: ContactCardsSendSchema.optional().openapi({
       description:
-        "For `contacts`: 1–5 contact cards in the Cloud API's `contacts` shape (README, Sending messages → Contact cards): each a `name` with its `formatted_name`, at least one of `phones` (`wa_id`, the number's WhatsApp id, adds a Message button), and optionally `emails`, `org` and `urls`; `type` of a phone, email or URL is `HOME` or `WORK`. Linked devices receive them as vCards. Stored in `metadata.contacts`; `content` shows the names. Priced `PRICE_CONTACTS`.",
+        "For `contacts`: 1–5 contact cards in the Cloud API's `contacts` shape (docs/messages.md, Sending messages → Contact cards): each a `name` with its `formatted_name`, at least one of `phones` (`wa_id`, the number's WhatsApp id, adds a Message button), and optionally `emails`, `org` and `urls`; `type` of a phone, email or URL is `HOME` or `WORK`. Linked devices receive them as vCards. Stored in `metadata.contacts`; `content` shows the names. Priced `PRICE_CONTACTS`.",
     }),
     interactive: InteractiveSchema.optional().openapi({
       description:
-        'For `interactive`: reply buttons (`type: "button"`, 1–3 buttons) or a list (`type: "list"`, up to 10 rows in up to 10 sections), in the Cloud API\'s `interactive` shape and limits (README, Sending messages → Buttons and lists). A contact\'s tap arrives as an incoming `interactive_reply` message whose `reply_to` is this one. A kind the session\'s gateway cannot send: 422 `type_not_supported_by_gateway`, before any charge. Priced `PRICE_INTERACTIVE`.',
+        'For `interactive`: reply buttons (`type: "button"`, 1–3 buttons) or a list (`type: "list"`, up to 10 rows in up to 10 sections), in the Cloud API\'s `interactive` shape and limits (docs/messages.md, Sending messages → Buttons and lists). A contact\'s tap arrives as an incoming `interactive_reply` message whose `reply_to` is this one. A kind the session\'s gateway cannot send: 422 `type_not_supported_by_gateway`, before any charge. Priced `PRICE_INTERACTIVE`.',
     }),
     poll: PollSchema.optional().openapi({
       description:
-        "For `poll` (linked devices only: the sandbox, WAHA, Evolution API): a `question` (1–255 characters), 2–12 unique `options` (1–100 characters each) and `multiple_answers` (default false: one choice), WhatsApp's limits (README, Sending messages → Polls). Evolution API takes at most 10 options; a Cloud API session none: 422 `type_not_supported_by_gateway`, before any charge. Stored in `metadata.poll`, `content` shows the question; contacts' votes are kept in `metadata.poll_votes` and `metadata.poll_counts`, each change recorded as `poll.voted`. Priced `PRICE_POLL`.",
+        "For `poll` (linked devices only: the sandbox, WAHA, Evolution API): a `question` (1–255 characters), 2–12 unique `options` (1–100 characters each) and `multiple_answers` (default false: one choice), WhatsApp's limits (docs/messages.md, Sending messages → Polls). Evolution API takes at most 10 options; a Cloud API session none: 422 `type_not_supported_by_gateway`, before any charge. Stored in `metadata.poll`, `content` shows the question; contacts' votes are kept in `metadata.poll_votes` and `metadata.poll_counts`, each change recorded as `poll.voted`. Priced `PRICE_POLL`.",
     }),
     delay_between: z.int().min(0).max(60_000).default(500).openapi({
       format: "int32",
@@ -276,7 +284,7 @@ export const SendBody = z
     simulate_typing: SimulateTyping,
     mark_read: z.boolean().optional().openapi({
       description:
-        "With `reply_to` naming a contact's message: mark it, and the chat's earlier ones, read before the reply goes out, as `POST /v1/chatapp/messages/{id}/read` does (README, Chat actions). Needs the `messages:write` scope too; a receipt the gateway refuses fails the send before anything is charged. Default false.",
+        "With `reply_to` naming a contact's message: mark it, and the chat's earlier ones, read before the reply goes out, as `POST /v1/chatapp/messages/{id}/read` does (docs/messages.md, Chat actions). Needs the `messages:write` scope too; a receipt the gateway refuses fails the send before anything is charged. Default false.",
     }),
   })
   .superRefine((body, ctx) => {
@@ -343,7 +351,7 @@ export const MessageSchema = z
       }),
     contact: ContactRefSchema.nullable().openapi({
       description:
-        "Who is on the other side of the chat, by number, user id (BSUID or LID) or both (README, Contacts): the recipient of an outgoing message, the sender of an incoming one. `id` is null where the service keeps no contact for them (the address alone).",
+        "Who is on the other side of the chat, by number, user id (BSUID or LID) or both (docs/contacts.md, Contacts): the recipient of an outgoing message, the sender of an incoming one. `id` is null where the service keeps no contact for them (the address alone).",
     }),
     type: z.enum(STORED_TYPES),
     content: z.string().nullable().openapi({
@@ -352,7 +360,7 @@ export const MessageSchema = z
     }),
     reply_to: z.uuid().nullable().openapi({
       description:
-        "The message this one quotes (a reply, sent or received), or for a reaction the message it reacts to; null for neither (README, Replies and reactions).",
+        "The message this one quotes (a reply, sent or received), or for a reaction the message it reacts to; null for neither (docs/messages.md, Replies and reactions).",
     }),
     media_url: z.string().nullable().openapi({
       description: "The `media_url` the message was sent with, as given (the gateway got a copy).",
@@ -495,7 +503,7 @@ const listQueryShape = {
   "filter[from_number]": PhoneFilter.optional().openapi({ description: "Sender number." }),
   "filter[user_id]": UserId.optional().openapi({
     description:
-      "The messages of the contact ever known by this user id (a BSUID or a LID), both ways, whatever address each used (README, Contacts).",
+      "The messages of the contact ever known by this user id (a BSUID or a LID), both ways, whatever address each used (docs/contacts.md, Contacts).",
   }),
   "filter[status]": z
     .enum(MESSAGE_STATUSES, { error: once(`one of ${MESSAGE_STATUSES.join(", ")}`) })

@@ -16,7 +16,7 @@ export const OptOutSchema = z
       }),
     user_id: z.string().nullable().openapi({
       description:
-        "The user id (a BSUID or a LID) of a contact who opted out without a number known, or by each of their ids (README, Contacts); null for a number.",
+        "The user id (a BSUID or a LID) of a contact who opted out without a number known, or by each of their ids (docs/contacts.md, Contacts); null for a number.",
     }),
     source: z.enum(["api", "keyword"]).openapi({
       description: `How it was added: \`api\` (\`POST /v1/opt-outs\`) or \`keyword\` (the contact texted ${KEYWORDS} to one of the account's sessions).`,
@@ -52,7 +52,7 @@ export const CreateOptOutBody = z
     }),
     to_user_id: UserId.optional().openapi({
       description:
-        "The user id (a BSUID or a LID) to suppress, for a contact known without a number (README, Contacts). This or `to_number`.",
+        "The user id (a BSUID or a LID) to suppress, for a contact known without a number (docs/contacts.md, Contacts). This or `to_number`.",
     }),
   })
   .transform((body, ctx) => {

@@ -3,7 +3,7 @@ import * as handlers from "./otp.handlers";
 import * as routes from "./otp.routes";
 
 /**
- * One-time codes (README, One-time codes), mounted at `/v1`: `/v1/apps/{id}/otp` and
+ * One-time codes (docs/otp.md, Sending and verifying), mounted at `/v1`: `/v1/apps/{id}/otp` and
  * `/v1/otp/{id}[/verify|/resend]`.
  */
 export const otpRoutes = createRouter()

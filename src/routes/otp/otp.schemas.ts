@@ -54,7 +54,7 @@ export const OtpSchema = z
       }),
     to_user_id: z.string().nullable().openapi({
       description:
-        "The recipient known by the network's id instead of a number (README, Contacts): a BSUID or a LID; null for a number. A reverse OTP: the only user whose message can verify it.",
+        "The recipient known by the network's id instead of a number (docs/contacts.md, Contacts): a BSUID or a LID; null for a number. A reverse OTP: the only user whose message can verify it.",
       example: null,
     }),
     channel: z
@@ -83,7 +83,7 @@ export const OtpSchema = z
       .nullable()
       .openapi({
         description:
-          "A reverse OTP: who verified it, by number, user id or both (README, Contacts); null until verified.",
+          "A reverse OTP: who verified it, by number, user id or both (docs/contacts.md, Contacts); null until verified.",
         example: null,
       }),
     attempts_remaining: z
@@ -169,7 +169,7 @@ export const SendOtpBody = z
     }),
     to_user_id: UserId.optional().openapi({
       description:
-        "The recipient known by the network's id instead of a number (README, Contacts): a business-scoped user id (Cloud API) or a LID (WAHA, Evolution API); not with `to_number`. A kind no connected channel's gateway can send to: 422 `recipient_not_supported`. For `reverse`: the only user whose message can verify the OTP.",
+        "The recipient known by the network's id instead of a number (docs/contacts.md, Contacts): a business-scoped user id (Cloud API) or a LID (WAHA, Evolution API); not with `to_number`. A kind no connected channel's gateway can send to: 422 `recipient_not_supported`. For `reverse`: the only user whose message can verify the OTP.",
       example: "US.13491208655302741918",
     }),
   })

@@ -88,7 +88,7 @@ export const health: RouteHandler<typeof routes.health, AppEnv> = async (c) => {
 };
 
 /**
- * A contact's tap on choice `choiceId` of the account's interactive message `messageId` (README,
+ * A contact's tap on choice `choiceId` of the account's interactive message `messageId` (docs/messages.md,
  * Sending messages → Buttons and lists): a `button_reply` or `list_reply` with the choice's title
  * (and a row's description), as a gateway reports one.
  * @throws ApiError `validation_failed` (422) naming `reply_to` for a message that is not an
@@ -131,8 +131,8 @@ function inboundContent(
 }
 
 /**
- * Checks a contact's vote `options` on the account's message `messageId` (README, Sending messages
- * → Polls): the message must be a poll, each option one of its own, and a single-choice poll takes
+ * Checks a contact's vote `options` on the account's message `messageId` (docs/messages.md,
+ * Sending messages → Polls): the message must be a poll, each option one of its own, and a single-choice poll takes
  * one option at most.
  * @throws ApiError `validation_failed` (422) naming `reply_to` for a message that is not a poll,
  *   `poll_vote.options.<i>` for an option the poll does not have, or `poll_vote.options` for
@@ -221,7 +221,7 @@ export const inbound: RouteHandler<typeof routes.inbound, AppEnv> = async (c) =>
   if (row.mediaUrl) await sessionStub(c.env, session.id).keepIncomingMedia(row.id, row.mediaUrl);
   // A reverse OTP's code in the text verifies it, as through a real gateway's webhook.
   await verifyByIncoming(c.env, c.var.db, incoming);
-  // As stored, with the contact it taught (README, Contacts).
+  // As stored, with the contact it taught (docs/contacts.md, Contacts).
   const stored = await findMessage(c.var.db, session.accountId, row.id);
   return c.json({ success: true as const, data: toMessageRecord(stored ?? row) }, 201);
 };
@@ -257,7 +257,7 @@ export const inboundReaction: RouteHandler<typeof routes.inboundReaction, AppEnv
 
 /**
  * What the phone received, with each one-time code masked as its message is stored and shown
- * (`•` per digit, README "Hardening"): the phone holds the code in clear, the API never shows it,
+ * (`•` per digit, docs/security.md, "Hardening"): the phone holds the code in clear, the API never shows it,
  * unless the deployment sets `SANDBOX_SHOW_CODES=true` (local development). A location shows its
  * point and place in `location` and its name or address as `content`; an interactive message its
  * buttons or list in `interactive` and its body's text as `content`; contact cards in `contacts`,

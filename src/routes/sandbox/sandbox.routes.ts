@@ -75,7 +75,7 @@ export const health = createRoute({
   method: "post",
   path: "/sessions/{id}/health",
   summary: "Simulate the network limiting the linked account (timelock, cap, quality)",
-  description: `Sets the session's \`health\` as a real gateway's reading would (README, Session health): every field, a null clearing it; \`checked_at\` becomes now. A change records \`session.health_changed\` and sends its live frame; a timelock active or a cap \`CAPPED\` refuses single sends to cold contacts (409 \`session_limited\`).${sandboxNote}`,
+  description: `Sets the session's \`health\` as a real gateway's reading would (docs/sessions.md, Session health): every field, a null clearing it; \`checked_at\` becomes now. A change records \`session.health_changed\` and sends its live frame; a timelock active or a cap \`CAPPED\` refuses single sends to cold contacts (409 \`session_limited\`).${sandboxNote}`,
   request: { params: IdParam, body: jsonBody(HealthBody) },
   responses: {
     200: json(SessionEnvelopeSchema, "The session with its health"),
@@ -90,7 +90,7 @@ export const inbound = createRoute({
   method: "post",
   path: "/sessions/{id}/inbound",
   summary: "Simulate a contact sending a message to the session's phone",
-  description: `Stores an \`incoming\` message (status \`delivered\`, cost 0) on a connected session. As through a real gateway, a text holding the code of one of the session's pending reverse OTPs verifies it (README, One-time codes → Reverse OTP). A \`poll_vote\` stores no message: it is the contact's vote on the poll \`reply_to\` names, kept in its \`metadata.poll_votes\` and \`metadata.poll_counts\` with one \`poll.voted\` event per change, as a gateway's vote is (README, Sending messages → Polls), and the answer is that poll (200).${sandboxNote}`,
+  description: `Stores an \`incoming\` message (status \`delivered\`, cost 0) on a connected session. As through a real gateway, a text holding the code of one of the session's pending reverse OTPs verifies it (docs/otp.md, Reverse OTP). A \`poll_vote\` stores no message: it is the contact's vote on the poll \`reply_to\` names, kept in its \`metadata.poll_votes\` and \`metadata.poll_counts\` with one \`poll.voted\` event per change, as a gateway's vote is (docs/messages.md, Sending messages → Polls), and the answer is that poll (200).${sandboxNote}`,
   request: { params: IdParam, body: jsonBody(InboundBody) },
   responses: {
     200: json(MessageEnvelopeSchema, "A `poll_vote`: the poll voted on, with its votes"),
@@ -113,7 +113,7 @@ export const inboundReaction = createRoute({
   method: "post",
   path: "/sessions/{id}/reactions",
   summary: "Simulate a contact reacting to a message of their chat",
-  description: `The contact \`from_number\` sets \`emoji\` on message \`message_id\` (one the session sent them or received from them), or takes their reaction off with \`""\`, as a real gateway's webhook reports it: the message's \`metadata.reactions\` holds one entry per contact, and each change records a \`message.reaction\` event (README, Replies and reactions). Setting the emoji the contact already set changes nothing.${sandboxNote}`,
+  description: `The contact \`from_number\` sets \`emoji\` on message \`message_id\` (one the session sent them or received from them), or takes their reaction off with \`""\`, as a real gateway's webhook reports it: the message's \`metadata.reactions\` holds one entry per contact, and each change records a \`message.reaction\` event (docs/messages.md, Replies and reactions). Setting the emoji the contact already set changes nothing.${sandboxNote}`,
   request: { params: IdParam, body: jsonBody(InboundReactionBody) },
   responses: {
     200: json(MessageEnvelopeSchema, "The message reacted to, with its reactions"),

@@ -51,7 +51,7 @@ export const PairParam = z.object({
     .openapi({ param: { name: "token", in: "path" } }),
 });
 
-/** A message from a contact to the session's phone (README, Send and track messages: `/inbound`). */
+/** A message from a contact to the session's phone (docs/messages.md, Sandbox behaviours: `/inbound`). */
 export const InboundBody = z
   .strictObject({
     from_number: PhoneNumber.optional().openapi({
@@ -59,7 +59,7 @@ export const InboundBody = z
     }),
     from_user_id: UserId.optional().openapi({
       description:
-        "The network's id of the user (a BSUID or `<digits>@lid`): a user who hides their number gives only this; given with `from_number`, it reveals the number (README, Contacts).",
+        "The network's id of the user (a BSUID or `<digits>@lid`): a user who hides their number gives only this; given with `from_number`, it reveals the number (docs/contacts.md, Contacts).",
     }),
     username: z
       .string()
@@ -103,12 +103,16 @@ export const InboundBody = z
       .optional()
       .openapi({
         description:
-          "For `poll_vote`: the contact's vote on the poll `reply_to` names (required), which the session sent them. Kept on the poll as a gateway's vote is (README, Sending messages → Polls): the answer is the poll message with its votes (200), and nothing is stored as an incoming message.",
+          "For `poll_vote`: the contact's vote on the poll `reply_to` names (required), which the session sent them. Kept on the poll as a gateway's vote is (docs/messages.md, Sending messages → Polls): the answer is the poll message with its votes (200), and nothing is stored as an incoming message.",
       }),
     media_url: z
       .url({ protocol: /^https?$/ })
       .max(2048)
-      .nullish(),
+      .nullish()
+      .openapi({
+        description:
+          "For media types (required): where the contact's media is, downloaded once by the session (docs/messages.md, Incoming media) from a public https URL on port 443 without redirects; a URL outside that rule keeps the message with `metadata.media_error` of reason `refused`. When the deployment sets `MEDIA_ALLOW_HTTP_LOCALHOST=true` (local development), `http://` or `https://` URLs of `localhost` or `127.0.0.1` on any port are downloaded too.",
+      }),
     reply_to: z.uuid().max(36).nullish().openapi({
       description:
         "Quote a message of this chat (its id): one the session sent to the contact or received from them. Errors as a send's `reply_to`.",
@@ -187,7 +191,7 @@ export const InboundBody = z
     }
   });
 
-/** A contact's reaction on a message of the chat (README, Replies and reactions). */
+/** A contact's reaction on a message of the chat (docs/messages.md, Replies and reactions). */
 export const InboundReactionBody = z.strictObject({
   from_number: PhoneNumber,
   message_id: ReactionSchema.shape.message_id,

@@ -139,7 +139,7 @@ export const live: RouteHandler<typeof routes.live, AppEnv> = async (c) => {
       headers: { Upgrade: "websocket" },
     });
   }
-  // The socket lives no longer than the key or token that opens it (README, Security, "Live sockets").
+  // The socket lives no longer than the key or token that opens it (docs/security.md, Live sockets).
   const credential: LiveCredential = grant
     ? { kind: "link", id: grant.tokenId, expiresAt: grant.expiresAt }
     : { kind: "key", id: c.var.principal.apiKeyId, expiresAt: c.var.principal.expiresAt };

@@ -57,7 +57,7 @@ export const CreateSessionBody = z
   })
   .openapi("CreateSessionRequest");
 
-/** A session's `health` (lib/session-health.ts `SessionHealth`; README, Session health). */
+/** A session's `health` (lib/session-health.ts `SessionHealth`; docs/sessions.md, Session health). */
 export const SessionHealthSchema = z
   .object({
     timelock: z

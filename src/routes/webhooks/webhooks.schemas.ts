@@ -84,7 +84,7 @@ export const WebhookEndpointSchema = z
     enabled: z.boolean().openapi({ description: "Whether events are posted to the endpoint." }),
     disabled_reason: z.string().nullable().openapi({
       description:
-        'Why the service turned the endpoint off: `gone` (it answered 410 Gone), `failing` (its deliveries failed for days), `key_revoked` (the API key in `created_by` or `url_set_by` was revoked; README, Security, Keys and scopes). Null while enabled or when turned off through the API. `PATCH {"enabled": true}` clears it.',
+        'Why the service turned the endpoint off: `gone` (it answered 410 Gone), `failing` (its deliveries failed for days), `key_revoked` (the API key in `created_by` or `url_set_by` was revoked; docs/security.md, Keys and scopes). Null while enabled or when turned off through the API. `PATCH {"enabled": true}` clears it.',
       example: "key_revoked",
     }),
     secret_prefix: z.string().openapi({

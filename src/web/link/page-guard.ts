@@ -68,7 +68,7 @@ export const linkPageGuard: MiddlewareHandler<AppEnv>[] = [linkPageHeaders, noSt
  * The middleware of the sandbox's pairing page (`GET` and `POST /sandbox/pair/{token}`, its 404
  * and 409 pages included): the link page's security headers (the same Content-Security-Policy,
  * `frame-ancestors 'none'`, `X-Frame-Options: DENY`, `X-Content-Type-Options: nosniff`,
- * `Referrer-Policy: no-referrer`) and no caching, as README "Hardening" says. Its own pages are
+ * `Referrer-Policy: no-referrer`) and no caching, as docs/security.md, "Hardening" says. Its own pages are
  * its errors (src/web/sandbox/pair-page.tsx), so no link error page replaces them.
  */
 export const pairPageGuard: MiddlewareHandler<AppEnv>[] = [linkPageHeaders, noStore];
