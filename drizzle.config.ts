@@ -2,7 +2,7 @@ import { defineConfig } from "drizzle-kit";
 
 // The account databases' tables (every `DB_ACCOUNTS_<n>` binding): drizzle-kit writes their SQL
 // migrations into migrations/accounts/; `wrangler d1 migrations apply` applies them to each account
-// database (README, Databases). The directory's tables have their own config,
+// database (docs/databases.md, Databases). The directory's tables have their own config,
 // drizzle.directory.config.ts.
 export default defineConfig({
   dialect: "sqlite",

@@ -1,7 +1,7 @@
 import { defineConfig } from "drizzle-kit";
 
 // The directory's tables (the `DB` binding): `npx drizzle-kit generate --config
-// drizzle.directory.config.ts` writes their SQL migrations into migrations/directory/ (README,
+// drizzle.directory.config.ts` writes their SQL migrations into migrations/directory/ (docs/databases.md,
 // Databases).
 export default defineConfig({
   dialect: "sqlite",

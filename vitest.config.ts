@@ -17,7 +17,8 @@ import * as gateways from "./test/gateway-config";
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations/accounts");
   const directoryMigrations = await readD1Migrations("./migrations/directory");
-  // The one-off upgrade of a deployment made before the directory (docs/databases.md, Upgrading a single-database deployment).
+  // The one-off upgrade of a deployment made before the directory (docs/databases.md, Upgrading a
+  // single-database deployment).
   const upgradeSql = readFileSync("./migrations/upgrade/single-database.sql", "utf8");
   // The rate limits as wrangler.toml declares them, for the test that checks the headers' figures.
   const { ratelimits } = unstable_readConfig({ config: "./wrangler.toml" });

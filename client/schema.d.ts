@@ -29,7 +29,7 @@ export interface paths {
         put?: never;
         /**
          * Create an account and its first API key
-         * @description `balance` is the opening credit; `max_sessions` and `max_draft_recipients` set the account's limits (README, Security, Account limits), and `message_retention_days` how long its final messages stay before they are archived (README, Archives); their defaults when left out.
+         * @description `balance` is the opening credit; `max_sessions` and `max_draft_recipients` set the account's limits (docs/security.md, Account limits), and `message_retention_days` how long its final messages stay before they are archived (docs/retention.md, Archives); their defaults when left out.
          */
         post: operations["createAccount"];
         delete?: never;
@@ -54,7 +54,7 @@ export interface paths {
         head?: never;
         /**
          * Change an account's limits and message retention
-         * @description `max_sessions` and `max_draft_recipients` (README, Security, Account limits), and `message_retention_days` (README, Archives: the next run of the hourly job `archive_messages`, or `POST /admin/jobs/archive_messages`, applies it); a field left out keeps its value. A limit below what the account uses now keeps what it has and refuses more (409 `account_limit_reached`).
+         * @description `max_sessions` and `max_draft_recipients` (docs/security.md, Account limits), and `message_retention_days` (docs/retention.md, Archives: the next run of the hourly job `archive_messages`, or `POST /admin/jobs/archive_messages`, applies it); a field left out keeps its value. A limit below what the account uses now keeps what it has and refuses more (409 `account_limit_reached`).
          */
         patch: operations["updateAccount"];
         trace?: never;
@@ -92,7 +92,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke an API key and the keys it created (they stop working at once)
-         * @description Revokes the key and, unless `cascade=false`, every key it created (`created_by`), transitively, as `DELETE /v1/api-keys/{id}?cascade=true` does, whatever their scopes. Each revoked key's footholds go with it: the account's webhook endpoints it created or last pointed elsewhere are turned off (`disabled_reason` `key_revoked`), the link tokens it minted are revoked (their pages and live route answer 410 `link_expired`), and the live sockets opened with those keys or tokens close (4401 `key revoked`, 4403 `link revoked`). README, Security, Keys and scopes.
+         * @description Revokes the key and, unless `cascade=false`, every key it created (`created_by`), transitively, as `DELETE /v1/api-keys/{id}?cascade=true` does, whatever their scopes. Each revoked key's footholds go with it: the account's webhook endpoints it created or last pointed elsewhere are turned off (`disabled_reason` `key_revoked`), the link tokens it minted are revoked (their pages and live route answer 410 `link_expired`), and the live sockets opened with those keys or tokens close (4401 `key revoked`, 4403 `link revoked`). docs/security.md, Keys and scopes.
          */
         delete: operations["revokeApiKey"];
         options?: never;
@@ -131,7 +131,7 @@ export interface paths {
         put?: never;
         /**
          * Move an account to another account database
-         * @description Begins moving the account, with every row of it, to `database` (README, Databases, Moving an account): the account is refused at once (503 `account_moving`, with `Retry-After`, to its API keys; its queued work waits), for a hold while every isolate learns of the move, then while its rows are copied and counted on both sides; then the directory switches it to `database`, it is served again, and its rows are deleted from the old database. The answer is the account with its `move`; `GET /admin/accounts/{id}` follows it. Posting the same move again while it is under way resumes it (a lost step); another database then is 409 `account_move_in_progress`. A database the deployment does not list, whose migrations are not all applied, or that already holds the account is 422 `validation_failed`.
+         * @description Begins moving the account, with every row of it, to `database` (docs/databases.md, Databases, Moving an account): the account is refused at once (503 `account_moving`, with `Retry-After`, to its API keys; its queued work waits), for a hold while every isolate learns of the move, then while its rows are copied and counted on both sides; then the directory switches it to `database`, it is served again, and its rows are deleted from the old database. The answer is the account with its `move`; `GET /admin/accounts/{id}` follows it. Posting the same move again while it is under way resumes it (a lost step); another database then is 409 `account_move_in_progress`. A database the deployment does not list, whose migrations are not all applied, or that already holds the account is 422 `validation_failed`.
          */
         post: operations["moveAccount"];
         delete?: never;
@@ -169,7 +169,7 @@ export interface paths {
         };
         /**
          * The account databases, their accounts and sizes
-         * @description Every account database the deployment lists (wrangler.toml `DB_ACCOUNTS_<n>`), in order, with how many accounts the directory places in it and its size as D1 reports it (README, Databases). A new account goes to the one with the fewest accounts.
+         * @description Every account database the deployment lists (wrangler.toml `DB_ACCOUNTS_<n>`), in order, with how many accounts the directory places in it and its size as D1 reports it (docs/databases.md, Databases). A new account goes to the one with the fewest accounts.
          */
         get: operations["listDatabases"];
         put?: never;
@@ -191,7 +191,7 @@ export interface paths {
         put?: never;
         /**
          * Run one hourly job now
-         * @description Runs one of the hourly housekeeping jobs (README, Configuration → Hourly jobs) once, now, as the cron trigger does every hour: after changing a retention, or under `wrangler dev`, which runs no cron. Each job is a sweep that the next run repeats, so running one again is safe. 404 `not_found` for an unknown name; 503 `service_unavailable` when the job fails (D1 or a queue refused it), with its error in `detail`.
+         * @description Runs one of the hourly housekeeping jobs (docs/retention.md, Hourly jobs) once, now, as the cron trigger does every hour: after changing a retention, or under `wrangler dev`, which runs no cron. Each job is a sweep that the next run repeats, so running one again is safe. 404 `not_found` for an unknown name; 503 `service_unavailable` when the job fails (D1 or a queue refused it), with its error in `detail`.
          */
         post: operations["runJob"];
         delete?: never;
@@ -340,7 +340,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke an API key, and with cascade the keys it created
-         * @description The key stops working at once (401 `unauthenticated` from then on), the calling key included. A key revokes only keys within its own scopes, as it creates only those: revoking a key that holds a scope the calling key lacks is 403 `insufficient_scope`, and nothing is revoked. With `cascade=true` the keys it created (`created_by`) go too, transitively, and the answer lists every id revoked; every one of them must be within the calling key's scopes. Each revoked key's footholds go with it: webhook endpoints it created or last pointed elsewhere are turned off (`disabled_reason` `key_revoked`), link URLs it made are revoked (410 `link_expired`), and live sockets opened with those keys or link URLs close (4401, 4403). README, Security, Keys and scopes.
+         * @description The key stops working at once (401 `unauthenticated` from then on), the calling key included. A key revokes only keys within its own scopes, as it creates only those: revoking a key that holds a scope the calling key lacks is 403 `insufficient_scope`, and nothing is revoked. With `cascade=true` the keys it created (`created_by`) go too, transitively, and the answer lists every id revoked; every one of them must be within the calling key's scopes. Each revoked key's footholds go with it: webhook endpoints it created or last pointed elsewhere are turned off (`disabled_reason` `key_revoked`), link URLs it made are revoked (410 `link_expired`), and live sockets opened with those keys or link URLs close (4401, 4403). docs/security.md, Keys and scopes.
          */
         delete: operations["deleteApiKey"];
         options?: never;
@@ -643,14 +643,14 @@ export interface paths {
         post?: never;
         /**
          * Delete a sent message for everyone
-         * @description Deletes one of the session's sent messages from the recipient's phone, as WhatsApp's "Delete for everyone" does, through its `connected` session, within 48 hours of `sent_at` (WhatsApp allows about two days; past it, 409 `message_too_old`). The message keeps its content here and gets `metadata.deleted_at` and a `message.deleted` event (README, Chat actions). Asking again is safe: a deleted message answers as it is, with no second call or event. 422 `message_not_outgoing` for a contact's message; 409 `message_not_sent` for one not on the network yet; 409 `not_supported_by_gateway` on the Cloud API, which cannot delete; 502 `gateway_rejected` or 503 `gateway_unavailable` when the gateway refused or could not be reached (nothing is recorded).
+         * @description Deletes one of the session's sent messages from the recipient's phone, as WhatsApp's "Delete for everyone" does, through its `connected` session, within 48 hours of `sent_at` (WhatsApp allows about two days; past it, 409 `message_too_old`). The message keeps its content here and gets `metadata.deleted_at` and a `message.deleted` event (docs/messages.md, Chat actions). Asking again is safe: a deleted message answers as it is, with no second call or event. 422 `message_not_outgoing` for a contact's message; 409 `message_not_sent` for one not on the network yet; 409 `not_supported_by_gateway` on the Cloud API, which cannot delete; 502 `gateway_rejected` or 503 `gateway_unavailable` when the gateway refused or could not be reached (nothing is recorded).
          */
         delete: operations["deleteMessage"];
         options?: never;
         head?: never;
         /**
          * Edit a sent text
-         * @description Replaces the text of one of the session's sent `text` messages on the recipient's phone (shown "Edited"), through its `connected` session, within 15 minutes of `sent_at` (WhatsApp's edit window; past it, 409 `message_too_old`). The message's `content` becomes the new text; `metadata.edits` keeps each text it replaced, `metadata.edited_at` the last edit's time, and each edit records a `message.edited` event (README, Chat actions). The same text again answers the message as it is, with no call or event. 422 `message_not_editable` for another type or a deleted message; other errors as `DELETE` on the message.
+         * @description Replaces the text of one of the session's sent `text` messages on the recipient's phone (shown "Edited"), through its `connected` session, within 15 minutes of `sent_at` (WhatsApp's edit window; past it, 409 `message_too_old`). The message's `content` becomes the new text; `metadata.edits` keeps each text it replaced, `metadata.edited_at` the last edit's time, and each edit records a `message.edited` event (docs/messages.md, Chat actions). The same text again answers the message as it is, with no call or event. 422 `message_not_editable` for another type or a deleted message; other errors as `DELETE` on the message.
          */
         patch: operations["updateMessage"];
         trace?: never;
@@ -666,7 +666,7 @@ export interface paths {
         put?: never;
         /**
          * Mark an incoming message read at the gateway
-         * @description Sends the contact a read receipt (the blue ticks) for this incoming message through its session, which must be `connected`, and with it for the chat's earlier messages, as WhatsApp does (README, Chat actions). Every incoming message of the chat up to this one that is still `delivered` becomes `read` with `read_at`. Asking again is safe: the receipt goes out again, which changes nothing on the network, and no message moves twice; `marked` then counts 0. 422 `message_not_incoming` for a message the session sent; 502 `gateway_rejected` or 503 `gateway_unavailable` when the gateway refused or could not be reached (nothing is marked).
+         * @description Sends the contact a read receipt (the blue ticks) for this incoming message through its session, which must be `connected`, and with it for the chat's earlier messages, as WhatsApp does (docs/messages.md, Chat actions). Every incoming message of the chat up to this one that is still `delivered` becomes `read` with `read_at`. Asking again is safe: the receipt goes out again, which changes nothing on the network, and no message moves twice; `marked` then counts 0. 422 `message_not_incoming` for a message the session sent; 502 `gateway_rejected` or 503 `gateway_unavailable` when the gateway refused or could not be reached (nothing is marked).
          */
         post: operations["markMessageRead"];
         delete?: never;
@@ -684,7 +684,7 @@ export interface paths {
         };
         /**
          * Download an incoming message's media
-         * @description The media an incoming message carried, as the service keeps it (downloaded once from the gateway; README, Incoming media): the bytes with their content type and length, `X-Content-Type-Options: nosniff`, and `Content-Disposition: inline` for an image, audio or video type (not `image/svg+xml`), `attachment` for any other. 404 `media_not_kept` while it is not kept: not downloaded yet, its download failed (`metadata.media_error` says why), it passed `MEDIA_RETENTION_DAYS` (`metadata.media_expired_at`), or the message has none.
+         * @description The media an incoming message carried, as the service keeps it (downloaded once from the gateway; docs/messages.md, Incoming media): the bytes with their content type and length, `X-Content-Type-Options: nosniff`, and `Content-Disposition: inline` for an image, audio or video type (not `image/svg+xml`), `attachment` for any other. 404 `media_not_kept` while it is not kept: not downloaded yet, its download failed (`metadata.media_error` says why), it passed `MEDIA_RETENTION_DAYS` (`metadata.media_expired_at`), or the message has none.
          */
         get: operations["getMessageMedia"];
         put?: never;
@@ -707,7 +707,7 @@ export interface paths {
         put?: never;
         /**
          * Create a campaign (a draft)
-         * @description A bulk send across 1–20 connected sessions, created as a `draft` with up to 10,000 recipients; add more with `POST …/recipients`. `content` is a template: each `{{name}}` takes the recipient's `variables.name`, and a recipient missing one is 422 naming its index. Numbers are normalised as for sends; each address is kept once. A recipient is `to_number` or `to_user_id` (a business-scoped user id or a LID, README, Contacts): every session of the campaign must send to that kind of user id, and a template campaign with an authentication template with a code button takes no business-scoped user id (422 `recipient_not_supported`, `recipients` the first 100 refused, `refused_count` how many; nothing is stored). The account's drafts together hold at most its `max_draft_recipients` (409 `account_limit_reached`, and nothing is created). `type: "template"` (every session on the `cloud_api` gateway) sends `template` instead of `content`: its `variables` values take the recipients' `variables` the same way, and the template must be APPROVED on every session (422 `template_not_found`). A draft is not charged, but a media campaign from an account whose balance cannot pay one message of its type is 402 `insufficient_balance` before its `media_url` is fetched, and nothing is created. Send an `Idempotency-Key` header to make retries safe.
+         * @description A bulk send across 1–20 connected sessions, created as a `draft` with up to 10,000 recipients; add more with `POST …/recipients`. `content` is a template: each `{{name}}` takes the recipient's `variables.name`, and a recipient missing one is 422 naming its index. Numbers are normalised as for sends; each address is kept once. A recipient is `to_number` or `to_user_id` (a business-scoped user id or a LID, docs/contacts.md, Contacts): every session of the campaign must send to that kind of user id, and a template campaign with an authentication template with a code button takes no business-scoped user id (422 `recipient_not_supported`, `recipients` the first 100 refused, `refused_count` how many; nothing is stored). The account's drafts together hold at most its `max_draft_recipients` (409 `account_limit_reached`, and nothing is created). `type: "template"` (every session on the `cloud_api` gateway) sends `template` instead of `content`: its `variables` values take the recipients' `variables` the same way, and the template must be APPROVED on every session (422 `template_not_found`). A draft is not charged, but a media campaign from an account whose balance cannot pay one message of its type is 402 `insufficient_balance` before its `media_url` is fetched, and nothing is created. Send an `Idempotency-Key` header to make retries safe.
          */
         post: operations["createCampaign"];
         delete?: never;
@@ -752,7 +752,7 @@ export interface paths {
         put?: never;
         /**
          * Add recipients to a draft campaign
-         * @description Up to 10,000 per request, so a campaign reaches 100,000 without a body over 1 MiB. An address (a number or a user id) already in the campaign is ignored (counted in `duplicates`). A recipient is `to_number` or `to_user_id` (a business-scoped user id or a LID, README, Contacts): every session of the campaign must send to that kind of user id, and a template campaign with an authentication template with a code button takes no business-scoped user id (422 `recipient_not_supported`, `recipients` the first 100 refused, `refused_count` how many; nothing is stored). Only a `draft` takes recipients (409 `campaign_not_draft`), and only while the account's drafts together stay within its `max_draft_recipients` (409 `account_limit_reached`: none of the request's recipients is added).
+         * @description Up to 10,000 per request, so a campaign reaches 100,000 without a body over 1 MiB. An address (a number or a user id) already in the campaign is ignored (counted in `duplicates`). A recipient is `to_number` or `to_user_id` (a business-scoped user id or a LID, docs/contacts.md, Contacts): every session of the campaign must send to that kind of user id, and a template campaign with an authentication template with a code button takes no business-scoped user id (422 `recipient_not_supported`, `recipients` the first 100 refused, `refused_count` how many; nothing is stored). Only a `draft` takes recipients (409 `campaign_not_draft`), and only while the account's drafts together stay within its `max_draft_recipients` (409 `account_limit_reached`: none of the request's recipients is added).
          */
         post: operations["addCampaignRecipients"];
         delete?: never;
@@ -1157,7 +1157,7 @@ export interface paths {
         };
         /**
          * List the account's contacts, newest first
-         * @description Everyone who wrote to one of the account's sessions, each known by a phone number, a user id (BSUID or LID) or both (README, Contacts). An identifier filter matches every identifier a contact was ever known by. Cursor-paged like the message list.
+         * @description Everyone who wrote to one of the account's sessions, each known by a phone number, a user id (BSUID or LID) or both (docs/contacts.md, Contacts). An identifier filter matches every identifier a contact was ever known by. Cursor-paged like the message list.
          */
         get: operations["listContacts"];
         put?: never;
@@ -1200,7 +1200,7 @@ export interface paths {
         put?: never;
         /**
          * Erase everything the account holds about a contact
-         * @description GDPR Art. 17 (README, Erasure). Every address the account's contacts link to the one given (their number and user ids) is erased with it: message text, captions, media and template variables are deleted; the addresses are replaced by a keyed hash in messages, one-time codes and campaign recipients; the contacts (and their customer service window) are deleted; events and webhook deliveries that name them are purged. An opt-out stays, as the hash, so campaigns still skip the contact. Money does not change: costs, the ledger and usage stay as they are. Answers 201 with the erasure, `completed` unless something still waits (a message not yet sent), then `pending` until the hourly job erases it. A contact the account never met, or erased before, gives a `completed` erasure with zero counts. Send an `Idempotency-Key` header to make retries safe.
+         * @description GDPR Art. 17 (docs/contacts.md, Erasure). Every address the account's contacts link to the one given (their number and user ids) is erased with it: message text, captions, media and template variables are deleted; the addresses are replaced by a keyed hash in messages, one-time codes and campaign recipients; the contacts (and their customer service window) are deleted; events and webhook deliveries that name them are purged. An opt-out stays, as the hash, so campaigns still skip the contact. Money does not change: costs, the ledger and usage stay as they are. Answers 201 with the erasure, `completed` unless something still waits (a message not yet sent), then `pending` until the hourly job erases it. A contact the account never met, or erased before, gives a `completed` erasure with zero counts. Send an `Idempotency-Key` header to make retries safe.
          */
         post: operations["createErasure"];
         delete?: never;
@@ -1399,7 +1399,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate the network limiting the linked account (timelock, cap, quality)
-         * @description Sets the session's `health` as a real gateway's reading would (README, Session health): every field, a null clearing it; `checked_at` becomes now. A change records `session.health_changed` and sends its live frame; a timelock active or a cap `CAPPED` refuses single sends to cold contacts (409 `session_limited`). Exists only while the embedded sandbox gateway is active (`CHATAPP_GATEWAY=sandbox`).
+         * @description Sets the session's `health` as a real gateway's reading would (docs/sessions.md, Session health): every field, a null clearing it; `checked_at` becomes now. A change records `session.health_changed` and sends its live frame; a timelock active or a cap `CAPPED` refuses single sends to cold contacts (409 `session_limited`). Exists only while the embedded sandbox gateway is active (`CHATAPP_GATEWAY=sandbox`).
          */
         post: operations["updateSandboxSessionHealth"];
         delete?: never;
@@ -1419,7 +1419,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate a contact sending a message to the session's phone
-         * @description Stores an `incoming` message (status `delivered`, cost 0) on a connected session. As through a real gateway, a text holding the code of one of the session's pending reverse OTPs verifies it (README, One-time codes → Reverse OTP). A `poll_vote` stores no message: it is the contact's vote on the poll `reply_to` names, kept in its `metadata.poll_votes` and `metadata.poll_counts` with one `poll.voted` event per change, as a gateway's vote is (README, Sending messages → Polls), and the answer is that poll (200). Exists only while the embedded sandbox gateway is active (`CHATAPP_GATEWAY=sandbox`).
+         * @description Stores an `incoming` message (status `delivered`, cost 0) on a connected session. As through a real gateway, a text holding the code of one of the session's pending reverse OTPs verifies it (docs/otp.md, Reverse OTP). A `poll_vote` stores no message: it is the contact's vote on the poll `reply_to` names, kept in its `metadata.poll_votes` and `metadata.poll_counts` with one `poll.voted` event per change, as a gateway's vote is (docs/messages.md, Sending messages → Polls), and the answer is that poll (200). Exists only while the embedded sandbox gateway is active (`CHATAPP_GATEWAY=sandbox`).
          */
         post: operations["receiveSandboxMessage"];
         delete?: never;
@@ -1439,7 +1439,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate a contact reacting to a message of their chat
-         * @description The contact `from_number` sets `emoji` on message `message_id` (one the session sent them or received from them), or takes their reaction off with `""`, as a real gateway's webhook reports it: the message's `metadata.reactions` holds one entry per contact, and each change records a `message.reaction` event (README, Replies and reactions). Setting the emoji the contact already set changes nothing. Exists only while the embedded sandbox gateway is active (`CHATAPP_GATEWAY=sandbox`).
+         * @description The contact `from_number` sets `emoji` on message `message_id` (one the session sent them or received from them), or takes their reaction off with `""`, as a real gateway's webhook reports it: the message's `metadata.reactions` holds one entry per contact, and each change records a `message.reaction` event (docs/messages.md, Replies and reactions). Setting the emoji the contact already set changes nothing. Exists only while the embedded sandbox gateway is active (`CHATAPP_GATEWAY=sandbox`).
          */
         post: operations["receiveSandboxReaction"];
         delete?: never;
@@ -2191,9 +2191,9 @@ export interface components {
             /** Format: uuid */
             otp_id: string | null;
             provider_message_id: string | null;
-            /** @description The sender's number (E.164) of an incoming message, null for one known by a user id alone; the session's number for an outgoing one. Once the contact was erased, the keyed hash that stands for them (`erased:…`, README, Erasure). */
+            /** @description The sender's number (E.164) of an incoming message, null for one known by a user id alone; the session's number for an outgoing one. Once the contact was erased, the keyed hash that stands for them (`erased:…`, docs/contacts.md, Erasure). */
             from_number: string | null;
-            /** @description The recipient's number (E.164) of an outgoing message, null when it was sent to a user id (`contact.user_id`); the session's number for an incoming one. Once the contact was erased, the keyed hash that stands for them (`erased:…`, README, Erasure). */
+            /** @description The recipient's number (E.164) of an outgoing message, null when it was sent to a user id (`contact.user_id`); the session's number for an incoming one. Once the contact was erased, the keyed hash that stands for them (`erased:…`, docs/contacts.md, Erasure). */
             to_number: string | null;
             contact: components["schemas"]["ContactRef"];
             /** @enum {string} */
@@ -2202,7 +2202,7 @@ export interface components {
             content: string | null;
             /**
              * Format: uuid
-             * @description The message this one quotes (a reply, sent or received), or for a reaction the message it reacts to; null for neither (README, Replies and reactions).
+             * @description The message this one quotes (a reply, sent or received), or for a reaction the message it reacts to; null for neither (docs/messages.md, Replies and reactions).
              */
             reply_to: string | null;
             /** @description The `media_url` the message was sent with, as given (the gateway got a copy). */
@@ -2227,7 +2227,7 @@ export interface components {
             /** @example 2026-11-21T09:30:12.345000Z */
             updated_at: string;
         };
-        /** @description Who is on the other side of the chat, by number, user id (BSUID or LID) or both (README, Contacts): the recipient of an outgoing message, the sender of an incoming one. `id` is null where the service keeps no contact for them (the address alone). */
+        /** @description Who is on the other side of the chat, by number, user id (BSUID or LID) or both (docs/contacts.md, Contacts): the recipient of an outgoing message, the sender of an incoming one. `id` is null where the service keeps no contact for them (the address alone). */
         ContactRef: {
             /**
              * @description The contact's id (`GET /v1/contacts/{id}`); null on a message whose contact the service does not keep (sent to an address no contact is known by yet, or stored before contacts were kept).
@@ -2261,7 +2261,7 @@ export interface components {
             last_error?: string;
             /** @description While a retry waits, when the next call is due (an API timestamp, UTC); null when none is planned. Removed once the message is sent. */
             next_attempt_at?: string | null;
-            /** @description Each send attempt that did not end in `sent`, oldest first (README, Exactly once). */
+            /** @description Each send attempt that did not end in `sent`, oldest first (docs/exactly-once.md, Exactly once). */
             send_attempts?: {
                 /** @description When the attempt was made (an API timestamp, UTC). */
                 at: string;
@@ -2274,7 +2274,7 @@ export interface components {
                 reason: string;
             }[];
             /**
-             * @description `unknown` while the gateway may hold the message unsettled (it stays `queued` until the gateway is asked; README, Exactly once). Removed once settled.
+             * @description `unknown` while the gateway may hold the message unsettled (it stays `queued` until the gateway is asked; docs/exactly-once.md, Exactly once). Removed once settled.
              * @enum {string}
              */
             outcome?: "unknown";
@@ -2283,7 +2283,7 @@ export interface components {
              * @enum {string}
              */
             settled_by?: "answer" | "lookup" | "status_webhook";
-            /** @description With `simulate_typing`, once sent: the typing… shown before it (README, Typing before a send). */
+            /** @description With `simulate_typing`, once sent: the typing… shown before it (docs/messages.md, Typing before a send). */
             typing?: {
                 /** @description How long the recipient was shown typing…, in milliseconds. */
                 ms: number;
@@ -2323,12 +2323,12 @@ export interface components {
                 from_session_id: string;
                 /** @description The session it moved to. */
                 to_session_id: string;
-                /** @description Why: `session_banned`, `session_failed`, `session_deleted` or `session_limited` (README, Campaigns). */
+                /** @description Why: `session_banned`, `session_failed`, `session_deleted` or `session_limited` (docs/campaigns.md, Campaigns). */
                 reason: string;
                 /** @description When it moved (an API timestamp, UTC). */
                 at: string;
             }[];
-            /** @description A template message's template, as sent (README, Message templates). */
+            /** @description A template message's template, as sent (docs/gateways.md, Message templates). */
             template?: {
                 /** @description The template's name. */
                 name: string;
@@ -2349,7 +2349,7 @@ export interface components {
                     }[];
                 };
             };
-            /** @description A `location` message's point and place, sent or received (README, Sending messages → Locations). */
+            /** @description A `location` message's point and place, sent or received (docs/messages.md, Sending messages → Locations). */
             location?: {
                 /** @description Latitude in decimal degrees, −90 to 90. */
                 latitude: number;
@@ -2362,7 +2362,7 @@ export interface components {
                 /** @description A received location's link, when the network gives one (business locations). */
                 url?: string;
             };
-            /** @description A `contacts` message's cards, sent or received (README, Sending messages → Contact cards). */
+            /** @description A `contacts` message's cards, sent or received (docs/messages.md, Sending messages → Contact cards). */
             contacts?: {
                 name: {
                     formatted_name: string;
@@ -2401,7 +2401,7 @@ export interface components {
                 }[];
                 birthday?: string;
             }[];
-            /** @description An `interactive` message's buttons or list, as sent (README, Sending messages → Buttons and lists). */
+            /** @description An `interactive` message's buttons or list, as sent (docs/messages.md, Sending messages → Buttons and lists). */
             interactive?: {
                 /** @enum {string} */
                 type: "button";
@@ -2467,7 +2467,7 @@ export interface components {
                     }[];
                 };
             };
-            /** @description A `poll` message's question and options, as sent (README, Sending messages → Polls). */
+            /** @description A `poll` message's question and options, as sent (docs/messages.md, Sending messages → Polls). */
             poll?: {
                 /** @description The question, 1 to 255 characters. */
                 question: string;
@@ -2479,7 +2479,7 @@ export interface components {
                  */
                 multiple_answers: boolean;
             };
-            /** @description A poll's votes, one per contact, by voter (their E.164 number, or their user id when the network gives no number): the options they picked and when. A later vote replaces an earlier one (README, Sending messages → Polls). */
+            /** @description A poll's votes, one per contact, by voter (their E.164 number, or their user id when the network gives no number): the options they picked and when. A later vote replaces an earlier one (docs/messages.md, Sending messages → Polls). */
             poll_votes?: {
                 [key: string]: {
                     /** @description The options the contact picked, in the poll's order. */
@@ -2513,9 +2513,9 @@ export interface components {
                 /** @description A list row's description. */
                 description?: string;
             };
-            /** @description When the message was deleted for everyone: by the session, or by the contact who sent it (README, Chat actions) (an API timestamp, UTC). */
+            /** @description When the message was deleted for everyone: by the session, or by the contact who sent it (docs/messages.md, Chat actions) (an API timestamp, UTC). */
             deleted_at?: string;
-            /** @description When the text was last edited: by the session, or by the contact who sent it (README, Chat actions) (an API timestamp, UTC). */
+            /** @description When the text was last edited: by the session, or by the contact who sent it (docs/messages.md, Chat actions) (an API timestamp, UTC). */
             edited_at?: string;
             /** @description Each edit of the text, oldest first: the text it replaced and when. */
             edits?: {
@@ -2524,14 +2524,14 @@ export interface components {
                 /** @description When it was replaced (an API timestamp, UTC). */
                 at: string;
             }[];
-            /** @description A reply's quoted message, or a reaction's message, as the gateway knows it (README, Replies and reactions). */
+            /** @description A reply's quoted message, or a reaction's message, as the gateway knows it (docs/messages.md, Replies and reactions). */
             quoted?: {
                 /** @description The gateway's id of the message quoted or reacted to. */
                 provider_message_id: string;
                 /** @description Whether the session sent that message. */
                 from_me: boolean;
             };
-            /** @description Contacts' reactions to the message, one per contact (README, Replies and reactions). */
+            /** @description Contacts' reactions to the message, one per contact (docs/messages.md, Replies and reactions). */
             reactions?: {
                 /** @description The contact's E.164 number. */
                 from: string;
@@ -2552,7 +2552,7 @@ export interface components {
                 /** @description The MIME type the gateway gave, or null. */
                 mimetype: string | null;
             };
-            /** @description Why an incoming message's media could not be kept (README, Incoming media); removed if a later try keeps it. */
+            /** @description Why an incoming message's media could not be kept (docs/messages.md, Incoming media); removed if a later try keeps it. */
             media_error?: {
                 /**
                  * @description Why the media could not be kept (src/media/incoming.ts `IncomingMediaReason`).
@@ -2568,7 +2568,7 @@ export interface components {
             };
             /** @description When the stored media (an incoming message's kept file, an outgoing one's copy) was deleted by its retention (an API timestamp, UTC). */
             media_expired_at?: string;
-            /** @description When the message was erased with its contact (README, Erasure): its text, media and addresses are gone (an API timestamp, UTC). */
+            /** @description When the message was erased with its contact (docs/contacts.md, Erasure): its text, media and addresses are gone (an API timestamp, UTC). */
             erased_at?: string;
         } & {
             [key: string]: unknown;
@@ -2689,12 +2689,12 @@ export interface components {
              */
             mode: "send" | "reverse";
             /**
-             * @description The recipient, E.164; null for one known by `to_user_id`. A reverse OTP: the only number whose message can verify it, or null when any number can. Once the contact was erased, the keyed hash that stands for them (`erased:…`, README, Erasure).
+             * @description The recipient, E.164; null for one known by `to_user_id`. A reverse OTP: the only number whose message can verify it, or null when any number can. Once the contact was erased, the keyed hash that stands for them (`erased:…`, docs/contacts.md, Erasure).
              * @example +14155552671
              */
             to_number: string | null;
             /**
-             * @description The recipient known by the network's id instead of a number (README, Contacts): a BSUID or a LID; null for a number. A reverse OTP: the only user whose message can verify it.
+             * @description The recipient known by the network's id instead of a number (docs/contacts.md, Contacts): a BSUID or a LID; null for a number. A reverse OTP: the only user whose message can verify it.
              * @example null
              */
             to_user_id: string | null;
@@ -2719,7 +2719,7 @@ export interface components {
              */
             verified_number: string | null;
             /**
-             * @description A reverse OTP: who verified it, by number, user id or both (README, Contacts); null until verified.
+             * @description A reverse OTP: who verified it, by number, user id or both (docs/contacts.md, Contacts); null until verified.
              * @example null
              */
             verified_contact: {
@@ -2942,7 +2942,7 @@ export interface components {
             } | null;
             /** @description Whether recipients are checked against the chat network before their message is made. */
             check_numbers: boolean;
-            /** @description Whether each message shows "typing…" to its recipient first (README, Typing before a send). */
+            /** @description Whether each message shows "typing…" to its recipient first (docs/messages.md, Typing before a send). */
             simulate_typing: boolean;
             stats: components["schemas"]["CampaignStats"];
             /** @description Charged for the campaign, in the account's currency units. */
@@ -3334,7 +3334,7 @@ export interface components {
             /** @description Whether events are posted to the endpoint. */
             enabled: boolean;
             /**
-             * @description Why the service turned the endpoint off: `gone` (it answered 410 Gone), `failing` (its deliveries failed for days), `key_revoked` (the API key in `created_by` or `url_set_by` was revoked; README, Security, Keys and scopes). Null while enabled or when turned off through the API. `PATCH {"enabled": true}` clears it.
+             * @description Why the service turned the endpoint off: `gone` (it answered 410 Gone), `failing` (its deliveries failed for days), `key_revoked` (the API key in `created_by` or `url_set_by` was revoked; docs/security.md, Keys and scopes). Null while enabled or when turned off through the API. `PATCH {"enabled": true}` clears it.
              * @example key_revoked
              */
             disabled_reason: string | null;
@@ -3391,12 +3391,12 @@ export interface components {
              */
             max_draft_recipients: number;
             /**
-             * @description Days a final message stays before the hourly job archives it (README, Archives): the account's own, else `MESSAGE_RETENTION_DAYS`.
+             * @description Days a final message stays before the hourly job archives it (docs/retention.md, Archives): the account's own, else `MESSAGE_RETENTION_DAYS`.
              * @example 90
              */
             message_retention_days: number;
             /**
-             * @description The account database that holds the account: its D1 binding's name (README, Databases).
+             * @description The account database that holds the account: its D1 binding's name (docs/databases.md, Databases).
              * @example DB_ACCOUNTS_0
              */
             database: string;
@@ -3584,7 +3584,7 @@ export interface components {
                     /** @description Sum of `meta.rows_written` D1 returned. */
                     rows_written: number;
                 };
-                /** @description The same work by database, keyed by its binding's name (`DB`, the directory; `DB_ACCOUNTS_0`, …): README, Databases. */
+                /** @description The same work by database, keyed by its binding's name (`DB`, the directory; `DB_ACCOUNTS_0`, …): docs/databases.md, Databases. */
                 databases: {
                     [key: string]: {
                         /** @description Statements D1 ran: one per statement of a batch, one per single query. */
@@ -3632,12 +3632,12 @@ export interface components {
                 duration_ms: number;
                 /** @description What the job answered (a count, the ids it touched…) over every account database, their answers added up (numbers summed, `more` true if any is), or null when it answers nothing. */
                 result?: unknown;
-                /** @description Each database's own answer (README, Databases): the directory's (`DB`) first for a job with work there (`purge_idempotency_keys`, the admin API's keys; `purge_link_tokens`, the tokens' routes), then each account database's. */
+                /** @description Each database's own answer (docs/databases.md, Databases): the directory's (`DB`) first for a job with work there (`purge_idempotency_keys`, the admin API's keys; `purge_link_tokens`, the tokens' routes), then each account database's. */
                 databases: {
                     /** @example DB_ACCOUNTS_0 */
                     database: string;
                     result?: unknown;
-                    /** @description Whether the job left this database alone: a move under way copies an account from or to it (README, Databases, Moving an account); the next run after the move does its work. */
+                    /** @description Whether the job left this database alone: a move under way copies an account from or to it (docs/databases.md, Databases, Moving an account); the next run after the move does its work. */
                     skipped: boolean;
                 }[];
             };
@@ -3943,7 +3943,7 @@ export interface components {
         CampaignRecipient: {
             /** @description Order of addition, from 1. */
             seq: number;
-            /** @description The recipient's number (E.164); null for a recipient known by a user id. Once the contact was erased, the keyed hash that stands for them (`erased:…`, README, Erasure). */
+            /** @description The recipient's number (E.164); null for a recipient known by a user id. Once the contact was erased, the keyed hash that stands for them (`erased:…`, docs/contacts.md, Erasure). */
             to_number: string | null;
             /** @description The recipient's user id (a BSUID or a LID) as it was added; null for a number. */
             to_user_id: string | null;
@@ -4270,11 +4270,11 @@ export interface components {
         };
         OptOut: {
             /**
-             * @description The number, in E.164; null for a user id. Once the contact was erased, the keyed hash that stands for them (`erased:…`, README, Erasure).
+             * @description The number, in E.164; null for a user id. Once the contact was erased, the keyed hash that stands for them (`erased:…`, docs/contacts.md, Erasure).
              * @example +14155552671
              */
             to_number: string | null;
-            /** @description The user id (a BSUID or a LID) of a contact who opted out without a number known, or by each of their ids (README, Contacts); null for a number. */
+            /** @description The user id (a BSUID or a LID) of a contact who opted out without a number known, or by each of their ids (docs/contacts.md, Contacts); null for a number. */
             user_id: string | null;
             /**
              * @description How it was added: `api` (`POST /v1/opt-outs`) or `keyword` (the contact texted `STOP`, `UNSUBSCRIBE`, `CANCEL` to one of the account's sessions).
@@ -4734,7 +4734,7 @@ export interface components {
         /** @description Problem: `account_moving` */
         AccountMoving: {
             headers: {
-                /** @description Seconds to wait before trying again: the account is moving between databases (README, Databases). */
+                /** @description Seconds to wait before trying again: the account is moving between databases (docs/databases.md, Databases). */
                 "Retry-After"?: number;
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 [name: string]: unknown;
@@ -4747,7 +4747,7 @@ export interface components {
     parameters: never;
     requestBodies: never;
     headers: {
-        /** @description The limits the request counted against, e.g. `"send";q=100;w=10, "api";q=1000;w=10`: `q` requests per `w` seconds (README, Rate limits). Present on the answers of rate-limited operations. */
+        /** @description The limits the request counted against, e.g. `"send";q=100;w=10, "api";q=1000;w=10`: `q` requests per `w` seconds (docs/api.md, Rate limits). Present on the answers of rate-limited operations. */
         RateLimitPolicy: string;
     };
     pathItems: never;
@@ -4826,12 +4826,12 @@ export interface operations {
                     max_draft_recipients?: number;
                     /**
                      * Format: int32
-                     * @description Days a final message stays in the database before the hourly job archives it to R2 (0–3,650; 0: as soon as it is final; README, Archives). `null` returns to the deployment's `MESSAGE_RETENTION_DAYS` (90 by default).
+                     * @description Days a final message stays in the database before the hourly job archives it to R2 (0–3,650; 0: as soon as it is final; docs/retention.md, Archives). `null` returns to the deployment's `MESSAGE_RETENTION_DAYS` (90 by default).
                      * @example 30
                      */
                     message_retention_days?: number | null;
                     /**
-                     * @description The account database to put the account in (`GET /admin/databases`); when left out, the one with the fewest accounts (README, Databases). One the deployment does not list is 422 `validation_failed`.
+                     * @description The account database to put the account in (`GET /admin/databases`); when left out, the one with the fewest accounts (docs/databases.md, Databases). One the deployment does not list is 422 `validation_failed`.
                      * @example DB_ACCOUNTS_1
                      */
                     database?: string;
@@ -4984,7 +4984,7 @@ export interface operations {
                     max_draft_recipients?: number;
                     /**
                      * Format: int32
-                     * @description Days a final message stays in the database before the hourly job archives it to R2 (0–3,650; 0: as soon as it is final; README, Archives). `null` returns to the deployment's `MESSAGE_RETENTION_DAYS` (90 by default).
+                     * @description Days a final message stays in the database before the hourly job archives it to R2 (0–3,650; 0: as soon as it is final; docs/retention.md, Archives). `null` returns to the deployment's `MESSAGE_RETENTION_DAYS` (90 by default).
                      * @example 30
                      */
                     message_retention_days?: number | null;
@@ -7187,7 +7187,7 @@ export interface operations {
                 "filter[to_number]"?: string[];
                 /** @description Sender number. */
                 "filter[from_number]"?: string;
-                /** @description The messages of the contact ever known by this user id (a BSUID or a LID), both ways, whatever address each used (README, Contacts). */
+                /** @description The messages of the contact ever known by this user id (a BSUID or a LID), both ways, whatever address each used (docs/contacts.md, Contacts). */
                 "filter[user_id]"?: string;
                 "filter[status]"?: "queued" | "sent" | "delivered" | "read" | "failed" | "scheduled";
                 "filter[direction]"?: "incoming" | "outgoing";
@@ -7278,7 +7278,7 @@ export interface operations {
                      */
                     to_number?: string[];
                     /**
-                     * @description Recipients known by the network's id instead of a number (README, Contacts): a business-scoped user id (Cloud API) or a LID (`<digits>@lid`; WAHA, Evolution API). A kind the session's gateway cannot send to: 422 `recipient_not_supported` naming it, before any charge.
+                     * @description Recipients known by the network's id instead of a number (docs/contacts.md, Contacts): a business-scoped user id (Cloud API) or a LID (`<digits>@lid`; WAHA, Evolution API). A kind the session's gateway cannot send to: 422 `recipient_not_supported` naming it, before any charge.
                      * @example [
                      *       "US.13491208655302741918"
                      *     ]
@@ -7293,12 +7293,12 @@ export interface operations {
                     template?: components["schemas"]["TemplateSend"] & unknown;
                     /**
                      * Format: uuid
-                     * @description Quote one of the account's messages of this chat (README, Replies and reactions): an outgoing message of the session to the recipient, or an incoming one from them. One recipient only. Unknown: 422 `reply_to_not_found`; another chat: 422 `reply_to_other_chat`; not yet on the network: 409 `reply_to_not_sent`.
+                     * @description Quote one of the account's messages of this chat (docs/messages.md, Replies and reactions): an outgoing message of the session to the recipient, or an incoming one from them. One recipient only. Unknown: 422 `reply_to_not_found`; another chat: 422 `reply_to_other_chat`; not yet on the network: 409 `reply_to_not_sent`.
                      */
                     reply_to?: string | null;
                     reaction?: components["schemas"]["ReactionSend"];
                     location?: components["schemas"]["LocationSend"];
-                    /** @description For `contacts`: 1–5 contact cards in the Cloud API's `contacts` shape (README, Sending messages → Contact cards): each a `name` with its `formatted_name`, at least one of `phones` (`wa_id`, the number's WhatsApp id, adds a Message button), and optionally `emails`, `org` and `urls`; `type` of a phone, email or URL is `HOME` or `WORK`. Linked devices receive them as vCards. Stored in `metadata.contacts`; `content` shows the names. Priced `PRICE_CONTACTS`. */
+                    /** @description For `contacts`: 1–5 contact cards in the Cloud API's `contacts` shape (docs/messages.md, Sending messages → Contact cards): each a `name` with its `formatted_name`, at least one of `phones` (`wa_id`, the number's WhatsApp id, adds a Message button), and optionally `emails`, `org` and `urls`; `type` of a phone, email or URL is `HOME` or `WORK`. Linked devices receive them as vCards. Stored in `metadata.contacts`; `content` shows the names. Priced `PRICE_CONTACTS`. */
                     contacts?: {
                         name: {
                             /** @description The name as shown, e.g. `Jane Doe`. */
@@ -7358,7 +7358,7 @@ export interface operations {
                             type?: "HOME" | "WORK";
                         }[];
                     }[];
-                    /** @description For `interactive`: reply buttons (`type: "button"`, 1–3 buttons) or a list (`type: "list"`, up to 10 rows in up to 10 sections), in the Cloud API's `interactive` shape and limits (README, Sending messages → Buttons and lists). A contact's tap arrives as an incoming `interactive_reply` message whose `reply_to` is this one. A kind the session's gateway cannot send: 422 `type_not_supported_by_gateway`, before any charge. Priced `PRICE_INTERACTIVE`. */
+                    /** @description For `interactive`: reply buttons (`type: "button"`, 1–3 buttons) or a list (`type: "list"`, up to 10 rows in up to 10 sections), in the Cloud API's `interactive` shape and limits (docs/messages.md, Sending messages → Buttons and lists). A contact's tap arrives as an incoming `interactive_reply` message whose `reply_to` is this one. A kind the session's gateway cannot send: 422 `type_not_supported_by_gateway`, before any charge. Priced `PRICE_INTERACTIVE`. */
                     interactive?: {
                         /** @enum {string} */
                         type: "button";
@@ -7424,7 +7424,7 @@ export interface operations {
                             }[];
                         };
                     };
-                    /** @description For `poll` (linked devices only: the sandbox, WAHA, Evolution API): a `question` (1–255 characters), 2–12 unique `options` (1–100 characters each) and `multiple_answers` (default false: one choice), WhatsApp's limits (README, Sending messages → Polls). Evolution API takes at most 10 options; a Cloud API session none: 422 `type_not_supported_by_gateway`, before any charge. Stored in `metadata.poll`, `content` shows the question; contacts' votes are kept in `metadata.poll_votes` and `metadata.poll_counts`, each change recorded as `poll.voted`. Priced `PRICE_POLL`. */
+                    /** @description For `poll` (linked devices only: the sandbox, WAHA, Evolution API): a `question` (1–255 characters), 2–12 unique `options` (1–100 characters each) and `multiple_answers` (default false: one choice), WhatsApp's limits (docs/messages.md, Sending messages → Polls). Evolution API takes at most 10 options; a Cloud API session none: 422 `type_not_supported_by_gateway`, before any charge. Stored in `metadata.poll`, `content` shows the question; contacts' votes are kept in `metadata.poll_votes` and `metadata.poll_counts`, each change recorded as `poll.voted`. Priced `PRICE_POLL`. */
                     poll?: {
                         /** @description The question, 1 to 255 characters. */
                         question: string;
@@ -7447,9 +7447,9 @@ export interface operations {
                      * @description Send later: ISO 8601 time in the future, at most 30 days ahead. Messages are `scheduled` until then.
                      */
                     scheduled_at?: string | null;
-                    /** @description Show "typing…" to each recipient before its message (README, Typing before a send): 1 s per 30 characters of the text or caption, 1–8 s, within the session's pacing. Best effort; the outcome is in the message's `metadata.typing` once sent. Default false. */
+                    /** @description Show "typing…" to each recipient before its message (docs/messages.md, Typing before a send): 1 s per 30 characters of the text or caption, 1–8 s, within the session's pacing. Best effort; the outcome is in the message's `metadata.typing` once sent. Default false. */
                     simulate_typing?: boolean;
-                    /** @description With `reply_to` naming a contact's message: mark it, and the chat's earlier ones, read before the reply goes out, as `POST /v1/chatapp/messages/{id}/read` does (README, Chat actions). Needs the `messages:write` scope too; a receipt the gateway refuses fails the send before anything is charged. Default false. */
+                    /** @description With `reply_to` naming a contact's message: mark it, and the chat's earlier ones, read before the reply goes out, as `POST /v1/chatapp/messages/{id}/read` does (docs/messages.md, Chat actions). Needs the `messages:write` scope too; a receipt the gateway refuses fails the send before anything is charged. Default false. */
                     mark_read?: boolean;
                 };
             };
@@ -7474,9 +7474,9 @@ export interface operations {
                                 /** Format: uuid */
                                 chatapp_session_id: string | null;
                                 campaign_id: string | null;
-                                /** @description The sender's number (E.164) of an incoming message, null for one known by a user id alone; the session's number for an outgoing one. Once the contact was erased, the keyed hash that stands for them (`erased:…`, README, Erasure). */
+                                /** @description The sender's number (E.164) of an incoming message, null for one known by a user id alone; the session's number for an outgoing one. Once the contact was erased, the keyed hash that stands for them (`erased:…`, docs/contacts.md, Erasure). */
                                 from_number: string | null;
-                                /** @description The recipient's number (E.164) of an outgoing message, null when it was sent to a user id (`contact.user_id`); the session's number for an incoming one. Once the contact was erased, the keyed hash that stands for them (`erased:…`, README, Erasure). */
+                                /** @description The recipient's number (E.164) of an outgoing message, null when it was sent to a user id (`contact.user_id`); the session's number for an incoming one. Once the contact was erased, the keyed hash that stands for them (`erased:…`, docs/contacts.md, Erasure). */
                                 to_number: string | null;
                                 /** @enum {string} */
                                 type: "text" | "image" | "video" | "audio" | "document" | "template" | "location" | "interactive" | "contacts" | "sticker" | "poll" | "reaction" | "interactive_reply";
@@ -7484,7 +7484,7 @@ export interface operations {
                                 content: string | null;
                                 /**
                                  * Format: uuid
-                                 * @description The message this one quotes (a reply, sent or received), or for a reaction the message it reacts to; null for neither (README, Replies and reactions).
+                                 * @description The message this one quotes (a reply, sent or received), or for a reaction the message it reacts to; null for neither (docs/messages.md, Replies and reactions).
                                  */
                                 reply_to: string | null;
                                 /** @description The `media_url` the message was sent with, as given (the gateway got a copy). */
@@ -7580,7 +7580,7 @@ export interface operations {
                 "filter[to_number]"?: string[];
                 /** @description Sender number. */
                 "filter[from_number]"?: string;
-                /** @description The messages of the contact ever known by this user id (a BSUID or a LID), both ways, whatever address each used (README, Contacts). */
+                /** @description The messages of the contact ever known by this user id (a BSUID or a LID), both ways, whatever address each used (docs/contacts.md, Contacts). */
                 "filter[user_id]"?: string;
                 "filter[status]"?: "queued" | "sent" | "delivered" | "read" | "failed" | "scheduled";
                 "filter[direction]"?: "incoming" | "outgoing";
@@ -8219,7 +8219,7 @@ export interface operations {
                          */
                         to_number?: string;
                         /**
-                         * @description The recipient known by the network's id instead of a number (README, Contacts): a business-scoped user id (Cloud API) or a LID (`<digits>@lid`; WAHA, Evolution API). Every session of the campaign must send to its kind, and a template campaign whose template is an authentication template with a code button takes no business-scoped user id: 422 `recipient_not_supported` otherwise.
+                         * @description The recipient known by the network's id instead of a number (docs/contacts.md, Contacts): a business-scoped user id (Cloud API) or a LID (`<digits>@lid`; WAHA, Evolution API). Every session of the campaign must send to its kind, and a template campaign whose template is an authentication template with a code button takes no business-scoped user id: 422 `recipient_not_supported` otherwise.
                          * @example US.13491208655302741918
                          */
                         to_user_id?: string;
@@ -8260,9 +8260,9 @@ export interface operations {
                         /** @example America/New_York */
                         time_zone: string;
                     } | null;
-                    /** @description Check each recipient against the chat network before its message is made (README, Number checks): one not on it is `skipped` with reason `recipient_not_on_chatapp` and refunded; one the gateway cannot tell about is sent. Default false. */
+                    /** @description Check each recipient against the chat network before its message is made (docs/sessions.md, Number checks): one not on it is `skipped` with reason `recipient_not_on_chatapp` and refunded; one the gateway cannot tell about is sent. Default false. */
                     check_numbers?: boolean;
-                    /** @description Show "typing…" to each recipient before its message (README, Typing before a send): 1 s per 30 characters of the text or caption, 1–8 s, within the session's pacing. Best effort; the outcome is in the message's `metadata.typing` once sent. Default false. */
+                    /** @description Show "typing…" to each recipient before its message (docs/messages.md, Typing before a send): 1 s per 30 characters of the text or caption, 1–8 s, within the session's pacing. Best effort; the outcome is in the message's `metadata.typing` once sent. Default false. */
                     simulate_typing?: boolean;
                 };
             };
@@ -8561,7 +8561,7 @@ export interface operations {
                          */
                         to_number?: string;
                         /**
-                         * @description The recipient known by the network's id instead of a number (README, Contacts): a business-scoped user id (Cloud API) or a LID (`<digits>@lid`; WAHA, Evolution API). Every session of the campaign must send to its kind, and a template campaign whose template is an authentication template with a code button takes no business-scoped user id: 422 `recipient_not_supported` otherwise.
+                         * @description The recipient known by the network's id instead of a number (docs/contacts.md, Contacts): a business-scoped user id (Cloud API) or a LID (`<digits>@lid`; WAHA, Evolution API). Every session of the campaign must send to its kind, and a template campaign whose template is an authentication template with a code button takes no business-scoped user id: 422 `recipient_not_supported` otherwise.
                          * @example US.13491208655302741918
                          */
                         to_user_id?: string;
@@ -10343,7 +10343,7 @@ export interface operations {
                      */
                     to_number?: string;
                     /**
-                     * @description The user id (a BSUID or a LID) to suppress, for a contact known without a number (README, Contacts). This or `to_number`.
+                     * @description The user id (a BSUID or a LID) to suppress, for a contact known without a number (docs/contacts.md, Contacts). This or `to_number`.
                      * @example US.13491208655302741918
                      */
                     to_user_id?: string;
@@ -10687,7 +10687,7 @@ export interface operations {
                      */
                     phone_number?: string;
                     /**
-                     * @description The contact's user id (a BSUID or a LID; README, Contacts). This or `phone_number`.
+                     * @description The contact's user id (a BSUID or a LID; docs/contacts.md, Contacts). This or `phone_number`.
                      * @example US.13491208655302741918
                      */
                     user_id?: string;
@@ -10826,7 +10826,7 @@ export interface operations {
                      */
                     to_number?: string;
                     /**
-                     * @description The recipient known by the network's id instead of a number (README, Contacts): a business-scoped user id (Cloud API) or a LID (WAHA, Evolution API); not with `to_number`. A kind no connected channel's gateway can send to: 422 `recipient_not_supported`. For `reverse`: the only user whose message can verify the OTP.
+                     * @description The recipient known by the network's id instead of a number (docs/contacts.md, Contacts): a business-scoped user id (Cloud API) or a LID (WAHA, Evolution API); not with `to_number`. A kind no connected channel's gateway can send to: 422 `recipient_not_supported`. For `reverse`: the only user whose message can verify the OTP.
                      * @example US.13491208655302741918
                      */
                     to_user_id?: string;
@@ -11544,7 +11544,7 @@ export interface operations {
                      */
                     from_number?: string;
                     /**
-                     * @description The network's id of the user (a BSUID or `<digits>@lid`): a user who hides their number gives only this; given with `from_number`, it reveals the number (README, Contacts).
+                     * @description The network's id of the user (a BSUID or `<digits>@lid`): a user who hides their number gives only this; given with `from_number`, it reveals the number (docs/contacts.md, Contacts).
                      * @example US.13491208655302741918
                      */
                     from_user_id?: string;
@@ -11624,7 +11624,7 @@ export interface operations {
                         /** @description The id of the button tapped or the row chosen. */
                         id: string;
                     };
-                    /** @description For `poll_vote`: the contact's vote on the poll `reply_to` names (required), which the session sent them. Kept on the poll as a gateway's vote is (README, Sending messages → Polls): the answer is the poll message with its votes (200), and nothing is stored as an incoming message. */
+                    /** @description For `poll_vote`: the contact's vote on the poll `reply_to` names (required), which the session sent them. Kept on the poll as a gateway's vote is (docs/messages.md, Sending messages → Polls): the answer is the poll message with its votes (200), and nothing is stored as an incoming message. */
                     poll_vote?: {
                         /**
                          * @description Every option the contact now picks, by its text ([] takes their vote back); each one of the poll's, one alone on a single-choice poll.
@@ -11636,7 +11636,7 @@ export interface operations {
                     };
                     /**
                      * Format: uri
-                     * @description For media types (required): where the contact's media is, downloaded once by the session (README, Incoming media) from a public https URL on port 443 without redirects; a URL outside that rule keeps the message with `metadata.media_error` of reason `refused`. When the deployment sets `MEDIA_ALLOW_HTTP_LOCALHOST=true` (local development), `http://` or `https://` URLs of `localhost` or `127.0.0.1` on any port are downloaded too.
+                     * @description For media types (required): where the contact's media is, downloaded once by the session (docs/messages.md, Incoming media) from a public https URL on port 443 without redirects; a URL outside that rule keeps the message with `metadata.media_error` of reason `refused`. When the deployment sets `MEDIA_ALLOW_HTTP_LOCALHOST=true` (local development), `http://` or `https://` URLs of `localhost` or `127.0.0.1` on any port are downloaded too.
                      */
                     media_url?: string | null;
                     /**

@@ -1,6 +1,6 @@
 /*
  * The hosted link page's live part (the page is src/web/link/link-page.tsx). It follows the
- * session over the live WebSocket, `/v1/chatapp/sessions/{id}/live?token=…` (frames in README,
+ * session over the live WebSocket, `/v1/chatapp/sessions/{id}/live?token=…` (frames in docs/sessions.md,
  * "Live session events"), and shows the view each change calls for without a reload: the current
  * QR code while `pending`, the linked number once `connected` (then `return_url`, if any), a
  * "Try again" button after a timeout or a disconnection. When the socket drops it reconnects

@@ -123,7 +123,8 @@ export function createApp() {
   // so that their failures (a bad token, a broken configuration) are pages too, never JSON.
   app.use("/link/:token", ...linkPageGuard);
   app.use("/sandbox/pair/:token", ...pairPageGuard);
-  // A deployment whose configuration is broken says so at its first request (docs/configuration.md, Overview).
+  // A deployment whose configuration is broken says so at its first request (docs/configuration.md,
+  // Overview).
   for (const path of ["/v1/*", "/sandbox/*", "/gateway/*", "/admin/*", "/link/*"]) {
     app.use(path, async (c, next) => {
       readConfig(c.env);

@@ -19,8 +19,8 @@ export const DEFAULT_GATEWAY: GatewayKind = "sandbox";
 /**
  * Runtime configuration from Worker variables (wrangler.toml `[vars]`, `.dev.vars`, `--var`,
  * secrets). Every variable is optional and has the default shown; the table of
- * docs/configuration.md, Overview lists them. A variable set to a bad value fails requests with a problem naming it
- * ({@link ConfigError}) rather than running with a silent fallback.
+ * docs/configuration.md, Overview lists them. A variable set to a bad value fails requests with a problem
+ * naming it ({@link ConfigError}) rather than running with a silent fallback.
  */
 const ConfigSchema = z.object({
   /**
@@ -136,7 +136,9 @@ const ConfigSchema = z.object({
   PRICE_TEMPLATE: price(0.01),
   /** A location message (docs/messages.md, Sending messages → Locations). */
   PRICE_LOCATION: price(0.01),
-  /** An interactive message: reply buttons or a list (docs/messages.md, Sending messages → Buttons and lists). */
+  /**
+   * An interactive message: reply buttons or a list (docs/messages.md, Sending messages → Buttons and lists).
+   */
   PRICE_INTERACTIVE: price(0.01),
   /** A message of contact cards (docs/messages.md, Sending messages → Contact cards). */
   PRICE_CONTACTS: price(0.01),
@@ -366,8 +368,8 @@ export function localSettingsProblem(
  * Overview). A key shorter than the hash's output weakens HMAC (RFC 2104 §3), and 32 random
  * characters carry well over 128 bits, as {@link MIN_ADMIN_TOKEN_LENGTH} says. Each of them lets
  * whoever knows it write gateway events (the WAHA key signs them; Evolution's instance tokens are
- * HMACs under its key, docs/security.md, "Gateway events"; the verify token subscribes Meta's webhooks), so none
- * may be guessable.
+ * HMACs under its key, docs/security.md, "Gateway events"; the verify token subscribes Meta's webhooks), so
+ * none may be guessable.
  */
 export const MIN_GATEWAY_SECRET_LENGTH = 32;
 

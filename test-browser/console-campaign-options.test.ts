@@ -7,7 +7,7 @@ import { CLOUD_API_NUMBER } from "./global-setup";
 
 // The console's "New campaign" form beyond a text campaign: media types, templates, a random
 // delay range, a start time, a send window and the two options, each sent as the API takes it
-// (README, Campaigns) and read back through the API; and the API's refusals shown by field.
+// (docs/campaigns.md, Campaigns) and read back through the API; and the API's refusals shown by field.
 
 /** The browser's zone in these tests, so `scheduled_at` carries an offset other than UTC's. */
 const ZONE = "Europe/Berlin";

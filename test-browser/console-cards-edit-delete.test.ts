@@ -4,8 +4,8 @@ import { api, baseUrl, createAccount } from "./api";
 import { launchBrowser, newPage, screenshot } from "./browser";
 import { connectedSession, signIn, until, watchErrors } from "./console-page";
 
-// The console's contact cards (README, Sending messages → Contact cards) and its delete and edit
-// actions on a sent message's page (README, Chat actions): what the page shows, and what the API
+// The console's contact cards (docs/messages.md, Sending messages → Contact cards) and its delete and edit
+// actions on a sent message's page (docs/messages.md, Chat actions): what the page shows, and what the API
 // says after a click.
 
 let browser: Browser;
@@ -200,7 +200,8 @@ describe("the web console: stickers", () => {
     expect(res.status).toBe(201);
     const id = res.body.data.id;
     // The Worker under `npm run dev` reaches no https host here: the kept bytes are answered at the
-    // page's boundary, in the shape of `GET /v1/chatapp/messages/{id}/media` (README, Incoming media).
+    // page's boundary, in the shape of `GET /v1/chatapp/messages/{id}/media` (docs/messages.md, Incoming
+    // media).
     const page = await newPage(browser);
     const errors = watchErrors(page);
     const authorizations: (string | undefined)[] = [];

@@ -4,8 +4,8 @@ import { api, baseUrl, createAccount } from "./api";
 import { launchBrowser, newPage, screenshot } from "./browser";
 import { connectedSession, signIn, until, watchErrors } from "./console-page";
 
-// The console's view of locations (README, Sending messages → Locations) and its Mark read action
-// (README, Chat actions): what the page shows, and what the API says after a click.
+// The console's view of locations (docs/messages.md, Sending messages → Locations) and its Mark read action
+// (docs/messages.md, Chat actions): what the page shows, and what the API says after a click.
 
 let browser: Browser;
 beforeAll(async () => {

@@ -4,7 +4,7 @@ import { api, baseUrl, createAccount } from "./api";
 import { launchBrowser, newPage, screenshot } from "./browser";
 import { connectedSession, signIn, until, watchErrors } from "./console-page";
 
-// The console's view of interactive messages (README, Sending messages → Buttons and lists): an
+// The console's view of interactive messages (docs/messages.md, Sending messages → Buttons and lists): an
 // interactive message's header, body, footer and buttons or list on its page, a contact's tap
 // with a link to the message tapped, and the list's Type filter for both.
 

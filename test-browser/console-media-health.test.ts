@@ -5,8 +5,8 @@ import { api, baseUrl, createAccount } from "./api";
 import { launchBrowser, newPage, screenshot } from "./browser";
 import { connectedSession, signIn, watchErrors } from "./console-page";
 
-// The console's view of incoming media (README, Incoming media), of a session's health (README,
-// Session health) and of the number check (README, Number checks).
+// The console's view of incoming media (docs/messages.md, Incoming media), of a session's health
+// (docs/sessions.md, Session health) and of the number check (docs/sessions.md, Number checks).
 
 let browser: Browser;
 beforeAll(async () => {
@@ -51,7 +51,7 @@ describe("the web console: incoming media", () => {
     const id = await inboundImage(apiKey, "https://media.chatapp-example.net/in/photo.png");
     // The Worker under `npm run dev` reaches no https host on this closed network, so the bytes
     // the API would serve once the image is kept are answered here at the page's boundary, in the
-    // shape of `GET /v1/chatapp/messages/{id}/media` (README, Incoming media); the console's own
+    // shape of `GET /v1/chatapp/messages/{id}/media` (docs/messages.md, Incoming media); the console's own
     // fetch, with its bearer key, is what this test watches.
     const page = await newPage(browser);
     const errors = watchErrors(page);
@@ -149,7 +149,7 @@ describe("the web console: incoming media", () => {
       });
       expect(inbound.status).toBe(201);
       const id = inbound.body.data.id;
-      // As the API serves any type but an image, audio or video one (README, Security → Hardening).
+      // As the API serves any type but an image, audio or video one (docs/security.md, Hardening).
       await page.route(`${baseUrl()}/v1/chatapp/messages/${id}/media`, (route) =>
         route.fulfill({
           status: 200,

@@ -4,7 +4,7 @@ import { api, createAccount } from "./api";
 import { launchBrowser, newPage, screenshot } from "./browser";
 import { connectedSession, signIn, until, watchErrors } from "./console-page";
 
-// The console's Usage page (README, Web console): the chart of `GET /v1/account/usage` over a chosen
+// The console's Usage page (docs/console.md, Web console): the chart of `GET /v1/account/usage` over a chosen
 // range with its numbers as a table, and the ledger below it, filtered by kind.
 
 let browser: Browser;

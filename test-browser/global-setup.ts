@@ -1,9 +1,8 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
+import { freePort, startDevServer, startNpmScript, waitFor } from "../scripts/dev-server.ts";
 
 /** The admin token the server under test is started with. */
 export const ADMIN_TOKEN = "browser-admin-token-0123456789abcdef";
@@ -50,49 +49,6 @@ declare module "vitest" {
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject()));
-    });
-  });
-}
-
-/**
- * Waits until `url` answers 2xx while `server` runs (`what` names it in the error): up to 180 s,
- * since `npm run dev` on a fresh state first applies the migrations of every local D1 database
- * (the directory and two account databases), about 20 s each.
- */
-async function waitFor(what: string, url: string, server: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + 180_000;
-  while (Date.now() < deadline) {
-    if (server.exitCode !== null) throw new Error(`${what} exited (${server.exitCode}):\n${output()}`);
-    try {
-      const response = await fetch(url);
-      if (response.ok) return;
-    } catch {}
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`${what} did not answer ${url} within 180 s:\n${output()}`);
-}
-
-/** Starts `npm run <script> [-- args]` in its own process group, collecting its output. */
-function start(script: string, args: string[], env: Record<string, string>) {
-  let log = "";
-  const child = spawn("npm", ["run", script, ...(args.length > 0 ? ["--", ...args] : [])], {
-    cwd: join(import.meta.dirname, ".."),
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  child.stdout?.on("data", (chunk) => (log += chunk));
-  child.stderr?.on("data", (chunk) => (log += chunk));
-  return { child, output: () => log };
-}
-
 /**
  * Starts the service as a user does, `npm run dev` (which applies the migrations first), on a free
  * port with its own local state in a temporary folder (`DEV_PERSIST_TO`, read by
@@ -106,7 +62,7 @@ export default async function setup(project: TestProject) {
   const state = mkdtempSync(join(tmpdir(), "chatapp-browser-"));
   const baseUrl = `http://127.0.0.1:${port}`;
   const cloudApiUrl = `http://127.0.0.1:${fakePort}`;
-  const fake = start("fake:cloud-api", [], {
+  const fake = startNpmScript("fake:cloud-api", [], {
     FAKE_CLOUD_API_PORT: String(fakePort),
     FAKE_CLOUD_API_WEBHOOK_URL: `${baseUrl}/gateway/cloud-api`,
     CLOUD_API_APP_SECRET,
@@ -115,10 +71,7 @@ export default async function setup(project: TestProject) {
     "--var",
     `${name}:${value}`,
   ]);
-  const server = start("dev", ["--ip", "127.0.0.1", "--port", String(port), "--persist-to", state, ...args], {
-    DEV_PERSIST_TO: state,
-    CI: "1",
-  });
+  const server = startDevServer(port, state, args);
   const stop = () => {
     // Each whole group: npm, wrangler and workerd; npm and the stand-in.
     for (const { child } of [server, fake]) {

@@ -11,7 +11,7 @@ import {
   type SessionRecord,
 } from "./helpers";
 
-// Account limits (README, Security, Account limits): `max_sessions` and `max_draft_recipients`,
+// Account limits (docs/security.md, Account limits): `max_sessions` and `max_draft_recipients`,
 // set by the admin, shown to the account with their use, and enforced before anything is made,
 // also against requests racing for the last of a limit.
 

@@ -10,7 +10,7 @@ import { connectedSession, type Message, sendText, waitForMessages } from "./mes
 import { createEndpoint, deliveriesOf, useWebhookReceiver } from "./webhook-fixtures";
 
 // An account's move between account databases: POST /admin/accounts/{id}/move
-// (src/account-moves/; README, Databases, Moving an account).
+// (src/account-moves/; docs/databases.md, Databases, Moving an account).
 
 const receiver = useWebhookReceiver();
 

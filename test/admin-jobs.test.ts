@@ -5,7 +5,7 @@ import { accountD1 } from "./databases";
 import { EVENTS, insertEvent } from "./event-fixtures";
 import { ADMIN_TOKEN, call, createAccount, expectProblem, TIMESTAMP } from "./helpers";
 
-// POST /admin/jobs/{name} (README, Configuration → Hourly jobs): one hourly job, now, as the cron
+// POST /admin/jobs/{name} (docs/retention.md, Hourly jobs): one hourly job, now, as the cron
 // trigger runs it; what operators use after changing a retention, and developers under
 // `wrangler dev`, which runs no cron.
 

@@ -2,8 +2,8 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { accountD1 } from "./databases";
 import { call, createAccount, createSession, expectProblem } from "./helpers";
 
-// An app's channels, failover_after_seconds and reverse_price (README, One-time codes → Channels
-// and failover; Reverse OTP): how they are set, validated and stored.
+// An app's channels, failover_after_seconds and reverse_price (docs/otp.md, Channels and
+// failover; Reverse OTP): how they are set, validated and stored.
 
 const SENDER = "6ba7b810-9dad-11d1-80b4-00c04fd430c8";
 

@@ -3,7 +3,7 @@ import { expect } from "vitest";
 import type { components } from "../client/schema";
 import { ADMIN_TOKEN, call } from "./helpers";
 
-// The archive job and archives as the API shows them (README, Archives), for the archive tests.
+// The archive job and archives as the API shows them (docs/retention.md, Archives), for the archive tests.
 
 /** An archive as `GET /v1/account/archives` lists it: the OpenAPI document's `Archive`. */
 export type Archive = components["schemas"]["Archive"];

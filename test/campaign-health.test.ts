@@ -4,7 +4,7 @@ import { campaignMessages, command, createCampaign, outboxStates, recipients } f
 import { call, createAccount, sessionStub, waitFor } from "./helpers";
 import { balanceOf, connectedSession, driveAlarmUntil, sandboxReceived } from "./message-fixtures";
 
-// A session the network newly limits (README, Session health) hands its waiting campaign messages
+// A session the network newly limits (docs/sessions.md, Session health) hands its waiting campaign messages
 // to the campaign's other sessions, as failover does; with none to take them, they stay.
 
 async function waitForPending(sessionId: string, pending: number) {

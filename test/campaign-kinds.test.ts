@@ -4,7 +4,7 @@ import { campaignMessages, command, createCampaign, recipients, waitForCampaign 
 import { call, createAccount, expectProblem } from "./helpers";
 import { balanceOf, connectedSession, getMessage } from "./message-fixtures";
 
-// Campaigns of a location, contact cards, reply buttons or a list (README, Campaigns): every
+// Campaigns of a location, contact cards, reply buttons or a list (docs/campaigns.md, Campaigns): every
 // recipient's message carries the campaign's object in its metadata, as a send's would, priced by
 // its type; the object travels in the field named after the type, and only there.
 

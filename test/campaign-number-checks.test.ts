@@ -17,7 +17,7 @@ import { accountD1, accountDb } from "./databases";
 import { call, createAccount, expectProblem } from "./helpers";
 import { balanceOf, connectedSession, ledgerOf } from "./message-fixtures";
 
-// Campaigns with `check_numbers` (README, Number checks): the start charges every recipient as
+// Campaigns with `check_numbers` (docs/sessions.md, Number checks): the start charges every recipient as
 // any campaign's does; the campaign queue's step checks the recipients it is about to make
 // messages for (the cache, then the sandbox), and those not on the network (…0000) are `skipped`
 // with reason `recipient_not_on_chatapp` and refunded in the step's batch, once, with no message;

@@ -13,9 +13,9 @@ import { accountD1, firstAccountD1 } from "./databases";
 import { call, createAccount, expectProblem, phoneReceived } from "./helpers";
 import { balanceOf, connectedSession, ledgerOf } from "./message-fixtures";
 
-// Campaign recipients known by a user id (README, Campaigns and Contacts): `{to_user_id}` beside
-// `{to_number}`, the address stored as given and kept once, sent to as a single send would be,
-// skipped when the user opted out, never number-checked, and shown with `to_number` null.
+// Campaign recipients known by a user id (docs/campaigns.md, Campaigns and docs/contacts.md, Contacts):
+// `{to_user_id}` beside `{to_number}`, the address stored as given and kept once, sent to as a single send
+// would be, skipped when the user opted out, never number-checked, and shown with `to_number` null.
 // The Cloud API's refusals are in test/cloud-api/campaign-user-ids.test.ts.
 
 const BSUID = "US.13491208655302741918";
@@ -216,7 +216,7 @@ describe("a user id that opted out", () => {
     const { key, sessionId } = await account();
     const phone = number(7);
     await inbound(key, sessionId, { from_number: phone }, "STOP");
-    // The same contact writes again with its user id: the opt-out follows it (README, Opt-outs).
+    // The same contact writes again with its user id: the opt-out follows it (docs/campaigns.md, Opt-outs).
     await inbound(key, sessionId, { from_number: phone, from_user_id: LID }, "hello");
     const draft = await createCampaign(key, {
       chatapp_session_ids: [sessionId],

@@ -2,11 +2,11 @@
 import { describe, expect, it } from "vitest";
 import readmeText from "../README.md?raw";
 
-// Comments cite what a reader can open: a README heading that exists, a path that exists, a symbol
-// of that path, another repository by its owner/name or URL; never an issue number alone. And the
-// README's Project layout lists every folder of src/. The repository's files come through Vite's
-// import.meta.glob, read when the test is built: the test runs inside workerd, which has no file
-// system.
+// Comments cite what a reader can open: a heading that exists in README.md or in a page of docs/,
+// a path that exists, a symbol of that path, another repository by its owner/name or URL; never an
+// issue number alone. And README.md's Project layout lists every folder of src/. The repository's
+// files come through Vite's import.meta.glob, read when the test is built: the test runs inside
+// workerd, which has no file system.
 
 /** The texts whose comments are checked (strings too under src/, where they become API docs). */
 const SOURCES = import.meta.glob<string>(
@@ -24,6 +24,13 @@ const SOURCES = import.meta.glob<string>(
     "!/test/comment-citations.test.ts",
   ],
   { query: "?raw", import: "default", eager: true },
+);
+
+/** The pages of docs/ by path (`docs/contacts.md`), which comments cite as they cite the README. */
+const DOCS_PAGES = Object.fromEntries(
+  Object.entries(
+    import.meta.glob<string>("/docs/*.md", { query: "?raw", import: "default", eager: true }),
+  ).map(([path, text]) => [path.slice(1), text]),
 );
 
 /** Every file of the repository (not loaded: only the names count), without the leading `/`. */
@@ -187,7 +194,7 @@ function blocks(source: string): Block[] {
   }));
 }
 
-// --- README citations -----------------------------------------------------------------------
+// --- Citations of README.md and of docs/*.md -------------------------------------------------
 
 interface Heading {
   level: number;
@@ -266,31 +273,48 @@ const stepsIn = (doc: Readme, heading: Heading) =>
 const plain = (text: string) => text.replace(/[`*_]/g, "").replace(/\s+/g, " ");
 
 /**
- * What is wrong with each README citation in `text`. A citation is "README" then `, X`, ` X`,
- * `'s X` or ` (X`, where X is a heading's title (or its part before a colon; quotes allowed) and may
- * go on with `→ Y` or `, Y` for a heading Y within X's section, `, step N` or `, steps N–M` for
- * walkthrough steps of that section, `: \`code\`` for words the section holds, and ` and Z` for
- * another heading; or `README: "words"`, words the README holds.
+ * What is wrong with each citation in `text` of a document of `documents` (keyed "README" and
+ * "docs/<page>.md"). A citation is the document then `, X`, `'s X` or ` "X"` (for the README also
+ * ` X` and ` (X`), where X is a heading's title in that document (or its part before a colon; quotes
+ * allowed) and may go on with `→ Y` or `, Y` for a heading Y within X's section, `, step N` or
+ * `, steps N–M` for walkthrough steps of that section, `: \`code\`` for words the section holds, and
+ * ` and Z` for another heading of the same document; or the document then `: "words"`, words it
+ * holds. "README" alone is not a citation. A docs page (or README.md) is a path otherwise, also
+ * before `, ` and a lower-case word ("docs/x.md, which…"); pathProblems checks it, but one that does
+ * not exist is a problem here too, strings included. A "README" within a citation ("docs/x.md, The
+ * README check") is part of it.
  */
-function readmeProblems(doc: Readme, text: string): string[] {
+function citationProblems(documents: ReadonlyMap<string, Readme>, text: string): string[] {
   const problems: string[] = [];
-  for (const match of text.matchAll(/\bREADME\b/g)) {
-    const after = text.slice(match.index + "README".length);
-    const words = /^:\s*["“]([^"”]+)["”]/.exec(after)?.[1];
-    if (words !== undefined) {
-      if (!plain(doc.text).includes(plain(words))) problems.push(`README: "${words}": not in the README`);
+  let cited = 0;
+  for (const match of text.matchAll(/\bREADME(?:\.md)?\b|(?<![\w./-])docs\/[\w.-]+\.md(?![\w/-])/g)) {
+    if (match.index < cited) continue;
+    const name = match[0];
+    // "README.md" is a path like a docs page: a citation only when a heading or words follow.
+    const page = name !== "README";
+    const doc = documents.get(name === "README.md" ? "README" : name);
+    const after = text.slice(match.index + name.length);
+    if (!doc) {
+      problems.push(`${name}: no such page`);
       continue;
     }
-    const lead = /^(?:, |'s | \(|: | )/.exec(after)?.[0];
+    const words = /^:\s*["“]([^"”]+)["”]/.exec(after)?.[1];
+    if (words !== undefined) {
+      if (!plain(doc.text).includes(plain(words))) problems.push(`${name}: "${words}": not in ${name}`);
+      continue;
+    }
+    const lead = (page ? /^(?:, (?=[A-Z"“])|'s | (?=["“]))/ : /^(?:, |'s | \(|: | )/).exec(after)?.[0];
+    if (page && lead === undefined) continue;
     let rest = lead === undefined ? "" : after.slice(lead.length);
     const first = lead === undefined ? null : headingAt(doc, rest, () => true);
     if (!first) {
-      problems.push(`README${after.slice(0, 48)}…: names no heading of the README`);
+      problems.push(`${name}${after.slice(0, 48)}…: names no heading of ${name}`);
       continue;
     }
     let section = first.heading;
+    cited = text.length - rest.length + first.length;
     if (first.name !== section.title && rest.slice(first.length).startsWith(":"))
-      problems.push(`README, ${rest.slice(0, 60)}…: cite "${section.title}" whole, or up to its colon`);
+      problems.push(`${name}, ${rest.slice(0, 60)}…: cite "${section.title}" whole, or up to its colon`);
     rest = rest.slice(first.length);
     for (;;) {
       const separator = /^(?: → |, )/.exec(rest)?.[0];
@@ -299,28 +323,29 @@ function readmeProblems(doc: Readme, text: string): string[] {
       if (sub) {
         section = sub.heading;
         rest = rest.slice(separator.length + sub.length);
+        cited = text.length - rest.length;
         continue;
       }
       const steps = /^, steps? (\d+)(?:[–-](\d+))?/.exec(rest);
       if (steps) {
         const held = stepsIn(doc, section);
         for (let step = Number(steps[1]); step <= Number(steps[2] ?? steps[1]); step++)
-          if (!held.has(step)) problems.push(`README, ${section.title}, step ${step}: not in that section`);
+          if (!held.has(step)) problems.push(`${name}, ${section.title}, step ${step}: not in that section`);
         rest = rest.slice(steps[0].length);
       } else if (separator === " → ") {
-        problems.push(`README, ${section.title} → ${rest.slice(3, 40)}…: no such heading under it`);
+        problems.push(`${name}, ${section.title} → ${rest.slice(3, 40)}…: no such heading under it`);
       }
       break;
     }
     const code = /^: `([^`]+)`/.exec(rest)?.[1];
     if (code !== undefined && !doc.lines.slice(section.start, section.end).some((l) => l.includes(code)))
-      problems.push(`README, ${section.title}: \`${code}\` is not in that section`);
+      problems.push(`${name}, ${section.title}: \`${code}\` is not in that section`);
     if (
       rest.startsWith(" and ") &&
-      /^(?!README)[A-Z"“]/.test(rest.slice(5)) &&
+      /^(?!README|docs\/)[A-Z"“]/.test(rest.slice(5)) &&
       !headingAt(doc, rest.slice(5), () => true)
     )
-      problems.push(`README, … and ${rest.slice(5, 40)}…: no such heading`);
+      problems.push(`${name}, … and ${rest.slice(5, 40)}…: no such heading in ${name}`);
   }
   return problems;
 }
@@ -430,19 +455,27 @@ function layoutProblems(doc: Readme, files: Set<string>): string[] {
 // --- The checks ------------------------------------------------------------------------------
 
 const README = readme(readmeText);
+const DOCUMENTS = new Map<string, Readme>([
+  ["README", README],
+  ...Object.entries(DOCS_PAGES).map(([path, text]) => [path, readme(text)] as const),
+]);
 const read = (path: string) => SOURCES[`/${path}`];
 
 /** Every problem of every checked file, as `file:line: problem`, and how many citations were read. */
 function check(sources: Record<string, string>) {
   const problems: string[] = [];
-  let readmeCitations = 0;
+  let citations = 0;
+  let pageCitations = 0;
   let paths = 0;
   for (const [key, source] of Object.entries(sources)) {
     const file = key.slice(1);
     for (const block of blocks(source)) {
-      if (block.kind === "string" && !(file.startsWith("src/") && block.text.includes("README"))) continue;
-      readmeCitations += block.text.match(/\bREADME\b/g)?.length ?? 0;
-      const found = readmeProblems(README, block.text);
+      if (block.kind === "string" && !(file.startsWith("src/") && /\bREADME\b|docs\//.test(block.text)))
+        continue;
+      const pages = block.text.match(/(?<![\w./-])docs\/[\w.-]+\.md, /g)?.length ?? 0;
+      citations += (block.text.match(/\bREADME\b/g)?.length ?? 0) + pages;
+      pageCitations += pages;
+      const found = citationProblems(DOCUMENTS, block.text);
       if (block.kind === "comment") {
         paths += block.text.match(PATH)?.length ?? 0;
         found.push(...pathProblems(FILES, read, file, block.text), ...issueProblems(block.text));
@@ -450,20 +483,22 @@ function check(sources: Record<string, string>) {
       problems.push(...found.map((problem) => `${file}:${block.line}: ${problem}`));
     }
   }
-  return { problems, readmeCitations, paths };
+  return { problems, citations, pageCitations, paths };
 }
 
 describe("comments cite what a reader can open", () => {
   it("reads the repository's files", () => {
     expect(Object.keys(SOURCES).length).toBeGreaterThan(400);
     expect(FILES.has("src/index.ts") && FILES.has("README.md")).toBe(true);
+    expect(Object.keys(DOCS_PAGES)).toContain("docs/contacts.md");
   });
 
-  it("every README citation names a heading, step or words the README has; every path and symbol exists; no issue numbers", () => {
-    const { problems, readmeCitations, paths } = check(SOURCES);
+  it("every README or docs/ citation names a heading, step or words its document has; every path and symbol exists; no issue numbers", () => {
+    const { problems, citations, pageCitations, paths } = check(SOURCES);
     expect(problems).toEqual([]);
     // Guards against a reader that finds nothing to check.
-    expect(readmeCitations).toBeGreaterThan(200);
+    expect(citations).toBeGreaterThan(300);
+    expect(pageCitations).toBeGreaterThan(200);
     expect(paths).toBeGreaterThan(100);
   });
 
@@ -477,26 +512,57 @@ describe("the checks catch a bad citation", () => {
     check({ [`/${file}`]: source }).problems.map((p) => p.replace(/^[^:]+:\d+: /, ""));
 
   it("README headings, nesting, steps and quoted words", () => {
-    expect(problemsOf("// (README, Session health)")).toEqual([]);
-    expect(
-      problemsOf("/** README, One-time codes → Reverse OTP; README, Security, Account limits. */"),
-    ).toEqual([]);
-    expect(
-      problemsOf("// README, Walkthrough, steps 2–8 and README, Send and track messages, step 16"),
-    ).toEqual([]);
-    expect(problemsOf('// (README "Hardening"; README: "After 5 wrong codes")')).toEqual([]);
+    expect(problemsOf("// (README, Project layout)")).toEqual([]);
+    expect(problemsOf("/** README, Walkthrough → One-time codes; README, Walkthrough, Webhooks. */")).toEqual(
+      [],
+    );
+    expect(problemsOf("// README, Walkthrough, steps 2–8 and README, Messages, step 16")).toEqual([]);
+    expect(problemsOf('// (README "Deploying"; README: "A send-only key")')).toEqual([]);
     expect(problemsOf("// (README, No such heading)")).toHaveLength(1);
-    expect(problemsOf("// (README, One-time codes → Statistics)")).toHaveLength(1);
-    expect(problemsOf("// (README, Sending messages, step 13)")).toHaveLength(1);
+    // Reference sections live in docs/ now: the README no longer has them.
+    expect(problemsOf("// (README, Session health)")).toHaveLength(1);
+    expect(problemsOf("// (README, Walkthrough → Statistics)")).toHaveLength(1);
+    expect(problemsOf("// (README, Sessions, step 13)")).toHaveLength(1);
     expect(problemsOf('// README: "words it never says"')).toHaveLength(1);
-    expect(problemsOf("// README, Errors: `no_such_error_code`")).toHaveLength(1);
+    expect(problemsOf("// README, Deploying: `no_such_words`")).toHaveLength(1);
     expect(problemsOf("// the README says so")).toHaveLength(1);
     // A citation wrapped over two comment lines is read whole.
-    expect(problemsOf("// (README, One-time codes →\n// Channels and failover)")).toEqual([]);
-    expect(problemsOf("/*\n * (README, One-time codes →\n * Statistics)\n */")).toHaveLength(1);
+    expect(problemsOf("// (README, Walkthrough →\n// One-time codes)")).toEqual([]);
+    expect(problemsOf("/*\n * (README, Walkthrough →\n * Statistics)\n */")).toHaveLength(1);
     // Strings of src/ (API descriptions) are read too, joined across `+`.
-    expect(problemsOf('const d = "limits (README, " +\n  "Security, Account limits)";')).toEqual([]);
+    expect(problemsOf('const d = "limits (README, " +\n  "Walkthrough, Campaigns)";')).toEqual([]);
     expect(problemsOf('const d = "see README, " + "Nowhere";')).toHaveLength(1);
+  });
+
+  it("docs/ pages: headings, nesting and quoted words of the page named", () => {
+    expect(problemsOf("// (docs/sessions.md, Session health)")).toEqual([]);
+    expect(
+      problemsOf("/** docs/otp.md, Reverse OTP; docs/messages.md, Sending messages → Polls. */"),
+    ).toEqual([]);
+    expect(problemsOf("// docs/databases.md, Databases, Moving an account")).toEqual([]);
+    expect(problemsOf("// docs/gateways.md, WhatsApp Cloud API → Message templates")).toEqual([]);
+    expect(problemsOf('// (docs/security.md "Hardening"; docs/otp.md: "After 5 wrong codes")')).toEqual([]);
+    expect(problemsOf("// docs/errors.md, Errors: `otp_invalid`")).toEqual([]);
+    expect(
+      problemsOf("// docs/campaigns.md, Campaigns and docs/contacts.md, Contacts; docs/security.md's Media"),
+    ).toEqual([]);
+    // A page named as a path alone is a path, which exists; a README in a heading is the heading's.
+    expect(problemsOf("// the tables of docs/retention.md, which the job reads.")).toEqual([]);
+    expect(problemsOf("// the walkthrough check (docs/development.md, The README check)")).toEqual([]);
+    // A heading the page lacks (though another page has it), or a sub-heading under another one.
+    expect(problemsOf("// (docs/contacts.md, Session health)")).toHaveLength(1);
+    expect(problemsOf("// docs/messages.md, Sending messages → Chat actions")).toHaveLength(1);
+    expect(problemsOf("// docs/campaigns.md, Campaigns and Erasure")).toHaveLength(1);
+    expect(problemsOf('// docs/security.md: "After 5 wrong codes"')).toHaveLength(1);
+    expect(problemsOf("// docs/errors.md, Errors: `no_such_error_code`")).toHaveLength(1);
+    // A page that does not exist: as a citation, as a path, and in a string of src/.
+    expect(problemsOf("// docs/nowhere.md, Contacts")).toEqual([
+      "docs/nowhere.md: no such page",
+      "docs/nowhere.md: no such file",
+    ]);
+    expect(problemsOf('const d = "(docs/nowhere.md, Contacts)";')).toEqual(["docs/nowhere.md: no such page"]);
+    expect(problemsOf('const d = "the limit (docs/security.md, " +\n  "Account limits)";')).toEqual([]);
+    expect(problemsOf('const d = "see docs/security.md, " + "Nowhere";')).toHaveLength(1);
   });
 
   it("paths, symbols and issue numbers", () => {

@@ -5,7 +5,7 @@ import { cardOfVcard, vcardOf } from "../src/lib/vcard";
 import { call, createAccount, expectProblem } from "./helpers";
 import { connectedSession, getMessage, type Message, waitForMessages } from "./message-fixtures";
 
-// Contact cards through the sandbox (README, Sending messages → Contact cards): the send's checks
+// Contact cards through the sandbox (docs/messages.md, Sending messages → Contact cards): the send's checks
 // and price, what the sandbox phone receives, a contact's cards (the inbound route), and the
 // vCards linked devices carry them in (src/lib/vcard.ts).
 

@@ -3,7 +3,7 @@ import { command, createCampaign } from "./campaign-fixtures";
 import { call, TIMESTAMP } from "./helpers";
 import { sendText, waitForMessages } from "./message-fixtures";
 
-// Reading contacts back through the API (README, Contacts), as the contact tests of every gateway
+// Reading contacts back through the API (docs/contacts.md, Contacts), as the contact tests of every gateway
 // do: a message's contact, a contact with its identifiers, the contact.* events and the opt-out
 // list. The shapes are the presenters' (src/presenters/contact.ts, src/presenters/opt-out.ts),
 // with the fields these tests read.
@@ -180,7 +180,7 @@ export async function expectStoppedBy(key: string, userId: string, number?: stri
 /**
  * Sends `content` from session `sessionId` to user id `userId` (`to_user_id`) and to `optedOut`, a
  * number this puts on the list through the API (`to_number`), and asserts both go alike: single
- * sends are transactional and do not read the list (README, Opt-outs), so both are `sent`, at the
+ * sends are transactional and do not read the list (docs/campaigns.md, Opt-outs), so both are `sent`, at the
  * same price.
  */
 export async function expectSentLikeAnOptedOutNumber(
@@ -242,7 +242,7 @@ export interface ShownOtp {
 }
 
 /**
- * An app of `key`'s account whose one channel is session `sessionId` (README, One-time codes), for
+ * An app of `key`'s account whose one channel is session `sessionId` (docs/otp.md, Apps), for
  * reverse OTPs a contact verifies with a message. @returns its id.
  */
 export async function reverseOtpApp(key: string, sessionId: string): Promise<string> {

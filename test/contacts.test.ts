@@ -15,7 +15,7 @@ import { firstAccountD1 } from "./databases";
 import { call, createAccount, expectProblem, phoneReceived, sessionStub } from "./helpers";
 import { connectedSession, waitForMessages } from "./message-fixtures";
 
-// README, Contacts: whoever is on the other side of a chat, known by a number, a user id (a BSUID
+// docs/contacts.md, Contacts: whoever is on the other side of a chat, known by a number, a user id (a BSUID
 // or a LID) or both; learnt from each message, never losing an identifier.
 
 const BSUID = "US.13491208655302741918";

@@ -7,7 +7,7 @@ import { accountD1, everyAccountD1 } from "./databases";
 import { ADMIN_TOKEN, call, createAccount, expectProblem } from "./helpers";
 import { connectedSession, sendText, waitForMessages } from "./message-fixtures";
 
-// The directory (`DB`) and the account databases (`DB_ACCOUNTS_0`, `DB_ACCOUNTS_1`): README,
+// The directory (`DB`) and the account databases (`DB_ACCOUNTS_0`, `DB_ACCOUNTS_1`): docs/databases.md,
 // Databases; src/db/databases.ts.
 
 interface AdminAccount {
@@ -270,7 +270,9 @@ describe("account databases", () => {
         422,
         "validation_failed",
       );
-      expect(named.errors).toEqual({ database: ["has not had its migrations applied (README, Databases)"] });
+      expect(named.errors).toEqual({
+        database: ["has not had its migrations applied (docs/databases.md, Databases)"],
+      });
       const alsoGone = await forget(first);
       try {
         expectProblem(

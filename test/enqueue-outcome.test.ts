@@ -20,7 +20,7 @@ import {
   waitForMessages,
 } from "./message-fixtures";
 
-// A send whose queue message may or may not be on the outbound Queue (README, Sending messages):
+// A send whose queue message may or may not be on the outbound Queue (docs/messages.md, Sending messages):
 // `sendBatch` threw, which does not say the Queue did not take the batch (the call may have
 // succeeded and its answer been lost). Such a message is neither failed nor refunded: it stays
 // queued and charged, the enqueue is tried once more at once, and otherwise the hourly sweep

@@ -3,7 +3,7 @@ import { expect } from "vitest";
 import { accountD1, everyAccountD1 } from "./databases";
 import { call } from "./helpers";
 
-// Reading erasures back (README, Erasure) and looking for a contact's traces everywhere the
+// Reading erasures back (docs/contacts.md, Erasure) and looking for a contact's traces everywhere the
 // service keeps data: every table of every D1 database, the MEDIA bucket, and the API's own answers.
 
 /** An erasure as `GET /v1/erasures/{id}` shows it (src/presenters/erasure.ts). */

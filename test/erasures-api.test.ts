@@ -8,7 +8,7 @@ import { ERASED, type Erasure, erase, NOTHING, shownErasure } from "./erasure-fi
 import { ADMIN_TOKEN, call, createAccount, expectProblem, TIMESTAMP } from "./helpers";
 import { connectedSession, seedMessages } from "./message-fixtures";
 
-// `/v1/erasures` as an API (README, Erasure): its answers and errors, its paging, its
+// `/v1/erasures` as an API (docs/contacts.md, Erasure): its answers and errors, its paging, its
 // Idempotency-Key, erasure by user id, the opt-out kept as a hash, and a pending erasure that the
 // hourly `complete_erasures` job completes once the contact's last message has left.
 

@@ -18,7 +18,7 @@ import {
 import { metadataProblems } from "./metadata-check";
 import { createEndpoint, Receiver } from "./webhook-fixtures";
 
-// The erasure of a contact (README, Erasure; GDPR Art. 17): a contact with messages both ways (one
+// The erasure of a contact (docs/contacts.md, Erasure; GDPR Art. 17): a contact with messages both ways (one
 // of each with media), an OTP, campaign recipients, a window, an opt-out, events and webhook
 // deliveries is erased; then neither their number nor their texts are anywhere in D1, the MEDIA
 // bucket or the API's answers, the money is as it was, and the opt-out still holds.

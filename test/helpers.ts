@@ -148,7 +148,7 @@ export interface SessionRecord {
   status: "pending" | "connected" | "disconnected" | "banned" | "failed";
   reason?: string | null;
   gateway?: "sandbox" | "waha" | "evolution";
-  /** README, Session health. */
+  /** docs/sessions.md, Session health. */
   health: {
     timelock: { active: boolean; until: string | null } | null;
     cap: { level: string; used: number; total: number; cycle_end: string | null } | null;
@@ -213,7 +213,7 @@ export interface PhoneMessage {
 /**
  * What the sandbox phone of `to` received from session `sessionId`, newest first, read on the
  * phone itself: the session object's `sandbox_received` table, the one place a one-time code is
- * in clear (README, One-time codes, step 19). `GET /sandbox/sessions/{id}/received` shows codes
+ * in clear (docs/otp.md, Sending and verifying). `GET /sandbox/sessions/{id}/received` shows codes
  * masked.
  */
 export async function phoneReceived(sessionId: string, to: string): Promise<PhoneMessage[]> {

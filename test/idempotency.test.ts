@@ -15,7 +15,7 @@ import {
   waitForMessages,
 } from "./message-fixtures";
 
-// `Idempotency-Key` (README, Sending messages): per account and key, the first response is stored
+// `Idempotency-Key` (docs/messages.md, Sending messages): per account and key, the first response is stored
 // and replayed to a retry of the same request (charging nothing again); another request under the
 // same key is 422 `idempotency_key_reused`; a retry while the first still runs is 409
 // `idempotency_key_in_use`. A 5xx is the key's answer too (Stripe's rule): the request may have

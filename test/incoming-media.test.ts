@@ -14,7 +14,7 @@ import { network } from "./network";
 
 // An incoming message's media is downloaded once by the session object (from its alarm, off the
 // inbound call), kept in R2 under the message's id, and served to the account's keys at
-// GET /v1/chatapp/messages/{id}/media (README, Incoming media). The sandbox's "gateway" media is
+// GET /v1/chatapp/messages/{id}/media (docs/messages.md, Incoming media). The sandbox's "gateway" media is
 // the inbound call's media_url, served by the fake media host (test/media-host.ts).
 
 const CONTACT = "+14155550101";

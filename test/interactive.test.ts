@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { call, createAccount, expectProblem } from "./helpers";
 import { connectedSession, getMessage, type Message, waitForMessages } from "./message-fixtures";
 
-// Interactive messages through the sandbox (README, Sending messages → Buttons and lists): reply
+// Interactive messages through the sandbox (docs/messages.md, Sending messages → Buttons and lists): reply
 // buttons and lists in the Cloud API's shape, their checks and price, what the sandbox phone
 // receives, and a contact's tap coming back as an `interactive_reply` linked to its message.
 

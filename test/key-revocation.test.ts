@@ -14,7 +14,7 @@ import {
   useWebhookReceiver,
 } from "./webhook-fixtures";
 
-// What a revoked key leaves behind goes with it (README, Security, Keys and scopes): the webhook
+// What a revoked key leaves behind goes with it (docs/security.md, Keys and scopes): the webhook
 // endpoints it created or pointed elsewhere are turned off (`key_revoked`), the link tokens it
 // minted are revoked and their live sockets closed (4403), by the admin API's revoke (which
 // cascades by default) and by the account's own.

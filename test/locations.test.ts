@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { call, createAccount, expectProblem } from "./helpers";
 import { connectedSession, getMessage, type Message, waitForMessages } from "./message-fixtures";
 
-// Location messages through the sandbox (README, Sending messages → Locations): the send's checks
+// Location messages through the sandbox (docs/messages.md, Sending messages → Locations): the send's checks
 // and price, what the sandbox phone receives, and a contact's location (the inbound route).
 
 interface LocationMessage extends Message {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { call, createAccount, expectProblem } from "./helpers";
 import { connectedSession, getMessage, sendText, waitForMessages } from "./message-fixtures";
 
-// Marking incoming messages read (README, Chat actions): `POST /v1/chatapp/messages/{id}/read`
+// Marking incoming messages read (docs/messages.md, Chat actions): `POST /v1/chatapp/messages/{id}/read`
 // through the sandbox, which takes every receipt. Each gateway's own call is tested with its fake
 // (test/waha, test/evolution, test/cloud-api).
 

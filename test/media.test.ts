@@ -18,7 +18,7 @@ import { network } from "./network";
 
 // The service fetches a message's media itself, from the Worker (which reaches only the public
 // internet), once per send or campaign, under WhatsApp's limits, and stores it in R2; nothing
-// else ever fetches the caller's URL (README, Security → Media). The media host is faked on the
+// else ever fetches the caller's URL (docs/security.md, Media). The media host is faked on the
 // test network (test/media-host.ts); these tests run on the sandbox gateway, which fetches
 // nothing. test/waha/waha-media.test.ts covers the signed links real gateways get.
 

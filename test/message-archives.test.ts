@@ -13,7 +13,7 @@ import {
   sendText,
 } from "./message-fixtures";
 
-// Message retention and archives (README, Archives): the hourly job `archive_messages` moves
+// Message retention and archives (docs/retention.md, Archives): the hourly job `archive_messages` moves
 // final messages past the account's `message_retention_days` to R2 as gzipped NDJSON per UTC day.
 
 const DAY_MS = 86_400_000;

@@ -3,7 +3,7 @@ import { accountD1 } from "./databases";
 import { call, createAccount, expectProblem } from "./helpers";
 import { connectedSession, getMessage, waitForMessages } from "./message-fixtures";
 
-// Deleting a sent message for everyone and editing a sent text (README, Chat actions) through the
+// Deleting a sent message for everyone and editing a sent text (docs/messages.md, Chat actions) through the
 // sandbox, whose phone shows what changed. Each gateway's own call is tested with its fake.
 
 const CONTACT = "+14155552671";

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { call, createAccount, expectProblem, waitFor } from "./helpers";
 import { connectedSession, seedMessages } from "./message-fixtures";
 
-// Reading messages (the `Message` schema and `GET /v1/chatapp/messages` in openapi.json; README,
+// Reading messages (the `Message` schema and `GET /v1/chatapp/messages` in openapi.json; docs/messages.md,
 // Sending messages): one message with every field; the account's list and one session's list with
 // every filter, newest first, in Laravel's cursor-paginator shape, paged forward and back.
 

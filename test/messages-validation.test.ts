@@ -3,7 +3,7 @@ import { MAX_SCHEDULE_AHEAD_MS } from "../src/routes/messages/messages.schemas";
 import { type ApiResponse, call, createAccount, expectProblem } from "./helpers";
 import { balanceOf, connectedSession, ledgerOf, storedMessageCount } from "./message-fixtures";
 
-// POST /v1/chatapp/messages: every rule of the send body (README, Sending messages) answers 422
+// POST /v1/chatapp/messages: every rule of the send body (docs/messages.md, Sending messages) answers 422
 // `validation_failed` with `errors` keyed by field path and creates nothing; the session's owner
 // and state; atomic charging; and the exact 201 shape (this operation in openapi.json).
 

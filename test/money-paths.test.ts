@@ -18,7 +18,7 @@ import {
   waitForMessages,
 } from "./message-fixtures";
 
-// The money paths of README, Exactly once ("a"–"e"; c and d are in enqueue-outcome.test.ts and
+// The money paths of docs/exactly-once.md, Exactly once ("a"–"e"; c and d are in enqueue-outcome.test.ts and
 // idempotency.test.ts): a message the network got is never failed and refunded, and one that was
 // failed and refunded never reaches the network. D1 refuses writes for real (d1-outage.ts); the
 // session's alarm is run by the test (runDurableObjectAlarm), never waited for.

@@ -6,11 +6,11 @@ import { accountD1, accountDb } from "./databases";
 import { ADMIN_TOKEN, call, createAccount, createSession, expectProblem, TIMESTAMP } from "./helpers";
 import { connectedSession } from "./message-fixtures";
 
-// Number checks on the sandbox (README, Number checks): `POST /v1/chatapp/sessions/{id}/contacts/check`
-// answers true, false or null per number (…0000 is not on the network, …9999 the sandbox cannot
-// tell), in request order, each number once; answers are cached per account for 7 days in D1
-// `contact_checks` (null answers are not), and the route refuses bad bodies, others' sessions and
-// sessions that are not connected.
+// Number checks on the sandbox (docs/sessions.md, Number checks): `POST
+// /v1/chatapp/sessions/{id}/contacts/check` answers true, false or null per number (…0000 is not on the
+// network, …9999 the sandbox cannot tell), in request order, each number once; answers are cached per account
+// for 7 days in D1 `contact_checks` (null answers are not), and the route refuses bad bodies, others'
+// sessions and sessions that are not connected.
 
 interface Check {
   number: string;

@@ -62,7 +62,8 @@ describe("tags and security", () => {
       .map(([path, method]) => `${method} ${path}`)
       .sort();
     expect(open).toEqual([
-      // Meta's webhook: its handshake's verify token and its posts' signature (README, Webhooks from Meta).
+      // Meta's webhook: its handshake's verify token and its posts' signature (docs/gateways.md, Webhooks
+      // from Meta).
       "get /gateway/cloud-api",
       "get /health",
       // The signed link in its query is the credential (src/media/link.ts).

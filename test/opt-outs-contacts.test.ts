@@ -3,8 +3,8 @@ import { type OptOut, optOutsOf } from "./contact-fixtures";
 import { call, createAccount, expectProblem } from "./helpers";
 import { connectedSession } from "./message-fixtures";
 
-// The opt-out list and contacts (README, Opt-outs; README, Contacts): an entry is added and
-// removed for the person, by every address the account's contacts link, and a user id is an
+// The opt-out list and contacts (docs/campaigns.md, Opt-outs; docs/contacts.md, Contacts): an entry is added
+// and removed for the person, by every address the account's contacts link, and a user id is an
 // address the API takes beside a number.
 
 const LID = "120363025246125888@lid";

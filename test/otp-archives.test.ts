@@ -7,7 +7,7 @@ import { ERASED, erase } from "./erasure-fixtures";
 import { call, createAccount, expectProblem, phoneText } from "./helpers";
 import { connectedSession, driveAlarmUntil, getMessage } from "./message-fixtures";
 
-// OTP archives (README, Archives): the hourly job `archive_messages` moves an account's
+// OTP archives (docs/retention.md, Archives): the hourly job `archive_messages` moves an account's
 // final OTPs past its `message_retention_days` to R2 with their attempts, before their messages,
 // and adds them to their app's OTP statistics.
 
@@ -72,7 +72,7 @@ async function showOtp(a: Account, id: string): Promise<Otp> {
 
 /**
  * Dates the account's codes an hour and a second back: the per-number limit no longer counts them,
- * so their OTPs may be archived (README, Archives).
+ * so their OTPs may be archived (docs/retention.md, Archives).
  */
 async function sentAnHourAgo(accountId: string): Promise<void> {
   await (await accountD1(accountId))

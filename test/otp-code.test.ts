@@ -61,7 +61,7 @@ describe("codeHmac", () => {
   });
 });
 
-it("keeps the OTP limits the README documents (5 wrong codes, 5 sends, 30 s apart, per number per hour)", () => {
+it("keeps the OTP limits docs/otp.md documents (5 wrong codes, 5 sends, 30 s apart, per number per hour)", () => {
   expect(OTP_RULES).toEqual({
     maxFailedAttempts: 5,
     maxSends: 5,

@@ -130,7 +130,7 @@ describe("allowed_countries on apps", () => {
   it("accepts every country libphonenumber has a numbering plan for", async () => {
     const { key } = await createAccount();
     const all = getCountries();
-    // The README's One-time codes section gives the number; a libphonenumber-js update that changes
+    // docs/otp.md's Sending and verifying gives the number; a libphonenumber-js update that changes
     // it changes that section.
     expect(all).toHaveLength(245);
     expect((await createApp(key, { allowed_countries: all })).allowed_countries).toEqual(all);

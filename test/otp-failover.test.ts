@@ -38,7 +38,7 @@ import {
   sessionStorage,
 } from "./message-fixtures";
 
-// One-time codes on several channels (README, One-time codes → Channels and failover): the first
+// One-time codes on several channels (docs/otp.md, Channels and failover): the first
 // connected channel sends, and a code with no delivered ack in time, or whose message failed, goes
 // out again, the same code, on the next connected channel. Failover jobs are driven here directly
 // (runFailoverJob with the clock of the test), with deadlines already past where a test needs the
@@ -250,7 +250,7 @@ describe("the first connected channel", () => {
   });
 });
 
-describe("channels the network limits (README, Session health)", () => {
+describe("channels the network limits (docs/sessions.md, Session health)", () => {
   const timelock = (f: Fixture, session: string) =>
     call("POST", `/sandbox/sessions/${session}/health`, {
       key: f.key,

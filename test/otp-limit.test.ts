@@ -4,7 +4,7 @@ import { type ApiResponse, call, createAccount, expectProblem } from "./helpers"
 import { balanceOf, connectedSession } from "./message-fixtures";
 
 // The per-number limit `OTP_MAX_PER_NUMBER_PER_HOUR` (5 under vitest.config.ts) spans every app
-// of an account (README, One-time codes): a second app does not double it, another account's apps
+// of an account (docs/otp.md, Sending and verifying): a second app does not double it, another account's apps
 // keep their own count, and the count-and-insert stays one D1 batch, so concurrent sends from two
 // apps cannot both take the last slot.
 

@@ -11,7 +11,7 @@ import { EXPIRY_SECONDS } from "../src/routes/apps/apps.schemas";
 import { accountD1, accountDb, everyTable } from "./databases";
 import { type ApiResponse, call, createAccount, expectProblem, sessionStub, TIMESTAMP } from "./helpers";
 
-// Reverse OTP (README, One-time codes → Reverse OTP): nothing is sent; the user sends the code to
+// Reverse OTP (docs/otp.md, Reverse OTP): nothing is sent; the user sends the code to
 // the app's session and that incoming message verifies the OTP. Messages reach the session through
 // the sandbox's inbound route (which runs the verification as a real gateway's webhook does) or,
 // for redeliveries, through the session object and src/otp/reverse.ts directly. Time is the
@@ -577,7 +577,7 @@ describe("verification by the user's message", () => {
   });
 });
 
-describe("a user known by a user id (README, Contacts)", () => {
+describe("a user known by a user id (docs/contacts.md, Contacts)", () => {
   const BSUID = "US.13491208655302741918";
   const fromUser = (f: Fixture, content: string, extra: Record<string, string> = {}) =>
     call("POST", `/sandbox/sessions/${f.sessionId}/inbound`, {
@@ -635,7 +635,7 @@ describe("a user known by a user id (README, Contacts)", () => {
   });
 });
 
-describe("guessing (README, Security → Reverse OTP guessing)", () => {
+describe("guessing (docs/security.md, Reverse OTP guessing)", () => {
   const MAX = REVERSE_RULES.maxSenderFailures;
 
   it("a sender past maxSenderFailures wrong codes verifies nothing, the right code included, and the OTP records it", async () => {

@@ -3,7 +3,7 @@ import { accountD1 } from "./databases";
 import { ADMIN_TOKEN, call, createAccount, expectProblem, phoneText } from "./helpers";
 import { driveAlarmUntil, getMessage } from "./message-fixtures";
 
-// GET /v1/apps/{id}/otp-stats (README, OTP statistics): OTPs made through the API on
+// GET /v1/apps/{id}/otp-stats (docs/otp.md, OTP statistics): OTPs made through the API on
 // two sandbox sessions, some verified, one failed, one expired, one pending; their start times are
 // then moved into two known hours (tests own their clock). The statistics must equal a recount of
 // the rows done here, independently of the route's SQL.

@@ -3,9 +3,9 @@ import { accountD1 } from "./databases";
 import { type ApiResponse, call, createAccount, expectProblem, phoneText } from "./helpers";
 import { balanceOf, connectedSession } from "./message-fixtures";
 
-// One-time codes to users known by a user id (README, One-time codes; README, Contacts): sent by
-// `to_user_id`, limited per contact rather than per string, held to `allowed_countries` by the
-// user's country, and reverse OTPs bound to a user id. Sandbox sessions send to LIDs and BSUIDs.
+// One-time codes to users known by a user id (docs/otp.md, Sending and verifying; docs/contacts.md,
+// Contacts): sent by `to_user_id`, limited per contact rather than per string, held to `allowed_countries` by
+// the user's country, and reverse OTPs bound to a user id. Sandbox sessions send to LIDs and BSUIDs.
 
 const SENDER = "6ba7b810-9dad-11d1-80b4-00c04fd430c8";
 const LID = "120363025246125888@lid";

@@ -12,7 +12,7 @@ import { call, createAccount } from "./helpers";
 import { MEDIA_HOST } from "./media-host";
 import { connectedSession, type SendResponse, waitForMessages } from "./message-fixtures";
 
-// The retention of outgoing media (README, Security → Media): the stored copy of a send's or a
+// The retention of outgoing media (docs/security.md, Media): the stored copy of a send's or a
 // campaign's media is deleted by the hourly sweep once no message can still need it, and its
 // messages record `metadata.media_expired_at`. The media host (test/media-host.ts) answers every
 // path with bytes of the extension's type; the sandbox gateway sends.

@@ -9,7 +9,7 @@ import { call, createAccount, expectProblem } from "./helpers";
 import { connectedSession, getMessage, type Message, waitForMessages } from "./message-fixtures";
 import { metadataProblems } from "./metadata-check";
 
-// Polls through the sandbox (README, Sending messages → Polls): the send's checks and price, what
+// Polls through the sandbox (docs/messages.md, Sending messages → Polls): the send's checks and price, what
 // the sandbox phone receives, and contacts' votes kept on the poll (the inbound route, and the
 // writer a gateway's `poll_vote` event goes through, src/messages/poll-votes.ts).
 

@@ -7,7 +7,7 @@ import { ERASED, erase } from "./erasure-fixtures";
 import { call, createAccount, expectProblem } from "./helpers";
 import { connectedSession } from "./message-fixtures";
 
-// Archives of campaign recipients (README, Archives): once a campaign is finished past the
+// Archives of campaign recipients (docs/retention.md, Archives): once a campaign is finished past the
 // account's `message_retention_days` and its messages are archived, the hourly job moves its
 // recipients to R2, one archive per campaign, and the recipient list names the archives.
 

@@ -3,7 +3,7 @@ import { withReaction } from "../src/messages/reactions";
 import { call, createAccount, expectProblem, TIMESTAMP } from "./helpers";
 import { connectedSession, getMessage, type Message, sendText, waitForMessages } from "./message-fixtures";
 
-// Replies and reactions through the sandbox (README, Replies and reactions): the send's checks,
+// Replies and reactions through the sandbox (docs/messages.md, Replies and reactions): the send's checks,
 // what the sandbox phone receives, and a contact's replies and reactions (the inbound routes).
 
 interface Quoting extends Message {

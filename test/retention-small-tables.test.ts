@@ -18,8 +18,8 @@ import { accountD1, accountDb, firstAccountD1 } from "./databases";
 import { ADMIN_TOKEN, call, createAccount, createSession, expectProblem } from "./helpers";
 import { linkUrl } from "./live";
 
-// The retention of the tables that grow with traffic outside messages, OTPs and events (README,
-// Configuration → Data retention): each purge job deletes what is past its retention and keeps the
+// The retention of the tables that grow with traffic outside messages, OTPs and events (docs/retention.md,
+// Data retention): each purge job deletes what is past its retention and keeps the
 // rest, in bounded chunks through an index, and answers `{ deleted, more }` through
 // POST /admin/jobs/{name}.
 

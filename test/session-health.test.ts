@@ -14,7 +14,7 @@ import {
 } from "./helpers";
 import { Watcher } from "./live";
 
-// Session health (README, Session health): the sandbox sets it, the Session shows it, a change
+// Session health (docs/sessions.md, Session health): the sandbox sets it, the Session shows it, a change
 // records `session.health_changed` and sends a live frame.
 
 const UNTIL = "2030-01-02T03:04:05.000000Z";

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { call, createAccount, expectProblem } from "./helpers";
 import { balanceOf, connectedSession, ledgerOf, sendText, storedMessageCount } from "./message-fixtures";
 
-// A session the network limits (README, Session health) refuses single sends to cold contacts
+// A session the network limits (docs/sessions.md, Session health) refuses single sends to cold contacts
 // (who never wrote to it) with 409 `session_limited`, charging nothing; warm contacts are sent to.
 
 const WARM = "+14155550101";

@@ -15,7 +15,7 @@ import {
 import { network } from "./network";
 import { webp } from "./sticker-bytes";
 
-// Stickers through the sandbox (README, Sending messages → Stickers): a WebP of 512×512 pixels, at
+// Stickers through the sandbox (docs/messages.md, Sending messages → Stickers): a WebP of 512×512 pixels, at
 // most 100 KB static and 500 KB animated (Meta's "Supported media types"), fetched and stored as
 // other media; anything else is refused before a charge.
 

@@ -3,7 +3,7 @@ import { expect } from "vitest";
 import { sessionStub, waitFor } from "./helpers";
 import { driveAlarmUntil, getMessage, type Message, sessionStorage } from "./message-fixtures";
 
-// Shared steps of the typing tests (README, Typing before a send), one file per gateway.
+// Shared steps of the typing tests (docs/messages.md, Typing before a send), one file per gateway.
 
 /** A message with its `metadata.typing` (moves/message.ts `SentTyping`, as the API shows it). */
 export type Typed = Message & {

@@ -14,7 +14,7 @@ import {
 } from "./message-fixtures";
 import { type Typed, typeThenSend, typingStarted } from "./typing-fixtures";
 
-// "Typing…" before a send (README, Typing before a send), on the sandbox: the duration rule, the
+// "Typing…" before a send (docs/messages.md, Typing before a send), on the sandbox: the duration rule, the
 // typing's wait through the session's alarm (driven here: a driven alarm runs at the time it was
 // armed for, so the tests never sleep the typing out), the pacing it fits in, and what
 // `metadata.typing` records.

@@ -4,9 +4,9 @@ import { describe, expect, it } from "vitest";
 import { ADMIN_TOKEN, call, createAccount } from "./helpers";
 import { connectedSession } from "./message-fixtures";
 
-// A deployment made before the directory (README, Deploying, Upgrading): its one database held
-// every account. Here DB_ACCOUNTS_0 plays it: the directory's migrations applied over its account
-// tables, then migrations/upgrade/single-database.sql. The directory it builds must be the one the
+// A deployment made before the directory (docs/databases.md, Upgrading a single-database deployment): its one
+// database held every account. Here DB_ACCOUNTS_0 plays it: the directory's migrations applied over its
+// account tables, then migrations/upgrade/single-database.sql. The directory it builds must be the one the
 // service itself wrote (in DB) for the accounts that database holds.
 
 type Row = Record<string, unknown>;

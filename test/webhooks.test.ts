@@ -747,7 +747,7 @@ describe("POST /v1/webhooks/{id}/rotate-secret", () => {
   });
 });
 
-describe("secrets at rest (README, Security → Hardening)", () => {
+describe("secrets at rest (docs/security.md, Hardening)", () => {
   /** The stored answer of the account's `Idempotency-Key` `key`. */
   async function storedReplay(idempotencyKey: string): Promise<string> {
     const stored = await (await accountD1(accountId))

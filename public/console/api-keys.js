@@ -6,7 +6,7 @@ import { api, problemBox, storedKey, withButton } from "./api.js";
 import { field, fill, h, pager, table, timeElement } from "./dom.js";
 import { schemaEnum } from "./openapi.js";
 
-/** What a key's prefix is: its first 11 characters (README, API keys and scopes). */
+/** What a key's prefix is: its first 11 characters (docs/api.md, API keys and scopes). */
 const PREFIX_LENGTH = 11;
 
 /** Draws the API keys page. */

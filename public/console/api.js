@@ -89,7 +89,7 @@ export async function api(method, path, options = {}) {
  * token: an `<img>` or `<video>` cannot send that header, so the page fetches the bytes itself and
  * shows them through an object URL. An object URL belongs to this page's origin and ignores the
  * answer's headers, so the answer's `Content-Disposition` is followed here: unless it is `inline`
- * (an image, audio or video type, README Security → Hardening), the blob is typed
+ * (an image, audio or video type, docs/security.md, Hardening), the blob is typed
  * `application/octet-stream`, which a browser saves and never renders, whatever type the sender
  * chose (`text/html`, `image/svg+xml`).
  * @param {string} path

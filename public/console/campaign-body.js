@@ -1,5 +1,5 @@
 // The body of `POST /v1/chatapp/campaigns` from what the console's create form holds: only the
-// fields the person filled in, shaped as the API takes them (README, Campaigns;
+// fields the person filled in, shaped as the API takes them (docs/campaigns.md, Campaigns;
 // src/routes/campaigns/campaigns.schemas.ts `CreateCampaignBody`). Pure, so a test can import it
 // in the page. The API checks everything again and names each problem by its field path.
 

@@ -854,7 +854,7 @@ function renderCampaign(view, context) {
       ["#", "Recipient", "Status", "Reason", "Variables", "Message"],
       rows.map((row) => [
         String(row.seq),
-        // A number, or the user id of a recipient known by one (README, Contacts).
+        // A number, or the user id of a recipient known by one (docs/contacts.md, Contacts).
         row.to_number ?? row.to_user_id,
         badge(row.status),
         row.reason ?? h("span", { class: "muted" }, "—"),

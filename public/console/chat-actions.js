@@ -1,4 +1,4 @@
-// Delete for everyone and edit, on the page of a message the session sent (README, Chat actions):
+// Delete for everyone and edit, on the page of a message the session sent (docs/messages.md, Chat actions):
 // `DELETE /v1/chatapp/messages/{id}` and `PATCH /v1/chatapp/messages/{id}` `{content}`. The
 // buttons show only for a message they can act on; the API decides the rest (the time windows,
 // the gateway), and its problem is shown beside them.
@@ -6,7 +6,10 @@
 import { api, withButton } from "./api.js";
 import { fill, h } from "./dom.js";
 
-/** Statuses of a message that is on the network (README, Chat actions: "queued, scheduled, failed" are not). */
+/**
+ * Statuses of a message that is on the network (docs/messages.md, Chat actions: "queued, scheduled, failed"
+ * are not).
+ */
 const ON_NETWORK = new Set(["sent", "delivered", "read"]);
 
 /** Whether a message's page offers "Delete for everyone": a message the session sent, not deleted. */

@@ -1,5 +1,5 @@
-// A `contacts` message in the console: each card of its `metadata.contacts` (README, Sending
-// messages → Contact cards) with its name, workplace, phones, emails and web addresses. A phone
+// A `contacts` message in the console: each card of its `metadata.contacts` (docs/messages.md,
+// Sending messages → Contact cards) with its name, workplace, phones, emails and web addresses. A phone
 // with a WhatsApp id links to a chat with it (wa.me); emails and http(s) addresses are links.
 // Every value reaches the page through h(), as text or an attribute.
 

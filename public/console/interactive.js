@@ -1,4 +1,4 @@
-// Interactive messages in the console (README, Sending messages → Buttons and lists): an
+// Interactive messages in the console (docs/messages.md, Sending messages → Buttons and lists): an
 // `interactive` message's header, body, footer and its reply buttons or list, as its
 // `metadata.interactive` keeps them in the Cloud API's shape; and an `interactive_reply`, a
 // contact's tap, with the button or row chosen and a link to the message it answers. Every value

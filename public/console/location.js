@@ -1,4 +1,4 @@
-// A `location` message in the console: the point and place of its `metadata.location` (README,
+// A `location` message in the console: the point and place of its `metadata.location` (docs/messages.md,
 // Sending messages → Locations), a link that opens it on OpenStreetMap, and the text the list shows
 // for it. Every value reaches the page through h(), as text or an attribute.
 

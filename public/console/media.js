@@ -1,5 +1,5 @@
 // Incoming media, inline: the bytes an incoming message's media is kept as are served at
-// `GET /v1/chatapp/messages/{id}/media` to a bearer key (README, Incoming media). An `<img>`,
+// `GET /v1/chatapp/messages/{id}/media` to a bearer key (docs/messages.md, Incoming media). An `<img>`,
 // `<video>` or `<audio>` cannot send that header, so the console fetches them itself and shows
 // them through an object URL, which it revokes when the view replaces it or the page closes.
 
@@ -59,7 +59,7 @@ export function fileName(message, type) {
   return `${message.type}-${message.id.slice(0, 8)}.${extension}`;
 }
 
-/** A byte count as "12.3 KB" (1 KB = 1,024 bytes: the KiB of the README's Incoming media). */
+/** A byte count as "12.3 KB" (1 KB = 1,024 bytes: the KiB of the docs/messages.md's Incoming media). */
 function size(bytes) {
   if (bytes < 1024) return `${bytes} bytes`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
@@ -116,7 +116,7 @@ export class MediaCache {
  * when it was served `inline` (else, whatever the message's type, a download link).
  */
 function mediaElement(message, { url, blob, type, inline }, compact) {
-  // A sticker is a WebP image (README, Sending messages → Stickers), shown as one.
+  // A sticker is a WebP image (docs/messages.md, Sending messages → Stickers), shown as one.
   const kind =
     message.type === "document" || !inline ? "document" : message.type === "sticker" ? "image" : message.type;
   const label = message.content

@@ -4,7 +4,7 @@
 // list, the image, video, audio or a download link on the message's page. A location's place and
 // map link are on its page (location.js), and so are an interactive message's buttons or list and
 // a contact's tap on one, linked to the message tapped (interactive.js); an incoming message still
-// `delivered` can be marked read there (README, Chat actions).
+// `delivered` can be marked read there (docs/messages.md, Chat actions).
 
 import { api, problemBox, withButton } from "./api.js";
 import { chatActions } from "./chat-actions.js";
@@ -349,7 +349,7 @@ function renderList(view, context) {
 /**
  * The stages of an incoming message with their times: received (it is stored `delivered`, with
  * `delivered_at` the time it came: `incomingRow` in src/db/queries/messages.ts), then read once
- * the session marked it read (README, Chat actions).
+ * the session marked it read (docs/messages.md, Chat actions).
  */
 function incomingTimeline(message) {
   const stages = [

@@ -1,6 +1,6 @@
 // A `poll` message in the console: its question, each option with how many contacts now pick it
-// (`metadata.poll_counts`), and how many contacts voted (`metadata.poll_votes`; README, Sending
-// messages → Polls). Every value reaches the page through h(), as text.
+// (`metadata.poll_counts`), and how many contacts voted (`metadata.poll_votes`; docs/messages.md,
+// Sending messages → Polls). Every value reaches the page through h(), as text.
 
 import { details, h } from "./dom.js";
 

@@ -1,7 +1,7 @@
 // A session's own page (#/sessions/<id>): what it is; its health, the limits the chat network puts
-// on its linked account (README, Session health), read again every REFRESH_MS as the sessions list
+// on its linked account (docs/sessions.md, Session health), read again every REFRESH_MS as the sessions list
 // is (the console opens a session's live socket only to link a phone, with a link token, whose
-// frames carry the public view without `health`); and a number check (README, Number checks).
+// frames carry the public view without `health`); and a number check (docs/sessions.md, Number checks).
 
 import { api, problemBox, withButton } from "./api.js";
 import { badge, details, field, fill, h, table, timeElement } from "./dom.js";

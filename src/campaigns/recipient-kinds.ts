@@ -15,9 +15,9 @@ import {
 } from "../messages/recipient-kinds";
 
 /*
- * Campaign recipients known by a user id (docs/campaigns.md, Campaigns and Contacts). A recipient's session
- * is picked when its message is made (round-robin, and failover may move it to another of the
- * campaign's sessions), so every session of the campaign must be able to send to each recipient:
+ * Campaign recipients known by a user id (docs/campaigns.md, Campaigns and docs/contacts.md, Contacts). A
+ * recipient's session is picked when its message is made (round-robin, and failover may move it to another of
+ * the campaign's sessions), so every session of the campaign must be able to send to each recipient:
  * the strict rule, as for the service window (src/campaigns/service-window.ts). The kinds refused
  * are those of messages/recipient-kinds.ts, the rules a single send follows.
  */

@@ -9,9 +9,9 @@ import { fillTemplate, scanTemplate } from "../lib/template";
 import { type TemplateSend, templateNeeds, templateVariableErrors } from "../messages/template";
 
 /*
- * Template campaigns (docs/campaigns.md, Campaigns and Message templates): a campaign of `type: "template"`
- * sends one Cloud API message template to every recipient. Each value of its `variables` (a body
- * value, a button parameter) is itself a campaign template: its `{{name}}` placeholders take the
+ * Template campaigns (docs/campaigns.md, Campaigns and docs/gateways.md, Message templates): a campaign of
+ * `type: "template"` sends one Cloud API message template to every recipient. Each value of its `variables`
+ * (a body value, a button parameter) is itself a campaign template: its `{{name}}` placeholders take the
  * recipient's `variables`, as a text campaign's `content` does (src/lib/template.ts).
  */
 

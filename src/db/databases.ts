@@ -60,8 +60,8 @@ export function everyAccountDatabase(env: object): { name: string; db: Db }[] {
 
 /**
  * Refused access to an account while it moves between databases: its `holding` and `copying`
- * phases (src/db/directory-schema.ts `MOVE_PHASES`; docs/databases.md, Databases, Moving an account). A request
- * answers 503 `account_moving` with `Retry-After` ({@link ACCOUNT_MOVING_RETRY_SECONDS}); a queue
+ * phases (src/db/directory-schema.ts `MOVE_PHASES`; docs/databases.md, Databases, Moving an account). A
+ * request answers 503 `account_moving` with `Retry-After` ({@link ACCOUNT_MOVING_RETRY_SECONDS}); a queue
  * consumer or a session object retries later, as for any refused D1 write.
  */
 export class AccountMoving extends Error {
@@ -163,7 +163,8 @@ export async function routeFor(
 
 /**
  * The newest migration of migrations/accounts/: an account database takes new accounts only once
- * it is applied (docs/databases.md, Databases). test/databases.test.ts checks that this names the newest file.
+ * it is applied (docs/databases.md, Databases). test/databases.test.ts checks that this names the newest
+ * file.
  */
 export const NEWEST_ACCOUNT_MIGRATION = "0058_campaign_payload.sql";
 

@@ -3,9 +3,9 @@ import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "driz
 
 // The directory's tables, in the `DB` binding: what must be found before the account is known,
 // beside the account databases that hold everything else of each account (src/db/schema/, one
-// per `DB_ACCOUNTS_<n>` binding; src/db/databases.ts; docs/databases.md, Databases). drizzle.directory.config.ts
-// writes their migrations into migrations/directory/. Conventions of every table: see
-// src/db/schema/index.ts.
+// per `DB_ACCOUNTS_<n>` binding; src/db/databases.ts; docs/databases.md, Databases).
+// drizzle.directory.config.ts writes their migrations into migrations/directory/. Conventions of every table:
+// see src/db/schema/index.ts.
 
 /** The admin API's Idempotency-Keys, which span accounts (src/middleware/idempotency.ts). */
 export { idempotencyKeys } from "./schema/accounts";

@@ -48,8 +48,8 @@ export interface ChatGateway {
   send(sessionId: string, message: OutboundMessage): Promise<SendOutcome>;
   /**
    * Settles a send whose outcome was `unknown` by asking the gateway whether it holds the message
-   * ({@link LookupResult}; docs/exactly-once.md, "Exactly once"). Never throws for a gateway failure: a question
-   * that could not be asked is `unreachable`.
+   * ({@link LookupResult}; docs/exactly-once.md, "Exactly once"). Never throws for a gateway failure: a
+   * question that could not be asked is `unreachable`.
    */
   lookup(sessionId: string, query: SentQuery): Promise<LookupResult>;
   /**

@@ -52,7 +52,10 @@ export interface GatewayCapabilities {
    * Chat actions). The Cloud API cannot: a delete there is 409 `not_supported_by_gateway`.
    */
   deletesMessages: boolean;
-  /** Edits a sent text (`PATCH /v1/chatapp/messages/{id}`; docs/messages.md, Chat actions); as {@link deletesMessages}. */
+  /**
+   * Edits a sent text (`PATCH /v1/chatapp/messages/{id}`; docs/messages.md, Chat actions); as {@link
+   * deletesMessages}.
+   */
   editsMessages: boolean;
   /**
    * Free-form messages reach a contact only within the customer service window, 24 hours after

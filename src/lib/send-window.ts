@@ -1,4 +1,6 @@
-/** A campaign's daily send window (docs/campaigns.md, Campaigns): local `HH:MM` times in an IANA time zone. */
+/**
+ * A campaign's daily send window (docs/campaigns.md, Campaigns): local `HH:MM` times in an IANA time zone.
+ */
 export interface SendWindow {
   start: string;
   end: string;

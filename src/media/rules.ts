@@ -19,11 +19,12 @@ const MB = 1024 * KB;
 
 /**
  * The size caps and content types of WhatsApp's "Supported media types" (Meta, WhatsApp Cloud API
- * reference, Media: https://developers.facebook.com/docs/whatsapp/cloud-api/reference/media#supported-media-types):
- * image 5 MB (JPEG, PNG); video 16 MB (MP4, 3GPP: Meta writes `video/3gp`, the registered type is
- * `video/3gpp`, RFC 3839; both are taken); audio 16 MB (AAC, AMR, MP3, MP4 audio, OGG with Opus);
- * document 100 MB (plain text, PDF, Word, Excel, PowerPoint); sticker 500 KB (WebP; an animated
- * sticker's cap, a static one's 100 KB is checked once its bytes are read: src/media/sticker.ts).
+ * reference, Media:
+ * https://developers.facebook.com/docs/whatsapp/cloud-api/reference/media#supported-media-types): image 5 MB
+ * (JPEG, PNG); video 16 MB (MP4, 3GPP: Meta writes `video/3gp`, the registered type is `video/3gpp`, RFC
+ * 3839; both are taken); audio 16 MB (AAC, AMR, MP3, MP4 audio, OGG with Opus); document 100 MB (plain text,
+ * PDF, Word, Excel, PowerPoint); sticker 500 KB (WebP; an animated sticker's cap, a static one's 100 KB is
+ * checked once its bytes are read: src/media/sticker.ts).
  */
 export const MEDIA_RULES: Record<MediaType, MediaRule> = {
   image: { maxBytes: 5 * MB, contentTypes: ["image/jpeg", "image/png"] },

@@ -4,8 +4,8 @@ import type { MessageRow, MessageType, QuotedMessage } from "./types";
 import { typingMs } from "./typing";
 
 /**
- * Dispatch lanes, lower first (docs/otp.md, Sending and verifying; docs/campaigns.md, Campaigns): one-time codes, then single
- * sends, then bulk campaign traffic, so a campaign never holds up a transactional message.
+ * Dispatch lanes, lower first (docs/otp.md, Sending and verifying; docs/campaigns.md, Campaigns): one-time
+ * codes, then single sends, then bulk campaign traffic, so a campaign never holds up a transactional message.
  */
 export const LANE = { otp: 0, send: 1, campaign: 2 } as const;
 export type Lane = (typeof LANE)[keyof typeof LANE];

@@ -165,7 +165,9 @@ export const MessageMetadataSchema = z
     send_attempts: z
       .array(SendAttempt)
       .optional()
-      .describe("Each send attempt that did not end in `sent`, oldest first (docs/exactly-once.md, Exactly once)."),
+      .describe(
+        "Each send attempt that did not end in `sent`, oldest first (docs/exactly-once.md, Exactly once).",
+      ),
     outcome: z
       .literal("unknown")
       .optional()
@@ -204,7 +206,9 @@ export const MessageMetadataSchema = z
     contacts: z
       .array(ContactCardSchema)
       .optional()
-      .describe("A `contacts` message's cards, sent or received (docs/messages.md, Sending messages → Contact cards)."),
+      .describe(
+        "A `contacts` message's cards, sent or received (docs/messages.md, Sending messages → Contact cards).",
+      ),
     interactive: InteractiveSchema.optional().describe(
       "An `interactive` message's buttons or list, as sent (docs/messages.md, Sending messages → Buttons and lists).",
     ),
@@ -255,7 +259,9 @@ export const MessageMetadataSchema = z
     reactions: z
       .array(Reaction)
       .optional()
-      .describe("Contacts' reactions to the message, one per contact (docs/messages.md, Replies and reactions)."),
+      .describe(
+        "Contacts' reactions to the message, one per contact (docs/messages.md, Replies and reactions).",
+      ),
     reactions_removed: z
       .array(RemovedReaction)
       .optional()

@@ -79,11 +79,11 @@ export interface SendResult {
 }
 
 /**
- * Sends a message to one or many recipients (`POST /v1/chatapp/messages` in openapi.json; docs/messages.md, Sending messages):
- * checks that the session is the account's and connected, that a Cloud API session's recipients
- * are all inside its customer service window (src/messages/service-window.ts), fetches and stores the media once for
- * every recipient (src/media/store.ts; docs/security.md, Media), charges the account and creates
- * the rows atomically, then puts one queue message per recipient on the outbound Queue for the
+ * Sends a message to one or many recipients (`POST /v1/chatapp/messages` in openapi.json; docs/messages.md,
+ * Sending messages): checks that the session is the account's and connected, that a Cloud API session's
+ * recipients are all inside its customer service window (src/messages/service-window.ts), fetches and stores
+ * the media once for every recipient (src/media/store.ts; docs/security.md, Media), charges the account and
+ * creates the rows atomically, then puts one queue message per recipient on the outbound Queue for the
  * paced fan-out. A media send the balance cannot cover is refused before its media is fetched.
  * Media that cannot be sent stop the send before anything is charged or written;
  * a stored copy whose charge is refused is deleted again. The rows come back `queued` (or `scheduled`) and charged whatever the Queue answers:

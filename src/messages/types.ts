@@ -11,7 +11,8 @@ export type { MessageRow, MessageStatus, MessageType, SendableType };
  * Sending messages → Buttons and lists; lib/interactive.ts); `contacts`, contact cards (docs/messages.md,
  * Sending messages → Contact cards; lib/contact-cards.ts); `sticker`, a WebP sticker by
  * `media_url` (docs/messages.md, Sending messages → Stickers; src/media/sticker.ts); and `poll`, a question
- * with options contacts vote on, linked devices only (docs/messages.md, Sending messages → Polls; lib/poll.ts).
+ * with options contacts vote on, linked devices only (docs/messages.md, Sending messages → Polls;
+ * lib/poll.ts).
  */
 export const MESSAGE_TYPES = [
   "text",

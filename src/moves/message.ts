@@ -44,8 +44,8 @@ export type MessageTarget =
   | { campaignId: string };
 
 /**
- * How a sent message's outcome became known (its `metadata.settled_by`; docs/exactly-once.md, Exactly once): the
- * gateway's `answer` to the send, or, after the outcome was unknown, a `lookup` that found it or a
+ * How a sent message's outcome became known (its `metadata.settled_by`; docs/exactly-once.md, Exactly once):
+ * the gateway's `answer` to the send, or, after the outcome was unknown, a `lookup` that found it or a
  * receipt (`status_webhook`) for it.
  */
 export const SETTLED_BY = ["answer", "lookup", "status_webhook"] as const;

@@ -18,7 +18,9 @@ export interface Channel {
   gateway: GatewayKind;
   /** The session's number, E.164; null until it is linked. */
   phoneNumber: string | null;
-  /** The limits the network puts on the session (docs/sessions.md, Session health); null when none was read. */
+  /**
+   * The limits the network puts on the session (docs/sessions.md, Session health); null when none was read.
+   */
   health: StoredHealth | null;
 }
 

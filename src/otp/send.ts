@@ -97,8 +97,8 @@ async function firstChannel(env: Env, db: Db, app: AppRow, toNumber: string): Pr
 }
 
 /**
- * The per-number limit (docs/otp.md, Sending and verifying): `OTP_MAX_PER_NUMBER_PER_HOUR` codes to one number
- * from all the apps of one account together in a rolling hour (`OTP_RULES.perNumberWindowMs`), so
+ * The per-number limit (docs/otp.md, Sending and verifying): `OTP_MAX_PER_NUMBER_PER_HOUR` codes to one
+ * number from all the apps of one account together in a rolling hour (`OTP_RULES.perNumberWindowMs`), so
  * a second app does not double it.
  */
 function perNumberLimit(env: Env): PerNumberLimit {
@@ -333,8 +333,8 @@ function resendRefusal(otp: OtpRow, now: number): ApiError | null {
 }
 
 /**
- * Sends an OTP a new code (`POST /v1/otp/{id}/resend`, docs/otp.md, Sending and verifying): the old code stops
- * working, the expiry restarts from now with the app's current `expiry_seconds`, and the code goes
+ * Sends an OTP a new code (`POST /v1/otp/{id}/resend`, docs/otp.md, Sending and verifying): the old code
+ * stops working, the expiry restarts from now with the app's current `expiry_seconds`, and the code goes
  * out on the app's first connected channel now ({@link firstChannel}), with its current template,
  * within its current `allowed_countries`, watched for failover as a first send is. Failed
  * attempts carry over. When the message cannot be created, the OTP is put back as it was (its

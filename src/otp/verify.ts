@@ -46,8 +46,8 @@ async function verifyRefusal(db: Db, otp: OtpRow, now: number): Promise<ApiError
 }
 
 /**
- * Checks a code against an OTP (`POST /v1/otp/{id}/verify`, docs/otp.md, Sending and verifying; OWASP MFA cheat
- * sheet and NIST SP 800-63B §5.1.3: single use, limited attempts, short lifetime). The presented
+ * Checks a code against an OTP (`POST /v1/otp/{id}/verify`, docs/otp.md, Sending and verifying; OWASP MFA
+ * cheat sheet and NIST SP 800-63B §5.1.3: single use, limited attempts, short lifetime). The presented
  * code's HMAC is compared in constant time with the stored one; then one conditional UPDATE either
  * verifies the OTP or counts the wrong code, each only if the OTP still is what was compared
  * (pending, unexpired, attempts left, same code). So two concurrent right codes verify once, and

@@ -28,8 +28,8 @@ function toAttemptRecord(attempt: AttemptView) {
 }
 
 /**
- * An OTP as the API shows it (docs/otp.md, Sending and verifying): `{id, app_id, mode, to_number, to_user_id, channel,
- * status, expires_at, verified_number, attempts_remaining, sends_remaining, refused_messages,
+ * An OTP as the API shows it (docs/otp.md, Sending and verifying): `{id, app_id, mode, to_number, to_user_id,
+ * channel, status, expires_at, verified_number, attempts_remaining, sends_remaining, refused_messages,
  * message_id, attempts, created_at, updated_at}`. A reverse OTP's `failed_attempts` counts the
  * messages with its code that it refused (src/otp/reverse.ts `verifyByIncoming`): its
  * `refused_messages`. Never the code, nor its HMAC (a reverse OTP's create response adds the

@@ -129,7 +129,8 @@ export const TAGS = [
   },
   {
     name: "Erasures",
-    description: "A contact's data erased on request (GDPR Art. 17), money left exact (docs/contacts.md, Erasure).",
+    description:
+      "A contact's data erased on request (GDPR Art. 17), money left exact (docs/contacts.md, Erasure).",
   },
   { name: "Apps", description: "One-time-code settings: sender, template, code size, expiry, countries." },
   { name: "One-time codes", description: "Sending, resending and verifying one-time codes." },

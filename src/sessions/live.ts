@@ -24,7 +24,8 @@ import type { SessionEventType } from "./session-store";
  * - `session.snapshot` `{ session, qr_code?, expires_at? }`: the first frame, the state now;
  * - `session.status_changed` `{ session, qr_code?, expires_at? }`: every status move;
  * - `session.qr_updated` `{ session, qr_code, expires_at }`: a pending session's QR rotated;
- * - `session.health_changed` `{ session }`: the session's `health` changed (docs/sessions.md, Session health);
+ * - `session.health_changed` `{ session }`: the session's `health` changed (docs/sessions.md, Session
+ * health);
  * - `session.pairing_code` `{ pairing_code, phone_number, issued_at }`: a pairing code was issued;
  * - `session.deleted` `{ id }`: the last frame, then the socket closes with {@link CLOSE_SESSION_DELETED}.
  *

@@ -17,7 +17,9 @@ export type SessionRecord = {
   reason: string | null;
   /** The gateway the session was created on (`POST /v1/chatapp/sessions` `gateway`). */
   gateway: GatewayKind;
-  /** The limits the network puts on the linked account (docs/sessions.md, Session health); nulls until read. */
+  /**
+   * The limits the network puts on the linked account (docs/sessions.md, Session health); nulls until read.
+   */
   health: SessionHealth;
   last_seen_at: string | null;
   created_at: string;

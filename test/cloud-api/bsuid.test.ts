@@ -241,7 +241,7 @@ describe("sends to a BSUID (gateway level)", () => {
   });
 });
 
-describe("a username user through the API (README, Contacts)", () => {
+describe("a username user through the API (docs/contacts.md, Contacts)", () => {
   it("writes by BSUID, is answered by to_user_id inside the window, then opts out with STOP", async () => {
     const graph = fake();
     const { key } = await createAccount(10);

@@ -9,7 +9,7 @@ import { balanceOf, connectedSession, ledgerOf, storedMessageCount } from "../me
 import { metadataProblems } from "../metadata-check";
 import { campaignSendsReached, cloudApiSession, deliverWebhooks, useFakeGraph } from "./webhooks-fixtures";
 
-// Template campaigns (README, Campaigns; Message templates): one approved template to every
+// Template campaigns (docs/campaigns.md, Campaigns; Message templates): one approved template to every
 // recipient, each value of its variables filled from the recipient's own `variables`, sent to the
 // fake Graph API (fakes/cloud-api/graph.ts) and checked against Meta's document there.
 

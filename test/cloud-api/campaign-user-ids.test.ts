@@ -6,9 +6,9 @@ import { call, createAccount, expectProblem } from "../helpers";
 import { balanceOf, connectedSession, ledgerOf, storedMessageCount } from "../message-fixtures";
 import { campaignSendsReached, cloudApiSession, deliverWebhooks, useFakeGraph } from "./webhooks-fixtures";
 
-// Campaign recipients known by a user id on the Cloud API (README, Campaigns and Contacts): every
-// session of a campaign must send to each recipient's kind of user id (the Cloud API sends to
-// business-scoped user ids, not to LIDs), and an authentication template with a code button takes
+// Campaign recipients known by a user id on the Cloud API (docs/campaigns.md, Campaigns and docs/contacts.md,
+// Contacts): every session of a campaign must send to each recipient's kind of user id (the Cloud API sends
+// to business-scoped user ids, not to LIDs), and an authentication template with a code button takes
 // no BSUID; otherwise 422 recipient_not_supported before anything is stored or charged. A BSUID
 // recipient is inside the service window as a number is: when the user wrote to the session.
 

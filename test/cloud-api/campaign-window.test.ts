@@ -8,7 +8,7 @@ import { call, createAccount, expectProblem } from "../helpers";
 import { balanceOf, ledgerOf } from "../message-fixtures";
 import { campaignSendsReached, cloudApiSession, deliverWebhooks, useFakeGraph } from "./webhooks-fixtures";
 
-// The 24-hour customer service window for campaigns (README, Campaigns): a campaign that is not a
+// The 24-hour customer service window for campaigns (docs/campaigns.md, Campaigns): a campaign that is not a
 // template campaign starts only when every recipient is inside the window of every Cloud API
 // session of the campaign; otherwise the start is 422 outside_service_window before anything is
 // charged or made. Template campaigns are exempt.

@@ -7,7 +7,7 @@ import { balanceOf, getMessage, type Message, type SendResponse, waitForMessages
 import { openWindow, useExampleNumber } from "./sessions-fixtures";
 import { deliverWebhooks, linkNumber } from "./webhooks-fixtures";
 
-// Contact cards on a Cloud API session (README, Sending messages → Contact cards), against the
+// Contact cards on a Cloud API session (docs/messages.md, Sending messages → Contact cards), against the
 // fake Graph API: a send is Meta's `ContactsMessage` with the stored cards as they are (checked by
 // the fake against the document's `ContactObject`), and a contact's cards arrive as
 // `ContactSharingMessage` (`ContactObject_1`, any field possibly missing).

@@ -4,8 +4,8 @@ import { getMessage, type Message, type SendResponse, waitForMessages } from "..
 import { openWindow, useExampleNumber } from "./sessions-fixtures";
 import { linkNumber } from "./webhooks-fixtures";
 
-// The Cloud API cannot delete or edit a sent message (Meta's API has no such call; README, Chat
-// actions): both are 409 `not_supported_by_gateway`, with no call to Meta and nothing recorded.
+// The Cloud API cannot delete or edit a sent message (Meta's API has no such call; docs/messages.md,
+// Chat actions): both are 409 `not_supported_by_gateway`, with no call to Meta and nothing recorded.
 
 const TO = "+14155552671";
 

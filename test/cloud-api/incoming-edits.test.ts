@@ -5,7 +5,7 @@ import { call, createAccount } from "../helpers";
 import { getMessage, type Message, type SendResponse, waitForMessages } from "../message-fixtures";
 import { addNumber, deliverWebhooks, linkNumber, postWebhook, useFakeGraph } from "./webhooks-fixtures";
 
-// A contact's own edits and deletes for everyone of the messages they sent (README, Chat actions:
+// A contact's own edits and deletes for everyone of the messages they sent (docs/messages.md, Chat actions:
 // "Contacts' own edits and deletes") through a Cloud API session: Meta's `edit` and `revoke`
 // messages webhooks (for numbers onboarded from the WhatsApp Business app), which the fake queues
 // in the shapes of Meta's references (fakes/cloud-api/schema.ts reading o) and each test checks.

@@ -10,7 +10,7 @@ import { network } from "../network";
 import { alarmAt } from "./sessions-fixtures";
 import { cloudApiSession, deliverWebhooks, useFakeGraph } from "./webhooks-fixtures";
 
-// The Cloud API's incoming media (README, Incoming media): the webhook names a media id; the
+// The Cloud API's incoming media (docs/messages.md, Incoming media): the webhook names a media id; the
 // session object asks the Graph API for its URL (Retrieve Media URL) and downloads it with the
 // number's token as Bearer (Download Media), once, into R2.
 

@@ -11,7 +11,7 @@ import { balanceOf, getMessage, type Message, type SendResponse, waitForMessages
 import { openWindow, useExampleNumber } from "./sessions-fixtures";
 import { deliverWebhooks, linkNumber, postWebhook } from "./webhooks-fixtures";
 
-// Interactive messages on a Cloud API session (README, Sending messages → Buttons and lists),
+// Interactive messages on a Cloud API session (docs/messages.md, Sending messages → Buttons and lists),
 // against the fake Graph API: a send is Meta's `InteractiveMessage` with the stored `interactive`
 // object as it is (checked by the fake against the document, schema.ts reading m); a contact's
 // tap arrives as `InteractiveMessageReply` (a reply button's `button_reply`, a list row's

@@ -10,7 +10,7 @@ import { balanceOf, getMessage, type Message, type SendResponse, waitForMessages
 import { openWindow, useExampleNumber } from "./sessions-fixtures";
 import { deliverWebhooks, linkNumber, messagesChange, postWebhook } from "./webhooks-fixtures";
 
-// Location messages on a Cloud API session (README, Sending messages → Locations), against the
+// Location messages on a Cloud API session (docs/messages.md, Sending messages → Locations), against the
 // fake Graph API: a send is Meta's `LocationMessage`, its coordinates as the strings the document
 // types them as (checked by the fake, schema.ts reading k); a contact's location arrives as
 // `LocationMessage_1`, its coordinates as numbers, and is kept in `metadata.location`.

@@ -7,7 +7,7 @@ import { call, createAccount, expectProblem, phoneText } from "../helpers";
 import { balanceOf, connectedSession, waitForMessages } from "../message-fixtures";
 import { cloudApiSession, useFakeGraph } from "./webhooks-fixtures";
 
-// Failover of a code between gateways (README, One-time codes → Channels and failover): a Cloud API
+// Failover of a code between gateways (docs/otp.md, Channels and failover): a Cloud API
 // channel carries the same code as the app's authentication template, and is passed over when the
 // app has no `otp_template`; as the first connected channel, it refuses the send instead.
 

@@ -5,7 +5,7 @@ import { call, createAccount, expectProblem, sessionStub } from "../helpers";
 import { ledgerOf, sendText } from "../message-fixtures";
 import { cloudApiSession, deliverWebhooks, postWebhook, useFakeGraph } from "./webhooks-fixtures";
 
-// A reverse OTP (README, One-time codes → Reverse OTP) on a Cloud API session: the user's message
+// A reverse OTP (docs/otp.md, Reverse OTP) on a Cloud API session: the user's message
 // reaches the service as Meta's signed webhook, verifies the OTP, and opens the contact's 24-hour
 // customer service window (Meta's "Customer service windows"), as any incoming message does.
 

@@ -8,7 +8,7 @@ import { metadataProblems } from "../metadata-check";
 import { everyD1Row } from "./sessions-fixtures";
 import { cloudApiSession, useFakeGraph } from "./webhooks-fixtures";
 
-// One-time codes through a Cloud API session (README, One-time codes): the code goes as the app's
+// One-time codes through a Cloud API session (docs/otp.md, Sending and verifying): the code goes as the app's
 // authentication template (`otp_template`), never as free text, and is stored nowhere in clear.
 // Meta's Graph API is the shared fake (fakes/cloud-api/graph.ts), every send checked against
 // Meta's OpenAPI document; its WABAs hold the seeded `otp_code` authentication template.

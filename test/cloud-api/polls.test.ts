@@ -4,7 +4,7 @@ import { balanceOf } from "../message-fixtures";
 import { openWindow } from "./sessions-fixtures";
 import { cloudApiSession, useFakeGraph } from "./webhooks-fixtures";
 
-// Polls on a Cloud API session (README, Sending messages → Polls): Meta's Cloud API has no poll
+// Polls on a Cloud API session (docs/messages.md, Sending messages → Polls): Meta's Cloud API has no poll
 // message (its OpenAPI document, facebook/openapi business-messaging-api_v23.0.yaml, names none),
 // so the gateway's capability
 // (lib/gateway-kinds.ts `sendsPolls`) refuses one before anything is charged or sent.

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { call, createAccount, showSession } from "../helpers";
 import { addNumber, cloudApiSession, linkNumber, postWebhook, useFakeGraph } from "./webhooks-fixtures";
 
-// A Cloud API session's `health.quality` (README, Session health): Meta's `quality_rating` of the
+// A Cloud API session's `health.quality` (docs/sessions.md, Session health): Meta's `quality_rating` of the
 // number, read by the gateway check and again when Meta's `phone_number_quality_update` webhook
 // says the number changed (its payload carries no rating: Meta's webhook reference of that name).
 

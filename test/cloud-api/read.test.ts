@@ -9,9 +9,9 @@ import { getMessage, type Message } from "../message-fixtures";
 import { useExampleNumber } from "./sessions-fixtures";
 import { deliverWebhooks, linkNumber } from "./webhooks-fixtures";
 
-// Read receipts on a Cloud API session (README, Chat actions): `POST /v1/chatapp/messages/{id}/read`
-// sends Meta `{ messaging_product: "whatsapp", status: "read", message_id }` on the messages edge
-// (`MarkMessageRequestPayload`, checked by the fake, schema.ts reading l), answered
+// Read receipts on a Cloud API session (docs/messages.md, Chat actions): `POST
+// /v1/chatapp/messages/{id}/read` sends Meta `{ messaging_product: "whatsapp", status: "read", message_id }`
+// on the messages edge (`MarkMessageRequestPayload`, checked by the fake, schema.ts reading l), answered
 // `{ success: true }`; Meta's refusals become GatewayErrors the route shows as 502 or 503.
 
 const CONTACT = "+14155552690";

@@ -6,7 +6,7 @@ import { getMessage, type Message, type SendResponse, waitForMessages } from "..
 import { openWindow, useExampleNumber } from "./sessions-fixtures";
 import { deliverWebhooks, linkNumber, postWebhook } from "./webhooks-fixtures";
 
-// Replies and reactions through a Cloud API session (README, Replies and reactions), against the
+// Replies and reactions through a Cloud API session (docs/messages.md, Replies and reactions), against the
 // fake Graph API: a reply's `context.message_id` and a `reaction` message (`ReactionMessage` of
 // Meta's document, checked by the fake), and the webhooks of a user's reply (`context.id`) and
 // reaction (`type: reaction`).

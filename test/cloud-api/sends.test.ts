@@ -38,7 +38,7 @@ async function send(key: string, session: string, body: Record<string, unknown>)
   return message;
 }
 
-/** A signed link of ours to the stored copy (README, Security → Media): never the caller's URL. */
+/** A signed link of ours to the stored copy (docs/security.md, Media): never the caller's URL. */
 const OUR_LINK = expect.stringMatching(new RegExp(`^${PUBLIC_URL.replaceAll(".", "\\.")}/`));
 
 describe("every send type reaches Meta as the document's `Message`", () => {

@@ -48,7 +48,7 @@ export function useExampleNumber(): { graph: FakeGraph; number: FakeNumber } {
 /**
  * Each of `contacts` (E.164) writes to number `phoneNumberId`: Meta's signed incoming text webhook
  * each, posted at once, so the 24-hour customer service window is open and a text may be sent to
- * them (README, "The 24-hour customer service window"). Throws when other webhooks were queued.
+ * them (docs/gateways.md, "The 24-hour customer service window"). Throws when other webhooks were queued.
  */
 export async function openWindow(graph: FakeGraph, phoneNumberId: string, contacts: string[]): Promise<void> {
   for (const contact of contacts) {

@@ -13,7 +13,7 @@ import { webp } from "../sticker-bytes";
 import { openWindow } from "./sessions-fixtures";
 import { cloudApiSession, deliverWebhooks, useFakeGraph } from "./webhooks-fixtures";
 
-// Stickers on a Cloud API session (README, Sending messages → Stickers): a send is Meta's
+// Stickers on a Cloud API session (docs/messages.md, Sending messages → Stickers): a send is Meta's
 // `StickerMessage` (`sticker: { link }`, no caption) with the signed link to our stored copy, and
 // a contact's sticker (`StickerMessage_1`) is an incoming `sticker` whose WebP is downloaded as
 // any incoming media.

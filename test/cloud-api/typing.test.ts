@@ -7,7 +7,7 @@ import { type Typed, typeThenSend } from "../typing-fixtures";
 import { openWindow, useExampleNumber } from "./sessions-fixtures";
 import { deliverWebhooks, linkNumber } from "./webhooks-fixtures";
 
-// "Typing…" before a send on the WhatsApp Cloud API (README, Typing before a send): Meta's typing
+// "Typing…" before a send on the WhatsApp Cloud API (docs/messages.md, Typing before a send): Meta's typing
 // indicator is a read receipt of the contact's latest message with `typing_indicator` (the
 // example "Send typing indicator and read receipt" of Meta's OpenAPI document), sent on the
 // messages edge before the message; Meta ends it at the send. Without a message from the contact

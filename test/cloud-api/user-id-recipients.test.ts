@@ -4,7 +4,7 @@ import { call, createAccount, expectProblem } from "../helpers";
 import { balanceOf, storedMessageCount } from "../message-fixtures";
 import { cloudApiSession, useFakeGraph } from "./webhooks-fixtures";
 
-// README, Contacts: a gateway sends to the kinds of user id it declares (lib/gateway-kinds.ts
+// docs/contacts.md, Contacts: a gateway sends to the kinds of user id it declares (lib/gateway-kinds.ts
 // `sendsToUserIds`); the Cloud API sends to business-scoped user ids, not to linked-device ids.
 
 const fake = useFakeGraph();

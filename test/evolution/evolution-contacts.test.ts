@@ -9,7 +9,7 @@ import { balanceOf, getMessage, type Message, type SendResponse, waitForMessages
 import { useNetwork } from "../network";
 import { FakeEvolution, postEvolutionEvent } from "./fake-evolution";
 
-// Contact cards through Evolution API (README, Sending messages → Contact cards), against the fake
+// Contact cards through Evolution API (docs/messages.md, Sending messages → Contact cards), against the fake
 // server: `POST /message/sendContact/{instance}` (`contactMessageSchema`), whose fields hold a
 // card's name, first phone, company, first email and URL; a lost answer settled by the cards'
 // names; and the `messages.upsert` webhook of a `contactMessage` or `contactsArrayMessage`.

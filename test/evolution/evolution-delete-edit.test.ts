@@ -9,8 +9,8 @@ import { getMessage, type Message, type SendResponse, sendText, waitForMessages 
 import { network, useNetwork } from "../network";
 import { FakeEvolution, postEvolutionEvent } from "./fake-evolution";
 
-// Deleting a sent message for everyone and editing a sent text through Evolution API (README, Chat
-// actions): `DELETE /v1/chatapp/messages/{id}` and `PATCH /v1/chatapp/messages/{id}` on an
+// Deleting a sent message for everyone and editing a sent text through Evolution API (docs/messages.md,
+// Chat actions): `DELETE /v1/chatapp/messages/{id}` and `PATCH /v1/chatapp/messages/{id}` on an
 // Evolution session send `DELETE /chat/deleteMessageForEveryone/{instance}` (`deleteMessageSchema`,
 // the key in the DELETE's JSON body) and `POST /chat/updateMessage/{instance}`
 // (`updateMessageSchema`), against the fake server (fake-evolution.ts), which plays the Baileys

@@ -986,7 +986,7 @@ describe("Evolution webhook parsing", () => {
       expect(events(captioned)).toEqual([incoming({ messageType: "document", content: "Receipt" })]);
     });
 
-    describe("who wrote: the number and the LID the key gives (README, Contacts)", () => {
+    describe("who wrote: the number and the LID the key gives (docs/contacts.md, Contacts)", () => {
       const LID = "123456789012345@lid";
       const PN = "447911123457@s.whatsapp.net";
       const both = { phoneNumber: "+447911123457", userId: LID, name: "Bruno" };

@@ -5,7 +5,7 @@ import { getMessage } from "../message-fixtures";
 import { useNetwork } from "../network";
 import { FakeEvolution, postEvolutionEvent } from "./fake-evolution";
 
-// A contact's own edits and deletes for everyone of the messages they sent (README, Chat actions:
+// A contact's own edits and deletes for everyone of the messages they sent (docs/messages.md, Chat actions:
 // "Contacts' own edits and deletes"), through Evolution API's webhooks: an edit comes in a
 // `messages.update` carrying `message.editedMessage`, a delete in a `messages.delete`
 // (src/gateways/evolution/events.ts `editEvents`, `revokeEvents`; fake-evolution.ts

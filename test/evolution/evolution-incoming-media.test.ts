@@ -9,7 +9,7 @@ import { call, createAccount, createSession, sessionStub } from "../helpers";
 import { useNetwork } from "../network";
 import { FakeEvolution, postEvolutionEvent } from "./fake-evolution";
 
-// Evolution API's incoming media (README, Incoming media): the session object asks
+// Evolution API's incoming media (docs/messages.md, Incoming media): the session object asks
 // `POST /chat/getBase64FromMediaMessage/{instance}` once for the message's id, decodes the base64
 // as the JSON streams in and keeps the bytes in R2, counting them against the cap.
 

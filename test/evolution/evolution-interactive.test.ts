@@ -10,7 +10,7 @@ import { balanceOf, getMessage, type Message, waitForMessages } from "../message
 import { useNetwork } from "../network";
 import { FakeEvolution, postEvolutionEvent } from "./fake-evolution";
 
-// Reply buttons and lists through Evolution API (README, Sending messages → Buttons and lists),
+// Reply buttons and lists through Evolution API (docs/messages.md, Sending messages → Buttons and lists),
 // against the fake server (fake-evolution.ts): `POST /message/sendButtons/{instance}`
 // (`buttonsMessageSchema`, `buttonMessage`) and `POST /message/sendList/{instance}`
 // (`listMessageSchema`, `listMessage`), settling a lost answer by `POST /chat/findMessages`, and a

@@ -21,7 +21,7 @@ import { createAccount, createSession } from "../helpers";
 import { useNetwork } from "../network";
 import { FakeEvolution, postEvolutionEvent } from "./fake-evolution";
 
-// Chats addressed by LID (`<digits>@lid`) on Evolution API (README, Contacts): a `messages.upsert`
+// Chats addressed by LID (`<digits>@lid`) on Evolution API (docs/contacts.md, Contacts): a `messages.upsert`
 // from a `@lid` chat is stored with the LID as the contact's user id, and with the number when the
 // key gives it (`remoteJidAlt`, `senderPn`; src/gateways/evolution/events.ts `senderOf`), in each
 // shape Evolution's releases emit (fake-evolution.ts `incomingFromLid`); a send to a LID goes to
@@ -241,7 +241,7 @@ describe("Evolution API: a send to a LID recipient (gateway level)", () => {
   });
 });
 
-describe("Evolution API: STOP from a user known by LID alone (README, Opt-outs)", () => {
+describe("Evolution API: STOP from a user known by LID alone (docs/campaigns.md, Opt-outs)", () => {
   const OPTED_OUT = "+14155550178";
 
   it("lists the LID; a send to it goes as one to an opted-out number; the number a later message brings joins the list", async () => {
@@ -285,7 +285,7 @@ describe("Evolution API: STOP from a user known by LID alone (README, Opt-outs)"
   });
 });
 
-describe("Evolution API: a reverse OTP verified by a user known by LID (README, Contacts)", () => {
+describe("Evolution API: a reverse OTP verified by a user known by LID (docs/contacts.md, Contacts)", () => {
   it("reports the LID and no number while none is known, and the number once a message brought it", async () => {
     const { key } = await createAccount(10);
     const session = await connectedSession(key);

@@ -10,7 +10,7 @@ import { balanceOf, getMessage, type Message, type SendResponse, waitForMessages
 import { useNetwork } from "../network";
 import { FakeEvolution, postEvolutionEvent } from "./fake-evolution";
 
-// Location messages through Evolution API (README, Sending messages → Locations), against the fake
+// Location messages through Evolution API (docs/messages.md, Sending messages → Locations), against the fake
 // server (fake-evolution.ts): `POST /message/sendLocation/{instance}` (`locationMessageSchema`),
 // settling a lost answer by `POST /chat/findMessages`, and the `messages.upsert` webhook of a
 // `locationMessage` (and of a `liveLocationMessage`).

@@ -8,7 +8,7 @@ import { network } from "../network";
 import { FakeEvolution, postEvolutionEvent } from "./fake-evolution";
 
 // Evolution API, like WAHA, runs inside the operator's network: it gets a signed link of ours to
-// the stored copy, never the caller's media_url (README, Security → Media).
+// the stored copy, never the caller's media_url (docs/security.md, Media).
 
 const PHONE = "+14155552671";
 const OWNER_JID = "14155552671@s.whatsapp.net";

@@ -9,7 +9,7 @@ import { balanceOf, getMessage, type Message, type SendResponse, waitForMessages
 import { useNetwork } from "../network";
 import { FakeEvolution, postEvolutionEvent } from "./fake-evolution";
 
-// Polls through Evolution API (README, Sending messages → Polls), against the fake server: `POST
+// Polls through Evolution API (docs/messages.md, Sending messages → Polls), against the fake server: `POST
 // /message/sendPoll/{instance}` (`SendPollDto`, `pollMessageSchema` of
 // evolution-foundation/evolution-api src/validate/message.schema.ts: `name`, `selectableCount`
 // 0–10, `values` 2–10 unique), a lost answer settled by the poll Evolution stored, and contacts'

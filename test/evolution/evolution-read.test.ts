@@ -9,7 +9,7 @@ import { getMessage } from "../message-fixtures";
 import { network, useNetwork } from "../network";
 import { FakeEvolution, postEvolutionEvent } from "./fake-evolution";
 
-// Read receipts through Evolution API (README, Chat actions): `POST /v1/chatapp/messages/{id}/read`
+// Read receipts through Evolution API (docs/messages.md, Chat actions): `POST /v1/chatapp/messages/{id}/read`
 // on an Evolution session sends `POST /chat/markMessageAsRead/{instance}` with the contact's
 // message key (`readMessageSchema`), against the fake server (fake-evolution.ts).
 

@@ -6,8 +6,8 @@ import { balanceOf, firstAttempts, getMessage, sendText } from "../message-fixtu
 import { useNetwork } from "../network";
 import { FakeEvolution, postEvolutionEvent } from "./fake-evolution";
 
-// A receipt for a message whose send outcome is unknown (README, Exactly once): Evolution API keeps
-// our client id as the message's id (`key.id`), so a `messages.update` for it proves the message
+// A receipt for a message whose send outcome is unknown (docs/exactly-once.md, Exactly once): Evolution API
+// keeps our client id as the message's id (`key.id`), so a `messages.update` for it proves the message
 // sent. It is settled by that receipt (`settled_by: "status_webhook"`) and the receipt applies,
 // without a lookup and without a second send.
 

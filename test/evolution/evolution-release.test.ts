@@ -13,7 +13,7 @@ import {
 import { useNetwork } from "../network";
 import { FakeEvolution, postEvolutionEvent } from "./fake-evolution";
 
-// A failed session holds nothing at Evolution API (README, Security, Account limits): a QR nobody
+// A failed session holds nothing at Evolution API (docs/security.md, Account limits): a QR nobody
 // scanned or an instance Evolution reports `refused` is deleted there, as a delete does, while the
 // session stays `failed` here; a reconnect creates the instance again.
 

@@ -9,7 +9,7 @@ import { balanceOf, getMessage, type SendResponse, sendText, waitForMessages } f
 import { useNetwork } from "../network";
 import { FakeEvolution, postEvolutionEvent } from "./fake-evolution";
 
-// Replies and reactions through Evolution API (README, Replies and reactions), against the fake
+// Replies and reactions through Evolution API (docs/messages.md, Replies and reactions), against the fake
 // server (fake-evolution.ts): `quoted` on sends, `POST /message/sendReaction/{instance}`, and the
 // `messages.upsert` webhooks of a reply (`contextInfo.stanzaId`) and of a reaction
 // (`reactionMessage`).

@@ -8,7 +8,7 @@ import { network, useNetwork } from "../network";
 import { webp } from "../sticker-bytes";
 import { FakeEvolution, postEvolutionEvent } from "./fake-evolution";
 
-// Stickers through Evolution API (README, Sending messages → Stickers): `POST
+// Stickers through Evolution API (docs/messages.md, Sending messages → Stickers): `POST
 // /message/sendSticker/{instance}` (`stickerMessageSchema`) with the signed link to our stored
 // WebP, sent under an id of Baileys' choosing (`mediaSticker` hands on no `messageId`).
 

@@ -6,7 +6,7 @@ import { useNetwork } from "../network";
 import type { Typed } from "../typing-fixtures";
 import { FakeEvolution, postEvolutionEvent } from "./fake-evolution";
 
-// "Typing…" before a send on Evolution API (README, Typing before a send): one `POST
+// "Typing…" before a send on Evolution API (docs/messages.md, Typing before a send): one `POST
 // /chat/sendPresence/{instance}` `{ number, delay, presence: "composing" }`, which Evolution holds
 // for `delay` ms before it answers (so the call outlasts the usual gateway timeout), then the
 // send; nothing to stop. A presence Evolution refuses never holds up or fails the send.

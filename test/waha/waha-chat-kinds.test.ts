@@ -14,7 +14,7 @@ import { useNetwork } from "../network";
 import { connectedWahaSession, FakeWaha } from "./fake-waha";
 
 // Sending a location, refusing reply buttons (WAHA sends lists alone), and deleting and editing a sent text through
-// WAHA (README, Locations; Chat actions), against the fake server, which checks each body against
+// WAHA (docs/messages.md, Locations; Chat actions), against the fake server, which checks each body against
 // WAHA's OpenAPI document (2026.7.1): `POST /api/sendLocation` (`MessageLocationRequest`), and
 // `DELETE`/`PUT` of `/api/{session}/chats/{chatId}/messages/{messageId}` (`EditMessageRequest`).
 // A contact's location and read receipts: waha-location.test.ts, waha-read.test.ts.

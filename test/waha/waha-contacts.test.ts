@@ -15,7 +15,7 @@ import {
 import { useNetwork } from "../network";
 import { connectedWahaSession, FakeWaha, postWahaEvent } from "./fake-waha";
 
-// Contact cards through WAHA (README, Sending messages → Contact cards): `POST
+// Contact cards through WAHA (docs/messages.md, Sending messages → Contact cards): `POST
 // /api/sendContactVcard` with each card as a `VCardContact` (WAHA's OpenAPI document,
 // `MessageContactVcardRequest`), a lost answer settled by the chat's messages (`WAMessage.vCards`),
 // and a contact's cards read from a `message` event's `vCards`.

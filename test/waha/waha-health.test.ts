@@ -4,7 +4,7 @@ import { balanceOf, sendText, waitForMessages } from "../message-fixtures";
 import { useNetwork } from "../network";
 import { FakeWaha, postWahaEvent, type WahaCapping } from "./fake-waha";
 
-// Session health read from WAHA (README, Session health): `me.reachoutTimelock`,
+// Session health read from WAHA (docs/sessions.md, Session health): `me.reachoutTimelock`,
 // `me.messageCapping` and the GOWS engine's `GET /api/sessions/{session}/capping`, through the
 // gateway check; a send WhatsApp refuses with 463 sets the timelock.
 

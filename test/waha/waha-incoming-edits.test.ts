@@ -12,7 +12,7 @@ import {
   wahaTextPayload,
 } from "./fake-waha";
 
-// A contact's own edits and deletes for everyone of the messages they sent (README, Chat actions:
+// A contact's own edits and deletes for everyone of the messages they sent (docs/messages.md, Chat actions:
 // "Contacts' own edits and deletes"), through WAHA's `message.edited` and `message.revoked`
 // webhooks (fake-waha.ts builds them in WAHA's documented shapes).
 

@@ -7,7 +7,7 @@ import { call, createAccount, sessionStub } from "../helpers";
 import { useNetwork } from "../network";
 import { connectedWahaSession, FakeWaha, postWahaEvent } from "./fake-waha";
 
-// WAHA's incoming media (README, Incoming media): its `message` event's `media.url` points at
+// WAHA's incoming media (docs/messages.md, Incoming media): its `message` event's `media.url` points at
 // WAHA's own files (`/api/files/…`, behind the API key); the session object downloads the file
 // once from WAHA_URL with `X-Api-Key`, keeps it in R2 and serves it to the account.
 

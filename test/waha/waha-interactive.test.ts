@@ -10,7 +10,7 @@ import { balanceOf, getMessage, type Message, waitForMessages } from "../message
 import { useNetwork } from "../network";
 import { connectedWahaSession, FakeWaha, postWahaEvent, wahaReplyPayload } from "./fake-waha";
 
-// Lists through WAHA (README, Sending messages → Buttons and lists), against the fake server
+// Lists through WAHA (docs/messages.md, Sending messages → Buttons and lists), against the fake server
 // (fake-waha.ts), which holds `POST /api/sendList` bodies to `SendListRequest` and
 // `SendListMessage` of WAHA's OpenAPI document (2026.7.1) and serves it on NOWEB and GOWS alone (the
 // engines' table, "Send messages"). Reply buttons are refused before any charge

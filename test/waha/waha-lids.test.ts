@@ -142,7 +142,7 @@ describe("WAHA: a message from a LID chat", () => {
   });
 });
 
-describe("WAHA: STOP from a user WAHA knows by LID alone (README, Opt-outs)", () => {
+describe("WAHA: STOP from a user WAHA knows by LID alone (docs/campaigns.md, Opt-outs)", () => {
   const OPTED_OUT = "+14155550178";
 
   it("lists the LID; a send to it goes as one to an opted-out number; the number WAHA learns later joins the list", async () => {
@@ -182,7 +182,7 @@ describe("WAHA: STOP from a user WAHA knows by LID alone (README, Opt-outs)", ()
   });
 });
 
-describe("WAHA: a reverse OTP verified by a user WAHA knows by LID (README, Contacts)", () => {
+describe("WAHA: a reverse OTP verified by a user WAHA knows by LID (docs/contacts.md, Contacts)", () => {
   it("reports the LID and no number while WAHA knows none, and the number once it does", async () => {
     const { key } = await createAccount(10);
     const session = await connectedWahaSession(waha, key);

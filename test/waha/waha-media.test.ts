@@ -11,7 +11,7 @@ import { FakeWaha, postWahaEvent } from "./fake-waha";
 
 // WAHA runs inside the operator's network, so it must never fetch a caller's media_url: it gets
 // a short-lived signed link of ours to the copy the service fetched and stored, and that link
-// answers the same bytes (README, Security → Media).
+// answers the same bytes (docs/security.md, Media).
 
 const PHONE = "+14155552671";
 const ME = { id: "14155552671@c.us", pushName: "Ada" };

@@ -17,7 +17,7 @@ import {
 import { useNetwork } from "../network";
 import { connectedWahaSession, FakeWaha, postWahaEvent } from "./fake-waha";
 
-// Polls through WAHA (README, Sending messages → Polls): `POST /api/sendPoll` with a
+// Polls through WAHA (docs/messages.md, Sending messages → Polls): `POST /api/sendPoll` with a
 // `MessagePollRequest` (WAHA's OpenAPI document, devlikeapro/waha-docs static/swagger/openapi.json:
 // `poll: { name, options, multipleAnswers }`, `id`, `reply_to`), checked by the fake, and contacts'
 // votes from the `poll.vote` webhook (`WAHAWebhookPollVote`, `PollVotePayload`) kept on the poll.

@@ -5,7 +5,7 @@ import { balanceOf, firstAttempts, getMessage, type SendResponse, sendText } fro
 import { useNetwork } from "../network";
 import { connectedWahaSession, FakeWaha, postWahaEvent } from "./fake-waha";
 
-// Receipts for messages whose send outcome is unknown (README, Exactly once): a text's WAHA id
+// Receipts for messages whose send outcome is unknown (docs/exactly-once.md, Exactly once): a text's WAHA id
 // carries our client id (`true_{chatId}_{clientId}`), so its `message.ack` settles it (`status_webhook`); a
 // media message's id does not, so its receipt is kept until the lookup settles the message, and
 // applied then, never dropped.

@@ -17,7 +17,7 @@ import {
 import { network, useNetwork } from "../network";
 import { FakeWaha, postWahaEvent } from "./fake-waha";
 
-// A failed session holds nothing at WAHA (README, Security, Account limits): a QR nobody scanned
+// A failed session holds nothing at WAHA (docs/security.md, Account limits): a QR nobody scanned
 // or a session WAHA reports FAILED is logged out and deleted there, as a delete does, while the
 // session stays `failed` here; a reconnect creates it at WAHA again.
 

@@ -15,7 +15,7 @@ import {
   wahaReplyPayload,
 } from "./fake-waha";
 
-// Replies and reactions through WAHA (README, Replies and reactions), against the fake server
+// Replies and reactions through WAHA (docs/messages.md, Replies and reactions), against the fake server
 // (fake-waha.ts): `reply_to` on sends, `PUT /api/reaction`, and the `message` (with `replyTo`) and
 // `message.reaction` webhooks.
 

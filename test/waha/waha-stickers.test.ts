@@ -7,8 +7,8 @@ import { useNetwork } from "../network";
 import { connectedWahaSession, FakeWaha } from "./fake-waha";
 
 // WAHA's API has no sticker message (its OpenAPI document lists no sticker request): a sticker on
-// a WAHA session is refused before anything is fetched or charged (README, Sending messages →
-// Stickers; lib/gateway-kinds.ts `sendsStickers`).
+// a WAHA session is refused before anything is fetched or charged (docs/messages.md, Sending
+// messages → Stickers; lib/gateway-kinds.ts `sendsStickers`).
 
 useNetwork();
 

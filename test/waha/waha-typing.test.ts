@@ -5,7 +5,7 @@ import { useNetwork } from "../network";
 import { typeThenSend, typingStarted } from "../typing-fixtures";
 import { FakeWaha, postWahaEvent } from "./fake-waha";
 
-// "Typing…" before a send on WAHA (README, Typing before a send): `POST /api/startTyping`, the
+// "Typing…" before a send on WAHA (docs/messages.md, Typing before a send): `POST /api/startTyping`, the
 // send after the typing's time, `POST /api/stopTyping` before the send as WAHA's docs advise;
 // a typing WAHA refuses never holds up or fails the send.
 

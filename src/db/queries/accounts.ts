@@ -17,7 +17,10 @@ export function accountNumberOf(accountId: SQLWrapper | string): SQL<number> {
 export interface AccountLimitSettings {
   maxSessions?: number | undefined;
   maxDraftRecipients?: number | undefined;
-  /** Days final messages stay before they are archived (docs/retention.md, Archives); null: the deployment's default. */
+  /**
+   * Days final messages stay before they are archived (docs/retention.md, Archives); null: the deployment's
+   * default.
+   */
   messageRetentionDays?: number | null | undefined;
 }
 

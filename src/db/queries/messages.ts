@@ -189,8 +189,8 @@ export async function claimMessages(
 
 /**
  * What a send attempt that did not end in `sent` came to, as `metadata.send_attempts[].outcome`
- * holds it (docs/exactly-once.md, Exactly once): `rejected` (the gateway refused it), `unknown` (the call may or
- * may not have sent it), `absent` (asked, the gateway had not), `unreachable` (it could not be asked).
+ * holds it (docs/exactly-once.md, Exactly once): `rejected` (the gateway refused it), `unknown` (the call may
+ * or may not have sent it), `absent` (asked, the gateway had not), `unreachable` (it could not be asked).
  */
 export const SEND_ATTEMPT_OUTCOMES = ["rejected", "unknown", "absent", "unreachable"] as const;
 

@@ -432,7 +432,9 @@ export interface ReverseVerification {
   sessionId: string;
   /** The lookup of the code the message held. */
   codeLookup: string;
-  /** The sender's address: their number (E.164) when known, else their user id (docs/contacts.md, Contacts). */
+  /**
+   * The sender's address: their number (E.164) when known, else their user id (docs/contacts.md, Contacts).
+   */
   sender: string;
   /** The sender's user id, when the network gave one. */
   senderUserId: string | null;

@@ -5,7 +5,10 @@ import { accounts } from "./accounts";
 // Archives in R2 and the tombstones of the records they hold. Conventions of every table: see
 // index.ts.
 
-/** What an archive holds, one per line: Messages, OTPs, or a campaign's recipients (docs/retention.md, Archives). */
+/**
+ * What an archive holds, one per line: Messages, OTPs, or a campaign's recipients (docs/retention.md,
+ * Archives).
+ */
 export const ARCHIVE_KINDS = ["messages", "otps", "campaign_recipients"] as const;
 
 /** One of {@link ARCHIVE_KINDS}. */

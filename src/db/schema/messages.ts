@@ -87,7 +87,9 @@ export const messages = sqliteTable(
      * to: an id of this table in the same session's chat, or null (docs/messages.md, Replies and reactions).
      */
     replyTo: text(),
-    /** The caller's `media_url`, as given and shown; the gateway never fetches it (docs/security.md, Media). */
+    /**
+     * The caller's `media_url`, as given and shown; the gateway never fetches it (docs/security.md, Media).
+     */
     mediaUrl: text(),
     /**
      * The stored copy of the media: its key in the `MEDIA` R2 bucket, or null (text; incoming media

@@ -94,7 +94,10 @@ export const otps = sqliteTable(
     codeLookup: text(),
     /** The E.164 number whose message verified a reverse OTP; null otherwise, or when the sender's number is not known. */
     verifiedNumber: text(),
-    /** The user id (BSUID or LID) of the contact whose message verified a reverse OTP, when the network gave one (docs/contacts.md, Contacts). */
+    /**
+     * The user id (BSUID or LID) of the contact whose message verified a reverse OTP, when the network gave
+     * one (docs/contacts.md, Contacts).
+     */
     verifiedUserId: text(),
     /** E.164. Null only for a reverse OTP that any number may verify. */
     toNumber: text(),

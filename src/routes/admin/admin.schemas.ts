@@ -69,7 +69,8 @@ export const AccountSchema = z
       example: 90,
     }),
     database: z.string().openapi({
-      description: "The account database that holds the account: its D1 binding's name (docs/databases.md, Databases).",
+      description:
+        "The account database that holds the account: its D1 binding's name (docs/databases.md, Databases).",
       example: "DB_ACCOUNTS_0",
     }),
     move: AccountMoveSchema.nullable().openapi({

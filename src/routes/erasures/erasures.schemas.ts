@@ -66,7 +66,8 @@ export const CreateErasureBody = z
       example: "+14155552671",
     }),
     user_id: UserId.optional().openapi({
-      description: "The contact's user id (a BSUID or a LID; docs/contacts.md, Contacts). This or `phone_number`.",
+      description:
+        "The contact's user id (a BSUID or a LID; docs/contacts.md, Contacts). This or `phone_number`.",
     }),
   })
   .transform((body, ctx) => {

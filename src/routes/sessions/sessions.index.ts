@@ -2,7 +2,10 @@ import { createRouter } from "../router";
 import * as handlers from "./sessions.handlers";
 import * as routes from "./sessions.routes";
 
-/** `/v1/chatapp/sessions` (the `Sessions` operations of openapi.json; docs/sessions.md, Creating, listing and linking). */
+/**
+ * `/v1/chatapp/sessions` (the `Sessions` operations of openapi.json; docs/sessions.md, Creating, listing and
+ * linking).
+ */
 export const sessionRoutes = createRouter()
   .openapi(routes.list, handlers.list)
   .openapi(routes.create, handlers.create)
