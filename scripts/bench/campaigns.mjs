@@ -38,7 +38,7 @@ import {
   sleep,
 } from "./common.mjs";
 
-/** Recipients one request may carry (README, Campaigns). */
+/** Recipients one request may carry (docs/campaigns.md, Campaigns). */
 const PER_REQUEST = 10_000;
 /** 2,000 messages for the single session, 500 per session for 10 and 20: the run stays short. */
 const SCALING = [
@@ -52,7 +52,7 @@ const PAUSE_RECIPIENTS = 5_000;
 const PAUSE_AFTER_SENT = 500;
 const LARGE_SESSIONS = 10;
 const LARGE_RECIPIENTS = 100_000;
-/** Most statements per message from start to read that rows 7–8 accept (README, Benchmark). */
+/** Most statements per message from start to read that rows 7–8 accept (docs/benchmark.md, Overview). */
 const STATEMENTS_TARGET = 0.2;
 const SEND_WAIT_MS = 150_000;
 const FULL_WAIT_MS = 30 * 60_000;

@@ -162,7 +162,7 @@ export function numbers(count, first) {
 
 /**
  * A fresh account with a large balance, in account database `database` (a binding's name) when
- * given, else where the service puts it (README, Databases).
+ * given, else where the service puts it (docs/databases.md, Databases).
  */
 export async function createAccount(database) {
   const { json } = await api("POST", "/admin/accounts", {

@@ -1,4 +1,4 @@
-// The account databases' row of `npm run bench` (README, Databases): the same campaign load run
+// The account databases' row of `npm run bench` (docs/databases.md, Databases): the same campaign load run
 // twice on the dev server, first with every account in one account database (DB_ACCOUNTS_0), then
 // with the accounts spread over two (DB_ACCOUNTS_0 and DB_ACCOUNTS_1): ACCOUNTS accounts, each
 // with one session and a campaign of RECIPIENTS recipients at delay_between 0, all started
@@ -67,8 +67,9 @@ const MOVE_RECIPIENTS = 2_000;
 
 /**
  * The move row: one account with a campaign of MOVE_RECIPIENTS messages, all read, moved from
- * DB_ACCOUNTS_0 to DB_ACCOUNTS_1 (POST /admin/accounts/{id}/move; README, Databases, Moving an
- * account), followed every 400 ms (the admin API's limit is 30 requests in 10 s) to its end:
+ * DB_ACCOUNTS_0 to DB_ACCOUNTS_1 (POST /admin/accounts/{id}/move; docs/databases.md,
+ * Databases, Moving an account), followed every 400 ms (the admin API's limit is 30 requests in
+ * 10 s) to its end:
  * rows copied per second of the copy (from the hold's end to the switch, by the move's own
  * times), how long the account was refused (from the post to the switch: the 30-second hold and
  * the copy), and whether the campaign reads the same from the new database.

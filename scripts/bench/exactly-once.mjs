@@ -1,6 +1,6 @@
 // The exactly-once row of `npm run bench`: one send of 150 text messages through the sandbox under
-// a fault mix (README, "Exactly once"; the mix of test/exactly-once.test.ts, here against a running
-// server and its real clock): 20% of the first attempts answer 500 before reaching the phone, 10%
+// a fault mix (docs/exactly-once.md, "Exactly once"; the mix of test/exactly-once.test.ts, here against a
+// running server and its real clock): 20% of the first attempts answer 500 before reaching the phone, 10%
 // time out before it, 5% reach the phone but lose the answer, the rest go through. A lost outcome
 // is settled by asking the sandbox only after OUTCOME_GRACE_SECONDS, so the row waits that long;
 // then it reads what every recipient's phone received and the account's refunds, and counts what
