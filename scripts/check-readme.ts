@@ -1,6 +1,8 @@
-// `npm run check:readme [-- [--port N] [--keep] [file.md]]`: runs every shell block of README.md (or
-// file.md), in order, in one bash, against a fresh `npm run dev`, and fails on the first block that
-// fails or prints other than what the file says it prints.
+// `npm run check:readme [-- [--port N] [--keep] [file.md …]]`: runs every shell block of README.md
+// and then of each page of docs/ (or of the files given), in order, in one bash, against a fresh
+// `npm run dev`, and fails on the first block that fails or prints other than what its file says it
+// prints. The docs pages come after the README because their blocks go on from its walkthrough
+// (`$BASE`, `$API_KEY`, `$SESSION_ID`, the `json` helper).
 //
 // The server: `npm run dev -- --port N --ip 127.0.0.1 --persist-to <fresh temporary folder>` (port
 // 8795 by default, never 8787, which a developer's own `npm run dev` holds; a port already taken
@@ -39,7 +41,7 @@
 
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join, relative, resolve } from "node:path";
 import {
@@ -56,17 +58,26 @@ const DEFAULT_PORT = 8795;
 const BLOCK_TIMEOUT_MS = 180_000;
 const SERVER_LOG_LINES = 40;
 
-const USAGE = "usage: npm run check:readme [-- [--port N] [--keep] [file.md]]";
+const USAGE = "usage: npm run check:readme [-- [--port N] [--keep] [file.md …]]";
 
 interface Options {
   port: number;
   keep: boolean;
-  file: string;
+  /** The files whose blocks run, in this order. */
+  files: string[];
+}
+
+/** README.md, then every page of docs/ by name: the files checked when none is given. */
+function defaultFiles(): string[] {
+  const pages = readdirSync(join(REPOSITORY_ROOT, "docs"))
+    .filter((name) => name.endsWith(".md"))
+    .sort()
+    .map((name) => join("docs", name));
+  return ["README.md", ...pages];
 }
 
 function parseArguments(args: string[]): Options {
-  const options: Options = { port: DEFAULT_PORT, keep: false, file: "README.md" };
-  let file: string | undefined;
+  const options: Options = { port: DEFAULT_PORT, keep: false, files: [] };
   for (let index = 0; index < args.length; index++) {
     const arg = args[index] ?? "";
     if (arg === "--keep") options.keep = true;
@@ -79,10 +90,10 @@ function parseArguments(args: string[]): Options {
     } else if (arg === "--help" || arg === "-h") {
       console.log(USAGE);
       process.exit(0);
-    } else if (arg.startsWith("-") || file !== undefined) fail(`unexpected argument ${arg}`);
-    else file = arg;
+    } else if (arg.startsWith("-")) fail(`unexpected argument ${arg}`);
+    else options.files.push(arg);
   }
-  if (file !== undefined) options.file = file;
+  if (options.files.length === 0) options.files = defaultFiles();
   return options;
 }
 
@@ -246,15 +257,19 @@ function explain(
 
 async function main(): Promise<number> {
   const options = parseArguments(process.argv.slice(2));
-  const path = resolve(options.file);
-  let markdown: string;
-  try {
-    markdown = readFileSync(path, "utf8");
-  } catch (error) {
-    fail(`cannot read ${options.file}: ${(error as Error).message}`);
+  const blocks: (ShellBlock & { label: string })[] = [];
+  for (const file of options.files) {
+    const path = resolve(file);
+    let markdown: string;
+    try {
+      markdown = readFileSync(path, "utf8");
+    } catch (error) {
+      fail(`cannot read ${file}: ${(error as Error).message}`);
+    }
+    const label = relative(REPOSITORY_ROOT, path).startsWith("..") ? path : relative(REPOSITORY_ROOT, path);
+    for (const block of parseShellBlocks(markdown)) blocks.push({ ...block, label });
   }
-  const blocks = parseShellBlocks(markdown);
-  const label = relative(REPOSITORY_ROOT, path).startsWith("..") ? path : relative(REPOSITORY_ROOT, path);
+  const labels = [...new Set(blocks.map((block) => block.label))];
   if (!(await portIsFree(options.port))) {
     fail(
       `port ${options.port} is taken (another npm run dev?); stop what holds it or choose another with -- --port N`,
@@ -284,7 +299,9 @@ async function main(): Promise<number> {
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, abort);
 
   try {
-    console.log(`check:readme: ${label}, ${blocks.length} sh block(s); npm run dev on port ${options.port}`);
+    console.log(
+      `check:readme: ${blocks.length} sh block(s) of ${labels.join(", ")}; npm run dev on port ${options.port}`,
+    );
     server = startDevServer(options.port, state);
     try {
       await waitFor("npm run dev", `http://127.0.0.1:${options.port}/health`, server.child, server.output);
@@ -298,7 +315,7 @@ async function main(): Promise<number> {
     let passed = 0;
     for (const [index, block] of blocks.entries()) {
       const number = index + 1;
-      const where = `${label}:${block.line}`;
+      const where = `${block.label}:${block.line}`;
       const firstLine = block.source.split("\n")[0] ?? "";
       const heading = `${String(number).padEnd(3)} ${where}  ${firstLine}`;
       if (block.skip) {
