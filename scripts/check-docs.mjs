@@ -1,4 +1,4 @@
-// Checks the README and the pages of docs/ (run by `npm run lint`; exits 1 naming each miss):
+// Checks README.md and the pages of docs/ (run by `npm run lint`; exits 1 naming each miss):
 // - every relative markdown link between them, `[text](path#anchor)`, names a file that exists
 //   and, when it has an anchor, a heading of that file (GitHub's anchor of a heading: lower case,
 //   punctuation dropped, spaces as hyphens);

@@ -1,7 +1,7 @@
 // `npm run check:readme [-- [--port N] [--keep] [file.md …]]`: runs every shell block of README.md
 // and then of each page of docs/ (or of the files given), in order, in one bash, against a fresh
 // `npm run dev`, and fails on the first block that fails or prints other than what its file says it
-// prints. The docs pages come after the README because their blocks go on from its walkthrough
+// prints. The docs pages come after README.md because their blocks go on from its walkthrough
 // (`$BASE`, `$API_KEY`, `$SESSION_ID`, the `json` helper).
 //
 // The server: `npm run dev -- --port N --ip 127.0.0.1 --persist-to <fresh temporary folder>` (port
