@@ -1,6 +1,5 @@
-import { ApiError } from "../errors";
 import { EVENT_READ_SCOPE, EVENT_TYPES, type EventType } from "../events/catalogue";
-import { grants, type Scope } from "./scopes";
+import { grants, insufficientScope, type Scope } from "./scopes";
 
 // Which events a key may read. An event carries its object whole (a message with its text, a
 // session's QR code, a one-time code), so reading it takes the scope that reads the object
@@ -23,26 +22,15 @@ export function readableEventTypes(held: readonly Scope[]): EventType[] {
 }
 
 /**
- * 403 `insufficient_scope` for want of `scope`, named in the problem's `scope` member and in
- * `WWW-Authenticate` (RFC 6750 §3.1), as a route's own scope check does (src/middleware/auth.ts).
- */
-function lacking(scope: Scope, detail: string): ApiError {
-  return new ApiError("insufficient_scope", detail, {
-    headers: { "WWW-Authenticate": `Bearer realm="api", error="insufficient_scope", scope="${scope}"` },
-    extra: { scope },
-  });
-}
-
-/**
  * 403 `insufficient_scope` when a key holding `held` may not read one of `types`, naming the first
- * such type and the scope it needs ({@link lacking}). `why` (a sentence with a leading space) ends
+ * such type and the scope it needs ({@link insufficientScope}). `why` (a sentence with a leading space) ends
  * the detail.
  */
 export function assertCanReadEvents(held: readonly Scope[], types: readonly string[], why = ""): void {
   const type = types.find((t) => !canReadEvent(held, t));
   if (type === undefined) return;
   const scope = readScopeOf(type);
-  throw lacking(
+  throw insufficientScope(
     scope,
     `This API key lacks the \`${scope}\` scope that \`${type}\` events need: they carry what \`${scope}\` reads.${why}`,
   );
@@ -75,7 +63,7 @@ export function assertCanRedirectEndpoint(held: readonly Scope[], events: readon
     " The endpoint receives them: a key moves an endpoint to another URL only if it may read everything the endpoint receives.";
   assertCanReadEvents(held, events ?? EVENT_TYPES, why);
   if (events === null && !held.includes("*"))
-    throw lacking(
+    throw insufficientScope(
       "*",
       `This endpoint receives every event type, including types added later, which only a \`*\` key reads.${why}`,
     );

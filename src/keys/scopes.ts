@@ -3,6 +3,21 @@
 // `ApiKey` security requirement. Modelled on Stripe's restricted keys: a resource's `write`
 // also reads it.
 
+import { ApiError } from "../errors";
+
+/**
+ * 403 `insufficient_scope` for want of `scope`: `detail` says what needed it, the problem's
+ * `scope` member and `WWW-Authenticate: Bearer error="insufficient_scope"` (RFC 6750 §3.1) name
+ * it. The one shape of every scope refusal: a route's (src/middleware/auth.ts `requireScope`), an
+ * event type's (src/keys/event-access.ts), a send's `mark_read`.
+ */
+export function insufficientScope(scope: Scope, detail: string): ApiError {
+  return new ApiError("insufficient_scope", detail, {
+    headers: { "WWW-Authenticate": `Bearer realm="api", error="insufficient_scope", scope="${scope}"` },
+    extra: { scope },
+  });
+}
+
 /**
  * Every scope a key may hold. `*` holds them all; `<resource>:write` also grants
  * `<resource>:read`; `otp:send` and `otp:verify` each grant `otp:read`. `messages:send` grants

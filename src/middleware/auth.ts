@@ -5,7 +5,7 @@ import { databaseFor, routeFor } from "../db/databases";
 import { API_KEY_PATTERN, findLiveKey, touchKey } from "../db/queries/api-keys";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
-import { grants, type OperationScope, type Scope } from "../keys/scopes";
+import { grants, insufficientScope, type OperationScope, type Scope } from "../keys/scopes";
 import { sha256Hex, timingSafeEqual } from "../lib/crypto";
 import { resolveLinkToken } from "../links/tokens";
 
@@ -61,14 +61,7 @@ export function requireScope(scope: OperationScope) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const principal = c.var.linkGrant ? null : c.var.principal;
     if (principal && !grants(principal.scopes, scope))
-      throw new ApiError(
-        "insufficient_scope",
-        `This API key lacks the \`${scope}\` scope this operation needs.`,
-        {
-          headers: { "WWW-Authenticate": `Bearer realm="api", error="insufficient_scope", scope="${scope}"` },
-          extra: { scope },
-        },
-      );
+      throw insufficientScope(scope, `This API key lacks the \`${scope}\` scope this operation needs.`);
     await next();
   });
 }

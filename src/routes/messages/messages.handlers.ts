@@ -12,7 +12,7 @@ import type { MessageRow } from "../../db/schema";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { templateOwnerOf, templatesOf } from "../../gateways/cloud-api/template-cache";
-import { grants } from "../../keys/scopes";
+import { grants, insufficientScope } from "../../keys/scopes";
 import { fromMinor } from "../../lib/money";
 import { toE164 } from "../../lib/phone";
 import { requireMediaUrlAllowed } from "../../media/fetch";
@@ -41,15 +41,9 @@ async function markRepliedRead(
 ): Promise<void> {
   const { principal } = c.var;
   if (!grants(principal.scopes, "messages:write"))
-    throw new ApiError(
-      "insufficient_scope",
+    throw insufficientScope(
+      "messages:write",
       "This API key lacks the `messages:write` scope `mark_read` needs.",
-      {
-        headers: {
-          "WWW-Authenticate": 'Bearer realm="api", error="insufficient_scope", scope="messages:write"',
-        },
-        extra: { scope: "messages:write" },
-      },
     );
   const quoted = await findMessage(c.var.db, principal.accountId, messageId);
   const chat = [quoted?.fromNumber, quoted?.contact?.phoneNumber, quoted?.contact?.userId];
